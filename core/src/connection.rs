@@ -1,0 +1,282 @@
+//! `Connection` (seed 000): a bidirectional JSON-RPC 2.0 peer over a byte
+//! stream. Cheap to clone; every clone is the same connection.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+use crate::engine::{Inner, Settings};
+use crate::error::RequestError;
+use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
+use crate::handler::{NotificationHandler, Observer, RequestHandler};
+use crate::message::{frame, RawJson, RequestId};
+use crate::transport::Transport;
+
+/// Default capacity of the outbound queue, in messages. A sender waits while
+/// it is full: that is the backpressure when the peer reads slowly.
+pub const DEFAULT_WRITE_QUEUE_CAPACITY: usize = 4096;
+
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("closed", &self.is_closed())
+            .field("close_reason", &self.close_reason())
+            .finish()
+    }
+}
+
+impl Connection {
+    pub fn builder() -> ConnectionBuilder {
+        ConnectionBuilder::default()
+    }
+
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
+        Self { inner }
+    }
+
+    /// Send a request and wait for its result, deserialized as `R` (use
+    /// `serde_json::Value` or `RawJson` to keep it untyped). Dropping the
+    /// returned future before it completes cancels the request.
+    pub async fn send_request<P, R>(&self, method: &str, params: &P) -> Result<R, RequestError>
+    where
+        P: Serialize + ?Sized,
+        R: DeserializeOwned,
+    {
+        let result = self.start_request(method, params).await?.await?;
+        serde_json::from_str(result.get()).map_err(|error| {
+            RequestError::internal_error().with_data(
+                serde_json::json!({ "message": format!("unexpected result for {method}: {error}") }),
+            )
+        })
+    }
+
+    /// Send a request and get it back as a [`PendingRequest`]: a future for
+    /// the raw result that also knows its id (for `cancel_pending_request`).
+    /// A params value that serializes to `null` is left out of the message.
+    pub async fn start_request<P>(&self, method: &str, params: &P) -> Result<PendingRequest, RequestError>
+    where
+        P: Serialize + ?Sized,
+    {
+        let id = self.inner.next_request_id();
+        let frame = frame::request(id, method, params)?;
+        let (waiter, result) = oneshot::channel();
+        self.inner.register(id, waiter)?;
+        let pending = PendingRequest {
+            id: RequestId::Number(id),
+            result,
+            inner: self.inner.clone(),
+            done: false,
+        };
+        // If this future is dropped while waiting for queue space, `pending`
+        // drops too and withdraws the request.
+        self.inner.enqueue(frame).await?;
+        Ok(pending)
+    }
+
+    /// Send a notification (no response).
+    pub async fn send_notification<P>(&self, method: &str, params: &P) -> Result<(), RequestError>
+    where
+        P: Serialize + ?Sized,
+    {
+        self.inner.enqueue(frame::notification(method, params)?).await
+    }
+
+    /// Send `$/cancel_request` for `request_id`, with optional `_meta`.
+    pub async fn send_cancel_request_notification(
+        &self,
+        request_id: &RequestId,
+        meta: Option<Value>,
+    ) -> Result<(), RequestError> {
+        self.send_notification(crate::engine::CANCEL_REQUEST, &cancel_params(request_id, meta))
+            .await
+    }
+
+    /// Cancel an outbound request that is still pending: its waiter fails
+    /// with -32800 at once, the peer gets `$/cancel_request`, and a late
+    /// response is dropped. False if it was no longer pending.
+    pub async fn cancel_pending_request(&self, request_id: &RequestId, meta: Option<Value>) -> bool {
+        let RequestId::Number(id) = request_id else {
+            return false;
+        };
+        let Some(waiter) = self.inner.take_waiter(*id) else {
+            return false;
+        };
+        let _ = waiter.send(Err(RequestError::request_cancelled()));
+        let _ = self.send_cancel_request_notification(request_id, meta).await;
+        true
+    }
+
+    /// Close the connection: pending requests fail, running handlers are
+    /// cancelled, queued outbound messages are flushed (for at most a
+    /// second), the stream is shut, and a spawned peer process is reaped.
+    pub fn close(&self) {
+        self.inner.close("connection closed locally");
+        self.inner.aborted.cancel();
+    }
+
+    /// Resolves once the connection is closed and torn down: tasks ended,
+    /// the stream shut, a spawned peer process exited and reaped.
+    pub async fn closed(&self) {
+        self.inner.closed.cancelled().await
+    }
+
+    /// True from the moment the connection starts closing: later sends fail.
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closing()
+    }
+
+    /// Why the connection closed, once it has.
+    pub fn close_reason(&self) -> Option<String> {
+        self.inner.close_reason().map(str::to_owned)
+    }
+
+    /// The tokio runtime the connection's tasks run on.
+    pub fn runtime(&self) -> &Handle {
+        &self.inner.runtime
+    }
+}
+
+fn cancel_params(request_id: &RequestId, meta: Option<Value>) -> Value {
+    let mut params = serde_json::json!({ "requestId": request_id });
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    params
+}
+
+/// An outbound request awaiting its response. Resolves to the raw result.
+/// Dropping it before it resolves cancels the request (`$/cancel_request`).
+pub struct PendingRequest {
+    id: RequestId,
+    result: oneshot::Receiver<Result<RawJson, RequestError>>,
+    inner: Arc<Inner>,
+    done: bool,
+}
+
+impl PendingRequest {
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+}
+
+impl Future for PendingRequest {
+    type Output = Result<RawJson, RequestError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let outcome = match Pin::new(&mut self.result).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(outcome)) => outcome,
+            // The waiter was dropped unanswered: only when closing.
+            Poll::Ready(Err(_)) => Err(RequestError::connection_closed(
+                self.inner.close_reason().unwrap_or("closed"),
+            )),
+        };
+        self.done = true;
+        Poll::Ready(outcome)
+    }
+}
+
+impl Drop for PendingRequest {
+    fn drop(&mut self) {
+        let RequestId::Number(id) = self.id else { return };
+        if self.done || self.inner.take_waiter(id).is_none() || self.inner.is_closing() {
+            return;
+        }
+        tracing::debug!(id, "pending request dropped; cancelling it");
+        if let Ok(frame) = frame::notification(crate::engine::CANCEL_REQUEST, &cancel_params(&self.id, None))
+        {
+            self.inner.enqueue_detached(frame);
+        }
+    }
+}
+
+/// Configures and starts a [`Connection`].
+pub struct ConnectionBuilder {
+    request_handler: Option<Arc<dyn RequestHandler>>,
+    notification_handler: Option<Arc<dyn NotificationHandler>>,
+    observer: Option<Arc<dyn Observer>>,
+    max_message_size: usize,
+    write_queue_capacity: usize,
+}
+
+impl Default for ConnectionBuilder {
+    fn default() -> Self {
+        Self {
+            request_handler: None,
+            notification_handler: None,
+            observer: None,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            write_queue_capacity: DEFAULT_WRITE_QUEUE_CAPACITY,
+        }
+    }
+}
+
+impl ConnectionBuilder {
+    /// Handle inbound requests. Without one, every request gets -32601.
+    pub fn on_request(mut self, handler: impl RequestHandler) -> Self {
+        self.request_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Handle inbound notifications. Without one, they are ignored.
+    pub fn on_notification(mut self, handler: impl NotificationHandler) -> Self {
+        self.notification_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// See every message on the wire.
+    pub fn observer(mut self, observer: impl Observer) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// Bound on one inbound message (default 64 MiB); a longer line is
+    /// discarded as it streams in and answered -32600.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes.max(1);
+        self
+    }
+
+    /// Capacity of the outbound queue, in messages.
+    pub fn write_queue_capacity(mut self, messages: usize) -> Self {
+        self.write_queue_capacity = messages.max(1);
+        self
+    }
+
+    /// Start the connection on the current tokio runtime.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime; use [`ConnectionBuilder::connect_on`] there.
+    pub fn connect(self, transport: Transport) -> Connection {
+        self.connect_on(transport, &Handle::current())
+    }
+
+    /// Start the connection's tasks on the given runtime.
+    pub fn connect_on(self, transport: Transport, runtime: &Handle) -> Connection {
+        let settings = Settings {
+            request_handler: self.request_handler.unwrap_or_else(|| Arc::new(method_not_found)),
+            notification_handler: self.notification_handler,
+            observer: self.observer,
+            max_message_size: self.max_message_size,
+            write_queue_capacity: self.write_queue_capacity,
+            dispatch_queue_capacity: 64,
+        };
+        Connection::from_inner(Inner::start(settings, transport, runtime.clone()))
+    }
+}
+
+async fn method_not_found(request: crate::IncomingRequest) -> Result<RawJson, RequestError> {
+    Err(RequestError::method_not_found(&request.method))
+}

@@ -1,0 +1,71 @@
+//! The ordered dispatcher: one long-lived task that hands notifications to
+//! their handler one at a time, in arrival order, and releases a response
+//! that arrived behind them only once they were handled.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use tokio::sync::mpsc;
+
+use super::{Inner, Waiter};
+use crate::error::RequestError;
+use crate::handler::IncomingNotification;
+use crate::message::RawJson;
+
+pub(crate) enum Ordered {
+    Notification(IncomingNotification),
+    Response(Waiter, Result<RawJson, RequestError>),
+}
+
+pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<Ordered>>) {
+    // Runs until the reader hangs up (after EOF everything received is
+    // still delivered) or a local close() aborts.
+    loop {
+        let batch = tokio::select! {
+            biased;
+            _ = inner.aborted.cancelled() => break,
+            batch = queue.recv() => match batch {
+                Some(batch) => batch,
+                None => break,
+            },
+        };
+        for item in batch {
+            match item {
+                Ordered::Notification(notification) => {
+                    tokio::select! {
+                        biased;
+                        _ = inner.aborted.cancelled() => return,
+                        _ = handle(&inner, notification) => {}
+                    }
+                    inner.unhandled_notifications.fetch_sub(1, Ordering::AcqRel);
+                }
+                Ordered::Response(waiter, outcome) => {
+                    let _ = waiter.send(outcome);
+                }
+            }
+        }
+    }
+}
+
+async fn handle(inner: &Inner, notification: IncomingNotification) {
+    let Some(handler) = &inner.settings.notification_handler else {
+        tracing::debug!(method = %notification.method, "no notification handler; ignored");
+        return;
+    };
+    let method = notification.method.clone();
+    let future =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle_notification(notification))) {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind(),
+            Err(_) => {
+                tracing::error!(%method, "notification handler panicked");
+                return;
+            }
+        };
+    match future.await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(%method, %error, "notification handler failed"),
+        Err(_) => tracing::error!(%method, "notification handler panicked"),
+    }
+}

@@ -1,0 +1,62 @@
+//! The writer task: drains the bounded outbound queue and writes whatever
+//! is queued as one batch, so a burst costs one write, not one per message.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::{Inner, CLOSE_FLUSH_GRACE};
+use crate::framing::FrameWriter;
+use crate::handler::Direction;
+use crate::transport::BoxWriter;
+
+pub(super) async fn run(
+    inner: Arc<Inner>,
+    mut queue: mpsc::Receiver<Vec<u8>>,
+    mut frames: FrameWriter<BoxWriter>,
+) {
+    loop {
+        let first = tokio::select! {
+            biased;
+            frame = queue.recv() => frame,
+            _ = inner.closing.cancelled() => None,
+        };
+        let Some(first) = first else { break };
+        take(&inner, &mut frames, &first);
+        while let Ok(frame) = queue.try_recv() {
+            if take(&inner, &mut frames, &frame) {
+                break;
+            }
+        }
+        let flushed = tokio::select! {
+            flushed = frames.flush() => flushed,
+            _ = closing_grace_over(&inner) => Err(std::io::ErrorKind::TimedOut.into()),
+        };
+        if let Err(error) = flushed {
+            inner.close(&format!("write error: {error}"));
+            return;
+        }
+    }
+    // Closing: write what was queued before the close (answers the peer may
+    // still read), then shut our side so the peer sees EOF.
+    let drained = async {
+        while let Ok(frame) = queue.try_recv() {
+            take(&inner, &mut frames, &frame);
+        }
+        frames.shutdown().await
+    };
+    if let Ok(Err(error)) = tokio::time::timeout(CLOSE_FLUSH_GRACE, drained).await {
+        tracing::debug!(%error, "could not flush while closing");
+    }
+}
+
+/// Add a frame to the batch; true when the batch is full.
+fn take(inner: &Inner, frames: &mut FrameWriter<BoxWriter>, frame: &[u8]) -> bool {
+    inner.observe(Direction::Outbound, frame.strip_suffix(b"\n").unwrap_or(frame));
+    frames.push(frame)
+}
+
+async fn closing_grace_over(inner: &Inner) {
+    inner.closing.cancelled().await;
+    tokio::time::sleep(CLOSE_FLUSH_GRACE).await;
+}

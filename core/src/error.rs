@@ -1,0 +1,200 @@
+//! `RequestError`: the JSON-RPC error object, with the factories of the ACP
+//! SDKs (seed 002) so every language raises and recognises the same errors.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// JSON-RPC 2.0 and ACP error codes.
+pub mod codes {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// ACP: authentication is required before proceeding.
+    pub const AUTH_REQUIRED: i64 = -32000;
+    /// ACP: a resource (such as a file) was not found.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// The request was cancelled (`$/cancel_request`).
+    pub const REQUEST_CANCELLED: i64 = -32800;
+}
+
+/// The message of the error that every pending request fails with when the
+/// connection closes (see [`RequestError::connection_closed`]).
+const CONNECTION_CLOSED: &str = "Connection closed";
+
+/// An error in ACP / JSON-RPC communication: what a request handler returns
+/// to answer with an error, and what an outbound request fails with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestError {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RequestError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attach (or replace) the error's `data`.
+    pub fn with_data(mut self, data: impl Into<Value>) -> Self {
+        self.data = Some(data.into());
+        self
+    }
+
+    /// Append detail to the message: `"Invalid params: sessionId is missing"`.
+    pub fn with_message_detail(mut self, detail: impl fmt::Display) -> Self {
+        self.message = format!("{}: {detail}", self.message);
+        self
+    }
+
+    pub fn parse_error() -> Self {
+        Self::new(codes::PARSE_ERROR, "Parse error")
+    }
+
+    pub fn invalid_request() -> Self {
+        Self::new(codes::INVALID_REQUEST, "Invalid request")
+    }
+
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(codes::METHOD_NOT_FOUND, "Method not found").with_data(json!({ "method": method }))
+    }
+
+    pub fn invalid_params() -> Self {
+        Self::new(codes::INVALID_PARAMS, "Invalid params")
+    }
+
+    pub fn internal_error() -> Self {
+        Self::new(codes::INTERNAL_ERROR, "Internal error")
+    }
+
+    pub fn auth_required() -> Self {
+        Self::new(codes::AUTH_REQUIRED, "Authentication required")
+    }
+
+    pub fn resource_not_found(uri: Option<&str>) -> Self {
+        let error = Self::new(codes::RESOURCE_NOT_FOUND, "Resource not found");
+        match uri {
+            Some(uri) => error.with_data(json!({ "uri": uri })),
+            None => error,
+        }
+    }
+
+    pub fn request_cancelled() -> Self {
+        Self::new(codes::REQUEST_CANCELLED, "Request cancelled")
+    }
+
+    /// What every pending and later request fails with once the connection
+    /// is closed; `reason` says why (peer EOF, write error, `close()`).
+    pub fn connection_closed(reason: &str) -> Self {
+        Self::new(codes::INTERNAL_ERROR, CONNECTION_CLOSED).with_data(json!({ "reason": reason }))
+    }
+
+    pub fn is_connection_closed(&self) -> bool {
+        self.code == codes::INTERNAL_ERROR && self.message == CONNECTION_CLOSED
+    }
+
+    /// Turn a failure whose text must not reach the peer (paths, secrets,
+    /// stack traces) into a plain -32603: the detail goes to `tracing` only.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        tracing::warn!(%detail, "request handler failed; answering -32603");
+        Self::internal_error()
+    }
+
+    /// The JSON-RPC error object: `{"code", "message", "data"?}`.
+    pub fn to_error_object(&self) -> Value {
+        serde_json::to_value(self).expect("a RequestError always serializes")
+    }
+
+    /// The JSON-RPC `Result` shape: `{"error": {...}}`.
+    pub fn to_result(&self) -> Value {
+        json!({ "error": self.to_error_object() })
+    }
+
+    /// A complete JSON-RPC error response for the request `id`.
+    pub fn to_response(&self, id: &crate::RequestId) -> Value {
+        json!({ "jsonrpc": "2.0", "id": id, "error": self.to_error_object() })
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)?;
+        if let Some(data) = &self.data {
+            write!(f, ": {data}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+impl From<serde_json::Error> for RequestError {
+    /// Params or results that do not deserialize are invalid params.
+    fn from(error: serde_json::Error) -> Self {
+        Self::invalid_params().with_data(json!({ "message": error.to_string() }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factories_carry_the_documented_codes() {
+        assert_eq!(RequestError::parse_error().code, -32700);
+        assert_eq!(RequestError::invalid_request().code, -32600);
+        assert_eq!(RequestError::method_not_found("x").code, -32601);
+        assert_eq!(RequestError::invalid_params().code, -32602);
+        assert_eq!(RequestError::internal_error().code, -32603);
+        assert_eq!(RequestError::auth_required().code, -32000);
+        assert_eq!(RequestError::resource_not_found(None).code, -32002);
+        assert_eq!(RequestError::request_cancelled().code, -32800);
+    }
+
+    #[test]
+    fn error_object_omits_absent_data() {
+        let plain = RequestError::internal_error().to_error_object();
+        assert_eq!(plain, json!({"code": -32603, "message": "Internal error"}));
+        let with_data = RequestError::resource_not_found(Some("file:///a")).to_result();
+        assert_eq!(
+            with_data,
+            json!({"error": {"code": -32002, "message": "Resource not found", "data": {"uri": "file:///a"}}})
+        );
+    }
+
+    #[test]
+    fn response_echoes_the_id() {
+        let response = RequestError::method_not_found("nope").to_response(&crate::RequestId::Number(7));
+        assert_eq!(
+            response,
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32601, "message": "Method not found", "data": {"method": "nope"}}})
+        );
+    }
+
+    #[test]
+    fn internal_hides_the_detail() {
+        let error = RequestError::internal("password=hunter2 at /secret/path");
+        assert_eq!(error, RequestError::internal_error());
+        assert!(!error.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn connection_closed_is_recognisable() {
+        assert!(RequestError::connection_closed("peer EOF").is_connection_closed());
+        assert!(!RequestError::internal_error().is_connection_closed());
+    }
+}

@@ -1,0 +1,273 @@
+//! Newline-delimited JSON framing (seed 001): one JSON value per line.
+//!
+//! The reader hands out whole lines from a reusable buffer, skips empty
+//! ones, tolerates CRLF and a UTF-8 BOM, and discards a line longer than the
+//! limit as it streams past, so memory stays bounded by the limit whatever
+//! the peer sends. The writer coalesces queued frames into one write.
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Default bound on one message: 64 MiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
+
+const READ_CHUNK: usize = 64 * 1024;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// What the reader found in the stream.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LineEvent<'a> {
+    /// One complete line, without its line ending.
+    Line(&'a [u8]),
+    /// A line longer than the limit was discarded; `len` bytes were dropped.
+    TooLong { len: usize },
+}
+
+/// Splits a byte stream into lines.
+pub struct LineReader<R> {
+    reader: R,
+    max_line: usize,
+    buf: Vec<u8>,
+    /// Start of the first unconsumed byte in `buf`.
+    start: usize,
+    /// Where the newline search resumes (everything before has none).
+    scanned: usize,
+    /// Bytes of an oversized line dropped so far, while discarding it.
+    discarding: Option<usize>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(reader: R, max_line: usize) -> Self {
+        Self {
+            reader,
+            max_line,
+            buf: Vec::with_capacity(READ_CHUNK),
+            start: 0,
+            scanned: 0,
+            discarding: None,
+            eof: false,
+        }
+    }
+
+    /// Read once from the stream and hand every complete line to `on_line`.
+    /// Returns `Ok(false)` at end of stream (after the last, unterminated
+    /// line, if any, was handed out).
+    pub async fn read_batch(&mut self, mut on_line: impl FnMut(LineEvent<'_>)) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.make_room();
+        let read = self.reader.read_buf(&mut self.buf).await?;
+        if read == 0 {
+            self.eof = true;
+            self.finish(&mut on_line);
+            return Ok(false);
+        }
+        self.split_lines(&mut on_line);
+        Ok(true)
+    }
+
+    /// Compact consumed bytes away and make sure a full chunk fits.
+    fn make_room(&mut self) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        self.buf.reserve(READ_CHUNK);
+    }
+
+    fn split_lines(&mut self, on_line: &mut impl FnMut(LineEvent<'_>)) {
+        while let Some(offset) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+            let end = self.scanned + offset;
+            if let Some(dropped) = self.discarding.take() {
+                on_line(LineEvent::TooLong {
+                    len: dropped + (end - self.start),
+                });
+            } else if end - self.start > self.max_line {
+                on_line(LineEvent::TooLong {
+                    len: end - self.start,
+                });
+            } else {
+                emit(&self.buf[self.start..end], on_line);
+            }
+            self.start = end + 1;
+            self.scanned = self.start;
+        }
+        self.scanned = self.buf.len();
+        let pending = self.buf.len() - self.start;
+        if let Some(dropped) = &mut self.discarding {
+            *dropped += pending;
+            self.forget_pending();
+        } else if pending > self.max_line {
+            self.discarding = Some(pending);
+            self.forget_pending();
+        }
+    }
+
+    fn forget_pending(&mut self) {
+        self.buf.clear();
+        self.start = 0;
+        self.scanned = 0;
+        if self.buf.capacity() > 4 * READ_CHUNK {
+            self.buf.shrink_to(READ_CHUNK);
+        }
+    }
+
+    fn finish(&mut self, on_line: &mut impl FnMut(LineEvent<'_>)) {
+        if let Some(dropped) = self.discarding.take() {
+            on_line(LineEvent::TooLong { len: dropped });
+        } else if self.start < self.buf.len() {
+            emit(&self.buf[self.start..], on_line);
+        }
+        self.forget_pending();
+    }
+}
+
+/// Hand out a line unless it is blank; strip CR and a BOM.
+fn emit(line: &[u8], on_line: &mut impl FnMut(LineEvent<'_>)) {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(BOM).unwrap_or(line);
+    if !line.iter().all(u8::is_ascii_whitespace) {
+        on_line(LineEvent::Line(line));
+    }
+}
+
+/// Writes frames (each already ending in `\n`), coalescing a burst into one
+/// `write_all` + `flush`.
+pub struct FrameWriter<W> {
+    writer: W,
+    batch: Vec<u8>,
+}
+
+/// A batch is written once it holds this much, even if more frames wait.
+pub const MAX_WRITE_BATCH: usize = 256 * 1024;
+
+impl<W: AsyncWrite + Unpin> FrameWriter<W> {
+    pub fn new(writer: W) -> Self {
+        Self {
+            writer,
+            batch: Vec::with_capacity(MAX_WRITE_BATCH),
+        }
+    }
+
+    /// Queue a frame; returns true when the batch is full and should be
+    /// flushed before taking more.
+    pub fn push(&mut self, frame: &[u8]) -> bool {
+        self.batch.extend_from_slice(frame);
+        self.batch.len() >= MAX_WRITE_BATCH
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// Write the batch with one write call (more only if the OS takes it in
+    /// pieces) and flush it.
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        if !self.batch.is_empty() {
+            self.writer.write_all(&self.batch).await?;
+            self.batch.clear();
+            if self.batch.capacity() > 4 * MAX_WRITE_BATCH {
+                self.batch.shrink_to(MAX_WRITE_BATCH);
+            }
+        }
+        self.writer.flush().await
+    }
+
+    pub async fn shutdown(&mut self) -> std::io::Result<()> {
+        self.flush().await?;
+        self.writer.shutdown().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feed `chunks` through a reader with the given limit, one chunk per
+    /// read, and collect what it reports.
+    async fn lines_of(chunks: &[&[u8]], max: usize) -> Vec<Result<String, usize>> {
+        let mut builder = tokio_test_reader(chunks);
+        let mut reader = LineReader::new(&mut builder, max);
+        let mut out = Vec::new();
+        loop {
+            let more = reader
+                .read_batch(|event| match event {
+                    LineEvent::Line(line) => out.push(Ok(String::from_utf8_lossy(line).into_owned())),
+                    LineEvent::TooLong { len } => out.push(Err(len)),
+                })
+                .await
+                .unwrap();
+            if !more {
+                return out;
+            }
+        }
+    }
+
+    fn tokio_test_reader(chunks: &[&[u8]]) -> tokio::io::DuplexStream {
+        // A duplex pipe written chunk by chunk, so reads see the same splits.
+        let (mut tx, rx) = tokio::io::duplex(1 << 20);
+        let chunks: Vec<Vec<u8>> = chunks.iter().map(|c| c.to_vec()).collect();
+        tokio::spawn(async move {
+            for chunk in chunks {
+                tx.write_all(&chunk).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        });
+        rx
+    }
+
+    #[tokio::test]
+    async fn splits_lines_across_reads() {
+        let got = lines_of(&[b"{\"a\":", b"1}\n{\"b\"", b":2}\n"], 1024).await;
+        assert_eq!(got, vec![Ok("{\"a\":1}".into()), Ok("{\"b\":2}".into())]);
+    }
+
+    #[tokio::test]
+    async fn skips_blank_lines_and_strips_crlf_and_bom() {
+        let got = lines_of(&[b"\n\r\n  \n\xEF\xBB\xBF{}\r\n\r\n[]\n"], 1024).await;
+        assert_eq!(got, vec![Ok("{}".into()), Ok("[]".into())]);
+    }
+
+    #[tokio::test]
+    async fn hands_out_an_unterminated_last_line() {
+        let got = lines_of(&[b"{}\n{\"tail\":1}"], 1024).await;
+        assert_eq!(got, vec![Ok("{}".into()), Ok("{\"tail\":1}".into())]);
+    }
+
+    #[tokio::test]
+    async fn discards_an_oversized_line_and_goes_on() {
+        let big = vec![b'x'; 5000];
+        let got = lines_of(
+            &[b"{}\n", &big[..2500], &big[2500..], b"yy\n{\"after\":1}\n"],
+            1000,
+        )
+        .await;
+        assert_eq!(got, vec![Ok("{}".into()), Err(5002), Ok("{\"after\":1}".into())]);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_line_within_one_read_is_discarded_too() {
+        let mut input = vec![b'x'; 1500];
+        input.extend_from_slice(b"\n{}\n");
+        let got = lines_of(&[&input], 1000).await;
+        assert_eq!(got, vec![Err(1500), Ok("{}".into())]);
+    }
+
+    #[tokio::test]
+    async fn oversized_line_at_eof_is_reported() {
+        let big = vec![b'x'; 3000];
+        let got = lines_of(&[&big], 1000).await;
+        assert_eq!(got, vec![Err(3000)]);
+    }
+
+    #[tokio::test]
+    async fn a_line_of_exactly_the_limit_passes() {
+        let line = vec![b'7'; 1000];
+        let mut input = line.clone();
+        input.push(b'\n');
+        let got = lines_of(&[&input], 1000).await;
+        assert_eq!(got, vec![Ok(String::from_utf8(line).unwrap())]);
+    }
+}

@@ -1,0 +1,105 @@
+//! What a user plugs into a connection: a request handler, a notification
+//! handler and an observer. Closures work for all three.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::Connection;
+use crate::error::RequestError;
+use crate::message::{from_raw, RawJson, RequestId};
+
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// An inbound request, handed to the request handler on its own task.
+pub struct IncomingRequest {
+    pub id: RequestId,
+    pub method: String,
+    pub params: Option<RawJson>,
+    /// Fires when the peer sends `$/cancel_request` for this id or the
+    /// connection closes. The handler's future is dropped at that moment
+    /// anyway; the token is for work the handler started elsewhere.
+    pub cancellation: CancellationToken,
+    /// The connection the request came in on, to call the peer back.
+    pub connection: Connection,
+}
+
+impl IncomingRequest {
+    /// Deserialize the params; a mismatch is -32602 with the reason in `data`.
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T, RequestError> {
+        from_raw(self.params.as_deref()).map_err(RequestError::from)
+    }
+}
+
+/// An inbound notification, handed to the notification handler in arrival
+/// order, one at a time.
+pub struct IncomingNotification {
+    pub method: String,
+    pub params: Option<RawJson>,
+    pub connection: Connection,
+}
+
+impl IncomingNotification {
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T, RequestError> {
+        from_raw(self.params.as_deref()).map_err(RequestError::from)
+    }
+}
+
+/// Answers inbound requests. Requests run concurrently, each on its own
+/// task; return `Err(RequestError)` to answer with that error. A panic is
+/// answered -32603 with no detail.
+pub trait RequestHandler: Send + Sync + 'static {
+    fn handle_request(&self, request: IncomingRequest) -> BoxFuture<Result<RawJson, RequestError>>;
+}
+
+impl<F, Fut> RequestHandler for F
+where
+    F: Fn(IncomingRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<RawJson, RequestError>> + Send + 'static,
+{
+    fn handle_request(&self, request: IncomingRequest) -> BoxFuture<Result<RawJson, RequestError>> {
+        Box::pin(self(request))
+    }
+}
+
+/// Receives inbound notifications, one at a time in arrival order: the next
+/// one (and any response that arrived after it) waits until this returns.
+/// So a notification handler must not await a response from the peer;
+/// spawn a task for that.
+pub trait NotificationHandler: Send + Sync + 'static {
+    fn handle_notification(&self, notification: IncomingNotification) -> BoxFuture<Result<(), RequestError>>;
+}
+
+impl<F, Fut> NotificationHandler for F
+where
+    F: Fn(IncomingNotification) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), RequestError>> + Send + 'static,
+{
+    fn handle_notification(&self, notification: IncomingNotification) -> BoxFuture<Result<(), RequestError>> {
+        Box::pin(self(notification))
+    }
+}
+
+/// Which way a message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Inbound,
+    Outbound,
+}
+
+/// Sees every line read from and written to the wire (for logging and
+/// tracing). Called on the engine's reader and writer tasks: keep it quick.
+pub trait Observer: Send + Sync + 'static {
+    fn on_message(&self, direction: Direction, line: &[u8]);
+}
+
+impl<F> Observer for F
+where
+    F: Fn(Direction, &[u8]) + Send + Sync + 'static,
+{
+    fn on_message(&self, direction: Direction, line: &[u8]) {
+        self(direction, line)
+    }
+}

@@ -1,0 +1,50 @@
+//! acp-engine: one Agent Client Protocol connection engine.
+//!
+//! [`Connection`] is a bidirectional JSON-RPC 2.0 peer over newline-delimited
+//! JSON. It runs on tokio: a reader task frames and classifies lines and
+//! starts a task per inbound request, an ordered dispatcher hands
+//! notifications to their handler one at a time (and releases a response
+//! only after the notifications that arrived before it), and a writer task
+//! drains one bounded queue in batches. Nothing is ever printed to stdout.
+//!
+//! ```no_run
+//! use acp_engine::{Connection, IncomingRequest, RequestError, SpawnOptions, Transport};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let transport = Transport::spawn(SpawnOptions::new("my-agent").args(["--stdio"]))?;
+//! let connection = Connection::builder()
+//!     .on_request(|request: IncomingRequest| async move {
+//!         Err::<acp_engine::RawJson, _>(RequestError::method_not_found(&request.method))
+//!     })
+//!     .connect(transport);
+//! let result: serde_json::Value = connection
+//!     .send_request("initialize", &serde_json::json!({"protocolVersion": 1}))
+//!     .await?;
+//! println!("{result}");
+//! connection.close();
+//! connection.closed().await;
+//! # Ok(()) }
+//! ```
+
+mod connection;
+mod engine;
+pub mod error;
+pub mod framing;
+mod handler;
+pub mod message;
+mod stdio;
+pub mod transport;
+
+pub use connection::{Connection, ConnectionBuilder, PendingRequest, DEFAULT_WRITE_QUEUE_CAPACITY};
+pub use error::RequestError;
+pub use handler::{
+    BoxFuture, Direction, IncomingNotification, IncomingRequest, NotificationHandler, Observer,
+    RequestHandler,
+};
+pub use message::{from_raw, to_raw, RawJson, RequestId};
+pub use stdio::ThreadStdin;
+pub use tokio_util::sync::CancellationToken;
+pub use transport::{SpawnOptions, Transport};
+
+/// The method name of the protocol-level cancellation notification.
+pub const CANCEL_REQUEST_METHOD: &str = "$/cancel_request";

@@ -1,0 +1,417 @@
+//! JSON-RPC 2.0 messages: classifying an inbound line and serializing
+//! outbound frames. Params and results stay raw JSON text (`RawValue`) so a
+//! typed layer or a binding parses them once, straight into its own types.
+
+use std::fmt;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::error::RequestError;
+
+/// Raw JSON text: params, results, error data.
+pub type RawJson = Box<RawValue>;
+
+/// A JSON-RPC request id. Ours are numbers; a peer may use strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Number(i64),
+    String(String),
+    /// Only in error responses to a message whose id could not be read.
+    Null,
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::Null => f.write_str("null"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+/// One inbound message, classified.
+#[derive(Debug)]
+pub(crate) enum Inbound {
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<RawJson>,
+    },
+    Notification {
+        method: String,
+        params: Option<RawJson>,
+    },
+    Response {
+        id: RequestId,
+        outcome: Result<RawJson, RequestError>,
+    },
+    /// Not a valid message: answer `error` to `id` (null when unreadable).
+    Invalid {
+        id: RequestId,
+        error: RequestError,
+    },
+}
+
+/// The fields of any JSON-RPC message, read in one pass. `id` keeps its raw
+/// text so "absent" and `null` stay distinguishable.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default)]
+    params: Option<RawJson>,
+    #[serde(default, deserialize_with = "present_owned")]
+    result: Option<RawJson>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// `Some(raw)` for any present value, `null` included.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn present_owned<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RawJson>, D::Error> {
+    RawJson::deserialize(d).map(Some)
+}
+
+/// Classify one line (already stripped of its newline). Never fails: what
+/// is not a valid message becomes `Inbound::Invalid` with the error to send.
+pub(crate) fn classify(line: &[u8]) -> Inbound {
+    // serde would also read a struct from an array: only objects qualify.
+    let is_object = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice::<Envelope>(line) {
+        Ok(envelope) if is_object => classify_envelope(envelope),
+        Ok(_) => classify_unreadable(line, None),
+        Err(error) => classify_unreadable(line, Some(error)),
+    }
+}
+
+fn classify_envelope(envelope: Envelope) -> Inbound {
+    let id = match envelope.id.map(parse_id).transpose() {
+        Ok(id) => id,
+        Err(message) => return invalid(RequestId::Null, message),
+    };
+    if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return invalid(id.unwrap_or(RequestId::Null), "\"jsonrpc\" must be \"2.0\"");
+    }
+    if let Some(method) = envelope.method {
+        let Ok(method) = serde_json::from_str::<String>(method.get()) else {
+            return invalid(id.unwrap_or(RequestId::Null), "\"method\" must be a string");
+        };
+        if envelope.result.is_some() || envelope.error.is_some() {
+            return invalid(
+                id.unwrap_or(RequestId::Null),
+                "a request has no \"result\" or \"error\"",
+            );
+        }
+        if let Some(params) = &envelope.params {
+            if !matches!(params.get().as_bytes().first(), Some(b'{' | b'[')) {
+                return invalid(
+                    id.unwrap_or(RequestId::Null),
+                    "\"params\" must be an object or an array",
+                );
+            }
+        }
+        return match id {
+            Some(id) => Inbound::Request {
+                id,
+                method,
+                params: envelope.params,
+            },
+            None => Inbound::Notification {
+                method,
+                params: envelope.params,
+            },
+        };
+    }
+    let Some(id) = id else {
+        return invalid(RequestId::Null, "a message needs a \"method\" or an \"id\"");
+    };
+    let outcome = match (envelope.result, envelope.error) {
+        (Some(result), None) => Ok(result),
+        (None, Some(error)) => match serde_json::from_str::<RequestError>(error.get()) {
+            Ok(error) => Err(error),
+            Err(_) => return invalid(id, "\"error\" must be {code, message, data?}"),
+        },
+        _ => return invalid(id, "a response has exactly one of \"result\" and \"error\""),
+    };
+    Inbound::Response { id, outcome }
+}
+
+/// A line that did not fit the envelope: find out whether it is JSON at all
+/// (-32700), a batch or a non-object (-32600), or an object with a bad field.
+fn classify_unreadable(line: &[u8], envelope_error: Option<serde_json::Error>) -> Inbound {
+    match serde_json::from_slice::<Value>(line) {
+        Err(error) => Inbound::Invalid {
+            id: RequestId::Null,
+            error: RequestError::parse_error().with_data(json!({ "message": error.to_string() })),
+        },
+        Ok(Value::Array(_)) => invalid(RequestId::Null, "batch requests are not supported"),
+        Ok(Value::Object(object)) => {
+            let id = object
+                .get("id")
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+                .unwrap_or(RequestId::Null);
+            let reason =
+                envelope_error.map_or_else(|| "not a JSON-RPC message".to_owned(), |e| e.to_string());
+            invalid(id, reason)
+        }
+        Ok(_) => invalid(RequestId::Null, "a message must be a JSON object"),
+    }
+}
+
+fn parse_id(raw: &RawValue) -> Result<RequestId, String> {
+    serde_json::from_str::<RequestId>(raw.get())
+        .map_err(|_| format!("\"id\" must be an integer or a string, not {}", raw.get()))
+}
+
+fn invalid(id: RequestId, reason: impl Into<String>) -> Inbound {
+    Inbound::Invalid {
+        id,
+        error: RequestError::invalid_request().with_data(json!({ "reason": reason.into() })),
+    }
+}
+
+/// Outbound frames, serialized straight to bytes with their newline.
+pub(crate) mod frame {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Request<'a, P: Serialize + ?Sized> {
+        jsonrpc: &'static str,
+        id: i64,
+        method: &'a str,
+        params: &'a P,
+    }
+
+    #[derive(Serialize)]
+    struct Notification<'a, P: Serialize + ?Sized> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        params: &'a P,
+    }
+
+    #[derive(Serialize)]
+    struct Success<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        result: &'a RawValue,
+    }
+
+    #[derive(Serialize)]
+    struct Failure<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        error: &'a RequestError,
+    }
+
+    fn to_line(value: &impl Serialize) -> Result<Vec<u8>, RequestError> {
+        let mut bytes = Vec::with_capacity(160);
+        serde_json::to_writer(&mut bytes, value).map_err(|error| {
+            RequestError::invalid_params().with_data(json!({ "message": error.to_string() }))
+        })?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    /// JSON-RPC wants params structured or absent: drop a trailing null.
+    fn without_null_params(mut line: Vec<u8>) -> Vec<u8> {
+        const NULL_PARAMS: &[u8] = b",\"params\":null}\n";
+        if line.ends_with(NULL_PARAMS) {
+            line.truncate(line.len() - NULL_PARAMS.len());
+            line.extend_from_slice(b"}\n");
+        }
+        line
+    }
+
+    pub(crate) fn request<P: Serialize + ?Sized>(
+        id: i64,
+        method: &str,
+        params: &P,
+    ) -> Result<Vec<u8>, RequestError> {
+        to_line(&Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
+        .map(without_null_params)
+    }
+
+    pub(crate) fn notification<P: Serialize + ?Sized>(
+        method: &str,
+        params: &P,
+    ) -> Result<Vec<u8>, RequestError> {
+        to_line(&Notification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        })
+        .map(without_null_params)
+    }
+
+    pub(crate) fn response(id: &RequestId, outcome: &Result<RawJson, RequestError>) -> Vec<u8> {
+        let line = match outcome {
+            Ok(result) => to_line(&Success {
+                jsonrpc: "2.0",
+                id,
+                result,
+            }),
+            Err(error) => to_line(&Failure {
+                jsonrpc: "2.0",
+                id,
+                error,
+            }),
+        };
+        line.expect("responses always serialize")
+    }
+}
+
+/// Deserialize raw JSON (params or a result) into `T`.
+pub fn from_raw<T: serde::de::DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, serde_json::Error> {
+    match raw {
+        Some(raw) => serde_json::from_str(raw.get()),
+        None => T::deserialize(serde_json::Value::Null)
+            .map_err(|e| serde_json::Error::custom(format!("missing params: {e}"))),
+    }
+}
+
+/// Serialize `value` to raw JSON text.
+pub fn to_raw(value: &impl Serialize) -> Result<RawJson, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid_code(line: &str) -> (RequestId, i64) {
+        match classify(line.as_bytes()) {
+            Inbound::Invalid { id, error } => (id, error.code),
+            other => panic!("{line} classified as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn requests_notifications_and_responses() {
+        match classify(br#"{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":1}}"#) {
+            Inbound::Request { id, method, params } => {
+                assert_eq!(id, RequestId::Number(3));
+                assert_eq!(method, "m");
+                assert_eq!(params.unwrap().get(), r#"{"a":1}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","method":"n"}"#),
+            Inbound::Notification { params: None, .. }
+        ));
+        match classify(br#"{"jsonrpc":"2.0","id":"x","result":null}"#) {
+            Inbound::Response { id, outcome } => {
+                assert_eq!(id, RequestId::String("x".into()));
+                assert_eq!(outcome.unwrap().get(), "null");
+            }
+            other => panic!("{other:?}"),
+        }
+        match classify(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#) {
+            Inbound::Response { outcome, .. } => assert_eq!(outcome.unwrap_err().code, -32601),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_messages_get_the_documented_codes() {
+        assert_eq!(invalid_code("{not json"), (RequestId::Null, -32700));
+        assert_eq!(invalid_code("[1,2]"), (RequestId::Null, -32600));
+        assert_eq!(invalid_code("42"), (RequestId::Null, -32600));
+        assert_eq!(
+            invalid_code(r#"{"id":1,"method":"m"}"#),
+            (RequestId::Number(1), -32600)
+        );
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"1.0","id":2,"method":"m"}"#),
+            (RequestId::Number(2), -32600)
+        );
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"2.0","id":5,"method":7}"#),
+            (RequestId::Number(5), -32600)
+        );
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#),
+            (RequestId::Null, -32600)
+        );
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#),
+            (RequestId::Null, -32600)
+        );
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#),
+            (RequestId::Number(1), -32600)
+        );
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"2.0","id":1}"#),
+            (RequestId::Number(1), -32600)
+        );
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0"}"#), (RequestId::Null, -32600));
+        // Duplicate keys are not a valid message either.
+        assert_eq!(
+            invalid_code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).1,
+            -32600
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_a_parse_error_not_a_stack_overflow() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(invalid_code(&deep), (RequestId::Null, -32700));
+        // Deep params pass the envelope untouched (raw, no recursion) and
+        // fail, bounded, when a handler parses them.
+        let deep_params = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let Inbound::Request { params, .. } = classify(deep_params.as_bytes()) else {
+            panic!("deep params should still classify as a request");
+        };
+        assert!(from_raw::<Value>(params.as_deref()).is_err());
+    }
+
+    #[test]
+    fn frames_are_one_line_each() {
+        let request = frame::request(1, "m", &json!({"a": "b\nc"})).unwrap();
+        assert_eq!(
+            request,
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\"b\\nc\"}}\n"
+        );
+        let notification = frame::notification("n", &Value::Null).unwrap();
+        assert_eq!(notification, b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+        let failure = frame::response(&RequestId::Null, &Err(RequestError::parse_error()));
+        assert_eq!(
+            failure,
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n"
+        );
+    }
+}

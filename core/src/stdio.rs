@@ -1,0 +1,146 @@
+//! This process's stdin and stdout as async streams.
+//!
+//! When they are pipes or sockets, which is how a client spawns an agent,
+//! they are switched to non-blocking mode and driven by tokio's reactor:
+//! no thread hop per read or write. Otherwise (a terminal, a file) stdin is
+//! read on a dedicated thread and stdout written through tokio's `stdout()`.
+//! A plain thread rather than tokio's blocking pool for stdin, because a
+//! runtime cannot shut down while a blocking-pool read is parked: an agent
+//! that closes its connection before its client closes the pipe would hang
+//! at exit.
+//!
+//! Consequence of non-blocking mode: code in this process must not write to
+//! stdout on its own (it would corrupt the protocol stream anyway).
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::mpsc;
+
+use crate::transport::{BoxReader, BoxWriter, Transport};
+
+const CHUNK: usize = 64 * 1024;
+
+pub(crate) fn transport() -> Transport {
+    let reader: BoxReader = match reactor_stream(0) {
+        Some(Stream::Pipe(file)) => match tokio::net::unix::pipe::Receiver::from_file(file) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(ThreadStdin::new()),
+        },
+        Some(Stream::Socket(socket)) => Box::new(socket),
+        None => Box::new(ThreadStdin::new()),
+    };
+    let writer: BoxWriter = match reactor_stream(1) {
+        Some(Stream::Pipe(file)) => match tokio::net::unix::pipe::Sender::from_file(file) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+        Some(Stream::Socket(socket)) => Box::new(socket),
+        None => Box::new(tokio::io::stdout()),
+    };
+    Transport::new(reader, writer)
+}
+
+enum Stream {
+    Pipe(File),
+    Socket(tokio::net::UnixStream),
+}
+
+/// A duplicate of `fd` that the reactor can drive, if it is a pipe or a
+/// Unix socket.
+fn reactor_stream(fd: i32) -> Option<Stream> {
+    // SAFETY: fds 0 and 1 stay open for the life of the process; we only
+    // borrow them long enough to duplicate them.
+    let owned: OwnedFd = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?;
+    let file = File::from(owned);
+    let kind = file.metadata().ok()?.file_type();
+    if kind.is_fifo() {
+        Some(Stream::Pipe(file))
+    } else if kind.is_socket() {
+        let socket = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
+        socket.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(socket).ok().map(Stream::Socket)
+    } else {
+        tracing::debug!(
+            fd = file.as_raw_fd(),
+            "stdio is not a pipe or socket; using threads"
+        );
+        None
+    }
+}
+
+/// Stdin read on a dedicated thread, for when it is not a pipe or socket.
+pub struct ThreadStdin {
+    chunks: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    current: Vec<u8>,
+    offset: usize,
+}
+
+impl ThreadStdin {
+    pub fn new() -> Self {
+        let (tx, chunks) = mpsc::channel(4);
+        std::thread::Builder::new()
+            .name("acp-engine-stdin".into())
+            .spawn(move || {
+                let mut stdin = std::io::stdin().lock();
+                loop {
+                    let mut chunk = vec![0; CHUNK];
+                    let item = match stdin.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            chunk.truncate(n);
+                            Ok(chunk)
+                        }
+                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(error) => Err(error),
+                    };
+                    let failed = item.is_err();
+                    if tx.blocking_send(item).is_err() || failed {
+                        break;
+                    }
+                }
+            })
+            .expect("spawn the stdin thread");
+        Self {
+            chunks,
+            current: Vec::new(),
+            offset: 0,
+        }
+    }
+}
+
+impl Default for ThreadStdin {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AsyncRead for ThreadStdin {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.offset == self.current.len() {
+            match self.chunks.poll_recv(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Ready(Some(Err(error))) => return Poll::Ready(Err(error)),
+                Poll::Ready(Some(Ok(chunk))) => {
+                    self.current = chunk;
+                    self.offset = 0;
+                }
+            }
+        }
+        let n = buf.remaining().min(self.current.len() - self.offset);
+        let start = self.offset;
+        buf.put_slice(&self.current[start..start + n]);
+        self.offset += n;
+        Poll::Ready(Ok(()))
+    }
+}

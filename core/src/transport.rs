@@ -1,0 +1,179 @@
+//! Byte-stream transports a connection runs over: this process's stdio, a
+//! spawned child process, an in-memory pair, or any reader/writer pair.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::process::{Child, Command};
+
+pub type BoxReader = Box<dyn AsyncRead + Send + Unpin>;
+pub type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// A readable and a writable byte stream, plus the child process behind
+/// them when there is one (the connection kills and reaps it on close).
+pub struct Transport {
+    pub(crate) reader: BoxReader,
+    pub(crate) writer: BoxWriter,
+    pub(crate) child: Option<ChildProcess>,
+}
+
+impl Transport {
+    /// Any reader/writer pair: sockets, pipes, a caller's own streams.
+    pub fn new(
+        reader: impl AsyncRead + Send + Unpin + 'static,
+        writer: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
+        Self {
+            reader: Box::new(reader),
+            writer: Box::new(writer),
+            child: None,
+        }
+    }
+
+    /// One bidirectional stream (e.g. a `TcpStream` or a `DuplexStream`).
+    pub fn from_stream(stream: impl AsyncRead + AsyncWrite + Send + 'static) -> Self {
+        let (reader, writer) = tokio::io::split(stream);
+        Self::new(reader, writer)
+    }
+
+    /// This process's stdin and stdout (an agent launched by its client).
+    /// Pipes and sockets (what a client spawns us with) are driven by the
+    /// reactor directly; anything else (a terminal, a file) by threads.
+    pub fn stdio() -> Self {
+        crate::stdio::transport()
+    }
+
+    /// Two transports connected to each other in memory, for tests and for
+    /// running an agent and a client in one process.
+    pub fn memory_pair() -> (Self, Self) {
+        let (a, b) = tokio::io::duplex(256 * 1024);
+        (Self::from_stream(a), Self::from_stream(b))
+    }
+
+    /// Spawn `options.command` with piped stdin/stdout and talk to it.
+    pub fn spawn(options: SpawnOptions) -> std::io::Result<Self> {
+        let mut command = Command::new(&options.command);
+        command
+            .args(&options.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if options.inherit_stderr {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
+            .kill_on_drop(true);
+        if options.clear_env {
+            command.env_clear();
+        }
+        command.envs(options.env.iter().map(|(k, v)| (k, v)));
+        if let Some(cwd) = &options.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn()?;
+        let stdin = child.stdin.take().expect("stdin was piped");
+        let stdout = child.stdout.take().expect("stdout was piped");
+        Ok(Self {
+            reader: Box::new(stdout),
+            writer: Box::new(stdin),
+            child: Some(ChildProcess {
+                child,
+                exit_grace: options.exit_grace,
+            }),
+        })
+    }
+
+    /// The pid of the spawned child, if this transport spawned one.
+    pub fn child_pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.child.id())
+    }
+}
+
+/// How to spawn an agent (or any peer) process.
+#[derive(Debug, Clone)]
+pub struct SpawnOptions {
+    pub command: OsString,
+    pub args: Vec<OsString>,
+    /// Added to (or, with `clear_env`, replacing) the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+    pub clear_env: bool,
+    pub cwd: Option<PathBuf>,
+    /// Pass the child's stderr through to ours (default) or drop it.
+    pub inherit_stderr: bool,
+    /// On close, how long the child may take to exit after its stdin closes
+    /// before it is killed.
+    pub exit_grace: Duration,
+}
+
+impl SpawnOptions {
+    pub fn new(command: impl Into<OsString>) -> Self {
+        Self {
+            command: command.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            clear_env: false,
+            cwd: None,
+            inherit_stderr: true,
+            exit_grace: Duration::from_millis(500),
+        }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn clear_env(mut self) -> Self {
+        self.clear_env = true;
+        self
+    }
+
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    pub fn inherit_stderr(mut self, inherit: bool) -> Self {
+        self.inherit_stderr = inherit;
+        self
+    }
+
+    pub fn exit_grace(mut self, grace: Duration) -> Self {
+        self.exit_grace = grace;
+        self
+    }
+}
+
+/// A spawned peer process; owned by the connection's lifecycle.
+pub(crate) struct ChildProcess {
+    child: Child,
+    exit_grace: Duration,
+}
+
+impl ChildProcess {
+    /// Called once the connection has closed and its stdin is shut: give the
+    /// child `exit_grace` to exit on its own, then kill it; always reap it.
+    pub(crate) async fn terminate(mut self) {
+        match tokio::time::timeout(self.exit_grace, self.child.wait()).await {
+            Ok(status) => tracing::debug!(?status, "peer process exited"),
+            Err(_) => {
+                tracing::debug!("peer process still running after its grace period; killing it");
+                if let Err(error) = self.child.kill().await {
+                    tracing::warn!(%error, "could not kill the peer process");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Real child processes: the example agent spawned over stdio pipes.
+
+mod support;
+
+use std::time::Duration;
+
+use acp_engine::{
+    to_raw, Connection, IncomingNotification, IncomingRequest, RawJson, RequestError, SpawnOptions, Transport,
+};
+use serde_json::{json, Value};
+use support::{example, process_gone, process_running, PATIENCE};
+
+fn spawn_agent(options: impl FnOnce(SpawnOptions) -> SpawnOptions) -> (Connection, u32) {
+    let transport = Transport::spawn(options(SpawnOptions::new(example("json_agent")))).expect("spawn agent");
+    let pid = transport.child_pid().expect("pid");
+    (Connection::builder().connect(transport), pid)
+}
+
+#[tokio::test]
+async fn a_spawned_agent_answers_over_its_stdio() {
+    let (conn, pid) = spawn_agent(|o| o);
+    let init: Value = conn
+        .send_request("initialize", &json!({"protocolVersion": 1}))
+        .await
+        .unwrap();
+    assert_eq!(init["protocolVersion"], 1);
+    let error = conn
+        .send_request::<_, Value>("no/such", &json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, -32601);
+    conn.close();
+    tokio::time::timeout(PATIENCE, conn.closed()).await.unwrap();
+    assert!(process_gone(pid), "the agent was reaped");
+}
+
+#[tokio::test]
+async fn the_child_inherits_the_environment_and_gets_env_and_cwd() {
+    let dir = std::env::temp_dir();
+    let (conn, _pid) = spawn_agent(|o| o.env("ACP_DEMO_ENV", "from-the-test").cwd(&dir));
+    let who: Value = conn.send_request("_demo/whoami", &json!({})).await.unwrap();
+    assert_eq!(who["env"], "from-the-test");
+    assert_eq!(
+        std::fs::canonicalize(who["cwd"].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(&dir).unwrap()
+    );
+    conn.close();
+    conn.closed().await;
+
+    // Without env: the variable is not there; PATH is inherited.
+    let (conn, _pid) = spawn_agent(|o| o);
+    let who: Value = conn.send_request("_demo/whoami", &json!({})).await.unwrap();
+    assert_eq!(who["env"], Value::Null);
+    conn.close();
+    conn.closed().await;
+}
+
+#[tokio::test]
+async fn a_prompt_turn_streams_updates_and_calls_back_into_the_client() {
+    let transport = Transport::spawn(SpawnOptions::new(example("json_agent"))).unwrap();
+    let updates = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = updates.clone();
+    let conn = Connection::builder()
+        .on_request(|request: IncomingRequest| async move {
+            assert_eq!(request.method, "fs/read_text_file");
+            let params: Value = request.params()?;
+            assert_eq!(params["path"], "Cargo.toml");
+            Ok::<RawJson, RequestError>(to_raw(&json!({"content": "first line"})).unwrap())
+        })
+        .on_notification(move |notification: IncomingNotification| {
+            let sink = sink.clone();
+            async move {
+                let params: Value = notification.params()?;
+                sink.lock()
+                    .unwrap()
+                    .push(params["update"]["content"]["text"].as_str().unwrap().to_owned());
+                Ok(())
+            }
+        })
+        .connect(transport);
+    let outcome: Value = conn
+        .send_request(
+            "session/prompt",
+            &json!({"sessionId": "demo-session", "prompt": [{"type": "text", "text": "hi"}]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome["stopReason"], "end_turn");
+    // Every update sent before the turn ended was delivered before it.
+    assert_eq!(
+        updates.lock().unwrap().concat(),
+        "You said: hi. Your Cargo.toml starts with \"first line\"."
+    );
+    conn.close();
+    conn.closed().await;
+}
+
+#[tokio::test]
+async fn a_killed_agent_fails_every_pending_request_and_is_reaped() {
+    let (conn, pid) = spawn_agent(|o| o);
+    let calls: Vec<_> = (0..5)
+        .map(|_| {
+            let conn = conn.clone();
+            tokio::spawn(async move { conn.send_request::<_, Value>("_demo/hang", &json!({})).await })
+        })
+        .collect();
+    // Make sure the agent is up and the requests went out.
+    let _: Value = conn.send_request("_demo/whoami", &json!({})).await.unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for call in calls {
+        let error = tokio::time::timeout(PATIENCE, call)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap_err();
+        assert!(error.is_connection_closed(), "{error}");
+    }
+    tokio::time::timeout(PATIENCE, conn.closed()).await.unwrap();
+    assert!(process_gone(pid));
+}
+
+#[tokio::test]
+async fn a_peer_that_ignores_eof_is_killed_after_the_grace_period_and_reaped() {
+    // `sleep` never reads its stdin: closing our side does not end it.
+    let transport = Transport::spawn(
+        SpawnOptions::new("sleep")
+            .args(["300"])
+            .exit_grace(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let pid = transport.child_pid().unwrap();
+    let conn = Connection::builder().connect(transport);
+    assert!(process_running(pid));
+    conn.close();
+    tokio::time::timeout(PATIENCE, conn.closed())
+        .await
+        .expect("closed() resolves");
+    assert!(process_gone(pid), "killed and reaped");
+}
+
+#[tokio::test]
+async fn a_peer_that_exits_on_its_own_closes_the_connection() {
+    let transport = Transport::spawn(SpawnOptions::new("true")).unwrap();
+    let pid = transport.child_pid().unwrap();
+    let conn = Connection::builder().connect(transport);
+    tokio::time::timeout(PATIENCE, conn.closed())
+        .await
+        .expect("closed() resolves");
+    assert_eq!(conn.close_reason().as_deref(), Some("peer closed the connection"));
+    assert!(process_gone(pid));
+}
+
+#[test]
+fn dropping_the_runtime_kills_the_child() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let pid = runtime.block_on(async {
+        let transport = Transport::spawn(SpawnOptions::new("sleep").args(["300"])).unwrap();
+        let pid = transport.child_pid().unwrap();
+        let _conn = Connection::builder().connect(transport);
+        pid
+    });
+    assert!(process_running(pid));
+    drop(runtime);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while process_running(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "child still running after its runtime was dropped"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[tokio::test]
+async fn spawning_a_missing_command_is_an_error_not_a_panic() {
+    let error = Transport::spawn(SpawnOptions::new("/definitely/not/here"))
+        .err()
+        .expect("spawn fails");
+    assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn an_agent_on_stdio_exits_by_itself_when_its_client_hangs_up() {
+    let (conn, pid) = spawn_agent(|o| o.exit_grace(Duration::from_secs(30)));
+    let _: Value = conn.send_request("_demo/whoami", &json!({})).await.unwrap();
+    conn.close();
+    // With a 30 s grace, only the agent's own exit on EOF can be this prompt.
+    tokio::time::timeout(PATIENCE, conn.closed())
+        .await
+        .expect("agent exited on EOF");
+    assert!(process_gone(pid));
+}

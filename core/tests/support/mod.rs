@@ -1,0 +1,130 @@
+//! Shared test helpers: a raw peer that speaks bytes to a `Connection` over
+//! a real socket pair, and paths to the example binaries.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use acp_engine::{Connection, ConnectionBuilder, Transport};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+
+/// Generous bound for "this must happen": a hang guard, not a speed test.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The test's side of the wire: raw lines in, raw lines out.
+pub struct RawPeer {
+    lines: BufReader<OwnedReadHalf>,
+    writer: Option<OwnedWriteHalf>,
+}
+
+/// Start `builder` on one end of a Unix socket pair and return the raw
+/// other end.
+pub fn connect_raw(builder: ConnectionBuilder) -> (Connection, RawPeer) {
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    let connection = builder.connect(Transport::from_stream(ours));
+    let (read, write) = theirs.into_split();
+    (
+        connection,
+        RawPeer {
+            lines: BufReader::new(read),
+            writer: Some(write),
+        },
+    )
+}
+
+impl RawPeer {
+    /// Write bytes as they are (add the newline yourself).
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.writer
+            .as_mut()
+            .expect("writer open")
+            .write_all(bytes)
+            .await
+            .expect("write");
+    }
+
+    /// Write one line.
+    pub async fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes()).await;
+    }
+
+    /// Read the next line as raw text.
+    pub async fn recv_line(&mut self) -> String {
+        let mut line = String::new();
+        let read = tokio::time::timeout(PATIENCE, self.lines.read_line(&mut line))
+            .await
+            .expect("a line within the patience bound")
+            .expect("read");
+        assert!(read > 0, "stream ended while a line was expected");
+        assert!(line.ends_with('\n'), "every frame ends with a newline: {line:?}");
+        line.trim_end().to_owned()
+    }
+
+    /// Read the next line as JSON.
+    pub async fn recv(&mut self) -> Value {
+        let line = self.recv_line().await;
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("invalid JSON from the engine: {e}: {line}"))
+    }
+
+    /// Assert nothing arrives for `ms` milliseconds.
+    pub async fn expect_silence(&mut self, ms: u64) {
+        let mut line = String::new();
+        if let Ok(read) =
+            tokio::time::timeout(Duration::from_millis(ms), self.lines.read_line(&mut line)).await
+        {
+            panic!("expected silence, got {read:?}: {line:?}");
+        }
+    }
+
+    /// Expect the stream to end (the engine shut its side).
+    pub async fn expect_eof(&mut self) {
+        let mut line = String::new();
+        let read = tokio::time::timeout(PATIENCE, self.lines.read_line(&mut line))
+            .await
+            .expect("EOF within the patience bound")
+            .expect("read");
+        assert_eq!(read, 0, "expected EOF, got {line:?}");
+    }
+
+    /// Close our writing side: the engine sees EOF.
+    pub fn hang_up(&mut self) {
+        self.writer = None;
+    }
+}
+
+/// Path of an example binary of this crate, building it if needed.
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = target.join("examples").join(name);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-q", "-p", "acp-engine", "--example", name])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building example {name}");
+    }
+    path
+}
+
+/// True once `pid` is gone: exited and reaped (no zombie left either).
+pub fn process_gone(pid: u32) -> bool {
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// True while `pid` runs (a zombie does not count as running).
+pub fn process_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
