@@ -13,6 +13,7 @@ demo:
 test:
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+	$(MAKE) bench-quick
 
 
 ## lint: formatting and clippy, warnings are errors
