@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use crate::engine::{Inner, Settings};
+use crate::engine::{Handlers, Inner, Settings};
 use crate::error::RequestError;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::handler::{NotificationHandler, Observer, RequestHandler};
@@ -264,16 +264,50 @@ impl ConnectionBuilder {
     }
 
     /// Start the connection's tasks on the given runtime.
-    pub fn connect_on(self, transport: Transport, runtime: &Handle) -> Connection {
+    pub fn connect_on(mut self, transport: Transport, runtime: &Handle) -> Connection {
+        let request = self.request_handler.take();
+        let notification = self.notification_handler.take();
+        self.start(transport, runtime, |_| Handlers {
+            request: request.unwrap_or_else(|| Arc::new(method_not_found)),
+            notification,
+        })
+    }
+
+    /// Start the connection with handlers built from the connection itself
+    /// (for handlers that call the peer back, such as an agent that holds
+    /// its client). Handlers set with `on_request` / `on_notification` are
+    /// replaced. Must run inside a tokio runtime.
+    pub fn connect_with<R, N>(
+        self,
+        transport: Transport,
+        make: impl FnOnce(&Connection) -> (R, N),
+    ) -> Connection
+    where
+        R: RequestHandler,
+        N: NotificationHandler,
+    {
+        self.start(transport, &Handle::current(), |inner| {
+            let (request, notification) = make(&Connection::from_inner(inner.clone()));
+            Handlers {
+                request: Arc::new(request),
+                notification: Some(Arc::new(notification)),
+            }
+        })
+    }
+
+    fn start(
+        self,
+        transport: Transport,
+        runtime: &Handle,
+        make_handlers: impl FnOnce(&Arc<Inner>) -> Handlers,
+    ) -> Connection {
         let settings = Settings {
-            request_handler: self.request_handler.unwrap_or_else(|| Arc::new(method_not_found)),
-            notification_handler: self.notification_handler,
             observer: self.observer,
             max_message_size: self.max_message_size,
             write_queue_capacity: self.write_queue_capacity,
             dispatch_queue_capacity: 64,
         };
-        Connection::from_inner(Inner::start(settings, transport, runtime.clone()))
+        Connection::from_inner(Inner::start(settings, transport, runtime.clone(), make_handlers))
     }
 }
 

@@ -217,3 +217,33 @@ async fn raw_peer_sees_clean_lines_under_concurrent_senders() {
         task.await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn handlers_that_hold_the_connection_are_dropped_when_it_closes() {
+    // A handler that keeps a clone of its own connection (an agent holding
+    // its client) must not keep the connection's state alive forever.
+    let sentinel = Arc::new(());
+    let (a, b) = Transport::memory_pair();
+    let held = sentinel.clone();
+    let conn = Connection::builder().connect_with(a, move |conn: &Connection| {
+        let conn = conn.clone();
+        let held = held.clone();
+        let request = move |request: IncomingRequest| {
+            let (_conn, _held) = (conn.clone(), held.clone());
+            async move { Err::<RawJson, _>(RequestError::method_not_found(&request.method)) }
+        };
+        let notification = |_n: IncomingNotification| async { Ok(()) };
+        (request, notification)
+    });
+    let peer = Connection::builder().connect(b);
+    let error = peer.send_request::<_, Value>("x", &json!({})).await.unwrap_err();
+    assert_eq!(error.code, -32601);
+    assert_eq!(Arc::strong_count(&sentinel), 2);
+    conn.close();
+    tokio::time::timeout(PATIENCE, conn.closed()).await.unwrap();
+    assert_eq!(
+        Arc::strong_count(&sentinel),
+        1,
+        "the handlers were dropped with the tasks"
+    );
+}

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::{Inner, Waiter};
 use crate::error::RequestError;
-use crate::handler::IncomingNotification;
+use crate::handler::{IncomingNotification, NotificationHandler};
 use crate::message::RawJson;
 
 pub(crate) enum Ordered {
@@ -19,7 +19,11 @@ pub(crate) enum Ordered {
     Response(Waiter, Result<RawJson, RequestError>),
 }
 
-pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<Ordered>>) {
+pub(super) async fn run(
+    inner: Arc<Inner>,
+    mut queue: mpsc::Receiver<Vec<Ordered>>,
+    handler: Option<Arc<dyn NotificationHandler>>,
+) {
     // Runs until the reader hangs up (after EOF everything received is
     // still delivered) or a local close() aborts.
     loop {
@@ -37,7 +41,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<Ordered
                     tokio::select! {
                         biased;
                         _ = inner.aborted.cancelled() => return,
-                        _ = handle(&inner, notification) => {}
+                        _ = handle(handler.as_deref(), notification) => {}
                     }
                     inner.unhandled_notifications.fetch_sub(1, Ordering::AcqRel);
                 }
@@ -49,8 +53,8 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<Ordered
     }
 }
 
-async fn handle(inner: &Inner, notification: IncomingNotification) {
-    let Some(handler) = &inner.settings.notification_handler else {
+async fn handle(handler: Option<&dyn NotificationHandler>, notification: IncomingNotification) {
+    let Some(handler) = handler else {
         tracing::debug!(method = %notification.method, "no notification handler; ignored");
         return;
     };

@@ -33,12 +33,18 @@ pub(crate) type Waiter = oneshot::Sender<Result<RawJson, RequestError>>;
 const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(1);
 
 pub(crate) struct Settings {
-    pub request_handler: Arc<dyn RequestHandler>,
-    pub notification_handler: Option<Arc<dyn NotificationHandler>>,
     pub observer: Option<Arc<dyn Observer>>,
     pub max_message_size: usize,
     pub write_queue_capacity: usize,
     pub dispatch_queue_capacity: usize,
+}
+
+/// The user's handlers. Owned by the reader and dispatcher tasks, not by
+/// `Inner`: a handler may hold the connection (an agent calling its client),
+/// and this way the cycle ends with the tasks.
+pub struct Handlers {
+    pub request: Arc<dyn RequestHandler>,
+    pub notification: Option<Arc<dyn NotificationHandler>>,
 }
 
 pub(crate) struct Inner {
@@ -63,8 +69,14 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// Start the connection's tasks on `runtime`.
-    pub(crate) fn start(settings: Settings, transport: Transport, runtime: Handle) -> Arc<Self> {
+    /// Start the connection's tasks on `runtime`, with the handlers that
+    /// `make_handlers` builds once the connection exists.
+    pub(crate) fn start(
+        settings: Settings,
+        transport: Transport,
+        runtime: Handle,
+        make_handlers: impl FnOnce(&Arc<Inner>) -> Handlers,
+    ) -> Arc<Self> {
         let (outbound, outbound_rx) = mpsc::channel(settings.write_queue_capacity);
         let (dispatch_tx, dispatch_rx) = mpsc::channel(settings.dispatch_queue_capacity);
         let lines = LineReader::new(transport.reader, settings.max_message_size);
@@ -82,8 +94,9 @@ impl Inner {
             aborted: CancellationToken::new(),
             closed: CancellationToken::new(),
         });
-        let reader = runtime.spawn(reader::run(inner.clone(), lines, dispatch_tx));
-        let dispatcher = runtime.spawn(dispatcher::run(inner.clone(), dispatch_rx));
+        let handlers = make_handlers(&inner);
+        let reader = runtime.spawn(reader::run(inner.clone(), lines, dispatch_tx, handlers.request));
+        let dispatcher = runtime.spawn(dispatcher::run(inner.clone(), dispatch_rx, handlers.notification));
         let writer = runtime.spawn(writer::run(inner.clone(), outbound_rx, frames));
         let child = transport.child;
         let supervised = inner.clone();

@@ -2,9 +2,11 @@
 //! inbound request, answers invalid input, and queues notifications (and
 //! the responses that arrive behind them) for the ordered dispatcher.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::{Context, Waker};
 
 use futures_util::FutureExt;
 use serde::Deserialize;
@@ -16,7 +18,7 @@ use super::{Inner, Ordered};
 use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::framing::{LineEvent, LineReader};
-use crate::handler::{Direction, IncomingNotification, IncomingRequest};
+use crate::handler::{Direction, IncomingNotification, IncomingRequest, RequestHandler};
 use crate::message::{classify, frame, Inbound, RawJson, RequestId};
 use crate::transport::BoxReader;
 
@@ -33,13 +35,14 @@ pub(super) async fn run(
     inner: Arc<Inner>,
     mut lines: LineReader<BoxReader>,
     dispatch: mpsc::Sender<Vec<Ordered>>,
+    handler: Arc<dyn RequestHandler>,
 ) {
     let mut batch = Batch::default();
     let reason = loop {
         let read = tokio::select! {
             biased;
             _ = inner.closing.cancelled() => break None,
-            read = lines.read_batch(|event| on_line(&inner, event, &mut batch)) => read,
+            read = lines.read_batch(|event| on_line(&inner, &handler, event, &mut batch)) => read,
         };
         for reply in batch.replies.drain(..) {
             let _ = inner.enqueue(reply).await;
@@ -63,7 +66,7 @@ pub(super) async fn run(
     }
 }
 
-fn on_line(inner: &Arc<Inner>, event: LineEvent<'_>, batch: &mut Batch) {
+fn on_line(inner: &Arc<Inner>, handler: &Arc<dyn RequestHandler>, event: LineEvent<'_>, batch: &mut Batch) {
     let line = match event {
         LineEvent::Line(line) => line,
         LineEvent::TooLong { len } => {
@@ -84,7 +87,7 @@ fn on_line(inner: &Arc<Inner>, event: LineEvent<'_>, batch: &mut Batch) {
     };
     inner.observe(Direction::Inbound, line);
     match classify(line) {
-        Inbound::Request { id, method, params } => start_request(inner, id, method, params, batch),
+        Inbound::Request { id, method, params } => start_request(inner, handler, id, method, params, batch),
         Inbound::Notification { method, params } if method == CANCEL_REQUEST => {
             on_cancel_request(inner, params)
         }
@@ -140,6 +143,7 @@ fn on_cancel_request(inner: &Inner, params: Option<RawJson>) {
 
 fn start_request(
     inner: &Arc<Inner>,
+    handler: &Arc<dyn RequestHandler>,
     id: RequestId,
     method: String,
     params: Option<RawJson>,
@@ -162,8 +166,9 @@ fn start_request(
     };
     let runtime = inner.runtime.clone();
     let inner = inner.clone();
+    let handler = handler.clone();
     let task = async move {
-        let outcome = run_handler(&inner, request, &cancellation).await;
+        let outcome = run_handler(&*handler, request, &cancellation).await;
         inner.untrack_running(&id);
         let outcome = match outcome {
             Some(outcome) => outcome,
@@ -173,17 +178,24 @@ fn start_request(
         };
         let _ = inner.enqueue(frame::response(&id, &outcome)).await;
     };
-    runtime.spawn(task.instrument(span));
+    let mut task = Box::pin(task.instrument(span));
+    // Most handlers answer without waiting: run them right here and save a
+    // task hop per request; only one that has to wait gets its own task.
+    // (Its next poll registers the real waker; a future must re-register
+    // on every poll, so the first no-op waker is harmless.)
+    let mut context = Context::from_waker(Waker::noop());
+    if task.as_mut().poll(&mut context).is_pending() {
+        runtime.spawn(task);
+    }
 }
 
 /// Run the handler until it finishes (`Some`) or is cancelled (`None`).
 /// A panic becomes a plain -32603.
 async fn run_handler(
-    inner: &Inner,
+    handler: &dyn RequestHandler,
     request: IncomingRequest,
     cancellation: &tokio_util::sync::CancellationToken,
 ) -> Option<Result<RawJson, RequestError>> {
-    let handler = &inner.settings.request_handler;
     let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle_request(request))) {
         Ok(future) => AssertUnwindSafe(future).catch_unwind(),
         Err(_) => return Some(Err(panicked())),

@@ -4,7 +4,7 @@ use acp_engine::{to_raw, Connection, IncomingRequest, RawJson, RequestError, Tra
 use acp_engine_bench::{parse_scenario, SessionNotification, Text, Update, CHUNK_TEXT, SESSION_ID};
 use serde_json::{json, Value};
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     let connection = Connection::builder()
         .on_request(handle)
