@@ -26,15 +26,22 @@
 //! # Ok(()) }
 //! ```
 
+mod agent;
+mod client;
 mod connection;
 mod engine;
 pub mod error;
 pub mod framing;
 mod handler;
 pub mod message;
+pub mod schema;
 mod stdio;
+mod terminal;
 pub mod transport;
+mod typed;
 
+pub use agent::{run_agent, Agent, AgentSideConnection};
+pub use client::{spawn_agent, Client, ClientSideConnection};
 pub use connection::{Connection, ConnectionBuilder, PendingRequest, DEFAULT_WRITE_QUEUE_CAPACITY};
 pub use error::RequestError;
 pub use handler::{
@@ -43,6 +50,7 @@ pub use handler::{
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
 pub use stdio::ThreadStdin;
+pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{SpawnOptions, Transport};
 

@@ -596,3 +596,44 @@ async fn the_observer_sees_every_message_in_both_directions() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_request_starts_only_after_the_notifications_before_it_were_handled() {
+    // The client must see the tool call before the permission request
+    // about it, even when its notification handler is slow.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (notes, requests) = (log.clone(), log.clone());
+    let (_conn, mut peer) = connect_raw(
+        Connection::builder()
+            .on_notification(move |n: IncomingNotification| {
+                let log = notes.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    log.lock().unwrap().push(n.method);
+                    Ok(())
+                }
+            })
+            .on_request(move |r: IncomingRequest| {
+                let log = requests.clone();
+                async move {
+                    log.lock().unwrap().push(r.method);
+                    Ok(to_raw(&json!({})).unwrap())
+                }
+            }),
+    );
+    peer.send_bytes(
+        concat!(
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert_eq!(peer.recv().await["id"], 1);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["session/update", "session/request_permission"]
+    );
+}

@@ -1,6 +1,7 @@
 //! The ordered dispatcher: one long-lived task that hands notifications to
 //! their handler one at a time, in arrival order, and releases a response
-//! that arrived behind them only once they were handled.
+//! or starts a request that arrived behind them only once they were
+//! handled.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
@@ -11,12 +12,16 @@ use tokio::sync::mpsc;
 
 use super::{Inner, Waiter};
 use crate::error::RequestError;
-use crate::handler::{IncomingNotification, NotificationHandler};
+use crate::handler::{BoxFuture, IncomingNotification, NotificationHandler};
 use crate::message::RawJson;
 
+/// What must wait for the notifications received before it.
 pub(crate) enum Ordered {
     Notification(IncomingNotification),
+    /// A response to one of our requests: released to its waiter.
     Response(Waiter, Result<RawJson, RequestError>),
+    /// An inbound request's task: started (and then runs concurrently).
+    Request(BoxFuture<()>),
 }
 
 pub(super) async fn run(
@@ -47,6 +52,9 @@ pub(super) async fn run(
                 }
                 Ordered::Response(waiter, outcome) => {
                     let _ = waiter.send(outcome);
+                }
+                Ordered::Request(task) => {
+                    inner.runtime.spawn(task);
                 }
             }
         }

@@ -2,7 +2,6 @@
 //! inbound request, answers invalid input, and queues notifications (and
 //! the responses that arrive behind them) for the ordered dispatcher.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,7 +17,7 @@ use super::{Inner, Ordered};
 use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::framing::{LineEvent, LineReader};
-use crate::handler::{Direction, IncomingNotification, IncomingRequest, RequestHandler};
+use crate::handler::{BoxFuture, Direction, IncomingNotification, IncomingRequest, RequestHandler};
 use crate::message::{classify, frame, Inbound, RawJson, RequestId};
 use crate::transport::BoxReader;
 
@@ -165,6 +164,7 @@ fn start_request(
         connection: Connection::from_inner(inner.clone()),
     };
     let runtime = inner.runtime.clone();
+    let wait_for_notifications = inner.unhandled_notifications.load(Ordering::Acquire) > 0;
     let inner = inner.clone();
     let handler = handler.clone();
     let task = async move {
@@ -178,7 +178,14 @@ fn start_request(
         };
         let _ = inner.enqueue(frame::response(&id, &outcome)).await;
     };
-    let mut task = Box::pin(task.instrument(span));
+    let mut task: BoxFuture<()> = Box::pin(task.instrument(span));
+    // A request starts only after the notifications that arrived before it
+    // were handled (a client sees the tool call before the permission
+    // request about it); it then runs concurrently with everything else.
+    if wait_for_notifications {
+        batch.ordered.push(Ordered::Request(task));
+        return;
+    }
     // Most handlers answer without waiting: run them right here and save a
     // task hop per request; only one that has to wait gets its own task.
     // (Its next poll registers the real waker; a future must re-register

@@ -2,6 +2,9 @@
 //! a real socket pair, and paths to the example binaries.
 #![allow(dead_code)]
 
+pub mod schema;
+
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,21 +21,30 @@ pub const PATIENCE: Duration = Duration::from_secs(10);
 pub struct RawPeer {
     lines: BufReader<OwnedReadHalf>,
     writer: Option<OwnedWriteHalf>,
+    /// Check every message both ways against the ACP schema.
+    checked: bool,
+    /// Methods of the requests this peer sent, by id (to check results).
+    sent: HashMap<String, String>,
+}
+
+/// A transport for the engine and the raw peer on its other end.
+pub fn raw_transport() -> (Transport, RawPeer) {
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    let (read, write) = theirs.into_split();
+    let peer = RawPeer {
+        lines: BufReader::new(read),
+        writer: Some(write),
+        checked: false,
+        sent: HashMap::new(),
+    };
+    (Transport::from_stream(ours), peer)
 }
 
 /// Start `builder` on one end of a Unix socket pair and return the raw
 /// other end.
 pub fn connect_raw(builder: ConnectionBuilder) -> (Connection, RawPeer) {
-    let (ours, theirs) = UnixStream::pair().expect("socketpair");
-    let connection = builder.connect(Transport::from_stream(ours));
-    let (read, write) = theirs.into_split();
-    (
-        connection,
-        RawPeer {
-            lines: BufReader::new(read),
-            writer: Some(write),
-        },
-    )
+    let (transport, peer) = raw_transport();
+    (builder.connect(transport), peer)
 }
 
 impl RawPeer {
@@ -63,10 +75,54 @@ impl RawPeer {
         line.trim_end().to_owned()
     }
 
-    /// Read the next line as JSON.
+    /// Read the next line as JSON (schema-checked in checked mode).
     pub async fn recv(&mut self) -> Value {
         let line = self.recv_line().await;
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("invalid JSON from the engine: {e}: {line}"))
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("invalid JSON from the engine: {e}: {line}"));
+        if self.checked {
+            let method = message
+                .get("id")
+                .and_then(|id| self.sent.get(&id.to_string()))
+                .cloned();
+            schema::checker().check_message(&message, method.as_deref());
+        }
+        message
+    }
+
+    /// Check every message both ways against the ACP schema from now on.
+    pub fn checked(mut self) -> Self {
+        self.checked = true;
+        self
+    }
+
+    /// Send a request (schema-checked) and remember its method.
+    pub async fn request(&mut self, id: Value, method: &str, params: Value) {
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if self.checked {
+            schema::checker().check_message(&message, None);
+        }
+        self.sent.insert(id.to_string(), method.to_owned());
+        self.send(&message.to_string()).await;
+    }
+
+    /// Send a notification (schema-checked).
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        let message = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});
+        if self.checked {
+            schema::checker().check_message(&message, None);
+        }
+        self.send(&message.to_string()).await;
+    }
+
+    /// Answer a request the engine sent (the result is schema-checked
+    /// against that request's method).
+    pub async fn reply(&mut self, request: &Value, result: Value) {
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+        if self.checked {
+            schema::checker().check_message(&message, request["method"].as_str());
+        }
+        self.send(&message.to_string()).await;
     }
 
     /// Assert nothing arrives for `ms` milliseconds.
@@ -127,4 +183,15 @@ pub fn process_running(pid: u32) -> bool {
             .starts_with('Z'),
         Err(_) => false,
     }
+}
+
+/// Wait until `done()` holds (bounded by PATIENCE: a hang guard).
+pub async fn eventually(mut done: impl FnMut() -> bool) {
+    tokio::time::timeout(PATIENCE, async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+    .expect("condition reached within the patience bound");
 }

@@ -1,0 +1,150 @@
+//! An ACP agent on this process's stdio, built on the typed `Agent` API.
+//!
+//! On a prompt it streams a reply, asks the user's permission, reads a file
+//! through the client, writes one, runs `echo hi` in a client terminal and
+//! reports what it said. The prompt `cancel me` instead waits on a
+//! permission request until the client cancels the turn, and ends it with
+//! stop reason `cancelled`. (This is also the interop contract the tests
+//! run against the official SDKs: see interop/.)
+//!
+//! `cargo run --example client -- cargo run --example agent`
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use acp_engine::schema::*;
+use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError};
+
+#[tokio::main]
+async fn main() {
+    run_agent(ExampleAgent::new).await;
+}
+
+struct ExampleAgent {
+    client: AgentSideConnection,
+    /// Each session's working directory.
+    sessions: Mutex<HashMap<SessionId, PathBuf>>,
+    next_session: AtomicU64,
+}
+
+impl ExampleAgent {
+    fn new(client: AgentSideConnection) -> Self {
+        Self {
+            client,
+            sessions: Mutex::new(HashMap::new()),
+            next_session: AtomicU64::new(1),
+        }
+    }
+
+    async fn say(&self, session_id: &SessionId, text: impl Into<String>) -> Result<(), RequestError> {
+        let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text.into())));
+        let update = SessionNotification::new(session_id.clone(), SessionUpdate::AgentMessageChunk(chunk));
+        self.client.session_update(update).await
+    }
+
+    /// Ask to read `hello.txt`; true if the user allowed it.
+    async fn ask_permission(&self, session_id: &SessionId) -> Result<Option<bool>, RequestError> {
+        let mut tool_call = ToolCallUpdate::new(ToolCallId::from("call-1"));
+        tool_call.title = Some("Read hello.txt".into());
+        tool_call.kind = Some(ToolKind::Read);
+        tool_call.status = Some(ToolCallStatus::Pending);
+        let options = vec![
+            PermissionOption::new("allow".into(), "Allow".into(), PermissionOptionKind::AllowOnce),
+            PermissionOption::new("reject".into(), "Reject".into(), PermissionOptionKind::RejectOnce),
+        ];
+        let request = RequestPermissionRequest::new(session_id.clone(), tool_call, options);
+        let response = self.client.request_permission(request).await?;
+        Ok(match response.outcome {
+            RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.as_ref() == "allow"),
+            _ => None,
+        })
+    }
+
+    /// The full turn: reply, permission, a file read and write, a terminal.
+    async fn say_hello(&self, session_id: &SessionId, cwd: PathBuf) -> Result<StopReason, RequestError> {
+        self.say(session_id, "Hello! ").await?;
+        match self.ask_permission(session_id).await? {
+            None => return Ok(StopReason::Cancelled),
+            Some(false) => {
+                self.say(session_id, "You did not let me read hello.txt.").await?;
+                return Ok(StopReason::EndTurn);
+            }
+            Some(true) => {}
+        }
+        let path = cwd.join("hello.txt").display().to_string();
+        let file = self
+            .client
+            .read_text_file(ReadTextFileRequest::new(session_id.clone(), path))
+            .await?;
+        self.say(session_id, format!("hello.txt says: {} ", file.content.trim()))
+            .await?;
+
+        let written = cwd.join("written.txt").display().to_string();
+        let write = WriteTextFileRequest::new(session_id.clone(), written, "written by agent".into());
+        self.client.write_text_file(write).await?;
+
+        let mut command = CreateTerminalRequest::new(session_id.clone(), "echo".into());
+        command.args = Some(vec!["hi".into()]);
+        let terminal = self.client.create_terminal(command).await?;
+        terminal.wait_for_exit().await?;
+        let output = terminal.current_output().await?;
+        self.say(session_id, format!("terminal said: {}", output.output.trim()))
+            .await?;
+        terminal.release().await?;
+        Ok(StopReason::EndTurn)
+    }
+}
+
+impl Agent for ExampleAgent {
+    async fn initialize(&self, _params: InitializeRequest) -> Result<InitializeResponse, RequestError> {
+        let mut response = InitializeResponse::new(1);
+        response.agent_info = Some(Implementation::new(
+            "acp-engine-example-agent".into(),
+            "0.1.0".into(),
+        ));
+        Ok(response)
+    }
+
+    async fn new_session(&self, params: NewSessionRequest) -> Result<NewSessionResponse, RequestError> {
+        let id = SessionId::from(format!(
+            "session-{}",
+            self.next_session.fetch_add(1, Ordering::Relaxed)
+        ));
+        self.sessions
+            .lock()
+            .unwrap()
+            .insert(id.clone(), PathBuf::from(params.cwd));
+        Ok(NewSessionResponse::new(id))
+    }
+
+    async fn prompt(&self, params: PromptRequest) -> Result<PromptResponse, RequestError> {
+        let cwd = self.sessions.lock().unwrap().get(&params.session_id).cloned();
+        let cwd = cwd.ok_or_else(|| RequestError::resource_not_found(Some(params.session_id.as_ref())))?;
+        let text: String = params
+            .prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let stop_reason = if text.trim() == "cancel me" {
+            // Waits until the client cancels the turn, which answers the
+            // permission request `cancelled`.
+            match self.ask_permission(&params.session_id).await? {
+                None => StopReason::Cancelled,
+                Some(_) => StopReason::EndTurn,
+            }
+        } else {
+            self.say_hello(&params.session_id, cwd).await?
+        };
+        Ok(PromptResponse::new(stop_reason))
+    }
+
+    async fn cancel(&self, params: CancelNotification) -> Result<(), RequestError> {
+        eprintln!("[agent] the client cancelled the turn of {}", params.session_id);
+        Ok(())
+    }
+}

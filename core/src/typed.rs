@@ -1,0 +1,149 @@
+//! What the typed ACP layer shares between the agent and the client side:
+//! parsing params into schema types (a mismatch is -32602 that names the
+//! field), serializing results, and the macro that turns a side's method
+//! table into its handler trait and its dispatch functions.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::error::RequestError;
+use crate::message::{to_raw, RawJson};
+
+/// Parse a method's params into its schema type. Absent params read as `{}`.
+/// On a mismatch the error's `data` says which field is wrong and why:
+/// `{"method", "path", "message"}`.
+pub(crate) fn parse<T: DeserializeOwned>(method: &str, params: Option<&RawJson>) -> Result<T, RequestError> {
+    let text = params.map_or("{}", |raw| raw.get());
+    // The fast path first; the path-tracking parse only runs to explain an
+    // error.
+    serde_json::from_str(text).map_err(|error| {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let path = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+            Err(tracked) => tracked.path().to_string(),
+            Ok(_) => ".".to_owned(),
+        };
+        RequestError::invalid_params().with_data(json!({
+            "method": method,
+            "path": path,
+            "message": error.to_string(),
+        }))
+    })
+}
+
+/// Params of an extension method or notification, as plain JSON.
+pub(crate) fn parse_value(params: Option<&RawJson>) -> Result<Value, RequestError> {
+    match params {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(RequestError::from),
+        None => Ok(Value::Object(Default::default())),
+    }
+}
+
+/// Serialize a handler's result for the wire.
+pub(crate) fn respond<T: Serialize>(result: Result<T, RequestError>) -> Result<RawJson, RequestError> {
+    to_raw(&result?).map_err(RequestError::internal)
+}
+
+/// Declares a side's handler trait (what the user implements) and the two
+/// functions that route inbound requests and notifications to it, from one
+/// table of `method(Params) -> Result = "wire/name";` entries:
+/// - `required_*` entries have no default: the user must implement them;
+/// - `optional_*` requests answer -32601 until implemented, optional
+///   notifications are ignored;
+/// - `_`-prefixed methods go to `ext_method` / `ext_notification`; any other
+///   unknown request is -32601 and any other unknown notification is dropped.
+macro_rules! handler_trait {
+    (
+        $(#[$trait_doc:meta])*
+        pub trait $Trait:ident;
+        required_requests { $( $rr:ident($rr_p:ty) -> $rr_r:ty = $rr_w:literal; )* }
+        optional_requests { $( $(#[cfg($or_cfg:meta)])? $or:ident($or_p:ty) -> $or_r:ty = $or_w:literal; )* }
+        required_notifications { $( $rn:ident($rn_p:ty) = $rn_w:literal; )* }
+        optional_notifications { $( $(#[cfg($on_cfg:meta)])? $on:ident($on_p:ty) = $on_w:literal; )* }
+    ) => {
+        $(#[$trait_doc])*
+        pub trait $Trait: Send + Sync + 'static {
+            $(
+                #[doc = concat!("Answers `", $rr_w, "`.")]
+                fn $rr(&self, params: $rr_p)
+                    -> impl std::future::Future<Output = Result<$rr_r, RequestError>> + Send;
+            )*
+            $(
+                #[doc = concat!("Answers `", $or_w, "`; until implemented, -32601 (method not found).")]
+                $(#[cfg($or_cfg)])?
+                fn $or(&self, params: $or_p)
+                    -> impl std::future::Future<Output = Result<$or_r, RequestError>> + Send {
+                    let _ = params;
+                    async { Err(RequestError::method_not_found($or_w)) }
+                }
+            )*
+            $(
+                #[doc = concat!("Receives the `", $rn_w, "` notification.")]
+                fn $rn(&self, params: $rn_p)
+                    -> impl std::future::Future<Output = Result<(), RequestError>> + Send;
+            )*
+            $(
+                #[doc = concat!("Receives the `", $on_w, "` notification; ignored until implemented.")]
+                $(#[cfg($on_cfg)])?
+                fn $on(&self, params: $on_p)
+                    -> impl std::future::Future<Output = Result<(), RequestError>> + Send {
+                    let _ = params;
+                    async { Ok(()) }
+                }
+            )*
+            /// Answers an extension request (a method whose name starts with
+            /// `_`; `method` is the name as received). Until implemented, -32601.
+            fn ext_method(&self, method: String, params: serde_json::Value)
+                -> impl std::future::Future<Output = Result<serde_json::Value, RequestError>> + Send {
+                let _ = params;
+                async move { Err(RequestError::method_not_found(&method)) }
+            }
+            /// Receives an extension notification (`_`-prefixed); ignored
+            /// until implemented.
+            fn ext_notification(&self, method: String, params: serde_json::Value)
+                -> impl std::future::Future<Output = Result<(), RequestError>> + Send {
+                let _ = (method, params);
+                async { Ok(()) }
+            }
+        }
+
+        /// Route an inbound request to the handler's method.
+        pub(crate) async fn dispatch_request<T: $Trait>(
+            handler: &T,
+            request: &crate::IncomingRequest,
+        ) -> Result<crate::RawJson, RequestError> {
+            use crate::typed::{parse, parse_value, respond};
+            let params = request.params.as_ref();
+            match request.method.as_str() {
+                $( $rr_w => respond(handler.$rr(parse($rr_w, params)?).await), )*
+                $( $(#[cfg($or_cfg)])? $or_w => respond(handler.$or(parse($or_w, params)?).await), )*
+                method if method.starts_with('_') => {
+                    respond(handler.ext_method(method.to_owned(), parse_value(params)?).await)
+                }
+                method => Err(RequestError::method_not_found(method)),
+            }
+        }
+
+        /// Route an inbound notification to the handler's method.
+        pub(crate) async fn dispatch_notification<T: $Trait>(
+            handler: &T,
+            notification: &crate::IncomingNotification,
+        ) -> Result<(), RequestError> {
+            use crate::typed::{parse, parse_value};
+            let params = notification.params.as_ref();
+            match notification.method.as_str() {
+                $( $rn_w => handler.$rn(parse($rn_w, params)?).await, )*
+                $( $(#[cfg($on_cfg)])? $on_w => handler.$on(parse($on_w, params)?).await, )*
+                method if method.starts_with('_') => {
+                    handler.ext_notification(method.to_owned(), parse_value(params)?).await
+                }
+                method => {
+                    tracing::debug!(method, "ignored an unknown notification");
+                    Ok(())
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use handler_trait;

@@ -1,0 +1,767 @@
+#!/usr/bin/env python3
+"""Generate the Rust ACP protocol types from the JSON Schema.
+
+    python3 tools/codegen/gen_rust.py           # (re)write core/src/schema/v1.rs and v1_unstable.rs
+    python3 tools/codegen/gen_rust.py --check   # exit 1 if a checked-in file is out of date
+
+Inputs: schema/v1/schema.json + meta.json (stable) and schema/v1/schema.unstable.json +
+meta.unstable.json.  The schema is loaded into the language-neutral IR of ``acp_schema``;
+this module only decides how each IR node looks in Rust.  Output is piped through rustfmt
+(with the workspace ``rustfmt.toml``) both when writing and when checking, so the check
+compares exactly what is checked in.
+
+Mapping (see core/src/schema/mod.rs for the user-facing summary):
+
+* Struct -> ``pub struct`` with one field per property (``Option<T>`` unless required), a
+  ``#[serde(flatten)] extra`` map for unknown properties, and ``new(required...)``.
+  A struct with a union part gets a ``#[serde(flatten)]`` field holding that union and a
+  hand-rolled ``Deserialize`` that lets the union take its properties first.
+* StringEnum / IntEnum -> ``string_enum!`` / ``int_enum!`` (support.rs) with an
+  ``Unknown(String)`` / ``Other(int)`` fallback.
+* TaggedUnion -> enum with custom Serialize/Deserialize that dispatch on the tag.
+* UntaggedUnion -> of objects: dispatch on which variant's required properties are
+  present; of other values: ``#[serde(untagged)]``.
+* Newtype -> ``#[serde(transparent)] pub struct Id(pub String)`` + ``string_newtype!``.
+* Alias -> ``pub type``.
+* Methods -> ``pub mod method`` constants and ``AGENT_METHODS`` / ``CLIENT_METHODS`` /
+  ``PROTOCOL_METHODS`` tables of ``MethodInfo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+sys.dont_write_bytecode = True  # no __pycache__ next to the sources
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import acp_schema as ir  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+GENERATOR = "tools/codegen/gen_rust.py"
+
+# (schema, meta, output), relative to ROOT.
+TARGETS = [
+    ("schema/v1/schema.json", "schema/v1/meta.json", "core/src/schema/v1.rs"),
+    ("schema/v1/schema.unstable.json", "schema/v1/meta.unstable.json", "core/src/schema/v1_unstable.rs"),
+]
+
+RUST_KEYWORDS = {
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
+}
+
+# Names the generated module imports or relies on unqualified.
+RESERVED_TYPE_NAMES = {
+    "Map", "Value", "BTreeMap", "Serialize", "Deserialize", "Serializer", "Deserializer",
+    "MethodInfo", "Option", "Result", "String", "Vec", "Box", "Self", "Some", "None", "Ok", "Err",
+}
+
+INTEGER_TYPES = {
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "uint": "u64", "int": "i64", None: "i64",
+}
+NUMBER_TYPES = {"float": "f32", "double": "f64", None: "f64"}
+
+EXTRA_DOC = "Properties this version of the schema does not describe, kept so they survive a round trip."
+
+
+def snake(wire: str) -> str:
+    """``sessionId`` -> ``session_id``, ``_meta`` -> ``meta``, ``type`` -> ``r#type``."""
+    name = wire.lstrip("_")
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    name = re.sub(r"[^A-Za-z0-9_]", "_", name).lower()
+    if not name or name[0].isdigit():
+        name = "f_" + name
+    return "r#" + name if name in RUST_KEYWORDS else name
+
+
+def rust_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def doc_lines(text: str, indent: str = "") -> list[str]:
+    """A description as ``///`` lines (trimmed, blank lines kept as ``///``)."""
+    text = (text or "").strip()
+    if not text:
+        return []
+    out = []
+    for line in text.split("\n"):
+        line = line.rstrip().replace("\t", "    ")
+        out.append(f"{indent}///" + (f" {line}" if line else ""))
+    return out
+
+
+def join_docs(*parts: str) -> str:
+    return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+
+class RustEmitter:
+    def __init__(self, schema: ir.Schema, schema_rel: str, meta_rel: str):
+        self.s = schema
+        self.schema_rel = schema_rel
+        self.meta_rel = meta_rel
+        self.out: list[str] = []
+        self.uses: set[str] = set()
+        self._default_memo: dict[str, bool] = {}
+        for name in schema.definitions:
+            if name in RESERVED_TYPE_NAMES:
+                raise ir.SchemaError(f"definition name {name} clashes with a name the generated code uses")
+
+    # -- types --------------------------------------------------------------------------
+
+    def rust_type(self, t: ir.TypeExpr) -> str:
+        if isinstance(t, ir.Prim):
+            if t.kind == "string":
+                return "String"
+            if t.kind == "boolean":
+                return "bool"
+            if t.kind == "integer":
+                if t.format not in INTEGER_TYPES:
+                    raise ir.SchemaError(f"unsupported integer format {t.format}")
+                return INTEGER_TYPES[t.format]
+            if t.kind == "number":
+                if t.format not in NUMBER_TYPES:
+                    raise ir.SchemaError(f"unsupported number format {t.format}")
+                return NUMBER_TYPES[t.format]
+        if isinstance(t, ir.Ref):
+            return t.name
+        if isinstance(t, ir.Array):
+            return f"Vec<{self.rust_type(t.item)}>"
+        if isinstance(t, ir.MapOf):
+            self.uses.add("BTreeMap")
+            return f"BTreeMap<String, {self.rust_type(t.value)}>"
+        if isinstance(t, ir.JsonObject):
+            self.uses.add("Map")
+            self.uses.add("Value")
+            return "Map<String, Value>"
+        if isinstance(t, ir.AnyValue):
+            self.uses.add("Value")
+            return "Value"
+        if isinstance(t, ir.Nullable):
+            return f"Option<{self.rust_type(t.inner)}>"
+        if isinstance(t, ir.Null):
+            return "()"
+        raise ir.SchemaError(f"no Rust type for {t}")
+
+    def is_defaultable(self, t: ir.TypeExpr) -> bool:
+        if isinstance(t, (ir.Prim, ir.Array, ir.MapOf, ir.JsonObject, ir.AnyValue, ir.Nullable, ir.Null)):
+            return True
+        assert isinstance(t, ir.Ref)
+        return self.def_defaultable(t.name)
+
+    def def_defaultable(self, name: str) -> bool:
+        if name in self._default_memo:
+            return self._default_memo[name]
+        self._default_memo[name] = True  # optimistic for cycles
+        d = self.s.get(name)
+        if isinstance(d, ir.Struct):
+            ok = d.union is None and all(
+                (not f.required) or isinstance(f.type, ir.Nullable) or self.is_defaultable(f.type) for f in d.fields
+            )
+        elif isinstance(d, ir.Newtype):
+            ok = True
+        elif isinstance(d, ir.Alias):
+            ok = self.is_defaultable(d.target)
+        else:
+            ok = False
+        self._default_memo[name] = ok
+        return ok
+
+    def is_eq_hash(self, t: ir.TypeExpr) -> bool:
+        if isinstance(t, ir.Prim):
+            return t.kind != "number"
+        if isinstance(t, ir.Null):
+            return True
+        if isinstance(t, (ir.Array, ir.Nullable)):
+            return self.is_eq_hash(t.item if isinstance(t, ir.Array) else t.inner)
+        if isinstance(t, ir.Ref):
+            d = self.s.get(t.name)
+            if isinstance(d, (ir.Newtype, ir.StringEnum, ir.IntEnum)):
+                return True
+            if isinstance(d, ir.Alias):
+                return self.is_eq_hash(d.target)
+        return False
+
+    def field_rust(self, f: ir.Field) -> tuple[str, str, list[str]]:
+        """(rust field name, rust type, serde attribute items)."""
+        name = snake(f.wire_name)
+        attrs = [f"rename = {rust_str(f.wire_name)}"]
+        inner = f.type.inner if isinstance(f.type, ir.Nullable) else f.type
+        optional = (not f.required) or isinstance(f.type, ir.Nullable)
+        ty = self.rust_type(inner)
+        if optional:
+            ty = f"Option<{ty}>"
+        if not f.required:
+            attrs.append("default")
+            attrs.append('skip_serializing_if = "Option::is_none"')
+        if f.skip_invalid_items and not f.lenient:
+            raise ir.SchemaError(f"{f.wire_name}: skip-invalid-items without default-on-error is not supported")
+        if f.lenient:
+            is_array = isinstance(inner, ir.Array)
+            if f.skip_invalid_items and not is_array:
+                raise ir.SchemaError(f"{f.wire_name}: skip-invalid-items on a non-array")
+            if optional:
+                func = "lenient_vec" if f.skip_invalid_items else "lenient"
+                if f.required:
+                    attrs.append("default")
+            else:
+                if not f.skip_invalid_items:
+                    # Not used by the schema yet: add `support::lenient_default` when it is.
+                    raise ir.SchemaError(f"{f.wire_name}: default-on-error on a required non-array property")
+                func = "lenient_vec_default"
+            attrs.append(f'deserialize_with = "support::{func}"')
+        return name, ty, attrs
+
+    # -- output helpers -----------------------------------------------------------------
+
+    def emit(self, *lines: str) -> None:
+        self.out.extend(lines)
+
+    def emit_doc(self, text: str, indent: str = "") -> None:
+        self.out.extend(doc_lines(text, indent))
+
+    # -- definitions --------------------------------------------------------------------
+
+    def generate(self) -> str:
+        for d in self.s.definitions.values():
+            self.emit("")
+            if isinstance(d, ir.Struct):
+                self.gen_struct(d)
+            elif isinstance(d, ir.StringEnum):
+                self.gen_string_enum(d)
+            elif isinstance(d, ir.IntEnum):
+                self.gen_int_enum(d)
+            elif isinstance(d, ir.TaggedUnion):
+                self.gen_tagged_union(d)
+            elif isinstance(d, ir.UntaggedUnion):
+                self.gen_untagged_union(d)
+            elif isinstance(d, ir.Newtype):
+                self.gen_newtype(d)
+            elif isinstance(d, ir.Alias):
+                self.gen_alias(d)
+            else:
+                raise ir.SchemaError(f"unknown definition kind {d}")
+        self.gen_methods()
+        body = self.out
+        return "\n".join(self.header() + body) + "\n"
+
+    def header(self) -> list[str]:
+        lines = [
+            f"// @generated by {GENERATOR} from {self.schema_rel} and {self.meta_rel}.",
+            f"// Do not edit by hand: change the schema or the generator, then run `python3 {GENERATOR}`.",
+            "",
+            "// Some unions hold a large struct in one variant and a small one in another (ToolCallContent);",
+            "// boxing would make the types awkward to build and match for little gain.",
+            "#![allow(clippy::large_enum_variant)]",
+            "",
+        ]
+        std = []
+        if "BTreeMap" in self.uses:
+            std.append("use std::collections::BTreeMap;")
+        if std:
+            lines += std + [""]
+        if "de_error" in self.uses:
+            lines.append("use serde::de::Error as _;")
+        serde_items = ["Deserialize", "Serialize"]
+        if "Deserializer" in self.uses:
+            serde_items.append("Deserializer")
+        if "Serializer" in self.uses:
+            serde_items.append("Serializer")
+        lines.append(f"use serde::{{{', '.join(sorted(serde_items))}}};")
+        json_items = [x for x in ("Map", "Value") if x in self.uses]
+        if json_items:
+            lines.append(f"use serde_json::{{{', '.join(json_items)}}};" if len(json_items) > 1 else f"use serde_json::{json_items[0]};")
+        lines.append("")
+        lines.append("use super::support::{self, MethodInfo};")
+        return lines
+
+    def method_doc(self, d: ir.Struct) -> str:
+        if not d.method:
+            return ""
+        handler = {"agent": "the agent", "client": "the client", "both": "either side", "protocol": "either side"}.get(
+            d.side or "", "either side"
+        )
+        if d.method_kind == "request":
+            return f"Params of the `{d.method}` request (handled by {handler})."
+        if d.method_kind == "response":
+            return f"Result of the `{d.method}` request (handled by {handler})."
+        return f"Params of the `{d.method}` notification (handled by {handler})."
+
+    def gen_struct(self, d: ir.Struct) -> None:
+        default = self.def_defaultable(d.name)
+        doc = join_docs(d.doc, self.method_doc(d))
+        if d.inline_of and not d.doc:
+            doc = f"An inline variant of [`{d.inline_of}`]."
+        self.emit_doc(doc)
+        derives = ["Debug", "Clone", "PartialEq", "Serialize"]
+        if d.union is None:
+            derives.append("Deserialize")
+        if default:
+            derives.append("Default")
+        self.emit(f"#[derive({', '.join(derives)})]", f"pub struct {d.name} {{")
+        fields = []
+        for f in d.fields:
+            name, ty, attrs = self.field_rust(f)
+            fields.append((f, name, ty, attrs))
+            fdoc = f.doc
+            if f.has_default:
+                fdoc = join_docs(fdoc, f"Default: `{json.dumps(f.default, separators=(',', ':'))}`.")
+            self.emit_doc(fdoc, "    ")
+            self.emit(f"    #[serde({', '.join(attrs)})]", f"    pub {name}: {ty},")
+        union_field = None
+        if d.union:
+            union_field = snake(d.union.field)
+            self.emit_doc(d.union.doc, "    ")
+            self.emit("    #[serde(flatten)]", f"    pub {union_field}: {d.union.union},")
+        self.uses.update(["Map", "Value"])
+        self.emit_doc(EXTRA_DOC, "    ")
+        self.emit("    #[serde(flatten)]", "    pub extra: Map<String, Value>,", "}")
+
+        # Constructor.
+        params = []
+        inits = []
+        for f, name, ty, _ in fields:
+            if f.required:
+                pname = name
+                target = ty
+                # Plain types: callers write `"id".into()`; `impl Into<_>` params would make
+                # those calls ambiguous.
+                params.append(f"{pname}: {target}")
+                inits.append(name)
+            else:
+                inits.append(f"{name}: None")
+        if union_field:
+            params.append(f"{union_field}: {d.union.union}")
+            inits.append(union_field)
+        inits.append("extra: Map::new()")
+        self.emit("", f"impl {d.name} {{")
+        self.emit(
+            "    /// Creates a value from its required properties (optional ones `None`, `extra` empty)."
+        )
+        self.emit(f"    pub fn new({', '.join(params)}) -> Self {{")
+        self.emit(f"        Self {{ {', '.join(inits)} }}")
+        self.emit("    }", "}")
+
+        if d.union:
+            self.gen_struct_deserialize(d, fields, union_field)
+
+    def gen_struct_deserialize(self, d: ir.Struct, fields, union_field: str) -> None:
+        self.uses.update(["Deserializer", "de_error"])
+        self.emit(
+            "",
+            f"impl<'de> Deserialize<'de> for {d.name} {{",
+            "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
+            "        #[derive(Deserialize)]",
+            "        struct Common {",
+        )
+        for _, name, ty, attrs in fields:
+            attrs = [a for a in attrs if not a.startswith("skip_serializing_if")]
+            self.emit(f"            #[serde({', '.join(attrs)})]", f"            {name}: {ty},")
+        self.emit(
+            "            #[serde(flatten)]",
+            "            extra: Map<String, Value>,",
+            "        }",
+            "",
+            "        let mut map = support::object(deserializer)?;",
+            f"        let {union_field} = {d.union.union}::take_from(&mut map).map_err(D::Error::custom)?;",
+            "        let common: Common = support::from_map(map).map_err(D::Error::custom)?;",
+        )
+        inits = [f"{name}: common.{name}" for _, name, _, _ in fields] + [union_field, "extra: common.extra"]
+        self.emit(f"        Ok(Self {{ {', '.join(inits)} }})", "    }", "}")
+
+    def gen_string_enum(self, d: ir.StringEnum) -> None:
+        doc = join_docs(d.doc, d.open_doc and f"Other values: {d.open_doc}")
+        self.emit("support::string_enum! {")
+        self.emit_doc(doc, "    ")
+        self.emit(f"    pub enum {d.name} {{")
+        names = set()
+        for v in d.values:
+            vname = ir.camel(str(v.value))
+            if vname in names or vname == "Unknown":
+                raise ir.SchemaError(f"{d.name}: variant name clash {vname}")
+            names.add(vname)
+            self.emit_doc(v.doc, "        ")
+            self.emit(f"        {vname} = {rust_str(v.value)},")
+        self.emit("    }", "}")
+
+    def gen_int_enum(self, d: ir.IntEnum) -> None:
+        ty = INTEGER_TYPES[d.format]
+        doc = join_docs(d.doc, d.open_doc and f"Other values: {d.open_doc}")
+        self.emit("support::int_enum! {")
+        self.emit_doc(doc, "    ")
+        self.emit(f"    pub enum {d.name}: {ty} {{")
+        names = set()
+        for v in d.values:
+            vname = ir.camel(v.title or f"V{v.value}")
+            if vname in names or vname == "Other":
+                raise ir.SchemaError(f"{d.name}: variant name clash {vname}")
+            names.add(vname)
+            self.emit_doc(v.doc, "        ")
+            self.emit(f"        {vname} = {v.value},")
+        self.emit("    }", "}")
+
+    def gen_newtype(self, d: ir.Newtype) -> None:
+        if d.inner.kind != "string":
+            raise ir.SchemaError(f"{d.name}: only string newtypes are supported")
+        self.emit_doc(d.doc)
+        self.emit(
+            "#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]",
+            "#[serde(transparent)]",
+            f"pub struct {d.name}(pub String);",
+            "",
+            f"support::string_newtype!({d.name});",
+        )
+
+    def gen_alias(self, d: ir.Alias) -> None:
+        self.emit_doc(d.doc)
+        self.emit(f"pub type {d.name} = {self.rust_type(d.target)};")
+
+    # -- unions -------------------------------------------------------------------------
+
+    def variant_from_impls(self, union: str, variants: list[tuple[str, str]]) -> None:
+        """``From<Payload> for Union`` for every payload type used by exactly one variant."""
+        counts: dict[str, int] = {}
+        for _, ty in variants:
+            counts[ty] = counts.get(ty, 0) + 1
+        for vname, ty in variants:
+            if counts[ty] == 1 and ty != "()":
+                self.emit(
+                    "",
+                    f"impl From<{ty}> for {union} {{",
+                    f"    fn from(value: {ty}) -> Self {{",
+                    f"        Self::{vname}(value)",
+                    "    }",
+                    "}",
+                )
+
+    def gen_tagged_union(self, u: ir.TaggedUnion) -> None:
+        self.uses.update(["Serializer", "Value"])
+        embedded = u.embedded_in is not None
+        tag = rust_str(u.tag)
+        doc = u.doc or (f"The `{u.tag}`-selected part of [`{u.embedded_in}`]." if embedded else "")
+        self.emit_doc(doc)
+        self.emit("#[derive(Debug, Clone, PartialEq)]", f"pub enum {u.name} {{")
+        names: set[str] = set()
+        arms_ser: list[str] = []
+        payload_variants: list[tuple[str, str]] = []
+
+        def claim(vname: str) -> str:
+            if vname in names:
+                raise ir.SchemaError(f"{u.name}: variant name clash {vname}")
+            names.add(vname)
+            return vname
+
+        tagged = []
+        for v in u.variants:
+            vname = claim(ir.camel(v.tag))
+            tagged.append((v, vname))
+            vdoc = join_docs(v.doc, f"Tagged `\"{u.tag}\": {rust_str(v.tag)}`.")
+            self.emit_doc(vdoc, "    ")
+            if v.payload:
+                self.emit(f"    {vname}({v.payload}),")
+                payload_variants.append((vname, v.payload))
+                arms_ser.append(f"Self::{vname}(v) => support::Tagged::new({tag}, {rust_str(v.tag)}, v).serialize(serializer),")
+            else:
+                self.emit(f"    {vname},")
+                arms_ser.append(f"Self::{vname} => support::Tag::new({tag}, {rust_str(v.tag)}).serialize(serializer),")
+        default_name = other_name = None
+        if u.default:
+            default_name = claim(u.default.title)
+            vdoc = join_docs(u.default.doc, f"Used when `{u.tag}` is absent or not one of the values above.")
+            self.emit_doc(vdoc, "    ")
+            self.emit(f"    {default_name}({u.default.payload}),")
+            payload_variants.append((default_name, u.default.payload))
+            arms_ser.append(f"Self::{default_name}(v) => v.serialize(serializer),")
+        if u.other:
+            other_name = claim(u.other.title)
+            if embedded:
+                vdoc = join_docs(u.other.doc, f"Any other `{u.tag}` value (kept here; the object's other properties go to the enclosing `extra`).")
+                self.emit_doc(vdoc, "    ")
+                self.emit(f"    {other_name}(String),")
+                arms_ser.append(f"Self::{other_name}(v) => support::Tag::new({tag}, v).serialize(serializer),")
+            else:
+                self.uses.add("Map")
+                vdoc = join_docs(u.other.doc, f"Any other `{u.tag}` value: the whole object, `{u.tag}` included.")
+                self.emit_doc(vdoc, "    ")
+                self.emit(f"    {other_name}(Map<String, Value>),")
+                arms_ser.append(f"Self::{other_name}(v) => v.serialize(serializer),")
+        self.emit("}")
+
+        self.emit(
+            "",
+            f"impl Serialize for {u.name} {{",
+            "    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {",
+            "        match self {",
+        )
+        self.emit(*[f"            {a}" for a in arms_ser])
+        self.emit("        }", "    }", "}")
+
+        known = ", ".join(rust_str(v.tag) for v, _ in tagged)
+        arms = []
+        for v, vname in tagged:
+            if v.payload is None:
+                arms.append(f"Some({rust_str(v.tag)}) => Ok(Self::{vname}),")
+            elif embedded:
+                fields = ", ".join(rust_str(n) for n in self.s.field_names(v.payload))
+                arms.append(f"Some({rust_str(v.tag)}) => support::take_payload(map, &[{fields}]).map(Self::{vname}),")
+            else:
+                arms.append(f"Some({rust_str(v.tag)}) => support::from_map(map).map(Self::{vname}),")
+        if other_name:
+            if embedded:
+                arms.append(f"Some(other) => Ok(Self::{other_name}(other.to_owned())),")
+            else:
+                arms.append(f"Some(_) => Ok(Self::{other_name}(support::restore(map, {tag}, tag))),")
+        if default_name:
+            if embedded:
+                fields = ", ".join(rust_str(n) for n in self.s.field_names(u.default.payload))
+                arms.append(
+                    "_ => {\n"
+                    f"    support::restore_in(map, {tag}, tag);\n"
+                    f"    support::take_payload(map, &[{fields}]).map(Self::{default_name})\n"
+                    "}"
+                )
+            else:
+                arms.append(f"_ => support::from_map(support::restore(map, {tag}, tag)).map(Self::{default_name}),")
+        else:
+            arms.append(f"_ => Err(support::bad_tag({tag}, tag.as_ref(), &[{known}])),")
+
+        if embedded:
+            self.emit(
+                "",
+                f"impl {u.name} {{",
+                "    /// Moves this part's properties out of the enclosing object's `map`.",
+                "    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {",
+                f"        let tag = map.remove({tag});",
+                "        match tag.as_ref().and_then(Value::as_str) {",
+            )
+            self.uses.add("Map")
+        else:
+            self.uses.update(["Deserializer", "de_error"])
+            self.emit(
+                "",
+                f"impl<'de> Deserialize<'de> for {u.name} {{",
+                "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
+                "        let mut map = support::object(deserializer)?;",
+                f"        let tag = map.remove({tag});",
+                "        let value = match tag.as_ref().and_then(Value::as_str) {",
+            )
+        for a in arms:
+            for line in a.split("\n"):
+                self.emit("            " + line)
+        if embedded:
+            self.emit("        }", "    }", "}")
+        else:
+            self.emit("        };", "        value.map_err(D::Error::custom)", "    }", "}")
+        self.variant_from_impls(u.name, payload_variants)
+
+    def gen_untagged_union(self, u: ir.UntaggedUnion) -> None:
+        embedded = u.embedded_in is not None
+        objects = all(isinstance(v.type, ir.Ref) and isinstance(self.s.get(v.type.name), ir.Struct) for v in u.variants)
+        self.emit_doc(u.doc)
+        payloads = []
+        if not objects:
+            eq = all(self.is_eq_hash(v.type) for v in u.variants)
+            derives = ["Debug", "Clone", "PartialEq"] + (["Eq", "Hash"] if eq else []) + ["Serialize", "Deserialize"]
+            self.emit(f"#[derive({', '.join(derives)})]", "#[serde(untagged)]", f"pub enum {u.name} {{")
+            for v in u.variants:
+                self.emit_doc(v.doc, "    ")
+                if isinstance(v.type, ir.Null):
+                    self.emit(f"    {v.title},")
+                else:
+                    ty = self.rust_type(v.type)
+                    self.emit(f"    {v.title}({ty}),")
+                    payloads.append((v.title, ty))
+            self.emit("}")
+            self.variant_from_impls(u.name, payloads)
+            return
+
+        self.uses.update(["Serializer", "Map", "Value"])
+        self.emit("#[derive(Debug, Clone, PartialEq)]", f"pub enum {u.name} {{")
+        for v in u.variants:
+            self.emit_doc(v.doc, "    ")
+            self.emit(f"    {v.title}({v.type.name}),")
+            payloads.append((v.title, v.type.name))
+        self.emit("}")
+        self.emit(
+            "",
+            f"impl Serialize for {u.name} {{",
+            "    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {",
+            "        match self {",
+        )
+        for v in u.variants:
+            self.emit(f"            Self::{v.title}(v) => v.serialize(serializer),")
+        self.emit("        }", "    }", "}")
+
+        required = []
+        branches = []
+        for v in u.variants:
+            req = self.s.required_names(v.type.name)
+            required.append(req)
+            req_list = ", ".join(rust_str(n) for n in req)
+            if embedded:
+                fields = ", ".join(rust_str(n) for n in self.s.field_names(v.type.name))
+                take = f"support::take_payload(map, &[{fields}]).map(Self::{v.title})"
+            else:
+                take = f"support::from_map(map).map(Self::{v.title})"
+            cond = f"support::has_all({'map' if embedded else '&map'}, &[{req_list}])"
+            branches.append((cond if req else None, take))
+        shapes = ", ".join("&[" + ", ".join(rust_str(n) for n in r) + "]" for r in required)
+        chain: list[str] = []
+        for i, (cond, take) in enumerate(branches):
+            if cond is None:
+                chain += (["} else {"] if i else []) + [f"    {take}" if i else take]
+                break
+            chain += [("} else if " if i else "if ") + f"{cond} {{", f"    {take}"]
+        else:
+            chain += ["} else {", f"    Err(support::no_variant({rust_str(u.name)}, &[{shapes}]))"]
+        if chain[0].startswith("if "):
+            chain.append("}")
+        if embedded:
+            self.emit(
+                "",
+                f"impl {u.name} {{",
+                "    /// Moves this part's properties out of the enclosing object's `map`.",
+                "    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {",
+            )
+            self.emit(*["        " + line for line in chain])
+            self.emit("    }", "}")
+        else:
+            self.uses.update(["Deserializer", "de_error"])
+            self.emit(
+                "",
+                f"impl<'de> Deserialize<'de> for {u.name} {{",
+                "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
+                "        let map = support::object(deserializer)?;",
+            )
+            chain[0] = "let value = " + chain[0]
+            chain[-1] += ";"
+            self.emit(*["        " + line for line in chain])
+            self.emit("        value.map_err(D::Error::custom)", "    }", "}")
+        self.variant_from_impls(u.name, payloads)
+
+    # -- methods ------------------------------------------------------------------------
+
+    def gen_methods(self) -> None:
+        methods = self.s.methods
+        consts: dict[str, str] = {}
+        for m in methods:
+            key = (m.key or re.sub(r"[^A-Za-z0-9]+", "_", m.name).strip("_")).upper()
+            if consts.setdefault(key, m.name) != m.name:
+                raise ir.SchemaError(f"method constant {key} for two methods")
+        const_of = {name: key for key, name in consts.items()}
+        self.emit(
+            "",
+            "/// Wire method names: one constant per method, named after its `meta.json` key.",
+            "pub mod method {",
+        )
+        first = True
+        for key, name in consts.items():
+            kinds = []
+            for m in methods:
+                if m.name != name:
+                    continue
+                if m.notification:
+                    kinds.append(f"notification with params [`{m.params}`](super::{m.params})")
+                else:
+                    kinds.append(
+                        f"request with params [`{m.params}`](super::{m.params}), "
+                        f"result [`{m.result}`](super::{m.result})"
+                    )
+            if not first:
+                self.emit("")
+            first = False
+            self.emit(f"    /// `{name}`: {'; or a '.join(kinds)}.", f"    pub const {key}: &str = {rust_str(name)};")
+        self.emit("}")
+
+        tables = [
+            ("AGENT_METHODS", "agent", "Methods the agent handles (the client sends them)"),
+            ("CLIENT_METHODS", "client", "Methods the client handles (the agent sends them)"),
+            ("PROTOCOL_METHODS", "protocol", "Protocol-level methods either side may send"),
+        ]
+        for const, side, doc in tables:
+            entries = [m for m in methods if m.side == side or (m.side == "both" and side in ("agent", "client"))]
+            self.emit("", f"/// {doc}, in `meta.json` order.", f"pub const {const}: &[MethodInfo] = &[")
+            for m in entries:
+                result = f"Some({rust_str(m.result)})" if m.result else "None"
+                self.emit(
+                    "    MethodInfo {",
+                    f"        name: method::{const_of[m.name]},",
+                    f"        params: {rust_str(m.params)},",
+                    f"        result: {result},",
+                    f"        notification: {'true' if m.notification else 'false'},",
+                    "    },",
+                )
+            self.emit("];")
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def rustfmt(text: str) -> str:
+    exe = shutil.which("rustfmt")
+    if exe is None:
+        raise SystemExit(f"{GENERATOR}: rustfmt not found on PATH (needed to format the output)")
+    cmd = [exe, "--edition", "2021", "--emit", "stdout"]
+    config = ROOT / "rustfmt.toml"
+    if config.exists():
+        cmd += ["--config-path", str(config)]
+    proc = subprocess.run(cmd, input=text, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"{GENERATOR}: rustfmt failed:\n{proc.stderr}")
+    return proc.stdout
+
+
+def generate(schema_rel: str, meta_rel: str) -> str:
+    schema = ir.load(ROOT / schema_rel, ROOT / meta_rel)
+    return rustfmt(RustEmitter(schema, schema_rel, meta_rel).generate())
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if a checked-in output is out of date")
+    args = parser.parse_args(argv)
+    stale = []
+    for schema_rel, meta_rel, out_rel in TARGETS:
+        text = generate(schema_rel, meta_rel)
+        path = ROOT / out_rel
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if args.check:
+            if current != text:
+                stale.append(out_rel)
+                diff = difflib.unified_diff(
+                    (current or "").splitlines(), text.splitlines(), out_rel, f"{out_rel} (generated)", lineterm=""
+                )
+                lines = list(diff)
+                sys.stderr.write("\n".join(lines[:60]) + ("\n..." if len(lines) > 60 else "") + "\n")
+        elif current != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {out_rel}")
+        else:
+            print(f"{out_rel} is up to date")
+    if stale:
+        sys.stderr.write(
+            f"\n{GENERATOR} --check: out of date: {', '.join(stale)}.\n"
+            f"The schema or the generator changed; run `python3 {GENERATOR}` and commit the result.\n"
+        )
+        return 1
+    if args.check:
+        print("generated schema types are up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
