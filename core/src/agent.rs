@@ -39,11 +39,44 @@ handler_trait! {
         set_session_mode(SetSessionModeRequest) -> SetSessionModeResponse = "session/set_mode";
         set_session_config_option(SetSessionConfigOptionRequest) -> SetSessionConfigOptionResponse
             = "session/set_config_option";
+        #[cfg(feature = "unstable")] list_providers(ListProvidersRequest) -> ListProvidersResponse = "providers/list";
+        #[cfg(feature = "unstable")] set_provider(SetProviderRequest) -> SetProviderResponse = "providers/set";
+        #[cfg(feature = "unstable")] disable_provider(DisableProviderRequest) -> DisableProviderResponse
+            = "providers/disable";
+        #[cfg(feature = "unstable")] mcp_message(MessageMcpRequest) -> MessageMcpResponse = "mcp/message";
+        #[cfg(feature = "unstable")] fork_session(ForkSessionRequest) -> ForkSessionResponse = "session/fork";
+        #[cfg(feature = "unstable")] start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+        #[cfg(feature = "unstable")] suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
+        #[cfg(feature = "unstable")] close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
     }
     required_notifications {
         cancel(CancelNotification) = "session/cancel";
     }
-    optional_notifications {}
+    optional_notifications {
+        #[cfg(feature = "unstable")] mcp_message_notification(MessageMcpNotification) = "mcp/message";
+        #[cfg(feature = "unstable")] accept_nes(AcceptNesNotification) = "nes/accept";
+        #[cfg(feature = "unstable")] reject_nes(RejectNesNotification) = "nes/reject";
+        #[cfg(feature = "unstable")] did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+        #[cfg(feature = "unstable")] did_change_document(DidChangeDocumentNotification) = "document/didChange";
+        #[cfg(feature = "unstable")] did_close_document(DidCloseDocumentNotification) = "document/didClose";
+        #[cfg(feature = "unstable")] did_save_document(DidSaveDocumentNotification) = "document/didSave";
+        #[cfg(feature = "unstable")] did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+    }
+}
+
+/// The unstable client methods (feature `unstable`).
+#[cfg(feature = "unstable")]
+impl AgentSideConnection {
+    crate::typed::peer_methods! {
+        requests {
+            connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+            disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
+            mcp_message(MessageMcpRequest) -> MessageMcpResponse = "mcp/message";
+        }
+        notifications {
+            mcp_message_notification(MessageMcpNotification) = "mcp/message";
+        }
+    }
 }
 
 /// The agent's connection to its client: every client method, typed.

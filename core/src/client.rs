@@ -37,12 +37,43 @@ handler_trait! {
         wait_for_terminal_exit(WaitForTerminalExitRequest) -> WaitForTerminalExitResponse = "terminal/wait_for_exit";
         kill_terminal(KillTerminalRequest) -> KillTerminalResponse = "terminal/kill";
         create_elicitation(CreateElicitationRequest) -> CreateElicitationResponse = "elicitation/create";
+        #[cfg(feature = "unstable")] connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+        #[cfg(feature = "unstable")] disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
+        #[cfg(feature = "unstable")] mcp_message(MessageMcpRequest) -> MessageMcpResponse = "mcp/message";
     }
     required_notifications {
         session_update(SessionNotification) = "session/update";
     }
     optional_notifications {
         complete_elicitation(CompleteElicitationNotification) = "elicitation/complete";
+        #[cfg(feature = "unstable")] mcp_message_notification(MessageMcpNotification) = "mcp/message";
+    }
+}
+
+/// The unstable agent methods (feature `unstable`).
+#[cfg(feature = "unstable")]
+impl ClientSideConnection {
+    crate::typed::peer_methods! {
+        requests {
+            list_providers(ListProvidersRequest) -> ListProvidersResponse = "providers/list";
+            set_provider(SetProviderRequest) -> SetProviderResponse = "providers/set";
+            disable_provider(DisableProviderRequest) -> DisableProviderResponse = "providers/disable";
+            mcp_message(MessageMcpRequest) -> MessageMcpResponse = "mcp/message";
+            fork_session(ForkSessionRequest) -> ForkSessionResponse = "session/fork";
+            start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+            suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
+            close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+        }
+        notifications {
+            mcp_message_notification(MessageMcpNotification) = "mcp/message";
+            accept_nes(AcceptNesNotification) = "nes/accept";
+            reject_nes(RejectNesNotification) = "nes/reject";
+            did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+            did_change_document(DidChangeDocumentNotification) = "document/didChange";
+            did_close_document(DidCloseDocumentNotification) = "document/didClose";
+            did_save_document(DidSaveDocumentNotification) = "document/didSave";
+            did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+        }
     }
 }
 

@@ -147,3 +147,29 @@ macro_rules! handler_trait {
 }
 
 pub(crate) use handler_trait;
+
+/// Methods on a typed connection that call the peer, one line each:
+/// `name(Params) -> Result = "wire/name";` for requests and
+/// `name(Params) = "wire/name";` for notifications. Expands inside an
+/// `impl` block of a type with a `connection: Connection` field.
+macro_rules! peer_methods {
+    (
+        requests { $( $r:ident($r_p:ty) -> $r_r:ty = $r_w:literal; )* }
+        notifications { $( $n:ident($n_p:ty) = $n_w:literal; )* }
+    ) => {
+        $(
+            #[doc = concat!("Sends the `", $r_w, "` request.")]
+            pub async fn $r(&self, params: $r_p) -> Result<$r_r, RequestError> {
+                self.connection.send_request($r_w, &params).await
+            }
+        )*
+        $(
+            #[doc = concat!("Sends the `", $n_w, "` notification.")]
+            pub async fn $n(&self, params: $n_p) -> Result<(), RequestError> {
+                self.connection.send_notification($n_w, &params).await
+            }
+        )*
+    };
+}
+
+pub(crate) use peer_methods;

@@ -860,3 +860,58 @@ async fn a_typed_agent_and_client_talk_in_memory() {
         .unwrap_err();
     assert_eq!(error.code, -32601);
 }
+
+/// Every request method of meta.unstable.json is routed to a typed method
+/// when the `unstable` feature is on: params of the wrong shape get -32602
+/// (they were parsed for that method) rather than -32601 (unknown).
+#[cfg(feature = "unstable")]
+#[tokio::test]
+async fn with_the_unstable_feature_every_unstable_request_is_routed() {
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../schema/v1/meta.unstable.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let notifications = [
+        "session/cancel",
+        "session/update",
+        "elicitation/complete",
+        "nes/accept",
+        "nes/reject",
+        "document/didOpen",
+        "document/didChange",
+        "document/didClose",
+        "document/didSave",
+        "document/didFocus",
+    ];
+    let probe = |side: &'static str| {
+        meta[side]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|m| m.as_str().unwrap().to_owned())
+            .filter(|m| !notifications.contains(&m.as_str()))
+            .collect::<Vec<_>>()
+    };
+    let (transport, peer) = raw_transport();
+    let _agent = AgentSideConnection::new(|_| MinimalAgent, transport);
+    let mut peer = peer;
+    for (n, method) in probe("agentMethods").into_iter().enumerate() {
+        peer.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": [1]}).to_string())
+            .await;
+        let reply = peer.recv().await;
+        assert_eq!(reply["error"]["code"], -32602, "{method}: {reply}");
+    }
+    let (transport, peer) = raw_transport();
+    let _client = ClientSideConnection::new(|_| MinimalClient, transport);
+    let mut peer = peer;
+    for (n, method) in probe("clientMethods").into_iter().enumerate() {
+        peer.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": [1]}).to_string())
+            .await;
+        let reply = peer.recv().await;
+        assert_eq!(reply["error"]["code"], -32602, "{method}: {reply}");
+    }
+}
