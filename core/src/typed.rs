@@ -151,7 +151,9 @@ pub(crate) use handler_trait;
 /// Methods on a typed connection that call the peer, one line each:
 /// `name(Params) -> Result = "wire/name";` for requests and
 /// `name(Params) = "wire/name";` for notifications. Expands inside an
-/// `impl` block of a type with a `connection: Connection` field.
+/// `impl` block of a type with a `connection: Connection` field. (Used for
+/// the unstable methods; the stable ones are written out with their docs.)
+#[cfg(feature = "unstable")]
 macro_rules! peer_methods {
     (
         requests { $( $r:ident($r_p:ty) -> $r_r:ty = $r_w:literal; )* }
@@ -172,4 +174,5 @@ macro_rules! peer_methods {
     };
 }
 
+#[cfg(feature = "unstable")]
 pub(crate) use peer_methods;
