@@ -42,7 +42,9 @@ mod typed;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};
 pub use client::{spawn_agent, Client, ClientSideConnection};
-pub use connection::{Connection, ConnectionBuilder, PendingRequest, DEFAULT_WRITE_QUEUE_CAPACITY};
+pub use connection::{
+    Connection, ConnectionBuilder, PendingRequest, DEFAULT_READ_SPIN, DEFAULT_WRITE_QUEUE_CAPACITY,
+};
 pub use error::RequestError;
 pub use handler::{
     BoxFuture, Direction, IncomingNotification, IncomingRequest, NotificationHandler, Observer,

@@ -33,6 +33,7 @@ pub(crate) type Waiter = oneshot::Sender<Result<RawJson, RequestError>>;
 const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(1);
 
 pub(crate) struct Settings {
+    pub read_spin: std::time::Duration,
     pub observer: Option<Arc<dyn Observer>>,
     pub max_message_size: usize,
     pub write_queue_capacity: usize,
@@ -79,7 +80,8 @@ impl Inner {
     ) -> Arc<Self> {
         let (outbound, outbound_rx) = mpsc::channel(settings.write_queue_capacity);
         let (dispatch_tx, dispatch_rx) = mpsc::channel(settings.dispatch_queue_capacity);
-        let lines = LineReader::new(transport.reader, settings.max_message_size);
+        let lines =
+            LineReader::new(transport.reader, settings.max_message_size).with_spin(settings.read_spin);
         let frames = FrameWriter::new(transport.writer);
         let inner = Arc::new(Self {
             settings,

@@ -1,57 +1,55 @@
-//! Benchmark agent on acp-engine's Connection (see bench/README.md).
+//! Benchmark agent on acp-engine's typed `Agent` API (see bench/README.md).
 
-use acp_engine::{to_raw, Connection, IncomingRequest, RawJson, RequestError, Transport};
-use acp_engine_bench::{parse_scenario, SessionNotification, Text, Update, CHUNK_TEXT, SESSION_ID};
-use serde_json::{json, Value};
+use acp_engine::schema::*;
+use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError};
+use acp_engine_bench::{parse_scenario, CHUNK_TEXT, SESSION_ID};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let connection = Connection::builder()
-        .on_request(handle)
-        .connect(Transport::stdio());
-    connection.closed().await;
+    run_agent(|client| BenchAgent { client }).await;
 }
 
-async fn handle(request: IncomingRequest) -> Result<RawJson, RequestError> {
-    let result = match request.method.as_str() {
-        "initialize" => json!({"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}),
-        "session/new" => json!({"sessionId": SESSION_ID}),
-        "session/prompt" => {
-            let params: Value = request.params()?;
-            let text = params["prompt"][0]["text"].as_str().unwrap_or_default();
-            let (scenario, n) = parse_scenario(text).ok_or_else(RequestError::invalid_params)?;
-            run(&request.connection, &scenario, n).await?;
-            json!({"stopReason": "end_turn"})
-        }
-        _ => return Err(RequestError::method_not_found(&request.method)),
-    };
-    to_raw(&result).map_err(RequestError::internal)
+struct BenchAgent {
+    client: AgentSideConnection,
 }
 
-async fn run(client: &Connection, scenario: &str, n: u64) -> Result<(), RequestError> {
-    match scenario {
-        "stream" => {
-            for _ in 0..n {
-                let update = SessionNotification {
-                    session_id: SESSION_ID,
-                    update: Update {
-                        session_update: "agent_message_chunk",
-                        content: Text {
-                            kind: "text",
-                            text: CHUNK_TEXT,
-                        },
-                    },
-                };
-                client.send_notification("session/update", &update).await?;
-            }
-        }
-        "rpc" => {
-            for _ in 0..n {
-                let read = json!({"sessionId": SESSION_ID, "path": "/bench/file.txt"});
-                let _: Value = client.send_request("fs/read_text_file", &read).await?;
-            }
-        }
-        _ => return Err(RequestError::invalid_params().with_data(json!({"scenario": scenario}))),
+impl Agent for BenchAgent {
+    async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, RequestError> {
+        Ok(InitializeResponse::new(1))
     }
-    Ok(())
+
+    async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, RequestError> {
+        Ok(NewSessionResponse::new(SESSION_ID.into()))
+    }
+
+    async fn prompt(&self, params: PromptRequest) -> Result<PromptResponse, RequestError> {
+        let text = match params.prompt.first() {
+            Some(ContentBlock::Text(text)) => text.text.as_str(),
+            _ => "",
+        };
+        let (scenario, n) = parse_scenario(text).ok_or_else(RequestError::invalid_params)?;
+        let session_id = params.session_id;
+        match scenario.as_str() {
+            "stream" => {
+                for _ in 0..n {
+                    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(CHUNK_TEXT.into())));
+                    let update =
+                        SessionNotification::new(session_id.clone(), SessionUpdate::AgentMessageChunk(chunk));
+                    self.client.session_update(update).await?;
+                }
+            }
+            "rpc" => {
+                for _ in 0..n {
+                    let read = ReadTextFileRequest::new(session_id.clone(), "/bench/file.txt".into());
+                    self.client.read_text_file(read).await?;
+                }
+            }
+            _ => return Err(RequestError::invalid_params()),
+        }
+        Ok(PromptResponse::new(StopReason::EndTurn))
+    }
+
+    async fn cancel(&self, _: CancelNotification) -> Result<(), RequestError> {
+        Ok(())
+    }
 }
