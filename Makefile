@@ -22,7 +22,6 @@ test-rust:
 ## test-interop: our example agent/client against the official SDKs' (installed here)
 test-interop:
 	$(CARGO) build -q -p acp-engine --examples
-	bash interop/setup.sh
 	OURS_CLIENT=$(CURDIR)/$(EXAMPLES)/client OURS_AGENT=$(CURDIR)/$(EXAMPLES)/agent bash interop/run.sh
 
 ## codegen: regenerate the schema types from schema/v1

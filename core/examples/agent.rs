@@ -78,8 +78,7 @@ impl ExampleAgent {
             .client
             .read_text_file(ReadTextFileRequest::new(session_id.clone(), path))
             .await?;
-        self.say(session_id, format!("hello.txt says: {} ", file.content.trim()))
-            .await?;
+        self.say(session_id, file.content).await?;
 
         let written = cwd.join("written.txt").display().to_string();
         let write = WriteTextFileRequest::new(session_id.clone(), written, "written by agent".into());
@@ -99,12 +98,15 @@ impl ExampleAgent {
 
 impl Agent for ExampleAgent {
     async fn initialize(&self, _params: InitializeRequest) -> Result<InitializeResponse, RequestError> {
-        let mut response = InitializeResponse::new(1);
-        response.agent_info = Some(Implementation::new(
-            "acp-engine-example-agent".into(),
-            "0.1.0".into(),
-        ));
-        Ok(response)
+        Ok(InitializeResponse {
+            agent_capabilities: Some(AgentCapabilities::default()),
+            auth_methods: Some(vec![]),
+            agent_info: Some(Implementation::new(
+                "acp-engine-example-agent".into(),
+                "0.1.0".into(),
+            )),
+            ..InitializeResponse::new(1)
+        })
     }
 
     async fn new_session(&self, params: NewSessionRequest) -> Result<NewSessionResponse, RequestError> {

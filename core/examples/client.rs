@@ -32,8 +32,11 @@ async fn main() {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args_os().skip(1);
     let command = argv.next().ok_or("usage: client <agent command> [args...]")?;
-    let cwd = std::env::temp_dir().join(format!("acp-engine-client-{}", std::process::id()));
-    std::fs::create_dir_all(&cwd)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .subsec_nanos();
+    let cwd = std::env::temp_dir().join(format!("acp-engine-client-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&cwd)?;
     std::fs::write(cwd.join("hello.txt"), "Hello from the client's file\n")?;
 
     let (permission_asked, mut permission_waits) = mpsc::unbounded_channel();
@@ -60,8 +63,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     });
     init.client_info = Some(Implementation::new(
-        "acp-engine-example-client".into(),
-        "0.1.0".into(),
+        "acp-engine-interop-client".into(),
+        "1.0.0".into(),
     ));
     let initialized = agent.initialize(init).await?;
     check(

@@ -17,7 +17,7 @@ fn the_example_client_runs_the_example_agent_end_to_end() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "client failed:\n{stdout}\n{stderr}");
     assert!(
-        stdout.contains("hello.txt says: Hello from the client's file"),
+        stdout.contains("Hello! ") && stdout.contains("Hello from the client's file"),
         "{stdout}"
     );
     assert!(stdout.contains("terminal said: hi"), "{stdout}");

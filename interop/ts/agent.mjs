@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+// ACP interop test agent built on the official TypeScript SDK
+// (@agentclientprotocol/sdk, app API: agent().onRequest(...).connect(stream)).
+//
+// Speaks ACP on its own stdin/stdout and follows the interop contract in
+// ../README.md. Exits when stdin reaches EOF.
+
+import { randomUUID } from "node:crypto";
+import * as path from "node:path";
+import { Readable, Writable } from "node:stream";
+
+import * as acp from "@agentclientprotocol/sdk";
+
+const IMPL = "ts";
+
+function log(...args) {
+  console.error(`[${IMPL}-agent]`, ...args);
+}
+
+// Set ACP_INTEROP_TRACE=1 to log every JSON-RPC message on stderr.
+function traced(stream) {
+  if (!process.env.ACP_INTEROP_TRACE) return stream;
+  const show = (msg) => {
+    const text = JSON.stringify(msg);
+    return text.length > 600 ? `${text.slice(0, 600)}...` : text;
+  };
+  const inbound = new TransformStream({
+    transform(msg, controller) {
+      log("<-", show(msg));
+      controller.enqueue(msg);
+    },
+  });
+  const outbound = new TransformStream({
+    transform(msg, controller) {
+      log("->", show(msg));
+      controller.enqueue(msg);
+    },
+  });
+  void outbound.readable.pipeTo(stream.writable).catch(() => {});
+  return { readable: stream.readable.pipeThrough(inbound), writable: outbound.writable };
+}
+
+/** sessionId -> { cwd, cancelled } */
+const sessions = new Map();
+
+const PERMISSION_OPTIONS = [
+  { optionId: "allow", name: "Allow", kind: "allow_once" },
+  { optionId: "reject", name: "Reject", kind: "reject_once" },
+];
+
+function promptText(prompt) {
+  return prompt
+    .filter((block) => block.type === "text")
+    .map((block) => block.text)
+    .join("");
+}
+
+async function say(client, sessionId, text) {
+  await client.notify(acp.methods.client.session.update, {
+    sessionId,
+    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+  });
+}
+
+async function askPermission(client, sessionId) {
+  return client.request(acp.methods.client.session.requestPermission, {
+    sessionId,
+    toolCall: { toolCallId: "call-1", title: "Read hello.txt", kind: "read", status: "pending" },
+    options: PERMISSION_OPTIONS,
+  });
+}
+
+async function sayHello(client, sessionId, session) {
+  await say(client, sessionId, "Hello! ");
+  const permission = await askPermission(client, sessionId);
+  const outcome = permission.outcome;
+  log("permission outcome", JSON.stringify(outcome));
+  if (outcome.outcome === "cancelled" || session.cancelled) {
+    return { stopReason: "cancelled" };
+  }
+  if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
+    await say(client, sessionId, "Permission denied.");
+    return { stopReason: "end_turn" };
+  }
+
+  const read = await client.request(acp.methods.client.fs.readTextFile, {
+    sessionId,
+    path: path.join(session.cwd, "hello.txt"),
+  });
+  await say(client, sessionId, read.content);
+
+  await client.request(acp.methods.client.fs.writeTextFile, {
+    sessionId,
+    path: path.join(session.cwd, "written.txt"),
+    content: "written by agent",
+  });
+
+  const terminal = await client.createTerminal({ sessionId, command: "echo", args: ["hi"] });
+  try {
+    const exit = await terminal.waitForExit();
+    log("terminal exit", JSON.stringify(exit));
+    const output = await terminal.currentOutput();
+    await say(client, sessionId, `terminal said: ${output.output.trim()}`);
+  } finally {
+    await terminal.release();
+  }
+  return { stopReason: "end_turn" };
+}
+
+async function cancelMe(client, sessionId, session) {
+  const permission = await askPermission(client, sessionId);
+  log("permission outcome", JSON.stringify(permission.outcome), "session/cancel seen:", session.cancelled);
+  if (permission.outcome.outcome === "cancelled" || session.cancelled) {
+    return { stopReason: "cancelled" };
+  }
+  await say(client, sessionId, "Expected the turn to be cancelled, but permission was granted.");
+  return { stopReason: "end_turn" };
+}
+
+const app = acp
+  .agent({ name: `${IMPL}-interop-agent` })
+  .onRequest(acp.methods.agent.initialize, ({ params }) => {
+    log(`initialize: protocolVersion=${params.protocolVersion} clientInfo=${JSON.stringify(params.clientInfo)}`);
+    return {
+      protocolVersion: 1,
+      agentCapabilities: {
+        loadSession: false,
+        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        mcpCapabilities: { http: false, sse: false },
+      },
+      authMethods: [],
+      agentInfo: { name: `${IMPL}-interop-agent`, version: "1.0.0" },
+    };
+  })
+  .onRequest(acp.methods.agent.session.new, ({ params }) => {
+    const sessionId = `sess-${randomUUID()}`;
+    sessions.set(sessionId, { cwd: params.cwd, cancelled: false });
+    log(`session/new ${sessionId} cwd=${params.cwd}`);
+    return { sessionId };
+  })
+  .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
+    const session = sessions.get(params.sessionId);
+    if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+    session.cancelled = false;
+    const text = promptText(params.prompt);
+    log(`session/prompt ${JSON.stringify(text)}`);
+    if (text === "Say hello") return sayHello(client, params.sessionId, session);
+    if (text === "cancel me") return cancelMe(client, params.sessionId, session);
+    await say(client, params.sessionId, `Unknown prompt: ${text}`);
+    return { stopReason: "end_turn" };
+  })
+  .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+    log(`session/cancel ${params.sessionId}`);
+    const session = sessions.get(params.sessionId);
+    if (session) session.cancelled = true;
+  });
+
+const stream = traced(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+const conn = app.connect(stream);
+await conn.closed;
+log("stdin closed; exiting");
+process.exit(0);
