@@ -553,8 +553,7 @@ async fn unknown_methods_are_method_not_found_and_ext_methods_reach_their_handle
     peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/teleport","params":{}}"#)
         .await;
     assert_eq!(peer.recv().await["error"]["code"], -32601);
-    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"_acme/ping","params":{"n":1}}"#)
-        .await;
+    peer.request(json!(2), "_acme/ping", json!({"n": 1})).await;
     assert_eq!(
         peer.recv().await,
         json!({"jsonrpc": "2.0", "id": 2, "result": {"ext": "_acme/ping", "params": {"n": 1}}})
@@ -914,4 +913,62 @@ async fn with_the_unstable_feature_every_unstable_request_is_routed() {
         let reply = peer.recv().await;
         assert_eq!(reply["error"]["code"], -32602, "{method}: {reply}");
     }
+}
+
+/// The example agent's whole prompt turn (permission, fs, terminal) against
+/// a typed client: every message both ways matches the official schema.
+#[tokio::test]
+async fn the_example_agents_turn_is_schema_valid_both_ways() {
+    let audit = support::schema::WireAudit::default();
+    let observer = audit.clone();
+    let builder = acp_engine::Connection::builder()
+        .observer(move |direction: acp_engine::Direction, line: &[u8]| observer.observe(direction, line));
+    let transport =
+        acp_engine::Transport::spawn(acp_engine::SpawnOptions::new(support::example("agent"))).unwrap();
+    let calls = Calls::default();
+    let client_calls = calls.clone();
+    let agent = ClientSideConnection::with_builder(
+        builder,
+        move |_| RecordingClient { calls: client_calls },
+        transport,
+    );
+    let init = InitializeRequest {
+        client_capabilities: Some(ClientCapabilities {
+            fs: Some(FileSystemCapabilities {
+                read_text_file: Some(true),
+                write_text_file: Some(true),
+                ..Default::default()
+            }),
+            terminal: Some(true),
+            ..Default::default()
+        }),
+        ..InitializeRequest::new(1)
+    };
+    agent.initialize(init).await.unwrap();
+    let session = agent
+        .new_session(NewSessionRequest::new("/tmp".into(), vec![]))
+        .await
+        .unwrap();
+    let prompt = PromptRequest::new(
+        session.session_id,
+        vec![ContentBlock::Text(TextContent::new("Say hello".into()))],
+    );
+    assert_eq!(
+        agent.prompt(prompt).await.unwrap().stop_reason,
+        StopReason::EndTurn
+    );
+    let served: Vec<String> = calls.lock().unwrap().iter().map(|(m, _)| m.clone()).collect();
+    for method in [
+        "session/request_permission",
+        "fs/read_text_file",
+        "fs/write_text_file",
+        "terminal/create",
+    ] {
+        assert!(served.contains(&method.to_owned()), "{method} in {served:?}");
+    }
+    agent.close();
+    agent.closed().await;
+    let (messages, errors) = audit.report();
+    assert!(messages >= 18, "saw only {messages} messages");
+    assert!(errors.is_empty(), "{errors:#?}");
 }
