@@ -3,12 +3,9 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::connection::{Connection, ConnectionBuilder};
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
-use crate::message::RequestId;
 use crate::schema::*;
 use crate::terminal::TerminalHandle;
 use crate::transport::Transport;
@@ -225,33 +222,7 @@ impl AgentSideConnection {
             .await
     }
 
-    /// An extension request; `method` is sent as given (start it with `_`).
-    pub async fn ext_method(&self, method: &str, params: Value) -> Result<Value, RequestError> {
-        self.connection.send_request(method, &params).await
-    }
-
-    /// An extension notification; `method` is sent as given.
-    pub async fn ext_notification(&self, method: &str, params: Value) -> Result<(), RequestError> {
-        self.connection.send_notification(method, &params).await
-    }
-
-    /// Cancel an outbound request still pending (see `Connection`).
-    pub async fn cancel_pending_request(&self, id: &RequestId, meta: Option<Value>) -> bool {
-        self.connection.cancel_pending_request(id, meta).await
-    }
-
-    pub fn close(&self) {
-        self.connection.close()
-    }
-
-    /// Resolves once the connection is closed and torn down.
-    pub async fn closed(&self) {
-        self.connection.closed().await
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.connection.is_closed()
-    }
+    crate::typed::connection_methods!();
 }
 
 /// Run an agent on this process's stdin/stdout until the client hangs up.

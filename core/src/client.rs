@@ -5,13 +5,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::{Connection, ConnectionBuilder};
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
-use crate::message::{RawJson, RequestId};
+use crate::message::RawJson;
 use crate::schema::*;
 use crate::transport::{SpawnOptions, Transport};
 use crate::typed::{handler_trait, respond};
@@ -261,35 +260,7 @@ impl ClientSideConnection {
         sent
     }
 
-    /// An extension request; `method` is sent as given (start it with `_`).
-    pub async fn ext_method(&self, method: &str, params: Value) -> Result<Value, RequestError> {
-        self.connection.send_request(method, &params).await
-    }
-
-    /// An extension notification; `method` is sent as given.
-    pub async fn ext_notification(&self, method: &str, params: Value) -> Result<(), RequestError> {
-        self.connection.send_notification(method, &params).await
-    }
-
-    /// Cancel an outbound request still pending (see `Connection`).
-    pub async fn cancel_pending_request(&self, id: &RequestId, meta: Option<Value>) -> bool {
-        self.connection.cancel_pending_request(id, meta).await
-    }
-
-    /// Close the connection; a spawned agent is reaped (killed if it does not
-    /// exit within its grace period).
-    pub fn close(&self) {
-        self.connection.close()
-    }
-
-    /// Resolves once the connection is closed and torn down.
-    pub async fn closed(&self) {
-        self.connection.closed().await
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.connection.is_closed()
-    }
+    crate::typed::connection_methods!();
 }
 
 /// Run the client's `request_permission`, answering `cancelled` instead if

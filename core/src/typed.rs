@@ -176,3 +176,54 @@ macro_rules! peer_methods {
 
 #[cfg(feature = "unstable")]
 pub(crate) use peer_methods;
+
+/// What both typed connections offer besides the peer's methods: extension
+/// calls and the connection's lifecycle. Expands inside an `impl` block of
+/// a type with a `connection: Connection` field.
+macro_rules! connection_methods {
+    () => {
+        /// An extension request; `method` is sent as given (start it with `_`).
+        pub async fn ext_method(
+            &self,
+            method: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, RequestError> {
+            self.connection.send_request(method, &params).await
+        }
+
+        /// An extension notification; `method` is sent as given.
+        pub async fn ext_notification(
+            &self,
+            method: &str,
+            params: serde_json::Value,
+        ) -> Result<(), RequestError> {
+            self.connection.send_notification(method, &params).await
+        }
+
+        /// Cancel an outbound request still pending (see `Connection`).
+        pub async fn cancel_pending_request(
+            &self,
+            id: &crate::RequestId,
+            meta: Option<serde_json::Value>,
+        ) -> bool {
+            self.connection.cancel_pending_request(id, meta).await
+        }
+
+        /// Close the connection: pending requests fail, handlers are
+        /// cancelled, a spawned peer process is reaped.
+        pub fn close(&self) {
+            self.connection.close()
+        }
+
+        /// Resolves once the connection is closed and torn down.
+        pub async fn closed(&self) {
+            self.connection.closed().await
+        }
+
+        pub fn is_closed(&self) -> bool {
+            self.connection.is_closed()
+        }
+    };
+}
+
+pub(crate) use connection_methods;
