@@ -2,7 +2,10 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-rust test-interop codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test test-rust test-interop test-c header header-check install codegen codegen-check lint fmt bench bench-quick clean
+PREFIX ?= /usr/local
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+CBINDGEN ?= cbindgen
 
 ## demo: the example client spawns the example agent: a prompt turn with a
 ## permission request, file read/write and a real terminal, then a cancelled turn
@@ -12,7 +15,7 @@ demo:
 
 ## test: every test: generated code in sync, Rust unit/wire/process tests,
 ## interop with the official TypeScript and Python SDKs, benchmark smoke run
-test: codegen-check test-rust test-interop bench-quick
+test: codegen-check header-check test-rust test-c test-interop bench-quick
 
 test-rust:
 	$(CARGO) test --workspace --all-targets
@@ -23,6 +26,30 @@ test-rust:
 test-interop:
 	$(CARGO) build -q -p acp-engine --examples
 	OURS_CLIENT=$(CURDIR)/$(EXAMPLES)/client OURS_AGENT=$(CURDIR)/$(EXAMPLES)/agent bash interop/run.sh
+
+## test-c: the C ABI: C tests (gcc -Wall -Wextra -Werror), valgrind, ASan, ctypes, C examples
+test-c:
+	$(CARGO) build -q -p acp-engine-ffi -p acp-engine --examples
+	bash bindings/c/tests/run.sh
+
+## header: regenerate include/acp_engine.h with the pinned cbindgen (0.29.4)
+header:
+	$(CBINDGEN) --quiet --config bindings/c/cbindgen.toml --crate acp-engine-ffi --output include/acp_engine.h bindings/c
+
+header-check:
+	@tmp=$$(mktemp) && $(CBINDGEN) --quiet --config bindings/c/cbindgen.toml --crate acp-engine-ffi --output $$tmp bindings/c \
+	  && if cmp -s $$tmp include/acp_engine.h; then echo "include/acp_engine.h is up to date"; rm -f $$tmp; \
+	  else diff -u include/acp_engine.h $$tmp | head -40; rm -f $$tmp; echo "include/acp_engine.h is stale: run make header"; exit 1; fi
+
+## install: the C library (shared and static), its header and acp_engine.pc under PREFIX
+install:
+	$(CARGO) build --release -q -p acp-engine-ffi
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 target/release/libacp_engine.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 include/acp_engine.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' bindings/c/acp_engine.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/acp_engine.pc
 
 ## codegen: regenerate the schema types from schema/v1
 codegen:

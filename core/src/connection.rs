@@ -86,6 +86,37 @@ impl Connection {
         Ok(pending)
     }
 
+    /// `start_request` for synchronous callers (a foreign thread, a host
+    /// language's thread): the frame is serialized on the calling thread and
+    /// queued without a task hop; the thread blocks only while the write
+    /// queue is full. Must not be called from async code.
+    pub fn blocking_start_request<P>(&self, method: &str, params: &P) -> Result<PendingRequest, RequestError>
+    where
+        P: Serialize + ?Sized,
+    {
+        let id = self.inner.next_request_id();
+        let frame = frame::request(id, method, params)?;
+        let (waiter, result) = oneshot::channel();
+        self.inner.register(id, waiter)?;
+        let pending = PendingRequest {
+            id: RequestId::Number(id),
+            result,
+            inner: self.inner.clone(),
+            done: false,
+        };
+        self.inner.enqueue_blocking(frame)?;
+        Ok(pending)
+    }
+
+    /// `send_notification` for synchronous callers (see
+    /// `blocking_start_request`).
+    pub fn blocking_send_notification<P>(&self, method: &str, params: &P) -> Result<(), RequestError>
+    where
+        P: Serialize + ?Sized,
+    {
+        self.inner.enqueue_blocking(frame::notification(method, params)?)
+    }
+
     /// Send a notification (no response).
     pub async fn send_notification<P>(&self, method: &str, params: &P) -> Result<(), RequestError>
     where
@@ -136,6 +167,11 @@ impl Connection {
     /// True from the moment the connection starts closing: later sends fail.
     pub fn is_closed(&self) -> bool {
         self.inner.is_closing()
+    }
+
+    /// How many inbound requests are being handled or answered right now.
+    pub fn running_requests(&self) -> usize {
+        self.inner.running_requests()
     }
 
     /// Why the connection closed, once it has.

@@ -56,5 +56,18 @@ pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{SpawnOptions, Transport};
 
+/// Typed validation of inbound messages for bindings whose handlers take
+/// JSON text: the checks `Agent` and `Client` dispatch make before a
+/// handler runs (-32601 for unknown methods, -32602 for params that do not
+/// fit the method's schema type).
+pub mod validate {
+    /// What an agent receives: requests and notifications of agent methods.
+    pub use crate::agent::{validate_notification as agent_notification, validate_request as agent_request};
+    /// What a client receives: requests and notifications of client methods.
+    pub use crate::client::{
+        validate_notification as client_notification, validate_request as client_request,
+    };
+}
+
 /// The method name of the protocol-level cancellation notification.
 pub const CANCEL_REQUEST_METHOD: &str = "$/cancel_request";

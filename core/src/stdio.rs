@@ -27,23 +27,59 @@ use crate::transport::{BoxReader, BoxWriter, Transport};
 const CHUNK: usize = 64 * 1024;
 
 pub(crate) fn transport() -> Transport {
-    let reader: BoxReader = match reactor_stream(0) {
-        Some(Stream::Pipe(file)) => match tokio::net::unix::pipe::Receiver::from_file(file) {
-            Ok(pipe) => Box::new(pipe),
-            Err(_) => Box::new(ThreadStdin::new()),
-        },
-        Some(Stream::Socket(socket)) => Box::new(socket),
-        None => Box::new(ThreadStdin::new()),
-    };
-    let writer: BoxWriter = match reactor_stream(1) {
-        Some(Stream::Pipe(file)) => match tokio::net::unix::pipe::Sender::from_file(file) {
-            Ok(pipe) => Box::new(pipe),
-            Err(_) => Box::new(tokio::io::stdout()),
-        },
-        Some(Stream::Socket(socket)) => Box::new(socket),
-        None => Box::new(tokio::io::stdout()),
-    };
+    let reader = duplicate(0)
+        .and_then(reactor_reader)
+        .unwrap_or_else(|| Box::new(ThreadStdin::new()));
+    let writer = duplicate(1)
+        .and_then(reactor_writer)
+        .unwrap_or_else(|| Box::new(tokio::io::stdout()));
     Transport::new(reader, writer)
+}
+
+/// A transport over two file descriptors the caller hands over (pipes,
+/// sockets, or anything else, such as a regular file).
+pub(crate) fn fd_transport(read: OwnedFd, write: OwnedFd) -> Transport {
+    let read = File::from(read);
+    let write = File::from(write);
+    let reader = read
+        .try_clone()
+        .ok()
+        .map(OwnedFd::from)
+        .and_then(reactor_reader)
+        .unwrap_or_else(|| Box::new(tokio::fs::File::from_std(read)));
+    let writer = write
+        .try_clone()
+        .ok()
+        .map(OwnedFd::from)
+        .and_then(reactor_writer)
+        .unwrap_or_else(|| Box::new(tokio::fs::File::from_std(write)));
+    Transport::new(reader, writer)
+}
+
+/// A duplicate of one of this process's standard descriptors.
+fn duplicate(fd: i32) -> Option<OwnedFd> {
+    // SAFETY: fds 0 and 1 stay open for the life of the process; we only
+    // borrow them long enough to duplicate them.
+    unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()
+}
+
+/// `fd` driven by the reactor, if it is a pipe or a Unix socket.
+fn reactor_reader(fd: OwnedFd) -> Option<BoxReader> {
+    match reactor_stream(fd)? {
+        Stream::Pipe(file) => tokio::net::unix::pipe::Receiver::from_file(file)
+            .ok()
+            .map(|pipe| Box::new(pipe) as BoxReader),
+        Stream::Socket(socket) => Some(Box::new(socket)),
+    }
+}
+
+fn reactor_writer(fd: OwnedFd) -> Option<BoxWriter> {
+    match reactor_stream(fd)? {
+        Stream::Pipe(file) => tokio::net::unix::pipe::Sender::from_file(file)
+            .ok()
+            .map(|pipe| Box::new(pipe) as BoxWriter),
+        Stream::Socket(socket) => Some(Box::new(socket)),
+    }
 }
 
 enum Stream {
@@ -51,13 +87,8 @@ enum Stream {
     Socket(tokio::net::UnixStream),
 }
 
-/// A duplicate of `fd` that the reactor can drive, if it is a pipe or a
-/// Unix socket.
-fn reactor_stream(fd: i32) -> Option<Stream> {
-    // SAFETY: fds 0 and 1 stay open for the life of the process; we only
-    // borrow them long enough to duplicate them.
-    let owned: OwnedFd = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?;
-    let file = File::from(owned);
+fn reactor_stream(fd: OwnedFd) -> Option<Stream> {
+    let file = File::from(fd);
     let kind = file.metadata().ok()?.file_type();
     if kind.is_fifo() {
         Some(Stream::Pipe(file))
@@ -68,7 +99,7 @@ fn reactor_stream(fd: i32) -> Option<Stream> {
     } else {
         tracing::debug!(
             fd = file.as_raw_fd(),
-            "stdio is not a pipe or socket; using threads"
+            "not a pipe or socket; using blocking I/O threads"
         );
         None
     }

@@ -46,6 +46,13 @@ impl Transport {
         crate::stdio::transport()
     }
 
+    /// Two file descriptors the caller hands over (closed with the
+    /// connection): pipes and Unix sockets are driven by the reactor,
+    /// anything else through blocking I/O threads.
+    pub fn from_fds(read: std::os::fd::OwnedFd, write: std::os::fd::OwnedFd) -> Self {
+        crate::stdio::fd_transport(read, write)
+    }
+
     /// Two transports connected to each other in memory, for tests and for
     /// running an agent and a client in one process.
     pub fn memory_pair() -> (Self, Self) {

@@ -107,6 +107,32 @@ macro_rules! handler_trait {
             }
         }
 
+        /// Check an inbound request as a typed handler would see it,
+        /// without handling it: unknown (and not `_`-prefixed) is -32601,
+        /// params that do not fit the method's type are -32602. For
+        /// bindings whose handlers receive the params as JSON text.
+        pub fn validate_request(method: &str, params: Option<&crate::RawJson>) -> Result<(), RequestError> {
+            use crate::typed::parse;
+            match method {
+                $( $rr_w => parse::<$rr_p>($rr_w, params).map(drop), )*
+                $( $(#[cfg($or_cfg)])? $or_w => parse::<$or_p>($or_w, params).map(drop), )*
+                method if method.starts_with('_') => Ok(()),
+                method => Err(RequestError::method_not_found(method)),
+            }
+        }
+
+        /// Check an inbound notification the same way (an `Err` means: drop
+        /// it, the reason is for the log).
+        pub fn validate_notification(method: &str, params: Option<&crate::RawJson>) -> Result<(), RequestError> {
+            use crate::typed::parse;
+            match method {
+                $( $rn_w => parse::<$rn_p>($rn_w, params).map(drop), )*
+                $( $(#[cfg($on_cfg)])? $on_w => parse::<$on_p>($on_w, params).map(drop), )*
+                method if method.starts_with('_') => Ok(()),
+                method => Err(RequestError::method_not_found(method)),
+            }
+        }
+
         /// Route an inbound request to the handler's method.
         pub(crate) async fn dispatch_request<T: $Trait>(
             handler: &T,

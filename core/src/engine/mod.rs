@@ -154,6 +154,17 @@ impl Inner {
         }
     }
 
+    /// Put a frame on the write queue from synchronous code, blocking the
+    /// calling thread while the queue is full. Not for async contexts.
+    pub fn enqueue_blocking(&self, frame: Vec<u8>) -> Result<(), RequestError> {
+        if self.is_closing() {
+            return Err(self.closed_error());
+        }
+        self.outbound
+            .blocking_send(frame)
+            .map_err(|_| self.closed_error())
+    }
+
     /// Enqueue without waiting (from `Drop` or sync code): when the queue is
     /// full the frame is sent from a task instead.
     pub fn enqueue_detached(self: &Arc<Self>, frame: Vec<u8>) {
@@ -189,6 +200,10 @@ impl Inner {
         }
         running.insert(id.clone(), token.clone());
         true
+    }
+
+    pub fn running_requests(&self) -> usize {
+        self.running.lock().unwrap().len()
     }
 
     pub fn untrack_running(&self, id: &RequestId) {

@@ -168,15 +168,17 @@ fn start_request(
     let inner = inner.clone();
     let handler = handler.clone();
     let task = async move {
-        let outcome = run_handler(&*handler, request, &cancellation).await;
-        inner.untrack_running(&id);
-        let outcome = match outcome {
-            Some(outcome) => outcome,
+        let outcome = match run_handler(&*handler, request, &cancellation).await {
+            Some(outcome) => Some(outcome),
             // Closed: nobody can read an answer any more.
-            None if inner.is_closing() => return,
-            None => Err(RequestError::request_cancelled()),
+            None if inner.is_closing() => None,
+            None => Some(Err(RequestError::request_cancelled())),
         };
-        let _ = inner.enqueue(frame::response(&id, &outcome)).await;
+        if let Some(outcome) = outcome {
+            let _ = inner.enqueue(frame::response(&id, &outcome)).await;
+        }
+        // Only now: "no request running" means every answer is queued.
+        inner.untrack_running(&id);
     };
     let mut task: BoxFuture<()> = Box::pin(task.instrument(span));
     // A request starts only after the notifications that arrived before it
