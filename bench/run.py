@@ -28,9 +28,14 @@ IMPLS = {
         "client": [os.path.join(OFFICIAL_BIN, "official-client")],
         "agent": [os.path.join(OFFICIAL_BIN, "official-agent")],
     },
+    # The C ABI (libacp_engine) has a benchmark agent only: every client drives it.
+    "acp-engine (C)": {
+        "agent": [os.path.join(ENGINE_BIN, "c-bench-agent")],
+    },
 }
 BASELINE = "official Rust SDK"
 OURS = "acp-engine (Rust)"
+C_AGENT = "acp-engine (C)"
 
 # scenario -> (N for a full run, N for --quick, unit label)
 SCENARIOS = {
@@ -40,8 +45,10 @@ SCENARIOS = {
 
 
 def build():
-    run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench"])
+    run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench", "-p", "acp-engine-ffi"])
     run(["cargo", "build", "--release", "-q", "--manifest-path", os.path.join(OFFICIAL_DIR, "Cargo.toml")])
+    run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "include", "bench/c/agent.c",
+         "-L", ENGINE_BIN, "-lacp_engine", f"-Wl,-rpath,{ENGINE_BIN}", "-o", os.path.join(ENGINE_BIN, "c-bench-agent")])
 
 
 def run(cmd):
@@ -86,6 +93,8 @@ def main():
     for scenario, (full_n, quick_n, unit) in SCENARIOS.items():
         n = quick_n if args.quick else full_n
         for client_name, client in IMPLS.items():
+            if "client" not in client:
+                continue
             for agent_name, agent in IMPLS.items():
                 rates, setups, cpus, error = [], [], [], None
                 for _ in range(reps):
@@ -108,7 +117,7 @@ def main():
 
 
 def print_table(rows, reps, quick):
-    print(f"\n## acp-engine vs the official Rust SDK ({'quick smoke run' if quick else f'median of {reps}'})\n")
+    print(f"\n## acp-engine (Rust, C) vs the official Rust SDK ({'quick smoke run' if quick else f'median of {reps}'})\n")
     print(f"Machine: {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}; each client spawns each agent.\n")
     print("| scenario | client | agent | rate (median) | min - max | setup ms | CPU µs/msg (both processes) |")
     print("|---|---|---|---:|---:|---:|---:|")
@@ -130,6 +139,9 @@ def print_table(rows, reps, quick):
             print(f"- {scenario}: {ours / base:.1f}x the official Rust SDK's rate, {cpu:.1f}x less CPU per message")
         else:
             print(f"- {scenario}: n/a (a pair failed)")
+        c_agent = rates.get((scenario, OURS, C_AGENT))
+        if c_agent and base:
+            print(f"- {scenario}, the C agent (driven by our Rust client): {c_agent / base:.1f}x the official pair's rate")
 
 
 if __name__ == "__main__":
