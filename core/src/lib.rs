@@ -51,7 +51,7 @@ pub use handler::{
     RequestHandler,
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
-pub use stdio::ThreadStdin;
+
 pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{SpawnOptions, Transport};

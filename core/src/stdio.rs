@@ -106,14 +106,14 @@ fn reactor_stream(fd: OwnedFd) -> Option<Stream> {
 }
 
 /// Stdin read on a dedicated thread, for when it is not a pipe or socket.
-pub struct ThreadStdin {
+pub(crate) struct ThreadStdin {
     chunks: mpsc::Receiver<std::io::Result<Vec<u8>>>,
     current: Vec<u8>,
     offset: usize,
 }
 
 impl ThreadStdin {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let (tx, chunks) = mpsc::channel(4);
         std::thread::Builder::new()
             .name("acp-engine-stdin".into())
