@@ -5,6 +5,8 @@
 #   ours    acp-engine's peers, given as executables by
 #           OURS_CLIENT (invoked as `$OURS_CLIENT <agent cmd...>`) and OURS_AGENT;
 #           a pair whose variable is unset is skipped (and said so).
+#   c       the C examples on libacp_engine (bindings/c/examples), given the
+#           same way by C_CLIENT and C_AGENT; only in the matrix when set.
 # Each pair runs under a timeout (INTEROP_TIMEOUT, default 30 s) and prints
 #   PASS client -> agent      or      FAIL client -> agent: <reason>
 # followed, on failure, by the last stderr lines of both peers. The last line
@@ -60,6 +62,15 @@ else
   echo "SKIP * -> ours: OURS_AGENT is not set"
 fi
 
+if [[ -n "${C_CLIENT:-}" ]]; then
+  client_cmd[c]="$(abspath "$C_CLIENT")"
+  clients+=(c)
+fi
+if [[ -n "${C_AGENT:-}" ]]; then
+  agent_cmd[c]="$(abspath "$C_AGENT")"
+  agents+=(c)
+fi
+
 passed=0
 failed=0
 for c in "${clients[@]}"; do
@@ -68,7 +79,7 @@ for c in "${clients[@]}"; do
     out="$log_dir/$c-to-$a.stdout"
     err="$log_dir/$c-to-$a.stderr"
     # Commands are word-split on purpose: paths here contain no spaces
-    # (OURS_* must not either).
+    # (OURS_* and C_* must not either).
     # shellcheck disable=SC2086
     read -r -a ccmd <<<"${client_cmd[$c]}"
     read -r -a acmd <<<"${agent_cmd[$a]}"

@@ -1,0 +1,383 @@
+/*
+ * client.c: an ACP client in C on libacp_engine. It spawns the agent given
+ * on its command line and runs the interop contract (interop/README.md):
+ *
+ *   1. a temp dir with hello.txt as the session cwd;
+ *   2. initialize, session/new;
+ *   3. "Say hello": serve permission (allow_once), fs read/write and a real
+ *      terminal (posix_spawn), collect the streamed text, expect end_turn;
+ *   4. "cancel me": when the permission request comes, send session/cancel,
+ *      then answer it "cancelled"; expect stopReason cancelled;
+ *   5. close (the library reaps the agent, killing it if it lingers) and
+ *      print "interop ok".
+ *
+ *   cc client.c $(pkg-config --cflags --libs acp_engine) -o c-client
+ *   ./c-client ./c-agent
+ *
+ * The main thread sends with acp_connection_request (blocking); the
+ * agent's requests and notifications arrive in callbacks on the library's
+ * worker threads, which may block (terminal/wait_for_exit does).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <acp_engine.h>
+
+extern char **environ;
+
+/* ---- tiny JSON helpers (as in agent.c) -------------------------------------- */
+
+static char *fmt(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    char *out = NULL;
+    if (vasprintf(&out, format, args) < 0) abort();
+    va_end(args);
+    return out;
+}
+
+/* `text` as a JSON string literal, quotes included (malloc'd). */
+static char *json_quote(const char *text) {
+    char *out = malloc(strlen(text) * 6 + 3), *o = out;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '"' || *p == '\\') *o++ = '\\', *o++ = (char)*p;
+        else if (*p == '\n') *o++ = '\\', *o++ = 'n';
+        else if (*p < 0x20) o += sprintf(o, "\\u%04x", *p);
+        else *o++ = (char)*p;
+    }
+    strcpy(o, "\"");
+    return out;
+}
+
+/* Where the first `"key": <value starting with first>` value begins. */
+static const char *json_find(const char *json, const char *key, char first) {
+    char *pattern = fmt("\"%s\"", key);
+    size_t len = strlen(pattern);
+    const char *found = NULL;
+    for (const char *p = json; p && !found && (p = strstr(p, pattern)); p += len) {
+        const char *q = p + len + strspn(p + len, " \t\r\n");
+        if (*q != ':') continue;
+        q += 1 + strspn(q + 1, " \t\r\n");
+        if (!first || *q == first) found = q;
+    }
+    free(pattern);
+    return found;
+}
+
+/* Unescape the JSON string literal at `p` (after its opening quote) into a
+ * malloc'd string; *end (optional) gets the closing quote. \uXXXX outside
+ * ASCII is kept as '?': enough for this example. */
+static char *json_unquote(const char *p, const char **end) {
+    char *out = malloc(strlen(p) + 1), *o = out;
+    for (; *p && *p != '"'; p++) {
+        if (*p != '\\') { *o++ = *p; continue; }
+        switch (*++p) {
+        case 'n': *o++ = '\n'; break;
+        case 't': *o++ = '\t'; break;
+        case 'r': *o++ = '\r'; break;
+        case 'u': { unsigned c = 0; sscanf(p + 1, "%4x", &c); *o++ = c < 0x80 ? (char)c : '?'; p += 4; break; }
+        case '\0': p--; break;
+        default: *o++ = *p;
+        }
+    }
+    *o = '\0';
+    if (end) *end = p;
+    return out;
+}
+
+static char *json_string(const char *json, const char *key) {
+    const char *p = json ? json_find(json, key, '"') : NULL;
+    return p ? json_unquote(p + 1, NULL) : NULL;
+}
+
+static long json_long(const char *json, const char *key, long fallback) {
+    const char *p = json ? json_find(json, key, 0) : NULL;
+    return p && (*p == '-' || (*p >= '0' && *p <= '9')) ? strtol(p, NULL, 10) : fallback;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+enum turn { SAY_HELLO, CANCEL_ME };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static acp_connection *conn;  /* set before the first prompt: no request of
+                                 the agent's needs it earlier */
+static enum turn turn;
+static char *session_id;
+static char cwd[256];
+static char reply[4096];      /* agent_message_chunk texts */
+
+#define MAX_TERMINALS 8
+static struct terminal {
+    pid_t pid;
+    int exited, exit_code, signal;
+    char out_file[300];       /* stdout+stderr of the command */
+} terminals[MAX_TERMINALS];
+static int terminal_count;
+
+static void fail(const char *why) {
+    fprintf(stderr, "FAIL: %s\n", why);
+    exit(1);
+}
+
+/* ---- serving the agent -------------------------------------------------------- */
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&text, &size);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, mem);
+    fclose(f);
+    fclose(mem);
+    return text;
+}
+
+/* fs/read_text_file: the real file, from `line` (1-based), `limit` lines. */
+static char *read_text_file(const char *params) {
+    char *path = json_string(params, "path");
+    char *text = path ? read_file(path) : NULL;
+    free(path);
+    if (!text) return NULL;
+    long line = json_long(params, "line", 1), limit = json_long(params, "limit", -1);
+    char *start = text, *newline;
+    for (long i = 1; i < line && start; i++) /* skip to the line */
+        start = (newline = strchr(start, '\n')) ? newline + 1 : NULL;
+    char *stop = start;
+    for (long i = 0; stop && *stop && (limit < 0 || i < limit); i++) /* take `limit` lines */
+        stop = (newline = strchr(stop, '\n')) ? newline + 1 : stop + strlen(stop);
+    if (stop) *stop = '\0';
+    char *quoted = json_quote(start ? start : ""), *result = fmt("{\"content\":%s}", quoted);
+    free(quoted);
+    free(text);
+    return result;
+}
+
+static char *write_text_file(const char *params) {
+    char *path = json_string(params, "path"), *content = json_string(params, "content");
+    FILE *f = path && content ? fopen(path, "w") : NULL;
+    if (f) fputs(content, f), fclose(f);
+    free(path), free(content);
+    return f ? strdup("{}") : NULL;
+}
+
+/* terminal/create: start `command args...` for real, output to a file. */
+static char *terminal_create(const char *params) {
+    char *argv[34] = {json_string(params, "command")};
+    int argc = 1;
+    const char *p = json_find(params, "args", '[');
+    while (p && argc < 33 && (p = strpbrk(p + 1, "\"]")) && *p == '"') argv[argc++] = json_unquote(p + 1, &p);
+    char *dir = json_string(params, "cwd");
+    pthread_mutex_lock(&lock);
+    int id = terminal_count < MAX_TERMINALS ? terminal_count++ : -1;
+    pthread_mutex_unlock(&lock);
+    char *result = NULL;
+    if (id >= 0 && argv[0]) {
+        struct terminal *t = &terminals[id];
+        snprintf(t->out_file, sizeof t->out_file, "%s.terminal-%d.out", cwd, id);
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, t->out_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        posix_spawn_file_actions_adddup2(&actions, 1, 2);
+        posix_spawn_file_actions_addchdir_np(&actions, dir ? dir : cwd);
+        if (posix_spawnp(&t->pid, argv[0], &actions, NULL, argv, environ) == 0)
+            result = fmt("{\"terminalId\":\"term-%d\"}", id);
+        posix_spawn_file_actions_destroy(&actions);
+    }
+    for (int i = 0; i < argc; i++) free(argv[i]);
+    free(dir);
+    return result;
+}
+
+/* The terminal named in params, or NULL. */
+static struct terminal *terminal_of(const char *params) {
+    int id = -1;
+    char *name = json_string(params, "terminalId");
+    if (name) sscanf(name, "term-%d", &id);
+    free(name);
+    return id >= 0 && id < terminal_count && terminals[id].pid > 0 ? &terminals[id] : NULL;
+}
+
+/* Reap the command if it exited (or wait for it if `block`). The agents of
+ * the contract use one terminal call at a time, so no locking here. */
+static void terminal_poll(struct terminal *t, int block) {
+    int status;
+    if (!t->exited && waitpid(t->pid, &status, block ? 0 : WNOHANG) == t->pid) {
+        t->exited = 1;
+        t->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        t->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    }
+}
+
+static char *exit_status(struct terminal *t) {
+    return t->signal ? fmt("{\"exitCode\":null,\"signal\":\"SIG%s\"}", sigabbrev_np(t->signal))
+                     : fmt("{\"exitCode\":%d,\"signal\":null}", t->exit_code);
+}
+
+static char *terminal_request(const char *method, const char *params) {
+    struct terminal *t = terminal_of(params);
+    if (!t) return NULL;
+    char *result = NULL;
+    if (strcmp(method, "terminal/output") == 0) {
+        terminal_poll(t, 0);
+        char *text = read_file(t->out_file), *quoted = json_quote(text ? text : "");
+        char *status = t->exited ? exit_status(t) : NULL;
+        result = status ? fmt("{\"output\":%s,\"truncated\":false,\"exitStatus\":%s}", quoted, status)
+                        : fmt("{\"output\":%s,\"truncated\":false}", quoted);
+        free(text), free(quoted), free(status);
+    } else if (strcmp(method, "terminal/wait_for_exit") == 0) {
+        terminal_poll(t, 1);
+        result = exit_status(t);
+    } else if (strcmp(method, "terminal/kill") == 0 || strcmp(method, "terminal/release") == 0) {
+        terminal_poll(t, 0);
+        if (!t->exited) kill(t->pid, SIGKILL), terminal_poll(t, 1);
+        if (method[9] == 'r') unlink(t->out_file), t->pid = 0; /* release: forget it */
+        result = strdup("{}");
+    }
+    return result;
+}
+
+/* session/request_permission: allow_once in "Say hello"; in "cancel me",
+ * cancel the turn first, then answer "cancelled". */
+static char *request_permission(const char *params) {
+    if (turn == CANCEL_ME) {
+        char *cancel = fmt("{\"sessionId\":\"%s\"}", session_id);
+        acp_connection_send_notification(conn, "session/cancel", cancel);
+        free(cancel);
+        return strdup("{\"outcome\":{\"outcome\":\"cancelled\"}}");
+    }
+    /* The optionId of the option object whose kind is allow_once. */
+    for (const char *p = json_find(params, "options", '['); p && (p = strchr(p + 1, '{'));) {
+        char *option = strndup(p, strcspn(p, "}"));
+        char *kind = json_string(option, "kind"), *id = json_string(option, "optionId");
+        char *result = NULL;
+        if (kind && id && strcmp(kind, "allow_once") == 0) {
+            char *quoted = json_quote(id);
+            result = fmt("{\"outcome\":{\"outcome\":\"selected\",\"optionId\":%s}}", quoted);
+            free(quoted);
+        }
+        free(option), free(kind), free(id);
+        if (result) return result;
+    }
+    return NULL;
+}
+
+static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
+    (void)user_data;
+    char *result = NULL;
+    if (strcmp(method, "session/request_permission") == 0) result = request_permission(params);
+    else if (strcmp(method, "fs/read_text_file") == 0) result = read_text_file(params);
+    else if (strcmp(method, "fs/write_text_file") == 0) result = write_text_file(params);
+    else if (strcmp(method, "terminal/create") == 0) result = terminal_create(params);
+    else if (strncmp(method, "terminal/", 9) == 0) result = terminal_request(method, params);
+    else {
+        acp_responder_error(responder, -32601, "Method not found", NULL);
+        return;
+    }
+    if (result) acp_responder_ok(responder, result);
+    else acp_responder_error(responder, -32603, "Internal error", NULL);
+    free(result);
+}
+
+static void on_notification(void *user_data, const char *method, const char *params) {
+    (void)user_data;
+    const char *content = json_find(params, "content", '{');
+    char *kind = json_string(params, "sessionUpdate");
+    char *text = content ? json_string(content, "text") : NULL;
+    if (strcmp(method, "session/update") == 0 && kind && text && strcmp(kind, "agent_message_chunk") == 0) {
+        pthread_mutex_lock(&lock);
+        strncat(reply, text, sizeof reply - strlen(reply) - 1);
+        pthread_mutex_unlock(&lock);
+    }
+    free(kind), free(text);
+}
+
+/* ---- the script ---------------------------------------------------------------- */
+
+/* A request to the agent; its result (free with acp_string_free). */
+static char *request(const char *method, const char *params) {
+    char *result = NULL;
+    if (acp_connection_request(conn, method, params, 30000, &result) != ACP_OK) {
+        fprintf(stderr, "%s: %s %s\n", method, acp_last_error_message(), result ? result : "");
+        fail(method);
+    }
+    return result;
+}
+
+static void prompt(const char *text, const char *want_stop) {
+    char *params = fmt("{\"sessionId\":\"%s\",\"prompt\":[{\"type\":\"text\",\"text\":\"%s\"}]}", session_id, text);
+    char *result = request("session/prompt", params);
+    char *stop = json_string(result, "stopReason");
+    if (!stop || strcmp(stop, want_stop) != 0) {
+        fprintf(stderr, "FAIL: \"%s\": stopReason %s, expected %s\n", text, stop ? stop : "(none)", want_stop);
+        exit(1);
+    }
+    free(stop), free(params);
+    acp_string_free(result);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) fail("usage: client <agent command> [args...]");
+    /* If the agent dies while the library writes to it, that write raises
+     * SIGPIPE, which would end this process: take it as an error instead. */
+    signal(SIGPIPE, SIG_IGN);
+    strcpy(cwd, "/tmp/acp-c-client.XXXXXX");
+    if (!mkdtemp(cwd)) fail("mkdtemp");
+    char *hello = fmt("%s/hello.txt", cwd), *written = fmt("%s/written.txt", cwd);
+    FILE *f = fopen(hello, "w");
+    if (!f) fail("cannot write hello.txt");
+    fputs("Hello from the client's file\n", f);
+    fclose(f);
+
+    acp_options options = {ACP_SIDE_CLIENT, 0};
+    acp_handlers handlers = {NULL, on_request, on_notification, NULL};
+    if (acp_connection_spawn((const char *const *)argv + 1, NULL, NULL, &options, &handlers, &conn) != ACP_OK)
+        fail(acp_last_error_message());
+
+    char *result = request("initialize", "{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":true,"
+                                         "\"writeTextFile\":true},\"terminal\":true},\"clientInfo\":"
+                                         "{\"name\":\"c-interop-client\",\"version\":\"1.0.0\"}}");
+    if (json_long(result, "protocolVersion", 0) != 1) fail("initialize: protocolVersion is not 1");
+    acp_string_free(result);
+    char *quoted_cwd = json_quote(cwd), *params = fmt("{\"cwd\":%s,\"mcpServers\":[]}", quoted_cwd);
+    result = request("session/new", params);
+    session_id = json_string(result, "sessionId");
+    if (!session_id) fail("session/new: no sessionId");
+    acp_string_free(result);
+    free(quoted_cwd), free(params);
+
+    turn = SAY_HELLO;
+    prompt("Say hello", "end_turn");
+    if (!strstr(reply, "Hello from the client's file")) fail("the reply lacks the file's content");
+    if (!strstr(reply, "terminal said: hi")) fail("the reply lacks the terminal's output");
+    char *content = read_file(written);
+    if (!content || strcmp(content, "written by agent") != 0) fail("written.txt is not 'written by agent'");
+    free(content);
+
+    turn = CANCEL_ME;
+    prompt("cancel me", "cancelled");
+
+    /* Close: the agent sees EOF; the library reaps it (killing it if it has
+     * not exited soon after). */
+    acp_connection_close(conn);
+    if (acp_connection_wait_closed(conn, 5000) != ACP_OK) fail("the agent did not go away");
+    acp_connection_free(conn);
+    acp_shutdown();
+    unlink(hello), unlink(written), rmdir(cwd);
+    free(hello), free(written), free(session_id);
+    puts("interop ok");
+    return 0;
+}
