@@ -22,9 +22,13 @@
  *   and a response (or a later request) is delivered only after the
  *   notifications received before it were handled. Callbacks must not
  *   unwind (no C++ exceptions across them).
+ *   No callback runs before the constructor has returned the connection.
  *   Hosts that cannot take callbacks on foreign threads pass handlers =
  *   NULL and take events with acp_connection_next_event on their own
- *   thread instead.
+ *   thread instead; events are queued in wire order.
+ *   A SIGPIPE from writing to a peer that is gone is blocked on the
+ *   library's threads (the write fails, the connection closes): a C host
+ *   needs no SIGPIPE handling for the library's sake.
  *
  * OWNERSHIP
  *   Strings passed in are borrowed for the call. Strings passed to
@@ -34,8 +38,10 @@
  *   acp_connection_free; every free function accepts NULL.
  *   A responder (acp_responder *) is answered exactly once, with
  *   acp_responder_ok or acp_responder_error, from any thread, at any time;
- *   answering twice returns ACP_ERR_ALREADY_ANSWERED. Requests still
- *   unanswered when the connection is closed are answered -32603.
+ *   the answer is queued before the call returns, so it precedes whatever
+ *   the caller sends next. Answering twice returns
+ *   ACP_ERR_ALREADY_ANSWERED. Requests still unanswered when C calls
+ *   acp_connection_close are answered -32603.
  *
  * ERRORS
  *   Fallible functions return acp_result; on failure,
@@ -188,6 +194,11 @@ typedef struct {
    Bound on one inbound message in bytes (0: the default, 64 MiB).
    */
   size_t max_message_size;
+  /*
+   acp_connection_spawn: how long a child may take to exit after its
+   stdin closed, before it is killed (0: the default, 500 ms).
+   */
+  uint32_t exit_grace_ms;
 } acp_options;
 
 /*
@@ -308,9 +319,10 @@ acp_result acp_connection_spawn(const char *const *argv,
                                 acp_connection **out);
 
 /*
- Talk over two file descriptors, which the connection takes over (and
- closes). Pipes and sockets work best; they may be the same descriptor
- number only if passed as two duplicates.
+ Talk over two file descriptors. Unless `out` is NULL or a descriptor is
+ negative (then nothing is touched), the library owns both from this
+ call on and closes them (with the connection, or at once on failure).
+ Pipes and sockets work best; pass one socket as two duplicates (dup).
  */
 acp_result acp_connection_fds(int read_fd,
                               int write_fd,
@@ -382,10 +394,17 @@ acp_result acp_connection_close(const acp_connection *connection);
 
 /*
  Wait until the connection is closed and torn down (the peer hung up or
- `acp_connection_close` was called; a spawned process reaped), up to
- `timeout_ms` (negative: no limit). `ACP_OK` or `ACP_ERR_TIMEOUT`.
+ `acp_connection_close` was called; a spawned process reaped; `on_close`
+ returned, or `ACP_EVENT_CLOSED` queued), up to `timeout_ms` (negative: no
+ limit). `ACP_OK` or `ACP_ERR_TIMEOUT`. After `ACP_OK` no new callback
+ starts; one already running (C's own code) may still be finishing.
  */
 acp_result acp_connection_wait_closed(const acp_connection *connection, int32_t timeout_ms);
+
+/*
+ The process id of the peer `acp_connection_spawn` started, or -1.
+ */
+int64_t acp_connection_pid(const acp_connection *connection);
 
 /*
  True once the connection is closing or closed (later sends fail).
@@ -428,7 +447,10 @@ const char *acp_version(void);
 
 /*
  Answer a request with its result (`result_json`: a JSON value; NULL or
- "" mean `null`). Any thread, once. The responder is spent afterwards.
+ "" mean `null`). Any thread, once; the answer is queued before this
+ returns, so it goes out before anything sent afterwards. The responder
+ is spent afterwards (also on failure, except ACP_ERR_INVALID_JSON and
+ ACP_ERR_NULL_ARGUMENT, which leave it unanswered).
  */
 acp_result acp_responder_ok(acp_responder *responder, const char *result_json);
 
@@ -443,16 +465,18 @@ acp_result acp_responder_error(acp_responder *responder,
 
 /*
  True once the request no longer wants an answer: the peer sent
- `$/cancel_request` for it, or the connection closed. Long-running
- handlers poll this to stop early (answering is still allowed, and
- harmless). Unknown or spent responders count as cancelled.
+ `$/cancel_request` for it (the engine answered -32800), or the
+ connection closed. Long-running handlers poll this to stop early;
+ answering afterwards sends nothing and returns ACP_ERR_ALREADY_ANSWERED.
+ Unknown or spent responders count as cancelled.
  */
 bool acp_responder_is_cancelled(const acp_responder *responder);
 
 /*
  Stop the library's threads (for a clean exit, e.g. under valgrind). Call
- it after every connection was freed; connections still open are cut
- off. A later call to any acp_* function starts a new runtime.
+ it after every connection was freed; a connection still open is cut off
+ (it reports closed, its calls fail with ACP_ERR_CLOSED). A later new
+ connection starts a new runtime.
  */
 void acp_shutdown(void);
 

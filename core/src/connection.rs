@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use crate::engine::{Handlers, Inner, Settings};
+use crate::engine::{Handlers, Inner, Settings, Waiter};
 use crate::error::RequestError;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::handler::{NotificationHandler, Observer, RequestHandler};
@@ -73,7 +73,7 @@ impl Connection {
         let id = self.inner.next_request_id();
         let frame = frame::request(id, method, params)?;
         let (waiter, result) = oneshot::channel();
-        self.inner.register(id, waiter)?;
+        self.inner.register(id, Waiter::Future(waiter))?;
         let pending = PendingRequest {
             id: RequestId::Number(id),
             result,
@@ -97,7 +97,7 @@ impl Connection {
         let id = self.inner.next_request_id();
         let frame = frame::request(id, method, params)?;
         let (waiter, result) = oneshot::channel();
-        self.inner.register(id, waiter)?;
+        self.inner.register(id, Waiter::Future(waiter))?;
         let pending = PendingRequest {
             id: RequestId::Number(id),
             result,
@@ -108,6 +108,34 @@ impl Connection {
         Ok(pending)
     }
 
+    /// Send a request from synchronous code and have `on_response` called
+    /// with its outcome where the engine releases it: in order with the
+    /// notifications around it, on an engine task (or, when the connection
+    /// closes, on the closing thread). Keep `on_response` quick and
+    /// non-blocking; hand real work elsewhere. Returns the request's id.
+    pub fn blocking_send_request_with<P>(
+        &self,
+        method: &str,
+        params: &P,
+        on_response: impl FnOnce(RequestId, Result<RawJson, RequestError>) + Send + 'static,
+    ) -> Result<RequestId, RequestError>
+    where
+        P: Serialize + ?Sized,
+    {
+        let id = self.inner.next_request_id();
+        let frame = frame::request(id, method, params)?;
+        let on_response = move |outcome| on_response(RequestId::Number(id), outcome);
+        self.inner.register(id, Waiter::Callback(Box::new(on_response)))?;
+        if let Err(error) = self.inner.enqueue_blocking(frame) {
+            // Not sent: withdraw it (close may have completed it already).
+            if let Some(waiter) = self.inner.take_waiter(id) {
+                drop(waiter);
+            }
+            return Err(error);
+        }
+        Ok(RequestId::Number(id))
+    }
+
     /// `send_notification` for synchronous callers (see
     /// `blocking_start_request`).
     pub fn blocking_send_notification<P>(&self, method: &str, params: &P) -> Result<(), RequestError>
@@ -115,6 +143,11 @@ impl Connection {
         P: Serialize + ?Sized,
     {
         self.inner.enqueue_blocking(frame::notification(method, params)?)
+    }
+
+    /// Queue one serialized message (with its newline) from synchronous code.
+    pub(crate) fn blocking_send_frame(&self, frame: Vec<u8>) -> Result<(), RequestError> {
+        self.inner.enqueue_blocking(frame)
     }
 
     /// Send a notification (no response).
@@ -145,7 +178,7 @@ impl Connection {
         let Some(waiter) = self.inner.take_waiter(*id) else {
             return false;
         };
-        let _ = waiter.send(Err(RequestError::request_cancelled()));
+        waiter.complete(Err(RequestError::request_cancelled()));
         let _ = self.send_cancel_request_notification(request_id, meta).await;
         true
     }

@@ -3,6 +3,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
@@ -24,12 +26,69 @@ pub struct IncomingRequest {
     pub cancellation: CancellationToken,
     /// The connection the request came in on, to call the peer back.
     pub connection: Connection,
+    pub(crate) answered: Arc<AtomicBool>,
 }
 
 impl IncomingRequest {
+    /// A handle that answers this request from outside its handler future
+    /// (another thread, a host language), synchronously and in order with
+    /// what is sent after it. Once it has answered, the handler future's own
+    /// output is dropped; the future should still finish (or be cancelled)
+    /// so the request stops counting as running.
+    pub fn responder(&self) -> Responder {
+        Responder {
+            id: self.id.clone(),
+            connection: self.connection.clone(),
+            answered: self.answered.clone(),
+        }
+    }
+
     /// Deserialize the params; a mismatch is -32602 with the reason in `data`.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T, RequestError> {
         from_raw(self.params.as_deref()).map_err(RequestError::from)
+    }
+}
+
+/// Answers one inbound request, once, from synchronous code: see
+/// [`IncomingRequest::responder`].
+#[derive(Clone, Debug)]
+pub struct Responder {
+    id: RequestId,
+    connection: Connection,
+    answered: Arc<AtomicBool>,
+}
+
+/// Why a `Responder` could not answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RespondError {
+    /// Answered before (by this responder, by the handler, or by the engine
+    /// with -32800 after `$/cancel_request`).
+    AlreadyAnswered,
+    /// The connection is closed: nothing can be sent.
+    Closed,
+}
+
+impl Responder {
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Queue the answer now (blocking while the write queue is full), so it
+    /// goes out before anything this thread sends afterwards. Not for async
+    /// code.
+    pub fn blocking_respond(&self, outcome: Result<RawJson, RequestError>) -> Result<(), RespondError> {
+        if self.answered.swap(true, Ordering::AcqRel) {
+            return Err(RespondError::AlreadyAnswered);
+        }
+        let frame = crate::message::frame::response(&self.id, &outcome);
+        self.connection
+            .blocking_send_frame(frame)
+            .map_err(|_| RespondError::Closed)
+    }
+
+    /// True once the request has an answer (from anyone).
+    pub fn is_answered(&self) -> bool {
+        self.answered.load(Ordering::Acquire)
     }
 }
 

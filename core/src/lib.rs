@@ -48,7 +48,7 @@ pub use connection::{
 pub use error::RequestError;
 pub use handler::{
     BoxFuture, Direction, IncomingNotification, IncomingRequest, NotificationHandler, Observer,
-    RequestHandler,
+    RequestHandler, RespondError, Responder,
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
 

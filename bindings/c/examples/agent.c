@@ -297,7 +297,7 @@ static void on_notification(void *user_data, const char *method, const char *par
 }
 
 int main(void) {
-    acp_options options = {ACP_SIDE_AGENT, 0};
+    acp_options options = {ACP_SIDE_AGENT, 0, 0};
     acp_handlers handlers = {NULL, on_request, on_notification, NULL};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &handlers, &c) != ACP_OK) {

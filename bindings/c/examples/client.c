@@ -342,7 +342,7 @@ int main(int argc, char **argv) {
     fputs("Hello from the client's file\n", f);
     fclose(f);
 
-    acp_options options = {ACP_SIDE_CLIENT, 0};
+    acp_options options = {ACP_SIDE_CLIENT, 0, 0};
     acp_handlers handlers = {NULL, on_request, on_notification, NULL};
     if (acp_connection_spawn((const char *const *)argv + 1, NULL, NULL, &options, &handlers, &conn) != ACP_OK)
         fail(acp_last_error_message());

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_engine::{
     Connection, IncomingNotification, IncomingRequest, PendingRequest, RawJson, RequestError, RequestId,
@@ -27,6 +27,10 @@ pub struct acp_connection {
     connection: Connection,
     bridge: Arc<Bridge>,
     runtime: Handle,
+    /// The runtime generation (see `acp_shutdown`).
+    generation: u64,
+    /// The spawned process, if any.
+    pid: Option<u32>,
 }
 
 /// Settings for a new connection. A NULL `acp_options*` means all defaults.
@@ -37,16 +41,15 @@ pub struct acp_options {
     pub side: acp_side,
     /// Bound on one inbound message in bytes (0: the default, 64 MiB).
     pub max_message_size: usize,
+    /// acp_connection_spawn: how long a child may take to exit after its
+    /// stdin closed, before it is killed (0: the default, 500 ms).
+    pub exit_grace_ms: u32,
 }
 
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
-/// How long `acp_connection_close` lets answers to abandoned requests reach
-/// the write queue.
-const CLOSE_ANSWER_GRACE: Duration = Duration::from_secs(1);
-
 unsafe fn start(
-    transport: impl FnOnce() -> Result<Transport, Failure>,
+    transport: impl FnOnce(&acp_options) -> Result<Transport, Failure>,
     options: *const acp_options,
     handlers: *const acp_handlers,
     out: *mut *mut acp_connection,
@@ -58,6 +61,7 @@ unsafe fn start(
     let options = options.as_ref().copied().unwrap_or(acp_options {
         side: acp_side::ACP_SIDE_RAW,
         max_message_size: 0,
+        exit_grace_ms: 0,
     });
     let delivery = match handlers.as_ref() {
         Some(handlers) => Delivery::Callbacks(*handlers),
@@ -68,11 +72,14 @@ unsafe fn start(
         connection_id: id,
         side: options.side,
         delivery,
+        ready: Default::default(),
+        finished: Default::default(),
     });
-    let runtime = runtime::handle();
+    let (runtime, generation) = runtime::handle();
     // Transports register with the reactor: build them inside the runtime.
     let _entered = runtime.enter();
-    let transport = transport()?;
+    let transport = transport(&options)?;
+    let pid = transport.child_pid();
     let mut builder = Connection::builder();
     if options.max_message_size > 0 {
         builder = builder.max_message_size(options.max_message_size);
@@ -89,13 +96,18 @@ unsafe fn start(
         let (connection, bridge) = watcher;
         connection.closed().await;
         bridge.closed(connection.close_reason().unwrap_or_default()).await;
+        bridge.finished.cancel();
     });
     *out = Box::into_raw(Box::new(acp_connection {
         id,
         connection,
-        bridge,
+        bridge: bridge.clone(),
         runtime,
+        generation,
+        pid,
     }));
+    // Only now may callbacks and events see the connection.
+    bridge.ready.cancel();
     Ok(())
 }
 
@@ -107,7 +119,7 @@ pub unsafe extern "C" fn acp_connection_stdio(
     handlers: *const acp_handlers,
     out: *mut *mut acp_connection,
 ) -> acp_result {
-    guard(|| start(|| Ok(Transport::stdio()), options, handlers, out))
+    guard(|| start(|_| Ok(Transport::stdio()), options, handlers, out))
 }
 
 /// Spawn a process and talk to it over its stdin/stdout (a client launching
@@ -126,7 +138,7 @@ pub unsafe extern "C" fn acp_connection_spawn(
     out: *mut *mut acp_connection,
 ) -> acp_result {
     guard(|| {
-        let spawn = || {
+        let spawn = |options: &acp_options| {
             let argv = string_list(argv, "argv")?;
             let Some((program, args)) = argv.split_first() else {
                 return Err(Failure::new(
@@ -153,16 +165,21 @@ pub unsafe extern "C" fn acp_connection_spawn(
             if !cwd.is_null() {
                 spawn = spawn.cwd(str_arg(cwd, "cwd")?);
             }
+            if options.exit_grace_ms > 0 {
+                spawn = spawn.exit_grace(Duration::from_millis(options.exit_grace_ms.into()));
+            }
+            let program = String::from_utf8_lossy(program).into_owned();
             Transport::spawn(spawn)
-                .map_err(|error| Failure::new(acp_result::ACP_ERR_IO, format!("spawn: {error}")))
+                .map_err(|error| Failure::new(acp_result::ACP_ERR_IO, format!("spawn {program}: {error}")))
         };
         start(spawn, options, handlers, out)
     })
 }
 
-/// Talk over two file descriptors, which the connection takes over (and
-/// closes). Pipes and sockets work best; they may be the same descriptor
-/// number only if passed as two duplicates.
+/// Talk over two file descriptors. Unless `out` is NULL or a descriptor is
+/// negative (then nothing is touched), the library owns both from this
+/// call on and closes them (with the connection, or at once on failure).
+/// Pipes and sockets work best; pass one socket as two duplicates (dup).
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_fds(
     read_fd: c_int,
@@ -172,19 +189,22 @@ pub unsafe extern "C" fn acp_connection_fds(
     out: *mut *mut acp_connection,
 ) -> acp_result {
     guard(|| {
+        if out.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        }
         if read_fd < 0 || write_fd < 0 {
             return Err(Failure::new(
                 acp_result::ACP_ERR_INVALID_ARGUMENT,
                 "negative file descriptor",
             ));
         }
-        let fds = || {
-            Ok(Transport::from_fds(
-                OwnedFd::from_raw_fd(read_fd),
-                OwnedFd::from_raw_fd(write_fd),
-            ))
-        };
-        start(fds, options, handlers, out)
+        let (read, write) = (OwnedFd::from_raw_fd(read_fd), OwnedFd::from_raw_fd(write_fd));
+        start(
+            move |_| Ok(Transport::from_fds(read, write)),
+            options,
+            handlers,
+            out,
+        )
     })
 }
 
@@ -209,6 +229,19 @@ unsafe fn connection_arg<'a>(connection: *const acp_connection) -> Result<&'a ac
     connection
         .as_ref()
         .ok_or_else(|| Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "connection is NULL"))
+}
+
+/// A connection whose runtime still runs (not cut off by `acp_shutdown`).
+unsafe fn live_connection<'a>(connection: *const acp_connection) -> Result<&'a acp_connection, Failure> {
+    let connection = connection_arg(connection)?;
+    if runtime::alive(connection.generation) {
+        Ok(connection)
+    } else {
+        Err(Failure::new(
+            acp_result::ACP_ERR_CLOSED,
+            "acp_shutdown stopped this connection's runtime",
+        ))
+    }
 }
 
 /// Method and params of an outbound message, checked before anything is
@@ -266,25 +299,35 @@ pub unsafe extern "C" fn acp_connection_send_request(
     guard(|| {
         let connection = connection_arg(connection)?;
         let (method, params) = outbound(connection, method, params_json, true)?;
-        let pending = start_request(connection, &method, &params)?;
-        let RequestId::Number(id) = *pending.id() else {
+        let bridge = connection.bridge.clone();
+        let runtime = connection.runtime.clone();
+        let user_data = UserData(user_data);
+        // Runs where the engine releases the response: in order with the
+        // notifications around it.
+        let on_response = move |id: RequestId, outcome: Result<RawJson, RequestError>| {
+            let RequestId::Number(id) = id else { return };
+            let outcome = outcome.map(|result| result.get().to_owned());
+            deliver_response(&bridge, &runtime, id, outcome, callback, user_data);
+        };
+        let id = connection
+            .connection
+            .blocking_send_request_with(&method, &params, on_response)
+            .map_err(Failure::from)?;
+        let RequestId::Number(id) = id else {
             unreachable!("our ids are numbers")
         };
         if let Some(out) = out_request_id.as_mut() {
             *out = id;
         }
-        let bridge = connection.bridge.clone();
-        let user_data = UserData(user_data);
-        connection.runtime.spawn(async move {
-            let outcome = pending.await.map(|result| result.get().to_owned());
-            deliver_response(&bridge, id, outcome, callback, user_data).await;
-        });
         Ok(())
     })
 }
 
-async fn deliver_response(
+/// Hand a response to C: an event (queued right here, in wire order) or
+/// the callback (on a worker thread).
+fn deliver_response(
     bridge: &Bridge,
+    runtime: &Handle,
     id: i64,
     outcome: Result<String, RequestError>,
     callback: acp_response_callback,
@@ -296,7 +339,7 @@ async fn deliver_response(
         }
         return;
     };
-    let _ = tokio::task::spawn_blocking(move || {
+    runtime.spawn_blocking(move || {
         let user_data = user_data;
         match outcome {
             Ok(result) => {
@@ -314,8 +357,7 @@ async fn deliver_response(
                 unsafe { callback(user_data.0, id, ptr::null(), &error) };
             }
         }
-    })
-    .await;
+    });
 }
 
 /// Send a request and wait for its answer on this thread (up to
@@ -334,7 +376,7 @@ pub unsafe extern "C" fn acp_connection_request(
     out_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let connection = connection_arg(connection)?;
+        let connection = live_connection(connection)?;
         if out_json.is_null() {
             return Err(Failure::new(
                 acp_result::ACP_ERR_NULL_ARGUMENT,
@@ -401,7 +443,7 @@ pub unsafe extern "C" fn acp_connection_cancel_request(
     request_id: i64,
 ) -> acp_result {
     guard(|| {
-        let connection = connection_arg(connection)?;
+        let connection = live_connection(connection)?;
         let id = RequestId::Number(request_id);
         let cancelled = connection
             .runtime
@@ -469,19 +511,17 @@ fn close(connection: &acp_connection) {
     if connection.connection.is_closed() {
         return;
     }
-    // Abandoned responders make their requests answer -32603; give those
-    // answers a moment to reach the write queue before it closes.
+    // Requests C has not answered get -32603, queued before the close so the
+    // writer still flushes them.
     responder::abandon_all(connection.id);
-    let deadline = Instant::now() + CLOSE_ANSWER_GRACE;
-    while connection.connection.running_requests() > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
     connection.connection.close();
 }
 
 /// Wait until the connection is closed and torn down (the peer hung up or
-/// `acp_connection_close` was called; a spawned process reaped), up to
-/// `timeout_ms` (negative: no limit). `ACP_OK` or `ACP_ERR_TIMEOUT`.
+/// `acp_connection_close` was called; a spawned process reaped; `on_close`
+/// returned, or `ACP_EVENT_CLOSED` queued), up to `timeout_ms` (negative: no
+/// limit). `ACP_OK` or `ACP_ERR_TIMEOUT`. After `ACP_OK` no new callback
+/// starts; one already running (C's own code) may still be finishing.
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_wait_closed(
     connection: *const acp_connection,
@@ -489,15 +529,18 @@ pub unsafe extern "C" fn acp_connection_wait_closed(
 ) -> acp_result {
     guard(|| {
         let connection = connection_arg(connection)?;
-        let closed = connection.connection.closed();
+        if !runtime::alive(connection.generation) {
+            return Ok(()); // cut off by acp_shutdown: nothing is left running
+        }
+        let finished = connection.bridge.finished.cancelled();
         let done = if timeout_ms < 0 {
-            connection.runtime.block_on(closed);
+            connection.runtime.block_on(finished);
             true
         } else {
             let limit = Duration::from_millis(timeout_ms as u64);
             connection
                 .runtime
-                .block_on(async { tokio::time::timeout(limit, closed).await.is_ok() })
+                .block_on(async { tokio::time::timeout(limit, finished).await.is_ok() })
         };
         if done {
             Ok(())
@@ -507,6 +550,14 @@ pub unsafe extern "C" fn acp_connection_wait_closed(
                 "still open after the timeout",
             ))
         }
+    })
+}
+
+/// The process id of the peer `acp_connection_spawn` started, or -1.
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_pid(connection: *const acp_connection) -> i64 {
+    guard_value(-1, || {
+        connection.as_ref().and_then(|c| c.pid).map_or(-1, i64::from)
     })
 }
 
@@ -527,7 +578,9 @@ pub unsafe extern "C" fn acp_connection_free(connection: *mut acp_connection) {
             return;
         }
         let connection = Box::from_raw(connection);
-        close(&connection);
+        if runtime::alive(connection.generation) {
+            close(&connection);
+        }
         responder::abandon_all(connection.id);
     })
 }

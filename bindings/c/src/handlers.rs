@@ -5,7 +5,9 @@ use std::ffi::{c_char, c_void};
 use std::ptr;
 use std::sync::Arc;
 
-use acp_engine::{validate, IncomingNotification, IncomingRequest, RawJson, RequestError};
+use acp_engine::{
+    to_raw, validate, CancellationToken, IncomingNotification, IncomingRequest, RawJson, RequestError,
+};
 
 use crate::events::EventQueue;
 use crate::ffi::c_string;
@@ -113,10 +115,17 @@ pub(crate) struct Bridge {
     pub connection_id: u64,
     pub side: acp_side,
     pub delivery: Delivery,
+    /// Cancelled once the constructor has handed the connection to C:
+    /// nothing reaches C before it can know its connection.
+    pub ready: CancellationToken,
+    /// Cancelled after the connection closed and C was told (on_close
+    /// returned, or the CLOSED event was queued).
+    pub finished: CancellationToken,
 }
 
 impl Bridge {
-    /// The core request handler: check, hand to C, wait for C's answer.
+    /// The core request handler: check, hand to C, wait until C answered
+    /// (C's answer goes on the wire directly, through the responder).
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         let params = request.params.as_ref();
         match self.side {
@@ -124,13 +133,18 @@ impl Bridge {
             acp_side::ACP_SIDE_AGENT => validate::agent_request(&request.method, params)?,
             acp_side::ACP_SIDE_CLIENT => validate::client_request(&request.method, params)?,
         }
-        let (responder, answered) = responder::register(self.connection_id, request.cancellation.clone());
+        self.ready.cancelled().await;
+        let (responder, answered) = responder::register(
+            self.connection_id,
+            request.responder(),
+            request.cancellation.clone(),
+        );
         let params = request.params.as_ref().map(|p| p.get().to_owned());
         match &self.delivery {
             Delivery::Events(queue) => queue.push_request(&request.method, params.as_deref(), responder),
             Delivery::Callbacks(handlers) => {
                 let Some(on_request) = handlers.on_request else {
-                    responder::abandon(responder);
+                    responder::forget(responder);
                     return Err(RequestError::method_not_found(&request.method));
                 };
                 let user_data = UserData(handlers.user_data);
@@ -145,11 +159,11 @@ impl Bridge {
                 });
             }
         }
-        // A responder dropped unanswered (connection closed or freed) is a
-        // plain -32603.
-        answered
-            .await
-            .unwrap_or_else(|_| Err(RequestError::internal_error()))
+        match answered.await {
+            // Already on the wire; the engine drops this value.
+            Ok(()) => Ok(to_raw(&()).expect("null serializes")),
+            Err(_) => Err(RequestError::internal_error()),
+        }
     }
 
     /// The core notification handler: check, hand to C, one at a time.
@@ -188,6 +202,7 @@ impl Bridge {
 
     /// Tell C the connection closed.
     pub async fn closed(&self, reason: String) {
+        self.ready.cancelled().await;
         match &self.delivery {
             Delivery::Events(queue) => queue.push_closed(&reason),
             Delivery::Callbacks(handlers) => {

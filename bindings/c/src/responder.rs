@@ -8,7 +8,7 @@ use std::ffi::c_char;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use acp_engine::{CancellationToken, RawJson, RequestError};
+use acp_engine::{CancellationToken, RawJson, RequestError, RespondError, Responder};
 use tokio::sync::oneshot;
 
 use crate::ffi::{acp_result, guard, guard_value, json_arg, str_arg, Failure};
@@ -20,9 +20,12 @@ pub struct acp_responder {
 }
 
 struct Entry {
-    answer: oneshot::Sender<Result<RawJson, RequestError>>,
+    /// Queues the answer on the wire, synchronously, once.
+    responder: Responder,
     cancellation: CancellationToken,
     connection: u64,
+    /// Tells the engine's handler future the request is answered.
+    answered: oneshot::Sender<()>,
 }
 
 static RESPONDERS: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
@@ -33,34 +36,41 @@ fn with_registry<T>(body: impl FnOnce(&mut HashMap<u64, Entry>) -> T) -> T {
     body(registry.get_or_insert_with(HashMap::new))
 }
 
-/// A new responder for a request of `connection`; the receiver gets C's
-/// answer (or an error if the responder is dropped unanswered).
+/// A new responder for a request of `connection`; the receiver resolves
+/// once C answered (and fails if the responder is dropped unanswered).
 pub(crate) fn register(
     connection: u64,
+    responder: Responder,
     cancellation: CancellationToken,
-) -> (
-    *mut acp_responder,
-    oneshot::Receiver<Result<RawJson, RequestError>>,
-) {
+) -> (*mut acp_responder, oneshot::Receiver<()>) {
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-    let (answer, answered) = oneshot::channel();
-    with_registry(|registry| {
-        registry.insert(
-            token,
-            Entry {
-                answer,
-                cancellation,
-                connection,
-            },
-        )
-    });
-    (token as *mut acp_responder, answered)
+    let (answered, on_answer) = oneshot::channel();
+    let entry = Entry {
+        responder,
+        cancellation,
+        connection,
+        answered,
+    };
+    with_registry(|registry| registry.insert(token, entry));
+    (token as *mut acp_responder, on_answer)
 }
 
-/// Forget the unanswered responders of a connection: each of their requests
-/// is then answered -32603 by the engine (if it can still write).
+/// Answer every request of `connection` C has not answered with -32603,
+/// now (before the connection closes), and forget their responders.
 pub(crate) fn abandon_all(connection: u64) {
-    with_registry(|registry| registry.retain(|_, entry| entry.connection != connection));
+    let abandoned: Vec<Entry> = with_registry(|registry| {
+        let tokens: Vec<u64> = registry
+            .iter()
+            .filter(|(_, entry)| entry.connection == connection)
+            .map(|(token, _)| *token)
+            .collect();
+        tokens.iter().filter_map(|token| registry.remove(token)).collect()
+    });
+    for entry in abandoned {
+        let _ = entry
+            .responder
+            .blocking_respond(Err(RequestError::internal_error()));
+    }
 }
 
 fn answer(responder: *mut acp_responder, outcome: Result<RawJson, RequestError>) -> Result<(), Failure> {
@@ -77,16 +87,22 @@ fn answer(responder: *mut acp_responder, outcome: Result<RawJson, RequestError>)
             "this responder was already answered, or its connection was freed",
         ));
     };
-    entry.answer.send(outcome).map_err(|_| {
-        Failure::new(
+    let sent = entry.responder.blocking_respond(outcome);
+    let _ = entry.answered.send(());
+    sent.map_err(|error| match error {
+        RespondError::AlreadyAnswered => Failure::new(
             acp_result::ACP_ERR_ALREADY_ANSWERED,
-            "the request is no longer pending: the peer cancelled it (answered -32800) or the connection closed",
-        )
+            "the peer cancelled this request; it was answered -32800 and this answer was not sent",
+        ),
+        RespondError::Closed => Failure::new(acp_result::ACP_ERR_CLOSED, "the connection is closed"),
     })
 }
 
 /// Answer a request with its result (`result_json`: a JSON value; NULL or
-/// "" mean `null`). Any thread, once. The responder is spent afterwards.
+/// "" mean `null`). Any thread, once; the answer is queued before this
+/// returns, so it goes out before anything sent afterwards. The responder
+/// is spent afterwards (also on failure, except ACP_ERR_INVALID_JSON and
+/// ACP_ERR_NULL_ARGUMENT, which leave it unanswered).
 #[no_mangle]
 pub unsafe extern "C" fn acp_responder_ok(
     responder: *mut acp_responder,
@@ -121,9 +137,10 @@ pub unsafe extern "C" fn acp_responder_error(
 }
 
 /// True once the request no longer wants an answer: the peer sent
-/// `$/cancel_request` for it, or the connection closed. Long-running
-/// handlers poll this to stop early (answering is still allowed, and
-/// harmless). Unknown or spent responders count as cancelled.
+/// `$/cancel_request` for it (the engine answered -32800), or the
+/// connection closed. Long-running handlers poll this to stop early;
+/// answering afterwards sends nothing and returns ACP_ERR_ALREADY_ANSWERED.
+/// Unknown or spent responders count as cancelled.
 #[no_mangle]
 pub extern "C" fn acp_responder_is_cancelled(responder: *const acp_responder) -> bool {
     guard_value(true, || {
@@ -135,7 +152,7 @@ pub extern "C" fn acp_responder_is_cancelled(responder: *const acp_responder) ->
     })
 }
 
-/// Drop one responder unanswered (its request gets the caller's error).
-pub(crate) fn abandon(responder: *mut acp_responder) {
+/// Forget one responder without answering (the caller answers otherwise).
+pub(crate) fn forget(responder: *mut acp_responder) {
     with_registry(|registry| registry.remove(&(responder as u64)));
 }

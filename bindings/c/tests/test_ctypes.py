@@ -27,7 +27,7 @@ EVENT_REQUEST, EVENT_NOTIFICATION, EVENT_RESPONSE, EVENT_CLOSED = 1, 2, 3, 4
 
 
 class AcpOptions(ctypes.Structure):
-    _fields_ = [("side", ctypes.c_int), ("max_message_size", ctypes.c_size_t)]
+    _fields_ = [("side", ctypes.c_int), ("max_message_size", ctypes.c_size_t), ("exit_grace_ms", ctypes.c_uint32)]
 
 
 class AcpError(ctypes.Structure):
@@ -101,7 +101,7 @@ class Client:
         self.closed_reason = None
         self.conn = conn_p()
         argv = (ctypes.c_char_p * 2)(AGENT.encode(), None)
-        options = AcpOptions(ACP_SIDE_CLIENT, 0)
+        options = AcpOptions(ACP_SIDE_CLIENT, 0, 0)
         check(lib.acp_connection_spawn(argv, None, None, ctypes.byref(options), None, ctypes.byref(self.conn)),
               "acp_connection_spawn")
 

@@ -51,11 +51,9 @@ pub(super) async fn run(
                     inner.unhandled_notifications.fetch_sub(1, Ordering::AcqRel);
                 }
                 Ordered::Response(waiter, outcome) => {
-                    let _ = waiter.send(outcome);
+                    waiter.complete(outcome);
                 }
-                Ordered::Request(task) => {
-                    inner.runtime.spawn(task);
-                }
+                Ordered::Request(task) => super::run_inline_or_spawn(task, &inner.runtime),
             }
         }
     }

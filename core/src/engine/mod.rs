@@ -26,8 +26,37 @@ use crate::transport::Transport;
 pub(crate) use dispatcher::Ordered;
 pub(crate) use reader::CANCEL_REQUEST;
 
-/// Where a response goes: the local waiter of an outbound request.
-pub(crate) type Waiter = oneshot::Sender<Result<RawJson, RequestError>>;
+/// Where a response goes: the local waiter of an outbound request (a
+/// `PendingRequest` future), or a callback run where the response is
+/// released, in order with the notifications around it.
+pub(crate) enum Waiter {
+    Future(oneshot::Sender<Result<RawJson, RequestError>>),
+    Callback(Box<dyn FnOnce(Result<RawJson, RequestError>) + Send>),
+}
+
+impl Waiter {
+    pub fn complete(self, outcome: Result<RawJson, RequestError>) {
+        match self {
+            Waiter::Future(sender) => {
+                let _ = sender.send(outcome);
+            }
+            Waiter::Callback(callback) => callback(outcome),
+        }
+    }
+}
+
+/// Poll a request's task once, right here: most handlers answer without
+/// waiting, and this saves a task hop per request (and keeps whatever the
+/// handler does first in arrival order). Only a task that has to wait is
+/// spawned; its next poll registers the real waker (a future re-registers
+/// on every poll, so the first, no-op waker is harmless).
+pub(crate) fn run_inline_or_spawn(mut task: crate::handler::BoxFuture<()>, runtime: &Handle) {
+    use std::task::{Context, Waker};
+    let mut context = Context::from_waker(Waker::noop());
+    if task.as_mut().poll(&mut context).is_pending() {
+        runtime.spawn(task);
+    }
+}
 
 /// How long the writer may keep flushing after the connection closed.
 const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(1);
@@ -138,7 +167,7 @@ impl Inner {
         let error = self.closed_error();
         let pending = std::mem::take(&mut *self.pending.lock().unwrap());
         for (_, waiter) in pending {
-            let _ = waiter.send(Err(error.clone()));
+            waiter.complete(Err(error.clone()));
         }
         self.closing.cancel();
     }

@@ -3,9 +3,8 @@
 //! the responses that arrive behind them) for the ordered dispatcher.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Waker};
 
 use futures_util::FutureExt;
 use serde::Deserialize;
@@ -118,7 +117,7 @@ fn on_response(inner: &Arc<Inner>, id: RequestId, outcome: Result<RawJson, Reque
     // Notifications that came first are handled first: if any is still
     // queued, the response waits its turn in the dispatcher.
     if inner.unhandled_notifications.load(Ordering::Acquire) == 0 {
-        let _ = waiter.send(outcome);
+        waiter.complete(outcome);
     } else {
         batch.ordered.push(Ordered::Response(waiter, outcome));
     }
@@ -156,12 +155,14 @@ fn start_request(
         return;
     }
     let span = tracing::debug_span!("acp_request", %method, %id);
+    let answered = Arc::new(AtomicBool::new(false));
     let request = IncomingRequest {
         id: id.clone(),
         method,
         params,
         cancellation: cancellation.clone(),
         connection: Connection::from_inner(inner.clone()),
+        answered: answered.clone(),
     };
     let runtime = inner.runtime.clone();
     let wait_for_notifications = inner.unhandled_notifications.load(Ordering::Acquire) > 0;
@@ -174,13 +175,16 @@ fn start_request(
             None if inner.is_closing() => None,
             None => Some(Err(RequestError::request_cancelled())),
         };
+        // Unless a `Responder` answered already.
         if let Some(outcome) = outcome {
-            let _ = inner.enqueue(frame::response(&id, &outcome)).await;
+            if !answered.swap(true, Ordering::AcqRel) {
+                let _ = inner.enqueue(frame::response(&id, &outcome)).await;
+            }
         }
         // Only now: "no request running" means every answer is queued.
         inner.untrack_running(&id);
     };
-    let mut task: BoxFuture<()> = Box::pin(task.instrument(span));
+    let task: BoxFuture<()> = Box::pin(task.instrument(span));
     // A request starts only after the notifications that arrived before it
     // were handled (a client sees the tool call before the permission
     // request about it); it then runs concurrently with everything else.
@@ -188,14 +192,7 @@ fn start_request(
         batch.ordered.push(Ordered::Request(task));
         return;
     }
-    // Most handlers answer without waiting: run them right here and save a
-    // task hop per request; only one that has to wait gets its own task.
-    // (Its next poll registers the real waker; a future must re-register
-    // on every poll, so the first no-op waker is harmless.)
-    let mut context = Context::from_waker(Waker::noop());
-    if task.as_mut().poll(&mut context).is_pending() {
-        runtime.spawn(task);
-    }
+    super::run_inline_or_spawn(task, &runtime);
 }
 
 /// Run the handler until it finishes (`Some`) or is cancelled (`None`).
