@@ -637,3 +637,83 @@ async fn a_request_starts_only_after_the_notifications_before_it_were_handled() 
         vec!["session/update", "session/request_permission"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_responder_answers_from_another_thread_once_and_before_what_follows() {
+    let (tx, rx) = std::sync::mpsc::channel::<acp_engine::Responder>();
+    let (conn, mut peer) = connect_raw(Connection::builder().on_request(move |request: IncomingRequest| {
+        let tx = tx.clone();
+        async move {
+            tx.send(request.responder()).unwrap();
+            // Stays pending: the answer comes from outside.
+            std::future::pending::<Result<RawJson, RequestError>>().await
+        }
+    }));
+    peer.send(r#"{"jsonrpc":"2.0","id":7,"method":"ask"}"#).await;
+    let responder = tokio::task::spawn_blocking(move || rx.recv().unwrap())
+        .await
+        .unwrap();
+    let conn2 = conn.clone();
+    tokio::task::spawn_blocking(move || {
+        responder
+            .blocking_respond(Ok(to_raw(&json!({"ok": true})).unwrap()))
+            .unwrap();
+        conn2.blocking_send_notification("after", &json!({})).unwrap();
+        assert_eq!(
+            responder.blocking_respond(Ok(to_raw(&1).unwrap())),
+            Err(acp_engine::RespondError::AlreadyAnswered)
+        );
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        peer.recv().await,
+        json!({"jsonrpc":"2.0","id":7,"result":{"ok":true}})
+    );
+    assert_eq!(peer.recv().await["method"], "after");
+}
+
+#[tokio::test]
+async fn a_response_callback_runs_in_wire_order_with_notifications() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let notes = log.clone();
+    let (conn, mut peer) = connect_raw(Connection::builder().on_notification(
+        move |n: IncomingNotification| {
+            let log = notes.clone();
+            async move {
+                log.lock().unwrap().push(n.method);
+                Ok(())
+            }
+        },
+    ));
+    let responses = log.clone();
+    let conn2 = conn.clone();
+    let id = tokio::task::spawn_blocking(move || {
+        conn2
+            .blocking_send_request_with("ask", &json!({}), move |id, outcome| {
+                assert!(outcome.is_ok());
+                responses.lock().unwrap().push(format!("response {id}"));
+            })
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(peer.recv().await["id"], json!(1));
+    peer.send_bytes(
+        concat!(
+            r#"{"jsonrpc":"2.0","method":"before"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"after"}"#,
+            "\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    support::eventually(|| log.lock().unwrap().len() == 3).await;
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["before".to_owned(), format!("response {id}"), "after".to_owned()]
+    );
+}
