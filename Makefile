@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-rust test-interop test-c header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test test-rust test-interop test-c test-install header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -31,6 +31,17 @@ test-interop:
 test-c:
 	$(CARGO) build -q -p acp-engine-ffi -p acp-engine --examples
 	bash bindings/c/tests/run.sh
+	$(MAKE) -s test-install
+
+## test-install: `make install` into a scratch prefix, then build the C examples
+## the way a user would, with pkg-config, and run the client against the agent
+test-install:
+	@prefix=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$prefix \
+	  && export PKG_CONFIG_PATH=$$prefix/lib/pkgconfig \
+	  && cc -o $$prefix/agent bindings/c/examples/agent.c $$(pkg-config --cflags --libs acp_engine) -Wl,-rpath,$$prefix/lib \
+	  && cc -o $$prefix/client bindings/c/examples/client.c $$(pkg-config --cflags --libs acp_engine) -Wl,-rpath,$$prefix/lib \
+	  && $$prefix/client $$prefix/agent | tail -1 | grep -qx 'interop ok' \
+	  && echo "make install + pkg-config build: 1 passed, 0 failed" && rm -rf $$prefix
 
 ## header: regenerate include/acp_engine.h with the pinned cbindgen (0.29.4)
 header:
