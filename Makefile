@@ -29,7 +29,6 @@ test-interop:
 
 ## test-c: the C ABI: C tests (gcc -Wall -Wextra -Werror), valgrind, ASan, ctypes, C examples
 test-c:
-	$(CARGO) build -q -p acp-engine-ffi -p acp-engine --examples
 	bash bindings/c/tests/run.sh
 	$(MAKE) -s test-install
 

@@ -59,8 +59,10 @@ finish() {
 
 # ---- 0. the library --------------------------------------------------------------
 if [[ -z "${ACP_SKIP_CARGO:-}" ]]; then
-  check "cargo build -p acp-engine-ffi -p acp-engine --examples" \
-    cargo build -q -p acp-engine-ffi -p acp-engine --examples
+  # Two commands: with --examples, cargo builds only example targets, and
+  # the C library has none.
+  check "cargo build -p acp-engine-ffi" cargo build -q -p acp-engine-ffi
+  check "cargo build -p acp-engine --examples" cargo build -q -p acp-engine --examples
 fi
 if [[ ! -f "$target/libacp_engine.so" ]]; then
   echo "FAIL $target/libacp_engine.so is missing (cargo build -p acp-engine-ffi)"
