@@ -2,10 +2,11 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-rust test-interop test-c test-install header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
+CBINDGEN_VERSION := 0.29.4
 
 ## demo: the example client spawns the example agent: a prompt turn with a
 ## permission request, file read/write and a real terminal, then a cancelled turn
@@ -42,11 +43,16 @@ test-install:
 	  && $$prefix/client $$prefix/agent | tail -1 | grep -qx 'interop ok' \
 	  && echo "make install + pkg-config build: 1 passed, 0 failed" && rm -rf $$prefix
 
-## header: regenerate include/acp_engine.h with the pinned cbindgen (0.29.4)
-header:
+## cbindgen: install the pinned cbindgen from crates.io if it is not on PATH
+cbindgen:
+	@[ "$$($(CBINDGEN) --version 2>/dev/null)" = "cbindgen $(CBINDGEN_VERSION)" ] \
+	  || $(CARGO) install --locked --quiet cbindgen --version =$(CBINDGEN_VERSION)
+
+## header: regenerate include/acp_engine.h with the pinned cbindgen
+header: cbindgen
 	$(CBINDGEN) --quiet --config bindings/c/cbindgen.toml --crate acp-engine-ffi --output include/acp_engine.h bindings/c
 
-header-check:
+header-check: cbindgen
 	@tmp=$$(mktemp) && $(CBINDGEN) --quiet --config bindings/c/cbindgen.toml --crate acp-engine-ffi --output $$tmp bindings/c \
 	  && if cmp -s $$tmp include/acp_engine.h; then echo "include/acp_engine.h is up to date"; rm -f $$tmp; \
 	  else diff -u include/acp_engine.h $$tmp | head -40; rm -f $$tmp; echo "include/acp_engine.h is stale: run make header"; exit 1; fi
