@@ -972,3 +972,22 @@ async fn the_example_agents_turn_is_schema_valid_both_ways() {
     assert!(messages >= 18, "saw only {messages} messages");
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+#[tokio::test]
+async fn a_session_update_of_a_kind_from_a_newer_schema_still_reaches_the_client() {
+    let (_conn, mut agent, calls) = recording_client();
+    let future =
+        json!({"sessionId": "s-1", "update": {"sessionUpdate": "hologram_update", "frames": [1, 2]}});
+    // Not in this schema, so sent unchecked.
+    agent
+        .send(&json!({"jsonrpc": "2.0", "method": "session/update", "params": future}).to_string())
+        .await;
+    support::eventually(|| {
+        calls
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(m, p)| m == "session/update" && *p == future)
+    })
+    .await;
+}

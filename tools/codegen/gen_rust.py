@@ -498,6 +498,19 @@ class RustEmitter:
                 self.emit_doc(vdoc, "    ")
                 self.emit(f"    {other_name}(Map<String, Value>),")
                 arms_ser.append(f"Self::{other_name}(v) => v.serialize(serializer),")
+        # A closed union still meets newer peers: an unrecognised tag keeps
+        # the whole object (and round-trips) instead of failing the message.
+        unknown_name = None
+        if not (u.default or u.other or embedded):
+            self.uses.add("Map")
+            unknown_name = claim("Unknown")
+            self.emit_doc(
+                f"A `{u.tag}` this schema version does not know (a newer peer's): the whole object, "
+                f"`{u.tag}` included, kept as is so it survives a round trip.",
+                "    ",
+            )
+            self.emit(f"    {unknown_name}(Map<String, Value>),")
+            arms_ser.append(f"Self::{unknown_name}(v) => v.serialize(serializer),")
         self.emit("}")
 
         self.emit(
@@ -536,6 +549,8 @@ class RustEmitter:
             else:
                 arms.append(f"_ => support::from_map(support::restore(map, {tag}, tag)).map(Self::{default_name}),")
         else:
+            if unknown_name:
+                arms.append(f"Some(_) => Ok(Self::{unknown_name}(support::restore(map, {tag}, tag))),")
             arms.append(f"_ => Err(support::bad_tag({tag}, tag.as_ref(), &[{known}])),")
 
         if embedded:

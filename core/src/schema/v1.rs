@@ -394,6 +394,8 @@ pub enum ToolCallContent {
     ///
     /// Tagged `"type": "terminal"`.
     Terminal(Terminal),
+    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for ToolCallContent {
@@ -402,6 +404,7 @@ impl Serialize for ToolCallContent {
             Self::Content(v) => support::Tagged::new("type", "content", v).serialize(serializer),
             Self::Diff(v) => support::Tagged::new("type", "diff", v).serialize(serializer),
             Self::Terminal(v) => support::Tagged::new("type", "terminal", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -414,6 +417,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
             Some("content") => support::from_map(map).map(Self::Content),
             Some("diff") => support::from_map(map).map(Self::Diff),
             Some("terminal") => support::from_map(map).map(Self::Terminal),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
@@ -491,6 +495,8 @@ pub enum ContentBlock {
     ///
     /// Tagged `"type": "resource"`.
     Resource(EmbeddedResource),
+    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for ContentBlock {
@@ -501,6 +507,7 @@ impl Serialize for ContentBlock {
             Self::Audio(v) => support::Tagged::new("type", "audio", v).serialize(serializer),
             Self::ResourceLink(v) => support::Tagged::new("type", "resource_link", v).serialize(serializer),
             Self::Resource(v) => support::Tagged::new("type", "resource", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -515,6 +522,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some("audio") => support::from_map(map).map(Self::Audio),
             Some("resource_link") => support::from_map(map).map(Self::ResourceLink),
             Some("resource") => support::from_map(map).map(Self::Resource),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
@@ -4727,6 +4735,8 @@ pub enum SessionUpdate {
     ///
     /// Tagged `"sessionUpdate": "usage_update"`.
     UsageUpdate(UsageUpdate),
+    /// A `sessionUpdate` this schema version does not know (a newer peer's): the whole object, `sessionUpdate` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for SessionUpdate {
@@ -4761,6 +4771,7 @@ impl Serialize for SessionUpdate {
             Self::UsageUpdate(v) => {
                 support::Tagged::new("sessionUpdate", "usage_update", v).serialize(serializer)
             }
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -4781,6 +4792,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
             Some("config_option_update") => support::from_map(map).map(Self::ConfigOptionUpdate),
             Some("session_info_update") => support::from_map(map).map(Self::SessionInfoUpdate),
             Some("usage_update") => support::from_map(map).map(Self::UsageUpdate),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "sessionUpdate", tag))),
             _ => Err(support::bad_tag(
                 "sessionUpdate",
                 tag.as_ref(),
@@ -7036,6 +7048,8 @@ pub enum RequestPermissionOutcome {
     ///
     /// Tagged `"outcome": "selected"`.
     Selected(SelectedPermissionOutcome),
+    /// A `outcome` this schema version does not know (a newer peer's): the whole object, `outcome` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for RequestPermissionOutcome {
@@ -7043,6 +7057,7 @@ impl Serialize for RequestPermissionOutcome {
         match self {
             Self::Cancelled => support::Tag::new("outcome", "cancelled").serialize(serializer),
             Self::Selected(v) => support::Tagged::new("outcome", "selected", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -7054,6 +7069,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
         let value = match tag.as_ref().and_then(Value::as_str) {
             Some("cancelled") => Ok(Self::Cancelled),
             Some("selected") => support::from_map(map).map(Self::Selected),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "outcome", tag))),
             _ => Err(support::bad_tag(
                 "outcome",
                 tag.as_ref(),

@@ -410,6 +410,8 @@ pub enum ToolCallContent {
     ///
     /// Tagged `"type": "terminal"`.
     Terminal(Terminal),
+    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for ToolCallContent {
@@ -418,6 +420,7 @@ impl Serialize for ToolCallContent {
             Self::Content(v) => support::Tagged::new("type", "content", v).serialize(serializer),
             Self::Diff(v) => support::Tagged::new("type", "diff", v).serialize(serializer),
             Self::Terminal(v) => support::Tagged::new("type", "terminal", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -430,6 +433,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
             Some("content") => support::from_map(map).map(Self::Content),
             Some("diff") => support::from_map(map).map(Self::Diff),
             Some("terminal") => support::from_map(map).map(Self::Terminal),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
@@ -507,6 +511,8 @@ pub enum ContentBlock {
     ///
     /// Tagged `"type": "resource"`.
     Resource(EmbeddedResource),
+    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for ContentBlock {
@@ -517,6 +523,7 @@ impl Serialize for ContentBlock {
             Self::Audio(v) => support::Tagged::new("type", "audio", v).serialize(serializer),
             Self::ResourceLink(v) => support::Tagged::new("type", "resource_link", v).serialize(serializer),
             Self::Resource(v) => support::Tagged::new("type", "resource", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -531,6 +538,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some("audio") => support::from_map(map).map(Self::Audio),
             Some("resource_link") => support::from_map(map).map(Self::ResourceLink),
             Some("resource") => support::from_map(map).map(Self::Resource),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
@@ -5982,6 +5990,8 @@ pub enum NesSuggestion {
     ///
     /// Tagged `"kind": "searchAndReplace"`.
     SearchAndReplace(NesSearchAndReplaceSuggestion),
+    /// A `kind` this schema version does not know (a newer peer's): the whole object, `kind` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for NesSuggestion {
@@ -5993,6 +6003,7 @@ impl Serialize for NesSuggestion {
             Self::SearchAndReplace(v) => {
                 support::Tagged::new("kind", "searchAndReplace", v).serialize(serializer)
             }
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -6006,6 +6017,7 @@ impl<'de> Deserialize<'de> for NesSuggestion {
             Some("jump") => support::from_map(map).map(Self::Jump),
             Some("rename") => support::from_map(map).map(Self::Rename),
             Some("searchAndReplace") => support::from_map(map).map(Self::SearchAndReplace),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "kind", tag))),
             _ => Err(support::bad_tag(
                 "kind",
                 tag.as_ref(),
@@ -6619,6 +6631,8 @@ pub enum SessionUpdate {
     ///
     /// Tagged `"sessionUpdate": "compaction_summary_chunk"`.
     CompactionSummaryChunk(CompactionSummaryChunk),
+    /// A `sessionUpdate` this schema version does not know (a newer peer's): the whole object, `sessionUpdate` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for SessionUpdate {
@@ -6666,6 +6680,7 @@ impl Serialize for SessionUpdate {
             Self::CompactionSummaryChunk(v) => {
                 support::Tagged::new("sessionUpdate", "compaction_summary_chunk", v).serialize(serializer)
             }
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -6691,6 +6706,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
             Some("notice") => support::from_map(map).map(Self::Notice),
             Some("compaction_update") => support::from_map(map).map(Self::CompactionUpdate),
             Some("compaction_summary_chunk") => support::from_map(map).map(Self::CompactionSummaryChunk),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "sessionUpdate", tag))),
             _ => Err(support::bad_tag(
                 "sessionUpdate",
                 tag.as_ref(),
@@ -7104,6 +7120,8 @@ pub enum PlanUpdateContent {
     ///
     /// Tagged `"type": "markdown"`.
     Markdown(PlanMarkdown),
+    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for PlanUpdateContent {
@@ -7112,6 +7130,7 @@ impl Serialize for PlanUpdateContent {
             Self::Items(v) => support::Tagged::new("type", "items", v).serialize(serializer),
             Self::File(v) => support::Tagged::new("type", "file", v).serialize(serializer),
             Self::Markdown(v) => support::Tagged::new("type", "markdown", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -7124,6 +7143,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
             Some("items") => support::from_map(map).map(Self::Items),
             Some("file") => support::from_map(map).map(Self::File),
             Some("markdown") => support::from_map(map).map(Self::Markdown),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
@@ -10710,6 +10730,8 @@ pub enum RequestPermissionOutcome {
     ///
     /// Tagged `"outcome": "selected"`.
     Selected(SelectedPermissionOutcome),
+    /// A `outcome` this schema version does not know (a newer peer's): the whole object, `outcome` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
 }
 
 impl Serialize for RequestPermissionOutcome {
@@ -10717,6 +10739,7 @@ impl Serialize for RequestPermissionOutcome {
         match self {
             Self::Cancelled => support::Tag::new("outcome", "cancelled").serialize(serializer),
             Self::Selected(v) => support::Tagged::new("outcome", "selected", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
         }
     }
 }
@@ -10728,6 +10751,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
         let value = match tag.as_ref().and_then(Value::as_str) {
             Some("cancelled") => Ok(Self::Cancelled),
             Some("selected") => support::from_map(map).map(Self::Selected),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "outcome", tag))),
             _ => Err(support::bad_tag(
                 "outcome",
                 tag.as_ref(),
