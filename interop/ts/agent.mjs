@@ -11,33 +11,12 @@ import { Readable, Writable } from "node:stream";
 
 import * as acp from "@agentclientprotocol/sdk";
 
+import { traced } from "./trace.mjs";
+
 const IMPL = "ts";
 
 function log(...args) {
   console.error(`[${IMPL}-agent]`, ...args);
-}
-
-// Set ACP_INTEROP_TRACE=1 to log every JSON-RPC message on stderr.
-function traced(stream) {
-  if (!process.env.ACP_INTEROP_TRACE) return stream;
-  const show = (msg) => {
-    const text = JSON.stringify(msg);
-    return text.length > 600 ? `${text.slice(0, 600)}...` : text;
-  };
-  const inbound = new TransformStream({
-    transform(msg, controller) {
-      log("<-", show(msg));
-      controller.enqueue(msg);
-    },
-  });
-  const outbound = new TransformStream({
-    transform(msg, controller) {
-      log("->", show(msg));
-      controller.enqueue(msg);
-    },
-  });
-  void outbound.readable.pipeTo(stream.writable).catch(() => {});
-  return { readable: stream.readable.pipeThrough(inbound), writable: outbound.writable };
 }
 
 /** sessionId -> { cwd, cancelled } */
@@ -155,7 +134,7 @@ const app = acp
     if (session) session.cancelled = true;
   });
 
-const stream = traced(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+const stream = traced(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)), log);
 const conn = app.connect(stream);
 await conn.closed;
 log("stdin closed; exiting");

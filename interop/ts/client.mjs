@@ -18,34 +18,13 @@ import { Readable, Writable } from "node:stream";
 
 import * as acp from "@agentclientprotocol/sdk";
 
+import { traced } from "./trace.mjs";
+
 const IMPL = "ts";
 const HELLO_CONTENT = "Hello from the client's file\n";
 
 function log(...args) {
   console.error(`[${IMPL}-client]`, ...args);
-}
-
-// Set ACP_INTEROP_TRACE=1 to log every JSON-RPC message on stderr.
-function traced(stream) {
-  if (!process.env.ACP_INTEROP_TRACE) return stream;
-  const show = (msg) => {
-    const text = JSON.stringify(msg);
-    return text.length > 600 ? `${text.slice(0, 600)}...` : text;
-  };
-  const inbound = new TransformStream({
-    transform(msg, controller) {
-      log("<-", show(msg));
-      controller.enqueue(msg);
-    },
-  });
-  const outbound = new TransformStream({
-    transform(msg, controller) {
-      log("->", show(msg));
-      controller.enqueue(msg);
-    },
-  });
-  void outbound.readable.pipeTo(stream.writable).catch(() => {});
-  return { readable: stream.readable.pipeThrough(inbound), writable: outbound.writable };
 }
 
 class CheckFailed extends Error {}
@@ -229,7 +208,7 @@ async function main() {
     });
   // session/update notifications are consumed through ActiveSession below.
 
-  const stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)));
+  const stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
   const conn = app.connect(stream);
   const agent = conn.agent;
 
