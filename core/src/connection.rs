@@ -47,6 +47,10 @@ impl Connection {
         Self { inner }
     }
 
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+
     /// Send a request and wait for its result, deserialized as `R` (use
     /// `serde_json::Value` or `RawJson` to keep it untyped). Dropping the
     /// returned future before it completes cancels the request.

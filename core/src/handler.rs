@@ -86,6 +86,12 @@ impl Responder {
             .map_err(|_| RespondError::Closed)
     }
 
+    /// Claim the right to answer (false if answered already): for callers
+    /// that queue the response frame themselves.
+    pub(crate) fn claim(&self) -> bool {
+        !self.answered.swap(true, Ordering::AcqRel)
+    }
+
     /// True once the request has an answer (from anyone).
     pub fn is_answered(&self) -> bool {
         self.answered.load(Ordering::Acquire)

@@ -33,6 +33,7 @@ mod engine;
 pub mod error;
 pub mod framing;
 mod handler;
+pub mod host;
 pub mod message;
 pub mod schema;
 mod stdio;

@@ -58,6 +58,12 @@ pub(crate) fn run_inline_or_spawn(mut task: crate::handler::BoxFuture<()>, runti
     }
 }
 
+/// Why `try_enqueue` did not take a frame.
+pub(crate) enum TryEnqueueError {
+    Full(Vec<u8>),
+    Closed(RequestError),
+}
+
 /// How long the writer may keep flushing after the connection closed.
 const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(1);
 
@@ -192,6 +198,17 @@ impl Inner {
         self.outbound
             .blocking_send(frame)
             .map_err(|_| self.closed_error())
+    }
+
+    /// Put a frame on the write queue if it has room; give it back if not.
+    pub fn try_enqueue(&self, frame: Vec<u8>) -> Result<(), TryEnqueueError> {
+        if self.is_closing() {
+            return Err(TryEnqueueError::Closed(self.closed_error()));
+        }
+        self.outbound.try_send(frame).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(frame) => TryEnqueueError::Full(frame),
+            mpsc::error::TrySendError::Closed(_) => TryEnqueueError::Closed(self.closed_error()),
+        })
     }
 
     /// Enqueue without waiting (from `Drop` or sync code): when the queue is

@@ -1,0 +1,324 @@
+//! The engine side of a host-language binding (Python, Node): one
+//! [`HostConnection`] per connection, built so that crossing the language
+//! boundary costs once per burst, not once per message.
+//!
+//! - Inbound traffic (requests, notifications, responses to our requests,
+//!   cancellations, close) goes in wire order onto one queue. The first
+//!   event after a drain calls the host's `wake` (an eventfd write, a
+//!   thread-safe function call); the host then calls [`HostConnection::drain`]
+//!   and gets every queued event as one JSON array text (event shapes: see
+//!   [`kind`]). Notifications are handled by the host in that order.
+//! - Outbound messages come in as JSON text and are queued for the writer on
+//!   the calling thread, without a task hop. When the write queue is full the
+//!   send is parked (in order) and returns a ticket; a `WRITTEN` event says
+//!   when it was queued. Nothing ever blocks the host's thread.
+//! - With [`Side::Agent`] / [`Side::Client`] the engine checks ACP messages
+//!   both ways: inbound requests and notifications that do not fit the schema
+//!   never reach the host (-32601 / -32602), and outbound ones are refused.
+
+mod bridge;
+mod queue;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+
+use crate::connection::Connection;
+use crate::engine::{TryEnqueueError, Waiter};
+use crate::error::RequestError;
+use crate::handler::Responder;
+use crate::message::{frame, RawJson, RequestId};
+use crate::transport::Transport;
+
+pub use queue::kind;
+
+/// Which side of ACP a host connection plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Plain JSON-RPC: any method, no schema checks.
+    Raw,
+    /// Receives agent methods, sends client methods.
+    Agent,
+    /// Receives client methods, sends agent methods.
+    Client,
+}
+
+/// Settings for [`HostConnection::connect`].
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    pub side: Side,
+    /// Inbound notifications and requests the host may leave undrained
+    /// before the engine stops reading (backpressure).
+    pub queue_capacity: usize,
+    pub max_message_size: usize,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        Self {
+            side: Side::Raw,
+            queue_capacity: 4096,
+            max_message_size: crate::framing::DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+}
+
+/// What a host connection shares with its engine tasks.
+pub(crate) struct Shared {
+    pub queue: queue::HostQueue,
+    /// Inbound requests handed to the host and not answered yet, by token.
+    pub responders: Mutex<std::collections::HashMap<u64, PendingAnswer>>,
+    pub next_token: AtomicU64,
+}
+
+pub(crate) struct PendingAnswer {
+    pub responder: Responder,
+    /// Ends the engine's handler future once the host answered.
+    pub answered: tokio::sync::oneshot::Sender<()>,
+}
+
+/// A connection driven by a host language. Dropping it closes it.
+pub struct HostConnection {
+    connection: Connection,
+    shared: Arc<Shared>,
+    side: Side,
+    /// Sends parked because the write queue was full, in order.
+    parked: mpsc::UnboundedSender<(Vec<u8>, u64)>,
+    /// How many parked sends are not queued yet: while any is, new sends
+    /// park behind them, so nothing overtakes.
+    parked_count: Arc<AtomicUsize>,
+    next_ticket: AtomicU64,
+    pid: Option<u32>,
+}
+
+/// A send's outcome: `None` when the message is queued for writing, or a
+/// ticket whose `WRITTEN` event will say when it is.
+pub type Ticket = Option<u64>;
+
+impl HostConnection {
+    /// Start a connection on `runtime`. `wake` is called (from engine
+    /// threads, so it must be quick and must not take the host's locks)
+    /// whenever events arrive on an empty queue.
+    pub fn connect(
+        transport: Transport,
+        options: HostOptions,
+        runtime: &Handle,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        let pid = transport.child_pid();
+        let shared = Arc::new(Shared {
+            queue: queue::HostQueue::new(options.queue_capacity, Box::new(wake)),
+            responders: Mutex::new(Default::default()),
+            next_token: AtomicU64::new(1),
+        });
+        let bridge = Arc::new(bridge::Bridge {
+            side: options.side,
+            shared: shared.clone(),
+        });
+        let requests = bridge.clone();
+        let connection = Connection::builder()
+            .max_message_size(options.max_message_size)
+            .on_request(move |request| requests.clone().handle_request(request))
+            .on_notification(move |notification| bridge.clone().handle_notification(notification))
+            .connect_on(transport, runtime);
+
+        let (parked, parked_rx) = mpsc::unbounded_channel();
+        let parked_count = Arc::new(AtomicUsize::new(0));
+        runtime.spawn(write_parked(
+            connection.clone(),
+            shared.clone(),
+            parked_rx,
+            parked_count.clone(),
+        ));
+        let closing = connection.clone();
+        let closed_shared = shared.clone();
+        runtime.spawn(async move {
+            closing.closed().await;
+            let reason = closing.close_reason().unwrap_or_else(|| "closed".to_owned());
+            closed_shared.queue.push_closed(&reason);
+        });
+        Self {
+            connection,
+            shared,
+            side: options.side,
+            parked,
+            parked_count,
+            next_ticket: AtomicU64::new(1),
+            pid,
+        }
+    }
+
+    /// Every event queued since the last drain, as one JSON array text;
+    /// `None` when there is none.
+    pub fn drain(&self) -> Option<String> {
+        self.shared.queue.drain()
+    }
+
+    /// Send a request; its outcome arrives as a `RESULT` or `ERROR` event
+    /// with the returned id. `params` is JSON text (None: no params).
+    pub fn send_request(&self, method: &str, params: Option<&str>) -> Result<(i64, Ticket), RequestError> {
+        let params = self.outbound_params(method, params, true)?;
+        let inner = self.connection.inner();
+        let id = inner.next_request_id();
+        let frame = frame::request(id, method, &params)?;
+        let shared = self.shared.clone();
+        let waiter = Waiter::Callback(Box::new(move |outcome| shared.queue.push_response(id, &outcome)));
+        inner.register(id, waiter)?;
+        match self.send_frame(frame) {
+            Ok(ticket) => Ok((id, ticket)),
+            Err(error) => {
+                // Not sent: withdraw it, silently (close may have taken it).
+                if let Some(Waiter::Callback(callback)) = inner.take_waiter(id) {
+                    drop(callback);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Send a notification. `params` is JSON text (None: no params).
+    pub fn send_notification(&self, method: &str, params: Option<&str>) -> Result<Ticket, RequestError> {
+        let params = self.outbound_params(method, params, false)?;
+        self.send_frame(frame::notification(method, &params)?)
+    }
+
+    /// Answer inbound request `token` with a result (JSON text) or an
+    /// error. False if it needs no answer any more (answered, cancelled,
+    /// closed, or an unknown token).
+    pub fn respond(&self, token: u64, outcome: Result<&str, RequestError>) -> Result<bool, RequestError> {
+        let outcome = match outcome {
+            Ok(result) => Ok(parse_json(result, "result")?),
+            Err(error) => Err(error),
+        };
+        let Some(pending) = self.shared.responders.lock().unwrap().remove(&token) else {
+            return Ok(false);
+        };
+        // Claimed and queued before the engine's handler future may end
+        // (it would otherwise answer null first).
+        let sent = pending.responder.claim()
+            && self
+                .send_frame(frame::response(pending.responder.id(), &outcome))
+                .is_ok();
+        let _ = pending.answered.send(());
+        Ok(sent)
+    }
+
+    /// Cancel our pending request `id`: an `ERROR` event (-32800) follows,
+    /// the peer gets `$/cancel_request`, a late response is dropped. False if
+    /// it was not pending.
+    pub fn cancel_pending_request(&self, id: i64) -> bool {
+        let Some(waiter) = self.connection.inner().take_waiter(id) else {
+            return false;
+        };
+        waiter.complete(Err(RequestError::request_cancelled()));
+        let _ = self.send_cancel_request_notification(&RequestId::Number(id));
+        true
+    }
+
+    /// Send `$/cancel_request` for `id` (ours or not), nothing else.
+    pub fn send_cancel_request_notification(&self, id: &RequestId) -> Result<Ticket, RequestError> {
+        let params = serde_json::json!({ "requestId": id });
+        self.send_frame(frame::notification(crate::CANCEL_REQUEST_METHOD, &params)?)
+    }
+
+    /// Close: pending requests fail, handlers are cancelled, queued output
+    /// is flushed, a spawned agent is reaped; a `CLOSED` event follows.
+    pub fn close(&self) {
+        self.connection.close();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.connection.is_closed()
+    }
+
+    pub fn close_reason(&self) -> Option<String> {
+        self.connection.close_reason()
+    }
+
+    /// The spawned agent's process id, for connections made by spawning.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The core connection, for Rust code that shares it.
+    pub fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// Check outbound params for this side and turn them into raw JSON.
+    fn outbound_params(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        request: bool,
+    ) -> Result<Option<RawJson>, RequestError> {
+        let params = params.map(|text| parse_json(text, "params")).transpose()?;
+        let check = match (self.side, request) {
+            (Side::Raw, _) => return Ok(params),
+            (Side::Agent, true) => crate::validate::client_request,
+            (Side::Agent, false) => crate::validate::client_notification,
+            (Side::Client, true) => crate::validate::agent_request,
+            (Side::Client, false) => crate::validate::agent_notification,
+        };
+        check(method, params.as_ref())?;
+        Ok(params)
+    }
+
+    /// Queue a frame for the writer now if there is room and nothing is
+    /// parked ahead of it; otherwise park it and return its ticket.
+    fn send_frame(&self, frame: Vec<u8>) -> Result<Ticket, RequestError> {
+        let inner = self.connection.inner();
+        let frame = if self.parked_count.load(Ordering::Acquire) == 0 {
+            match inner.try_enqueue(frame) {
+                Ok(()) => return Ok(None),
+                Err(TryEnqueueError::Closed(error)) => return Err(error),
+                Err(TryEnqueueError::Full(frame)) => frame,
+            }
+        } else if self.connection.is_closed() {
+            return Err(RequestError::connection_closed(
+                &self.close_reason().unwrap_or_else(|| "closed".into()),
+            ));
+        } else {
+            frame
+        };
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        self.parked_count.fetch_add(1, Ordering::AcqRel);
+        if self.parked.send((frame, ticket)).is_err() {
+            self.parked_count.fetch_sub(1, Ordering::AcqRel);
+            return Err(RequestError::connection_closed("closed"));
+        }
+        Ok(Some(ticket))
+    }
+}
+
+impl Drop for HostConnection {
+    fn drop(&mut self) {
+        self.connection.close();
+    }
+}
+
+/// Queue parked sends in order, waiting for room, and report each one.
+async fn write_parked(
+    connection: Connection,
+    shared: Arc<Shared>,
+    mut parked: mpsc::UnboundedReceiver<(Vec<u8>, u64)>,
+    parked_count: Arc<AtomicUsize>,
+) {
+    let inner = connection.inner().clone();
+    drop(connection);
+    while let Some((frame, ticket)) = parked.recv().await {
+        let ok = inner.enqueue(frame).await.is_ok();
+        parked_count.fetch_sub(1, Ordering::AcqRel);
+        shared.queue.push_written(ticket, ok);
+    }
+}
+
+fn parse_json(text: &str, what: &str) -> Result<RawJson, RequestError> {
+    serde_json::from_str(text).map_err(|error| {
+        RequestError::invalid_params().with_data(serde_json::json!({
+            "message": format!("{what} is not valid JSON: {error}")
+        }))
+    })
+}

@@ -1,0 +1,254 @@
+//! The host queue: where a host-language binding's inbound traffic waits.
+//!
+//! Events are appended as JSON text to one buffer. The first event after a
+//! drain calls `wake` (once per burst, not per message); one `drain` takes
+//! the whole buffer as a single JSON array, which the host parses with one
+//! call. Notifications and requests from the peer wait while the queue holds
+//! `capacity` events (backpressure on the reader); responses and
+//! bookkeeping events never wait (they are bounded by what the host sent).
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+use tokio::sync::Notify;
+
+use crate::error::RequestError;
+use crate::message::RawJson;
+
+/// Event kinds: the first element of each event array.
+pub mod kind {
+    /// `[0, token, method, params]`: answer with `HostConnection::respond`.
+    pub const REQUEST: u8 = 0;
+    /// `[1, method, params]`: handle in order, one at a time.
+    pub const NOTIFICATION: u8 = 1;
+    /// `[2, id, result]`: the result of our request `id`.
+    pub const RESULT: u8 = 2;
+    /// `[3, id, {code, message, data?}]`: our request `id` failed.
+    pub const ERROR: u8 = 3;
+    /// `[4, token]`: stop the handler of inbound request `token` (the peer
+    /// cancelled it or the connection closed); its answer is no longer
+    /// wanted.
+    pub const CANCELLED: u8 = 4;
+    /// `[5, ticket, ok]`: a send that found the write queue full is now
+    /// queued (`ok` true) or was dropped because the connection closed.
+    pub const WRITTEN: u8 = 5;
+    /// `[6, reason]`: the connection closed and is torn down. The last event.
+    pub const CLOSED: u8 = 6;
+}
+
+pub(crate) type Wake = Box<dyn Fn() + Send + Sync>;
+
+struct State {
+    /// The events so far, comma-separated, without the enclosing brackets.
+    text: String,
+    count: usize,
+    /// `wake` was called since the last drain.
+    signaled: bool,
+}
+
+pub(crate) struct HostQueue {
+    state: Mutex<State>,
+    space: Notify,
+    capacity: usize,
+    wake: Wake,
+}
+
+impl HostQueue {
+    pub fn new(capacity: usize, wake: Wake) -> Self {
+        Self {
+            state: Mutex::new(State {
+                text: String::with_capacity(64 * 1024),
+                count: 0,
+                signaled: false,
+            }),
+            space: Notify::new(),
+            capacity: capacity.max(1),
+            wake,
+        }
+    }
+
+    /// Append one event, built by `write` into the buffer.
+    fn push(&self, write: impl FnOnce(&mut String)) {
+        let wake = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.count > 0 {
+                state.text.push(',');
+            }
+            write(&mut state.text);
+            state.count += 1;
+            !std::mem::replace(&mut state.signaled, true)
+        };
+        if wake {
+            (self.wake)();
+        }
+    }
+
+    /// Wait until the queue has room (the host drained it).
+    async fn room(&self) {
+        loop {
+            let notified = self.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.state.lock().unwrap_or_else(|p| p.into_inner()).count < self.capacity {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Take every queued event as one JSON array text; None when empty.
+    /// After a wake-up the host must reset its wake signal *before* calling
+    /// this, or a wake-up can be lost.
+    pub fn drain(&self) -> Option<String> {
+        let text = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.signaled = false;
+            if state.count == 0 {
+                return None;
+            }
+            state.count = 0;
+            let mut text = String::with_capacity(state.text.len() + 2);
+            text.push('[');
+            text.push_str(&state.text);
+            text.push(']');
+            state.text.clear();
+            text
+        };
+        self.space.notify_waiters();
+        Some(text)
+    }
+
+    pub async fn push_request(&self, token: u64, method: &str, params: Option<&RawJson>) {
+        self.room().await;
+        self.push(|text| {
+            text.push_str("[0,");
+            push_number(text, token);
+            text.push(',');
+            push_json(text, method);
+            text.push(',');
+            push_raw(text, params);
+            text.push(']');
+        });
+    }
+
+    pub async fn push_notification(&self, method: &str, params: Option<&RawJson>) {
+        self.room().await;
+        self.push(|text| {
+            text.push_str("[1,");
+            push_json(text, method);
+            text.push(',');
+            push_raw(text, params);
+            text.push(']');
+        });
+    }
+
+    pub fn push_response(&self, id: i64, outcome: &Result<RawJson, RequestError>) {
+        self.push(|text| {
+            match outcome {
+                Ok(result) => {
+                    text.push_str("[2,");
+                    push_number(text, id);
+                    text.push(',');
+                    text.push_str(result.get());
+                }
+                Err(error) => {
+                    text.push_str("[3,");
+                    push_number(text, id);
+                    text.push(',');
+                    push_json(text, error);
+                }
+            }
+            text.push(']');
+        });
+    }
+
+    pub fn push_cancelled(&self, token: u64) {
+        self.push(|text| {
+            text.push_str("[4,");
+            push_number(text, token);
+            text.push(']');
+        });
+    }
+
+    pub fn push_written(&self, ticket: u64, ok: bool) {
+        self.push(|text| {
+            text.push_str("[5,");
+            push_number(text, ticket);
+            text.push_str(if ok { ",true]" } else { ",false]" });
+        });
+    }
+
+    pub fn push_closed(&self, reason: &str) {
+        self.push(|text| {
+            text.push_str("[6,");
+            push_json(text, reason);
+            text.push(']');
+        });
+        // A reader waiting for room must not wait for a host that stopped.
+        self.space.notify_waiters();
+    }
+}
+
+fn push_number(text: &mut String, number: impl itoa::Integer) {
+    text.push_str(itoa::Buffer::new().format(number));
+}
+
+fn push_json(text: &mut String, value: &(impl Serialize + ?Sized)) {
+    // Strings and error objects always serialize.
+    let json = serde_json::to_string(value).expect("serializable");
+    text.push_str(&json);
+}
+
+fn push_raw(text: &mut String, raw: Option<&RawJson>) {
+    text.push_str(raw.map_or("null", |raw| raw.get()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    fn queue(capacity: usize) -> (HostQueue, Arc<AtomicUsize>) {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let counter = wakes.clone();
+        let wake: Wake = Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        (HostQueue::new(capacity, wake), wakes)
+    }
+
+    #[tokio::test]
+    async fn wakes_once_per_burst_and_drains_one_array() {
+        let (queue, wakes) = queue(16);
+        let params = crate::to_raw(&serde_json::json!({"a": 1})).unwrap();
+        queue.push_notification("n\"1", Some(&params)).await;
+        queue.push_request(7, "m", None).await;
+        queue.push_response(3, &Err(RequestError::request_cancelled()));
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        let text = queue.drain().unwrap();
+        let events: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(events[0], serde_json::json!([1, "n\"1", {"a": 1}]));
+        assert_eq!(events[1], serde_json::json!([0, 7, "m", null]));
+        assert_eq!(events[2][0], 3);
+        assert_eq!(events[2][2]["code"], -32800);
+        assert!(queue.drain().is_none());
+        queue.push_cancelled(7);
+        assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn notifications_wait_for_room() {
+        let (queue, _) = queue(2);
+        let queue = Arc::new(queue);
+        queue.push_notification("a", None).await;
+        queue.push_notification("b", None).await;
+        let pusher = queue.clone();
+        let third = tokio::spawn(async move { pusher.push_notification("c", None).await });
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(!third.is_finished());
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"a",null],[1,"b",null]]"#);
+        third.await.unwrap();
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"c",null]]"#);
+    }
+}

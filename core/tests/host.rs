@@ -1,0 +1,182 @@
+//! The host-binding surface (`acp_engine::host`): events in wire order as
+//! one JSON array per drain, one wake per burst, answers by token,
+//! cancellation and close, over a real socket pair.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_engine::host::{kind, HostConnection, HostOptions, Side};
+use acp_engine::RequestError;
+use serde_json::{json, Value};
+use support::{raw_transport, RawPeer};
+
+struct Host {
+    connection: HostConnection,
+    wakes: Arc<AtomicUsize>,
+}
+
+impl Host {
+    fn new(side: Side) -> (Self, RawPeer) {
+        let (transport, peer) = raw_transport();
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let counter = wakes.clone();
+        let options = HostOptions {
+            side,
+            ..HostOptions::default()
+        };
+        let connection = HostConnection::connect(
+            transport,
+            options,
+            &tokio::runtime::Handle::current(),
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+        );
+        (Self { connection, wakes }, peer)
+    }
+
+    /// Wait for events and return them (one or more drains).
+    async fn events(&self, at_least: usize) -> Vec<Value> {
+        let mut events = Vec::new();
+        for _ in 0..500 {
+            if let Some(text) = self.connection.drain() {
+                let batch: Vec<Value> = serde_json::from_str(&text).unwrap();
+                events.extend(batch);
+            }
+            if events.len() >= at_least {
+                return events;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("expected {at_least} events, got {events:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_arrives_in_order_in_few_drains() {
+    let (host, mut peer) = Host::new(Side::Raw);
+    let mut burst = String::new();
+    for i in 0..1000 {
+        burst.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"tick\",\"params\":{{\"i\":{i}}}}}\n"
+        ));
+    }
+    peer.send_bytes(burst.as_bytes()).await;
+    let events = host.events(1000).await;
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event, &json!([kind::NOTIFICATION, "tick", {"i": i}]));
+    }
+    // One wake per drain that found the queue empty, not one per message.
+    assert!(
+        host.wakes.load(Ordering::SeqCst) < 100,
+        "{} wakes",
+        host.wakes.load(Ordering::SeqCst)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_both_ways() {
+    let (host, mut peer) = Host::new(Side::Raw);
+    let (id, ticket) = host.connection.send_request("ping", Some(r#"{"n":1}"#)).unwrap();
+    assert_eq!(ticket, None);
+    let request = peer.recv().await;
+    assert_eq!(request["params"], json!({"n": 1}));
+    peer.reply(&request, json!({"pong": true})).await;
+    assert_eq!(
+        host.events(1).await,
+        vec![json!([kind::RESULT, id, {"pong": true}])]
+    );
+
+    peer.request(json!("abc"), "echo", json!({"x": [1, 2]})).await;
+    let events = host.events(1).await;
+    assert_eq!(events[0][0], kind::REQUEST);
+    assert_eq!(events[0][2], "echo");
+    let token = events[0][1].as_u64().unwrap();
+    assert!(host.connection.respond(token, Ok(r#"{"y":3}"#)).unwrap());
+    assert_eq!(
+        peer.recv().await,
+        json!({"jsonrpc": "2.0", "id": "abc", "result": {"y": 3}})
+    );
+    // Once only.
+    assert!(!host.connection.respond(token, Ok("null")).unwrap());
+
+    peer.request(json!(2), "fail", json!({})).await;
+    let token = host.events(1).await[0][1].as_u64().unwrap();
+    let error = RequestError::new(-32001, "nope").with_data(json!({"why": 1}));
+    host.connection.respond(token, Err(error)).unwrap();
+    let answer = peer.recv().await;
+    assert_eq!(
+        answer["error"],
+        json!({"code": -32001, "message": "nope", "data": {"why": 1}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_both_ways() {
+    let (host, mut peer) = Host::new(Side::Raw);
+    peer.request(json!(9), "slow", json!({})).await;
+    let token = host.events(1).await[0][1].as_u64().unwrap();
+    peer.notify("$/cancel_request", json!({"requestId": 9})).await;
+    assert_eq!(host.events(1).await, vec![json!([kind::CANCELLED, token])]);
+    assert_eq!(peer.recv().await["error"]["code"], -32800);
+    assert!(!host.connection.respond(token, Ok("1")).unwrap());
+
+    let (id, _) = host.connection.send_request("long", None).unwrap();
+    let _ = peer.recv().await;
+    assert!(host.connection.cancel_pending_request(id));
+    let events = host.events(1).await;
+    assert_eq!(events[0][0], kind::ERROR);
+    assert_eq!(events[0][2]["code"], -32800);
+    assert_eq!(peer.recv().await["method"], "$/cancel_request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eof_fails_pending_requests_then_closes() {
+    let (host, mut peer) = Host::new(Side::Raw);
+    let (a, _) = host.connection.send_request("a", None).unwrap();
+    let (b, _) = host.connection.send_request("b", None).unwrap();
+    peer.request(json!(1), "handler", json!({})).await;
+    let _ = host.events(1).await;
+    peer.hang_up();
+    let events = host.events(4).await;
+    let errors: Vec<i64> = events
+        .iter()
+        .filter(|e| e[0] == kind::ERROR)
+        .map(|e| e[1].as_i64().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 2);
+    assert!(errors.contains(&a) && errors.contains(&b));
+    assert!(events.iter().any(|e| e[0] == kind::CANCELLED));
+    assert_eq!(events.last().unwrap()[0], kind::CLOSED);
+    assert!(host.connection.send_notification("late", None).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_sides_check_both_ways() {
+    let (host, mut peer) = Host::new(Side::Agent);
+    // Inbound: bad params never reach the host.
+    peer.request(json!(1), "session/new", json!({"cwd": 5})).await;
+    assert_eq!(peer.recv().await["error"]["code"], -32602);
+    peer.request(json!(2), "no/such", json!({})).await;
+    assert_eq!(peer.recv().await["error"]["code"], -32601);
+    assert!(host.connection.drain().is_none());
+    // Outbound: an agent sends client methods with fitting params.
+    let error = host
+        .connection
+        .send_notification("session/update", Some(r#"{"sessionId":1}"#))
+        .unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(host.connection.send_request("session/new", Some("{}")).is_err());
+    assert!(host.connection.send_notification("x", Some("{not json")).is_err());
+    let update = r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}"#;
+    assert_eq!(
+        host.connection
+            .send_notification("session/update", Some(update))
+            .unwrap(),
+        None
+    );
+    assert_eq!(peer.recv().await["params"]["update"]["content"]["text"], "hi");
+}
