@@ -70,9 +70,13 @@ install:
 ## codegen: regenerate the schema types from schema/v1
 codegen:
 	python3 tools/codegen/gen_rust.py
+	python3 tools/codegen/gen_python.py
+	python3 tools/codegen/gen_ts.py
 
 codegen-check:
 	python3 tools/codegen/gen_rust.py --check
+	python3 tools/codegen/gen_python.py --check
+	python3 tools/codegen/gen_ts.py --check
 
 ## lint: formatting and clippy, warnings are errors
 lint:

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Generate TypeScript declarations for the ACP protocol types from the JSON Schema.
+
+    python3 tools/codegen/gen_ts.py           # (re)write node/schema.d.ts
+    python3 tools/codegen/gen_ts.py --check   # exit 1 if the checked-in file is out of date
+
+Input: schema/v1/schema.json + meta.json (stable only), loaded into the language-neutral IR
+of ``acp_schema``; this module only decides how each IR node looks in TypeScript.  The
+output is a types-only module that passes ``tsc --strict``.
+
+Mapping (property names are the wire names):
+
+* Struct -> ``export interface`` (optional properties with ``?``, nullable ``| null``); a
+  struct with a union part -> ``export type Foo = { ...own properties } & FooUnion``.
+* TaggedUnion -> discriminated union ``(Payload & { type: "tag" }) | ...``; a default
+  variant is ``(Payload & { type?: undefined })``.  Catch-all variants (any other tag value)
+  are not typed, only mentioned in the docs, so narrowing on the tag keeps working.
+* StringEnum / IntEnum -> literal unions (open: ``| (string & {})`` / ``| (number & {})``).
+* UntaggedUnion -> ``A | B``; Newtype / Alias -> ``export type SessionId = string``.
+* Methods -> ``AgentMethods`` / ``ClientMethods`` / ``ProtocolMethods`` interfaces mapping
+  each wire name to ``{ params: P; result: R }`` (``result: void`` for notifications), and
+  ``CurrentProtocolVersion`` from meta.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Optional
+
+sys.dont_write_bytecode = True  # no __pycache__ next to the sources
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import acp_schema as ir  # noqa: E402
+from gen_python import ROOT, write_or_check  # noqa: E402
+
+GENERATOR = "tools/codegen/gen_ts.py"
+
+# (schema, meta, output), relative to ROOT.
+TARGETS = [
+    ("schema/v1/schema.json", "schema/v1/meta.json", "node/schema.d.ts"),
+]
+
+RESERVED = {"AgentMethods", "ClientMethods", "ProtocolMethods", "CurrentProtocolVersion"}
+PRIMS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean"}
+JSON_OBJECT = "{ [key: string]: unknown }"
+
+
+def jsdoc(text: str, indent: str = "") -> list[str]:
+    text = (text or "").strip().replace("*/", "*\\/")
+    if not text:
+        return []
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return [f"{indent}/** {text} */"]
+    return [f"{indent}/**"] + [f"{indent} * {ln}".rstrip() for ln in lines] + [f"{indent} */"]
+
+
+def prop_name(wire: str) -> str:
+    return wire if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", wire) else json.dumps(wire)
+
+
+def join_docs(*parts: str) -> str:
+    return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+
+class TsEmitter:
+    def __init__(self, schema: ir.Schema, schema_rel: str, meta_rel: str):
+        self.s = schema
+        self.schema_rel = schema_rel
+        self.meta_rel = meta_rel
+        self.out: list[str] = []
+        clash = RESERVED & set(schema.definitions)
+        if clash:
+            raise ir.SchemaError(f"definition names {sorted(clash)} clash with names the module uses")
+
+    def ts(self, t: ir.TypeExpr) -> str:
+        if isinstance(t, ir.Prim):
+            return PRIMS[t.kind]
+        if isinstance(t, ir.Ref):
+            return t.name
+        if isinstance(t, ir.Array):
+            item = self.ts(t.item)
+            return f"{item}[]" if re.fullmatch(r"\w+", item) else f"Array<{item}>"
+        if isinstance(t, ir.MapOf):
+            return f"{{ [key: string]: {self.ts(t.value)} }}"
+        if isinstance(t, ir.JsonObject):
+            return JSON_OBJECT
+        if isinstance(t, ir.AnyValue):
+            return "unknown"
+        if isinstance(t, ir.Null):
+            return "null"
+        if isinstance(t, ir.Nullable):
+            return f"{self.ts(t.inner)} | null"
+        raise ir.SchemaError(f"no TypeScript type for {t}")
+
+    def emit(self, *lines: str) -> None:
+        self.out.extend(lines)
+
+    def union(self, name: str, members: list[tuple[str, str]], doc: str) -> None:
+        """``export type name = | a | b`` with a short doc comment per member."""
+        self.emit("", *jsdoc(doc), f"export type {name} =")
+        for i, (member, mdoc) in enumerate(members):
+            end = ";" if i == len(members) - 1 else ""
+            self.emit(*jsdoc(ir_first_paragraph(mdoc), "  "), f"  | {member}{end}")
+
+    # -- definitions --------------------------------------------------------------------
+
+    def generate(self) -> str:
+        for d in self.s.definitions.values():
+            if isinstance(d, ir.Struct):
+                self.gen_struct(d)
+            elif isinstance(d, (ir.StringEnum, ir.IntEnum)):
+                values = [json.dumps(v.value, ensure_ascii=False) for v in d.values]
+                if d.open:
+                    values.append("(string & {})" if isinstance(d, ir.StringEnum) else "(number & {})")
+                doc = join_docs(d.doc, d.open_doc and f"Other values: {d.open_doc}")
+                self.emit("", *jsdoc(doc), f"export type {d.name} = {' | '.join(values)};")
+            elif isinstance(d, ir.TaggedUnion):
+                self.gen_tagged_union(d)
+            elif isinstance(d, ir.UntaggedUnion):
+                doc = d.doc or (f"The part of `{d.embedded_in}` that is one of several shapes." if d.embedded_in else "")
+                self.union(d.name, [(self.ts(v.type), v.doc) for v in d.variants], doc)
+            elif isinstance(d, ir.Newtype):
+                self.emit("", *jsdoc(d.doc), f"export type {d.name} = {PRIMS[d.inner.kind]};")
+            elif isinstance(d, ir.Alias):
+                self.emit("", *jsdoc(d.doc), f"export type {d.name} = {self.ts(d.target)};")
+            else:
+                raise ir.SchemaError(f"unknown definition kind {d}")
+        self.gen_methods()
+        return "\n".join(self.header() + self.out) + "\n"
+
+    def method_doc(self, d: ir.Struct) -> str:
+        if not d.method:
+            return ""
+        handler = {"agent": "the agent", "client": "the client"}.get(d.side or "", "either side")
+        what = {"request": "Params of", "response": "Result of"}.get(d.method_kind or "", "Params of")
+        kind = "notification" if d.method_kind == "notification" else "request"
+        return f"{what} the `{d.method}` {kind} (handled by {handler})."
+
+    def properties(self, d: ir.Struct) -> list[str]:
+        lines = []
+        for f in d.fields:
+            opt = "" if f.required else "?"
+            fdoc = f.doc
+            if f.has_default:
+                fdoc = join_docs(fdoc, f"Default: `{json.dumps(f.default, separators=(',', ':'))}`.")
+            lines += jsdoc(fdoc, "  ") + [f"  {prop_name(f.wire_name)}{opt}: {self.ts(f.type)};"]
+        return lines
+
+    def gen_struct(self, d: ir.Struct) -> None:
+        doc = join_docs(d.doc, self.method_doc(d))
+        if d.inline_of and not d.doc:
+            doc = f"A variant's own properties in `{d.inline_of}`."
+        if not d.union:
+            body = self.properties(d)
+            self.emit("", *jsdoc(doc), f"export interface {d.name} {{", *body, "}")
+        elif d.fields:
+            self.emit("", *jsdoc(doc), f"export type {d.name} = {{", *self.properties(d), f"}} & {d.union.union};")
+        else:
+            self.emit("", *jsdoc(doc), f"export type {d.name} = {d.union.union};")
+
+    def gen_tagged_union(self, u: ir.TaggedUnion) -> None:
+        tag = prop_name(u.tag)
+        members = []
+        for v in u.variants:
+            lit = f"{{ {tag}: {json.dumps(v.tag)} }}"
+            members.append((f"({v.payload} & {lit})" if v.payload else lit, v.doc))
+        notes = []
+        if u.default:
+            members.append((f"({u.default.payload} & {{ {tag}?: undefined }})", u.default.doc))
+            notes.append(f"A value without `{u.tag}` is a `{u.default.payload}`.")
+        if u.other:
+            notes.append(f"Other `{u.tag}` values may appear too (not typed here): {ir_first_paragraph(u.other.doc)}")
+        doc = u.doc or (f"The `{u.tag}`-selected part of `{u.embedded_in}`." if u.embedded_in else "")
+        self.union(u.name, members, join_docs(doc, *notes))
+
+    # -- methods ------------------------------------------------------------------------
+
+    def gen_methods(self) -> None:
+        tables = [
+            ("AgentMethods", "agent", "Methods the agent handles (the client sends them)"),
+            ("ClientMethods", "client", "Methods the client handles (the agent sends them)"),
+            ("ProtocolMethods", "protocol", "Protocol-level methods either side may send"),
+        ]
+        for name, side, doc in tables:
+            self.emit(
+                "",
+                *jsdoc(f"{doc}: wire method name -> params and result types (`void` for notifications)."),
+                f"export interface {name} {{",
+            )
+            seen = set()
+            for m in self.s.methods:
+                if not (m.side == side or (m.side == "both" and side in ("agent", "client"))):
+                    continue
+                if m.name in seen:
+                    raise ir.SchemaError(f"method {m.name} is both a request and a notification")
+                seen.add(m.name)
+                kind = "notification" if m.notification else "request"
+                self.emit(
+                    f"  /** A {kind}; meta.json key `{m.key or m.name}`. */",
+                    f"  {prop_name(m.name)}: {{ params: {m.params}; result: {m.result or 'void'} }};",
+                )
+            self.emit("}")
+        version = (self.s.meta or {}).get("version")
+        if version is not None:
+            self.emit(
+                "",
+                "/** The protocol version these types describe (a `ProtocolVersion`). */",
+                f"export type CurrentProtocolVersion = {json.dumps(version)};",
+            )
+
+    def header(self) -> list[str]:
+        return [
+            "// ACP protocol types (schema v1): wire names, types only.",
+            f"// @generated by {GENERATOR} from {self.schema_rel} and {self.meta_rel}.",
+            "// Do not edit by hand: change the schema or the generator, then run `make codegen`.",
+        ]
+
+
+def ir_first_paragraph(text: str) -> str:
+    return (text or "").strip().split("\n\n")[0].strip()
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def generate(schema_rel: str, meta_rel: str) -> str:
+    schema = ir.load(ROOT / schema_rel, ROOT / meta_rel)
+    return TsEmitter(schema, schema_rel, meta_rel).generate()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
+    args = parser.parse_args(argv)
+    outputs = [(out_rel, generate(schema_rel, meta_rel)) for schema_rel, meta_rel, out_rel in TARGETS]
+    return write_or_check(outputs, args.check, GENERATOR)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
