@@ -71,6 +71,16 @@ if [[ -n "${C_AGENT:-}" ]]; then
   agents+=(c)
 fi
 
+# More peers, by environment: ACP_CLIENT_<name>=<command> and
+# ACP_AGENT_<name>=<command> (the command is split on spaces), e.g.
+# ACP_AGENT_node="node node/examples/agent.mjs".
+while IFS='=' read -r var value; do
+  case "$var" in
+    ACP_CLIENT_*) name="${var#ACP_CLIENT_}"; client_cmd[$name]="$value"; clients+=("$name") ;;
+    ACP_AGENT_*) name="${var#ACP_AGENT_}"; agent_cmd[$name]="$value"; agents+=("$name") ;;
+  esac
+done < <(env | grep -E '^ACP_(CLIENT|AGENT)_[A-Za-z0-9_]+=' | sort)
+
 passed=0
 failed=0
 for c in "${clients[@]}"; do

@@ -18,6 +18,7 @@
 
 mod bridge;
 mod queue;
+mod runtime;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,6 +34,7 @@ use crate::message::{frame, RawJson, RequestId};
 use crate::transport::Transport;
 
 pub use queue::kind;
+pub use runtime::runtime;
 
 /// Which side of ACP a host connection plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

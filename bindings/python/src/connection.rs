@@ -1,0 +1,209 @@
+//! `NativeConnection`: one engine connection, driven from an asyncio loop.
+//! The Python side (acp_engine/_connection.py) watches `fileno()`, calls
+//! `drain()` for every burst of events and answers/sends through the other
+//! methods. Nothing here blocks or waits: the GIL is held only to convert
+//! values, never while the engine waits on I/O.
+
+use std::sync::Arc;
+
+use acp_engine::host::{self, HostConnection, HostOptions, Side};
+use acp_engine::{RequestError, SpawnOptions, Transport};
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::json::to_json;
+use crate::wake::EventFd;
+use crate::EngineError;
+
+#[pyclass(frozen, weakref, module = "acp_engine._native")]
+pub(crate) struct NativeConnection {
+    host: HostConnection,
+    wake: Arc<EventFd>,
+}
+
+fn side(name: &str) -> PyResult<Side> {
+    match name {
+        "raw" => Ok(Side::Raw),
+        "agent" => Ok(Side::Agent),
+        "client" => Ok(Side::Client),
+        other => Err(PyValueError::new_err(format!(
+            "side must be 'raw', 'agent' or 'client', not {other:?}"
+        ))),
+    }
+}
+
+/// A RequestError as the Python exception `EngineError(code, message, data_json)`.
+pub(crate) fn engine_error(error: RequestError) -> PyErr {
+    let data = error.data.as_ref().map(|data| data.to_string());
+    EngineError::new_err((error.code, error.message, data))
+}
+
+fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    match params {
+        Some(params) if !params.is_none() => Ok(Some(to_json(params)?)),
+        _ => Ok(None),
+    }
+}
+
+impl NativeConnection {
+    fn open(transport: Transport, side_name: &str, max_message_size: Option<usize>) -> PyResult<Self> {
+        let wake = Arc::new(EventFd::new().map_err(|e| PyOSError::new_err(e.to_string()))?);
+        let mut options = HostOptions {
+            side: side(side_name)?,
+            ..HostOptions::default()
+        };
+        if let Some(bytes) = max_message_size {
+            options.max_message_size = bytes;
+        }
+        let signal = wake.clone();
+        let host = HostConnection::connect(transport, options, host::runtime(), move || signal.signal());
+        Ok(Self { host, wake })
+    }
+}
+
+#[pymethods]
+impl NativeConnection {
+    /// A connection over this process's stdin/stdout.
+    #[staticmethod]
+    #[pyo3(signature = (side, max_message_size=None))]
+    fn stdio(side: &str, max_message_size: Option<usize>) -> PyResult<Self> {
+        let _runtime = host::runtime().enter();
+        Self::open(Transport::stdio(), side, max_message_size)
+    }
+
+    /// A connection to a spawned child process (its stdin/stdout; stderr is
+    /// inherited). `env` entries are added to this process's environment.
+    #[staticmethod]
+    #[pyo3(signature = (side, command, args, env=None, cwd=None, max_message_size=None))]
+    fn spawn(
+        side: &str,
+        command: &str,
+        args: Vec<String>,
+        env: Option<Vec<(String, String)>>,
+        cwd: Option<String>,
+        max_message_size: Option<usize>,
+    ) -> PyResult<Self> {
+        let mut options = SpawnOptions::new(command).args(args);
+        for (key, value) in env.unwrap_or_default() {
+            options = options.env(key, value);
+        }
+        if let Some(cwd) = cwd {
+            options = options.cwd(cwd);
+        }
+        let _runtime = host::runtime().enter();
+        let transport = Transport::spawn(options)
+            .map_err(|error| PyOSError::new_err(format!("cannot start {command}: {error}")))?;
+        Self::open(transport, side, max_message_size)
+    }
+
+    /// A connection over two file descriptors (duplicated: the caller keeps
+    /// its own).
+    #[staticmethod]
+    #[pyo3(signature = (side, read_fd, write_fd, max_message_size=None))]
+    fn from_fds(side: &str, read_fd: i32, write_fd: i32, max_message_size: Option<usize>) -> PyResult<Self> {
+        use std::os::fd::BorrowedFd;
+        let duplicate = |fd: i32| {
+            unsafe { BorrowedFd::borrow_raw(fd) }
+                .try_clone_to_owned()
+                .map_err(|e| PyOSError::new_err(e.to_string()))
+        };
+        let (read, write) = (duplicate(read_fd)?, duplicate(write_fd)?);
+        let _runtime = host::runtime().enter();
+        Self::open(Transport::from_fds(read, write), side, max_message_size)
+    }
+
+    /// The fd that becomes readable when events are waiting.
+    fn fileno(&self) -> i32 {
+        self.wake.raw()
+    }
+
+    /// Every event waiting, as one JSON array text (None: nothing).
+    fn drain<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.wake.reset();
+        let text = self.host.drain()?;
+        Some(PyString::new(py, &text))
+    }
+
+    /// Send a request: returns (id, ticket or None).
+    #[pyo3(signature = (method, params=None))]
+    fn send_request(&self, method: &str, params: Option<&Bound<'_, PyAny>>) -> PyResult<(i64, Option<u64>)> {
+        let params = params_json(params)?;
+        self.host
+            .send_request(method, params.as_deref())
+            .map_err(engine_error)
+    }
+
+    /// Send a notification: returns a ticket or None.
+    #[pyo3(signature = (method, params=None))]
+    fn send_notification(&self, method: &str, params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+        let params = params_json(params)?;
+        self.host
+            .send_notification(method, params.as_deref())
+            .map_err(engine_error)
+    }
+
+    /// Answer inbound request `token` with `result`; False if it needed no
+    /// answer any more.
+    #[pyo3(signature = (token, result=None))]
+    fn respond(&self, token: u64, result: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let result = params_json(result)?;
+        self.host
+            .respond(token, Ok(result.as_deref().unwrap_or("null")))
+            .map_err(engine_error)
+    }
+
+    /// Answer inbound request `token` with an error.
+    #[pyo3(signature = (token, code, message, data=None))]
+    fn respond_error(
+        &self,
+        token: u64,
+        code: i64,
+        message: String,
+        data: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let mut error = RequestError::new(code, message);
+        if let Some(data) = params_json(data)? {
+            let data: serde_json::Value =
+                serde_json::from_str(&data).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            error = error.with_data(data);
+        }
+        self.host.respond(token, Err(error)).map_err(engine_error)
+    }
+
+    /// Cancel our pending request `id` (an ERROR event -32800 follows).
+    fn cancel_pending_request(&self, id: i64) -> bool {
+        self.host.cancel_pending_request(id)
+    }
+
+    /// Send `$/cancel_request` for `id`.
+    fn send_cancel_request_notification(&self, id: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let id = if let Ok(number) = id.extract::<i64>() {
+            acp_engine::RequestId::Number(number)
+        } else {
+            acp_engine::RequestId::String(id.extract::<String>()?)
+        };
+        self.host
+            .send_cancel_request_notification(&id)
+            .map_err(engine_error)
+    }
+
+    fn close(&self) {
+        self.host.close();
+    }
+
+    #[getter]
+    fn is_closed(&self) -> bool {
+        self.host.is_closed()
+    }
+
+    #[getter]
+    fn close_reason(&self) -> Option<String> {
+        self.host.close_reason()
+    }
+
+    #[getter]
+    fn pid(&self) -> Option<u32> {
+        self.host.pid()
+    }
+}

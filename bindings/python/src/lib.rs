@@ -1,0 +1,30 @@
+//! `acp_engine._native`: the acp-engine connection engine for Python. The
+//! package `acp_engine` (python/acp_engine) builds the asyncio API on it.
+
+mod connection;
+mod json;
+mod wake;
+
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    _native,
+    EngineError,
+    pyo3::exceptions::PyException,
+    "An engine-level error: args are (code, message, data as JSON text or None)."
+);
+
+/// Serialize a value to JSON text the way outbound messages are.
+#[pyfunction]
+fn dumps(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    json::to_json(value)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<connection::NativeConnection>()?;
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
+    m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,45 @@
+"""acp_engine: the Agent Client Protocol for asyncio, on the acp-engine Rust
+engine.
+
+- :class:`Connection`: a JSON-RPC 2.0 peer (send_request, send_notification,
+  send_cancel_request_notification, cancel_pending_request, closed).
+- :class:`Agent` / :class:`Client`: handler base classes to subclass.
+- :class:`AgentSideConnection` / :class:`ClientSideConnection`: typed ACP,
+  every method of the peer; :class:`TerminalHandle`.
+- :func:`run_agent`, :func:`spawn_agent`: one-call helpers.
+- Streams: :func:`stdio_stream`, :func:`spawn_stream`, :func:`asyncio_stream`,
+  :func:`fd_stream`.
+- :class:`RequestError` with the JSON-RPC / ACP error factories.
+- :mod:`acp_engine.schema`: TypedDicts for every ACP v1 type.
+"""
+
+from . import schema
+from ._connection import Connection
+from ._errors import RequestError
+from ._handlers import Agent, Client
+from ._helpers import run_agent, spawn_agent
+from ._native import __version__
+from ._terminal import TerminalHandle
+from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream
+from ._typed import AgentSideConnection, ClientSideConnection
+from .schema import PROTOCOL_VERSION
+
+__all__ = [
+    "Agent",
+    "AgentSideConnection",
+    "Client",
+    "ClientSideConnection",
+    "Connection",
+    "PROTOCOL_VERSION",
+    "RequestError",
+    "Stream",
+    "TerminalHandle",
+    "__version__",
+    "asyncio_stream",
+    "fd_stream",
+    "run_agent",
+    "schema",
+    "spawn_agent",
+    "spawn_stream",
+    "stdio_stream",
+]

@@ -1,0 +1,296 @@
+"""Connection (seed 000): a JSON-RPC 2.0 peer on the Rust engine, driven by
+an asyncio loop.
+
+The engine queues inbound traffic and makes an eventfd readable once per
+burst; one long-lived dispatcher task drains the whole burst as one JSON
+array (one ``json.loads``), awaits notification handlers inline and in
+order, resolves the futures of our requests in the same order, and starts
+one task per inbound request (requests run concurrently). Outbound messages
+are serialized in Rust on this thread and queued for the engine's writer:
+no thread hop, and the GIL is never held while the engine waits on I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import logging
+import weakref
+from typing import Any, Awaitable, Callable, Dict, Optional, Set
+
+from . import _native
+from ._errors import CONNECTION_CLOSED, RequestError
+from ._transport import Stream
+
+logger = logging.getLogger("acp_engine")
+
+#: ``on_request(method, params)``: return the result or raise RequestError.
+RequestHandler = Callable[[str, Any], Awaitable[Any]]
+#: ``on_notification(method, params)``: called one at a time, in order.
+NotificationHandler = Callable[[str, Any], Optional[Awaitable[None]]]
+
+# Event kinds (acp_engine::host::kind).
+_REQUEST, _NOTIFICATION, _RESULT, _ERROR, _CANCELLED, _WRITTEN, _CLOSED = range(7)
+
+# Connections still open, closed at interpreter exit (so a spawned agent is
+# reaped and no engine work is left behind).
+_open_connections: "weakref.WeakSet[_native.NativeConnection]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for native in list(_open_connections):
+        native.close()
+
+
+async def _method_not_found(method: str, params: Any) -> Any:
+    raise RequestError.method_not_found(method)
+
+
+class Connection:
+    """A bidirectional JSON-RPC connection. Must be created inside a running
+    asyncio loop; usable as ``async with``. Requests from the peer go to
+    ``on_request`` (concurrently, one task each; an exception other than
+    RequestError answers -32603), notifications to ``on_notification`` (one
+    at a time, in arrival order)."""
+
+    def __init__(
+        self,
+        stream: Stream,
+        on_request: Optional[RequestHandler] = None,
+        on_notification: Optional[NotificationHandler] = None,
+        *,
+        side: str = "raw",
+        max_message_size: Optional[int] = None,
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._on_request: RequestHandler = on_request or _method_not_found
+        self._on_notification = on_notification
+        self._native = stream._open(side, max_message_size)
+        _open_connections.add(self._native)
+        self._pending: Dict[int, "asyncio.Future[Any]"] = {}
+        self._tickets: Dict[int, "asyncio.Future[bool]"] = {}
+        self._running: Dict[int, "asyncio.Task[None]"] = {}
+        self._closed: "asyncio.Future[str]" = self._loop.create_future()
+        self._close_reason: Optional[str] = None
+        self._stream_finished = stream._after_open(self._loop)
+        self._dispatcher = self._loop.create_task(self._dispatch())
+
+    # -- calls to the peer -------------------------------------------------
+
+    async def send_request(self, method: str, params: Any = None) -> Any:
+        """Send a request and return its result; raises RequestError. If the
+        awaiting task is cancelled, the peer gets ``$/cancel_request``."""
+        try:
+            id, _ticket = self._native.send_request(method, params)
+        except _native.EngineError as error:
+            raise RequestError._from_native(error) from None
+        # A parked send needs no wait here: its response cannot come first.
+        future: "asyncio.Future[Any]" = self._loop.create_future()
+        self._pending[id] = future
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._pending.pop(id, None) is not None:
+                self._native.cancel_pending_request(id)
+            raise
+
+    async def send_notification(self, method: str, params: Any = None) -> None:
+        """Send a notification. Returns once it is queued for writing (at
+        once unless the peer is not reading: that is the backpressure)."""
+        try:
+            ticket = self._native.send_notification(method, params)
+        except _native.EngineError as error:
+            raise RequestError._from_native(error) from None
+        if ticket is not None:
+            await self._queued(ticket)
+
+    async def send_cancel_request_notification(self, request_id: Any) -> None:
+        """Send ``$/cancel_request`` for ``request_id`` (nothing else)."""
+        try:
+            ticket = self._native.send_cancel_request_notification(request_id)
+        except _native.EngineError as error:
+            raise RequestError._from_native(error) from None
+        if ticket is not None:
+            await self._queued(ticket)
+
+    def cancel_pending_request(self, request_id: int) -> bool:
+        """Cancel our request ``request_id`` if still pending: its caller
+        gets RequestError -32800, the peer ``$/cancel_request``, and a late
+        response is dropped."""
+        return self._native.cancel_pending_request(request_id)
+
+    async def _queued(self, ticket: int) -> None:
+        future: "asyncio.Future[bool]" = self._loop.create_future()
+        self._tickets[ticket] = future
+        if not await future:
+            raise self._closed_error()
+
+    # -- lifecycle ---------------------------------------------------------
+
+    @property
+    def closed(self) -> "asyncio.Future[str]":
+        """Resolves (to the reason) once the connection is closed and torn
+        down: every pending call failed, a spawned agent reaped."""
+        return self._closed
+
+    @property
+    def is_closed(self) -> bool:
+        return self._native.is_closed
+
+    @property
+    def close_reason(self) -> Optional[str]:
+        return self._close_reason or self._native.close_reason
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The spawned agent's process id (connections made by spawning)."""
+        return self._native.pid
+
+    def close(self) -> None:
+        """Start closing: pending calls fail, running handlers are
+        cancelled, queued output is flushed. Await ``closed`` to finish."""
+        self._native.close()
+
+    async def aclose(self) -> None:
+        """Close and wait until torn down."""
+        self.close()
+        await asyncio.shield(self._closed)
+
+    async def __aenter__(self) -> "Connection":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _closed_error(self) -> RequestError:
+        return RequestError(-32603, CONNECTION_CLOSED, {"reason": self.close_reason or "closed"})
+
+    # -- the dispatcher ----------------------------------------------------
+
+    async def _dispatch(self) -> None:
+        native = self._native
+        loads = json.loads
+        pending = self._pending
+        try:
+            while True:
+                text = native.drain()
+                if text is None:
+                    await self._readable()
+                    continue
+                for event in loads(text):
+                    kind = event[0]
+                    if kind == _NOTIFICATION:
+                        await self._notify(event[1], event[2])
+                    elif kind == _RESULT:
+                        future = pending.pop(event[1], None)
+                        if future is not None and not future.done():
+                            future.set_result(event[2])
+                    elif kind == _REQUEST:
+                        self._start_request(event[1], event[2], event[3])
+                    elif kind == _ERROR:
+                        future = pending.pop(event[1], None)
+                        if future is not None and not future.done():
+                            future.set_exception(RequestError._from_object(event[2]))
+                    elif kind == _CANCELLED:
+                        task = self._running.pop(event[1], None)
+                        if task is not None:
+                            task.cancel()
+                    elif kind == _WRITTEN:
+                        ticket = self._tickets.pop(event[1], None)
+                        if ticket is not None and not ticket.done():
+                            ticket.set_result(event[2])
+                    elif kind == _CLOSED:
+                        self._close_reason = event[1]
+                        return
+        finally:
+            # Normal end, or the loop is shutting down (task cancelled).
+            native.close()
+            await self._finish()
+
+    def _readable(self) -> "asyncio.Future[None]":
+        """A future that resolves when the engine signals new events."""
+        loop = self._loop
+        fd = self._native.fileno()
+        future: "asyncio.Future[None]" = loop.create_future()
+
+        def on_readable() -> None:
+            loop.remove_reader(fd)
+            if not future.done():
+                future.set_result(None)
+
+        loop.add_reader(fd, on_readable)
+        future.add_done_callback(lambda _: loop.remove_reader(fd))
+        return future
+
+    async def _notify(self, method: str, params: Any) -> None:
+        handler = self._on_notification
+        if handler is None:
+            return
+        try:
+            awaitable = handler(method, params)
+            if awaitable is not None:
+                await awaitable
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("notification handler for %s failed", method)
+
+    def _start_request(self, token: int, method: str, params: Any) -> None:
+        self._running[token] = self._loop.create_task(self._serve(token, method, params))
+
+    async def _serve(self, token: int, method: str, params: Any) -> None:
+        native = self._native
+        try:
+            result = await self._on_request(method, params)
+        except asyncio.CancelledError:
+            # The peer cancelled it or the connection closed: the engine
+            # has answered already (or nobody can read an answer).
+            return
+        except RequestError as error:
+            self._answer_error(token, error)
+        except Exception:
+            logger.exception("request handler for %s failed; answering -32603", method)
+            self._answer_error(token, RequestError.internal_error())
+        else:
+            try:
+                native.respond(token, result)
+            except (TypeError, ValueError) as error:
+                logger.error("result of %s is not JSON: %s; answering -32603", method, error)
+                self._answer_error(token, RequestError.internal_error())
+            except _native.EngineError:
+                pass  # closed meanwhile
+        finally:
+            self._running.pop(token, None)
+
+    def _answer_error(self, token: int, error: RequestError) -> None:
+        try:
+            self._native.respond_error(token, error.code, error.message, error.data)
+        except (TypeError, ValueError):
+            self._native.respond_error(token, error.code, error.message, None)
+        except _native.EngineError:
+            pass
+
+    async def _finish(self) -> None:
+        _open_connections.discard(self._native)
+        error = self._closed_error()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+        self._pending.clear()
+        for ticket in self._tickets.values():
+            if not ticket.done():
+                ticket.set_result(False)
+        self._tickets.clear()
+        running: Set["asyncio.Task[None]"] = set(self._running.values())
+        self._running.clear()
+        for task in running:
+            task.cancel()
+        if self._stream_finished is not None:
+            try:
+                await self._stream_finished()
+            except Exception:  # pragma: no cover - best effort cleanup
+                pass
+        if not self._closed.done():
+            self._closed.set_result(self.close_reason or "closed")

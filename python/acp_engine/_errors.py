@@ -1,0 +1,94 @@
+"""RequestError: a JSON-RPC error, raised by calls to the peer and raised by
+handlers to answer with that error (any other exception answers -32603)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Optional
+
+from . import _native
+
+#: The message of the error every pending and later call fails with once
+#: the connection is closed (the engine's `connection_closed`).
+CONNECTION_CLOSED = "Connection closed"
+
+
+class RequestError(Exception):
+    """A JSON-RPC error: ``code``, ``message`` and optional ``data``."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"RequestError({self.code}, {self.message!r}, {self.data!r})"
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})" if self.data is None else f"{self.message} ({self.code}): {self.data}"
+
+    # Standard JSON-RPC errors.
+    @classmethod
+    def parse_error(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
+        return cls(-32700, _message("Parse error", additional_message), data)
+
+    @classmethod
+    def invalid_request(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
+        return cls(-32600, _message("Invalid request", additional_message), data)
+
+    @classmethod
+    def method_not_found(cls, method: str) -> "RequestError":
+        return cls(-32601, "Method not found", {"method": method})
+
+    @classmethod
+    def invalid_params(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
+        return cls(-32602, _message("Invalid params", additional_message), data)
+
+    @classmethod
+    def internal_error(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
+        return cls(-32603, _message("Internal error", additional_message), data)
+
+    # ACP errors.
+    @classmethod
+    def auth_required(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
+        return cls(-32000, _message("Authentication required", additional_message), data)
+
+    @classmethod
+    def resource_not_found(cls, uri: Optional[str] = None) -> "RequestError":
+        return cls(-32002, "Resource not found", None if uri is None else {"uri": uri})
+
+    @classmethod
+    def request_cancelled(cls) -> "RequestError":
+        return cls(-32800, "Request cancelled")
+
+    def is_connection_closed(self) -> bool:
+        """True for the error calls fail with once the connection closed."""
+        return self.code == -32603 and self.message == CONNECTION_CLOSED
+
+    def to_error_object(self) -> Dict[str, Any]:
+        error: Dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def to_result(self) -> Dict[str, Any]:
+        """The JSON-RPC result shape: ``{"error": {...}}``."""
+        return {"error": self.to_error_object()}
+
+    def to_error_response(self, id: Any = None) -> Dict[str, Any]:
+        """A complete JSON-RPC error response for request ``id``."""
+        return {"jsonrpc": "2.0", "id": id, "error": self.to_error_object()}
+
+    @classmethod
+    def _from_object(cls, error: Dict[str, Any]) -> "RequestError":
+        return cls(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
+
+    @classmethod
+    def _from_native(cls, error: _native.EngineError) -> "RequestError":
+        code, message, data = error.args
+        return cls(code, message, None if data is None else json.loads(data))
+
+
+def _message(base: str, additional: Optional[str]) -> str:
+    return base if not additional else f"{base}: {additional}"

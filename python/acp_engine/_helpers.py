@@ -1,0 +1,38 @@
+"""One-call helpers: run an agent on this process's stdio, spawn an agent
+and talk to it as a client."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import AsyncIterator, Callable, Mapping, Optional
+
+from ._handlers import Agent, Client
+from ._transport import Stream, spawn_stream, stdio_stream
+from ._typed import AgentSideConnection, ClientSideConnection
+
+
+async def run_agent(
+    agent_factory: Callable[[AgentSideConnection], Agent], stream: Optional[Stream] = None
+) -> None:
+    """Serve ``agent_factory(connection)`` on this process's stdin/stdout
+    until the client hangs up: ``asyncio.run(run_agent(MyAgent))``."""
+    connection = AgentSideConnection(agent_factory, stream or stdio_stream())
+    await connection.closed
+
+
+@contextlib.asynccontextmanager
+async def spawn_agent(
+    client_factory: Callable[[ClientSideConnection], Client],
+    command: str,
+    *args: str,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+) -> AsyncIterator[ClientSideConnection]:
+    """Start an agent process and connect to it as ``client_factory(conn)``:
+    ``async with spawn_agent(MyClient, "my-agent", "--stdio") as agent: ...``.
+    On exit the connection is closed and the agent reaped."""
+    connection = ClientSideConnection(client_factory, spawn_stream(command, *args, env=env, cwd=cwd))
+    try:
+        yield connection
+    finally:
+        await connection.aclose()

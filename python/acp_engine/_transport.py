@@ -1,0 +1,147 @@
+"""Streams a connection can run over. The engine owns the bytes: stdio and
+spawned processes are read and written in Rust; a caller's asyncio streams
+are bridged through a socket pair."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from typing import Awaitable, Callable, List, Mapping, Optional, Sequence, Tuple
+
+from ._native import NativeConnection
+
+
+class Stream:
+    """Where a connection's bytes go. Make one with :func:`stdio_stream`,
+    :func:`spawn_stream`, :func:`asyncio_stream` or :func:`fd_stream`."""
+
+    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+        raise NotImplementedError
+
+    def _after_open(self, loop: asyncio.AbstractEventLoop) -> Optional[Callable[[], Awaitable[None]]]:
+        """Start helper tasks; return what to await once the connection closed."""
+        return None
+
+
+class _Stdio(Stream):
+    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+        return NativeConnection.stdio(side, max_message_size)
+
+
+class _Spawn(Stream):
+    def __init__(
+        self, command: str, args: Sequence[str], env: Optional[Mapping[str, str]], cwd: Optional[str]
+    ) -> None:
+        self.command = command
+        self.args = [str(arg) for arg in args]
+        self.env = None if env is None else [(str(k), str(v)) for k, v in env.items()]
+        self.cwd = None if cwd is None else os.fspath(cwd)
+
+    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+        return NativeConnection.spawn(side, self.command, self.args, self.env, self.cwd, max_message_size)
+
+
+class _Fds(Stream):
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+
+    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+        return NativeConnection.from_fds(side, self.read_fd, self.write_fd, max_message_size)
+
+
+class _AsyncioStreams(Stream):
+    """The engine reads and writes one end of a socket pair; two tasks copy
+    between the other end and the caller's streams."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self._ours: Optional[socket.socket] = None
+
+    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+        engine_end, ours = socket.socketpair()
+        try:
+            native = NativeConnection.from_fds(side, engine_end.fileno(), engine_end.fileno(), max_message_size)
+        finally:
+            engine_end.close()  # the engine holds duplicates
+        ours.setblocking(False)
+        self._ours = ours
+        return native
+
+    def _after_open(self, loop: asyncio.AbstractEventLoop) -> Callable[[], Awaitable[None]]:
+        ours = self._ours
+        assert ours is not None
+        inbound = loop.create_task(self._copy_in(loop, ours))
+        outbound = loop.create_task(self._copy_out(loop, ours))
+
+        async def finished() -> None:
+            # The engine's end is closed: nothing more to feed it.
+            inbound.cancel()
+            await asyncio.gather(inbound, outbound, return_exceptions=True)
+            ours.close()
+
+        return finished
+
+    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        try:
+            while True:
+                chunk = await self.reader.read(65536)
+                if not chunk:
+                    break
+                await loop.sock_sendall(ours, chunk)
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            try:
+                ours.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        try:
+            while True:
+                chunk = await loop.sock_recv(ours, 65536)
+                if not chunk:
+                    break
+                self.writer.write(chunk)
+                await self.writer.drain()
+        except OSError:
+            pass
+        finally:
+            try:
+                self.writer.close()
+            except (OSError, RuntimeError):
+                pass
+
+
+def stdio_stream() -> Stream:
+    """This process's stdin and stdout (an agent launched by its client)."""
+    return _Stdio()
+
+
+def spawn_stream(
+    command: str,
+    *args: str,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+) -> Stream:
+    """A child process started with ``command args...``: its stdin and
+    stdout; its stderr is this process's. ``env`` adds to this process's
+    environment. The child is reaped when the connection closes (killed if
+    it has not exited half a second after its stdin closed)."""
+    return _Spawn(command, args, env, cwd)
+
+
+def asyncio_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Stream:
+    """A caller's asyncio streams (a TCP or Unix socket, a subprocess's pipes)."""
+    return _AsyncioStreams(reader, writer)
+
+
+def fd_stream(read_fd: int, write_fd: int) -> Stream:
+    """Two file descriptors (duplicated; the caller still closes its own)."""
+    return _Fds(read_fd, write_fd)
+
+
+__all__: List[str] = ["Stream", "stdio_stream", "spawn_stream", "asyncio_stream", "fd_stream"]
