@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test test-python test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -16,12 +16,18 @@ demo:
 
 ## test: every test: generated code in sync, Rust unit/wire/process tests,
 ## interop with the official TypeScript and Python SDKs, benchmark smoke run
-test: codegen-check header-check test-rust test-c test-interop bench-quick
+test: codegen-check header-check test-rust test-c test-python test-interop bench-quick
 
 test-rust:
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test -p acp-engine --features unstable --all-targets
 	$(CARGO) test --workspace --doc
+
+## test-python: the acp_engine wheel built with maturin, installed into a fresh
+## venv and tested there (pytest, mypy --strict on the examples, interop rows)
+test-python:
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
+	bash python/test.sh
 
 ## test-interop: our example agent/client against the official SDKs' (installed here)
 test-interop:

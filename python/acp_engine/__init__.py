@@ -13,7 +13,9 @@ engine.
 - :mod:`acp_engine.schema`: TypedDicts for every ACP v1 type.
 """
 
-from . import schema
+import importlib
+from typing import Any
+
 from ._connection import Connection
 from ._errors import RequestError
 from ._handlers import Agent, Client
@@ -22,7 +24,17 @@ from ._native import __version__
 from ._terminal import TerminalHandle
 from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream
 from ._typed import AgentSideConnection, ClientSideConnection
-from .schema import PROTOCOL_VERSION
+
+#: The ACP protocol version this package speaks.
+PROTOCOL_VERSION = 1
+
+
+def __getattr__(name: str) -> Any:
+    # `acp_engine.schema` (TypedDicts, for type checkers) loads on first use:
+    # it is most of the import time otherwise.
+    if name == "schema":
+        return importlib.import_module(".schema", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Agent",

@@ -4,56 +4,58 @@ each wire method to the Python method that handles it."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet
 
 from ._errors import RequestError
-from .schema import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionNotification,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+
+if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time
+    from .schema import (
+        AuthenticateRequest,
+        AuthenticateResponse,
+        CancelNotification,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalRequest,
+        CreateTerminalResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        InitializeRequest,
+        InitializeResponse,
+        KillTerminalRequest,
+        KillTerminalResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LoadSessionRequest,
+        LoadSessionResponse,
+        LogoutRequest,
+        LogoutResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        PromptRequest,
+        PromptResponse,
+        ReadTextFileRequest,
+        ReadTextFileResponse,
+        ReleaseTerminalRequest,
+        ReleaseTerminalResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionNotification,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeRequest,
+        SetSessionModeResponse,
+        TerminalOutputRequest,
+        TerminalOutputResponse,
+        WaitForTerminalExitRequest,
+        WaitForTerminalExitResponse,
+        WriteTextFileRequest,
+        WriteTextFileResponse,
+    )
 
 
 class Agent:
@@ -214,3 +216,7 @@ CLIENT_HANDLERS: Dict[str, str] = {
     "elicitation/create": "create_elicitation",
     "elicitation/complete": "complete_elicitation",
 }
+
+#: The wire methods in the tables above that are notifications.
+AGENT_NOTIFICATIONS: FrozenSet[str] = frozenset({"session/cancel"})
+CLIENT_NOTIFICATIONS: FrozenSet[str] = frozenset({"session/update", "elicitation/complete"})

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, TYPE_CHECKING
 
-from .schema import KillTerminalResponse, TerminalOutputResponse, WaitForTerminalExitResponse
 
 if TYPE_CHECKING:
+    from .schema import KillTerminalResponse, TerminalOutputResponse, WaitForTerminalExitResponse
     from ._connection import Connection
 
 

@@ -7,71 +7,71 @@ engine, both ways."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Dict, Optional, Set
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional, Set
 
 from ._connection import Connection
-from ._handlers import AGENT_HANDLERS, CLIENT_HANDLERS, Agent, Client
+from ._handlers import AGENT_HANDLERS, AGENT_NOTIFICATIONS, CLIENT_HANDLERS, CLIENT_NOTIFICATIONS, Agent, Client
 from ._terminal import TerminalHandle
 from ._transport import Stream
-from .schema import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionNotification,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
-from .schema import AGENT_METHODS, CLIENT_METHODS
+
+if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time
+    from .schema import (
+        AuthenticateRequest,
+        AuthenticateResponse,
+        CancelNotification,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalRequest,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        InitializeRequest,
+        InitializeResponse,
+        KillTerminalRequest,
+        KillTerminalResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LoadSessionRequest,
+        LoadSessionResponse,
+        LogoutRequest,
+        LogoutResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        PromptRequest,
+        PromptResponse,
+        ReadTextFileRequest,
+        ReadTextFileResponse,
+        ReleaseTerminalRequest,
+        ReleaseTerminalResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionNotification,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeRequest,
+        SetSessionModeResponse,
+        TerminalOutputRequest,
+        TerminalOutputResponse,
+        WaitForTerminalExitRequest,
+        WaitForTerminalExitResponse,
+        WriteTextFileRequest,
+        WriteTextFileResponse,
+    )
 
 
 class _Router:
     """Routes inbound methods to a handler object's methods."""
 
-    def __init__(self, handler: Any, table: Dict[str, str], methods: Dict[str, Any]) -> None:
+    def __init__(self, handler: Any, table: Dict[str, str], notifications: FrozenSet[str]) -> None:
         self.handler = handler
         self.requests: Dict[str, Callable[[Any], Awaitable[Any]]] = {}
         self.notifications: Dict[str, Callable[[Any], Awaitable[None]]] = {}
         for wire, name in table.items():
-            kind = methods[wire].kind
-            (self.notifications if kind == "notification" else self.requests)[wire] = getattr(handler, name)
+            (self.notifications if wire in notifications else self.requests)[wire] = getattr(handler, name)
 
     async def on_request(self, method: str, params: Any) -> Any:
         handle = self.requests.get(method)
@@ -133,7 +133,7 @@ class AgentSideConnection(_TypedConnection):
         max_message_size: Optional[int] = None,
     ) -> None:
         self.agent = to_agent(self)
-        router = _Router(self.agent, AGENT_HANDLERS, AGENT_METHODS)
+        router = _Router(self.agent, AGENT_HANDLERS, AGENT_NOTIFICATIONS)
         self.connection = Connection(
             stream, router.on_request, router.on_notification, side="agent", max_message_size=max_message_size
         )
@@ -197,7 +197,7 @@ class ClientSideConnection(_TypedConnection):
         max_message_size: Optional[int] = None,
     ) -> None:
         self.client = to_client(self)
-        router = _Router(self.client, CLIENT_HANDLERS, CLIENT_METHODS)
+        router = _Router(self.client, CLIENT_HANDLERS, CLIENT_NOTIFICATIONS)
         # Permission requests still open, by session, for `cancel`.
         self._asking: Dict[str, Set["asyncio.Task[Any]"]] = {}
         self._withdrawn: Set["asyncio.Task[Any]"] = set()

@@ -163,7 +163,8 @@ async def main(command: str, *args: str) -> None:
             }
         )
         check(initialized["protocolVersion"] == 1, "the agent speaks protocol version 1")
-        print(f"connected to {initialized.get('agentInfo', {}).get('name')}")
+        info = initialized.get("agentInfo")
+        print(f"connected to {info['name'] if info else 'an agent'}")
         session = await agent.new_session({"cwd": cwd, "mcpServers": []})
         session_id = session["sessionId"]
 

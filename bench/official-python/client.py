@@ -1,0 +1,69 @@
+"""Benchmark client on the official Python SDK (agent-client-protocol, module
+``acp``): ``client.py --scenario stream|rpc --n N -- <agent command...>``."""
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+
+T0 = time.perf_counter()  # setup includes importing the SDK
+
+import acp  # noqa: E402
+from acp.schema import (  # noqa: E402
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    TextContentBlock,
+)
+
+
+class BenchClient:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def on_connect(self, conn):  # type: ignore[no-untyped-def]
+        pass
+
+    async def request_permission(self, **kwargs):  # type: ignore[no-untyped-def]
+        return RequestPermissionResponse(outcome={"outcome": "cancelled"})
+
+    async def session_update(self, session_id, update, **kwargs):  # type: ignore[no-untyped-def]
+        self.count += 1
+
+    async def read_text_file(self, **kwargs):  # type: ignore[no-untyped-def]
+        self.count += 1
+        return ReadTextFileResponse(content="hello")
+
+
+async def main(scenario: str, n: int, agent_argv: list) -> bool:
+    client = BenchClient()
+    async with acp.spawn_agent_process(
+        client, agent_argv[0], *agent_argv[1:], env=dict(os.environ), transport_kwargs={"stderr": None}
+    ) as (conn, _proc):
+        await conn.initialize(
+            protocol_version=1,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            ),
+        )
+        session = await conn.new_session(cwd="/tmp", mcp_servers=[])
+        setup_s = time.perf_counter() - T0
+        t1 = time.perf_counter()
+        turn = await conn.prompt(session_id=session.session_id, prompt=[TextContentBlock(type="text", text=f"{scenario} {n}")])
+        run_s = time.perf_counter() - t1
+    ok = client.count == n and turn.stop_reason == "end_turn"
+    print(json.dumps({"client": "official-python", "scenario": scenario, "n": n, "setup_s": setup_s,
+                      "run_s": run_s, "count": client.count, "ok": ok}))
+    return ok
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", required=True)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("agent", nargs="+")
+    args = parser.parse_args()
+    sys.exit(0 if asyncio.run(main(args.scenario, args.n, args.agent)) else 1)

@@ -1,0 +1,55 @@
+"""Benchmark client on acp_engine's Client class:
+``client.py --scenario stream|rpc --n N -- <agent command...>`` (see bench/README.md)."""
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+T0 = time.perf_counter()  # setup includes importing the SDK
+
+from acp_engine import Client, spawn_agent  # noqa: E402
+
+
+class BenchClient(Client):
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def request_permission(self, params):  # type: ignore[no-untyped-def]
+        return {"outcome": {"outcome": "cancelled"}}
+
+    async def session_update(self, params):  # type: ignore[no-untyped-def]
+        self.count += 1
+
+    async def read_text_file(self, params):  # type: ignore[no-untyped-def]
+        self.count += 1
+        return {"content": "hello"}
+
+
+async def main(scenario: str, n: int, agent_argv: list) -> bool:
+    client = BenchClient()
+    async with spawn_agent(lambda _: client, agent_argv[0], *agent_argv[1:]) as agent:
+        await agent.initialize(
+            {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}}}
+        )
+        session = await agent.new_session({"cwd": "/tmp", "mcpServers": []})
+        setup_s = time.perf_counter() - T0
+        t1 = time.perf_counter()
+        turn = await agent.prompt(
+            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": f"{scenario} {n}"}]}
+        )
+        run_s = time.perf_counter() - t1
+    ok = client.count == n and turn["stopReason"] == "end_turn"
+    print(json.dumps({"client": "acp-engine-python", "scenario": scenario, "n": n, "setup_s": setup_s,
+                      "run_s": run_s, "count": client.count, "ok": ok}))
+    return ok
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", required=True)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("agent", nargs="+")
+    args = parser.parse_args()
+    sys.exit(0 if asyncio.run(main(args.scenario, args.n, args.agent)) else 1)

@@ -1,0 +1,126 @@
+"""The generic Connection (seed 000) over real processes and pipes:
+validation by the agent side, $/cancel_request both ways, asyncio streams."""
+
+import asyncio
+import sys
+from typing import Any, List
+
+import pytest
+from conftest import peer, run_async
+
+from acp_engine import Connection, RequestError, asyncio_stream, fd_stream, spawn_stream
+
+AGENT = peer("full_agent.py")
+
+
+def raw_agent(**kwargs: Any) -> Connection:
+    return Connection(spawn_stream(sys.executable, AGENT), **kwargs)
+
+
+@run_async
+async def test_the_agent_side_validates_params() -> None:
+    async with raw_agent() as connection:
+        with pytest.raises(RequestError) as bad:
+            await connection.send_request("session/new", {"cwd": 42})
+        assert bad.value.code == -32602
+        assert bad.value.data["path"] == "cwd"
+        with pytest.raises(RequestError) as unknown:
+            await connection.send_request("no/such/method", {})
+        assert unknown.value.code == -32601
+        # Unknown notifications are dropped; the connection keeps working.
+        await connection.send_notification("no/such/notification", {})
+        assert (await connection.send_request("initialize", {"protocolVersion": 1}))["protocolVersion"] == 1
+
+
+@run_async
+async def test_outbound_params_are_checked_by_typed_sides_only() -> None:
+    async with raw_agent(side="client") as connection:
+        with pytest.raises(RequestError) as bad:
+            await connection.send_request("session/new", {"cwd": 42})
+        assert bad.value.code == -32602
+        with pytest.raises(TypeError):
+            await connection.send_request("_x", {"not json": object()})
+        with pytest.raises(ValueError):
+            await connection.send_request("_x", {"nan": float("nan")})
+
+
+@run_async
+async def test_cancel_pending_request_and_send_cancel_request() -> None:
+    async with raw_agent() as connection:
+        await connection.send_request("initialize", {"protocolVersion": 1})
+        session = await connection.send_request("session/new", {"cwd": "/tmp", "mcpServers": []})
+        prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "hang"}]}
+        call = asyncio.ensure_future(connection.send_request("session/prompt", prompt))
+        await asyncio.sleep(0.2)
+        id = max(connection._pending)  # the id the engine gave the request
+        assert connection.cancel_pending_request(id)
+        with pytest.raises(RequestError) as cancelled:
+            await call
+        assert cancelled.value.code == -32800
+        assert not connection.cancel_pending_request(id)
+        notes = await connection.send_request("_test/notes", {})
+        for _ in range(100):
+            if notes["cancelled"]:
+                break
+            await asyncio.sleep(0.02)
+            notes = await connection.send_request("_test/notes", {})
+        assert notes["cancelled"] == ["prompt"]
+        await connection.send_cancel_request_notification(12345)  # unknown id: ignored by the peer
+        assert (await connection.send_request("_x/ok", {}))["ext"] == "_x/ok"
+
+
+@run_async
+async def test_inbound_cancel_request_cancels_the_handler_task() -> None:
+    started = asyncio.Event()
+    cancelled: List[str] = []
+
+    async def on_request(method: str, params: Any) -> Any:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(method)
+            raise
+
+    # Two connections back to back over a socket pair: one side hangs, the
+    # other cancels.
+    import socket
+
+    a, b = socket.socketpair()
+    server = Connection(fd_stream(a.fileno(), a.fileno()), on_request)
+    caller = Connection(fd_stream(b.fileno(), b.fileno()))
+    a.close()
+    b.close()
+    call = asyncio.ensure_future(caller.send_request("slow", {}))
+    await started.wait()
+    call.cancel()
+    for _ in range(100):
+        if cancelled:
+            break
+        await asyncio.sleep(0.01)
+    assert cancelled == ["slow"]
+    await caller.aclose()
+    await server.closed
+
+
+@run_async
+async def test_asyncio_streams() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, AGENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stdin is not None
+    received: List[Any] = []
+    connection = Connection(
+        asyncio_stream(process.stdout, process.stdin),  # type: ignore[arg-type]
+        on_notification=lambda method, params: received.append(params) or None,
+        side="client",
+    )
+    await connection.send_request("initialize", {"protocolVersion": 1})
+    await connection.send_request("session/new", {"cwd": "/tmp", "mcpServers": []})
+    turn = await connection.send_request(
+        "session/prompt", {"sessionId": "s-1", "prompt": [{"type": "text", "text": "burst 300"}]}
+    )
+    assert turn["stopReason"] == "end_turn"
+    assert [p["update"]["content"]["text"] for p in received] == [str(i) for i in range(300)]
+    await connection.aclose()
+    assert await asyncio.wait_for(process.wait(), 10) == 0

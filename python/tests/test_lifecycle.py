@@ -1,0 +1,101 @@
+"""Process lifecycle: an interpreter that exits with a connection open
+exits promptly and its agent goes too; EOF ends an agent."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+from conftest import peer
+
+AGENT = peer("full_agent.py")
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie is gone for our purposes once reaped by its parent (init here).
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] == "Z"
+
+
+def wait_gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if gone(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def run_script(body: str) -> subprocess.CompletedProcess:
+    script = textwrap.dedent(body).replace("AGENT", repr(AGENT)).replace("PYTHON", repr(sys.executable))
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+
+
+def test_interpreter_exit_with_a_connection_open() -> None:
+    done = run_script(
+        """
+        import asyncio
+        from acp_engine import Connection, spawn_stream
+
+        async def main():
+            connection = Connection(spawn_stream(PYTHON, AGENT))
+            await connection.send_request("initialize", {"protocolVersion": 1})
+            print(connection.pid, flush=True)
+            # returns with the connection open
+
+        asyncio.run(main())
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert wait_gone(int(done.stdout.strip()))
+
+
+def test_exit_with_a_request_in_flight() -> None:
+    done = run_script(
+        """
+        import asyncio, sys
+        from acp_engine import Connection, spawn_stream
+
+        async def main():
+            connection = Connection(spawn_stream(PYTHON, AGENT))
+            await connection.send_request("initialize", {"protocolVersion": 1})
+            print(connection.pid, flush=True)
+            asyncio.ensure_future(connection.send_request(
+                "session/prompt", {"sessionId": "s", "prompt": [{"type": "text", "text": "hang"}]}))
+            await asyncio.sleep(0.1)
+            sys.exit(0)
+
+        asyncio.run(main())
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert wait_gone(int(done.stdout.strip()))
+
+
+def test_agent_exits_on_stdin_eof() -> None:
+    agent = subprocess.Popen([sys.executable, AGENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert agent.stdin is not None and agent.stdout is not None
+    agent.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    agent.stdin.flush()
+    assert b'"protocolVersion":1' in agent.stdout.readline()
+    agent.stdin.close()
+    assert agent.wait(timeout=10) == 0
+
+
+def test_malformed_input_gets_errors_and_the_agent_keeps_going() -> None:
+    agent = subprocess.Popen([sys.executable, AGENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert agent.stdin is not None and agent.stdout is not None
+    agent.stdin.write(b"{not json\n[1,2]\n")
+    agent.stdin.write(b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}\n')
+    agent.stdin.flush()
+    lines = [agent.stdout.readline() for _ in range(3)]
+    assert b"-32700" in lines[0]
+    assert b"-32600" in lines[1]
+    assert b'"id":7' in lines[2] and b'"protocolVersion":1' in lines[2]
+    agent.stdin.close()
+    assert agent.wait(timeout=10) == 0
