@@ -358,6 +358,7 @@ impl ConnectionBuilder {
         self.start(transport, runtime, |_| Handlers {
             request: request.unwrap_or_else(|| Arc::new(method_not_found)),
             notification,
+            inline: None,
         })
     }
 
@@ -379,6 +380,7 @@ impl ConnectionBuilder {
             Handlers {
                 request: Arc::new(request),
                 notification: Some(Arc::new(notification)),
+                inline: None,
             }
         })
     }
@@ -389,14 +391,41 @@ impl ConnectionBuilder {
         runtime: &Handle,
         make_handlers: impl FnOnce(&Arc<Inner>) -> Handlers,
     ) -> Connection {
-        let settings = Settings {
+        Connection::from_inner(Inner::start(
+            self.settings(),
+            transport,
+            runtime.clone(),
+            make_handlers,
+        ))
+    }
+
+    /// Start with inline handlers (host bindings), read by a task or by the
+    /// host (`ReaderMode::Host`: the `HostReader` comes back).
+    pub(crate) fn start_inline(
+        self,
+        transport: Transport,
+        runtime: &Handle,
+        mode: crate::engine::ReaderMode,
+        make_handler: impl FnOnce(&Connection) -> Arc<dyn crate::engine::InlineHandler>,
+    ) -> (Connection, Option<crate::engine::HostReader>) {
+        let (inner, reader) = Inner::start_with(self.settings(), transport, runtime.clone(), mode, |inner| {
+            Handlers {
+                request: Arc::new(method_not_found),
+                notification: None,
+                inline: Some(make_handler(&Connection::from_inner(inner.clone()))),
+            }
+        });
+        (Connection::from_inner(inner), reader)
+    }
+
+    fn settings(self) -> Settings {
+        Settings {
             read_spin: self.read_spin,
             observer: self.observer,
             max_message_size: self.max_message_size,
             write_queue_capacity: self.write_queue_capacity,
             dispatch_queue_capacity: 64,
-        };
-        Connection::from_inner(Inner::start(settings, transport, runtime.clone(), make_handlers))
+        }
     }
 }
 

@@ -199,6 +199,31 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
         self.batch.is_empty()
     }
 
+    /// Write `frame` now, from any thread, as far as the stream takes it
+    /// without waiting (a no-op waker is registered; the writer task
+    /// registers its own on its next write). Returns how many bytes went
+    /// out and whether the stream still needs a flush.
+    pub fn try_write_now(&mut self, frame: &[u8]) -> std::io::Result<(usize, bool)> {
+        use std::pin::Pin;
+        use std::task::{Context, Waker};
+        let mut context = Context::from_waker(Waker::noop());
+        let mut written = 0;
+        while written < frame.len() {
+            match Pin::new(&mut self.writer).poll_write(&mut context, &frame[written..]) {
+                Poll::Ready(Ok(0)) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Poll::Ready(Ok(n)) => written += n,
+                Poll::Ready(Err(error)) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(error)) => return Err(error),
+                Poll::Pending => return Ok((written, true)),
+            }
+        }
+        match Pin::new(&mut self.writer).poll_flush(&mut context) {
+            Poll::Ready(Ok(())) => Ok((written, false)),
+            Poll::Ready(Err(error)) => Err(error),
+            Poll::Pending => Ok((written, true)),
+        }
+    }
+
     /// Write the batch with one write call (more only if the OS takes it in
     /// pieces) and flush it.
     pub async fn flush(&mut self) -> std::io::Result<()> {

@@ -27,13 +27,54 @@ use crate::transport::{BoxReader, BoxWriter, Transport};
 const CHUNK: usize = 64 * 1024;
 
 pub(crate) fn transport() -> Transport {
-    let reader = duplicate(0)
-        .and_then(reactor_reader)
-        .unwrap_or_else(|| Box::new(ThreadStdin::new()));
+    let (reader, read_fd) = match duplicate(0).and_then(reactor_reader_fd) {
+        Some((reader, fd)) => (reader, Some(fd)),
+        None => (Box::new(ThreadStdin::new()) as BoxReader, None),
+    };
     let writer = duplicate(1)
         .and_then(reactor_writer)
         .unwrap_or_else(|| Box::new(tokio::io::stdout()));
-    Transport::new(reader, writer)
+    let mut transport = Transport::new(reader, writer);
+    transport.read_fd = read_fd;
+    transport
+}
+
+/// `reactor_reader`, with the raw fd it reads.
+fn reactor_reader_fd(fd: OwnedFd) -> Option<(BoxReader, std::os::fd::RawFd)> {
+    let raw = fd.as_raw_fd();
+    reactor_reader(fd).map(|reader| (reader, raw))
+}
+
+/// Reads a non-blocking fd from whichever thread polls it; never registers
+/// a waker (the host polls again when its own loop sees the fd readable).
+pub(crate) struct NonBlockingReader(File);
+
+impl NonBlockingReader {
+    pub(crate) fn new(fd: OwnedFd) -> Self {
+        Self(File::from(fd))
+    }
+}
+
+impl AsyncRead for NonBlockingReader {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::io::Read;
+        loop {
+            let unfilled = buf.initialize_unfilled();
+            return match (&self.0).read(unfilled) {
+                Ok(n) => {
+                    buf.advance(n);
+                    std::task::Poll::Ready(Ok(()))
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => std::task::Poll::Pending,
+                Err(error) => std::task::Poll::Ready(Err(error)),
+            };
+        }
+    }
 }
 
 /// A transport over two file descriptors the caller hands over (pipes,
@@ -41,19 +82,24 @@ pub(crate) fn transport() -> Transport {
 pub(crate) fn fd_transport(read: OwnedFd, write: OwnedFd) -> Transport {
     let read = File::from(read);
     let write = File::from(write);
-    let reader = read
+    let (reader, read_fd) = match read
         .try_clone()
         .ok()
         .map(OwnedFd::from)
-        .and_then(reactor_reader)
-        .unwrap_or_else(|| Box::new(tokio::fs::File::from_std(read)));
+        .and_then(reactor_reader_fd)
+    {
+        Some((reader, fd)) => (reader, Some(fd)),
+        None => (Box::new(tokio::fs::File::from_std(read)) as BoxReader, None),
+    };
     let writer = write
         .try_clone()
         .ok()
         .map(OwnedFd::from)
         .and_then(reactor_writer)
         .unwrap_or_else(|| Box::new(tokio::fs::File::from_std(write)));
-    Transport::new(reader, writer)
+    let mut transport = Transport::new(reader, writer);
+    transport.read_fd = read_fd;
+    transport
 }
 
 /// A duplicate of one of this process's standard descriptors.

@@ -18,6 +18,9 @@ pub struct Transport {
     pub(crate) reader: BoxReader,
     pub(crate) writer: BoxWriter,
     pub(crate) child: Option<ChildProcess>,
+    /// The non-blocking pipe or socket `reader` reads, when it is one (the
+    /// host can then read it from its own thread: `take_host_reader`).
+    pub(crate) read_fd: Option<std::os::fd::RawFd>,
 }
 
 impl Transport {
@@ -30,6 +33,7 @@ impl Transport {
             reader: Box::new(reader),
             writer: Box::new(writer),
             child: None,
+            read_fd: None,
         }
     }
 
@@ -83,7 +87,9 @@ impl Transport {
         let mut child = command.spawn()?;
         let stdin = child.stdin.take().expect("stdin was piped");
         let stdout = child.stdout.take().expect("stdout was piped");
+        let read_fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
         Ok(Self {
+            read_fd: Some(read_fd),
             reader: Box::new(stdout),
             writer: Box::new(stdin),
             child: Some(ChildProcess {
@@ -91,6 +97,21 @@ impl Transport {
                 exit_grace: options.exit_grace,
             }),
         })
+    }
+
+    /// Read the stream from the caller's thread instead of the reactor (for
+    /// `ReaderMode::Host`): returns the file descriptor to watch for
+    /// readability, or None if the stream is not a pipe or socket.
+    pub(crate) fn take_host_reader(&mut self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::{AsRawFd, BorrowedFd};
+        let fd = self.read_fd.take()?;
+        // SAFETY: `fd` is owned by `self.reader`, alive while we borrow it.
+        let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?;
+        let raw = owned.as_raw_fd();
+        // The duplicate shares the (already non-blocking) open file; dropping
+        // the reactor's reader closes the original and deregisters it.
+        self.reader = Box::new(crate::stdio::NonBlockingReader::new(owned));
+        Some(raw)
     }
 
     /// The pid of the spawned child, if this transport spawned one.

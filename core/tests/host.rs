@@ -11,20 +11,56 @@ use std::time::Duration;
 use acp_engine::host::{kind, HostConnection, HostOptions, Side};
 use acp_engine::RequestError;
 use serde_json::{json, Value};
-use support::{raw_transport, RawPeer};
+use support::{raw_fd_transport, raw_transport, RawPeer};
 
 struct Host {
-    connection: HostConnection,
+    connection: Arc<HostConnection>,
     wakes: Arc<AtomicUsize>,
 }
 
+/// Every test runs twice: the engine reads (a task), and the host reads
+/// (`host_reads`: the test's thread pumps, as Python's loop does).
+macro_rules! both_modes {
+    ($($name:ident),* $(,)?) => {
+        mod engine_reads {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(false).await
+                }
+            )*
+        }
+        mod host_reads {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(true).await
+                }
+            )*
+        }
+    };
+}
+
+both_modes!(
+    a_burst_arrives_in_order_in_few_drains,
+    requests_both_ways,
+    cancellation_both_ways,
+    eof_fails_pending_requests_then_closes,
+    typed_sides_check_both_ways,
+);
+
 impl Host {
-    fn new(side: Side) -> (Self, RawPeer) {
-        let (transport, peer) = raw_transport();
+    fn new(side: Side, host_reads: bool) -> (Self, RawPeer) {
+        let (transport, peer) = if host_reads {
+            raw_fd_transport()
+        } else {
+            raw_transport()
+        };
         let wakes = Arc::new(AtomicUsize::new(0));
         let counter = wakes.clone();
         let options = HostOptions {
             side,
+            host_reads,
             ..HostOptions::default()
         };
         let connection = HostConnection::connect(
@@ -35,29 +71,47 @@ impl Host {
                 counter.fetch_add(1, Ordering::SeqCst);
             },
         );
-        (Self { connection, wakes }, peer)
+        assert_eq!(connection.read_fd().is_some(), host_reads);
+        let host = Self {
+            connection: Arc::new(connection),
+            wakes,
+        };
+        if host_reads {
+            // What the host's loop does: pump whenever input may be there.
+            let connection = host.connection.clone();
+            tokio::spawn(async move {
+                while connection.pump() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            });
+        }
+        (host, peer)
     }
 
     /// Wait for events and return them (one or more drains).
     async fn events(&self, at_least: usize) -> Vec<Value> {
+        self.events_until(|events| events.len() >= at_least).await
+    }
+
+    async fn events_until(&self, mut done: impl FnMut(&[Value]) -> bool) -> Vec<Value> {
         let mut events = Vec::new();
         for _ in 0..500 {
+            self.connection.pump();
             if let Some(text) = self.connection.drain() {
                 let batch: Vec<Value> = serde_json::from_str(&text).unwrap();
                 events.extend(batch);
             }
-            if events.len() >= at_least {
+            if done(&events) {
                 return events;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        panic!("expected {at_least} events, got {events:?}");
+        panic!("expected more events, got {events:?}");
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_arrives_in_order_in_few_drains() {
-    let (host, mut peer) = Host::new(Side::Raw);
+async fn a_burst_arrives_in_order_in_few_drains(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Raw, host_reads);
     let mut burst = String::new();
     for i in 0..1000 {
         burst.push_str(&format!(
@@ -77,9 +131,8 @@ async fn a_burst_arrives_in_order_in_few_drains() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requests_both_ways() {
-    let (host, mut peer) = Host::new(Side::Raw);
+async fn requests_both_ways(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Raw, host_reads);
     let (id, ticket) = host.connection.send_request("ping", Some(r#"{"n":1}"#)).unwrap();
     assert_eq!(ticket, None);
     let request = peer.recv().await;
@@ -114,9 +167,8 @@ async fn requests_both_ways() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancellation_both_ways() {
-    let (host, mut peer) = Host::new(Side::Raw);
+async fn cancellation_both_ways(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Raw, host_reads);
     peer.request(json!(9), "slow", json!({})).await;
     let token = host.events(1).await[0][1].as_u64().unwrap();
     peer.notify("$/cancel_request", json!({"requestId": 9})).await;
@@ -133,15 +185,16 @@ async fn cancellation_both_ways() {
     assert_eq!(peer.recv().await["method"], "$/cancel_request");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn eof_fails_pending_requests_then_closes() {
-    let (host, mut peer) = Host::new(Side::Raw);
+async fn eof_fails_pending_requests_then_closes(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Raw, host_reads);
     let (a, _) = host.connection.send_request("a", None).unwrap();
     let (b, _) = host.connection.send_request("b", None).unwrap();
     peer.request(json!(1), "handler", json!({})).await;
     let _ = host.events(1).await;
     peer.hang_up();
-    let events = host.events(4).await;
+    let events = host
+        .events_until(|events| events.last().is_some_and(|e| e[0] == kind::CLOSED))
+        .await;
     let errors: Vec<i64> = events
         .iter()
         .filter(|e| e[0] == kind::ERROR)
@@ -154,9 +207,8 @@ async fn eof_fails_pending_requests_then_closes() {
     assert!(host.connection.send_notification("late", None).is_err());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typed_sides_check_both_ways() {
-    let (host, mut peer) = Host::new(Side::Agent);
+async fn typed_sides_check_both_ways(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Agent, host_reads);
     // Inbound: bad params never reach the host.
     peer.request(json!(1), "session/new", json!({"cwd": 5})).await;
     assert_eq!(peer.recv().await["error"]["code"], -32602);

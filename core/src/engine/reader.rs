@@ -1,10 +1,13 @@
-//! The reader task: frames lines, classifies them, starts a task per
-//! inbound request, answers invalid input, and queues notifications (and
-//! the responses that arrive behind them) for the ordered dispatcher.
+//! The reader: frames lines, classifies them, starts a task per inbound
+//! request, answers invalid input, and queues notifications (and the
+//! responses that arrive behind them) for the ordered dispatcher. With
+//! inline handlers (host bindings) requests and notifications go straight
+//! to them instead. It runs as a task, or is driven by the host's own
+//! thread through `HostReader::pump`.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
 use serde::Deserialize;
@@ -12,7 +15,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-use super::{Inner, Ordered};
+use super::{Handlers, InlineHandler, Inner, Ordered};
 use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::framing::{LineEvent, LineReader};
@@ -29,18 +32,44 @@ struct Batch {
     replies: Vec<Vec<u8>>,
 }
 
-pub(super) async fn run(
-    inner: Arc<Inner>,
-    mut lines: LineReader<BoxReader>,
+/// The reader's state, wherever it runs.
+pub(crate) struct Reader {
+    lines: LineReader<BoxReader>,
     dispatch: mpsc::Sender<Vec<Ordered>>,
     handler: Arc<dyn RequestHandler>,
-) {
-    let mut batch = Batch::default();
+    inline: Option<Arc<dyn InlineHandler>>,
+    batch: Batch,
+}
+
+impl Reader {
+    pub(super) fn new(
+        lines: LineReader<BoxReader>,
+        dispatch: mpsc::Sender<Vec<Ordered>>,
+        handlers: &Handlers,
+    ) -> Self {
+        Self {
+            lines,
+            dispatch,
+            handler: handlers.request.clone(),
+            inline: handlers.inline.clone(),
+            batch: Batch::default(),
+        }
+    }
+}
+
+pub(super) async fn run(inner: Arc<Inner>, mut reader: Reader) {
+    let Reader {
+        lines,
+        dispatch,
+        handler,
+        inline,
+        batch,
+    } = &mut reader;
     let reason = loop {
         let read = tokio::select! {
             biased;
             _ = inner.closing.cancelled() => break None,
-            read = lines.read_batch(|event| on_line(&inner, &handler, event, &mut batch)) => read,
+            read = lines.read_batch(|event| on_line(&inner, handler, inline.as_ref(), event, batch)) => read,
         };
         for reply in batch.replies.drain(..) {
             let _ = inner.enqueue(reply).await;
@@ -64,7 +93,106 @@ pub(super) async fn run(
     }
 }
 
-fn on_line(inner: &Arc<Inner>, handler: &Arc<dyn RequestHandler>, event: LineEvent<'_>, batch: &mut Batch) {
+/// The reader driven by the host's thread: the host watches the stream's
+/// file descriptor and calls `pump` when it is readable.
+pub(crate) struct HostReader {
+    inner: Arc<Inner>,
+    /// None once the stream ended or the connection closed.
+    reader: Mutex<Option<Reader>>,
+}
+
+/// What `HostReader::pump` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pumped {
+    /// Input was handled, or there was none.
+    Read,
+    /// The stream ended or the connection closed: stop watching.
+    Done,
+}
+
+impl HostReader {
+    pub(super) fn new(inner: Arc<Inner>, reader: Reader) -> Self {
+        Self {
+            inner,
+            reader: Mutex::new(Some(reader)),
+        }
+    }
+
+    /// Read what the stream holds now (one read) and handle it, without
+    /// waiting. Handlers run on this thread.
+    pub fn pump(&self) -> Pumped {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let inner = &self.inner;
+        let mut slot = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(reader) = slot.as_mut() else {
+            return Pumped::Done;
+        };
+        if inner.is_closing() {
+            *slot = None;
+            return Pumped::Done;
+        }
+        let Reader {
+            lines,
+            handler,
+            inline,
+            batch,
+            ..
+        } = reader;
+        let read = {
+            let mut read = std::pin::pin!(lines.read_batch(|event| on_line(
+                inner,
+                handler,
+                inline.as_ref(),
+                event,
+                batch
+            )));
+            match read.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(read) => Some(read),
+                Poll::Pending => None,
+            }
+        };
+        for reply in batch.replies.drain(..) {
+            inner.enqueue_detached(reply);
+        }
+        // With inline handlers nothing waits for the dispatcher; keep order
+        // for anything that does all the same.
+        for item in batch.ordered.drain(..) {
+            match item {
+                Ordered::Response(waiter, outcome) => waiter.complete(outcome),
+                Ordered::Request(task) => super::run_inline_or_spawn(task, &inner.runtime),
+                Ordered::Notification(notification) => {
+                    if let Some(inline) = inline {
+                        inline.notification(notification);
+                    }
+                    inner.unhandled_notifications.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+        }
+        let ended = match read {
+            None | Some(Ok(true)) => return Pumped::Read,
+            Some(Ok(false)) => "peer closed the connection".to_owned(),
+            Some(Err(error)) => format!("read error: {error}"),
+        };
+        *slot = None;
+        drop(slot);
+        inner.close(&ended);
+        Pumped::Done
+    }
+
+    /// Stop reading (the connection is closing): release the stream.
+    pub fn stop(&self) {
+        *self.reader.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+fn on_line(
+    inner: &Arc<Inner>,
+    handler: &Arc<dyn RequestHandler>,
+    inline: Option<&Arc<dyn InlineHandler>>,
+    event: LineEvent<'_>,
+    batch: &mut Batch,
+) {
     let line = match event {
         LineEvent::Line(line) => line,
         LineEvent::TooLong { len } => {
@@ -85,9 +213,23 @@ fn on_line(inner: &Arc<Inner>, handler: &Arc<dyn RequestHandler>, event: LineEve
     };
     inner.observe(Direction::Inbound, line);
     match classify(line) {
-        Inbound::Request { id, method, params } => start_request(inner, handler, id, method, params, batch),
+        Inbound::Request { id, method, params } => match inline {
+            Some(inline) => start_inline_request(inner, inline, id, method, params, batch),
+            None => start_request(inner, handler, id, method, params, batch),
+        },
         Inbound::Notification { method, params } if method == CANCEL_REQUEST => {
             on_cancel_request(inner, params)
+        }
+        Inbound::Notification { method, params } if inline.is_some() => {
+            let notification = IncomingNotification {
+                method,
+                params,
+                connection: Connection::from_inner(inner.clone()),
+            };
+            let inline = inline.expect("checked");
+            if std::panic::catch_unwind(AssertUnwindSafe(|| inline.notification(notification))).is_err() {
+                tracing::error!("inline notification handler panicked");
+            }
         }
         Inbound::Notification { method, params } => {
             inner.unhandled_notifications.fetch_add(1, Ordering::AcqRel);
@@ -193,6 +335,44 @@ fn start_request(
         return;
     }
     super::run_inline_or_spawn(task, &runtime);
+}
+
+/// Hand a request to an inline handler, which answers it later through its
+/// `Responder` (or now, with an error).
+fn start_inline_request(
+    inner: &Arc<Inner>,
+    inline: &Arc<dyn InlineHandler>,
+    id: RequestId,
+    method: String,
+    params: Option<RawJson>,
+    batch: &mut Batch,
+) {
+    if !inner.track_deferred(&id) {
+        let error = RequestError::invalid_request()
+            .with_data(json!({ "reason": format!("request id {id} is already in use") }));
+        batch.replies.push(frame::response(&id, &Err(error)));
+        return;
+    }
+    let answered = Arc::new(AtomicBool::new(false));
+    let request = IncomingRequest {
+        id: id.clone(),
+        method,
+        params,
+        cancellation: inner.closing.child_token(),
+        connection: Connection::from_inner(inner.clone()),
+        answered: answered.clone(),
+    };
+    let taken = std::panic::catch_unwind(AssertUnwindSafe(|| inline.request(request)))
+        .unwrap_or_else(|_| Err(panicked()));
+    match taken {
+        Ok(on_cancel) => inner.set_on_cancel(&id, on_cancel),
+        Err(error) => {
+            inner.untrack_running(&id);
+            if !answered.swap(true, Ordering::AcqRel) {
+                batch.replies.push(frame::response(&id, &Err(error)));
+            }
+        }
+    }
 }
 
 /// Run the handler until it finishes (`Some`) or is cancelled (`None`).

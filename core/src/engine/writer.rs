@@ -1,5 +1,7 @@
 //! The writer task: drains the bounded outbound queue and writes whatever
 //! is queued as one batch, so a burst costs one write, not one per message.
+//! Between batches the stream's writer sits in `Inner::direct`, where a
+//! sender that finds nothing queued writes its frame itself.
 
 use std::sync::Arc;
 
@@ -10,11 +12,7 @@ use crate::framing::FrameWriter;
 use crate::handler::Direction;
 use crate::transport::BoxWriter;
 
-pub(super) async fn run(
-    inner: Arc<Inner>,
-    mut queue: mpsc::Receiver<Vec<u8>>,
-    mut frames: FrameWriter<BoxWriter>,
-) {
+pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
     loop {
         let first = tokio::select! {
             biased;
@@ -22,8 +20,13 @@ pub(super) async fn run(
             _ = inner.closing.cancelled() => None,
         };
         let Some(first) = first else { break };
+        let Some(mut frames) = inner.take_writer() else {
+            return;
+        };
+        let mut taken = 1;
         take(&inner, &mut frames, &first);
         while let Ok(frame) = queue.try_recv() {
+            taken += 1;
             if take(&inner, &mut frames, &frame) {
                 break;
             }
@@ -32,6 +35,7 @@ pub(super) async fn run(
             flushed = frames.flush() => flushed,
             _ = closing_grace_over(&inner) => Err(std::io::ErrorKind::TimedOut.into()),
         };
+        inner.put_writer(frames, taken);
         if let Err(error) = flushed {
             inner.close(&format!("write error: {error}"));
             return;
@@ -39,6 +43,9 @@ pub(super) async fn run(
     }
     // Closing: write what was queued before the close (answers the peer may
     // still read), then shut our side so the peer sees EOF.
+    let Some(mut frames) = inner.take_writer() else {
+        return;
+    };
     let drained = async {
         while let Ok(frame) = queue.try_recv() {
             take(&inner, &mut frames, &frame);
@@ -50,8 +57,12 @@ pub(super) async fn run(
     }
 }
 
-/// Add a frame to the batch; true when the batch is full.
+/// Add a frame to the batch; true when the batch is full. An empty frame
+/// only wakes the task to flush what a direct write left in the batch.
 fn take(inner: &Inner, frames: &mut FrameWriter<BoxWriter>, frame: &[u8]) -> bool {
+    if frame.is_empty() {
+        return false;
+    }
     inner.observe(Direction::Outbound, frame.strip_suffix(b"\n").unwrap_or(frame));
     frames.push(frame)
 }

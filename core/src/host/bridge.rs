@@ -1,14 +1,22 @@
 //! The engine's handlers for a host connection: check, then queue for the
-//! host. A request's handler future lives until the host answers, so the
-//! engine's `$/cancel_request` and close handling apply unchanged; if that
-//! future is dropped first, the host is told to stop its handler.
+//! host. Two flavours:
+//! - `Bridge` (the reader runs as a task): a request's handler future lives
+//!   until the host answers, so the engine's `$/cancel_request` and close
+//!   handling apply unchanged; if that future is dropped first, the host is
+//!   told to stop its handler. Notifications wait for room in the queue.
+//! - `InlineBridge` (the host's thread reads): nothing waits; a request is
+//!   tracked until `HostConnection::respond`, and cancelling it answers
+//!   -32800 and tells the host. The host pumps only after draining, which
+//!   bounds the queue.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{PendingAnswer, Shared, Side};
+use crate::engine::{InlineHandler, OnCancel};
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
+use crate::message::frame;
 use crate::message::RawJson;
 
 pub(crate) struct Bridge {
@@ -27,11 +35,13 @@ impl Bridge {
         let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
         let (answered, answer) = tokio::sync::oneshot::channel();
         let responder = request.responder();
-        self.shared
-            .responders
-            .lock()
-            .unwrap()
-            .insert(token, PendingAnswer { responder, answered });
+        self.shared.responders.lock().unwrap().insert(
+            token,
+            PendingAnswer {
+                responder,
+                answered: Some(answered),
+            },
+        );
         let guard = Unanswered {
             shared: &self.shared,
             token,
@@ -62,6 +72,69 @@ impl Bridge {
             .push_notification(&notification.method, notification.params.as_ref())
             .await;
         Ok(())
+    }
+}
+
+fn check_request(side: Side, request: &IncomingRequest) -> Result<(), RequestError> {
+    let params = request.params.as_ref();
+    match side {
+        Side::Raw => Ok(()),
+        Side::Agent => crate::validate::agent_request(&request.method, params),
+        Side::Client => crate::validate::client_request(&request.method, params),
+    }
+}
+
+fn check_notification(side: Side, notification: &IncomingNotification) -> Result<(), RequestError> {
+    let params = notification.params.as_ref();
+    match side {
+        Side::Raw => Ok(()),
+        Side::Agent => crate::validate::agent_notification(&notification.method, params),
+        Side::Client => crate::validate::client_notification(&notification.method, params),
+    }
+}
+
+pub(crate) struct InlineBridge {
+    pub side: Side,
+    pub shared: Arc<Shared>,
+}
+
+impl InlineHandler for InlineBridge {
+    fn notification(&self, notification: IncomingNotification) {
+        if let Err(error) = check_notification(self.side, &notification) {
+            tracing::debug!(method = %notification.method, %error, "dropped an invalid notification");
+            return;
+        }
+        self.shared
+            .queue
+            .push_notification_now(&notification.method, notification.params.as_ref());
+    }
+
+    fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
+        check_request(self.side, &request)?;
+        let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
+        let responder = request.responder();
+        self.shared.responders.lock().unwrap().insert(
+            token,
+            PendingAnswer {
+                responder,
+                answered: None,
+            },
+        );
+        self.shared
+            .queue
+            .push_request_now(token, &request.method, request.params.as_ref());
+        let shared = self.shared.clone();
+        Ok(Box::new(move || {
+            let Some(pending) = shared.responders.lock().unwrap().remove(&token) else {
+                return;
+            };
+            let connection = &request.connection;
+            if pending.responder.claim() && !connection.is_closed() {
+                let cancelled = frame::response(&request.id, &Err(RequestError::request_cancelled()));
+                connection.inner().enqueue_detached(cancelled);
+            }
+            shared.queue.push_cancelled(token);
+        }))
     }
 }
 

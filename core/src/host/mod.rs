@@ -57,6 +57,11 @@ pub struct HostOptions {
     pub max_message_size: usize,
     /// See `ConnectionBuilder::read_spin`.
     pub read_spin: std::time::Duration,
+    /// Let the host read the stream on its own thread: it watches
+    /// `HostConnection::read_fd` and calls `pump` (the fastest path: no
+    /// thread hop per message). Only for pipes and sockets; otherwise, or
+    /// when false, an engine task reads and `wake` signals events.
+    pub host_reads: bool,
 }
 
 impl Default for HostOptions {
@@ -68,6 +73,7 @@ impl Default for HostOptions {
             // No read spin: the host's own thread needs the core (measured:
             // a 50 µs spin made Python round trips 40% slower on 2 cores).
             read_spin: std::time::Duration::ZERO,
+            host_reads: false,
         }
     }
 }
@@ -82,8 +88,9 @@ pub(crate) struct Shared {
 
 pub(crate) struct PendingAnswer {
     pub responder: Responder,
-    /// Ends the engine's handler future once the host answered.
-    pub answered: tokio::sync::oneshot::Sender<()>,
+    /// Ends the engine's handler future once the host answered (None: the
+    /// request was taken inline, and answering untracks it).
+    pub answered: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// A connection driven by a host language. Dropping it closes it.
@@ -98,6 +105,8 @@ pub struct HostConnection {
     parked_count: Arc<AtomicUsize>,
     next_ticket: AtomicU64,
     pid: Option<u32>,
+    /// The host-driven reader and the fd it reads (`HostOptions::host_reads`).
+    host_reader: Option<(crate::engine::HostReader, std::os::fd::RawFd)>,
 }
 
 /// A send's outcome: `None` when the message is queued for writing, or a
@@ -114,23 +123,44 @@ impl HostConnection {
         runtime: &Handle,
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Self {
+        let mut transport = transport;
         let pid = transport.child_pid();
         let shared = Arc::new(Shared {
             queue: queue::HostQueue::new(options.queue_capacity, Box::new(wake)),
             responders: Mutex::new(Default::default()),
             next_token: AtomicU64::new(1),
         });
-        let bridge = Arc::new(bridge::Bridge {
-            side: options.side,
-            shared: shared.clone(),
-        });
-        let requests = bridge.clone();
-        let connection = Connection::builder()
+        let builder = Connection::builder()
             .max_message_size(options.max_message_size)
-            .read_spin(options.read_spin)
-            .on_request(move |request| requests.clone().handle_request(request))
-            .on_notification(move |notification| bridge.clone().handle_notification(notification))
-            .connect_on(transport, runtime);
+            .read_spin(options.read_spin);
+        let read_fd = if options.host_reads {
+            transport.take_host_reader()
+        } else {
+            None
+        };
+        let (connection, host_reader) = match read_fd {
+            Some(fd) => {
+                let bridge = Arc::new(bridge::InlineBridge {
+                    side: options.side,
+                    shared: shared.clone(),
+                });
+                let (connection, reader) =
+                    builder.start_inline(transport, runtime, crate::engine::ReaderMode::Host, |_| bridge);
+                (connection, reader.map(|reader| (reader, fd)))
+            }
+            None => {
+                let bridge = Arc::new(bridge::Bridge {
+                    side: options.side,
+                    shared: shared.clone(),
+                });
+                let requests = bridge.clone();
+                let connection = builder
+                    .on_request(move |request| requests.clone().handle_request(request))
+                    .on_notification(move |notification| bridge.clone().handle_notification(notification))
+                    .connect_on(transport, runtime);
+                (connection, None)
+            }
+        };
 
         let (parked, parked_rx) = mpsc::unbounded_channel();
         let parked_count = Arc::new(AtomicUsize::new(0));
@@ -155,6 +185,24 @@ impl HostConnection {
             parked_count,
             next_ticket: AtomicU64::new(1),
             pid,
+            host_reader,
+        }
+    }
+
+    /// With `HostOptions::host_reads`: the fd to watch for readability
+    /// (then call `pump`). None when the engine reads by itself.
+    pub fn read_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.host_reader.as_ref().map(|(_, fd)| *fd)
+    }
+
+    /// Read and handle what the stream holds now, on this thread, without
+    /// waiting; the events land in the queue (`drain`). Call it after
+    /// draining, when `read_fd` is readable. False once the stream ended
+    /// (stop watching the fd; a `CLOSED` event follows).
+    pub fn pump(&self) -> bool {
+        match &self.host_reader {
+            Some((reader, _)) => reader.pump() == crate::engine::Pumped::Read,
+            None => false,
         }
     }
 
@@ -162,6 +210,25 @@ impl HostConnection {
     /// `None` when there is none.
     pub fn drain(&self) -> Option<String> {
         self.shared.queue.drain()
+    }
+
+    /// `pump` until an event is ready or `spin` has passed (without
+    /// sleeping): true if events are ready. On virtual machines waking an
+    /// idle thread costs tens of microseconds, more than a request/response
+    /// exchange; a host with nothing else to do spins briefly after activity
+    /// instead of parking at once.
+    pub fn pump_for(&self, spin: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + spin;
+        loop {
+            let open = self.pump();
+            if self.shared.queue.len() > 0 {
+                return true;
+            }
+            if !open || std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
     }
 
     /// Send a request; its outcome arrives as a `RESULT` or `ERROR` event
@@ -205,11 +272,19 @@ impl HostConnection {
         };
         // Claimed and queued before the engine's handler future may end
         // (it would otherwise answer null first).
-        let sent = pending.responder.claim()
-            && self
-                .send_frame(frame::response(pending.responder.id(), &outcome))
-                .is_ok();
-        let _ = pending.answered.send(());
+        if !pending.responder.claim() {
+            return Ok(false);
+        }
+        if pending.answered.is_none() {
+            // Before the answer goes out: the peer may reuse the id at once.
+            self.connection.inner().untrack_running(pending.responder.id());
+        }
+        let sent = self
+            .send_frame(frame::response(pending.responder.id(), &outcome))
+            .is_ok();
+        if let Some(answered) = pending.answered {
+            let _ = answered.send(());
+        }
         Ok(sent)
     }
 
@@ -235,6 +310,9 @@ impl HostConnection {
     /// is flushed, a spawned agent is reaped; a `CLOSED` event follows.
     pub fn close(&self) {
         self.connection.close();
+        if let Some((reader, _)) = &self.host_reader {
+            reader.stop();
+        }
     }
 
     pub fn is_closed(&self) -> bool {

@@ -96,6 +96,11 @@ impl HostQueue {
         }
     }
 
+    /// How many events wait.
+    pub fn len(&self) -> usize {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).count
+    }
+
     /// Take every queued event as one JSON array text; None when empty.
     /// After a wake-up the host must reset its wake signal *before* calling
     /// this, or a wake-up can be lost.
@@ -120,6 +125,11 @@ impl HostQueue {
 
     pub async fn push_request(&self, token: u64, method: &str, params: Option<&RawJson>) {
         self.room().await;
+        self.push_request_now(token, method, params);
+    }
+
+    /// `push_request` without waiting for room.
+    pub fn push_request_now(&self, token: u64, method: &str, params: Option<&RawJson>) {
         self.push(|text| {
             text.push_str("[0,");
             push_number(text, token);
@@ -133,6 +143,11 @@ impl HostQueue {
 
     pub async fn push_notification(&self, method: &str, params: Option<&RawJson>) {
         self.room().await;
+        self.push_notification_now(method, params);
+    }
+
+    /// `push_notification` without waiting for room.
+    pub fn push_notification_now(&self, method: &str, params: Option<&RawJson>) {
         self.push(|text| {
             text.push_str("[1,");
             push_json(text, method);

@@ -40,6 +40,23 @@ pub fn raw_transport() -> (Transport, RawPeer) {
     (Transport::from_stream(ours), peer)
 }
 
+/// `raw_transport`, with the engine's end as a plain file descriptor (what
+/// `Transport::from_fds` takes: the host can read it on its own thread).
+pub fn raw_fd_transport() -> (Transport, RawPeer) {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+    theirs.set_nonblocking(true).expect("non-blocking");
+    let (read, write) = UnixStream::from_std(theirs).expect("register").into_split();
+    let peer = RawPeer {
+        lines: BufReader::new(read),
+        writer: Some(write),
+        checked: false,
+        sent: HashMap::new(),
+    };
+    let ours = std::os::fd::OwnedFd::from(ours);
+    let write = ours.try_clone().expect("dup");
+    (Transport::from_fds(ours, write), peer)
+}
+
 /// Start `builder` on one end of a Unix socket pair and return the raw
 /// other end.
 pub fn connect_raw(builder: ConnectionBuilder) -> (Connection, RawPeer) {
