@@ -16,8 +16,9 @@ import asyncio
 import atexit
 import json
 import logging
+import os
 import weakref
-from typing import Any, Awaitable, Callable, Dict, Optional, Set
+from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Optional, Set
 
 from . import _native
 from ._errors import CONNECTION_CLOSED, RequestError
@@ -29,6 +30,10 @@ logger = logging.getLogger("acp_engine")
 RequestHandler = Callable[[str, Any], Awaitable[Any]]
 #: ``on_notification(method, params)``: called one at a time, in order.
 NotificationHandler = Callable[[str, Any], Optional[Awaitable[None]]]
+
+#: How long the dispatcher polls for input before it sleeps, when the loop
+#: has nothing else to do (see `_dispatch`).
+SPIN_US = int(os.environ.get("ACP_ENGINE_SPIN_US", "50"))
 
 # Event kinds (acp_engine::host::kind).
 _REQUEST, _NOTIFICATION, _RESULT, _ERROR, _CANCELLED, _WRITTEN, _CLOSED = range(7)
@@ -46,6 +51,47 @@ def _close_all() -> None:
 
 async def _method_not_found(method: str, params: Any) -> Any:
     raise RequestError.method_not_found(method)
+
+
+def _go_on(coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> Generator[Any, Any, None]:
+    """Drive a coroutine whose first step already ran (it yielded
+    ``waiting_on``) to its end: what the driving Task sends or throws in
+    goes to the coroutine, what the coroutine yields goes to the Task."""
+    try:
+        while True:
+            try:
+                sent = yield waiting_on
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as error:  # cancellation, thrown in by the Task
+                waiting_on = coroutine.throw(error)
+            else:
+                waiting_on = coroutine.send(sent)
+    except StopIteration:
+        return
+
+
+class _Resume:
+    """``await _Resume(coroutine, waiting_on)`` goes on with a started coroutine."""
+
+    __slots__ = ("coroutine", "waiting_on")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> None:
+        self.coroutine = coroutine
+        self.waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        return _go_on(self.coroutine, self.waiting_on)
+
+
+async def _go_on_as_task(
+    coroutine: Coroutine[Any, Any, None], waiting_on: Any, token: int, running: Dict[int, Any]
+) -> None:
+    try:
+        await _Resume(coroutine, waiting_on)
+    finally:
+        running.pop(token, None)
 
 
 class Connection:
@@ -74,6 +120,7 @@ class Connection:
         self._running: Dict[int, "asyncio.Task[None]"] = {}
         self._closed: "asyncio.Future[str]" = self._loop.create_future()
         self._close_reason: Optional[str] = None
+        self._waiter: "Optional[asyncio.Future[None]]" = None
         self._stream_finished = stream._after_open(self._loop)
         self._dispatcher = self._loop.create_task(self._dispatch())
 
@@ -169,20 +216,65 @@ class Connection:
 
     # -- the dispatcher ----------------------------------------------------
 
+    def _on_wake(self) -> None:
+        # The fd stays registered for the connection's life; resetting it
+        # here keeps a busy dispatcher from being called back in a loop.
+        self._native.reset_wake()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _on_input(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     async def _dispatch(self) -> None:
         native = self._native
+        loop = self._loop
         loads = json.loads
         pending = self._pending
+        fd = native.fileno()
+        loop.add_reader(fd, self._on_wake)
+        # The stream itself, when this thread reads it: watched only while
+        # the dispatcher waits, so input waits in the pipe (backpressure)
+        # while handlers are busy.
+        input_fd = native.read_fd()
         try:
             while True:
                 text = native.drain()
+                if text is None and input_fd is not None:
+                    if not native.pump():
+                        input_fd = None
+                    elif not getattr(loop, "_ready", True):
+                        # Nothing else to run: wait for the peer's answer
+                        # a moment without sleeping (waking a sleeping
+                        # thread costs more than most answers take here).
+                        native.pump_for(SPIN_US)
+                    text = native.drain()
                 if text is None:
-                    await self._readable()
+                    self._waiter = waiter = loop.create_future()
+                    if input_fd is not None:
+                        loop.add_reader(input_fd, self._on_input)
+                        try:
+                            await waiter
+                        finally:
+                            loop.remove_reader(input_fd)
+                    else:
+                        await waiter
+                    self._waiter = None
                     continue
                 for event in loads(text):
                     kind = event[0]
                     if kind == _NOTIFICATION:
-                        await self._notify(event[1], event[2])
+                        handler = self._on_notification
+                        if handler is not None:
+                            try:
+                                awaitable = handler(event[1], event[2])
+                                if awaitable is not None:
+                                    await awaitable
+                            except Exception:
+                                logger.exception("notification handler for %s failed", event[1])
                     elif kind == _RESULT:
                         future = pending.pop(event[1], None)
                         if future is not None and not future.done():
@@ -206,39 +298,22 @@ class Connection:
                         return
         finally:
             # Normal end, or the loop is shutting down (task cancelled).
+            loop.remove_reader(fd)
             native.close()
             await self._finish()
 
-    def _readable(self) -> "asyncio.Future[None]":
-        """A future that resolves when the engine signals new events."""
-        loop = self._loop
-        fd = self._native.fileno()
-        future: "asyncio.Future[None]" = loop.create_future()
-
-        def on_readable() -> None:
-            loop.remove_reader(fd)
-            if not future.done():
-                future.set_result(None)
-
-        loop.add_reader(fd, on_readable)
-        future.add_done_callback(lambda _: loop.remove_reader(fd))
-        return future
-
-    async def _notify(self, method: str, params: Any) -> None:
-        handler = self._on_notification
-        if handler is None:
-            return
-        try:
-            awaitable = handler(method, params)
-            if awaitable is not None:
-                await awaitable
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.exception("notification handler for %s failed", method)
-
     def _start_request(self, token: int, method: str, params: Any) -> None:
-        self._running[token] = self._loop.create_task(self._serve(token, method, params))
+        # Run the handler's first step right here: most answer without
+        # waiting, and then no Task is needed (the eager start of Python
+        # 3.12's tasks, for every version). One that waits goes on as a Task.
+        serve = self._serve(token, method, params)
+        try:
+            waiting_on = serve.send(None)
+        except StopIteration:
+            return
+        self._running[token] = self._loop.create_task(
+            _go_on_as_task(serve, waiting_on, token, self._running)
+        )
 
     async def _serve(self, token: int, method: str, params: Any) -> None:
         native = self._native
@@ -261,8 +336,6 @@ class Connection:
                 self._answer_error(token, RequestError.internal_error())
             except _native.EngineError:
                 pass  # closed meanwhile
-        finally:
-            self._running.pop(token, None)
 
     def _answer_error(self, token: int, error: RequestError) -> None:
         try:

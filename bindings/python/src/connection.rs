@@ -51,6 +51,9 @@ impl NativeConnection {
         let wake = Arc::new(EventFd::new().map_err(|e| PyOSError::new_err(e.to_string()))?);
         let mut options = HostOptions {
             side: side(side_name)?,
+            // asyncio watches the stream itself and pumps it on its own
+            // thread: no thread hop per message.
+            host_reads: true,
             ..HostOptions::default()
         };
         if let Some(bytes) = max_message_size {
@@ -118,9 +121,33 @@ impl NativeConnection {
         self.wake.raw()
     }
 
+    /// The stream's fd when this thread reads it (watch it for
+    /// readability, then `pump`); None when the engine reads by itself.
+    fn read_fd(&self) -> Option<i32> {
+        self.host.read_fd()
+    }
+
+    /// Read and handle what the stream holds now (without waiting, without
+    /// the GIL); the events are then ready to `drain`. False once the
+    /// stream ended.
+    fn pump(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.host.pump())
+    }
+
+    /// `pump` until events are ready or `spin_us` microseconds passed,
+    /// without the GIL; True if events are ready.
+    fn pump_for(&self, py: Python<'_>, spin_us: u64) -> bool {
+        py.detach(|| self.host.pump_for(std::time::Duration::from_micros(spin_us)))
+    }
+
+    /// Make `fileno()` unreadable again. Call it when the fd is readable,
+    /// before the `drain` that follows (or a wake-up can be lost).
+    fn reset_wake(&self) {
+        self.wake.reset();
+    }
+
     /// Every event waiting, as one JSON array text (None: nothing).
     fn drain<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.wake.reset();
         let text = self.host.drain()?;
         Some(PyString::new(py, &text))
     }
