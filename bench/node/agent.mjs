@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// Benchmark agent on acp-engine's Node binding (see bench/README.md).
+import { AgentSideConnection, RequestError, stdioStream } from "../../node/index.js";
+
+const CHUNK_TEXT = "chunk of agent text";
+let conn;
+
+const agent = {
+  initialize: () => ({ protocolVersion: 1 }),
+  newSession: () => ({ sessionId: "bench-session" }),
+  cancel() {},
+  async prompt(params) {
+    const first = params.prompt[0];
+    const [scenario, count] = (first && first.type === "text" ? first.text : "").trim().split(" ");
+    const n = Number(count);
+    const sessionId = params.sessionId;
+    if (scenario === "stream") {
+      const update = { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: CHUNK_TEXT } } };
+      for (let i = 0; i < n; i++) await conn.sessionUpdate(update);
+    } else if (scenario === "rpc") {
+      const read = { sessionId, path: "/bench/file.txt" };
+      for (let i = 0; i < n; i++) await conn.readTextFile(read);
+    } else {
+      throw RequestError.invalidParams();
+    }
+    return { stopReason: "end_turn" };
+  },
+};
+
+conn = new AgentSideConnection(() => agent, stdioStream());
+await conn.closed;

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Benchmark agent on the official TypeScript SDK (@agentclientprotocol/sdk
+// 2.4.0, installed by interop/setup.sh in interop/ts/node_modules).
+import { Readable, Writable } from "node:stream";
+
+import * as acp from "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js";
+
+const CHUNK_TEXT = "chunk of agent text";
+
+const app = acp
+  .agent({ name: "official-ts-bench-agent" })
+  .onRequest(acp.methods.agent.initialize, () => ({ protocolVersion: 1 }))
+  .onRequest(acp.methods.agent.session.new, () => ({ sessionId: "bench-session" }))
+  .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
+    const first = params.prompt[0];
+    const [scenario, count] = (first && first.type === "text" ? first.text : "").trim().split(" ");
+    const n = Number(count);
+    const sessionId = params.sessionId;
+    if (scenario === "stream") {
+      for (let i = 0; i < n; i++) {
+        await client.notify(acp.methods.client.session.update, {
+          sessionId,
+          update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: CHUNK_TEXT } },
+        });
+      }
+    } else if (scenario === "rpc") {
+      for (let i = 0; i < n; i++) {
+        await client.request(acp.methods.client.fs.readTextFile, { sessionId, path: "/bench/file.txt" });
+      }
+    } else {
+      throw acp.RequestError.invalidParams();
+    }
+    return { stopReason: "end_turn" };
+  })
+  .onNotification(acp.methods.agent.session.cancel, () => {});
+
+const conn = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+await conn.closed;
+process.exit(0);

@@ -1,0 +1,392 @@
+//! The native half of the `acp-engine` npm package: one [`NativeConnection`]
+//! per ACP connection, a thin shell over [`acp_engine::host::HostConnection`].
+//!
+//! - Inbound: the engine calls one thread-safe function per burst (when an
+//!   event lands in an empty queue); the JS side then calls `drain()` and gets
+//!   every queued event as one JSON array text, parsed with one `JSON.parse`.
+//! - Outbound: JS passes `JSON.stringify`'d params; they are checked and
+//!   queued for the writer on the calling thread.
+//! - The thread-safe function is strong (it keeps Node alive) while the
+//!   connection is open; JS calls `release()` when it handles the CLOSED
+//!   event, after which nothing of the connection keeps the process alive.
+//! - Transports: this process's stdio, a spawned agent, or a byte pipe fed
+//!   from JS (`feed` / `takeOutput`) for Web Streams (`ndJsonStream`); the
+//!   framing and the protocol stay in Rust in every case.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use acp_engine::host::{runtime, HostConnection, HostOptions, Side};
+use acp_engine::{RequestError, RequestId, SpawnOptions, Transport};
+use napi::bindgen_prelude::{Buffer, Function, Uint8Array};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+type WakeFn = ThreadsafeFunction<(), (), (), Status, false>;
+
+/// The wake-up function, shared with the engine's threads; `None` once
+/// released.
+#[derive(Clone, Default)]
+struct Waker(Arc<Mutex<Option<WakeFn>>>);
+
+impl Waker {
+    fn new(wake: Function<(), ()>) -> Result<Self> {
+        let tsfn = wake
+            .build_threadsafe_function::<()>()
+            .callee_handled::<false>()
+            .build()?;
+        Ok(Self(Arc::new(Mutex::new(Some(tsfn)))))
+    }
+
+    fn wake(&self) {
+        if let Some(tsfn) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
+    fn release(&self) {
+        let tsfn = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(tsfn);
+    }
+}
+
+/// Bytes the engine wrote, waiting for JS (the Web Streams transport).
+#[derive(Default)]
+struct Output {
+    bytes: Vec<u8>,
+    /// The engine's side of the pipe is shut: no more bytes will come.
+    ended: bool,
+}
+
+/// Spawn options from JS.
+#[napi(object)]
+pub struct NativeSpawnOptions {
+    pub cwd: Option<String>,
+    pub env: Option<HashMap<String, String>>,
+    /// Replace the inherited environment with `env` instead of adding to it.
+    pub clear_env: Option<bool>,
+    /// Pass the agent's stderr through (default true) or drop it.
+    pub inherit_stderr: Option<bool>,
+    /// Milliseconds the agent may take to exit after its stdin closes before it is killed.
+    pub exit_grace_ms: Option<u32>,
+}
+
+#[napi]
+pub struct NativeConnection {
+    connection: HostConnection,
+    waker: Waker,
+    input: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    output: Option<Arc<Mutex<Output>>>,
+}
+
+fn side(side: u32) -> Side {
+    match side {
+        1 => Side::Agent,
+        2 => Side::Client,
+        _ => Side::Raw,
+    }
+}
+
+fn options(side_code: u32, max_message_size: Option<u32>) -> HostOptions {
+    let mut options = HostOptions {
+        side: side(side_code),
+        ..HostOptions::default()
+    };
+    if let Some(max) = max_message_size {
+        options.max_message_size = max as usize;
+    }
+    options
+}
+
+/// A RequestError as a JS exception whose message is the error object's
+/// JSON (the JS layer turns it back into a `RequestError`).
+fn request_error(error: RequestError) -> Error {
+    Error::new(
+        Status::GenericFailure,
+        format!("\u{1}ACP{}", error.to_error_object()),
+    )
+}
+
+/// Node opens its stdio with close-on-exec, so a child spawned with an
+/// inherited stderr would start without one (and e.g. Python's
+/// `sys.stderr` would be None): make fd 2 inheritable, as it is in any
+/// non-Node process.
+fn inheritable_stderr() {
+    // SAFETY: fcntl on fd 2 with F_GETFD/F_SETFD only changes its flags.
+    unsafe {
+        let flags = libc::fcntl(2, libc::F_GETFD);
+        if flags >= 0 && flags & libc::FD_CLOEXEC != 0 {
+            libc::fcntl(2, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+        }
+    }
+}
+
+fn ticket(ticket: Option<u64>) -> f64 {
+    ticket.map_or(0.0, |t| t as f64)
+}
+
+#[napi]
+impl NativeConnection {
+    fn start(
+        transport: Transport,
+        options: HostOptions,
+        waker: Waker,
+        output: Option<Arc<Mutex<Output>>>,
+    ) -> Self {
+        let engine_waker = waker.clone();
+        let connection = HostConnection::connect(transport, options, runtime(), move || engine_waker.wake());
+        Self {
+            connection,
+            waker,
+            input: Mutex::new(None),
+            output,
+        }
+    }
+
+    /// An agent on this process's stdin/stdout.
+    #[napi(factory)]
+    pub fn stdio(side: u32, max_message_size: Option<u32>, wake: Function<(), ()>) -> Result<Self> {
+        let waker = Waker::new(wake)?;
+        let _guard = runtime().enter();
+        Ok(Self::start(
+            Transport::stdio(),
+            options(side, max_message_size),
+            waker,
+            None,
+        ))
+    }
+
+    /// A client of a spawned agent process.
+    #[napi(factory)]
+    pub fn spawn(
+        side: u32,
+        max_message_size: Option<u32>,
+        command: String,
+        args: Vec<String>,
+        spawn: Option<NativeSpawnOptions>,
+        wake: Function<(), ()>,
+    ) -> Result<Self> {
+        let mut options_ = SpawnOptions::new(command).args(args);
+        let mut inherit_stderr = true;
+        if let Some(spawn) = spawn {
+            if spawn.clear_env == Some(true) {
+                options_ = options_.clear_env();
+            }
+            for (key, value) in spawn.env.unwrap_or_default() {
+                options_ = options_.env(key, value);
+            }
+            if let Some(cwd) = spawn.cwd {
+                options_ = options_.cwd(cwd);
+            }
+            if let Some(inherit) = spawn.inherit_stderr {
+                inherit_stderr = inherit;
+                options_ = options_.inherit_stderr(inherit);
+            }
+            if let Some(ms) = spawn.exit_grace_ms {
+                options_ = options_.exit_grace(Duration::from_millis(ms.into()));
+            }
+        }
+        if inherit_stderr {
+            inheritable_stderr();
+        }
+        let transport = {
+            let _guard = runtime().enter();
+            Transport::spawn(options_).map_err(|error| {
+                Error::new(Status::GenericFailure, format!("cannot spawn the agent: {error}"))
+            })?
+        };
+        let waker = Waker::new(wake)?;
+        Ok(Self::start(
+            transport,
+            options(side, max_message_size),
+            waker,
+            None,
+        ))
+    }
+
+    /// A connection over bytes that JS moves: `feed()` what the peer sent,
+    /// `takeOutput()` what to send it (a wake-up says when there is some).
+    #[napi(factory)]
+    pub fn pipe(side: u32, max_message_size: Option<u32>, wake: Function<(), ()>) -> Result<Self> {
+        let waker = Waker::new(wake)?;
+        let (engine_end, host_end) = tokio::io::duplex(256 * 1024);
+        let (mut host_read, mut host_write) = tokio::io::split(host_end);
+        let (input, mut input_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let output = Arc::new(Mutex::new(Output::default()));
+        let rt = runtime();
+        rt.spawn(async move {
+            while let Some(bytes) = input_rx.recv().await {
+                if host_write.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            let _ = host_write.shutdown().await;
+        });
+        let out = output.clone();
+        let out_waker = waker.clone();
+        rt.spawn(async move {
+            let mut buffer = vec![0u8; 64 * 1024];
+            loop {
+                let n = host_read.read(&mut buffer).await.unwrap_or(0);
+                let was_empty = {
+                    let mut output = out.lock().unwrap_or_else(|p| p.into_inner());
+                    let was_empty = output.bytes.is_empty() && !output.ended;
+                    if n == 0 {
+                        output.ended = true;
+                    } else {
+                        output.bytes.extend_from_slice(&buffer[..n]);
+                    }
+                    was_empty
+                };
+                if was_empty {
+                    out_waker.wake();
+                }
+                if n == 0 {
+                    return;
+                }
+            }
+        });
+        let connection = Self::start(
+            Transport::from_stream(engine_end),
+            options(side, max_message_size),
+            waker,
+            Some(output),
+        );
+        *connection.input.lock().unwrap() = Some(input);
+        Ok(connection)
+    }
+
+    /// Every event queued since the last drain, as one JSON array text.
+    #[napi]
+    pub fn drain(&self) -> Option<String> {
+        self.connection.drain()
+    }
+
+    /// Bytes to write to the peer (pipe connections), if any.
+    #[napi]
+    pub fn take_output(&self) -> Option<Buffer> {
+        let output = self.output.as_ref()?;
+        let mut output = output.lock().unwrap_or_else(|p| p.into_inner());
+        if output.bytes.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut output.bytes).into())
+    }
+
+    /// The engine will write nothing more (pipe connections) and all was taken.
+    #[napi]
+    pub fn output_ended(&self) -> bool {
+        self.output.as_ref().is_none_or(|output| {
+            let output = output.lock().unwrap_or_else(|p| p.into_inner());
+            output.ended && output.bytes.is_empty()
+        })
+    }
+
+    /// Bytes the peer sent (pipe connections).
+    #[napi]
+    pub fn feed(&self, bytes: Uint8Array) {
+        if let Some(input) = self.input.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = input.send(bytes.to_vec());
+        }
+    }
+
+    /// The peer's byte stream ended (pipe connections).
+    #[napi]
+    pub fn end_input(&self) {
+        self.input.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// Send a request; returns its id (its outcome arrives as an event).
+    #[napi]
+    pub fn request(&self, method: String, params: Option<String>) -> Result<i64> {
+        self.connection
+            .send_request(&method, params.as_deref())
+            .map(|(id, _ticket)| id)
+            .map_err(request_error)
+    }
+
+    /// Send a notification; returns 0, or a ticket whose WRITTEN event says
+    /// when it was queued.
+    #[napi]
+    pub fn notify(&self, method: String, params: Option<String>) -> Result<f64> {
+        self.connection
+            .send_notification(&method, params.as_deref())
+            .map(ticket)
+            .map_err(request_error)
+    }
+
+    /// Answer inbound request `token` with a result (JSON text).
+    #[napi]
+    pub fn respond(&self, token: i64, result: String) -> Result<bool> {
+        self.connection
+            .respond(token as u64, Ok(&result))
+            .map_err(request_error)
+    }
+
+    /// Answer inbound request `token` with an error.
+    #[napi]
+    pub fn respond_error(
+        &self,
+        token: i64,
+        code: i64,
+        message: String,
+        data: Option<String>,
+    ) -> Result<bool> {
+        let mut error = RequestError::new(code, message);
+        if let Some(data) = data {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&data) {
+                error = error.with_data(value);
+            }
+        }
+        self.connection
+            .respond(token as u64, Err(error))
+            .map_err(request_error)
+    }
+
+    /// Cancel our pending request `id` (an ERROR event -32800 follows).
+    #[napi]
+    pub fn cancel_pending(&self, id: i64) -> bool {
+        self.connection.cancel_pending_request(id)
+    }
+
+    /// Send `$/cancel_request` for `id` (a JSON number or string).
+    #[napi]
+    pub fn send_cancel_request(&self, id: String) -> Result<f64> {
+        let id: RequestId = serde_json::from_str(&id).map_err(|error| {
+            request_error(RequestError::invalid_params().with_data(serde_json::json!({
+                "message": format!("requestId: {error}")
+            })))
+        })?;
+        self.connection
+            .send_cancel_request_notification(&id)
+            .map(ticket)
+            .map_err(request_error)
+    }
+
+    #[napi]
+    pub fn close(&self) {
+        self.connection.close();
+    }
+
+    #[napi]
+    pub fn is_closed(&self) -> bool {
+        self.connection.is_closed()
+    }
+
+    /// Stop holding the Node process alive (called once the CLOSED event
+    /// was handled).
+    #[napi]
+    pub fn release(&self) {
+        self.end_input();
+        self.waker.release();
+    }
+
+    #[napi(getter)]
+    pub fn pid(&self) -> Option<u32> {
+        self.connection.pid()
+    }
+}

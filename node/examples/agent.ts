@@ -1,0 +1,115 @@
+// An ACP agent on this process's stdio, built on acp-engine's
+// AgentSideConnection (the official TypeScript SDK's shape: switch by
+// changing the import).
+//
+// On a prompt it streams a reply, asks the user's permission, reads a file
+// through the client, writes one, runs `echo hi` in a client terminal and
+// reports what it said. The prompt `cancel me` instead waits on a permission
+// request until the client cancels the turn, and ends it with stop reason
+// `cancelled`. (This is the interop contract of interop/README.md, the same
+// behaviour as core/examples/agent.rs.)
+
+import * as path from "node:path";
+
+import {
+  AgentSideConnection,
+  RequestError,
+  stdioStream,
+  type Agent,
+  type ContentBlock,
+  type PromptResponse,
+  type StopReason,
+} from "acp-engine";
+
+class ExampleAgent implements Agent {
+  private readonly sessions = new Map<string, string>();
+  private nextSession = 1;
+
+  constructor(private readonly client: AgentSideConnection) {}
+
+  initialize() {
+    return {
+      protocolVersion: 1,
+      agentCapabilities: {},
+      authMethods: [],
+      agentInfo: { name: "acp-engine-node-example-agent", version: "0.1.0" },
+    };
+  }
+
+  newSession(params: { cwd: string }) {
+    const sessionId = `session-${this.nextSession++}`;
+    this.sessions.set(sessionId, params.cwd);
+    return { sessionId };
+  }
+
+  async prompt(params: { sessionId: string; prompt: ContentBlock[] }): Promise<PromptResponse> {
+    const cwd = this.sessions.get(params.sessionId);
+    if (cwd === undefined) throw RequestError.resourceNotFound(params.sessionId);
+    const text = params.prompt
+      .map((block) => (block.type === "text" ? block.text : ""))
+      .join("")
+      .trim();
+    let stopReason: StopReason;
+    if (text === "cancel me") {
+      // Waits until the client cancels the turn, which answers the
+      // permission request `cancelled`.
+      stopReason = (await this.askPermission(params.sessionId)) === null ? "cancelled" : "end_turn";
+    } else {
+      stopReason = await this.sayHello(params.sessionId, cwd);
+    }
+    return { stopReason };
+  }
+
+  cancel(params: { sessionId: string }) {
+    process.stderr.write(`[agent] the client cancelled the turn of ${params.sessionId}\n`);
+  }
+
+  private say(sessionId: string, text: string): Promise<void> {
+    return this.client.sessionUpdate({
+      sessionId,
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+    });
+  }
+
+  /** Ask to read hello.txt: true if allowed, false if rejected, null if cancelled. */
+  private async askPermission(sessionId: string): Promise<boolean | null> {
+    const response = await this.client.requestPermission({
+      sessionId,
+      toolCall: { toolCallId: "call-1", title: "Read hello.txt", kind: "read", status: "pending" },
+      options: [
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "reject", name: "Reject", kind: "reject_once" },
+      ],
+    });
+    const outcome = response.outcome;
+    return outcome.outcome === "selected" ? outcome.optionId === "allow" : null;
+  }
+
+  /** The full turn: reply, permission, a file read and write, a terminal. */
+  private async sayHello(sessionId: string, cwd: string): Promise<StopReason> {
+    await this.say(sessionId, "Hello! ");
+    const allowed = await this.askPermission(sessionId);
+    if (allowed === null) return "cancelled";
+    if (!allowed) {
+      await this.say(sessionId, "You did not let me read hello.txt.");
+      return "end_turn";
+    }
+    const file = await this.client.readTextFile({ sessionId, path: path.join(cwd, "hello.txt") });
+    await this.say(sessionId, file.content);
+
+    await this.client.writeTextFile({
+      sessionId,
+      path: path.join(cwd, "written.txt"),
+      content: "written by agent",
+    });
+
+    await using terminal = await this.client.createTerminal({ sessionId, command: "echo", args: ["hi"] });
+    await terminal.waitForExit();
+    const output = await terminal.currentOutput();
+    await this.say(sessionId, `terminal said: ${output.output.trim()}`);
+    return "end_turn";
+  }
+}
+
+const connection = new AgentSideConnection((client) => new ExampleAgent(client), stdioStream());
+await connection.closed;

@@ -1,0 +1,531 @@
+// node:test suite over real processes and pipes. Run against the INSTALLED
+// package (test.sh installs the npm pack tarball and runs these from there).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Readable, Writable } from "node:stream";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import {
+  ClientSideConnection,
+  Connection,
+  RequestError,
+  ndJsonStream,
+  spawnAgent,
+} from "acp-engine";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const AGENT = path.join(here, "peers", "agent.mjs");
+const RAW_AGENT = path.join(here, "peers", "raw-agent.mjs");
+const DISPOSE_AGENT = path.join(here, "peers", "dispose-agent.js");
+const EXIT_CLIENT = path.join(here, "peers", "exit-client.mjs");
+
+function text(prompt) {
+  return [{ type: "text", text: prompt }];
+}
+
+/** A recording client. */
+function makeClient(overrides = {}) {
+  const client = {
+    updates: [],
+    calls: [],
+    notes: [],
+    requestPermission(params) {
+      client.calls.push("requestPermission");
+      return { outcome: { outcome: "selected", optionId: params.options[0].optionId } };
+    },
+    sessionUpdate(params) {
+      const update = params.update;
+      if (update.sessionUpdate === "agent_message_chunk") client.updates.push(update.content.text);
+    },
+    async readTextFile(params) {
+      client.calls.push("readTextFile");
+      let content;
+      try {
+        content = await fs.promises.readFile(params.path, "utf8");
+      } catch {
+        throw RequestError.resourceNotFound(params.path);
+      }
+      const lines = content.split("\n");
+      const start = (params.line ?? 1) - 1;
+      return { content: lines.slice(start, params.limit ? start + params.limit : undefined).join("\n") };
+    },
+    async writeTextFile(params) {
+      client.calls.push("writeTextFile");
+      await fs.promises.writeFile(params.path, params.content);
+    },
+    createTerminal(params) {
+      client.calls.push(`createTerminal:${params.command}`);
+      return { terminalId: "term-1" };
+    },
+    terminalOutput() {
+      client.calls.push("terminalOutput");
+      return { output: "x\n", truncated: false, exitStatus: { exitCode: 0, signal: null } };
+    },
+    waitForTerminalExit() {
+      client.calls.push("waitForTerminalExit");
+      return { exitCode: 0, signal: null };
+    },
+    killTerminal() {
+      client.calls.push("killTerminal");
+    },
+    releaseTerminal() {
+      client.calls.push("releaseTerminal");
+    },
+    extMethod(method, params) {
+      client.calls.push(`extMethod:${method}`);
+      return { echoed: params };
+    },
+    extNotification(method, params) {
+      client.notes.push([method, params]);
+      const waiter = client.noteWaiters.get(method);
+      if (waiter) waiter(params);
+    },
+    noteWaiters: new Map(),
+    nextNote(method) {
+      return new Promise((resolve) => client.noteWaiters.set(method, resolve));
+    },
+    ...overrides,
+  };
+  return client;
+}
+
+async function connect(client = makeClient(), agentPath = AGENT) {
+  const conn = new ClientSideConnection(() => client, spawnAgent(process.execPath, [agentPath]));
+  await conn.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true } });
+  const { sessionId } = await conn.newSession({ cwd: os.tmpdir(), mcpServers: [] });
+  return { conn, client, sessionId };
+}
+
+async function done(conn) {
+  conn.close();
+  await conn.closed;
+}
+
+test("every agent method from the client", async () => {
+  const { conn, sessionId } = await connect();
+  await conn.authenticate({ methodId: "token" });
+  await conn.loadSession({ sessionId, cwd: "/tmp", mcpServers: [] });
+  const listed = await conn.listSessions({});
+  assert.equal(listed.sessions[0].sessionId, "s-1");
+  await conn.setSessionMode({ sessionId, modeId: "code" });
+  const config = await conn.setSessionConfigOption({ sessionId, configId: "model", value: "fast" });
+  assert.deepEqual(config, { configOptions: [] });
+  await conn.resumeSession({ sessionId, cwd: "/tmp" });
+  await conn.closeSession({ sessionId });
+  const prompted = await conn.prompt({ sessionId, prompt: text("echo") });
+  assert.equal(prompted.stopReason, "end_turn");
+  await conn.cancel({ sessionId });
+  await conn.extNotification("test.note", { a: 1 });
+  const echoed = await conn.extMethod("test.echo", { b: 2 });
+  assert.deepEqual(echoed, { method: "test.echo", params: { b: 2 } });
+  const { calls } = await conn.extMethod("test.calls", {});
+  assert.deepEqual(calls, [
+    "initialize",
+    "newSession",
+    "authenticate:token",
+    `loadSession:${sessionId}`,
+    "listSessions",
+    "setSessionMode:code",
+    "setSessionConfigOption:model",
+    `resumeSession:${sessionId}`,
+    `closeSession:${sessionId}`,
+    `cancel:${sessionId}`,
+    'extNotification:test.note:{"a":1}',
+    "extMethod:test.echo",
+    "extMethod:test.calls",
+  ]);
+  await done(conn);
+});
+
+test("every client method from the agent, TerminalHandle and ext methods", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "acp-node-test-"));
+  fs.writeFileSync(path.join(dir, "in.txt"), "one\ntwo\nthree\n");
+  const { conn, client, sessionId } = await connect();
+  const note = client.nextNote("test.note");
+  const result = await conn.prompt({ sessionId, prompt: text(`client-methods ${dir}`) });
+  assert.equal(result.stopReason, "end_turn");
+  const report = JSON.parse(client.updates.at(-1));
+  assert.deepEqual(report.permission, { outcome: { outcome: "selected", optionId: "allow" } });
+  assert.deepEqual(report.read, { content: "two" });
+  assert.deepEqual(report.write, {});
+  assert.equal(fs.readFileSync(path.join(dir, "out.txt"), "utf8"), "agent wrote");
+  assert.equal(report.terminalId, "term-1");
+  assert.deepEqual(report.exit, { exitCode: 0, signal: null });
+  assert.equal(report.output.output, "x\n");
+  assert.deepEqual(report.kill, {});
+  assert.deepEqual(report.release, {});
+  assert.deepEqual(report.ext, { echoed: { n: 1 } });
+  assert.deepEqual(report.missing, { code: -32002, isRequestError: true });
+  assert.deepEqual(await note, { from: "agent" });
+  assert.deepEqual(client.calls, [
+    "requestPermission",
+    "readTextFile",
+    "writeTextFile",
+    "createTerminal:echo",
+    "waitForTerminalExit",
+    "terminalOutput",
+    "killTerminal",
+    "releaseTerminal",
+    "extMethod:test.client",
+    "readTextFile",
+  ]);
+  await done(conn);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("TerminalHandle is released by `await using`", async () => {
+  const client = makeClient({
+    terminalOutput() {
+      client.calls.push("terminalOutput");
+      return { output: "disposed\n", truncated: false };
+    },
+  });
+  const { conn } = await connect(client, DISPOSE_AGENT);
+  const after = client.nextNote("test.after-scope");
+  const result = await conn.prompt({ sessionId: "s", prompt: text("go") });
+  assert.equal(result.stopReason, "end_turn");
+  assert.deepEqual(await after, { output: "disposed\n" });
+  assert.deepEqual(client.calls, ["createTerminal:echo", "waitForTerminalExit", "terminalOutput", "releaseTerminal"]);
+  await done(conn);
+});
+
+test("notifications arrive in order, all before the response that follows them", async () => {
+  const { conn, client, sessionId } = await connect();
+  const n = 5000;
+  const result = await conn.prompt({ sessionId, prompt: text(`burst ${n}`) });
+  assert.equal(result.stopReason, "end_turn");
+  assert.equal(client.updates.length, n);
+  for (let i = 0; i < n; i++) assert.equal(client.updates[i], String(i));
+  client.updates.length = 0;
+  const again = await conn.prompt({ sessionId, prompt: text(`burst-nowait ${n}`) });
+  assert.equal(again.stopReason, "end_turn");
+  assert.equal(client.updates.length, n);
+  for (let i = 0; i < n; i++) assert.equal(client.updates[i], String(i));
+  await done(conn);
+});
+
+test("async notification handlers run one at a time, in order", async () => {
+  let running = 0;
+  let maxRunning = 0;
+  const seen = [];
+  const client = makeClient({
+    async sessionUpdate(params) {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.push(params.update.content.text);
+      running--;
+    },
+  });
+  const { conn, sessionId } = await connect(client);
+  await conn.prompt({ sessionId, prompt: text("burst 200") });
+  assert.equal(maxRunning, 1);
+  assert.deepEqual(seen, Array.from({ length: 200 }, (_, i) => String(i)));
+  await done(conn);
+});
+
+test("handler failures: throw gives -32603, RequestError goes out as itself, the agent lives on", async () => {
+  const { conn, sessionId } = await connect();
+  for (const prompt of ["throw-sync", "reject", "throw-string"]) {
+    await assert.rejects(conn.prompt({ sessionId, prompt: text(prompt) }), (error) => {
+      assert.ok(error instanceof RequestError);
+      assert.equal(error.code, -32603);
+      return true;
+    });
+  }
+  await assert.rejects(conn.prompt({ sessionId, prompt: text("throw-request-error") }), (error) => {
+    assert.equal(error.code, -32042);
+    assert.equal(error.message, "custom failure");
+    assert.deepEqual(error.data, { detail: 7 });
+    return true;
+  });
+  assert.equal((await conn.prompt({ sessionId, prompt: text("echo") })).stopReason, "end_turn");
+  await done(conn);
+});
+
+test("client handler failures reach the agent as errors", async () => {
+  const client = makeClient({
+    readTextFile() {
+      throw new Error("client boom");
+    },
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "acp-node-test-"));
+  const { conn, sessionId } = await connect(client);
+  // The agent's readTextFile rejects; its prompt handler rethrows as -32603.
+  await assert.rejects(conn.prompt({ sessionId, prompt: text(`client-methods ${dir}`) }), { code: -32603 });
+  await done(conn);
+});
+
+test("validation: outbound params are refused, inbound bad params are -32602, unknown methods -32601", async () => {
+  const { conn, client, sessionId } = await connect();
+  // Outbound (client side): refused before sending.
+  await assert.rejects(conn.newSession({ cwd: 42 }), (error) => error instanceof RequestError && error.code === -32602);
+  await assert.rejects(conn.prompt({ sessionId }), { code: -32602 });
+  // Outbound (agent side).
+  await conn.prompt({ sessionId, prompt: text("bad-outbound") });
+  assert.deepEqual(JSON.parse(client.updates.at(-1)), { update: -32602, read: -32602 });
+  await done(conn);
+
+  // Inbound: a plain JSON-RPC client sends what the schema forbids.
+  const raw = new Connection(() => null, () => {}, spawnAgent(process.execPath, [AGENT]));
+  await assert.rejects(raw.sendRequest("session/new", { cwd: 42 }), { code: -32602 });
+  await assert.rejects(raw.sendRequest("session/prompt", { sessionId: "s" }), { code: -32602 });
+  await assert.rejects(raw.sendRequest("no/such_method", {}), { code: -32601 });
+  await assert.rejects(raw.sendRequest("_test.unknown", {}), { code: -32601 });
+  const ok = await raw.sendRequest("session/new", { cwd: "/tmp", mcpServers: [] });
+  assert.equal(typeof ok.sessionId, "string");
+  raw.close();
+  await raw.closed;
+});
+
+test("cancellation, client -> agent: cancelPendingRequest rejects -32800 and aborts the agent's signal", async () => {
+  let waitingId;
+  let aborted;
+  const abortedSeen = new Promise((resolve) => (aborted = resolve));
+  const raw = new Connection(
+    () => null,
+    (method, params) => {
+      if (method === "session/update" && params.update.content.text === "waiting") {
+        assert.equal(raw.cancelPendingRequest(waitingId), true);
+      }
+      if (method === "_test.aborted") aborted(params);
+    },
+    spawnAgent(process.execPath, [AGENT]),
+  );
+  const { id, promise } = raw.sendRequestWithId("session/prompt", { sessionId: "s", prompt: text("wait-cancel") });
+  waitingId = id;
+  await assert.rejects(promise, { code: -32800 });
+  assert.deepEqual(await abortedSeen, { code: -32800 });
+  assert.equal(raw.cancelPendingRequest(waitingId), false);
+  raw.close();
+  await raw.closed;
+});
+
+test("cancellation, agent -> client: $/cancel_request aborts the client handler's signal", async () => {
+  let conn;
+  let abortReason;
+  const client = makeClient({
+    async requestPermission(params, context) {
+      const aborted = new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
+      await conn.extNotification("test.got-permission", {});
+      await aborted;
+      abortReason = context.signal.reason;
+      return { outcome: { outcome: "cancelled" } };
+    },
+  });
+  conn = new ClientSideConnection(() => client, spawnAgent(process.execPath, [RAW_AGENT]));
+  await conn.initialize({ protocolVersion: 1 });
+  const result = await conn.prompt({ sessionId: "s", prompt: text("go") });
+  assert.equal(result.stopReason, "cancelled");
+  assert.equal(abortReason.code, -32800);
+  await done(conn);
+});
+
+test("ClientSideConnection.cancel answers pending permission requests `cancelled`", async () => {
+  let conn;
+  let sessionId;
+  let signalAborted = null;
+  const client = makeClient({
+    requestPermission(params, context) {
+      conn.cancel({ sessionId });
+      // This handler never answers by itself.
+      return new Promise(() => {
+        signalAborted = context.signal.aborted;
+      });
+    },
+  });
+  ({ conn, sessionId } = await connect(client));
+  // The agent's requestPermission resolves (with "cancelled"): the turn ends normally.
+  const result = await conn.prompt({ sessionId, prompt: text("ask-then-wait") });
+  assert.equal(result.stopReason, "end_turn");
+  assert.equal(signalAborted, true);
+  await done(conn);
+});
+
+test("peer crash: pending requests reject, closed resolves, signal aborts", async () => {
+  const { conn, client, sessionId } = await connect();
+  await assert.rejects(conn.prompt({ sessionId, prompt: text("crash") }), (error) => {
+    assert.ok(error instanceof RequestError);
+    assert.equal(error.code, -32603);
+    assert.equal(error.message, "Connection closed");
+    return true;
+  });
+  await conn.closed;
+  assert.equal(conn.signal.aborted, true);
+  assert.deepEqual(client.updates, ["about to crash"]);
+  await assert.rejects(conn.prompt({ sessionId, prompt: text("echo") }), { message: "Connection closed" });
+  await assert.rejects(conn.cancel({ sessionId }), { message: "Connection closed" });
+});
+
+test("close rejects every pending promise and aborts in-flight handlers", async () => {
+  let handlerSignal;
+  let entered;
+  const inHandler = new Promise((resolve) => (entered = resolve));
+  const client = makeClient({
+    requestPermission(params, context) {
+      handlerSignal = context.signal;
+      entered();
+      return new Promise(() => {});
+    },
+  });
+  const { conn, sessionId } = await connect(client);
+  const pending = conn.prompt({ sessionId, prompt: text("ask-then-wait") });
+  await inHandler;
+  conn.close();
+  await assert.rejects(pending, { message: "Connection closed" });
+  await conn.closed;
+  assert.equal(handlerSignal.aborted, true);
+});
+
+function run(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"], ...options });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, child }));
+    if (options.input !== undefined) child.stdin.end(options.input);
+  });
+}
+
+test("a client script exits by itself once its connection is closed", async () => {
+  const { code, signal, stdout } = await run(process.execPath, [EXIT_CLIENT, "close", AGENT], { input: "" });
+  assert.equal(signal, null);
+  assert.equal(code, 0);
+  assert.equal(stdout, "closed true\n");
+});
+
+test("a client script exits by itself when its agent is gone", async () => {
+  const { code, signal, stdout } = await run(process.execPath, [EXIT_CLIENT, "peer-gone", AGENT], { input: "" });
+  assert.equal(signal, null);
+  assert.equal(code, 0);
+  assert.equal(stdout, "prompt rejected -32603\nclosed true\n");
+});
+
+test("an agent on stdio answers and exits by itself at EOF", async () => {
+  const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  const lines = [];
+  let buffered = "";
+  let gotBoth;
+  const both = new Promise((resolve) => (gotBoth = resolve));
+  child.stdout.on("data", (chunk) => {
+    buffered += chunk;
+    let newline;
+    while ((newline = buffered.indexOf("\n")) !== -1) {
+      lines.push(JSON.parse(buffered.slice(0, newline)));
+      buffered = buffered.slice(newline + 1);
+      if (lines.length === 2) gotBoth();
+    }
+  });
+  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
+  child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}\n');
+  await both;
+  child.stdin.end();
+  assert.deepEqual(await exited, { code: 0, signal: null });
+  assert.equal(lines[0].id, 1);
+  assert.equal(lines[0].result.protocolVersion, 1);
+  assert.equal(lines[1].id, 2);
+  assert.equal(typeof lines[1].result.sessionId, "string");
+});
+
+test("ndJsonStream over Web Streams (a child process's pipes)", async () => {
+  const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
+  const client = makeClient();
+  const conn = new ClientSideConnection(
+    () => client,
+    ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)),
+  );
+  await conn.initialize({ protocolVersion: 1 });
+  const { sessionId } = await conn.newSession({ cwd: "/tmp", mcpServers: [] });
+  await conn.prompt({ sessionId, prompt: text("burst 1000") });
+  assert.equal(client.updates.length, 1000);
+  assert.equal(client.updates[999], "999");
+  conn.close();
+  await conn.closed;
+  assert.equal(await exited, 0);
+});
+
+test("an official-SDK style message stream ({readable, writable} of objects)", async () => {
+  // In-memory JSON-RPC peer written by hand: answers initialize.
+  const toPeer = new TransformStream();
+  const fromPeer = new TransformStream();
+  const peerWriter = fromPeer.writable.getWriter();
+  (async () => {
+    for await (const message of toPeer.readable) {
+      if (message.method === "initialize") {
+        await peerWriter.write({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: 1 } });
+        await peerWriter.close();
+      }
+    }
+  })();
+  const conn = new ClientSideConnection(() => makeClient(), { writable: toPeer.writable, readable: fromPeer.readable });
+  const result = await conn.initialize({ protocolVersion: 1 });
+  assert.equal(result.protocolVersion, 1);
+  await conn.closed;
+});
+
+test("RequestError factories, toResult, toErrorResponse", () => {
+  const cases = [
+    [RequestError.parseError(), -32700],
+    [RequestError.invalidRequest(), -32600],
+    [RequestError.methodNotFound("x"), -32601],
+    [RequestError.invalidParams({ a: 1 }, "bad"), -32602],
+    [RequestError.internalError(), -32603],
+    [RequestError.requestCancelled(), -32800],
+    [RequestError.authRequired(), -32000],
+    [RequestError.resourceNotFound("file:///x"), -32002],
+  ];
+  for (const [error, code] of cases) {
+    assert.ok(error instanceof Error);
+    assert.ok(error instanceof RequestError);
+    assert.equal(error.code, code);
+  }
+  assert.deepEqual(RequestError.methodNotFound("x").data, { method: "x" });
+  assert.equal(RequestError.invalidParams(undefined, "bad").message, "Invalid params: bad");
+  const error = new RequestError(-32042, "custom", { x: 1 });
+  assert.deepEqual(error.toErrorResponse(), { code: -32042, message: "custom", data: { x: 1 } });
+  assert.deepEqual(error.toResult(), { error: { code: -32042, message: "custom", data: { x: 1 } } });
+  assert.deepEqual(RequestError.internalError().toErrorResponse(), { code: -32603, message: "Internal error" });
+});
+
+test("generic Connection: requests, notifications and cancel notifications both ways", async () => {
+  // A raw peer that echoes requests and notifications back.
+  const peer = path.join(here, "peers", "raw-echo.mjs");
+  const notes = [];
+  let gotEcho;
+  const echoed = new Promise((resolve) => (gotEcho = resolve));
+  let waitingId;
+  let gotAborted;
+  const abortedSeen = new Promise((resolve) => (gotAborted = resolve));
+  const conn = new Connection(
+    (method, params) => ({ served: method, params }),
+    (method, params) => {
+      notes.push([method, params]);
+      if (method === "echoed") gotEcho();
+      if (method === "waiting") conn.sendCancelRequestNotification({ requestId: waitingId });
+      if (method === "aborted") gotAborted(params);
+    },
+    spawnAgent(process.execPath, [peer]),
+  );
+  assert.deepEqual(await conn.sendRequest("anything", [1, 2]), { method: "anything", params: [1, 2] });
+  assert.equal(await conn.sendRequest("no-params"), null);
+  // The peer calls us back and returns what we answered.
+  assert.deepEqual(await conn.sendRequest("call-me", { x: 1 }), { served: "back", params: { x: 1 } });
+  await conn.sendNotification("note", { y: 2 });
+  await echoed;
+  assert.deepEqual(notes, [["echoed", { note: { y: 2 } }]]);
+  await assert.rejects(conn.sendRequest("fail"), { code: -32099, message: "nope" });
+  // $/cancel_request sent by hand: the peer's handler is aborted and the engine answers -32800.
+  const { id, promise } = conn.sendRequestWithId("wait", {});
+  waitingId = id;
+  await assert.rejects(promise, { code: -32800 });
+  assert.deepEqual(await abortedSeen, { aborted: true });
+  conn.close();
+  await conn.closed;
+});
