@@ -72,7 +72,7 @@ impl Transport {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(if options.inherit_stderr {
-                Stdio::inherit()
+                inherited_stderr()
             } else {
                 Stdio::null()
             })
@@ -117,6 +117,17 @@ impl Transport {
     /// The pid of the spawned child, if this transport spawned one.
     pub fn child_pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.child.id())
+    }
+}
+
+/// Our stderr for a child, as a duplicate: `Stdio::inherit()` would hand
+/// over fd 2 as is, and a host that opened it close-on-exec (Node does)
+/// would start the child with no stderr at all.
+fn inherited_stderr() -> Stdio {
+    use std::os::fd::AsFd;
+    match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => Stdio::from(fd),
+        Err(_) => Stdio::inherit(),
     }
 }
 
