@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-python test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test test-python test-node test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -16,7 +16,7 @@ demo:
 
 ## test: every test: generated code in sync, Rust unit/wire/process tests,
 ## interop with the official TypeScript and Python SDKs, benchmark smoke run
-test: codegen-check header-check test-rust test-c test-python test-interop bench-quick
+test: codegen-check header-check test-rust test-c test-python test-node test-interop bench-quick
 
 test-rust:
 	$(CARGO) test --workspace --all-targets
@@ -28,6 +28,13 @@ test-rust:
 test-python:
 	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
 	bash python/test.sh
+
+## test-node: the acp-engine npm package built with @napi-rs/cli, packed with
+## npm pack, installed into an empty directory and tested there (node:test,
+## tsc --strict on the examples, interop rows)
+test-node:
+	$(CARGO) build -q -p acp-engine --examples
+	bash node/test.sh
 
 ## test-interop: our example agent/client against the official SDKs' (installed here)
 test-interop:

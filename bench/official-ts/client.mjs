@@ -42,9 +42,15 @@ const outcome = await agent.request(acp.methods.agent.session.prompt, {
   prompt: [{ type: "text", text: `${scenario} ${n}` }],
 });
 const run_s = (performance.now() - t1) / 1000;
+const counted = count;
+// This SDK can resolve the turn before the last updates were handled: give
+// stragglers a moment and report them, so the driver can flag the pair.
+await new Promise((resolve) => setTimeout(resolve, 200));
+const late = count - counted;
+count = counted;
 const ok = count === n && outcome.stopReason === "end_turn";
 conn.close();
 child.stdin.end();
 await exited;
-console.log(JSON.stringify({ client: "official-ts", scenario, n, setup_s, run_s, count, ok }));
+console.log(JSON.stringify({ client: "official-ts", scenario, n, setup_s, run_s, count, late, ok }));
 process.exit(ok ? 0 : 1);
