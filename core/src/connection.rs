@@ -284,6 +284,7 @@ pub struct ConnectionBuilder {
     max_message_size: usize,
     write_queue_capacity: usize,
     read_spin: Duration,
+    write_spin: Duration,
 }
 
 /// Default for [`ConnectionBuilder::read_spin`].
@@ -298,6 +299,7 @@ impl Default for ConnectionBuilder {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             write_queue_capacity: DEFAULT_WRITE_QUEUE_CAPACITY,
             read_spin: DEFAULT_READ_SPIN,
+            write_spin: Duration::ZERO,
         }
     }
 }
@@ -340,6 +342,15 @@ impl ConnectionBuilder {
     /// machines is otherwise dominated by waking an idle vCPU.
     pub fn read_spin(mut self, spin: Duration) -> Self {
         self.read_spin = spin;
+        self
+    }
+
+    /// How long the writer task keeps polling for the next frame before it
+    /// parks (default zero). Worth it when frames come from a thread outside
+    /// the runtime in bursts (a host language): waking the parked writer for
+    /// every frame would cost more than the spin.
+    pub(crate) fn write_spin(mut self, spin: Duration) -> Self {
+        self.write_spin = spin;
         self
     }
 
@@ -421,6 +432,7 @@ impl ConnectionBuilder {
     fn settings(self) -> Settings {
         Settings {
             read_spin: self.read_spin,
+            write_spin: self.write_spin,
             observer: self.observer,
             max_message_size: self.max_message_size,
             write_queue_capacity: self.write_queue_capacity,

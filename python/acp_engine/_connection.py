@@ -121,6 +121,10 @@ class Connection:
         self._closed: "asyncio.Future[str]" = self._loop.create_future()
         self._close_reason: Optional[str] = None
         self._waiter: "Optional[asyncio.Future[None]]" = None
+        self._flush_due = False
+        self._flush_handle: Optional[asyncio.Handle] = None
+        self._sent: "asyncio.Future[None]" = self._loop.create_future()
+        self._sent.set_result(None)
         self._stream_finished = stream._after_open(self._loop)
         self._dispatcher = self._loop.create_task(self._dispatch())
 
@@ -133,6 +137,8 @@ class Connection:
             id, _ticket = self._native.send_request(method, params)
         except _native.EngineError as error:
             raise RequestError._from_native(error) from None
+        if not self._flush_due:
+            self._schedule_flush()
         # A parked send needs no wait here: its response cannot come first.
         future: "asyncio.Future[Any]" = self._loop.create_future()
         self._pending[id] = future
@@ -141,17 +147,24 @@ class Connection:
         except asyncio.CancelledError:
             if self._pending.pop(id, None) is not None:
                 self._native.cancel_pending_request(id)
+                self._schedule_flush()
             raise
 
-    async def send_notification(self, method: str, params: Any = None) -> None:
-        """Send a notification. Returns once it is queued for writing (at
-        once unless the peer is not reading: that is the backpressure)."""
+    def send_notification(self, method: str, params: Any = None) -> Awaitable[None]:
+        """Send a notification; await the result: it completes once the
+        message is queued for writing (at once unless the peer is not
+        reading: that is the backpressure)."""
         try:
             ticket = self._native.send_notification(method, params)
         except _native.EngineError as error:
             raise RequestError._from_native(error) from None
-        if ticket is not None:
-            await self._queued(ticket)
+        if not self._flush_due:
+            self._schedule_flush()
+        if ticket is None:
+            # Already written or queued: a completed future (no coroutine
+            # per message on the hot path).
+            return self._sent
+        return self._queued(ticket)
 
     async def send_cancel_request_notification(self, request_id: Any) -> None:
         """Send ``$/cancel_request`` for ``request_id`` (nothing else)."""
@@ -159,6 +172,7 @@ class Connection:
             ticket = self._native.send_cancel_request_notification(request_id)
         except _native.EngineError as error:
             raise RequestError._from_native(error) from None
+        self._schedule_flush()
         if ticket is not None:
             await self._queued(ticket)
 
@@ -166,7 +180,29 @@ class Connection:
         """Cancel our request ``request_id`` if still pending: its caller
         gets RequestError -32800, the peer ``$/cancel_request``, and a late
         response is dropped."""
-        return self._native.cancel_pending_request(request_id)
+        cancelled = self._native.cancel_pending_request(request_id)
+        self._schedule_flush()
+        return cancelled
+
+    def _schedule_flush(self) -> None:
+        """Sends are collected in the engine and written together once
+        this loop turn's callbacks ran: one write per burst."""
+        if not self._flush_due:
+            self._flush_due = True
+            self._flush_handle = self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        if not self._flush_due:
+            return  # flushed early by the dispatcher
+        self._flush_due = False
+        try:
+            ticket = self._native.flush()
+        except _native.EngineError:
+            return  # closed: the calls fail on their own
+        if ticket is not None:
+            # The write queue was full: later sends wait behind this batch
+            # in the engine, so order holds; nothing to await here.
+            pass
 
     async def _queued(self, ticket: int) -> None:
         future: "asyncio.Future[bool]" = self._loop.create_future()
@@ -224,6 +260,15 @@ class Connection:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def _idle(self) -> bool:
+        """True if the loop has nothing to run but a spent flush callback
+        (CPython's loops keep their ready queue in `_ready`; on others we
+        cannot tell, and never spin)."""
+        ready = getattr(self._loop, "_ready", None)
+        if ready is None:
+            return False
+        return not ready or (len(ready) == 1 and ready[0] is self._flush_handle)
+
     def _on_input(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -244,9 +289,11 @@ class Connection:
             while True:
                 text = native.drain()
                 if text is None and input_fd is not None:
+                    if self._flush_due:
+                        self._flush()  # what we answered goes out first
                     if not native.pump():
                         input_fd = None
-                    elif not getattr(loop, "_ready", True):
+                    elif self._idle():
                         # Nothing else to run: wait for the peer's answer
                         # a moment without sleeping (waking a sleeping
                         # thread costs more than most answers take here).
@@ -329,6 +376,8 @@ class Connection:
             logger.exception("request handler for %s failed; answering -32603", method)
             self._answer_error(token, RequestError.internal_error())
         else:
+            if not self._flush_due:
+                self._schedule_flush()
             try:
                 native.respond(token, result)
             except (TypeError, ValueError) as error:
@@ -338,6 +387,7 @@ class Connection:
                 pass  # closed meanwhile
 
     def _answer_error(self, token: int, error: RequestError) -> None:
+        self._schedule_flush()
         try:
             self._native.respond_error(token, error.code, error.message, error.data)
         except (TypeError, ValueError):

@@ -54,6 +54,9 @@ impl NativeConnection {
             // asyncio watches the stream itself and pumps it on its own
             // thread: no thread hop per message.
             host_reads: true,
+            // Sends are collected and written once per loop turn (the
+            // package schedules `flush` with `loop.call_soon`).
+            buffer_output: true,
             ..HostOptions::default()
         };
         if let Some(bytes) = max_message_size {
@@ -196,6 +199,12 @@ impl NativeConnection {
             error = error.with_data(data);
         }
         self.host.respond(token, Err(error)).map_err(engine_error)
+    }
+
+    /// Write what the sends since the last flush collected (one write);
+    /// returns a ticket if the write queue was full.
+    fn flush(&self) -> PyResult<Option<u64>> {
+        self.host.flush().map_err(engine_error)
     }
 
     /// Cancel our pending request `id` (an ERROR event -32800 follows).

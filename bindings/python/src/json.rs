@@ -24,7 +24,7 @@ fn write(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<
         ));
     }
     if let Ok(text) = value.cast_exact::<PyString>() {
-        write_str(out, &text.to_cow()?);
+        write_str(out, &utf8(text)?);
     } else if let Ok(dict) = value.cast::<PyDict>() {
         out.push(b'{');
         for (index, (key, item)) in dict.iter().enumerate() {
@@ -32,7 +32,7 @@ fn write(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<
                 out.push(b',');
             }
             match key.cast::<PyString>() {
-                Ok(key) => write_str(out, &key.to_cow()?),
+                Ok(key) => write_str(out, &utf8(key)?),
                 Err(_) => {
                     return Err(PyTypeError::new_err(format!(
                         "JSON object keys must be str, not {}",
@@ -89,6 +89,31 @@ fn write_items<'py>(
     }
     out.push(b']');
     Ok(())
+}
+
+/// The UTF-8 of a `str` without a copy: CPython caches it in the object.
+/// `PyUnicode_AsUTF8AndSize` joined the limited API only in 3.10, but every
+/// CPython 3 exports it, so the abi3-py39 wheel can use it.
+fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
+    extern "C" {
+        fn PyUnicode_AsUTF8AndSize(
+            unicode: *mut pyo3::ffi::PyObject,
+            size: *mut pyo3::ffi::Py_ssize_t,
+        ) -> *const std::ffi::c_char;
+    }
+    let mut size: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: `text` is a live str; the buffer lives as long as the object,
+    // which `'a` borrows.
+    let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut size) };
+    if data.is_null() {
+        // Not encodable (lone surrogates): the error is set; let PyO3 say so.
+        return text.to_cow();
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) };
+    // SAFETY: CPython returns valid UTF-8.
+    Ok(std::borrow::Cow::Borrowed(unsafe {
+        std::str::from_utf8_unchecked(bytes)
+    }))
 }
 
 fn write_str(out: &mut Vec<u8>, text: &str) {

@@ -77,6 +77,8 @@ const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(1);
 
 pub(crate) struct Settings {
     pub read_spin: std::time::Duration,
+    /// How long the writer task polls for the next frame before parking.
+    pub write_spin: std::time::Duration,
     pub observer: Option<Arc<dyn Observer>>,
     pub max_message_size: usize,
     pub write_queue_capacity: usize,
@@ -308,12 +310,18 @@ impl Inner {
     /// and it is not part of a burst; `Some(frame)` back when it must go
     /// through the queue instead.
     fn write_direct(&self, frame: Vec<u8>) -> Result<Option<Vec<u8>>, RequestError> {
+        self.write_direct_with(frame, true)
+    }
+
+    /// `write_direct`; `check_burst: false` for a frame that is a batch
+    /// already.
+    fn write_direct_with(&self, frame: Vec<u8>, check_burst: bool) -> Result<Option<Vec<u8>>, RequestError> {
         const BURST_GAP_NS: u64 = 20_000;
         if self.in_flight.load(Ordering::Acquire) != 0 {
             return Ok(Some(frame));
         }
         let now = clock_ns();
-        if now.saturating_sub(self.last_send.load(Ordering::Relaxed)) < BURST_GAP_NS {
+        if check_burst && now.saturating_sub(self.last_send.load(Ordering::Relaxed)) < BURST_GAP_NS {
             self.last_send.store(now, Ordering::Relaxed);
             return Ok(Some(frame));
         }
@@ -386,10 +394,20 @@ impl Inner {
 
     /// Put a frame on the write queue if it has room; give it back if not.
     pub fn try_enqueue(&self, frame: Vec<u8>) -> Result<(), TryEnqueueError> {
+        self.try_enqueue_with(frame, true)
+    }
+
+    /// `try_enqueue` for a batch of frames a host collected: written
+    /// directly whenever nothing is queued before it.
+    pub fn try_enqueue_batch(&self, batch: Vec<u8>) -> Result<(), TryEnqueueError> {
+        self.try_enqueue_with(batch, false)
+    }
+
+    fn try_enqueue_with(&self, frame: Vec<u8>, check_burst: bool) -> Result<(), TryEnqueueError> {
         if self.is_closing() {
             return Err(TryEnqueueError::Closed(self.closed_error()));
         }
-        let frame = match self.write_direct(frame) {
+        let frame = match self.write_direct_with(frame, check_burst) {
             Ok(None) => return Ok(()),
             Ok(Some(frame)) => frame,
             Err(error) => return Err(TryEnqueueError::Closed(error)),

@@ -13,11 +13,15 @@ use crate::handler::Direction;
 use crate::transport::BoxWriter;
 
 pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
+    let spin = inner.settings.write_spin;
     loop {
-        let first = tokio::select! {
-            biased;
-            frame = queue.recv() => frame,
-            _ = inner.closing.cancelled() => None,
+        let first = match next_soon(&mut queue, spin) {
+            Some(frame) => Some(frame),
+            None => tokio::select! {
+                biased;
+                frame = queue.recv() => frame,
+                _ = inner.closing.cancelled() => None,
+            },
         };
         let Some(first) = first else { break };
         let Some(mut frames) = inner.take_writer() else {
@@ -54,6 +58,25 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
     };
     if let Ok(Err(error)) = tokio::time::timeout(CLOSE_FLUSH_GRACE, drained).await {
         tracing::debug!(%error, "could not flush while closing");
+    }
+}
+
+/// A frame that arrives within `spin`, polled without parking: a sender in
+/// a burst (a host-language thread) then never pays for waking this task.
+fn next_soon(queue: &mut mpsc::Receiver<Vec<u8>>, spin: std::time::Duration) -> Option<Vec<u8>> {
+    if spin.is_zero() {
+        return None;
+    }
+    let deadline = std::time::Instant::now() + spin;
+    loop {
+        match queue.try_recv() {
+            Ok(frame) => return Some(frame),
+            Err(mpsc::error::TryRecvError::Disconnected) => return None,
+            Err(mpsc::error::TryRecvError::Empty) if std::time::Instant::now() < deadline => {
+                std::hint::spin_loop()
+            }
+            Err(mpsc::error::TryRecvError::Empty) => return None,
+        }
     }
 }
 
