@@ -2,11 +2,15 @@
 // core, with the official TypeScript SDK's API shapes
 // (AgentSideConnection, ClientSideConnection, RequestError, ndJsonStream).
 //
-// The engine reads, frames, validates and writes in Rust. JS is woken once
-// per burst of inbound messages, drains them as one JSON array text, parses
-// it with one JSON.parse and dispatches in wire order: notification handlers
-// one at a time (awaited only when they return a promise), responses to our
-// requests in the same order, request handlers started in order.
+// The engine reads, frames, validates and writes in Rust. Over pipes and
+// sockets (spawnAgent, stdioStream) it reads on Node's own thread: the addon
+// watches the stream's fd with libuv and, when it is readable, pumps the
+// engine in place and calls JS with the burst of inbound messages as one
+// JSON array text (no thread hop per message). Otherwise JS is woken once per
+// burst and drains it. Either way the text is parsed with one JSON.parse and
+// dispatched in wire order: notification handlers one at a time (awaited
+// only when they return a promise; reading pauses meanwhile), responses to
+// our requests in the same order, request handlers started in order.
 
 import { createRequire } from "node:module";
 
@@ -275,8 +279,14 @@ class Core {
       this.pump();
     };
     this.currentMethod = "";
+    // pendingCount[0]: how many of our requests await a response; the
+    // addon spins briefly for a response only while some do.
+    this.pendingCount = new Int32Array(1);
+    this.hostReads = false;
+    this.readingPaused = false;
     this.native = null;
     this.native = stream[kOpen](side, () => this.onWake(), this);
+    this.hostReads = this.native.startReading((text) => this.onEvents(text), this.pendingCount);
   }
 
   // Web Streams transport: move bytes between the user's streams and the engine.
@@ -304,7 +314,10 @@ class Core {
     if (native === null) return;
     if (this.writer !== null) this.flushOutput(native);
     const text = native.drain();
-    if (text == null) return;
+    if (text != null) this.onEvents(text);
+  }
+
+  onEvents(text) {
     let events;
     try {
       events = JSON.parse(text);
@@ -346,6 +359,11 @@ class Core {
     while (this.head < queue.length) {
       const wait = this.handle(queue[this.head++]);
       if (wait !== undefined) {
+        // Backpressure: read no more input until the queue is through.
+        if (this.hostReads && !this.readingPaused && !this.isClosed) {
+          this.readingPaused = true;
+          this.native.pauseReading();
+        }
         wait.then(this.resume, this.resumeAfterError);
         return;
       }
@@ -353,6 +371,10 @@ class Core {
     this.queue = [];
     this.head = 0;
     this.running = false;
+    if (this.readingPaused) {
+      this.readingPaused = false;
+      if (!this.isClosed) this.native.resumeReading();
+    }
   }
 
   handle(event) {
@@ -378,6 +400,7 @@ class Core {
         const waiter = this.pending.get(event[1]);
         if (waiter !== undefined) {
           this.pending.delete(event[1]);
+          this.pendingCount[0] = this.pending.size;
           waiter.resolve(event[2]);
         }
         return undefined;
@@ -386,6 +409,7 @@ class Core {
         const waiter = this.pending.get(event[1]);
         if (waiter !== undefined) {
           this.pending.delete(event[1]);
+          this.pendingCount[0] = this.pending.size;
           const error = event[2];
           waiter.reject(new RequestError(error.code, error.message, error.data));
         }
@@ -500,6 +524,7 @@ class Core {
     const error = closedError(reason);
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
+    this.pendingCount[0] = 0;
     for (const waiter of this.tickets.values()) waiter.reject(error);
     this.tickets.clear();
     for (const context of this.inflight.values()) context._abort(error);
@@ -544,6 +569,7 @@ class Core {
     }
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      this.pendingCount[0] = this.pending.size;
     });
   }
 
@@ -557,6 +583,7 @@ class Core {
     }
     const promise = new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      this.pendingCount[0] = this.pending.size;
     });
     return { id, promise };
   }

@@ -232,3 +232,31 @@ async fn typed_sides_check_both_ways(host_reads: bool) {
     );
     assert_eq!(peer.recv().await["params"]["update"]["content"]["text"], "hi");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_output_goes_out_on_flush_in_order() {
+    let (transport, mut peer) = raw_fd_transport();
+    let options = HostOptions {
+        buffer_output: true,
+        host_reads: true,
+        ..HostOptions::default()
+    };
+    let host = HostConnection::connect(transport, options, &tokio::runtime::Handle::current(), || {});
+    for i in 0..3 {
+        let params = format!("{{\"i\":{i}}}");
+        assert_eq!(host.send_notification("n", Some(&params)).unwrap(), None);
+    }
+    peer.expect_silence(50).await;
+    host.flush().unwrap();
+    for i in 0..3 {
+        assert_eq!(peer.recv().await["params"]["i"], i);
+    }
+    // A batch that reaches 64 KiB is written without waiting for a flush.
+    let big = format!("{{\"s\":\"{}\"}}", "x".repeat(70_000));
+    host.send_notification("big", Some(&big)).unwrap();
+    assert_eq!(peer.recv().await["method"], "big");
+    // Closing flushes what is left.
+    host.send_notification("last", None).unwrap();
+    host.close();
+    assert_eq!(peer.recv().await["method"], "last");
+}

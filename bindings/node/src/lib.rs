@@ -1,9 +1,13 @@
 //! The native half of the `acp-engine` npm package: one [`NativeConnection`]
 //! per ACP connection, a thin shell over [`acp_engine::host::HostConnection`].
 //!
-//! - Inbound: the engine calls one thread-safe function per burst (when an
-//!   event lands in an empty queue); the JS side then calls `drain()` and gets
-//!   every queued event as one JSON array text, parsed with one `JSON.parse`.
+//! - Inbound, over pipes and sockets (spawn, stdio): Node's own thread reads
+//!   the stream. A libuv poll handle watches its fd and the callback pumps
+//!   the engine in place and hands JS each batch of events as one JSON array
+//!   text, parsed with one `JSON.parse` (see [`poll`]).
+//! - Inbound otherwise, and events made on engine threads (CLOSED, WRITTEN):
+//!   the engine calls one thread-safe function per burst (when an event
+//!   lands in an empty queue); the JS side then calls `drain()`.
 //! - Outbound: JS passes `JSON.stringify`'d params; they are checked and
 //!   queued for the writer on the calling thread.
 //! - The thread-safe function is strong (it keeps Node alive) while the
@@ -13,7 +17,11 @@
 //!   from JS (`feed` / `takeOutput`) for Web Streams (`ndJsonStream`); the
 //!   framing and the protocol stay in Rust in every case.
 
+mod poll;
+
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,7 +29,7 @@ use acp_engine::host::{runtime, HostConnection, HostOptions, Side};
 use acp_engine::{RequestError, RequestId, SpawnOptions, Transport};
 use napi::bindgen_prelude::{Buffer, Function, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Error, Result, Status};
+use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -77,7 +85,9 @@ pub struct NativeSpawnOptions {
 
 #[napi]
 pub struct NativeConnection {
-    connection: HostConnection,
+    /// The poll reading `connection`'s fd on this thread, while it runs.
+    poll: RefCell<Option<Rc<poll::Poll>>>,
+    connection: Arc<HostConnection>,
     waker: Waker,
     input: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     output: Option<Arc<Mutex<Output>>>,
@@ -94,6 +104,8 @@ fn side(side: u32) -> Side {
 fn options(side_code: u32, max_message_size: Option<u32>) -> HostOptions {
     let mut options = HostOptions {
         side: side(side_code),
+        // Pipes and sockets are read on Node's thread (`startReading`).
+        host_reads: true,
         ..HostOptions::default()
     };
     if let Some(max) = max_message_size {
@@ -125,6 +137,13 @@ fn inheritable_stderr() {
     }
 }
 
+/// Sends write straight to the pipe from the calling thread when nothing is
+/// queued; some writers (tokio's stdout on a file or a terminal) need the
+/// runtime's context for that.
+fn enter() -> tokio::runtime::EnterGuard<'static> {
+    runtime().enter()
+}
+
 fn ticket(ticket: Option<u64>) -> f64 {
     ticket.map_or(0.0, |t| t as f64)
 }
@@ -138,9 +157,15 @@ impl NativeConnection {
         output: Option<Arc<Mutex<Output>>>,
     ) -> Self {
         let engine_waker = waker.clone();
-        let connection = HostConnection::connect(transport, options, runtime(), move || engine_waker.wake());
+        let connection = HostConnection::connect(transport, options, runtime(), move || {
+            // Events queued while this thread pumps are drained right after.
+            if !poll::pumping() {
+                engine_waker.wake();
+            }
+        });
         Self {
-            connection,
+            poll: RefCell::new(None),
+            connection: Arc::new(connection),
             waker,
             input: Mutex::new(None),
             output,
@@ -260,6 +285,52 @@ impl NativeConnection {
         Ok(connection)
     }
 
+    /// Read the stream on this thread: `onEvents` gets every batch of
+    /// events (JSON array text); `pending[0]` is kept by JS at the number of
+    /// its requests awaiting a response (the poll spins briefly for them).
+    /// False when the engine reads by itself (Web Streams): then wake-ups
+    /// and `drain()` bring everything.
+    #[napi]
+    pub fn start_reading(
+        &self,
+        env: Env,
+        on_events: Function<String, ()>,
+        #[napi(ts_arg_type = "Int32Array")] pending: Unknown,
+    ) -> Result<bool> {
+        if self.poll.borrow().is_some() || self.connection.is_closed() {
+            return Ok(false);
+        }
+        // SAFETY: on the JS thread, with values of this env.
+        let poll =
+            unsafe { poll::Poll::start(self.connection.clone(), env.raw(), on_events.raw(), pending.raw())? };
+        let started = poll.is_some();
+        *self.poll.borrow_mut() = poll;
+        Ok(started)
+    }
+
+    /// Stop reading for now (a notification handler is busy: the input
+    /// waits in the pipe).
+    #[napi]
+    pub fn pause_reading(&self) {
+        if let Some(poll) = self.poll.borrow().as_ref() {
+            poll.pause();
+        }
+    }
+
+    /// Read again after `pauseReading`.
+    #[napi]
+    pub fn resume_reading(&self) {
+        if let Some(poll) = self.poll.borrow().as_ref() {
+            poll.resume();
+        }
+    }
+
+    fn stop_reading(&self) {
+        if let Some(poll) = self.poll.borrow_mut().take() {
+            poll.close();
+        }
+    }
+
     /// Every event queued since the last drain, as one JSON array text.
     #[napi]
     pub fn drain(&self) -> Option<String> {
@@ -303,6 +374,7 @@ impl NativeConnection {
     /// Send a request; returns its id (its outcome arrives as an event).
     #[napi]
     pub fn request(&self, method: String, params: Option<String>) -> Result<i64> {
+        let _runtime = enter();
         self.connection
             .send_request(&method, params.as_deref())
             .map(|(id, _ticket)| id)
@@ -313,6 +385,7 @@ impl NativeConnection {
     /// when it was queued.
     #[napi]
     pub fn notify(&self, method: String, params: Option<String>) -> Result<f64> {
+        let _runtime = enter();
         self.connection
             .send_notification(&method, params.as_deref())
             .map(ticket)
@@ -322,6 +395,7 @@ impl NativeConnection {
     /// Answer inbound request `token` with a result (JSON text).
     #[napi]
     pub fn respond(&self, token: i64, result: String) -> Result<bool> {
+        let _runtime = enter();
         self.connection
             .respond(token as u64, Ok(&result))
             .map_err(request_error)
@@ -336,6 +410,7 @@ impl NativeConnection {
         message: String,
         data: Option<String>,
     ) -> Result<bool> {
+        let _runtime = enter();
         let mut error = RequestError::new(code, message);
         if let Some(data) = data {
             if let Ok(value) = serde_json::from_str::<serde_json::Value>(&data) {
@@ -350,12 +425,14 @@ impl NativeConnection {
     /// Cancel our pending request `id` (an ERROR event -32800 follows).
     #[napi]
     pub fn cancel_pending(&self, id: i64) -> bool {
+        let _runtime = enter();
         self.connection.cancel_pending_request(id)
     }
 
     /// Send `$/cancel_request` for `id` (a JSON number or string).
     #[napi]
     pub fn send_cancel_request(&self, id: String) -> Result<f64> {
+        let _runtime = enter();
         let id: RequestId = serde_json::from_str(&id).map_err(|error| {
             request_error(RequestError::invalid_params().with_data(serde_json::json!({
                 "message": format!("requestId: {error}")
@@ -369,6 +446,9 @@ impl NativeConnection {
 
     #[napi]
     pub fn close(&self) {
+        let _runtime = enter();
+        // Before the engine lets the fd go.
+        self.stop_reading();
         self.connection.close();
     }
 
@@ -381,6 +461,7 @@ impl NativeConnection {
     /// was handled).
     #[napi]
     pub fn release(&self) {
+        self.stop_reading();
         self.end_input();
         self.waker.release();
     }
@@ -388,5 +469,12 @@ impl NativeConnection {
     #[napi(getter)]
     pub fn pid(&self) -> Option<u32> {
         self.connection.pid()
+    }
+}
+
+impl Drop for NativeConnection {
+    fn drop(&mut self) {
+        // Before the engine (and its fd) goes.
+        self.stop_reading();
     }
 }
