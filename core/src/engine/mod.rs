@@ -266,8 +266,8 @@ impl Inner {
         for (_, waiter) in pending {
             waiter.complete(Err(error.clone()));
         }
-        self.closing.cancel();
-        // Requests handled inline have no task to cancel: tell them.
+        // Requests handled inline have no task to cancel: tell them (before
+        // `closing`, which lets teardown finish and report the close).
         let deferred: Vec<OnCancel> = {
             let mut running = self.running.lock().unwrap();
             let ids: Vec<RequestId> = running
@@ -285,6 +285,7 @@ impl Inner {
         for on_cancel in deferred {
             on_cancel();
         }
+        self.closing.cancel();
     }
 
     /// Put a frame on the write queue, waiting while the queue is full.

@@ -129,7 +129,7 @@ impl InlineHandler for InlineBridge {
                 return;
             };
             let connection = &request.connection;
-            if pending.responder.claim() && !connection.is_closed() {
+            if pending.responder.claim() && connection.close_reason().is_none() {
                 let cancelled = frame::response(&request.id, &Err(RequestError::request_cancelled()));
                 connection.inner().enqueue_detached(cancelled);
             }
