@@ -18,10 +18,14 @@ step() { # step <name> <command...>
 }
 
 set -e
-python3 -m venv "$work/venv"
-py="$work/venv/bin/python"
+# A fresh venv each run, kept afterwards in target/ so that other suites
+# (node/test.sh's interop rows) can run our Python example agent.
+venv="$root/target/python-venv"
+rm -rf "$venv"
+python3 -m venv "$venv"
+py="$venv/bin/python"
 "$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0
-(cd "$here" && "$work/venv/bin/maturin" build --release --quiet -o "$work/wheels")
+(cd "$here" && "$venv/bin/maturin" build --release --quiet -o "$work/wheels")
 "$py" -m pip install -q --disable-pip-version-check "$work"/wheels/acp_engine-*.whl
 set +e
 

@@ -2,6 +2,7 @@
 exits promptly and its agent goes too; EOF ends an agent."""
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -99,3 +100,31 @@ def test_malformed_input_gets_errors_and_the_agent_keeps_going() -> None:
     assert b'"id":7' in lines[2] and b'"protocolVersion":1' in lines[2]
     agent.stdin.close()
     assert agent.wait(timeout=10) == 0
+
+
+def test_ctrl_c_with_a_call_in_flight() -> None:
+    # A client waiting on a call that never returns gets Ctrl-C: it exits
+    # (KeyboardInterrupt) at once, and its agent goes too.
+    script = textwrap.dedent(
+        """
+        import asyncio
+        from acp_engine import Connection, spawn_stream
+
+        async def main():
+            connection = Connection(spawn_stream(PYTHON, AGENT))
+            await connection.send_request("initialize", {"protocolVersion": 1})
+            print(connection.pid, flush=True)
+            await connection.send_request(
+                "session/prompt", {"sessionId": "s", "prompt": [{"type": "text", "text": "hang"}]})
+
+        asyncio.run(main())
+        """
+    ).replace("AGENT", repr(AGENT)).replace("PYTHON", repr(sys.executable))
+    client = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert client.stdout is not None
+    agent_pid = int(client.stdout.readline())
+    time.sleep(0.2)
+    client.send_signal(signal.SIGINT)
+    _, stderr = client.communicate(timeout=20)
+    assert client.returncode != 0 and "KeyboardInterrupt" in stderr, stderr
+    assert wait_gone(agent_pid)
