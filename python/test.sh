@@ -24,7 +24,7 @@ venv="$root/target/python-venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
 py="$venv/bin/python"
-"$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0
+"$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0 ruff==0.8.6
 (cd "$here" && "$venv/bin/maturin" build --release --quiet -o "$work/wheels")
 "$py" -m pip install -q --disable-pip-version-check "$work"/wheels/acp_engine-*.whl
 set +e
@@ -34,6 +34,8 @@ step "tests import the installed wheel" \
   bash -c "cd '$here/tests' && '$py' -c 'import acp_engine, sys; f = acp_engine.__file__; print(f); sys.exit(\"site-packages\" not in f)'"
 step "pytest" bash -c "cd '$here/tests' && '$py' -m pytest -q -p no:cacheprovider"
 step "mypy --strict examples" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' '$here/examples/agent.py' '$here/examples/client.py'"
+step "mypy --strict acp_engine (installed)" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' -p acp_engine"
+step "ruff" "$venv/bin/ruff" check --config "$here/pyproject.toml" "$here" "$root/bench/python" "$root/bench/official-python"
 step "example client -> example agent" bash -c "'$py' '$here/examples/client.py' '$py' '$here/examples/agent.py' | tail -1 | grep -qx 'interop ok'"
 
 # Interop: our Python agent and client in the matrix with the official SDKs

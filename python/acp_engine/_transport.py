@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from typing import Awaitable, Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import Awaitable, Callable, List, Mapping, Optional, Sequence
 
 from ._native import NativeConnection
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from typing import Dict, List, Optional
 
-from acp_engine import Client, ClientSideConnection, RequestError, spawn_agent
+from acp_engine import Client, RequestError, spawn_agent
 from acp_engine.schema import (
     CreateTerminalRequest,
     CreateTerminalResponse,

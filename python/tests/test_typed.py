@@ -9,7 +9,7 @@ from typing import Any, List
 import pytest
 from conftest import peer, run_async
 
-from acp_engine import Client, ClientSideConnection, RequestError, spawn_agent
+from acp_engine import Client, RequestError, spawn_agent
 
 AGENT = peer("full_agent.py")
 
