@@ -5,10 +5,17 @@ import asyncio
 from typing import Any
 
 import acp
-from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
+from acp.schema import (
+    InitializeResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    ToolCallUpdate,
+)
 
 CHUNK_TEXT = "chunk of agent text"
 SESSION_ID = "bench-session"
+LARGE = 16 * 1024 * 1024
 
 
 class BenchAgent:
@@ -25,15 +32,32 @@ class BenchAgent:
         return NewSessionResponse(session_id=SESSION_ID)
 
     async def prompt(self, session_id: str, prompt: list, **kwargs: Any) -> PromptResponse:
-        scenario, n = prompt[0].text.split()
+        scenario, count = prompt[0].text.split()
+        n = int(count)
+        client = self.client
         if scenario == "stream":
-            for _ in range(int(n)):
-                await self.client.session_update(
-                    session_id=session_id, update=acp.update_agent_message_text(CHUNK_TEXT)
-                )
+            for _ in range(n):
+                await client.session_update(session_id=session_id, update=acp.update_agent_message_text(CHUNK_TEXT))
         elif scenario == "rpc":
-            for _ in range(int(n)):
-                await self.client.read_text_file(session_id=session_id, path="/bench/file.txt")
+            for _ in range(n):
+                await client.read_text_file(session_id=session_id, path="/bench/file.txt")
+        elif scenario == "perm":
+            option = PermissionOption(option_id="allow", name="Allow", kind="allow_once")
+            for i in range(n):
+                await client.request_permission(
+                    session_id=session_id, tool_call=ToolCallUpdate(tool_call_id=f"call-{i}"), options=[option]
+                )
+        elif scenario == "concurrent":
+            await asyncio.gather(
+                *(client.read_text_file(session_id=session_id, path="/bench/file.txt") for _ in range(n))
+            )
+        elif scenario == "large":
+            content = "x" * LARGE
+            for _ in range(n):
+                await client.write_text_file(session_id=session_id, path="/bench/large.txt", content=content)
+                read = await client.read_text_file(session_id=session_id, path="/bench/large.txt")
+                if len(read.content) != LARGE:
+                    raise acp.RequestError.internal_error({"got": len(read.content)})
         else:
             raise acp.RequestError.invalid_params()
         return PromptResponse(stop_reason="end_turn")

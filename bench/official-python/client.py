@@ -1,5 +1,5 @@
 """Benchmark client on the official Python SDK (agent-client-protocol, module
-``acp``): ``client.py --scenario stream|rpc --n N -- <agent command...>``."""
+``acp``): ``client.py --scenario <scenario> --n N -- <agent command...>``."""
 
 import argparse
 import asyncio
@@ -12,30 +12,43 @@ T0 = time.perf_counter()  # setup includes importing the SDK
 
 import acp  # noqa: E402
 from acp.schema import (  # noqa: E402
+    AllowedOutcome,
     ClientCapabilities,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
     TextContentBlock,
+    WriteTextFileResponse,
 )
+
+LARGE = 16 * 1024 * 1024
 
 
 class BenchClient:
     def __init__(self) -> None:
         self.count = 0
+        self.large = "x" * LARGE
 
     def on_connect(self, conn):  # type: ignore[no-untyped-def]
         pass
 
     async def request_permission(self, **kwargs):  # type: ignore[no-untyped-def]
-        return RequestPermissionResponse(outcome={"outcome": "cancelled"})
+        self.count += 1
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
 
     async def session_update(self, session_id, update, **kwargs):  # type: ignore[no-untyped-def]
         self.count += 1
 
-    async def read_text_file(self, **kwargs):  # type: ignore[no-untyped-def]
+    async def read_text_file(self, path, **kwargs):  # type: ignore[no-untyped-def]
+        if path == "/bench/large.txt":
+            return ReadTextFileResponse(content=self.large)
         self.count += 1
         return ReadTextFileResponse(content="hello")
+
+    async def write_text_file(self, content, **kwargs):  # type: ignore[no-untyped-def]
+        if len(content) == LARGE:
+            self.count += 1
+        return WriteTextFileResponse()
 
 
 async def main(scenario: str, n: int, agent_argv: list) -> bool:
@@ -51,10 +64,16 @@ async def main(scenario: str, n: int, agent_argv: list) -> bool:
         )
         session = await conn.new_session(cwd="/tmp", mcp_servers=[])
         setup_s = time.perf_counter() - T0
-        t1 = time.perf_counter()
-        turn = await conn.prompt(session_id=session.session_id, prompt=[TextContentBlock(type="text", text=f"{scenario} {n}")])
-        run_s = time.perf_counter() - t1
-    ok = client.count == n and turn.stop_reason == "end_turn"
+        if scenario == "setup":
+            run_s, stop_reason, client.count = setup_s, "end_turn", n
+        else:
+            t1 = time.perf_counter()
+            turn = await conn.prompt(
+                session_id=session.session_id, prompt=[TextContentBlock(type="text", text=f"{scenario} {n}")]
+            )
+            run_s = time.perf_counter() - t1
+            stop_reason = turn.stop_reason
+    ok = client.count == n and stop_reason == "end_turn"
     print(json.dumps({"client": "official-python", "scenario": scenario, "n": n, "setup_s": setup_s,
                       "run_s": run_s, "count": client.count, "ok": ok}))
     return ok

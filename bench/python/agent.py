@@ -1,29 +1,33 @@
 """Benchmark agent on acp_engine's Agent class (see bench/README.md)."""
 
 import asyncio
+from typing import Any
 
 from acp_engine import Agent, AgentSideConnection, RequestError, run_agent
 
 CHUNK_TEXT = "chunk of agent text"
 SESSION_ID = "bench-session"
+LARGE = 16 * 1024 * 1024
 
 
 class BenchAgent(Agent):
     def __init__(self, client: AgentSideConnection) -> None:
         self.client = client
 
-    async def initialize(self, params):  # type: ignore[no-untyped-def]
+    async def initialize(self, params: Any) -> Any:
         return {"protocolVersion": 1}
 
-    async def new_session(self, params):  # type: ignore[no-untyped-def]
+    async def new_session(self, params: Any) -> Any:
         return {"sessionId": SESSION_ID}
 
-    async def prompt(self, params):  # type: ignore[no-untyped-def]
-        scenario, n = params["prompt"][0]["text"].split()
+    async def prompt(self, params: Any) -> Any:
+        scenario, count = params["prompt"][0]["text"].split()
+        n = int(count)
         session_id = params["sessionId"]
+        client = self.client
         if scenario == "stream":
-            update = self.client.session_update
-            for _ in range(int(n)):
+            update = client.session_update
+            for _ in range(n):
                 await update(
                     {
                         "sessionId": session_id,
@@ -34,14 +38,29 @@ class BenchAgent(Agent):
                     }
                 )
         elif scenario == "rpc":
-            read = self.client.read_text_file
-            for _ in range(int(n)):
-                await read({"sessionId": session_id, "path": "/bench/file.txt"})
+            for _ in range(n):
+                await client.read_text_file({"sessionId": session_id, "path": "/bench/file.txt"})
+        elif scenario == "perm":
+            option = {"optionId": "allow", "name": "Allow", "kind": "allow_once"}
+            for i in range(n):
+                await client.request_permission(
+                    {"sessionId": session_id, "toolCall": {"toolCallId": f"call-{i}"}, "options": [option]}
+                )
+        elif scenario == "concurrent":
+            read = {"sessionId": session_id, "path": "/bench/file.txt"}
+            await asyncio.gather(*(client.read_text_file(read) for _ in range(n)))
+        elif scenario == "large":
+            content = "x" * LARGE
+            for _ in range(n):
+                await client.write_text_file({"sessionId": session_id, "path": "/bench/large.txt", "content": content})
+                read = await client.read_text_file({"sessionId": session_id, "path": "/bench/large.txt"})
+                if len(read["content"]) != LARGE:
+                    raise RequestError.internal_error({"got": len(read["content"])})
         else:
             raise RequestError.invalid_params()
         return {"stopReason": "end_turn"}
 
-    async def cancel(self, params):  # type: ignore[no-untyped-def]
+    async def cancel(self, params: Any) -> None:
         return None
 
 

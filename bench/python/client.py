@@ -1,5 +1,5 @@
 """Benchmark client on acp_engine's Client class:
-``client.py --scenario stream|rpc --n N -- <agent command...>`` (see bench/README.md)."""
+``client.py --scenario <scenario> --n N -- <agent command...>`` (see bench/README.md)."""
 
 import argparse
 import asyncio
@@ -11,20 +11,31 @@ T0 = time.perf_counter()  # setup includes importing the SDK
 
 from acp_engine import Client, spawn_agent  # noqa: E402
 
+LARGE = 16 * 1024 * 1024
+
 
 class BenchClient(Client):
     def __init__(self) -> None:
         self.count = 0
+        self.large = "x" * LARGE
 
     async def request_permission(self, params):  # type: ignore[no-untyped-def]
-        return {"outcome": {"outcome": "cancelled"}}
+        self.count += 1
+        return {"outcome": {"outcome": "selected", "optionId": "allow"}}
 
     async def session_update(self, params):  # type: ignore[no-untyped-def]
         self.count += 1
 
     async def read_text_file(self, params):  # type: ignore[no-untyped-def]
+        if params["path"] == "/bench/large.txt":
+            return {"content": self.large}
         self.count += 1
         return {"content": "hello"}
+
+    async def write_text_file(self, params):  # type: ignore[no-untyped-def]
+        if len(params["content"]) == LARGE:
+            self.count += 1
+        return {}
 
 
 async def main(scenario: str, n: int, agent_argv: list) -> bool:
@@ -35,12 +46,16 @@ async def main(scenario: str, n: int, agent_argv: list) -> bool:
         )
         session = await agent.new_session({"cwd": "/tmp", "mcpServers": []})
         setup_s = time.perf_counter() - T0
-        t1 = time.perf_counter()
-        turn = await agent.prompt(
-            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": f"{scenario} {n}"}]}
-        )
-        run_s = time.perf_counter() - t1
-    ok = client.count == n and turn["stopReason"] == "end_turn"
+        if scenario == "setup":
+            run_s, stop_reason, client.count = setup_s, "end_turn", n
+        else:
+            t1 = time.perf_counter()
+            turn = await agent.prompt(
+                {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": f"{scenario} {n}"}]}
+            )
+            run_s = time.perf_counter() - t1
+            stop_reason = turn["stopReason"]
+    ok = client.count == n and stop_reason == "end_turn"
     print(json.dumps({"client": "acp-engine-python", "scenario": scenario, "n": n, "setup_s": setup_s,
                       "run_s": run_s, "count": client.count, "ok": ok}))
     return ok
