@@ -2,7 +2,8 @@
 
 use acp_engine::schema::*;
 use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError};
-use acp_engine_bench::{parse_scenario, CHUNK_TEXT, SESSION_ID};
+use acp_engine_bench::{large_content, parse_scenario, CHUNK_TEXT, FILE_PATH, LARGE_SIZE, SESSION_ID};
+use futures_util::future::join_all;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -11,6 +12,12 @@ async fn main() {
 
 struct BenchAgent {
     client: AgentSideConnection,
+}
+
+impl BenchAgent {
+    fn read(&self, session_id: &SessionId) -> ReadTextFileRequest {
+        ReadTextFileRequest::new(session_id.clone(), FILE_PATH.into())
+    }
 }
 
 impl Agent for BenchAgent {
@@ -40,8 +47,42 @@ impl Agent for BenchAgent {
             }
             "rpc" => {
                 for _ in 0..n {
-                    let read = ReadTextFileRequest::new(session_id.clone(), "/bench/file.txt".into());
-                    self.client.read_text_file(read).await?;
+                    self.client.read_text_file(self.read(&session_id)).await?;
+                }
+            }
+            "perm" => {
+                for i in 0..n {
+                    let tool_call = ToolCallUpdate::new(format!("call-{i}").into());
+                    let allow = PermissionOption::new(
+                        "allow".into(),
+                        "Allow".into(),
+                        PermissionOptionKind::AllowOnce,
+                    );
+                    let request = RequestPermissionRequest::new(session_id.clone(), tool_call, vec![allow]);
+                    self.client.request_permission(request).await?;
+                }
+            }
+            "concurrent" => {
+                // join_all polls every request once before awaiting any:
+                // all N are in flight at once.
+                let reads = (0..n).map(|_| self.client.read_text_file(self.read(&session_id)));
+                for read in join_all(reads).await {
+                    read?;
+                }
+            }
+            "large" => {
+                let content = large_content();
+                for _ in 0..n {
+                    let write =
+                        WriteTextFileRequest::new(session_id.clone(), FILE_PATH.into(), content.clone());
+                    self.client.write_text_file(write).await?;
+                    let read = self.client.read_text_file(self.read(&session_id)).await?;
+                    if read.content.len() != LARGE_SIZE {
+                        return Err(RequestError::new(
+                            acp_engine::error::codes::INTERNAL_ERROR,
+                            format!("read {} bytes, expected {LARGE_SIZE}", read.content.len()),
+                        ));
+                    }
                 }
             }
             _ => return Err(RequestError::invalid_params()),

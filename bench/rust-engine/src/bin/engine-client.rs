@@ -1,5 +1,5 @@
 //! Benchmark client on acp-engine's typed `Client` API (see bench/README.md):
-//! `engine-client --scenario stream|rpc --n N -- <agent command...>`.
+//! `engine-client --scenario stream|rpc|perm|concurrent|large|setup --n N -- <agent command...>`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -7,19 +7,23 @@ use std::time::Instant;
 
 use acp_engine::schema::*;
 use acp_engine::{spawn_agent, Client, RequestError, SpawnOptions};
+use acp_engine_bench::{large_content, LARGE_SIZE};
 use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let t0 = Instant::now();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().position(|a| a == name).map(|i| args[i + 1].clone());
     let scenario = flag("--scenario").expect("--scenario");
     let n: u64 = flag("--n").expect("--n").parse().expect("N");
     let agent_argv = &args[args.iter().position(|a| a == "--").expect("-- <agent command>") + 1..];
 
-    let t0 = Instant::now();
     let count = Arc::new(AtomicU64::new(0));
-    let client = BenchClient { count: count.clone() };
+    let client = BenchClient {
+        count: count.clone(),
+        large: (scenario == "large").then(large_content),
+    };
     let agent = spawn_agent(SpawnOptions::new(&agent_argv[0]).args(&agent_argv[1..]), |_| {
         client
     })
@@ -42,13 +46,24 @@ async fn main() {
         .expect("session/new");
     let setup_s = t0.elapsed().as_secs_f64();
 
-    let t1 = Instant::now();
-    let text = TextContent::new(format!("{scenario} {n}"));
-    let prompt = PromptRequest::new(session.session_id, vec![ContentBlock::Text(text)]);
-    let outcome = agent.prompt(prompt).await.expect("prompt");
-    let run_s = t1.elapsed().as_secs_f64();
-    let count = count.load(Ordering::Relaxed);
-    let ok = count == n && outcome.stop_reason == StopReason::EndTurn;
+    let (run_s, count, ok) = if scenario == "setup" {
+        (setup_s, n, true)
+    } else {
+        let t1 = Instant::now();
+        let text = TextContent::new(format!("{scenario} {n}"));
+        let prompt = PromptRequest::new(session.session_id, vec![ContentBlock::Text(text)]);
+        let outcome = agent.prompt(prompt).await;
+        let run_s = t1.elapsed().as_secs_f64();
+        let count = count.load(Ordering::Relaxed);
+        let ended = match outcome {
+            Ok(response) => response.stop_reason == StopReason::EndTurn,
+            Err(error) => {
+                eprintln!("engine-client: session/prompt failed: {error}");
+                false
+            }
+        };
+        (run_s, count, ended && count == n)
+    };
     agent.close();
     agent.closed().await;
     println!(
@@ -59,9 +74,12 @@ async fn main() {
     std::process::exit(if ok { 0 } else { 1 });
 }
 
-/// Counts what it serves: updates in `stream`, file reads in `rpc`.
+/// Counts what it serves: updates (`stream`), permission requests (`perm`),
+/// file reads (`rpc`, `concurrent`) or 16 MiB file writes (`large`).
 struct BenchClient {
     count: Arc<AtomicU64>,
+    /// The `large` scenario's read answer; `None` in the others.
+    large: Option<String>,
 }
 
 impl Client for BenchClient {
@@ -69,8 +87,9 @@ impl Client for BenchClient {
         &self,
         _: RequestPermissionRequest,
     ) -> Result<RequestPermissionResponse, RequestError> {
+        self.count.fetch_add(1, Ordering::Relaxed);
         Ok(RequestPermissionResponse::new(
-            RequestPermissionOutcome::Cancelled,
+            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow".into())),
         ))
     }
 
@@ -80,7 +99,22 @@ impl Client for BenchClient {
     }
 
     async fn read_text_file(&self, _: ReadTextFileRequest) -> Result<ReadTextFileResponse, RequestError> {
-        self.count.fetch_add(1, Ordering::Relaxed);
-        Ok(ReadTextFileResponse::new("hello".into()))
+        match &self.large {
+            Some(content) => Ok(ReadTextFileResponse::new(content.clone())),
+            None => {
+                self.count.fetch_add(1, Ordering::Relaxed);
+                Ok(ReadTextFileResponse::new("hello".into()))
+            }
+        }
+    }
+
+    async fn write_text_file(
+        &self,
+        params: WriteTextFileRequest,
+    ) -> Result<WriteTextFileResponse, RequestError> {
+        if params.content.len() == LARGE_SIZE {
+            self.count.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(WriteTextFileResponse::new())
     }
 }

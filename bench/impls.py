@@ -1,0 +1,137 @@
+"""The benchmark implementations (every language's agent and client, ours and
+the official SDKs') and how to build them."""
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+ENGINE_BIN = os.path.join(ROOT, "target", "release")
+OFFICIAL_DIR = os.path.join(BENCH, "official-rust")
+OFFICIAL_BIN = os.path.join(OFFICIAL_DIR, "target", "release")
+# One venv for both Python SDKs: our wheel and the official `acp` (pinned in
+# interop/python/requirements.txt), plus matplotlib for the chart.
+VENV = os.path.join(BENCH, ".venv")
+PY = os.path.join(VENV, "bin", "python")
+
+IMPLS = {
+    "acp-engine (Rust)": {
+        "client": [os.path.join(ENGINE_BIN, "engine-client")],
+        "agent": [os.path.join(ENGINE_BIN, "engine-agent")],
+    },
+    "official Rust SDK": {
+        "client": [os.path.join(OFFICIAL_BIN, "official-client")],
+        "agent": [os.path.join(OFFICIAL_BIN, "official-agent")],
+    },
+    "acp-engine (C)": {
+        "client": [os.path.join(ENGINE_BIN, "c-bench-client")],
+        "agent": [os.path.join(ENGINE_BIN, "c-bench-agent")],
+    },
+    "acp-engine (Python)": {
+        "client": [PY, os.path.join(BENCH, "python", "client.py")],
+        "agent": [PY, os.path.join(BENCH, "python", "agent.py")],
+    },
+    "official Python SDK": {
+        "client": [PY, os.path.join(BENCH, "official-python", "client.py")],
+        "agent": [PY, os.path.join(BENCH, "official-python", "agent.py")],
+    },
+    "acp-engine (Node)": {
+        "client": ["node", os.path.join(BENCH, "node", "client.mjs")],
+        "agent": ["node", os.path.join(BENCH, "node", "agent.mjs")],
+    },
+    "official TypeScript SDK": {
+        "client": ["node", os.path.join(BENCH, "official-ts", "client.mjs")],
+        "agent": ["node", os.path.join(BENCH, "official-ts", "agent.mjs")],
+    },
+}
+
+# Each language: our implementation and the official SDK it is measured
+# against (C has no official SDK: its pair is compared with the Rust one's).
+LANGUAGES = [
+    ("Rust", "acp-engine (Rust)", "official Rust SDK"),
+    ("C", "acp-engine (C)", "official Rust SDK"),
+    ("Python", "acp-engine (Python)", "official Python SDK"),
+    ("Node", "acp-engine (Node)", "official TypeScript SDK"),
+]
+
+
+def run(cmd, cwd=ROOT):
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=sys.stderr)
+
+
+def build():
+    run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench", "-p", "acp-engine-ffi"])
+    run(["cargo", "build", "--release", "-q", "--manifest-path", os.path.join(OFFICIAL_DIR, "Cargo.toml")])
+    for program in ("agent", "client"):
+        run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "include", f"bench/c/{program}.c",
+             "-L", ENGINE_BIN, "-lacp_engine", f"-Wl,-rpath,{ENGINE_BIN}",
+             "-o", os.path.join(ENGINE_BIN, f"c-bench-{program}")])
+    build_python()
+    build_node()
+
+
+def build_python():
+    """bench/.venv with our wheel (built by maturin) and the official SDK."""
+    if not os.path.exists(PY):
+        run([sys.executable, "-m", "venv", VENV])
+    run([PY, "-m", "pip", "install", "-q", "--disable-pip-version-check", "maturin==1.16.0",
+         "matplotlib==3.10.7", "-r", os.path.join(ROOT, "interop", "python", "requirements.txt")])
+    wheels = os.path.join(VENV, "wheels")
+    run([os.path.join(VENV, "bin", "maturin"), "build", "--release", "--quiet", "-o", wheels],
+        cwd=os.path.join(ROOT, "python"))
+    wheel = max((os.path.join(wheels, w) for w in os.listdir(wheels) if w.endswith(".whl")), key=os.path.getmtime)
+    run([PY, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--force-reinstall", "--no-deps", wheel])
+
+
+def build_node():
+    """The addon in node/ (the bench imports the package from the tree) and
+    the official TypeScript SDK (interop/ts/node_modules)."""
+    run(["bash", os.path.join(ROOT, "interop", "setup.sh")])
+    node = os.path.join(ROOT, "node")
+    if not os.path.isdir(os.path.join(node, "node_modules", "@napi-rs")):
+        run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=node)
+    run(["npm", "run", "--silent", "build"], cwd=node)
+
+
+def versions():
+    """What was measured: toolchains and SDK versions."""
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+        except OSError:
+            return "?"
+    official_ts = "?"
+    package = os.path.join(ROOT, "interop", "ts", "node_modules", "@agentclientprotocol", "sdk", "package.json")
+    if os.path.exists(package):
+        import json
+        with open(package) as f:
+            official_ts = json.load(f)["version"]
+    return {
+        "rustc": out(["rustc", "--version"]),
+        "python": out([PY, "--version"]),
+        "node": out(["node", "--version"]),
+        "official Rust SDK": "agent-client-protocol 5.0.0 (crates.io)",
+        "official Python SDK": "agent-client-protocol " + out([PY, "-c", "import importlib.metadata as m; print(m.version('agent-client-protocol'))"]) + " (PyPI)",
+        "official TypeScript SDK": f"@agentclientprotocol/sdk {official_ts} (npm)",
+    }
+
+
+def machine():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            memory = f"{int(f.readline().split()[1]) / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} × {model}, {memory} RAM, Linux"

@@ -1,0 +1,178 @@
+"""The benchmark report: a Markdown page (headline ratios per language, setup
+and memory, then every client × agent pair per scenario), the raw results as
+JSON, and a chart (matplotlib, PNG)."""
+
+import json
+import os
+import time
+
+from impls import IMPLS, LANGUAGES
+
+SCENARIO_UNITS = {
+    "stream": "notifications/s",
+    "rpc": "round trips/s",
+    "perm": "permission round trips/s",
+    "concurrent": "requests/s (all in flight)",
+    "large": "16 MiB round trips/s",
+    "setup": "ms (spawn + initialize + session/new)",
+}
+
+
+def summarize(record):
+    """Median and spread of one pair's runs."""
+    runs = record["runs"]
+    if not runs:
+        return None
+    def median(values):
+        values = sorted(values)
+        middle = len(values) // 2
+        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    n = record["n"]
+    rates = [n / r["run_s"] for r in runs]
+    rss_client = [r["rss_client_kb"] for r in runs if r.get("rss_client_kb")]
+    rss_agent = [r["rss_agent_kb"] for r in runs if r.get("rss_agent_kb")]
+    return {
+        "rate": median(rates), "min": min(rates), "max": max(rates),
+        "setup_ms": median([r["setup_s"] * 1000 for r in runs]),
+        "cpu_us": median([r["cpu_s"] * 1e6 / n for r in runs]),
+        "rss_client_mb": max(rss_client) / 1024 if rss_client else None,
+        "rss_agent_mb": max(rss_agent) / 1024 if rss_agent else None,
+        "late": max(r.get("late", 0) for r in runs),
+    }
+
+
+def value(record, scenario):
+    """A pair's headline figure: the rate, or the setup time in ms."""
+    summary = summarize(record)
+    if summary is None:
+        return None
+    return summary["setup_ms"] if scenario == "setup" else summary["rate"]
+
+
+def cell(record, scenario):
+    summary = summarize(record)
+    if summary is None:
+        return f"FAIL ({record['error']})"
+    if scenario == "setup":
+        text = f"{summary['setup_ms']:.0f} ms"
+    else:
+        text = f"{summary['rate']:,.0f}"
+    if summary["late"]:
+        text += " FAIL†"
+    return text
+
+
+def markdown(records, meta):
+    by_key = {(r["scenario"], r["client"], r["agent"]): r for r in records}
+    scenarios = list(dict.fromkeys(r["scenario"] for r in records))
+    lines = [
+        "# acp-engine benchmarks",
+        "",
+        f"Measured {meta['date']} on {meta['machine']}: {meta['mode']}. Every client spawns every agent "
+        "over real pipes; each process's peak RSS comes from `/usr/bin/time`. Reproduce with `make bench` "
+        "(`python3 bench/run.py`; the contract every program follows is in `bench/README.md`).",
+        "",
+        "Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
+        "",
+        "![rates of each SDK's own client/agent pair](chart.png)",
+        "",
+        "## Ours against the official SDK of the same language",
+        "",
+        "Each cell: our client and agent against the official SDK's client and agent, same run "
+        "(C is compared with the official Rust SDK: there is no official C SDK). Higher is better, "
+        "except setup.",
+        "",
+        "| language | " + " | ".join(scenarios) + " |",
+        "|---|" + "---:|" * len(scenarios),
+    ]
+    for language, ours, official in LANGUAGES:
+        row = [language]
+        for scenario in scenarios:
+            mine = by_key.get((scenario, ours, ours))
+            base = by_key.get((scenario, official, official))
+            a = value(mine, scenario) if mine else None
+            b = value(base, scenario) if base else None
+            if a is None or b is None:
+                row.append("n/a (a pair failed)")
+            elif scenario == "setup":
+                row.append(f"{a:.0f} ms vs {b:.0f} ms")
+            else:
+                row.append(f"**{a / b:.1f}×** ({a:,.0f} vs {b:,.0f})")
+        lines.append("| " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "## Memory (peak RSS of each SDK's own pair, stream scenario)",
+        "",
+        "| implementation | client MiB | agent MiB | CPU µs per message (both) |",
+        "|---|---:|---:|---:|",
+    ]
+    for name in IMPLS:
+        record = by_key.get(("stream", name, name))
+        summary = summarize(record) if record else None
+        if summary:
+            lines.append(f"| {name} | {summary['rss_client_mb']:.1f} | {summary['rss_agent_mb']:.1f} "
+                         f"| {summary['cpu_us']:.1f} |")
+    for scenario in scenarios:
+        agents = [name for name in IMPLS if "agent" in IMPLS[name]]
+        lines += [
+            "",
+            f"## {scenario}: {SCENARIO_UNITS.get(scenario, '')} (client ↓, agent →)",
+            "",
+            "| client \\ agent | " + " | ".join(agents) + " |",
+            "|---|" + "---:|" * len(agents),
+        ]
+        for client in (name for name in IMPLS if "client" in IMPLS[name]):
+            row = [client] + [cell(by_key[(scenario, client, agent)], scenario)
+                              if (scenario, client, agent) in by_key else "" for agent in agents]
+            lines.append("| " + " | ".join(row) + " |")
+    if any(summarize(r) and summarize(r)["late"] for r in records):
+        lines += ["", "† The client saw the turn's response before all of its `session/update` "
+                  "notifications were handled: an ordering failure (counted as FAIL), rate shown for comparison."]
+    failed = [r for r in records if not r["runs"]]
+    if failed:
+        lines += ["", "## Failures", ""]
+        lines += [f"- {r['scenario']}: {r['client']} → {r['agent']}: {r['error']}" for r in failed]
+    return "\n".join(lines) + "\n"
+
+
+def chart(records, path):
+    """Bar chart: each SDK's own pair, per scenario, log scale."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_key = {(r["scenario"], r["client"], r["agent"]): r for r in records}
+    scenarios = [s for s in dict.fromkeys(r["scenario"] for r in records)]
+    names = [name for name in IMPLS if "client" in IMPLS[name] and "agent" in IMPLS[name]]
+    figure, axes = plt.subplots(1, len(scenarios), figsize=(3.2 * len(scenarios), 4.8), squeeze=False)
+    colors = {name: ("#1f77b4" if name.startswith("acp-engine") else "#b0b0b0") for name in names}
+    for axis, scenario in zip(axes[0], scenarios):
+        values = [value(by_key[(scenario, n, n)], scenario) if (scenario, n, n) in by_key else None for n in names]
+        heights = [v or 0 for v in values]
+        axis.bar(range(len(names)), heights, color=[colors[n] for n in names])
+        axis.set_xticks(range(len(names)))
+        axis.set_xticklabels([n.replace("acp-engine ", "ours ").replace(" SDK", "") for n in names],
+                             rotation=60, ha="right", fontsize=7)
+        axis.set_title(scenario, fontsize=10)
+        axis.set_ylabel(SCENARIO_UNITS.get(scenario, ""), fontsize=7)
+        if scenario != "setup" and any(heights):
+            axis.set_yscale("log")
+        for index, v in enumerate(values):
+            if v is None:
+                axis.text(index, 1, "FAIL", ha="center", fontsize=6, rotation=90)
+    figure.suptitle("Each SDK's client against its own agent (blue: acp-engine; grey: official SDKs)", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def write(records, meta, directory):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "README.md"), "w") as f:
+        f.write(markdown(records, meta))
+    with open(os.path.join(directory, "results.json"), "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+    chart(records, os.path.join(directory, "chart.png"))
+
+
+def today():
+    return time.strftime("%Y-%m-%d")
