@@ -6,7 +6,15 @@
  *   session/prompt "stream N": N session/update agent_message_chunk
  *       notifications (text "chunk of agent text"), then end_turn;
  *   session/prompt "rpc N": N sequential fs/read_text_file requests, each
- *       awaited with acp_connection_request, then end_turn.
+ *       awaited with acp_connection_request, then end_turn;
+ *   session/prompt "perm N": N sequential session/request_permission
+ *       requests (toolCallId "call-<i>", one allow_once option), then end_turn;
+ *   session/prompt "concurrent N": N fs/read_text_file requests sent with
+ *       acp_connection_send_request (all in flight at once), then waits for
+ *       their callbacks, then end_turn;
+ *   session/prompt "large N": N rounds of a 16 MiB fs/write_text_file and an
+ *       fs/read_text_file whose content must be 16 MiB (else the turn fails
+ *       with an error), then end_turn.
  * Exits when stdin reaches EOF.
  *
  * Built by bench/run.py:
@@ -21,11 +29,14 @@
 #include "acp_engine.h"
 
 #define SESSION_ID "bench-session"
+#define LARGE_SIZE (16L * 1024 * 1024) /* the `large` scenario's file size */
 
 static const char UPDATE[] =
     "{\"sessionId\":\"" SESSION_ID "\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\","
     "\"content\":{\"type\":\"text\",\"text\":\"chunk of agent text\"}}}";
 static const char READ[] = "{\"sessionId\":\"" SESSION_ID "\",\"path\":\"/bench/file.txt\"}";
+static const char WRITE_HEAD[] =
+    "{\"sessionId\":\"" SESSION_ID "\",\"path\":\"/bench/file.txt\",\"content\":\"";
 
 /* Callbacks may run before acp_connection_stdio() has returned the
  * connection: the prompt handler waits for it here. */
@@ -60,6 +71,90 @@ static int parse_prompt(const char *params, char *scenario, size_t size, long *n
     return 0;
 }
 
+/* The length of the JSON string value of the first `"content"` key in
+ * `json` (escapes count as one character), or -1 if there is none. */
+static long content_length(const char *json) {
+    for (const char *key = json ? strstr(json, "\"content\"") : NULL; key; key = strstr(key + 9, "\"content\"")) {
+        const char *p = key + 9 + strspn(key + 9, " \t\r\n");
+        if (*p != ':') continue;
+        p += 1 + strspn(p + 1, " \t\r\n");
+        if (*p != '"') continue;
+        long length = 0;
+        for (p++; *p && *p != '"'; p++, length++) {
+            if (*p != '\\') continue;
+            p++;
+            if (*p == 'u') p += 4;
+            if (!*p) return -1;
+        }
+        return *p == '"' ? length : -1;
+    }
+    return -1;
+}
+
+/* `concurrent`: the reads still in flight, and whether one failed. */
+struct batch {
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    long pending;
+    int failed;
+};
+
+static void on_read(void *user_data, int64_t request_id, const char *result, const acp_error *error) {
+    (void)request_id;
+    (void)result;
+    struct batch *batch = user_data;
+    pthread_mutex_lock(&batch->lock);
+    if (error) batch->failed = 1;
+    if (--batch->pending == 0) pthread_cond_signal(&batch->done);
+    pthread_mutex_unlock(&batch->lock);
+}
+
+static const char *run_concurrent(acp_connection *c, long n) {
+    struct batch batch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, n, 0};
+    const char *failure = NULL;
+    for (long i = 0; i < n; i++) {
+        if (acp_connection_send_request(c, "fs/read_text_file", READ, on_read, &batch, NULL) != ACP_OK) {
+            /* Never sent: its callback will not come. */
+            pthread_mutex_lock(&batch.lock);
+            batch.pending -= n - i;
+            pthread_mutex_unlock(&batch.lock);
+            failure = "fs/read_text_file failed to send";
+            break;
+        }
+    }
+    pthread_mutex_lock(&batch.lock);
+    while (batch.pending > 0) pthread_cond_wait(&batch.done, &batch.lock);
+    if (batch.failed && !failure) failure = "fs/read_text_file failed";
+    pthread_mutex_unlock(&batch.lock);
+    return failure;
+}
+
+static const char *run_large(acp_connection *c, long n) {
+    size_t head = strlen(WRITE_HEAD);
+    char *write = malloc(head + LARGE_SIZE + 3);
+    if (!write) return "out of memory";
+    memcpy(write, WRITE_HEAD, head);
+    memset(write + head, 'x', LARGE_SIZE);
+    memcpy(write + head + LARGE_SIZE, "\"}", 3);
+    const char *failure = NULL;
+    for (long i = 0; i < n && !failure; i++) {
+        char *result = NULL;
+        acp_result rc = acp_connection_request(c, "fs/write_text_file", write, -1, &result);
+        acp_string_free(result);
+        if (rc != ACP_OK) {
+            failure = "fs/write_text_file failed";
+            break;
+        }
+        result = NULL;
+        rc = acp_connection_request(c, "fs/read_text_file", READ, -1, &result);
+        if (rc != ACP_OK) failure = "fs/read_text_file failed";
+        else if (content_length(result) != LARGE_SIZE) failure = "fs/read_text_file: content is not 16 MiB";
+        acp_string_free(result);
+    }
+    free(write);
+    return failure;
+}
+
 /* The turn; NULL on success, else why it failed. */
 static const char *run(const char *scenario, long n) {
     acp_connection *c = connection();
@@ -77,6 +172,22 @@ static const char *run(const char *scenario, long n) {
         }
         return NULL;
     }
+    if (strcmp(scenario, "perm") == 0) {
+        for (long i = 0; i < n; i++) {
+            char params[256];
+            snprintf(params, sizeof params,
+                     "{\"sessionId\":\"" SESSION_ID "\",\"toolCall\":{\"toolCallId\":\"call-%ld\"},"
+                     "\"options\":[{\"optionId\":\"allow\",\"name\":\"Allow\",\"kind\":\"allow_once\"}]}",
+                     i);
+            char *result = NULL;
+            acp_result rc = acp_connection_request(c, "session/request_permission", params, -1, &result);
+            acp_string_free(result);
+            if (rc != ACP_OK) return "session/request_permission failed";
+        }
+        return NULL;
+    }
+    if (strcmp(scenario, "concurrent") == 0) return run_concurrent(c, n);
+    if (strcmp(scenario, "large") == 0) return run_large(c, n);
     return "unknown scenario";
 }
 

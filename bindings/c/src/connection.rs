@@ -80,7 +80,8 @@ unsafe fn start(
     let _entered = runtime.enter();
     let transport = transport(&options)?;
     let pid = transport.child_pid();
-    let mut builder = Connection::builder();
+    // C hosts do not ignore SIGPIPE: writes made on their threads block it.
+    let mut builder = Connection::builder().guard_sigpipe(true);
     if options.max_message_size > 0 {
         builder = builder.max_message_size(options.max_message_size);
     }

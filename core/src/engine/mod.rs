@@ -58,6 +58,36 @@ pub(crate) fn run_inline_or_spawn(mut task: crate::handler::BoxFuture<()>, runti
     }
 }
 
+mod sigpipe {
+    /// Run `write` with SIGPIPE blocked on this thread, and swallow the
+    /// SIGPIPE a write to a closed pipe raised (the write still fails with
+    /// EPIPE): for hosts, such as C programs, whose threads would otherwise
+    /// be killed by it.
+    pub(super) fn guarded<T>(write: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+        // SAFETY: plain signal-mask calls on this thread's own mask.
+        unsafe {
+            let mut pipe: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut pipe);
+            libc::sigaddset(&mut pipe, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut previous);
+            let result = write();
+            let was_blocked = libc::sigismember(&previous, libc::SIGPIPE) == 1;
+            if !was_blocked {
+                if matches!(&result, Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe) {
+                    let zero = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    };
+                    while libc::sigtimedwait(&pipe, std::ptr::null_mut(), &zero) == libc::SIGPIPE {}
+                }
+                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+            }
+            result
+        }
+    }
+}
+
 /// A monotonic clock in nanoseconds (for the burst check).
 fn clock_ns() -> u64 {
     static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
@@ -79,6 +109,9 @@ pub(crate) struct Settings {
     pub read_spin: std::time::Duration,
     /// How long the writer task polls for the next frame before parking.
     pub write_spin: std::time::Duration,
+    /// Block SIGPIPE around writes made on a caller's thread (see
+    /// `ConnectionBuilder::guard_sigpipe`).
+    pub guard_sigpipe: bool,
     pub observer: Option<Arc<dyn Observer>>,
     pub max_message_size: usize,
     pub write_queue_capacity: usize,
@@ -341,7 +374,12 @@ impl Inner {
             crate::Direction::Outbound,
             frame.strip_suffix(b"\n").unwrap_or(&frame),
         );
-        match frames.try_write_now(&frame) {
+        let written = if self.settings.guard_sigpipe {
+            sigpipe::guarded(|| frames.try_write_now(&frame))
+        } else {
+            frames.try_write_now(&frame)
+        };
+        match written {
             Ok((written, needs_flush)) => {
                 if written < frame.len() || needs_flush {
                     // The rest waits in the batch for the writer task, which

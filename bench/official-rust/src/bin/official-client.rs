@@ -1,10 +1,11 @@
 //! Benchmark ACP client built on the official Rust SDK (`agent-client-protocol` v5, protocol v1).
 //!
-//! Usage: official-client --scenario <stream|rpc> --n <N> -- <agent command> [agent args...]
+//! Usage: official-client --scenario <stream|rpc|perm|concurrent|large|setup> --n <N> --
+//!        <agent command> [agent args...]
 //!
 //! Spawns the agent with the SDK's `AcpAgent`, runs initialize + session/new (timed as
-//! setup), then one session/prompt "<scenario> <N>" (timed as run), and prints one JSON
-//! line on stdout. Logs go to stderr.
+//! setup), then (unless the scenario is `setup`) one session/prompt "<scenario> <N>" (timed
+//! as run), and prints one JSON line on stdout. Logs go to stderr.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,9 +14,14 @@ use std::time::Instant;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest, NewSessionRequest,
-    PromptRequest, ReadTextFileRequest, ReadTextFileResponse, SessionNotification, TextContent,
+    PromptRequest, ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification,
+    StopReason, TextContent, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{on_receive_notification, on_receive_request, AcpAgent, Client, LineDirection};
+
+/// The `large` scenario's file size: 16 MiB of ASCII.
+const LARGE_SIZE: usize = 16 * 1024 * 1024;
 
 struct Args {
     scenario: String,
@@ -24,7 +30,9 @@ struct Args {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: official-client --scenario <stream|rpc> --n <N> -- <agent command> [args...]");
+    eprintln!(
+        "usage: official-client --scenario <stream|rpc|perm|concurrent|large|setup> --n <N> -- <agent command> [args...]"
+    );
     std::process::exit(2);
 }
 
@@ -51,13 +59,21 @@ fn parse_args() -> Args {
 // a single-threaded tokio executor measured much faster than multi-thread here.
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let t0 = Instant::now();
     let args = parse_args();
 
     // Counters shared with the handlers (which run in the SDK's dispatch loop).
     let updates = Arc::new(AtomicU64::new(0));
     let reads = Arc::new(AtomicU64::new(0));
+    let permissions = Arc::new(AtomicU64::new(0));
+    let large_writes = Arc::new(AtomicU64::new(0));
+    // The `large` scenario answers every read with 16 MiB; the others with "hello".
+    let read_content = if args.scenario == "large" {
+        "x".repeat(LARGE_SIZE)
+    } else {
+        "hello".to_string()
+    };
 
-    let t0 = Instant::now();
     // `AcpAgent` spawns the command with piped stdin/stdout/stderr; forward the agent's
     // stderr lines to ours so agent logs stay visible.
     let agent = match AcpAgent::from_args(&args.agent) {
@@ -90,7 +106,31 @@ async fn main() {
                 let reads = reads.clone();
                 async move |_req: ReadTextFileRequest, responder, _cx| {
                     reads.fetch_add(1, Ordering::Relaxed);
-                    responder.respond(ReadTextFileResponse::new("hello"))
+                    responder.respond(ReadTextFileResponse::new(read_content.clone()))
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let large_writes = large_writes.clone();
+                async move |req: WriteTextFileRequest, responder, _cx| {
+                    if req.content.len() == LARGE_SIZE {
+                        large_writes.fetch_add(1, Ordering::Relaxed);
+                    }
+                    responder.respond(WriteTextFileResponse::new())
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let permissions = permissions.clone();
+                async move |_req: RequestPermissionRequest, responder, _cx| {
+                    permissions.fetch_add(1, Ordering::Relaxed);
+                    responder.respond(RequestPermissionResponse::new(
+                        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow")),
+                    ))
                 }
             },
             on_receive_request!(),
@@ -110,6 +150,9 @@ async fn main() {
                 .block_task()
                 .await?;
             let setup_s = t0.elapsed().as_secs_f64();
+            if args.scenario == "setup" {
+                return Ok((setup_s, setup_s, args.n, true));
+            }
 
             let t1 = Instant::now();
             let prompt = format!("{} {}", args.scenario, args.n);
@@ -119,25 +162,37 @@ async fn main() {
                     vec![ContentBlock::Text(TextContent::new(prompt))],
                 ))
                 .block_task()
-                .await?;
+                .await;
             let run_s = t1.elapsed().as_secs_f64();
-            eprintln!("official-client: stop reason {:?}", response.stop_reason);
+            // An error response (the agent failed the turn) is a failed run, not a failed client.
+            let ended = match response {
+                Ok(response) => {
+                    eprintln!("official-client: stop reason {:?}", response.stop_reason);
+                    response.stop_reason == StopReason::EndTurn
+                }
+                Err(e) => {
+                    eprintln!("official-client: session/prompt failed: {e:?}");
+                    false
+                }
+            };
 
             // Handlers run in order in the dispatch loop, so every message that
             // preceded the prompt response has been counted by now.
             let count = match args.scenario.as_str() {
                 "stream" => updates.load(Ordering::Relaxed),
+                "perm" => permissions.load(Ordering::Relaxed),
+                "large" => large_writes.load(Ordering::Relaxed),
                 _ => reads.load(Ordering::Relaxed),
             };
-            Ok((setup_s, run_s, count))
+            Ok((setup_s, run_s, count, ended))
         })
         .await;
     // connect_with returned: the SDK closed the agent's stdin and waited for it to exit
     // (SIGTERM/SIGKILL after a grace period). Nothing after the prompt is measured.
 
     match result {
-        Ok((setup_s, run_s, count)) => {
-            let ok = count == args.n;
+        Ok((setup_s, run_s, count, ended)) => {
+            let ok = ended && count == args.n;
             println!(
                 "{{\"client\":\"official-rust\",\"scenario\":\"{}\",\"n\":{},\"setup_s\":{:.6},\"run_s\":{:.6},\"count\":{},\"ok\":{}}}",
                 args.scenario, args.n, setup_s, run_s, count, ok
