@@ -65,6 +65,8 @@ def cell(record, scenario):
 def markdown(records, meta):
     by_key = {(r["scenario"], r["client"], r["agent"]): r for r in records}
     scenarios = list(dict.fromkeys(r["scenario"] for r in records))
+    present = set(r["client"] for r in records)
+    names = [name for name in IMPLS if name in present]
     lines = [
         "# acp-engine benchmarks",
         "",
@@ -86,6 +88,8 @@ def markdown(records, meta):
         "|---|" + "---:|" * len(scenarios),
     ]
     for language, ours, official in LANGUAGES:
+        if ours not in present:
+            continue
         row = [language]
         for scenario in scenarios:
             mine = by_key.get((scenario, ours, ours))
@@ -106,14 +110,14 @@ def markdown(records, meta):
         "| implementation | client MiB | agent MiB | CPU µs per message (both) |",
         "|---|---:|---:|---:|",
     ]
-    for name in IMPLS:
+    for name in names:
         record = by_key.get(("stream", name, name))
         summary = summarize(record) if record else None
         if summary:
             lines.append(f"| {name} | {summary['rss_client_mb']:.1f} | {summary['rss_agent_mb']:.1f} "
                          f"| {summary['cpu_us']:.1f} |")
     for scenario in scenarios:
-        agents = [name for name in IMPLS if "agent" in IMPLS[name]]
+        agents = [name for name in names if "agent" in IMPLS[name]]
         lines += [
             "",
             f"## {scenario}: {SCENARIO_UNITS.get(scenario, '')} (client ↓, agent →)",
@@ -121,7 +125,7 @@ def markdown(records, meta):
             "| client \\ agent | " + " | ".join(agents) + " |",
             "|---|" + "---:|" * len(agents),
         ]
-        for client in (name for name in IMPLS if "client" in IMPLS[name]):
+        for client in (name for name in names if "client" in IMPLS[name]):
             row = [client] + [cell(by_key[(scenario, client, agent)], scenario)
                               if (scenario, client, agent) in by_key else "" for agent in agents]
             lines.append("| " + " | ".join(row) + " |")
@@ -143,7 +147,8 @@ def chart(records, path):
 
     by_key = {(r["scenario"], r["client"], r["agent"]): r for r in records}
     scenarios = [s for s in dict.fromkeys(r["scenario"] for r in records)]
-    names = [name for name in IMPLS if "client" in IMPLS[name] and "agent" in IMPLS[name]]
+    present = set(r["client"] for r in records)
+    names = [name for name in IMPLS if name in present and "client" in IMPLS[name] and "agent" in IMPLS[name]]
     figure, axes = plt.subplots(1, len(scenarios), figsize=(3.2 * len(scenarios), 4.8), squeeze=False)
     colors = {name: ("#1f77b4" if name.startswith("acp-engine") else "#b0b0b0") for name in names}
     for axis, scenario in zip(axes[0], scenarios):
@@ -155,7 +160,7 @@ def chart(records, path):
                              rotation=60, ha="right", fontsize=7)
         axis.set_title(scenario, fontsize=10)
         axis.set_ylabel(SCENARIO_UNITS.get(scenario, ""), fontsize=7)
-        if scenario != "setup" and any(heights):
+        if scenario not in ("setup", "large") and any(heights):
             axis.set_yscale("log")
         for index, v in enumerate(values):
             if v is None:

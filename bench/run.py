@@ -50,6 +50,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small N, one repetition: a smoke test of every pair")
     parser.add_argument("--reps", type=int, default=3, help="repetitions per pair (default 3)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset")
+    parser.add_argument("--impls", help="comma-separated subset of the implementations (names as in the table)")
     parser.add_argument("--no-build", action="store_true")
     parser.add_argument("--out", help="report directory (default docs/benchmarks, or bench/results with --quick)")
     args = parser.parse_args()
@@ -62,13 +63,14 @@ def main():
         # Go on in bench/.venv, which has matplotlib for the chart.
         os.execv(PY, [PY, os.path.abspath(__file__), *sys.argv[1:], "--no-build"])
 
+    chosen = {name: impl for name, impl in IMPLS.items() if not args.impls or name in args.impls.split(",")}
     records = []
     started = time.monotonic()
     for scenario in args.scenarios.split(","):
         full_n, quick_n = SCENARIOS[scenario]
         n = quick_n if args.quick else full_n
-        for client_name, client in IMPLS.items():
-            for agent_name, agent in IMPLS.items():
+        for client_name, client in chosen.items():
+            for agent_name, agent in chosen.items():
                 record = {"scenario": scenario, "client": client_name, "agent": agent_name, "n": n,
                           "runs": [], "error": None}
                 for _ in range(reps):

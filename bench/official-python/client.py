@@ -28,6 +28,8 @@ class BenchClient:
     def __init__(self) -> None:
         self.count = 0
         self.large = "x" * LARGE
+        # In `large`, every read is answered with 16 MiB.
+        self.large_reads = False
 
     def on_connect(self, conn):  # type: ignore[no-untyped-def]
         pass
@@ -40,7 +42,7 @@ class BenchClient:
         self.count += 1
 
     async def read_text_file(self, path, **kwargs):  # type: ignore[no-untyped-def]
-        if path == "/bench/large.txt":
+        if self.large_reads:
             return ReadTextFileResponse(content=self.large)
         self.count += 1
         return ReadTextFileResponse(content="hello")
@@ -53,6 +55,7 @@ class BenchClient:
 
 async def main(scenario: str, n: int, agent_argv: list) -> bool:
     client = BenchClient()
+    client.large_reads = scenario == "large"
     async with acp.spawn_agent_process(
         client, agent_argv[0], *agent_argv[1:], env=dict(os.environ), transport_kwargs={"stderr": None}
     ) as (conn, _proc):

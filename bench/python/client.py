@@ -18,6 +18,8 @@ class BenchClient(Client):
     def __init__(self) -> None:
         self.count = 0
         self.large = "x" * LARGE
+        # In `large`, every read is answered with 16 MiB.
+        self.large_reads = False
 
     async def request_permission(self, params):  # type: ignore[no-untyped-def]
         self.count += 1
@@ -27,7 +29,7 @@ class BenchClient(Client):
         self.count += 1
 
     async def read_text_file(self, params):  # type: ignore[no-untyped-def]
-        if params["path"] == "/bench/large.txt":
+        if self.large_reads:
             return {"content": self.large}
         self.count += 1
         return {"content": "hello"}
@@ -40,6 +42,7 @@ class BenchClient(Client):
 
 async def main(scenario: str, n: int, agent_argv: list) -> bool:
     client = BenchClient()
+    client.large_reads = scenario == "large"
     async with spawn_agent(lambda _: client, agent_argv[0], *agent_argv[1:]) as agent:
         await agent.initialize(
             {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}}}
