@@ -57,9 +57,22 @@ def cell(record, scenario):
         text = f"{summary['setup_ms']:.0f} ms"
     else:
         text = f"{summary['rate']:,.0f}"
+        if summary["max"] > summary["min"]:
+            text += f"<br><sub>{short(summary['min'])}–{short(summary['max'])}</sub>"
     if summary["late"]:
         text += " FAIL†"
     return text
+
+
+def short(rate):
+    """A rate in a few characters: 950, 12.3k, 456k, 1.2M."""
+    if rate >= 1e6:
+        return f"{rate / 1e6:.1f}M"
+    if rate >= 1e5:
+        return f"{rate / 1e3:.0f}k"
+    if rate >= 1e3:
+        return f"{rate / 1e3:.1f}k"
+    return f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
 
 
 def markdown(records, meta):
@@ -120,7 +133,7 @@ def markdown(records, meta):
         agents = [name for name in names if "agent" in IMPLS[name]]
         lines += [
             "",
-            f"## {scenario}: {SCENARIO_UNITS.get(scenario, '')} (client ↓, agent →)",
+            f"## {scenario}: {SCENARIO_UNITS.get(scenario, '')} (client ↓, agent →; median, min–max below)",
             "",
             "| client \\ agent | " + " | ".join(agents) + " |",
             "|---|" + "---:|" * len(agents),
