@@ -61,17 +61,27 @@ impl AsyncRead for NonBlockingReader {
         _: &mut std::task::Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        use std::io::Read;
         loop {
-            let unfilled = buf.initialize_unfilled();
-            return match (&self.0).read(unfilled) {
-                Ok(n) => {
-                    buf.advance(n);
-                    std::task::Poll::Ready(Ok(()))
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => std::task::Poll::Pending,
-                Err(error) => std::task::Poll::Ready(Err(error)),
+            // Straight into the spare capacity: zeroing it first (what a safe
+            // `read` needs) would cost more than the read for a long line,
+            // whose buffer has megabytes of it.
+            // SAFETY: `read` writes at most `unfilled.len()` bytes there, and
+            // exactly the `n` it returns are marked initialized.
+            let result = unsafe {
+                let unfilled = buf.unfilled_mut();
+                libc::read(self.0.as_raw_fd(), unfilled.as_mut_ptr().cast(), unfilled.len())
+            };
+            if result >= 0 {
+                let n = result as usize;
+                unsafe { buf.assume_init(n) };
+                buf.advance(n);
+                return std::task::Poll::Ready(Ok(()));
+            }
+            let error = std::io::Error::last_os_error();
+            return match error.kind() {
+                std::io::ErrorKind::Interrupted => continue,
+                std::io::ErrorKind::WouldBlock => std::task::Poll::Pending,
+                _ => std::task::Poll::Ready(Err(error)),
             };
         }
     }

@@ -139,17 +139,20 @@ impl HostReader {
             batch,
             ..
         } = reader;
-        let read = {
-            let mut read = std::pin::pin!(lines.read_batch(|event| on_line(
-                inner,
-                handler,
-                inline.as_ref(),
-                event,
-                batch
-            )));
+        // One read, or more while a long message is still coming in (a
+        // 16 MiB line takes hundreds of reads; a turn of the host's loop
+        // for each would dominate). A burst of short lines stays at one
+        // read per pump: the host handles it before reading more.
+        let read = loop {
+            let lines_seen = std::cell::Cell::new(0usize);
+            let mut read = std::pin::pin!(lines.read_batch(|event| {
+                lines_seen.set(lines_seen.get() + 1);
+                on_line(inner, handler, inline.as_ref(), event, batch)
+            }));
             match read.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                Poll::Ready(read) => Some(read),
-                Poll::Pending => None,
+                Poll::Ready(Ok(true)) if lines_seen.get() == 0 => continue,
+                Poll::Ready(read) => break Some(read),
+                Poll::Pending => break None,
             }
         };
         for reply in batch.replies.drain(..) {
