@@ -29,7 +29,25 @@ pub(crate) const CANCEL_REQUEST: &str = "$/cancel_request";
 #[derive(Default)]
 struct Batch {
     ordered: Vec<Ordered>,
+    /// Replies that found the write queue full: sent (waiting for room)
+    /// after the read, in order.
     replies: Vec<Vec<u8>>,
+}
+
+impl Batch {
+    /// Answer an invalid line now, so replies go out in the order of the
+    /// lines they answer (before the answer to a valid request read after
+    /// it); if the write queue is full, after this read, waiting for room.
+    fn reply(&mut self, inner: &Inner, frame: Vec<u8>) {
+        if !self.replies.is_empty() {
+            self.replies.push(frame);
+            return;
+        }
+        match inner.try_enqueue(frame) {
+            Ok(()) | Err(super::TryEnqueueError::Closed(_)) => {}
+            Err(super::TryEnqueueError::Full(frame)) => self.replies.push(frame),
+        }
+    }
 }
 
 /// The reader's state, wherever it runs.
@@ -210,7 +228,7 @@ fn on_line(
                     inner.settings.max_message_size
                 )
             }));
-            batch.replies.push(frame::response(&RequestId::Null, &Err(error)));
+            batch.reply(inner, frame::response(&RequestId::Null, &Err(error)));
             return;
         }
     };
@@ -245,7 +263,7 @@ fn on_line(
         Inbound::Response { id, outcome } => on_response(inner, id, outcome, batch),
         Inbound::Invalid { id, error } => {
             tracing::debug!(%id, %error, "invalid inbound message");
-            batch.replies.push(frame::response(&id, &Err(error)));
+            batch.reply(inner, frame::response(&id, &Err(error)));
         }
     }
 }
@@ -296,7 +314,7 @@ fn start_request(
     if !inner.track_running(&id, &cancellation) {
         let error = RequestError::invalid_request()
             .with_data(json!({ "reason": format!("request id {id} is already in use") }));
-        batch.replies.push(frame::response(&id, &Err(error)));
+        batch.reply(inner, frame::response(&id, &Err(error)));
         return;
     }
     let span = tracing::debug_span!("acp_request", %method, %id);
@@ -353,7 +371,7 @@ fn start_inline_request(
     if !inner.track_deferred(&id) {
         let error = RequestError::invalid_request()
             .with_data(json!({ "reason": format!("request id {id} is already in use") }));
-        batch.replies.push(frame::response(&id, &Err(error)));
+        batch.reply(inner, frame::response(&id, &Err(error)));
         return;
     }
     let answered = Arc::new(AtomicBool::new(false));
@@ -372,7 +390,7 @@ fn start_inline_request(
         Err(error) => {
             inner.untrack_running(&id);
             if !answered.swap(true, Ordering::AcqRel) {
-                batch.replies.push(frame::response(&id, &Err(error)));
+                batch.reply(inner, frame::response(&id, &Err(error)));
             }
         }
     }
