@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-python test-node test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -16,7 +16,7 @@ demo:
 
 ## test: every test: generated code in sync, Rust unit/wire/process tests,
 ## interop with the official TypeScript and Python SDKs, benchmark smoke run
-test: codegen-check header-check test-rust test-c test-python test-node test-interop bench-quick
+test: codegen-check header-check test-rust test-c test-python test-node test-reliability test-interop bench-quick
 
 test-rust:
 	$(CARGO) test --workspace --all-targets
@@ -35,6 +35,12 @@ test-python:
 test-node:
 	$(CARGO) build -q -p acp-engine --examples
 	bash node/test.sh
+
+## test-reliability: the malformed-input corpus (reliability/corpus) against
+## every language's example agent and client over real pipes
+test-reliability:
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
+	bash reliability/run.sh
 
 ## test-interop: our example agent/client against the official SDKs' (installed here)
 test-interop:

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The reliability suite (what `make test-reliability` runs): the malformed
+# input corpus against every language's example agent and client. Expects
+# the Rust examples and the C library built (debug), and target/python-venv
+# from python/test.sh; Node peers join when node/test.sh left them built.
+# Last line: "N passed, M failed".
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+work="$(mktemp -d "${TMPDIR:-/tmp}/acp-reliability.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+huge="${ACP_RELIABILITY_HUGE_BYTES:-1073741824}"
+
+cc -o "$work/c-agent" "$root/bindings/c/examples/agent.c" -I "$root/include" \
+  -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug" || exit 1
+cc -o "$work/c-client" "$root/bindings/c/examples/client.c" -I "$root/include" \
+  -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug" || exit 1
+
+agents=("rust=$root/target/debug/examples/agent" "c=$work/c-agent")
+clients=("rust=$root/target/debug/examples/client" "c=$work/c-client")
+py="$root/target/python-venv/bin/python"
+if [[ -x "$py" ]]; then
+  agents+=("python=$py $root/python/examples/agent.py")
+  clients+=("python=$py $root/python/examples/client.py")
+fi
+node_examples="$root/target/node-examples"
+if [[ -f "$node_examples/agent.js" ]]; then
+  agents+=("node=node $node_examples/agent.js")
+  clients+=("node=node $node_examples/client.js")
+fi
+
+total_passed=0
+total_failed=0
+tally() { # tally <output file>
+  local last
+  last="$(tail -1 "$1")"
+  grep -E '^FAIL' "$1"
+  total_passed=$((total_passed + $(echo "$last" | awk '{print $1}')))
+  total_failed=$((total_failed + $(echo "$last" | awk '{print $3}')))
+}
+python3 "$here/corpus_agents.py" --huge-bytes "$huge" "${agents[@]}" >"$work/agents.txt" 2>/dev/null
+echo "corpus -> agents: $(tail -1 "$work/agents.txt") (${#agents[@]} agents; peak RSS: $(grep -o 'peak RSS [0-9]* MiB' "$work/agents.txt" | awk '{print $3}' | paste -sd/) MiB)"
+tally "$work/agents.txt"
+python3 "$here/corpus_clients.py" --huge-bytes "$huge" --agent "$root/target/debug/examples/agent" "${clients[@]}" \
+  >"$work/clients.txt" 2>/dev/null
+echo "corpus -> clients: $(tail -1 "$work/clients.txt") (${#clients[@]} clients, each then completing its scenario)"
+tally "$work/clients.txt"
+echo "$total_passed passed, $total_failed failed"
+[[ $total_failed -eq 0 ]]
