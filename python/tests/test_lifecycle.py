@@ -128,3 +128,43 @@ def test_ctrl_c_with_a_call_in_flight() -> None:
     _, stderr = client.communicate(timeout=20)
     assert client.returncode != 0 and "KeyboardInterrupt" in stderr, stderr
     assert wait_gone(agent_pid)
+
+
+def test_a_peer_that_stops_reading_gets_backpressure_not_loss() -> None:
+    # Our side sends 400,000 notifications to a peer that reads nothing for
+    # a while: the sender waits (memory stays bounded), then everything
+    # arrives, in order, once the peer reads.
+    reader = textwrap.dedent(
+        """
+        import sys, time
+        time.sleep(1.5)
+        count = 0
+        for line in sys.stdin.buffer:
+            count += 1
+        print("received", count, file=sys.stderr, flush=True)
+        """
+    )
+    script = textwrap.dedent(
+        """
+        import asyncio, resource, sys
+        from acp_engine import Connection, spawn_stream
+
+        async def main():
+            connection = Connection(spawn_stream(PYTHON, "-c", READER))
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            for i in range(400_000):
+                await connection.send_notification("_n", {"i": i, "pad": "x" * 100})
+            grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+            print(grown // 1024, flush=True)
+            await connection.aclose()
+
+        asyncio.run(main())
+        """
+    ).replace("READER", repr(reader)).replace("PYTHON", repr(sys.executable))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    grown_mb = int(done.stdout.split()[0])
+    received = int(done.stderr.split("received")[1].split()[0])
+    # 400,000 messages are ~50 MB; the write queue holds at most a few MB.
+    assert grown_mb < 24, f"sender grew {grown_mb} MB while the peer was not reading"
+    assert received == 400_000

@@ -42,6 +42,8 @@ const HOST_WRITE_SPIN: std::time::Duration = std::time::Duration::from_micros(30
 
 /// A host batch is written once it holds this much.
 const OUTPUT_BATCH: usize = 64 * 1024;
+/// Write queue capacity, in batches, with `buffer_output`.
+const OUTPUT_QUEUE_BATCHES: usize = 64;
 
 /// Which side of ACP a host connection plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,10 +148,15 @@ impl HostConnection {
             responders: Mutex::new(Default::default()),
             next_token: AtomicU64::new(1),
         });
-        let builder = Connection::builder()
+        let mut builder = Connection::builder()
             .max_message_size(options.max_message_size)
             .read_spin(options.read_spin)
             .write_spin(HOST_WRITE_SPIN);
+        if options.buffer_output {
+            // Queue entries are batches of up to 64 KiB: bound the queue in
+            // bytes (4 MiB), not in thousands of batches.
+            builder = builder.write_queue_capacity(OUTPUT_QUEUE_BATCHES);
+        }
         let read_fd = if options.host_reads {
             transport.take_host_reader()
         } else {
