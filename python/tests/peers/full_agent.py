@@ -64,6 +64,9 @@ class FullAgent(Agent):
         self.notes.append(("cancel", params))
 
     async def ext_method(self, method, params):  # type: ignore[no-untyped-def]
+        if method == "_test/echo_later":
+            await asyncio.sleep(0.05)
+            return {"echo": params["i"]}
         if method == "_test/notes":
             return {"notes": self.notes, "cancelled": CANCELLED}
         return {"ext": method, "params": params}
@@ -85,6 +88,14 @@ class FullAgent(Agent):
                     }
                 )
             return {"stopReason": "end_turn"}
+        if text.startswith("concurrent "):
+            n = int(text.split()[1])
+            reads = [
+                self.client.read_text_file({"sessionId": session_id, "path": f"/file-{i}"}) for i in range(n)
+            ]
+            results = await asyncio.gather(*reads)
+            wrong = [i for i, result in enumerate(results) if result["content"] != f"/file-{i}:None:None"]
+            return {"stopReason": "end_turn", "_meta": {"wrong": wrong[:10], "count": len(results)}}
         if text == "hang":
             try:
                 await asyncio.Event().wait()
