@@ -3,6 +3,7 @@
 import { AgentSideConnection, RequestError, stdioStream } from "../../node/index.js";
 
 const CHUNK_TEXT = "chunk of agent text";
+const LARGE = 16 * 1024 * 1024;
 let conn;
 
 const agent = {
@@ -20,6 +21,21 @@ const agent = {
     } else if (scenario === "rpc") {
       const read = { sessionId, path: "/bench/file.txt" };
       for (let i = 0; i < n; i++) await conn.readTextFile(read);
+    } else if (scenario === "perm") {
+      const options = [{ optionId: "allow", name: "Allow", kind: "allow_once" }];
+      for (let i = 0; i < n; i++) {
+        await conn.requestPermission({ sessionId, toolCall: { toolCallId: `call-${i}` }, options });
+      }
+    } else if (scenario === "concurrent") {
+      const read = { sessionId, path: "/bench/file.txt" };
+      await Promise.all(Array.from({ length: n }, () => conn.readTextFile(read)));
+    } else if (scenario === "large") {
+      const content = "x".repeat(LARGE);
+      for (let i = 0; i < n; i++) {
+        await conn.writeTextFile({ sessionId, path: "/bench/large.txt", content });
+        const read = await conn.readTextFile({ sessionId, path: "/bench/large.txt" });
+        if (read.content.length !== LARGE) throw RequestError.internalError({ got: read.content.length });
+      }
     } else {
       throw RequestError.invalidParams();
     }

@@ -1,36 +1,53 @@
 #!/usr/bin/env node
 // Benchmark client on acp-engine's Node binding (see bench/README.md):
-// node client.mjs --scenario stream|rpc --n N -- <agent command...>
-import { ClientSideConnection, spawnAgent } from "../../node/index.js";
+// node client.mjs --scenario <scenario> --n N -- <agent command...>
+const t0 = performance.now(); // setup includes loading the SDK
+const { ClientSideConnection, spawnAgent } = await import("../../node/index.js");
 
 const args = process.argv.slice(2);
 const flag = (name) => args[args.indexOf(name) + 1];
 const scenario = flag("--scenario");
 const n = Number(flag("--n"));
 const agentArgv = args.slice(args.indexOf("--") + 1);
+const LARGE = 16 * 1024 * 1024;
+const large = scenario === "large" ? "x".repeat(LARGE) : "";
 
 let count = 0;
 const client = {
-  requestPermission: () => ({ outcome: { outcome: "cancelled" } }),
+  requestPermission() {
+    count++;
+    return { outcome: { outcome: "selected", optionId: "allow" } };
+  },
   sessionUpdate() {
     count++;
   },
   readTextFile() {
+    if (large) return { content: large };
     count++;
     return { content: "hello" };
   },
+  writeTextFile(params) {
+    if (params.content.length === LARGE) count++;
+    return {};
+  },
 };
 
-const t0 = performance.now();
 const agent = new ClientSideConnection(() => client, spawnAgent(agentArgv[0], agentArgv.slice(1)));
 await agent.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
 const session = await agent.newSession({ cwd: "/tmp", mcpServers: [] });
 const setup_s = (performance.now() - t0) / 1000;
 
-const t1 = performance.now();
-const outcome = await agent.prompt({ sessionId: session.sessionId, prompt: [{ type: "text", text: `${scenario} ${n}` }] });
-const run_s = (performance.now() - t1) / 1000;
-const ok = count === n && outcome.stopReason === "end_turn";
+let run_s = setup_s;
+let stopReason = "end_turn";
+if (scenario === "setup") {
+  count = n;
+} else {
+  const t1 = performance.now();
+  const outcome = await agent.prompt({ sessionId: session.sessionId, prompt: [{ type: "text", text: `${scenario} ${n}` }] });
+  run_s = (performance.now() - t1) / 1000;
+  stopReason = outcome.stopReason;
+}
+const ok = count === n && stopReason === "end_turn";
 agent.close();
 await agent.closed;
 console.log(JSON.stringify({ client: "acp-engine-node", scenario, n, setup_s, run_s, count, ok }));

@@ -6,6 +6,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js";
 
 const CHUNK_TEXT = "chunk of agent text";
+const LARGE = 16 * 1024 * 1024;
 
 const app = acp
   .agent({ name: "official-ts-bench-agent" })
@@ -26,6 +27,25 @@ const app = acp
     } else if (scenario === "rpc") {
       for (let i = 0; i < n; i++) {
         await client.request(acp.methods.client.fs.readTextFile, { sessionId, path: "/bench/file.txt" });
+      }
+    } else if (scenario === "perm") {
+      const options = [{ optionId: "allow", name: "Allow", kind: "allow_once" }];
+      for (let i = 0; i < n; i++) {
+        await client.request(acp.methods.client.session.requestPermission, {
+          sessionId,
+          toolCall: { toolCallId: `call-${i}` },
+          options,
+        });
+      }
+    } else if (scenario === "concurrent") {
+      const read = { sessionId, path: "/bench/file.txt" };
+      await Promise.all(Array.from({ length: n }, () => client.request(acp.methods.client.fs.readTextFile, read)));
+    } else if (scenario === "large") {
+      const content = "x".repeat(LARGE);
+      for (let i = 0; i < n; i++) {
+        await client.request(acp.methods.client.fs.writeTextFile, { sessionId, path: "/bench/large.txt", content });
+        const read = await client.request(acp.methods.client.fs.readTextFile, { sessionId, path: "/bench/large.txt" });
+        if (read.content.length !== LARGE) throw acp.RequestError.internalError({ got: read.content.length });
       }
     } else {
       throw acp.RequestError.invalidParams();

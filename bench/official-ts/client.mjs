@@ -1,30 +1,40 @@
 #!/usr/bin/env node
 // Benchmark client on the official TypeScript SDK (see bench/README.md):
-// node client.mjs --scenario stream|rpc --n N -- <agent command...>
+// node client.mjs --scenario <scenario> --n N -- <agent command...>
+const t0 = performance.now(); // setup includes loading the SDK
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 
-import * as acp from "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js";
+const acp = await import("../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js");
 
 const args = process.argv.slice(2);
 const flag = (name) => args[args.indexOf(name) + 1];
 const scenario = flag("--scenario");
 const n = Number(flag("--n"));
 const agentArgv = args.slice(args.indexOf("--") + 1);
+const LARGE = 16 * 1024 * 1024;
+const large = scenario === "large" ? "x".repeat(LARGE) : "";
 
 let count = 0;
 const app = acp
   .client({ name: "official-ts-bench-client" })
-  .onRequest(acp.methods.client.session.requestPermission, () => ({ outcome: { outcome: "cancelled" } }))
+  .onRequest(acp.methods.client.session.requestPermission, () => {
+    count++;
+    return { outcome: { outcome: "selected", optionId: "allow" } };
+  })
   .onRequest(acp.methods.client.fs.readTextFile, () => {
+    if (large) return { content: large };
     count++;
     return { content: "hello" };
+  })
+  .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+    if (params.content.length === LARGE) count++;
+    return {};
   })
   .onNotification(acp.methods.client.session.update, () => {
     count++;
   });
 
-const t0 = performance.now();
 const child = spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
 const exited = new Promise((resolve) => child.on("exit", resolve));
 const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
@@ -36,19 +46,27 @@ await agent.request(acp.methods.agent.initialize, {
 const session = await agent.request(acp.methods.agent.session.new, { cwd: "/tmp", mcpServers: [] });
 const setup_s = (performance.now() - t0) / 1000;
 
-const t1 = performance.now();
-const outcome = await agent.request(acp.methods.agent.session.prompt, {
-  sessionId: session.sessionId,
-  prompt: [{ type: "text", text: `${scenario} ${n}` }],
-});
-const run_s = (performance.now() - t1) / 1000;
-const counted = count;
-// This SDK can resolve the turn before the last updates were handled: give
-// stragglers a moment and report them, so the driver can flag the pair.
-await new Promise((resolve) => setTimeout(resolve, 200));
-const late = count - counted;
-count = counted;
-const ok = count === n && outcome.stopReason === "end_turn";
+let run_s = setup_s;
+let stopReason = "end_turn";
+let late = 0;
+if (scenario === "setup") {
+  count = n;
+} else {
+  const t1 = performance.now();
+  const outcome = await agent.request(acp.methods.agent.session.prompt, {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: `${scenario} ${n}` }],
+  });
+  run_s = (performance.now() - t1) / 1000;
+  stopReason = outcome.stopReason;
+  const counted = count;
+  // This SDK can resolve the turn before the last updates were handled: give
+  // stragglers a moment and report them, so the driver can flag the pair.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  late = count - counted;
+  count = counted;
+}
+const ok = count === n && stopReason === "end_turn";
 conn.close();
 child.stdin.end();
 await exited;
