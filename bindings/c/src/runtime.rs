@@ -19,6 +19,10 @@ pub(crate) fn handle() -> (Handle, u64) {
         .get_or_insert_with(|| {
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
+                // C callbacks run on blocking threads; thousands of requests
+                // in flight must not mean thousands of threads (callbacks
+                // beyond this wait their turn).
+                .max_blocking_threads(64)
                 .thread_name("acp-engine")
                 .on_thread_start(block_sigpipe)
                 .enable_all()
