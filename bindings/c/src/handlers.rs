@@ -5,9 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::ptr;
 use std::sync::Arc;
 
-use acp_engine::{
-    to_raw, validate, CancellationToken, IncomingNotification, IncomingRequest, RawJson, RequestError,
-};
+use acp_engine::{to_raw, CancellationToken, IncomingNotification, IncomingRequest, RawJson, RequestError};
 
 use crate::events::EventQueue;
 use crate::ffi::c_string;
@@ -26,6 +24,17 @@ pub enum acp_side {
     ACP_SIDE_AGENT = 1,
     /// A client: the same, the other way round.
     ACP_SIDE_CLIENT = 2,
+}
+
+impl acp_side {
+    /// The engine's name for this side.
+    pub(crate) fn engine(self) -> acp_engine::host::Side {
+        match self {
+            acp_side::ACP_SIDE_RAW => acp_engine::host::Side::Raw,
+            acp_side::ACP_SIDE_AGENT => acp_engine::host::Side::Agent,
+            acp_side::ACP_SIDE_CLIENT => acp_engine::host::Side::Client,
+        }
+    }
 }
 
 /// An error answer, in callbacks and events. Pointers are NULL when absent.
@@ -127,12 +136,9 @@ impl Bridge {
     /// The core request handler: check, hand to C, wait until C answered
     /// (C's answer goes on the wire directly, through the responder).
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
-        let params = request.params.as_ref();
-        match self.side {
-            acp_side::ACP_SIDE_RAW => {}
-            acp_side::ACP_SIDE_AGENT => validate::agent_request(&request.method, params)?,
-            acp_side::ACP_SIDE_CLIENT => validate::client_request(&request.method, params)?,
-        }
+        self.side
+            .engine()
+            .check_request(&request.method, request.params.as_ref())?;
         self.ready.cancelled().await;
         let (responder, answered) = responder::register(
             self.connection_id,
@@ -171,13 +177,10 @@ impl Bridge {
         self: Arc<Self>,
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
-        let params = notification.params.as_ref();
-        match self.side {
-            acp_side::ACP_SIDE_RAW => {}
-            acp_side::ACP_SIDE_AGENT => validate::agent_notification(&notification.method, params)?,
-            acp_side::ACP_SIDE_CLIENT => validate::client_notification(&notification.method, params)?,
-        }
-        let params = params.map(|p| p.get().to_owned());
+        self.side
+            .engine()
+            .check_notification(&notification.method, notification.params.as_ref())?;
+        let params = notification.params.as_ref().map(|p| p.get().to_owned());
         match &self.delivery {
             Delivery::Events(queue) => queue.push_notification(&notification.method, params.as_deref()),
             Delivery::Callbacks(handlers) => {
@@ -222,11 +225,7 @@ impl Bridge {
     /// Check what this side sends: an agent sends client methods, a client
     /// agent methods.
     pub fn check_outbound_request(&self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
-        match self.side {
-            acp_side::ACP_SIDE_RAW => Ok(()),
-            acp_side::ACP_SIDE_AGENT => validate::client_request(method, params),
-            acp_side::ACP_SIDE_CLIENT => validate::agent_request(method, params),
-        }
+        self.side.engine().peer().check_request(method, params)
     }
 
     pub fn check_outbound_notification(
@@ -234,11 +233,7 @@ impl Bridge {
         method: &str,
         params: Option<&RawJson>,
     ) -> Result<(), RequestError> {
-        match self.side {
-            acp_side::ACP_SIDE_RAW => Ok(()),
-            acp_side::ACP_SIDE_AGENT => validate::client_notification(method, params),
-            acp_side::ACP_SIDE_CLIENT => validate::agent_notification(method, params),
-        }
+        self.side.engine().peer().check_notification(method, params)
     }
 }
 

@@ -312,9 +312,7 @@ fn start_request(
 ) {
     let cancellation = inner.closing.child_token();
     if !inner.track_running(&id, &cancellation) {
-        let error = RequestError::invalid_request()
-            .with_data(json!({ "reason": format!("request id {id} is already in use") }));
-        batch.reply(inner, frame::response(&id, &Err(error)));
+        batch.reply(inner, id_in_use(&id));
         return;
     }
     let span = tracing::debug_span!("acp_request", %method, %id);
@@ -358,6 +356,13 @@ fn start_request(
     super::run_inline_or_spawn(task, &runtime);
 }
 
+/// The answer to a request whose id is still running.
+fn id_in_use(id: &RequestId) -> Vec<u8> {
+    let error = RequestError::invalid_request()
+        .with_data(json!({ "reason": format!("request id {id} is already in use") }));
+    frame::response(id, &Err(error))
+}
+
 /// Hand a request to an inline handler, which answers it later through its
 /// `Responder` (or now, with an error).
 fn start_inline_request(
@@ -369,9 +374,7 @@ fn start_inline_request(
     batch: &mut Batch,
 ) {
     if !inner.track_deferred(&id) {
-        let error = RequestError::invalid_request()
-            .with_data(json!({ "reason": format!("request id {id} is already in use") }));
-        batch.reply(inner, frame::response(&id, &Err(error)));
+        batch.reply(inner, id_in_use(&id));
         return;
     }
     let answered = Arc::new(AtomicBool::new(false));

@@ -26,12 +26,8 @@ pub(crate) struct Bridge {
 
 impl Bridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
-        let params = request.params.as_ref();
-        match self.side {
-            Side::Raw => {}
-            Side::Agent => crate::validate::agent_request(&request.method, params)?,
-            Side::Client => crate::validate::client_request(&request.method, params)?,
-        }
+        self.side
+            .check_request(&request.method, request.params.as_ref())?;
         let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
         let (answered, answer) = tokio::sync::oneshot::channel();
         let responder = request.responder();
@@ -61,35 +57,13 @@ impl Bridge {
         self: Arc<Self>,
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
-        let params = notification.params.as_ref();
-        match self.side {
-            Side::Raw => {}
-            Side::Agent => crate::validate::agent_notification(&notification.method, params)?,
-            Side::Client => crate::validate::client_notification(&notification.method, params)?,
-        }
+        self.side
+            .check_notification(&notification.method, notification.params.as_ref())?;
         self.shared
             .queue
             .push_notification(&notification.method, notification.params.as_ref())
             .await;
         Ok(())
-    }
-}
-
-fn check_request(side: Side, request: &IncomingRequest) -> Result<(), RequestError> {
-    let params = request.params.as_ref();
-    match side {
-        Side::Raw => Ok(()),
-        Side::Agent => crate::validate::agent_request(&request.method, params),
-        Side::Client => crate::validate::client_request(&request.method, params),
-    }
-}
-
-fn check_notification(side: Side, notification: &IncomingNotification) -> Result<(), RequestError> {
-    let params = notification.params.as_ref();
-    match side {
-        Side::Raw => Ok(()),
-        Side::Agent => crate::validate::agent_notification(&notification.method, params),
-        Side::Client => crate::validate::client_notification(&notification.method, params),
     }
 }
 
@@ -100,7 +74,10 @@ pub(crate) struct InlineBridge {
 
 impl InlineHandler for InlineBridge {
     fn notification(&self, notification: IncomingNotification) {
-        if let Err(error) = check_notification(self.side, &notification) {
+        if let Err(error) = self
+            .side
+            .check_notification(&notification.method, notification.params.as_ref())
+        {
             tracing::debug!(method = %notification.method, %error, "dropped an invalid notification");
             return;
         }
@@ -110,7 +87,8 @@ impl InlineHandler for InlineBridge {
     }
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
-        check_request(self.side, &request)?;
+        self.side
+            .check_request(&request.method, request.params.as_ref())?;
         let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
         let responder = request.responder();
         self.shared.responders.lock().unwrap().insert(

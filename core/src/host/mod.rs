@@ -56,6 +56,36 @@ pub enum Side {
     Client,
 }
 
+impl Side {
+    /// The other end: what an agent sends, a client receives.
+    pub fn peer(self) -> Side {
+        match self {
+            Side::Raw => Side::Raw,
+            Side::Agent => Side::Client,
+            Side::Client => Side::Agent,
+        }
+    }
+
+    /// Check an inbound request for this side: an unknown method is -32601,
+    /// params that do not fit the schema -32602 (`Raw` accepts anything).
+    pub fn check_request(self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
+        match self {
+            Side::Raw => Ok(()),
+            Side::Agent => crate::validate::agent_request(method, params),
+            Side::Client => crate::validate::client_request(method, params),
+        }
+    }
+
+    /// Check an inbound notification for this side (an `Err`: drop it).
+    pub fn check_notification(self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
+        match self {
+            Side::Raw => Ok(()),
+            Side::Agent => crate::validate::agent_notification(method, params),
+            Side::Client => crate::validate::client_notification(method, params),
+        }
+    }
+}
+
 /// Settings for [`HostConnection::connect`].
 #[derive(Debug, Clone)]
 pub struct HostOptions {
@@ -368,14 +398,12 @@ impl HostConnection {
         request: bool,
     ) -> Result<Option<RawJson>, RequestError> {
         let params = params.map(|text| parse_json(text, "params")).transpose()?;
-        let check = match (self.side, request) {
-            (Side::Raw, _) => return Ok(params),
-            (Side::Agent, true) => crate::validate::client_request,
-            (Side::Agent, false) => crate::validate::client_notification,
-            (Side::Client, true) => crate::validate::agent_request,
-            (Side::Client, false) => crate::validate::agent_notification,
-        };
-        check(method, params.as_ref())?;
+        // What we send is what the peer receives.
+        if request {
+            self.side.peer().check_request(method, params.as_ref())?;
+        } else {
+            self.side.peer().check_notification(method, params.as_ref())?;
+        }
         Ok(params)
     }
 
