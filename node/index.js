@@ -917,14 +917,30 @@ export class ClientSideConnection {
     );
     const permissions = this.#permissions;
     const trackPermissions = (method, params, context) => {
-      if (method === "session/request_permission") {
-        let tokens = permissions.get(params.sessionId);
-        if (tokens === undefined) permissions.set(params.sessionId, (tokens = new Set()));
-        tokens.add(context._token);
+      if (method !== "session/request_permission") return onRequest(method, params, context);
+      const sessionId = params.sessionId;
+      const token = context._token;
+      let tokens = permissions.get(sessionId);
+      if (tokens === undefined) permissions.set(sessionId, (tokens = new Set()));
+      tokens.add(token);
+      // Answered (or failed): cancel() has nothing left to answer for it.
+      const untrack = () => {
+        tokens.delete(token);
+        if (tokens.size === 0 && permissions.get(sessionId) === tokens) permissions.delete(sessionId);
+      };
+      let result;
+      try {
+        result = onRequest(method, params, context);
+      } catch (error) {
+        untrack();
+        throw error;
       }
-      return onRequest(method, params, context);
+      if (result != null && typeof result.then === "function") result.then(untrack, untrack);
+      else untrack();
+      return result;
     };
     this.#core = new Core(stream, SIDE_CLIENT, trackPermissions, onNotification, {});
+    this.#core.closed.then(() => permissions.clear());
     client = toClient(this);
   }
 

@@ -369,15 +369,15 @@ static void test_peer_hangs_up(void) {
 
 /* ---- callbacks vs. the connection pointer and on_close's end ------------- */
 
-static acp_connection *_Atomic published;
 static atomic_int early_calls, calls_before_out;
 
+/* user_data is the address of the `*out` the constructor fills in. */
 static void early_request(void *user_data, const char *method, const char *params,
                           acp_responder *responder) {
-    (void)user_data;
     (void)method;
     (void)params;
-    if (atomic_load(&published) == NULL) atomic_fetch_add(&calls_before_out, 1);
+    if (__atomic_load_n((acp_connection **)user_data, __ATOMIC_ACQUIRE) == NULL)
+        atomic_fetch_add(&calls_before_out, 1);
     CHECK_RC(acp_responder_ok(responder, "{}"), ACP_OK);
     atomic_fetch_add(&early_calls, 1);
 }
@@ -393,11 +393,9 @@ static void test_callback_before_out(void) {
         CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
         const char *request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"early\"}\n";
         CHECK(write(sv[0], request, strlen(request)) == (ssize_t)strlen(request));
-        acp_handlers h = {NULL, early_request, NULL, NULL};
         acp_connection *c = NULL;
-        atomic_store(&published, NULL);
+        acp_handlers h = {&c, early_request, NULL, NULL};
         CHECK_RC(acp_connection_fds(sv[1], dup(sv[1]), NULL, &h, &c), ACP_OK);
-        atomic_store(&published, c);
         peer p = {sv[0], NULL, 0, 0};
         char *line = peer_read_line(&p, slow(3000)); /* the answer */
         CHECK(line != NULL);
