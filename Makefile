@@ -33,7 +33,7 @@ test-python:
 ## npm pack, installed into an empty directory and tested there (node:test,
 ## tsc --strict on the examples, interop rows)
 test-node:
-	$(CARGO) build -q -p acp-engine --examples
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
 	bash node/test.sh
 
 ## test-reliability: the malformed-input corpus (reliability/corpus) against

@@ -249,6 +249,25 @@ class InboundContext {
   }
 }
 
+// Open connections, flushed if the process exits (process.exit() runs no
+// more setImmediate callbacks, and sends wait for one to be written).
+const openCores = new Set();
+let exitHookInstalled = false;
+function flushOnExit(core) {
+  openCores.add(core);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const open of openCores) {
+      try {
+        open.native.flush();
+      } catch {
+        // Closed: nothing to write.
+      }
+    }
+  });
+}
+
 class Core {
   constructor(stream, side, onRequest, onNotification, voidResult) {
     if (!stream || typeof stream[kOpen] !== "function") {
@@ -287,6 +306,7 @@ class Core {
     this.native = null;
     this.native = stream[kOpen](side, () => this.onWake(), this);
     this.hostReads = this.native.startReading((text) => this.onEvents(text), this.pendingCount);
+    flushOnExit(this);
   }
 
   // Web Streams transport: move bytes between the user's streams and the engine.
@@ -477,6 +497,7 @@ class Core {
     }
     try {
       this.native.respond(token, text === undefined ? "null" : text);
+      this.scheduleFlush();
     } catch (error) {
       logHandlerError("request", "response", fromNativeError(error));
     }
@@ -512,12 +533,14 @@ class Core {
     }
     try {
       this.native.respondError(token, code, message, dataText);
+      this.scheduleFlush();
     } catch (failure) {
       logHandlerError("request", "error response", fromNativeError(failure));
     }
   }
 
   finish(reason) {
+    openCores.delete(this);
     if (this.isClosed) return;
     this.isClosed = true;
     this.closeReason = reason;
@@ -555,6 +578,7 @@ class Core {
     if (this.isClosed) return;
     try {
       this.native.respond(token, JSON.stringify(value));
+      this.scheduleFlush();
     } catch {
       // Closed meanwhile.
     }
@@ -564,6 +588,7 @@ class Core {
     let id;
     try {
       id = this.native.request(method, params === undefined ? undefined : JSON.stringify(params));
+      this.scheduleFlush();
     } catch (error) {
       return Promise.reject(fromNativeError(error));
     }
@@ -578,6 +603,7 @@ class Core {
     let id;
     try {
       id = this.native.request(method, params === undefined ? undefined : JSON.stringify(params));
+      this.scheduleFlush();
     } catch (error) {
       return { id: undefined, promise: Promise.reject(fromNativeError(error)) };
     }
@@ -592,6 +618,7 @@ class Core {
     let ticket;
     try {
       ticket = this.native.notify(method, params === undefined ? undefined : JSON.stringify(params));
+      this.scheduleFlush();
     } catch (error) {
       return Promise.reject(fromNativeError(error));
     }
@@ -609,6 +636,7 @@ class Core {
     let ticket;
     try {
       ticket = this.native.sendCancelRequest(JSON.stringify(requestId));
+      this.scheduleFlush();
     } catch (error) {
       return Promise.reject(fromNativeError(error));
     }
@@ -616,7 +644,25 @@ class Core {
   }
 
   cancelPendingRequest(id) {
-    return this.native.cancelPending(id);
+    const cancelled = this.native.cancelPending(id);
+    this.scheduleFlush();
+    return cancelled;
+  }
+
+  /** Sends are collected in the engine and written together: after the
+   * batch being handled (the addon flushes), or on this loop turn's
+   * setImmediate for sends made anywhere else. */
+  scheduleFlush() {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      try {
+        this.native.flush();
+      } catch {
+        // Closed meanwhile: the sends fail on their own.
+      }
+    });
   }
 
   close() {

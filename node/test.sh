@@ -59,7 +59,10 @@ tarball="$(npm pack --silent --pack-destination "$tmp" 2>"$tmp/pack.log" | tail 
 if [[ -n "$tarball" && -f "$tmp/$tarball" ]]; then pass "npm pack ($tarball)"; else
   cat "$tmp/pack.log" >&2; fail "npm pack"; finish; fi
 
-app="$tmp/app"
+# The installed app is kept in target/ (fresh each run) so that other suites
+# (reliability/run.sh) can run the compiled example agent and client.
+app="$root/target/node-app"
+rm -rf "$app"
 mkdir -p "$app"
 printf '{ "name": "acp-engine-node-test-app", "private": true, "type": "module" }\n' >"$app/package.json"
 if (cd "$app" && npm install --no-audit --no-fund --no-save "$tmp/$tarball" >"$tmp/install.log" 2>&1) &&
@@ -124,6 +127,15 @@ if [[ -z "${ACP_NODE_SKIP_INTEROP:-}" ]]; then
     extra=(OURS_CLIENT="$root/target/debug/examples/client" OURS_AGENT="$root/target/debug/examples/agent")
   else
     echo "note: target/debug/examples/{client,agent} not built; the Rust example rows are skipped"
+  fi
+  # Our Node client against our C and Python example agents too, when built
+  # (the C library by cargo, target/python-venv by python/test.sh).
+  if [[ -f "$root/target/debug/libacp_engine.so" ]] && cc -o "$tmp/c-agent" "$root/bindings/c/examples/agent.c" \
+       -I "$root/include" -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug"; then
+    extra+=(C_AGENT="$tmp/c-agent")
+  fi
+  if [[ -x "$root/target/python-venv/bin/python" ]]; then
+    extra+=("ACP_AGENT_py=$root/target/python-venv/bin/python $root/python/examples/agent.py")
   fi
   env "${extra[@]}" ACP_CLIENT_node="node $app/out/examples/client.js" ACP_AGENT_node="node $app/out/examples/agent.js" \
     bash "$root/interop/run.sh" >"$tmp/interop.log" 2>&1

@@ -2,7 +2,8 @@
 # The reliability suite (what `make test-reliability` runs): the malformed
 # input corpus against every language's example agent and client. Expects
 # the Rust examples and the C library built (debug), and target/python-venv
-# from python/test.sh; Node peers join when node/test.sh left them built.
+# from python/test.sh; Node peers join when node/test.sh left them built
+# (target/node-app).
 # Last line: "N passed, M failed".
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,7 +24,7 @@ if [[ -x "$py" ]]; then
   agents+=("python=$py $root/python/examples/agent.py")
   clients+=("python=$py $root/python/examples/client.py")
 fi
-node_examples="$root/target/node-examples"
+node_examples="$root/target/node-app/out/examples"
 if [[ -f "$node_examples/agent.js" ]]; then
   agents+=("node=node $node_examples/agent.js")
   clients+=("node=node $node_examples/client.js")

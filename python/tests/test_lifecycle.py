@@ -168,3 +168,15 @@ def test_a_peer_that_stops_reading_gets_backpressure_not_loss() -> None:
     # 400,000 messages are ~50 MB; the write queue holds at most a few MB.
     assert grown_mb < 24, f"sender grew {grown_mb} MB while the peer was not reading"
     assert received == 400_000
+
+
+def test_a_request_right_before_eof_is_answered(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # `printf request | agent`: the request and the end of input arrive
+    # together; the agent answers before it closes, to a pipe or a file.
+    request = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    done = subprocess.run([sys.executable, AGENT], input=request, capture_output=True, timeout=20)
+    assert b'"id":1,"result"' in done.stdout, done.stdout
+    output = tmp_path / "out.jsonl"
+    with open(output, "wb") as stdout:
+        subprocess.run([sys.executable, AGENT], input=request, stdout=stdout, timeout=20)
+    assert b'"id":1,"result"' in output.read_bytes()

@@ -106,6 +106,9 @@ fn options(side_code: u32, max_message_size: Option<u32>) -> HostOptions {
         side: side(side_code),
         // Pipes and sockets are read on Node's thread (`startReading`).
         host_reads: true,
+        // Sends are collected and written once per batch or loop turn
+        // (`flush`: after each delivered batch, and on `setImmediate`).
+        buffer_output: true,
         ..HostOptions::default()
     };
     if let Some(max) = max_message_size {
@@ -379,6 +382,13 @@ impl NativeConnection {
             .send_request(&method, params.as_deref())
             .map(|(id, _ticket)| id)
             .map_err(request_error)
+    }
+
+    /// Write what the sends since the last flush collected, in one write.
+    #[napi]
+    pub fn flush(&self) -> Result<f64> {
+        let _runtime = enter();
+        self.connection.flush().map(ticket).map_err(request_error)
     }
 
     /// Send a notification; returns 0, or a ticket whose WRITTEN event says

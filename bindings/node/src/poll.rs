@@ -310,7 +310,11 @@ impl Poll {
                 }
                 None => break,
             };
-            if !self.deliver(&text) || !self.active.get() || !open {
+            let delivered = self.deliver(&text);
+            // What JS sent while handling the batch goes out in one write,
+            // before anything waits.
+            let _ = self.host.flush();
+            if !delivered || !self.active.get() || !open {
                 // Closed or paused by JS meanwhile, or the stream ended.
                 break;
             }

@@ -374,6 +374,10 @@ impl Inner {
             crate::Direction::Outbound,
             frame.strip_suffix(b"\n").unwrap_or(&frame),
         );
+        // A writer that is not a plain pipe or socket (a file, a terminal:
+        // tokio's blocking-thread writers) needs the runtime, and the
+        // caller's thread may not be in it.
+        let _runtime = self.runtime.enter();
         let written = if self.settings.guard_sigpipe {
             sigpipe::guarded(|| frames.try_write_now(&frame))
         } else {

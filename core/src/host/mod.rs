@@ -276,6 +276,11 @@ impl HostConnection {
     pub fn pump_for(&self, spin: std::time::Duration) -> bool {
         let deadline = std::time::Instant::now() + spin;
         loop {
+            // Events already waiting come first: pumping on could read the
+            // end of the stream and close before they are handled.
+            if self.shared.queue.len() > 0 {
+                return true;
+            }
             let open = self.pump();
             if self.shared.queue.len() > 0 {
                 return true;
