@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -96,6 +96,12 @@ codegen-check:
 	python3 tools/codegen/gen_rust.py --check
 	python3 tools/codegen/gen_python.py --check
 	python3 tools/codegen/gen_ts.py --check
+
+FUZZ_SECONDS ?= 300
+## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify) for
+## FUZZ_SECONDS each, with AddressSanitizer; a crash fails (see fuzz/README.md)
+fuzz:
+	bash fuzz/run.sh $(FUZZ_SECONDS)
 
 ## lint: formatting and clippy, warnings are errors
 lint:

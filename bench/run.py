@@ -13,6 +13,7 @@ is reported as FAIL, never dropped. The contract every program follows is in
 bench/README.md.
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -51,6 +52,8 @@ def main():
     parser.add_argument("--reps", type=int, default=3, help="repetitions per pair (default 3)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset")
     parser.add_argument("--impls", help="comma-separated subset of the implementations (names as in the table)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other scenarios' results from the report directory's results.json")
     parser.add_argument("--no-build", action="store_true")
     parser.add_argument("--out", help="report directory (default docs/benchmarks, or bench/results with --quick)")
     args = parser.parse_args()
@@ -87,6 +90,13 @@ def main():
                     print(f"FAIL {scenario} {client_name} -> {agent_name}: {record['error']}", file=sys.stderr)
                 records.append(record)
 
+    if args.merge and os.path.exists(os.path.join(out, "results.json")):
+        with open(os.path.join(out, "results.json")) as f:
+            earlier = json.load(f)["records"]
+        fresh = {(r["scenario"], r["client"], r["agent"]) for r in records}
+        records = [r for r in earlier if (r["scenario"], r["client"], r["agent"]) not in fresh] + records
+        order = list(SCENARIOS)
+        records.sort(key=lambda r: order.index(r["scenario"]) if r["scenario"] in order else len(order))
     meta = {
         "date": report.today(),
         "machine": machine(),

@@ -32,6 +32,8 @@ mod connection;
 mod engine;
 pub mod error;
 pub mod framing;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 pub mod host;
 pub mod message;

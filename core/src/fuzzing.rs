@@ -1,0 +1,54 @@
+//! Entry points for the cargo-fuzz targets in `fuzz/`. Not part of the
+//! public API: hidden from the docs and free to change.
+
+use crate::error::RequestError;
+use crate::message::{classify, frame, Inbound, RequestId};
+
+/// What the classifier made of one line, reduced to what a fuzz target can
+/// check.
+#[derive(Debug)]
+pub enum Classified {
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<String>,
+    },
+    Notification {
+        method: String,
+        params: Option<String>,
+    },
+    Response {
+        id: RequestId,
+        outcome: Result<String, RequestError>,
+    },
+    /// Not a valid message; `reply` is the exact frame the engine would
+    /// send back (with its trailing newline).
+    Invalid {
+        id: RequestId,
+        error: RequestError,
+        reply: Vec<u8>,
+    },
+}
+
+/// Classify one inbound line (without its newline) the way the reader does.
+pub fn classify_line(line: &[u8]) -> Classified {
+    match classify(line) {
+        Inbound::Request { id, method, params } => Classified::Request {
+            id,
+            method,
+            params: params.map(|p| p.get().to_owned()),
+        },
+        Inbound::Notification { method, params } => Classified::Notification {
+            method,
+            params: params.map(|p| p.get().to_owned()),
+        },
+        Inbound::Response { id, outcome } => Classified::Response {
+            id,
+            outcome: outcome.map(|r| r.get().to_owned()),
+        },
+        Inbound::Invalid { id, error } => {
+            let reply = frame::response(&id, &Err(error.clone()));
+            Classified::Invalid { id, error, reply }
+        }
+    }
+}
