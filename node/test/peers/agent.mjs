@@ -75,6 +75,15 @@ const agent = {
         for (let i = 0; i < n; i++) await say(sessionId, String(i));
         return { stopReason: "end_turn" };
       }
+      case "concurrent": {
+        // N reads in flight at once; each answer must match its request.
+        const n = Number(arg);
+        const reads = [];
+        for (let i = 0; i < n; i++) reads.push(conn.readTextFile({ sessionId, path: `/load/${i}` }));
+        const answers = await Promise.all(reads);
+        const wrong = answers.filter((answer, i) => answer.content !== `/load/${i}`).length;
+        return { stopReason: "end_turn", _meta: { count: answers.length, wrong } };
+      }
       case "burst-nowait": {
         const n = Number(arg);
         const sends = [];
