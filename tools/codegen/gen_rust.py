@@ -306,9 +306,8 @@ class RustEmitter:
         if d.inline_of and not d.doc:
             doc = f"An inline variant of [`{d.inline_of}`]."
         self.emit_doc(doc)
+        # Deserialize: `support::read_struct!` below (or a union part's own impl).
         derives = ["Debug", "Clone", "PartialEq", "Serialize"]
-        if d.union is None:
-            derives.append("Deserialize")
         if default:
             derives.append("Default")
         self.emit(f"#[derive({', '.join(derives)})]", f"pub struct {d.name} {{")
@@ -357,6 +356,20 @@ class RustEmitter:
 
         if d.union:
             self.gen_struct_deserialize(d, fields, union_field)
+        else:
+            self.gen_read_struct(d, fields)
+
+    def gen_read_struct(self, d: ir.Struct, fields) -> None:
+        """`Deserialize` through `support::read_struct!`, with serde derive's rules."""
+        lines = []
+        for f, name, ty, attrs in fields:
+            with_fn = next((a.split('"')[1] for a in attrs if a.startswith("deserialize_with")), None)
+            if "default" in attrs or (with_fn is None and ty.startswith("Option<")):
+                kind = "default"
+            else:
+                kind = "required"
+            lines.append(f"    {name}: {ty} = {rust_str(f.wire_name)}, {kind}" + (f" with {with_fn};" if with_fn else ";"))
+        self.emit("", f"support::read_struct! {{ {d.name} {{", *lines, "} }")
 
     def gen_struct_deserialize(self, d: ir.Struct, fields, union_field: str) -> None:
         self.uses.update(["Deserializer", "de_error"])
@@ -558,7 +571,7 @@ class RustEmitter:
                 "",
                 f"impl {u.name} {{",
                 "    /// Moves this part's properties out of the enclosing object's `map`.",
-                "    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {",
+                "    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {",
                 f"        let tag = map.remove({tag});",
                 "        match tag.as_ref().and_then(Value::as_str) {",
             )
@@ -649,7 +662,7 @@ class RustEmitter:
                 "",
                 f"impl {u.name} {{",
                 "    /// Moves this part's properties out of the enclosing object's `map`.",
-                "    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {",
+                "    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {",
             )
             self.emit(*["        " + line for line in chain])
             self.emit("    }", "}")

@@ -59,6 +59,7 @@
 //! assert_eq!(method::SESSION_UPDATE, "session/update");
 //! ```
 
+mod fields;
 mod support;
 
 pub use support::MethodInfo;

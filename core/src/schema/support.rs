@@ -10,10 +10,9 @@ use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeOwned, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// A JSON object.
-pub(crate) type JsonMap = Map<String, Value>;
+pub(crate) use super::fields::Fields;
 
 /// One protocol method, as listed in the generated method tables (`AGENT_METHODS`,
 /// `CLIENT_METHODS`, `PROTOCOL_METHODS`).
@@ -331,48 +330,47 @@ impl<'a, T: Serialize + ?Sized> Tagged<'a, T> {
 }
 
 /// Buffers a JSON object (the first step of every union's deserialization).
-pub(crate) fn object<'de, D: Deserializer<'de>>(deserializer: D) -> Result<JsonMap, D::Error> {
-    JsonMap::deserialize(deserializer)
+pub(crate) fn object<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Fields, D::Error> {
+    Fields::deserialize(deserializer)
 }
 
 /// Deserializes `T` from a buffered JSON object.
-pub(crate) fn from_map<T: DeserializeOwned>(map: JsonMap) -> Result<T, serde_json::Error> {
-    T::deserialize(Value::Object(map))
+pub(crate) fn from_map<T: DeserializeOwned>(map: Fields) -> Result<T, serde_json::Error> {
+    map.read()
 }
 
 /// Moves `fields` out of `map` and deserializes `T` from them (the rest stays in `map`
 /// for the enclosing object).
 pub(crate) fn take_payload<T: DeserializeOwned>(
-    map: &mut JsonMap,
+    map: &mut Fields,
     fields: &[&str],
 ) -> Result<T, serde_json::Error> {
-    let mut own = JsonMap::new();
+    let mut own = Fields::new();
     for name in fields {
-        if let Some((key, value)) = map.remove_entry(*name) {
-            own.insert(key, value);
+        if let Some((key, value)) = map.remove_entry(name) {
+            own.push(key, value);
         }
     }
     from_map(own)
 }
 
-/// Puts a removed tag back (for a tag-less default variant or a catch-all variant).
-pub(crate) fn restore(mut map: JsonMap, key: &str, tag: Option<Value>) -> JsonMap {
-    if let Some(tag) = tag {
-        map.insert(key.to_owned(), tag);
-    }
-    map
+/// Puts a removed tag back (for a tag-less default variant or a catch-all variant, which
+/// keeps the object as a `Map`).
+pub(crate) fn restore<R: From<Fields>>(mut map: Fields, key: &str, tag: Option<Value>) -> R {
+    restore_in(&mut map, key, tag);
+    map.into()
 }
 
 /// Puts a removed tag back into the enclosing object's map.
-pub(crate) fn restore_in(map: &mut JsonMap, key: &str, tag: Option<Value>) {
+pub(crate) fn restore_in(map: &mut Fields, key: &str, tag: Option<Value>) {
     if let Some(tag) = tag {
-        map.insert(key.to_owned(), tag);
+        map.insert_value(key, &tag);
     }
 }
 
 /// Whether `map` has every one of `fields`.
-pub(crate) fn has_all(map: &JsonMap, fields: &[&str]) -> bool {
-    fields.iter().all(|name| map.contains_key(*name))
+pub(crate) fn has_all(map: &Fields, fields: &[&str]) -> bool {
+    fields.iter().all(|name| map.contains_key(name))
 }
 
 /// The error for a tag that is missing, not a string, or not one of `expected`.
@@ -472,3 +470,138 @@ fn valid_items<T: DeserializeOwned>(items: Vec<Value>) -> Vec<T> {
         .filter_map(|item| T::deserialize(item).ok())
         .collect()
 }
+
+// ---------------------------------------------------------------------------------------
+// Struct deserialization
+
+/// A property name, borrowed from the input when it can be.
+pub(crate) enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(key) => key,
+            Key::Owned(key) => key,
+        }
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        match self {
+            Key::Borrowed(key) => key.to_owned(),
+            Key::Owned(key) => key,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl<'de> de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a property name")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(key))
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(key.to_owned()))
+            }
+
+            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(key))
+            }
+        }
+
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// `Deserialize` for a generated struct: its properties by wire name, the rest into
+/// `extra`. The same rules as serde's derive (a missing required property, a duplicate
+/// one and a wrong type are errors; `default` fields may be absent), without the
+/// buffering that `#[serde(flatten)]` costs on every read: a struct reads straight from
+/// the input. Each field: `name: Type = "wire", required|default [with function];`.
+macro_rules! read_struct {
+    ($name:ident { $( $field:ident : $ty:ty = $wire:literal, $kind:ident $(with $with:path)? ; )* }) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct StructVisitor;
+
+                impl<'de> serde::de::Visitor<'de> for StructVisitor {
+                    type Value = $name;
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        formatter.write_str(concat!("struct ", stringify!($name)))
+                    }
+
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<$name, A::Error> {
+                        $( let mut $field: Option<$ty> = None; )*
+                        let mut extra = serde_json::Map::new();
+                        while let Some(key) = access.next_key::<support::Key<'de>>()? {
+                            match key.as_str() {
+                                $( $wire => {
+                                    if $field.is_some() {
+                                        return Err(serde::de::Error::duplicate_field($wire));
+                                    }
+                                    $field = Some(support::read_field!(access, $ty $(, $with)?));
+                                } )*
+                                _ => {
+                                    let value = access.next_value::<serde_json::Value>()?;
+                                    extra.insert(key.into_string(), value);
+                                }
+                            }
+                        }
+                        Ok($name {
+                            $( $field: support::field_end!($field, $wire, $kind), )*
+                            extra,
+                        })
+                    }
+                }
+
+                deserializer.deserialize_map(StructVisitor)
+            }
+        }
+    };
+}
+pub(crate) use read_struct;
+
+/// One property's value, through `with` when the field has a custom deserializer.
+macro_rules! read_field {
+    ($access:ident, $ty:ty) => {
+        $access.next_value::<$ty>()?
+    };
+    ($access:ident, $ty:ty, $with:path) => {{
+        struct With($ty);
+
+        impl<'de> serde::Deserialize<'de> for With {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $with(deserializer).map(With)
+            }
+        }
+
+        $access.next_value::<With>()?.0
+    }};
+}
+pub(crate) use read_field;
+
+/// A field's final value: required ones must have been present.
+macro_rules! field_end {
+    ($value:ident, $wire:literal, required) => {
+        match $value {
+            Some(value) => value,
+            None => return Err(serde::de::Error::missing_field($wire)),
+        }
+    };
+    ($value:ident, $wire:literal, default) => {
+        $value.unwrap_or_default()
+    };
+}
+pub(crate) use field_end;

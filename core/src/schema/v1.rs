@@ -50,7 +50,7 @@ impl From<String> for RequestId {
 /// Only available if the client supports the `fs.writeTextFile` capability.
 ///
 /// Params of the `fs/write_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WriteTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -91,6 +91,13 @@ impl WriteTextFileRequest {
     }
 }
 
+support::read_struct! { WriteTextFileRequest {
+    session_id: SessionId = "sessionId", required;
+    path: String = "path", required;
+    content: String = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A unique identifier for a conversation session between a client and agent.
 ///
 /// Sessions maintain their own context, conversation history, and state,
@@ -108,7 +115,7 @@ support::string_newtype!(SessionId);
 /// Only available if the client supports the `fs.readTextFile` capability.
 ///
 /// Params of the `fs/read_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReadTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -163,6 +170,14 @@ impl ReadTextFileRequest {
     }
 }
 
+support::read_struct! { ReadTextFileRequest {
+    session_id: SessionId = "sessionId", required;
+    path: String = "path", required;
+    line: Option<u32> = "line", default with support::lenient;
+    limit: Option<u32> = "limit", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request for user permission to execute a tool call.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -170,7 +185,7 @@ impl ReadTextFileRequest {
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
 ///
 /// Params of the `session/request_permission` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -211,13 +226,20 @@ impl RequestPermissionRequest {
     }
 }
 
+support::read_struct! { RequestPermissionRequest {
+    session_id: SessionId = "sessionId", required;
+    tool_call: ToolCallUpdate = "toolCall", required;
+    options: Vec<PermissionOption> = "options", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An update to an existing tool call.
 ///
 /// Used to report progress and results as tools execute. All fields except
 /// the tool call ID are optional - only changed fields need to be included.
 ///
 /// See protocol docs: [Updating](https://agentclientprotocol.com/protocol/tool-calls#updating)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ToolCallUpdate {
     /// The ID of the tool call being updated.
     #[serde(rename = "toolCallId")]
@@ -312,6 +334,18 @@ impl ToolCallUpdate {
         }
     }
 }
+
+support::read_struct! { ToolCallUpdate {
+    tool_call_id: ToolCallId = "toolCallId", required;
+    kind: Option<ToolKind> = "kind", default with support::lenient;
+    status: Option<ToolCallStatus> = "status", default with support::lenient;
+    title: Option<String> = "title", default with support::lenient;
+    content: Option<Vec<ToolCallContent>> = "content", default with support::lenient_vec;
+    locations: Option<Vec<ToolCallLocation>> = "locations", default with support::lenient_vec;
+    raw_input: Option<Value> = "rawInput", default with support::lenient;
+    raw_output: Option<Value> = "rawOutput", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Unique identifier for a tool call within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
@@ -564,7 +598,7 @@ impl From<EmbeddedResource> for ContentBlock {
 }
 
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
     #[serde(
@@ -620,6 +654,13 @@ impl Annotations {
     }
 }
 
+support::read_struct! { Annotations {
+    audience: Option<Vec<Role>> = "audience", default with support::lenient_vec;
+    last_modified: Option<String> = "lastModified", default with support::lenient;
+    priority: Option<f64> = "priority", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// The sender or recipient of messages and data in a conversation.
     pub enum Role {
@@ -631,7 +672,7 @@ support::string_enum! {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -673,8 +714,14 @@ impl TextContent {
     }
 }
 
+support::read_struct! { TextContent {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An image provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ImageContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -729,8 +776,16 @@ impl ImageContent {
     }
 }
 
+support::read_struct! { ImageContent {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    data: String = "data", required;
+    mime_type: String = "mimeType", required;
+    uri: Option<String> = "uri", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Audio provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AudioContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -776,8 +831,15 @@ impl AudioContent {
     }
 }
 
+support::read_struct! { AudioContent {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    data: String = "data", required;
+    mime_type: String = "mimeType", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ResourceLink {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -859,6 +921,17 @@ impl ResourceLink {
     }
 }
 
+support::read_struct! { ResourceLink {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    mime_type: Option<String> = "mimeType", default with support::lenient;
+    name: String = "name", required;
+    size: Option<i64> = "size", default with support::lenient;
+    title: Option<String> = "title", default with support::lenient;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbeddedResourceResource {
@@ -907,7 +980,7 @@ impl From<BlobResourceContents> for EmbeddedResourceResource {
 }
 
 /// Text-based resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextResourceContents {
     /// MIME type describing the encoded media payload.
     #[serde(
@@ -953,8 +1026,15 @@ impl TextResourceContents {
     }
 }
 
+support::read_struct! { TextResourceContents {
+    mime_type: Option<String> = "mimeType", default with support::lenient;
+    text: String = "text", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Binary resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
     #[serde(rename = "blob")]
@@ -1000,8 +1080,15 @@ impl BlobResourceContents {
     }
 }
 
+support::read_struct! { BlobResourceContents {
+    blob: String = "blob", required;
+    mime_type: Option<String> = "mimeType", default with support::lenient;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The contents of a resource, embedded into a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EmbeddedResource {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -1043,8 +1130,14 @@ impl EmbeddedResource {
     }
 }
 
+support::read_struct! { EmbeddedResource {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    resource: EmbeddedResourceResource = "resource", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Standard content block (text, images, resources).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Content {
     /// The actual content block.
     #[serde(rename = "content")]
@@ -1077,12 +1170,17 @@ impl Content {
     }
 }
 
+support::read_struct! { Content {
+    content: ContentBlock = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A diff representing file modifications.
 ///
 /// Shows changes to files in a format suitable for display in the client UI.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Diff {
     /// The absolute file path being modified.
     #[serde(rename = "path")]
@@ -1128,6 +1226,13 @@ impl Diff {
     }
 }
 
+support::read_struct! { Diff {
+    path: String = "path", required;
+    old_text: Option<String> = "oldText", default with support::lenient;
+    new_text: String = "newText", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Typed identifier used for terminal values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -1140,7 +1245,7 @@ support::string_newtype!(TerminalId);
 /// The terminal must be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminals)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Terminal {
     /// Identifier of the terminal instance to embed in the content stream.
     #[serde(rename = "terminalId")]
@@ -1173,13 +1278,18 @@ impl Terminal {
     }
 }
 
+support::read_struct! { Terminal {
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A file location being accessed or modified by a tool.
 ///
 /// Enables clients to implement "follow-along" features that track
 /// which files the agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
     #[serde(rename = "path")]
@@ -1221,8 +1331,14 @@ impl ToolCallLocation {
     }
 }
 
+support::read_struct! { ToolCallLocation {
+    path: String = "path", required;
+    line: Option<u32> = "line", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An option presented to the user when requesting permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PermissionOption {
     /// Unique identifier for this permission option.
     #[serde(rename = "optionId")]
@@ -1263,6 +1379,13 @@ impl PermissionOption {
     }
 }
 
+support::read_struct! { PermissionOption {
+    option_id: PermissionOptionId = "optionId", required;
+    name: String = "name", required;
+    kind: PermissionOptionKind = "kind", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Unique identifier for a permission option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -1289,7 +1412,7 @@ support::string_enum! {
 /// Request to create a new terminal and execute a command.
 ///
 /// Params of the `terminal/create` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CreateTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1369,8 +1492,18 @@ impl CreateTerminalRequest {
     }
 }
 
+support::read_struct! { CreateTerminalRequest {
+    session_id: SessionId = "sessionId", required;
+    command: String = "command", required;
+    args: Option<Vec<String>> = "args", default with support::lenient_vec;
+    env: Option<Vec<EnvVariable>> = "env", default with support::lenient_vec;
+    cwd: Option<String> = "cwd", default with support::lenient;
+    output_byte_limit: Option<u64> = "outputByteLimit", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An environment variable to set when launching an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct EnvVariable {
     /// The name of the environment variable.
     #[serde(rename = "name")]
@@ -1407,10 +1540,16 @@ impl EnvVariable {
     }
 }
 
+support::read_struct! { EnvVariable {
+    name: String = "name", required;
+    value: String = "value", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to get the current output and status of a terminal.
 ///
 /// Params of the `terminal/output` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TerminalOutputRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1447,10 +1586,16 @@ impl TerminalOutputRequest {
     }
 }
 
+support::read_struct! { TerminalOutputRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to release a terminal and free its resources.
 ///
 /// Params of the `terminal/release` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReleaseTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1487,10 +1632,16 @@ impl ReleaseTerminalRequest {
     }
 }
 
+support::read_struct! { ReleaseTerminalRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to wait for a terminal command to exit.
 ///
 /// Params of the `terminal/wait_for_exit` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WaitForTerminalExitRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1527,10 +1678,16 @@ impl WaitForTerminalExitRequest {
     }
 }
 
+support::read_struct! { WaitForTerminalExitRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to kill a terminal without releasing it.
 ///
 /// Params of the `terminal/kill` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct KillTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1566,6 +1723,12 @@ impl KillTerminalRequest {
         }
     }
 }
+
+support::read_struct! { KillTerminalRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Request from the agent to elicit structured user input.
 ///
@@ -1674,7 +1837,7 @@ impl Serialize for CreateElicitationRequestMode {
 
 impl CreateElicitationRequestMode {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("mode");
         match tag.as_ref().and_then(Value::as_str) {
             Some("form") => {
@@ -1709,7 +1872,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
 /// When `tool_call_id` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
     #[serde(rename = "sessionId")]
@@ -1741,9 +1904,14 @@ impl ElicitationSessionScope {
     }
 }
 
+support::read_struct! { ElicitationSessionScope {
+    session_id: SessionId = "sessionId", required;
+    tool_call_id: Option<ToolCallId> = "toolCallId", default with support::lenient;
+} }
+
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
     #[serde(rename = "requestId")]
@@ -1763,11 +1931,15 @@ impl ElicitationRequestScope {
     }
 }
 
+support::read_struct! { ElicitationRequestScope {
+    request_id: RequestId = "requestId", required;
+} }
+
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`.
     ///
@@ -1842,6 +2014,15 @@ impl ElicitationSchema {
         }
     }
 }
+
+support::read_struct! { ElicitationSchema {
+    r#type: Option<ElicitationSchemaType> = "type", default with support::lenient;
+    title: Option<String> = "title", default with support::lenient;
+    properties: Option<BTreeMap<String, ElicitationPropertySchema>> = "properties", default;
+    required: Option<Vec<String>> = "required", default;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 support::string_enum! {
     /// Type discriminator for elicitation schemas.
@@ -1971,7 +2152,7 @@ support::string_enum! {
 }
 
 /// A titled enum option with a const value, human-readable title, and optional description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct EnumOption {
     /// The constant value for this option.
     #[serde(rename = "const")]
@@ -2021,11 +2202,18 @@ impl EnumOption {
     }
 }
 
+support::read_struct! { EnumOption {
+    r#const: String = "const", required;
+    title: String = "title", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StringPropertySchema {
     /// Optional title for the property.
     ///
@@ -2125,8 +2313,21 @@ impl StringPropertySchema {
     }
 }
 
+support::read_struct! { StringPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    min_length: Option<u32> = "minLength", default;
+    max_length: Option<u32> = "maxLength", default;
+    pattern: Option<String> = "pattern", default;
+    format: Option<StringFormat> = "format", default;
+    default: Option<String> = "default", default with support::lenient;
+    r#enum: Option<Vec<String>> = "enum", default;
+    one_of: Option<Vec<EnumOption>> = "oneOf", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for number (floating-point) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
     ///
@@ -2202,8 +2403,17 @@ impl NumberPropertySchema {
     }
 }
 
+support::read_struct! { NumberPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    minimum: Option<f64> = "minimum", default;
+    maximum: Option<f64> = "maximum", default;
+    default: Option<f64> = "default", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for integer properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
     ///
@@ -2279,8 +2489,17 @@ impl IntegerPropertySchema {
     }
 }
 
+support::read_struct! { IntegerPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    minimum: Option<i64> = "minimum", default;
+    maximum: Option<i64> = "maximum", default;
+    default: Option<i64> = "default", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for boolean properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
     ///
@@ -2344,6 +2563,13 @@ impl BooleanPropertySchema {
     }
 }
 
+support::read_struct! { BooleanPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    default: Option<bool> = "default", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MultiSelectItems {
@@ -2397,7 +2623,7 @@ impl From<TitledMultiSelectItems> for MultiSelectItems {
 }
 
 /// String item schema for multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StringMultiSelectItems {
     /// Allowed enum values.
     #[serde(rename = "enum")]
@@ -2432,8 +2658,13 @@ impl StringMultiSelectItems {
     }
 }
 
+support::read_struct! { StringMultiSelectItems {
+    r#enum: Vec<String> = "enum", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Items definition for titled multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TitledMultiSelectItems {
     /// Titled enum options.
     #[serde(rename = "anyOf")]
@@ -2468,8 +2699,13 @@ impl TitledMultiSelectItems {
     }
 }
 
+support::read_struct! { TitledMultiSelectItems {
+    any_of: Vec<EnumOption> = "anyOf", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for multi-select (array) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
     ///
@@ -2549,6 +2785,16 @@ impl MultiSelectPropertySchema {
     }
 }
 
+support::read_struct! { MultiSelectPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    min_items: Option<u64> = "minItems", default;
+    max_items: Option<u64> = "maxItems", default;
+    items: MultiSelectItems = "items", required;
+    default: Option<Vec<String>> = "default", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ElicitationFormMode {
@@ -2616,7 +2862,7 @@ impl Serialize for ElicitationScope {
 
 impl ElicitationScope {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         if support::has_all(map, &["sessionId"]) {
             support::take_payload(map, &["sessionId", "toolCallId"]).map(Self::Session)
         } else if support::has_all(map, &["requestId"]) {
@@ -2716,7 +2962,7 @@ pub type ExtRequest = Value;
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
 ///
 /// Result of the `initialize` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
@@ -2785,6 +3031,14 @@ impl InitializeResponse {
     }
 }
 
+support::read_struct! { InitializeResponse {
+    protocol_version: ProtocolVersion = "protocolVersion", required;
+    agent_capabilities: Option<AgentCapabilities> = "agentCapabilities", default with support::lenient;
+    auth_methods: Option<Vec<AuthMethod>> = "authMethods", default with support::lenient_vec;
+    agent_info: Option<Implementation> = "agentInfo", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -2797,7 +3051,7 @@ pub type ProtocolVersion = u16;
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
     ///
@@ -2881,6 +3135,15 @@ impl AgentCapabilities {
     }
 }
 
+support::read_struct! { AgentCapabilities {
+    load_session: Option<bool> = "loadSession", default with support::lenient;
+    prompt_capabilities: Option<PromptCapabilities> = "promptCapabilities", default with support::lenient;
+    mcp_capabilities: Option<McpCapabilities> = "mcpCapabilities", default with support::lenient;
+    session_capabilities: Option<SessionCapabilities> = "sessionCapabilities", default with support::lenient;
+    auth: Option<AgentAuthCapabilities> = "auth", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for [`ContentBlock::Text`]
@@ -2893,7 +3156,7 @@ impl AgentCapabilities {
 /// the agent can process.
 ///
 /// See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PromptCapabilities {
     /// Agent supports [`ContentBlock::Image`].
     ///
@@ -2958,8 +3221,15 @@ impl PromptCapabilities {
     }
 }
 
+support::read_struct! { PromptCapabilities {
+    image: Option<bool> = "image", default with support::lenient;
+    audio: Option<bool> = "audio", default with support::lenient;
+    embedded_context: Option<bool> = "embeddedContext", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// MCP capabilities supported by the agent
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpCapabilities {
     /// Agent supports [`McpServer::Http`].
     ///
@@ -3010,6 +3280,12 @@ impl McpCapabilities {
     }
 }
 
+support::read_struct! { McpCapabilities {
+    http: Option<bool> = "http", default with support::lenient;
+    sse: Option<bool> = "sse", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session capabilities supported by the agent.
 ///
 /// As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
@@ -3019,7 +3295,7 @@ impl McpCapabilities {
 /// Note: `session/load` is still handled by the top-level `load_session` capability. This will be unified in future versions of the protocol.
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
     ///
@@ -3113,10 +3389,19 @@ impl SessionCapabilities {
     }
 }
 
+support::read_struct! { SessionCapabilities {
+    list: Option<SessionListCapabilities> = "list", default with support::lenient;
+    delete: Option<SessionDeleteCapabilities> = "delete", default with support::lenient;
+    additional_directories: Option<SessionAdditionalDirectoriesCapabilities> = "additionalDirectories", default with support::lenient;
+    resume: Option<SessionResumeCapabilities> = "resume", default with support::lenient;
+    close: Option<SessionCloseCapabilities> = "close", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/list` method.
 ///
 /// Supplying `{}` means the agent supports listing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3145,10 +3430,14 @@ impl SessionListCapabilities {
     }
 }
 
+support::read_struct! { SessionListCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3177,13 +3466,17 @@ impl SessionDeleteCapabilities {
     }
 }
 
+support::read_struct! { SessionDeleteCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
 /// supported session lifecycle requests. Agents that also support
 /// `session/list` may return `SessionInfo.additionalDirectories` to report the
 /// complete ordered additional-root list associated with a listed session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3212,10 +3505,14 @@ impl SessionAdditionalDirectoriesCapabilities {
     }
 }
 
+support::read_struct! { SessionAdditionalDirectoriesCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3244,10 +3541,14 @@ impl SessionResumeCapabilities {
     }
 }
 
+support::read_struct! { SessionResumeCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/close` method.
 ///
 /// Supplying `{}` means the agent supports closing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3276,8 +3577,12 @@ impl SessionCloseCapabilities {
     }
 }
 
+support::read_struct! { SessionCloseCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Authentication-related capabilities supported by the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AgentAuthCapabilities {
     /// Whether the agent supports the logout method.
     ///
@@ -3318,10 +3623,15 @@ impl AgentAuthCapabilities {
     }
 }
 
+support::read_struct! { AgentAuthCapabilities {
+    logout: Option<LogoutCapabilities> = "logout", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Logout capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the logout method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3349,6 +3659,10 @@ impl LogoutCapabilities {
         }
     }
 }
+
+support::read_struct! { LogoutCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Describes an available authentication method.
 ///
@@ -3416,7 +3730,7 @@ support::string_newtype!(AuthMethodId);
 /// method only when the client enabled its terminal authentication capability.
 /// A zero exit status signals success; any other termination signals failure.
 /// The client MUST NOT pass this method to `authenticate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
     #[serde(rename = "id")]
@@ -3481,10 +3795,19 @@ impl AuthMethodTerminal {
     }
 }
 
+support::read_struct! { AuthMethodTerminal {
+    id: AuthMethodId = "id", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    args: Option<Vec<String>> = "args", default with support::lenient_vec;
+    env: Option<BTreeMap<String, String>> = "env", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Agent handles authentication itself through `authenticate`.
 ///
 /// This is the default authentication method type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
     #[serde(rename = "id")]
@@ -3530,10 +3853,17 @@ impl AuthMethodAgent {
     }
 }
 
+support::read_struct! { AuthMethodAgent {
+    id: AuthMethodId = "id", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
     /// name fallback if title isn’t present.
@@ -3584,10 +3914,17 @@ impl Implementation {
     }
 }
 
+support::read_struct! { Implementation {
+    name: String = "name", required;
+    title: Option<String> = "title", default with support::lenient;
+    version: String = "version", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to the `authenticate` method.
 ///
 /// Result of the `authenticate` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3616,10 +3953,14 @@ impl AuthenticateResponse {
     }
 }
 
+support::read_struct! { AuthenticateResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to the `logout` method.
 ///
 /// Result of the `logout` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3648,12 +3989,16 @@ impl LogoutResponse {
     }
 }
 
+support::read_struct! { LogoutResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
 ///
 /// Result of the `session/new` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
     ///
@@ -3708,8 +4053,15 @@ impl NewSessionResponse {
     }
 }
 
+support::read_struct! { NewSessionResponse {
+    session_id: SessionId = "sessionId", required;
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The set of modes and the one currently active.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionModeState {
     /// The current mode the Agent is in.
     #[serde(rename = "currentModeId")]
@@ -3746,6 +4098,12 @@ impl SessionModeState {
     }
 }
 
+support::read_struct! { SessionModeState {
+    current_mode_id: SessionModeId = "currentModeId", required;
+    available_modes: Vec<SessionMode> = "availableModes", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Unique identifier for a Session Mode.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -3756,7 +4114,7 @@ support::string_newtype!(SessionModeId);
 /// A mode the agent can operate in.
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionMode {
     /// Stable identifier used to refer to this protocol object in later messages.
     #[serde(rename = "id")]
@@ -3801,6 +4159,13 @@ impl SessionMode {
         }
     }
 }
+
+support::read_struct! { SessionMode {
+    id: SessionModeId = "id", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -3919,7 +4284,7 @@ impl Serialize for SessionConfigOptionKind {
 
 impl SessionConfigOptionKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("select") => support::take_payload(map, &["currentValue", "options"]).map(Self::Select),
@@ -4002,7 +4367,7 @@ impl From<Vec<SessionConfigSelectGroup>> for SessionConfigSelectOptions {
 }
 
 /// A possible value for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
     #[serde(rename = "value")]
@@ -4048,8 +4413,15 @@ impl SessionConfigSelectOption {
     }
 }
 
+support::read_struct! { SessionConfigSelectOption {
+    value: SessionConfigValueId = "value", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A group of possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
     #[serde(rename = "group")]
@@ -4090,6 +4462,13 @@ impl SessionConfigSelectGroup {
     }
 }
 
+support::read_struct! { SessionConfigSelectGroup {
+    group: SessionConfigGroupId = "group", required;
+    name: String = "name", required;
+    options: Vec<SessionConfigSelectOption> = "options", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Unique identifier for a session configuration option value group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -4098,7 +4477,7 @@ pub struct SessionConfigGroupId(pub String);
 support::string_newtype!(SessionConfigGroupId);
 
 /// A single-value selector (dropdown) session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionConfigSelect {
     /// The currently selected value.
     #[serde(rename = "currentValue")]
@@ -4122,8 +4501,13 @@ impl SessionConfigSelect {
     }
 }
 
+support::read_struct! { SessionConfigSelect {
+    current_value: SessionConfigValueId = "currentValue", required;
+    options: SessionConfigSelectOptions = "options", required;
+} }
+
 /// A boolean on/off toggle session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
@@ -4143,10 +4527,14 @@ impl SessionConfigBoolean {
     }
 }
 
+support::read_struct! { SessionConfigBoolean {
+    current_value: bool = "currentValue", required;
+} }
+
 /// Response from loading an existing session.
 ///
 /// Result of the `session/load` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LoadSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -4195,10 +4583,16 @@ impl LoadSessionResponse {
     }
 }
 
+support::read_struct! { LoadSessionResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from listing sessions.
 ///
 /// Result of the `session/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ListSessionsResponse {
     /// Array of session information objects
     #[serde(rename = "sessions", deserialize_with = "support::lenient_vec_default")]
@@ -4241,8 +4635,14 @@ impl ListSessionsResponse {
     }
 }
 
+support::read_struct! { ListSessionsResponse {
+    sessions: Vec<SessionInfo> = "sessions", required with support::lenient_vec_default;
+    next_cursor: Option<String> = "nextCursor", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Information about a session returned by session/list
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionInfo {
     /// Unique identifier for the session
     #[serde(rename = "sessionId")]
@@ -4310,10 +4710,19 @@ impl SessionInfo {
     }
 }
 
+support::read_struct! { SessionInfo {
+    session_id: SessionId = "sessionId", required;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    title: Option<String> = "title", default with support::lenient;
+    updated_at: Option<String> = "updatedAt", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from deleting a session.
 ///
 /// Result of the `session/delete` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4342,10 +4751,14 @@ impl DeleteSessionResponse {
     }
 }
 
+support::read_struct! { DeleteSessionResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from resuming an existing session.
 ///
 /// Result of the `session/resume` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ResumeSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -4394,10 +4807,16 @@ impl ResumeSessionResponse {
     }
 }
 
+support::read_struct! { ResumeSessionResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from closing a session.
 ///
 /// Result of the `session/close` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4426,10 +4845,14 @@ impl CloseSessionResponse {
     }
 }
 
+support::read_struct! { CloseSessionResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `session/set_mode` method.
 ///
 /// Result of the `session/set_mode` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4458,10 +4881,14 @@ impl SetSessionModeResponse {
     }
 }
 
+support::read_struct! { SetSessionModeResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `session/set_config_option` method.
 ///
 /// Result of the `session/set_config_option` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "support::lenient_vec_default")]
@@ -4494,12 +4921,17 @@ impl SetSessionConfigOptionResponse {
     }
 }
 
+support::read_struct! { SetSessionConfigOptionResponse {
+    config_options: Vec<SessionConfigOption> = "configOptions", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
 ///
 /// Result of the `session/prompt` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptResponse {
     /// Indicates why the agent stopped processing the turn.
     #[serde(rename = "stopReason")]
@@ -4531,6 +4963,11 @@ impl PromptResponse {
         }
     }
 }
+
+support::read_struct! { PromptResponse {
+    stop_reason: StopReason = "stopReason", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 support::string_enum! {
     /// Reasons why an agent stops processing a prompt turn.
@@ -4571,7 +5008,7 @@ pub type ExtResponse = Value;
 /// JSON-RPC 2.0 error object specification with optional additional data.
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Error {
     /// A number indicating the error type that occurred.
     /// This must be an integer as defined in the JSON-RPC specification.
@@ -4606,6 +5043,12 @@ impl Error {
         }
     }
 }
+
+support::read_struct! { Error {
+    code: ErrorCode = "code", required;
+    message: String = "message", required;
+    data: Option<Value> = "data", default with support::lenient;
+} }
 
 support::int_enum! {
     /// Predefined error codes for common JSON-RPC and ACP-specific errors.
@@ -4644,7 +5087,7 @@ support::int_enum! {
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 ///
 /// Params of the `session/update` notification (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionNotification {
     /// The ID of the session this update pertains to.
     #[serde(rename = "sessionId")]
@@ -4680,6 +5123,12 @@ impl SessionNotification {
         }
     }
 }
+
+support::read_struct! { SessionNotification {
+    session_id: SessionId = "sessionId", required;
+    update: SessionUpdate = "update", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Different types of updates that can be sent during session processing.
 ///
@@ -4871,7 +5320,7 @@ pub struct MessageId(pub String);
 support::string_newtype!(MessageId);
 
 /// A streamed item of content
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContentChunk {
     /// A single item of content
     #[serde(rename = "content")]
@@ -4916,13 +5365,19 @@ impl ContentChunk {
     }
 }
 
+support::read_struct! { ContentChunk {
+    content: ContentBlock = "content", required;
+    message_id: Option<MessageId> = "messageId", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Represents a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
 /// such as reading files, executing code, or fetching data from external sources.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ToolCall {
     /// Unique identifier for this tool call within the session.
     #[serde(rename = "toolCallId")]
@@ -5015,12 +5470,24 @@ impl ToolCall {
     }
 }
 
+support::read_struct! { ToolCall {
+    tool_call_id: ToolCallId = "toolCallId", required;
+    title: String = "title", required;
+    kind: Option<ToolKind> = "kind", default with support::lenient;
+    status: Option<ToolCallStatus> = "status", default with support::lenient;
+    content: Option<Vec<ToolCallContent>> = "content", default with support::lenient_vec;
+    locations: Option<Vec<ToolCallLocation>> = "locations", default with support::lenient_vec;
+    raw_input: Option<Value> = "rawInput", default with support::lenient;
+    raw_output: Option<Value> = "rawOutput", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
     #[serde(rename = "content")]
@@ -5062,6 +5529,13 @@ impl PlanEntry {
     }
 }
 
+support::read_struct! { PlanEntry {
+    content: String = "content", required;
+    priority: PlanEntryPriority = "priority", required;
+    status: PlanEntryStatus = "status", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// Priority levels for plan entries.
     ///
@@ -5100,7 +5574,7 @@ support::string_enum! {
 /// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Plan {
     /// The list of tasks to be accomplished.
     ///
@@ -5136,8 +5610,13 @@ impl Plan {
     }
 }
 
+support::read_struct! { Plan {
+    entries: Vec<PlanEntry> = "entries", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Information about a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AvailableCommand {
     /// Command name (e.g., `create_plan`, `research_codebase`).
     #[serde(rename = "name")]
@@ -5183,6 +5662,13 @@ impl AvailableCommand {
     }
 }
 
+support::read_struct! { AvailableCommand {
+    name: String = "name", required;
+    description: String = "description", required;
+    input: Option<AvailableCommandInput> = "input", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommandInput {
@@ -5217,7 +5703,7 @@ impl From<UnstructuredCommandInput> for AvailableCommandInput {
 }
 
 /// All text that was typed after the command name is provided as input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct UnstructuredCommandInput {
     /// A hint to display when the input hasn't been provided yet
     #[serde(rename = "hint")]
@@ -5250,8 +5736,13 @@ impl UnstructuredCommandInput {
     }
 }
 
+support::read_struct! { UnstructuredCommandInput {
+    hint: String = "hint", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Available commands are ready or have changed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute
     #[serde(
@@ -5287,10 +5778,15 @@ impl AvailableCommandsUpdate {
     }
 }
 
+support::read_struct! { AvailableCommandsUpdate {
+    available_commands: Vec<AvailableCommand> = "availableCommands", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The current mode of the session has changed
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CurrentModeUpdate {
     /// The ID of the current mode
     #[serde(rename = "currentModeId")]
@@ -5323,8 +5819,13 @@ impl CurrentModeUpdate {
     }
 }
 
+support::read_struct! { CurrentModeUpdate {
+    current_mode_id: SessionModeId = "currentModeId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session configuration options have been updated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "support::lenient_vec_default")]
@@ -5357,11 +5858,16 @@ impl ConfigOptionUpdate {
     }
 }
 
+support::read_struct! { ConfigOptionUpdate {
+    config_options: Vec<SessionConfigOption> = "configOptions", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
 /// This allows clients to display dynamic session names and track session state changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
     #[serde(
@@ -5408,8 +5914,14 @@ impl SessionInfoUpdate {
     }
 }
 
+support::read_struct! { SessionInfoUpdate {
+    title: Option<String> = "title", default with support::lenient;
+    updated_at: Option<String> = "updatedAt", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Cost information for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Cost {
     /// Total cumulative cost for session.
     #[serde(rename = "amount")]
@@ -5446,8 +5958,14 @@ impl Cost {
     }
 }
 
+support::read_struct! { Cost {
+    amount: f64 = "amount", required;
+    currency: String = "currency", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Context window and cost update for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct UsageUpdate {
     /// Tokens currently in context.
     #[serde(rename = "used")]
@@ -5493,10 +6011,17 @@ impl UsageUpdate {
     }
 }
 
+support::read_struct! { UsageUpdate {
+    used: u64 = "used", required;
+    size: u64 = "size", required;
+    cost: Option<Cost> = "cost", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// Params of the `elicitation/complete` notification (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -5531,6 +6056,11 @@ impl CompleteElicitationNotification {
     }
 }
 
+support::read_struct! { CompleteElicitationNotification {
+    elicitation_id: ElicitationId = "elicitationId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
 /// Extension notifications provide a way to send one-way messages for custom functionality
 /// while maintaining protocol compatibility.
@@ -5545,7 +6075,7 @@ pub type ExtNotification = Value;
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
 ///
 /// Params of the `initialize` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
     #[serde(rename = "protocolVersion")]
@@ -5600,13 +6130,20 @@ impl InitializeRequest {
     }
 }
 
+support::read_struct! { InitializeRequest {
+    protocol_version: ProtocolVersion = "protocolVersion", required;
+    client_capabilities: Option<ClientCapabilities> = "clientCapabilities", default with support::lenient;
+    client_info: Option<Implementation> = "clientInfo", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent about
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
     /// Determines which file operations the agent can request.
@@ -5696,10 +6233,19 @@ impl ClientCapabilities {
     }
 }
 
+support::read_struct! { ClientCapabilities {
+    fs: Option<FileSystemCapabilities> = "fs", default with support::lenient;
+    terminal: Option<bool> = "terminal", default with support::lenient;
+    session: Option<ClientSessionCapabilities> = "session", default with support::lenient;
+    auth: Option<AuthCapabilities> = "auth", default with support::lenient;
+    elicitation: Option<ElicitationCapabilities> = "elicitation", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// File system capabilities that a client may support.
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct FileSystemCapabilities {
     /// Whether the Client supports `fs/read_text_file` requests.
     ///
@@ -5750,8 +6296,14 @@ impl FileSystemCapabilities {
     }
 }
 
+support::read_struct! { FileSystemCapabilities {
+    read_text_file: Option<bool> = "readTextFile", default with support::lenient;
+    write_text_file: Option<bool> = "writeTextFile", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session-related capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ClientSessionCapabilities {
     /// Config option capabilities supported by the client.
     ///
@@ -5792,8 +6344,13 @@ impl ClientSessionCapabilities {
     }
 }
 
+support::read_struct! { ClientSessionCapabilities {
+    config_options: Option<SessionConfigOptionsCapabilities> = "configOptions", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session configuration option capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigOptionsCapabilities {
     /// Whether the client supports boolean session configuration options.
     ///
@@ -5836,10 +6393,15 @@ impl SessionConfigOptionsCapabilities {
     }
 }
 
+support::read_struct! { SessionConfigOptionsCapabilities {
+    boolean: Option<BooleanConfigOptionCapabilities> = "boolean", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5868,12 +6430,16 @@ impl BooleanConfigOptionCapabilities {
     }
 }
 
+support::read_struct! { BooleanConfigOptionCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
@@ -5917,8 +6483,13 @@ impl AuthCapabilities {
     }
 }
 
+support::read_struct! { AuthCapabilities {
+    terminal: Option<bool> = "terminal", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Elicitation capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
     ///
@@ -5973,10 +6544,16 @@ impl ElicitationCapabilities {
     }
 }
 
+support::read_struct! { ElicitationCapabilities {
+    form: Option<ElicitationFormCapabilities> = "form", default with support::lenient;
+    url: Option<ElicitationUrlCapabilities> = "url", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6007,10 +6584,14 @@ impl ElicitationFormCapabilities {
     }
 }
 
+support::read_struct! { ElicitationFormCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6041,12 +6622,16 @@ impl ElicitationUrlCapabilities {
     }
 }
 
+support::read_struct! { ElicitationUrlCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
 ///
 /// Params of the `authenticate` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthenticateRequest {
     /// The ID of the authentication method to use.
     /// Must be one of the methods advertised in the initialize response.
@@ -6080,12 +6665,17 @@ impl AuthenticateRequest {
     }
 }
 
+support::read_struct! { AuthenticateRequest {
+    method_id: AuthMethodId = "methodId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for the logout method.
 ///
 /// Terminates the current authenticated session.
 ///
 /// Params of the `logout` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6114,12 +6704,16 @@ impl LogoutRequest {
     }
 }
 
+support::read_struct! { LogoutRequest {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
 ///
 /// Params of the `session/new` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
@@ -6168,6 +6762,13 @@ impl NewSessionRequest {
         }
     }
 }
+
+support::read_struct! { NewSessionRequest {
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    mcp_servers: Vec<McpServer> = "mcpServers", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
@@ -6239,7 +6840,7 @@ impl From<McpServerStdio> for McpServer {
 }
 
 /// An HTTP header to set when making requests to the MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct HttpHeader {
     /// The name of the HTTP header.
     #[serde(rename = "name")]
@@ -6276,8 +6877,14 @@ impl HttpHeader {
     }
 }
 
+support::read_struct! { HttpHeader {
+    name: String = "name", required;
+    value: String = "value", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// HTTP transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -6318,8 +6925,15 @@ impl McpServerHttp {
     }
 }
 
+support::read_struct! { McpServerHttp {
+    name: String = "name", required;
+    url: String = "url", required;
+    headers: Vec<HttpHeader> = "headers", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// SSE transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerSse {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -6360,8 +6974,15 @@ impl McpServerSse {
     }
 }
 
+support::read_struct! { McpServerSse {
+    name: String = "name", required;
+    url: String = "url", required;
+    headers: Vec<HttpHeader> = "headers", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Stdio transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -6406,6 +7027,14 @@ impl McpServerStdio {
     }
 }
 
+support::read_struct! { McpServerStdio {
+    name: String = "name", required;
+    command: String = "command", required;
+    args: Vec<String> = "args", required;
+    env: Vec<EnvVariable> = "env", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
@@ -6413,7 +7042,7 @@ impl McpServerStdio {
 /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
 ///
 /// Params of the `session/load` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LoadSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", deserialize_with = "support::lenient_vec_default")]
@@ -6468,12 +7097,20 @@ impl LoadSessionRequest {
     }
 }
 
+support::read_struct! { LoadSessionRequest {
+    mcp_servers: Vec<McpServer> = "mcpServers", required with support::lenient_vec_default;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for listing existing sessions.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
 ///
 /// Params of the `session/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
     #[serde(rename = "cwd", default, skip_serializing_if = "Option::is_none")]
@@ -6510,12 +7147,18 @@ impl ListSessionsRequest {
     }
 }
 
+support::read_struct! { ListSessionsRequest {
+    cwd: Option<String> = "cwd", default;
+    cursor: Option<String> = "cursor", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
 ///
 /// Params of the `session/delete` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
@@ -6548,6 +7191,11 @@ impl DeleteSessionRequest {
     }
 }
 
+support::read_struct! { DeleteSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -6556,7 +7204,7 @@ impl DeleteSessionRequest {
 /// Only available if the Agent supports the `sessionCapabilities.resume` capability.
 ///
 /// Params of the `session/resume` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
     #[serde(rename = "sessionId")]
@@ -6616,6 +7264,14 @@ impl ResumeSessionRequest {
     }
 }
 
+support::read_struct! { ResumeSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    mcp_servers: Option<Vec<McpServer>> = "mcpServers", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for closing an active session.
 ///
 /// If supported, the agent **must** cancel any ongoing work related to the session
@@ -6625,7 +7281,7 @@ impl ResumeSessionRequest {
 /// Only available if the Agent supports the `sessionCapabilities.close` capability.
 ///
 /// Params of the `session/close` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
@@ -6658,10 +7314,15 @@ impl CloseSessionRequest {
     }
 }
 
+support::read_struct! { CloseSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for setting a session mode.
 ///
 /// Params of the `session/set_mode` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionModeRequest {
     /// The ID of the session to set the mode for.
     #[serde(rename = "sessionId")]
@@ -6697,6 +7358,12 @@ impl SetSessionModeRequest {
         }
     }
 }
+
+support::read_struct! { SetSessionModeRequest {
+    session_id: SessionId = "sessionId", required;
+    mode_id: SessionModeId = "modeId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Request parameters for setting a session configuration option.
 ///
@@ -6801,7 +7468,7 @@ impl Serialize for SetSessionConfigOptionRequestKind {
 
 impl SetSessionConfigOptionRequestKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("boolean") => support::take_payload(map, &["value"]).map(Self::Boolean),
@@ -6826,7 +7493,7 @@ impl From<SetSessionConfigOptionRequestValueId> for SetSessionConfigOptionReques
 }
 
 /// A boolean value (`type: "boolean"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionConfigOptionRequestBoolean {
     /// The boolean value.
     #[serde(rename = "value")]
@@ -6846,12 +7513,16 @@ impl SetSessionConfigOptionRequestBoolean {
     }
 }
 
+support::read_struct! { SetSessionConfigOptionRequestBoolean {
+    value: bool = "value", required;
+} }
+
 /// A [`SessionConfigValueId`] string value.
 ///
 /// This is the default when `type` is absent on the wire. Unknown `type`
 /// values with string payloads also gracefully deserialize into this
 /// variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionConfigOptionRequestValueId {
     /// The value ID.
     #[serde(rename = "value")]
@@ -6871,6 +7542,10 @@ impl SetSessionConfigOptionRequestValueId {
     }
 }
 
+support::read_struct! { SetSessionConfigOptionRequestValueId {
+    value: SessionConfigValueId = "value", required;
+} }
+
 /// Request parameters for sending a user prompt to the agent.
 ///
 /// Contains the user's message and any additional context.
@@ -6878,7 +7553,7 @@ impl SetSessionConfigOptionRequestValueId {
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
 ///
 /// Params of the `session/prompt` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
     #[serde(rename = "sessionId")]
@@ -6927,10 +7602,16 @@ impl PromptRequest {
     }
 }
 
+support::read_struct! { PromptRequest {
+    session_id: SessionId = "sessionId", required;
+    prompt: Vec<ContentBlock> = "prompt", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `fs/write_text_file`
 ///
 /// Result of the `fs/write_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6959,10 +7640,14 @@ impl WriteTextFileResponse {
     }
 }
 
+support::read_struct! { WriteTextFileResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the contents of a text file.
 ///
 /// Result of the `fs/read_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReadTextFileResponse {
     /// Content payload returned by this response.
     #[serde(rename = "content")]
@@ -6995,10 +7680,15 @@ impl ReadTextFileResponse {
     }
 }
 
+support::read_struct! { ReadTextFileResponse {
+    content: String = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to a permission request.
 ///
 /// Result of the `session/request_permission` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     #[serde(rename = "outcome")]
@@ -7030,6 +7720,11 @@ impl RequestPermissionResponse {
         }
     }
 }
+
+support::read_struct! { RequestPermissionResponse {
+    outcome: RequestPermissionOutcome = "outcome", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// The outcome of a permission request.
 #[derive(Debug, Clone, PartialEq)]
@@ -7087,7 +7782,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 
 /// The user selected one of the provided options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
     #[serde(rename = "optionId")]
@@ -7120,10 +7815,15 @@ impl SelectedPermissionOutcome {
     }
 }
 
+support::read_struct! { SelectedPermissionOutcome {
+    option_id: PermissionOptionId = "optionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the ID of the created terminal.
 ///
 /// Result of the `terminal/create` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CreateTerminalResponse {
     /// The unique identifier for the created terminal.
     #[serde(rename = "terminalId")]
@@ -7156,10 +7856,15 @@ impl CreateTerminalResponse {
     }
 }
 
+support::read_struct! { CreateTerminalResponse {
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the terminal output and exit status.
 ///
 /// Result of the `terminal/output` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TerminalOutputResponse {
     /// The terminal output captured so far.
     #[serde(rename = "output")]
@@ -7205,8 +7910,15 @@ impl TerminalOutputResponse {
     }
 }
 
+support::read_struct! { TerminalOutputResponse {
+    output: String = "output", required;
+    truncated: bool = "truncated", required;
+    exit_status: Option<TerminalExitStatus> = "exitStatus", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Exit status of a terminal command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TerminalExitStatus {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -7253,10 +7965,16 @@ impl TerminalExitStatus {
     }
 }
 
+support::read_struct! { TerminalExitStatus {
+    exit_code: Option<u32> = "exitCode", default with support::lenient;
+    signal: Option<String> = "signal", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to terminal/release method
 ///
 /// Result of the `terminal/release` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7285,10 +8003,14 @@ impl ReleaseTerminalResponse {
     }
 }
 
+support::read_struct! { ReleaseTerminalResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the exit status of a terminal command.
 ///
 /// Result of the `terminal/wait_for_exit` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WaitForTerminalExitResponse {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -7335,10 +8057,16 @@ impl WaitForTerminalExitResponse {
     }
 }
 
+support::read_struct! { WaitForTerminalExitResponse {
+    exit_code: Option<u32> = "exitCode", default with support::lenient;
+    signal: Option<String> = "signal", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `terminal/kill` method
 ///
 /// Result of the `terminal/kill` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7366,6 +8094,10 @@ impl KillTerminalResponse {
         }
     }
 }
+
+support::read_struct! { KillTerminalResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Response from the client to an elicitation request.
 ///
@@ -7468,7 +8200,7 @@ impl Serialize for CreateElicitationResponseAction {
 
 impl CreateElicitationResponseAction {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("action");
         match tag.as_ref().and_then(Value::as_str) {
             Some("accept") => support::take_payload(map, &["content"]).map(Self::Accept),
@@ -7537,7 +8269,7 @@ impl From<Vec<String>> for ElicitationContentValue {
 }
 
 /// The user accepted the elicitation and provided content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(rename = "content", default, skip_serializing_if = "Option::is_none")]
@@ -7557,12 +8289,16 @@ impl ElicitationAcceptAction {
     }
 }
 
+support::read_struct! { ElicitationAcceptAction {
+    content: Option<BTreeMap<String, ElicitationContentValue>> = "content", default;
+} }
+
 /// Notification to cancel ongoing operations for a session.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
 ///
 /// Params of the `session/cancel` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CancelNotification {
     /// The ID of the session to cancel operations for.
     #[serde(rename = "sessionId")]
@@ -7595,12 +8331,17 @@ impl CancelNotification {
     }
 }
 
+support::read_struct! { CancelNotification {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/cancellation)
 ///
 /// Params of the `$/cancel_request` notification (handled by either side).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel.
     #[serde(rename = "requestId")]
@@ -7632,6 +8373,11 @@ impl CancelRequestNotification {
         }
     }
 }
+
+support::read_struct! { CancelRequestNotification {
+    request_id: RequestId = "requestId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Wire method names: one constant per method, named after its `meta.json` key.
 pub mod method {

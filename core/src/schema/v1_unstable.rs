@@ -50,7 +50,7 @@ impl From<String> for RequestId {
 /// Only available if the client supports the `fs.writeTextFile` capability.
 ///
 /// Params of the `fs/write_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WriteTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -91,6 +91,13 @@ impl WriteTextFileRequest {
     }
 }
 
+support::read_struct! { WriteTextFileRequest {
+    session_id: SessionId = "sessionId", required;
+    path: String = "path", required;
+    content: String = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A unique identifier for a conversation session between a client and agent.
 ///
 /// Sessions maintain their own context, conversation history, and state,
@@ -108,7 +115,7 @@ support::string_newtype!(SessionId);
 /// Only available if the client supports the `fs.readTextFile` capability.
 ///
 /// Params of the `fs/read_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReadTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -163,6 +170,14 @@ impl ReadTextFileRequest {
     }
 }
 
+support::read_struct! { ReadTextFileRequest {
+    session_id: SessionId = "sessionId", required;
+    path: String = "path", required;
+    line: Option<u32> = "line", default with support::lenient;
+    limit: Option<u32> = "limit", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request for user permission to execute a tool call.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -170,7 +185,7 @@ impl ReadTextFileRequest {
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
 ///
 /// Params of the `session/request_permission` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -211,13 +226,20 @@ impl RequestPermissionRequest {
     }
 }
 
+support::read_struct! { RequestPermissionRequest {
+    session_id: SessionId = "sessionId", required;
+    tool_call: ToolCallUpdate = "toolCall", required;
+    options: Vec<PermissionOption> = "options", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An update to an existing tool call.
 ///
 /// Used to report progress and results as tools execute. All fields except
 /// the tool call ID are optional - only changed fields need to be included.
 ///
 /// See protocol docs: [Updating](https://agentclientprotocol.com/protocol/tool-calls#updating)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ToolCallUpdate {
     /// The ID of the tool call being updated.
     #[serde(rename = "toolCallId")]
@@ -328,6 +350,19 @@ impl ToolCallUpdate {
         }
     }
 }
+
+support::read_struct! { ToolCallUpdate {
+    tool_call_id: ToolCallId = "toolCallId", required;
+    kind: Option<ToolKind> = "kind", default with support::lenient;
+    status: Option<ToolCallStatus> = "status", default with support::lenient;
+    title: Option<String> = "title", default with support::lenient;
+    name: Option<String> = "name", default with support::lenient;
+    content: Option<Vec<ToolCallContent>> = "content", default with support::lenient_vec;
+    locations: Option<Vec<ToolCallLocation>> = "locations", default with support::lenient_vec;
+    raw_input: Option<Value> = "rawInput", default with support::lenient;
+    raw_output: Option<Value> = "rawOutput", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Unique identifier for a tool call within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
@@ -580,7 +615,7 @@ impl From<EmbeddedResource> for ContentBlock {
 }
 
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
     #[serde(
@@ -636,6 +671,13 @@ impl Annotations {
     }
 }
 
+support::read_struct! { Annotations {
+    audience: Option<Vec<Role>> = "audience", default with support::lenient_vec;
+    last_modified: Option<String> = "lastModified", default with support::lenient;
+    priority: Option<f64> = "priority", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// The sender or recipient of messages and data in a conversation.
     pub enum Role {
@@ -647,7 +689,7 @@ support::string_enum! {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -689,8 +731,14 @@ impl TextContent {
     }
 }
 
+support::read_struct! { TextContent {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An image provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ImageContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -745,8 +793,16 @@ impl ImageContent {
     }
 }
 
+support::read_struct! { ImageContent {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    data: String = "data", required;
+    mime_type: String = "mimeType", required;
+    uri: Option<String> = "uri", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Audio provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AudioContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -792,8 +848,15 @@ impl AudioContent {
     }
 }
 
+support::read_struct! { AudioContent {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    data: String = "data", required;
+    mime_type: String = "mimeType", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ResourceLink {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -875,6 +938,17 @@ impl ResourceLink {
     }
 }
 
+support::read_struct! { ResourceLink {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    mime_type: Option<String> = "mimeType", default with support::lenient;
+    name: String = "name", required;
+    size: Option<i64> = "size", default with support::lenient;
+    title: Option<String> = "title", default with support::lenient;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbeddedResourceResource {
@@ -923,7 +997,7 @@ impl From<BlobResourceContents> for EmbeddedResourceResource {
 }
 
 /// Text-based resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextResourceContents {
     /// MIME type describing the encoded media payload.
     #[serde(
@@ -969,8 +1043,15 @@ impl TextResourceContents {
     }
 }
 
+support::read_struct! { TextResourceContents {
+    mime_type: Option<String> = "mimeType", default with support::lenient;
+    text: String = "text", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Binary resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
     #[serde(rename = "blob")]
@@ -1016,8 +1097,15 @@ impl BlobResourceContents {
     }
 }
 
+support::read_struct! { BlobResourceContents {
+    blob: String = "blob", required;
+    mime_type: Option<String> = "mimeType", default with support::lenient;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The contents of a resource, embedded into a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EmbeddedResource {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -1059,8 +1147,14 @@ impl EmbeddedResource {
     }
 }
 
+support::read_struct! { EmbeddedResource {
+    annotations: Option<Annotations> = "annotations", default with support::lenient;
+    resource: EmbeddedResourceResource = "resource", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Standard content block (text, images, resources).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Content {
     /// The actual content block.
     #[serde(rename = "content")]
@@ -1093,12 +1187,17 @@ impl Content {
     }
 }
 
+support::read_struct! { Content {
+    content: ContentBlock = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A diff representing file modifications.
 ///
 /// Shows changes to files in a format suitable for display in the client UI.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Diff {
     /// The absolute file path being modified.
     #[serde(rename = "path")]
@@ -1144,6 +1243,13 @@ impl Diff {
     }
 }
 
+support::read_struct! { Diff {
+    path: String = "path", required;
+    old_text: Option<String> = "oldText", default with support::lenient;
+    new_text: String = "newText", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Typed identifier used for terminal values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -1156,7 +1262,7 @@ support::string_newtype!(TerminalId);
 /// The terminal must be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminals)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Terminal {
     /// Identifier of the terminal instance to embed in the content stream.
     #[serde(rename = "terminalId")]
@@ -1189,13 +1295,18 @@ impl Terminal {
     }
 }
 
+support::read_struct! { Terminal {
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A file location being accessed or modified by a tool.
 ///
 /// Enables clients to implement "follow-along" features that track
 /// which files the agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
     #[serde(rename = "path")]
@@ -1237,8 +1348,14 @@ impl ToolCallLocation {
     }
 }
 
+support::read_struct! { ToolCallLocation {
+    path: String = "path", required;
+    line: Option<u32> = "line", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An option presented to the user when requesting permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PermissionOption {
     /// Unique identifier for this permission option.
     #[serde(rename = "optionId")]
@@ -1279,6 +1396,13 @@ impl PermissionOption {
     }
 }
 
+support::read_struct! { PermissionOption {
+    option_id: PermissionOptionId = "optionId", required;
+    name: String = "name", required;
+    kind: PermissionOptionKind = "kind", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Unique identifier for a permission option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -1305,7 +1429,7 @@ support::string_enum! {
 /// Request to create a new terminal and execute a command.
 ///
 /// Params of the `terminal/create` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CreateTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1385,8 +1509,18 @@ impl CreateTerminalRequest {
     }
 }
 
+support::read_struct! { CreateTerminalRequest {
+    session_id: SessionId = "sessionId", required;
+    command: String = "command", required;
+    args: Option<Vec<String>> = "args", default with support::lenient_vec;
+    env: Option<Vec<EnvVariable>> = "env", default with support::lenient_vec;
+    cwd: Option<String> = "cwd", default with support::lenient;
+    output_byte_limit: Option<u64> = "outputByteLimit", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An environment variable to set when launching an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct EnvVariable {
     /// The name of the environment variable.
     #[serde(rename = "name")]
@@ -1423,10 +1557,16 @@ impl EnvVariable {
     }
 }
 
+support::read_struct! { EnvVariable {
+    name: String = "name", required;
+    value: String = "value", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to get the current output and status of a terminal.
 ///
 /// Params of the `terminal/output` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TerminalOutputRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1463,10 +1603,16 @@ impl TerminalOutputRequest {
     }
 }
 
+support::read_struct! { TerminalOutputRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to release a terminal and free its resources.
 ///
 /// Params of the `terminal/release` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReleaseTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1503,10 +1649,16 @@ impl ReleaseTerminalRequest {
     }
 }
 
+support::read_struct! { ReleaseTerminalRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to wait for a terminal command to exit.
 ///
 /// Params of the `terminal/wait_for_exit` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WaitForTerminalExitRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1543,10 +1695,16 @@ impl WaitForTerminalExitRequest {
     }
 }
 
+support::read_struct! { WaitForTerminalExitRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to kill a terminal without releasing it.
 ///
 /// Params of the `terminal/kill` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct KillTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -1582,6 +1740,12 @@ impl KillTerminalRequest {
         }
     }
 }
+
+support::read_struct! { KillTerminalRequest {
+    session_id: SessionId = "sessionId", required;
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Request from the agent to elicit structured user input.
 ///
@@ -1690,7 +1854,7 @@ impl Serialize for CreateElicitationRequestMode {
 
 impl CreateElicitationRequestMode {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("mode");
         match tag.as_ref().and_then(Value::as_str) {
             Some("form") => {
@@ -1725,7 +1889,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
 /// When `tool_call_id` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
     #[serde(rename = "sessionId")]
@@ -1757,9 +1921,14 @@ impl ElicitationSessionScope {
     }
 }
 
+support::read_struct! { ElicitationSessionScope {
+    session_id: SessionId = "sessionId", required;
+    tool_call_id: Option<ToolCallId> = "toolCallId", default with support::lenient;
+} }
+
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
     #[serde(rename = "requestId")]
@@ -1779,11 +1948,15 @@ impl ElicitationRequestScope {
     }
 }
 
+support::read_struct! { ElicitationRequestScope {
+    request_id: RequestId = "requestId", required;
+} }
+
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`.
     ///
@@ -1858,6 +2031,15 @@ impl ElicitationSchema {
         }
     }
 }
+
+support::read_struct! { ElicitationSchema {
+    r#type: Option<ElicitationSchemaType> = "type", default with support::lenient;
+    title: Option<String> = "title", default with support::lenient;
+    properties: Option<BTreeMap<String, ElicitationPropertySchema>> = "properties", default;
+    required: Option<Vec<String>> = "required", default;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 support::string_enum! {
     /// Type discriminator for elicitation schemas.
@@ -1987,7 +2169,7 @@ support::string_enum! {
 }
 
 /// A titled enum option with a const value, human-readable title, and optional description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct EnumOption {
     /// The constant value for this option.
     #[serde(rename = "const")]
@@ -2037,11 +2219,18 @@ impl EnumOption {
     }
 }
 
+support::read_struct! { EnumOption {
+    r#const: String = "const", required;
+    title: String = "title", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StringPropertySchema {
     /// Optional title for the property.
     ///
@@ -2141,8 +2330,21 @@ impl StringPropertySchema {
     }
 }
 
+support::read_struct! { StringPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    min_length: Option<u32> = "minLength", default;
+    max_length: Option<u32> = "maxLength", default;
+    pattern: Option<String> = "pattern", default;
+    format: Option<StringFormat> = "format", default;
+    default: Option<String> = "default", default with support::lenient;
+    r#enum: Option<Vec<String>> = "enum", default;
+    one_of: Option<Vec<EnumOption>> = "oneOf", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for number (floating-point) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
     ///
@@ -2218,8 +2420,17 @@ impl NumberPropertySchema {
     }
 }
 
+support::read_struct! { NumberPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    minimum: Option<f64> = "minimum", default;
+    maximum: Option<f64> = "maximum", default;
+    default: Option<f64> = "default", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for integer properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
     ///
@@ -2295,8 +2506,17 @@ impl IntegerPropertySchema {
     }
 }
 
+support::read_struct! { IntegerPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    minimum: Option<i64> = "minimum", default;
+    maximum: Option<i64> = "maximum", default;
+    default: Option<i64> = "default", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for boolean properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
     ///
@@ -2360,6 +2580,13 @@ impl BooleanPropertySchema {
     }
 }
 
+support::read_struct! { BooleanPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    default: Option<bool> = "default", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MultiSelectItems {
@@ -2413,7 +2640,7 @@ impl From<TitledMultiSelectItems> for MultiSelectItems {
 }
 
 /// String item schema for multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StringMultiSelectItems {
     /// Allowed enum values.
     #[serde(rename = "enum")]
@@ -2448,8 +2675,13 @@ impl StringMultiSelectItems {
     }
 }
 
+support::read_struct! { StringMultiSelectItems {
+    r#enum: Vec<String> = "enum", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Items definition for titled multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TitledMultiSelectItems {
     /// Titled enum options.
     #[serde(rename = "anyOf")]
@@ -2484,8 +2716,13 @@ impl TitledMultiSelectItems {
     }
 }
 
+support::read_struct! { TitledMultiSelectItems {
+    any_of: Vec<EnumOption> = "anyOf", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Schema for multi-select (array) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
     ///
@@ -2565,6 +2802,16 @@ impl MultiSelectPropertySchema {
     }
 }
 
+support::read_struct! { MultiSelectPropertySchema {
+    title: Option<String> = "title", default with support::lenient;
+    description: Option<String> = "description", default with support::lenient;
+    min_items: Option<u64> = "minItems", default;
+    max_items: Option<u64> = "maxItems", default;
+    items: MultiSelectItems = "items", required;
+    default: Option<Vec<String>> = "default", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ElicitationFormMode {
@@ -2632,7 +2879,7 @@ impl Serialize for ElicitationScope {
 
 impl ElicitationScope {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         if support::has_all(map, &["sessionId"]) {
             support::take_payload(map, &["sessionId", "toolCallId"]).map(Self::Session)
         } else if support::has_all(map, &["requestId"]) {
@@ -2725,7 +2972,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
 /// Request parameters for `mcp/connect`.
 ///
 /// Params of the `mcp/connect` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ConnectMcpRequest {
     /// The ACP MCP server ID that was provided by the component declaring the MCP server.
     #[serde(rename = "serverId")]
@@ -2758,6 +3005,11 @@ impl ConnectMcpRequest {
     }
 }
 
+support::read_struct! { ConnectMcpRequest {
+    server_id: McpServerAcpId = "serverId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2780,7 +3032,7 @@ support::string_newtype!(McpServerAcpId);
 /// Request parameters for `mcp/message`.
 ///
 /// Params of the `mcp/message` request (handled by either side).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct MessageMcpRequest {
     /// The MCP-over-ACP connection this message is sent on.
     #[serde(rename = "connectionId")]
@@ -2823,6 +3075,13 @@ impl MessageMcpRequest {
     }
 }
 
+support::read_struct! { MessageMcpRequest {
+    connection_id: McpConnectionId = "connectionId", required;
+    method: String = "method", required;
+    params: Option<Map<String, Value>> = "params", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2841,7 +3100,7 @@ support::string_newtype!(McpConnectionId);
 /// Request parameters for `mcp/disconnect`.
 ///
 /// Params of the `mcp/disconnect` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DisconnectMcpRequest {
     /// The MCP-over-ACP connection to close.
     #[serde(rename = "connectionId")]
@@ -2874,6 +3133,11 @@ impl DisconnectMcpRequest {
     }
 }
 
+support::read_struct! { DisconnectMcpRequest {
+    connection_id: McpConnectionId = "connectionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -2888,7 +3152,7 @@ pub type ExtRequest = Value;
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
 ///
 /// Result of the `initialize` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
@@ -2957,6 +3221,14 @@ impl InitializeResponse {
     }
 }
 
+support::read_struct! { InitializeResponse {
+    protocol_version: ProtocolVersion = "protocolVersion", required;
+    agent_capabilities: Option<AgentCapabilities> = "agentCapabilities", default with support::lenient;
+    auth_methods: Option<Vec<AuthMethod>> = "authMethods", default with support::lenient_vec;
+    agent_info: Option<Implementation> = "agentInfo", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -2969,7 +3241,7 @@ pub type ProtocolVersion = u16;
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
     ///
@@ -3098,6 +3370,18 @@ impl AgentCapabilities {
     }
 }
 
+support::read_struct! { AgentCapabilities {
+    load_session: Option<bool> = "loadSession", default with support::lenient;
+    prompt_capabilities: Option<PromptCapabilities> = "promptCapabilities", default with support::lenient;
+    mcp_capabilities: Option<McpCapabilities> = "mcpCapabilities", default with support::lenient;
+    session_capabilities: Option<SessionCapabilities> = "sessionCapabilities", default with support::lenient;
+    auth: Option<AgentAuthCapabilities> = "auth", default with support::lenient;
+    providers: Option<ProvidersCapabilities> = "providers", default with support::lenient;
+    nes: Option<NesCapabilities> = "nes", default with support::lenient;
+    position_encoding: Option<PositionEncodingKind> = "positionEncoding", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for [`ContentBlock::Text`]
@@ -3110,7 +3394,7 @@ impl AgentCapabilities {
 /// the agent can process.
 ///
 /// See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PromptCapabilities {
     /// Agent supports [`ContentBlock::Image`].
     ///
@@ -3175,8 +3459,15 @@ impl PromptCapabilities {
     }
 }
 
+support::read_struct! { PromptCapabilities {
+    image: Option<bool> = "image", default with support::lenient;
+    audio: Option<bool> = "audio", default with support::lenient;
+    embedded_context: Option<bool> = "embeddedContext", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// MCP capabilities supported by the agent
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpCapabilities {
     /// Agent supports [`McpServer::Http`].
     ///
@@ -3242,6 +3533,13 @@ impl McpCapabilities {
     }
 }
 
+support::read_struct! { McpCapabilities {
+    http: Option<bool> = "http", default with support::lenient;
+    sse: Option<bool> = "sse", default with support::lenient;
+    acp: Option<bool> = "acp", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session capabilities supported by the agent.
 ///
 /// As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
@@ -3251,7 +3549,7 @@ impl McpCapabilities {
 /// Note: `session/load` is still handled by the top-level `load_session` capability. This will be unified in future versions of the protocol.
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
     ///
@@ -3361,10 +3659,20 @@ impl SessionCapabilities {
     }
 }
 
+support::read_struct! { SessionCapabilities {
+    list: Option<SessionListCapabilities> = "list", default with support::lenient;
+    delete: Option<SessionDeleteCapabilities> = "delete", default with support::lenient;
+    additional_directories: Option<SessionAdditionalDirectoriesCapabilities> = "additionalDirectories", default with support::lenient;
+    fork: Option<SessionForkCapabilities> = "fork", default with support::lenient;
+    resume: Option<SessionResumeCapabilities> = "resume", default with support::lenient;
+    close: Option<SessionCloseCapabilities> = "close", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/list` method.
 ///
 /// Supplying `{}` means the agent supports listing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3393,10 +3701,14 @@ impl SessionListCapabilities {
     }
 }
 
+support::read_struct! { SessionListCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3425,13 +3737,17 @@ impl SessionDeleteCapabilities {
     }
 }
 
+support::read_struct! { SessionDeleteCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
 /// supported session lifecycle requests. Agents that also support
 /// `session/list` may return `SessionInfo.additionalDirectories` to report the
 /// complete ordered additional-root list associated with a listed session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3460,6 +3776,10 @@ impl SessionAdditionalDirectoriesCapabilities {
     }
 }
 
+support::read_struct! { SessionAdditionalDirectoriesCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3467,7 +3787,7 @@ impl SessionAdditionalDirectoriesCapabilities {
 /// Capabilities for the `session/fork` method.
 ///
 /// Supplying `{}` means the agent supports forking sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3496,10 +3816,14 @@ impl SessionForkCapabilities {
     }
 }
 
+support::read_struct! { SessionForkCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3528,10 +3852,14 @@ impl SessionResumeCapabilities {
     }
 }
 
+support::read_struct! { SessionResumeCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for the `session/close` method.
 ///
 /// Supplying `{}` means the agent supports closing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3560,8 +3888,12 @@ impl SessionCloseCapabilities {
     }
 }
 
+support::read_struct! { SessionCloseCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Authentication-related capabilities supported by the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AgentAuthCapabilities {
     /// Whether the agent supports the logout method.
     ///
@@ -3602,10 +3934,15 @@ impl AgentAuthCapabilities {
     }
 }
 
+support::read_struct! { AgentAuthCapabilities {
+    logout: Option<LogoutCapabilities> = "logout", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Logout capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the logout method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3634,6 +3971,10 @@ impl LogoutCapabilities {
     }
 }
 
+support::read_struct! { LogoutCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3641,7 +3982,7 @@ impl LogoutCapabilities {
 /// Provider configuration capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports provider configuration methods.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3670,8 +4011,12 @@ impl ProvidersCapabilities {
     }
 }
 
+support::read_struct! { ProvidersCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// NES capabilities advertised by the agent during initialization.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesCapabilities {
     /// Events the agent wants to receive.
     #[serde(
@@ -3718,8 +4063,14 @@ impl NesCapabilities {
     }
 }
 
+support::read_struct! { NesCapabilities {
+    events: Option<NesEventCapabilities> = "events", default with support::lenient;
+    context: Option<NesContextCapabilities> = "context", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Event capabilities the agent can consume.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesEventCapabilities {
     /// Document event capabilities.
     #[serde(
@@ -3757,8 +4108,13 @@ impl NesEventCapabilities {
     }
 }
 
+support::read_struct! { NesEventCapabilities {
+    document: Option<NesDocumentEventCapabilities> = "document", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Document event capabilities the agent wants to receive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesDocumentEventCapabilities {
     /// Whether the agent wants `document/didOpen` events.
     #[serde(
@@ -3832,8 +4188,17 @@ impl NesDocumentEventCapabilities {
     }
 }
 
+support::read_struct! { NesDocumentEventCapabilities {
+    did_open: Option<NesDocumentDidOpenCapabilities> = "didOpen", default with support::lenient;
+    did_change: Option<NesDocumentDidChangeCapabilities> = "didChange", default with support::lenient;
+    did_close: Option<NesDocumentDidCloseCapabilities> = "didClose", default with support::lenient;
+    did_save: Option<NesDocumentDidSaveCapabilities> = "didSave", default with support::lenient;
+    did_focus: Option<NesDocumentDidFocusCapabilities> = "didFocus", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Marker for `document/didOpen` capability support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesDocumentDidOpenCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3862,8 +4227,12 @@ impl NesDocumentDidOpenCapabilities {
     }
 }
 
+support::read_struct! { NesDocumentDidOpenCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for `document/didChange` events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NesDocumentDidChangeCapabilities {
     /// The sync kind the agent wants: `"full"` or `"incremental"`.
     #[serde(rename = "syncKind")]
@@ -3896,6 +4265,11 @@ impl NesDocumentDidChangeCapabilities {
     }
 }
 
+support::read_struct! { NesDocumentDidChangeCapabilities {
+    sync_kind: TextDocumentSyncKind = "syncKind", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// How the agent wants document changes delivered.
     pub enum TextDocumentSyncKind {
@@ -3907,7 +4281,7 @@ support::string_enum! {
 }
 
 /// Marker for `document/didClose` capability support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesDocumentDidCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3936,8 +4310,12 @@ impl NesDocumentDidCloseCapabilities {
     }
 }
 
+support::read_struct! { NesDocumentDidCloseCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Marker for `document/didSave` capability support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesDocumentDidSaveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3966,8 +4344,12 @@ impl NesDocumentDidSaveCapabilities {
     }
 }
 
+support::read_struct! { NesDocumentDidSaveCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Marker for `document/didFocus` capability support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesDocumentDidFocusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3996,8 +4378,12 @@ impl NesDocumentDidFocusCapabilities {
     }
 }
 
+support::read_struct! { NesDocumentDidFocusCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Context capabilities the agent wants attached to each suggestion request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesContextCapabilities {
     /// Whether the agent wants recent files context.
     #[serde(
@@ -4080,8 +4466,18 @@ impl NesContextCapabilities {
     }
 }
 
+support::read_struct! { NesContextCapabilities {
+    recent_files: Option<NesRecentFilesCapabilities> = "recentFiles", default with support::lenient;
+    related_snippets: Option<NesRelatedSnippetsCapabilities> = "relatedSnippets", default with support::lenient;
+    edit_history: Option<NesEditHistoryCapabilities> = "editHistory", default with support::lenient;
+    user_actions: Option<NesUserActionsCapabilities> = "userActions", default with support::lenient;
+    open_files: Option<NesOpenFilesCapabilities> = "openFiles", default with support::lenient;
+    diagnostics: Option<NesDiagnosticsCapabilities> = "diagnostics", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for recent files context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRecentFilesCapabilities {
     /// Maximum number of recent files the agent can use.
     #[serde(
@@ -4119,8 +4515,13 @@ impl NesRecentFilesCapabilities {
     }
 }
 
+support::read_struct! { NesRecentFilesCapabilities {
+    max_count: Option<u32> = "maxCount", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for related snippets context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRelatedSnippetsCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4149,8 +4550,12 @@ impl NesRelatedSnippetsCapabilities {
     }
 }
 
+support::read_struct! { NesRelatedSnippetsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for edit history context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesEditHistoryCapabilities {
     /// Maximum number of edit history entries the agent can use.
     #[serde(
@@ -4188,8 +4593,13 @@ impl NesEditHistoryCapabilities {
     }
 }
 
+support::read_struct! { NesEditHistoryCapabilities {
+    max_count: Option<u32> = "maxCount", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for user actions context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesUserActionsCapabilities {
     /// Maximum number of user actions the agent can use.
     #[serde(
@@ -4227,8 +4637,13 @@ impl NesUserActionsCapabilities {
     }
 }
 
+support::read_struct! { NesUserActionsCapabilities {
+    max_count: Option<u32> = "maxCount", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for open files context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesOpenFilesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4257,8 +4672,12 @@ impl NesOpenFilesCapabilities {
     }
 }
 
+support::read_struct! { NesOpenFilesCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for diagnostics context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesDiagnosticsCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4286,6 +4705,10 @@ impl NesDiagnosticsCapabilities {
         }
     }
 }
+
+support::read_struct! { NesDiagnosticsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 support::string_enum! {
     /// The encoding used for character offsets in positions.
@@ -4367,7 +4790,7 @@ support::string_newtype!(AuthMethodId);
 /// method only when the client enabled its terminal authentication capability.
 /// A zero exit status signals success; any other termination signals failure.
 /// The client MUST NOT pass this method to `authenticate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
     #[serde(rename = "id")]
@@ -4432,10 +4855,19 @@ impl AuthMethodTerminal {
     }
 }
 
+support::read_struct! { AuthMethodTerminal {
+    id: AuthMethodId = "id", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    args: Option<Vec<String>> = "args", default with support::lenient_vec;
+    env: Option<BTreeMap<String, String>> = "env", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Agent handles authentication itself through `authenticate`.
 ///
 /// This is the default authentication method type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
     #[serde(rename = "id")]
@@ -4481,10 +4913,17 @@ impl AuthMethodAgent {
     }
 }
 
+support::read_struct! { AuthMethodAgent {
+    id: AuthMethodId = "id", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
     /// name fallback if title isn’t present.
@@ -4535,10 +4974,17 @@ impl Implementation {
     }
 }
 
+support::read_struct! { Implementation {
+    name: String = "name", required;
+    title: Option<String> = "title", default with support::lenient;
+    version: String = "version", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to the `authenticate` method.
 ///
 /// Result of the `authenticate` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4567,6 +5013,10 @@ impl AuthenticateResponse {
     }
 }
 
+support::read_struct! { AuthenticateResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4574,7 +5024,7 @@ impl AuthenticateResponse {
 /// Response to `providers/list`.
 ///
 /// Result of the `providers/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
     #[serde(rename = "providers")]
@@ -4607,12 +5057,17 @@ impl ListProvidersResponse {
     }
 }
 
+support::read_struct! { ListProvidersResponse {
+    providers: Vec<ProviderInfo> = "providers", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Information about a configurable LLM provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
     #[serde(rename = "providerId")]
@@ -4659,6 +5114,14 @@ impl ProviderInfo {
     }
 }
 
+support::read_struct! { ProviderInfo {
+    provider_id: ProviderId = "providerId", required;
+    supported: Vec<LlmProtocol> = "supported", required with support::lenient_vec_default;
+    required: bool = "required", required;
+    current: Option<ProviderCurrentConfig> = "current", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4702,7 +5165,7 @@ support::string_enum! {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Current effective non-secret routing configuration for a provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
     #[serde(rename = "apiType")]
@@ -4739,6 +5202,12 @@ impl ProviderCurrentConfig {
     }
 }
 
+support::read_struct! { ProviderCurrentConfig {
+    api_type: LlmProtocol = "apiType", required;
+    base_url: String = "baseUrl", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4746,7 +5215,7 @@ impl ProviderCurrentConfig {
 /// Response to `providers/set`.
 ///
 /// Result of the `providers/set` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4775,6 +5244,10 @@ impl SetProviderResponse {
     }
 }
 
+support::read_struct! { SetProviderResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4782,7 +5255,7 @@ impl SetProviderResponse {
 /// Response to `providers/disable`.
 ///
 /// Result of the `providers/disable` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4811,10 +5284,14 @@ impl DisableProviderResponse {
     }
 }
 
+support::read_struct! { DisableProviderResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to the `logout` method.
 ///
 /// Result of the `logout` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4843,12 +5320,16 @@ impl LogoutResponse {
     }
 }
 
+support::read_struct! { LogoutResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
 ///
 /// Result of the `session/new` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
     ///
@@ -4903,8 +5384,15 @@ impl NewSessionResponse {
     }
 }
 
+support::read_struct! { NewSessionResponse {
+    session_id: SessionId = "sessionId", required;
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The set of modes and the one currently active.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionModeState {
     /// The current mode the Agent is in.
     #[serde(rename = "currentModeId")]
@@ -4941,6 +5429,12 @@ impl SessionModeState {
     }
 }
 
+support::read_struct! { SessionModeState {
+    current_mode_id: SessionModeId = "currentModeId", required;
+    available_modes: Vec<SessionMode> = "availableModes", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Unique identifier for a Session Mode.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -4951,7 +5445,7 @@ support::string_newtype!(SessionModeId);
 /// A mode the agent can operate in.
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionMode {
     /// Stable identifier used to refer to this protocol object in later messages.
     #[serde(rename = "id")]
@@ -4996,6 +5490,13 @@ impl SessionMode {
         }
     }
 }
+
+support::read_struct! { SessionMode {
+    id: SessionModeId = "id", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -5114,7 +5615,7 @@ impl Serialize for SessionConfigOptionKind {
 
 impl SessionConfigOptionKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("select") => support::take_payload(map, &["currentValue", "options"]).map(Self::Select),
@@ -5197,7 +5698,7 @@ impl From<Vec<SessionConfigSelectGroup>> for SessionConfigSelectOptions {
 }
 
 /// A possible value for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
     #[serde(rename = "value")]
@@ -5243,8 +5744,15 @@ impl SessionConfigSelectOption {
     }
 }
 
+support::read_struct! { SessionConfigSelectOption {
+    value: SessionConfigValueId = "value", required;
+    name: String = "name", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A group of possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
     #[serde(rename = "group")]
@@ -5285,6 +5793,13 @@ impl SessionConfigSelectGroup {
     }
 }
 
+support::read_struct! { SessionConfigSelectGroup {
+    group: SessionConfigGroupId = "group", required;
+    name: String = "name", required;
+    options: Vec<SessionConfigSelectOption> = "options", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Unique identifier for a session configuration option value group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -5293,7 +5808,7 @@ pub struct SessionConfigGroupId(pub String);
 support::string_newtype!(SessionConfigGroupId);
 
 /// A single-value selector (dropdown) session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionConfigSelect {
     /// The currently selected value.
     #[serde(rename = "currentValue")]
@@ -5317,8 +5832,13 @@ impl SessionConfigSelect {
     }
 }
 
+support::read_struct! { SessionConfigSelect {
+    current_value: SessionConfigValueId = "currentValue", required;
+    options: SessionConfigSelectOptions = "options", required;
+} }
+
 /// A boolean on/off toggle session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
@@ -5338,10 +5858,14 @@ impl SessionConfigBoolean {
     }
 }
 
+support::read_struct! { SessionConfigBoolean {
+    current_value: bool = "currentValue", required;
+} }
+
 /// Response from loading an existing session.
 ///
 /// Result of the `session/load` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LoadSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -5390,10 +5914,16 @@ impl LoadSessionResponse {
     }
 }
 
+support::read_struct! { LoadSessionResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from listing sessions.
 ///
 /// Result of the `session/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ListSessionsResponse {
     /// Array of session information objects
     #[serde(rename = "sessions", deserialize_with = "support::lenient_vec_default")]
@@ -5436,8 +5966,14 @@ impl ListSessionsResponse {
     }
 }
 
+support::read_struct! { ListSessionsResponse {
+    sessions: Vec<SessionInfo> = "sessions", required with support::lenient_vec_default;
+    next_cursor: Option<String> = "nextCursor", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Information about a session returned by session/list
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionInfo {
     /// Unique identifier for the session
     #[serde(rename = "sessionId")]
@@ -5505,10 +6041,19 @@ impl SessionInfo {
     }
 }
 
+support::read_struct! { SessionInfo {
+    session_id: SessionId = "sessionId", required;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    title: Option<String> = "title", default with support::lenient;
+    updated_at: Option<String> = "updatedAt", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from deleting a session.
 ///
 /// Result of the `session/delete` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5537,6 +6082,10 @@ impl DeleteSessionResponse {
     }
 }
 
+support::read_struct! { DeleteSessionResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5544,7 +6093,7 @@ impl DeleteSessionResponse {
 /// Response from forking an existing session.
 ///
 /// Result of the `session/fork` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
     #[serde(rename = "sessionId")]
@@ -5597,10 +6146,17 @@ impl ForkSessionResponse {
     }
 }
 
+support::read_struct! { ForkSessionResponse {
+    session_id: SessionId = "sessionId", required;
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from resuming an existing session.
 ///
 /// Result of the `session/resume` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ResumeSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -5649,10 +6205,16 @@ impl ResumeSessionResponse {
     }
 }
 
+support::read_struct! { ResumeSessionResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from closing a session.
 ///
 /// Result of the `session/close` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5681,10 +6243,14 @@ impl CloseSessionResponse {
     }
 }
 
+support::read_struct! { CloseSessionResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `session/set_mode` method.
 ///
 /// Result of the `session/set_mode` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5713,10 +6279,14 @@ impl SetSessionModeResponse {
     }
 }
 
+support::read_struct! { SetSessionModeResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `session/set_config_option` method.
 ///
 /// Result of the `session/set_config_option` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "support::lenient_vec_default")]
@@ -5749,12 +6319,17 @@ impl SetSessionConfigOptionResponse {
     }
 }
 
+support::read_struct! { SetSessionConfigOptionResponse {
+    config_options: Vec<SessionConfigOption> = "configOptions", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
 ///
 /// Result of the `session/prompt` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptResponse {
     /// Indicates why the agent stopped processing the turn.
     #[serde(rename = "stopReason")]
@@ -5800,6 +6375,12 @@ impl PromptResponse {
     }
 }
 
+support::read_struct! { PromptResponse {
+    stop_reason: StopReason = "stopReason", required;
+    usage: Option<Usage> = "usage", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// Reasons why an agent stops processing a prompt turn.
     ///
@@ -5831,7 +6412,7 @@ support::string_enum! {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Token usage information for a prompt turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Usage {
     /// Sum of all token types across session.
     #[serde(rename = "totalTokens")]
@@ -5899,10 +6480,20 @@ impl Usage {
     }
 }
 
+support::read_struct! { Usage {
+    total_tokens: u64 = "totalTokens", required;
+    input_tokens: u64 = "inputTokens", required;
+    output_tokens: u64 = "outputTokens", required;
+    thought_tokens: Option<u64> = "thoughtTokens", default with support::lenient;
+    cached_read_tokens: Option<u64> = "cachedReadTokens", default with support::lenient;
+    cached_write_tokens: Option<u64> = "cachedWriteTokens", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `nes/start`.
 ///
 /// Result of the `nes/start` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StartNesResponse {
     /// The session ID for the newly started NES session.
     #[serde(rename = "sessionId")]
@@ -5935,10 +6526,15 @@ impl StartNesResponse {
     }
 }
 
+support::read_struct! { StartNesResponse {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `nes/suggest`.
 ///
 /// Result of the `nes/suggest` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SuggestNesResponse {
     /// The list of suggestions.
     #[serde(rename = "suggestions")]
@@ -5970,6 +6566,11 @@ impl SuggestNesResponse {
         }
     }
 }
+
+support::read_struct! { SuggestNesResponse {
+    suggestions: Vec<NesSuggestion> = "suggestions", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// A suggestion returned by the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -6060,7 +6661,7 @@ pub struct NesSuggestionId(pub String);
 support::string_newtype!(NesSuggestionId);
 
 /// A text edit within a suggestion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesTextEdit {
     /// The range to replace.
     #[serde(rename = "range")]
@@ -6097,8 +6698,14 @@ impl NesTextEdit {
     }
 }
 
+support::read_struct! { NesTextEdit {
+    range: Range = "range", required;
+    new_text: String = "newText", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A range in a text document, expressed as start and end positions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Range {
     /// The start position (inclusive).
     #[serde(rename = "start")]
@@ -6135,10 +6742,16 @@ impl Range {
     }
 }
 
+support::read_struct! { Range {
+    start: Position = "start", required;
+    end: Position = "end", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A zero-based position in a text document.
 ///
 /// The meaning of `character` depends on the negotiated position encoding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Position {
     /// Zero-based line number.
     #[serde(rename = "line")]
@@ -6175,8 +6788,14 @@ impl Position {
     }
 }
 
+support::read_struct! { Position {
+    line: u32 = "line", required;
+    character: u32 = "character", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A text edit suggestion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesEditSuggestion {
     /// Unique identifier for accept/reject tracking.
     #[serde(rename = "id")]
@@ -6226,8 +6845,16 @@ impl NesEditSuggestion {
     }
 }
 
+support::read_struct! { NesEditSuggestion {
+    id: NesSuggestionId = "id", required;
+    uri: String = "uri", required;
+    edits: Vec<NesTextEdit> = "edits", required;
+    cursor_position: Option<Position> = "cursorPosition", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A jump-to-location suggestion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesJumpSuggestion {
     /// Unique identifier for accept/reject tracking.
     #[serde(rename = "id")]
@@ -6268,8 +6895,15 @@ impl NesJumpSuggestion {
     }
 }
 
+support::read_struct! { NesJumpSuggestion {
+    id: NesSuggestionId = "id", required;
+    uri: String = "uri", required;
+    position: Position = "position", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A rename symbol suggestion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRenameSuggestion {
     /// Unique identifier for accept/reject tracking.
     #[serde(rename = "id")]
@@ -6314,8 +6948,16 @@ impl NesRenameSuggestion {
     }
 }
 
+support::read_struct! { NesRenameSuggestion {
+    id: NesSuggestionId = "id", required;
+    uri: String = "uri", required;
+    position: Position = "position", required;
+    new_name: String = "newName", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A search-and-replace suggestion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesSearchAndReplaceSuggestion {
     /// Unique identifier for accept/reject tracking.
     #[serde(rename = "id")]
@@ -6364,10 +7006,19 @@ impl NesSearchAndReplaceSuggestion {
     }
 }
 
+support::read_struct! { NesSearchAndReplaceSuggestion {
+    id: NesSuggestionId = "id", required;
+    uri: String = "uri", required;
+    search: String = "search", required;
+    replace: String = "replace", required;
+    is_regex: Option<bool> = "isRegex", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response from closing an NES session.
 ///
 /// Result of the `nes/close` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseNesResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6396,6 +7047,10 @@ impl CloseNesResponse {
     }
 }
 
+support::read_struct! { CloseNesResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -6418,7 +7073,7 @@ pub type MessageMcpResponse = Value;
 /// JSON-RPC 2.0 error object specification with optional additional data.
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Error {
     /// A number indicating the error type that occurred.
     /// This must be an integer as defined in the JSON-RPC specification.
@@ -6453,6 +7108,12 @@ impl Error {
         }
     }
 }
+
+support::read_struct! { Error {
+    code: ErrorCode = "code", required;
+    message: String = "message", required;
+    data: Option<Value> = "data", default with support::lenient;
+} }
 
 support::int_enum! {
     /// Predefined error codes for common JSON-RPC and ACP-specific errors.
@@ -6491,7 +7152,7 @@ support::int_enum! {
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 ///
 /// Params of the `session/update` notification (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionNotification {
     /// The ID of the session this update pertains to.
     #[serde(rename = "sessionId")]
@@ -6527,6 +7188,12 @@ impl SessionNotification {
         }
     }
 }
+
+support::read_struct! { SessionNotification {
+    session_id: SessionId = "sessionId", required;
+    update: SessionUpdate = "update", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Different types of updates that can be sent during session processing.
 ///
@@ -6820,7 +7487,7 @@ pub struct MessageId(pub String);
 support::string_newtype!(MessageId);
 
 /// A streamed item of content
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContentChunk {
     /// A single item of content
     #[serde(rename = "content")]
@@ -6865,13 +7532,19 @@ impl ContentChunk {
     }
 }
 
+support::read_struct! { ContentChunk {
+    content: ContentBlock = "content", required;
+    message_id: Option<MessageId> = "messageId", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Represents a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
 /// such as reading files, executing code, or fetching data from external sources.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ToolCall {
     /// Unique identifier for this tool call within the session.
     #[serde(rename = "toolCallId")]
@@ -6980,12 +7653,25 @@ impl ToolCall {
     }
 }
 
+support::read_struct! { ToolCall {
+    tool_call_id: ToolCallId = "toolCallId", required;
+    title: String = "title", required;
+    name: Option<String> = "name", default with support::lenient;
+    kind: Option<ToolKind> = "kind", default with support::lenient;
+    status: Option<ToolCallStatus> = "status", default with support::lenient;
+    content: Option<Vec<ToolCallContent>> = "content", default with support::lenient_vec;
+    locations: Option<Vec<ToolCallLocation>> = "locations", default with support::lenient_vec;
+    raw_input: Option<Value> = "rawInput", default with support::lenient;
+    raw_output: Option<Value> = "rawOutput", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
     #[serde(rename = "content")]
@@ -7027,6 +7713,13 @@ impl PlanEntry {
     }
 }
 
+support::read_struct! { PlanEntry {
+    content: String = "content", required;
+    priority: PlanEntryPriority = "priority", required;
+    status: PlanEntryStatus = "status", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// Priority levels for plan entries.
     ///
@@ -7065,7 +7758,7 @@ support::string_enum! {
 /// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Plan {
     /// The list of tasks to be accomplished.
     ///
@@ -7100,6 +7793,11 @@ impl Plan {
         }
     }
 }
+
+support::read_struct! { Plan {
+    entries: Vec<PlanEntry> = "entries", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// **UNSTABLE**
 ///
@@ -7188,7 +7886,7 @@ support::string_newtype!(PlanId);
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented as structured entries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PlanItems {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -7228,12 +7926,18 @@ impl PlanItems {
     }
 }
 
+support::read_struct! { PlanItems {
+    plan_id: PlanId = "planId", required;
+    entries: Vec<PlanEntry> = "entries", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented by a file URI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PlanFile {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -7270,12 +7974,18 @@ impl PlanFile {
     }
 }
 
+support::read_struct! { PlanFile {
+    plan_id: PlanId = "planId", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented as raw markdown content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -7312,12 +8022,18 @@ impl PlanMarkdown {
     }
 }
 
+support::read_struct! { PlanMarkdown {
+    plan_id: PlanId = "planId", required;
+    content: String = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanUpdate {
     /// The updated plan content.
     #[serde(rename = "plan")]
@@ -7350,12 +8066,17 @@ impl PlanUpdate {
     }
 }
 
+support::read_struct! { PlanUpdate {
+    plan: PlanUpdateContent = "plan", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Removal notice for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PlanRemoved {
     /// The plan ID to remove.
     #[serde(rename = "planId")]
@@ -7388,8 +8109,13 @@ impl PlanRemoved {
     }
 }
 
+support::read_struct! { PlanRemoved {
+    plan_id: PlanId = "planId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Information about a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AvailableCommand {
     /// Command name (e.g., `create_plan`, `research_codebase`).
     #[serde(rename = "name")]
@@ -7435,6 +8161,13 @@ impl AvailableCommand {
     }
 }
 
+support::read_struct! { AvailableCommand {
+    name: String = "name", required;
+    description: String = "description", required;
+    input: Option<AvailableCommandInput> = "input", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommandInput {
@@ -7469,7 +8202,7 @@ impl From<UnstructuredCommandInput> for AvailableCommandInput {
 }
 
 /// All text that was typed after the command name is provided as input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct UnstructuredCommandInput {
     /// A hint to display when the input hasn't been provided yet
     #[serde(rename = "hint")]
@@ -7502,8 +8235,13 @@ impl UnstructuredCommandInput {
     }
 }
 
+support::read_struct! { UnstructuredCommandInput {
+    hint: String = "hint", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Available commands are ready or have changed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute
     #[serde(
@@ -7539,10 +8277,15 @@ impl AvailableCommandsUpdate {
     }
 }
 
+support::read_struct! { AvailableCommandsUpdate {
+    available_commands: Vec<AvailableCommand> = "availableCommands", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// The current mode of the session has changed
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CurrentModeUpdate {
     /// The ID of the current mode
     #[serde(rename = "currentModeId")]
@@ -7575,8 +8318,13 @@ impl CurrentModeUpdate {
     }
 }
 
+support::read_struct! { CurrentModeUpdate {
+    current_mode_id: SessionModeId = "currentModeId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session configuration options have been updated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "support::lenient_vec_default")]
@@ -7609,11 +8357,16 @@ impl ConfigOptionUpdate {
     }
 }
 
+support::read_struct! { ConfigOptionUpdate {
+    config_options: Vec<SessionConfigOption> = "configOptions", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
 /// This allows clients to display dynamic session names and track session state changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
     #[serde(
@@ -7660,8 +8413,14 @@ impl SessionInfoUpdate {
     }
 }
 
+support::read_struct! { SessionInfoUpdate {
+    title: Option<String> = "title", default with support::lenient;
+    updated_at: Option<String> = "updatedAt", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Cost information for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Cost {
     /// Total cumulative cost for session.
     #[serde(rename = "amount")]
@@ -7698,8 +8457,14 @@ impl Cost {
     }
 }
 
+support::read_struct! { Cost {
+    amount: f64 = "amount", required;
+    currency: String = "currency", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Context window and cost update for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct UsageUpdate {
     /// Tokens currently in context.
     #[serde(rename = "used")]
@@ -7745,6 +8510,13 @@ impl UsageUpdate {
     }
 }
 
+support::read_struct! { UsageUpdate {
+    used: u64 = "used", required;
+    size: u64 = "size", required;
+    cost: Option<Cost> = "cost", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// **UNSTABLE**
     ///
@@ -7777,7 +8549,7 @@ support::string_enum! {
 /// No Client capability is required, and unsupported Clients may ignore notices.
 ///
 /// See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Notice {
     /// Presentation severity hint.
     #[serde(rename = "severity")]
@@ -7822,6 +8594,13 @@ impl Notice {
         }
     }
 }
+
+support::read_struct! { Notice {
+    severity: NoticeSeverity = "severity", required;
+    title: String = "title", required;
+    description: Option<String> = "description", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// **UNSTABLE**
 ///
@@ -7870,7 +8649,7 @@ support::string_enum! {
 /// stored value unchanged, `null` clears it, and a concrete value replaces it.
 /// `summary: []` also clears the retained summary. A non-empty summary is only
 /// valid with `completed`; `error` is only valid with `failed`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
     #[serde(rename = "compactionId")]
@@ -7921,6 +8700,14 @@ impl CompactionUpdate {
     }
 }
 
+support::read_struct! { CompactionUpdate {
+    compaction_id: CompactionId = "compactionId", required;
+    status: CompactionStatus = "status", required;
+    summary: Option<Vec<ContentBlock>> = "summary", default with support::lenient_vec;
+    error: Option<String> = "error", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7929,7 +8716,7 @@ impl CompactionUpdate {
 /// compaction. Agents send chunks only after an `in_progress` update and before
 /// the terminal update for the same ID. Agents MUST only send this update when
 /// the Client advertised [`ClientSessionCapabilities::compaction`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
     #[serde(rename = "compactionId")]
@@ -7962,10 +8749,16 @@ impl CompactionSummaryChunk {
     }
 }
 
+support::read_struct! { CompactionSummaryChunk {
+    compaction_id: CompactionId = "compactionId", required;
+    content: ContentBlock = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// Params of the `elicitation/complete` notification (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -8000,6 +8793,11 @@ impl CompleteElicitationNotification {
     }
 }
 
+support::read_struct! { CompleteElicitationNotification {
+    elicitation_id: ElicitationId = "elicitationId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8010,7 +8808,7 @@ impl CompleteElicitationNotification {
 /// envelope has no `id`.
 ///
 /// Params of the `mcp/message` notification (handled by either side).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct MessageMcpNotification {
     /// The MCP-over-ACP connection this message is sent on.
     #[serde(rename = "connectionId")]
@@ -8058,6 +8856,13 @@ impl MessageMcpNotification {
     }
 }
 
+support::read_struct! { MessageMcpNotification {
+    connection_id: McpConnectionId = "connectionId", required;
+    method: String = "method", required;
+    params: Option<Map<String, Value>> = "params", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
 /// Extension notifications provide a way to send one-way messages for custom functionality
 /// while maintaining protocol compatibility.
@@ -8072,7 +8877,7 @@ pub type ExtNotification = Value;
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
 ///
 /// Params of the `initialize` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
     #[serde(rename = "protocolVersion")]
@@ -8127,13 +8932,20 @@ impl InitializeRequest {
     }
 }
 
+support::read_struct! { InitializeRequest {
+    protocol_version: ProtocolVersion = "protocolVersion", required;
+    client_capabilities: Option<ClientCapabilities> = "clientCapabilities", default with support::lenient;
+    client_info: Option<Implementation> = "clientInfo", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent about
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
     /// Determines which file operations the agent can request.
@@ -8268,10 +9080,22 @@ impl ClientCapabilities {
     }
 }
 
+support::read_struct! { ClientCapabilities {
+    fs: Option<FileSystemCapabilities> = "fs", default with support::lenient;
+    terminal: Option<bool> = "terminal", default with support::lenient;
+    session: Option<ClientSessionCapabilities> = "session", default with support::lenient;
+    plan: Option<PlanCapabilities> = "plan", default with support::lenient;
+    auth: Option<AuthCapabilities> = "auth", default with support::lenient;
+    elicitation: Option<ElicitationCapabilities> = "elicitation", default with support::lenient;
+    nes: Option<ClientNesCapabilities> = "nes", default with support::lenient;
+    position_encodings: Option<Vec<PositionEncodingKind>> = "positionEncodings", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// File system capabilities that a client may support.
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct FileSystemCapabilities {
     /// Whether the Client supports `fs/read_text_file` requests.
     ///
@@ -8322,8 +9146,14 @@ impl FileSystemCapabilities {
     }
 }
 
+support::read_struct! { FileSystemCapabilities {
+    read_text_file: Option<bool> = "readTextFile", default with support::lenient;
+    write_text_file: Option<bool> = "writeTextFile", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Session-related capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ClientSessionCapabilities {
     /// **UNSTABLE**
     ///
@@ -8378,12 +9208,18 @@ impl ClientSessionCapabilities {
     }
 }
 
+support::read_struct! { ClientSessionCapabilities {
+    compaction: Option<CompactionCapabilities> = "compaction", default with support::lenient;
+    config_options: Option<SessionConfigOptionsCapabilities> = "configOptions", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Client support for ID-addressed context compaction updates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CompactionCapabilities {
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
     #[serde(flatten)]
@@ -8397,8 +9233,11 @@ impl CompactionCapabilities {
     }
 }
 
+support::read_struct! { CompactionCapabilities {
+} }
+
 /// Session configuration option capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigOptionsCapabilities {
     /// Whether the client supports boolean session configuration options.
     ///
@@ -8441,10 +9280,15 @@ impl SessionConfigOptionsCapabilities {
     }
 }
 
+support::read_struct! { SessionConfigOptionsCapabilities {
+    boolean: Option<BooleanConfigOptionCapabilities> = "boolean", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8473,12 +9317,16 @@ impl BooleanConfigOptionCapabilities {
     }
 }
 
+support::read_struct! { BooleanConfigOptionCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PlanCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8507,12 +9355,16 @@ impl PlanCapabilities {
     }
 }
 
+support::read_struct! { PlanCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
@@ -8556,8 +9408,13 @@ impl AuthCapabilities {
     }
 }
 
+support::read_struct! { AuthCapabilities {
+    terminal: Option<bool> = "terminal", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Elicitation capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
     ///
@@ -8612,10 +9469,16 @@ impl ElicitationCapabilities {
     }
 }
 
+support::read_struct! { ElicitationCapabilities {
+    form: Option<ElicitationFormCapabilities> = "form", default with support::lenient;
+    url: Option<ElicitationUrlCapabilities> = "url", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8646,10 +9509,14 @@ impl ElicitationFormCapabilities {
     }
 }
 
+support::read_struct! { ElicitationFormCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8680,8 +9547,12 @@ impl ElicitationUrlCapabilities {
     }
 }
 
+support::read_struct! { ElicitationUrlCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// NES capabilities advertised by the client during initialization.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ClientNesCapabilities {
     /// Whether the client supports the `jump` suggestion kind.
     #[serde(
@@ -8737,8 +9608,15 @@ impl ClientNesCapabilities {
     }
 }
 
+support::read_struct! { ClientNesCapabilities {
+    jump: Option<NesJumpCapabilities> = "jump", default with support::lenient;
+    rename: Option<NesRenameCapabilities> = "rename", default with support::lenient;
+    search_and_replace: Option<NesSearchAndReplaceCapabilities> = "searchAndReplace", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Marker for jump suggestion support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesJumpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8767,8 +9645,12 @@ impl NesJumpCapabilities {
     }
 }
 
+support::read_struct! { NesJumpCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Marker for rename suggestion support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRenameCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8797,8 +9679,12 @@ impl NesRenameCapabilities {
     }
 }
 
+support::read_struct! { NesRenameCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Marker for search and replace suggestion support.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesSearchAndReplaceCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8827,12 +9713,16 @@ impl NesSearchAndReplaceCapabilities {
     }
 }
 
+support::read_struct! { NesSearchAndReplaceCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
 ///
 /// Params of the `authenticate` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AuthenticateRequest {
     /// The ID of the authentication method to use.
     /// Must be one of the methods advertised in the initialize response.
@@ -8866,6 +9756,11 @@ impl AuthenticateRequest {
     }
 }
 
+support::read_struct! { AuthenticateRequest {
+    method_id: AuthMethodId = "methodId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8873,7 +9768,7 @@ impl AuthenticateRequest {
 /// Request parameters for `providers/list`.
 ///
 /// Params of the `providers/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8902,6 +9797,10 @@ impl ListProvidersRequest {
     }
 }
 
+support::read_struct! { ListProvidersRequest {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8911,7 +9810,7 @@ impl ListProvidersRequest {
 /// Replaces the full configuration for one provider ID.
 ///
 /// Params of the `providers/set` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
     #[serde(rename = "providerId")]
@@ -8957,6 +9856,14 @@ impl SetProviderRequest {
     }
 }
 
+support::read_struct! { SetProviderRequest {
+    provider_id: ProviderId = "providerId", required;
+    api_type: LlmProtocol = "apiType", required;
+    base_url: String = "baseUrl", required;
+    headers: Option<BTreeMap<String, String>> = "headers", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8964,7 +9871,7 @@ impl SetProviderRequest {
 /// Request parameters for `providers/disable`.
 ///
 /// Params of the `providers/disable` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
     #[serde(rename = "providerId")]
@@ -8997,12 +9904,17 @@ impl DisableProviderRequest {
     }
 }
 
+support::read_struct! { DisableProviderRequest {
+    provider_id: ProviderId = "providerId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for the logout method.
 ///
 /// Terminates the current authenticated session.
 ///
 /// Params of the `logout` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -9031,12 +9943,16 @@ impl LogoutRequest {
     }
 }
 
+support::read_struct! { LogoutRequest {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
 ///
 /// Params of the `session/new` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
@@ -9085,6 +10001,13 @@ impl NewSessionRequest {
         }
     }
 }
+
+support::read_struct! { NewSessionRequest {
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    mcp_servers: Vec<McpServer> = "mcpServers", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
@@ -9175,7 +10098,7 @@ impl From<McpServerStdio> for McpServer {
 }
 
 /// An HTTP header to set when making requests to the MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct HttpHeader {
     /// The name of the HTTP header.
     #[serde(rename = "name")]
@@ -9212,8 +10135,14 @@ impl HttpHeader {
     }
 }
 
+support::read_struct! { HttpHeader {
+    name: String = "name", required;
+    value: String = "value", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// HTTP transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -9254,8 +10183,15 @@ impl McpServerHttp {
     }
 }
 
+support::read_struct! { McpServerHttp {
+    name: String = "name", required;
+    url: String = "url", required;
+    headers: Vec<HttpHeader> = "headers", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// SSE transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerSse {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -9296,6 +10232,13 @@ impl McpServerSse {
     }
 }
 
+support::read_struct! { McpServerSse {
+    name: String = "name", required;
+    url: String = "url", required;
+    headers: Vec<HttpHeader> = "headers", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9304,7 +10247,7 @@ impl McpServerSse {
 ///
 /// The MCP server is provided by an ACP component and communicates over the ACP channel
 /// using `mcp/connect`, `mcp/message`, and `mcp/disconnect`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -9344,8 +10287,14 @@ impl McpServerAcp {
     }
 }
 
+support::read_struct! { McpServerAcp {
+    name: String = "name", required;
+    server_id: McpServerAcpId = "serverId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Stdio transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
     #[serde(rename = "name")]
@@ -9390,6 +10339,14 @@ impl McpServerStdio {
     }
 }
 
+support::read_struct! { McpServerStdio {
+    name: String = "name", required;
+    command: String = "command", required;
+    args: Vec<String> = "args", required;
+    env: Vec<EnvVariable> = "env", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
@@ -9397,7 +10354,7 @@ impl McpServerStdio {
 /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
 ///
 /// Params of the `session/load` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct LoadSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", deserialize_with = "support::lenient_vec_default")]
@@ -9452,12 +10409,20 @@ impl LoadSessionRequest {
     }
 }
 
+support::read_struct! { LoadSessionRequest {
+    mcp_servers: Vec<McpServer> = "mcpServers", required with support::lenient_vec_default;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for listing existing sessions.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
 ///
 /// Params of the `session/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
     #[serde(rename = "cwd", default, skip_serializing_if = "Option::is_none")]
@@ -9494,12 +10459,18 @@ impl ListSessionsRequest {
     }
 }
 
+support::read_struct! { ListSessionsRequest {
+    cwd: Option<String> = "cwd", default;
+    cursor: Option<String> = "cursor", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
 ///
 /// Params of the `session/delete` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
@@ -9532,6 +10503,11 @@ impl DeleteSessionRequest {
     }
 }
 
+support::read_struct! { DeleteSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9544,7 +10520,7 @@ impl DeleteSessionRequest {
 /// Only available if the Agent supports the `session.fork` capability.
 ///
 /// Params of the `session/fork` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
@@ -9603,6 +10579,14 @@ impl ForkSessionRequest {
     }
 }
 
+support::read_struct! { ForkSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    mcp_servers: Option<Vec<McpServer>> = "mcpServers", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -9611,7 +10595,7 @@ impl ForkSessionRequest {
 /// Only available if the Agent supports the `sessionCapabilities.resume` capability.
 ///
 /// Params of the `session/resume` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
     #[serde(rename = "sessionId")]
@@ -9671,6 +10655,14 @@ impl ResumeSessionRequest {
     }
 }
 
+support::read_struct! { ResumeSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default with support::lenient_vec;
+    mcp_servers: Option<Vec<McpServer>> = "mcpServers", default with support::lenient_vec;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for closing an active session.
 ///
 /// If supported, the agent **must** cancel any ongoing work related to the session
@@ -9680,7 +10672,7 @@ impl ResumeSessionRequest {
 /// Only available if the Agent supports the `sessionCapabilities.close` capability.
 ///
 /// Params of the `session/close` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
@@ -9713,10 +10705,15 @@ impl CloseSessionRequest {
     }
 }
 
+support::read_struct! { CloseSessionRequest {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request parameters for setting a session mode.
 ///
 /// Params of the `session/set_mode` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionModeRequest {
     /// The ID of the session to set the mode for.
     #[serde(rename = "sessionId")]
@@ -9752,6 +10749,12 @@ impl SetSessionModeRequest {
         }
     }
 }
+
+support::read_struct! { SetSessionModeRequest {
+    session_id: SessionId = "sessionId", required;
+    mode_id: SessionModeId = "modeId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Request parameters for setting a session configuration option.
 ///
@@ -9856,7 +10859,7 @@ impl Serialize for SetSessionConfigOptionRequestKind {
 
 impl SetSessionConfigOptionRequestKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("boolean") => support::take_payload(map, &["value"]).map(Self::Boolean),
@@ -9881,7 +10884,7 @@ impl From<SetSessionConfigOptionRequestValueId> for SetSessionConfigOptionReques
 }
 
 /// A boolean value (`type: "boolean"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionConfigOptionRequestBoolean {
     /// The boolean value.
     #[serde(rename = "value")]
@@ -9901,12 +10904,16 @@ impl SetSessionConfigOptionRequestBoolean {
     }
 }
 
+support::read_struct! { SetSessionConfigOptionRequestBoolean {
+    value: bool = "value", required;
+} }
+
 /// A [`SessionConfigValueId`] string value.
 ///
 /// This is the default when `type` is absent on the wire. Unknown `type`
 /// values with string payloads also gracefully deserialize into this
 /// variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SetSessionConfigOptionRequestValueId {
     /// The value ID.
     #[serde(rename = "value")]
@@ -9926,6 +10933,10 @@ impl SetSessionConfigOptionRequestValueId {
     }
 }
 
+support::read_struct! { SetSessionConfigOptionRequestValueId {
+    value: SessionConfigValueId = "value", required;
+} }
+
 /// Request parameters for sending a user prompt to the agent.
 ///
 /// Contains the user's message and any additional context.
@@ -9933,7 +10944,7 @@ impl SetSessionConfigOptionRequestValueId {
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
 ///
 /// Params of the `session/prompt` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
     #[serde(rename = "sessionId")]
@@ -9982,10 +10993,16 @@ impl PromptRequest {
     }
 }
 
+support::read_struct! { PromptRequest {
+    session_id: SessionId = "sessionId", required;
+    prompt: Vec<ContentBlock> = "prompt", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request to start an NES session.
 ///
 /// Params of the `nes/start` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StartNesRequest {
     /// The root URI of the workspace.
     #[serde(
@@ -10036,8 +11053,15 @@ impl StartNesRequest {
     }
 }
 
+support::read_struct! { StartNesRequest {
+    workspace_uri: Option<String> = "workspaceUri", default with support::lenient;
+    workspace_folders: Option<Vec<WorkspaceFolder>> = "workspaceFolders", default;
+    repository: Option<NesRepository> = "repository", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A workspace folder.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WorkspaceFolder {
     /// The URI of the folder.
     #[serde(rename = "uri")]
@@ -10074,8 +11098,14 @@ impl WorkspaceFolder {
     }
 }
 
+support::read_struct! { WorkspaceFolder {
+    uri: String = "uri", required;
+    name: String = "name", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Repository metadata for an NES session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRepository {
     /// The repository name.
     #[serde(rename = "name")]
@@ -10116,10 +11146,17 @@ impl NesRepository {
     }
 }
 
+support::read_struct! { NesRepository {
+    name: String = "name", required;
+    owner: String = "owner", required;
+    remote_url: String = "remoteUrl", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Request for a code suggestion.
 ///
 /// Params of the `nes/suggest` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SuggestNesRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -10182,6 +11219,17 @@ impl SuggestNesRequest {
     }
 }
 
+support::read_struct! { SuggestNesRequest {
+    session_id: SessionId = "sessionId", required;
+    uri: String = "uri", required;
+    version: i64 = "version", required;
+    position: Position = "position", required;
+    selection: Option<Range> = "selection", default;
+    trigger_kind: NesTriggerKind = "triggerKind", required;
+    context: Option<NesSuggestContext> = "context", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// What triggered the suggestion request.
     pub enum NesTriggerKind {
@@ -10195,7 +11243,7 @@ support::string_enum! {
 }
 
 /// Context attached to a suggestion request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesSuggestContext {
     /// Recently accessed files.
     #[serde(rename = "recentFiles", default, skip_serializing_if = "Option::is_none")]
@@ -10248,8 +11296,18 @@ impl NesSuggestContext {
     }
 }
 
+support::read_struct! { NesSuggestContext {
+    recent_files: Option<Vec<NesRecentFile>> = "recentFiles", default;
+    related_snippets: Option<Vec<NesRelatedSnippet>> = "relatedSnippets", default;
+    edit_history: Option<Vec<NesEditHistoryEntry>> = "editHistory", default;
+    user_actions: Option<Vec<NesUserAction>> = "userActions", default;
+    open_files: Option<Vec<NesOpenFile>> = "openFiles", default;
+    diagnostics: Option<Vec<NesDiagnostic>> = "diagnostics", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A recently accessed file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRecentFile {
     /// The URI of the file.
     #[serde(rename = "uri")]
@@ -10290,8 +11348,15 @@ impl NesRecentFile {
     }
 }
 
+support::read_struct! { NesRecentFile {
+    uri: String = "uri", required;
+    language_id: String = "languageId", required;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A related code snippet from a file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRelatedSnippet {
     /// The URI of the file containing the snippets.
     #[serde(rename = "uri")]
@@ -10328,8 +11393,14 @@ impl NesRelatedSnippet {
     }
 }
 
+support::read_struct! { NesRelatedSnippet {
+    uri: String = "uri", required;
+    excerpts: Vec<NesExcerpt> = "excerpts", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A code excerpt from a file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesExcerpt {
     /// The start line of the excerpt (zero-based).
     #[serde(rename = "startLine")]
@@ -10370,8 +11441,15 @@ impl NesExcerpt {
     }
 }
 
+support::read_struct! { NesExcerpt {
+    start_line: u32 = "startLine", required;
+    end_line: u32 = "endLine", required;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An entry in the edit history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesEditHistoryEntry {
     /// The URI of the edited file.
     #[serde(rename = "uri")]
@@ -10408,8 +11486,14 @@ impl NesEditHistoryEntry {
     }
 }
 
+support::read_struct! { NesEditHistoryEntry {
+    uri: String = "uri", required;
+    diff: String = "diff", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A user action (typing, cursor movement, etc.).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesUserAction {
     /// The kind of action (e.g., "insertChar", "cursorMovement").
     #[serde(rename = "action")]
@@ -10454,8 +11538,16 @@ impl NesUserAction {
     }
 }
 
+support::read_struct! { NesUserAction {
+    action: String = "action", required;
+    uri: String = "uri", required;
+    position: Position = "position", required;
+    timestamp_ms: u64 = "timestampMs", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// An open file in the editor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesOpenFile {
     /// The URI of the file.
     #[serde(rename = "uri")]
@@ -10510,8 +11602,16 @@ impl NesOpenFile {
     }
 }
 
+support::read_struct! { NesOpenFile {
+    uri: String = "uri", required;
+    language_id: String = "languageId", required;
+    visible_range: Option<Range> = "visibleRange", default with support::lenient;
+    last_focused_ms: Option<u64> = "lastFocusedMs", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A diagnostic (error, warning, etc.).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NesDiagnostic {
     /// The URI of the file containing the diagnostic.
     #[serde(rename = "uri")]
@@ -10556,6 +11656,14 @@ impl NesDiagnostic {
     }
 }
 
+support::read_struct! { NesDiagnostic {
+    uri: String = "uri", required;
+    range: Range = "range", required;
+    severity: NesDiagnosticSeverity = "severity", required;
+    message: String = "message", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// Severity of a diagnostic.
     pub enum NesDiagnosticSeverity {
@@ -10576,7 +11684,7 @@ support::string_enum! {
 /// and then free up any resources associated with the session.
 ///
 /// Params of the `nes/close` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseNesRequest {
     /// The ID of the NES session to close.
     #[serde(rename = "sessionId")]
@@ -10609,10 +11717,15 @@ impl CloseNesRequest {
     }
 }
 
+support::read_struct! { CloseNesRequest {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `fs/write_text_file`
 ///
 /// Result of the `fs/write_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10641,10 +11754,14 @@ impl WriteTextFileResponse {
     }
 }
 
+support::read_struct! { WriteTextFileResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the contents of a text file.
 ///
 /// Result of the `fs/read_text_file` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReadTextFileResponse {
     /// Content payload returned by this response.
     #[serde(rename = "content")]
@@ -10677,10 +11794,15 @@ impl ReadTextFileResponse {
     }
 }
 
+support::read_struct! { ReadTextFileResponse {
+    content: String = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to a permission request.
 ///
 /// Result of the `session/request_permission` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     #[serde(rename = "outcome")]
@@ -10712,6 +11834,11 @@ impl RequestPermissionResponse {
         }
     }
 }
+
+support::read_struct! { RequestPermissionResponse {
+    outcome: RequestPermissionOutcome = "outcome", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// The outcome of a permission request.
 #[derive(Debug, Clone, PartialEq)]
@@ -10769,7 +11896,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 
 /// The user selected one of the provided options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
     #[serde(rename = "optionId")]
@@ -10802,10 +11929,15 @@ impl SelectedPermissionOutcome {
     }
 }
 
+support::read_struct! { SelectedPermissionOutcome {
+    option_id: PermissionOptionId = "optionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the ID of the created terminal.
 ///
 /// Result of the `terminal/create` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CreateTerminalResponse {
     /// The unique identifier for the created terminal.
     #[serde(rename = "terminalId")]
@@ -10838,10 +11970,15 @@ impl CreateTerminalResponse {
     }
 }
 
+support::read_struct! { CreateTerminalResponse {
+    terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the terminal output and exit status.
 ///
 /// Result of the `terminal/output` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TerminalOutputResponse {
     /// The terminal output captured so far.
     #[serde(rename = "output")]
@@ -10887,8 +12024,15 @@ impl TerminalOutputResponse {
     }
 }
 
+support::read_struct! { TerminalOutputResponse {
+    output: String = "output", required;
+    truncated: bool = "truncated", required;
+    exit_status: Option<TerminalExitStatus> = "exitStatus", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Exit status of a terminal command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TerminalExitStatus {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -10935,10 +12079,16 @@ impl TerminalExitStatus {
     }
 }
 
+support::read_struct! { TerminalExitStatus {
+    exit_code: Option<u32> = "exitCode", default with support::lenient;
+    signal: Option<String> = "signal", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to terminal/release method
 ///
 /// Result of the `terminal/release` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10967,10 +12117,14 @@ impl ReleaseTerminalResponse {
     }
 }
 
+support::read_struct! { ReleaseTerminalResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response containing the exit status of a terminal command.
 ///
 /// Result of the `terminal/wait_for_exit` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WaitForTerminalExitResponse {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -11017,10 +12171,16 @@ impl WaitForTerminalExitResponse {
     }
 }
 
+support::read_struct! { WaitForTerminalExitResponse {
+    exit_code: Option<u32> = "exitCode", default with support::lenient;
+    signal: Option<String> = "signal", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Response to `terminal/kill` method
 ///
 /// Result of the `terminal/kill` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11048,6 +12208,10 @@ impl KillTerminalResponse {
         }
     }
 }
+
+support::read_struct! { KillTerminalResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Response from the client to an elicitation request.
 ///
@@ -11150,7 +12314,7 @@ impl Serialize for CreateElicitationResponseAction {
 
 impl CreateElicitationResponseAction {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut Map<String, Value>) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
         let tag = map.remove("action");
         match tag.as_ref().and_then(Value::as_str) {
             Some("accept") => support::take_payload(map, &["content"]).map(Self::Accept),
@@ -11219,7 +12383,7 @@ impl From<Vec<String>> for ElicitationContentValue {
 }
 
 /// The user accepted the elicitation and provided content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(rename = "content", default, skip_serializing_if = "Option::is_none")]
@@ -11239,6 +12403,10 @@ impl ElicitationAcceptAction {
     }
 }
 
+support::read_struct! { ElicitationAcceptAction {
+    content: Option<BTreeMap<String, ElicitationContentValue>> = "content", default;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11246,7 +12414,7 @@ impl ElicitationAcceptAction {
 /// Response to `mcp/connect`.
 ///
 /// Result of the `mcp/connect` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ConnectMcpResponse {
     /// The unique identifier for this MCP-over-ACP connection.
     #[serde(rename = "connectionId")]
@@ -11279,6 +12447,11 @@ impl ConnectMcpResponse {
     }
 }
 
+support::read_struct! { ConnectMcpResponse {
+    connection_id: McpConnectionId = "connectionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11286,7 +12459,7 @@ impl ConnectMcpResponse {
 /// Response to `mcp/disconnect`.
 ///
 /// Result of the `mcp/disconnect` request (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DisconnectMcpResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11315,12 +12488,16 @@ impl DisconnectMcpResponse {
     }
 }
 
+support::read_struct! { DisconnectMcpResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification to cancel ongoing operations for a session.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
 ///
 /// Params of the `session/cancel` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CancelNotification {
     /// The ID of the session to cancel operations for.
     #[serde(rename = "sessionId")]
@@ -11353,10 +12530,15 @@ impl CancelNotification {
     }
 }
 
+support::read_struct! { CancelNotification {
+    session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a file is opened in the editor.
 ///
 /// Params of the `document/didOpen` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidOpenDocumentNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11405,10 +12587,19 @@ impl DidOpenDocumentNotification {
     }
 }
 
+support::read_struct! { DidOpenDocumentNotification {
+    session_id: SessionId = "sessionId", required;
+    uri: String = "uri", required;
+    language_id: String = "languageId", required;
+    version: i64 = "version", required;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a file is edited.
 ///
 /// Params of the `document/didChange` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidChangeDocumentNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11458,11 +12649,19 @@ impl DidChangeDocumentNotification {
     }
 }
 
+support::read_struct! { DidChangeDocumentNotification {
+    session_id: SessionId = "sessionId", required;
+    uri: String = "uri", required;
+    version: i64 = "version", required;
+    content_changes: Vec<TextDocumentContentChangeEvent> = "contentChanges", required with support::lenient_vec_default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// A content change event for a document.
 ///
 /// When `range` is `None`, `text` is the full content of the document.
 /// When `range` is `Some`, `text` replaces the given range.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextDocumentContentChangeEvent {
     /// The range of the document that changed. If `None`, the entire content is replaced.
     #[serde(rename = "range", default, skip_serializing_if = "Option::is_none")]
@@ -11499,10 +12698,16 @@ impl TextDocumentContentChangeEvent {
     }
 }
 
+support::read_struct! { TextDocumentContentChangeEvent {
+    range: Option<Range> = "range", default;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a file is closed.
 ///
 /// Params of the `document/didClose` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidCloseDocumentNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11539,10 +12744,16 @@ impl DidCloseDocumentNotification {
     }
 }
 
+support::read_struct! { DidCloseDocumentNotification {
+    session_id: SessionId = "sessionId", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a file is saved.
 ///
 /// Params of the `document/didSave` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidSaveDocumentNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11579,10 +12790,16 @@ impl DidSaveDocumentNotification {
     }
 }
 
+support::read_struct! { DidSaveDocumentNotification {
+    session_id: SessionId = "sessionId", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a file becomes the active editor tab.
 ///
 /// Params of the `document/didFocus` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidFocusDocumentNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11637,10 +12854,19 @@ impl DidFocusDocumentNotification {
     }
 }
 
+support::read_struct! { DidFocusDocumentNotification {
+    session_id: SessionId = "sessionId", required;
+    uri: String = "uri", required;
+    version: i64 = "version", required;
+    position: Position = "position", required;
+    visible_range: Range = "visibleRange", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a suggestion is accepted.
 ///
 /// Params of the `nes/accept` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AcceptNesNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11677,10 +12903,16 @@ impl AcceptNesNotification {
     }
 }
 
+support::read_struct! { AcceptNesNotification {
+    session_id: SessionId = "sessionId", required;
+    id: NesSuggestionId = "id", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 /// Notification sent when a suggestion is rejected.
 ///
 /// Params of the `nes/reject` notification (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct RejectNesNotification {
     /// The session ID for this notification.
     #[serde(rename = "sessionId")]
@@ -11726,6 +12958,13 @@ impl RejectNesNotification {
     }
 }
 
+support::read_struct! { RejectNesNotification {
+    session_id: SessionId = "sessionId", required;
+    id: NesSuggestionId = "id", required;
+    reason: Option<NesRejectReason> = "reason", default with support::lenient;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
+
 support::string_enum! {
     /// The reason a suggestion was rejected.
     pub enum NesRejectReason {
@@ -11745,7 +12984,7 @@ support::string_enum! {
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/cancellation)
 ///
 /// Params of the `$/cancel_request` notification (handled by either side).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel.
     #[serde(rename = "requestId")]
@@ -11777,6 +13016,11 @@ impl CancelRequestNotification {
         }
     }
 }
+
+support::read_struct! { CancelRequestNotification {
+    request_id: RequestId = "requestId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient;
+} }
 
 /// Wire method names: one constant per method, named after its `meta.json` key.
 pub mod method {
