@@ -34,6 +34,9 @@ NotificationHandler = Callable[[str, Any], Optional[Awaitable[None]]]
 #: How long the dispatcher polls for input before it sleeps, when the loop
 #: has nothing else to do (see `_dispatch`).
 SPIN_US = int(os.environ.get("ACP_ENGINE_SPIN_US", "50"))
+# The longest the dispatcher runs inbound messages without letting the loop's
+# other work run (a peer flooding notifications would otherwise hold it).
+FAIR_SLICE_S = 0.005
 
 # Event kinds (acp_engine::host::kind).
 _REQUEST, _NOTIFICATION, _RESULT, _ERROR, _CANCELLED, _WRITTEN, _CLOSED = range(7)
@@ -285,8 +288,15 @@ class Connection:
         # the dispatcher waits, so input waits in the pipe (backpressure)
         # while handlers are busy.
         input_fd = native.read_fd()
+        time = loop.time
+        turn_started = time()
         try:
             while True:
+                if time() - turn_started > FAIR_SLICE_S:
+                    # A peer that never pauses must not starve the loop's
+                    # other tasks, timers and connections: give them a turn.
+                    await asyncio.sleep(0)
+                    turn_started = time()
                 text = native.drain()
                 if text is None and input_fd is not None:
                     if self._flush_due:
@@ -310,6 +320,7 @@ class Connection:
                     else:
                         await waiter
                     self._waiter = None
+                    turn_started = time()
                     continue
                 for event in loads(text):
                     kind = event[0]

@@ -224,3 +224,30 @@ def test_an_interpreter_exits_by_itself_after_its_peer_closed_its_stdin() -> Non
     lines = done.stdout.splitlines()
     assert lines[1:] == ["RequestError True"] * 3 + ["closed"], done.stdout
     assert wait_gone(int(lines[0]))
+
+
+@run_async
+async def test_a_notification_flood_does_not_starve_the_loop() -> None:
+    # The peer floods without pause. Other work on the loop (here a task
+    # that sleeps 1 ms, twenty times) must get its turns while the flood
+    # goes on: between a sleep's start and its end the dispatcher handles
+    # at most a slice (a few ms) plus one batch (4,096), not the whole
+    # flood (it held the loop for ~700,000 notifications before it yielded).
+    received: List[int] = []
+    connection = Connection(
+        spawn_stream(sys.executable, "-c", BURST_PEER, "0"),
+        on_notification=lambda method, params: received.append(params["i"]),
+    )
+    while len(received) < 10_000:  # the flood is flowing
+        await asyncio.sleep(0.001)
+    worst = 0
+    for _ in range(20):
+        before = len(received)
+        await asyncio.sleep(0.001)
+        worst = max(worst, len(received) - before)
+    print(f"\nflood: at most {worst} notifications handled during a 1 ms sleep")
+    assert worst < 50_000
+    assert received == list(range(len(received)))
+    connection.close()
+    await connection.closed
+    assert connection.pid is not None and wait_gone(connection.pid)
