@@ -1,4 +1,4 @@
-//! Load, CI-sized (ACP_LOAD_SCALE=10 for the long run): thousands of
+//! Load, CI-sized (ACP_LOAD_SCALE=5 for the long run): thousands of
 //! requests in flight each way, a long notification burst, a hundred
 //! connections in one process; everything completes, correct and in order.
 

@@ -1,4 +1,4 @@
-"""Load (CI-sized; ACP_LOAD_SCALE=10 for the long run): many requests in
+"""Load (CI-sized; ACP_LOAD_SCALE=5 for the long run): many requests in
 flight both ways, a long notification burst, many connections in one
 process, and no growth in memory or live objects over many messages."""
 
