@@ -571,7 +571,7 @@ class RustEmitter:
                 "",
                 f"impl {u.name} {{",
                 "    /// Moves this part's properties out of the enclosing object's `map`.",
-                "    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {",
+                "    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {",
                 f"        let tag = map.remove({tag});",
                 "        match tag.as_ref().and_then(Value::as_str) {",
             )
@@ -662,7 +662,7 @@ class RustEmitter:
                 "",
                 f"impl {u.name} {{",
                 "    /// Moves this part's properties out of the enclosing object's `map`.",
-                "    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {",
+                "    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {",
             )
             self.emit(*["        " + line for line in chain])
             self.emit("    }", "}")

@@ -330,19 +330,19 @@ impl<'a, T: Serialize + ?Sized> Tagged<'a, T> {
 }
 
 /// Buffers a JSON object (the first step of every union's deserialization).
-pub(crate) fn object<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Fields, D::Error> {
+pub(crate) fn object<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Fields<'de>, D::Error> {
     Fields::deserialize(deserializer)
 }
 
 /// Deserializes `T` from a buffered JSON object.
-pub(crate) fn from_map<T: DeserializeOwned>(map: Fields) -> Result<T, serde_json::Error> {
+pub(crate) fn from_map<T: DeserializeOwned>(map: Fields<'_>) -> Result<T, serde_json::Error> {
     map.read()
 }
 
 /// Moves `fields` out of `map` and deserializes `T` from them (the rest stays in `map`
 /// for the enclosing object).
 pub(crate) fn take_payload<T: DeserializeOwned>(
-    map: &mut Fields,
+    map: &mut Fields<'_>,
     fields: &[&str],
 ) -> Result<T, serde_json::Error> {
     let mut own = Fields::new();
@@ -356,20 +356,20 @@ pub(crate) fn take_payload<T: DeserializeOwned>(
 
 /// Puts a removed tag back (for a tag-less default variant or a catch-all variant, which
 /// keeps the object as a `Map`).
-pub(crate) fn restore<R: From<Fields>>(mut map: Fields, key: &str, tag: Option<Value>) -> R {
+pub(crate) fn restore<'de, R: From<Fields<'de>>>(mut map: Fields<'de>, key: &str, tag: Option<Value>) -> R {
     restore_in(&mut map, key, tag);
     map.into()
 }
 
 /// Puts a removed tag back into the enclosing object's map.
-pub(crate) fn restore_in(map: &mut Fields, key: &str, tag: Option<Value>) {
+pub(crate) fn restore_in(map: &mut Fields<'_>, key: &str, tag: Option<Value>) {
     if let Some(tag) = tag {
         map.insert_value(key, &tag);
     }
 }
 
 /// Whether `map` has every one of `fields`.
-pub(crate) fn has_all(map: &Fields, fields: &[&str]) -> bool {
+pub(crate) fn has_all(map: &Fields<'_>, fields: &[&str]) -> bool {
     fields.iter().all(|name| map.contains_key(name))
 }
 

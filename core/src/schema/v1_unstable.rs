@@ -1854,7 +1854,7 @@ impl Serialize for CreateElicitationRequestMode {
 
 impl CreateElicitationRequestMode {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("mode");
         match tag.as_ref().and_then(Value::as_str) {
             Some("form") => {
@@ -2879,7 +2879,7 @@ impl Serialize for ElicitationScope {
 
 impl ElicitationScope {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         if support::has_all(map, &["sessionId"]) {
             support::take_payload(map, &["sessionId", "toolCallId"]).map(Self::Session)
         } else if support::has_all(map, &["requestId"]) {
@@ -5615,7 +5615,7 @@ impl Serialize for SessionConfigOptionKind {
 
 impl SessionConfigOptionKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("select") => support::take_payload(map, &["currentValue", "options"]).map(Self::Select),
@@ -10859,7 +10859,7 @@ impl Serialize for SetSessionConfigOptionRequestKind {
 
 impl SetSessionConfigOptionRequestKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("boolean") => support::take_payload(map, &["value"]).map(Self::Boolean),
@@ -12314,7 +12314,7 @@ impl Serialize for CreateElicitationResponseAction {
 
 impl CreateElicitationResponseAction {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields) -> Result<Self, serde_json::Error> {
+    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("action");
         match tag.as_ref().and_then(Value::as_str) {
             Some("accept") => support::take_payload(map, &["content"]).map(Self::Accept),
