@@ -275,7 +275,7 @@ async fn request_permission<C: Client>(
         #[serde(rename = "sessionId")]
         session_id: SessionId,
     }
-    let Ok(Session { session_id }) = crate::typed::parse::<Session>("", request.params.as_ref()) else {
+    let Ok(Session { session_id }) = crate::typed::parse::<Session>("", request.params.as_deref()) else {
         // Malformed: let the typed dispatch produce the -32602.
         return dispatch_request(client, request).await;
     };

@@ -5,6 +5,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::RequestError;
@@ -13,7 +14,7 @@ use crate::message::{to_raw, RawJson};
 /// Parse a method's params into its schema type. Absent params read as `{}`.
 /// On a mismatch the error's `data` says which field is wrong and why:
 /// `{"method", "path", "message"}`.
-pub(crate) fn parse<T: DeserializeOwned>(method: &str, params: Option<&RawJson>) -> Result<T, RequestError> {
+pub(crate) fn parse<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, RequestError> {
     let text = params.map_or("{}", |raw| raw.get());
     // The fast path first; the path-tracking parse only runs to explain an
     // error.
@@ -32,7 +33,7 @@ pub(crate) fn parse<T: DeserializeOwned>(method: &str, params: Option<&RawJson>)
 }
 
 /// Params of an extension method or notification, as plain JSON.
-pub(crate) fn parse_value(params: Option<&RawJson>) -> Result<Value, RequestError> {
+pub(crate) fn parse_value(params: Option<&RawValue>) -> Result<Value, RequestError> {
     match params {
         Some(raw) => serde_json::from_str(raw.get()).map_err(RequestError::from),
         None => Ok(Value::Object(Default::default())),
@@ -111,7 +112,7 @@ macro_rules! handler_trait {
         /// without handling it: unknown (and not `_`-prefixed) is -32601,
         /// params that do not fit the method's type are -32602. For
         /// bindings whose handlers receive the params as JSON text.
-        pub fn validate_request(method: &str, params: Option<&crate::RawJson>) -> Result<(), RequestError> {
+        pub fn validate_request(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), RequestError> {
             use crate::typed::parse;
             match method {
                 $( $rr_w => parse::<$rr_p>($rr_w, params).map(drop), )*
@@ -123,7 +124,7 @@ macro_rules! handler_trait {
 
         /// Check an inbound notification the same way (an `Err` means: drop
         /// it, the reason is for the log).
-        pub fn validate_notification(method: &str, params: Option<&crate::RawJson>) -> Result<(), RequestError> {
+        pub fn validate_notification(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), RequestError> {
             use crate::typed::parse;
             match method {
                 $( $rn_w => parse::<$rn_p>($rn_w, params).map(drop), )*
@@ -139,7 +140,7 @@ macro_rules! handler_trait {
             request: &crate::IncomingRequest,
         ) -> Result<crate::RawJson, RequestError> {
             use crate::typed::{parse, parse_value, respond};
-            let params = request.params.as_ref();
+            let params = request.params.as_deref();
             match request.method.as_str() {
                 $( $rr_w => respond(handler.$rr(parse($rr_w, params)?).await), )*
                 $( $(#[cfg($or_cfg)])? $or_w => respond(handler.$or(parse($or_w, params)?).await), )*
@@ -156,7 +157,7 @@ macro_rules! handler_trait {
             notification: &crate::IncomingNotification,
         ) -> Result<(), RequestError> {
             use crate::typed::{parse, parse_value};
-            let params = notification.params.as_ref();
+            let params = notification.params.as_deref();
             match notification.method.as_str() {
                 $( $rn_w => handler.$rn(parse($rn_w, params)?).await, )*
                 $( $(#[cfg($on_cfg)])? $on_w => handler.$on(parse($on_w, params)?).await, )*

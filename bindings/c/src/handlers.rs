@@ -138,7 +138,7 @@ impl Bridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         self.side
             .engine()
-            .check_request(&request.method, request.params.as_ref())?;
+            .check_request(&request.method, request.params.as_deref())?;
         self.ready.cancelled().await;
         let (responder, answered) = responder::register(
             self.connection_id,
@@ -179,7 +179,7 @@ impl Bridge {
     ) -> Result<(), RequestError> {
         self.side
             .engine()
-            .check_notification(&notification.method, notification.params.as_ref())?;
+            .check_notification(&notification.method, notification.params.as_deref())?;
         let params = notification.params.as_ref().map(|p| p.get().to_owned());
         match &self.delivery {
             Delivery::Events(queue) => queue.push_notification(&notification.method, params.as_deref()),
@@ -225,7 +225,10 @@ impl Bridge {
     /// Check what this side sends: an agent sends client methods, a client
     /// agent methods.
     pub fn check_outbound_request(&self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
-        self.side.engine().peer().check_request(method, params)
+        self.side
+            .engine()
+            .peer()
+            .check_request(method, params.map(|raw| &**raw))
     }
 
     pub fn check_outbound_notification(
@@ -233,7 +236,10 @@ impl Bridge {
         method: &str,
         params: Option<&RawJson>,
     ) -> Result<(), RequestError> {
-        self.side.engine().peer().check_notification(method, params)
+        self.side
+            .engine()
+            .peer()
+            .check_notification(method, params.map(|raw| &**raw))
     }
 }
 

@@ -27,7 +27,7 @@ pub(crate) struct Bridge {
 impl Bridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         self.side
-            .check_request(&request.method, request.params.as_ref())?;
+            .check_request(&request.method, request.params.as_deref())?;
         let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
         let (answered, answer) = tokio::sync::oneshot::channel();
         let responder = request.responder();
@@ -44,7 +44,7 @@ impl Bridge {
         };
         self.shared
             .queue
-            .push_request(token, &request.method, request.params.as_ref())
+            .push_request(token, &request.method, request.params.as_deref())
             .await;
         // The host answers through `HostConnection::respond`, which queues
         // the response itself; the value returned here is then dropped.
@@ -58,10 +58,10 @@ impl Bridge {
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
         self.side
-            .check_notification(&notification.method, notification.params.as_ref())?;
+            .check_notification(&notification.method, notification.params.as_deref())?;
         self.shared
             .queue
-            .push_notification(&notification.method, notification.params.as_ref())
+            .push_notification(&notification.method, notification.params.as_deref())
             .await;
         Ok(())
     }
@@ -76,19 +76,19 @@ impl InlineHandler for InlineBridge {
     fn notification(&self, notification: IncomingNotification) {
         if let Err(error) = self
             .side
-            .check_notification(&notification.method, notification.params.as_ref())
+            .check_notification(&notification.method, notification.params.as_deref())
         {
             tracing::debug!(method = %notification.method, %error, "dropped an invalid notification");
             return;
         }
         self.shared
             .queue
-            .push_notification_now(&notification.method, notification.params.as_ref());
+            .push_notification_now(&notification.method, notification.params.as_deref());
     }
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
         self.side
-            .check_request(&request.method, request.params.as_ref())?;
+            .check_request(&request.method, request.params.as_deref())?;
         let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
         let responder = request.responder();
         self.shared.responders.lock().unwrap().insert(
@@ -100,7 +100,7 @@ impl InlineHandler for InlineBridge {
         );
         self.shared
             .queue
-            .push_request_now(token, &request.method, request.params.as_ref());
+            .push_request_now(token, &request.method, request.params.as_deref());
         let shared = self.shared.clone();
         Ok(Box::new(move || {
             let Some(pending) = shared.responders.lock().unwrap().remove(&token) else {

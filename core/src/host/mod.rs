@@ -23,6 +23,7 @@ mod runtime;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use serde_json::value::RawValue;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
@@ -30,7 +31,7 @@ use crate::connection::Connection;
 use crate::engine::{TryEnqueueError, Waiter};
 use crate::error::RequestError;
 use crate::handler::Responder;
-use crate::message::{frame, RawJson, RequestId};
+use crate::message::{frame, RequestId};
 use crate::transport::Transport;
 
 pub use queue::kind;
@@ -68,7 +69,7 @@ impl Side {
 
     /// Check an inbound request for this side: an unknown method is -32601,
     /// params that do not fit the schema -32602 (`Raw` accepts anything).
-    pub fn check_request(self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
+    pub fn check_request(self, method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         match self {
             Side::Raw => Ok(()),
             Side::Agent => crate::validate::agent_request(method, params),
@@ -77,7 +78,7 @@ impl Side {
     }
 
     /// Check an inbound notification for this side (an `Err`: drop it).
-    pub fn check_notification(self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
+    pub fn check_notification(self, method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         match self {
             Side::Raw => Ok(()),
             Side::Agent => crate::validate::agent_notification(method, params),
@@ -325,7 +326,7 @@ impl HostConnection {
     /// closed, or an unknown token).
     pub fn respond(&self, token: u64, outcome: Result<&str, RequestError>) -> Result<bool, RequestError> {
         let outcome = match outcome {
-            Ok(result) => Ok(parse_json(result, "result")?),
+            Ok(result) => Ok(parse_json(result, "result")?.to_owned()),
             Err(error) => Err(error),
         };
         let Some(pending) = self.shared.responders.lock().unwrap().remove(&token) else {
@@ -395,19 +396,20 @@ impl HostConnection {
         &self.connection
     }
 
-    /// Check outbound params for this side and turn them into raw JSON.
-    fn outbound_params(
+    /// Check outbound params for this side; they go on the wire as given
+    /// (borrowed, not copied).
+    fn outbound_params<'t>(
         &self,
         method: &str,
-        params: Option<&str>,
+        params: Option<&'t str>,
         request: bool,
-    ) -> Result<Option<RawJson>, RequestError> {
+    ) -> Result<Option<&'t RawValue>, RequestError> {
         let params = params.map(|text| parse_json(text, "params")).transpose()?;
         // What we send is what the peer receives.
         if request {
-            self.side.peer().check_request(method, params.as_ref())?;
+            self.side.peer().check_request(method, params)?;
         } else {
-            self.side.peer().check_notification(method, params.as_ref())?;
+            self.side.peer().check_notification(method, params)?;
         }
         Ok(params)
     }
@@ -497,7 +499,8 @@ async fn write_parked(
     }
 }
 
-fn parse_json(text: &str, what: &str) -> Result<RawJson, RequestError> {
+/// Check that `text` is one JSON value (a scan, no copy).
+fn parse_json<'t>(text: &'t str, what: &str) -> Result<&'t RawValue, RequestError> {
     serde_json::from_str(text).map_err(|error| {
         RequestError::invalid_params().with_data(serde_json::json!({
             "message": format!("{what} is not valid JSON: {error}")

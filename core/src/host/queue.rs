@@ -10,6 +10,7 @@
 use std::sync::Mutex;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use crate::error::RequestError;
@@ -123,13 +124,13 @@ impl HostQueue {
         Some(text)
     }
 
-    pub async fn push_request(&self, token: u64, method: &str, params: Option<&RawJson>) {
+    pub async fn push_request(&self, token: u64, method: &str, params: Option<&RawValue>) {
         self.room().await;
         self.push_request_now(token, method, params);
     }
 
     /// `push_request` without waiting for room.
-    pub fn push_request_now(&self, token: u64, method: &str, params: Option<&RawJson>) {
+    pub fn push_request_now(&self, token: u64, method: &str, params: Option<&RawValue>) {
         self.push(|text| {
             text.push_str("[0,");
             push_number(text, token);
@@ -141,13 +142,13 @@ impl HostQueue {
         });
     }
 
-    pub async fn push_notification(&self, method: &str, params: Option<&RawJson>) {
+    pub async fn push_notification(&self, method: &str, params: Option<&RawValue>) {
         self.room().await;
         self.push_notification_now(method, params);
     }
 
     /// `push_notification` without waiting for room.
-    pub fn push_notification_now(&self, method: &str, params: Option<&RawJson>) {
+    pub fn push_notification_now(&self, method: &str, params: Option<&RawValue>) {
         self.push(|text| {
             text.push_str("[1,");
             push_json(text, method);
@@ -214,7 +215,7 @@ fn push_json(text: &mut String, value: &(impl Serialize + ?Sized)) {
     text.push_str(&json);
 }
 
-fn push_raw(text: &mut String, raw: Option<&RawJson>) {
+fn push_raw(text: &mut String, raw: Option<&RawValue>) {
     text.push_str(raw.map_or("null", |raw| raw.get()));
 }
 
