@@ -577,22 +577,51 @@ class RustEmitter:
             )
             self.uses.add("Map")
         else:
-            self.uses.update(["Deserializer", "de_error"])
+            # One pass when the tag comes first (support::TaggedUnion); the
+            # buffered path below for everything else.
+            self.uses.add("Deserializer")
+            fast = []
+            for v, vname in tagged:
+                if v.payload is None:
+                    fast.append(f"{rust_str(v.tag)} => {{\n    support::skip_rest(rest)?;\n    Self::{vname}\n}}")
+                else:
+                    fast.append(f"{rust_str(v.tag)} => Self::{vname}(support::read_rest(rest)?),")
+            fast.append("_ => return Ok(Err(rest)),")
             self.emit(
                 "",
-                f"impl<'de> Deserialize<'de> for {u.name} {{",
-                "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
-                "        let mut map = support::object(deserializer)?;",
-                f"        let tag = map.remove({tag});",
-                "        let value = match tag.as_ref().and_then(Value::as_str) {",
+                f"impl support::TaggedUnion for {u.name} {{",
+                f"    const TAG: &'static str = {tag};",
+                "",
+                "    fn read_variant<'de, A: serde::de::MapAccess<'de>>(",
+                "        tag: &str,",
+                "        rest: A,",
+                "    ) -> Result<Result<Self, A>, A::Error> {",
+                "        Ok(Ok(match tag {",
+            )
+            for a in fast:
+                for line in a.split("\n"):
+                    self.emit("            " + line)
+            self.emit(
+                "        }))",
+                "    }",
+                "",
+                "    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {",
+                "        let tag = map.remove(Self::TAG);",
+                "        match tag.as_ref().and_then(Value::as_str) {",
             )
         for a in arms:
             for line in a.split("\n"):
                 self.emit("            " + line)
-        if embedded:
-            self.emit("        }", "    }", "}")
-        else:
-            self.emit("        };", "        value.map_err(D::Error::custom)", "    }", "}")
+        self.emit("        }", "    }", "}")
+        if not embedded:
+            self.emit(
+                "",
+                f"impl<'de> Deserialize<'de> for {u.name} {{",
+                "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
+                "        support::tagged_union(deserializer)",
+                "    }",
+                "}",
+            )
         self.variant_from_impls(u.name, payload_variants)
 
     def gen_untagged_union(self, u: ir.UntaggedUnion) -> None:

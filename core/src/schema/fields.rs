@@ -38,13 +38,20 @@ impl<'de> Fields<'de> {
     pub(crate) fn remove(&mut self, key: &str) -> Option<Value> {
         let (_, raw) = self.remove_entry(key)?;
         // The common case, a plain string, without a parse.
-        if let Some(inner) = raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-            if !inner.contains(['\\', '"']) {
-                return Some(Value::String(inner.to_owned()));
-            }
+        if let Some(text) = plain_string(&raw) {
+            return Some(Value::String(text.to_owned()));
         }
         // Raw text from serde_json is valid JSON: this cannot fail.
         serde_json::from_str(&raw).ok()
+    }
+
+    /// Buffers the rest of an object.
+    pub(crate) fn fill<A: MapAccess<'de>>(&mut self, access: &mut A) -> Result<(), A::Error> {
+        while let Some(Text(key)) = access.next_key()? {
+            let RawText(raw) = access.next_value()?;
+            self.push(key, raw);
+        }
+        Ok(())
     }
 
     /// Removes property `key`, keeping its raw text.
@@ -97,10 +104,7 @@ impl<'de> de::Deserialize<'de> for Fields<'de> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Fields<'de>, A::Error> {
                 let mut fields = Fields(Vec::with_capacity(access.size_hint().unwrap_or(4).min(64)));
-                while let Some(Text(key)) = access.next_key()? {
-                    let RawText(raw) = access.next_value()?;
-                    fields.push(key, raw);
-                }
+                fields.fill(&mut access)?;
                 Ok(fields)
             }
         }
@@ -109,8 +113,15 @@ impl<'de> de::Deserialize<'de> for Fields<'de> {
     }
 }
 
+/// The text of a raw JSON string without escapes (`"abc"` -> `abc`); None for
+/// anything else.
+pub(crate) fn plain_string(raw: &str) -> Option<&str> {
+    let text = raw.strip_prefix('"')?.strip_suffix('"')?;
+    (!text.contains(['\\', '"'])).then_some(text)
+}
+
 /// A string, borrowed from the input when the deserializer can lend it.
-struct Text<'de>(Cow<'de, str>);
+pub(crate) struct Text<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> de::Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -141,7 +152,7 @@ impl<'de> Visitor<'de> for TextVisitor {
 }
 
 /// A value's raw JSON text (serde_json's raw-value protocol, see `RAW_VALUE_TOKEN`).
-struct RawText<'de>(Cow<'de, str>);
+pub(crate) struct RawText<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> de::Deserialize<'de> for RawText<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -61,6 +61,7 @@
 
 mod fields;
 mod support;
+mod tagged;
 
 pub use support::MethodInfo;
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 pub(crate) use super::fields::Fields;
+pub(crate) use super::tagged::{deserialize as tagged_union, read_rest, skip_rest, TaggedUnion};
 
 /// One protocol method, as listed in the generated method tables (`AGENT_METHODS`,
 /// `CLIENT_METHODS`, `PROTOCOL_METHODS`).

@@ -460,11 +460,24 @@ impl Serialize for ToolCallContent {
     }
 }
 
-impl<'de> Deserialize<'de> for ToolCallContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for ToolCallContent {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "content" => Self::Content(support::read_rest(rest)?),
+            "diff" => Self::Diff(support::read_rest(rest)?),
+            "terminal" => Self::Terminal(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("content") => support::from_map(map).map(Self::Content),
             Some("diff") => support::from_map(map).map(Self::Diff),
             Some("terminal") => support::from_map(map).map(Self::Terminal),
@@ -474,8 +487,13 @@ impl<'de> Deserialize<'de> for ToolCallContent {
                 tag.as_ref(),
                 &["content", "diff", "terminal"],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCallContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -563,11 +581,26 @@ impl Serialize for ContentBlock {
     }
 }
 
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for ContentBlock {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "text" => Self::Text(support::read_rest(rest)?),
+            "image" => Self::Image(support::read_rest(rest)?),
+            "audio" => Self::Audio(support::read_rest(rest)?),
+            "resource_link" => Self::ResourceLink(support::read_rest(rest)?),
+            "resource" => Self::Resource(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("text") => support::from_map(map).map(Self::Text),
             Some("image") => support::from_map(map).map(Self::Image),
             Some("audio") => support::from_map(map).map(Self::Audio),
@@ -579,8 +612,13 @@ impl<'de> Deserialize<'de> for ContentBlock {
                 tag.as_ref(),
                 &["text", "image", "audio", "resource_link", "resource"],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -2103,11 +2141,26 @@ impl Serialize for ElicitationPropertySchema {
     }
 }
 
-impl<'de> Deserialize<'de> for ElicitationPropertySchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for ElicitationPropertySchema {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "string" => Self::String(support::read_rest(rest)?),
+            "number" => Self::Number(support::read_rest(rest)?),
+            "integer" => Self::Integer(support::read_rest(rest)?),
+            "boolean" => Self::Boolean(support::read_rest(rest)?),
+            "array" => Self::Array(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("string") => support::from_map(map).map(Self::String),
             Some("number") => support::from_map(map).map(Self::Number),
             Some("integer") => support::from_map(map).map(Self::Integer),
@@ -2119,8 +2172,13 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
                 tag.as_ref(),
                 &["string", "number", "integer", "boolean", "array"],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ElicitationPropertySchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -2614,16 +2672,32 @@ impl Serialize for MultiSelectItems {
     }
 }
 
-impl<'de> Deserialize<'de> for MultiSelectItems {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for MultiSelectItems {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "string" => Self::String(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("string") => support::from_map(map).map(Self::String),
             Some(_) => Ok(Self::Other(support::restore(map, "type", tag))),
             _ => support::from_map(support::restore(map, "type", tag)).map(Self::Titled),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MultiSelectItems {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -4752,15 +4826,31 @@ impl Serialize for AuthMethod {
     }
 }
 
-impl<'de> Deserialize<'de> for AuthMethod {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for AuthMethod {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "terminal" => Self::Terminal(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("terminal") => support::from_map(map).map(Self::Terminal),
             _ => support::from_map(support::restore(map, "type", tag)).map(Self::Agent),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AuthMethod {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -6609,11 +6699,25 @@ impl Serialize for NesSuggestion {
     }
 }
 
-impl<'de> Deserialize<'de> for NesSuggestion {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("kind");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for NesSuggestion {
+    const TAG: &'static str = "kind";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "edit" => Self::Edit(support::read_rest(rest)?),
+            "jump" => Self::Jump(support::read_rest(rest)?),
+            "rename" => Self::Rename(support::read_rest(rest)?),
+            "searchAndReplace" => Self::SearchAndReplace(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("edit") => support::from_map(map).map(Self::Edit),
             Some("jump") => support::from_map(map).map(Self::Jump),
             Some("rename") => support::from_map(map).map(Self::Rename),
@@ -6624,8 +6728,13 @@ impl<'de> Deserialize<'de> for NesSuggestion {
                 tag.as_ref(),
                 &["edit", "jump", "rename", "searchAndReplace"],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NesSuggestion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -7352,11 +7461,37 @@ impl Serialize for SessionUpdate {
     }
 }
 
-impl<'de> Deserialize<'de> for SessionUpdate {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("sessionUpdate");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for SessionUpdate {
+    const TAG: &'static str = "sessionUpdate";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "user_message_chunk" => Self::UserMessageChunk(support::read_rest(rest)?),
+            "agent_message_chunk" => Self::AgentMessageChunk(support::read_rest(rest)?),
+            "agent_thought_chunk" => Self::AgentThoughtChunk(support::read_rest(rest)?),
+            "tool_call" => Self::ToolCall(support::read_rest(rest)?),
+            "tool_call_update" => Self::ToolCallUpdate(support::read_rest(rest)?),
+            "plan" => Self::Plan(support::read_rest(rest)?),
+            "plan_update" => Self::PlanUpdate(support::read_rest(rest)?),
+            "plan_removed" => Self::PlanRemoved(support::read_rest(rest)?),
+            "available_commands_update" => Self::AvailableCommandsUpdate(support::read_rest(rest)?),
+            "current_mode_update" => Self::CurrentModeUpdate(support::read_rest(rest)?),
+            "config_option_update" => Self::ConfigOptionUpdate(support::read_rest(rest)?),
+            "session_info_update" => Self::SessionInfoUpdate(support::read_rest(rest)?),
+            "usage_update" => Self::UsageUpdate(support::read_rest(rest)?),
+            "notice" => Self::Notice(support::read_rest(rest)?),
+            "compaction_update" => Self::CompactionUpdate(support::read_rest(rest)?),
+            "compaction_summary_chunk" => Self::CompactionSummaryChunk(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("user_message_chunk") => support::from_map(map).map(Self::UserMessageChunk),
             Some("agent_message_chunk") => support::from_map(map).map(Self::AgentMessageChunk),
             Some("agent_thought_chunk") => support::from_map(map).map(Self::AgentThoughtChunk),
@@ -7396,8 +7531,13 @@ impl<'de> Deserialize<'de> for SessionUpdate {
                     "compaction_summary_chunk",
                 ],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionUpdate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -7833,11 +7973,24 @@ impl Serialize for PlanUpdateContent {
     }
 }
 
-impl<'de> Deserialize<'de> for PlanUpdateContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for PlanUpdateContent {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "items" => Self::Items(support::read_rest(rest)?),
+            "file" => Self::File(support::read_rest(rest)?),
+            "markdown" => Self::Markdown(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("items") => support::from_map(map).map(Self::Items),
             Some("file") => support::from_map(map).map(Self::File),
             Some("markdown") => support::from_map(map).map(Self::Markdown),
@@ -7847,8 +8000,13 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
                 tag.as_ref(),
                 &["items", "file", "markdown"],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PlanUpdateContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -10059,17 +10217,35 @@ impl Serialize for McpServer {
     }
 }
 
-impl<'de> Deserialize<'de> for McpServer {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("type");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for McpServer {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "http" => Self::Http(support::read_rest(rest)?),
+            "sse" => Self::Sse(support::read_rest(rest)?),
+            "acp" => Self::Acp(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("http") => support::from_map(map).map(Self::Http),
             Some("sse") => support::from_map(map).map(Self::Sse),
             Some("acp") => support::from_map(map).map(Self::Acp),
             _ => support::from_map(support::restore(map, "type", tag)).map(Self::Stdio),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for McpServer {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
@@ -11871,11 +12047,26 @@ impl Serialize for RequestPermissionOutcome {
     }
 }
 
-impl<'de> Deserialize<'de> for RequestPermissionOutcome {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = support::object(deserializer)?;
-        let tag = map.remove("outcome");
-        let value = match tag.as_ref().and_then(Value::as_str) {
+impl support::TaggedUnion for RequestPermissionOutcome {
+    const TAG: &'static str = "outcome";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "cancelled" => {
+                support::skip_rest(rest)?;
+                Self::Cancelled
+            }
+            "selected" => Self::Selected(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
             Some("cancelled") => Ok(Self::Cancelled),
             Some("selected") => support::from_map(map).map(Self::Selected),
             Some(_) => Ok(Self::Unknown(support::restore(map, "outcome", tag))),
@@ -11884,8 +12075,13 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
                 tag.as_ref(),
                 &["cancelled", "selected"],
             )),
-        };
-        value.map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestPermissionOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
     }
 }
 
