@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import weakref
-from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Optional, Set
+from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Generic, Optional, Set, TypeVar
 
 from . import _native
 from ._errors import CONNECTION_CLOSED, RequestError
@@ -56,10 +56,14 @@ async def _method_not_found(method: str, params: Any) -> Any:
     raise RequestError.method_not_found(method)
 
 
-def _go_on(coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> Generator[Any, Any, None]:
+T = TypeVar("T")
+
+
+def _go_on(coroutine: Coroutine[Any, Any, T], waiting_on: Any) -> Generator[Any, Any, T]:
     """Drive a coroutine whose first step already ran (it yielded
-    ``waiting_on``) to its end: what the driving Task sends or throws in
-    goes to the coroutine, what the coroutine yields goes to the Task."""
+    ``waiting_on``) to its end and return its result: what the driving Task
+    sends or throws in goes to the coroutine, what the coroutine yields goes
+    to the Task."""
     try:
         while True:
             try:
@@ -71,20 +75,21 @@ def _go_on(coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> Generator[A
                 waiting_on = coroutine.throw(error)
             else:
                 waiting_on = coroutine.send(sent)
-    except StopIteration:
-        return
+    except StopIteration as done:
+        result: T = done.value
+        return result
 
 
-class _Resume:
+class _Resume(Generic[T]):
     """``await _Resume(coroutine, waiting_on)`` goes on with a started coroutine."""
 
     __slots__ = ("coroutine", "waiting_on")
 
-    def __init__(self, coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> None:
+    def __init__(self, coroutine: Coroutine[Any, Any, T], waiting_on: Any) -> None:
         self.coroutine = coroutine
         self.waiting_on = waiting_on
 
-    def __await__(self) -> Generator[Any, Any, None]:
+    def __await__(self) -> Generator[Any, Any, T]:
         return _go_on(self.coroutine, self.waiting_on)
 
 
