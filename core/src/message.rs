@@ -232,8 +232,21 @@ pub(crate) mod frame {
         serde_json::to_writer(&mut bytes, value).map_err(|error| {
             RequestError::invalid_params().with_data(json!({ "message": error.to_string() }))
         })?;
+        one_line(&mut bytes);
         bytes.push(b'\n');
         Ok(bytes)
+    }
+
+    /// Raw JSON from a host (C, Python, Node) goes out as given, and may be
+    /// pretty-printed. A line break in valid JSON can only be whitespace
+    /// between tokens (inside strings it must be escaped), so it becomes a
+    /// space rather than ending the frame early.
+    fn one_line(bytes: &mut [u8]) {
+        if memchr::memchr2(b'\n', b'\r', bytes).is_some() {
+            for byte in bytes.iter_mut().filter(|byte| matches!(byte, b'\n' | b'\r')) {
+                *byte = b' ';
+            }
+        }
     }
 
     /// JSON-RPC wants params structured or absent: drop a trailing null.

@@ -47,6 +47,7 @@ both_modes!(
     cancellation_both_ways,
     eof_fails_pending_requests_then_closes,
     typed_sides_check_both_ways,
+    pretty_printed_json_from_the_host_stays_one_line,
 );
 
 impl Host {
@@ -165,6 +166,22 @@ async fn requests_both_ways(host_reads: bool) {
         answer["error"],
         json!({"code": -32001, "message": "nope", "data": {"why": 1}})
     );
+}
+
+/// A host may hand over pretty-printed JSON: its line breaks are whitespace,
+/// and must not end the frame early.
+async fn pretty_printed_json_from_the_host_stays_one_line(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Raw, host_reads);
+    let params = "{\n  \"a\": [1,\r\n 2],\n  \"s\": \"x\\ny\"\n}\n";
+    host.connection.send_notification("n", Some(params)).unwrap();
+    host.connection.send_request("r", Some("[\n1\n]")).unwrap();
+    assert_eq!(peer.recv().await["params"], json!({"a": [1, 2], "s": "x\ny"}));
+    assert_eq!(peer.recv().await["params"], json!([1]));
+    peer.request(json!(7), "q", json!({})).await;
+    let token = host.events(1).await[0][1].as_u64().unwrap();
+    host.connection.respond(token, Ok("{\n\"ok\":\r\ntrue}")).unwrap();
+    assert_eq!(peer.recv().await["result"], json!({"ok": true}));
+    peer.expect_silence(20).await;
 }
 
 async fn cancellation_both_ways(host_reads: bool) {

@@ -110,6 +110,16 @@ static void test_bad_json_not_sent(void) {
     char *line = peer_read_line(&p, slow(2000));
     CHECK_STR_EQ(line, "{\"jsonrpc\":\"2.0\",\"method\":\"marker\",\"params\":{\"n\":1}}");
     free(line);
+    /* Pretty-printed JSON is one frame: its line breaks become spaces. */
+    CHECK_RC(acp_connection_send_notification(c, "pretty", "{\n  \"n\": [1,\r\n 2]\n}\n"), ACP_OK);
+    CHECK_RC(acp_connection_send_notification(c, "after", NULL), ACP_OK);
+    line = peer_read_line(&p, slow(2000));
+    CHECK(line != NULL && strstr(line, "\"method\":\"pretty\"") != NULL && strstr(line, "[1,   2]") != NULL);
+    CHECK(line != NULL && strchr(line, '\r') == NULL);
+    free(line);
+    line = peer_read_line(&p, slow(2000));
+    CHECK_STR_EQ(line, "{\"jsonrpc\":\"2.0\",\"method\":\"after\"}");
+    free(line);
     finish(c, &p, &r);
 }
 
