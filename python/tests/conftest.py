@@ -2,6 +2,7 @@ import asyncio
 import functools
 import os
 import sys
+import time
 from typing import Any, Callable, Coroutine
 
 import pytest
@@ -13,6 +14,25 @@ EXAMPLES = os.path.join(os.path.dirname(HERE), "examples")
 
 def peer(name: str) -> str:
     return os.path.join(PEERS, name)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie is gone for our purposes once reaped by its parent (init here).
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] == "Z"
+
+
+def wait_gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if gone(pid):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

@@ -14,7 +14,7 @@ import time
 from typing import Any, List, Sequence, Set
 
 import pytest
-from conftest import run_async
+from conftest import gone, run_async, wait_gone
 
 from acp_engine import Connection, RequestError, spawn_stream
 
@@ -68,24 +68,6 @@ STDIN_CLOSING_PEER = textwrap.dedent(
     time.sleep(60)
     """
 )
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split()[2] == "Z"
-
-
-def wait_gone(pid: int, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if gone(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 async def all_fail_closed(calls: "Sequence[asyncio.Future[Any]]", since: float) -> float:

@@ -1,35 +1,15 @@
 """Process lifecycle: an interpreter that exits with a connection open
 exits promptly and its agent goes too; EOF ends an agent."""
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 
-from conftest import peer
+from conftest import peer, wait_gone
 
 AGENT = peer("full_agent.py")
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # A zombie is gone for our purposes once reaped by its parent (init here).
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split()[2] == "Z"
-
-
-def wait_gone(pid: int, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if gone(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def run_script(body: str) -> subprocess.CompletedProcess:

@@ -233,6 +233,11 @@ class RustEmitter:
     def emit_doc(self, text: str, indent: str = "") -> None:
         self.out.extend(doc_lines(text, indent))
 
+    def emit_arms(self, arms: list[str]) -> None:
+        """Match arms (each possibly several lines) inside a method body."""
+        for arm in arms:
+            self.emit(*("            " + line for line in arm.split("\n")))
+
     # -- definitions --------------------------------------------------------------------
 
     def generate(self) -> str:
@@ -598,9 +603,7 @@ class RustEmitter:
                 "    ) -> Result<Result<Self, A>, A::Error> {",
                 "        Ok(Ok(match tag {",
             )
-            for a in fast:
-                for line in a.split("\n"):
-                    self.emit("            " + line)
+            self.emit_arms(fast)
             self.emit(
                 "        }))",
                 "    }",
@@ -609,9 +612,7 @@ class RustEmitter:
                 "        let tag = map.remove(Self::TAG);",
                 "        match tag.as_ref().and_then(Value::as_str) {",
             )
-        for a in arms:
-            for line in a.split("\n"):
-                self.emit("            " + line)
+        self.emit_arms(arms)
         self.emit("        }", "    }", "}")
         if not embedded:
             self.emit(

@@ -257,11 +257,13 @@ unsafe fn outbound(
     let params = json_arg(params_json, "params_json")?;
     structured(&params, "params_json")?;
     let checked = if request {
-        connection.bridge.check_outbound_request(&method, params.as_ref())
+        connection
+            .bridge
+            .check_outbound_request(&method, params.as_deref())
     } else {
         connection
             .bridge
-            .check_outbound_notification(&method, params.as_ref())
+            .check_outbound_notification(&method, params.as_deref())
     };
     checked.map_err(|error| {
         Failure::new(

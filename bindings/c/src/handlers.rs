@@ -6,6 +6,7 @@ use std::ptr;
 use std::sync::Arc;
 
 use acp_engine::{to_raw, CancellationToken, IncomingNotification, IncomingRequest, RawJson, RequestError};
+use serde_json::value::RawValue;
 
 use crate::events::EventQueue;
 use crate::ffi::c_string;
@@ -224,22 +225,20 @@ impl Bridge {
 
     /// Check what this side sends: an agent sends client methods, a client
     /// agent methods.
-    pub fn check_outbound_request(&self, method: &str, params: Option<&RawJson>) -> Result<(), RequestError> {
-        self.side
-            .engine()
-            .peer()
-            .check_request(method, params.map(|raw| &**raw))
+    pub fn check_outbound_request(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), RequestError> {
+        self.side.engine().peer().check_request(method, params)
     }
 
     pub fn check_outbound_notification(
         &self,
         method: &str,
-        params: Option<&RawJson>,
+        params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.side
-            .engine()
-            .peer()
-            .check_notification(method, params.map(|raw| &**raw))
+        self.side.engine().peer().check_notification(method, params)
     }
 }
 

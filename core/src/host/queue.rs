@@ -135,7 +135,7 @@ impl HostQueue {
             text.push_str("[0,");
             push_number(text, token);
             text.push(',');
-            push_json(text, method);
+            push_string(text, method);
             text.push(',');
             push_raw(text, params);
             text.push(']');
@@ -151,7 +151,7 @@ impl HostQueue {
     pub fn push_notification_now(&self, method: &str, params: Option<&RawValue>) {
         self.push(|text| {
             text.push_str("[1,");
-            push_json(text, method);
+            push_string(text, method);
             text.push(',');
             push_raw(text, params);
             text.push(']');
@@ -197,7 +197,7 @@ impl HostQueue {
     pub fn push_closed(&self, reason: &str) {
         self.push(|text| {
             text.push_str("[6,");
-            push_json(text, reason);
+            push_string(text, reason);
             text.push(']');
         });
         // A reader waiting for room must not wait for a host that stopped.
@@ -207,6 +207,21 @@ impl HostQueue {
 
 fn push_number(text: &mut String, number: impl itoa::Integer) {
     text.push_str(itoa::Buffer::new().format(number));
+}
+
+/// A JSON string, without an allocation when nothing needs escaping (a
+/// method name, on every message).
+fn push_string(text: &mut String, value: &str) {
+    if value
+        .bytes()
+        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
+    {
+        text.push('"');
+        text.push_str(value);
+        text.push('"');
+    } else {
+        push_json(text, value);
+    }
 }
 
 fn push_json(text: &mut String, value: &(impl Serialize + ?Sized)) {

@@ -120,7 +120,8 @@ pub(crate) fn plain_string(raw: &str) -> Option<&str> {
     (!text.contains(['\\', '"'])).then_some(text)
 }
 
-/// A string, borrowed from the input when the deserializer can lend it.
+/// A string (a property name, a raw value's text), borrowed from the input when the
+/// deserializer can lend it.
 pub(crate) struct Text<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> de::Deserialize<'de> for Text<'de> {

@@ -12,7 +12,7 @@ use serde::de::{self, DeserializeOwned, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-pub(crate) use super::fields::Fields;
+pub(crate) use super::fields::{Fields, Text};
 pub(crate) use super::tagged::{deserialize as tagged_union, read_rest, skip_rest, TaggedUnion};
 
 /// One protocol method, as listed in the generated method tables (`AGENT_METHODS`,
@@ -475,56 +475,6 @@ fn valid_items<T: DeserializeOwned>(items: Vec<Value>) -> Vec<T> {
 // ---------------------------------------------------------------------------------------
 // Struct deserialization
 
-/// A property name, borrowed from the input when it can be.
-pub(crate) enum Key<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-impl Key<'_> {
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            Key::Borrowed(key) => key,
-            Key::Owned(key) => key,
-        }
-    }
-
-    pub(crate) fn into_string(self) -> String {
-        match self {
-            Key::Borrowed(key) => key.to_owned(),
-            Key::Owned(key) => key,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-
-        impl<'de> de::Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a property name")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key::Borrowed(key))
-            }
-
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(key.to_owned()))
-            }
-
-            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(key))
-            }
-        }
-
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
 /// `Deserialize` for a generated struct: its properties by wire name, the rest into
 /// `extra`. The same rules as serde's derive (a missing required property, a duplicate
 /// one and a wrong type are errors; `default` fields may be absent), without the
@@ -546,8 +496,8 @@ macro_rules! read_struct {
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<$name, A::Error> {
                         $( let mut $field: Option<$ty> = None; )*
                         let mut extra = serde_json::Map::new();
-                        while let Some(key) = access.next_key::<support::Key<'de>>()? {
-                            match key.as_str() {
+                        while let Some(support::Text(key)) = access.next_key()? {
+                            match key.as_ref() {
                                 $( $wire => {
                                     if $field.is_some() {
                                         return Err(serde::de::Error::duplicate_field($wire));
@@ -556,7 +506,7 @@ macro_rules! read_struct {
                                 } )*
                                 _ => {
                                     let value = access.next_value::<serde_json::Value>()?;
-                                    extra.insert(key.into_string(), value);
+                                    extra.insert(key.into_owned(), value);
                                 }
                             }
                         }
