@@ -66,7 +66,7 @@ def write(target, name, data):
 
 
 def main():
-    for target in ("framing", "dispatch", "classify"):
+    for target in ("framing", "dispatch", "classify", "schema_check"):
         for old in (FUZZ / "seeds" / target).glob("*"):
             old.unlink()
     for stem, data in corpus_files():
@@ -84,6 +84,13 @@ def main():
             if piece.strip():
                 digest = hashlib.sha1(piece).hexdigest()[:8]
                 write("classify", f"{stem}-{n}-{digest}", piece)
+    # schema_check: "method\nparams" for every valid request and notification.
+    for stem, data in VALID.items():
+        for n, piece in enumerate(data.split(b"\n")):
+            message = json.loads(piece) if piece.strip() else {}
+            if "method" in message and "params" in message:
+                params = json.dumps(message["params"], separators=(",", ":")).encode()
+                write("schema_check", f"{stem}-{n}", message["method"].encode() + b"\n" + params)
 
 
 if __name__ == "__main__":

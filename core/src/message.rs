@@ -285,6 +285,63 @@ pub(crate) mod frame {
         .map(without_null_params)
     }
 
+    // Frames around JSON text a host checked (`host::HostConnection`), written by hand
+    // into the caller's buffer: no serializer, no intermediate `Vec` per message.
+
+    /// Appends `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}\n`.
+    pub(crate) fn write_request(out: &mut Vec<u8>, id: i64, method: &str, params: Option<&str>) {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+        write_call(out, method, params);
+    }
+
+    /// Appends `{"jsonrpc":"2.0","method":<method>,"params":<params>}\n`.
+    pub(crate) fn write_notification(out: &mut Vec<u8>, method: &str, params: Option<&str>) {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
+        write_call(out, method, params);
+    }
+
+    /// Appends `{"jsonrpc":"2.0","id":<id>,"result":<result>}\n`.
+    pub(crate) fn write_success(out: &mut Vec<u8>, id: &RequestId, result: &str) {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        serde_json::to_writer(&mut *out, id).expect("ids always serialize");
+        out.extend_from_slice(b",\"result\":");
+        write_json_text(out, result);
+        out.extend_from_slice(b"}\n");
+    }
+
+    fn write_call(out: &mut Vec<u8>, method: &str, params: Option<&str>) {
+        out.extend_from_slice(b",\"method\":");
+        write_string(out, method);
+        // As `without_null_params`: JSON-RPC wants params structured or absent.
+        if let Some(params) = params.filter(|params| params.trim() != "null") {
+            out.extend_from_slice(b",\"params\":");
+            write_json_text(out, params);
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    /// A JSON string; plain text (every method name) without the escaping machinery.
+    fn write_string(out: &mut Vec<u8>, text: &str) {
+        if text
+            .bytes()
+            .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
+        {
+            out.push(b'"');
+            out.extend_from_slice(text.as_bytes());
+            out.push(b'"');
+        } else {
+            serde_json::to_writer(&mut *out, text).expect("strings always serialize");
+        }
+    }
+
+    /// Valid JSON text, kept on one line (see `one_line`).
+    fn write_json_text(out: &mut Vec<u8>, text: &str) {
+        let start = out.len();
+        out.extend_from_slice(text.as_bytes());
+        one_line(&mut out[start..]);
+    }
+
     pub(crate) fn response(id: &RequestId, outcome: &Result<RawJson, RequestError>) -> Vec<u8> {
         let line = match outcome {
             Ok(result) => to_line(&Success {
@@ -422,6 +479,26 @@ mod tests {
         let notification = frame::notification("n", &Value::Null).unwrap();
         assert_eq!(notification, b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
         let failure = frame::response(&RequestId::Null, &Err(RequestError::parse_error()));
+        let mut written = Vec::new();
+        frame::write_request(&mut written, -3, "a\"b\n", Some("{\"x\":\n[1]}"));
+        frame::write_notification(&mut written, "n", None);
+        frame::write_success(&mut written, &RequestId::String("i\u{1}".into()), "\r\n{}");
+        frame::write_notification(&mut written, "n", Some(" null"));
+        assert_eq!(written.iter().filter(|byte| **byte == b'\n').count(), 4);
+        let lines: Vec<Value> = written
+            .split(|byte| *byte == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice(line).unwrap())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                json!({"jsonrpc": "2.0", "id": -3, "method": "a\"b\n", "params": {"x": [1]}}),
+                json!({"jsonrpc": "2.0", "method": "n"}),
+                json!({"jsonrpc": "2.0", "id": "i\u{1}", "result": {}}),
+                json!({"jsonrpc": "2.0", "method": "n"}),
+            ]
+        );
         assert_eq!(
             failure,
             b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n"

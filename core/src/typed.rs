@@ -15,7 +15,11 @@ use crate::message::{to_raw, RawJson};
 /// On a mismatch the error's `data` says which field is wrong and why:
 /// `{"method", "path", "message"}`.
 pub(crate) fn parse<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, RequestError> {
-    let text = params.map_or("{}", |raw| raw.get());
+    parse_text(method, params.map_or("{}", |raw| raw.get()))
+}
+
+/// `parse` from params text (which may not be valid JSON: that is -32602 too).
+fn parse_text<T: DeserializeOwned>(method: &str, text: &str) -> Result<T, RequestError> {
     // The fast path first; the path-tracking parse only runs to explain an
     // error.
     serde_json::from_str(text).map_err(|error| {
@@ -30,6 +34,26 @@ pub(crate) fn parse<T: DeserializeOwned>(method: &str, params: Option<&RawValue>
             "message": error.to_string(),
         }))
     })
+}
+
+/// Check a method's params against its schema type without building the value (see
+/// `schema::check`). Errors are the parse's, word for word: the parse runs to explain one.
+/// Checking reads all of `text`: success also means it is one valid JSON value.
+pub(crate) fn check<T: DeserializeOwned + crate::schema::Check>(
+    method: &str,
+    params: Option<&str>,
+) -> Result<(), RequestError> {
+    let text = params.unwrap_or("{}");
+    match crate::schema::check_str::<T>(text) {
+        Ok(()) => Ok(()),
+        Err(_) => parse_text::<T>(method, text).map(drop),
+    }
+}
+
+/// Whether checking and parsing `text` as a `T` agree (the fuzzer's and the tests'
+/// comparison: `schema::check`).
+pub(crate) fn check_agrees<T: DeserializeOwned + crate::schema::Check>(text: &str) -> bool {
+    crate::schema::check_str::<T>(text).is_ok() == serde_json::from_str::<T>(text).is_ok()
 }
 
 /// Params of an extension method or notification, as plain JSON.
@@ -113,11 +137,17 @@ macro_rules! handler_trait {
         /// params that do not fit the method's type are -32602. For
         /// bindings whose handlers receive the params as JSON text.
         pub fn validate_request(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), RequestError> {
-            use crate::typed::parse;
+            check_request_text(method, params.map(serde_json::value::RawValue::get)).map(drop)
+        }
+
+        /// `validate_request` on params text: `Ok(true)` when the check read all of
+        /// it (so it is valid JSON), `Ok(false)` for an extension method (not read).
+        pub(crate) fn check_request_text(method: &str, params: Option<&str>) -> Result<bool, RequestError> {
+            use crate::typed::check;
             match method {
-                $( $rr_w => parse::<$rr_p>($rr_w, params).map(drop), )*
-                $( $(#[cfg($or_cfg)])? $or_w => parse::<$or_p>($or_w, params).map(drop), )*
-                method if method.starts_with('_') => Ok(()),
+                $( $rr_w => check::<$rr_p>($rr_w, params).map(|()| true), )*
+                $( $(#[cfg($or_cfg)])? $or_w => check::<$or_p>($or_w, params).map(|()| true), )*
+                method if method.starts_with('_') => Ok(false),
                 method => Err(RequestError::method_not_found(method)),
             }
         }
@@ -125,13 +155,36 @@ macro_rules! handler_trait {
         /// Check an inbound notification the same way (an `Err` means: drop
         /// it, the reason is for the log).
         pub fn validate_notification(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), RequestError> {
-            use crate::typed::parse;
+            check_notification_text(method, params.map(serde_json::value::RawValue::get)).map(drop)
+        }
+
+        /// `validate_notification` on params text, as `check_request_text`.
+        pub(crate) fn check_notification_text(method: &str, params: Option<&str>) -> Result<bool, RequestError> {
+            use crate::typed::check;
             match method {
-                $( $rn_w => parse::<$rn_p>($rn_w, params).map(drop), )*
-                $( $(#[cfg($on_cfg)])? $on_w => parse::<$on_p>($on_w, params).map(drop), )*
-                method if method.starts_with('_') => Ok(()),
+                $( $rn_w => check::<$rn_p>($rn_w, params).map(|()| true), )*
+                $( $(#[cfg($on_cfg)])? $on_w => check::<$on_p>($on_w, params).map(|()| true), )*
+                method if method.starts_with('_') => Ok(false),
                 method => Err(RequestError::method_not_found(method)),
             }
+        }
+
+        /// Whether checking and parsing agree on `text` as the params of request
+        /// `method`, and of notification `method` (None: not one this side
+        /// receives). For the fuzzer and tests.
+        pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> [Option<bool>; 2] {
+            use crate::typed::check_agrees;
+            let request = match method {
+                $( $rr_w => Some(check_agrees::<$rr_p>(text)), )*
+                $( $(#[cfg($or_cfg)])? $or_w => Some(check_agrees::<$or_p>(text)), )*
+                _ => None,
+            };
+            let notification = match method {
+                $( $rn_w => Some(check_agrees::<$rn_p>(text)), )*
+                $( $(#[cfg($on_cfg)])? $on_w => Some(check_agrees::<$on_p>(text)), )*
+                _ => None,
+            };
+            [request, notification]
         }
 
         /// Route an inbound request to the handler's method.

@@ -361,6 +361,7 @@ class RustEmitter:
 
         if d.union:
             self.gen_struct_deserialize(d, fields, union_field)
+            self.emit("", f"support::check_by_parse!({d.name});")
         else:
             self.gen_read_struct(d, fields)
 
@@ -592,6 +593,13 @@ class RustEmitter:
                 else:
                     fast.append(f"{rust_str(v.tag)} => Self::{vname}(support::read_rest(rest)?),")
             fast.append("_ => return Ok(Err(rest)),")
+            checks = []
+            for v, vname in tagged:
+                if v.payload is None:
+                    checks.append(f"{rust_str(v.tag)} => support::skip_rest(rest)?,")
+                else:
+                    checks.append(f"{rust_str(v.tag)} => support::check_rest::<{v.payload}, A>(rest)?,")
+            checks.append("_ => return Ok(Err(rest)),")
             self.emit(
                 "",
                 f"impl support::TaggedUnion for {u.name} {{",
@@ -608,6 +616,18 @@ class RustEmitter:
                 "        }))",
                 "    }",
                 "",
+                "    fn check_variant<'de, A: serde::de::MapAccess<'de>>(",
+                "        tag: &str,",
+                "        rest: A,",
+                "    ) -> Result<Result<(), A>, A::Error> {",
+                "        match tag {",
+            )
+            self.emit_arms(checks)
+            self.emit(
+                "        }",
+                "        Ok(Ok(()))",
+                "    }",
+                "",
                 "    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {",
                 "        let tag = map.remove(Self::TAG);",
                 "        match tag.as_ref().and_then(Value::as_str) {",
@@ -620,6 +640,12 @@ class RustEmitter:
                 f"impl<'de> Deserialize<'de> for {u.name} {{",
                 "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
                 "        support::tagged_union(deserializer)",
+                "    }",
+                "}",
+                "",
+                f"impl support::Check for {u.name} {{",
+                "    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {",
+                "        support::check_tagged::<Self, D>(deserializer)",
                 "    }",
                 "}",
             )
@@ -643,6 +669,8 @@ class RustEmitter:
                     self.emit(f"    {v.title}({ty}),")
                     payloads.append((v.title, ty))
             self.emit("}")
+            if not embedded:
+                self.emit("", f"support::check_by_parse!({u.name});")
             self.variant_from_impls(u.name, payloads)
             return
 
@@ -708,6 +736,7 @@ class RustEmitter:
             chain[-1] += ";"
             self.emit(*["        " + line for line in chain])
             self.emit("        value.map_err(D::Error::custom)", "    }", "}")
+            self.emit("", f"support::check_by_parse!({u.name});")
         self.variant_from_impls(u.name, payloads)
 
     # -- methods ------------------------------------------------------------------------

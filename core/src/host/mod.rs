@@ -85,6 +85,18 @@ impl Side {
             Side::Client => crate::validate::client_notification(method, params),
         }
     }
+
+    /// Check params text for this side: `Ok(true)` when the check read all of it (so
+    /// it is valid JSON), `Ok(false)` when nothing did (`Raw`, extension methods).
+    fn check_text(self, method: &str, params: Option<&str>, request: bool) -> Result<bool, RequestError> {
+        match (self, request) {
+            (Side::Raw, _) => Ok(false),
+            (Side::Agent, true) => crate::agent::check_request_text(method, params),
+            (Side::Agent, false) => crate::agent::check_notification_text(method, params),
+            (Side::Client, true) => crate::client::check_request_text(method, params),
+            (Side::Client, false) => crate::client::check_notification_text(method, params),
+        }
+    }
 }
 
 /// Settings for [`HostConnection::connect`].
@@ -299,11 +311,10 @@ impl HostConnection {
         let params = self.outbound_params(method, params, true)?;
         let inner = self.connection.inner();
         let id = inner.next_request_id();
-        let frame = frame::request(id, method, &params)?;
         let shared = self.shared.clone();
         let waiter = Waiter::Callback(Box::new(move |outcome| shared.queue.push_response(id, &outcome)));
         inner.register(id, waiter)?;
-        match self.send_frame(frame) {
+        match self.send_built(|out| frame::write_request(out, id, method, params)) {
             Ok(ticket) => Ok((id, ticket)),
             Err(error) => {
                 // Not sent: withdraw it, silently (close may have taken it).
@@ -318,17 +329,16 @@ impl HostConnection {
     /// Send a notification. `params` is JSON text (None: no params).
     pub fn send_notification(&self, method: &str, params: Option<&str>) -> Result<Ticket, RequestError> {
         let params = self.outbound_params(method, params, false)?;
-        self.send_frame(frame::notification(method, &params)?)
+        self.send_built(|out| frame::write_notification(out, method, params))
     }
 
     /// Answer inbound request `token` with a result (JSON text) or an
     /// error. False if it needs no answer any more (answered, cancelled,
     /// closed, or an unknown token).
     pub fn respond(&self, token: u64, outcome: Result<&str, RequestError>) -> Result<bool, RequestError> {
-        let outcome = match outcome {
-            Ok(result) => Ok(parse_json(result, "result")?.to_owned()),
-            Err(error) => Err(error),
-        };
+        if let Ok(result) = outcome {
+            parse_json(result, "result")?;
+        }
         let Some(pending) = self.shared.responders.lock().unwrap().remove(&token) else {
             return Ok(false);
         };
@@ -341,9 +351,12 @@ impl HostConnection {
             // Before the answer goes out: the peer may reuse the id at once.
             self.connection.inner().untrack_running(pending.responder.id());
         }
-        let sent = self
-            .send_frame(frame::response(pending.responder.id(), &outcome))
-            .is_ok();
+        let id = pending.responder.id();
+        let sent = match outcome {
+            Ok(result) => self.send_built(|out| frame::write_success(out, id, result)),
+            Err(error) => self.send_frame(frame::response(id, &Err(error))),
+        }
+        .is_ok();
         if let Some(answered) = pending.answered {
             let _ = answered.send(());
         }
@@ -397,26 +410,39 @@ impl HostConnection {
     }
 
     /// Check outbound params for this side; they go on the wire as given
-    /// (borrowed, not copied).
+    /// (borrowed, not copied). Text the schema check read in full is valid JSON;
+    /// other text (raw connections, extension methods) is scanned.
     fn outbound_params<'t>(
         &self,
         method: &str,
         params: Option<&'t str>,
         request: bool,
-    ) -> Result<Option<&'t RawValue>, RequestError> {
-        let params = params.map(|text| parse_json(text, "params")).transpose()?;
+    ) -> Result<Option<&'t str>, RequestError> {
         // What we send is what the peer receives.
-        if request {
-            self.side.peer().check_request(method, params)?;
-        } else {
-            self.side.peer().check_notification(method, params)?;
+        let checked = self.side.peer().check_text(method, params, request);
+        if !matches!(checked, Ok(true)) {
+            // Text that is not JSON at all says so before any schema complaint.
+            if let Some(text) = params {
+                parse_json(text, "params")?;
+            }
         }
-        Ok(params)
+        checked.map(|_| params)
     }
 
     /// Send a frame: into the host batch (`buffer_output`), or to the writer.
     fn send_frame(&self, frame: Vec<u8>) -> Result<Ticket, RequestError> {
         if !self.buffer_output {
+            return self.send_now(frame, false);
+        }
+        self.send_built(|out| out.extend_from_slice(&frame))
+    }
+
+    /// Send the frame `write` appends: with `buffer_output` straight into the host
+    /// batch (no buffer of its own), otherwise to the writer.
+    fn send_built(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<Ticket, RequestError> {
+        if !self.buffer_output {
+            let mut frame = Vec::with_capacity(256);
+            write(&mut frame);
             return self.send_now(frame, false);
         }
         let mut output = self.output.lock().unwrap_or_else(|p| p.into_inner());
@@ -425,7 +451,11 @@ impl HostConnection {
                 &self.close_reason().unwrap_or_else(|| "closed".into()),
             ));
         }
-        output.extend_from_slice(&frame);
+        if output.capacity() == 0 {
+            // One allocation per batch, not a doubling series.
+            output.reserve(OUTPUT_BATCH + OUTPUT_BATCH / 4);
+        }
+        write(&mut output);
         if output.len() < OUTPUT_BATCH {
             return Ok(None);
         }

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 /// serde_json's (stable, if unexported) name for "hand me this value's raw text": with
 /// it, a deserializer reading text passes a borrowed slice of the input, any other an
 /// owned copy. `the_raw_text_of_a_property_is_borrowed_from_text_input` below pins it.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+pub(crate) const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// A JSON object's properties, in order, each as its raw JSON text.
 #[derive(Debug, Default)]

@@ -59,10 +59,12 @@
 //! assert_eq!(method::SESSION_UPDATE, "session/update");
 //! ```
 
+mod check;
 mod fields;
 mod support;
 mod tagged;
 
+pub(crate) use check::{check_str, Check};
 pub use support::MethodInfo;
 
 #[cfg(not(feature = "unstable"))]

@@ -12,6 +12,7 @@ use serde::de::{self, DeserializeOwned, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+pub(crate) use super::check::{check_by_parse, check_rest, check_tagged, Check, Checked};
 pub(crate) use super::fields::{Fields, Text};
 pub(crate) use super::tagged::{deserialize as tagged_union, read_rest, skip_rest, TaggedUnion};
 
@@ -105,6 +106,12 @@ macro_rules! string_newtype {
                 self.0 == *other
             }
         }
+
+        impl $crate::schema::support::Check for $name {
+            fn check<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+                <String as $crate::schema::support::Check>::check(deserializer)
+            }
+        }
     };
 }
 pub(crate) use string_newtype;
@@ -195,6 +202,13 @@ macro_rules! string_enum {
                 $crate::schema::support::deserialize_string_enum(deserializer)
             }
         }
+
+        // Any string is a value (unknown ones are kept).
+        impl $crate::schema::support::Check for $name {
+            fn check<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+                <String as $crate::schema::support::Check>::check(deserializer)
+            }
+        }
     };
 }
 pub(crate) use string_enum;
@@ -255,6 +269,12 @@ macro_rules! int_enum {
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 <$int as serde::Deserialize>::deserialize(deserializer).map(Self::from)
+            }
+        }
+
+        impl $crate::schema::support::Check for $name {
+            fn check<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+                <$int as serde::Deserialize>::deserialize(deserializer).map(drop)
             }
         }
     };
@@ -520,9 +540,71 @@ macro_rules! read_struct {
                 deserializer.deserialize_map(StructVisitor)
             }
         }
+
+        impl support::Check for $name {
+            fn check<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+                struct CheckVisitor;
+
+                impl<'de> serde::de::Visitor<'de> for CheckVisitor {
+                    type Value = ();
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        formatter.write_str(concat!("struct ", stringify!($name)))
+                    }
+
+                    #[allow(non_snake_case)]
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+                        $( let mut $field = false; )*
+                        while let Some(support::Text(key)) = access.next_key()? {
+                            match key.as_ref() {
+                                $( $wire => {
+                                    if $field {
+                                        return Err(serde::de::Error::duplicate_field($wire));
+                                    }
+                                    $field = true;
+                                    support::check_field!(access, $ty $(, $with)?);
+                                } )*
+                                _ => {
+                                    access.next_value::<support::Checked<serde_json::Value>>()?;
+                                }
+                            }
+                        }
+                        $( support::check_end!($field, $wire, $kind); )*
+                        Ok(())
+                    }
+                }
+
+                deserializer.deserialize_map(CheckVisitor)
+            }
+        }
     };
 }
 pub(crate) use read_struct;
+
+/// Checks one property's value. Every `with` function here (`lenient*`) reads a `Value`
+/// and never fails after that: its check is the `Value`'s.
+macro_rules! check_field {
+    ($access:ident, $ty:ty) => {
+        $access.next_value::<support::Checked<$ty>>()?
+    };
+    ($access:ident, $ty:ty, $with:path) => {
+        $access.next_value::<support::Checked<serde_json::Value>>()?
+    };
+}
+pub(crate) use check_field;
+
+/// A required property must have been present.
+macro_rules! check_end {
+    ($seen:ident, $wire:literal, required) => {
+        if !$seen {
+            return Err(serde::de::Error::missing_field($wire));
+        }
+    };
+    ($seen:ident, $wire:literal, default) => {
+        let _ = $seen;
+    };
+}
+pub(crate) use check_end;
 
 /// One property's value, through `with` when the field has a custom deserializer.
 macro_rules! read_field {

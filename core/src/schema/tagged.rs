@@ -23,6 +23,9 @@ pub(crate) trait TaggedUnion: Sized {
     /// property); the access back, untouched, if `tag` is not one of the known values.
     fn read_variant<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Result<Result<Self, A>, A::Error>;
 
+    /// Like `read_variant`, checking the payload without building it (`check.rs`).
+    fn check_variant<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Result<Result<(), A>, A::Error>;
+
     /// The general path: from the whole object, buffered.
     fn from_fields(map: Fields<'_>) -> Result<Self, serde_json::Error>;
 }

@@ -33,6 +33,8 @@ pub enum RequestId {
     Str(String),
 }
 
+support::check_by_parse!(RequestId);
+
 impl From<i64> for RequestId {
     fn from(value: i64) -> Self {
         Self::Number(value)
@@ -458,6 +460,19 @@ impl support::TaggedUnion for ToolCallContent {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "content" => support::check_rest::<Content, A>(rest)?,
+            "diff" => support::check_rest::<Diff, A>(rest)?,
+            "terminal" => support::check_rest::<Terminal, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -477,6 +492,12 @@ impl support::TaggedUnion for ToolCallContent {
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for ToolCallContent {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -581,6 +602,21 @@ impl support::TaggedUnion for ContentBlock {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "text" => support::check_rest::<TextContent, A>(rest)?,
+            "image" => support::check_rest::<ImageContent, A>(rest)?,
+            "audio" => support::check_rest::<AudioContent, A>(rest)?,
+            "resource_link" => support::check_rest::<ResourceLink, A>(rest)?,
+            "resource" => support::check_rest::<EmbeddedResource, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -602,6 +638,12 @@ impl support::TaggedUnion for ContentBlock {
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for ContentBlock {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -1004,6 +1046,8 @@ impl<'de> Deserialize<'de> for EmbeddedResourceResource {
         value.map_err(D::Error::custom)
     }
 }
+
+support::check_by_parse!(EmbeddedResourceResource);
 
 impl From<TextResourceContents> for EmbeddedResourceResource {
     fn from(value: TextResourceContents) -> Self {
@@ -1838,6 +1882,8 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
     }
 }
 
+support::check_by_parse!(CreateElicitationRequest);
+
 /// The `mode`-selected part of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationRequestMode {
@@ -2141,6 +2187,21 @@ impl support::TaggedUnion for ElicitationPropertySchema {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "string" => support::check_rest::<StringPropertySchema, A>(rest)?,
+            "number" => support::check_rest::<NumberPropertySchema, A>(rest)?,
+            "integer" => support::check_rest::<IntegerPropertySchema, A>(rest)?,
+            "boolean" => support::check_rest::<BooleanPropertySchema, A>(rest)?,
+            "array" => support::check_rest::<MultiSelectPropertySchema, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -2162,6 +2223,12 @@ impl support::TaggedUnion for ElicitationPropertySchema {
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for ElicitationPropertySchema {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -2668,6 +2735,17 @@ impl support::TaggedUnion for MultiSelectItems {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "string" => support::check_rest::<StringMultiSelectItems, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -2681,6 +2759,12 @@ impl support::TaggedUnion for MultiSelectItems {
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for MultiSelectItems {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -2915,6 +2999,8 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
     }
 }
 
+support::check_by_parse!(ElicitationFormMode);
+
 /// One of `ElicitationSessionScope` or `ElicitationRequestScope`, told apart by their required properties.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationScope {
@@ -3021,6 +3107,8 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
         })
     }
 }
+
+support::check_by_parse!(ElicitationUrlMode);
 
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -3779,6 +3867,17 @@ impl support::TaggedUnion for AuthMethod {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "terminal" => support::check_rest::<AuthMethodTerminal, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -3791,6 +3890,12 @@ impl support::TaggedUnion for AuthMethod {
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for AuthMethod {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -4350,6 +4455,8 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
     }
 }
 
+support::check_by_parse!(SessionConfigOption);
+
 /// The `type`-selected part of [`SessionConfigOption`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigOptionKind {
@@ -4443,6 +4550,8 @@ pub enum SessionConfigSelectOptions {
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
 }
+
+support::check_by_parse!(SessionConfigSelectOptions);
 
 impl From<Vec<SessionConfigSelectOption>> for SessionConfigSelectOptions {
     fn from(value: Vec<SessionConfigSelectOption>) -> Self {
@@ -5338,6 +5447,27 @@ impl support::TaggedUnion for SessionUpdate {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "user_message_chunk" => support::check_rest::<ContentChunk, A>(rest)?,
+            "agent_message_chunk" => support::check_rest::<ContentChunk, A>(rest)?,
+            "agent_thought_chunk" => support::check_rest::<ContentChunk, A>(rest)?,
+            "tool_call" => support::check_rest::<ToolCall, A>(rest)?,
+            "tool_call_update" => support::check_rest::<ToolCallUpdate, A>(rest)?,
+            "plan" => support::check_rest::<Plan, A>(rest)?,
+            "available_commands_update" => support::check_rest::<AvailableCommandsUpdate, A>(rest)?,
+            "current_mode_update" => support::check_rest::<CurrentModeUpdate, A>(rest)?,
+            "config_option_update" => support::check_rest::<ConfigOptionUpdate, A>(rest)?,
+            "session_info_update" => support::check_rest::<SessionInfoUpdate, A>(rest)?,
+            "usage_update" => support::check_rest::<UsageUpdate, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -5377,6 +5507,12 @@ impl support::TaggedUnion for SessionUpdate {
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for SessionUpdate {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -5811,6 +5947,8 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
         value.map_err(D::Error::custom)
     }
 }
+
+support::check_by_parse!(AvailableCommandInput);
 
 impl From<UnstructuredCommandInput> for AvailableCommandInput {
     fn from(value: UnstructuredCommandInput) -> Self {
@@ -6938,6 +7076,18 @@ impl support::TaggedUnion for McpServer {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "http" => support::check_rest::<McpServerHttp, A>(rest)?,
+            "sse" => support::check_rest::<McpServerSse, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -6951,6 +7101,12 @@ impl support::TaggedUnion for McpServer {
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for McpServer {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -7573,6 +7729,8 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
     }
 }
 
+support::check_by_parse!(SetSessionConfigOptionRequest);
+
 /// The `type`-selected part of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SetSessionConfigOptionRequestKind {
@@ -7907,6 +8065,18 @@ impl support::TaggedUnion for RequestPermissionOutcome {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "cancelled" => support::skip_rest(rest)?,
+            "selected" => support::check_rest::<SelectedPermissionOutcome, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -7925,6 +8095,12 @@ impl support::TaggedUnion for RequestPermissionOutcome {
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for RequestPermissionOutcome {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -8311,6 +8487,8 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
     }
 }
 
+support::check_by_parse!(CreateElicitationResponse);
+
 /// The `action`-selected part of [`CreateElicitationResponse`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationResponseAction {
@@ -8390,6 +8568,8 @@ pub enum ElicitationContentValue {
     /// String array value accepted in elicitation response content.
     StringArray(Vec<String>),
 }
+
+support::check_by_parse!(ElicitationContentValue);
 
 impl From<String> for ElicitationContentValue {
     fn from(value: String) -> Self {

@@ -33,6 +33,8 @@ pub enum RequestId {
     Str(String),
 }
 
+support::check_by_parse!(RequestId);
+
 impl From<i64> for RequestId {
     fn from(value: i64) -> Self {
         Self::Number(value)
@@ -475,6 +477,19 @@ impl support::TaggedUnion for ToolCallContent {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "content" => support::check_rest::<Content, A>(rest)?,
+            "diff" => support::check_rest::<Diff, A>(rest)?,
+            "terminal" => support::check_rest::<Terminal, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -494,6 +509,12 @@ impl support::TaggedUnion for ToolCallContent {
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for ToolCallContent {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -598,6 +619,21 @@ impl support::TaggedUnion for ContentBlock {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "text" => support::check_rest::<TextContent, A>(rest)?,
+            "image" => support::check_rest::<ImageContent, A>(rest)?,
+            "audio" => support::check_rest::<AudioContent, A>(rest)?,
+            "resource_link" => support::check_rest::<ResourceLink, A>(rest)?,
+            "resource" => support::check_rest::<EmbeddedResource, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -619,6 +655,12 @@ impl support::TaggedUnion for ContentBlock {
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for ContentBlock {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -1021,6 +1063,8 @@ impl<'de> Deserialize<'de> for EmbeddedResourceResource {
         value.map_err(D::Error::custom)
     }
 }
+
+support::check_by_parse!(EmbeddedResourceResource);
 
 impl From<TextResourceContents> for EmbeddedResourceResource {
     fn from(value: TextResourceContents) -> Self {
@@ -1855,6 +1899,8 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
     }
 }
 
+support::check_by_parse!(CreateElicitationRequest);
+
 /// The `mode`-selected part of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationRequestMode {
@@ -2158,6 +2204,21 @@ impl support::TaggedUnion for ElicitationPropertySchema {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "string" => support::check_rest::<StringPropertySchema, A>(rest)?,
+            "number" => support::check_rest::<NumberPropertySchema, A>(rest)?,
+            "integer" => support::check_rest::<IntegerPropertySchema, A>(rest)?,
+            "boolean" => support::check_rest::<BooleanPropertySchema, A>(rest)?,
+            "array" => support::check_rest::<MultiSelectPropertySchema, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -2179,6 +2240,12 @@ impl support::TaggedUnion for ElicitationPropertySchema {
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for ElicitationPropertySchema {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -2685,6 +2752,17 @@ impl support::TaggedUnion for MultiSelectItems {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "string" => support::check_rest::<StringMultiSelectItems, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -2698,6 +2776,12 @@ impl support::TaggedUnion for MultiSelectItems {
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for MultiSelectItems {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -2932,6 +3016,8 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
     }
 }
 
+support::check_by_parse!(ElicitationFormMode);
+
 /// One of `ElicitationSessionScope` or `ElicitationRequestScope`, told apart by their required properties.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationScope {
@@ -3038,6 +3124,8 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
         })
     }
 }
+
+support::check_by_parse!(ElicitationUrlMode);
 
 /// **UNSTABLE**
 ///
@@ -4839,6 +4927,17 @@ impl support::TaggedUnion for AuthMethod {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "terminal" => support::check_rest::<AuthMethodTerminal, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -4851,6 +4950,12 @@ impl support::TaggedUnion for AuthMethod {
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for AuthMethod {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -5681,6 +5786,8 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
     }
 }
 
+support::check_by_parse!(SessionConfigOption);
+
 /// The `type`-selected part of [`SessionConfigOption`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigOptionKind {
@@ -5774,6 +5881,8 @@ pub enum SessionConfigSelectOptions {
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
 }
+
+support::check_by_parse!(SessionConfigSelectOptions);
 
 impl From<Vec<SessionConfigSelectOption>> for SessionConfigSelectOptions {
     fn from(value: Vec<SessionConfigSelectOption>) -> Self {
@@ -6715,6 +6824,20 @@ impl support::TaggedUnion for NesSuggestion {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "edit" => support::check_rest::<NesEditSuggestion, A>(rest)?,
+            "jump" => support::check_rest::<NesJumpSuggestion, A>(rest)?,
+            "rename" => support::check_rest::<NesRenameSuggestion, A>(rest)?,
+            "searchAndReplace" => support::check_rest::<NesSearchAndReplaceSuggestion, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -6735,6 +6858,12 @@ impl support::TaggedUnion for NesSuggestion {
 impl<'de> Deserialize<'de> for NesSuggestion {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for NesSuggestion {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -7489,6 +7618,32 @@ impl support::TaggedUnion for SessionUpdate {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "user_message_chunk" => support::check_rest::<ContentChunk, A>(rest)?,
+            "agent_message_chunk" => support::check_rest::<ContentChunk, A>(rest)?,
+            "agent_thought_chunk" => support::check_rest::<ContentChunk, A>(rest)?,
+            "tool_call" => support::check_rest::<ToolCall, A>(rest)?,
+            "tool_call_update" => support::check_rest::<ToolCallUpdate, A>(rest)?,
+            "plan" => support::check_rest::<Plan, A>(rest)?,
+            "plan_update" => support::check_rest::<PlanUpdate, A>(rest)?,
+            "plan_removed" => support::check_rest::<PlanRemoved, A>(rest)?,
+            "available_commands_update" => support::check_rest::<AvailableCommandsUpdate, A>(rest)?,
+            "current_mode_update" => support::check_rest::<CurrentModeUpdate, A>(rest)?,
+            "config_option_update" => support::check_rest::<ConfigOptionUpdate, A>(rest)?,
+            "session_info_update" => support::check_rest::<SessionInfoUpdate, A>(rest)?,
+            "usage_update" => support::check_rest::<UsageUpdate, A>(rest)?,
+            "notice" => support::check_rest::<Notice, A>(rest)?,
+            "compaction_update" => support::check_rest::<CompactionUpdate, A>(rest)?,
+            "compaction_summary_chunk" => support::check_rest::<CompactionSummaryChunk, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -7538,6 +7693,12 @@ impl support::TaggedUnion for SessionUpdate {
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for SessionUpdate {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -7988,6 +8149,19 @@ impl support::TaggedUnion for PlanUpdateContent {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "items" => support::check_rest::<PlanItems, A>(rest)?,
+            "file" => support::check_rest::<PlanFile, A>(rest)?,
+            "markdown" => support::check_rest::<PlanMarkdown, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -8007,6 +8181,12 @@ impl support::TaggedUnion for PlanUpdateContent {
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for PlanUpdateContent {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -8352,6 +8532,8 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
         value.map_err(D::Error::custom)
     }
 }
+
+support::check_by_parse!(AvailableCommandInput);
 
 impl From<UnstructuredCommandInput> for AvailableCommandInput {
     fn from(value: UnstructuredCommandInput) -> Self {
@@ -10232,6 +10414,19 @@ impl support::TaggedUnion for McpServer {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "http" => support::check_rest::<McpServerHttp, A>(rest)?,
+            "sse" => support::check_rest::<McpServerSse, A>(rest)?,
+            "acp" => support::check_rest::<McpServerAcp, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -10246,6 +10441,12 @@ impl support::TaggedUnion for McpServer {
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for McpServer {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -11006,6 +11207,8 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
         })
     }
 }
+
+support::check_by_parse!(SetSessionConfigOptionRequest);
 
 /// The `type`-selected part of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
@@ -12064,6 +12267,18 @@ impl support::TaggedUnion for RequestPermissionOutcome {
         }))
     }
 
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "cancelled" => support::skip_rest(rest)?,
+            "selected" => support::check_rest::<SelectedPermissionOutcome, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
@@ -12082,6 +12297,12 @@ impl support::TaggedUnion for RequestPermissionOutcome {
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for RequestPermissionOutcome {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
     }
 }
 
@@ -12468,6 +12689,8 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
     }
 }
 
+support::check_by_parse!(CreateElicitationResponse);
+
 /// The `action`-selected part of [`CreateElicitationResponse`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationResponseAction {
@@ -12547,6 +12770,8 @@ pub enum ElicitationContentValue {
     /// String array value accepted in elicitation response content.
     StringArray(Vec<String>),
 }
+
+support::check_by_parse!(ElicitationContentValue);
 
 impl From<String> for ElicitationContentValue {
     fn from(value: String) -> Self {
