@@ -18,6 +18,7 @@
 //!   framing and the protocol stay in Rust in every case.
 
 mod poll;
+mod text;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -375,13 +376,15 @@ impl NativeConnection {
     }
 
     /// Send a request; returns its id (its outcome arrives as an event).
-    #[napi]
-    pub fn request(&self, method: String, params: Option<String>) -> Result<i64> {
+    #[napi(ts_args_type = "method: string, params?: string | undefined | null")]
+    pub fn request(&self, env: Env, method: Unknown, params: Option<Unknown>) -> Result<i64> {
         let _runtime = enter();
-        self.connection
-            .send_request(&method, params.as_deref())
-            .map(|(id, _ticket)| id)
-            .map_err(request_error)
+        text::with_texts(&env, method, params, |method, params| {
+            self.connection
+                .send_request(method, params)
+                .map(|(id, _ticket)| id)
+                .map_err(request_error)
+        })
     }
 
     /// Write what the sends since the last flush collected, in one write.
@@ -393,13 +396,15 @@ impl NativeConnection {
 
     /// Send a notification; returns 0, or a ticket whose WRITTEN event says
     /// when it was queued.
-    #[napi]
-    pub fn notify(&self, method: String, params: Option<String>) -> Result<f64> {
+    #[napi(ts_args_type = "method: string, params?: string | undefined | null")]
+    pub fn notify(&self, env: Env, method: Unknown, params: Option<Unknown>) -> Result<f64> {
         let _runtime = enter();
-        self.connection
-            .send_notification(&method, params.as_deref())
-            .map(ticket)
-            .map_err(request_error)
+        text::with_texts(&env, method, params, |method, params| {
+            self.connection
+                .send_notification(method, params)
+                .map(ticket)
+                .map_err(request_error)
+        })
     }
 
     /// Answer inbound request `token` with a result (JSON text).
