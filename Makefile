@@ -98,7 +98,7 @@ codegen-check:
 	python3 tools/codegen/gen_ts.py --check
 
 FUZZ_SECONDS ?= 300
-## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify) for
+## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check) for
 ## FUZZ_SECONDS each, with AddressSanitizer; a crash fails (see fuzz/README.md)
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)
