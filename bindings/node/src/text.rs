@@ -1,4 +1,4 @@
-//! JS strings read into reusable buffers for the send path (`notify`, `request`).
+//! JS strings read into reusable buffers for the send path (`send.rs`).
 //!
 //! napi-rs's `String` conversion asks V8 for the UTF-8 length first (a full pass over
 //! the string), allocates, then copies. Here the copy goes straight into a buffer that
@@ -9,32 +9,18 @@ use std::cell::RefCell;
 use std::os::raw::c_char;
 use std::ptr;
 
-use napi::{sys, Env, Error, JsValue, Result, Status, Unknown, ValueType};
+use napi::sys;
 
 thread_local! {
     /// The method name's buffer and the params' buffer.
     static BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = RefCell::new((Vec::with_capacity(64), Vec::with_capacity(4096)));
 }
 
-/// Calls `f` with `method` and `params` (None: `undefined` or `null`) as `&str`.
-pub(crate) fn with_texts<T>(
-    env: &Env,
-    method: Unknown,
-    params: Option<Unknown>,
-    f: impl FnOnce(&str, Option<&str>) -> Result<T>,
-) -> Result<T> {
+/// Calls `f` with this thread's two text buffers.
+pub(crate) fn with_buffers<T>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> T) -> T {
     BUFFERS.with(|buffers| {
         let mut buffers = buffers.borrow_mut();
-        let (method_buffer, params_buffer) = &mut *buffers;
-        // SAFETY: values of this env, on its thread.
-        let method = unsafe { read(env.raw(), method.raw(), method_buffer)? };
-        let params = match params {
-            Some(value) if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => {
-                // SAFETY: as above.
-                Some(unsafe { read(env.raw(), value.raw(), params_buffer)? })
-            }
-            _ => None,
-        };
+        let (method, params) = &mut *buffers;
         f(method, params)
     })
 }
@@ -43,7 +29,11 @@ pub(crate) fn with_texts<T>(
 ///
 /// # Safety
 /// `env` and `value` must be live values of the calling thread's env.
-unsafe fn read(env: sys::napi_env, value: sys::napi_value, buffer: &mut Vec<u8>) -> Result<&str> {
+pub(crate) unsafe fn read(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    buffer: &mut Vec<u8>,
+) -> Result<&str, &'static str> {
     buffer.clear();
     loop {
         let capacity = buffer.capacity();
@@ -60,19 +50,19 @@ unsafe fn read(env: sys::napi_env, value: sys::napi_value, buffer: &mut Vec<u8>)
             )
         };
         if status != sys::Status::napi_ok {
-            return Err(Error::new(Status::StringExpected, "expected a string"));
+            return Err("expected a string");
         }
         if length + 1 < capacity {
             // SAFETY: V8 wrote `length` bytes.
             unsafe { buffer.set_len(length) };
             // V8 writes whole characters, replacing invalid ones: this is UTF-8.
-            return std::str::from_utf8(buffer).map_err(|_| Error::new(Status::InvalidArg, "invalid UTF-8"));
+            return std::str::from_utf8(buffer).map_err(|_| "invalid UTF-8");
         }
         // It may have been cut: ask for the whole length, then read again.
         // SAFETY: a length query (null buffer).
         let status = unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut length) };
         if status != sys::Status::napi_ok {
-            return Err(Error::new(Status::StringExpected, "expected a string"));
+            return Err("expected a string");
         }
         buffer.reserve(length + 2);
     }
