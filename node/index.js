@@ -308,6 +308,7 @@ class Core {
     // The per-message sends are plain functions, cheaper to call than methods.
     this.sendRequestNative = this.native.requestFunction();
     this.sendNotificationNative = this.native.notifyFunction();
+    this.respondNative = this.native.respondFunction();
     this.hostReads = this.native.startReading((text) => this.onEvents(text), this.pendingCount);
     flushOnExit(this);
   }
@@ -499,7 +500,7 @@ class Core {
       return;
     }
     try {
-      this.native.respond(token, text === undefined ? "null" : text);
+      this.respondNative(token, text === undefined ? "null" : text);
       this.scheduleFlush();
     } catch (error) {
       logHandlerError("request", "response", fromNativeError(error));
@@ -580,7 +581,7 @@ class Core {
     context._abort(RequestError.requestCancelled());
     if (this.isClosed) return;
     try {
-      this.native.respond(token, JSON.stringify(value));
+      this.respondNative(token, JSON.stringify(value));
       this.scheduleFlush();
     } catch {
       // Closed meanwhile.

@@ -391,6 +391,13 @@ impl NativeConnection {
         self.send_function(env, send::Send::Notify)
     }
 
+    /// `respond(token, result)`: answer inbound request `token` with a result
+    /// (JSON text); 1, or 0 if it needs no answer any more. A plain function, as above.
+    #[napi(ts_return_type = "(token: number, result: string) => number")]
+    pub fn respond_function(&self, env: Env) -> Result<Unknown<'_>> {
+        self.send_function(env, send::Send::Respond)
+    }
+
     fn send_function(&self, env: Env, kind: send::Send) -> Result<Unknown<'_>> {
         // SAFETY: on the JS thread, with its env.
         unsafe {
@@ -404,15 +411,6 @@ impl NativeConnection {
     pub fn flush(&self) -> Result<f64> {
         let _runtime = enter();
         self.connection.flush().map(ticket).map_err(request_error)
-    }
-
-    /// Answer inbound request `token` with a result (JSON text).
-    #[napi]
-    pub fn respond(&self, token: i64, result: String) -> Result<bool> {
-        let _runtime = enter();
-        self.connection
-            .respond(token as u64, Ok(&result))
-            .map_err(request_error)
     }
 
     /// Answer inbound request `token` with an error.

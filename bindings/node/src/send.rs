@@ -1,4 +1,4 @@
-//! The per-message sends (`notify`, `request`) as plain N-API functions.
+//! The per-message sends (`notify`, `request`, `respond`) as plain N-API functions.
 //!
 //! A `#[napi]` class method costs more than the send itself: napi-rs 3 unwraps `this`
 //! and records a native borrow under a process-wide lock on every call. These
@@ -22,6 +22,9 @@ pub(crate) enum Send {
     Notify,
     /// `(method, params?) => id`: the outcome arrives as an event.
     Request,
+    /// `(token, result) => 1 | 0`: answer inbound request `token` with a result
+    /// (JSON text); 0 if it needs no answer any more.
+    Respond,
 }
 
 struct Sender {
@@ -41,6 +44,7 @@ pub(crate) unsafe fn function(
     let name = match send {
         Send::Notify => "notify",
         Send::Request => "request",
+        Send::Respond => "respond",
     };
     let data = Box::into_raw(Box::new(Sender { connection, send }));
     let mut function = ptr::null_mut();
@@ -128,6 +132,23 @@ unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64,
     let sender = unsafe { &*data.cast::<Sender>() };
     // SAFETY: the argument values of this call.
     let has_params = argc >= 2 && unsafe { !nullish(env, argv[1]) };
+    if let Send::Respond = sender.send {
+        let mut token = 0i64;
+        // SAFETY: as above.
+        if unsafe { sys::napi_get_value_int64(env, argv[0], &mut token) } != sys::Status::napi_ok {
+            return Err("expected a number".to_owned());
+        }
+        return text::with_buffers(|_, result_buffer| {
+            // SAFETY: as above.
+            let result = unsafe { text::read(env, argv[1], result_buffer) }.map_err(str::to_owned)?;
+            let _runtime = runtime().enter();
+            sender
+                .connection
+                .respond(token as u64, Ok(result))
+                .map(|answered| if answered { 1.0 } else { 0.0 })
+                .map_err(|error| crate::error_message(&error))
+        });
+    }
     text::with_buffers(|method_buffer, params_buffer| {
         // SAFETY: as above.
         let method = unsafe { text::read(env, argv[0], method_buffer) }.map_err(str::to_owned)?;
@@ -147,6 +168,7 @@ unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64,
                 .connection
                 .send_request(method, params)
                 .map(|(id, _)| id as f64),
+            Send::Respond => unreachable!("answered above"),
         };
         sent.map_err(|error| crate::error_message(&error))
     })
