@@ -321,12 +321,16 @@ pub(crate) mod frame {
         out.extend_from_slice(b"}\n");
     }
 
-    /// A JSON string; plain text (every method name) without the escaping machinery.
-    fn write_string(out: &mut Vec<u8>, text: &str) {
-        if text
-            .bytes()
+    /// Whether `text` is a JSON string's content as it stands (nothing to escape:
+    /// every method name), so it can be written without the serializer.
+    pub(crate) fn needs_no_escape(text: &str) -> bool {
+        text.bytes()
             .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
-        {
+    }
+
+    /// A JSON string; plain text without the escaping machinery.
+    fn write_string(out: &mut Vec<u8>, text: &str) {
+        if needs_no_escape(text) {
             out.push(b'"');
             out.extend_from_slice(text.as_bytes());
             out.push(b'"');

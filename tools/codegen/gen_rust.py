@@ -586,19 +586,17 @@ class RustEmitter:
             # One pass when the tag comes first (support::TaggedUnion); the
             # buffered path below for everything else.
             self.uses.add("Deserializer")
-            fast = []
+            # `fast` reads the variant, `checks` checks it (support::Check).
+            fast, checks = [], []
             for v, vname in tagged:
+                key = rust_str(v.tag)
                 if v.payload is None:
-                    fast.append(f"{rust_str(v.tag)} => {{\n    support::skip_rest(rest)?;\n    Self::{vname}\n}}")
+                    fast.append(f"{key} => {{\n    support::skip_rest(rest)?;\n    Self::{vname}\n}}")
+                    checks.append(f"{key} => support::skip_rest(rest)?,")
                 else:
-                    fast.append(f"{rust_str(v.tag)} => Self::{vname}(support::read_rest(rest)?),")
+                    fast.append(f"{key} => Self::{vname}(support::read_rest(rest)?),")
+                    checks.append(f"{key} => support::check_rest::<{v.payload}, A>(rest)?,")
             fast.append("_ => return Ok(Err(rest)),")
-            checks = []
-            for v, vname in tagged:
-                if v.payload is None:
-                    checks.append(f"{rust_str(v.tag)} => support::skip_rest(rest)?,")
-                else:
-                    checks.append(f"{rust_str(v.tag)} => support::check_rest::<{v.payload}, A>(rest)?,")
             checks.append("_ => return Ok(Err(rest)),")
             self.emit(
                 "",

@@ -130,45 +130,35 @@ unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64,
     }
     // SAFETY: the data this function was made with, alive while it is.
     let sender = unsafe { &*data.cast::<Sender>() };
-    // SAFETY: the argument values of this call.
-    let has_params = argc >= 2 && unsafe { !nullish(env, argv[1]) };
-    if let Send::Respond = sender.send {
-        let mut token = 0i64;
-        // SAFETY: as above.
-        if unsafe { sys::napi_get_value_int64(env, argv[0], &mut token) } != sys::Status::napi_ok {
-            return Err("expected a number".to_owned());
-        }
-        return text::with_buffers(|_, result_buffer| {
-            // SAFETY: as above.
-            let result = unsafe { text::read(env, argv[1], result_buffer) }.map_err(str::to_owned)?;
-            let _runtime = runtime().enter();
-            sender
-                .connection
-                .respond(token as u64, Ok(result))
-                .map(|answered| if answered { 1.0 } else { 0.0 })
-                .map_err(|error| crate::error_message(&error))
-        });
-    }
-    text::with_buffers(|method_buffer, params_buffer| {
-        // SAFETY: as above.
-        let method = unsafe { text::read(env, argv[0], method_buffer) }.map_err(str::to_owned)?;
-        let params = match has_params {
-            // SAFETY: as above.
-            true => Some(unsafe { text::read(env, argv[1], params_buffer) }.map_err(str::to_owned)?),
-            false => None,
-        };
+    text::with_buffers(|first, second| {
         // Sends may write to the pipe from here, which needs the runtime's context.
         let _runtime = runtime().enter();
         let sent = match sender.send {
-            Send::Notify => sender
-                .connection
-                .send_notification(method, params)
-                .map(|ticket| ticket.map_or(0.0, |t| t as f64)),
-            Send::Request => sender
-                .connection
-                .send_request(method, params)
-                .map(|(id, _)| id as f64),
-            Send::Respond => unreachable!("answered above"),
+            Send::Notify | Send::Request => {
+                // SAFETY (the reads below): the argument values of this call.
+                let method = unsafe { text::read(env, argv[0], first) }.map_err(str::to_owned)?;
+                let params = match argc >= 2 && unsafe { !nullish(env, argv[1]) } {
+                    true => Some(unsafe { text::read(env, argv[1], second) }.map_err(str::to_owned)?),
+                    false => None,
+                };
+                if let Send::Notify = sender.send {
+                    let ticket = sender.connection.send_notification(method, params);
+                    ticket.map(|ticket| ticket.map_or(0.0, |t| t as f64))
+                } else {
+                    let sent = sender.connection.send_request(method, params);
+                    sent.map(|(id, _)| id as f64)
+                }
+            }
+            Send::Respond => {
+                let mut token = 0i64;
+                // SAFETY (both reads): as above.
+                if unsafe { sys::napi_get_value_int64(env, argv[0], &mut token) } != sys::Status::napi_ok {
+                    return Err("expected a number".to_owned());
+                }
+                let result = unsafe { text::read(env, argv[1], second) }.map_err(str::to_owned)?;
+                let answered = sender.connection.respond(token as u64, Ok(result));
+                answered.map(|answered| if answered { 1.0 } else { 0.0 })
+            }
         };
         sent.map_err(|error| crate::error_message(&error))
     })

@@ -212,10 +212,7 @@ fn push_number(text: &mut String, number: impl itoa::Integer) {
 /// A JSON string, without an allocation when nothing needs escaping (a
 /// method name, on every message).
 fn push_string(text: &mut String, value: &str) {
-    if value
-        .bytes()
-        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
-    {
+    if crate::message::frame::needs_no_escape(value) {
         text.push('"');
         text.push_str(value);
         text.push('"');

@@ -18,8 +18,8 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::fields::{plain_string, Fields, RawText, Text};
-use super::tagged::TaggedUnion;
+use super::fields::Text;
+use super::tagged::{visit_union, TaggedUnion};
 
 /// A protocol type whose validity can be checked without building it.
 pub(crate) trait Check {
@@ -268,22 +268,10 @@ impl<'de, T: TaggedUnion> Visitor<'de> for UnionCheck<T> {
         formatter.write_str("a map")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
-        let mut fields = Fields::new();
-        if let Some(Text(key)) = access.next_key()? {
-            let RawText(raw) = access.next_value()?;
-            if key == T::TAG {
-                if let Some(tag) = plain_string(&raw) {
-                    match T::check_variant(tag, access)? {
-                        Ok(()) => return Ok(()),
-                        Err(rest) => access = rest,
-                    }
-                }
-            }
-            fields.push(key, raw);
-            fields.fill(&mut access)?;
-        }
-        T::from_fields(fields).map(drop).map_err(de::Error::custom)
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<(), A::Error> {
+        visit_union(access, T::TAG, T::check_variant, |fields| {
+            T::from_fields(fields).map(drop)
+        })
     }
 }
 

@@ -44,23 +44,36 @@ impl<'de, T: TaggedUnion> Visitor<'de> for UnionVisitor<T> {
         formatter.write_str("a map")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<T, A::Error> {
-        let mut fields = Fields::new();
-        if let Some(Text(key)) = access.next_key()? {
-            let RawText(raw) = access.next_value()?;
-            if key == T::TAG {
-                if let Some(tag) = plain_string(&raw) {
-                    match T::read_variant(tag, access)? {
-                        Ok(value) => return Ok(value),
-                        Err(rest) => access = rest,
-                    }
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<T, A::Error> {
+        visit_union(access, T::TAG, T::read_variant, T::from_fields)
+    }
+}
+
+/// The walk every tagged union takes, to read it or to check it (`check.rs`):
+/// `variant` takes the rest of the object when the tag comes first and is a
+/// plain string (handing the access back for a tag it does not know); otherwise
+/// `buffered` gets the whole object.
+pub(crate) fn visit_union<'de, A: MapAccess<'de>, V>(
+    mut access: A,
+    tag_key: &str,
+    variant: impl FnOnce(&str, A) -> Result<Result<V, A>, A::Error>,
+    buffered: impl FnOnce(Fields<'de>) -> Result<V, serde_json::Error>,
+) -> Result<V, A::Error> {
+    let mut fields = Fields::new();
+    if let Some(Text(key)) = access.next_key()? {
+        let RawText(raw) = access.next_value()?;
+        if key == tag_key {
+            if let Some(tag) = plain_string(&raw) {
+                match variant(tag, access)? {
+                    Ok(value) => return Ok(value),
+                    Err(rest) => access = rest,
                 }
             }
-            fields.push(key, raw);
-            fields.fill(&mut access)?;
         }
-        T::from_fields(fields).map_err(de::Error::custom)
+        fields.push(key, raw);
+        fields.fill(&mut access)?;
     }
+    buffered(fields).map_err(de::Error::custom)
 }
 
 /// Reads a variant's payload from the rest of the object.
