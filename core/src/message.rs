@@ -329,7 +329,7 @@ pub(crate) mod frame {
     }
 
     /// A JSON string; plain text without the escaping machinery.
-    fn write_string(out: &mut Vec<u8>, text: &str) {
+    pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
         if needs_no_escape(text) {
             out.push(b'"');
             out.extend_from_slice(text.as_bytes());

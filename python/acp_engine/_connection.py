@@ -2,8 +2,8 @@
 an asyncio loop.
 
 The engine queues inbound traffic and makes an eventfd readable once per
-burst; one long-lived dispatcher task drains the whole burst as one JSON
-array (one ``json.loads``), awaits notification handlers inline and in
+burst; one long-lived dispatcher task drains the burst (a list of events
+the engine builds in one call per chunk), awaits notification handlers inline and in
 order, resolves the futures of our requests in the same order, and starts
 one task per inbound request (requests run concurrently). Outbound messages
 are serialized in Rust on this thread and queued for the engine's writer:
@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import json
 import logging
 import os
 import weakref
-from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Generic, Optional, Set, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Generic, Mapping, Optional, Set, TypeVar
 
 from . import _native
 from ._errors import CONNECTION_CLOSED, RequestError
@@ -117,10 +116,14 @@ class Connection:
         *,
         side: str = "raw",
         max_message_size: Optional[int] = None,
+        _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self._on_request: RequestHandler = on_request or _method_not_found
         self._on_notification = on_notification
+        # The typed connections' notification handlers by method, called
+        # with the params alone: one Python call per notification, not two.
+        self._routes = _routes or {}
         self._native = stream._open(side, max_message_size)
         _open_connections.add(self._native)
         self._pending: Dict[int, "asyncio.Future[Any]"] = {}
@@ -285,8 +288,8 @@ class Connection:
     async def _dispatch(self) -> None:
         native = self._native
         loop = self._loop
-        loads = json.loads
         pending = self._pending
+        routes = self._routes
         fd = native.fileno()
         loop.add_reader(fd, self._on_wake)
         # The stream itself, when this thread reads it: watched only while
@@ -302,8 +305,8 @@ class Connection:
                     # other tasks, timers and connections: give them a turn.
                     await asyncio.sleep(0)
                     turn_started = time()
-                text = native.drain()
-                if text is None and input_fd is not None:
+                events = native.drain()
+                if events is None and input_fd is not None:
                     if self._flush_due:
                         self._flush()  # what we answered goes out first
                     if not native.pump():
@@ -313,8 +316,8 @@ class Connection:
                         # a moment without sleeping (waking a sleeping
                         # thread costs more than most answers take here).
                         native.pump_for(SPIN_US)
-                    text = native.drain()
-                if text is None:
+                    events = native.drain()
+                if events is None:
                     self._waiter = waiter = loop.create_future()
                     if input_fd is not None:
                         loop.add_reader(input_fd, self._on_input)
@@ -327,17 +330,21 @@ class Connection:
                     self._waiter = None
                     turn_started = time()
                     continue
-                for event in loads(text):
+                for event in events:
                     kind = event[0]
                     if kind == _NOTIFICATION:
-                        handler = self._on_notification
-                        if handler is not None:
-                            try:
-                                awaitable = handler(event[1], event[2])
-                                if awaitable is not None:
-                                    await awaitable
-                            except Exception:
-                                logger.exception("notification handler for %s failed", event[1])
+                        try:
+                            route = routes.get(event[1])
+                            if route is not None:
+                                awaitable = route(event[2])
+                            elif self._on_notification is not None:
+                                awaitable = self._on_notification(event[1], event[2])
+                            else:
+                                continue
+                            if awaitable is not None:
+                                await awaitable
+                        except Exception:
+                            logger.exception("notification handler for %s failed", event[1])
                     elif kind == _RESULT:
                         future = pending.pop(event[1], None)
                         if future is not None and not future.done():

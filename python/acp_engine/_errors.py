@@ -3,7 +3,6 @@ handlers to answer with that error (any other exception answers -32603)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, Optional
 
 from . import _native
@@ -87,7 +86,7 @@ class RequestError(Exception):
     @classmethod
     def _from_native(cls, error: _native.EngineError) -> "RequestError":
         code, message, data = error.args
-        return cls(code, message, None if data is None else json.loads(data))
+        return cls(code, message, None if data is None else _native.loads(data))
 
 
 def _message(base: str, additional: Optional[str]) -> str:

@@ -135,7 +135,12 @@ class AgentSideConnection(_TypedConnection):
         self.agent = to_agent(self)
         router = _Router(self.agent, AGENT_HANDLERS, AGENT_NOTIFICATIONS)
         self.connection = Connection(
-            stream, router.on_request, router.on_notification, side="agent", max_message_size=max_message_size
+            stream,
+            router.on_request,
+            router.on_notification,
+            side="agent",
+            max_message_size=max_message_size,
+            _routes=router.notifications,
         )
 
     def request_permission(self, params: RequestPermissionRequest) -> Awaitable[RequestPermissionResponse]:
@@ -203,7 +208,12 @@ class ClientSideConnection(_TypedConnection):
         self._withdrawn: Set["asyncio.Task[Any]"] = set()
         router.requests["session/request_permission"] = self._request_permission
         self.connection = Connection(
-            stream, router.on_request, router.on_notification, side="client", max_message_size=max_message_size
+            stream,
+            router.on_request,
+            router.on_notification,
+            side="client",
+            max_message_size=max_message_size,
+            _routes=router.notifications,
         )
 
     @property

@@ -117,6 +117,5 @@ fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>
 }
 
 fn write_str(out: &mut Vec<u8>, text: &str) {
-    // serde_json's escaper: quotes, backslashes and control characters.
-    serde_json::to_writer(&mut *out, text).expect("strings serialize into memory");
+    acp_engine::host::write_json_string(out, text);
 }

@@ -2,6 +2,7 @@
 //! package `acp_engine` (python/acp_engine) builds the asyncio API on it.
 
 mod connection;
+mod decode;
 mod json;
 mod wake;
 
@@ -20,11 +21,18 @@ fn dumps(value: &Bound<'_, PyAny>) -> PyResult<String> {
     json::to_json(value)
 }
 
+/// Parse JSON text the way drained events are (`json.loads`'s result).
+#[pyfunction]
+fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    decode::loads(py, text)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::NativeConnection>()?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -119,6 +119,13 @@ pub struct HostOptions {
     /// batch, and no wake-up of the writer task. The host must call `flush`
     /// before it waits (Python: `loop.call_soon`).
     pub buffer_output: bool,
+    /// The most events one `drain` returns (the host then drains until
+    /// `None`). A garbage-collected host that parses a drained batch into
+    /// objects keeps them all alive until the batch is handled; CPython
+    /// collects every 700 new objects and promotes what is alive, so a
+    /// batch of hundreds of messages paid for collections that a batch
+    /// small enough to be freed first never triggers.
+    pub drain_chunk: usize,
 }
 
 impl Default for HostOptions {
@@ -132,8 +139,15 @@ impl Default for HostOptions {
             read_spin: std::time::Duration::ZERO,
             host_reads: false,
             buffer_output: false,
+            drain_chunk: usize::MAX,
         }
     }
+}
+
+/// Append `text` as a JSON string, the way the engine writes frames (plain
+/// text is copied as it stands): for the bindings' value writers.
+pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    crate::message::frame::write_string(out, text);
 }
 
 /// What a host connection shares with its engine tasks.
@@ -187,7 +201,7 @@ impl HostConnection {
         let mut transport = transport;
         let pid = transport.child_pid();
         let shared = Arc::new(Shared {
-            queue: queue::HostQueue::new(options.queue_capacity, Box::new(wake)),
+            queue: queue::HostQueue::new(options.queue_capacity, options.drain_chunk, Box::new(wake)),
             responders: Mutex::new(Default::default()),
             next_token: AtomicU64::new(1),
         });

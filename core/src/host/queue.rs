@@ -2,11 +2,16 @@
 //!
 //! Events are appended as JSON text to one buffer. The first event after a
 //! drain calls `wake` (once per burst, not per message); one `drain` takes
-//! the whole buffer as a single JSON array, which the host parses with one
-//! call. Notifications and requests from the peer wait while the queue holds
-//! `capacity` events (backpressure on the reader); responses and
-//! bookkeeping events never wait (they are bounded by what the host sent).
+//! the buffer as a single JSON array, which the host parses with one call.
+//! With a `chunk` limit the buffer is cut every `chunk` events and a drain
+//! takes one chunk (the host drains until `None`): a garbage-collected host
+//! then never holds more than a chunk's objects at once (see
+//! `HostOptions::drain_chunk`). Notifications and requests from the peer
+//! wait while the queue holds `capacity` events (backpressure on the
+//! reader); responses and bookkeeping events never wait (they are bounded
+//! by what the host sent).
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use serde::Serialize;
@@ -40,9 +45,15 @@ pub mod kind {
 pub(crate) type Wake = Box<dyn Fn() + Send + Sync>;
 
 struct State {
-    /// The events so far, comma-separated, without the enclosing brackets.
+    /// The newest events, comma-separated, without the enclosing brackets.
     text: String,
+    /// Events in `text`.
     count: usize,
+    /// Older events, cut off at `chunk` events each: JSON array texts with
+    /// their event counts, oldest first.
+    chunks: VecDeque<(String, usize)>,
+    /// Events in the queue (`chunks` and `text`).
+    total: usize,
     /// `wake` was called since the last drain.
     signaled: bool,
 }
@@ -51,19 +62,25 @@ pub(crate) struct HostQueue {
     state: Mutex<State>,
     space: Notify,
     capacity: usize,
+    chunk: usize,
     wake: Wake,
 }
 
 impl HostQueue {
-    pub fn new(capacity: usize, wake: Wake) -> Self {
+    /// A queue that holds up to `capacity` inbound calls and hands out at
+    /// most `chunk` events per drain.
+    pub fn new(capacity: usize, chunk: usize, wake: Wake) -> Self {
         Self {
             state: Mutex::new(State {
                 text: String::with_capacity(64 * 1024),
                 count: 0,
+                chunks: VecDeque::new(),
+                total: 0,
                 signaled: false,
             }),
             space: Notify::new(),
             capacity: capacity.max(1),
+            chunk: chunk.max(1),
             wake,
         }
     }
@@ -71,12 +88,19 @@ impl HostQueue {
     /// Append one event, built by `write` into the buffer.
     fn push(&self, write: impl FnOnce(&mut String)) {
         let wake = {
-            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let state = &mut *guard;
+            if state.count == self.chunk {
+                state.chunks.push_back((bracketed(&state.text), state.count));
+                state.text.clear();
+                state.count = 0;
+            }
             if state.count > 0 {
                 state.text.push(',');
             }
             write(&mut state.text);
             state.count += 1;
+            state.total += 1;
             !std::mem::replace(&mut state.signaled, true)
         };
         if wake {
@@ -90,7 +114,7 @@ impl HostQueue {
             let notified = self.space.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.state.lock().unwrap_or_else(|p| p.into_inner()).count < self.capacity {
+            if self.state.lock().unwrap_or_else(|p| p.into_inner()).total < self.capacity {
                 return;
             }
             notified.await;
@@ -99,26 +123,30 @@ impl HostQueue {
 
     /// How many events wait.
     pub fn len(&self) -> usize {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).count
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).total
     }
 
-    /// Take every queued event as one JSON array text; None when empty.
-    /// After a wake-up the host must reset its wake signal *before* calling
-    /// this, or a wake-up can be lost.
+    /// Take the oldest queued events (all of them, or one chunk) as one
+    /// JSON array text; None when empty. After a wake-up the host must
+    /// reset its wake signal *before* calling this, and call it until it
+    /// returns None, or a wake-up can be lost.
     pub fn drain(&self) -> Option<String> {
         let text = {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             state.signaled = false;
-            if state.count == 0 {
-                return None;
+            if let Some((chunk, count)) = state.chunks.pop_front() {
+                state.total -= count;
+                chunk
+            } else {
+                if state.count == 0 {
+                    return None;
+                }
+                let text = bracketed(&state.text);
+                state.total -= state.count;
+                state.count = 0;
+                state.text.clear();
+                text
             }
-            state.count = 0;
-            let mut text = String::with_capacity(state.text.len() + 2);
-            text.push('[');
-            text.push_str(&state.text);
-            text.push(']');
-            state.text.clear();
-            text
         };
         self.space.notify_waiters();
         Some(text)
@@ -205,6 +233,15 @@ impl HostQueue {
     }
 }
 
+/// `[events]`, in a buffer of its own (the queue keeps its buffer).
+fn bracketed(events: &str) -> String {
+    let mut text = String::with_capacity(events.len() + 2);
+    text.push('[');
+    text.push_str(events);
+    text.push(']');
+    text
+}
+
 fn push_number(text: &mut String, number: impl itoa::Integer) {
     text.push_str(itoa::Buffer::new().format(number));
 }
@@ -238,12 +275,16 @@ mod tests {
     use std::sync::Arc;
 
     fn queue(capacity: usize) -> (HostQueue, Arc<AtomicUsize>) {
+        chunked(capacity, usize::MAX)
+    }
+
+    fn chunked(capacity: usize, chunk: usize) -> (HostQueue, Arc<AtomicUsize>) {
         let wakes = Arc::new(AtomicUsize::new(0));
         let counter = wakes.clone();
         let wake: Wake = Box::new(move || {
             counter.fetch_add(1, Ordering::SeqCst);
         });
-        (HostQueue::new(capacity, wake), wakes)
+        (HostQueue::new(capacity, chunk, wake), wakes)
     }
 
     #[tokio::test]
@@ -278,5 +319,39 @@ mod tests {
         assert_eq!(queue.drain().unwrap(), r#"[[1,"a",null],[1,"b",null]]"#);
         third.await.unwrap();
         assert_eq!(queue.drain().unwrap(), r#"[[1,"c",null]]"#);
+    }
+
+    #[tokio::test]
+    async fn drains_in_chunks_in_order() {
+        let (queue, wakes) = chunked(8, 2);
+        for method in ["a", "b", "c", "d", "e"] {
+            queue.push_notification(method, None).await;
+        }
+        assert_eq!(queue.len(), 5);
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"a",null],[1,"b",null]]"#);
+        assert_eq!(queue.len(), 3);
+        // An event pushed between drains joins the newest chunk, in order.
+        queue.push_cancelled(9);
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"c",null],[1,"d",null]]"#);
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"e",null],[4,9]]"#);
+        assert!(queue.drain().is_none());
+        assert_eq!(queue.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn room_counts_every_chunk() {
+        let (queue, _) = chunked(3, 1);
+        let queue = Arc::new(queue);
+        for method in ["a", "b", "c"] {
+            queue.push_notification(method, None).await;
+        }
+        let pusher = queue.clone();
+        let fourth = tokio::spawn(async move { pusher.push_notification("d", None).await });
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(!fourth.is_finished());
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"a",null]]"#);
+        fourth.await.unwrap();
+        assert_eq!(queue.len(), 3);
     }
 }
