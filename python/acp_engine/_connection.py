@@ -2,10 +2,11 @@
 an asyncio loop.
 
 The engine queues inbound traffic and makes an eventfd readable once per
-burst; one long-lived dispatcher task drains the burst (a list of events
-the engine builds in one call per chunk), awaits notification handlers inline and in
-order, resolves the futures of our requests in the same order, and starts
-one task per inbound request (requests run concurrently). Outbound messages
+burst; one long-lived dispatcher task drains the burst (in chunks: lists
+of events the engine builds in one call each), awaits notification
+handlers inline and in order, resolves the futures of our requests in the
+same order, and starts one task per inbound request (requests run
+concurrently). Outbound messages
 are serialized in Rust on this thread and queued for the engine's writer:
 no thread hop, and the GIL is never held while the engine waits on I/O.
 """

@@ -89,6 +89,17 @@ class _Router:
             return self.handler.ext_notification(method, params)  # type: ignore[no-any-return]
         return handle(params)
 
+    def connect(self, stream: Stream, side: str, max_message_size: Optional[int]) -> Connection:
+        """A connection whose inbound calls this router serves."""
+        return Connection(
+            stream,
+            self.on_request,
+            self.on_notification,
+            side=side,
+            max_message_size=max_message_size,
+            _routes=self.notifications,
+        )
+
 
 class _TypedConnection:
     connection: Connection
@@ -134,14 +145,7 @@ class AgentSideConnection(_TypedConnection):
     ) -> None:
         self.agent = to_agent(self)
         router = _Router(self.agent, AGENT_HANDLERS, AGENT_NOTIFICATIONS)
-        self.connection = Connection(
-            stream,
-            router.on_request,
-            router.on_notification,
-            side="agent",
-            max_message_size=max_message_size,
-            _routes=router.notifications,
-        )
+        self.connection = router.connect(stream, "agent", max_message_size)
 
     def request_permission(self, params: RequestPermissionRequest) -> Awaitable[RequestPermissionResponse]:
         """``session/request_permission``."""
@@ -207,14 +211,7 @@ class ClientSideConnection(_TypedConnection):
         self._asking: Dict[str, Set["asyncio.Task[Any]"]] = {}
         self._withdrawn: Set["asyncio.Task[Any]"] = set()
         router.requests["session/request_permission"] = self._request_permission
-        self.connection = Connection(
-            stream,
-            router.on_request,
-            router.on_notification,
-            side="client",
-            max_message_size=max_message_size,
-            _routes=router.notifications,
-        )
+        self.connection = router.connect(stream, "client", max_message_size)
 
     @property
     def pid(self) -> Optional[int]:

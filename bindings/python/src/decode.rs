@@ -82,6 +82,14 @@ fn read<'py>(py: Python<'py>, text: &str) -> Result<Bound<'py, PyAny>, Unread> {
     Ok(value)
 }
 
+/// A string's contents: where they are.
+enum Scanned<'t> {
+    /// Without escapes: the text between the quotes.
+    Plain(&'t str),
+    /// Unescaped into `Reader::scratch`.
+    Escaped,
+}
+
 struct Reader<'t, 'py> {
     py: Python<'py>,
     text: &'t [u8],
@@ -134,7 +142,10 @@ impl<'t, 'py> Reader<'t, 'py> {
             b'{' => self.object(depth),
             b'[' => self.array(depth),
             b'"' => {
-                let text = self.string()?;
+                let text = match self.string()? {
+                    Scanned::Plain(text) => text,
+                    Scanned::Escaped => &self.scratch,
+                };
                 Ok(PyString::new(py, text).into_any())
             }
             b't' => {
@@ -201,57 +212,55 @@ impl<'t, 'py> Reader<'t, 'py> {
 
     /// An object key: from the cache when it has no escapes and is short.
     fn key(&mut self) -> Result<Bound<'py, PyString>, Unread> {
-        let start = self.at;
-        let end = start + string_stop(&self.text[start..]).ok_or(Unread)?;
-        if self.text[end] == b'"' && end - start <= MAX_KEY_LEN {
-            self.at = end + 1;
-            let raw = &self.text[start..end];
-            // SAFETY: a slice of a `str` between two ASCII quotes.
-            let text = unsafe { std::str::from_utf8_unchecked(raw) };
-            let Some(keys) = self.keys.as_deref_mut() else {
-                return Ok(PyString::intern(self.py, text));
-            };
-            let slot = &mut keys[slot_of(raw)];
-            if let Some((cached, key)) = slot {
-                if **cached == *raw {
-                    return Ok(key.bind(self.py).clone());
-                }
-            }
-            let key = PyString::intern(self.py, text);
-            *slot = Some((raw.into(), key.clone().unbind()));
-            return Ok(key);
-        }
         let py = self.py;
-        let text = self.string()?;
-        Ok(PyString::new(py, text))
+        let text = match self.string()? {
+            Scanned::Plain(text) if text.len() <= MAX_KEY_LEN => text,
+            Scanned::Plain(text) => return Ok(PyString::new(py, text)),
+            Scanned::Escaped => return Ok(PyString::new(py, &self.scratch)),
+        };
+        let Some(keys) = self.keys.as_deref_mut() else {
+            return Ok(PyString::intern(py, text));
+        };
+        let slot = &mut keys[slot_of(text.as_bytes())];
+        if let Some((cached, key)) = slot {
+            if **cached == *text.as_bytes() {
+                return Ok(key.bind(py).clone());
+            }
+        }
+        let key = PyString::intern(py, text);
+        *slot = Some((text.as_bytes().into(), key.clone().unbind()));
+        Ok(key)
     }
 
-    /// A string's contents (the opening quote is read); escapes are
-    /// resolved into `scratch`.
-    fn string(&mut self) -> Result<&str, Unread> {
+    /// A string (its opening quote is read): a slice of the text, or, when
+    /// it has escapes, resolved into `scratch`.
+    fn string(&mut self) -> Result<Scanned<'t>, Unread> {
+        let text: &'t [u8] = self.text;
         let start = self.at;
-        let end = start + string_stop(&self.text[start..]).ok_or(Unread)?;
-        if self.text[end] == b'"' {
+        let end = start + string_stop(&text[start..]).ok_or(Unread)?;
+        if text[end] == b'"' {
             self.at = end + 1;
             // SAFETY: a slice of a `str` between ASCII delimiters.
-            return Ok(unsafe { std::str::from_utf8_unchecked(&self.text[start..end]) });
+            return Ok(Scanned::Plain(unsafe {
+                std::str::from_utf8_unchecked(&text[start..end])
+            }));
         }
         self.scratch.clear();
         let mut at = start;
         loop {
-            let run = string_stop(&self.text[at..]).ok_or(Unread)?;
+            let run = string_stop(&text[at..]).ok_or(Unread)?;
             // SAFETY: as above.
             self.scratch
-                .push_str(unsafe { std::str::from_utf8_unchecked(&self.text[at..at + run]) });
+                .push_str(unsafe { std::str::from_utf8_unchecked(&text[at..at + run]) });
             at += run;
-            if self.text[at] == b'"' {
+            if text[at] == b'"' {
                 self.at = at + 1;
-                return Ok(&self.scratch);
+                return Ok(Scanned::Escaped);
             }
-            if self.text[at] != b'\\' {
+            if text[at] != b'\\' {
                 return Err(Unread); // a raw control character
             }
-            let escape = *self.text.get(at + 1).ok_or(Unread)?;
+            let escape = *text.get(at + 1).ok_or(Unread)?;
             at += 2;
             let unescaped = match escape {
                 b'"' => '"',
@@ -263,16 +272,16 @@ impl<'t, 'py> Reader<'t, 'py> {
                 b'r' => '\r',
                 b't' => '\t',
                 b'u' => {
-                    let unit = hex4(self.text, at)?;
+                    let unit = hex4(text, at)?;
                     at += 4;
                     match unit {
                         0xD800..=0xDBFF => {
                             // A pair, or a lone surrogate (json.loads keeps
                             // those; a Rust string cannot).
-                            if self.text.get(at..at + 2) != Some(b"\\u") {
+                            if text.get(at..at + 2) != Some(b"\\u") {
                                 return Err(Unread);
                             }
-                            let low = hex4(self.text, at + 2)?;
+                            let low = hex4(text, at + 2)?;
                             if !(0xDC00..=0xDFFF).contains(&low) {
                                 return Err(Unread);
                             }

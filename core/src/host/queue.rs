@@ -91,9 +91,7 @@ impl HostQueue {
             let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *guard;
             if state.count == self.chunk {
-                state.chunks.push_back((bracketed(&state.text), state.count));
-                state.text.clear();
-                state.count = 0;
+                state.close_chunk();
             }
             if state.count > 0 {
                 state.text.push(',');
@@ -134,19 +132,15 @@ impl HostQueue {
         let text = {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             state.signaled = false;
-            if let Some((chunk, count)) = state.chunks.pop_front() {
-                state.total -= count;
-                chunk
-            } else {
+            if state.chunks.is_empty() {
                 if state.count == 0 {
                     return None;
                 }
-                let text = bracketed(&state.text);
-                state.total -= state.count;
-                state.count = 0;
-                state.text.clear();
-                text
+                state.close_chunk();
             }
+            let (chunk, count) = state.chunks.pop_front().expect("a chunk was closed");
+            state.total -= count;
+            chunk
         };
         self.space.notify_waiters();
         Some(text)
@@ -233,13 +227,18 @@ impl HostQueue {
     }
 }
 
-/// `[events]`, in a buffer of its own (the queue keeps its buffer).
-fn bracketed(events: &str) -> String {
-    let mut text = String::with_capacity(events.len() + 2);
-    text.push('[');
-    text.push_str(events);
-    text.push(']');
-    text
+impl State {
+    /// Move the events of `text` to `chunks` as one JSON array text, in a
+    /// buffer of its own (`text` keeps its buffer).
+    fn close_chunk(&mut self) {
+        let mut chunk = String::with_capacity(self.text.len() + 2);
+        chunk.push('[');
+        chunk.push_str(&self.text);
+        chunk.push(']');
+        self.chunks.push_back((chunk, self.count));
+        self.text.clear();
+        self.count = 0;
+    }
 }
 
 fn push_number(text: &mut String, number: impl itoa::Integer) {
