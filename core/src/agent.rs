@@ -1,5 +1,7 @@
-//! The agent's side of ACP (seed 004): the `Agent` trait an agent
-//! implements, and `AgentSideConnection`, the agent's view of its client.
+//! The agent's side of ACP: `AgentSideConnection`, the agent's view of its
+//! client. The `Agent` trait an agent implements, its dispatch and the
+//! connection's client methods come from the generated method table
+//! (`methods.rs`).
 
 use std::sync::Arc;
 
@@ -9,72 +11,9 @@ use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::schema::*;
 use crate::terminal::TerminalHandle;
 use crate::transport::Transport;
-use crate::typed::handler_trait;
 
-handler_trait! {
-    /// What an agent implements. `initialize`, `new_session`, `prompt` and
-    /// `cancel` are required; every other method answers -32601 (method not
-    /// found) until implemented. Requests run concurrently; notifications
-    /// (`cancel`) one at a time, in arrival order. Params that do not match
-    /// the schema never reach these methods: the peer gets -32602.
-    ///
-    /// Methods return `impl Future + Send`: implement them with `async fn`.
-    pub trait Agent;
-    required_requests {
-        initialize(InitializeRequest) -> InitializeResponse = "initialize";
-        new_session(NewSessionRequest) -> NewSessionResponse = "session/new";
-        prompt(PromptRequest) -> PromptResponse = "session/prompt";
-    }
-    optional_requests {
-        authenticate(AuthenticateRequest) -> AuthenticateResponse = "authenticate";
-        logout(LogoutRequest) -> LogoutResponse = "logout";
-        load_session(LoadSessionRequest) -> LoadSessionResponse = "session/load";
-        list_sessions(ListSessionsRequest) -> ListSessionsResponse = "session/list";
-        delete_session(DeleteSessionRequest) -> DeleteSessionResponse = "session/delete";
-        resume_session(ResumeSessionRequest) -> ResumeSessionResponse = "session/resume";
-        close_session(CloseSessionRequest) -> CloseSessionResponse = "session/close";
-        set_session_mode(SetSessionModeRequest) -> SetSessionModeResponse = "session/set_mode";
-        set_session_config_option(SetSessionConfigOptionRequest) -> SetSessionConfigOptionResponse
-            = "session/set_config_option";
-        #[cfg(feature = "unstable")] list_providers(ListProvidersRequest) -> ListProvidersResponse = "providers/list";
-        #[cfg(feature = "unstable")] set_provider(SetProviderRequest) -> SetProviderResponse = "providers/set";
-        #[cfg(feature = "unstable")] disable_provider(DisableProviderRequest) -> DisableProviderResponse
-            = "providers/disable";
-        #[cfg(feature = "unstable")] mcp_message(MessageMcpRequest) -> MessageMcpResponse = "mcp/message";
-        #[cfg(feature = "unstable")] fork_session(ForkSessionRequest) -> ForkSessionResponse = "session/fork";
-        #[cfg(feature = "unstable")] start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
-        #[cfg(feature = "unstable")] suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
-        #[cfg(feature = "unstable")] close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
-    }
-    required_notifications {
-        cancel(CancelNotification) = "session/cancel";
-    }
-    optional_notifications {
-        #[cfg(feature = "unstable")] mcp_message_notification(MessageMcpNotification) = "mcp/message";
-        #[cfg(feature = "unstable")] accept_nes(AcceptNesNotification) = "nes/accept";
-        #[cfg(feature = "unstable")] reject_nes(RejectNesNotification) = "nes/reject";
-        #[cfg(feature = "unstable")] did_open_document(DidOpenDocumentNotification) = "document/didOpen";
-        #[cfg(feature = "unstable")] did_change_document(DidChangeDocumentNotification) = "document/didChange";
-        #[cfg(feature = "unstable")] did_close_document(DidCloseDocumentNotification) = "document/didClose";
-        #[cfg(feature = "unstable")] did_save_document(DidSaveDocumentNotification) = "document/didSave";
-        #[cfg(feature = "unstable")] did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
-    }
-}
-
-/// The unstable client methods (feature `unstable`).
-#[cfg(feature = "unstable")]
-impl AgentSideConnection {
-    crate::typed::peer_methods! {
-        requests {
-            connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
-            disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
-            mcp_message(MessageMcpRequest) -> MessageMcpResponse = "mcp/message";
-        }
-        notifications {
-            mcp_message_notification(MessageMcpNotification) = "mcp/message";
-        }
-    }
-}
+pub use crate::methods::agent::Agent;
+use crate::methods::agent::{dispatch_notification, dispatch_request};
 
 /// The agent's connection to its client: every client method, typed.
 /// Cheap to clone.
@@ -123,103 +62,34 @@ impl AgentSideConnection {
         &self.connection
     }
 
-    /// `session/update`: stream progress to the client.
-    pub async fn session_update(&self, params: SessionNotification) -> Result<(), RequestError> {
-        self.connection.send_notification("session/update", &params).await
+    pub(crate) async fn request<P: serde::Serialize, R: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<R, RequestError> {
+        self.connection.send_request(method, params).await
     }
 
-    /// `session/request_permission`: ask the user to authorize a tool call.
-    pub async fn request_permission(
+    pub(crate) async fn notify<P: serde::Serialize>(
         &self,
-        params: RequestPermissionRequest,
-    ) -> Result<RequestPermissionResponse, RequestError> {
-        self.connection
-            .send_request("session/request_permission", &params)
-            .await
+        method: &str,
+        params: &P,
+    ) -> Result<(), RequestError> {
+        self.connection.send_notification(method, params).await
     }
 
-    /// `fs/read_text_file` (client capability `fs.readTextFile`).
-    pub async fn read_text_file(
+    /// `terminal/create`, as a handle that releases the terminal when dropped.
+    pub(crate) async fn handle(
         &self,
-        params: ReadTextFileRequest,
-    ) -> Result<ReadTextFileResponse, RequestError> {
-        self.connection.send_request("fs/read_text_file", &params).await
-    }
-
-    /// `fs/write_text_file` (client capability `fs.writeTextFile`).
-    pub async fn write_text_file(
-        &self,
-        params: WriteTextFileRequest,
-    ) -> Result<WriteTextFileResponse, RequestError> {
-        self.connection.send_request("fs/write_text_file", &params).await
-    }
-
-    /// `terminal/create` (client capability `terminal`): start a command and
-    /// get a handle that releases the terminal when dropped.
-    pub async fn create_terminal(
-        &self,
-        params: CreateTerminalRequest,
+        method: &str,
+        params: &CreateTerminalRequest,
     ) -> Result<TerminalHandle, RequestError> {
-        let session_id = params.session_id.clone();
-        let created: CreateTerminalResponse =
-            self.connection.send_request("terminal/create", &params).await?;
+        let created: CreateTerminalResponse = self.connection.send_request(method, params).await?;
         Ok(TerminalHandle::new(
             created.terminal_id,
-            session_id,
+            params.session_id.clone(),
             self.connection.clone(),
         ))
-    }
-
-    /// `terminal/output`.
-    pub async fn terminal_output(
-        &self,
-        params: TerminalOutputRequest,
-    ) -> Result<TerminalOutputResponse, RequestError> {
-        self.connection.send_request("terminal/output", &params).await
-    }
-
-    /// `terminal/release`.
-    pub async fn release_terminal(
-        &self,
-        params: ReleaseTerminalRequest,
-    ) -> Result<ReleaseTerminalResponse, RequestError> {
-        self.connection.send_request("terminal/release", &params).await
-    }
-
-    /// `terminal/wait_for_exit`.
-    pub async fn wait_for_terminal_exit(
-        &self,
-        params: WaitForTerminalExitRequest,
-    ) -> Result<WaitForTerminalExitResponse, RequestError> {
-        self.connection
-            .send_request("terminal/wait_for_exit", &params)
-            .await
-    }
-
-    /// `terminal/kill`.
-    pub async fn kill_terminal(
-        &self,
-        params: KillTerminalRequest,
-    ) -> Result<KillTerminalResponse, RequestError> {
-        self.connection.send_request("terminal/kill", &params).await
-    }
-
-    /// `elicitation/create`: ask the user for structured input.
-    pub async fn create_elicitation(
-        &self,
-        params: CreateElicitationRequest,
-    ) -> Result<CreateElicitationResponse, RequestError> {
-        self.connection.send_request("elicitation/create", &params).await
-    }
-
-    /// `elicitation/complete`.
-    pub async fn complete_elicitation(
-        &self,
-        params: CompleteElicitationNotification,
-    ) -> Result<(), RequestError> {
-        self.connection
-            .send_notification("elicitation/complete", &params)
-            .await
     }
 
     crate::typed::connection_methods!();

@@ -58,15 +58,5 @@ pub fn classify_line(line: &[u8]) -> Classified {
 /// side receives). Disagreeing is a bug: the check must accept exactly what the typed
 /// handlers accept.
 pub fn check_agrees_with_parse(method: &str, text: &str) -> Option<bool> {
-    let [agent_request, agent_notification] = crate::agent::check_agrees_with_parse(method, text);
-    let [client_request, client_notification] = crate::client::check_agrees_with_parse(method, text);
-    [
-        agent_request,
-        agent_notification,
-        client_request,
-        client_notification,
-    ]
-    .into_iter()
-    .flatten()
-    .reduce(|a, b| a && b)
+    crate::method_check::check_agrees_with_parse(method, text)
 }

@@ -37,6 +37,9 @@ pub mod fuzzing;
 mod handler;
 pub mod host;
 pub mod message;
+mod method_check;
+mod methods;
+mod permission_cancel;
 pub mod schema;
 mod stdio;
 mod terminal;
@@ -54,6 +57,7 @@ pub use handler::{
     RequestHandler, RespondError, Responder,
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
+pub use method_check::Protocol;
 
 pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;
@@ -62,14 +66,61 @@ pub use transport::{SpawnOptions, Transport};
 /// Typed validation of inbound messages for bindings whose handlers take
 /// JSON text: the checks `Agent` and `Client` dispatch make before a
 /// handler runs (-32601 for unknown methods, -32602 for params that do not
-/// fit the method's schema type).
+/// fit the method's schema type), in the protocol this build's typed API
+/// speaks ([`Protocol::COMPILED`]).
 pub mod validate {
-    /// What an agent receives: requests and notifications of agent methods.
-    pub use crate::agent::{validate_notification as agent_notification, validate_request as agent_request};
-    /// What a client receives: requests and notifications of client methods.
-    pub use crate::client::{
-        validate_notification as client_notification, validate_request as client_request,
-    };
+    use serde_json::value::RawValue;
+
+    use crate::method_check::{check, Protocol, Receiver};
+    use crate::RequestError;
+
+    /// A request an agent receives.
+    pub fn agent_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
+        check(
+            Protocol::COMPILED,
+            Receiver::Agent,
+            false,
+            method,
+            params.map(RawValue::get),
+        )
+        .map(drop)
+    }
+
+    /// A notification an agent receives (an `Err`: drop it).
+    pub fn agent_notification(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
+        check(
+            Protocol::COMPILED,
+            Receiver::Agent,
+            true,
+            method,
+            params.map(RawValue::get),
+        )
+        .map(drop)
+    }
+
+    /// A request a client receives.
+    pub fn client_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
+        check(
+            Protocol::COMPILED,
+            Receiver::Client,
+            false,
+            method,
+            params.map(RawValue::get),
+        )
+        .map(drop)
+    }
+
+    /// A notification a client receives (an `Err`: drop it).
+    pub fn client_notification(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
+        check(
+            Protocol::COMPILED,
+            Receiver::Client,
+            true,
+            method,
+            params.map(RawValue::get),
+        )
+        .map(drop)
+    }
 }
 
 /// The method name of the protocol-level cancellation notification.

@@ -69,9 +69,11 @@ pub(crate) fn respond<T: Serialize>(result: Result<T, RequestError>) -> Result<R
     to_raw(&result?).map_err(RequestError::internal)
 }
 
-/// Declares a side's handler trait (what the user implements) and the two
-/// functions that route inbound requests and notifications to it, from one
-/// table of `method(Params) -> Result = "wire/name";` entries:
+/// Declares a side's handler trait (what the user implements) and the
+/// functions that check and route inbound requests and notifications to it,
+/// from one table of `method(Params) -> Result = "wire/name";` entries (the
+/// generated `methods.rs`), each with its docs and, for unstable methods,
+/// a `cfg`:
 /// - `required_*` entries have no default: the user must implement them;
 /// - `optional_*` requests answer -32601 until implemented, optional
 ///   notifications are ignored;
@@ -81,19 +83,27 @@ macro_rules! handler_trait {
     (
         $(#[$trait_doc:meta])*
         pub trait $Trait:ident;
-        required_requests { $( $rr:ident($rr_p:ty) -> $rr_r:ty = $rr_w:literal; )* }
-        optional_requests { $( $(#[cfg($or_cfg:meta)])? $or:ident($or_p:ty) -> $or_r:ty = $or_w:literal; )* }
-        required_notifications { $( $rn:ident($rn_p:ty) = $rn_w:literal; )* }
-        optional_notifications { $( $(#[cfg($on_cfg:meta)])? $on:ident($on_p:ty) = $on_w:literal; )* }
+        required_requests { $( $(#[doc = $rr_doc:literal])* $rr:ident($rr_p:ty) -> $rr_r:ty = $rr_w:literal; )* }
+        optional_requests {
+            $( $(#[doc = $or_doc:literal])* $(#[cfg($or_cfg:meta)])? $or:ident($or_p:ty) -> $or_r:ty = $or_w:literal; )*
+        }
+        required_notifications { $( $(#[doc = $rn_doc:literal])* $rn:ident($rn_p:ty) = $rn_w:literal; )* }
+        optional_notifications {
+            $( $(#[doc = $on_doc:literal])* $(#[cfg($on_cfg:meta)])? $on:ident($on_p:ty) = $on_w:literal; )*
+        }
     ) => {
         $(#[$trait_doc])*
         pub trait $Trait: Send + Sync + 'static {
             $(
+                $(#[doc = $rr_doc])*
+                #[doc = ""]
                 #[doc = concat!("Answers `", $rr_w, "`.")]
                 fn $rr(&self, params: $rr_p)
                     -> impl std::future::Future<Output = Result<$rr_r, RequestError>> + Send;
             )*
             $(
+                $(#[doc = $or_doc])*
+                #[doc = ""]
                 #[doc = concat!("Answers `", $or_w, "`; until implemented, -32601 (method not found).")]
                 $(#[cfg($or_cfg)])?
                 fn $or(&self, params: $or_p)
@@ -103,11 +113,15 @@ macro_rules! handler_trait {
                 }
             )*
             $(
+                $(#[doc = $rn_doc])*
+                #[doc = ""]
                 #[doc = concat!("Receives the `", $rn_w, "` notification.")]
                 fn $rn(&self, params: $rn_p)
                     -> impl std::future::Future<Output = Result<(), RequestError>> + Send;
             )*
             $(
+                $(#[doc = $on_doc])*
+                #[doc = ""]
                 #[doc = concat!("Receives the `", $on_w, "` notification; ignored until implemented.")]
                 $(#[cfg($on_cfg)])?
                 fn $on(&self, params: $on_p)
@@ -130,61 +144,6 @@ macro_rules! handler_trait {
                 let _ = (method, params);
                 async { Ok(()) }
             }
-        }
-
-        /// Check an inbound request as a typed handler would see it,
-        /// without handling it: unknown (and not `_`-prefixed) is -32601,
-        /// params that do not fit the method's type are -32602. For
-        /// bindings whose handlers receive the params as JSON text.
-        pub fn validate_request(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), RequestError> {
-            check_request_text(method, params.map(serde_json::value::RawValue::get)).map(drop)
-        }
-
-        /// `validate_request` on params text: `Ok(true)` when the check read all of
-        /// it (so it is valid JSON), `Ok(false)` for an extension method (not read).
-        pub(crate) fn check_request_text(method: &str, params: Option<&str>) -> Result<bool, RequestError> {
-            use crate::typed::check;
-            match method {
-                $( $rr_w => check::<$rr_p>($rr_w, params).map(|()| true), )*
-                $( $(#[cfg($or_cfg)])? $or_w => check::<$or_p>($or_w, params).map(|()| true), )*
-                method if method.starts_with('_') => Ok(false),
-                method => Err(RequestError::method_not_found(method)),
-            }
-        }
-
-        /// Check an inbound notification the same way (an `Err` means: drop
-        /// it, the reason is for the log).
-        pub fn validate_notification(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), RequestError> {
-            check_notification_text(method, params.map(serde_json::value::RawValue::get)).map(drop)
-        }
-
-        /// `validate_notification` on params text, as `check_request_text`.
-        pub(crate) fn check_notification_text(method: &str, params: Option<&str>) -> Result<bool, RequestError> {
-            use crate::typed::check;
-            match method {
-                $( $rn_w => check::<$rn_p>($rn_w, params).map(|()| true), )*
-                $( $(#[cfg($on_cfg)])? $on_w => check::<$on_p>($on_w, params).map(|()| true), )*
-                method if method.starts_with('_') => Ok(false),
-                method => Err(RequestError::method_not_found(method)),
-            }
-        }
-
-        /// Whether checking and parsing agree on `text` as the params of request
-        /// `method`, and of notification `method` (None: not one this side
-        /// receives). For the fuzzer and tests.
-        pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> [Option<bool>; 2] {
-            use crate::typed::check_agrees;
-            let request = match method {
-                $( $rr_w => Some(check_agrees::<$rr_p>(text)), )*
-                $( $(#[cfg($or_cfg)])? $or_w => Some(check_agrees::<$or_p>(text)), )*
-                _ => None,
-            };
-            let notification = match method {
-                $( $rn_w => Some(check_agrees::<$rn_p>(text)), )*
-                $( $(#[cfg($on_cfg)])? $on_w => Some(check_agrees::<$on_p>(text)), )*
-                _ => None,
-            };
-            [request, notification]
         }
 
         /// Route an inbound request to the handler's method.
@@ -228,33 +187,48 @@ macro_rules! handler_trait {
 
 pub(crate) use handler_trait;
 
-/// Methods on a typed connection that call the peer, one line each:
-/// `name(Params) -> Result = "wire/name";` for requests and
-/// `name(Params) = "wire/name";` for notifications. Expands inside an
-/// `impl` block of a type with a `connection: Connection` field. (Used for
-/// the unstable methods; the stable ones are written out with their docs.)
-#[cfg(feature = "unstable")]
+/// Methods on a typed connection that call the peer, from the generated
+/// table: `name(Params) -> Result = "wire/name";` for requests,
+/// `name(Params) -> Handle = "wire/name";` for requests whose result becomes
+/// a handle (`terminal/create`: a `TerminalHandle`), and
+/// `name(Params) = "wire/name";` for notifications. Expands inside an `impl`
+/// block of a typed connection (`request`, `notify`, `handle`).
 macro_rules! peer_methods {
     (
-        requests { $( $r:ident($r_p:ty) -> $r_r:ty = $r_w:literal; )* }
-        notifications { $( $n:ident($n_p:ty) = $n_w:literal; )* }
+        requests { $( $(#[doc = $r_doc:literal])* $(#[cfg($r_cfg:meta)])? $r:ident($r_p:ty) -> $r_r:ty = $r_w:literal; )* }
+        handles { $( $(#[doc = $h_doc:literal])* $(#[cfg($h_cfg:meta)])? $h:ident($h_p:ty) -> $h_r:ty = $h_w:literal; )* }
+        notifications { $( $(#[doc = $n_doc:literal])* $(#[cfg($n_cfg:meta)])? $n:ident($n_p:ty) = $n_w:literal; )* }
     ) => {
         $(
+            $(#[doc = $r_doc])*
+            #[doc = ""]
             #[doc = concat!("Sends the `", $r_w, "` request.")]
+            $(#[cfg($r_cfg)])?
             pub async fn $r(&self, params: $r_p) -> Result<$r_r, RequestError> {
-                self.connection.send_request($r_w, &params).await
+                self.request($r_w, &params).await
             }
         )*
         $(
+            $(#[doc = $h_doc])*
+            #[doc = ""]
+            #[doc = concat!("Sends the `", $h_w, "` request; the result is a handle.")]
+            $(#[cfg($h_cfg)])?
+            pub async fn $h(&self, params: $h_p) -> Result<$h_r, RequestError> {
+                self.handle($h_w, &params).await
+            }
+        )*
+        $(
+            $(#[doc = $n_doc])*
+            #[doc = ""]
             #[doc = concat!("Sends the `", $n_w, "` notification.")]
+            $(#[cfg($n_cfg)])?
             pub async fn $n(&self, params: $n_p) -> Result<(), RequestError> {
-                self.connection.send_notification($n_w, &params).await
+                self.notify($n_w, &params).await
             }
         )*
     };
 }
 
-#[cfg(feature = "unstable")]
 pub(crate) use peer_methods;
 
 /// What both typed connections offer besides the peer's methods: extension

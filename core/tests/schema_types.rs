@@ -739,8 +739,19 @@ fn auth_method_with_and_without_type() {
     // The tag decides: a terminal method with a broken (lenient) property is still a terminal
     // method, not the tag-less variant that would happen to parse too.
     let lenient: AuthMethod =
-        serde_json::from_value(json!({"type": "terminal", "id": "t", "name": "T", "args": "x"})).unwrap();
-    assert!(matches!(&lenient, AuthMethod::Terminal(t) if t.args.is_none() && t.extra.is_empty()));
+        serde_json::from_value(json!({"type": "terminal", "id": "t", "name": "T", "description": 7}))
+            .unwrap();
+    assert!(matches!(&lenient, AuthMethod::Terminal(t) if t.description.is_none() && t.extra.is_empty()));
+    // x-deserialize-default-on-null: null args and env read as absent; a wrong type fails.
+    let nulls: AuthMethod = serde_json::from_value(
+        json!({"type": "terminal", "id": "t", "name": "T", "args": null, "env": null}),
+    )
+    .unwrap();
+    assert!(matches!(&nulls, AuthMethod::Terminal(t) if t.args.is_none() && t.env.is_none()));
+    assert!(serde_json::from_value::<AuthMethod>(
+        json!({"type": "terminal", "id": "t", "name": "T", "args": "x"})
+    )
+    .is_err());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -898,18 +909,27 @@ fn missing_required_fields_are_named() {
 #[test]
 fn lenient_properties_follow_the_schema() {
     // x-deserialize-default-on-error: a broken optional value reads as absent ...
-    let read: ReadTextFileRequest =
-        serde_json::from_value(json!({"sessionId": "s", "path": "/a", "line": "ten", "_meta": 5})).unwrap();
-    assert_eq!(read.line, None);
-    assert_eq!(read.meta, None);
+    let location: ToolCallLocation =
+        serde_json::from_value(json!({"path": "/a", "line": "ten", "_meta": 5})).unwrap();
+    assert_eq!(location.line, None);
+    assert_eq!(location.meta, None);
+    // ... a property without it does not ...
+    assert!(serde_json::from_value::<ReadTextFileRequest>(
+        json!({"sessionId": "s", "path": "/a", "line": "ten"})
+    )
+    .is_err());
     // ... and x-deserialize-skip-invalid-items drops broken items.
-    let session: NewSessionRequest = serde_json::from_value(json!({
-        "cwd": "/", "mcpServers": [{"name": "ok", "command": "c", "args": [], "env": []}, {"type": "http"}]
+    let plan: Plan = serde_json::from_value(json!({
+        "entries": [{"content": "a", "priority": "high", "status": "pending"}, {"content": 5}]
     }))
     .unwrap();
-    assert_eq!(session.mcp_servers.len(), 1);
-    // Required properties stay required.
+    assert_eq!(plan.entries.len(), 1);
+    // x-deserialize-default-on-null: a required list that is null reads as empty; absent
+    // stays an error, and so does a wrong type.
+    let session: NewSessionRequest = serde_json::from_value(json!({"cwd": "/", "mcpServers": null})).unwrap();
+    assert!(session.mcp_servers.is_empty());
     assert!(serde_json::from_value::<NewSessionRequest>(json!({"cwd": "/"})).is_err());
+    assert!(serde_json::from_value::<NewSessionRequest>(json!({"cwd": "/", "mcpServers": {}})).is_err());
 }
 
 #[test]
@@ -964,90 +984,116 @@ fn unit_variants_carry_only_their_tag() {
 // method tables
 
 #[cfg(not(feature = "unstable"))]
-const META: &str = "meta.json";
+const SCHEMA: &str = "schema.json";
 #[cfg(feature = "unstable")]
-const META: &str = "meta.unstable.json";
+const SCHEMA: &str = "schema.unstable.json";
 
-fn is_notification(method: &str) -> bool {
-    const STABLE: &[&str] = &[
-        "session/cancel",
-        "session/update",
-        "elicitation/complete",
-        "$/cancel_request",
-    ];
-    const UNSTABLE: &[&str] = &[
-        "nes/accept",
-        "nes/reject",
-        "document/didOpen",
-        "document/didChange",
-        "document/didClose",
-        "document/didSave",
-        "document/didFocus",
-    ];
-    STABLE.contains(&method) || (cfg!(feature = "unstable") && UNSTABLE.contains(&method))
+/// The methods the schema defines, read from its `x-method` / `x-side` annotations and
+/// its JSON-RPC envelopes (which say whether a definition is request params, result or
+/// notification params): `(side, method, params, result)`.
+fn schema_methods() -> Vec<(String, String, String, Option<String>)> {
+    let path = format!("{}/../schema/v1/{SCHEMA}", env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let defs = schema["$defs"].as_object().unwrap();
+    // Definition name -> "params" / "result" / "notification", from the JSON-RPC envelopes:
+    // every object schema (anywhere but inside a definition's own properties) with a
+    // `params` or `result` property.
+    fn scan(node: &Value, roles: &mut std::collections::HashMap<String, &'static str>) {
+        match node {
+            Value::Object(map) => {
+                if let Some(props) = map.get("properties").and_then(Value::as_object) {
+                    let parts = [
+                        ("result", "result"),
+                        (
+                            "params",
+                            if props.contains_key("id") {
+                                "params"
+                            } else {
+                                "notification"
+                            },
+                        ),
+                    ];
+                    for (key, role) in parts {
+                        if let Some(part) = props.get(key) {
+                            for r in part.to_string().split("#/$defs/").skip(1) {
+                                roles.insert(r.split('"').next().unwrap().to_owned(), role);
+                            }
+                        }
+                    }
+                }
+                map.iter()
+                    .filter(|(k, _)| *k != "$defs")
+                    .for_each(|(_, v)| scan(v, roles));
+            }
+            Value::Array(items) => items.iter().for_each(|v| scan(v, roles)),
+            _ => {}
+        }
+    }
+    let mut roles = std::collections::HashMap::new();
+    scan(&schema, &mut roles);
+    for def in defs.values() {
+        if def.get("x-docs-ignore").is_some() {
+            scan(def, &mut roles);
+        }
+    }
+    let mut out = Vec::new();
+    for (name, def) in defs {
+        let Some(method) = def["x-method"].as_str() else {
+            continue;
+        };
+        let side = def["x-side"].as_str().unwrap().to_owned();
+        match roles.get(name.as_str()).copied() {
+            Some("params") => {
+                let result = defs
+                    .iter()
+                    .find(|(n, d)| d["x-method"] == method && roles.get(n.as_str()) == Some(&"result"))
+                    .map(|(n, _)| n.clone());
+                out.push((side, method.to_owned(), name.clone(), result));
+            }
+            Some("notification") => out.push((side, method.to_owned(), name.clone(), None)),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[test]
-fn method_tables_match_meta_json() {
-    let path = format!("{}/../schema/v1/{META}", env!("CARGO_MANIFEST_DIR"));
-    let meta: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let groups = [
-        ("agentMethods", AGENT_METHODS),
-        ("clientMethods", CLIENT_METHODS),
-        ("protocolMethods", PROTOCOL_METHODS),
+fn method_tables_match_the_schema() {
+    let expected = schema_methods();
+    assert!(expected.len() >= 25, "{expected:?}");
+    let tables = [
+        ("agent", AGENT_METHODS),
+        ("client", CLIENT_METHODS),
+        ("protocol", PROTOCOL_METHODS),
+        ("proxy", PROXY_METHODS),
     ];
-    for (group, table) in groups {
-        let listed = meta[group]
-            .as_object()
-            .unwrap_or_else(|| panic!("{group} in {path}"));
-        assert!(!listed.is_empty());
-        for (key, name) in listed {
-            let name = name.as_str().unwrap();
-            let entries: Vec<&MethodInfo> = table.iter().filter(|m| m.name == name).collect();
-            assert!(
-                !entries.is_empty(),
-                "{group}.{key} = {name} is missing from the table"
-            );
-            if name == "mcp/message" {
-                // Both a request and a notification.
-                assert!(entries.iter().any(|m| m.notification) && entries.iter().any(|m| !m.notification));
-                continue;
-            }
-            assert_eq!(entries.len(), 1, "{name}");
-            let info = entries[0];
-            assert_eq!(info.notification, is_notification(name), "{name}");
-            assert_eq!(info.result.is_none(), info.notification, "{name}");
-            if info.notification {
-                assert!(info.params.ends_with("Notification"), "{name}: {}", info.params);
-            } else {
-                assert!(info.params.ends_with("Request"), "{name}: {}", info.params);
-                assert!(info.result.unwrap().ends_with("Response"), "{name}");
-            }
-        }
-        // Nothing in the table that meta.json does not list.
+    let mut listed = 0;
+    for (side, table) in tables {
         for info in table {
-            assert!(
-                listed.values().any(|v| v == info.name),
-                "{} is not in {group}",
-                info.name
-            );
+            listed += 1;
+            let found = expected.iter().any(|(s, m, p, r)| {
+                s == side && m == info.name && p == info.params && r.as_deref() == info.result
+            });
+            assert!(found, "{side}: {info:?} is not in the schema");
+            assert_eq!(info.notification, info.result.is_none(), "{}", info.name);
         }
     }
+    assert_eq!(
+        listed,
+        expected.len(),
+        "the tables hold every method of the schema once"
+    );
 
     assert_eq!(method::INITIALIZE, "initialize");
     assert_eq!(method::SESSION_NEW, "session/new");
-    assert_eq!(method::SESSION_PROMPT, "session/prompt");
     assert_eq!(method::SESSION_UPDATE, "session/update");
-    assert_eq!(method::FS_READ_TEXT_FILE, "fs/read_text_file");
-    assert_eq!(method::TERMINAL_WAIT_FOR_EXIT, "terminal/wait_for_exit");
-    assert_eq!(method::ELICITATION_COMPLETE, "elicitation/complete");
     assert_eq!(method::CANCEL_REQUEST, "$/cancel_request");
     let prompt = AGENT_METHODS
         .iter()
         .find(|m| m.name == method::SESSION_PROMPT)
         .unwrap();
     assert_eq!(
-        (prompt.params, prompt.result),
-        ("PromptRequest", Some("PromptResponse"))
+        (prompt.params, prompt.result, prompt.handler, prompt.unstable),
+        ("PromptRequest", Some("PromptResponse"), "prompt", false)
     );
 }

@@ -1,4 +1,4 @@
-//! Typed ACP over the wire: every method of schema/v1/meta.json in both
+//! Typed ACP over the wire: every method of schema/v1/schema.json in both
 //! directions, validation, unknown methods, extension methods, prompt-turn
 //! cancellation, ordering, and TerminalHandle. A raw peer plays the other
 //! side, and every message either side puts on the wire is checked against
@@ -127,34 +127,35 @@ fn client_notifications() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The methods meta.json lists for one side.
-fn meta_methods(side: &str) -> BTreeSet<String> {
-    let meta: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/v1/meta.json")).unwrap(),
+/// The methods of one side (`x-side`), as the stable schema lists them (`x-method`).
+fn schema_methods(side: &str) -> BTreeSet<String> {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/v1/schema.json")).unwrap(),
     )
     .unwrap();
-    meta[side]
+    schema["$defs"]
         .as_object()
         .unwrap()
         .values()
-        .map(|m| m.as_str().unwrap().to_owned())
+        .filter(|def| def["x-side"] == side)
+        .filter_map(|def| def["x-method"].as_str().map(str::to_owned))
         .collect()
 }
 
 #[test]
-fn the_cases_cover_every_method_of_meta_json() {
+fn the_cases_cover_every_method_of_the_schema() {
     let agent: BTreeSet<String> = agent_cases()
         .iter()
         .map(|c| c.0.to_owned())
         .chain(agent_notifications().iter().map(|c| c.0.to_owned()))
         .collect();
-    assert_eq!(agent, meta_methods("agentMethods"));
+    assert_eq!(agent, schema_methods("agent"));
     let client: BTreeSet<String> = client_cases()
         .iter()
         .map(|c| c.0.to_owned())
         .chain(client_notifications().iter().map(|c| c.0.to_owned()))
         .collect();
-    assert_eq!(client, meta_methods("clientMethods"));
+    assert_eq!(client, schema_methods("client"));
 }
 
 /// What a test handler saw: (method, params as they serialize back).
@@ -860,45 +861,36 @@ async fn a_typed_agent_and_client_talk_in_memory() {
     assert_eq!(error.code, -32601);
 }
 
-/// Every request method of meta.unstable.json is routed to a typed method
+/// Every request method of schema.unstable.json is routed to a typed method
 /// when the `unstable` feature is on: params of the wrong shape get -32602
 /// (they were parsed for that method) rather than -32601 (unknown).
 #[cfg(feature = "unstable")]
 #[tokio::test]
 async fn with_the_unstable_feature_every_unstable_request_is_routed() {
-    let meta: Value = serde_json::from_str(
+    let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../schema/v1/meta.unstable.json"
+            "/../schema/v1/schema.unstable.json"
         ))
         .unwrap(),
     )
     .unwrap();
-    let notifications = [
-        "session/cancel",
-        "session/update",
-        "elicitation/complete",
-        "nes/accept",
-        "nes/reject",
-        "document/didOpen",
-        "document/didChange",
-        "document/didClose",
-        "document/didSave",
-        "document/didFocus",
-    ];
-    let probe = |side: &'static str| {
-        meta[side]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|m| m.as_str().unwrap().to_owned())
-            .filter(|m| !notifications.contains(&m.as_str()))
-            .collect::<Vec<_>>()
+    // Requests: the methods of a side with a response definition.
+    let probe = |side: &str| {
+        let defs = schema["$defs"].as_object().unwrap();
+        let mut methods: Vec<String> = defs
+            .iter()
+            .filter(|(name, def)| def["x-side"] == side && name.ends_with("Response"))
+            .map(|(_, def)| def["x-method"].as_str().unwrap().to_owned())
+            .collect();
+        methods.dedup();
+        assert!(methods.len() > 5, "{side}: {methods:?}");
+        methods
     };
     let (transport, peer) = raw_transport();
     let _agent = AgentSideConnection::new(|_| MinimalAgent, transport);
     let mut peer = peer;
-    for (n, method) in probe("agentMethods").into_iter().enumerate() {
+    for (n, method) in probe("agent").into_iter().enumerate() {
         peer.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": [1]}).to_string())
             .await;
         let reply = peer.recv().await;
@@ -907,7 +899,7 @@ async fn with_the_unstable_feature_every_unstable_request_is_routed() {
     let (transport, peer) = raw_transport();
     let _client = ClientSideConnection::new(|_| MinimalClient, transport);
     let mut peer = peer;
-    for (n, method) in probe("clientMethods").into_iter().enumerate() {
+    for (n, method) in probe("client").into_iter().enumerate() {
         peer.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": [1]}).to_string())
             .await;
         let reply = peer.recv().await;

@@ -107,7 +107,9 @@ class Connection:
     asyncio loop; usable as ``async with``. Requests from the peer go to
     ``on_request`` (concurrently, one task each; an exception other than
     RequestError answers -32603), notifications to ``on_notification`` (one
-    at a time, in arrival order)."""
+    at a time, in arrival order). With ``side`` ``"agent"`` or ``"client"``
+    the engine checks ACP messages both ways (``unstable``: the unstable
+    protocol's methods too)."""
 
     def __init__(
         self,
@@ -117,6 +119,7 @@ class Connection:
         *,
         side: str = "raw",
         max_message_size: Optional[int] = None,
+        unstable: bool = False,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
@@ -125,7 +128,7 @@ class Connection:
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
-        self._native = stream._open(side, max_message_size)
+        self._native = stream._open({"side": side, "max_message_size": max_message_size, "unstable": unstable})
         _open_connections.add(self._native)
         self._pending: Dict[int, "asyncio.Future[Any]"] = {}
         self._tickets: Dict[int, "asyncio.Future[bool]"] = {}

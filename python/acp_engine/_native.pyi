@@ -1,6 +1,6 @@
 """Stubs for acp_engine._native, the Rust engine (see bindings/python)."""
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __version__: str
 
@@ -12,18 +12,17 @@ def loads(text: str) -> Any: ...
 
 class NativeConnection:
     @staticmethod
-    def stdio(side: str, max_message_size: Optional[int] = None) -> NativeConnection: ...
+    def stdio(settings: Dict[str, Any]) -> NativeConnection: ...
     @staticmethod
     def spawn(
-        side: str,
+        settings: Dict[str, Any],
         command: str,
         args: List[str],
         env: Optional[Sequence[Tuple[str, str]]] = None,
         cwd: Optional[str] = None,
-        max_message_size: Optional[int] = None,
     ) -> NativeConnection: ...
     @staticmethod
-    def from_fds(side: str, read_fd: int, write_fd: int, max_message_size: Optional[int] = None) -> NativeConnection: ...
+    def from_fds(settings: Dict[str, Any], read_fd: int, write_fd: int) -> NativeConnection: ...
     def fileno(self) -> int: ...
     def read_fd(self) -> Optional[int]: ...
     def pump(self) -> bool: ...

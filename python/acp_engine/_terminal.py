@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Any, Awaitable
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from .schema import KillTerminalResponse, TerminalOutputResponse, WaitForTerminalExitResponse
-    from ._connection import Connection
+
+    class _Terminals(Protocol):
+        """What a handle calls: the terminal methods of an agent's connection."""
+
+        @property
+        def is_closed(self) -> bool: ...
+        def terminal_output(self, params: Any) -> Awaitable[TerminalOutputResponse]: ...
+        def wait_for_terminal_exit(self, params: Any) -> Awaitable[WaitForTerminalExitResponse]: ...
+        def kill_terminal(self, params: Any) -> Awaitable[KillTerminalResponse]: ...
+        def release_terminal(self, params: Any) -> Awaitable[Any]: ...
 
 
 class TerminalHandle:
@@ -15,38 +25,34 @@ class TerminalHandle:
     done (``async with`` does): the client frees it and kills the command if
     it still runs. Releasing twice sends nothing the second time."""
 
-    def __init__(self, terminal_id: str, session_id: str, connection: "Connection") -> None:
+    def __init__(self, terminal_id: str, session_id: str, client: "_Terminals") -> None:
         self.id = terminal_id
         self.session_id = session_id
-        self._connection = connection
+        self._client = client
         self._released = False
 
     def _params(self) -> Any:
         return {"sessionId": self.session_id, "terminalId": self.id}
 
     async def current_output(self) -> TerminalOutputResponse:
-        """``terminal/output``: the output so far and the exit status, if exited."""
-        result: TerminalOutputResponse = await self._connection.send_request("terminal/output", self._params())
-        return result
+        """The output so far and the exit status, if exited (``terminal_output``)."""
+        return await self._client.terminal_output(self._params())
 
     async def wait_for_exit(self) -> WaitForTerminalExitResponse:
-        """``terminal/wait_for_exit``."""
-        result: WaitForTerminalExitResponse = await self._connection.send_request(
-            "terminal/wait_for_exit", self._params()
-        )
-        return result
+        """Wait until the command exits (``wait_for_terminal_exit``)."""
+        return await self._client.wait_for_terminal_exit(self._params())
 
     async def kill(self) -> KillTerminalResponse:
-        """``terminal/kill``: stop the command; the terminal stays until released."""
-        result: KillTerminalResponse = await self._connection.send_request("terminal/kill", self._params())
-        return result
+        """Stop the command; the terminal stays until released (``kill_terminal``)."""
+        return await self._client.kill_terminal(self._params())
 
     async def release(self) -> None:
-        """``terminal/release`` (once)."""
+        """Free the terminal, killing the command if it still runs
+        (``release_terminal``; once)."""
         if self._released:
             return
         self._released = True
-        await self._connection.send_request("terminal/release", self._params())
+        await self._client.release_terminal(self._params())
 
     @property
     def released(self) -> bool:
@@ -56,5 +62,5 @@ class TerminalHandle:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if not self._connection.is_closed:
+        if not self._client.is_closed:
             await self.release()

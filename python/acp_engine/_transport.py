@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from typing import Awaitable, Callable, List, Mapping, Optional, Sequence
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ._native import NativeConnection
 
@@ -16,7 +16,7 @@ class Stream:
     """Where a connection's bytes go. Make one with :func:`stdio_stream`,
     :func:`spawn_stream`, :func:`asyncio_stream` or :func:`fd_stream`."""
 
-    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         raise NotImplementedError
 
     def _after_open(self, loop: asyncio.AbstractEventLoop) -> Optional[Callable[[], Awaitable[None]]]:
@@ -25,8 +25,8 @@ class Stream:
 
 
 class _Stdio(Stream):
-    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
-        return NativeConnection.stdio(side, max_message_size)
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
+        return NativeConnection.stdio(settings)
 
 
 class _Spawn(Stream):
@@ -38,8 +38,8 @@ class _Spawn(Stream):
         self.env = None if env is None else [(str(k), str(v)) for k, v in env.items()]
         self.cwd = None if cwd is None else os.fspath(cwd)
 
-    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
-        return NativeConnection.spawn(side, self.command, self.args, self.env, self.cwd, max_message_size)
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
+        return NativeConnection.spawn(settings, self.command, self.args, self.env, self.cwd)
 
 
 class _Fds(Stream):
@@ -47,8 +47,8 @@ class _Fds(Stream):
         self.read_fd = read_fd
         self.write_fd = write_fd
 
-    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
-        return NativeConnection.from_fds(side, self.read_fd, self.write_fd, max_message_size)
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
+        return NativeConnection.from_fds(settings, self.read_fd, self.write_fd)
 
 
 class _AsyncioStreams(Stream):
@@ -60,10 +60,10 @@ class _AsyncioStreams(Stream):
         self.writer = writer
         self._ours: Optional[socket.socket] = None
 
-    def _open(self, side: str, max_message_size: Optional[int]) -> NativeConnection:
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         engine_end, ours = socket.socketpair()
         try:
-            native = NativeConnection.from_fds(side, engine_end.fileno(), engine_end.fileno(), max_message_size)
+            native = NativeConnection.from_fds(settings, engine_end.fileno(), engine_end.fileno())
         finally:
             engine_end.close()  # the engine holds duplicates
         ours.setblocking(False)

@@ -218,15 +218,3 @@ async def test_agent_exit_mid_request() -> None:
         with pytest.raises(RequestError) as closed:
             await agent.prompt(prompt("exit"))
         assert closed.value.is_connection_closed()
-
-
-def test_handler_tables_match_the_schema() -> None:
-    from acp_engine import PROTOCOL_VERSION, _handlers, schema
-
-    assert PROTOCOL_VERSION == schema.PROTOCOL_VERSION
-    for handlers, notifications, methods in (
-        (_handlers.AGENT_HANDLERS, _handlers.AGENT_NOTIFICATIONS, schema.AGENT_METHODS),
-        (_handlers.CLIENT_HANDLERS, _handlers.CLIENT_NOTIFICATIONS, schema.CLIENT_METHODS),
-    ):
-        assert set(handlers) == set(methods)
-        assert notifications == {m for m, info in methods.items() if info.kind == "notification"}

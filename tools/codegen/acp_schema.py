@@ -49,9 +49,10 @@ value, the remaining properties belonging to the parent.
 
 Methods (``Schema.methods``): one :class:`Method` per (wire method, kind), found from the
 ``x-method`` / ``x-side`` annotations and from the JSON-RPC envelope definitions, which say
-whether a definition is request params, a response result, or notification params.  When a
-``meta.json`` is given, every method must appear there and vice versa; ``Method.key`` is its
-key there (``session_new``) and methods are ordered as listed there.
+whether a definition is request params, a response result, or notification params.  They are
+the one method table of every language: its key (``session_new``), the handler / peer method
+name (``new_session``, from the params type's name), whether it is unstable and whether it
+belongs to the protocol's baseline.  Methods are ordered by side, then wire name.
 
 JSON-RPC envelope definitions (``AgentRequest``, ``ClientResponse``, ...) are not part of the
 IR: their names are listed in ``Schema.skipped``.
@@ -140,7 +141,8 @@ class Field:
     ``has_default``).  ``lenient``: ``x-deserialize-default-on-error`` -- a value that does
     not parse is replaced by the default/absent value instead of failing the whole message.
     ``skip_invalid_items``: ``x-deserialize-skip-invalid-items`` -- array items that do not
-    parse are dropped.
+    parse are dropped.  ``null_default``: ``x-deserialize-default-on-null`` -- a JSON null
+    reads as the type's default (an empty array), though the property stays required.
     """
 
     wire_name: str
@@ -151,6 +153,7 @@ class Field:
     default: Any = None
     lenient: bool = False
     skip_invalid_items: bool = False
+    null_default: bool = False
 
 
 @dataclass
@@ -233,6 +236,15 @@ class DefaultVariant:
 
 
 @dataclass
+class AbsentVariant:
+    """The variant chosen when the tag property is absent or JSON null (and nothing else:
+    an unknown tag string is the *other* variant).  It carries no fields of its own."""
+
+    title: str
+    doc: str = ""
+
+
+@dataclass
 class OtherVariant:
     """The catch-all variant (any tag string not listed), whose content is free-form."""
 
@@ -248,6 +260,7 @@ class TaggedUnion(Definition):
     variants: list[TaggedVariant] = field(default_factory=list)
     default: Optional[DefaultVariant] = None
     other: Optional[OtherVariant] = None
+    absent: Optional[AbsentVariant] = None
     closed: bool = True
     embedded_in: Optional[str] = None
 
@@ -277,32 +290,73 @@ class Alias(Definition):
     target: TypeExpr = field(default_factory=AnyValue)
 
 
+# Handler and peer method names come from the params type's name (`NewSessionRequest` ->
+# `new_session`), as in the official SDKs; these are the exceptions.
+_METHOD_NAME_OVERRIDES = {"SessionNotification": ["session", "update"]}
+
+# The methods every agent and every client must implement (the protocol's baseline): the
+# handler interfaces of every language declare them without a default.
+BASELINE_PARAMS = {
+    "InitializeRequest", "NewSessionRequest", "PromptRequest", "CancelNotification",
+    "RequestPermissionRequest", "SessionNotification",
+}
+
+
+def words_of(type_name: str) -> list[str]:
+    """``NewSessionRequest`` -> ``["new", "session"]`` (suffix Request/Notification dropped)."""
+    if type_name in _METHOD_NAME_OVERRIDES:
+        return list(_METHOD_NAME_OVERRIDES[type_name])
+    base = re.sub(r"(Request|Notification)$", "", type_name)
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*", base)]
+
+
 @dataclass
 class Method:
-    """A protocol method.  ``side``: who handles it (x-side: agent/client/protocol/both).
-    ``params``: definition name of the params; ``result``: definition name of the result
-    (``None`` for notifications).  ``key``: the ``meta.json`` key (``session_new``)."""
+    """A protocol method.  ``side``: who handles it (x-side: agent / client / protocol /
+    proxy).  ``params``: definition name of the params; ``result``: definition name of the
+    result (``None`` for notifications).  ``key``: the wire name as an identifier
+    (``session/new`` -> ``session_new``, ``$/cancel_request`` -> ``cancel_request``), the
+    official SDKs' ``AGENT_METHODS`` keys.  ``words``: the handler / peer method's name, to be
+    cased by each language (``["new", "session"]``).  ``unstable``: not in the stable schema.
+    ``baseline``: every implementation of that side must handle it."""
 
     name: str
     side: str
     params: str
     result: Optional[str]
     notification: bool
-    key: Optional[str] = None
+    key: str = ""
+    words: list[str] = field(default_factory=list)
+    unstable: bool = False
+    baseline: bool = False
     doc: str = ""
+
+    @property
+    def snake(self) -> str:
+        return "_".join(self.words)
+
+    @property
+    def camel(self) -> str:
+        return self.words[0] + "".join(w[:1].upper() + w[1:] for w in self.words[1:])
+
+
+def method_key(wire: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", wire).strip("_")
 
 
 @dataclass
 class Schema:
-    """The whole IR.  ``meta``: the parsed meta.json (or ``None``); ``notes``: human-readable
-    remarks about constructs that were simplified while loading."""
+    """The whole IR.  ``stable``: definition names of the stable schema, when this one was
+    loaded next to it (anything else is unstable); ``protocol_version``: from the schema's
+    directory (``schema/v1``); ``notes``: human-readable remarks about
+    constructs that were simplified while loading."""
 
     definitions: dict[str, Definition]
     methods: list[Method]
     skipped: list[str]
     source: str
-    meta_source: Optional[str] = None
-    meta: Optional[dict] = None
+    stable: Optional[set[str]] = None
+    protocol_version: int = 1
     notes: list[str] = field(default_factory=list)
 
     def get(self, name: str) -> Definition:
@@ -351,6 +405,7 @@ _IGNORED_KEYS = {
     "title",
     "x-deserialize-default-on-error",
     "x-deserialize-skip-invalid-items",
+    "x-deserialize-default-on-null",
     "x-docs-ignore",
     "x-side",
     "x-method",
@@ -492,6 +547,10 @@ class _Loader:
         if t in ("integer", "number", "boolean") and not union_key:
             self.add(Alias(name, doc, Prim(t, node.get("format"))))
             return
+        if t is None and not union_key and _single_allof_ref(node):
+            # Another name for a definition (`InitializeProxyRequest` = `InitializeRequest`).
+            self.add(Alias(name, doc, Ref(_single_allof_ref(node))))
+            return
         if t is None and not union_key:
             meaningful = set(node) - _IGNORED_KEYS
             if meaningful:
@@ -567,6 +626,7 @@ class _Loader:
                     default=pnode.get("default"),
                     lenient=bool(pnode.get("x-deserialize-default-on-error")),
                     skip_invalid_items=bool(pnode.get("x-deserialize-skip-invalid-items")),
+                    null_default=bool(pnode.get("x-deserialize-default-on-null")),
                 )
             )
         return fields
@@ -589,6 +649,12 @@ class _Loader:
         union_key = "oneOf" if "oneOf" in node else ("anyOf" if "anyOf" in node else None)
         if union_key:
             s.union = self.add_union(name, "", node, union_key, embedded_in=name)
+            tagged = self.defs.get(s.union.union) if s.union else None
+            if isinstance(tagged, TaggedUnion) and tagged.tag in [f.wire_name for f in s.fields]:
+                # The object declares its union's tag as a property of its own too
+                # (`IdleStateUpdate.stopReason`): the union part owns it.
+                s.fields = [f for f in s.fields if f.wire_name != tagged.tag]
+                self.notes.append(f"{name}: `{tagged.tag}` is read as the tag of its union part")
         return s
 
     def find_tag(self, name: str, node: dict, branches: list) -> Optional[str]:
@@ -633,6 +699,9 @@ class _Loader:
             title = b.get("title")
             if ref and set(b) - {"allOf", "title", "description"}:
                 raise SchemaError(f"{name}: untagged variant with a $ref and more")
+            if not ref and b.get("type") == "object" and b.get("properties") and title:
+                # An inline object variant (`MessageMcpResponse`'s Result / Error): lifted.
+                ref = self.lift_inline_struct(name, camel(title), b, exclude=None)
             texpr = Ref(ref) if ref else self.type_expr(b, f"{name}.{title}")
             if not title:
                 if not isinstance(texpr, Ref):
@@ -684,6 +753,11 @@ class _Loader:
                 raise SchemaError(f"{name}: variant {value!r} has both a $ref and inline properties")
             payload = ref or (self.lift_inline_struct(owner, camel(value), b, exclude=tag) if props else None)
             u.variants.append(TaggedVariant(value, payload, bdoc))
+        elif tag_node is not None and tag_node.get("type") == "null":
+            # No tag at all (absent or null): a variant with nothing of its own.
+            if u.absent is not None or ref or props:
+                raise SchemaError(f"{name}: unsupported tag-less variant {b.get('title')!r}")
+            u.absent = AbsentVariant(camel(b.get("title") or "none"), bdoc)
         elif tag_node is not None:
             # A catch-all: any other tag value, free-form content.
             if u.other is not None:
@@ -724,7 +798,7 @@ class _Loader:
 
     # -- methods ------------------------------------------------------------------------
 
-    def load_methods(self, meta: Optional[dict]) -> list[Method]:
+    def load_methods(self) -> list[Method]:
         roles: dict[str, set[str]] = {}
 
         def refs_in(node: Any) -> list[str]:
@@ -794,24 +868,18 @@ class _Loader:
                     raise SchemaError(f"method {mname}: params and result disagree on x-side")
                 methods.append(Method(mname, side, params, result, notification, doc=_doc(self.defs_raw[params])))
 
-        if meta is not None:
-            keyed: dict[str, str] = {}
-            order: list[str] = []
-            for group in ("agentMethods", "clientMethods", "protocolMethods"):
-                for key, wire in (meta.get(group) or {}).items():
-                    if keyed.get(wire, key) != key:
-                        raise SchemaError(f"meta: method {wire!r} has two keys")
-                    keyed[wire] = key
-                    if wire not in order:
-                        order.append(wire)
-            names = {m.name for m in methods}
-            missing = sorted(set(order) - names)
-            extra = sorted(names - set(order))
-            if missing or extra:
-                raise SchemaError(f"meta/schema method mismatch: only in meta {missing}, only in schema {extra}")
-            for m in methods:
-                m.key = keyed[m.name]
-            methods.sort(key=lambda m: (order.index(m.name), m.notification))
+        side_order = {"agent": 0, "client": 1, "protocol": 2, "proxy": 3}
+        for m in methods:
+            if m.side not in side_order:
+                raise SchemaError(f"method {m.name}: unknown x-side {m.side!r}")
+            m.key = method_key(m.name)
+            m.words = words_of(m.params)
+            m.baseline = m.params in BASELINE_PARAMS
+        methods.sort(key=lambda m: (side_order[m.side], m.name, m.notification))
+        for side in side_order:
+            names = [(m.snake, m.notification) for m in methods if m.side == side]
+            if len(set(names)) != len(names):
+                raise SchemaError(f"two {side} methods share a name: {sorted(names)}")
         return methods
 
 
@@ -825,21 +893,27 @@ def _common(seqs: list[list[str]]) -> list[str]:
     return out
 
 
-def load(schema_path: Union[str, Path], meta_path: Union[str, Path, None] = None) -> Schema:
-    """Load ``schema_path`` (and optionally the matching ``meta.json``) into a :class:`Schema`."""
+def load(schema_path: Union[str, Path], stable_path: Union[str, Path, None] = None) -> Schema:
+    """Load ``schema_path`` into a :class:`Schema`.  With ``stable_path`` (the stable schema,
+    when ``schema_path`` is the unstable one), definitions and methods it lacks are marked
+    unstable."""
     schema_path = Path(schema_path)
     raw = json.loads(schema_path.read_text(encoding="utf-8"))
-    meta = json.loads(Path(meta_path).read_text(encoding="utf-8")) if meta_path else None
     loader = _Loader(raw, str(schema_path))
     loader.load_all()
-    methods = loader.load_methods(meta)
+    methods = loader.load_methods()
+    stable = None
+    if stable_path is not None:
+        stable = set(json.loads(Path(stable_path).read_text(encoding="utf-8")).get("$defs", {}))
+        for m in methods:
+            m.unstable = m.params not in stable
     schema = Schema(
         definitions=loader.defs,
         methods=methods,
         skipped=loader.skipped,
         source=str(schema_path),
-        meta_source=str(meta_path) if meta_path else None,
-        meta=meta,
+        stable=stable,
+        protocol_version=int(re.fullmatch(r"v(\d+)", schema_path.parent.name).group(1)),
         notes=loader.notes,
     )
     _validate(schema)

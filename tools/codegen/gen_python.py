@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Generate Python TypedDicts for the ACP protocol types from the JSON Schema.
 
-    python3 tools/codegen/gen_python.py           # (re)write python/acp_engine/schema.py
-    python3 tools/codegen/gen_python.py --check   # exit 1 if the checked-in file is out of date
+    python3 tools/codegen/gen_python.py           # (re)write the generated Python modules
+    python3 tools/codegen/gen_python.py --check   # exit 1 if a checked-in file is out of date
 
-Input: schema/v1/schema.json + meta.json (stable only), loaded into the language-neutral IR
-of ``acp_schema``; this module only decides how each IR node looks in Python.  The output
-imports on Python 3.9+ without typing_extensions and is clean under ``mypy --strict``.
+Inputs: schema/v1/schema.json (``acp_engine.schema`` and ``acp_engine._methods``) and
+schema/v1/schema.unstable.json (the same in ``acp_engine.unstable``), loaded into the
+language-neutral IR of ``acp_schema``; this module only decides how each IR node looks in
+Python (the method table: ``gen_python_methods``).  The output imports on Python 3.9+
+without typing_extensions and is clean under ``mypy --strict``.
 
 Mapping (dict keys are the wire names):
 
@@ -19,8 +21,9 @@ Mapping (dict keys are the wire names):
   variants (any other tag value) are not typed, only mentioned in the docs.
 * StringEnum / IntEnum -> ``Literal[...]`` (open: ``Union[Literal[...], str]``).
 * UntaggedUnion -> ``Union[...]``; Newtype / Alias -> plain aliases (``SessionId = str``).
-* Methods -> ``AGENT_METHODS`` / ``CLIENT_METHODS`` / ``PROTOCOL_METHODS``: wire name ->
-  ``MethodInfo(key, kind, params, result)``; ``PROTOCOL_VERSION`` from meta.json.
+* Methods -> ``AGENT_METHODS`` / ``CLIENT_METHODS`` / ``PROTOCOL_METHODS`` /
+  ``PROXY_METHODS``: wire name -> ``MethodInfo(key, kind, params, result, handler,
+  unstable)``; ``PROTOCOL_VERSION`` from the schema's directory (``v1``).
 
 Definitions are emitted in dependency order, so references need no quotes (a reference
 inside a cycle would be quoted).
@@ -40,17 +43,28 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the sources
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_schema as ir  # noqa: E402
+import gen_python_methods  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = "tools/codegen/gen_python.py"
 
-# (schema, meta, output), relative to ROOT.
+# (schema, the stable schema it extends or None, types module, methods module, package
+# prefix of the methods module), relative to ROOT.
 TARGETS = [
-    ("schema/v1/schema.json", "schema/v1/meta.json", "python/acp_engine/schema.py"),
+    ("schema/v1/schema.json", None, "python/acp_engine/schema.py", "python/acp_engine/_methods.py", "."),
+    (
+        "schema/v1/schema.unstable.json",
+        "schema/v1/schema.json",
+        "python/acp_engine/unstable/schema.py",
+        "python/acp_engine/unstable/_methods.py",
+        "..",
+    ),
 ]
 
 TYPING_NAMES = {"Any", "Dict", "Final", "List", "Literal", "NamedTuple", "Optional", "TypedDict", "Union"}
-RESERVED = TYPING_NAMES | {"MethodInfo", "PROTOCOL_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS"}
+RESERVED = TYPING_NAMES | {
+    "MethodInfo", "PROTOCOL_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", "PROXY_METHODS",
+}
 PRIMS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 LINE = 100
 
@@ -110,10 +124,9 @@ def is_plain_key(name: str) -> bool:
 
 
 class PythonEmitter:
-    def __init__(self, schema: ir.Schema, schema_rel: str, meta_rel: str):
+    def __init__(self, schema: ir.Schema, schema_rel: str):
         self.s = schema
         self.schema_rel = schema_rel
-        self.meta_rel = meta_rel
         self.out: list[str] = []
         self.defined: set[str] = set()
         self.uses: set[str] = set()
@@ -154,10 +167,14 @@ class PythonEmitter:
     # -- ordering -----------------------------------------------------------------------
 
     def folded(self, d: ir.Definition) -> bool:
-        """Lifted unions and inline payload structs: emitted as part of their owner."""
+        """Lifted unions and inline payload structs: emitted as part of their owner (but a
+        standalone untagged union's inline variants are classes of their own)."""
         if isinstance(d, (ir.TaggedUnion, ir.UntaggedUnion)):
             return d.embedded_in is not None
-        return isinstance(d, ir.Struct) and d.inline_of is not None
+        if not (isinstance(d, ir.Struct) and d.inline_of is not None):
+            return False
+        owner = self.s.definitions.get(d.inline_of)
+        return not (isinstance(owner, ir.UntaggedUnion) and owner.embedded_in is None)
 
     def deps(self, d: ir.Definition) -> list[str]:
         out: list[str] = []
@@ -338,6 +355,8 @@ class PythonEmitter:
         arms = [(ir.camel(v.tag), v.tag, v.payload, v.doc) for v in u.variants]
         if u.default:
             arms.append((u.default.title, None, u.default.payload, u.default.doc))
+        if u.absent:
+            arms.append((u.absent.title, None, None, u.absent.doc))
         for vname, tag, payload, vdoc in arms:
             for shape in self.payload_shapes(payload):
                 if tag is None and not bases and not shape.keys and len(shape.bases) == 1:
@@ -370,44 +389,50 @@ class PythonEmitter:
             "",
             "",
             "class MethodInfo(NamedTuple):",
-            '    """A protocol method: its meta.json ``key``, whether it is a request or a notification,',
-            '    and the names of its params and result types (``result`` is None for notifications)."""',
+            '    """A protocol method: its ``key`` (``session_new``), whether it is a request or a',
+            "    notification, the names of its params and result types (``result`` is None for",
+            "    notifications), the handler / peer method's name, and whether it is unstable.\"\"\"",
             "",
             "    key: str",
             f'    kind: {self.literal(["request", "notification"])}',
             "    params: str",
             "    result: Optional[str]",
+            "    handler: str",
+            "    unstable: bool",
         )
         tables = [
             ("AGENT_METHODS", "agent", "Methods the agent handles (the client sends them)"),
             ("CLIENT_METHODS", "client", "Methods the client handles (the agent sends them)"),
             ("PROTOCOL_METHODS", "protocol", "Protocol-level methods either side may send"),
+            ("PROXY_METHODS", "proxy", "Methods a conductor exchanges with the proxies of a proxy chain (requests)"),
         ]
         self.use("Dict")
         for const, side, doc in tables:
             self.emit("", "", f"{const}: Dict[str, MethodInfo] = {{")
             seen = set()
             for m in self.s.methods:
-                if not (m.side == side or (m.side == "both" and side in ("agent", "client"))):
+                # Keyed by wire name: a method that is both a request and a notification
+                # (proxy/successor) is listed as its request.
+                if m.side != side or m.name in seen:
                     continue
-                if m.name in seen:
-                    raise ir.SchemaError(f"method {m.name} is both a request and a notification")
                 seen.add(m.name)
                 kind = "notification" if m.notification else "request"
-                args = ", ".join("None" if x is None else json.dumps(x) for x in (m.key or m.name, kind, m.params, m.result))
-                self.emit(f"    {json.dumps(m.name)}: MethodInfo({args}),")
+                args = ", ".join("None" if x is None else json.dumps(x) for x in (m.key, kind, m.params, m.result, m.snake))
+                self.emit(f"    {json.dumps(m.name)}: MethodInfo({args}, {m.unstable}),")
             self.emit("}")
-            self.emit(f'"""{doc}, keyed by wire method name, in `meta.json` order."""')
-        version = (self.s.meta or {}).get("version")
-        if version is not None:
-            self.use("Final")
-            self.emit("", f"PROTOCOL_VERSION: Final = {json.dumps(version)}", '"""The protocol version these types describe."""')
+            self.emit(f'"""{doc}, keyed by wire method name."""')
+        self.use("Final")
+        self.emit(
+            "",
+            f"PROTOCOL_VERSION: Final = {self.s.protocol_version}",
+            '"""The protocol version these types describe."""',
+        )
 
     def header(self) -> list[str]:
         return [
             '"""ACP protocol types (schema v1) as TypedDicts keyed by wire names, plus method tables.',
             "",
-            f"Generated by {GENERATOR} from {self.schema_rel} and {self.meta_rel}.",
+            f"Generated by {GENERATOR} from {self.schema_rel}.",
             "Do not edit: change the schema or the generator, then run `make codegen`.",
             "",
             "A struct with variants (e.g. `CreateElicitationRequest`) is a Union of one TypedDict per",
@@ -425,9 +450,14 @@ def ir_doc(*parts: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def generate(schema_rel: str, meta_rel: str) -> str:
-    schema = ir.load(ROOT / schema_rel, ROOT / meta_rel)
-    return PythonEmitter(schema, schema_rel, meta_rel).generate()
+def generate(schema_rel: str, stable_rel: Optional[str]) -> str:
+    schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
+    return PythonEmitter(schema, schema_rel).generate()
+
+
+def generate_methods(schema_rel: str, stable_rel: Optional[str], prefix: str) -> str:
+    schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
+    return gen_python_methods.generate(schema, schema_rel, GENERATOR, prefix)
 
 
 def write_or_check(targets: list[tuple[str, str]], check: bool, generator: str) -> int:
@@ -465,7 +495,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
     args = parser.parse_args(argv)
-    outputs = [(out_rel, generate(schema_rel, meta_rel)) for schema_rel, meta_rel, out_rel in TARGETS]
+    outputs = []
+    for schema_rel, stable_rel, types_rel, methods_rel, prefix in TARGETS:
+        outputs.append((types_rel, generate(schema_rel, stable_rel)))
+        outputs.append((methods_rel, generate_methods(schema_rel, stable_rel, prefix)))
     return write_or_check(outputs, args.check, GENERATOR)
 
 

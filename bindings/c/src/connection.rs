@@ -44,6 +44,9 @@ pub struct acp_options {
     /// acp_connection_spawn: how long a child may take to exit after its
     /// stdin closed, before it is killed (0: the default, 500 ms).
     pub exit_grace_ms: u32,
+    /// Speak the unstable protocol too (schema/v1/schema.unstable.json):
+    /// its methods pass the checks; otherwise they are unknown (-32601).
+    pub unstable: bool,
 }
 
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
@@ -62,6 +65,7 @@ unsafe fn start(
         side: acp_side::ACP_SIDE_RAW,
         max_message_size: 0,
         exit_grace_ms: 0,
+        unstable: false,
     });
     let delivery = match handlers.as_ref() {
         Some(handlers) => Delivery::Callbacks(*handlers),
@@ -71,6 +75,11 @@ unsafe fn start(
     let bridge = Arc::new(Bridge {
         connection_id: id,
         side: options.side,
+        protocol: if options.unstable {
+            acp_engine::Protocol::Unstable
+        } else {
+            acp_engine::Protocol::Stable
+        },
         delivery,
         ready: Default::default(),
         finished: Default::default(),

@@ -124,6 +124,7 @@ unsafe impl Sync for Delivery {}
 pub(crate) struct Bridge {
     pub connection_id: u64,
     pub side: acp_side,
+    pub protocol: acp_engine::Protocol,
     pub delivery: Delivery,
     /// Cancelled once the constructor has handed the connection to C:
     /// nothing reaches C before it can know its connection.
@@ -139,7 +140,7 @@ impl Bridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         self.side
             .engine()
-            .check_request(&request.method, request.params.as_deref())?;
+            .check_request(self.protocol, &request.method, request.params.as_deref())?;
         self.ready.cancelled().await;
         let (responder, answered) = responder::register(
             self.connection_id,
@@ -178,9 +179,11 @@ impl Bridge {
         self: Arc<Self>,
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
-        self.side
-            .engine()
-            .check_notification(&notification.method, notification.params.as_deref())?;
+        self.side.engine().check_notification(
+            self.protocol,
+            &notification.method,
+            notification.params.as_deref(),
+        )?;
         let params = notification.params.as_ref().map(|p| p.get().to_owned());
         match &self.delivery {
             Delivery::Events(queue) => queue.push_notification(&notification.method, params.as_deref()),
@@ -230,7 +233,10 @@ impl Bridge {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.side.engine().peer().check_request(method, params)
+        self.side
+            .engine()
+            .peer()
+            .check_request(self.protocol, method, params)
     }
 
     pub fn check_outbound_notification(
@@ -238,7 +244,10 @@ impl Bridge {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.side.engine().peer().check_notification(method, params)
+        self.side
+            .engine()
+            .peer()
+            .check_notification(self.protocol, method, params)
     }
 }
 

@@ -7,9 +7,10 @@
 use std::sync::Arc;
 
 use acp_engine::host::{self, HostConnection, HostOptions, Side};
-use acp_engine::{RequestError, SpawnOptions, Transport};
+use acp_engine::{Protocol, RequestError, SpawnOptions, Transport};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::json::to_json;
 use crate::wake::EventFd;
@@ -48,11 +49,28 @@ fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
 /// The most events one `drain` returns (see `HostOptions::drain_chunk`).
 const DRAIN_CHUNK: usize = 64;
 
+/// A connection's settings, from the dict the package passes (`side`,
+/// `max_message_size`, `unstable`; absent or None: the default).
+fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
+    let mut options = HostOptions::default();
+    if let Some(name) = settings.get_item("side")? {
+        options.side = side(&name.extract::<String>()?)?;
+    }
+    if let Some(bytes) = settings.get_item("max_message_size")?.filter(|v| !v.is_none()) {
+        options.max_message_size = bytes.extract()?;
+    }
+    if let Some(unstable) = settings.get_item("unstable")? {
+        if unstable.extract::<bool>()? {
+            options.protocol = Protocol::Unstable;
+        }
+    }
+    Ok(options)
+}
+
 impl NativeConnection {
-    fn open(transport: Transport, side_name: &str, max_message_size: Option<usize>) -> PyResult<Self> {
+    fn open(transport: Transport, settings: &Bound<'_, PyDict>) -> PyResult<Self> {
         let wake = Arc::new(EventFd::new().map_err(|e| PyOSError::new_err(e.to_string()))?);
-        let mut options = HostOptions {
-            side: side(side_name)?,
+        let options = HostOptions {
             // asyncio watches the stream itself and pumps it on its own
             // thread: no thread hop per message.
             host_reads: true,
@@ -64,11 +82,8 @@ impl NativeConnection {
             // threshold, so a burst no longer makes the collector traverse
             // (and promote) hundreds of live messages over and over.
             drain_chunk: DRAIN_CHUNK,
-            ..HostOptions::default()
+            ..host_options(settings)?
         };
-        if let Some(bytes) = max_message_size {
-            options.max_message_size = bytes;
-        }
         let signal = wake.clone();
         let host = HostConnection::connect(transport, options, host::runtime(), move || signal.signal());
         Ok(Self { host, wake })
@@ -79,23 +94,21 @@ impl NativeConnection {
 impl NativeConnection {
     /// A connection over this process's stdin/stdout.
     #[staticmethod]
-    #[pyo3(signature = (side, max_message_size=None))]
-    fn stdio(side: &str, max_message_size: Option<usize>) -> PyResult<Self> {
+    fn stdio(settings: &Bound<'_, PyDict>) -> PyResult<Self> {
         let _runtime = host::runtime().enter();
-        Self::open(Transport::stdio(), side, max_message_size)
+        Self::open(Transport::stdio(), settings)
     }
 
     /// A connection to a spawned child process (its stdin/stdout; stderr is
     /// inherited). `env` entries are added to this process's environment.
     #[staticmethod]
-    #[pyo3(signature = (side, command, args, env=None, cwd=None, max_message_size=None))]
+    #[pyo3(signature = (settings, command, args, env=None, cwd=None))]
     fn spawn(
-        side: &str,
+        settings: &Bound<'_, PyDict>,
         command: &str,
         args: Vec<String>,
         env: Option<Vec<(String, String)>>,
         cwd: Option<String>,
-        max_message_size: Option<usize>,
     ) -> PyResult<Self> {
         let mut options = SpawnOptions::new(command).args(args);
         for (key, value) in env.unwrap_or_default() {
@@ -107,14 +120,13 @@ impl NativeConnection {
         let _runtime = host::runtime().enter();
         let transport = Transport::spawn(options)
             .map_err(|error| PyOSError::new_err(format!("cannot start {command}: {error}")))?;
-        Self::open(transport, side, max_message_size)
+        Self::open(transport, settings)
     }
 
     /// A connection over two file descriptors (duplicated: the caller keeps
     /// its own).
     #[staticmethod]
-    #[pyo3(signature = (side, read_fd, write_fd, max_message_size=None))]
-    fn from_fds(side: &str, read_fd: i32, write_fd: i32, max_message_size: Option<usize>) -> PyResult<Self> {
+    fn from_fds(settings: &Bound<'_, PyDict>, read_fd: i32, write_fd: i32) -> PyResult<Self> {
         use std::os::fd::BorrowedFd;
         let duplicate = |fd: i32| {
             unsafe { BorrowedFd::borrow_raw(fd) }
@@ -123,7 +135,7 @@ impl NativeConnection {
         };
         let (read, write) = (duplicate(read_fd)?, duplicate(write_fd)?);
         let _runtime = host::runtime().enter();
-        Self::open(Transport::from_fds(read, write), side, max_message_size)
+        Self::open(Transport::from_fds(read, write), settings)
     }
 
     /// The fd that becomes readable when events are waiting.

@@ -9,35 +9,28 @@
 //!   -32800 and tells the host. The host pumps only after draining, which
 //!   bounds the queue.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{PendingAnswer, Shared, Side};
+use super::{Shared, Side};
 use crate::engine::{InlineHandler, OnCancel};
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::frame;
 use crate::message::RawJson;
+use crate::Protocol;
 
 pub(crate) struct Bridge {
     pub side: Side,
+    pub protocol: Protocol,
     pub shared: Arc<Shared>,
 }
 
 impl Bridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         self.side
-            .check_request(&request.method, request.params.as_deref())?;
-        let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
+            .check_request(self.protocol, &request.method, request.params.as_deref())?;
         let (answered, answer) = tokio::sync::oneshot::channel();
-        let responder = request.responder();
-        self.shared.responders.lock().unwrap().insert(
-            token,
-            PendingAnswer {
-                responder,
-                answered: Some(answered),
-            },
-        );
+        let token = self.shared.responders.register(&request, Some(answered));
         let guard = Unanswered {
             shared: &self.shared,
             token,
@@ -57,8 +50,11 @@ impl Bridge {
         self: Arc<Self>,
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
-        self.side
-            .check_notification(&notification.method, notification.params.as_deref())?;
+        self.side.check_notification(
+            self.protocol,
+            &notification.method,
+            notification.params.as_deref(),
+        )?;
         self.shared
             .queue
             .push_notification(&notification.method, notification.params.as_deref())
@@ -69,15 +65,17 @@ impl Bridge {
 
 pub(crate) struct InlineBridge {
     pub side: Side,
+    pub protocol: Protocol,
     pub shared: Arc<Shared>,
 }
 
 impl InlineHandler for InlineBridge {
     fn notification(&self, notification: IncomingNotification) {
-        if let Err(error) = self
-            .side
-            .check_notification(&notification.method, notification.params.as_deref())
-        {
+        if let Err(error) = self.side.check_notification(
+            self.protocol,
+            &notification.method,
+            notification.params.as_deref(),
+        ) {
             tracing::debug!(method = %notification.method, %error, "dropped an invalid notification");
             return;
         }
@@ -88,22 +86,14 @@ impl InlineHandler for InlineBridge {
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
         self.side
-            .check_request(&request.method, request.params.as_deref())?;
-        let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
-        let responder = request.responder();
-        self.shared.responders.lock().unwrap().insert(
-            token,
-            PendingAnswer {
-                responder,
-                answered: None,
-            },
-        );
+            .check_request(self.protocol, &request.method, request.params.as_deref())?;
+        let token = self.shared.responders.register(&request, None);
         self.shared
             .queue
             .push_request_now(token, &request.method, request.params.as_deref());
         let shared = self.shared.clone();
         Ok(Box::new(move || {
-            let Some(pending) = shared.responders.lock().unwrap().remove(&token) else {
+            let Some(pending) = shared.responders.take(token) else {
                 return;
             };
             let connection = &request.connection;
@@ -125,7 +115,7 @@ struct Unanswered<'a> {
 
 impl Drop for Unanswered<'_> {
     fn drop(&mut self) {
-        let pending = self.shared.responders.lock().unwrap().remove(&self.token);
+        let pending = self.shared.responders.take(self.token);
         if pending.is_some() {
             self.shared.queue.push_cancelled(self.token);
         }

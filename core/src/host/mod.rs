@@ -18,6 +18,7 @@
 
 mod bridge;
 mod queue;
+mod responders;
 mod runtime;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -30,9 +31,11 @@ use tokio::sync::mpsc;
 use crate::connection::Connection;
 use crate::engine::{TryEnqueueError, Waiter};
 use crate::error::RequestError;
-use crate::handler::Responder;
 use crate::message::{frame, RequestId};
+use crate::method_check::{self, Receiver};
+use crate::permission_cancel;
 use crate::transport::Transport;
+use crate::Protocol;
 
 pub use queue::kind;
 pub use runtime::runtime;
@@ -67,34 +70,50 @@ impl Side {
         }
     }
 
-    /// Check an inbound request for this side: an unknown method is -32601,
-    /// params that do not fit the schema -32602 (`Raw` accepts anything).
-    pub fn check_request(self, method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
+    /// The side that receives what this side is sent (None: `Raw`).
+    fn receiver(self) -> Option<Receiver> {
         match self {
-            Side::Raw => Ok(()),
-            Side::Agent => crate::validate::agent_request(method, params),
-            Side::Client => crate::validate::client_request(method, params),
+            Side::Raw => None,
+            Side::Agent => Some(Receiver::Agent),
+            Side::Client => Some(Receiver::Client),
         }
     }
 
+    /// Check an inbound request for this side: an unknown method is -32601,
+    /// params that do not fit the schema -32602 (`Raw` accepts anything).
+    pub fn check_request(
+        self,
+        protocol: Protocol,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), RequestError> {
+        self.check_text(protocol, method, params.map(RawValue::get), true)
+            .map(drop)
+    }
+
     /// Check an inbound notification for this side (an `Err`: drop it).
-    pub fn check_notification(self, method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
-        match self {
-            Side::Raw => Ok(()),
-            Side::Agent => crate::validate::agent_notification(method, params),
-            Side::Client => crate::validate::client_notification(method, params),
-        }
+    pub fn check_notification(
+        self,
+        protocol: Protocol,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), RequestError> {
+        self.check_text(protocol, method, params.map(RawValue::get), false)
+            .map(drop)
     }
 
     /// Check params text for this side: `Ok(true)` when the check read all of it (so
     /// it is valid JSON), `Ok(false)` when nothing did (`Raw`, extension methods).
-    fn check_text(self, method: &str, params: Option<&str>, request: bool) -> Result<bool, RequestError> {
-        match (self, request) {
-            (Side::Raw, _) => Ok(false),
-            (Side::Agent, true) => crate::agent::check_request_text(method, params),
-            (Side::Agent, false) => crate::agent::check_notification_text(method, params),
-            (Side::Client, true) => crate::client::check_request_text(method, params),
-            (Side::Client, false) => crate::client::check_notification_text(method, params),
+    fn check_text(
+        self,
+        protocol: Protocol,
+        method: &str,
+        params: Option<&str>,
+        request: bool,
+    ) -> Result<bool, RequestError> {
+        match self.receiver() {
+            None => Ok(false),
+            Some(receiver) => method_check::check(protocol, receiver, !request, method, params),
         }
     }
 }
@@ -103,6 +122,8 @@ impl Side {
 #[derive(Debug, Clone)]
 pub struct HostOptions {
     pub side: Side,
+    /// Speak the unstable protocol too (its methods are unknown otherwise).
+    pub protocol: Protocol,
     /// Inbound notifications and requests the host may leave undrained
     /// before the engine stops reading (backpressure).
     pub queue_capacity: usize,
@@ -132,6 +153,7 @@ impl Default for HostOptions {
     fn default() -> Self {
         Self {
             side: Side::Raw,
+            protocol: Protocol::Stable,
             queue_capacity: 4096,
             max_message_size: crate::framing::DEFAULT_MAX_MESSAGE_SIZE,
             // No read spin: the host's own thread needs the core (measured:
@@ -153,16 +175,7 @@ pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
 /// What a host connection shares with its engine tasks.
 pub(crate) struct Shared {
     pub queue: queue::HostQueue,
-    /// Inbound requests handed to the host and not answered yet, by token.
-    pub responders: Mutex<std::collections::HashMap<u64, PendingAnswer>>,
-    pub next_token: AtomicU64,
-}
-
-pub(crate) struct PendingAnswer {
-    pub responder: Responder,
-    /// Ends the engine's handler future once the host answered (None: the
-    /// request was taken inline, and answering untracks it).
-    pub answered: Option<tokio::sync::oneshot::Sender<()>>,
+    pub responders: responders::Responders,
 }
 
 /// A connection driven by a host language. Dropping it closes it.
@@ -170,6 +183,7 @@ pub struct HostConnection {
     connection: Connection,
     shared: Arc<Shared>,
     side: Side,
+    protocol: Protocol,
     /// Sends parked because the write queue was full, in order.
     parked: mpsc::UnboundedSender<(Vec<u8>, u64)>,
     /// How many parked sends are not queued yet: while any is, new sends
@@ -202,8 +216,7 @@ impl HostConnection {
         let pid = transport.child_pid();
         let shared = Arc::new(Shared {
             queue: queue::HostQueue::new(options.queue_capacity, options.drain_chunk, Box::new(wake)),
-            responders: Mutex::new(Default::default()),
-            next_token: AtomicU64::new(1),
+            responders: responders::Responders::new(options.side == Side::Client),
         });
         let mut builder = Connection::builder()
             .max_message_size(options.max_message_size)
@@ -223,6 +236,7 @@ impl HostConnection {
             Some(fd) => {
                 let bridge = Arc::new(bridge::InlineBridge {
                     side: options.side,
+                    protocol: options.protocol,
                     shared: shared.clone(),
                 });
                 let (connection, reader) =
@@ -232,6 +246,7 @@ impl HostConnection {
             None => {
                 let bridge = Arc::new(bridge::Bridge {
                     side: options.side,
+                    protocol: options.protocol,
                     shared: shared.clone(),
                 });
                 let requests = bridge.clone();
@@ -262,6 +277,7 @@ impl HostConnection {
             connection,
             shared,
             side: options.side,
+            protocol: options.protocol,
             parked,
             parked_count,
             next_ticket: AtomicU64::new(1),
@@ -340,20 +356,36 @@ impl HostConnection {
         }
     }
 
-    /// Send a notification. `params` is JSON text (None: no params).
+    /// Send a notification. `params` is JSON text (None: no params). A
+    /// client's `session/cancel` also answers the session's open permission
+    /// requests `cancelled` (a `CANCELLED` event tells the host to stop their
+    /// handlers).
     pub fn send_notification(&self, method: &str, params: Option<&str>) -> Result<Ticket, RequestError> {
         let params = self.outbound_params(method, params, false)?;
-        self.send_built(|out| frame::write_notification(out, method, params))
+        let sent = self.send_built(|out| frame::write_notification(out, method, params))?;
+        if permission_cancel::is_session_cancel(method) {
+            let answer = permission_cancel::cancelled_answer();
+            for token in self.shared.responders.withdraw_permissions(params) {
+                if self.respond(token, Ok(&answer)).unwrap_or(false) {
+                    self.shared.queue.push_cancelled(token);
+                }
+            }
+        }
+        Ok(sent)
     }
 
     /// Answer inbound request `token` with a result (JSON text) or an
     /// error. False if it needs no answer any more (answered, cancelled,
     /// closed, or an unknown token).
     pub fn respond(&self, token: u64, outcome: Result<&str, RequestError>) -> Result<bool, RequestError> {
-        if let Ok(result) = outcome {
-            parse_json(result, "result")?;
-        }
-        let Some(pending) = self.shared.responders.lock().unwrap().remove(&token) else {
+        let outcome = match outcome {
+            // ACP results are objects: a handler with nothing to say (Python's
+            // None, JavaScript's undefined) answers `{}`.
+            Ok(result) if self.side != Side::Raw && result.trim() == "null" => Ok("{}"),
+            Ok(result) => Ok(parse_json(result, "result")?.get()),
+            Err(error) => Err(error),
+        };
+        let Some(pending) = self.shared.responders.take(token) else {
             return Ok(false);
         };
         // Claimed and queued before the engine's handler future may end
@@ -433,7 +465,10 @@ impl HostConnection {
         request: bool,
     ) -> Result<Option<&'t str>, RequestError> {
         // What we send is what the peer receives.
-        let checked = self.side.peer().check_text(method, params, request);
+        let checked = self
+            .side
+            .peer()
+            .check_text(self.protocol, method, params, request);
         if !matches!(checked, Ok(true)) {
             // Text that is not JSON at all says so before any schema complaint.
             if let Some(text) = params {

@@ -67,12 +67,15 @@ mod tagged;
 pub(crate) use check::{check_str, Check};
 pub use support::MethodInfo;
 
-#[cfg(not(feature = "unstable"))]
-mod v1;
+// Both schemas are always compiled: the bindings choose per connection whether it speaks
+// the unstable protocol (`crate::method_check`); the `unstable` feature chooses what Rust
+// code sees here.
+#[cfg_attr(feature = "unstable", allow(dead_code))]
+pub(crate) mod v1;
 #[cfg(not(feature = "unstable"))]
 pub use v1::*;
 
-#[cfg(feature = "unstable")]
-mod v1_unstable;
+#[cfg_attr(not(feature = "unstable"), allow(dead_code))]
+pub(crate) mod v1_unstable;
 #[cfg(feature = "unstable")]
 pub use v1_unstable::*;

@@ -15,9 +15,10 @@ use serde_json::Value;
 pub(crate) use super::check::{check_by_parse, check_rest, check_tagged, Check, Checked};
 pub(crate) use super::fields::{Fields, Text};
 pub(crate) use super::tagged::{deserialize as tagged_union, read_rest, skip_rest, TaggedUnion};
+pub(crate) use crate::typed::{check as check_params, check_agrees};
 
 /// One protocol method, as listed in the generated method tables (`AGENT_METHODS`,
-/// `CLIENT_METHODS`, `PROTOCOL_METHODS`).
+/// `CLIENT_METHODS`, `PROTOCOL_METHODS`, `PROXY_METHODS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MethodInfo {
     /// The wire method name, e.g. `"session/new"`.
@@ -28,6 +29,11 @@ pub struct MethodInfo {
     pub result: Option<&'static str>,
     /// Whether the method is a notification (no response).
     pub notification: bool,
+    /// The handler method's name on `Agent` / `Client`, and the peer method's on the
+    /// other side's connection, e.g. `"new_session"`.
+    pub handler: &'static str,
+    /// Part of the unstable protocol only (schema/v1/schema.unstable.json).
+    pub unstable: bool,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -485,6 +491,16 @@ where
     }
 }
 
+/// A required property whose JSON null reads as its default
+/// (`x-deserialize-default-on-null`: a null list of MCP servers is an empty one).
+pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 fn valid_items<T: DeserializeOwned>(items: Vec<Value>) -> Vec<T> {
     items
         .into_iter()
@@ -499,9 +515,10 @@ fn valid_items<T: DeserializeOwned>(items: Vec<Value>) -> Vec<T> {
 /// `extra`. The same rules as serde's derive (a missing required property, a duplicate
 /// one and a wrong type are errors; `default` fields may be absent), without the
 /// buffering that `#[serde(flatten)]` costs on every read: a struct reads straight from
-/// the input. Each field: `name: Type = "wire", required|default [with function];`.
+/// the input. Each field: `name: Type = "wire", required|default [with function, check
+/// Type];`, where the check type accepts what the function accepts.
 macro_rules! read_struct {
-    ($name:ident { $( $field:ident : $ty:ty = $wire:literal, $kind:ident $(with $with:path)? ; )* }) => {
+    ($name:ident { $( $field:ident : $ty:ty = $wire:literal, $kind:ident $(with $with:path, check $check:ty)? ; )* }) => {
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct StructVisitor;
@@ -562,7 +579,7 @@ macro_rules! read_struct {
                                         return Err(serde::de::Error::duplicate_field($wire));
                                     }
                                     $field = true;
-                                    support::check_field!(access, $ty $(, $with)?);
+                                    support::check_field!(access, $ty $(, $check)?);
                                 } )*
                                 _ => {
                                     access.next_value::<support::Checked<serde_json::Value>>()?;
@@ -581,14 +598,14 @@ macro_rules! read_struct {
 }
 pub(crate) use read_struct;
 
-/// Checks one property's value. Every `with` function here (`lenient*`) reads a `Value`
-/// and never fails after that: its check is the `Value`'s.
+/// Checks one property's value, as its type or as the type its `with` function accepts
+/// (`lenient*`: any `Value`; `null_default`: `Option<T>`).
 macro_rules! check_field {
     ($access:ident, $ty:ty) => {
         $access.next_value::<support::Checked<$ty>>()?
     };
-    ($access:ident, $ty:ty, $with:path) => {
-        $access.next_value::<support::Checked<serde_json::Value>>()?
+    ($access:ident, $ty:ty, $check:ty) => {
+        $access.next_value::<support::Checked<$check>>()?
     };
 }
 pub(crate) use check_field;

@@ -7,6 +7,7 @@ its method name and params; the prompt text picks a behaviour:
 - ``boom``: raise a plain exception (answers -32603)
 - ``refuse``: raise RequestError(-32042, "refused", {"why": "test"})
 - ``terminal``: create a terminal inside ``async with`` and leave the block
+- ``news``: send the updates of the current schema (``NEWS``), unknown fields included
 """
 
 import asyncio
@@ -17,6 +18,19 @@ from typing import Any, Dict, List
 from acp_engine import Agent, AgentSideConnection, RequestError, run_agent
 
 CANCELLED: List[str] = []
+
+#: Session updates new in schema 2.4.0 (stable), each with a field no schema knows.
+NEWS: List[Dict[str, Any]] = [
+    {"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited", "description": "retrying", "x-future": 1},
+    {"sessionUpdate": "compaction_update", "compactionId": "c-1", "status": "in_progress", "x-future": [2]},
+    {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": "c-1",
+        "content": {"type": "text", "text": "summary so far"},
+        "x-future": {"three": 3},
+    },
+    {"sessionUpdate": "compaction_update", "compactionId": "c-1", "status": "completed", "summary": None},
+]
 
 
 class FullAgent(Agent):
@@ -110,6 +124,10 @@ class FullAgent(Agent):
             async with await self.client.create_terminal({"sessionId": session_id, "command": "true"}) as terminal:
                 await terminal.wait_for_exit()
             return {"stopReason": "end_turn", "_meta": {"released": terminal.released}}
+        if text == "news":
+            for update in NEWS:
+                await self.client.session_update({"sessionId": session_id, "update": update})
+            return {"stopReason": "end_turn"}
         if text == "exit":
             os._exit(3)
         return {"stopReason": "end_turn"}

@@ -1,0 +1,79 @@
+//! What a side accepts: the check every inbound message gets before it
+//! reaches a handler (and every outbound one a binding sends), for the
+//! typed sides and every binding alike.
+//!
+//! - A method of the receiving side's table (generated from the schema, per
+//!   protocol: stable or unstable): its params are checked against the
+//!   method's schema type; a mismatch is -32602 that names the field.
+//! - An extension method (`_`-prefixed): accepted as is.
+//! - Anything else: -32601 (method not found). For a notification the
+//!   caller drops it instead (notifications get no answer).
+
+use crate::error::RequestError;
+use crate::schema::{v1, v1_unstable};
+
+/// Which protocol a connection speaks: the stable schema, or the stable and
+/// unstable one (`schema/v1/schema.unstable.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// The stable protocol: unstable methods are unknown (-32601).
+    #[default]
+    Stable,
+    /// The stable and unstable protocol.
+    Unstable,
+}
+
+impl Protocol {
+    /// The protocol the Rust typed API of this build speaks (the `unstable` feature).
+    pub const COMPILED: Protocol = if cfg!(feature = "unstable") {
+        Protocol::Unstable
+    } else {
+        Protocol::Stable
+    };
+}
+
+/// Which side receives a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    Agent,
+    Client,
+}
+
+/// Check an inbound message for `receiver`: `Ok(true)` when the params were
+/// checked (so they are one valid JSON value), `Ok(false)` for an extension
+/// method (nothing read), an error otherwise (see the module docs).
+pub(crate) fn check(
+    protocol: Protocol,
+    receiver: Receiver,
+    notification: bool,
+    method: &str,
+    params: Option<&str>,
+) -> Result<bool, RequestError> {
+    let found = match (protocol, receiver, notification) {
+        (Protocol::Stable, Receiver::Agent, false) => v1::check_agent_request(method, params),
+        (Protocol::Stable, Receiver::Agent, true) => v1::check_agent_notification(method, params),
+        (Protocol::Stable, Receiver::Client, false) => v1::check_client_request(method, params),
+        (Protocol::Stable, Receiver::Client, true) => v1::check_client_notification(method, params),
+        (Protocol::Unstable, Receiver::Agent, false) => v1_unstable::check_agent_request(method, params),
+        (Protocol::Unstable, Receiver::Agent, true) => v1_unstable::check_agent_notification(method, params),
+        (Protocol::Unstable, Receiver::Client, false) => v1_unstable::check_client_request(method, params),
+        (Protocol::Unstable, Receiver::Client, true) => {
+            v1_unstable::check_client_notification(method, params)
+        }
+    };
+    match found {
+        Some(checked) => checked.map(|()| true),
+        None if method.starts_with('_') => Ok(false),
+        None => Err(RequestError::method_not_found(method)),
+    }
+}
+
+/// Whether the schema check and the full parse agree on `text` as the params
+/// of `method`, in every protocol, side and kind that receives it (None: no
+/// side receives it). Disagreeing is a bug: the check must accept exactly
+/// what the typed handlers accept.
+pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Option<bool> {
+    let mut agree = v1::check_agrees_with_parse(method, text);
+    agree.extend(v1_unstable::check_agrees_with_parse(method, text));
+    agree.into_iter().reduce(|a, b| a && b)
+}

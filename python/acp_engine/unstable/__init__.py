@@ -1,0 +1,70 @@
+"""The unstable ACP protocol (``schema/v1/schema.unstable.json``): methods and
+fields that are not part of the spec yet and may change or go at any time.
+
+The same API as :mod:`acp_engine`, opted in by importing from here:
+:class:`Agent` and :class:`Client` have the unstable methods too
+(``fork_session``, ``session_status``, ``auth_status``, ...), the typed
+connections offer them to call, the engine lets them through (otherwise
+they are unknown: -32601), and :mod:`acp_engine.unstable.schema` has their
+TypedDicts::
+
+    from acp_engine.unstable import Agent, AgentSideConnection
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from .._transport import Stream
+from .._typed import _AgentSide, _ClientSide
+from ._methods import (
+    AGENT_HANDLERS,
+    AGENT_NOTIFICATIONS,
+    CLIENT_HANDLERS,
+    CLIENT_NOTIFICATIONS,
+    Agent,
+    Client,
+    _AgentMethods,
+    _ClientMethods,
+)
+
+
+class AgentSideConnection(_AgentSide, _ClientMethods):
+    """:class:`acp_engine.AgentSideConnection`, speaking the unstable protocol too."""
+
+    _handlers = AGENT_HANDLERS
+    _notifications = AGENT_NOTIFICATIONS
+    _unstable = True
+    agent: Agent
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self, to_agent: Callable[[AgentSideConnection], Agent], stream: Stream, *, max_message_size: Optional[int] = None
+        ) -> None: ...
+
+
+class ClientSideConnection(_ClientSide, _AgentMethods):
+    """:class:`acp_engine.ClientSideConnection`, speaking the unstable protocol too."""
+
+    _handlers = CLIENT_HANDLERS
+    _notifications = CLIENT_NOTIFICATIONS
+    _unstable = True
+    client: Client
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self, to_client: Callable[[ClientSideConnection], Client], stream: Stream, *, max_message_size: Optional[int] = None
+        ) -> None: ...
+
+
+def __getattr__(name: str) -> Any:
+    # `acp_engine.unstable.schema` (TypedDicts, for type checkers) loads on first use.
+    if name == "schema":
+        return importlib.import_module(".schema", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Agent", "AgentSideConnection", "Client", "ClientSideConnection", "schema"]
