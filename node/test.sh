@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests the acp-engine npm package as a user gets it:
 #   1. npm ci (pinned @napi-rs/cli, typescript, @types/node)
-#   2. build the addon in release (napi build)
+#   2. build the addon in release (napi build) and the package (tsc)
 #   3. npm pack, install the tarball into an empty temp dir
 #   4. node:test suite against the INSTALLED package (test/*.test.mjs)
 #   5. tsc --noEmit --strict on the examples (and compile them, for 6)
@@ -52,8 +52,8 @@ fi
 
 if [[ -n "${ACP_NODE_SKIP_BUILD:-}" ]] && ls acp-engine.*.node >/dev/null 2>&1; then
   echo "note: ACP_NODE_SKIP_BUILD set; using the addon already built"
-elif npm run build >"$tmp/build.log" 2>&1; then pass "build addon (napi build --release)"; else
-  tail -n 40 "$tmp/build.log" >&2; fail "build addon"; finish; fi
+elif npm run build >"$tmp/build.log" 2>&1; then pass "build (napi build --release, tsc)"; else
+  tail -n 40 "$tmp/build.log" >&2; fail "build"; finish; fi
 
 tarball="$(npm pack --silent --pack-destination "$tmp" 2>"$tmp/pack.log" | tail -n 1)"
 if [[ -n "$tarball" && -f "$tmp/$tarball" ]]; then pass "npm pack ($tarball)"; else
@@ -66,7 +66,7 @@ rm -rf "$app"
 mkdir -p "$app"
 printf '{ "name": "acp-engine-node-test-app", "private": true, "type": "module" }\n' >"$app/package.json"
 if (cd "$app" && npm install --no-audit --no-fund --no-save "$tmp/$tarball" >"$tmp/install.log" 2>&1) &&
-  [[ -f "$app/node_modules/acp-engine/index.js" ]]; then
+  [[ -f "$app/node_modules/acp-engine/dist/index.js" ]]; then
   pass "install the tarball into an empty directory"
 else
   cat "$tmp/install.log" >&2; fail "install the tarball"; finish
@@ -106,7 +106,7 @@ else
 fi
 
 # node:test over real processes.
-(cd "$app" && node --test --test-reporter=tap --test-timeout=120000 test/*.test.mjs) >"$tmp/node-test.tap" 2>&1
+(cd "$app" && ACP_REPO_ROOT="$root" node --test --test-reporter=tap --test-timeout=120000 test/*.test.mjs) >"$tmp/node-test.tap" 2>&1
 grep -E '^(not )?ok |^# (tests|pass|fail)' "$tmp/node-test.tap" | grep -v '^    '
 t_pass="$(grep -E '^# pass ' "$tmp/node-test.tap" | awk '{print $3}')"
 t_fail="$(grep -E '^# fail ' "$tmp/node-test.tap" | awk '{print $3}')"

@@ -24,11 +24,12 @@ pub mod codes {
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// The request was cancelled (`$/cancel_request`).
     pub const REQUEST_CANCELLED: i64 = -32800;
+    /// acp-engine: the connection closed before the request was answered
+    /// (every pending request fails with it; a send on a closed connection
+    /// too). Local, never sent to a peer; in JSON-RPC's range for
+    /// implementation-defined errors.
+    pub const CONNECTION_CLOSED: i64 = -32099;
 }
-
-/// The message of the error that every pending request fails with when the
-/// connection closes (see [`RequestError::connection_closed`]).
-const CONNECTION_CLOSED: &str = "Connection closed";
 
 /// An error in ACP / JSON-RPC communication: what a request handler returns
 /// to answer with an error, and what an outbound request fails with.
@@ -100,11 +101,11 @@ impl RequestError {
     /// What every pending and later request fails with once the connection
     /// is closed; `reason` says why (peer EOF, write error, `close()`).
     pub fn connection_closed(reason: &str) -> Self {
-        Self::new(codes::INTERNAL_ERROR, CONNECTION_CLOSED).with_data(json!({ "reason": reason }))
+        Self::new(codes::CONNECTION_CLOSED, "Connection closed").with_data(json!({ "reason": reason }))
     }
 
     pub fn is_connection_closed(&self) -> bool {
-        self.code == codes::INTERNAL_ERROR && self.message == CONNECTION_CLOSED
+        self.code == codes::CONNECTION_CLOSED
     }
 
     /// Turn a failure whose text must not reach the peer (paths, secrets,

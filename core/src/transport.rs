@@ -84,7 +84,14 @@ impl Transport {
         if let Some(cwd) = &options.cwd {
             command.current_dir(cwd);
         }
-        let mut child = command.spawn()?;
+        // The command in the error: "No such file or directory" alone does not
+        // say which file.
+        let mut child = command.spawn().map_err(|error| {
+            std::io::Error::new(
+                error.kind(),
+                format!("cannot start `{}`: {error}", options.command.to_string_lossy()),
+            )
+        })?;
         let stdin = child.stdin.take().expect("stdin was piped");
         let stdout = child.stdout.take().expect("stdout was piped");
         let read_fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);

@@ -328,21 +328,22 @@ test("cancellation, agent -> client: $/cancel_request aborts the client handler'
 test("ClientSideConnection.cancel answers pending permission requests `cancelled`", async () => {
   let conn;
   let sessionId;
-  let signalAborted = null;
+  let signal = null;
   const client = makeClient({
     requestPermission(params, context) {
+      signal = context.signal;
       conn.cancel({ sessionId });
       // This handler never answers by itself.
-      return new Promise(() => {
-        signalAborted = context.signal.aborted;
-      });
+      return new Promise(() => {});
     },
   });
   ({ conn, sessionId } = await connect(client));
   // The agent's requestPermission resolves (with "cancelled"): the turn ends normally.
   const result = await conn.prompt({ sessionId, prompt: text("ask-then-wait") });
   assert.equal(result.stopReason, "end_turn");
-  assert.equal(signalAborted, true);
+  // The engine answered it and told the handler to stop.
+  assert.equal(signal.aborted, true);
+  assert.equal(signal.reason.code, -32800);
   await done(conn);
 });
 
@@ -350,7 +351,7 @@ test("peer crash: pending requests reject, closed resolves, signal aborts", asyn
   const { conn, client, sessionId } = await connect();
   await assert.rejects(conn.prompt({ sessionId, prompt: text("crash") }), (error) => {
     assert.ok(error instanceof RequestError);
-    assert.equal(error.code, -32603);
+    assert.ok(error.isConnectionClosed());
     assert.equal(error.message, "Connection closed");
     return true;
   });
@@ -403,7 +404,7 @@ test("a client script exits by itself when its agent is gone", async () => {
   const { code, signal, stdout } = await run(process.execPath, [EXIT_CLIENT, "peer-gone", AGENT], { input: "" });
   assert.equal(signal, null);
   assert.equal(code, 0);
-  assert.equal(stdout, "prompt rejected -32603\nclosed true\n");
+  assert.equal(stdout, "prompt rejected -32099\nclosed true\n");
 });
 
 test("an agent on stdio answers and exits by itself at EOF", async () => {

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Generate TypeScript declarations for the ACP protocol types from the JSON Schema.
 
-    python3 tools/codegen/gen_ts.py           # (re)write node/schema.d.ts
-    python3 tools/codegen/gen_ts.py --check   # exit 1 if the checked-in file is out of date
+    python3 tools/codegen/gen_ts.py           # (re)write node/src/generated/
+    python3 tools/codegen/gen_ts.py --check   # exit 1 if a checked-in file is out of date
 
-Input: schema/v1/schema.json + meta.json (stable only), loaded into the language-neutral IR
-of ``acp_schema``; this module only decides how each IR node looks in TypeScript.  The
-output is a types-only module that passes ``tsc --strict``.
+Inputs: schema/v1/schema.json (``node/src/generated/``) and schema/v1/schema.unstable.json
+(``node/src/generated/unstable/``), loaded into the language-neutral IR of ``acp_schema``;
+this module only decides how each IR node looks in TypeScript (the method table:
+``gen_ts_methods``).  ``schema.ts`` is a types-only module that passes ``tsc --strict``.
 
 Mapping (property names are the wire names):
 
@@ -17,9 +18,9 @@ Mapping (property names are the wire names):
   are not typed, only mentioned in the docs, so narrowing on the tag keeps working.
 * StringEnum / IntEnum -> literal unions (open: ``| (string & {})`` / ``| (number & {})``).
 * UntaggedUnion -> ``A | B``; Newtype / Alias -> ``export type SessionId = string``.
-* Methods -> ``AgentMethods`` / ``ClientMethods`` / ``ProtocolMethods`` interfaces mapping
-  each wire name to ``{ params: P; result: R }`` (``result: void`` for notifications), and
-  ``CurrentProtocolVersion`` from meta.json.
+* Methods -> ``AgentMethods`` / ``ClientMethods`` / ``ProtocolMethods`` /
+  ``ProxyMethods`` interfaces mapping each wire name to ``{ params: P; result: R }``
+  (``result: void`` for notifications), and ``CurrentProtocolVersion``.
 """
 
 from __future__ import annotations
@@ -35,16 +36,19 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the sources
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_schema as ir  # noqa: E402
+import gen_ts_methods  # noqa: E402
 from gen_python import ROOT, write_or_check  # noqa: E402
 
 GENERATOR = "tools/codegen/gen_ts.py"
 
-# (schema, meta, output), relative to ROOT.
+# (schema, the stable schema it extends or None, output directory, its path up to
+# node/src), relative to ROOT.
 TARGETS = [
-    ("schema/v1/schema.json", "schema/v1/meta.json", "node/schema.d.ts"),
+    ("schema/v1/schema.json", None, "node/src/generated", ".."),
+    ("schema/v1/schema.unstable.json", "schema/v1/schema.json", "node/src/generated/unstable", "../.."),
 ]
 
-RESERVED = {"AgentMethods", "ClientMethods", "ProtocolMethods", "CurrentProtocolVersion"}
+RESERVED = {"AgentMethods", "ClientMethods", "ProtocolMethods", "ProxyMethods", "CurrentProtocolVersion"}
 PRIMS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean"}
 JSON_OBJECT = "{ [key: string]: unknown }"
 
@@ -68,10 +72,9 @@ def join_docs(*parts: str) -> str:
 
 
 class TsEmitter:
-    def __init__(self, schema: ir.Schema, schema_rel: str, meta_rel: str):
+    def __init__(self, schema: ir.Schema, schema_rel: str):
         self.s = schema
         self.schema_rel = schema_rel
-        self.meta_rel = meta_rel
         self.out: list[str] = []
         clash = RESERVED & set(schema.definitions)
         if clash:
@@ -173,6 +176,8 @@ class TsEmitter:
         if u.default:
             members.append((f"({u.default.payload} & {{ {tag}?: undefined }})", u.default.doc))
             notes.append(f"A value without `{u.tag}` is a `{u.default.payload}`.")
+        if u.absent:
+            members.append((f"{{ {tag}?: null }}", u.absent.doc))
         if u.other:
             notes.append(f"Other `{u.tag}` values may appear too (not typed here): {ir_first_paragraph(u.other.doc)}")
         doc = u.doc or (f"The `{u.tag}`-selected part of `{u.embedded_in}`." if u.embedded_in else "")
@@ -185,6 +190,7 @@ class TsEmitter:
             ("AgentMethods", "agent", "Methods the agent handles (the client sends them)"),
             ("ClientMethods", "client", "Methods the client handles (the agent sends them)"),
             ("ProtocolMethods", "protocol", "Protocol-level methods either side may send"),
+            ("ProxyMethods", "proxy", "Methods of a proxy chain's conductor and proxies (requests)"),
         ]
         for name, side, doc in tables:
             self.emit(
@@ -194,29 +200,27 @@ class TsEmitter:
             )
             seen = set()
             for m in self.s.methods:
-                if not (m.side == side or (m.side == "both" and side in ("agent", "client"))):
+                # Keyed by wire name: a method that is both (proxy/successor) is listed as
+                # its request.
+                if m.side != side or m.name in seen:
                     continue
-                if m.name in seen:
-                    raise ir.SchemaError(f"method {m.name} is both a request and a notification")
                 seen.add(m.name)
                 kind = "notification" if m.notification else "request"
                 self.emit(
-                    f"  /** A {kind}; meta.json key `{m.key or m.name}`. */",
+                    f"  /** A {kind}; key `{m.key}`. */",
                     f"  {prop_name(m.name)}: {{ params: {m.params}; result: {m.result or 'void'} }};",
                 )
             self.emit("}")
-        version = (self.s.meta or {}).get("version")
-        if version is not None:
-            self.emit(
-                "",
-                "/** The protocol version these types describe (a `ProtocolVersion`). */",
-                f"export type CurrentProtocolVersion = {json.dumps(version)};",
-            )
+        self.emit(
+            "",
+            "/** The protocol version these types describe (a `ProtocolVersion`). */",
+            f"export type CurrentProtocolVersion = {self.s.protocol_version};",
+        )
 
     def header(self) -> list[str]:
         return [
             "// ACP protocol types (schema v1): wire names, types only.",
-            f"// @generated by {GENERATOR} from {self.schema_rel} and {self.meta_rel}.",
+            f"// @generated by {GENERATOR} from {self.schema_rel}.",
             "// Do not edit by hand: change the schema or the generator, then run `make codegen`.",
         ]
 
@@ -228,16 +232,19 @@ def ir_first_paragraph(text: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def generate(schema_rel: str, meta_rel: str) -> str:
-    schema = ir.load(ROOT / schema_rel, ROOT / meta_rel)
-    return TsEmitter(schema, schema_rel, meta_rel).generate()
+def load(schema_rel: str, stable_rel: Optional[str]) -> ir.Schema:
+    return ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
     args = parser.parse_args(argv)
-    outputs = [(out_rel, generate(schema_rel, meta_rel)) for schema_rel, meta_rel, out_rel in TARGETS]
+    outputs = []
+    for schema_rel, stable_rel, out_dir, up in TARGETS:
+        schema = load(schema_rel, stable_rel)
+        outputs.append((f"{out_dir}/schema.ts", TsEmitter(schema, schema_rel).generate()))
+        outputs.append((f"{out_dir}/methods.ts", gen_ts_methods.generate(schema, schema_rel, GENERATOR, up)))
     return write_or_check(outputs, args.check, GENERATOR)
 
 

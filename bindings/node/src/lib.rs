@@ -17,6 +17,7 @@
 //!   from JS (`feed` / `takeOutput`) for Web Streams (`ndJsonStream`); the
 //!   framing and the protocol stay in Rust in every case.
 
+mod errors;
 mod poll;
 mod send;
 mod text;
@@ -28,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_engine::host::{runtime, HostConnection, HostOptions, Side};
-use acp_engine::{RequestError, RequestId, SpawnOptions, Transport};
+use acp_engine::{Protocol, RequestError, RequestId, SpawnOptions, Transport};
 use napi::bindgen_prelude::{Buffer, FromNapiValue, Function, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
@@ -72,6 +73,17 @@ struct Output {
     ended: bool,
 }
 
+/// A connection's settings from JS.
+#[napi(object)]
+pub struct NativeSettings {
+    /// 0: raw JSON-RPC, 1: agent, 2: client (the `Side` enum of `streams.ts`).
+    pub side: u32,
+    /// Speak the unstable protocol too.
+    pub unstable: Option<bool>,
+    /// The largest inbound message, in bytes.
+    pub max_message_size: Option<u32>,
+}
+
 /// Spawn options from JS.
 #[napi(object)]
 pub struct NativeSpawnOptions {
@@ -95,17 +107,21 @@ pub struct NativeConnection {
     output: Option<Arc<Mutex<Output>>>,
 }
 
-fn side(side: u32) -> Side {
+fn side(side: u32) -> Result<Side> {
     match side {
-        1 => Side::Agent,
-        2 => Side::Client,
-        _ => Side::Raw,
+        0 => Ok(Side::Raw),
+        1 => Ok(Side::Agent),
+        2 => Ok(Side::Client),
+        other => Err(Error::new(
+            Status::InvalidArg,
+            format!("acp-engine: unknown side {other} (0: raw, 1: agent, 2: client)"),
+        )),
     }
 }
 
-fn options(side_code: u32, max_message_size: Option<u32>) -> HostOptions {
+fn options(settings: &NativeSettings) -> Result<HostOptions> {
     let mut options = HostOptions {
-        side: side(side_code),
+        side: side(settings.side)?,
         // Pipes and sockets are read on Node's thread (`startReading`).
         host_reads: true,
         // Sends are collected and written once per batch or loop turn
@@ -113,20 +129,27 @@ fn options(side_code: u32, max_message_size: Option<u32>) -> HostOptions {
         buffer_output: true,
         ..HostOptions::default()
     };
-    if let Some(max) = max_message_size {
+    if settings.unstable == Some(true) {
+        options.protocol = Protocol::Unstable;
+    }
+    if let Some(max) = settings.max_message_size {
         options.max_message_size = max as usize;
     }
-    options
+    Ok(options)
 }
 
-/// A RequestError as a JS exception whose message is the error object's
-/// JSON (the JS layer turns it back into a `RequestError`).
-fn request_error(error: RequestError) -> Error {
-    Error::new(Status::GenericFailure, error_message(&error))
+/// The codes of the errors the engine makes itself, for the JS layer.
+#[napi(object)]
+pub struct EngineErrorCodes {
+    /// What every pending call fails with once the connection closed.
+    pub connection_closed: i64,
 }
 
-fn error_message(error: &RequestError) -> String {
-    format!("\u{1}ACP{}", error.to_error_object())
+#[napi]
+pub fn engine_error_codes() -> EngineErrorCodes {
+    EngineErrorCodes {
+        connection_closed: acp_engine::error::codes::CONNECTION_CLOSED,
+    }
 }
 
 /// Node opens its stdio with close-on-exec, so a child spawned with an
@@ -180,22 +203,19 @@ impl NativeConnection {
 
     /// An agent on this process's stdin/stdout.
     #[napi(factory)]
-    pub fn stdio(side: u32, max_message_size: Option<u32>, wake: Function<(), ()>) -> Result<Self> {
+    pub fn stdio(settings: NativeSettings, wake: Function<(), ()>) -> Result<Self> {
+        let options = options(&settings)?;
         let waker = Waker::new(wake)?;
         let _guard = runtime().enter();
-        Ok(Self::start(
-            Transport::stdio(),
-            options(side, max_message_size),
-            waker,
-            None,
-        ))
+        Ok(Self::start(Transport::stdio(), options, waker, None))
     }
 
-    /// A client of a spawned agent process.
+    /// A client of a spawned agent process. A failure to start it throws an
+    /// `Error` whose `code` is the system's (`ENOENT`, `EACCES`, ...).
     #[napi(factory)]
     pub fn spawn(
-        side: u32,
-        max_message_size: Option<u32>,
+        env: Env,
+        settings: NativeSettings,
         command: String,
         args: Vec<String>,
         spawn: Option<NativeSpawnOptions>,
@@ -224,25 +244,20 @@ impl NativeConnection {
         if inherit_stderr {
             inheritable_stderr();
         }
+        let options = options(&settings)?;
         let transport = {
             let _guard = runtime().enter();
-            Transport::spawn(options_).map_err(|error| {
-                Error::new(Status::GenericFailure, format!("cannot spawn the agent: {error}"))
-            })?
+            Transport::spawn(options_).map_err(|error| errors::spawn_error(&env, &error))?
         };
         let waker = Waker::new(wake)?;
-        Ok(Self::start(
-            transport,
-            options(side, max_message_size),
-            waker,
-            None,
-        ))
+        Ok(Self::start(transport, options, waker, None))
     }
 
     /// A connection over bytes that JS moves: `feed()` what the peer sent,
     /// `takeOutput()` what to send it (a wake-up says when there is some).
     #[napi(factory)]
-    pub fn pipe(side: u32, max_message_size: Option<u32>, wake: Function<(), ()>) -> Result<Self> {
+    pub fn pipe(settings: NativeSettings, wake: Function<(), ()>) -> Result<Self> {
+        let options = options(&settings)?;
         let waker = Waker::new(wake)?;
         let (engine_end, host_end) = tokio::io::duplex(256 * 1024);
         let (mut host_read, mut host_write) = tokio::io::split(host_end);
@@ -281,12 +296,7 @@ impl NativeConnection {
                 }
             }
         });
-        let connection = Self::start(
-            Transport::from_stream(engine_end),
-            options(side, max_message_size),
-            waker,
-            Some(output),
-        );
+        let connection = Self::start(Transport::from_stream(engine_end), options, waker, Some(output));
         *connection.input.lock().unwrap() = Some(input);
         Ok(connection)
     }
@@ -408,15 +418,17 @@ impl NativeConnection {
 
     /// Write what the sends since the last flush collected, in one write.
     #[napi]
-    pub fn flush(&self) -> Result<f64> {
+    pub fn flush(&self, env: Env) -> Result<f64> {
         let _runtime = enter();
-        self.connection.flush().map(ticket).map_err(request_error)
+        let flushed = self.connection.flush();
+        flushed.map(ticket).map_err(|error| errors::request_error(&env, &error))
     }
 
     /// Answer inbound request `token` with an error.
     #[napi]
     pub fn respond_error(
         &self,
+        env: Env,
         token: i64,
         code: i64,
         message: String,
@@ -429,9 +441,8 @@ impl NativeConnection {
                 error = error.with_data(value);
             }
         }
-        self.connection
-            .respond(token as u64, Err(error))
-            .map_err(request_error)
+        let answered = self.connection.respond(token as u64, Err(error));
+        answered.map_err(|error| errors::request_error(&env, &error))
     }
 
     /// Cancel our pending request `id` (an ERROR event -32800 follows).
@@ -443,17 +454,16 @@ impl NativeConnection {
 
     /// Send `$/cancel_request` for `id` (a JSON number or string).
     #[napi]
-    pub fn send_cancel_request(&self, id: String) -> Result<f64> {
+    pub fn send_cancel_request(&self, env: Env, id: String) -> Result<f64> {
         let _runtime = enter();
-        let id: RequestId = serde_json::from_str(&id).map_err(|error| {
-            request_error(RequestError::invalid_params().with_data(serde_json::json!({
-                "message": format!("requestId: {error}")
-            })))
-        })?;
-        self.connection
-            .send_cancel_request_notification(&id)
-            .map(ticket)
-            .map_err(request_error)
+        let sent = serde_json::from_str::<RequestId>(&id)
+            .map_err(|error| {
+                RequestError::invalid_params().with_data(serde_json::json!({
+                    "message": format!("requestId: {error}")
+                }))
+            })
+            .and_then(|id| self.connection.send_cancel_request_notification(&id));
+        sent.map(ticket).map_err(|error| errors::request_error(&env, &error))
     }
 
     #[napi]

@@ -370,7 +370,14 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, _status: c_int, _events: c
         Rc::increment_strong_count(poll as *const Poll);
         Rc::from_raw(poll as *const Poll)
     };
-    poll.on_readable();
+    // A panic must not unwind into libuv (that aborts the process): the
+    // connection closes instead, and JS sees it close.
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll.on_readable()));
+    if read.is_err() {
+        eprintln!("acp-engine: internal error while reading; closing the connection");
+        poll.host.close();
+        poll.close();
+    }
 }
 
 unsafe extern "C" fn on_closed(handle: *mut c_void) {

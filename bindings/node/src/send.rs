@@ -90,27 +90,46 @@ unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mu
     drop(unsafe { Box::from_raw(data.cast::<Sender>()) });
 }
 
+/// Why a send failed: a bad argument (a `TypeError`), or the engine refused it.
+enum Failure {
+    Argument(String),
+    Engine(acp_engine::RequestError),
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Failure::Argument(message.to_owned())
+    }
+}
+
 unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     // SAFETY: N-API calls this on the env's thread with its own callback info.
     let outcome = catch_unwind(AssertUnwindSafe(|| unsafe { send(env, info) }))
-        .unwrap_or_else(|_| Err("internal error: a send panicked".to_owned()));
+        .unwrap_or_else(|_| Err(Failure::Argument("internal error: a send panicked".to_owned())));
     let mut result = ptr::null_mut();
     match outcome {
         // SAFETY: a number of this env.
         Ok(number) => unsafe {
             sys::napi_create_double(env, number, &mut result);
         },
-        Err(message) => {
+        Err(Failure::Argument(message)) => {
             let message = CString::new(message).unwrap_or_else(|_| c"invalid message".to_owned());
             // SAFETY: a JS exception for this call to return with.
-            unsafe { sys::napi_throw_error(env, ptr::null(), message.as_ptr()) };
+            unsafe { sys::napi_throw_type_error(env, ptr::null(), message.as_ptr()) };
         }
+        // SAFETY: as above.
+        Err(Failure::Engine(error)) => unsafe {
+            let object = crate::errors::js_request_error(env, &error);
+            if !object.is_null() {
+                sys::napi_throw(env, object);
+            }
+        },
     }
     result
 }
 
-/// The send itself; `Err` is the JS exception's message.
-unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64, String> {
+/// The send itself.
+unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64, Failure> {
     let mut argc = 2usize;
     let mut argv = [ptr::null_mut(); 2];
     let mut data = ptr::null_mut();
@@ -126,7 +145,7 @@ unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64,
         )
     };
     if status != sys::Status::napi_ok {
-        return Err("cannot read the arguments".to_owned());
+        return Err("cannot read the arguments".into());
     }
     // SAFETY: the data this function was made with, alive while it is.
     let sender = unsafe { &*data.cast::<Sender>() };
@@ -136,9 +155,9 @@ unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64,
         let sent = match sender.send {
             Send::Notify | Send::Request => {
                 // SAFETY (the reads below): the argument values of this call.
-                let method = unsafe { text::read(env, argv[0], first) }.map_err(str::to_owned)?;
+                let method = unsafe { text::read(env, argv[0], first) }?;
                 let params = match argc >= 2 && unsafe { !nullish(env, argv[1]) } {
-                    true => Some(unsafe { text::read(env, argv[1], second) }.map_err(str::to_owned)?),
+                    true => Some(unsafe { text::read(env, argv[1], second) }?),
                     false => None,
                 };
                 if let Send::Notify = sender.send {
@@ -153,14 +172,14 @@ unsafe fn send(env: sys::napi_env, info: sys::napi_callback_info) -> Result<f64,
                 let mut token = 0i64;
                 // SAFETY (both reads): as above.
                 if unsafe { sys::napi_get_value_int64(env, argv[0], &mut token) } != sys::Status::napi_ok {
-                    return Err("expected a number".to_owned());
+                    return Err("expected a number".into());
                 }
-                let result = unsafe { text::read(env, argv[1], second) }.map_err(str::to_owned)?;
+                let result = unsafe { text::read(env, argv[1], second) }?;
                 let answered = sender.connection.respond(token as u64, Ok(result));
                 answered.map(|answered| if answered { 1.0 } else { 0.0 })
             }
         };
-        sent.map_err(|error| crate::error_message(&error))
+        sent.map_err(Failure::Engine)
     })
 }
 

@@ -152,6 +152,11 @@ const agent = {
         await say(sessionId, "about to crash");
         process.exit(3);
         break;
+      case "news": {
+        // The updates of the current schema, each with a field no schema knows.
+        for (const update of JSON.parse(text.slice("news ".length))) await conn.sessionUpdate({ sessionId, update });
+        return { stopReason: "end_turn" };
+      }
       case "ask-then-wait": {
         // A request to the client that the client never answers until the connection dies.
         try {

@@ -1,0 +1,16 @@
+// What `acp-engine` and `acp-engine/unstable` both export besides their
+// generated method tables and types.
+
+export { Connection, type NotificationHandler, type RequestHandler } from "./connection.js";
+export { RequestError, type ErrorResponse, type Result } from "./errors.js";
+export type { HandlerTable, MaybePromise, RequestContext } from "./sides.js";
+export {
+  ndJsonStream,
+  spawnAgent,
+  stdioStream,
+  type MessageStream,
+  type SpawnAgentOptions,
+  type Stream,
+  type StreamOptions,
+} from "./streams.js";
+export { TerminalHandle } from "./terminal.js";

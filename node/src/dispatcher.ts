@@ -1,0 +1,459 @@
+// The per-connection dispatcher: drains the engine's events in wire order and
+// runs them. Notification handlers run one at a time (awaited only when they
+// return a promise; reading pauses meanwhile), responses to our requests
+// resolve in the same order, request handlers start in order.
+//
+// Over pipes and sockets (spawnAgent, stdioStream) the addon reads on Node's
+// own thread and hands each batch of events to `onEvents` as one JSON array
+// text; otherwise the engine wakes JS once per burst and JS drains it.
+
+import { closedError, fromNativeError, isRequestError, logHandlerError, RequestError } from "./errors.js";
+import type { NativeConnection } from "./native.js";
+import { kOpen, Side, toStream, type MessageStream, type Stream } from "./streams.js";
+
+// Event kinds (acp_engine::host::kind), as the addon reports them.
+const REQUEST = 0;
+const NOTIFICATION = 1;
+const RESULT = 2;
+const ERROR = 3;
+const CANCELLED = 4;
+const WRITTEN = 5;
+const CLOSED = 6;
+
+type Event = [number, ...unknown[]];
+const RESOLVED = Promise.resolve();
+
+/** What an inbound request's handler gets besides its params. */
+export interface RequestContext {
+  /** Fires when the peer cancels this request (`$/cancel_request`) or the connection closes. */
+  readonly signal: AbortSignal;
+  /** The engine's token for this request. */
+  readonly requestId: number;
+}
+
+class InboundContext implements RequestContext {
+  #controller: AbortController | null = null;
+
+  constructor(readonly requestId: number) {}
+
+  get signal(): AbortSignal {
+    if (this.#controller === null) this.#controller = new AbortController();
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#controller === null) this.#controller = new AbortController();
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+}
+
+export type OnRequest = (method: string, params: unknown, context: RequestContext) => unknown;
+export type OnNotification = (method: string, params: unknown) => unknown;
+
+interface Waiter<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+// Open connections, flushed if the process exits (process.exit() runs no
+// more setImmediate callbacks, and sends wait for one to be written).
+const open = new Set<Dispatcher>();
+let exitHookInstalled = false;
+function flushOnExit(dispatcher: Dispatcher): void {
+  open.add(dispatcher);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const each of open) {
+      try {
+        each.native.flush();
+      } catch {
+        // Closed: nothing to write.
+      }
+    }
+  });
+}
+
+function thenable(value: unknown): value is PromiseLike<unknown> {
+  return value != null && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+export class Dispatcher {
+  readonly native: NativeConnection;
+  readonly controller = new AbortController();
+  readonly closed: Promise<void>;
+  isClosed = false;
+
+  private resolveClosed!: () => void;
+  private closeReason: string | undefined;
+  private readonly pending = new Map<number, Waiter<unknown>>();
+  private readonly tickets = new Map<number, Waiter<void>>();
+  private readonly inflight = new Map<number, InboundContext>();
+  private readonly cancelledEarly = new Set<number>();
+  private queue: Event[] = [];
+  private head = 0;
+  private running = false;
+  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private currentMethod = "";
+  // pendingCount[0]: how many of our requests await a response; the addon
+  // spins briefly for a response only while some do.
+  private readonly pendingCount = new Int32Array(1);
+  private readonly hostReads: boolean;
+  private readingPaused = false;
+  private flushScheduled = false;
+  // The per-message sends are plain functions, cheaper to call than methods.
+  private readonly sendRequestNative: (method: string, params?: string | null) => number;
+  private readonly sendNotificationNative: (method: string, params?: string | null) => number;
+  private readonly respondNative: (token: number, result: string) => number;
+  private readonly resume = () => this.pump();
+  private readonly resumeAfterError = (error: unknown) => {
+    logHandlerError("notification", this.currentMethod, error);
+    this.pump();
+  };
+
+  constructor(
+    stream: Stream | MessageStream,
+    side: Side,
+    unstable: boolean,
+    private readonly onRequest: OnRequest,
+    private readonly onNotification: OnNotification,
+  ) {
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    try {
+      this.native = toStream(stream)[kOpen](side, unstable, () => this.onWake(), this);
+    } catch (error) {
+      throw fromNativeError(error);
+    }
+    this.sendRequestNative = this.native.requestFunction();
+    this.sendNotificationNative = this.native.notifyFunction();
+    this.respondNative = this.native.respondFunction();
+    this.hostReads = this.native.startReading((text) => this.onEvents(text), this.pendingCount);
+    flushOnExit(this);
+  }
+
+  /** Web Streams transport: move bytes between the user's streams and the engine. */
+  attachByteStreams(native: NativeConnection, output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): void {
+    this.writer = output.getWriter();
+    this.writer.closed.catch(() => {});
+    const reader = input.getReader();
+    this.reader = reader;
+    void (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          if (value && value.byteLength) native.feed(value);
+        }
+      } catch {
+        // The input failed: same as its end.
+      }
+      native.endInput();
+    })();
+  }
+
+  private onWake(): void {
+    // Called by the engine before the constructor returned: nothing to do yet.
+    if (this.native === undefined) return;
+    if (this.writer !== null) this.flushOutput();
+    const text = this.native.drain();
+    if (text != null) this.onEvents(text);
+  }
+
+  private onEvents(text: string): void {
+    let events: Event[];
+    try {
+      events = JSON.parse(text) as Event[];
+    } catch (error) {
+      logHandlerError("event", "drain", error);
+      return;
+    }
+    if (this.running) {
+      for (const event of events) {
+        if (event[0] === CANCELLED || event[0] === WRITTEN) this.handle(event);
+        else this.queue.push(event);
+      }
+    } else {
+      this.queue = events;
+      this.head = 0;
+      this.pump();
+    }
+  }
+
+  private flushOutput(): void {
+    let bytes;
+    while ((bytes = this.native.takeOutput()) != null) {
+      this.writer?.write(bytes).catch(() => {});
+    }
+    if (this.native.outputEnded() && this.writer !== null) {
+      const writer = this.writer;
+      this.writer = null;
+      writer.close().catch(() => {});
+    }
+  }
+
+  // Handle queued events in order; stop at a notification handler's promise
+  // and resume when it settles.
+  private pump(): void {
+    this.running = true;
+    const queue = this.queue;
+    while (this.head < queue.length) {
+      const wait = this.handle(queue[this.head++]);
+      if (wait !== undefined) {
+        // Backpressure: read no more input until the queue is through.
+        if (this.hostReads && !this.readingPaused && !this.isClosed) {
+          this.readingPaused = true;
+          this.native.pauseReading();
+        }
+        wait.then(this.resume, this.resumeAfterError);
+        return;
+      }
+    }
+    this.queue = [];
+    this.head = 0;
+    this.running = false;
+    if (this.readingPaused) {
+      this.readingPaused = false;
+      if (!this.isClosed) this.native.resumeReading();
+    }
+  }
+
+  private handle(event: Event): PromiseLike<unknown> | undefined {
+    switch (event[0]) {
+      case NOTIFICATION: {
+        const method = event[1] as string;
+        let result;
+        try {
+          result = this.onNotification(method, event[2]);
+        } catch (error) {
+          logHandlerError("notification", method, error);
+          return undefined;
+        }
+        if (thenable(result)) {
+          this.currentMethod = method;
+          return result;
+        }
+        return undefined;
+      }
+      case REQUEST:
+        this.startRequest(event[1] as number, event[2] as string, event[3]);
+        return undefined;
+      case RESULT:
+        this.settle(event[1] as number)?.resolve(event[2]);
+        return undefined;
+      case ERROR: {
+        const error = event[2] as { code: number; message: string; data?: unknown };
+        this.settle(event[1] as number)?.reject(new RequestError(error.code, error.message, error.data));
+        return undefined;
+      }
+      case CANCELLED: {
+        const token = event[1] as number;
+        const context = this.inflight.get(token);
+        if (context !== undefined) {
+          this.inflight.delete(token);
+          context.abort(RequestError.requestCancelled());
+        } else {
+          this.cancelledEarly.add(token);
+        }
+        return undefined;
+      }
+      case WRITTEN: {
+        const waiter = this.tickets.get(event[1] as number);
+        if (waiter !== undefined) {
+          this.tickets.delete(event[1] as number);
+          if (event[2]) waiter.resolve();
+          else waiter.reject(closedError(this.closeReason ?? "closed"));
+        }
+        return undefined;
+      }
+      case CLOSED:
+        this.finish(event[1] as string);
+        return undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  private settle(id: number): Waiter<unknown> | undefined {
+    const waiter = this.pending.get(id);
+    if (waiter !== undefined) {
+      this.pending.delete(id);
+      this.pendingCount[0] = this.pending.size;
+    }
+    return waiter;
+  }
+
+  private startRequest(token: number, method: string, params: unknown): void {
+    const context = new InboundContext(token);
+    this.inflight.set(token, context);
+    if (this.cancelledEarly.size !== 0 && this.cancelledEarly.delete(token)) {
+      context.abort(RequestError.requestCancelled());
+    }
+    let result;
+    try {
+      result = this.onRequest(method, params, context);
+    } catch (error) {
+      this.fail(token, method, error);
+      return;
+    }
+    if (thenable(result)) {
+      result.then(
+        (value) => this.succeed(token, value),
+        (error) => this.fail(token, method, error),
+      );
+    } else {
+      this.succeed(token, result);
+    }
+  }
+
+  private succeed(token: number, value: unknown): void {
+    this.inflight.delete(token);
+    if (this.isClosed) return;
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch (error) {
+      this.fail(token, "", error);
+      return;
+    }
+    try {
+      // `undefined` (a handler with nothing to say): the engine answers `{}`.
+      this.respondNative(token, text ?? "null");
+      this.scheduleFlush();
+    } catch (error) {
+      logHandlerError("request", "response", fromNativeError(error));
+    }
+  }
+
+  private fail(token: number, method: string, error: unknown): void {
+    this.inflight.delete(token);
+    if (this.isClosed) return;
+    let code = -32603;
+    let message = "Internal error";
+    let data: unknown;
+    if (isRequestError(error)) {
+      ({ code, message, data } = error);
+    } else {
+      logHandlerError("request", method, error);
+    }
+    let dataText: string | null = null;
+    if (data !== undefined) {
+      try {
+        dataText = JSON.stringify(data) ?? null;
+      } catch {
+        dataText = null;
+      }
+    }
+    try {
+      this.native.respondError(token, code, message, dataText);
+      this.scheduleFlush();
+    } catch (failure) {
+      logHandlerError("request", "error response", fromNativeError(failure));
+    }
+  }
+
+  private finish(reason: string): void {
+    open.delete(this);
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.closeReason = reason;
+    const error = closedError(reason);
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+    this.pendingCount[0] = 0;
+    for (const waiter of this.tickets.values()) waiter.reject(error);
+    this.tickets.clear();
+    for (const context of this.inflight.values()) context.abort(error);
+    this.inflight.clear();
+    if (this.writer !== null) this.flushOutput();
+    if (this.writer !== null) {
+      const writer = this.writer;
+      this.writer = null;
+      writer.close().catch(() => {});
+    }
+    if (this.reader !== null) {
+      this.reader.cancel().catch(() => {});
+      this.reader = null;
+    }
+    this.native.release();
+    this.controller.abort(error);
+    this.resolveClosed();
+  }
+
+  sendRequest(method: string, params: unknown): Promise<unknown> {
+    return this.sendRequestWithId(method, params).promise;
+  }
+
+  /** Like sendRequest, also returning the request id (for cancelPendingRequest). */
+  sendRequestWithId(method: string, params: unknown): { id: number | undefined; promise: Promise<unknown> } {
+    let id: number;
+    try {
+      id = this.sendRequestNative(method, params === undefined ? undefined : JSON.stringify(params));
+      this.scheduleFlush();
+    } catch (error) {
+      return { id: undefined, promise: Promise.reject(fromNativeError(error)) };
+    }
+    const promise = new Promise<unknown>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.pendingCount[0] = this.pending.size;
+    });
+    return { id, promise };
+  }
+
+  sendNotification(method: string, params: unknown): Promise<void> {
+    let ticket: number;
+    try {
+      ticket = this.sendNotificationNative(method, params === undefined ? undefined : JSON.stringify(params));
+      this.scheduleFlush();
+    } catch (error) {
+      return Promise.reject(fromNativeError(error));
+    }
+    return ticket === 0 ? RESOLVED : this.waitTicket(ticket);
+  }
+
+  private waitTicket(ticket: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.tickets.set(ticket, { resolve, reject });
+    });
+  }
+
+  sendCancelRequestNotification(params: unknown): Promise<void> {
+    const requestId = params !== null && typeof params === "object" ? (params as { requestId?: unknown }).requestId : params;
+    let ticket: number;
+    try {
+      ticket = this.native.sendCancelRequest(JSON.stringify(requestId));
+      this.scheduleFlush();
+    } catch (error) {
+      return Promise.reject(fromNativeError(error));
+    }
+    return ticket === 0 ? RESOLVED : this.waitTicket(ticket);
+  }
+
+  cancelPendingRequest(id: number): boolean {
+    const cancelled = this.native.cancelPending(id);
+    this.scheduleFlush();
+    return cancelled;
+  }
+
+  /** Sends are collected in the engine and written together: after the
+   * batch being handled (the addon flushes), or on this loop turn's
+   * setImmediate for sends made anywhere else. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      try {
+        this.native.flush();
+      } catch {
+        // Closed meanwhile: the sends fail on their own.
+      }
+    });
+  }
+
+  close(): void {
+    this.native.close();
+  }
+}

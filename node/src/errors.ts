@@ -1,0 +1,119 @@
+// RequestError: the JSON-RPC error object, with the factories of the official
+// TypeScript SDK, and how errors from the engine become one.
+
+import { ENGINE_ERROR_CODES } from "./native.js";
+
+/** The JSON-RPC error object. */
+export interface ErrorResponse {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A result or an error, as a JSON-RPC response carries it. */
+export type Result<T> = { result: T } | { error: ErrorResponse };
+
+function withDetail(message: string, additionalMessage?: string): string {
+  return additionalMessage ? `${message}: ${additionalMessage}` : message;
+}
+
+/** An error in ACP / JSON-RPC communication: what a handler throws to answer
+ * with an error, and what a request to the peer rejects with. */
+export class RequestError extends Error {
+  code: number;
+  data?: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = "RequestError";
+    this.code = code;
+    if (data !== undefined) this.data = data;
+  }
+
+  static parseError(data?: unknown, additionalMessage?: string): RequestError {
+    return new RequestError(-32700, withDetail("Parse error", additionalMessage), data);
+  }
+
+  static invalidRequest(data?: unknown, additionalMessage?: string): RequestError {
+    return new RequestError(-32600, withDetail("Invalid request", additionalMessage), data);
+  }
+
+  static methodNotFound(method: string): RequestError {
+    return new RequestError(-32601, "Method not found", { method });
+  }
+
+  static invalidParams(data?: unknown, additionalMessage?: string): RequestError {
+    return new RequestError(-32602, withDetail("Invalid params", additionalMessage), data);
+  }
+
+  static internalError(data?: unknown, additionalMessage?: string): RequestError {
+    return new RequestError(-32603, withDetail("Internal error", additionalMessage), data);
+  }
+
+  static requestCancelled(data?: unknown, additionalMessage?: string): RequestError {
+    return new RequestError(-32800, withDetail("Request cancelled", additionalMessage), data);
+  }
+
+  static authRequired(data?: unknown, additionalMessage?: string): RequestError {
+    return new RequestError(-32000, withDetail("Authentication required", additionalMessage), data);
+  }
+
+  static resourceNotFound(uri?: string): RequestError {
+    return new RequestError(-32002, "Resource not found", uri === undefined ? undefined : { uri });
+  }
+
+  static sessionNotFound(sessionId: string): RequestError {
+    return new RequestError(-32002, "Session not found", { sessionId });
+  }
+
+  static unsupportedProtocolVersion(requested: number, supported: readonly number[]): RequestError {
+    return new RequestError(-32602, "Unsupported protocol version", { requested, supported });
+  }
+
+  /** Whether this is the error calls fail with once the connection closed. */
+  isConnectionClosed(): boolean {
+    return this.code === ENGINE_ERROR_CODES.connectionClosed;
+  }
+
+  toResult<T>(): Result<T> {
+    return { error: this.toErrorResponse() };
+  }
+
+  toErrorResponse(): ErrorResponse {
+    const error: ErrorResponse = { code: this.code, message: this.message };
+    if (this.data !== undefined) error.data = this.data;
+    return error;
+  }
+}
+
+/** An error thrown by the addon: engine errors carry a numeric `code` (and
+ * `data`), anything else (a bad argument) is passed on as it is. */
+export function fromNativeError(error: unknown): unknown {
+  if (error instanceof Error && typeof (error as { code?: unknown }).code === "number") {
+    const { code, data } = error as Error & { code: number; data?: unknown };
+    return new RequestError(code, error.message, data);
+  }
+  return error;
+}
+
+/** What every pending call fails with once the connection closed. */
+export function closedError(reason: string): RequestError {
+  return new RequestError(ENGINE_ERROR_CODES.connectionClosed, "Connection closed", { reason });
+}
+
+/** Whether `error` is a RequestError (or looks like one: another copy of this package). */
+export function isRequestError(error: unknown): error is RequestError {
+  if (error instanceof RequestError) return true;
+  const e = error as { code?: unknown; message?: unknown; name?: unknown } | null;
+  return e !== null && typeof e === "object" && Number.isInteger(e.code) && typeof e.message === "string" && e.name === "RequestError";
+}
+
+/** Report a handler's failure on stderr (never stdout: it may be the ACP stream). */
+export function logHandlerError(what: string, method: string, error: unknown): void {
+  const text = error instanceof Error ? error.stack || error.message : String(error);
+  try {
+    process.stderr.write(`acp-engine: ${what} handler for ${method} failed: ${text}\n`);
+  } catch {
+    // stderr gone: nothing to do.
+  }
+}

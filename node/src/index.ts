@@ -1,0 +1,8 @@
+// acp-engine for Node.js: the Agent Client Protocol on the acp-engine Rust
+// core, with the official TypeScript SDK's shapes (AgentSideConnection,
+// ClientSideConnection, RequestError, ndJsonStream): switching is a change
+// of import. The unstable protocol: `acp-engine/unstable`.
+
+export * from "./common.js";
+export * from "./generated/methods.js";
+export type * from "./generated/schema.js";

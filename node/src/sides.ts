@@ -1,0 +1,137 @@
+// What the typed connections share: serving the user's `Agent` or `Client`
+// from the generated method table, the sends the generated peer methods go
+// through, extensions and lifecycle. The public classes
+// (`AgentSideConnection`, `ClientSideConnection`) are generated on top of
+// these, one method per peer method of the schema.
+
+import { Dispatcher, type RequestContext } from "./dispatcher.js";
+import { RequestError } from "./errors.js";
+import { Side, type MessageStream, type Stream } from "./streams.js";
+import { TerminalHandle, type TerminalCalls } from "./terminal.js";
+
+export type { RequestContext } from "./dispatcher.js";
+
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Each wire method a side handles: the handler method names to look for,
+ * and whether it is a notification (generated from the schema). */
+export type HandlerTable = ReadonlyMap<string, { readonly names: readonly string[]; readonly notification: boolean }>;
+
+type Handler = (...args: unknown[]) => unknown;
+
+const UNDERSCORE = 95; // "_": extension methods
+
+/** The user's handler methods, found once (on the first message). */
+class Routes {
+  readonly requests = new Map<string, Handler>();
+  readonly notifications = new Map<string, Handler>();
+  readonly extMethod: Handler | null;
+  readonly extNotification: Handler | null;
+
+  constructor(impl: Record<string, unknown>, table: HandlerTable) {
+    for (const [method, { names, notification }] of table) {
+      const name = names.find((each) => typeof impl[each] === "function");
+      if (name !== undefined) {
+        (notification ? this.notifications : this.requests).set(method, (impl[name] as Handler).bind(impl));
+      }
+    }
+    this.extMethod = typeof impl.extMethod === "function" ? (impl.extMethod as Handler).bind(impl) : null;
+    this.extNotification = typeof impl.extNotification === "function" ? (impl.extNotification as Handler).bind(impl) : null;
+  }
+}
+
+abstract class TypedConnection {
+  readonly #dispatcher: Dispatcher;
+
+  protected constructor(
+    make: (connection: never) => object,
+    stream: Stream | MessageStream,
+    side: Side,
+    table: HandlerTable,
+    unstable: boolean,
+  ) {
+    let impl: object | null = null;
+    let routes: Routes | null = null;
+    const ready = (): Routes => (routes ??= new Routes(impl as Record<string, unknown>, table));
+    const onRequest = (method: string, params: unknown, context: RequestContext): unknown => {
+      const routed = ready();
+      const handler = routed.requests.get(method);
+      if (handler !== undefined) return handler(params, context);
+      if (method.charCodeAt(0) === UNDERSCORE && routed.extMethod !== null) {
+        return routed.extMethod(method.slice(1), params ?? {}, context);
+      }
+      throw RequestError.methodNotFound(method);
+    };
+    const onNotification = (method: string, params: unknown): unknown => {
+      const routed = ready();
+      const handler = routed.notifications.get(method);
+      if (handler !== undefined) return handler(params);
+      if (method.charCodeAt(0) === UNDERSCORE && routed.extNotification !== null) {
+        return routed.extNotification(method.slice(1), params ?? {});
+      }
+      return undefined;
+    };
+    this.#dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification);
+    impl = make(this as never);
+  }
+
+  /** @internal A request to the peer (what the generated peer methods call). */
+  protected _request(method: string, params: unknown): Promise<unknown> {
+    return this.#dispatcher.sendRequest(method, params);
+  }
+
+  /** @internal A notification to the peer. */
+  protected _notify(method: string, params: unknown): Promise<void> {
+    return this.#dispatcher.sendNotification(method, params);
+  }
+
+  /** An extension request: sent as `_${method}`. */
+  extMethod(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.#dispatcher.sendRequest(`_${method}`, params) as Promise<Record<string, unknown>>;
+  }
+
+  /** An extension notification: sent as `_${method}`. */
+  extNotification(method: string, params: Record<string, unknown>): Promise<void> {
+    return this.#dispatcher.sendNotification(`_${method}`, params);
+  }
+
+  /** Close: pending calls fail, running handlers' signals abort, a spawned peer is reaped. */
+  close(): void {
+    this.#dispatcher.close();
+  }
+
+  /** Aborts when the connection closes. */
+  get signal(): AbortSignal {
+    return this.#dispatcher.controller.signal;
+  }
+
+  /** Resolves once the connection is closed and torn down. */
+  get closed(): Promise<void> {
+    return this.#dispatcher.closed;
+  }
+
+  /** The spawned peer's process id (connections made on `spawnAgent()`). */
+  get pid(): number | undefined {
+    return this.#dispatcher.native.pid ?? undefined;
+  }
+}
+
+/** The agent's side: serves agent methods, calls the client's. */
+export abstract class AgentSide extends TypedConnection {
+  protected constructor(make: (connection: never) => object, stream: Stream | MessageStream, table: HandlerTable, unstable: boolean) {
+    super(make, stream, Side.Agent, table, unstable);
+  }
+
+  /** @internal `terminal/create`, as a handle on the terminal. */
+  protected async _createTerminal(method: string, params: { sessionId: string }): Promise<TerminalHandle> {
+    const created = (await this._request(method, params)) as { terminalId: string };
+    return new TerminalHandle(created.terminalId, params.sessionId, this as unknown as TerminalCalls);
+  }
+}
+
+/** The client's side: serves client methods, calls the agent's. */
+export abstract class ClientSide extends TypedConnection {
+  protected constructor(make: (connection: never) => object, stream: Stream | MessageStream, table: HandlerTable, unstable: boolean) {
+    super(make, stream, Side.Client, table, unstable);
+  }
+}

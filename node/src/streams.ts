@@ -1,0 +1,165 @@
+// Streams: what a connection runs over. The engine owns the bytes and the
+// framing in every case; these only say where the bytes come from and go.
+
+import type { Dispatcher } from "./dispatcher.js";
+import { NativeConnection } from "./native.js";
+
+/** Which side of ACP a connection plays: the engine checks what it receives
+ * and sends against that side's methods (`Raw`: no checks). */
+export enum Side {
+  Raw = 0,
+  Agent = 1,
+  Client = 2,
+}
+
+/** How a stream opens its native connection. */
+export type Opener = (side: Side, unstable: boolean, wake: () => void, dispatcher: Dispatcher) => NativeConnection;
+
+export const kOpen: unique symbol = Symbol("acp-engine.open");
+
+/** Where a connection's bytes go: make one with `ndJsonStream`, `stdioStream`
+ * or `spawnAgent`. */
+export interface Stream {
+  readonly kind: "ndjson" | "stdio" | "spawn";
+  /** @internal */
+  readonly [kOpen]: Opener;
+}
+
+/** An official-SDK style stream of JSON-RPC message objects. */
+export interface MessageStream {
+  writable: WritableStream<unknown>;
+  readable: ReadableStream<unknown>;
+}
+
+export interface StreamOptions {
+  /** The largest inbound message, in bytes (default 64 MiB). */
+  maxMessageSize?: number;
+}
+
+export interface SpawnAgentOptions extends StreamOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Start the agent with `env` only, not this process's environment plus `env`. */
+  clearEnv?: boolean;
+  /** The agent's stderr: passed through (default) or dropped. */
+  stderr?: "inherit" | "ignore";
+  /** How long the agent may take to exit after its stdin closed before it is killed (default 500). */
+  exitGraceMs?: number;
+}
+
+function settings(side: Side, unstable: boolean, options: StreamOptions | undefined) {
+  return { side, unstable, maxMessageSize: options?.maxMessageSize };
+}
+
+/**
+ * Newline-delimited JSON over Web Streams, for any transport a user brings.
+ * Framing and parsing stay in the engine: the bytes of `input` are fed to it
+ * and the bytes it writes go to `output`.
+ */
+export function ndJsonStream(
+  output: WritableStream<Uint8Array>,
+  input: ReadableStream<Uint8Array>,
+  options?: StreamOptions,
+): Stream {
+  return {
+    kind: "ndjson",
+    [kOpen](side, unstable, wake, dispatcher) {
+      const native = NativeConnection.pipe(settings(side, unstable, options), wake);
+      dispatcher.attachByteStreams(native, output, input);
+      return native;
+    },
+  };
+}
+
+/** This process's stdin/stdout, driven by the engine (an agent launched by its client). */
+export function stdioStream(options?: StreamOptions): Stream {
+  return {
+    kind: "stdio",
+    [kOpen](side, unstable, wake) {
+      return NativeConnection.stdio(settings(side, unstable, options), wake);
+    },
+  };
+}
+
+/**
+ * Spawn an agent process and talk to it over its stdin/stdout, driven by
+ * the engine. The process is started when a connection is made on the
+ * returned stream (a failure to start it throws there, as a RequestError);
+ * closing the connection closes its stdin, then kills it if it has not
+ * exited within `exitGraceMs`.
+ */
+export function spawnAgent(command: string, args: readonly string[] = [], options: SpawnAgentOptions = {}): Stream {
+  return {
+    kind: "spawn",
+    [kOpen](side, unstable, wake) {
+      const env =
+        options.env === undefined
+          ? undefined
+          : Object.fromEntries(
+              Object.entries(options.env)
+                .filter((entry): entry is [string, string] => entry[1] !== undefined)
+                .map(([key, value]) => [key, String(value)]),
+            );
+      return NativeConnection.spawn(
+        settings(side, unstable, options),
+        command,
+        args.map(String),
+        {
+          cwd: options.cwd,
+          env,
+          clearEnv: options.clearEnv,
+          inheritStderr: options.stderr === undefined ? undefined : options.stderr === "inherit",
+          exitGraceMs: options.exitGraceMs,
+        },
+        wake,
+      );
+    },
+  };
+}
+
+/** An official-SDK style stream of message objects, as bytes for the engine. */
+export function messageStream(stream: MessageStream): Stream {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const messageWriter = stream.writable.getWriter();
+  messageWriter.closed.catch(() => {});
+  const output = new WritableStream<Uint8Array>({
+    write(bytes) {
+      let last: Promise<void> | undefined;
+      buffered += decoder.decode(bytes, { stream: true });
+      let newline;
+      while ((newline = buffered.indexOf("\n")) !== -1) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line) last = messageWriter.write(JSON.parse(line));
+      }
+      return last;
+    },
+    close() {
+      return messageWriter.close();
+    },
+  });
+  const messages = stream.readable.getReader();
+  const input = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await messages.read();
+      if (done) controller.close();
+      else controller.enqueue(encoder.encode(`${JSON.stringify(value)}\n`));
+    },
+    cancel(reason) {
+      return messages.cancel(reason);
+    },
+  });
+  return ndJsonStream(output, input);
+}
+
+/** The stream a connection runs over: ours, or an official-SDK message stream. */
+export function toStream(stream: Stream | MessageStream): Stream {
+  if (stream !== null && typeof stream === "object" && typeof (stream as Stream)[kOpen] === "function") {
+    return stream as Stream;
+  }
+  const messages = stream as MessageStream | null;
+  if (messages && messages.readable && messages.writable) return messageStream(messages);
+  throw new TypeError("acp-engine: expected a stream from ndJsonStream(), stdioStream() or spawnAgent()");
+}
