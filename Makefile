@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test update-schema fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -82,20 +82,29 @@ install:
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 target/release/libacp_engine.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 include/acp_engine.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/acp_engine.h include/acp_methods.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' bindings/c/acp_engine.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/acp_engine.pc
 
-## codegen: regenerate the schema types from schema/v1
+## update-schema: take schema/v1 from the official npm package at its pinned version
+update-schema:
+	bash tools/codegen/update_schema.sh
+
+## codegen: regenerate every language's types and method tables from schema/v1
 codegen:
 	python3 tools/codegen/gen_rust.py
 	python3 tools/codegen/gen_python.py
 	python3 tools/codegen/gen_ts.py
+	python3 tools/codegen/gen_c.py
 
+## codegen-check: fail when a generated file drifts from schema/v1 or the generators,
+## or when a wire method name is typed by hand outside them
 codegen-check:
 	python3 tools/codegen/gen_rust.py --check
 	python3 tools/codegen/gen_python.py --check
 	python3 tools/codegen/gen_ts.py --check
+	python3 tools/codegen/gen_c.py --check
+	python3 tools/codegen/wire_names.py
 
 FUZZ_SECONDS ?= 300
 ## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check) for

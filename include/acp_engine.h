@@ -75,6 +75,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "acp_methods.h"
 
 /*
  The outcome of every fallible call. On anything but `ACP_OK`,
@@ -199,6 +200,11 @@ typedef struct {
    stdin closed, before it is killed (0: the default, 500 ms).
    */
   uint32_t exit_grace_ms;
+  /*
+   Speak the unstable protocol too (schema/v1/schema.unstable.json):
+   its methods pass the checks; otherwise they are unknown (-32601).
+   */
+  bool unstable;
 } acp_options;
 
 /*

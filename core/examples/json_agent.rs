@@ -14,6 +14,7 @@ use std::time::Duration;
 use acp_engine::{
     to_raw, Connection, IncomingNotification, IncomingRequest, RawJson, RequestError, Transport,
 };
+use acp_engine::schema::method;
 use serde_json::{json, Value};
 
 #[tokio::main]
@@ -34,13 +35,13 @@ async fn main() {
 
 async fn handle_request(request: IncomingRequest) -> Result<RawJson, RequestError> {
     let result = match request.method.as_str() {
-        "initialize" => json!({
+        method::INITIALIZE => json!({
             "protocolVersion": 1,
             "agentCapabilities": {"loadSession": false},
             "authMethods": []
         }),
-        "session/new" => json!({ "sessionId": "demo-session" }),
-        "session/prompt" => prompt(&request).await?,
+        method::SESSION_NEW => json!({ "sessionId": "demo-session" }),
+        method::SESSION_PROMPT => prompt(&request).await?,
         "_demo/whoami" => json!({
             "pid": std::process::id(),
             "cwd": std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
@@ -68,7 +69,7 @@ async fn prompt(request: &IncomingRequest) -> Result<Value, RequestError> {
         async move {
             client
                 .send_notification(
-                    "session/update",
+                    method::SESSION_UPDATE,
                     &json!({
                         "sessionId": session_id,
                         "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
@@ -82,7 +83,7 @@ async fn prompt(request: &IncomingRequest) -> Result<Value, RequestError> {
     }
     let file: Result<Value, RequestError> = client
         .send_request(
-            "fs/read_text_file",
+            method::FS_READ_TEXT_FILE,
             &json!({"sessionId": session_id, "path": "Cargo.toml", "limit": 1}),
         )
         .await;

@@ -11,6 +11,7 @@ use acp_engine::{
     to_raw, Connection, Direction, IncomingNotification, IncomingRequest, RawJson, RequestError,
     SpawnOptions, Transport,
 };
+use acp_engine::schema::method;
 use serde_json::{json, Value};
 
 #[tokio::main]
@@ -37,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .on_notification(move |notification: IncomingNotification| {
             let streamed = streamed.clone();
             async move {
-                if notification.method == "session/update" {
+                if notification.method == method::SESSION_UPDATE {
                     let params: Value = notification.params()?;
                     if let Some(text) = params["update"]["content"]["text"].as_str() {
                         streamed.lock().unwrap().push_str(text);
@@ -50,17 +51,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let init: Value = connection
         .send_request(
-            "initialize",
+            method::INITIALIZE,
             &json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": false}}}),
         )
         .await?;
     let cwd = std::env::current_dir()?.display().to_string();
     let session: Value = connection
-        .send_request("session/new", &json!({"cwd": cwd, "mcpServers": []}))
+        .send_request(method::SESSION_NEW, &json!({"cwd": cwd, "mcpServers": []}))
         .await?;
     let outcome: Value = connection
         .send_request(
-            "session/prompt",
+            method::SESSION_PROMPT,
             &json!({"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "hello, agent"}]}),
         )
         .await?;
@@ -77,7 +78,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Serve `fs/read_text_file` from disk; everything else is -32601.
 async fn serve_file(request: IncomingRequest) -> Result<RawJson, RequestError> {
-    if request.method != "fs/read_text_file" {
+    if request.method != method::FS_READ_TEXT_FILE {
         return Err(RequestError::method_not_found(&request.method));
     }
     let params: Value = request.params()?;

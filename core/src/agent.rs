@@ -12,8 +12,8 @@ use crate::schema::*;
 use crate::terminal::TerminalHandle;
 use crate::transport::Transport;
 
-pub use crate::methods::agent::Agent;
-use crate::methods::agent::{dispatch_notification, dispatch_request};
+pub use crate::schema::methods::agent::Agent;
+use crate::schema::methods::agent::{dispatch_notification, dispatch_request};
 
 /// The agent's connection to its client: every client method, typed.
 /// Cheap to clone.

@@ -16,8 +16,8 @@ use crate::message::RawJson;
 use crate::permission_cancel::{self, OpenPermissions};
 use crate::transport::{SpawnOptions, Transport};
 
-pub use crate::methods::client::Client;
-use crate::methods::client::{dispatch_notification, dispatch_request};
+pub use crate::schema::methods::client::Client;
+use crate::schema::methods::client::{dispatch_notification, dispatch_request};
 
 /// The client's connection to an agent: every agent method, typed.
 /// Cheap to clone.

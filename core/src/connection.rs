@@ -168,7 +168,7 @@ impl Connection {
         request_id: &RequestId,
         meta: Option<Value>,
     ) -> Result<(), RequestError> {
-        self.send_notification(crate::engine::CANCEL_REQUEST, &cancel_params(request_id, meta))
+        self.send_notification(crate::CANCEL_REQUEST_METHOD, &cancel_params(request_id, meta))
             .await
     }
 
@@ -269,7 +269,7 @@ impl Drop for PendingRequest {
             return;
         }
         tracing::debug!(id, "pending request dropped; cancelling it");
-        if let Ok(frame) = frame::notification(crate::engine::CANCEL_REQUEST, &cancel_params(&self.id, None))
+        if let Ok(frame) = frame::notification(crate::CANCEL_REQUEST_METHOD, &cancel_params(&self.id, None))
         {
             self.inner.enqueue_detached(frame);
         }

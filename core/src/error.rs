@@ -98,6 +98,18 @@ impl RequestError {
         Self::new(codes::REQUEST_CANCELLED, "Request cancelled")
     }
 
+    /// ACP: the session is unknown (-32002 with `data.sessionId`).
+    pub fn session_not_found(session_id: &str) -> Self {
+        Self::new(codes::RESOURCE_NOT_FOUND, "Session not found").with_data(json!({ "sessionId": session_id }))
+    }
+
+    /// ACP: `initialize` asked for a protocol version this side does not speak
+    /// (-32602 with the requested and the supported versions).
+    pub fn unsupported_protocol_version(requested: u16, supported: &[u16]) -> Self {
+        Self::new(codes::INVALID_PARAMS, "Unsupported protocol version")
+            .with_data(json!({ "requested": requested, "supported": supported }))
+    }
+
     /// What every pending and later request fails with once the connection
     /// is closed; `reason` says why (peer EOF, write error, `close()`).
     pub fn connection_closed(reason: &str) -> Self {
@@ -115,19 +127,20 @@ impl RequestError {
         Self::internal_error()
     }
 
-    /// The JSON-RPC error object: `{"code", "message", "data"?}`.
-    pub fn to_error_object(&self) -> Value {
+    /// The JSON-RPC error object: `{"code", "message", "data"?}` (Python
+    /// `to_error_response`, Node `toErrorResponse`).
+    pub fn to_error_response(&self) -> Value {
         serde_json::to_value(self).expect("a RequestError always serializes")
     }
 
     /// The JSON-RPC `Result` shape: `{"error": {...}}`.
     pub fn to_result(&self) -> Value {
-        json!({ "error": self.to_error_object() })
+        json!({ "error": self.to_error_response() })
     }
 
     /// A complete JSON-RPC error response for the request `id`.
     pub fn to_response(&self, id: &crate::RequestId) -> Value {
-        json!({ "jsonrpc": "2.0", "id": id, "error": self.to_error_object() })
+        json!({ "jsonrpc": "2.0", "id": id, "error": self.to_error_response() })
     }
 }
 
@@ -168,7 +181,7 @@ mod tests {
 
     #[test]
     fn error_object_omits_absent_data() {
-        let plain = RequestError::internal_error().to_error_object();
+        let plain = RequestError::internal_error().to_error_response();
         assert_eq!(plain, json!({"code": -32603, "message": "Internal error"}));
         let with_data = RequestError::resource_not_found(Some("file:///a")).to_result();
         assert_eq!(

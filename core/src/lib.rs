@@ -38,7 +38,6 @@ mod handler;
 pub mod host;
 pub mod message;
 mod method_check;
-mod methods;
 mod permission_cancel;
 pub mod schema;
 mod stdio;
@@ -124,4 +123,4 @@ pub mod validate {
 }
 
 /// The method name of the protocol-level cancellation notification.
-pub const CANCEL_REQUEST_METHOD: &str = "$/cancel_request";
+pub const CANCEL_REQUEST_METHOD: &str = schema::v1::method::CANCEL_REQUEST;

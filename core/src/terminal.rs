@@ -39,21 +39,21 @@ impl TerminalHandle {
     /// `terminal/output`: the output so far and, once exited, the exit status.
     pub async fn current_output(&self) -> Result<TerminalOutputResponse, RequestError> {
         let params = TerminalOutputRequest::new(self.session_id.clone(), self.id.clone());
-        self.connection.send_request("terminal/output", &params).await
+        self.connection.send_request(method::TERMINAL_OUTPUT, &params).await
     }
 
     /// `terminal/wait_for_exit`: resolves when the command exits.
     pub async fn wait_for_exit(&self) -> Result<WaitForTerminalExitResponse, RequestError> {
         let params = WaitForTerminalExitRequest::new(self.session_id.clone(), self.id.clone());
         self.connection
-            .send_request("terminal/wait_for_exit", &params)
+            .send_request(method::TERMINAL_WAIT_FOR_EXIT, &params)
             .await
     }
 
     /// `terminal/kill`: stop the command; the terminal stays until released.
     pub async fn kill(&self) -> Result<KillTerminalResponse, RequestError> {
         let params = KillTerminalRequest::new(self.session_id.clone(), self.id.clone());
-        self.connection.send_request("terminal/kill", &params).await
+        self.connection.send_request(method::TERMINAL_KILL, &params).await
     }
 
     /// `terminal/release`: kill the command if still running and free the
@@ -63,7 +63,7 @@ impl TerminalHandle {
             return Ok(());
         }
         let params = ReleaseTerminalRequest::new(self.session_id.clone(), self.id.clone());
-        let _: ReleaseTerminalResponse = self.connection.send_request("terminal/release", &params).await?;
+        let _: ReleaseTerminalResponse = self.connection.send_request(method::TERMINAL_RELEASE, &params).await?;
         Ok(())
     }
 }
@@ -77,7 +77,7 @@ impl Drop for TerminalHandle {
         let connection = self.connection.clone();
         self.connection.runtime().spawn(async move {
             let released: Result<ReleaseTerminalResponse, _> =
-                connection.send_request("terminal/release", &params).await;
+                connection.send_request(method::TERMINAL_RELEASE, &params).await;
             if let Err(error) = released {
                 tracing::debug!(%error, "releasing a dropped terminal failed");
             }

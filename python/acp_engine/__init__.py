@@ -18,7 +18,7 @@ from typing import Any
 
 from ._connection import Connection
 from ._errors import RequestError
-from ._methods import Agent, Client
+from ._generated.methods import Agent, Client
 from ._helpers import run_agent, spawn_agent
 from ._native import __version__
 from ._terminal import TerminalHandle

@@ -263,7 +263,7 @@ class Connection:
         await self.aclose()
 
     def _closed_error(self) -> RequestError:
-        return RequestError(-32603, CONNECTION_CLOSED, {"reason": self.close_reason or "closed"})
+        return RequestError(CONNECTION_CLOSED, "Connection closed", {"reason": self.close_reason or "closed"})
 
     # -- the dispatcher ----------------------------------------------------
 

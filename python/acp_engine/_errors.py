@@ -3,13 +3,13 @@ handlers to answer with that error (any other exception answers -32603)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from . import _native
 
-#: The message of the error every pending and later call fails with once
-#: the connection is closed (the engine's `connection_closed`).
-CONNECTION_CLOSED = "Connection closed"
+#: The code of the error every pending and later call fails with once the
+#: connection is closed (the engine's ``connection_closed``).
+CONNECTION_CLOSED = _native.CONNECTION_CLOSED
 
 
 class RequestError(Exception):
@@ -58,14 +58,25 @@ class RequestError(Exception):
         return cls(-32002, "Resource not found", None if uri is None else {"uri": uri})
 
     @classmethod
-    def request_cancelled(cls) -> "RequestError":
-        return cls(-32800, "Request cancelled")
+    def request_cancelled(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
+        return cls(-32800, _message("Request cancelled", additional_message), data)
+
+    @classmethod
+    def session_not_found(cls, session_id: str) -> "RequestError":
+        """The session is unknown (-32002 with ``data.sessionId``)."""
+        return cls(-32002, "Session not found", {"sessionId": session_id})
+
+    @classmethod
+    def unsupported_protocol_version(cls, requested: int, supported: List[int]) -> "RequestError":
+        """``initialize`` asked for a protocol version this side does not speak."""
+        return cls(-32602, "Unsupported protocol version", {"requested": requested, "supported": supported})
 
     def is_connection_closed(self) -> bool:
         """True for the error calls fail with once the connection closed."""
-        return self.code == -32603 and self.message == CONNECTION_CLOSED
+        return self.code == CONNECTION_CLOSED
 
-    def to_error_object(self) -> Dict[str, Any]:
+    def to_error_response(self) -> Dict[str, Any]:
+        """The JSON-RPC error object: ``{"code", "message", "data"?}``."""
         error: Dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
@@ -73,11 +84,7 @@ class RequestError(Exception):
 
     def to_result(self) -> Dict[str, Any]:
         """The JSON-RPC result shape: ``{"error": {...}}``."""
-        return {"error": self.to_error_object()}
-
-    def to_error_response(self, id: Any = None) -> Dict[str, Any]:
-        """A complete JSON-RPC error response for request ``id``."""
-        return {"jsonrpc": "2.0", "id": id, "error": self.to_error_object()}
+        return {"error": self.to_error_response()}
 
     @classmethod
     def _from_object(cls, error: Dict[str, Any]) -> "RequestError":

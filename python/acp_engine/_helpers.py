@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import AsyncIterator, Callable, Mapping, Optional
 
-from ._methods import Agent, Client
+from ._generated.methods import Agent, Client
 from ._transport import Stream, spawn_stream, stdio_stream
 from ._typed import AgentSideConnection, ClientSideConnection
 

@@ -3,6 +3,7 @@
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __version__: str
+CONNECTION_CLOSED: int
 
 class EngineError(Exception):
     """args: (code, message, data as JSON text or None)."""

@@ -1,7 +1,7 @@
 """The typed ACP connections: :class:`AgentSideConnection` (an agent's
 connection to its client) and :class:`ClientSideConnection` (a client's
 connection to its agent). Each serves the user's handler and offers every
-method of the peer (the generated ``_methods`` table). Both sides check
+method of the peer (the generated method table, ``_generated.methods``). Both sides check
 messages against the ACP schema in the engine, both ways; the protocol's
 rules (a client's ``session/cancel`` answering that session's open
 permission requests, for one) live there too."""
@@ -12,7 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional
 
 from ._connection import Connection
-from ._methods import (
+from ._generated.methods import (
     AGENT_HANDLERS,
     AGENT_NOTIFICATIONS,
     CLIENT_HANDLERS,

@@ -50,7 +50,7 @@ def check_package(package: Any, schema: str) -> int:
         name = handler_name(params_type)
         assert inspect.iscoroutinefunction(getattr(handler, name)), f"{handler.__name__}.{name} ({method})"
         assert callable(getattr(peer_class, name)), f"{peer_class.__name__}.{name} ({method})"
-        table = package._methods.AGENT_HANDLERS if side == "agent" else package._methods.CLIENT_HANDLERS
+        table = package._generated.methods.AGENT_HANDLERS if side == "agent" else package._generated.methods.CLIENT_HANDLERS
         assert table[method] == name
         checked += 1
     return checked

@@ -148,10 +148,10 @@ async def test_handler_exceptions() -> None:
         with pytest.raises(RequestError) as boom:
             await agent.prompt(prompt("boom"))
         assert boom.value.code == -32603
-        assert "secret" not in repr(boom.value.to_error_object())
+        assert "secret" not in repr(boom.value.to_error_response())
         with pytest.raises(RequestError) as refused:
             await agent.prompt(prompt("refuse"))
-        assert refused.value.to_error_object() == {"code": -32042, "message": "refused", "data": {"why": "test"}}
+        assert refused.value.to_error_response() == {"code": -32042, "message": "refused", "data": {"why": "test"}}
         # The connection still works.
         assert (await agent.prompt(prompt("plain")))["stopReason"] == "end_turn"
 

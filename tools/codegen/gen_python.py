@@ -4,7 +4,7 @@
     python3 tools/codegen/gen_python.py           # (re)write the generated Python modules
     python3 tools/codegen/gen_python.py --check   # exit 1 if a checked-in file is out of date
 
-Inputs: schema/v1/schema.json (``acp_engine.schema`` and ``acp_engine._methods``) and
+Inputs: schema/v1/schema.json (``acp_engine.schema`` and ``acp_engine._generated.methods``) and
 schema/v1/schema.unstable.json (the same in ``acp_engine.unstable``), loaded into the
 language-neutral IR of ``acp_schema``; this module only decides how each IR node looks in
 Python (the method table: ``gen_python_methods``).  The output imports on Python 3.9+
@@ -51,13 +51,13 @@ GENERATOR = "tools/codegen/gen_python.py"
 # (schema, the stable schema it extends or None, types module, methods module, package
 # prefix of the methods module), relative to ROOT.
 TARGETS = [
-    ("schema/v1/schema.json", None, "python/acp_engine/schema.py", "python/acp_engine/_methods.py", "."),
+    ("schema/v1/schema.json", None, "python/acp_engine/schema.py", "python/acp_engine/_generated/methods.py", ".."),
     (
         "schema/v1/schema.unstable.json",
         "schema/v1/schema.json",
         "python/acp_engine/unstable/schema.py",
-        "python/acp_engine/unstable/_methods.py",
-        "..",
+        "python/acp_engine/unstable/_generated/methods.py",
+        "...",
     ),
 ]
 

@@ -1,4 +1,4 @@
-"""The Python method table: ``_methods.py`` of ``acp_engine`` (stable) and of
+"""The Python method table: ``_generated/methods.py`` of ``acp_engine`` (stable) and of
 ``acp_engine.unstable``, from the schema's ``x-method`` / ``x-side`` (via the IR of
 ``acp_schema``).  Used by ``gen_python.py``, which writes and checks the files.
 
@@ -154,7 +154,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
         "",
         "if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time",
         f"    from {package_prefix}_terminal import TerminalHandle",
-        "    from .schema import (",
+        f"    from {package_prefix}schema import (",
         *[f"        {name}," for name in sorted(used_types)],
         "    )",
     ]

@@ -857,9 +857,9 @@ class RustEmitter:
 
 
 # ---------------------------------------------------------------------------------------
-# The method table: core/src/methods.rs
+# The method table: core/src/schema/methods.rs
 
-METHODS_OUT = "core/src/methods.rs"
+METHODS_OUT = "core/src/schema/methods.rs"
 
 # What each side's handler trait says about itself; the baseline list is the schema IR's.
 SIDE_DOCS = {

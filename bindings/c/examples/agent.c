@@ -159,7 +159,7 @@ static void say(const char *session_id, const char *text) {
     char *quoted = json_quote(text);
     char *params = fmt("{\"sessionId\":\"%s\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\","
                        "\"content\":{\"type\":\"text\",\"text\":%s}}}", session_id, quoted);
-    if (acp_connection_send_notification(connection(), "session/update", params) != ACP_OK)
+    if (acp_connection_send_notification(connection(), ACP_METHOD_SESSION_UPDATE, params) != ACP_OK)
         fprintf(stderr, "[c-agent] session/update: %s\n", acp_last_error_message());
     free(params);
     free(quoted);
@@ -172,7 +172,7 @@ static int ask_permission(const char *session_id) {
         "\"kind\":\"read\",\"status\":\"pending\"},\"options\":["
         "{\"optionId\":\"allow\",\"name\":\"Allow\",\"kind\":\"allow_once\"},"
         "{\"optionId\":\"reject\",\"name\":\"Reject\",\"kind\":\"reject_once\"}]}", session_id);
-    char *result = call("session/request_permission", params);
+    char *result = call(ACP_METHOD_SESSION_REQUEST_PERMISSION, params);
     free(params);
     int answer = -1;
     char *outcome = json_string(result, "outcome"); /* the inner one is a string */
@@ -198,29 +198,29 @@ static const char *say_hello(const char *sid, const char *cwd) {
     char *params = NULL, *result = NULL, *content = NULL, *terminal = NULL, *output = NULL;
 
     params = fmt("{\"sessionId\":\"%s\",\"path\":%s}", sid, qpath);
-    if (!(result = call("fs/read_text_file", params)) || !(content = json_string(result, "content"))) goto done;
+    if (!(result = call(ACP_METHOD_FS_READ_TEXT_FILE, params)) || !(content = json_string(result, "content"))) goto done;
     say(sid, content);
 
     free(params), acp_string_free(result);
     params = fmt("{\"sessionId\":\"%s\",\"path\":%s,\"content\":\"written by agent\"}", sid, qwritten);
-    if (!(result = call("fs/write_text_file", params))) goto done;
+    if (!(result = call(ACP_METHOD_FS_WRITE_TEXT_FILE, params))) goto done;
 
     free(params), acp_string_free(result);
     params = fmt("{\"sessionId\":\"%s\",\"command\":\"echo\",\"args\":[\"hi\"]}", sid);
-    if (!(result = call("terminal/create", params)) || !(terminal = json_string(result, "terminalId"))) goto done;
+    if (!(result = call(ACP_METHOD_TERMINAL_CREATE, params)) || !(terminal = json_string(result, "terminalId"))) goto done;
 
     free(params), acp_string_free(result);
     params = fmt("{\"sessionId\":\"%s\",\"terminalId\":\"%s\"}", sid, terminal);
-    if (!(result = call("terminal/wait_for_exit", params))) goto done;
+    if (!(result = call(ACP_METHOD_TERMINAL_WAIT_FOR_EXIT, params))) goto done;
     acp_string_free(result);
-    if (!(result = call("terminal/output", params)) || !(output = json_string(result, "output"))) goto done;
+    if (!(result = call(ACP_METHOD_TERMINAL_OUTPUT, params)) || !(output = json_string(result, "output"))) goto done;
     size_t len = strlen(output); /* trim */
     while (len && strchr(" \t\r\n", output[len - 1])) output[--len] = '\0';
     char *said = fmt("terminal said: %s", output + strspn(output, " \t\r\n"));
     say(sid, said);
     free(said);
     acp_string_free(result);
-    if (!(result = call("terminal/release", params))) goto done;
+    if (!(result = call(ACP_METHOD_TERMINAL_RELEASE, params))) goto done;
     stop = "end_turn";
 done:
     free(path), free(qpath), free(written), free(qwritten), free(params);
@@ -233,13 +233,13 @@ done:
 
 static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
     (void)user_data;
-    if (strcmp(method, "initialize") == 0) {
+    if (strcmp(method, ACP_METHOD_INITIALIZE) == 0) {
         char *result = fmt("{\"protocolVersion\":1,\"agentCapabilities\":{},\"authMethods\":[],"
                            "\"agentInfo\":{\"name\":\"acp-engine-c-example-agent\",\"version\":\"%s\"}}",
                            acp_version());
         acp_responder_ok(responder, result);
         free(result);
-    } else if (strcmp(method, "session/new") == 0) {
+    } else if (strcmp(method, ACP_METHOD_SESSION_NEW) == 0) {
         char *cwd = json_string(params, "cwd");
         pthread_mutex_lock(&lock);
         int n = session_count < MAX_SESSIONS ? ++session_count : 0;
@@ -253,7 +253,7 @@ static void on_request(void *user_data, const char *method, const char *params, 
         char *result = fmt("{\"sessionId\":\"session-%d\"}", n);
         acp_responder_ok(responder, result);
         free(result);
-    } else if (strcmp(method, "session/prompt") == 0) {
+    } else if (strcmp(method, ACP_METHOD_SESSION_PROMPT) == 0) {
         /* A whole turn, right here: callbacks run on the library's worker
          * threads and may block on requests to the client. */
         char *sid = json_string(params, "sessionId");
@@ -289,7 +289,7 @@ static void on_request(void *user_data, const char *method, const char *params, 
 
 static void on_notification(void *user_data, const char *method, const char *params) {
     (void)user_data;
-    if (strcmp(method, "session/cancel") == 0) {
+    if (strcmp(method, ACP_METHOD_SESSION_CANCEL) == 0) {
         char *sid = json_string(params, "sessionId");
         fprintf(stderr, "[c-agent] the client cancelled the turn of %s\n", sid ? sid : "?");
         free(sid);

@@ -231,17 +231,17 @@ static char *terminal_request(const char *method, const char *params) {
     struct terminal *t = terminal_of(params);
     if (!t) return NULL;
     char *result = NULL;
-    if (strcmp(method, "terminal/output") == 0) {
+    if (strcmp(method, ACP_METHOD_TERMINAL_OUTPUT) == 0) {
         terminal_poll(t, 0);
         char *text = read_file(t->out_file), *quoted = json_quote(text ? text : "");
         char *status = t->exited ? exit_status(t) : NULL;
         result = status ? fmt("{\"output\":%s,\"truncated\":false,\"exitStatus\":%s}", quoted, status)
                         : fmt("{\"output\":%s,\"truncated\":false}", quoted);
         free(text), free(quoted), free(status);
-    } else if (strcmp(method, "terminal/wait_for_exit") == 0) {
+    } else if (strcmp(method, ACP_METHOD_TERMINAL_WAIT_FOR_EXIT) == 0) {
         terminal_poll(t, 1);
         result = exit_status(t);
-    } else if (strcmp(method, "terminal/kill") == 0 || strcmp(method, "terminal/release") == 0) {
+    } else if (strcmp(method, ACP_METHOD_TERMINAL_KILL) == 0 || strcmp(method, ACP_METHOD_TERMINAL_RELEASE) == 0) {
         terminal_poll(t, 0);
         if (!t->exited) kill(t->pid, SIGKILL), terminal_poll(t, 1);
         if (method[9] == 'r') unlink(t->out_file), t->pid = 0; /* release: forget it */
@@ -255,7 +255,7 @@ static char *terminal_request(const char *method, const char *params) {
 static char *request_permission(const char *params) {
     if (turn == CANCEL_ME) {
         char *cancel = fmt("{\"sessionId\":\"%s\"}", session_id);
-        acp_connection_send_notification(conn, "session/cancel", cancel);
+        acp_connection_send_notification(conn, ACP_METHOD_SESSION_CANCEL, cancel);
         free(cancel);
         return strdup("{\"outcome\":{\"outcome\":\"cancelled\"}}");
     }
@@ -278,10 +278,10 @@ static char *request_permission(const char *params) {
 static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
     (void)user_data;
     char *result = NULL;
-    if (strcmp(method, "session/request_permission") == 0) result = request_permission(params);
-    else if (strcmp(method, "fs/read_text_file") == 0) result = read_text_file(params);
-    else if (strcmp(method, "fs/write_text_file") == 0) result = write_text_file(params);
-    else if (strcmp(method, "terminal/create") == 0) result = terminal_create(params);
+    if (strcmp(method, ACP_METHOD_SESSION_REQUEST_PERMISSION) == 0) result = request_permission(params);
+    else if (strcmp(method, ACP_METHOD_FS_READ_TEXT_FILE) == 0) result = read_text_file(params);
+    else if (strcmp(method, ACP_METHOD_FS_WRITE_TEXT_FILE) == 0) result = write_text_file(params);
+    else if (strcmp(method, ACP_METHOD_TERMINAL_CREATE) == 0) result = terminal_create(params);
     else if (strncmp(method, "terminal/", 9) == 0) result = terminal_request(method, params);
     else {
         acp_responder_error(responder, -32601, "Method not found", NULL);
@@ -297,7 +297,7 @@ static void on_notification(void *user_data, const char *method, const char *par
     const char *content = json_find(params, "content", '{');
     char *kind = json_string(params, "sessionUpdate");
     char *text = content ? json_string(content, "text") : NULL;
-    if (strcmp(method, "session/update") == 0 && kind && text && strcmp(kind, "agent_message_chunk") == 0) {
+    if (strcmp(method, ACP_METHOD_SESSION_UPDATE) == 0 && kind && text && strcmp(kind, "agent_message_chunk") == 0) {
         pthread_mutex_lock(&lock);
         strncat(reply, text, sizeof reply - strlen(reply) - 1);
         pthread_mutex_unlock(&lock);
@@ -319,7 +319,7 @@ static char *request(const char *method, const char *params) {
 
 static void prompt(const char *text, const char *want_stop) {
     char *params = fmt("{\"sessionId\":\"%s\",\"prompt\":[{\"type\":\"text\",\"text\":\"%s\"}]}", session_id, text);
-    char *result = request("session/prompt", params);
+    char *result = request(ACP_METHOD_SESSION_PROMPT, params);
     char *stop = json_string(result, "stopReason");
     if (!stop || strcmp(stop, want_stop) != 0) {
         fprintf(stderr, "FAIL: \"%s\": stopReason %s, expected %s\n", text, stop ? stop : "(none)", want_stop);
@@ -347,13 +347,13 @@ int main(int argc, char **argv) {
     if (acp_connection_spawn((const char *const *)argv + 1, NULL, NULL, &options, &handlers, &conn) != ACP_OK)
         fail(acp_last_error_message());
 
-    char *result = request("initialize", "{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":true,"
+    char *result = request(ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":true,"
                                          "\"writeTextFile\":true},\"terminal\":true},\"clientInfo\":"
                                          "{\"name\":\"c-interop-client\",\"version\":\"1.0.0\"}}");
     if (json_long(result, "protocolVersion", 0) != 1) fail("initialize: protocolVersion is not 1");
     acp_string_free(result);
     char *quoted_cwd = json_quote(cwd), *params = fmt("{\"cwd\":%s,\"mcpServers\":[]}", quoted_cwd);
-    result = request("session/new", params);
+    result = request(ACP_METHOD_SESSION_NEW, params);
     session_id = json_string(result, "sessionId");
     if (!session_id) fail("session/new: no sessionId");
     acp_string_free(result);

@@ -418,7 +418,7 @@ pub unsafe extern "C" fn acp_connection_request(
             }
             Some(Err(error)) if error.is_connection_closed() => Err(Failure::closed(&error)),
             Some(Err(error)) => {
-                *out_json = owned_string(&error.to_error_object().to_string());
+                *out_json = owned_string(&error.to_error_response().to_string());
                 Err(Failure::new(
                     acp_result::ACP_ERR_REQUEST_FAILED,
                     format!("{method}: {error}"),

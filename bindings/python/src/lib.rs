@@ -34,5 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What every pending call fails with once the connection closed.
+    m.add("CONNECTION_CLOSED", acp_engine::error::codes::CONNECTION_CLOSED)?;
     Ok(())
 }

@@ -24,7 +24,7 @@ use crate::message::{RawJson, RequestId};
 use crate::transport::Transport;
 
 pub(crate) use dispatcher::Ordered;
-pub(crate) use reader::{HostReader, Pumped, CANCEL_REQUEST};
+pub(crate) use reader::{HostReader, Pumped};
 
 /// Where a response goes: the local waiter of an outbound request (a
 /// `PendingRequest` future), or a callback run where the response is

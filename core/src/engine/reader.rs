@@ -23,8 +23,6 @@ use crate::handler::{BoxFuture, Direction, IncomingNotification, IncomingRequest
 use crate::message::{classify, frame, Inbound, RawJson, RequestId};
 use crate::transport::BoxReader;
 
-pub(crate) const CANCEL_REQUEST: &str = "$/cancel_request";
-
 /// What one read produced: work for the dispatcher and error replies.
 #[derive(Default)]
 struct Batch {
@@ -238,7 +236,7 @@ fn on_line(
             Some(inline) => start_inline_request(inner, inline, id, method, params, batch),
             None => start_request(inner, handler, id, method, params, batch),
         },
-        Inbound::Notification { method, params } if method == CANCEL_REQUEST => {
+        Inbound::Notification { method, params } if method == crate::CANCEL_REQUEST_METHOD => {
             on_cancel_request(inner, params)
         }
         Inbound::Notification { method, params } if inline.is_some() => {

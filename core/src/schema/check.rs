@@ -284,6 +284,8 @@ pub(crate) fn check_rest<'de, T: Check, A: MapAccess<'de>>(rest: A) -> Result<()
 mod tests {
     use serde_json::{json, Value};
 
+    use crate::schema::method;
+
     use crate::fuzzing::check_agrees_with_parse;
 
     fn agrees(method: &str, text: &str) -> bool {
@@ -317,73 +319,73 @@ mod tests {
         ]);
         vec![
             (
-                "initialize",
+                method::INITIALIZE,
                 json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}, "clientInfo": {"name": "c", "version": "1"}}),
             ),
-            ("authenticate", json!({"methodId": "m"})),
-            ("session/new", json!({"cwd": "/tmp", "mcpServers": mcp})),
+            (method::AUTHENTICATE, json!({"methodId": "m"})),
+            (method::SESSION_NEW, json!({"cwd": "/tmp", "mcpServers": mcp})),
             (
-                "session/load",
+                method::SESSION_LOAD,
                 json!({"sessionId": "s", "cwd": "/tmp", "mcpServers": []}),
             ),
-            ("session/set_mode", json!({"sessionId": "s", "modeId": "ask"})),
+            (method::SESSION_SET_MODE, json!({"sessionId": "s", "modeId": "ask"})),
             (
-                "session/set_config_option",
+                method::SESSION_SET_CONFIG_OPTION,
                 json!({"sessionId": "s", "configId": "c", "value": "v"}),
             ),
-            ("session/prompt", json!({"sessionId": "s", "prompt": prompt})),
-            ("session/cancel", json!({"sessionId": "s"})),
-            ("session/list", json!({"cwd": "/tmp", "cursor": "c"})),
-            ("session/resume", json!({"sessionId": "s", "cwd": "/tmp"})),
-            ("session/close", json!({"sessionId": "s"})),
-            ("logout", json!({})),
+            (method::SESSION_PROMPT, json!({"sessionId": "s", "prompt": prompt})),
+            (method::SESSION_CANCEL, json!({"sessionId": "s"})),
+            (method::SESSION_LIST, json!({"cwd": "/tmp", "cursor": "c"})),
+            (method::SESSION_RESUME, json!({"sessionId": "s", "cwd": "/tmp"})),
+            (method::SESSION_CLOSE, json!({"sessionId": "s"})),
+            (method::LOGOUT, json!({})),
             (
-                "session/request_permission",
+                method::SESSION_REQUEST_PERMISSION,
                 json!({"sessionId": "s", "toolCall": tool_call, "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}),
             ),
             (
-                "session/update",
+                method::SESSION_UPDATE,
                 json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "chunk"}}}),
             ),
             (
-                "session/update",
+                method::SESSION_UPDATE,
                 json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "t", "content": tool_call["content"].clone()}}),
             ),
             (
-                "session/update",
+                method::SESSION_UPDATE,
                 json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"}}),
             ),
             (
-                "session/update",
+                method::SESSION_UPDATE,
                 json!({"sessionId": "s", "update": {"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "pending"}]}}),
             ),
             (
-                "session/update",
+                method::SESSION_UPDATE,
                 json!({"sessionId": "s", "update": {"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "c", "description": "d", "input": {"hint": "h"}}]}}),
             ),
             (
-                "session/update",
+                method::SESSION_UPDATE,
                 json!({"sessionId": "s", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "ask"}}),
             ),
             (
-                "fs/write_text_file",
+                method::FS_WRITE_TEXT_FILE,
                 json!({"sessionId": "s", "path": "/a", "content": "x"}),
             ),
             (
-                "fs/read_text_file",
+                method::FS_READ_TEXT_FILE,
                 json!({"sessionId": "s", "path": "/a", "line": 1, "limit": 10}),
             ),
             (
-                "terminal/create",
+                method::TERMINAL_CREATE,
                 json!({"sessionId": "s", "command": "ls", "args": ["-l"], "env": [{"name": "A", "value": "1"}], "cwd": "/", "outputByteLimit": 100}),
             ),
-            ("terminal/output", json!({"sessionId": "s", "terminalId": "t"})),
-            ("terminal/release", json!({"sessionId": "s", "terminalId": "t"})),
+            (method::TERMINAL_OUTPUT, json!({"sessionId": "s", "terminalId": "t"})),
+            (method::TERMINAL_RELEASE, json!({"sessionId": "s", "terminalId": "t"})),
             (
-                "terminal/wait_for_exit",
+                method::TERMINAL_WAIT_FOR_EXIT,
                 json!({"sessionId": "s", "terminalId": "t"}),
             ),
-            ("terminal/kill", json!({"sessionId": "s", "terminalId": "t"})),
+            (method::TERMINAL_KILL, json!({"sessionId": "s", "terminalId": "t"})),
         ]
     }
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .._transport import Stream
 from .._typed import _AgentSide, _ClientSide
-from ._methods import (
+from ._generated.methods import (
     AGENT_HANDLERS,
     AGENT_NOTIFICATIONS,
     CLIENT_HANDLERS,

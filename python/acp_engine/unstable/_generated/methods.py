@@ -10,11 +10,11 @@ from __future__ import annotations
 from abc import ABCMeta, abstractmethod
 from typing import TYPE_CHECKING, Any, Awaitable, Dict, FrozenSet
 
-from .._errors import RequestError
+from ..._errors import RequestError
 
 if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time
-    from .._terminal import TerminalHandle
-    from .schema import (
+    from ..._terminal import TerminalHandle
+    from ...schema import (
         ArchiveSessionRequest,
         ArchiveSessionResponse,
         AuthStatusRequest,
