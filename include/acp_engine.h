@@ -129,6 +129,10 @@ typedef enum {
    A bug in acp-engine (a Rust panic, caught at the boundary).
    */
   ACP_ERR_INTERNAL = 11,
+  /*
+   `acp_json_get_*`: no value at the pointer, or not of that type.
+   */
+  ACP_ERR_NOT_FOUND = 12,
 } acp_result;
 
 /*
@@ -450,6 +454,38 @@ void acp_string_free(char *string);
  The library's version, e.g. "0.1.0" (static; do not free).
  */
 const char *acp_version(void);
+
+/*
+ The string at JSON pointer `pointer` (`""`: the whole document) in
+ `json`, unescaped, in `*out` (free with `acp_string_free`).
+ `ACP_ERR_NOT_FOUND` when there is no value there or it is not a string.
+ */
+acp_result acp_json_get_string(const char *json, const char *pointer, char **out);
+
+/*
+ The number at `pointer` in `json`, in `*out`. `ACP_ERR_NOT_FOUND` when
+ there is no value there or it is not a number.
+ */
+acp_result acp_json_get_number(const char *json, const char *pointer, double *out);
+
+/*
+ The boolean at `pointer` in `json`, in `*out`. `ACP_ERR_NOT_FOUND` when
+ there is no value there or it is not a boolean.
+ */
+acp_result acp_json_get_bool(const char *json, const char *pointer, bool *out);
+
+/*
+ The value at `pointer` in `json` (an object, an array, anything) as JSON
+ text in `*out_json` (free with `acp_string_free`). `ACP_ERR_NOT_FOUND`
+ when there is no value there.
+ */
+acp_result acp_json_get(const char *json, const char *pointer, char **out_json);
+
+/*
+ `text` as a JSON string literal (quoted and escaped), in `*out_json`
+ (free with `acp_string_free`): to put text into the params C writes.
+ */
+acp_result acp_json_quote(const char *text, char **out_json);
 
 /*
  Answer a request with its result (`result_json`: a JSON value; NULL or

@@ -4,14 +4,16 @@
 //! through the client, writes one, runs `echo hi` in a client terminal and
 //! reports what it said. The prompt `cancel me` instead waits on a
 //! permission request until the client cancels the turn, and ends it with
-//! stop reason `cancelled`. (This is also the interop contract the tests
-//! run against the official SDKs: see interop/.)
+//! stop reason `cancelled`. To a client that can show them (it advertises
+//! `session.notices` and `session.compaction`), the turn also reports a
+//! notice and a context compaction. (This is also the interop contract the
+//! tests run against the official SDKs: see interop/.)
 //!
 //! `cargo run --example client -- cargo run --example agent`
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use acp_engine::schema::*;
@@ -27,6 +29,8 @@ struct ExampleAgent {
     /// Each session's working directory.
     sessions: Mutex<HashMap<SessionId, PathBuf>>,
     next_session: AtomicU64,
+    /// The client can show notices and compactions (its capabilities).
+    client_shows_news: AtomicBool,
 }
 
 impl ExampleAgent {
@@ -35,13 +39,36 @@ impl ExampleAgent {
             client,
             sessions: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
+            client_shows_news: AtomicBool::new(false),
         }
+    }
+
+    async fn update(&self, session_id: &SessionId, update: SessionUpdate) -> Result<(), RequestError> {
+        self.client
+            .session_update(SessionNotification::new(session_id.clone(), update))
+            .await
     }
 
     async fn say(&self, session_id: &SessionId, text: impl Into<String>) -> Result<(), RequestError> {
         let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text.into())));
-        let update = SessionNotification::new(session_id.clone(), SessionUpdate::AgentMessageChunk(chunk));
-        self.client.session_update(update).await
+        self.update(session_id, SessionUpdate::AgentMessageChunk(chunk)).await
+    }
+
+    /// A notice, and a context compaction from start to end with its summary.
+    async fn report_compaction(&self, session_id: &SessionId) -> Result<(), RequestError> {
+        let notice = Notice {
+            description: Some("Older messages were summarized.".into()),
+            ..Notice::new(NoticeSeverity::Info, "Context compacted".into())
+        };
+        self.update(session_id, SessionUpdate::Notice(notice)).await?;
+        let id = CompactionId::from("compaction-1");
+        let started = CompactionUpdate::new(id.clone(), CompactionStatus::InProgress);
+        self.update(session_id, SessionUpdate::CompactionUpdate(started)).await?;
+        let summary = ContentBlock::Text(TextContent::new("The user asked for a greeting.".into()));
+        let chunk = CompactionSummaryChunk::new(id.clone(), summary);
+        self.update(session_id, SessionUpdate::CompactionSummaryChunk(chunk)).await?;
+        let done = CompactionUpdate::new(id, CompactionStatus::Completed);
+        self.update(session_id, SessionUpdate::CompactionUpdate(done)).await
     }
 
     /// Ask to read `hello.txt`; true if the user allowed it.
@@ -64,6 +91,9 @@ impl ExampleAgent {
 
     /// The full turn: reply, permission, a file read and write, a terminal.
     async fn say_hello(&self, session_id: &SessionId, cwd: PathBuf) -> Result<StopReason, RequestError> {
+        if self.client_shows_news.load(Ordering::Relaxed) {
+            self.report_compaction(session_id).await?;
+        }
         self.say(session_id, "Hello! ").await?;
         match self.ask_permission(session_id).await? {
             None => return Ok(StopReason::Cancelled),
@@ -97,7 +127,10 @@ impl ExampleAgent {
 }
 
 impl Agent for ExampleAgent {
-    async fn initialize(&self, _params: InitializeRequest) -> Result<InitializeResponse, RequestError> {
+    async fn initialize(&self, params: InitializeRequest) -> Result<InitializeResponse, RequestError> {
+        let session = params.client_capabilities.and_then(|c| c.session);
+        let shows_news = session.is_some_and(|s| s.notices.is_some() && s.compaction.is_some());
+        self.client_shows_news.store(shows_news, Ordering::Relaxed);
         Ok(InitializeResponse {
             agent_capabilities: Some(AgentCapabilities::default()),
             auth_methods: Some(vec![]),

@@ -4,9 +4,11 @@
 //! working directory holding `hello.txt`: "Say hello" (it answers permission
 //! requests with "allow once", serves file reads and writes and runs real
 //! terminal commands, printing the streamed reply), and "cancel me" (it
-//! cancels the turn while the agent waits for permission). It checks what
+//! cancels the turn while the agent waits for permission). It shows notices
+//! and context compactions (and says so in its capabilities). It checks what
 //! came back and exits non-zero if anything is off, so it doubles as the
-//! interop client of interop/.
+//! interop client of interop/ (with `ACP_INTEROP_NEWS=1` it also expects the
+//! notice and compaction updates of interop/news.json).
 //!
 //! `cargo run --example client -- <agent command> [args...]`
 
@@ -41,9 +43,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let (permission_asked, mut permission_waits) = mpsc::unbounded_channel();
     let reply = Arc::new(Mutex::new(String::new()));
+    let news = Arc::new(Mutex::new(Vec::new()));
     let answer_permissions = Arc::new(AtomicBool::new(true));
     let client = ExampleClient {
         reply: reply.clone(),
+        news: news.clone(),
         terminals: Mutex::new(HashMap::new()),
         next_terminal: AtomicU64::new(1),
         answer_permissions: answer_permissions.clone(),
@@ -57,9 +61,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         write_text_file: Some(true),
         ..Default::default()
     };
+    // We show notices and context compactions.
+    let session_capabilities = ClientSessionCapabilities {
+        notices: Some(NoticeCapabilities::default()),
+        compaction: Some(CompactionCapabilities::default()),
+        ..Default::default()
+    };
     init.client_capabilities = Some(ClientCapabilities {
         fs: Some(fs),
         terminal: Some(true),
+        session: Some(session_capabilities),
         ..Default::default()
     });
     init.client_info = Some(Implementation::new(
@@ -99,6 +110,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         written == "written by agent",
         "the agent wrote written.txt through us",
     )?;
+    if std::env::var("ACP_INTEROP_NEWS").as_deref() == Ok("1") {
+        let news = serde_json::to_value(&*news.lock().unwrap())?;
+        check(
+            news == expected_news(),
+            &format!("the notice and compaction updates of interop/news.json arrived (got {news})"),
+        )?;
+    }
 
     println!("> cancel me");
     answer_permissions.store(false, Ordering::SeqCst);
@@ -138,6 +156,19 @@ fn prompt(session_id: &SessionId, text: &str) -> PromptRequest {
     )
 }
 
+/// The updates of interop/news.json, as an agent sends them to a client that
+/// shows notices and compactions.
+fn expected_news() -> serde_json::Value {
+    serde_json::json!([
+        {"sessionUpdate": "notice", "severity": "info", "title": "Context compacted",
+         "description": "Older messages were summarized."},
+        {"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "in_progress"},
+        {"sessionUpdate": "compaction_summary_chunk", "compactionId": "compaction-1",
+         "content": {"type": "text", "text": "The user asked for a greeting."}},
+        {"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "completed"}
+    ])
+}
+
 fn check(ok: bool, what: &str) -> Result<(), Box<dyn std::error::Error>> {
     if ok {
         Ok(())
@@ -150,6 +181,8 @@ fn check(ok: bool, what: &str) -> Result<(), Box<dyn std::error::Error>> {
 /// and runs terminal commands for real.
 struct ExampleClient {
     reply: Arc<Mutex<String>>,
+    /// The notice and compaction updates received, in order.
+    news: Arc<Mutex<Vec<SessionUpdate>>>,
     terminals: Mutex<HashMap<TerminalId, Arc<Terminal>>>,
     next_terminal: AtomicU64,
     /// While false, permission requests wait (until the turn is cancelled).
@@ -193,12 +226,24 @@ impl Client for ExampleClient {
     }
 
     async fn session_update(&self, params: SessionNotification) -> Result<(), RequestError> {
-        if let SessionUpdate::AgentMessageChunk(chunk) = params.update {
-            if let ContentBlock::Text(text) = chunk.content {
-                print!("{}", text.text);
-                let _ = std::io::stdout().flush();
-                self.reply.lock().unwrap().push_str(&text.text);
+        match params.update {
+            SessionUpdate::AgentMessageChunk(chunk) => {
+                if let ContentBlock::Text(text) = chunk.content {
+                    print!("{}", text.text);
+                    let _ = std::io::stdout().flush();
+                    self.reply.lock().unwrap().push_str(&text.text);
+                }
             }
+            SessionUpdate::Notice(notice) => {
+                println!("[{} notice: {}]", notice.severity, notice.title);
+                self.news.lock().unwrap().push(SessionUpdate::Notice(notice));
+            }
+            SessionUpdate::CompactionUpdate(compaction) => {
+                println!("[compaction {}: {}]", compaction.compaction_id, compaction.status);
+                self.news.lock().unwrap().push(SessionUpdate::CompactionUpdate(compaction));
+            }
+            update @ SessionUpdate::CompactionSummaryChunk(_) => self.news.lock().unwrap().push(update),
+            _ => {}
         }
         Ok(())
     }

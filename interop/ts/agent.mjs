@@ -8,12 +8,18 @@
 import { randomUUID } from "node:crypto";
 import * as path from "node:path";
 import { Readable, Writable } from "node:stream";
+import * as fs from "node:fs";
+import { fileURLToPath } from "node:url";
 
 import * as acp from "@agentclientprotocol/sdk";
 
 import { traced } from "./trace.mjs";
 
 const IMPL = "ts";
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+// Sent in the hello turn to a client that advertises session.notices and session.compaction.
+const NEWS = JSON.parse(fs.readFileSync(path.join(HERE, "..", "news.json"), "utf8"));
+let clientWantsNews = false;
 
 function log(...args) {
   console.error(`[${IMPL}-agent]`, ...args);
@@ -50,6 +56,9 @@ async function askPermission(client, sessionId) {
 }
 
 async function sayHello(client, sessionId, session) {
+  if (clientWantsNews) {
+    for (const update of NEWS) await client.notify(acp.methods.client.session.update, { sessionId, update });
+  }
   await say(client, sessionId, "Hello! ");
   const permission = await askPermission(client, sessionId);
   const outcome = permission.outcome;
@@ -100,6 +109,8 @@ const app = acp
   .agent({ name: `${IMPL}-interop-agent` })
   .onRequest(acp.methods.agent.initialize, ({ params }) => {
     log(`initialize: protocolVersion=${params.protocolVersion} clientInfo=${JSON.stringify(params.clientInfo)}`);
+    const session = params.clientCapabilities?.session;
+    clientWantsNews = Boolean(session?.notices && session?.compaction);
     return {
       protocolVersion: 1,
       agentCapabilities: {

@@ -15,6 +15,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Readable, Writable } from "node:stream";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -22,6 +24,32 @@ import { traced } from "./trace.mjs";
 
 const IMPL = "ts";
 const HELLO_CONTENT = "Hello from the client's file\n";
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+// The notice and compaction updates an agent sends in the hello turn when the
+// client advertises `session.notices` and `session.compaction` (../README.md).
+const NEWS = JSON.parse(fs.readFileSync(path.join(HERE, "..", "news.json"), "utf8"));
+const NEWS_KINDS = new Set(["notice", "compaction_update", "compaction_summary_chunk"]);
+// The SDK's own schema (zod), to validate what arrives with it explicitly.
+const zod = await import(
+  pathToFileURL(path.join(HERE, "node_modules", "@agentclientprotocol", "sdk", "dist", "v1", "schema", "zod.gen.js")).href
+);
+
+/** A turn's agent text and its notice / compaction updates, each validated by the SDK's schema. */
+async function readTurn(session) {
+  let text = "";
+  const news = [];
+  for (;;) {
+    const message = await session.nextUpdate();
+    if (message.kind === "stop") return { text, news };
+    const { update } = message;
+    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") text += update.content.text;
+    if (NEWS_KINDS.has(update.sessionUpdate)) {
+      const parsed = zod.zSessionUpdate.parse(update);
+      check(isDeepStrictEqual(parsed, update), `the SDK's schema changed ${JSON.stringify(update)}`);
+      news.push(update);
+    }
+  }
+}
 
 function log(...args) {
   console.error(`[${IMPL}-client]`, ...args);
@@ -218,7 +246,11 @@ async function main() {
     const init = await step("initialize", () =>
       agent.request(acp.methods.agent.initialize, {
         protocolVersion: 1,
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+        clientCapabilities: {
+          fs: { readTextFile: true, writeTextFile: true },
+          terminal: true,
+          session: { notices: {}, compaction: {} },
+        },
         clientInfo: { name: `${IMPL}-interop-client`, version: "1.0.0" },
       }),
     );
@@ -229,9 +261,12 @@ async function main() {
     log("sessionId", session.sessionId);
 
     // 4. "Say hello"
-    const [helloResp, helloText] = await step("session/prompt \"Say hello\"", () =>
-      Promise.all([session.prompt("Say hello"), session.readText()]),
+    const [helloResp, { text: helloText, news }] = await step("session/prompt \"Say hello\"", () =>
+      Promise.all([session.prompt("Say hello"), readTurn(session)]),
     );
+    if (process.env.ACP_INTEROP_NEWS === "1") {
+      check(isDeepStrictEqual(news, NEWS), `"Say hello": expected the notice and compaction updates ${JSON.stringify(NEWS)}, got ${JSON.stringify(news)}`);
+    }
     log(`"Say hello" -> ${helloResp.stopReason}, text=${JSON.stringify(helloText)}`);
     check(helloResp.stopReason === "end_turn", `"Say hello": expected stopReason end_turn, got ${helloResp.stopReason}`);
     check(helloText.includes("Hello from the client's file"), `"Say hello": agent text lacks the file content: ${JSON.stringify(helloText)}`);

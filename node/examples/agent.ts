@@ -6,8 +6,10 @@
 // through the client, writes one, runs `echo hi` in a client terminal and
 // reports what it said. The prompt `cancel me` instead waits on a permission
 // request until the client cancels the turn, and ends it with stop reason
-// `cancelled`. (This is the interop contract of interop/README.md, the same
-// behaviour as core/examples/agent.rs.)
+// `cancelled`. To a client that can show them (it advertises
+// `session.notices` and `session.compaction`), the turn also reports a notice
+// and a context compaction. (This is the interop contract of
+// interop/README.md, the same behaviour as core/examples/agent.rs.)
 
 import * as path from "node:path";
 
@@ -17,17 +19,35 @@ import {
   stdioStream,
   type Agent,
   type ContentBlock,
+  type InitializeRequest,
   type PromptResponse,
+  type SessionUpdate,
   type StopReason,
 } from "acp-engine";
+
+/** A notice, and a context compaction from start to end with its summary. */
+const COMPACTION: SessionUpdate[] = [
+  { sessionUpdate: "notice", severity: "info", title: "Context compacted", description: "Older messages were summarized." },
+  { sessionUpdate: "compaction_update", compactionId: "compaction-1", status: "in_progress" },
+  {
+    sessionUpdate: "compaction_summary_chunk",
+    compactionId: "compaction-1",
+    content: { type: "text", text: "The user asked for a greeting." },
+  },
+  { sessionUpdate: "compaction_update", compactionId: "compaction-1", status: "completed" },
+];
 
 class ExampleAgent implements Agent {
   private readonly sessions = new Map<string, string>();
   private nextSession = 1;
+  /** The client can show notices and compactions (its capabilities). */
+  private clientShowsNews = false;
 
   constructor(private readonly client: AgentSideConnection) {}
 
-  initialize() {
+  initialize(params: InitializeRequest) {
+    const session = params.clientCapabilities?.session;
+    this.clientShowsNews = session?.notices != null && session?.compaction != null;
     return {
       protocolVersion: 1,
       agentCapabilities: {},
@@ -87,6 +107,9 @@ class ExampleAgent implements Agent {
 
   /** The full turn: reply, permission, a file read and write, a terminal. */
   private async sayHello(sessionId: string, cwd: string): Promise<StopReason> {
+    if (this.clientShowsNews) {
+      for (const update of COMPACTION) await this.client.sessionUpdate({ sessionId, update });
+    }
     await this.say(sessionId, "Hello! ");
     const allowed = await this.askPermission(sessionId);
     if (allowed === null) return "cancelled";

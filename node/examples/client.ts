@@ -6,9 +6,11 @@
 // working directory holding hello.txt: "Say hello" (it answers permission
 // requests with "allow once", serves file reads and writes and runs real
 // terminal commands, printing the streamed reply), and "cancel me" (it
-// cancels the turn while the agent waits for permission). It checks what
+// cancels the turn while the agent waits for permission). It shows notices
+// and context compactions (and says so in its capabilities). It checks what
 // came back and exits non-zero if anything is off, so it doubles as the
-// interop client of interop/ (same behaviour as core/examples/client.rs).
+// interop client of interop/ (same behaviour as core/examples/client.rs; with
+// ACP_INTEROP_NEWS=1 it also expects the updates of interop/news.json).
 //
 // Usage: node client.js <agent command> [args...]
 
@@ -16,6 +18,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { isDeepStrictEqual } from "node:util";
 
 import {
   ClientSideConnection,
@@ -29,6 +32,7 @@ import {
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type SessionNotification,
+  type SessionUpdate,
   type TerminalExitStatus,
   type TerminalOutputResponse,
 } from "acp-engine";
@@ -79,6 +83,8 @@ function sliceLines(text: string, line?: number | null, limit?: number | null): 
 
 class ExampleClient implements Client {
   text = "";
+  /** The notice and compaction updates received, in order. */
+  news: SessionUpdate[] = [];
   permissionRequests = 0;
   /** While false, permission requests wait (until the turn is cancelled). */
   allow = true;
@@ -108,6 +114,14 @@ class ExampleClient implements Client {
     if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
       this.text += update.content.text;
       process.stdout.write(update.content.text);
+    } else if (update.sessionUpdate === "notice") {
+      process.stdout.write(`[${update.severity} notice: ${update.title}]\n`);
+      this.news.push(update);
+    } else if (update.sessionUpdate === "compaction_update") {
+      process.stdout.write(`[compaction ${update.compactionId}: ${update.status}]\n`);
+      this.news.push(update);
+    } else if (update.sessionUpdate === "compaction_summary_chunk") {
+      this.news.push(update);
     }
   }
 
@@ -166,6 +180,18 @@ class ExampleClient implements Client {
   }
 }
 
+/** The updates of interop/news.json, as an agent sends them to a client that shows them. */
+const EXPECTED_NEWS: SessionUpdate[] = [
+  { sessionUpdate: "notice", severity: "info", title: "Context compacted", description: "Older messages were summarized." },
+  { sessionUpdate: "compaction_update", compactionId: "compaction-1", status: "in_progress" },
+  {
+    sessionUpdate: "compaction_summary_chunk",
+    compactionId: "compaction-1",
+    content: { type: "text", text: "The user asked for a greeting." },
+  },
+  { sessionUpdate: "compaction_update", compactionId: "compaction-1", status: "completed" },
+];
+
 function check(condition: boolean, what: string) {
   if (!condition) throw new Error(`check failed: ${what}`);
 }
@@ -184,7 +210,11 @@ async function main(): Promise<number> {
   try {
     const initialized = await agent.initialize({
       protocolVersion: 1,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+      clientCapabilities: {
+        fs: { readTextFile: true, writeTextFile: true },
+        terminal: true,
+        session: { notices: {}, compaction: {} }, // we show them
+      },
       clientInfo: { name: "acp-engine-node-interop-client", version: "1.0.0" },
     });
     check(initialized.protocolVersion === 1, "the agent speaks protocol version 1");
@@ -200,6 +230,9 @@ async function main(): Promise<number> {
     const written = fs.readFileSync(path.join(cwd, "written.txt"), "utf8");
     check(written === "written by agent", "the agent wrote written.txt through us");
     check(client.permissionRequests === 1, "the agent asked permission once");
+    if (process.env.ACP_INTEROP_NEWS === "1") {
+      check(isDeepStrictEqual(client.news, EXPECTED_NEWS), `the updates of interop/news.json arrived (got ${JSON.stringify(client.news)})`);
+    }
 
     process.stdout.write("> cancel me\n");
     client.allow = false;

@@ -4,7 +4,10 @@ On a prompt it streams a reply, asks the user's permission, reads a file
 through the client, writes one, runs ``echo hi`` in a client terminal and
 reports what it said. The prompt ``cancel me`` instead waits on a permission
 request until the client cancels the turn, and ends it with stop reason
-``cancelled``. (This is the interop contract: see interop/README.md.)
+``cancelled``. To a client that can show them (it advertises
+``session.notices`` and ``session.compaction``), the turn also reports a
+notice and a context compaction. (This is the interop contract: see
+interop/README.md.)
 
     python examples/client.py python examples/agent.py
 """
@@ -15,7 +18,7 @@ import asyncio
 import itertools
 import os
 import sys
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from acp_engine import Agent, AgentSideConnection, RequestError, run_agent
 from acp_engine.schema import (
@@ -26,8 +29,26 @@ from acp_engine.schema import (
     NewSessionResponse,
     PromptRequest,
     PromptResponse,
+    SessionUpdate,
     StopReason,
 )
+
+#: A notice, and a context compaction from start to end with its summary.
+COMPACTION: List[SessionUpdate] = [
+    {
+        "sessionUpdate": "notice",
+        "severity": "info",
+        "title": "Context compacted",
+        "description": "Older messages were summarized.",
+    },
+    {"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "in_progress"},
+    {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": "compaction-1",
+        "content": {"type": "text", "text": "The user asked for a greeting."},
+    },
+    {"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "completed"},
+]
 
 
 class ExampleAgent(Agent):
@@ -35,8 +56,11 @@ class ExampleAgent(Agent):
         self.client = client
         self.sessions: Dict[str, str] = {}  # session id -> cwd
         self.next_session = itertools.count(1)
+        self.client_shows_news = False  # notices and compactions (its capabilities)
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        session = params.get("clientCapabilities", {}).get("session") or {}
+        self.client_shows_news = session.get("notices") is not None and session.get("compaction") is not None
         return {
             "protocolVersion": 1,
             "agentCapabilities": {},
@@ -95,6 +119,9 @@ class ExampleAgent(Agent):
         return None
 
     async def say_hello(self, session_id: str, cwd: str) -> StopReason:
+        if self.client_shows_news:
+            for update in COMPACTION:
+                await self.client.session_update({"sessionId": session_id, "update": update})
         await self.say(session_id, "Hello! ")
         allowed = await self.ask_permission(session_id)
         if allowed is None:

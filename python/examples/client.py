@@ -2,7 +2,10 @@
 on the command line and runs two turns against it, "Say hello" (serving
 permission, file and terminal requests for real, printing the streamed
 reply) and "cancel me" (it cancels the turn while the agent waits for
-permission). Prints ``interop ok`` when every check passed.
+permission). It shows notices and context compactions (and says so in its
+capabilities). Prints ``interop ok`` when every check passed; with
+``ACP_INTEROP_NEWS=1`` it also expects the notice and compaction updates of
+interop/news.json.
 
     python examples/client.py python examples/agent.py
 """
@@ -15,7 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from acp_engine import Client, RequestError, spawn_agent
 from acp_engine.schema import (
@@ -31,6 +34,7 @@ from acp_engine.schema import (
     RequestPermissionRequest,
     RequestPermissionResponse,
     SessionNotification,
+    SessionUpdate,
     TerminalExitStatus,
     TerminalOutputRequest,
     TerminalOutputResponse,
@@ -61,6 +65,7 @@ class Terminal:
 class ExampleClient(Client):
     def __init__(self) -> None:
         self.reply: List[str] = []
+        self.news: List[SessionUpdate] = []  # notices and compactions, in order
         self.answer_permissions = True
         self.permission_asked: "asyncio.Queue[str]" = asyncio.Queue()
         self.terminals: Dict[str, Terminal] = {}
@@ -80,6 +85,14 @@ class ExampleClient(Client):
             text = update["content"]["text"]
             self.reply.append(text)
             print(text, end="", flush=True)
+        elif update["sessionUpdate"] == "notice":
+            print(f"[{update['severity']} notice: {update['title']}]")
+            self.news.append(update)
+        elif update["sessionUpdate"] == "compaction_update":
+            print(f"[compaction {update['compactionId']}: {update['status']}]")
+            self.news.append(update)
+        elif update["sessionUpdate"] == "compaction_summary_chunk":
+            self.news.append(update)
 
     async def read_text_file(self, params: ReadTextFileRequest) -> ReadTextFileResponse:
         try:
@@ -144,6 +157,25 @@ def prompt(session_id: str, text: str) -> PromptRequest:
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
+#: The updates of interop/news.json, as an agent sends them to a client that
+#: shows notices and compactions.
+EXPECTED_NEWS: List[Dict[str, Any]] = [
+    {
+        "sessionUpdate": "notice",
+        "severity": "info",
+        "title": "Context compacted",
+        "description": "Older messages were summarized.",
+    },
+    {"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "in_progress"},
+    {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": "compaction-1",
+        "content": {"type": "text", "text": "The user asked for a greeting."},
+    },
+    {"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "completed"},
+]
+
+
 def check(ok: bool, what: str) -> None:
     if not ok:
         raise SystemExit(f"client: check failed: {what}")
@@ -158,7 +190,11 @@ async def main(command: str, *args: str) -> None:
         initialized = await agent.initialize(
             {
                 "protocolVersion": 1,
-                "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
+                "clientCapabilities": {
+                    "fs": {"readTextFile": True, "writeTextFile": True},
+                    "terminal": True,
+                    "session": {"notices": {}, "compaction": {}},  # we show them
+                },
                 "clientInfo": {"name": "acp-engine-python-interop-client", "version": "1.0.0"},
             }
         )
@@ -177,6 +213,8 @@ async def main(command: str, *args: str) -> None:
         check("terminal said: hi" in text, "the agent ran `echo hi` in our terminal")
         with open(os.path.join(cwd, "written.txt"), encoding="utf-8") as file:
             check(file.read() == "written by agent", "the agent wrote written.txt through us")
+        if os.environ.get("ACP_INTEROP_NEWS") == "1":
+            check(client.news == EXPECTED_NEWS, f"the updates of interop/news.json arrived (got {client.news})")
 
         print("> cancel me")
         client.answer_permissions = False

@@ -137,6 +137,8 @@ static acp_connection *connection(void) {
 #define MAX_SESSIONS 64
 static char *sessions[MAX_SESSIONS];
 static int session_count;
+/* The client can show notices and compactions (its capabilities). */
+static bool client_shows_news;
 
 /* ---- talking to the client ------------------------------------------------------ */
 
@@ -183,8 +185,27 @@ static int ask_permission(const char *session_id) {
     return answer;
 }
 
+/* A notice, and a context compaction from start to end with its summary. */
+static void report_compaction(const char *sid) {
+    static const char *const updates[] = {
+        "{\"sessionUpdate\":\"notice\",\"severity\":\"info\",\"title\":\"Context compacted\","
+        "\"description\":\"Older messages were summarized.\"}",
+        "{\"sessionUpdate\":\"compaction_update\",\"compactionId\":\"compaction-1\",\"status\":\"in_progress\"}",
+        "{\"sessionUpdate\":\"compaction_summary_chunk\",\"compactionId\":\"compaction-1\","
+        "\"content\":{\"type\":\"text\",\"text\":\"The user asked for a greeting.\"}}",
+        "{\"sessionUpdate\":\"compaction_update\",\"compactionId\":\"compaction-1\",\"status\":\"completed\"}",
+    };
+    for (size_t i = 0; i < sizeof updates / sizeof *updates; i++) {
+        char *params = fmt("{\"sessionId\":\"%s\",\"update\":%s}", sid, updates[i]);
+        if (acp_connection_send_notification(connection(), ACP_METHOD_SESSION_UPDATE, params) != ACP_OK)
+            fprintf(stderr, "[c-agent] session/update: %s\n", acp_last_error_message());
+        free(params);
+    }
+}
+
 /* The "Say hello" turn; the stop reason, or NULL if a request failed. */
 static const char *say_hello(const char *sid, const char *cwd) {
+    if (client_shows_news) report_compaction(sid);
     say(sid, "Hello! ");
     int allowed = ask_permission(sid);
     if (allowed < 0) return "cancelled";
@@ -234,6 +255,11 @@ done:
 static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
     (void)user_data;
     if (strcmp(method, ACP_METHOD_INITIALIZE) == 0) {
+        char *notices = NULL, *compaction = NULL;
+        client_shows_news = acp_json_get(params, "/clientCapabilities/session/notices", &notices) == ACP_OK &&
+                            acp_json_get(params, "/clientCapabilities/session/compaction", &compaction) == ACP_OK &&
+                            strcmp(notices, "null") != 0 && strcmp(compaction, "null") != 0;
+        acp_string_free(notices), acp_string_free(compaction);
         char *result = fmt("{\"protocolVersion\":1,\"agentCapabilities\":{},\"authMethods\":[],"
                            "\"agentInfo\":{\"name\":\"acp-engine-c-example-agent\",\"version\":\"%s\"}}",
                            acp_version());
@@ -297,7 +323,7 @@ static void on_notification(void *user_data, const char *method, const char *par
 }
 
 int main(void) {
-    acp_options options = {ACP_SIDE_AGENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_AGENT};
     acp_handlers handlers = {NULL, on_request, on_notification, NULL};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &handlers, &c) != ACP_OK) {

@@ -116,6 +116,9 @@ static enum turn turn;
 static char *session_id;
 static char cwd[256];
 static char reply[4096];      /* agent_message_chunk texts */
+#define MAX_NEWS 8
+static char *news[MAX_NEWS];  /* notice and compaction updates (JSON), in order */
+static int news_count;
 
 #define MAX_TERMINALS 8
 static struct terminal {
@@ -301,6 +304,11 @@ static void on_notification(void *user_data, const char *method, const char *par
         pthread_mutex_lock(&lock);
         strncat(reply, text, sizeof reply - strlen(reply) - 1);
         pthread_mutex_unlock(&lock);
+    } else if (strcmp(method, ACP_METHOD_SESSION_UPDATE) == 0 && kind &&
+               (strcmp(kind, "notice") == 0 || strncmp(kind, "compaction_", 11) == 0)) {
+        char *update = NULL;
+        if (acp_json_get(params, "/update", &update) == ACP_OK && news_count < MAX_NEWS) news[news_count++] = update;
+        else acp_string_free(update);
     }
     free(kind), free(text);
 }
@@ -315,6 +323,26 @@ static char *request(const char *method, const char *params) {
         fail(method);
     }
     return result;
+}
+
+/* The string at `pointer` in the news update `i` is `want`. */
+static int news_says(int i, const char *pointer, const char *want) {
+    char *value = NULL;
+    int same = i < news_count && acp_json_get_string(news[i], pointer, &value) == ACP_OK && strcmp(value, want) == 0;
+    acp_string_free(value);
+    return same;
+}
+
+/* The updates of interop/news.json arrived, in order. */
+static void check_news(void) {
+    if (news_count != 4 || !news_says(0, "/sessionUpdate", "notice") || !news_says(0, "/severity", "info") ||
+        !news_says(0, "/title", "Context compacted") ||
+        !news_says(0, "/description", "Older messages were summarized.") ||
+        !news_says(1, "/sessionUpdate", "compaction_update") || !news_says(1, "/status", "in_progress") ||
+        !news_says(2, "/sessionUpdate", "compaction_summary_chunk") ||
+        !news_says(2, "/content/text", "The user asked for a greeting.") ||
+        !news_says(3, "/compactionId", "compaction-1") || !news_says(3, "/status", "completed"))
+        fail("the notice and compaction updates of interop/news.json did not arrive");
 }
 
 static void prompt(const char *text, const char *want_stop) {
@@ -342,14 +370,16 @@ int main(int argc, char **argv) {
     fputs("Hello from the client's file\n", f);
     fclose(f);
 
-    acp_options options = {ACP_SIDE_CLIENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_CLIENT};
     acp_handlers handlers = {NULL, on_request, on_notification, NULL};
     if (acp_connection_spawn((const char *const *)argv + 1, NULL, NULL, &options, &handlers, &conn) != ACP_OK)
         fail(acp_last_error_message());
 
-    char *result = request(ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":true,"
-                                         "\"writeTextFile\":true},\"terminal\":true},\"clientInfo\":"
-                                         "{\"name\":\"c-interop-client\",\"version\":\"1.0.0\"}}");
+    /* We show notices and context compactions (session.notices, session.compaction). */
+    char *result = request(ACP_METHOD_INITIALIZE,
+                           "{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":true,"
+                           "\"writeTextFile\":true},\"terminal\":true,\"session\":{\"notices\":{},\"compaction\":{}}},"
+                           "\"clientInfo\":{\"name\":\"c-interop-client\",\"version\":\"1.0.0\"}}");
     if (json_long(result, "protocolVersion", 0) != 1) fail("initialize: protocolVersion is not 1");
     acp_string_free(result);
     char *quoted_cwd = json_quote(cwd), *params = fmt("{\"cwd\":%s,\"mcpServers\":[]}", quoted_cwd);
@@ -366,6 +396,8 @@ int main(int argc, char **argv) {
     char *content = read_file(written);
     if (!content || strcmp(content, "written by agent") != 0) fail("written.txt is not 'written by agent'");
     free(content);
+    const char *expect_news = getenv("ACP_INTEROP_NEWS");
+    if (expect_news && strcmp(expect_news, "1") == 0) check_news();
 
     turn = CANCEL_ME;
     prompt("cancel me", "cancelled");
@@ -378,6 +410,7 @@ int main(int argc, char **argv) {
     acp_shutdown();
     unlink(hello), unlink(written), rmdir(cwd);
     free(hello), free(written), free(session_id);
+    for (int i = 0; i < news_count; i++) acp_string_free(news[i]);
     puts("interop ok");
     return 0;
 }

@@ -37,6 +37,8 @@ pub enum acp_result {
     ACP_ERR_WRONG_MODE = 10,
     /// A bug in acp-engine (a Rust panic, caught at the boundary).
     ACP_ERR_INTERNAL = 11,
+    /// `acp_json_get_*`: no value at the pointer, or not of that type.
+    ACP_ERR_NOT_FOUND = 12,
 }
 
 /// An error failure of the library, before it becomes a code.

@@ -13,6 +13,7 @@ mod connection;
 mod events;
 mod ffi;
 mod handlers;
+mod json;
 mod responder;
 mod runtime;
 
@@ -20,5 +21,6 @@ pub use connection::*;
 pub use events::*;
 pub use ffi::*;
 pub use handlers::*;
+pub use json::*;
 pub use responder::*;
 pub use runtime::*;

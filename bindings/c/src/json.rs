@@ -1,0 +1,133 @@
+//! Reading and writing the JSON text the library hands to C, without a JSON
+//! library of C's own: a value at a JSON pointer (RFC 6901, e.g.
+//! `/prompt/0/text`) of a document, and a string as a JSON literal.
+
+use std::ffi::c_char;
+
+use serde_json::Value;
+
+use crate::ffi::{acp_result, guard, owned_string, str_arg, Failure};
+
+/// The value at `pointer` in the document `json`.
+unsafe fn value_at(json: *const c_char, pointer: *const c_char) -> Result<(Value, String), Failure> {
+    let text = str_arg(json, "json")?;
+    let pointer = str_arg(pointer, "pointer")?;
+    let document: Value = serde_json::from_str(text)
+        .map_err(|error| Failure::new(acp_result::ACP_ERR_INVALID_JSON, format!("json: {error}")))?;
+    match document.pointer(pointer) {
+        Some(value) => Ok((value.clone(), pointer.to_owned())),
+        None => Err(Failure::new(
+            acp_result::ACP_ERR_NOT_FOUND,
+            format!("nothing at {pointer:?}"),
+        )),
+    }
+}
+
+fn wrong_type(pointer: &str, wanted: &str, value: &Value) -> Failure {
+    Failure::new(
+        acp_result::ACP_ERR_NOT_FOUND,
+        format!("{pointer:?} is {value}, not {wanted}"),
+    )
+}
+
+/// The string at JSON pointer `pointer` (`""`: the whole document) in
+/// `json`, unescaped, in `*out` (free with `acp_string_free`).
+/// `ACP_ERR_NOT_FOUND` when there is no value there or it is not a string.
+#[no_mangle]
+pub unsafe extern "C" fn acp_json_get_string(
+    json: *const c_char,
+    pointer: *const c_char,
+    out: *mut *mut c_char,
+) -> acp_result {
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        }
+        *out = std::ptr::null_mut();
+        match value_at(json, pointer)? {
+            (Value::String(text), _) => {
+                *out = owned_string(&text);
+                Ok(())
+            }
+            (other, pointer) => Err(wrong_type(&pointer, "a string", &other)),
+        }
+    })
+}
+
+/// The number at `pointer` in `json`, in `*out`. `ACP_ERR_NOT_FOUND` when
+/// there is no value there or it is not a number.
+#[no_mangle]
+pub unsafe extern "C" fn acp_json_get_number(
+    json: *const c_char,
+    pointer: *const c_char,
+    out: *mut f64,
+) -> acp_result {
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        }
+        match value_at(json, pointer)? {
+            (Value::Number(number), _) => {
+                *out = number.as_f64().unwrap_or(f64::NAN);
+                Ok(())
+            }
+            (other, pointer) => Err(wrong_type(&pointer, "a number", &other)),
+        }
+    })
+}
+
+/// The boolean at `pointer` in `json`, in `*out`. `ACP_ERR_NOT_FOUND` when
+/// there is no value there or it is not a boolean.
+#[no_mangle]
+pub unsafe extern "C" fn acp_json_get_bool(
+    json: *const c_char,
+    pointer: *const c_char,
+    out: *mut bool,
+) -> acp_result {
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        }
+        match value_at(json, pointer)? {
+            (Value::Bool(value), _) => {
+                *out = value;
+                Ok(())
+            }
+            (other, pointer) => Err(wrong_type(&pointer, "a boolean", &other)),
+        }
+    })
+}
+
+/// The value at `pointer` in `json` (an object, an array, anything) as JSON
+/// text in `*out_json` (free with `acp_string_free`). `ACP_ERR_NOT_FOUND`
+/// when there is no value there.
+#[no_mangle]
+pub unsafe extern "C" fn acp_json_get(
+    json: *const c_char,
+    pointer: *const c_char,
+    out_json: *mut *mut c_char,
+) -> acp_result {
+    guard(|| {
+        if out_json.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out_json is NULL"));
+        }
+        *out_json = std::ptr::null_mut();
+        let (value, _) = value_at(json, pointer)?;
+        *out_json = owned_string(&value.to_string());
+        Ok(())
+    })
+}
+
+/// `text` as a JSON string literal (quoted and escaped), in `*out_json`
+/// (free with `acp_string_free`): to put text into the params C writes.
+#[no_mangle]
+pub unsafe extern "C" fn acp_json_quote(text: *const c_char, out_json: *mut *mut c_char) -> acp_result {
+    guard(|| {
+        if out_json.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out_json is NULL"));
+        }
+        let text = str_arg(text, "text")?;
+        *out_json = owned_string(&Value::from(text).to_string());
+        Ok(())
+    })
+}
