@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test update-schema fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: demo test update-schema schema-check fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -16,7 +16,7 @@ demo:
 
 ## test: every test: generated code in sync, Rust unit/wire/process tests,
 ## interop with the official TypeScript and Python SDKs, benchmark smoke run
-test: codegen-check header-check test-rust test-c test-python test-node test-reliability test-interop bench-quick
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-reliability test-interop bench-quick
 
 test-rust:
 	$(CARGO) test --workspace --all-targets
@@ -89,6 +89,11 @@ install:
 ## update-schema: take schema/v1 from the official npm package at its pinned version
 update-schema:
 	bash tools/codegen/update_schema.sh
+
+## schema-check: schema/ is exactly what the pinned npm package gives (update-schema is a no-op)
+schema-check:
+	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out bash tools/codegen/update_schema.sh >/dev/null \
+	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package" && rm -rf $$out
 
 ## codegen: regenerate every language's types and method tables from schema/v1
 codegen:

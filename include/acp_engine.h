@@ -78,6 +78,12 @@
 #include "acp_methods.h"
 
 /*
+ The JSON-RPC error code every pending request fails with once the
+ connection closed ("Connection closed"; local, never sent to a peer).
+ */
+#define ACP_ERROR_CONNECTION_CLOSED -32099
+
+/*
  The outcome of every fallible call. On anything but `ACP_OK`,
  `acp_last_error_message()` says what went wrong.
  */

@@ -214,7 +214,7 @@ static void on_request(void *user_data, const char *method, const char *params, 
 }
 
 int main(void) {
-    acp_options options = {ACP_SIDE_AGENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_AGENT};
     acp_handlers handlers = {NULL, on_request, NULL, NULL};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &handlers, &c) != ACP_OK) {

@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
         memcpy(large_read + sizeof head - 1 + LARGE_SIZE, "\"}", 3);
     }
 
-    acp_options options = {ACP_SIDE_CLIENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_CLIENT};
     acp_handlers handlers = {NULL, on_request, on_notification, NULL};
     acp_connection *c = NULL;
     if (acp_connection_spawn((const char *const *)&argv[agent], NULL, NULL, &options, &handlers, &c) != ACP_OK) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmark agent on acp-engine's Node binding (see bench/README.md).
-import { AgentSideConnection, RequestError, stdioStream } from "../../node/index.js";
+import { AgentSideConnection, RequestError, stdioStream } from "../../node/dist/index.js";
 
 const CHUNK_TEXT = "chunk of agent text";
 const LARGE = 16 * 1024 * 1024;

@@ -2,7 +2,7 @@
 // Benchmark client on acp-engine's Node binding (see bench/README.md):
 // node client.mjs --scenario <scenario> --n N -- <agent command...>
 const t0 = performance.now(); // setup includes loading the SDK
-const { ClientSideConnection, spawnAgent } = await import("../../node/index.js");
+const { ClientSideConnection, spawnAgent } = await import("../../node/dist/index.js");
 
 const args = process.argv.slice(2);
 const flag = (name) => args[args.indexOf(name) + 1];

@@ -51,7 +51,8 @@ impl ExampleAgent {
 
     async fn say(&self, session_id: &SessionId, text: impl Into<String>) -> Result<(), RequestError> {
         let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text.into())));
-        self.update(session_id, SessionUpdate::AgentMessageChunk(chunk)).await
+        self.update(session_id, SessionUpdate::AgentMessageChunk(chunk))
+            .await
     }
 
     /// A notice, and a context compaction from start to end with its summary.
@@ -63,12 +64,15 @@ impl ExampleAgent {
         self.update(session_id, SessionUpdate::Notice(notice)).await?;
         let id = CompactionId::from("compaction-1");
         let started = CompactionUpdate::new(id.clone(), CompactionStatus::InProgress);
-        self.update(session_id, SessionUpdate::CompactionUpdate(started)).await?;
+        self.update(session_id, SessionUpdate::CompactionUpdate(started))
+            .await?;
         let summary = ContentBlock::Text(TextContent::new("The user asked for a greeting.".into()));
         let chunk = CompactionSummaryChunk::new(id.clone(), summary);
-        self.update(session_id, SessionUpdate::CompactionSummaryChunk(chunk)).await?;
+        self.update(session_id, SessionUpdate::CompactionSummaryChunk(chunk))
+            .await?;
         let done = CompactionUpdate::new(id, CompactionStatus::Completed);
-        self.update(session_id, SessionUpdate::CompactionUpdate(done)).await
+        self.update(session_id, SessionUpdate::CompactionUpdate(done))
+            .await
     }
 
     /// Ask to read `hello.txt`; true if the user allowed it.

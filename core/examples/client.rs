@@ -240,7 +240,10 @@ impl Client for ExampleClient {
             }
             SessionUpdate::CompactionUpdate(compaction) => {
                 println!("[compaction {}: {}]", compaction.compaction_id, compaction.status);
-                self.news.lock().unwrap().push(SessionUpdate::CompactionUpdate(compaction));
+                self.news
+                    .lock()
+                    .unwrap()
+                    .push(SessionUpdate::CompactionUpdate(compaction));
             }
             update @ SessionUpdate::CompactionSummaryChunk(_) => self.news.lock().unwrap().push(update),
             _ => {}

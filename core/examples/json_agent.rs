@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
+use acp_engine::schema::method;
 use acp_engine::{
     to_raw, Connection, IncomingNotification, IncomingRequest, RawJson, RequestError, Transport,
 };
-use acp_engine::schema::method;
 use serde_json::{json, Value};
 
 #[tokio::main]

@@ -7,11 +7,11 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use acp_engine::schema::method;
 use acp_engine::{
     to_raw, Connection, Direction, IncomingNotification, IncomingRequest, RawJson, RequestError,
     SpawnOptions, Transport,
 };
-use acp_engine::schema::method;
 use serde_json::{json, Value};
 
 #[tokio::main]

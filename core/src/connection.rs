@@ -269,8 +269,7 @@ impl Drop for PendingRequest {
             return;
         }
         tracing::debug!(id, "pending request dropped; cancelling it");
-        if let Ok(frame) = frame::notification(crate::CANCEL_REQUEST_METHOD, &cancel_params(&self.id, None))
-        {
+        if let Ok(frame) = frame::notification(crate::CANCEL_REQUEST_METHOD, &cancel_params(&self.id, None)) {
             self.inner.enqueue_detached(frame);
         }
     }

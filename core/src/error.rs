@@ -100,7 +100,8 @@ impl RequestError {
 
     /// ACP: the session is unknown (-32002 with `data.sessionId`).
     pub fn session_not_found(session_id: &str) -> Self {
-        Self::new(codes::RESOURCE_NOT_FOUND, "Session not found").with_data(json!({ "sessionId": session_id }))
+        Self::new(codes::RESOURCE_NOT_FOUND, "Session not found")
+            .with_data(json!({ "sessionId": session_id }))
     }
 
     /// ACP: `initialize` asked for a protocol version this side does not speak

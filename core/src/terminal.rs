@@ -39,7 +39,9 @@ impl TerminalHandle {
     /// `terminal/output`: the output so far and, once exited, the exit status.
     pub async fn current_output(&self) -> Result<TerminalOutputResponse, RequestError> {
         let params = TerminalOutputRequest::new(self.session_id.clone(), self.id.clone());
-        self.connection.send_request(method::TERMINAL_OUTPUT, &params).await
+        self.connection
+            .send_request(method::TERMINAL_OUTPUT, &params)
+            .await
     }
 
     /// `terminal/wait_for_exit`: resolves when the command exits.
@@ -63,7 +65,10 @@ impl TerminalHandle {
             return Ok(());
         }
         let params = ReleaseTerminalRequest::new(self.session_id.clone(), self.id.clone());
-        let _: ReleaseTerminalResponse = self.connection.send_request(method::TERMINAL_RELEASE, &params).await?;
+        let _: ReleaseTerminalResponse = self
+            .connection
+            .send_request(method::TERMINAL_RELEASE, &params)
+            .await?;
         Ok(())
     }
 }

@@ -606,6 +606,68 @@ fn unstable_session_updates() {
 // ---------------------------------------------------------------------------------------
 // client methods
 
+/// The definitions new in schema 2.4.0 (stable): notices, context compaction, the tool
+/// call's `name`, and the client's session capabilities that announce them.
+#[test]
+fn notices_compaction_and_tool_call_names() {
+    let notice = check::<SessionNotification>(
+        update(
+            json!({"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited",
+                      "description": "retrying in 5 s", "_meta": meta()}),
+        ),
+        &["", "/update"],
+    );
+    match &notice.update {
+        SessionUpdate::Notice(n) => {
+            assert_eq!(n.severity, NoticeSeverity::Warning);
+            assert_eq!(n.title, "Rate limited");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A severity from a newer protocol is kept as it is.
+    let future = check::<Notice>(json!({"severity": "_fatal", "title": "t"}), &[""]);
+    assert_eq!(future.severity, NoticeSeverity::Unknown("_fatal".into()));
+
+    let started = check::<SessionNotification>(
+        update(json!({"sessionUpdate": "compaction_update", "compactionId": "c-1", "status": "in_progress"})),
+        &["/update"],
+    );
+    assert!(matches!(&started.update, SessionUpdate::CompactionUpdate(c)
+        if c.compaction_id.as_ref() == "c-1" && c.status == CompactionStatus::InProgress));
+    // Patch semantics: a summary, an error, and null (clears) all round-trip.
+    check::<CompactionUpdate>(
+        json!({"compactionId": "c-1", "status": "failed", "error": "out of tokens",
+               "summary": [{"type": "text", "text": "so far"}]}),
+        &["", "/summary/0"],
+    );
+    let chunk = check::<SessionNotification>(
+        update(
+            json!({"sessionUpdate": "compaction_summary_chunk", "compactionId": "c-1",
+                      "content": {"type": "text", "text": "The user asked for a greeting."}}),
+        ),
+        &["/update", "/update/content"],
+    );
+    assert!(
+        matches!(&chunk.update, SessionUpdate::CompactionSummaryChunk(c) if c.compaction_id.as_ref() == "c-1")
+    );
+
+    let call = check::<SessionNotification>(
+        update(
+            json!({"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "Read a.rs",
+                      "name": "read_file", "kind": "read", "status": "pending"}),
+        ),
+        &["/update"],
+    );
+    assert!(matches!(&call.update, SessionUpdate::ToolCall(t) if t.name.as_deref() == Some("read_file")));
+
+    let capabilities = check::<ClientCapabilities>(
+        json!({"session": {"notices": {}, "compaction": {"_meta": meta()}}}),
+        &["", "/session", "/session/notices"],
+    );
+    let session = capabilities.session.unwrap();
+    assert!(session.notices.is_some() && session.compaction.is_some());
+}
+
 #[test]
 fn request_permission_selected_and_cancelled() {
     let request = check::<RequestPermissionRequest>(

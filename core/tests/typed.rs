@@ -932,6 +932,12 @@ async fn the_example_agents_turn_is_schema_valid_both_ways() {
                 ..Default::default()
             }),
             terminal: Some(true),
+            // The turn then has a notice and a context compaction too.
+            session: Some(ClientSessionCapabilities {
+                notices: Some(NoticeCapabilities::default()),
+                compaction: Some(CompactionCapabilities::default()),
+                ..Default::default()
+            }),
             ..Default::default()
         }),
         ..InitializeRequest::new(1)
@@ -958,6 +964,23 @@ async fn the_example_agents_turn_is_schema_valid_both_ways() {
     ] {
         assert!(served.contains(&method.to_owned()), "{method} in {served:?}");
     }
+    let kinds: Vec<Value> = calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, _)| m == "session/update")
+        .map(|(_, p)| p["update"]["sessionUpdate"].clone())
+        .filter(|kind| kind != "agent_message_chunk")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "notice",
+            "compaction_update",
+            "compaction_summary_chunk",
+            "compaction_update"
+        ]
+    );
     agent.close();
     agent.closed().await;
     let (messages, errors) = audit.report();

@@ -154,7 +154,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
         "",
         "if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time",
         f"    from {package_prefix}_terminal import TerminalHandle",
-        f"    from {package_prefix}schema import (",
+        "    from ..schema import (",
         *[f"        {name}," for name in sorted(used_types)],
         "    )",
     ]

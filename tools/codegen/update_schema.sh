@@ -5,6 +5,8 @@
 #
 #   tools/codegen/update_schema.sh            # the pinned version below
 #   ACP_SCHEMA_VERSION=2.5.0 tools/codegen/update_schema.sh
+#   ACP_SCHEMA_OUT=/tmp/x tools/codegen/update_schema.sh   # write there instead
+#   (make schema-check does that and compares: schema/ is what the pin gives)
 #
 # Then run `make codegen` to regenerate every language's types and method
 # tables. Running it twice changes nothing: the README records the
@@ -13,7 +15,7 @@ set -euo pipefail
 
 package="@agentclientprotocol/sdk"
 version="${ACP_SCHEMA_VERSION:-2.4.0}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="${ACP_SCHEMA_OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/acp-schema.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 

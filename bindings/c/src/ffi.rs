@@ -41,6 +41,10 @@ pub enum acp_result {
     ACP_ERR_NOT_FOUND = 12,
 }
 
+/// The JSON-RPC error code every pending request fails with once the
+/// connection closed ("Connection closed"; local, never sent to a peer).
+pub const ACP_ERROR_CONNECTION_CLOSED: i64 = -32099;
+
 /// An error failure of the library, before it becomes a code.
 pub(crate) struct Failure {
     pub code: acp_result,
@@ -174,4 +178,15 @@ pub unsafe extern "C" fn acp_string_free(string: *mut c_char) {
 #[no_mangle]
 pub extern "C" fn acp_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_connection_closed_code_is_the_engines() {
+        assert_eq!(
+            super::ACP_ERROR_CONNECTION_CLOSED,
+            acp_engine::error::codes::CONNECTION_CLOSED
+        );
+    }
 }

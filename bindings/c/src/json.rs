@@ -109,7 +109,10 @@ pub unsafe extern "C" fn acp_json_get(
 ) -> acp_result {
     guard(|| {
         if out_json.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out_json is NULL"));
+            return Err(Failure::new(
+                acp_result::ACP_ERR_NULL_ARGUMENT,
+                "out_json is NULL",
+            ));
         }
         *out_json = std::ptr::null_mut();
         let (value, _) = value_at(json, pointer)?;
@@ -124,7 +127,10 @@ pub unsafe extern "C" fn acp_json_get(
 pub unsafe extern "C" fn acp_json_quote(text: *const c_char, out_json: *mut *mut c_char) -> acp_result {
     guard(|| {
         if out_json.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out_json is NULL"));
+            return Err(Failure::new(
+                acp_result::ACP_ERR_NULL_ARGUMENT,
+                "out_json is NULL",
+            ));
         }
         let text = str_arg(text, "text")?;
         *out_json = owned_string(&Value::from(text).to_string());

@@ -243,7 +243,7 @@ static inline acp_result peer_connect(peer *p, acp_side side, const acp_handlers
         exit(2);
     }
     p->fd = sv[0];
-    acp_options options = {side, 0, 0};
+    acp_options options = {.side = side};
     /* Two descriptors for the two directions (the header asks for
      * duplicates when it is the same socket). */
     return acp_connection_fds(sv[1], dup(sv[1]), &options, handlers, out);

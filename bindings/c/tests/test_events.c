@@ -191,7 +191,7 @@ static void test_responses(void) {
     event = EXPECT_EVENT(c, ACP_EVENT_RESPONSE);
     if (event) {
         CHECK_EQ_INT(event->request_id, closed_id);
-        CHECK_EQ_INT(event->error.code, -32603);
+        CHECK_EQ_INT(event->error.code, ACP_ERROR_CONNECTION_CLOSED);
         CHECK_STR_EQ(event->error.message, "Connection closed");
     }
     acp_event_free(event);

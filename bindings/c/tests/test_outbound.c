@@ -7,7 +7,7 @@
  *   - acp_connection_cancel_request: the callback gets -32800 at once, the
  *     peer gets $/cancel_request, a late answer is dropped;
  *   - a request callback that itself sends a request and waits for it;
- *   - pending requests fail with -32603 "Connection closed" at close;
+ *   - pending requests fail with ACP_ERROR_CONNECTION_CLOSED "Connection closed" at close;
  *   - options.max_message_size: a longer inbound message is refused
  *     (-32600 to the peer) and the connection goes on.
  */
@@ -109,7 +109,7 @@ static void test_callbacks(void) {
     /* An answer to an id we never used is ignored. */
     peer_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":{}}");
 
-    /* Pending requests fail at close: -32603 "Connection closed". */
+    /* Pending requests fail at close: ACP_ERROR_CONNECTION_CLOSED "Connection closed". */
     static outcome pending;
     outcome_init(&pending);
     CHECK_RC(acp_connection_send_request(c, "never", "{}", record, &pending, NULL), ACP_OK);
@@ -117,7 +117,7 @@ static void test_callbacks(void) {
     CHECK_RC(acp_connection_close(c), ACP_OK);
     CHECK(latch_wait(&pending.done, 1, slow(3000)));
     CHECK(pending.has_error && !pending.has_result);
-    CHECK_EQ_INT(pending.code, -32603);
+    CHECK_EQ_INT(pending.code, ACP_ERROR_CONNECTION_CLOSED);
     CHECK_STR_EQ(pending.message, "Connection closed");
     CHECK_RC(acp_connection_wait_closed(c, slow(3000)), ACP_OK);
     acp_connection_free(c);
@@ -369,7 +369,7 @@ static void test_max_message_size(void) {
     int sv[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     peer p = {sv[0], NULL, 0, 0};
-    acp_options options = {ACP_SIDE_RAW, 256, 0};
+    acp_options options = {.side = ACP_SIDE_RAW, .max_message_size = 256};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_fds(sv[1], dup(sv[1]), &options, NULL, &c), ACP_OK);
     /* Small ones pass. */

@@ -3,7 +3,7 @@
  *   - acp_connection_spawn with env ("KEY=VALUE", added to the inherited
  *     environment) and cwd; a missing program -> ACP_ERR_IO; bad argv/env;
  *   - the peer crashes (kill -9): every pending completion fails with
- *     -32603 "Connection closed", a blocked acp_connection_request returns
+ *     ACP_ERROR_CONNECTION_CLOSED "Connection closed", a blocked acp_connection_request returns
  *     ACP_ERR_CLOSED, on_close runs, wait_closed returns ACP_OK, the process
  *     is reaped; once with `sleep`, once with our Rust example agent;
  *   - a child that ignores EOF on stdin is killed after close;
@@ -194,7 +194,7 @@ static void check_all_failed_closed(crash_state *s, int n) {
     pthread_mutex_lock(&s->mutex);
     CHECK_EQ_INT(s->answers, n);
     for (int i = 0; i < n && i < 8; i++) {
-        CHECK_EQ_INT(s->codes[i], -32603);
+        CHECK_EQ_INT(s->codes[i], ACP_ERROR_CONNECTION_CLOSED);
         CHECK_STR_EQ(s->messages[i], "Connection closed");
     }
     pthread_mutex_unlock(&s->mutex);
@@ -260,7 +260,7 @@ static void test_crash_rust_agent(void) {
     }
     snprintf(script, sizeof script, "echo $$ > '%s'; exec '%s' 2>/dev/null", pidfile, agent);
     const char *argv[] = {"sh", "-c", script, NULL};
-    acp_options options = {ACP_SIDE_CLIENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_CLIENT};
     acp_handlers h = {&s, park_permission, NULL, on_close};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, &options, &h, &c), ACP_OK);
@@ -373,7 +373,7 @@ static void child_close(void *user_data, const char *reason) {
 /* The child: serve ACP on stdio until EOF, then leave a marker file. */
 static int stdio_child(const char *marker) {
     static child_state s = {LATCH_INIT};
-    acp_options options = {ACP_SIDE_AGENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_AGENT};
     acp_handlers h = {&s, child_request, NULL, child_close};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &h, &c) != ACP_OK) return 3;
@@ -398,7 +398,7 @@ static void test_stdio(void) {
     path_in_tmp(marker, sizeof marker, "stdio-child.done");
     const char *argv[] = {self, "--stdio-child", marker, NULL};
     const char *env[] = {"ACP_CHILD_VERSION=9.9.9", NULL};
-    acp_options options = {ACP_SIDE_CLIENT, 0, 0};
+    acp_options options = {.side = ACP_SIDE_CLIENT};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, env, NULL, &options, NULL, &c), ACP_OK);
     char *json = NULL;

@@ -23,8 +23,12 @@ pub(crate) unsafe fn js_request_error(env: sys::napi_env, error: &RequestError) 
     unsafe {
         let mut text = ptr::null_mut();
         let mut object = ptr::null_mut();
-        if sys::napi_create_string_utf8(env, message.as_ptr(), message.as_bytes().len() as isize, &mut text)
-            != sys::Status::napi_ok
+        if sys::napi_create_string_utf8(
+            env,
+            message.as_ptr(),
+            message.as_bytes().len() as isize,
+            &mut text,
+        ) != sys::Status::napi_ok
             || sys::napi_create_error(env, ptr::null_mut(), text, &mut object) != sys::Status::napi_ok
         {
             return ptr::null_mut();

@@ -421,7 +421,9 @@ impl NativeConnection {
     pub fn flush(&self, env: Env) -> Result<f64> {
         let _runtime = enter();
         let flushed = self.connection.flush();
-        flushed.map(ticket).map_err(|error| errors::request_error(&env, &error))
+        flushed
+            .map(ticket)
+            .map_err(|error| errors::request_error(&env, &error))
     }
 
     /// Answer inbound request `token` with an error.
@@ -463,7 +465,8 @@ impl NativeConnection {
                 }))
             })
             .and_then(|id| self.connection.send_cancel_request_notification(&id));
-        sent.map(ticket).map_err(|error| errors::request_error(&env, &error))
+        sent.map(ticket)
+            .map_err(|error| errors::request_error(&env, &error))
     }
 
     #[napi]

@@ -328,12 +328,18 @@ mod tests {
                 method::SESSION_LOAD,
                 json!({"sessionId": "s", "cwd": "/tmp", "mcpServers": []}),
             ),
-            (method::SESSION_SET_MODE, json!({"sessionId": "s", "modeId": "ask"})),
+            (
+                method::SESSION_SET_MODE,
+                json!({"sessionId": "s", "modeId": "ask"}),
+            ),
             (
                 method::SESSION_SET_CONFIG_OPTION,
                 json!({"sessionId": "s", "configId": "c", "value": "v"}),
             ),
-            (method::SESSION_PROMPT, json!({"sessionId": "s", "prompt": prompt})),
+            (
+                method::SESSION_PROMPT,
+                json!({"sessionId": "s", "prompt": prompt}),
+            ),
             (method::SESSION_CANCEL, json!({"sessionId": "s"})),
             (method::SESSION_LIST, json!({"cwd": "/tmp", "cursor": "c"})),
             (method::SESSION_RESUME, json!({"sessionId": "s", "cwd": "/tmp"})),
@@ -379,13 +385,22 @@ mod tests {
                 method::TERMINAL_CREATE,
                 json!({"sessionId": "s", "command": "ls", "args": ["-l"], "env": [{"name": "A", "value": "1"}], "cwd": "/", "outputByteLimit": 100}),
             ),
-            (method::TERMINAL_OUTPUT, json!({"sessionId": "s", "terminalId": "t"})),
-            (method::TERMINAL_RELEASE, json!({"sessionId": "s", "terminalId": "t"})),
+            (
+                method::TERMINAL_OUTPUT,
+                json!({"sessionId": "s", "terminalId": "t"}),
+            ),
+            (
+                method::TERMINAL_RELEASE,
+                json!({"sessionId": "s", "terminalId": "t"}),
+            ),
             (
                 method::TERMINAL_WAIT_FOR_EXIT,
                 json!({"sessionId": "s", "terminalId": "t"}),
             ),
-            (method::TERMINAL_KILL, json!({"sessionId": "s", "terminalId": "t"})),
+            (
+                method::TERMINAL_KILL,
+                json!({"sessionId": "s", "terminalId": "t"}),
+            ),
         ]
     }
 

@@ -62,8 +62,8 @@
 //! ```
 
 mod check;
-pub(crate) mod methods;
 mod fields;
+pub(crate) mod methods;
 mod support;
 mod tagged;
 

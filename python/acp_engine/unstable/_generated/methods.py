@@ -14,7 +14,7 @@ from ..._errors import RequestError
 
 if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time
     from ..._terminal import TerminalHandle
-    from ...schema import (
+    from ..schema import (
         ArchiveSessionRequest,
         ArchiveSessionResponse,
         AuthStatusRequest,
