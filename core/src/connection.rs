@@ -208,7 +208,13 @@ impl Connection {
 
     /// How many inbound requests are being handled or answered right now.
     pub fn running_requests(&self) -> usize {
-        self.inner.running_requests()
+        self.inner.running.len()
+    }
+
+    /// Bytes of output queued for the peer and not written yet (what a peer
+    /// that stops reading leaves behind).
+    pub fn queued_output_bytes(&self) -> usize {
+        self.inner.outbound.queued_bytes()
     }
 
     /// Why the connection closed, once it has.
@@ -380,7 +386,7 @@ impl ConnectionBuilder {
         self.start(transport, runtime, |_| Handlers {
             request: request.unwrap_or_else(|| Arc::new(method_not_found)),
             notification,
-            inline: None,
+            reader_handler: None,
         })
     }
 
@@ -402,7 +408,7 @@ impl ConnectionBuilder {
             Handlers {
                 request: Arc::new(request),
                 notification: Some(Arc::new(notification)),
-                inline: None,
+                reader_handler: None,
             }
         })
     }
@@ -421,20 +427,20 @@ impl ConnectionBuilder {
         ))
     }
 
-    /// Start with inline handlers (host bindings), read by a task or by the
+    /// Start with a reader handler (host bindings), read by a task or by the
     /// host (`ReaderMode::Host`: the `HostReader` comes back).
-    pub(crate) fn start_inline(
+    pub(crate) fn start_with_reader_handler(
         self,
         transport: Transport,
         runtime: &Handle,
         mode: crate::engine::ReaderMode,
-        make_handler: impl FnOnce(&Connection) -> Arc<dyn crate::engine::InlineHandler>,
+        make_handler: impl FnOnce(&Connection) -> Arc<dyn crate::engine::ReaderHandler>,
     ) -> (Connection, Option<crate::engine::HostReader>) {
         let (inner, reader) = Inner::start_with(self.settings(), transport, runtime.clone(), mode, |inner| {
             Handlers {
                 request: Arc::new(method_not_found),
                 notification: None,
-                inline: Some(make_handler(&Connection::from_inner(inner.clone()))),
+                reader_handler: Some(make_handler(&Connection::from_inner(inner.clone()))),
             }
         });
         (Connection::from_inner(inner), reader)

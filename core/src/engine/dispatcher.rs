@@ -53,7 +53,7 @@ pub(super) async fn run(
                 Ordered::Response(waiter, outcome) => {
                     waiter.complete(outcome);
                 }
-                Ordered::Request(task) => super::run_inline_or_spawn(task, &inner.runtime),
+                Ordered::Request(task) => super::poll_once_or_spawn(task, &inner.runtime),
             }
         }
     }

@@ -1,105 +1,49 @@
-//! The connection's shared state and its three tasks: the reader (framing,
-//! classification, request dispatch), the ordered dispatcher (notifications
-//! and the responses queued behind them) and the writer (one bounded queue,
-//! written in batches). A supervisor closes the loop: once all three ended
+//! The connection's shared state (`Inner`) and its three tasks: the reader
+//! (framing, classification, request dispatch: `reader.rs`), the ordered
+//! dispatcher (notifications and the responses queued behind them:
+//! `dispatcher.rs`) and the writer (one bounded queue, written in batches:
+//! `writer.rs`, fed by `outbound.rs`). The registries live in `pending.rs`
+//! (our requests awaiting responses) and `running.rs` (the peer's requests
+//! being handled). A supervisor closes the loop: once all three tasks ended
 //! it reaps the child process, if any, and resolves `closed()`.
 
 mod dispatcher;
+mod outbound;
+mod pending;
 mod reader;
+mod running;
 mod writer;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RequestError;
 use crate::framing::{FrameWriter, LineReader};
 use crate::handler::{IncomingNotification, IncomingRequest, NotificationHandler, Observer, RequestHandler};
-use crate::message::{RawJson, RequestId};
 use crate::transport::Transport;
 
 pub(crate) use dispatcher::Ordered;
+pub(crate) use outbound::{Kind, Offered};
+pub(crate) use pending::Waiter;
 pub(crate) use reader::{HostReader, Pumped};
-
-/// Where a response goes: the local waiter of an outbound request (a
-/// `PendingRequest` future), or a callback run where the response is
-/// released, in order with the notifications around it.
-pub(crate) enum Waiter {
-    Future(oneshot::Sender<Result<RawJson, RequestError>>),
-    Callback(Box<dyn FnOnce(Result<RawJson, RequestError>) + Send>),
-}
-
-impl Waiter {
-    pub fn complete(self, outcome: Result<RawJson, RequestError>) {
-        match self {
-            Waiter::Future(sender) => {
-                let _ = sender.send(outcome);
-            }
-            Waiter::Callback(callback) => callback(outcome),
-        }
-    }
-}
+pub(crate) use running::OnCancel;
 
 /// Poll a request's task once, right here: most handlers answer without
 /// waiting, and this saves a task hop per request (and keeps whatever the
 /// handler does first in arrival order). Only a task that has to wait is
 /// spawned; its next poll registers the real waker (a future re-registers
 /// on every poll, so the first, no-op waker is harmless).
-pub(crate) fn run_inline_or_spawn(mut task: crate::handler::BoxFuture<()>, runtime: &Handle) {
+pub(crate) fn poll_once_or_spawn(mut task: crate::handler::BoxFuture<()>, runtime: &Handle) {
     use std::task::{Context, Waker};
     let mut context = Context::from_waker(Waker::noop());
     if task.as_mut().poll(&mut context).is_pending() {
         runtime.spawn(task);
     }
-}
-
-mod sigpipe {
-    /// Run `write` with SIGPIPE blocked on this thread, and swallow the
-    /// SIGPIPE a write to a closed pipe raised (the write still fails with
-    /// EPIPE): for hosts, such as C programs, whose threads would otherwise
-    /// be killed by it.
-    pub(super) fn guarded<T>(write: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
-        // SAFETY: plain signal-mask calls on this thread's own mask.
-        unsafe {
-            let mut pipe: libc::sigset_t = std::mem::zeroed();
-            let mut previous: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut pipe);
-            libc::sigaddset(&mut pipe, libc::SIGPIPE);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut previous);
-            let result = write();
-            let was_blocked = libc::sigismember(&previous, libc::SIGPIPE) == 1;
-            if !was_blocked {
-                if matches!(&result, Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe) {
-                    let zero = libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 0,
-                    };
-                    while libc::sigtimedwait(&pipe, std::ptr::null_mut(), &zero) == libc::SIGPIPE {}
-                }
-                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
-            }
-            result
-        }
-    }
-}
-
-/// A monotonic clock in nanoseconds (for the burst check).
-fn clock_ns() -> u64 {
-    static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
-    let origin = *ORIGIN.get_or_init(std::time::Instant::now);
-    // Never 0 after the first call, so "no direct write yet" never looks recent.
-    origin.elapsed().as_nanos() as u64 + 1_000_000
-}
-
-/// Why `try_enqueue` did not take a frame.
-pub(crate) enum TryEnqueueError {
-    Full(Vec<u8>),
-    Closed(RequestError),
 }
 
 /// How long the writer may keep flushing after the connection closed.
@@ -127,29 +71,19 @@ pub struct Handlers {
     /// Handlers that never wait (host-language bindings): run by the reader
     /// itself, in place of `request` and `notification`, without a task or
     /// a dispatcher hop per message.
-    pub inline: Option<Arc<dyn InlineHandler>>,
+    pub reader_handler: Option<Arc<dyn ReaderHandler>>,
 }
 
-/// Handlers run inline by the reader (see `Handlers::inline`).
-pub(crate) trait InlineHandler: Send + Sync + 'static {
+/// Handlers the reader runs itself, as it reads (see `Handlers::reader_handler`).
+pub(crate) trait ReaderHandler: Send + Sync + 'static {
     /// An inbound notification, in arrival order. Must not block.
     fn notification(&self, notification: IncomingNotification);
 
     /// An inbound request, taken to be answered later through its
-    /// `Responder` (which then calls `Inner::untrack_running`): return what
+    /// `Responder` (which then untracks it from `Inner::running`): return what
     /// to do if it is cancelled first (`$/cancel_request` or close). An
     /// `Err` is answered at once.
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError>;
-}
-
-pub(crate) type OnCancel = Box<dyn FnOnce() + Send>;
-
-/// An inbound request being handled.
-enum Running {
-    /// By a task, which ends when this token is cancelled.
-    Task(CancellationToken),
-    /// By an inline handler; the callback runs if it is cancelled.
-    Deferred(Option<OnCancel>),
 }
 
 /// Who reads the stream.
@@ -166,25 +100,14 @@ pub(crate) struct Inner {
     pub runtime: Handle,
     next_id: AtomicI64,
     /// Outbound requests awaiting their response.
-    pending: Mutex<HashMap<i64, Waiter>>,
-    /// Inbound requests whose handler is running, for `$/cancel_request`.
-    running: Mutex<HashMap<RequestId, Running>>,
+    pub pending: pending::Pending,
+    /// Inbound requests whose handler is running.
+    pub running: running::Running,
     /// Notifications handed to the dispatcher and not yet fully handled; a
     /// response may skip the dispatcher queue only when this is zero.
     pub unhandled_notifications: AtomicUsize,
-    outbound: mpsc::Sender<Vec<u8>>,
-    /// The stream's writer while the writer task is not using it: a sender
-    /// that finds the write queue empty writes straight to the stream from
-    /// its own thread, without waking the writer task (a cross-thread
-    /// wake-up costs more than the write on a virtual machine).
-    direct: Mutex<Option<FrameWriter<crate::transport::BoxWriter>>>,
-    /// Frames in the write queue or being written by the writer task; a
-    /// direct write may only go out when this is zero (ordering).
-    in_flight: AtomicUsize,
-    /// When the last frame was sent (`clock_ns`): a frame that follows
-    /// closely is part of a burst and goes through the queue, where the
-    /// writer task batches it.
-    last_send: std::sync::atomic::AtomicU64,
+    /// The write path.
+    pub outbound: outbound::Outbound,
     close_reason: OnceLock<String>,
     /// Cancelled when the connection starts closing, for any reason.
     pub closing: CancellationToken,
@@ -207,7 +130,7 @@ impl Inner {
     }
 
     /// `start`, with the choice of who reads; with `ReaderMode::Host` the
-    /// returned `HostReader` is the reader (the handlers must be inline).
+    /// returned `HostReader` is the reader (with a reader handler).
     pub(crate) fn start_with(
         settings: Settings,
         transport: Transport,
@@ -224,13 +147,10 @@ impl Inner {
             settings,
             runtime: runtime.clone(),
             next_id: AtomicI64::new(1),
-            pending: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
+            pending: pending::Pending::default(),
+            running: running::Running::default(),
             unhandled_notifications: AtomicUsize::new(0),
-            outbound,
-            direct: Mutex::new(Some(frames)),
-            in_flight: AtomicUsize::new(0),
-            last_send: std::sync::atomic::AtomicU64::new(0),
+            outbound: outbound::Outbound::new(outbound, frames),
             close_reason: OnceLock::new(),
             closing: CancellationToken::new(),
             aborted: CancellationToken::new(),
@@ -283,7 +203,7 @@ impl Inner {
         self.closing.is_cancelled()
     }
 
-    fn closed_error(&self) -> RequestError {
+    pub(crate) fn closed_error(&self) -> RequestError {
         RequestError::connection_closed(self.close_reason().unwrap_or("closed"))
     }
 
@@ -294,263 +214,48 @@ impl Inner {
             return;
         }
         tracing::debug!(reason, "connection closing");
-        let error = self.closed_error();
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap());
-        for (_, waiter) in pending {
-            waiter.complete(Err(error.clone()));
-        }
-        // Requests handled inline have no task to cancel: tell them (before
+        self.pending.fail_all(&self.closed_error());
+        // Requests a reader handler took have no task to cancel: tell them (before
         // `closing`, which lets teardown finish and report the close).
-        let deferred: Vec<OnCancel> = {
-            let mut running = self.running.lock().unwrap();
-            let ids: Vec<RequestId> = running
-                .iter()
-                .filter(|(_, entry)| matches!(entry, Running::Deferred(_)))
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter()
-                .filter_map(|id| match running.remove(id) {
-                    Some(Running::Deferred(on_cancel)) => on_cancel,
-                    _ => None,
-                })
-                .collect()
-        };
-        for on_cancel in deferred {
+        for on_cancel in self.running.take_deferred() {
             on_cancel();
         }
         self.closing.cancel();
     }
 
-    /// Put a frame on the write queue, waiting while the queue is full.
+    /// Put a frame on the wire, waiting while the write queue is full.
     pub async fn enqueue(&self, frame: Vec<u8>) -> Result<(), RequestError> {
-        if self.is_closing() {
-            return Err(self.closed_error());
-        }
-        let Some(frame) = self.write_direct(frame)? else {
-            return Ok(());
-        };
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        let sent = tokio::select! {
-            sent = self.outbound.send(frame) => sent.map_err(|_| self.closed_error()),
-            _ = self.closing.cancelled() => Err(self.closed_error()),
-        };
-        if sent.is_err() {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
-        }
-        sent
-    }
-
-    /// Write `frame` straight to the stream if nothing is queued before it
-    /// and it is not part of a burst; `Some(frame)` back when it must go
-    /// through the queue instead.
-    fn write_direct(&self, frame: Vec<u8>) -> Result<Option<Vec<u8>>, RequestError> {
-        self.write_direct_with(frame, true)
-    }
-
-    /// `write_direct`; `check_burst: false` for a frame that is a batch
-    /// already.
-    fn write_direct_with(&self, frame: Vec<u8>, check_burst: bool) -> Result<Option<Vec<u8>>, RequestError> {
-        const BURST_GAP_NS: u64 = 20_000;
-        if self.in_flight.load(Ordering::Acquire) != 0 {
-            return Ok(Some(frame));
-        }
-        let now = clock_ns();
-        if check_burst && now.saturating_sub(self.last_send.load(Ordering::Relaxed)) < BURST_GAP_NS {
-            self.last_send.store(now, Ordering::Relaxed);
-            return Ok(Some(frame));
-        }
-        let Ok(mut slot) = self.direct.try_lock() else {
-            return Ok(Some(frame));
-        };
-        let Some(frames) = slot.as_mut() else {
-            return Ok(Some(frame));
-        };
-        // Checked again under the lock the writer task takes first.
-        if self.in_flight.load(Ordering::Acquire) != 0 {
-            return Ok(Some(frame));
-        }
-        self.last_send.store(now, Ordering::Relaxed);
-        self.observe(
-            crate::Direction::Outbound,
-            frame.strip_suffix(b"\n").unwrap_or(&frame),
-        );
-        // A writer that is not a plain pipe or socket (a file, a terminal:
-        // tokio's blocking-thread writers) needs the runtime, and the
-        // caller's thread may not be in it.
-        let _runtime = self.runtime.enter();
-        let written = if self.settings.guard_sigpipe {
-            sigpipe::guarded(|| frames.try_write_now(&frame))
-        } else {
-            frames.try_write_now(&frame)
-        };
-        match written {
-            Ok((written, needs_flush)) => {
-                if written < frame.len() || needs_flush {
-                    // The rest waits in the batch for the writer task, which
-                    // an empty frame wakes.
-                    frames.push(&frame[written..]);
-                    self.in_flight.fetch_add(1, Ordering::AcqRel);
-                    if self.outbound.try_send(Vec::new()).is_err() {
-                        self.in_flight.fetch_sub(1, Ordering::AcqRel);
-                    }
-                }
-                Ok(None)
-            }
-            Err(error) => {
-                drop(slot);
-                self.close(&format!("write error: {error}"));
-                Err(self.closed_error())
-            }
+        match self.outbound.offer(self, frame, Kind::Frame)? {
+            Offered::Taken => Ok(()),
+            Offered::Full(frame) => self.outbound.wait(self, frame).await,
         }
     }
 
-    /// The writer, for the writer task (None only while a direct write
-    /// holds it: the lock is then taken after it).
-    pub(super) fn take_writer(&self) -> Option<FrameWriter<crate::transport::BoxWriter>> {
-        self.direct.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-
-    pub(super) fn put_writer(&self, frames: FrameWriter<crate::transport::BoxWriter>, written: usize) {
-        *self.direct.lock().unwrap_or_else(|p| p.into_inner()) = Some(frames);
-        self.in_flight.fetch_sub(written, Ordering::AcqRel);
-    }
-
-    /// Put a frame on the write queue from synchronous code, blocking the
-    /// calling thread while the queue is full. Not for async contexts.
+    /// Put a frame on the wire from synchronous code, blocking the calling
+    /// thread while the queue is full. Not for async contexts.
     pub fn enqueue_blocking(&self, frame: Vec<u8>) -> Result<(), RequestError> {
-        if self.is_closing() {
-            return Err(self.closed_error());
+        match self.outbound.offer(self, frame, Kind::Frame)? {
+            Offered::Taken => Ok(()),
+            Offered::Full(frame) => self.outbound.block(self, frame),
         }
-        let Some(frame) = self.write_direct(frame)? else {
-            return Ok(());
-        };
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        let sent = self
-            .outbound
-            .blocking_send(frame)
-            .map_err(|_| self.closed_error());
-        if sent.is_err() {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
-        }
-        sent
     }
 
-    /// Put a frame on the write queue if it has room; give it back if not.
-    pub fn try_enqueue(&self, frame: Vec<u8>) -> Result<(), TryEnqueueError> {
-        self.try_enqueue_with(frame, true)
-    }
-
-    /// `try_enqueue` for a batch of frames a host collected: written
-    /// directly whenever nothing is queued before it.
-    pub fn try_enqueue_batch(&self, batch: Vec<u8>) -> Result<(), TryEnqueueError> {
-        self.try_enqueue_with(batch, false)
-    }
-
-    fn try_enqueue_with(&self, frame: Vec<u8>, check_burst: bool) -> Result<(), TryEnqueueError> {
-        if self.is_closing() {
-            return Err(TryEnqueueError::Closed(self.closed_error()));
-        }
-        let frame = match self.write_direct_with(frame, check_burst) {
-            Ok(None) => return Ok(()),
-            Ok(Some(frame)) => frame,
-            Err(error) => return Err(TryEnqueueError::Closed(error)),
-        };
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        self.outbound.try_send(frame).map_err(|error| {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
-            match error {
-                mpsc::error::TrySendError::Full(frame) => TryEnqueueError::Full(frame),
-                mpsc::error::TrySendError::Closed(_) => TryEnqueueError::Closed(self.closed_error()),
-            }
-        })
-    }
-
-    /// Enqueue without waiting (from `Drop` or sync code): when the queue is
-    /// full the frame is sent from a task instead.
+    /// Put a frame on the wire without waiting (from `Drop` or sync code):
+    /// when the queue is full a task sends it.
     pub fn enqueue_detached(self: &Arc<Self>, frame: Vec<u8>) {
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        if let Err(error) = self.outbound.try_send(frame) {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
-            let mpsc::error::TrySendError::Full(frame) = error else {
-                return;
-            };
-            let inner = self.clone();
-            self.runtime.spawn(async move {
-                let _ = inner.enqueue(frame).await;
-            });
+        if let Ok(Offered::Full(frame)) = self.outbound.offer(self, frame, Kind::Frame) {
+            self.outbound.detach(self, frame);
         }
     }
 
     /// Register an outbound request's waiter under a fresh id.
     pub fn register(&self, id: i64, waiter: Waiter) -> Result<(), RequestError> {
-        let mut pending = self.pending.lock().unwrap();
-        // Checked under the lock `close` drains, so no waiter is stranded.
-        if self.is_closing() {
-            return Err(self.closed_error());
-        }
-        pending.insert(id, waiter);
-        Ok(())
+        self.pending.register(id, waiter, || self.closed_error())
     }
 
     /// Take the waiter for `id`, if it is still pending.
     pub fn take_waiter(&self, id: i64) -> Option<Waiter> {
-        self.pending.lock().unwrap().remove(&id)
-    }
-
-    /// Track a running inbound request; false if the id is already running.
-    pub fn track_running(&self, id: &RequestId, token: &CancellationToken) -> bool {
-        self.track(id, Running::Task(token.clone()))
-    }
-
-    /// Track a request taken by an inline handler (its `on_cancel` comes
-    /// with `set_on_cancel`); false if the id is already running.
-    pub fn track_deferred(&self, id: &RequestId) -> bool {
-        self.track(id, Running::Deferred(None))
-    }
-
-    fn track(&self, id: &RequestId, entry: Running) -> bool {
-        let mut running = self.running.lock().unwrap();
-        if running.contains_key(id) {
-            return false;
-        }
-        running.insert(id.clone(), entry);
-        true
-    }
-
-    pub fn set_on_cancel(&self, id: &RequestId, on_cancel: OnCancel) {
-        if let Some(Running::Deferred(slot)) = self.running.lock().unwrap().get_mut(id) {
-            *slot = Some(on_cancel);
-        }
-    }
-
-    pub fn running_requests(&self) -> usize {
-        self.running.lock().unwrap().len()
-    }
-
-    pub fn untrack_running(&self, id: &RequestId) {
-        self.running.lock().unwrap().remove(id);
-    }
-
-    /// An inbound `$/cancel_request`: cancel that handler, if running.
-    pub fn cancel_running(&self, id: &RequestId) -> bool {
-        let mut running = self.running.lock().unwrap();
-        match running.get(id) {
-            Some(Running::Task(token)) => {
-                token.cancel();
-                true
-            }
-            Some(Running::Deferred(_)) => {
-                let Some(Running::Deferred(on_cancel)) = running.remove(id) else {
-                    unreachable!()
-                };
-                drop(running);
-                if let Some(on_cancel) = on_cancel {
-                    on_cancel();
-                }
-                true
-            }
-            None => false,
-        }
+        self.pending.take(id)
     }
 
     pub fn observe(&self, direction: crate::Direction, line: &[u8]) {

@@ -1,8 +1,8 @@
 //! The reader: frames lines, classifies them, starts a task per inbound
 //! request, answers invalid input, and queues notifications (and the
-//! responses that arrive behind them) for the ordered dispatcher. With
-//! inline handlers (host bindings) requests and notifications go straight
-//! to them instead. It runs as a task, or is driven by the host's own
+//! responses that arrive behind them) for the ordered dispatcher. With a
+//! reader handler (host bindings) requests and notifications go straight to
+//! it instead. It runs as a task, or is driven by the host's own
 //! thread through `HostReader::pump`.
 
 use std::panic::AssertUnwindSafe;
@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-use super::{Handlers, InlineHandler, Inner, Ordered};
+use super::{Handlers, Inner, Ordered, ReaderHandler};
 use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::framing::{LineEvent, LineReader};
@@ -41,9 +41,8 @@ impl Batch {
             self.replies.push(frame);
             return;
         }
-        match inner.try_enqueue(frame) {
-            Ok(()) | Err(super::TryEnqueueError::Closed(_)) => {}
-            Err(super::TryEnqueueError::Full(frame)) => self.replies.push(frame),
+        if let Ok(super::Offered::Full(frame)) = inner.outbound.offer(inner, frame, super::Kind::Frame) {
+            self.replies.push(frame);
         }
     }
 }
@@ -53,7 +52,7 @@ pub(crate) struct Reader {
     lines: LineReader<BoxReader>,
     dispatch: mpsc::Sender<Vec<Ordered>>,
     handler: Arc<dyn RequestHandler>,
-    inline: Option<Arc<dyn InlineHandler>>,
+    reader_handler: Option<Arc<dyn ReaderHandler>>,
     batch: Batch,
 }
 
@@ -67,7 +66,7 @@ impl Reader {
             lines,
             dispatch,
             handler: handlers.request.clone(),
-            inline: handlers.inline.clone(),
+            reader_handler: handlers.reader_handler.clone(),
             batch: Batch::default(),
         }
     }
@@ -78,14 +77,14 @@ pub(super) async fn run(inner: Arc<Inner>, mut reader: Reader) {
         lines,
         dispatch,
         handler,
-        inline,
+        reader_handler,
         batch,
     } = &mut reader;
     let reason = loop {
         let read = tokio::select! {
             biased;
             _ = inner.closing.cancelled() => break None,
-            read = lines.read_batch(|event| on_line(&inner, handler, inline.as_ref(), event, batch)) => read,
+            read = lines.read_batch(|event| on_line(&inner, handler, reader_handler.as_ref(), event, batch)) => read,
         };
         for reply in batch.replies.drain(..) {
             let _ = inner.enqueue(reply).await;
@@ -151,7 +150,7 @@ impl HostReader {
         let Reader {
             lines,
             handler,
-            inline,
+            reader_handler,
             batch,
             ..
         } = reader;
@@ -163,7 +162,7 @@ impl HostReader {
             let lines_seen = std::cell::Cell::new(0usize);
             let mut read = std::pin::pin!(lines.read_batch(|event| {
                 lines_seen.set(lines_seen.get() + 1);
-                on_line(inner, handler, inline.as_ref(), event, batch)
+                on_line(inner, handler, reader_handler.as_ref(), event, batch)
             }));
             match read.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
                 Poll::Ready(Ok(true)) if lines_seen.get() == 0 => continue,
@@ -174,15 +173,15 @@ impl HostReader {
         for reply in batch.replies.drain(..) {
             inner.enqueue_detached(reply);
         }
-        // With inline handlers nothing waits for the dispatcher; keep order
+        // With reader_handler handlers nothing waits for the dispatcher; keep order
         // for anything that does all the same.
         for item in batch.ordered.drain(..) {
             match item {
                 Ordered::Response(waiter, outcome) => waiter.complete(outcome),
-                Ordered::Request(task) => super::run_inline_or_spawn(task, &inner.runtime),
+                Ordered::Request(task) => super::poll_once_or_spawn(task, &inner.runtime),
                 Ordered::Notification(notification) => {
-                    if let Some(inline) = inline {
-                        inline.notification(notification);
+                    if let Some(reader_handler) = reader_handler {
+                        reader_handler.notification(notification);
                     }
                     inner.unhandled_notifications.fetch_sub(1, Ordering::AcqRel);
                 }
@@ -208,7 +207,7 @@ impl HostReader {
 fn on_line(
     inner: &Arc<Inner>,
     handler: &Arc<dyn RequestHandler>,
-    inline: Option<&Arc<dyn InlineHandler>>,
+    reader_handler: Option<&Arc<dyn ReaderHandler>>,
     event: LineEvent<'_>,
     batch: &mut Batch,
 ) {
@@ -232,22 +231,24 @@ fn on_line(
     };
     inner.observe(Direction::Inbound, line);
     match classify(line) {
-        Inbound::Request { id, method, params } => match inline {
-            Some(inline) => start_inline_request(inner, inline, id, method, params, batch),
+        Inbound::Request { id, method, params } => match reader_handler {
+            Some(reader_handler) => start_reader_request(inner, reader_handler, id, method, params, batch),
             None => start_request(inner, handler, id, method, params, batch),
         },
         Inbound::Notification { method, params } if method == crate::CANCEL_REQUEST_METHOD => {
             on_cancel_request(inner, params)
         }
-        Inbound::Notification { method, params } if inline.is_some() => {
+        Inbound::Notification { method, params } if reader_handler.is_some() => {
             let notification = IncomingNotification {
                 method,
                 params,
                 connection: Connection::from_inner(inner.clone()),
             };
-            let inline = inline.expect("checked");
-            if std::panic::catch_unwind(AssertUnwindSafe(|| inline.notification(notification))).is_err() {
-                tracing::error!("inline notification handler panicked");
+            let reader_handler = reader_handler.expect("checked");
+            if std::panic::catch_unwind(AssertUnwindSafe(|| reader_handler.notification(notification)))
+                .is_err()
+            {
+                tracing::error!("reader_handler notification handler panicked");
             }
         }
         Inbound::Notification { method, params } => {
@@ -268,7 +269,7 @@ fn on_line(
 
 fn on_response(inner: &Arc<Inner>, id: RequestId, outcome: Result<RawJson, RequestError>, batch: &mut Batch) {
     let waiter = match id {
-        RequestId::Number(n) => inner.take_waiter(n),
+        RequestId::Number(n) => inner.pending.take(n),
         _ => None,
     };
     let Some(waiter) = waiter else {
@@ -293,7 +294,7 @@ struct CancelRequestParams {
 fn on_cancel_request(inner: &Inner, params: Option<RawJson>) {
     match crate::message::from_raw::<CancelRequestParams>(params.as_deref()) {
         Ok(params) => {
-            let found = inner.cancel_running(&params.request_id);
+            let found = inner.running.cancel(&params.request_id);
             tracing::debug!(id = %params.request_id, found, "peer cancelled a request");
         }
         Err(error) => tracing::debug!(%error, "ignored a malformed $/cancel_request"),
@@ -309,7 +310,7 @@ fn start_request(
     batch: &mut Batch,
 ) {
     let cancellation = inner.closing.child_token();
-    if !inner.track_running(&id, &cancellation) {
+    if !inner.running.track_task(&id, &cancellation) {
         batch.reply(inner, id_in_use(&id));
         return;
     }
@@ -341,7 +342,7 @@ fn start_request(
             }
         }
         // Only now: "no request running" means every answer is queued.
-        inner.untrack_running(&id);
+        inner.running.untrack(&id);
     };
     let task: BoxFuture<()> = Box::pin(task.instrument(span));
     // A request starts only after the notifications that arrived before it
@@ -351,7 +352,7 @@ fn start_request(
         batch.ordered.push(Ordered::Request(task));
         return;
     }
-    super::run_inline_or_spawn(task, &runtime);
+    super::poll_once_or_spawn(task, &runtime);
 }
 
 /// The answer to a request whose id is still running.
@@ -361,17 +362,17 @@ fn id_in_use(id: &RequestId) -> Vec<u8> {
     frame::response(id, &Err(error))
 }
 
-/// Hand a request to an inline handler, which answers it later through its
+/// Hand a request to an reader_handler handler, which answers it later through its
 /// `Responder` (or now, with an error).
-fn start_inline_request(
+fn start_reader_request(
     inner: &Arc<Inner>,
-    inline: &Arc<dyn InlineHandler>,
+    reader_handler: &Arc<dyn ReaderHandler>,
     id: RequestId,
     method: String,
     params: Option<RawJson>,
     batch: &mut Batch,
 ) {
-    if !inner.track_deferred(&id) {
+    if !inner.running.track_deferred(&id) {
         batch.reply(inner, id_in_use(&id));
         return;
     }
@@ -384,12 +385,12 @@ fn start_inline_request(
         connection: Connection::from_inner(inner.clone()),
         answered: answered.clone(),
     };
-    let taken = std::panic::catch_unwind(AssertUnwindSafe(|| inline.request(request)))
+    let taken = std::panic::catch_unwind(AssertUnwindSafe(|| reader_handler.request(request)))
         .unwrap_or_else(|_| Err(panicked()));
     match taken {
-        Ok(on_cancel) => inner.set_on_cancel(&id, on_cancel),
+        Ok(on_cancel) => inner.running.set_on_cancel(&id, on_cancel),
         Err(error) => {
-            inner.untrack_running(&id);
+            inner.running.untrack(&id);
             if !answered.swap(true, Ordering::AcqRel) {
                 batch.reply(inner, frame::response(&id, &Err(error)));
             }

@@ -1,7 +1,7 @@
 //! The writer task: drains the bounded outbound queue and writes whatever
 //! is queued as one batch, so a burst costs one write, not one per message.
-//! Between batches the stream's writer sits in `Inner::direct`, where a
-//! sender that finds nothing queued writes its frame itself.
+//! Between batches the stream's writer sits in `Outbound`, where a sender
+//! that finds nothing queued writes its frame itself.
 
 use std::sync::Arc;
 
@@ -24,13 +24,14 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
             },
         };
         let Some(first) = first else { break };
-        let Some(mut frames) = inner.take_writer() else {
+        let Some(mut frames) = inner.outbound.take_writer() else {
             return;
         };
-        let mut taken = 1;
+        let (mut taken, mut bytes) = (1, first.len());
         take(&inner, &mut frames, &first);
         while let Ok(frame) = queue.try_recv() {
             taken += 1;
+            bytes += frame.len();
             if take(&inner, &mut frames, &frame) {
                 break;
             }
@@ -39,7 +40,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
             flushed = frames.flush() => flushed,
             _ = closing_grace_over(&inner) => Err(std::io::ErrorKind::TimedOut.into()),
         };
-        inner.put_writer(frames, taken);
+        inner.outbound.put_writer(frames, taken, bytes);
         if let Err(error) = flushed {
             inner.close(&format!("write error: {error}"));
             return;
@@ -47,7 +48,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
     }
     // Closing: write what was queued before the close (answers the peer may
     // still read), then shut our side so the peer sees EOF.
-    let Some(mut frames) = inner.take_writer() else {
+    let Some(mut frames) = inner.outbound.take_writer() else {
         return;
     };
     let drained = async {

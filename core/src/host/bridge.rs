@@ -1,10 +1,10 @@
 //! The engine's handlers for a host connection: check, then queue for the
 //! host. Two flavours:
-//! - `Bridge` (the reader runs as a task): a request's handler future lives
+//! - `TaskBridge` (the reader runs as a task): a request's handler future lives
 //!   until the host answers, so the engine's `$/cancel_request` and close
 //!   handling apply unchanged; if that future is dropped first, the host is
 //!   told to stop its handler. Notifications wait for room in the queue.
-//! - `InlineBridge` (the host's thread reads): nothing waits; a request is
+//! - `ReaderBridge` (the host's thread reads): nothing waits; a request is
 //!   tracked until `HostConnection::respond`, and cancelling it answers
 //!   -32800 and tells the host. The host pumps only after draining, which
 //!   bounds the queue.
@@ -12,20 +12,20 @@
 use std::sync::Arc;
 
 use super::{Shared, Side};
-use crate::engine::{InlineHandler, OnCancel};
+use crate::engine::{OnCancel, ReaderHandler};
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::frame;
 use crate::message::RawJson;
 use crate::Protocol;
 
-pub(crate) struct Bridge {
+pub(crate) struct TaskBridge {
     pub side: Side,
     pub protocol: Protocol,
     pub shared: Arc<Shared>,
 }
 
-impl Bridge {
+impl TaskBridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         self.side
             .check_request(self.protocol, &request.method, request.params.as_deref())?;
@@ -63,13 +63,13 @@ impl Bridge {
     }
 }
 
-pub(crate) struct InlineBridge {
+pub(crate) struct ReaderBridge {
     pub side: Side,
     pub protocol: Protocol,
     pub shared: Arc<Shared>,
 }
 
-impl InlineHandler for InlineBridge {
+impl ReaderHandler for ReaderBridge {
     fn notification(&self, notification: IncomingNotification) {
         if let Err(error) = self.side.check_notification(
             self.protocol,

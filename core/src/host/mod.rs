@@ -17,154 +17,39 @@
 //!   never reach the host (-32601 / -32602), and outbound ones are refused.
 
 mod bridge;
+mod options;
+mod output;
 mod queue;
 mod responders;
 mod runtime;
+mod side;
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use tokio::runtime::Handle;
-use tokio::sync::mpsc;
 
 use crate::connection::Connection;
-use crate::engine::{TryEnqueueError, Waiter};
+use crate::engine::Waiter;
 use crate::error::RequestError;
 use crate::message::{frame, RequestId};
-use crate::method_check::{self, Receiver};
 use crate::permission_cancel;
 use crate::transport::Transport;
 use crate::Protocol;
 
+pub use options::HostOptions;
+pub use output::Ticket;
 pub use queue::kind;
 pub use runtime::runtime;
+pub use side::Side;
 
 /// The writer task's spin for host connections: a host thread sending a
 /// burst produces a frame every few microseconds.
 const HOST_WRITE_SPIN: std::time::Duration = std::time::Duration::from_micros(30);
 
-/// A host batch is written once it holds this much.
-const OUTPUT_BATCH: usize = 64 * 1024;
-/// Write queue capacity, in batches, with `buffer_output`.
+/// Write queue capacity, in batches, with `buffer_output` (4 MiB of 64 KiB
+/// batches).
 const OUTPUT_QUEUE_BATCHES: usize = 64;
-
-/// Which side of ACP a host connection plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// Plain JSON-RPC: any method, no schema checks.
-    Raw,
-    /// Receives agent methods, sends client methods.
-    Agent,
-    /// Receives client methods, sends agent methods.
-    Client,
-}
-
-impl Side {
-    /// The other end: what an agent sends, a client receives.
-    pub fn peer(self) -> Side {
-        match self {
-            Side::Raw => Side::Raw,
-            Side::Agent => Side::Client,
-            Side::Client => Side::Agent,
-        }
-    }
-
-    /// The side that receives what this side is sent (None: `Raw`).
-    fn receiver(self) -> Option<Receiver> {
-        match self {
-            Side::Raw => None,
-            Side::Agent => Some(Receiver::Agent),
-            Side::Client => Some(Receiver::Client),
-        }
-    }
-
-    /// Check an inbound request for this side: an unknown method is -32601,
-    /// params that do not fit the schema -32602 (`Raw` accepts anything).
-    pub fn check_request(
-        self,
-        protocol: Protocol,
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Result<(), RequestError> {
-        self.check_text(protocol, method, params.map(RawValue::get), true)
-            .map(drop)
-    }
-
-    /// Check an inbound notification for this side (an `Err`: drop it).
-    pub fn check_notification(
-        self,
-        protocol: Protocol,
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Result<(), RequestError> {
-        self.check_text(protocol, method, params.map(RawValue::get), false)
-            .map(drop)
-    }
-
-    /// Check params text for this side: `Ok(true)` when the check read all of it (so
-    /// it is valid JSON), `Ok(false)` when nothing did (`Raw`, extension methods).
-    fn check_text(
-        self,
-        protocol: Protocol,
-        method: &str,
-        params: Option<&str>,
-        request: bool,
-    ) -> Result<bool, RequestError> {
-        match self.receiver() {
-            None => Ok(false),
-            Some(receiver) => method_check::check(protocol, receiver, !request, method, params),
-        }
-    }
-}
-
-/// Settings for [`HostConnection::connect`].
-#[derive(Debug, Clone)]
-pub struct HostOptions {
-    pub side: Side,
-    /// Speak the unstable protocol too (its methods are unknown otherwise).
-    pub protocol: Protocol,
-    /// Inbound notifications and requests the host may leave undrained
-    /// before the engine stops reading (backpressure).
-    pub queue_capacity: usize,
-    pub max_message_size: usize,
-    /// See `ConnectionBuilder::read_spin`.
-    pub read_spin: std::time::Duration,
-    /// Let the host read the stream on its own thread: it watches
-    /// `HostConnection::read_fd` and calls `pump` (the fastest path: no
-    /// thread hop per message). Only for pipes and sockets; otherwise, or
-    /// when false, an engine task reads and `wake` signals events.
-    pub host_reads: bool,
-    /// Collect outbound frames until `flush` (or 64 KiB) and write them
-    /// with one call: a host thread sending a burst then costs one write per
-    /// batch, and no wake-up of the writer task. The host must call `flush`
-    /// before it waits (Python: `loop.call_soon`).
-    pub buffer_output: bool,
-    /// The most events one `drain` returns (the host then drains until
-    /// `None`). A garbage-collected host that parses a drained batch into
-    /// objects keeps them all alive until the batch is handled; CPython
-    /// collects every 700 new objects and promotes what is alive, so a
-    /// batch of hundreds of messages paid for collections that a batch
-    /// small enough to be freed first never triggers.
-    pub drain_chunk: usize,
-}
-
-impl Default for HostOptions {
-    fn default() -> Self {
-        Self {
-            side: Side::Raw,
-            protocol: Protocol::Stable,
-            queue_capacity: 4096,
-            max_message_size: crate::framing::DEFAULT_MAX_MESSAGE_SIZE,
-            // No read spin: the host's own thread needs the core (measured:
-            // a 50 µs spin made Python round trips 40% slower on 2 cores).
-            read_spin: std::time::Duration::ZERO,
-            host_reads: false,
-            buffer_output: false,
-            drain_chunk: usize::MAX,
-        }
-    }
-}
 
 /// Append `text` as a JSON string, the way the engine writes frames (plain
 /// text is copied as it stands): for the bindings' value writers.
@@ -184,23 +69,11 @@ pub struct HostConnection {
     shared: Arc<Shared>,
     side: Side,
     protocol: Protocol,
-    /// Sends parked because the write queue was full, in order.
-    parked: mpsc::UnboundedSender<(Vec<u8>, u64)>,
-    /// How many parked sends are not queued yet: while any is, new sends
-    /// park behind them, so nothing overtakes.
-    parked_count: Arc<AtomicUsize>,
-    next_ticket: AtomicU64,
+    output: output::Output,
     pid: Option<u32>,
-    /// Frames collected for one write (`HostOptions::buffer_output`).
-    output: Mutex<Vec<u8>>,
-    buffer_output: bool,
     /// The host-driven reader and the fd it reads (`HostOptions::host_reads`).
     host_reader: Option<(crate::engine::HostReader, std::os::fd::RawFd)>,
 }
-
-/// A send's outcome: `None` when the message is queued for writing, or a
-/// ticket whose `WRITTEN` event will say when it is.
-pub type Ticket = Option<u64>;
 
 impl HostConnection {
     /// Start a connection on `runtime`. `wake` is called (from engine
@@ -234,17 +107,21 @@ impl HostConnection {
         };
         let (connection, host_reader) = match read_fd {
             Some(fd) => {
-                let bridge = Arc::new(bridge::InlineBridge {
+                let bridge = Arc::new(bridge::ReaderBridge {
                     side: options.side,
                     protocol: options.protocol,
                     shared: shared.clone(),
                 });
-                let (connection, reader) =
-                    builder.start_inline(transport, runtime, crate::engine::ReaderMode::Host, |_| bridge);
+                let (connection, reader) = builder.start_with_reader_handler(
+                    transport,
+                    runtime,
+                    crate::engine::ReaderMode::Host,
+                    |_| bridge,
+                );
                 (connection, reader.map(|reader| (reader, fd)))
             }
             None => {
-                let bridge = Arc::new(bridge::Bridge {
+                let bridge = Arc::new(bridge::TaskBridge {
                     side: options.side,
                     protocol: options.protocol,
                     shared: shared.clone(),
@@ -258,14 +135,8 @@ impl HostConnection {
             }
         };
 
-        let (parked, parked_rx) = mpsc::unbounded_channel();
-        let parked_count = Arc::new(AtomicUsize::new(0));
-        runtime.spawn(write_parked(
-            connection.clone(),
-            shared.clone(),
-            parked_rx,
-            parked_count.clone(),
-        ));
+        let output =
+            output::Output::start(connection.clone(), shared.clone(), options.buffer_output, runtime);
         let closing = connection.clone();
         let closed_shared = shared.clone();
         runtime.spawn(async move {
@@ -278,13 +149,9 @@ impl HostConnection {
             shared,
             side: options.side,
             protocol: options.protocol,
-            parked,
-            parked_count,
-            next_ticket: AtomicU64::new(1),
+            output,
             pid,
             host_reader,
-            output: Mutex::new(Vec::new()),
-            buffer_output: options.buffer_output,
         }
     }
 
@@ -344,7 +211,10 @@ impl HostConnection {
         let shared = self.shared.clone();
         let waiter = Waiter::Callback(Box::new(move |outcome| shared.queue.push_response(id, &outcome)));
         inner.register(id, waiter)?;
-        match self.send_built(|out| frame::write_request(out, id, method, params)) {
+        match self
+            .output
+            .send_built(|out| frame::write_request(out, id, method, params))
+        {
             Ok(ticket) => Ok((id, ticket)),
             Err(error) => {
                 // Not sent: withdraw it, silently (close may have taken it).
@@ -362,7 +232,9 @@ impl HostConnection {
     /// handlers).
     pub fn send_notification(&self, method: &str, params: Option<&str>) -> Result<Ticket, RequestError> {
         let params = self.outbound_params(method, params, false)?;
-        let sent = self.send_built(|out| frame::write_notification(out, method, params))?;
+        let sent = self
+            .output
+            .send_built(|out| frame::write_notification(out, method, params))?;
         if permission_cancel::is_session_cancel(method) {
             let answer = permission_cancel::cancelled_answer();
             for token in self.shared.responders.withdraw_permissions(params) {
@@ -395,12 +267,14 @@ impl HostConnection {
         }
         if pending.answered.is_none() {
             // Before the answer goes out: the peer may reuse the id at once.
-            self.connection.inner().untrack_running(pending.responder.id());
+            self.connection.inner().running.untrack(pending.responder.id());
         }
         let id = pending.responder.id();
         let sent = match outcome {
-            Ok(result) => self.send_built(|out| frame::write_success(out, id, result)),
-            Err(error) => self.send_frame(frame::response(id, &Err(error))),
+            Ok(result) => self
+                .output
+                .send_built(|out| frame::write_success(out, id, result)),
+            Err(error) => self.output.send_frame(frame::response(id, &Err(error))),
         }
         .is_ok();
         if let Some(answered) = pending.answered {
@@ -424,7 +298,8 @@ impl HostConnection {
     /// Send `$/cancel_request` for `id` (ours or not), nothing else.
     pub fn send_cancel_request_notification(&self, id: &RequestId) -> Result<Ticket, RequestError> {
         let params = serde_json::json!({ "requestId": id });
-        self.send_frame(frame::notification(crate::CANCEL_REQUEST_METHOD, &params)?)
+        self.output
+            .send_frame(frame::notification(crate::CANCEL_REQUEST_METHOD, &params)?)
     }
 
     /// Close: pending requests fail, handlers are cancelled, queued output
@@ -478,103 +353,16 @@ impl HostConnection {
         checked.map(|_| params)
     }
 
-    /// Send a frame: into the host batch (`buffer_output`), or to the writer.
-    fn send_frame(&self, frame: Vec<u8>) -> Result<Ticket, RequestError> {
-        if !self.buffer_output {
-            return self.send_now(frame, false);
-        }
-        self.send_built(|out| out.extend_from_slice(&frame))
-    }
-
-    /// Send the frame `write` appends: with `buffer_output` straight into the host
-    /// batch (no buffer of its own), otherwise to the writer.
-    fn send_built(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<Ticket, RequestError> {
-        if !self.buffer_output {
-            let mut frame = Vec::with_capacity(256);
-            write(&mut frame);
-            return self.send_now(frame, false);
-        }
-        let mut output = self.output.lock().unwrap_or_else(|p| p.into_inner());
-        if self.connection.is_closed() {
-            return Err(RequestError::connection_closed(
-                &self.close_reason().unwrap_or_else(|| "closed".into()),
-            ));
-        }
-        if output.capacity() == 0 {
-            // One allocation per batch, not a doubling series.
-            output.reserve(OUTPUT_BATCH + OUTPUT_BATCH / 4);
-        }
-        write(&mut output);
-        if output.len() < OUTPUT_BATCH {
-            return Ok(None);
-        }
-        let batch = std::mem::take(&mut *output);
-        // Sent under the lock: a concurrent flush must not overtake it.
-        self.send_now(batch, true)
-    }
-
     /// Write what `HostOptions::buffer_output` collected (the host calls
     /// this once it has run what it had to run: its loop's next turn).
     pub fn flush(&self) -> Result<Ticket, RequestError> {
-        let mut output = self.output.lock().unwrap_or_else(|p| p.into_inner());
-        if output.is_empty() {
-            return Ok(None);
-        }
-        let batch = std::mem::take(&mut *output);
-        self.send_now(batch, true)
-    }
-
-    /// Queue a frame (or a batch) for the writer now if there is room and
-    /// nothing is parked ahead of it; otherwise park it and return its ticket.
-    fn send_now(&self, frame: Vec<u8>, batch: bool) -> Result<Ticket, RequestError> {
-        let inner = self.connection.inner();
-        let frame = if self.parked_count.load(Ordering::Acquire) == 0 {
-            let queued = if batch {
-                inner.try_enqueue_batch(frame)
-            } else {
-                inner.try_enqueue(frame)
-            };
-            match queued {
-                Ok(()) => return Ok(None),
-                Err(TryEnqueueError::Closed(error)) => return Err(error),
-                Err(TryEnqueueError::Full(frame)) => frame,
-            }
-        } else if self.connection.is_closed() {
-            return Err(RequestError::connection_closed(
-                &self.close_reason().unwrap_or_else(|| "closed".into()),
-            ));
-        } else {
-            frame
-        };
-        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
-        self.parked_count.fetch_add(1, Ordering::AcqRel);
-        if self.parked.send((frame, ticket)).is_err() {
-            self.parked_count.fetch_sub(1, Ordering::AcqRel);
-            return Err(RequestError::connection_closed("closed"));
-        }
-        Ok(Some(ticket))
+        self.output.flush()
     }
 }
 
 impl Drop for HostConnection {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-/// Queue parked sends in order, waiting for room, and report each one.
-async fn write_parked(
-    connection: Connection,
-    shared: Arc<Shared>,
-    mut parked: mpsc::UnboundedReceiver<(Vec<u8>, u64)>,
-    parked_count: Arc<AtomicUsize>,
-) {
-    let inner = connection.inner().clone();
-    drop(connection);
-    while let Some((frame, ticket)) = parked.recv().await {
-        let ok = inner.enqueue(frame).await.is_ok();
-        parked_count.fetch_sub(1, Ordering::AcqRel);
-        shared.queue.push_written(ticket, ok);
     }
 }
 

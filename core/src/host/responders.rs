@@ -17,7 +17,7 @@ use crate::permission_cancel::{self, OpenPermissions};
 pub(crate) struct PendingAnswer {
     pub responder: Responder,
     /// Ends the engine's handler future once the host answered (None: the
-    /// request was taken inline, and answering untracks it).
+    /// request went to a reader handler, and answering untracks it).
     pub answered: Option<oneshot::Sender<()>>,
     /// The session of an open permission request (a client's).
     session: Option<String>,

@@ -1,0 +1,258 @@
+//! The write path: how a frame gets onto the wire. Every frame goes through
+//! one door, [`Outbound::offer`]: it is written straight to the stream from
+//! the caller's thread when nothing is queued before it and it is not part
+//! of a burst (a cross-thread wake-up costs more than the write on a virtual
+//! machine), or put on the bounded write queue, which the writer task
+//! (`writer.rs`) drains in batches. When the queue is full, `offer` hands the
+//! frame back and the caller chooses how to wait: [`Outbound::wait`]
+//! (async), [`Outbound::block`] (a thread outside the runtime),
+//! [`Outbound::detach`] (from code that cannot wait), or keep it (the host
+//! bindings park it in order).
+//!
+//! The queued frames and bytes are counted here: a frame is counted from
+//! the moment it is queued until the writer wrote it.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::sync::{mpsc, Notify};
+
+use super::Inner;
+use crate::error::RequestError;
+use crate::framing::FrameWriter;
+use crate::transport::BoxWriter;
+
+/// A gap shorter than this since the last send makes a frame part of a
+/// burst: it goes through the queue, where the writer task batches it.
+const BURST_GAP_NS: u64 = 20_000;
+
+/// What `offer` did with a frame.
+pub(crate) enum Offered {
+    /// Written, or queued for the writer.
+    Taken,
+    /// The queue is full: the frame, back (nothing was counted for it).
+    Full(Vec<u8>),
+}
+
+/// One frame, or a batch of frames a host collected (written directly
+/// whenever nothing is queued before it, burst or not).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Frame,
+    Batch,
+}
+
+pub(crate) struct Outbound {
+    queue: mpsc::Sender<Vec<u8>>,
+    /// The stream's writer while the writer task is not using it.
+    direct: Mutex<Option<FrameWriter<BoxWriter>>>,
+    /// Frames in the queue or being written by the writer task; a direct
+    /// write may only go out when this is zero (ordering).
+    in_flight: AtomicUsize,
+    /// Bytes of those frames (and of what a direct write left unwritten).
+    queued_bytes: AtomicUsize,
+    /// When the last frame was sent (`clock_ns`).
+    last_send: AtomicU64,
+    /// Notified whenever the writer wrote something (room again).
+    pub(super) drained: Notify,
+}
+
+impl Outbound {
+    pub(super) fn new(queue: mpsc::Sender<Vec<u8>>, writer: FrameWriter<BoxWriter>) -> Self {
+        Self {
+            queue,
+            direct: Mutex::new(Some(writer)),
+            in_flight: AtomicUsize::new(0),
+            queued_bytes: AtomicUsize::new(0),
+            last_send: AtomicU64::new(0),
+            drained: Notify::new(),
+        }
+    }
+
+    /// Bytes queued and not written yet.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes.load(Ordering::Acquire)
+    }
+
+    /// The one way onto the wire (see the module docs).
+    pub fn offer(&self, inner: &Inner, frame: Vec<u8>, kind: Kind) -> Result<Offered, RequestError> {
+        if inner.is_closing() {
+            return Err(inner.closed_error());
+        }
+        let Some(frame) = self.write_direct(inner, frame, kind)? else {
+            return Ok(Offered::Taken);
+        };
+        let bytes = frame.len();
+        self.count(bytes);
+        match self.queue.try_send(frame) {
+            Ok(()) => Ok(Offered::Taken),
+            Err(mpsc::error::TrySendError::Full(frame)) => {
+                self.uncount(bytes);
+                Ok(Offered::Full(frame))
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.uncount(bytes);
+                Err(inner.closed_error())
+            }
+        }
+    }
+
+    /// Queue a frame `offer` gave back, waiting for room.
+    pub async fn wait(&self, inner: &Inner, frame: Vec<u8>) -> Result<(), RequestError> {
+        let bytes = frame.len();
+        self.count(bytes);
+        let sent = tokio::select! {
+            sent = self.queue.send(frame) => sent.map_err(|_| inner.closed_error()),
+            _ = inner.closing.cancelled() => Err(inner.closed_error()),
+        };
+        if sent.is_err() {
+            self.uncount(bytes);
+        }
+        sent
+    }
+
+    /// Queue a frame `offer` gave back, blocking this thread (which must
+    /// not be a runtime thread) until there is room.
+    pub fn block(&self, inner: &Inner, frame: Vec<u8>) -> Result<(), RequestError> {
+        let bytes = frame.len();
+        self.count(bytes);
+        let sent = self.queue.blocking_send(frame).map_err(|_| inner.closed_error());
+        if sent.is_err() {
+            self.uncount(bytes);
+        }
+        sent
+    }
+
+    /// Queue a frame `offer` gave back from a task, in the background.
+    pub fn detach(&self, inner: &Arc<Inner>, frame: Vec<u8>) {
+        let inner = inner.clone();
+        inner.runtime.clone().spawn(async move {
+            let _ = inner.outbound.wait(&inner, frame).await;
+        });
+    }
+
+    fn count(&self, bytes: usize) {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
+    }
+
+    fn uncount(&self, bytes: usize) {
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
+    /// Write `frame` straight to the stream if nothing is queued before it
+    /// and (for a single frame) it is not part of a burst; `Some(frame)`
+    /// back when it must go through the queue instead.
+    fn write_direct(
+        &self,
+        inner: &Inner,
+        frame: Vec<u8>,
+        kind: Kind,
+    ) -> Result<Option<Vec<u8>>, RequestError> {
+        if self.in_flight.load(Ordering::Acquire) != 0 {
+            return Ok(Some(frame));
+        }
+        let now = clock_ns();
+        if kind == Kind::Frame && now.saturating_sub(self.last_send.load(Ordering::Relaxed)) < BURST_GAP_NS {
+            self.last_send.store(now, Ordering::Relaxed);
+            return Ok(Some(frame));
+        }
+        let Ok(mut slot) = self.direct.try_lock() else {
+            return Ok(Some(frame));
+        };
+        let Some(frames) = slot.as_mut() else {
+            return Ok(Some(frame));
+        };
+        // Checked again under the lock the writer task takes first.
+        if self.in_flight.load(Ordering::Acquire) != 0 {
+            return Ok(Some(frame));
+        }
+        self.last_send.store(now, Ordering::Relaxed);
+        inner.observe(
+            crate::Direction::Outbound,
+            frame.strip_suffix(b"\n").unwrap_or(&frame),
+        );
+        // A writer that is not a plain pipe or socket (a file, a terminal:
+        // tokio's blocking-thread writers) needs the runtime, and the
+        // caller's thread may not be in it.
+        let _runtime = inner.runtime.enter();
+        let written = if inner.settings.guard_sigpipe {
+            sigpipe::guarded(|| frames.try_write_now(&frame))
+        } else {
+            frames.try_write_now(&frame)
+        };
+        match written {
+            Ok((written, needs_flush)) => {
+                if written < frame.len() || needs_flush {
+                    // The rest waits in the batch for the writer task, which
+                    // an empty frame wakes.
+                    frames.push(&frame[written..]);
+                    self.count(frame.len() - written);
+                    if self.queue.try_send(Vec::new()).is_err() {
+                        self.uncount(frame.len() - written);
+                    }
+                }
+                Ok(None)
+            }
+            Err(error) => {
+                drop(slot);
+                inner.close(&format!("write error: {error}"));
+                Err(inner.closed_error())
+            }
+        }
+    }
+
+    /// The writer, for the writer task (None only while a direct write
+    /// holds it: the lock is then taken after it).
+    pub(super) fn take_writer(&self) -> Option<FrameWriter<BoxWriter>> {
+        self.direct.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Give the writer back after writing `frames` queued frames of `bytes`
+    /// bytes in all.
+    pub(super) fn put_writer(&self, writer: FrameWriter<BoxWriter>, frames: usize, bytes: usize) {
+        *self.direct.lock().unwrap_or_else(|p| p.into_inner()) = Some(writer);
+        self.in_flight.fetch_sub(frames, Ordering::AcqRel);
+        self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+        self.drained.notify_waiters();
+    }
+}
+
+/// A monotonic clock in nanoseconds (for the burst check).
+fn clock_ns() -> u64 {
+    static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
+    let origin = *ORIGIN.get_or_init(std::time::Instant::now);
+    // Never 0 after the first call, so "no direct write yet" never looks recent.
+    origin.elapsed().as_nanos() as u64 + 1_000_000
+}
+
+mod sigpipe {
+    /// Run `write` with SIGPIPE blocked on this thread, and swallow the
+    /// SIGPIPE a write to a closed pipe raised (the write still fails with
+    /// EPIPE): for hosts, such as C programs, whose threads would otherwise
+    /// be killed by it.
+    pub(super) fn guarded<T>(write: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+        // SAFETY: plain signal-mask calls on this thread's own mask.
+        unsafe {
+            let mut pipe: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut pipe);
+            libc::sigaddset(&mut pipe, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut previous);
+            let result = write();
+            let was_blocked = libc::sigismember(&previous, libc::SIGPIPE) == 1;
+            if !was_blocked {
+                if matches!(&result, Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe) {
+                    let zero = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    };
+                    while libc::sigtimedwait(&pipe, std::ptr::null_mut(), &zero) == libc::SIGPIPE {}
+                }
+                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+            }
+            result
+        }
+    }
+}
