@@ -2,7 +2,7 @@
 // Benchmark client on acp-engine's Node binding (see bench/README.md):
 // node client.mjs --scenario <scenario> --n N -- <agent command...>
 const t0 = performance.now(); // setup includes loading the SDK
-const { ClientSideConnection, spawnAgent } = await import("../../node/dist/index.js");
+const { ClientSideConnection, spawnStream } = await import("../../node/dist/index.js");
 
 const args = process.argv.slice(2);
 const flag = (name) => args[args.indexOf(name) + 1];
@@ -32,7 +32,7 @@ const client = {
   },
 };
 
-const agent = new ClientSideConnection(() => client, spawnAgent(agentArgv[0], agentArgv.slice(1)));
+const agent = new ClientSideConnection(() => client, spawnStream(agentArgv[0], agentArgv.slice(1)));
 await agent.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
 const session = await agent.newSession({ cwd: "/tmp", mcpServers: [] });
 const setup_s = (performance.now() - t0) / 1000;

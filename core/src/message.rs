@@ -14,35 +14,24 @@ use crate::error::RequestError;
 /// Raw JSON text: params, results, error data.
 pub type RawJson = Box<RawValue>;
 
-/// A JSON-RPC request id. Ours are numbers; a peer may use strings.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum RequestId {
-    Number(i64),
-    String(String),
-    /// Only in error responses to a message whose id could not be read.
-    Null,
-}
+/// A JSON-RPC request id (the schema's `RequestId`): ours are numbers; a
+/// peer may use strings; `Null` only in an error response to a message
+/// whose id could not be read.
+pub use crate::schema::RequestId;
 
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RequestId::Number(n) => write!(f, "{n}"),
-            RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::Str(s) => write!(f, "{s:?}"),
             RequestId::Null => f.write_str("null"),
         }
     }
 }
 
-impl From<i64> for RequestId {
-    fn from(n: i64) -> Self {
-        RequestId::Number(n)
-    }
-}
-
 impl From<&str> for RequestId {
     fn from(s: &str) -> Self {
-        RequestId::String(s.to_owned())
+        RequestId::Str(s.to_owned())
     }
 }
 
@@ -404,7 +393,7 @@ mod tests {
         ));
         match classify(br#"{"jsonrpc":"2.0","id":"x","result":null}"#) {
             Inbound::Response { id, outcome } => {
-                assert_eq!(id, RequestId::String("x".into()));
+                assert_eq!(id, RequestId::Str("x".into()));
                 assert_eq!(outcome.unwrap().get(), "null");
             }
             other => panic!("{other:?}"),
@@ -486,7 +475,7 @@ mod tests {
         let mut written = Vec::new();
         frame::write_request(&mut written, -3, "a\"b\n", Some("{\"x\":\n[1]}"));
         frame::write_notification(&mut written, "n", None);
-        frame::write_success(&mut written, &RequestId::String("i\u{1}".into()), "\r\n{}");
+        frame::write_success(&mut written, &RequestId::Str("i\u{1}".into()), "\r\n{}");
         frame::write_notification(&mut written, "n", Some(" null"));
         assert_eq!(written.iter().filter(|byte| **byte == b'\n').count(), 4);
         let lines: Vec<Value> = written

@@ -391,7 +391,7 @@ async fn dropping_a_pending_request_cancels_it_on_the_wire() {
 #[tokio::test]
 async fn send_cancel_request_notification_has_the_protocol_shape() {
     let (conn, mut peer) = echo_connection();
-    conn.send_cancel_request_notification(&RequestId::String("r-9".into()), None)
+    conn.send_cancel_request_notification(&RequestId::Str("r-9".into()), None)
         .await
         .unwrap();
     assert_eq!(

@@ -1,5 +1,5 @@
 // An ACP client (the editor's side) built on acp-engine's
-// ClientSideConnection and spawnAgent (the official TypeScript SDK's shape:
+// ClientSideConnection and spawnStream (the official TypeScript SDK's shape:
 // switch by changing the import).
 //
 // Spawns any agent command line, then runs two prompt turns in a fresh
@@ -23,7 +23,7 @@ import { isDeepStrictEqual } from "node:util";
 import {
   ClientSideConnection,
   RequestError,
-  spawnAgent,
+  spawnStream,
   type Client,
   type CreateTerminalRequest,
   type CreateTerminalResponse,
@@ -206,7 +206,7 @@ async function main(): Promise<number> {
   fs.writeFileSync(path.join(cwd, "hello.txt"), "Hello from the client's file\n");
 
   const client = new ExampleClient(cwd);
-  const agent = new ClientSideConnection(() => client, spawnAgent(command, args, { exitGraceMs: 2000 }));
+  const agent = new ClientSideConnection(() => client, spawnStream(command, args, { exitGraceMs: 2000 }));
   try {
     const initialized = await agent.initialize({
       protocolVersion: 1,

@@ -6,10 +6,10 @@ export { RequestError, type ErrorResponse, type Result } from "./errors.js";
 export type { HandlerTable, MaybePromise, RequestContext } from "./sides.js";
 export {
   ndJsonStream,
-  spawnAgent,
+  spawnStream,
   stdioStream,
   type MessageStream,
-  type SpawnAgentOptions,
+  type SpawnOptions,
   type Stream,
   type StreamOptions,
 } from "./streams.js";

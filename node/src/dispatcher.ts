@@ -8,17 +8,12 @@
 // text; otherwise the engine wakes JS once per burst and JS drains it.
 
 import { closedError, fromNativeError, isRequestError, logHandlerError, RequestError } from "./errors.js";
-import type { NativeConnection } from "./native.js";
+import { EVENT_KINDS, type NativeConnection } from "./native.js";
 import { kOpen, Side, toStream, type MessageStream, type Stream } from "./streams.js";
 
-// Event kinds (acp_engine::host::kind), as the addon reports them.
-const REQUEST = 0;
-const NOTIFICATION = 1;
-const RESULT = 2;
-const ERROR = 3;
-const CANCELLED = 4;
-const WRITTEN = 5;
-const CLOSED = 6;
+// Event kinds, from the engine.
+const { request: REQUEST, notification: NOTIFICATION, result: RESULT, error: ERROR } = EVENT_KINDS;
+const { cancelled: CANCELLED, written: WRITTEN, closed: CLOSED } = EVENT_KINDS;
 
 type Event = [number, ...unknown[]];
 const RESOLVED = Promise.resolve();

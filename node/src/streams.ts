@@ -18,7 +18,7 @@ export type Opener = (side: Side, unstable: boolean, wake: () => void, dispatche
 export const kOpen: unique symbol = Symbol("acp-engine.open");
 
 /** Where a connection's bytes go: make one with `ndJsonStream`, `stdioStream`
- * or `spawnAgent`. */
+ * or `spawnStream`. */
 export interface Stream {
   readonly kind: "ndjson" | "stdio" | "spawn";
   /** @internal */
@@ -36,7 +36,7 @@ export interface StreamOptions {
   maxMessageSize?: number;
 }
 
-export interface SpawnAgentOptions extends StreamOptions {
+export interface SpawnOptions extends StreamOptions {
   cwd?: string;
   env?: Record<string, string | undefined>;
   /** Start the agent with `env` only, not this process's environment plus `env`. */
@@ -88,7 +88,7 @@ export function stdioStream(options?: StreamOptions): Stream {
  * closing the connection closes its stdin, then kills it if it has not
  * exited within `exitGraceMs`.
  */
-export function spawnAgent(command: string, args: readonly string[] = [], options: SpawnAgentOptions = {}): Stream {
+export function spawnStream(command: string, args: readonly string[] = [], options: SpawnOptions = {}): Stream {
   return {
     kind: "spawn",
     [kOpen](side, unstable, wake) {
@@ -161,5 +161,5 @@ export function toStream(stream: Stream | MessageStream): Stream {
   }
   const messages = stream as MessageStream | null;
   if (messages && messages.readable && messages.writable) return messageStream(messages);
-  throw new TypeError("acp-engine: expected a stream from ndJsonStream(), stdioStream() or spawnAgent()");
+  throw new TypeError("acp-engine: expected a stream from ndJsonStream(), stdioStream() or spawnStream()");
 }

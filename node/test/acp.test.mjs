@@ -14,7 +14,7 @@ import {
   Connection,
   RequestError,
   ndJsonStream,
-  spawnAgent,
+  spawnStream,
 } from "acp-engine";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -94,7 +94,7 @@ function makeClient(overrides = {}) {
 }
 
 async function connect(client = makeClient(), agentPath = AGENT) {
-  const conn = new ClientSideConnection(() => client, spawnAgent(process.execPath, [agentPath]));
+  const conn = new ClientSideConnection(() => client, spawnStream(process.execPath, [agentPath]));
   await conn.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true } });
   const { sessionId } = await conn.newSession({ cwd: os.tmpdir(), mcpServers: [] });
   return { conn, client, sessionId };
@@ -271,7 +271,7 @@ test("validation: outbound params are refused, inbound bad params are -32602, un
   await done(conn);
 
   // Inbound: a plain JSON-RPC client sends what the schema forbids.
-  const raw = new Connection(() => null, () => {}, spawnAgent(process.execPath, [AGENT]));
+  const raw = new Connection(() => null, () => {}, spawnStream(process.execPath, [AGENT]));
   await assert.rejects(raw.sendRequest("session/new", { cwd: 42 }), { code: -32602 });
   await assert.rejects(raw.sendRequest("session/prompt", { sessionId: "s" }), { code: -32602 });
   await assert.rejects(raw.sendRequest("no/such_method", {}), { code: -32601 });
@@ -294,7 +294,7 @@ test("cancellation, client -> agent: cancelPendingRequest rejects -32800 and abo
       }
       if (method === "_test.aborted") aborted(params);
     },
-    spawnAgent(process.execPath, [AGENT]),
+    spawnStream(process.execPath, [AGENT]),
   );
   const { id, promise } = raw.sendRequestWithId("session/prompt", { sessionId: "s", prompt: text("wait-cancel") });
   waitingId = id;
@@ -317,7 +317,7 @@ test("cancellation, agent -> client: $/cancel_request aborts the client handler'
       return { outcome: { outcome: "cancelled" } };
     },
   });
-  conn = new ClientSideConnection(() => client, spawnAgent(process.execPath, [RAW_AGENT]));
+  conn = new ClientSideConnection(() => client, spawnStream(process.execPath, [RAW_AGENT]));
   await conn.initialize({ protocolVersion: 1 });
   const result = await conn.prompt({ sessionId: "s", prompt: text("go") });
   assert.equal(result.stopReason, "cancelled");
@@ -512,7 +512,7 @@ test("generic Connection: requests, notifications and cancel notifications both 
       if (method === "waiting") conn.sendCancelRequestNotification({ requestId: waitingId });
       if (method === "aborted") gotAborted(params);
     },
-    spawnAgent(process.execPath, [peer]),
+    spawnStream(process.execPath, [peer]),
   );
   assert.deepEqual(await conn.sendRequest("anything", [1, 2]), { method: "anything", params: [1, 2] });
   assert.equal(await conn.sendRequest("no-params"), null);

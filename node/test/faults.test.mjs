@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { Connection, spawnAgent } from "acp-engine";
+import { Connection, spawnStream } from "acp-engine";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FAULT_CLIENT = path.join(here, "peers", "fault-client.mjs");
@@ -118,7 +118,7 @@ for (const [kind, what] of [
         notes.push([method, params]);
         gotReady();
       },
-      spawnAgent(PYTHON, ["-c", HALF_LINE_PEER, String(n), kind]),
+      spawnStream(PYTHON, ["-c", HALF_LINE_PEER, String(n), kind]),
     );
     let settled = 0;
     const calls = Array.from({ length: n }, (_, i) => conn.sendRequest("never/answered", { i }));
@@ -162,7 +162,7 @@ test("a peer killed mid-burst: pending calls reject, what arrived is whole and i
         process.kill(pid, "SIGKILL");
       }
     },
-    spawnAgent(PYTHON, ["-c", BURST_PEER, String(n)]),
+    spawnStream(PYTHON, ["-c", BURST_PEER, String(n)]),
   );
   pid = conn.pid;
   assert.equal(typeof pid, "number");
@@ -183,7 +183,7 @@ test("a peer killed mid-burst: pending calls reject, what arrived is whole and i
 test("a peer that closes its stdin only: the next send closes the connection, pending calls reject", async () => {
   let gotStdinClosed;
   const stdinClosed = new Promise((resolve) => (gotStdinClosed = resolve));
-  const conn = new Connection(noRequests, () => gotStdinClosed(), spawnAgent(PYTHON, ["-c", STDIN_CLOSING_PEER]));
+  const conn = new Connection(noRequests, () => gotStdinClosed(), spawnStream(PYTHON, ["-c", STDIN_CLOSING_PEER]));
   await stdinClosed;
   const pid = conn.pid;
   assert.equal(typeof pid, "number");

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
 
-import { ClientSideConnection, Connection, ndJsonStream, spawnAgent } from "acp-engine";
+import { ClientSideConnection, Connection, ndJsonStream, spawnStream } from "acp-engine";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const AGENT = path.join(here, "peers", "agent.mjs");
@@ -34,7 +34,7 @@ v8.setFlagsFromString("--expose-gc");
 const collectGarbage = vm.runInNewContext("gc");
 
 async function connect(client, t) {
-  const conn = new ClientSideConnection(() => client, spawnAgent(process.execPath, [AGENT]));
+  const conn = new ClientSideConnection(() => client, spawnStream(process.execPath, [AGENT]));
   // A failed assertion must not leave the agent (and so this process) running.
   t.after(() => conn.close());
   await conn.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } } });

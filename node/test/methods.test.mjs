@@ -79,7 +79,7 @@ test("notice and compaction updates arrive unchanged, unknown fields included", 
     requestPermission: () => ({ outcome: { outcome: "cancelled" } }),
     sessionUpdate: (params) => void received.push(params.update),
   };
-  const conn = new stable.ClientSideConnection(() => client, stable.spawnAgent(process.execPath, [AGENT]));
+  const conn = new stable.ClientSideConnection(() => client, stable.spawnStream(process.execPath, [AGENT]));
   await conn.initialize({ protocolVersion: 1, clientCapabilities: { session: { notices: {}, compaction: {} } } });
   const { sessionId } = await conn.newSession({ cwd: here, mcpServers: [] });
   const answer = await conn.prompt({ sessionId, prompt: [{ type: "text", text: `news ${JSON.stringify(news)}` }] });

@@ -16,7 +16,7 @@ engine.
 import importlib
 from typing import Any
 
-from ._connection import Connection
+from ._connection import Connection, Side
 from ._errors import RequestError
 from ._generated.methods import Agent, Client
 from ._helpers import run_agent, spawn_agent
@@ -44,6 +44,7 @@ __all__ = [
     "Connection",
     "PROTOCOL_VERSION",
     "RequestError",
+    "Side",
     "Stream",
     "TerminalHandle",
     "__version__",

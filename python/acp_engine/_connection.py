@@ -18,6 +18,7 @@ import atexit
 import logging
 import os
 import weakref
+from enum import Enum
 from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Generic, Mapping, Optional, Set, TypeVar
 
 from . import _native
@@ -38,8 +39,14 @@ SPIN_US = int(os.environ.get("ACP_ENGINE_SPIN_US", "50"))
 # other work run (a peer flooding notifications would otherwise hold it).
 FAIR_SLICE_S = 0.005
 
-# Event kinds (acp_engine::host::kind).
-_REQUEST, _NOTIFICATION, _RESULT, _ERROR, _CANCELLED, _WRITTEN, _CLOSED = range(7)
+# Event kinds, from the engine.
+_REQUEST = _native.EVENT_REQUEST
+_NOTIFICATION = _native.EVENT_NOTIFICATION
+_RESULT = _native.EVENT_RESULT
+_ERROR = _native.EVENT_ERROR
+_CANCELLED = _native.EVENT_CANCELLED
+_WRITTEN = _native.EVENT_WRITTEN
+_CLOSED = _native.EVENT_CLOSED
 
 # Connections still open, closed at interpreter exit (so a spawned agent is
 # reaped and no engine work is left behind).
@@ -57,6 +64,15 @@ async def _method_not_found(method: str, params: Any) -> Any:
 
 
 T = TypeVar("T")
+
+
+class Side(str, Enum):
+    """Which side of ACP a connection plays: the engine checks what it
+    receives and sends against that side's methods (``RAW``: no checks)."""
+
+    RAW = "raw"
+    AGENT = "agent"
+    CLIENT = "client"
 
 
 def _go_on(coroutine: Coroutine[Any, Any, T], waiting_on: Any) -> Generator[Any, Any, T]:
@@ -107,9 +123,9 @@ class Connection:
     asyncio loop; usable as ``async with``. Requests from the peer go to
     ``on_request`` (concurrently, one task each; an exception other than
     RequestError answers -32603), notifications to ``on_notification`` (one
-    at a time, in arrival order). With ``side`` ``"agent"`` or ``"client"``
-    the engine checks ACP messages both ways (``unstable``: the unstable
-    protocol's methods too)."""
+    at a time, in arrival order). With ``side`` :attr:`Side.AGENT` or
+    :attr:`Side.CLIENT` the engine checks ACP messages both ways
+    (``unstable``: the unstable protocol's methods too)."""
 
     def __init__(
         self,
@@ -117,7 +133,7 @@ class Connection:
         on_request: Optional[RequestHandler] = None,
         on_notification: Optional[NotificationHandler] = None,
         *,
-        side: str = "raw",
+        side: "Side" = Side.RAW,
         max_message_size: Optional[int] = None,
         unstable: bool = False,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
@@ -128,7 +144,7 @@ class Connection:
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
-        self._native = stream._open({"side": side, "max_message_size": max_message_size, "unstable": unstable})
+        self._native = stream._open({"side": Side(side).value, "max_message_size": max_message_size, "unstable": unstable})
         _open_connections.add(self._native)
         self._pending: Dict[int, "asyncio.Future[Any]"] = {}
         self._tickets: Dict[int, "asyncio.Future[bool]"] = {}

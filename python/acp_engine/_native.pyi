@@ -4,6 +4,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __version__: str
 CONNECTION_CLOSED: int
+EVENT_REQUEST: int
+EVENT_NOTIFICATION: int
+EVENT_RESULT: int
+EVENT_ERROR: int
+EVENT_CANCELLED: int
+EVENT_WRITTEN: int
+EVENT_CLOSED: int
 
 class EngineError(Exception):
     """args: (code, message, data as JSON text or None)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional
 
-from ._connection import Connection
+from ._connection import Connection, Side
 from ._generated.methods import (
     AGENT_HANDLERS,
     AGENT_NOTIFICATIONS,
@@ -57,7 +57,7 @@ class _TypedConnection:
     #: The generated table this connection dispatches from.
     _handlers: ClassVar[Dict[str, str]]
     _notifications: ClassVar[FrozenSet[str]]
-    _side: ClassVar[str]
+    _side: ClassVar[Side]
     _unstable: ClassVar[bool] = False
 
     connection: Connection
@@ -111,7 +111,7 @@ class _TypedConnection:
 class _AgentSide(_TypedConnection):
     """An agent's connection: serves ``agent`` (made by ``to_agent(self)``)."""
 
-    _side = "agent"
+    _side = Side.AGENT
 
     def __init__(self, to_agent: Callable[[Any], Any], stream: Stream, *, max_message_size: Optional[int] = None) -> None:
         self.agent = to_agent(self)
@@ -127,7 +127,7 @@ class _AgentSide(_TypedConnection):
 class _ClientSide(_TypedConnection):
     """A client's connection: serves ``client`` (made by ``to_client(self)``)."""
 
-    _side = "client"
+    _side = Side.CLIENT
 
     def __init__(self, to_client: Callable[[Any], Any], stream: Stream, *, max_message_size: Optional[int] = None) -> None:
         self.client = to_client(self)

@@ -145,6 +145,32 @@ pub struct EngineErrorCodes {
     pub connection_closed: i64,
 }
 
+/// The kinds of the events the engine hands JS (`acp_engine::host::kind`).
+#[napi(object)]
+pub struct EngineEventKinds {
+    pub request: u8,
+    pub notification: u8,
+    pub result: u8,
+    pub error: u8,
+    pub cancelled: u8,
+    pub written: u8,
+    pub closed: u8,
+}
+
+#[napi]
+pub fn engine_event_kinds() -> EngineEventKinds {
+    use acp_engine::host::kind;
+    EngineEventKinds {
+        request: kind::REQUEST,
+        notification: kind::NOTIFICATION,
+        result: kind::RESULT,
+        error: kind::ERROR,
+        cancelled: kind::CANCELLED,
+        written: kind::WRITTEN,
+        closed: kind::CLOSED,
+    }
+}
+
 #[napi]
 pub fn engine_error_codes() -> EngineErrorCodes {
     EngineErrorCodes {

@@ -239,7 +239,7 @@ impl NativeConnection {
         let id = if let Ok(number) = id.extract::<i64>() {
             acp_engine::RequestId::Number(number)
         } else {
-            acp_engine::RequestId::String(id.extract::<String>()?)
+            acp_engine::RequestId::Str(id.extract::<String>()?)
         };
         self.host
             .send_cancel_request_notification(&id)

@@ -36,5 +36,18 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // What every pending call fails with once the connection closed.
     m.add("CONNECTION_CLOSED", acp_engine::error::codes::CONNECTION_CLOSED)?;
+    // The kinds of the events `drain` hands out (`acp_engine::host::kind`).
+    use acp_engine::host::kind;
+    for (name, value) in [
+        ("EVENT_REQUEST", kind::REQUEST),
+        ("EVENT_NOTIFICATION", kind::NOTIFICATION),
+        ("EVENT_RESULT", kind::RESULT),
+        ("EVENT_ERROR", kind::ERROR),
+        ("EVENT_CANCELLED", kind::CANCELLED),
+        ("EVENT_WRITTEN", kind::WRITTEN),
+        ("EVENT_CLOSED", kind::CLOSED),
+    ] {
+        m.add(name, value)?;
+    }
     Ok(())
 }

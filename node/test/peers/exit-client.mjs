@@ -1,11 +1,11 @@
 // Ends by itself (no process.exit) once its connection is closed: by us
 // ("close") or because the agent died ("peer-gone").
-import { ClientSideConnection, spawnAgent } from "acp-engine";
+import { ClientSideConnection, spawnStream } from "acp-engine";
 
 const [mode, agentPath] = process.argv.slice(2);
 const conn = new ClientSideConnection(
   () => ({ requestPermission: () => ({ outcome: { outcome: "cancelled" } }), sessionUpdate() {} }),
-  spawnAgent(process.execPath, [agentPath]),
+  spawnStream(process.execPath, [agentPath]),
 );
 await conn.initialize({ protocolVersion: 1 });
 const { sessionId } = await conn.newSession({ cwd: "/tmp", mcpServers: [] });

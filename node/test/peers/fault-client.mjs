@@ -2,12 +2,12 @@
 // its stdin only, has made the connection close: `node fault-client.mjs
 // <python> <peer script>`. Prints the peer's pid, how each call ended, and
 // `closed <signal aborted>`.
-import { Connection, spawnAgent } from "acp-engine";
+import { Connection, spawnStream } from "acp-engine";
 
 const [python, script] = process.argv.slice(2);
 let gotStdinClosed;
 const stdinClosed = new Promise((resolve) => (gotStdinClosed = resolve));
-const conn = new Connection(() => null, () => gotStdinClosed(), spawnAgent(python, ["-c", script]));
+const conn = new Connection(() => null, () => gotStdinClosed(), spawnStream(python, ["-c", script]));
 process.stdout.write(`${conn.pid}\n`);
 await stdinClosed;
 const results = await Promise.allSettled(

@@ -1,0 +1,25 @@
+// One-call helpers, as in every language: run an agent on this process's
+// stdio, or spawn an agent and connect a client to it.
+
+import { AgentSideConnection, ClientSideConnection, type Agent, type Client } from "./generated/methods.js";
+import { spawnStream, stdioStream, type SpawnOptions, type StreamOptions } from "./streams.js";
+
+/** Serve `toAgent(connection)` on this process's stdin/stdout until the client hangs up. */
+export async function runAgent(toAgent: (connection: AgentSideConnection) => Agent, options?: StreamOptions): Promise<void> {
+  await new AgentSideConnection(toAgent, stdioStream(options)).closed;
+}
+
+/**
+ * Start an agent process and connect to it as `toClient(connection)`. Close
+ * the connection when done: the agent's stdin closes, and the agent is
+ * killed if it has not exited within `options.exitGraceMs`. A failure to
+ * start it throws an `Error` whose `code` is the system's (`ENOENT`, ...).
+ */
+export function spawnAgent(
+  toClient: (connection: ClientSideConnection) => Client,
+  command: string,
+  args: readonly string[] = [],
+  options: SpawnOptions = {},
+): ClientSideConnection {
+  return new ClientSideConnection(toClient, spawnStream(command, args, options));
+}
