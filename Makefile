@@ -103,13 +103,15 @@ codegen:
 	python3 tools/codegen/gen_c.py
 
 ## codegen-check: fail when a generated file drifts from schema/v1 or the generators,
-## or when a wire method name is typed by hand outside them
+## when a wire method name is typed by hand outside them, or a core rule is
+## written again in a binding
 codegen-check:
 	python3 tools/codegen/gen_rust.py --check
 	python3 tools/codegen/gen_python.py --check
 	python3 tools/codegen/gen_ts.py --check
 	python3 tools/codegen/gen_c.py --check
 	python3 tools/codegen/wire_names.py
+	python3 tools/house/rules_in_core.py
 
 FUZZ_SECONDS ?= 300
 ## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check) for

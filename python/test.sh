@@ -35,6 +35,7 @@ step "tests import the installed wheel" \
 step "pytest" bash -c "cd '$here/tests' && '$py' -m pytest -q -p no:cacheprovider"
 step "mypy --strict examples" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' '$here/examples/agent.py' '$here/examples/client.py'"
 step "mypy --strict acp_engine (installed)" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' -p acp_engine"
+step "stubtest: _native.pyi matches the built module" bash -c "cd '$work' && '$py' -m mypy.stubtest --mypy-config-file '$here/pyproject.toml' acp_engine._native"
 step "ruff" "$venv/bin/ruff" check --config "$here/pyproject.toml" "$here" "$root/bench/python" "$root/bench/official-python"
 step "example client -> example agent" bash -c "'$py' '$here/examples/client.py' '$py' '$here/examples/agent.py' | tail -1 | grep -qx 'interop ok'"
 

@@ -1,4 +1,4 @@
-//! `Connection` (seed 000): a bidirectional JSON-RPC 2.0 peer over a byte
+//! `Connection`: a bidirectional JSON-RPC 2.0 peer over a byte
 //! stream. Cheap to clone; every clone is the same connection.
 
 use std::future::Future;
@@ -24,6 +24,7 @@ use crate::transport::Transport;
 /// it is full: that is the backpressure when the peer reads slowly.
 pub const DEFAULT_WRITE_QUEUE_CAPACITY: usize = 4096;
 
+/// A bidirectional JSON-RPC 2.0 connection over a transport (see the crate docs). Cheap to clone; every clone is the same connection.
 #[derive(Clone)]
 pub struct Connection {
     inner: Arc<Inner>,
@@ -39,6 +40,7 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
+    /// A builder for a connection: its handlers, observer and limits.
     pub fn builder() -> ConnectionBuilder {
         ConnectionBuilder::default()
     }
@@ -246,6 +248,7 @@ pub struct PendingRequest {
 }
 
 impl PendingRequest {
+    /// The id of the request (to cancel it with `cancel_pending_request`).
     pub fn id(&self) -> &RequestId {
         &self.id
     }

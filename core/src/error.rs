@@ -1,5 +1,5 @@
 //! `RequestError`: the JSON-RPC error object, with the factories of the ACP
-//! SDKs (seed 002) so every language raises and recognises the same errors.
+//! SDKs, so every language raises and recognises the same errors.
 
 use std::fmt;
 
@@ -35,13 +35,17 @@ pub mod codes {
 /// to answer with an error, and what an outbound request fails with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestError {
+    /// The JSON-RPC error code (see [`codes`]).
     pub code: i64,
+    /// A short description of the error.
     pub message: String,
+    /// Details about the error, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
 impl RequestError {
+    /// An error with this code and message, and no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -62,30 +66,37 @@ impl RequestError {
         self
     }
 
+    /// Invalid JSON was received (-32700).
     pub fn parse_error() -> Self {
         Self::new(codes::PARSE_ERROR, "Parse error")
     }
 
+    /// The JSON is not a valid request object (-32600).
     pub fn invalid_request() -> Self {
         Self::new(codes::INVALID_REQUEST, "Invalid request")
     }
 
+    /// The method does not exist or is not offered (-32601, `data.method`).
     pub fn method_not_found(method: &str) -> Self {
         Self::new(codes::METHOD_NOT_FOUND, "Method not found").with_data(json!({ "method": method }))
     }
 
+    /// The params do not fit the method (-32602).
     pub fn invalid_params() -> Self {
         Self::new(codes::INVALID_PARAMS, "Invalid params")
     }
 
+    /// Something failed while handling the request (-32603).
     pub fn internal_error() -> Self {
         Self::new(codes::INTERNAL_ERROR, "Internal error")
     }
 
+    /// ACP: authenticate first (-32000).
     pub fn auth_required() -> Self {
         Self::new(codes::AUTH_REQUIRED, "Authentication required")
     }
 
+    /// ACP: a resource, such as a file, was not found (-32002, `data.uri`).
     pub fn resource_not_found(uri: Option<&str>) -> Self {
         let error = Self::new(codes::RESOURCE_NOT_FOUND, "Resource not found");
         match uri {
@@ -94,6 +105,7 @@ impl RequestError {
         }
     }
 
+    /// The request was cancelled (-32800): what a cancelled request is answered.
     pub fn request_cancelled() -> Self {
         Self::new(codes::REQUEST_CANCELLED, "Request cancelled")
     }
@@ -117,6 +129,7 @@ impl RequestError {
         Self::new(codes::CONNECTION_CLOSED, "Connection closed").with_data(json!({ "reason": reason }))
     }
 
+    /// Whether this is the error calls fail with once the connection closed (by its code).
     pub fn is_connection_closed(&self) -> bool {
         self.code == codes::CONNECTION_CLOSED
     }

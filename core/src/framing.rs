@@ -1,4 +1,4 @@
-//! Newline-delimited JSON framing (seed 001): one JSON value per line.
+//! Newline-delimited JSON framing: one JSON value per line.
 //!
 //! The reader hands out whole lines from a reusable buffer, skips empty
 //! ones, tolerates CRLF and a UTF-8 BOM, and discards a line longer than the
@@ -22,8 +22,11 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub enum LineEvent<'a> {
     /// One complete line, without its line ending.
     Line(&'a [u8]),
-    /// A line longer than the limit was discarded; `len` bytes were dropped.
-    TooLong { len: usize },
+    /// A line longer than the limit was discarded.
+    TooLong {
+        /// How many bytes were dropped.
+        len: usize,
+    },
 }
 
 /// Splits a byte stream into lines.
@@ -44,6 +47,7 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Read lines of at most `max_line` bytes from `reader`.
     pub fn new(reader: R, max_line: usize) -> Self {
         Self {
             reader,
@@ -181,6 +185,7 @@ pub struct FrameWriter<W> {
 pub const MAX_WRITE_BATCH: usize = 256 * 1024;
 
 impl<W: AsyncWrite + Unpin> FrameWriter<W> {
+    /// Write frames to `writer`, batched.
     pub fn new(writer: W) -> Self {
         Self {
             writer,
@@ -195,6 +200,7 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
         self.batch.len() >= MAX_WRITE_BATCH
     }
 
+    /// Whether nothing is waiting to be written.
     pub fn is_empty(&self) -> bool {
         self.batch.is_empty()
     }
@@ -237,6 +243,7 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
         self.writer.flush().await
     }
 
+    /// Write what is batched, then shut the stream down (the peer sees EOF).
     pub async fn shutdown(&mut self) -> std::io::Result<()> {
         self.flush().await?;
         self.writer.shutdown().await

@@ -13,12 +13,16 @@ use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::message::{from_raw, RawJson, RequestId};
 
+/// A boxed, sendable future: what handlers return.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// An inbound request, handed to the request handler on its own task.
 pub struct IncomingRequest {
+    /// The request's id, as the peer sent it.
     pub id: RequestId,
+    /// The method name.
     pub method: String,
+    /// The params as JSON text; None when the request had none.
     pub params: Option<RawJson>,
     /// Fires when the peer sends `$/cancel_request` for this id or the
     /// connection closes. The handler's future is dropped at that moment
@@ -69,6 +73,7 @@ pub enum RespondError {
 }
 
 impl Responder {
+    /// The id of the request this answers.
     pub fn id(&self) -> &RequestId {
         &self.id
     }
@@ -101,12 +106,16 @@ impl Responder {
 /// An inbound notification, handed to the notification handler in arrival
 /// order, one at a time.
 pub struct IncomingNotification {
+    /// The method name.
     pub method: String,
+    /// The params as JSON text; None when the notification had none.
     pub params: Option<RawJson>,
+    /// The connection it came in on, to call the peer back.
     pub connection: Connection,
 }
 
 impl IncomingNotification {
+    /// The params, parsed as `T` (absent params read as `{}`); a mismatch is -32602.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T, RequestError> {
         from_raw(self.params.as_deref()).map_err(RequestError::from)
     }
@@ -116,6 +125,7 @@ impl IncomingNotification {
 /// task; return `Err(RequestError)` to answer with that error. A panic is
 /// answered -32603 with no detail.
 pub trait RequestHandler: Send + Sync + 'static {
+    /// Answer `request`: its result as JSON, or an error.
     fn handle_request(&self, request: IncomingRequest) -> BoxFuture<Result<RawJson, RequestError>>;
 }
 
@@ -134,6 +144,7 @@ where
 /// So a notification handler must not await a response from the peer;
 /// spawn a task for that.
 pub trait NotificationHandler: Send + Sync + 'static {
+    /// Handle `notification`; an error is logged (notifications get no answer).
     fn handle_notification(&self, notification: IncomingNotification) -> BoxFuture<Result<(), RequestError>>;
 }
 
@@ -150,13 +161,16 @@ where
 /// Which way a message went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// Received from the peer.
     Inbound,
+    /// Sent to the peer.
     Outbound,
 }
 
 /// Sees every line read from and written to the wire (for logging and
 /// tracing). Called on the engine's reader and writer tasks: keep it quick.
 pub trait Observer: Send + Sync + 'static {
+    /// One message, as the bytes of its line (without the newline).
     fn on_message(&self, direction: Direction, line: &[u8]);
 }
 

@@ -26,6 +26,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod agent;
 mod client;
 mod connection;

@@ -1,4 +1,4 @@
-//! `TerminalHandle` (seed 004): a command running in the client's terminal,
+//! `TerminalHandle`: a command running in the client's terminal,
 //! released on `release()` or when the handle is dropped.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,10 +28,12 @@ impl TerminalHandle {
         }
     }
 
+    /// The terminal's id on the client.
     pub fn id(&self) -> &TerminalId {
         &self.id
     }
 
+    /// The session the terminal belongs to.
     pub fn session_id(&self) -> &SessionId {
         &self.session_id
     }

@@ -9,7 +9,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
+/// The byte stream a connection reads.
 pub type BoxReader = Box<dyn AsyncRead + Send + Unpin>;
+/// The byte stream a connection writes.
 pub type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// A readable and a writable byte stream, plus the child process behind
@@ -141,11 +143,15 @@ fn inherited_stderr() -> Stdio {
 /// How to spawn an agent (or any peer) process.
 #[derive(Debug, Clone)]
 pub struct SpawnOptions {
+    /// The program to run (looked up in `PATH` unless it is a path).
     pub command: OsString,
+    /// Its arguments.
     pub args: Vec<OsString>,
     /// Added to (or, with `clear_env`, replacing) the inherited environment.
     pub env: Vec<(OsString, OsString)>,
+    /// Start it with `env` only, not this process's environment plus `env`.
     pub clear_env: bool,
+    /// Its working directory (default: this process's).
     pub cwd: Option<PathBuf>,
     /// Pass the child's stderr through to ours (default) or drop it.
     pub inherit_stderr: bool,
@@ -155,6 +161,7 @@ pub struct SpawnOptions {
 }
 
 impl SpawnOptions {
+    /// Run `command`, with no arguments and this process's environment.
     pub fn new(command: impl Into<OsString>) -> Self {
         Self {
             command: command.into(),
@@ -167,6 +174,7 @@ impl SpawnOptions {
         }
     }
 
+    /// Add arguments.
     pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -176,26 +184,31 @@ impl SpawnOptions {
         self
     }
 
+    /// Set an environment variable for the agent.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
         self
     }
 
+    /// Start the agent with only the variables set with `env`.
     pub fn clear_env(mut self) -> Self {
         self.clear_env = true;
         self
     }
 
+    /// Run the agent in `cwd`.
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = Some(cwd.into());
         self
     }
 
+    /// Pass the agent's stderr through (the default) or drop it.
     pub fn inherit_stderr(mut self, inherit: bool) -> Self {
         self.inherit_stderr = inherit;
         self
     }
 
+    /// How long the agent may take to exit after its stdin closed before it is killed.
     pub fn exit_grace(mut self, grace: Duration) -> Self {
         self.exit_grace = grace;
         self

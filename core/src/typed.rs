@@ -274,6 +274,7 @@ macro_rules! connection_methods {
             self.connection.closed().await
         }
 
+        /// Whether the connection is closed (or closing).
         pub fn is_closed(&self) -> bool {
             self.connection.is_closed()
         }

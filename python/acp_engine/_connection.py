@@ -1,4 +1,4 @@
-"""Connection (seed 000): a JSON-RPC 2.0 peer on the Rust engine, driven by
+"""Connection: a JSON-RPC 2.0 peer on the Rust engine, driven by
 an asyncio loop.
 
 The engine queues inbound traffic and makes an eventfd readable once per

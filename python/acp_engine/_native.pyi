@@ -1,6 +1,22 @@
 """Stubs for acp_engine._native, the Rust engine (see bindings/python)."""
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, final
+
+__all__ = [
+    "NativeConnection",
+    "EngineError",
+    "dumps",
+    "loads",
+    "__version__",
+    "CONNECTION_CLOSED",
+    "EVENT_REQUEST",
+    "EVENT_NOTIFICATION",
+    "EVENT_RESULT",
+    "EVENT_ERROR",
+    "EVENT_CANCELLED",
+    "EVENT_WRITTEN",
+    "EVENT_CLOSED",
+]
 
 __version__: str
 CONNECTION_CLOSED: int
@@ -18,6 +34,7 @@ class EngineError(Exception):
 def dumps(value: Any) -> str: ...
 def loads(text: str) -> Any: ...
 
+@final
 class NativeConnection:
     @staticmethod
     def stdio(settings: Dict[str, Any]) -> NativeConnection: ...

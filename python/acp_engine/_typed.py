@@ -3,7 +3,7 @@ connection to its client) and :class:`ClientSideConnection` (a client's
 connection to its agent). Each serves the user's handler and offers every
 method of the peer (the generated method table, ``_generated.methods``). Both sides check
 messages against the ACP schema in the engine, both ways; the protocol's
-rules (a client's ``session/cancel`` answering that session's open
+rules (a client's cancelling a turn answering that session's open
 permission requests, for one) live there too."""
 
 from __future__ import annotations

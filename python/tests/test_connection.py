@@ -1,4 +1,4 @@
-"""The generic Connection (seed 000) over real processes and pipes:
+"""The generic Connection over real processes and pipes:
 validation by the agent side, $/cancel_request both ways, asyncio streams."""
 
 import asyncio

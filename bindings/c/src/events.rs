@@ -15,6 +15,7 @@ use crate::ffi::{c_string, guard_value};
 use crate::handlers::acp_error;
 use crate::responder::acp_responder;
 
+/// What an event is.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum acp_event_kind {
@@ -32,6 +33,7 @@ pub enum acp_event_kind {
 /// `acp_event_free`.
 #[repr(C)]
 pub struct acp_event {
+    /// What the event is.
     pub kind: acp_event_kind,
     /// REQUEST, NOTIFICATION: the method. NULL otherwise.
     pub method: *const c_char,

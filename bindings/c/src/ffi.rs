@@ -12,6 +12,7 @@ use acp_engine::{RawJson, RequestError};
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum acp_result {
+    /// It worked.
     ACP_OK = 0,
     /// A required pointer argument was NULL.
     ACP_ERR_NULL_ARGUMENT = 1,

@@ -42,7 +42,9 @@ impl acp_side {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct acp_error {
+    /// The JSON-RPC error code.
     pub code: i64,
+    /// The error message.
     pub message: *const c_char,
     /// The error's `data` as JSON, or NULL.
     pub data_json: *const c_char,
@@ -96,9 +98,13 @@ pub type acp_response_callback = Option<
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct acp_handlers {
+    /// Passed back to every callback.
     pub user_data: *mut c_void,
+    /// Inbound requests (NULL: they get -32601).
     pub on_request: acp_request_callback,
+    /// Inbound notifications (NULL: dropped).
     pub on_notification: acp_notification_callback,
+    /// The connection closed (optional).
     pub on_close: acp_close_callback,
 }
 

@@ -4,6 +4,7 @@
 //! are an `acp_result` code plus a thread-local message
 //! (`acp_last_error_message`). The header's preamble (cbindgen.toml) states
 //! the thread, ownership and shutdown rules.
+#![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 // The exports take raw pointers from C; each one documents its contract in
 // the header, and checks for NULL itself.

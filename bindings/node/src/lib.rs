@@ -17,6 +17,7 @@
 //!   from JS (`feed` / `takeOutput`) for Web Streams (`ndJsonStream`); the
 //!   framing and the protocol stay in Rust in every case.
 
+#![warn(missing_docs)]
 mod errors;
 mod poll;
 mod send;
@@ -87,7 +88,9 @@ pub struct NativeSettings {
 /// Spawn options from JS.
 #[napi(object)]
 pub struct NativeSpawnOptions {
+    /// The agent's working directory.
     pub cwd: Option<String>,
+    /// Variables added to (or, with `clear_env`, making up) its environment.
     pub env: Option<HashMap<String, String>>,
     /// Replace the inherited environment with `env` instead of adding to it.
     pub clear_env: Option<bool>,
@@ -97,6 +100,7 @@ pub struct NativeSpawnOptions {
     pub exit_grace_ms: Option<u32>,
 }
 
+/// One engine connection, driven from JS (`dispatcher.ts`).
 #[napi]
 pub struct NativeConnection {
     /// The poll reading `connection`'s fd on this thread, while it runs.
@@ -148,15 +152,23 @@ pub struct EngineErrorCodes {
 /// The kinds of the events the engine hands JS (`acp_engine::host::kind`).
 #[napi(object)]
 pub struct EngineEventKinds {
+    /// An inbound request.
     pub request: u8,
+    /// An inbound notification.
     pub notification: u8,
+    /// The result of one of our requests.
     pub result: u8,
+    /// One of our requests failed.
     pub error: u8,
+    /// An inbound request's handler must stop.
     pub cancelled: u8,
+    /// A parked send was queued (or dropped at close).
     pub written: u8,
+    /// The connection closed: the last event.
     pub closed: u8,
 }
 
+/// The event kinds.
 #[napi]
 pub fn engine_event_kinds() -> EngineEventKinds {
     use acp_engine::host::kind;
@@ -171,6 +183,7 @@ pub fn engine_event_kinds() -> EngineEventKinds {
     }
 }
 
+/// The engine's own error codes.
 #[napi]
 pub fn engine_error_codes() -> EngineErrorCodes {
     EngineErrorCodes {
@@ -495,6 +508,7 @@ impl NativeConnection {
             .map_err(|error| errors::request_error(&env, &error))
     }
 
+    /// Close: pending calls fail, a spawned agent is reaped; CLOSED follows.
     #[napi]
     pub fn close(&self) {
         let _runtime = enter();
@@ -503,6 +517,7 @@ impl NativeConnection {
         self.connection.close();
     }
 
+    /// Whether the connection is closed (or closing).
     #[napi]
     pub fn is_closed(&self) -> bool {
         self.connection.is_closed()
@@ -517,6 +532,7 @@ impl NativeConnection {
         self.waker.release();
     }
 
+    /// The spawned agent's process id.
     #[napi(getter)]
     pub fn pid(&self) -> Option<u32> {
         self.connection.pid()

@@ -14,10 +14,9 @@
 //! - Spin (50 µs by default; `ACP_ENGINE_SPIN_US`, 0 turns it off): after
 //!   a batch, while JS has requests of its own pending (it keeps their count
 //!   in a shared `Int32Array`), pump that long without sleeping
-//!   (`HostConnection::pump_for`). A sleeping loop costs a wake-up of
-//!   50-80 µs on a VM per message; measured Node-to-Node round trips went
-//!   from ~8.7k/s without the spin to ~54k/s with 20-50 µs. The spin is
-//!   bounded per batch and happens only while an answer is due.
+//!   (`HostConnection::pump_for`): a sleeping loop costs more per message
+//!   than the exchange (docs/performance.md). The spin is bounded per batch
+//!   and happens only while an answer is due.
 //! - Lifetime: the handle is active (and so keeps Node alive) only while the
 //!   connection is open; at EOF, `close()` or `release()` it is stopped and
 //!   closed. Its memory is freed in the close callback.

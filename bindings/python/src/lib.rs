@@ -1,6 +1,7 @@
 //! `acp_engine._native`: the acp-engine connection engine for Python. The
 //! package `acp_engine` (python/acp_engine) builds the asyncio API on it.
 
+#![warn(missing_docs)]
 mod connection;
 mod decode;
 mod json;

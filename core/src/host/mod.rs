@@ -312,10 +312,12 @@ impl HostConnection {
         }
     }
 
+    /// Whether the connection is closed (or closing).
     pub fn is_closed(&self) -> bool {
         self.connection.is_closed()
     }
 
+    /// Why the connection closed, once it did.
     pub fn close_reason(&self) -> Option<String> {
         self.connection.close_reason()
     }

@@ -6,12 +6,14 @@ use crate::Protocol;
 /// Settings for [`HostConnection::connect`].
 #[derive(Debug, Clone)]
 pub struct HostOptions {
+    /// Which side of ACP the connection plays.
     pub side: Side,
     /// Speak the unstable protocol too (its methods are unknown otherwise).
     pub protocol: Protocol,
     /// Inbound notifications and requests the host may leave undrained
     /// before the engine stops reading (backpressure).
     pub queue_capacity: usize,
+    /// The largest inbound message, in bytes.
     pub max_message_size: usize,
     /// See `ConnectionBuilder::read_spin`.
     pub read_spin: std::time::Duration,
@@ -41,8 +43,8 @@ impl Default for HostOptions {
             protocol: Protocol::Stable,
             queue_capacity: 4096,
             max_message_size: crate::framing::DEFAULT_MAX_MESSAGE_SIZE,
-            // No read spin: the host's own thread needs the core (measured:
-            // a 50 µs spin made Python round trips 40% slower on 2 cores).
+            // No read spin: the host's own thread needs the core
+            // (docs/performance.md).
             read_spin: std::time::Duration::ZERO,
             host_reads: false,
             buffer_output: false,

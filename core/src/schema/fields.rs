@@ -5,9 +5,7 @@
 //! Why not a `serde_json::Map`: building a `Value` tree allocates every nested string and
 //! object, and then the variant is read from that tree again. Raw text borrowed from the
 //! input costs nothing per property, and the variant's fields read it with serde_json's
-//! fast string deserializer. With `support::read_struct!` (structs without serde's
-//! flatten buffering), checking a `session/update` went from ~950 ns to ~680 ns; borrowing
-//! instead of copying each property took another 10-15% off.
+//! fast string deserializer (docs/performance.md has the measurements).
 //!
 //! Only a serde_json deserializer (from text or from a `Value`) can fill `Fields`: the
 //! protocol types are JSON types. Reading from text borrows: keys and raw values are
