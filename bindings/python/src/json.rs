@@ -91,29 +91,14 @@ fn write_items<'py>(
     Ok(())
 }
 
-/// The UTF-8 of a `str` without a copy: CPython caches it in the object.
-/// `PyUnicode_AsUTF8AndSize` joined the limited API only in 3.10, but every
-/// CPython 3 exports it, so the abi3-py39 wheel can use it.
+/// The UTF-8 of a `str` without a copy (CPython caches it in the object);
+/// a copy only for a `str` that is not valid UTF-8 (lone surrogates), so
+/// PyO3 can say why.
 fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
-    extern "C" {
-        fn PyUnicode_AsUTF8AndSize(
-            unicode: *mut pyo3::ffi::PyObject,
-            size: *mut pyo3::ffi::Py_ssize_t,
-        ) -> *const std::ffi::c_char;
+    match text.to_str() {
+        Ok(text) => Ok(std::borrow::Cow::Borrowed(text)),
+        Err(_) => text.to_cow(),
     }
-    let mut size: pyo3::ffi::Py_ssize_t = 0;
-    // SAFETY: `text` is a live str; the buffer lives as long as the object,
-    // which `'a` borrows.
-    let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut size) };
-    if data.is_null() {
-        // Not encodable (lone surrogates): the error is set; let PyO3 say so.
-        return text.to_cow();
-    }
-    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) };
-    // SAFETY: CPython returns valid UTF-8.
-    Ok(std::borrow::Cow::Borrowed(unsafe {
-        std::str::from_utf8_unchecked(bytes)
-    }))
 }
 
 fn write_str(out: &mut Vec<u8>, text: &str) {
