@@ -110,7 +110,7 @@ codegen-check:
 	python3 tools/codegen/gen_python.py --check
 	python3 tools/codegen/gen_ts.py --check
 	python3 tools/codegen/gen_c.py --check
-	python3 tools/codegen/wire_names.py
+	python3 tools/house/wire_names.py
 	python3 tools/house/rules_in_core.py
 
 FUZZ_SECONDS ?= 300

@@ -88,6 +88,9 @@
  `acp_last_error_message()` says what went wrong.
  */
 typedef enum {
+  /*
+   It worked.
+   */
   ACP_OK = 0,
   /*
    A required pointer argument was NULL.
@@ -162,6 +165,9 @@ typedef enum {
   ACP_SIDE_CLIENT = 2,
 } acp_side;
 
+/*
+ What an event is.
+ */
 typedef enum {
   /*
    An inbound request: answer `responder` (exactly once).
@@ -246,9 +252,21 @@ typedef void (*acp_close_callback)(void *user_data, const char *reason);
  any acp_* function. `user_data` is passed back as given.
  */
 typedef struct {
+  /*
+   Passed back to every callback.
+   */
   void *user_data;
+  /*
+   Inbound requests (NULL: they get -32601).
+   */
   acp_request_callback on_request;
+  /*
+   Inbound notifications (NULL: dropped).
+   */
   acp_notification_callback on_notification;
+  /*
+   The connection closed (optional).
+   */
   acp_close_callback on_close;
 } acp_handlers;
 
@@ -256,7 +274,13 @@ typedef struct {
  An error answer, in callbacks and events. Pointers are NULL when absent.
  */
 typedef struct {
+  /*
+   The JSON-RPC error code.
+   */
   int64_t code;
+  /*
+   The error message.
+   */
   const char *message;
   /*
    The error's `data` as JSON, or NULL.
@@ -279,6 +303,9 @@ typedef void (*acp_response_callback)(void *user_data,
  `acp_event_free`.
  */
 typedef struct {
+  /*
+   What the event is.
+   */
   acp_event_kind kind;
   /*
    REQUEST, NOTIFICATION: the method. NULL otherwise.

@@ -1,6 +1,7 @@
 // Connection: a bidirectional JSON-RPC 2.0 peer with no ACP schema checks.
 
 import { Dispatcher, type RequestContext } from "./dispatcher.js";
+import { Lifecycle } from "./lifecycle.js";
 import { Side, type MessageStream, type Stream } from "./streams.js";
 
 /** `requestHandler(method, params, context)`: its value (or promise) is the result;
@@ -15,54 +16,36 @@ export type NotificationHandler = (method: string, params: unknown) => unknown;
  * go to `requestHandler` (concurrently), notifications to `notificationHandler`
  * (one at a time, in order).
  */
-export class Connection {
-  readonly #dispatcher: Dispatcher;
+export class Connection extends Lifecycle {
+  /** @internal */
+  protected readonly dispatcher: Dispatcher;
 
   constructor(requestHandler: RequestHandler, notificationHandler: NotificationHandler, stream: Stream | MessageStream) {
-    this.#dispatcher = new Dispatcher(stream, Side.Raw, false, requestHandler, notificationHandler);
+    super();
+    this.dispatcher = new Dispatcher(stream, Side.Raw, false, requestHandler, notificationHandler);
   }
 
   sendRequest<T = unknown>(method: string, params?: unknown): Promise<T> {
-    return this.#dispatcher.sendRequest(method, params) as Promise<T>;
+    return this.dispatcher.sendRequest(method, params) as Promise<T>;
   }
 
   /** Send a request and get its id too, e.g. for `cancelPendingRequest`. */
   sendRequestWithId<T = unknown>(method: string, params?: unknown): { id: number | undefined; promise: Promise<T> } {
-    return this.#dispatcher.sendRequestWithId(method, params) as { id: number | undefined; promise: Promise<T> };
+    return this.dispatcher.sendRequestWithId(method, params) as { id: number | undefined; promise: Promise<T> };
   }
 
   sendNotification(method: string, params?: unknown): Promise<void> {
-    return this.#dispatcher.sendNotification(method, params);
+    return this.dispatcher.sendNotification(method, params);
   }
 
   /** Send `$/cancel_request` for `params.requestId` (or `params` itself), nothing else. */
   sendCancelRequestNotification(params: { requestId: number | string } | number | string): Promise<void> {
-    return this.#dispatcher.sendCancelRequestNotification(params);
+    return this.dispatcher.sendCancelRequestNotification(params);
   }
 
   /** Cancel our pending request `id`: its promise rejects with -32800, the peer
    * gets `$/cancel_request`, a late response is dropped. False if not pending. */
   cancelPendingRequest(id: number): boolean {
-    return this.#dispatcher.cancelPendingRequest(id);
-  }
-
-  /** Close: pending calls fail, running handlers' signals abort, a spawned peer is reaped. */
-  close(): void {
-    this.#dispatcher.close();
-  }
-
-  /** Aborts when the connection closes. */
-  get signal(): AbortSignal {
-    return this.#dispatcher.controller.signal;
-  }
-
-  /** Resolves once the connection is closed and torn down. */
-  get closed(): Promise<void> {
-    return this.#dispatcher.closed;
-  }
-
-  /** The spawned peer's process id (connections made on `spawnAgent()`). */
-  get pid(): number | undefined {
-    return this.#dispatcher.native.pid ?? undefined;
+    return this.dispatcher.cancelPendingRequest(id);
   }
 }

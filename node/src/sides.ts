@@ -5,6 +5,7 @@
 // these, one method per peer method of the schema.
 
 import { Dispatcher, type RequestContext } from "./dispatcher.js";
+import { Lifecycle } from "./lifecycle.js";
 import { RequestError } from "./errors.js";
 import { Side, type MessageStream, type Stream } from "./streams.js";
 import { TerminalHandle, type TerminalCalls } from "./terminal.js";
@@ -40,8 +41,9 @@ class Routes {
   }
 }
 
-abstract class TypedConnection {
-  readonly #dispatcher: Dispatcher;
+abstract class TypedConnection extends Lifecycle {
+  /** @internal */
+  protected readonly dispatcher: Dispatcher;
 
   protected constructor(
     make: (connection: never) => object,
@@ -50,6 +52,7 @@ abstract class TypedConnection {
     table: HandlerTable,
     unstable: boolean,
   ) {
+    super();
     let impl: object | null = null;
     let routes: Routes | null = null;
     const ready = (): Routes => (routes ??= new Routes(impl as Record<string, unknown>, table));
@@ -71,48 +74,28 @@ abstract class TypedConnection {
       }
       return undefined;
     };
-    this.#dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification);
+    this.dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification);
     impl = make(this as never);
   }
 
   /** @internal A request to the peer (what the generated peer methods call). */
   protected _request(method: string, params: unknown): Promise<unknown> {
-    return this.#dispatcher.sendRequest(method, params);
+    return this.dispatcher.sendRequest(method, params);
   }
 
   /** @internal A notification to the peer. */
   protected _notify(method: string, params: unknown): Promise<void> {
-    return this.#dispatcher.sendNotification(method, params);
+    return this.dispatcher.sendNotification(method, params);
   }
 
   /** An extension request: sent as `_${method}`. */
   extMethod(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.#dispatcher.sendRequest(`_${method}`, params) as Promise<Record<string, unknown>>;
+    return this.dispatcher.sendRequest(`_${method}`, params) as Promise<Record<string, unknown>>;
   }
 
   /** An extension notification: sent as `_${method}`. */
   extNotification(method: string, params: Record<string, unknown>): Promise<void> {
-    return this.#dispatcher.sendNotification(`_${method}`, params);
-  }
-
-  /** Close: pending calls fail, running handlers' signals abort, a spawned peer is reaped. */
-  close(): void {
-    this.#dispatcher.close();
-  }
-
-  /** Aborts when the connection closes. */
-  get signal(): AbortSignal {
-    return this.#dispatcher.controller.signal;
-  }
-
-  /** Resolves once the connection is closed and torn down. */
-  get closed(): Promise<void> {
-    return this.#dispatcher.closed;
-  }
-
-  /** The spawned peer's process id (connections made on `spawnAgent()`). */
-  get pid(): number | undefined {
-    return this.#dispatcher.native.pid ?? undefined;
+    return this.dispatcher.sendNotification(`_${method}`, params);
   }
 }
 

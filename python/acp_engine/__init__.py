@@ -18,12 +18,11 @@ from typing import Any
 
 from ._connection import Connection, Side
 from ._errors import RequestError
-from ._generated.methods import Agent, Client
+from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._helpers import run_agent, spawn_agent
 from ._native import __version__
 from ._terminal import TerminalHandle
 from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream
-from ._typed import AgentSideConnection, ClientSideConnection
 
 #: The ACP protocol version this package speaks.
 PROTOCOL_VERSION = 1

@@ -6,9 +6,8 @@ from __future__ import annotations
 import contextlib
 from typing import AsyncIterator, Callable, Mapping, Optional
 
-from ._generated.methods import Agent, Client
+from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._transport import Stream, spawn_stream, stdio_stream
-from ._typed import AgentSideConnection, ClientSideConnection
 
 
 async def run_agent(

@@ -1,27 +1,20 @@
-"""The typed ACP connections: :class:`AgentSideConnection` (an agent's
-connection to its client) and :class:`ClientSideConnection` (a client's
-connection to its agent). Each serves the user's handler and offers every
-method of the peer (the generated method table, ``_generated.methods``). Both sides check
-messages against the ACP schema in the engine, both ways; the protocol's
-rules (a client's cancelling a turn answering that session's open
-permission requests, for one) live there too."""
+"""What the typed ACP connections share: serving the user's handler from
+the generated method table, the sends the generated peer methods go
+through, extensions and lifecycle. The public classes,
+``AgentSideConnection`` (an agent's connection to its client) and
+``ClientSideConnection`` (a client's connection to its agent), are
+generated on top of these (``_generated.methods``), one method per peer
+method of the schema. Both sides check messages against the ACP schema in
+the engine, both ways; the protocol's rules (a client's cancelling a turn
+answering that session's open permission requests, for one) live there
+too."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional
+from typing import Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional
 
 from ._connection import Connection, Side
-from ._generated.methods import (
-    AGENT_HANDLERS,
-    AGENT_NOTIFICATIONS,
-    CLIENT_HANDLERS,
-    CLIENT_NOTIFICATIONS,
-    Agent,
-    Client,
-    _AgentMethods,
-    _ClientMethods,
-)
 from ._terminal import TerminalHandle
 from ._transport import Stream
 
@@ -137,36 +130,3 @@ class _ClientSide(_TypedConnection):
     def pid(self) -> Optional[int]:
         """The spawned agent's process id."""
         return self.connection.pid
-
-
-class AgentSideConnection(_AgentSide, _ClientMethods):
-    """An agent's connection to its client: ``AgentSideConnection(lambda
-    conn: MyAgent(conn), stdio_stream())``. The agent gets this connection
-    to call its client back."""
-
-    _handlers = AGENT_HANDLERS
-    _notifications = AGENT_NOTIFICATIONS
-    agent: Agent
-
-    if TYPE_CHECKING:
-
-        def __init__(
-            self, to_agent: Callable[[AgentSideConnection], Agent], stream: Stream, *, max_message_size: Optional[int] = None
-        ) -> None: ...
-
-
-class ClientSideConnection(_ClientSide, _AgentMethods):
-    """A client's connection to its agent: ``ClientSideConnection(lambda
-    agent: MyClient(), spawn_stream("my-agent"))``. Its ``cancel`` also
-    answers the session's open permission requests ``cancelled`` (the
-    engine does, as the protocol requires) and cancels their handlers."""
-
-    _handlers = CLIENT_HANDLERS
-    _notifications = CLIENT_NOTIFICATIONS
-    client: Client
-
-    if TYPE_CHECKING:
-
-        def __init__(
-            self, to_client: Callable[[ClientSideConnection], Client], stream: Stream, *, max_message_size: Optional[int] = None
-        ) -> None: ...

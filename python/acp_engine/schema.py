@@ -3139,7 +3139,7 @@ PROTOCOL_METHODS: Dict[str, MethodInfo] = {
 
 PROXY_METHODS: Dict[str, MethodInfo] = {
 }
-"""Methods a conductor exchanges with the proxies of a proxy chain (requests), keyed by wire method name."""
+"""Methods a conductor exchanges with the proxies of a proxy chain (not routed by `Agent` or `Client`), keyed by wire method name."""
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version these types describe."""

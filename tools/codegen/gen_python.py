@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_schema as ir  # noqa: E402
 import gen_python_methods  # noqa: E402
+from text import METHOD_TABLES, docstring  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = "tools/codegen/gen_python.py"
@@ -88,18 +89,6 @@ class Shape(NamedTuple):
 
 def first_paragraph(text: str) -> str:
     return (text or "").strip().split("\n\n")[0].strip()
-
-
-def docstring(text: str, indent: str) -> list[str]:
-    text = (text or "").strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    if not text:
-        return []
-    if text.endswith('"'):
-        text += " "
-    lines = text.split("\n")
-    if len(lines) == 1:
-        return [f'{indent}"""{text}"""']
-    return [f'{indent}"""{lines[0]}'] + [(indent + ln).rstrip() for ln in lines[1:]] + [f'{indent}"""']
 
 
 def comment(text: str, indent: str) -> list[str]:
@@ -400,14 +389,8 @@ class PythonEmitter:
             "    handler: str",
             "    unstable: bool",
         )
-        tables = [
-            ("AGENT_METHODS", "agent", "Methods the agent handles (the client sends them)"),
-            ("CLIENT_METHODS", "client", "Methods the client handles (the agent sends them)"),
-            ("PROTOCOL_METHODS", "protocol", "Protocol-level methods either side may send"),
-            ("PROXY_METHODS", "proxy", "Methods a conductor exchanges with the proxies of a proxy chain (requests)"),
-        ]
         self.use("Dict")
-        for const, side, doc in tables:
+        for const, side, doc in METHOD_TABLES:
             self.emit("", "", f"{const}: Dict[str, MethodInfo] = {{")
             seen = set()
             for m in self.s.methods:

@@ -12,6 +12,8 @@ Each module holds:
   ``_request`` / ``_notify`` / ``_terminal``, which the connections provide.
 * ``AGENT_HANDLERS`` / ``CLIENT_HANDLERS`` (wire method -> handler method name) and
   ``AGENT_NOTIFICATIONS`` / ``CLIENT_NOTIFICATIONS`` (the notifications among them).
+* ``AgentSideConnection`` / ``ClientSideConnection``: the public classes, the peer
+  methods over the hand-written bases of ``_typed.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import textwrap
 
 import acp_schema as ir
+from text import baseline_list, docstring
 
 # Peer requests whose result the connection wraps in a handle.
 HANDLE_RESULTS = {"CreateTerminalResponse": ("TerminalHandle", "_terminal")}
@@ -35,20 +38,17 @@ SIDE_DOCS = {
     "method answers -32601 until overridden, and other notifications are ignored. Notifications "
     "(``session_update`` among them) are handled one at a time, in arrival order.",
 }
+CLASS_DOCS = {
+    "agent": "An agent's connection to its client: ``AgentSideConnection(lambda conn: MyAgent(conn), "
+    "stdio_stream())``. The agent gets this connection to call its client back.",
+    "client": "A client's connection to its agent: ``ClientSideConnection(lambda agent: MyClient(), "
+    "spawn_stream(\"my-agent\"))``. Its ``cancel`` also answers the session's open permission requests "
+    "``cancelled`` (the engine does, as the protocol requires) and cancels their handlers.",
+}
 PEER_DOCS = {
     "client": "The client's methods, as an agent calls them (``AgentSideConnection``).",
     "agent": "The agent's methods, as a client calls them (``ClientSideConnection``).",
 }
-
-
-def docstring(text: str, indent: str) -> list[str]:
-    text = (text or "").strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    if text.endswith('"'):
-        text += " "
-    lines = text.split("\n")
-    if len(lines) == 1:
-        return [f'{indent}"""{text}"""']
-    return [f'{indent}"""{lines[0]}'] + [(indent + ln).rstrip() for ln in lines[1:]] + [f'{indent}"""']
 
 
 def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix: str) -> str:
@@ -63,8 +63,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
     for side, peer in (("agent", "client"), ("client", "agent")):
         cls = side.capitalize()
         handled = [m for m in schema.methods if m.side == side]
-        required = [f"``{m.snake}``" for m in sorted(handled, key=lambda m: m.notification) if m.baseline]
-        baseline = ", ".join(required[:-1]) + f" and {required[-1]}" if len(required) > 1 else "".join(required)
+        baseline = baseline_list(handled, lambda m: f"`{m.snake}`")
         body += ["", "", f"class {cls}(metaclass=ABCMeta):"]
         body += docstring(textwrap.fill(SIDE_DOCS[side].format(baseline=baseline), 88), "    ")
         for m in handled:
@@ -137,6 +136,33 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
             body += docstring(f"{m.doc}\n\nSends the ``{m.name}`` {kind}.".strip(), "        ")
             body.append(f"        return {call}")
 
+    unstable = "True" if schema.stable is not None else "False"
+    for side, peer_mixin, base, factory in (
+        ("agent", "_ClientMethods", "_AgentSide", "to_agent"),
+        ("client", "_AgentMethods", "_ClientSide", "to_client"),
+    ):
+        cls = f"{side.capitalize()}SideConnection"
+        handler = side.capitalize()
+        body += ["", "", f"class {cls}({base}, {peer_mixin}):"]
+        body += docstring(textwrap.fill(CLASS_DOCS[side], 88), "    ")
+        body += [
+            "",
+            f"    _handlers = {side.upper()}_HANDLERS",
+            f"    _notifications = {side.upper()}_NOTIFICATIONS",
+            f"    _unstable = {unstable}",
+            f"    {side}: {handler}",
+            "",
+            "    if TYPE_CHECKING:",
+            "",
+            "        def __init__(",
+            "            self,",
+            f"            {factory}: Callable[[{cls}], {handler}],",
+            "            stream: Stream,",
+            "            *,",
+            "            max_message_size: Optional[int] = None,",
+            "        ) -> None: ...",
+        ]
+
     header = [
         '"""The ACP method table: the ``Agent`` and ``Client`` handler base classes, the peer',
         "methods of the typed connections, and the table from each wire method to its handler.",
@@ -148,12 +174,14 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
         "from __future__ import annotations",
         "",
         "from abc import ABCMeta, abstractmethod",
-        "from typing import TYPE_CHECKING, Any, Awaitable, Dict, FrozenSet",
+        "from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional",
         "",
         f"from {package_prefix}_errors import RequestError",
+        f"from {package_prefix}_typed import _AgentSide, _ClientSide",
         "",
         "if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time",
         f"    from {package_prefix}_terminal import TerminalHandle",
+        f"    from {package_prefix}_transport import Stream",
         "    from ..schema import (",
         *[f"        {name}," for name in sorted(used_types)],
         "    )",

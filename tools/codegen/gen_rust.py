@@ -44,6 +44,7 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the sources
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_schema as ir  # noqa: E402
+from text import METHOD_TABLES, baseline_list  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = "tools/codegen/gen_rust.py"
@@ -793,13 +794,7 @@ class RustEmitter:
             self.emit(f"    /// `{name}`: {'; or a '.join(kinds)}.", f"    pub const {key}: &str = {rust_str(name)};")
         self.emit("}")
 
-        tables = [
-            ("AGENT_METHODS", "agent", "Methods the agent handles (the client sends them)"),
-            ("CLIENT_METHODS", "client", "Methods the client handles (the agent sends them)"),
-            ("PROTOCOL_METHODS", "protocol", "Protocol-level methods either side may send"),
-            ("PROXY_METHODS", "proxy", "Methods a conductor exchanges with the proxies of a proxy chain (not routed by `Agent` or `Client`)"),
-        ]
-        for const, side, doc in tables:
+        for const, side, doc in METHOD_TABLES:
             entries = [m for m in methods if m.side == side]
             self.emit("", f"/// {doc}.", f"pub const {const}: &[MethodInfo] = &[")
             for m in entries:
@@ -923,8 +918,7 @@ def generate_methods() -> str:
         trait, connection, doc = SIDE_DOCS[side]
         handled = [m for m in schema.methods if m.side == side]
         called = [m for m in schema.methods if m.side == peer_side]
-        required = [f"`{m.snake}`" for m in sorted(handled, key=lambda m: m.notification) if m.baseline]
-        baseline = ", ".join(required[:-1]) + f" and {required[-1]}" if len(required) > 1 else "".join(required)
+        baseline = baseline_list(handled, lambda m: m.snake)
         out += [
             "",
             f"/// The {side} side: what an {side} handles, and what it calls on its {peer_side}.",

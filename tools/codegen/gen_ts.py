@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import acp_schema as ir  # noqa: E402
 import gen_ts_methods  # noqa: E402
 from gen_python import ROOT, write_or_check  # noqa: E402
+from text import jsdoc  # noqa: E402
 
 GENERATOR = "tools/codegen/gen_ts.py"
 
@@ -51,16 +52,6 @@ TARGETS = [
 RESERVED = {"AgentMethods", "ClientMethods", "ProtocolMethods", "ProxyMethods", "CurrentProtocolVersion"}
 PRIMS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean"}
 JSON_OBJECT = "{ [key: string]: unknown }"
-
-
-def jsdoc(text: str, indent: str = "") -> list[str]:
-    text = (text or "").strip().replace("*/", "*\\/")
-    if not text:
-        return []
-    lines = text.split("\n")
-    if len(lines) == 1:
-        return [f"{indent}/** {text} */"]
-    return [f"{indent}/**"] + [f"{indent} * {ln}".rstrip() for ln in lines] + [f"{indent} */"]
 
 
 def prop_name(wire: str) -> str:

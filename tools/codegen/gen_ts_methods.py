@@ -24,6 +24,7 @@ import json
 import textwrap
 
 import acp_schema as ir
+from text import METHOD_TABLES, baseline_list, jsdoc
 
 HANDLE_RESULTS = {"CreateTerminalResponse": ("TerminalHandle", "_createTerminal")}
 
@@ -45,16 +46,6 @@ CLASS_DOCS = {
     "offers every agent method. `cancel` also answers the session's open permission requests "
     "`cancelled` (the engine does, as the protocol requires) and aborts their handlers' signals.",
 }
-
-
-def jsdoc(text: str, indent: str = "") -> list[str]:
-    text = (text or "").strip().replace("*/", "*\\/")
-    if not text:
-        return []
-    lines = text.split("\n")
-    if len(lines) == 1:
-        return [f"{indent}/** {text} */"]
-    return [f"{indent}/**"] + [f"{indent} * {ln}".rstrip() for ln in lines] + [f"{indent} */"]
 
 
 def camel_name(m: ir.Method) -> str:
@@ -91,13 +82,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
         f'import type {{ TerminalHandle }} from "{up}/terminal.js";',
         'import type * as schema from "./schema.js";',
     ]
-    tables = [
-        ("AGENT_METHODS", "agent", "Methods the agent handles (the client sends them)"),
-        ("CLIENT_METHODS", "client", "Methods the client handles (the agent sends them)"),
-        ("PROTOCOL_METHODS", "protocol", "Protocol-level methods either side may send"),
-        ("PROXY_METHODS", "proxy", "Methods a conductor exchanges with the proxies of a proxy chain (not routed by `Agent` or `Client`)"),
-    ]
-    for const, side, doc in tables:
+    for const, side, doc in METHOD_TABLES:
         entries = {m.key: m.name for m in schema.methods if m.side == side}
         if not entries:
             continue
@@ -109,8 +94,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
     for side, peer in (("agent", "client"), ("client", "agent")):
         iface = side.capitalize()
         handled = [m for m in schema.methods if m.side == side]
-        required = [f"`{camel_name(m)}`" for m in sorted(handled, key=lambda m: m.notification) if m.baseline]
-        baseline = ", ".join(required[:-1]) + f" and {required[-1]}" if len(required) > 1 else "".join(required)
+        baseline = baseline_list(handled, camel_name)
         out += ["", *jsdoc(textwrap.fill(SIDE_DOCS[side].format(baseline=baseline), 92)), f"export interface {iface} {{"]
         for m in handled:
             opt = "" if m.baseline else "?"

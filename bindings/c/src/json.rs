@@ -23,11 +23,32 @@ unsafe fn value_at(json: *const c_char, pointer: *const c_char) -> Result<(Value
     }
 }
 
-fn wrong_type(pointer: &str, wanted: &str, value: &Value) -> Failure {
-    Failure::new(
-        acp_result::ACP_ERR_NOT_FOUND,
-        format!("{pointer:?} is {value}, not {wanted}"),
-    )
+/// Read the value at `pointer` in `json` as `wanted` (`take` gives None for
+/// another type) into `*out`.
+unsafe fn get_as<T>(
+    json: *const c_char,
+    pointer: *const c_char,
+    out: *mut T,
+    wanted: &str,
+    take: impl FnOnce(Value) -> Option<T>,
+) -> acp_result {
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        }
+        let (value, pointer) = value_at(json, pointer)?;
+        let shown = value.to_string();
+        match take(value) {
+            Some(taken) => {
+                *out = taken;
+                Ok(())
+            }
+            None => Err(Failure::new(
+                acp_result::ACP_ERR_NOT_FOUND,
+                format!("{pointer:?} is {shown}, not {wanted}"),
+            )),
+        }
+    })
 }
 
 /// The string at JSON pointer `pointer` (`""`: the whole document) in
@@ -39,18 +60,12 @@ pub unsafe extern "C" fn acp_json_get_string(
     pointer: *const c_char,
     out: *mut *mut c_char,
 ) -> acp_result {
-    guard(|| {
-        if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
-        }
+    if !out.is_null() {
         *out = std::ptr::null_mut();
-        match value_at(json, pointer)? {
-            (Value::String(text), _) => {
-                *out = owned_string(&text);
-                Ok(())
-            }
-            (other, pointer) => Err(wrong_type(&pointer, "a string", &other)),
-        }
+    }
+    get_as(json, pointer, out, "a string", |value| match value {
+        Value::String(text) => Some(owned_string(&text)),
+        _ => None,
     })
 }
 
@@ -62,18 +77,7 @@ pub unsafe extern "C" fn acp_json_get_number(
     pointer: *const c_char,
     out: *mut f64,
 ) -> acp_result {
-    guard(|| {
-        if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
-        }
-        match value_at(json, pointer)? {
-            (Value::Number(number), _) => {
-                *out = number.as_f64().unwrap_or(f64::NAN);
-                Ok(())
-            }
-            (other, pointer) => Err(wrong_type(&pointer, "a number", &other)),
-        }
-    })
+    get_as(json, pointer, out, "a number", |value| value.as_f64())
 }
 
 /// The boolean at `pointer` in `json`, in `*out`. `ACP_ERR_NOT_FOUND` when
@@ -84,18 +88,7 @@ pub unsafe extern "C" fn acp_json_get_bool(
     pointer: *const c_char,
     out: *mut bool,
 ) -> acp_result {
-    guard(|| {
-        if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
-        }
-        match value_at(json, pointer)? {
-            (Value::Bool(value), _) => {
-                *out = value;
-                Ok(())
-            }
-            (other, pointer) => Err(wrong_type(&pointer, "a boolean", &other)),
-        }
-    })
+    get_as(json, pointer, out, "a boolean", |value| value.as_bool())
 }
 
 /// The value at `pointer` in `json` (an object, an array, anything) as JSON

@@ -14,50 +14,9 @@ TypedDicts::
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any
 
-from .._transport import Stream
-from .._typed import _AgentSide, _ClientSide
-from ._generated.methods import (
-    AGENT_HANDLERS,
-    AGENT_NOTIFICATIONS,
-    CLIENT_HANDLERS,
-    CLIENT_NOTIFICATIONS,
-    Agent,
-    Client,
-    _AgentMethods,
-    _ClientMethods,
-)
-
-
-class AgentSideConnection(_AgentSide, _ClientMethods):
-    """:class:`acp_engine.AgentSideConnection`, speaking the unstable protocol too."""
-
-    _handlers = AGENT_HANDLERS
-    _notifications = AGENT_NOTIFICATIONS
-    _unstable = True
-    agent: Agent
-
-    if TYPE_CHECKING:
-
-        def __init__(
-            self, to_agent: Callable[[AgentSideConnection], Agent], stream: Stream, *, max_message_size: Optional[int] = None
-        ) -> None: ...
-
-
-class ClientSideConnection(_ClientSide, _AgentMethods):
-    """:class:`acp_engine.ClientSideConnection`, speaking the unstable protocol too."""
-
-    _handlers = CLIENT_HANDLERS
-    _notifications = CLIENT_NOTIFICATIONS
-    _unstable = True
-    client: Client
-
-    if TYPE_CHECKING:
-
-        def __init__(
-            self, to_client: Callable[[ClientSideConnection], Client], stream: Stream, *, max_message_size: Optional[int] = None
-        ) -> None: ...
+from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 
 
 def __getattr__(name: str) -> Any:

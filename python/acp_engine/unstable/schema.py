@@ -4879,7 +4879,7 @@ PROXY_METHODS: Dict[str, MethodInfo] = {
     "proxy/initialize": MethodInfo("proxy_initialize", "request", "InitializeProxyRequest", "InitializeProxyResponse", "initialize_proxy", True),
     "proxy/successor": MethodInfo("proxy_successor", "request", "ProxySuccessorRequest", "ProxySuccessorResponse", "proxy_successor", True),
 }
-"""Methods a conductor exchanges with the proxies of a proxy chain (requests), keyed by wire method name."""
+"""Methods a conductor exchanges with the proxies of a proxy chain (not routed by `Agent` or `Client`), keyed by wire method name."""
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version these types describe."""

@@ -8,12 +8,14 @@ Do not edit: change the schema or the generator, then run `make codegen`.
 from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
-from typing import TYPE_CHECKING, Any, Awaitable, Dict, FrozenSet
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional
 
 from ..._errors import RequestError
+from ..._typed import _AgentSide, _ClientSide
 
 if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time
     from ..._terminal import TerminalHandle
+    from ..._transport import Stream
     from ..schema import (
         ArchiveSessionRequest,
         ArchiveSessionResponse,
@@ -989,3 +991,47 @@ class _AgentMethods:
         Sends the ``session/unarchive`` request.
         """
         return self._request("session/unarchive", params)
+
+
+class AgentSideConnection(_AgentSide, _ClientMethods):
+    """An agent's connection to its client: ``AgentSideConnection(lambda conn: MyAgent(conn),
+    stdio_stream())``. The agent gets this connection to call its client back.
+    """
+
+    _handlers = AGENT_HANDLERS
+    _notifications = AGENT_NOTIFICATIONS
+    _unstable = True
+    agent: Agent
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            to_agent: Callable[[AgentSideConnection], Agent],
+            stream: Stream,
+            *,
+            max_message_size: Optional[int] = None,
+        ) -> None: ...
+
+
+class ClientSideConnection(_ClientSide, _AgentMethods):
+    """A client's connection to its agent: ``ClientSideConnection(lambda agent: MyClient(),
+    spawn_stream("my-agent"))``. Its ``cancel`` also answers the session's open permission
+    requests ``cancelled`` (the engine does, as the protocol requires) and cancels their
+    handlers.
+    """
+
+    _handlers = CLIENT_HANDLERS
+    _notifications = CLIENT_NOTIFICATIONS
+    _unstable = True
+    client: Client
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            to_client: Callable[[ClientSideConnection], Client],
+            stream: Stream,
+            *,
+            max_message_size: Optional[int] = None,
+        ) -> None: ...
