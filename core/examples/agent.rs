@@ -50,7 +50,7 @@ impl ExampleAgent {
     }
 
     async fn say(&self, session_id: &SessionId, text: impl Into<String>) -> Result<(), RequestError> {
-        let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text.into())));
+        let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
         self.update(session_id, SessionUpdate::AgentMessageChunk(chunk))
             .await
     }
@@ -59,14 +59,14 @@ impl ExampleAgent {
     async fn report_compaction(&self, session_id: &SessionId) -> Result<(), RequestError> {
         let notice = Notice {
             description: Some("Older messages were summarized.".into()),
-            ..Notice::new(NoticeSeverity::Info, "Context compacted".into())
+            ..Notice::new(NoticeSeverity::Info, "Context compacted")
         };
         self.update(session_id, SessionUpdate::Notice(notice)).await?;
         let id = CompactionId::from("compaction-1");
         let started = CompactionUpdate::new(id.clone(), CompactionStatus::InProgress);
         self.update(session_id, SessionUpdate::CompactionUpdate(started))
             .await?;
-        let summary = ContentBlock::Text(TextContent::new("The user asked for a greeting.".into()));
+        let summary = ContentBlock::Text(TextContent::new("The user asked for a greeting."));
         let chunk = CompactionSummaryChunk::new(id.clone(), summary);
         self.update(session_id, SessionUpdate::CompactionSummaryChunk(chunk))
             .await?;
@@ -82,8 +82,8 @@ impl ExampleAgent {
         tool_call.kind = Some(ToolKind::Read);
         tool_call.status = Some(ToolCallStatus::Pending);
         let options = vec![
-            PermissionOption::new("allow".into(), "Allow".into(), PermissionOptionKind::AllowOnce),
-            PermissionOption::new("reject".into(), "Reject".into(), PermissionOptionKind::RejectOnce),
+            PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
         ];
         let request = RequestPermissionRequest::new(session_id.clone(), tool_call, options);
         let response = self.client.request_permission(request).await?;
@@ -115,10 +115,10 @@ impl ExampleAgent {
         self.say(session_id, file.content).await?;
 
         let written = cwd.join("written.txt").display().to_string();
-        let write = WriteTextFileRequest::new(session_id.clone(), written, "written by agent".into());
+        let write = WriteTextFileRequest::new(session_id.clone(), written, "written by agent");
         self.client.write_text_file(write).await?;
 
-        let mut command = CreateTerminalRequest::new(session_id.clone(), "echo".into());
+        let mut command = CreateTerminalRequest::new(session_id.clone(), "echo");
         command.args = Some(vec!["hi".into()]);
         let terminal = self.client.create_terminal(command).await?;
         terminal.wait_for_exit().await?;
@@ -138,10 +138,7 @@ impl Agent for ExampleAgent {
         Ok(InitializeResponse {
             agent_capabilities: Some(AgentCapabilities::default()),
             auth_methods: Some(vec![]),
-            agent_info: Some(Implementation::new(
-                "acp-engine-example-agent".into(),
-                "0.1.0".into(),
-            )),
+            agent_info: Some(Implementation::new("acp-engine-example-agent", "0.1.0")),
             ..InitializeResponse::new(1)
         })
     }

@@ -73,10 +73,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         session: Some(session_capabilities),
         ..Default::default()
     });
-    init.client_info = Some(Implementation::new(
-        "acp-engine-interop-client".into(),
-        "1.0.0".into(),
-    ));
+    init.client_info = Some(Implementation::new("acp-engine-interop-client", "1.0.0"));
     let initialized = agent.initialize(init).await?;
     check(
         initialized.protocol_version == 1,
@@ -152,7 +149,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 fn prompt(session_id: &SessionId, text: &str) -> PromptRequest {
     PromptRequest::new(
         session_id.clone(),
-        vec![ContentBlock::Text(TextContent::new(text.into()))],
+        vec![ContentBlock::Text(TextContent::new(text))],
     )
 }
 

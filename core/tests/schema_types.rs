@@ -174,21 +174,12 @@ fn new_session_with_stdio_http_and_sse_mcp_servers() {
     }
 
     // Built in Rust, the tags are written.
-    let http = McpServer::Http(McpServerHttp::new(
-        "web".into(),
-        "https://mcp.example/".into(),
-        vec![],
-    ));
+    let http = McpServer::Http(McpServerHttp::new("web", "https://mcp.example/", vec![]));
     assert_eq!(
         serde_json::to_value(&http).unwrap(),
         json!({"type": "http", "name": "web", "url": "https://mcp.example/", "headers": []})
     );
-    let stdio = McpServer::from(McpServerStdio::new(
-        "files".into(),
-        "mcp-files".into(),
-        vec![],
-        vec![],
-    ));
+    let stdio = McpServer::from(McpServerStdio::new("files", "mcp-files", vec![], vec![]));
     assert_eq!(
         serde_json::to_value(&stdio).unwrap(),
         json!({"name": "files", "command": "mcp-files", "args": [], "env": []})
@@ -284,8 +275,8 @@ fn set_session_config_option_value_and_boolean() {
     assert_eq!(with_unknown.extra["x-future"], 1);
 
     let built = SetSessionConfigOptionRequest::new(
-        "s".into(),
-        "think".into(),
+        "s",
+        "think",
         SetSessionConfigOptionRequestKind::Boolean(SetSessionConfigOptionRequestBoolean::new(false)),
     );
     assert_eq!(
@@ -390,10 +381,7 @@ fn prompt_request_with_every_content_block() {
         ContentBlock::Resource(r) if matches!(&r.resource, EmbeddedResourceResource::BlobResourceContents(_))
     ));
 
-    let built = PromptRequest::new(
-        "sess-1".into(),
-        vec![ContentBlock::from(TextContent::new("hi".into()))],
-    );
+    let built = PromptRequest::new("sess-1", vec![ContentBlock::from(TextContent::new("hi"))]);
     assert_eq!(
         serde_json::to_value(&built).unwrap(),
         json!({"sessionId": "sess-1", "prompt": [{"type": "text", "text": "hi"}]})
@@ -553,8 +541,8 @@ fn every_session_update() {
 
     // Built in Rust: the tag sits next to the payload's fields.
     let built = SessionNotification::new(
-        "sess-1".into(),
-        SessionUpdate::AgentMessageChunk(ContentChunk::new(TextContent::new("hi".into()).into())),
+        "sess-1",
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(TextContent::new("hi").into())),
     );
     assert_eq!(
         serde_json::to_value(&built).unwrap(),
@@ -696,7 +684,7 @@ fn request_permission_selected_and_cancelled() {
     assert_eq!(cancelled.outcome, RequestPermissionOutcome::Cancelled);
 
     let built = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
-        SelectedPermissionOutcome::new("allow".into()),
+        SelectedPermissionOutcome::new("allow"),
     ));
     assert_eq!(
         serde_json::to_value(&built).unwrap(),
@@ -889,11 +877,11 @@ fn create_elicitation_form_and_url() {
     assert!(matches!(&future.mode, CreateElicitationRequestMode::Other(m) if m == "voice"));
 
     let built = CreateElicitationRequest::new(
-        "Sign in".into(),
+        "Sign in",
         CreateElicitationRequestMode::Url(ElicitationUrlMode::new(
-            "el-1".into(),
-            "https://auth.example/".into(),
-            ElicitationScope::Session(ElicitationSessionScope::new("s".into())),
+            "el-1",
+            "https://auth.example/",
+            ElicitationScope::Session(ElicitationSessionScope::new("s")),
         )),
     );
     assert_eq!(

@@ -583,7 +583,7 @@ impl Agent for MinimalAgent {
         Ok(InitializeResponse::new(1))
     }
     async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, RequestError> {
-        Ok(NewSessionResponse::new("s".into()))
+        Ok(NewSessionResponse::new("s"))
     }
     async fn prompt(&self, _: PromptRequest) -> Result<PromptResponse, RequestError> {
         Ok(PromptResponse::new(StopReason::EndTurn))
@@ -671,10 +671,7 @@ async fn cancelling_a_prompt_turn_answers_pending_permission_requests_cancelled(
     let turn = tokio::spawn({
         let conn = conn.clone();
         async move {
-            let prompt = PromptRequest::new(
-                "s-1".into(),
-                vec![ContentBlock::Text(TextContent::new("go".into()))],
-            );
+            let prompt = PromptRequest::new("s-1", vec![ContentBlock::Text(TextContent::new("go"))]);
             conn.prompt(prompt).await
         }
     });
@@ -689,7 +686,7 @@ async fn cancelling_a_prompt_turn_answers_pending_permission_requests_cancelled(
         )
         .await;
     agent.expect_silence(50).await; // the user has not answered
-    conn.cancel(CancelNotification::new("s-1".into())).await.unwrap();
+    conn.cancel(CancelNotification::new("s-1")).await.unwrap();
     assert_eq!(
         agent.recv().await,
         json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s-1"}})
@@ -718,10 +715,7 @@ async fn every_update_sent_before_the_prompt_response_is_delivered_before_prompt
         let turn = tokio::spawn({
             let conn = conn.clone();
             async move {
-                let prompt = PromptRequest::new(
-                    "s-1".into(),
-                    vec![ContentBlock::Text(TextContent::new("go".into()))],
-                );
+                let prompt = PromptRequest::new("s-1", vec![ContentBlock::Text(TextContent::new("go"))]);
                 conn.prompt(prompt).await
             }
         });
@@ -748,7 +742,7 @@ async fn a_terminal_handle_runs_its_lifecycle_and_releases_once() {
     let create = tokio::spawn({
         let conn = conn.clone();
         async move {
-            let mut request = CreateTerminalRequest::new("s-1".into(), "make".into());
+            let mut request = CreateTerminalRequest::new("s-1", "make");
             request.args = Some(vec!["test".into()]);
             conn.create_terminal(request).await
         }
@@ -812,7 +806,7 @@ async fn a_dropped_terminal_handle_is_released() {
     let create = tokio::spawn({
         let conn = conn.clone();
         async move {
-            conn.create_terminal(CreateTerminalRequest::new("s-1".into(), "sleep".into()))
+            conn.create_terminal(CreateTerminalRequest::new("s-1", "sleep"))
                 .await
         }
     });
@@ -843,19 +837,19 @@ async fn a_typed_agent_and_client_talk_in_memory() {
     let init = client.initialize(InitializeRequest::new(1)).await.unwrap();
     assert_eq!(init.protocol_version, 1);
     let session = client
-        .new_session(NewSessionRequest::new("/tmp".into(), vec![]))
+        .new_session(NewSessionRequest::new("/tmp", vec![]))
         .await
         .unwrap();
     let turn = client
         .prompt(PromptRequest::new(
             session.session_id,
-            vec![ContentBlock::Text(TextContent::new("x".into()))],
+            vec![ContentBlock::Text(TextContent::new("x"))],
         ))
         .await
         .unwrap();
     assert_eq!(turn.stop_reason, StopReason::EndTurn);
     let error = client
-        .authenticate(AuthenticateRequest::new("k".into()))
+        .authenticate(AuthenticateRequest::new("k"))
         .await
         .unwrap_err();
     assert_eq!(error.code, -32601);
@@ -944,12 +938,12 @@ async fn the_example_agents_turn_is_schema_valid_both_ways() {
     };
     agent.initialize(init).await.unwrap();
     let session = agent
-        .new_session(NewSessionRequest::new("/tmp".into(), vec![]))
+        .new_session(NewSessionRequest::new("/tmp", vec![]))
         .await
         .unwrap();
     let prompt = PromptRequest::new(
         session.session_id,
-        vec![ContentBlock::Text(TextContent::new("Say hello".into()))],
+        vec![ContentBlock::Text(TextContent::new("Say hello"))],
     );
     assert_eq!(
         agent.prompt(prompt).await.unwrap().stop_reason,

@@ -346,12 +346,13 @@ class RustEmitter:
         inits = []
         for f, name, ty, _ in fields:
             if f.required:
-                pname = name
-                target = ty
-                # Plain types: callers write `"id".into()`; `impl Into<_>` params would make
-                # those calls ambiguous.
-                params.append(f"{pname}: {target}")
-                inits.append(name)
+                if self.takes_into(f, ty):
+                    # Strings and identifiers: `TextContent::new("Hello")`, no `.into()`.
+                    params.append(f"{name}: impl Into<{ty}>")
+                    inits.append(f"{name}: {name}.into()")
+                else:
+                    params.append(f"{name}: {ty}")
+                    inits.append(name)
             else:
                 inits.append(f"{name}: None")
         if union_field:
@@ -371,6 +372,13 @@ class RustEmitter:
             self.emit("", f"support::check_by_parse!({d.name});")
         else:
             self.gen_read_struct(d, fields)
+
+    def takes_into(self, f: ir.Field, ty: str) -> bool:
+        """Whether a constructor takes this required field as `impl Into<_>`: a string
+        or a string identifier (`SessionId`, which `From<&str>` and `From<String>`)."""
+        if ty == "String":
+            return True
+        return isinstance(f.type, ir.Ref) and isinstance(self.s.get(f.type.name), ir.Newtype)
 
     def gen_read_struct(self, d: ir.Struct, fields) -> None:
         """`Deserialize` through `support::read_struct!`, with serde derive's rules."""

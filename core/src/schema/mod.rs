@@ -45,8 +45,8 @@
 //! use acp_engine::schema::*;
 //!
 //! let update = SessionNotification::new(
-//!     "sess-1".into(),
-//!     SessionUpdate::AgentMessageChunk(ContentChunk::new(TextContent::new("Hello".into()).into())),
+//!     "sess-1",
+//!     SessionUpdate::AgentMessageChunk(ContentChunk::new(TextContent::new("Hello").into())),
 //! );
 //! let wire = serde_json::to_value(&update).unwrap();
 //! assert_eq!(

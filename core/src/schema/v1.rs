@@ -82,11 +82,15 @@ pub struct WriteTextFileRequest {
 
 impl WriteTextFileRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, path: String, content: String) -> Self {
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        path: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
         Self {
-            session_id,
-            path,
-            content,
+            session_id: session_id.into(),
+            path: path.into(),
+            content: content.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -150,10 +154,10 @@ pub struct ReadTextFileRequest {
 
 impl ReadTextFileRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, path: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, path: impl Into<String>) -> Self {
         Self {
-            session_id,
-            path,
+            session_id: session_id.into(),
+            path: path.into(),
             line: None,
             limit: None,
             meta: None,
@@ -207,9 +211,13 @@ pub struct RequestPermissionRequest {
 
 impl RequestPermissionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, tool_call: ToolCallUpdate, options: Vec<PermissionOption>) -> Self {
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        tool_call: ToolCallUpdate,
+        options: Vec<PermissionOption>,
+    ) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             tool_call,
             options,
             meta: None,
@@ -322,9 +330,9 @@ pub struct ToolCallUpdate {
 
 impl ToolCallUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(tool_call_id: ToolCallId) -> Self {
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
-            tool_call_id,
+            tool_call_id: tool_call_id.into(),
             kind: None,
             status: None,
             title: None,
@@ -784,10 +792,10 @@ pub struct TextContent {
 
 impl TextContent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(text: String) -> Self {
+    pub fn new(text: impl Into<String>) -> Self {
         Self {
             annotations: None,
-            text,
+            text: text.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -844,11 +852,11 @@ pub struct ImageContent {
 
 impl ImageContent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(data: String, mime_type: String) -> Self {
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: None,
-            data,
-            mime_type,
+            data: data.into(),
+            mime_type: mime_type.into(),
             uri: None,
             meta: None,
             extra: Map::new(),
@@ -900,11 +908,11 @@ pub struct AudioContent {
 
 impl AudioContent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(data: String, mime_type: String) -> Self {
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: None,
-            data,
-            mime_type,
+            data: data.into(),
+            mime_type: mime_type.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -986,15 +994,15 @@ pub struct ResourceLink {
 
 impl ResourceLink {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, uri: String) -> Self {
+    pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             annotations: None,
             description: None,
             mime_type: None,
-            name,
+            name: name.into(),
             size: None,
             title: None,
-            uri,
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1097,11 +1105,11 @@ pub struct TextResourceContents {
 
 impl TextResourceContents {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(text: String, uri: String) -> Self {
+    pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             mime_type: None,
-            text,
-            uri,
+            text: text.into(),
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1151,11 +1159,11 @@ pub struct BlobResourceContents {
 
 impl BlobResourceContents {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(blob: String, uri: String) -> Self {
+    pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
-            blob,
+            blob: blob.into(),
             mime_type: None,
-            uri,
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1297,11 +1305,11 @@ pub struct Diff {
 
 impl Diff {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(path: String, new_text: String) -> Self {
+    pub fn new(path: impl Into<String>, new_text: impl Into<String>) -> Self {
         Self {
-            path,
+            path: path.into(),
             old_text: None,
-            new_text,
+            new_text: new_text.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1351,9 +1359,9 @@ pub struct Terminal {
 
 impl Terminal {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(terminal_id: TerminalId) -> Self {
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            terminal_id,
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1403,9 +1411,9 @@ pub struct ToolCallLocation {
 
 impl ToolCallLocation {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(path: String) -> Self {
+    pub fn new(path: impl Into<String>) -> Self {
         Self {
-            path,
+            path: path.into(),
             line: None,
             meta: None,
             extra: Map::new(),
@@ -1450,10 +1458,14 @@ pub struct PermissionOption {
 
 impl PermissionOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(option_id: PermissionOptionId, name: String, kind: PermissionOptionKind) -> Self {
+    pub fn new(
+        option_id: impl Into<PermissionOptionId>,
+        name: impl Into<String>,
+        kind: PermissionOptionKind,
+    ) -> Self {
         Self {
-            option_id,
-            name,
+            option_id: option_id.into(),
+            name: name.into(),
             kind,
             meta: None,
             extra: Map::new(),
@@ -1540,10 +1552,10 @@ pub struct CreateTerminalRequest {
 
 impl CreateTerminalRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, command: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, command: impl Into<String>) -> Self {
         Self {
-            session_id,
-            command,
+            session_id: session_id.into(),
+            command: command.into(),
             args: None,
             env: None,
             cwd: None,
@@ -1592,10 +1604,10 @@ pub struct EnvVariable {
 
 impl EnvVariable {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, value: String) -> Self {
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
-            name,
-            value,
+            name: name.into(),
+            value: value.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1638,10 +1650,10 @@ pub struct TerminalOutputRequest {
 
 impl TerminalOutputRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1684,10 +1696,10 @@ pub struct ReleaseTerminalRequest {
 
 impl ReleaseTerminalRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1730,10 +1742,10 @@ pub struct WaitForTerminalExitRequest {
 
 impl WaitForTerminalExitRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1776,10 +1788,10 @@ pub struct KillTerminalRequest {
 
 impl KillTerminalRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1828,9 +1840,9 @@ pub struct CreateElicitationRequest {
 
 impl CreateElicitationRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(message: String, mode: CreateElicitationRequestMode) -> Self {
+    pub fn new(message: impl Into<String>, mode: CreateElicitationRequestMode) -> Self {
         Self {
-            message,
+            message: message.into(),
             meta: None,
             mode,
             extra: Map::new(),
@@ -1959,9 +1971,9 @@ pub struct ElicitationSessionScope {
 
 impl ElicitationSessionScope {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             tool_call_id: None,
             extra: Map::new(),
         }
@@ -2296,10 +2308,10 @@ pub struct EnumOption {
 
 impl EnumOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(r#const: String, title: String) -> Self {
+    pub fn new(r#const: impl Into<String>, title: impl Into<String>) -> Self {
         Self {
-            r#const,
-            title,
+            r#const: r#const.into(),
+            title: title.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -3056,10 +3068,14 @@ pub struct ElicitationUrlMode {
 
 impl ElicitationUrlMode {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(elicitation_id: ElicitationId, url: String, scope: ElicitationScope) -> Self {
+    pub fn new(
+        elicitation_id: impl Into<ElicitationId>,
+        url: impl Into<String>,
+        scope: ElicitationScope,
+    ) -> Self {
         Self {
-            elicitation_id,
-            url,
+            elicitation_id: elicitation_id.into(),
+            url: url.into(),
             scope,
             extra: Map::new(),
         }
@@ -3949,10 +3965,10 @@ pub struct AuthMethodTerminal {
 
 impl AuthMethodTerminal {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: AuthMethodId, name: String) -> Self {
+    pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             args: None,
             env: None,
@@ -4009,10 +4025,10 @@ pub struct AuthMethodAgent {
 
 impl AuthMethodAgent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: AuthMethodId, name: String) -> Self {
+    pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -4070,11 +4086,11 @@ pub struct Implementation {
 
 impl Implementation {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, version: String) -> Self {
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
-            name,
+            name: name.into(),
             title: None,
-            version,
+            version: version.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -4209,9 +4225,9 @@ pub struct NewSessionResponse {
 
 impl NewSessionResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             modes: None,
             config_options: None,
             meta: None,
@@ -4255,9 +4271,9 @@ pub struct SessionModeState {
 
 impl SessionModeState {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(current_mode_id: SessionModeId, available_modes: Vec<SessionMode>) -> Self {
+    pub fn new(current_mode_id: impl Into<SessionModeId>, available_modes: Vec<SessionMode>) -> Self {
         Self {
-            current_mode_id,
+            current_mode_id: current_mode_id.into(),
             available_modes,
             meta: None,
             extra: Map::new(),
@@ -4316,10 +4332,10 @@ pub struct SessionMode {
 
 impl SessionMode {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: SessionModeId, name: String) -> Self {
+    pub fn new(id: impl Into<SessionModeId>, name: impl Into<String>) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -4381,10 +4397,14 @@ pub struct SessionConfigOption {
 
 impl SessionConfigOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: SessionConfigId, name: String, kind: SessionConfigOptionKind) -> Self {
+    pub fn new(
+        id: impl Into<SessionConfigId>,
+        name: impl Into<String>,
+        kind: SessionConfigOptionKind,
+    ) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             category: None,
             meta: None,
@@ -4573,10 +4593,10 @@ pub struct SessionConfigSelectOption {
 
 impl SessionConfigSelectOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(value: SessionConfigValueId, name: String) -> Self {
+    pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
         Self {
-            value,
-            name,
+            value: value.into(),
+            name: name.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -4622,10 +4642,14 @@ pub struct SessionConfigSelectGroup {
 
 impl SessionConfigSelectGroup {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(group: SessionConfigGroupId, name: String, options: Vec<SessionConfigSelectOption>) -> Self {
+    pub fn new(
+        group: impl Into<SessionConfigGroupId>,
+        name: impl Into<String>,
+        options: Vec<SessionConfigSelectOption>,
+    ) -> Self {
         Self {
-            group,
-            name,
+            group: group.into(),
+            name: name.into(),
             options,
             meta: None,
             extra: Map::new(),
@@ -4663,9 +4687,9 @@ pub struct SessionConfigSelect {
 
 impl SessionConfigSelect {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(current_value: SessionConfigValueId, options: SessionConfigSelectOptions) -> Self {
+    pub fn new(current_value: impl Into<SessionConfigValueId>, options: SessionConfigSelectOptions) -> Self {
         Self {
-            current_value,
+            current_value: current_value.into(),
             options,
             extra: Map::new(),
         }
@@ -4868,10 +4892,10 @@ pub struct SessionInfo {
 
 impl SessionInfo {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, cwd: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
-            session_id,
-            cwd,
+            session_id: session_id.into(),
+            cwd: cwd.into(),
             additional_directories: None,
             title: None,
             updated_at: None,
@@ -5205,10 +5229,10 @@ pub struct Error {
 
 impl Error {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(code: ErrorCode, message: String) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
-            message,
+            message: message.into(),
             data: None,
             extra: Map::new(),
         }
@@ -5285,9 +5309,9 @@ pub struct SessionNotification {
 
 impl SessionNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, update: SessionUpdate) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, update: SessionUpdate) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             update,
             meta: None,
             extra: Map::new(),
@@ -5747,10 +5771,10 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(tool_call_id: ToolCallId, title: String) -> Self {
+    pub fn new(tool_call_id: impl Into<ToolCallId>, title: impl Into<String>) -> Self {
         Self {
-            tool_call_id,
-            title,
+            tool_call_id: tool_call_id.into(),
+            title: title.into(),
             name: None,
             kind: None,
             status: None,
@@ -5813,9 +5837,9 @@ pub struct PlanEntry {
 
 impl PlanEntry {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(content: String, priority: PlanEntryPriority, status: PlanEntryStatus) -> Self {
+    pub fn new(content: impl Into<String>, priority: PlanEntryPriority, status: PlanEntryStatus) -> Self {
         Self {
-            content,
+            content: content.into(),
             priority,
             status,
             meta: None,
@@ -5946,10 +5970,10 @@ pub struct AvailableCommand {
 
 impl AvailableCommand {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, description: String) -> Self {
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
-            name,
-            description,
+            name: name.into(),
+            description: description.into(),
             input: None,
             meta: None,
             extra: Map::new(),
@@ -6024,9 +6048,9 @@ pub struct UnstructuredCommandInput {
 
 impl UnstructuredCommandInput {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(hint: String) -> Self {
+    pub fn new(hint: impl Into<String>) -> Self {
         Self {
-            hint,
+            hint: hint.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -6107,9 +6131,9 @@ pub struct CurrentModeUpdate {
 
 impl CurrentModeUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(current_mode_id: SessionModeId) -> Self {
+    pub fn new(current_mode_id: impl Into<SessionModeId>) -> Self {
         Self {
-            current_mode_id,
+            current_mode_id: current_mode_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -6246,10 +6270,10 @@ pub struct Cost {
 
 impl Cost {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(amount: f64, currency: String) -> Self {
+    pub fn new(amount: f64, currency: impl Into<String>) -> Self {
         Self {
             amount,
-            currency,
+            currency: currency.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -6377,10 +6401,10 @@ pub struct Notice {
 
 impl Notice {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(severity: NoticeSeverity, title: String) -> Self {
+    pub fn new(severity: NoticeSeverity, title: impl Into<String>) -> Self {
         Self {
             severity,
-            title,
+            title: title.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -6468,9 +6492,9 @@ pub struct CompactionUpdate {
 
 impl CompactionUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(compaction_id: CompactionId, status: CompactionStatus) -> Self {
+    pub fn new(compaction_id: impl Into<CompactionId>, status: CompactionStatus) -> Self {
         Self {
-            compaction_id,
+            compaction_id: compaction_id.into(),
             status,
             summary: None,
             error: None,
@@ -6515,9 +6539,9 @@ pub struct CompactionSummaryChunk {
 
 impl CompactionSummaryChunk {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(compaction_id: CompactionId, content: ContentBlock) -> Self {
+    pub fn new(compaction_id: impl Into<CompactionId>, content: ContentBlock) -> Self {
         Self {
-            compaction_id,
+            compaction_id: compaction_id.into(),
             content,
             meta: None,
             extra: Map::new(),
@@ -6560,9 +6584,9 @@ pub struct CompleteElicitationNotification {
 
 impl CompleteElicitationNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(elicitation_id: ElicitationId) -> Self {
+    pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
         Self {
-            elicitation_id,
+            elicitation_id: elicitation_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7229,9 +7253,9 @@ pub struct AuthenticateRequest {
 
 impl AuthenticateRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(method_id: AuthMethodId) -> Self {
+    pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
         Self {
-            method_id,
+            method_id: method_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7324,9 +7348,9 @@ pub struct NewSessionRequest {
 
 impl NewSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(cwd: String, mcp_servers: Vec<McpServer>) -> Self {
+    pub fn new(cwd: impl Into<String>, mcp_servers: Vec<McpServer>) -> Self {
         Self {
-            cwd,
+            cwd: cwd.into(),
             additional_directories: None,
             mcp_servers,
             meta: None,
@@ -7474,10 +7498,10 @@ pub struct HttpHeader {
 
 impl HttpHeader {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, value: String) -> Self {
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
-            name,
-            value,
+            name: name.into(),
+            value: value.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7521,10 +7545,10 @@ pub struct McpServerHttp {
 
 impl McpServerHttp {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, url: String, headers: Vec<HttpHeader>) -> Self {
+    pub fn new(name: impl Into<String>, url: impl Into<String>, headers: Vec<HttpHeader>) -> Self {
         Self {
-            name,
-            url,
+            name: name.into(),
+            url: url.into(),
             headers,
             meta: None,
             extra: Map::new(),
@@ -7570,10 +7594,10 @@ pub struct McpServerSse {
 
 impl McpServerSse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, url: String, headers: Vec<HttpHeader>) -> Self {
+    pub fn new(name: impl Into<String>, url: impl Into<String>, headers: Vec<HttpHeader>) -> Self {
         Self {
-            name,
-            url,
+            name: name.into(),
+            url: url.into(),
             headers,
             meta: None,
             extra: Map::new(),
@@ -7622,10 +7646,15 @@ pub struct McpServerStdio {
 
 impl McpServerStdio {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, command: String, args: Vec<String>, env: Vec<EnvVariable>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: Vec<String>,
+        env: Vec<EnvVariable>,
+    ) -> Self {
         Self {
-            name,
-            command,
+            name: name.into(),
+            command: command.into(),
             args,
             env,
             meta: None,
@@ -7691,12 +7720,16 @@ pub struct LoadSessionRequest {
 
 impl LoadSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(mcp_servers: Vec<McpServer>, cwd: String, session_id: SessionId) -> Self {
+    pub fn new(
+        mcp_servers: Vec<McpServer>,
+        cwd: impl Into<String>,
+        session_id: impl Into<SessionId>,
+    ) -> Self {
         Self {
             mcp_servers,
-            cwd,
+            cwd: cwd.into(),
             additional_directories: None,
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7788,9 +7821,9 @@ pub struct DeleteSessionRequest {
 
 impl DeleteSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7852,10 +7885,10 @@ pub struct ResumeSessionRequest {
 
 impl ResumeSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, cwd: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
-            session_id,
-            cwd,
+            session_id: session_id.into(),
+            cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
             meta: None,
@@ -7905,9 +7938,9 @@ pub struct CloseSessionRequest {
 
 impl CloseSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7949,10 +7982,10 @@ pub struct SetSessionModeRequest {
 
 impl SetSessionModeRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, mode_id: SessionModeId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, mode_id: impl Into<SessionModeId>) -> Self {
         Self {
-            session_id,
-            mode_id,
+            session_id: session_id.into(),
+            mode_id: mode_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7999,13 +8032,13 @@ pub struct SetSessionConfigOptionRequest {
 impl SetSessionConfigOptionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
     pub fn new(
-        session_id: SessionId,
-        config_id: SessionConfigId,
+        session_id: impl Into<SessionId>,
+        config_id: impl Into<SessionConfigId>,
         kind: SetSessionConfigOptionRequestKind,
     ) -> Self {
         Self {
-            session_id,
-            config_id,
+            session_id: session_id.into(),
+            config_id: config_id.into(),
             meta: None,
             kind,
             extra: Map::new(),
@@ -8136,9 +8169,9 @@ pub struct SetSessionConfigOptionRequestValueId {
 
 impl SetSessionConfigOptionRequestValueId {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(value: SessionConfigValueId) -> Self {
+    pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self {
-            value,
+            value: value.into(),
             extra: Map::new(),
         }
     }
@@ -8194,9 +8227,9 @@ pub struct PromptRequest {
 
 impl PromptRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, prompt: Vec<ContentBlock>) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, prompt: Vec<ContentBlock>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             prompt,
             meta: None,
             extra: Map::new(),
@@ -8273,9 +8306,9 @@ pub struct ReadTextFileResponse {
 
 impl ReadTextFileResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(content: String) -> Self {
+    pub fn new(content: impl Into<String>) -> Self {
         Self {
-            content,
+            content: content.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -8446,9 +8479,9 @@ pub struct SelectedPermissionOutcome {
 
 impl SelectedPermissionOutcome {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(option_id: PermissionOptionId) -> Self {
+    pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
         Self {
-            option_id,
+            option_id: option_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -8487,9 +8520,9 @@ pub struct CreateTerminalResponse {
 
 impl CreateTerminalResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(terminal_id: TerminalId) -> Self {
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            terminal_id,
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -8539,9 +8572,9 @@ pub struct TerminalOutputResponse {
 
 impl TerminalOutputResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(output: String, truncated: bool) -> Self {
+    pub fn new(output: impl Into<String>, truncated: bool) -> Self {
         Self {
-            output,
+            output: output.into(),
             truncated,
             exit_status: None,
             meta: None,
@@ -8966,9 +8999,9 @@ pub struct CancelNotification {
 
 impl CancelNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }

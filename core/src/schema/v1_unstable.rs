@@ -82,11 +82,15 @@ pub struct WriteTextFileRequest {
 
 impl WriteTextFileRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, path: String, content: String) -> Self {
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        path: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
         Self {
-            session_id,
-            path,
-            content,
+            session_id: session_id.into(),
+            path: path.into(),
+            content: content.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -150,10 +154,10 @@ pub struct ReadTextFileRequest {
 
 impl ReadTextFileRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, path: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, path: impl Into<String>) -> Self {
         Self {
-            session_id,
-            path,
+            session_id: session_id.into(),
+            path: path.into(),
             line: None,
             limit: None,
             meta: None,
@@ -207,9 +211,13 @@ pub struct RequestPermissionRequest {
 
 impl RequestPermissionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, tool_call: ToolCallUpdate, options: Vec<PermissionOption>) -> Self {
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        tool_call: ToolCallUpdate,
+        options: Vec<PermissionOption>,
+    ) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             tool_call,
             options,
             meta: None,
@@ -322,9 +330,9 @@ pub struct ToolCallUpdate {
 
 impl ToolCallUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(tool_call_id: ToolCallId) -> Self {
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
-            tool_call_id,
+            tool_call_id: tool_call_id.into(),
             kind: None,
             status: None,
             title: None,
@@ -784,10 +792,10 @@ pub struct TextContent {
 
 impl TextContent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(text: String) -> Self {
+    pub fn new(text: impl Into<String>) -> Self {
         Self {
             annotations: None,
-            text,
+            text: text.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -844,11 +852,11 @@ pub struct ImageContent {
 
 impl ImageContent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(data: String, mime_type: String) -> Self {
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: None,
-            data,
-            mime_type,
+            data: data.into(),
+            mime_type: mime_type.into(),
             uri: None,
             meta: None,
             extra: Map::new(),
@@ -900,11 +908,11 @@ pub struct AudioContent {
 
 impl AudioContent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(data: String, mime_type: String) -> Self {
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: None,
-            data,
-            mime_type,
+            data: data.into(),
+            mime_type: mime_type.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -986,15 +994,15 @@ pub struct ResourceLink {
 
 impl ResourceLink {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, uri: String) -> Self {
+    pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             annotations: None,
             description: None,
             mime_type: None,
-            name,
+            name: name.into(),
             size: None,
             title: None,
-            uri,
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1097,11 +1105,11 @@ pub struct TextResourceContents {
 
 impl TextResourceContents {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(text: String, uri: String) -> Self {
+    pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             mime_type: None,
-            text,
-            uri,
+            text: text.into(),
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1151,11 +1159,11 @@ pub struct BlobResourceContents {
 
 impl BlobResourceContents {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(blob: String, uri: String) -> Self {
+    pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
-            blob,
+            blob: blob.into(),
             mime_type: None,
-            uri,
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1297,11 +1305,11 @@ pub struct Diff {
 
 impl Diff {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(path: String, new_text: String) -> Self {
+    pub fn new(path: impl Into<String>, new_text: impl Into<String>) -> Self {
         Self {
-            path,
+            path: path.into(),
             old_text: None,
-            new_text,
+            new_text: new_text.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1351,9 +1359,9 @@ pub struct Terminal {
 
 impl Terminal {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(terminal_id: TerminalId) -> Self {
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            terminal_id,
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1403,9 +1411,9 @@ pub struct ToolCallLocation {
 
 impl ToolCallLocation {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(path: String) -> Self {
+    pub fn new(path: impl Into<String>) -> Self {
         Self {
-            path,
+            path: path.into(),
             line: None,
             meta: None,
             extra: Map::new(),
@@ -1450,10 +1458,14 @@ pub struct PermissionOption {
 
 impl PermissionOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(option_id: PermissionOptionId, name: String, kind: PermissionOptionKind) -> Self {
+    pub fn new(
+        option_id: impl Into<PermissionOptionId>,
+        name: impl Into<String>,
+        kind: PermissionOptionKind,
+    ) -> Self {
         Self {
-            option_id,
-            name,
+            option_id: option_id.into(),
+            name: name.into(),
             kind,
             meta: None,
             extra: Map::new(),
@@ -1540,10 +1552,10 @@ pub struct CreateTerminalRequest {
 
 impl CreateTerminalRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, command: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, command: impl Into<String>) -> Self {
         Self {
-            session_id,
-            command,
+            session_id: session_id.into(),
+            command: command.into(),
             args: None,
             env: None,
             cwd: None,
@@ -1592,10 +1604,10 @@ pub struct EnvVariable {
 
 impl EnvVariable {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, value: String) -> Self {
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
-            name,
-            value,
+            name: name.into(),
+            value: value.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1638,10 +1650,10 @@ pub struct TerminalOutputRequest {
 
 impl TerminalOutputRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1684,10 +1696,10 @@ pub struct ReleaseTerminalRequest {
 
 impl ReleaseTerminalRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1730,10 +1742,10 @@ pub struct WaitForTerminalExitRequest {
 
 impl WaitForTerminalExitRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1776,10 +1788,10 @@ pub struct KillTerminalRequest {
 
 impl KillTerminalRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            session_id,
-            terminal_id,
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -1828,9 +1840,9 @@ pub struct CreateElicitationRequest {
 
 impl CreateElicitationRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(message: String, mode: CreateElicitationRequestMode) -> Self {
+    pub fn new(message: impl Into<String>, mode: CreateElicitationRequestMode) -> Self {
         Self {
-            message,
+            message: message.into(),
             meta: None,
             mode,
             extra: Map::new(),
@@ -1959,9 +1971,9 @@ pub struct ElicitationSessionScope {
 
 impl ElicitationSessionScope {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             tool_call_id: None,
             extra: Map::new(),
         }
@@ -2296,10 +2308,10 @@ pub struct EnumOption {
 
 impl EnumOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(r#const: String, title: String) -> Self {
+    pub fn new(r#const: impl Into<String>, title: impl Into<String>) -> Self {
         Self {
-            r#const,
-            title,
+            r#const: r#const.into(),
+            title: title.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -3056,10 +3068,14 @@ pub struct ElicitationUrlMode {
 
 impl ElicitationUrlMode {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(elicitation_id: ElicitationId, url: String, scope: ElicitationScope) -> Self {
+    pub fn new(
+        elicitation_id: impl Into<ElicitationId>,
+        url: impl Into<String>,
+        scope: ElicitationScope,
+    ) -> Self {
         Self {
-            elicitation_id,
-            url,
+            elicitation_id: elicitation_id.into(),
+            url: url.into(),
             scope,
             extra: Map::new(),
         }
@@ -3134,11 +3150,15 @@ pub struct MessageMcpRequest {
 
 impl MessageMcpRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(server_id: McpServerAcpId, request_id: McpRequestId, method: String) -> Self {
+    pub fn new(
+        server_id: impl Into<McpServerAcpId>,
+        request_id: impl Into<McpRequestId>,
+        method: impl Into<String>,
+    ) -> Self {
         Self {
-            server_id,
-            request_id,
-            method,
+            server_id: server_id.into(),
+            request_id: request_id.into(),
+            method: method.into(),
             params: None,
             meta: None,
             extra: Map::new(),
@@ -4569,10 +4589,10 @@ pub struct AuthMethodTerminal {
 
 impl AuthMethodTerminal {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: AuthMethodId, name: String) -> Self {
+    pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             args: None,
             env: None,
@@ -4629,10 +4649,10 @@ pub struct AuthMethodAgent {
 
 impl AuthMethodAgent {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: AuthMethodId, name: String) -> Self {
+    pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -4690,11 +4710,11 @@ pub struct Implementation {
 
 impl Implementation {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, version: String) -> Self {
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
-            name,
+            name: name.into(),
             title: None,
-            version,
+            version: version.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -4829,9 +4849,9 @@ pub struct ProviderInfo {
 
 impl ProviderInfo {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(provider_id: ProviderId, supported: Vec<LlmProtocol>, required: bool) -> Self {
+    pub fn new(provider_id: impl Into<ProviderId>, supported: Vec<LlmProtocol>, required: bool) -> Self {
         Self {
-            provider_id,
+            provider_id: provider_id.into(),
             supported,
             required,
             current: None,
@@ -4919,10 +4939,10 @@ pub struct ProviderCurrentConfig {
 
 impl ProviderCurrentConfig {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(api_type: LlmProtocol, base_url: String) -> Self {
+    pub fn new(api_type: LlmProtocol, base_url: impl Into<String>) -> Self {
         Self {
             api_type,
-            base_url,
+            base_url: base_url.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -5215,9 +5235,9 @@ pub struct AuthAccount {
 
 impl AuthAccount {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(label: String) -> Self {
+    pub fn new(label: impl Into<String>) -> Self {
         Self {
-            label,
+            label: label.into(),
             active: None,
             name: None,
             email: None,
@@ -5286,9 +5306,9 @@ pub struct NewSessionResponse {
 
 impl NewSessionResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             modes: None,
             config_options: None,
             meta: None,
@@ -5332,9 +5352,9 @@ pub struct SessionModeState {
 
 impl SessionModeState {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(current_mode_id: SessionModeId, available_modes: Vec<SessionMode>) -> Self {
+    pub fn new(current_mode_id: impl Into<SessionModeId>, available_modes: Vec<SessionMode>) -> Self {
         Self {
-            current_mode_id,
+            current_mode_id: current_mode_id.into(),
             available_modes,
             meta: None,
             extra: Map::new(),
@@ -5393,10 +5413,10 @@ pub struct SessionMode {
 
 impl SessionMode {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: SessionModeId, name: String) -> Self {
+    pub fn new(id: impl Into<SessionModeId>, name: impl Into<String>) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -5458,10 +5478,14 @@ pub struct SessionConfigOption {
 
 impl SessionConfigOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(id: SessionConfigId, name: String, kind: SessionConfigOptionKind) -> Self {
+    pub fn new(
+        id: impl Into<SessionConfigId>,
+        name: impl Into<String>,
+        kind: SessionConfigOptionKind,
+    ) -> Self {
         Self {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             description: None,
             category: None,
             meta: None,
@@ -5650,10 +5674,10 @@ pub struct SessionConfigSelectOption {
 
 impl SessionConfigSelectOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(value: SessionConfigValueId, name: String) -> Self {
+    pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
         Self {
-            value,
-            name,
+            value: value.into(),
+            name: name.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -5699,10 +5723,14 @@ pub struct SessionConfigSelectGroup {
 
 impl SessionConfigSelectGroup {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(group: SessionConfigGroupId, name: String, options: Vec<SessionConfigSelectOption>) -> Self {
+    pub fn new(
+        group: impl Into<SessionConfigGroupId>,
+        name: impl Into<String>,
+        options: Vec<SessionConfigSelectOption>,
+    ) -> Self {
         Self {
-            group,
-            name,
+            group: group.into(),
+            name: name.into(),
             options,
             meta: None,
             extra: Map::new(),
@@ -5740,9 +5768,9 @@ pub struct SessionConfigSelect {
 
 impl SessionConfigSelect {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(current_value: SessionConfigValueId, options: SessionConfigSelectOptions) -> Self {
+    pub fn new(current_value: impl Into<SessionConfigValueId>, options: SessionConfigSelectOptions) -> Self {
         Self {
-            current_value,
+            current_value: current_value.into(),
             options,
             extra: Map::new(),
         }
@@ -5960,10 +5988,10 @@ pub struct SessionInfo {
 
 impl SessionInfo {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, cwd: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
-            session_id,
-            cwd,
+            session_id: session_id.into(),
+            cwd: cwd.into(),
             additional_directories: None,
             title: None,
             updated_at: None,
@@ -6069,9 +6097,9 @@ pub struct ForkSessionResponse {
 
 impl ForkSessionResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             modes: None,
             config_options: None,
             meta: None,
@@ -6279,9 +6307,9 @@ pub struct SetSessionTitleResponse {
 
 impl SetSessionTitleResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(title: String) -> Self {
+    pub fn new(title: impl Into<String>) -> Self {
         Self {
-            title,
+            title: title.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -6669,10 +6697,10 @@ pub struct Error {
 
 impl Error {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(code: ErrorCode, message: String) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
-            message,
+            message: message.into(),
             data: None,
             extra: Map::new(),
         }
@@ -6749,9 +6777,9 @@ pub struct SessionNotification {
 
 impl SessionNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, update: SessionUpdate) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, update: SessionUpdate) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             update,
             meta: None,
             extra: Map::new(),
@@ -7318,10 +7346,10 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(tool_call_id: ToolCallId, title: String) -> Self {
+    pub fn new(tool_call_id: impl Into<ToolCallId>, title: impl Into<String>) -> Self {
         Self {
-            tool_call_id,
-            title,
+            tool_call_id: tool_call_id.into(),
+            title: title.into(),
             name: None,
             kind: None,
             status: None,
@@ -7384,9 +7412,9 @@ pub struct PlanEntry {
 
 impl PlanEntry {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(content: String, priority: PlanEntryPriority, status: PlanEntryStatus) -> Self {
+    pub fn new(content: impl Into<String>, priority: PlanEntryPriority, status: PlanEntryStatus) -> Self {
         Self {
-            content,
+            content: content.into(),
             priority,
             status,
             meta: None,
@@ -7635,9 +7663,9 @@ pub struct PlanItems {
 
 impl PlanItems {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: PlanId, entries: Vec<PlanEntry>) -> Self {
+    pub fn new(plan_id: impl Into<PlanId>, entries: Vec<PlanEntry>) -> Self {
         Self {
-            plan_id,
+            plan_id: plan_id.into(),
             entries,
             meta: None,
             extra: Map::new(),
@@ -7683,10 +7711,10 @@ pub struct PlanFile {
 
 impl PlanFile {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: PlanId, uri: String) -> Self {
+    pub fn new(plan_id: impl Into<PlanId>, uri: impl Into<String>) -> Self {
         Self {
-            plan_id,
-            uri,
+            plan_id: plan_id.into(),
+            uri: uri.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7731,10 +7759,10 @@ pub struct PlanMarkdown {
 
 impl PlanMarkdown {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: PlanId, content: String) -> Self {
+    pub fn new(plan_id: impl Into<PlanId>, content: impl Into<String>) -> Self {
         Self {
-            plan_id,
-            content,
+            plan_id: plan_id.into(),
+            content: content.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7819,9 +7847,9 @@ pub struct PlanRemoved {
 
 impl PlanRemoved {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: PlanId) -> Self {
+    pub fn new(plan_id: impl Into<PlanId>) -> Self {
         Self {
-            plan_id,
+            plan_id: plan_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -7869,10 +7897,10 @@ pub struct AvailableCommand {
 
 impl AvailableCommand {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, description: String) -> Self {
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
-            name,
-            description,
+            name: name.into(),
+            description: description.into(),
             input: None,
             meta: None,
             extra: Map::new(),
@@ -7947,9 +7975,9 @@ pub struct UnstructuredCommandInput {
 
 impl UnstructuredCommandInput {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(hint: String) -> Self {
+    pub fn new(hint: impl Into<String>) -> Self {
         Self {
-            hint,
+            hint: hint.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -8030,9 +8058,9 @@ pub struct CurrentModeUpdate {
 
 impl CurrentModeUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(current_mode_id: SessionModeId) -> Self {
+    pub fn new(current_mode_id: impl Into<SessionModeId>) -> Self {
         Self {
-            current_mode_id,
+            current_mode_id: current_mode_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -8169,10 +8197,10 @@ pub struct Cost {
 
 impl Cost {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(amount: f64, currency: String) -> Self {
+    pub fn new(amount: f64, currency: impl Into<String>) -> Self {
         Self {
             amount,
-            currency,
+            currency: currency.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -8300,10 +8328,10 @@ pub struct Notice {
 
 impl Notice {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(severity: NoticeSeverity, title: String) -> Self {
+    pub fn new(severity: NoticeSeverity, title: impl Into<String>) -> Self {
         Self {
             severity,
-            title,
+            title: title.into(),
             description: None,
             meta: None,
             extra: Map::new(),
@@ -8391,9 +8419,9 @@ pub struct CompactionUpdate {
 
 impl CompactionUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(compaction_id: CompactionId, status: CompactionStatus) -> Self {
+    pub fn new(compaction_id: impl Into<CompactionId>, status: CompactionStatus) -> Self {
         Self {
-            compaction_id,
+            compaction_id: compaction_id.into(),
             status,
             summary: None,
             error: None,
@@ -8438,9 +8466,9 @@ pub struct CompactionSummaryChunk {
 
 impl CompactionSummaryChunk {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(compaction_id: CompactionId, content: ContentBlock) -> Self {
+    pub fn new(compaction_id: impl Into<CompactionId>, content: ContentBlock) -> Self {
         Self {
-            compaction_id,
+            compaction_id: compaction_id.into(),
             content,
             meta: None,
             extra: Map::new(),
@@ -9097,9 +9125,9 @@ pub struct SubagentUpdate {
 
 impl SubagentUpdate {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             title: None,
             description: None,
             capabilities: None,
@@ -9203,9 +9231,9 @@ pub struct SessionMessage {
 
 impl SessionMessage {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(message_id: MessageId) -> Self {
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
-            message_id,
+            message_id: message_id.into(),
             sender_session_id: None,
             recipient_session_id: None,
             sender_message_id: None,
@@ -9260,9 +9288,9 @@ pub struct SessionMessageChunk {
 
 impl SessionMessageChunk {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(message_id: MessageId, content: ContentBlock) -> Self {
+    pub fn new(message_id: impl Into<MessageId>, content: ContentBlock) -> Self {
         Self {
-            message_id,
+            message_id: message_id.into(),
             content,
             meta: None,
             extra: Map::new(),
@@ -9305,9 +9333,9 @@ pub struct CompleteElicitationNotification {
 
 impl CompleteElicitationNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(elicitation_id: ElicitationId) -> Self {
+    pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
         Self {
-            elicitation_id,
+            elicitation_id: elicitation_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -10155,9 +10183,9 @@ pub struct AuthenticateRequest {
 
 impl AuthenticateRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(method_id: AuthMethodId) -> Self {
+    pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
         Self {
-            method_id,
+            method_id: method_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -10252,11 +10280,15 @@ pub struct SetProviderRequest {
 
 impl SetProviderRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(provider_id: ProviderId, api_type: LlmProtocol, base_url: String) -> Self {
+    pub fn new(
+        provider_id: impl Into<ProviderId>,
+        api_type: LlmProtocol,
+        base_url: impl Into<String>,
+    ) -> Self {
         Self {
-            provider_id,
+            provider_id: provider_id.into(),
             api_type,
-            base_url,
+            base_url: base_url.into(),
             headers: None,
             meta: None,
             extra: Map::new(),
@@ -10303,9 +10335,9 @@ pub struct DisableProviderRequest {
 
 impl DisableProviderRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(provider_id: ProviderId) -> Self {
+    pub fn new(provider_id: impl Into<ProviderId>) -> Self {
         Self {
-            provider_id,
+            provider_id: provider_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -10454,9 +10486,9 @@ pub struct NewSessionRequest {
 
 impl NewSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(cwd: String, mcp_servers: Vec<McpServer>) -> Self {
+    pub fn new(cwd: impl Into<String>, mcp_servers: Vec<McpServer>) -> Self {
         Self {
-            cwd,
+            cwd: cwd.into(),
             additional_directories: None,
             mcp_servers,
             system_prompt: None,
@@ -10627,10 +10659,10 @@ pub struct HttpHeader {
 
 impl HttpHeader {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, value: String) -> Self {
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
-            name,
-            value,
+            name: name.into(),
+            value: value.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -10674,10 +10706,10 @@ pub struct McpServerHttp {
 
 impl McpServerHttp {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, url: String, headers: Vec<HttpHeader>) -> Self {
+    pub fn new(name: impl Into<String>, url: impl Into<String>, headers: Vec<HttpHeader>) -> Self {
         Self {
-            name,
-            url,
+            name: name.into(),
+            url: url.into(),
             headers,
             meta: None,
             extra: Map::new(),
@@ -10723,10 +10755,10 @@ pub struct McpServerSse {
 
 impl McpServerSse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, url: String, headers: Vec<HttpHeader>) -> Self {
+    pub fn new(name: impl Into<String>, url: impl Into<String>, headers: Vec<HttpHeader>) -> Self {
         Self {
-            name,
-            url,
+            name: name.into(),
+            url: url.into(),
             headers,
             meta: None,
             extra: Map::new(),
@@ -10779,10 +10811,10 @@ pub struct McpServerAcp {
 
 impl McpServerAcp {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, server_id: McpServerAcpId) -> Self {
+    pub fn new(name: impl Into<String>, server_id: impl Into<McpServerAcpId>) -> Self {
         Self {
-            name,
-            server_id,
+            name: name.into(),
+            server_id: server_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -10829,10 +10861,15 @@ pub struct McpServerStdio {
 
 impl McpServerStdio {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(name: String, command: String, args: Vec<String>, env: Vec<EnvVariable>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: Vec<String>,
+        env: Vec<EnvVariable>,
+    ) -> Self {
         Self {
-            name,
-            command,
+            name: name.into(),
+            command: command.into(),
             args,
             env,
             meta: None,
@@ -11012,12 +11049,16 @@ pub struct LoadSessionRequest {
 
 impl LoadSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(mcp_servers: Vec<McpServer>, cwd: String, session_id: SessionId) -> Self {
+    pub fn new(
+        mcp_servers: Vec<McpServer>,
+        cwd: impl Into<String>,
+        session_id: impl Into<SessionId>,
+    ) -> Self {
         Self {
             mcp_servers,
-            cwd,
+            cwd: cwd.into(),
             additional_directories: None,
-            session_id,
+            session_id: session_id.into(),
             system_prompt: None,
             meta: None,
             extra: Map::new(),
@@ -11149,9 +11190,9 @@ pub struct DeleteSessionRequest {
 
 impl DeleteSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11229,10 +11270,10 @@ pub struct ForkSessionRequest {
 
 impl ForkSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, cwd: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
-            session_id,
-            cwd,
+            session_id: session_id.into(),
+            cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
             system_prompt: None,
@@ -11289,9 +11330,9 @@ pub struct ArchiveSessionRequest {
 
 impl ArchiveSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11342,9 +11383,9 @@ pub struct UnarchiveSessionRequest {
 
 impl UnarchiveSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11393,9 +11434,9 @@ pub struct SessionStatusRequest {
 
 impl SessionStatusRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11454,10 +11495,10 @@ pub struct SetSessionTitleRequest {
 
 impl SetSessionTitleRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, title: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, title: impl Into<String>) -> Self {
         Self {
-            session_id,
-            title,
+            session_id: session_id.into(),
+            title: title.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11533,10 +11574,10 @@ pub struct ResumeSessionRequest {
 
 impl ResumeSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, cwd: String) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
-            session_id,
-            cwd,
+            session_id: session_id.into(),
+            cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
             system_prompt: None,
@@ -11588,9 +11629,9 @@ pub struct CloseSessionRequest {
 
 impl CloseSessionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11632,10 +11673,10 @@ pub struct SetSessionModeRequest {
 
 impl SetSessionModeRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, mode_id: SessionModeId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, mode_id: impl Into<SessionModeId>) -> Self {
         Self {
-            session_id,
-            mode_id,
+            session_id: session_id.into(),
+            mode_id: mode_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -11682,13 +11723,13 @@ pub struct SetSessionConfigOptionRequest {
 impl SetSessionConfigOptionRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
     pub fn new(
-        session_id: SessionId,
-        config_id: SessionConfigId,
+        session_id: impl Into<SessionId>,
+        config_id: impl Into<SessionConfigId>,
         kind: SetSessionConfigOptionRequestKind,
     ) -> Self {
         Self {
-            session_id,
-            config_id,
+            session_id: session_id.into(),
+            config_id: config_id.into(),
             meta: None,
             kind,
             extra: Map::new(),
@@ -11819,9 +11860,9 @@ pub struct SetSessionConfigOptionRequestValueId {
 
 impl SetSessionConfigOptionRequestValueId {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(value: SessionConfigValueId) -> Self {
+    pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self {
-            value,
+            value: value.into(),
             extra: Map::new(),
         }
     }
@@ -11877,9 +11918,9 @@ pub struct PromptRequest {
 
 impl PromptRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId, prompt: Vec<ContentBlock>) -> Self {
+    pub fn new(session_id: impl Into<SessionId>, prompt: Vec<ContentBlock>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             prompt,
             meta: None,
             extra: Map::new(),
@@ -11956,9 +11997,9 @@ pub struct ReadTextFileResponse {
 
 impl ReadTextFileResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(content: String) -> Self {
+    pub fn new(content: impl Into<String>) -> Self {
         Self {
-            content,
+            content: content.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -12129,9 +12170,9 @@ pub struct SelectedPermissionOutcome {
 
 impl SelectedPermissionOutcome {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(option_id: PermissionOptionId) -> Self {
+    pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
         Self {
-            option_id,
+            option_id: option_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -12170,9 +12211,9 @@ pub struct CreateTerminalResponse {
 
 impl CreateTerminalResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(terminal_id: TerminalId) -> Self {
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
-            terminal_id,
+            terminal_id: terminal_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -12222,9 +12263,9 @@ pub struct TerminalOutputResponse {
 
 impl TerminalOutputResponse {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(output: String, truncated: bool) -> Self {
+    pub fn new(output: impl Into<String>, truncated: bool) -> Self {
         Self {
-            output,
+            output: output.into(),
             truncated,
             exit_status: None,
             meta: None,
@@ -12772,10 +12813,10 @@ pub struct McpError {
 
 impl McpError {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(code: i32, message: String) -> Self {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
         Self {
             code,
-            message,
+            message: message.into(),
             data: None,
             extra: Map::new(),
         }
@@ -12817,9 +12858,9 @@ pub struct CancelNotification {
 
 impl CancelNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: SessionId) -> Self {
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
-            session_id,
+            session_id: session_id.into(),
             meta: None,
             extra: Map::new(),
         }
@@ -12876,11 +12917,15 @@ pub struct MessageMcpNotification {
 
 impl MessageMcpNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(server_id: McpServerAcpId, request_id: McpRequestId, method: String) -> Self {
+    pub fn new(
+        server_id: impl Into<McpServerAcpId>,
+        request_id: impl Into<McpRequestId>,
+        method: impl Into<String>,
+    ) -> Self {
         Self {
-            server_id,
-            request_id,
-            method,
+            server_id: server_id.into(),
+            request_id: request_id.into(),
+            method: method.into(),
             params: None,
             meta: None,
             extra: Map::new(),
@@ -13011,9 +13056,9 @@ pub struct ProxySuccessorRequest {
 
 impl ProxySuccessorRequest {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(method: String) -> Self {
+    pub fn new(method: impl Into<String>) -> Self {
         Self {
-            method,
+            method: method.into(),
             params: None,
             meta: None,
             extra: Map::new(),
@@ -13093,9 +13138,9 @@ pub struct ProxySuccessorNotification {
 
 impl ProxySuccessorNotification {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(method: String) -> Self {
+    pub fn new(method: impl Into<String>) -> Self {
         Self {
-            method,
+            method: method.into(),
             params: None,
             meta: None,
             extra: Map::new(),

@@ -16,7 +16,7 @@ struct BenchAgent {
 
 impl BenchAgent {
     fn read(&self, session_id: &SessionId) -> ReadTextFileRequest {
-        ReadTextFileRequest::new(session_id.clone(), FILE_PATH.into())
+        ReadTextFileRequest::new(session_id.clone(), FILE_PATH)
     }
 }
 
@@ -26,7 +26,7 @@ impl Agent for BenchAgent {
     }
 
     async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, RequestError> {
-        Ok(NewSessionResponse::new(SESSION_ID.into()))
+        Ok(NewSessionResponse::new(SESSION_ID))
     }
 
     async fn prompt(&self, params: PromptRequest) -> Result<PromptResponse, RequestError> {
@@ -39,7 +39,7 @@ impl Agent for BenchAgent {
         match scenario.as_str() {
             "stream" => {
                 for _ in 0..n {
-                    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(CHUNK_TEXT.into())));
+                    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(CHUNK_TEXT)));
                     let update =
                         SessionNotification::new(session_id.clone(), SessionUpdate::AgentMessageChunk(chunk));
                     self.client.session_update(update).await?;
@@ -52,12 +52,8 @@ impl Agent for BenchAgent {
             }
             "perm" => {
                 for i in 0..n {
-                    let tool_call = ToolCallUpdate::new(format!("call-{i}").into());
-                    let allow = PermissionOption::new(
-                        "allow".into(),
-                        "Allow".into(),
-                        PermissionOptionKind::AllowOnce,
-                    );
+                    let tool_call = ToolCallUpdate::new(format!("call-{i}"));
+                    let allow = PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce);
                     let request = RequestPermissionRequest::new(session_id.clone(), tool_call, vec![allow]);
                     self.client.request_permission(request).await?;
                 }
@@ -73,8 +69,7 @@ impl Agent for BenchAgent {
             "large" => {
                 let content = large_content();
                 for _ in 0..n {
-                    let write =
-                        WriteTextFileRequest::new(session_id.clone(), FILE_PATH.into(), content.clone());
+                    let write = WriteTextFileRequest::new(session_id.clone(), FILE_PATH, content.clone());
                     self.client.write_text_file(write).await?;
                     let read = self.client.read_text_file(self.read(&session_id)).await?;
                     if read.content.len() != LARGE_SIZE {

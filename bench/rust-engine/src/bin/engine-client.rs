@@ -41,7 +41,7 @@ async fn main() {
     };
     agent.initialize(init).await.expect("initialize");
     let session = agent
-        .new_session(NewSessionRequest::new("/tmp".into(), vec![]))
+        .new_session(NewSessionRequest::new("/tmp", vec![]))
         .await
         .expect("session/new");
     let setup_s = t0.elapsed().as_secs_f64();
@@ -89,7 +89,7 @@ impl Client for BenchClient {
     ) -> Result<RequestPermissionResponse, RequestError> {
         self.count.fetch_add(1, Ordering::Relaxed);
         Ok(RequestPermissionResponse::new(
-            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow".into())),
+            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow")),
         ))
     }
 
@@ -103,7 +103,7 @@ impl Client for BenchClient {
             Some(content) => Ok(ReadTextFileResponse::new(content.clone())),
             None => {
                 self.count.fetch_add(1, Ordering::Relaxed);
-                Ok(ReadTextFileResponse::new("hello".into()))
+                Ok(ReadTextFileResponse::new("hello"))
             }
         }
     }
