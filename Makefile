@@ -2,11 +2,16 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: demo test update-schema schema-check fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo test test-readme update-schema schema-check fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
 CBINDGEN_VERSION := 0.29.4
+
+## help: every target, with what it does
+help:
+	@awk '/^## [a-z-]+:/ { sub(/^## /, ""); split($$0, p, ":"); printf "\n  %-17s%s", p[1], substr($$0, length(p[1]) + 3); next } \
+	     /^## / { sub(/^## /, ""); printf " %s", $$0 } END { print "" }' $(MAKEFILE_LIST)
 
 ## demo: the example client spawns the example agent: a prompt turn with a
 ## permission request, file read/write and a real terminal, then a cancelled turn
@@ -14,10 +19,12 @@ demo:
 	$(CARGO) build -q -p acp-engine --examples
 	$(EXAMPLES)/client $(EXAMPLES)/agent
 
-## test: every test: generated code in sync, Rust unit/wire/process tests,
-## interop with the official TypeScript and Python SDKs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-reliability test-interop bench-quick
+## test: every test: schema and generated code in sync, Rust, C, Python and Node suites,
+## the malformed-input corpus, interop with the official SDKs, the README programs,
+## benchmark smoke run
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-reliability test-interop test-readme bench-quick
 
+## test-rust: the engine's unit, wire-level and process tests, with and without unstable
 test-rust:
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test -p acp-engine --features unstable --all-targets
@@ -42,6 +49,13 @@ test-reliability:
 	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
 	bash reliability/run.sh
 
+## test-readme: every program in a README, built outside the tree from the installed
+## packages and run against the official TypeScript SDK (tools/readme; needs the
+## wheel and npm tarball that test-python and test-node leave in target/)
+test-readme:
+	bash interop/setup.sh >/dev/null
+	python3 tools/readme/run.py
+
 ## test-interop: our example agent/client against the official SDKs' (installed here)
 test-interop:
 	$(CARGO) build -q -p acp-engine --examples
@@ -53,14 +67,16 @@ test-c:
 	$(MAKE) -s test-install
 
 ## test-install: `make install` into a scratch prefix, then build the C examples
-## the way a user would, with pkg-config, and run the client against the agent
+## the way a user would, with pkg-config only (no LD_LIBRARY_PATH), and run the
+## client against the agent; a relative PREFIX must be refused
 test-install:
 	@prefix=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$prefix \
 	  && export PKG_CONFIG_PATH=$$prefix/lib/pkgconfig \
-	  && cc -o $$prefix/agent bindings/c/examples/agent.c $$(pkg-config --cflags --libs acp_engine) -Wl,-rpath,$$prefix/lib \
-	  && cc -o $$prefix/client bindings/c/examples/client.c $$(pkg-config --cflags --libs acp_engine) -Wl,-rpath,$$prefix/lib \
-	  && $$prefix/client $$prefix/agent | tail -1 | grep -qx 'interop ok' \
-	  && echo "make install + pkg-config build: 1 passed, 0 failed" && rm -rf $$prefix
+	  && cc -o $$prefix/agent bindings/c/examples/agent.c $$(pkg-config --cflags --libs acp_engine) \
+	  && cc -o $$prefix/client bindings/c/examples/client.c $$(pkg-config --cflags --libs acp_engine) \
+	  && env -u LD_LIBRARY_PATH $$prefix/client $$prefix/agent | tail -1 | grep -qx 'interop ok' \
+	  && ! $(MAKE) -s install PREFIX=relative/prefix 2>/dev/null && [ ! -e relative ] \
+	  && echo "make install + pkg-config build: 2 passed, 0 failed" && rm -rf $$prefix
 
 ## cbindgen: install the pinned cbindgen from crates.io if it is not on PATH
 cbindgen:
@@ -78,6 +94,7 @@ header-check: cbindgen
 
 ## install: the C library (shared and static), its header and acp_engine.pc under PREFIX
 install:
+	@case "$(PREFIX)" in /*) ;; *) echo "make install: PREFIX must be an absolute path, not '$(PREFIX)' (acp_engine.pc records it)" >&2; exit 2;; esac
 	$(CARGO) build --release -q -p acp-engine-ffi
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/
@@ -128,7 +145,8 @@ lint:
 fmt:
 	$(CARGO) fmt --all
 
-## bench: acp-engine against the official Rust SDK, same machine, same run
+## bench: every SDK's client against every SDK's agent (ours and the official ones), six
+## scenarios, three runs; rewrites docs/benchmarks/
 bench:
 	python3 bench/run.py
 

@@ -55,8 +55,11 @@ if [[ -n "${ACP_NODE_SKIP_BUILD:-}" ]] && ls acp-engine.*.node >/dev/null 2>&1; 
 elif npm run build >"$tmp/build.log" 2>&1; then pass "build (napi build --release, tsc)"; else
   tail -n 40 "$tmp/build.log" >&2; fail "build"; finish; fi
 
-tarball="$(npm pack --silent --pack-destination "$tmp" 2>"$tmp/pack.log" | tail -n 1)"
-if [[ -n "$tarball" && -f "$tmp/$tarball" ]]; then pass "npm pack ($tarball)"; else
+# The tarball is kept in target/npm for tools/readme (the README examples).
+packs="$root/target/npm"
+rm -rf "$packs" && mkdir -p "$packs"
+tarball="$(npm pack --silent --pack-destination "$packs" 2>"$tmp/pack.log" | tail -n 1)"
+if [[ -n "$tarball" && -f "$packs/$tarball" ]]; then pass "npm pack ($tarball)"; else
   cat "$tmp/pack.log" >&2; fail "npm pack"; finish; fi
 
 # The installed app is kept in target/ (fresh each run) so that other suites
@@ -65,7 +68,7 @@ app="$root/target/node-app"
 rm -rf "$app"
 mkdir -p "$app"
 printf '{ "name": "acp-engine-node-test-app", "private": true, "type": "module" }\n' >"$app/package.json"
-if (cd "$app" && npm install --no-audit --no-fund --no-save "$tmp/$tarball" >"$tmp/install.log" 2>&1) &&
+if (cd "$app" && npm install --no-audit --no-fund --no-save "$packs/$tarball" >"$tmp/install.log" 2>&1) &&
   [[ -f "$app/node_modules/acp-engine/dist/index.js" ]]; then
   pass "install the tarball into an empty directory"
 else

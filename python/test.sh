@@ -25,8 +25,11 @@ rm -rf "$venv"
 python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0 ruff==0.8.6
-(cd "$here" && "$venv/bin/maturin" build --release --quiet -o "$work/wheels")
-"$py" -m pip install -q --disable-pip-version-check "$work"/wheels/acp_engine-*.whl
+# The wheel lands where a plain `maturin build` puts it (target/wheels), kept for
+# tools/readme (the README examples, run from a venv of their own).
+rm -f "$root"/target/wheels/acp_engine-*.whl
+(cd "$here" && "$venv/bin/maturin" build --release --quiet)
+"$py" -m pip install -q --disable-pip-version-check "$root"/target/wheels/acp_engine-*.whl
 set +e
 
 # The suite must see the installed package, never python/acp_engine.
