@@ -136,11 +136,14 @@ FUZZ_SECONDS ?= 300
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
-## lint: formatting and clippy, warnings are errors
+## lint: formatting and clippy, warnings are errors (the fuzz crate, outside
+## the workspace, included: it must keep compiling against the core)
 lint:
 	$(CARGO) fmt --all --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p acp-engine --all-targets --features unstable -- -D warnings
+	$(CARGO) clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

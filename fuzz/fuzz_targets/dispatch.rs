@@ -37,7 +37,7 @@ impl Agent for MinimalAgent {
         Ok(InitializeResponse::new(1))
     }
     async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, RequestError> {
-        Ok(NewSessionResponse::new("s".into()))
+        Ok(NewSessionResponse::new("s"))
     }
     async fn prompt(&self, _: PromptRequest) -> Result<PromptResponse, RequestError> {
         Ok(PromptResponse::new(StopReason::EndTurn))
