@@ -15,20 +15,31 @@
  *
  * THREADS
  *   The library runs its own threads. Every function may be called from
- *   any thread. Callbacks (acp_handlers, acp_response_callback) run on the
- *   library's worker threads, never on the caller's: they may block and may
- *   call any acp_* function; user_data must be usable there. Requests are
- *   delivered concurrently; notifications one at a time, in arrival order,
- *   and a response (or a later request) is delivered only after the
- *   notifications received before it were handled. Callbacks must not
- *   unwind (no C++ exceptions across them).
- *   No callback runs before the constructor has returned the connection.
+ *   any thread. A connection made with handlers has a dispatch thread that
+ *   runs its callbacks (and acp_response_callback) in wire order, never on
+ *   the caller's thread: notification callbacks one at a time, and a
+ *   response (or a later request) only after the notifications received
+ *   before it were handled. Callbacks get the connection as a parameter;
+ *   none runs before the constructor has returned it. They may block and
+ *   may call any acp_* function: when a request or response callback
+ *   blocks (in acp_connection_request, or in its own code for more than
+ *   2 ms), the dispatch thread's work continues on a new thread, so the
+ *   events behind it are not held up. A notification callback holds up
+ *   what follows it (that is the ordering promise), so it must not wait
+ *   for an answer: acp_connection_request fails there with
+ *   ACP_ERR_WRONG_MODE. user_data must be usable on the library's
+ *   threads. Callbacks must not unwind (no C++ exceptions across them).
  *   Hosts that cannot take callbacks on foreign threads pass handlers =
- *   NULL and take events with acp_connection_next_event on their own
- *   thread instead; events are queued in wire order.
- *   A SIGPIPE from writing to a peer that is gone is blocked on the
- *   library's threads (the write fails, the connection closes): a C host
+ *   NULL and take events on their own thread with
+ *   acp_connection_next_events (a batch per call) or
+ *   acp_connection_next_event; events come in wire order.
+ *   A SIGPIPE from writing to a peer that is gone is blocked around the
+ *   library's writes (the write fails, the connection closes): a C host
  *   needs no SIGPIPE handling for the library's sake.
+ *
+ * BACKPRESSURE
+ *   A send waits while the connection's write queue is full (the peer is
+ *   not reading); inbound traffic is read as fast as it is handled.
  *
  * OWNERSHIP
  *   Strings passed in are borrowed for the call. Strings passed to
@@ -57,8 +68,8 @@
  *                                        library's threads (optional; for
  *                                        a clean exit under valgrind)
  *   A peer that exits or closes its stream closes the connection: every
- *   pending request fails at once (error -32603 "Connection closed") and
- *   on_close / ACP_EVENT_CLOSED follows.
+ *   pending request fails at once (error ACP_ERROR_CONNECTION_CLOSED,
+ *   "Connection closed") and on_close / ACP_EVENT_CLOSED follows.
  */
 
 
@@ -185,11 +196,18 @@ typedef enum {
    The connection closed; `reason` says why. The last event.
    */
   ACP_EVENT_CLOSED = 4,
+  /*
+   The peer cancelled inbound request `responder` (`$/cancel_request`;
+   the engine answered it -32800): stop working on it. Answering it now
+   returns ACP_ERR_ALREADY_ANSWERED.
+   */
+  ACP_EVENT_CANCELLED = 5,
 } acp_event_kind;
 
 /*
  A connection to a peer. Opaque; every function on it may be called from
- any thread, except that `acp_connection_free` must be the last call.
+ any thread, except that `acp_connection_free` must be the last call. The
+ pointer callbacks receive is the same one the constructor returned.
  */
 typedef struct acp_connection acp_connection;
 
@@ -200,7 +218,8 @@ typedef struct acp_connection acp_connection;
 typedef struct acp_responder acp_responder;
 
 /*
- Settings for a new connection. A NULL `acp_options*` means all defaults.
+ Settings for a new connection. A NULL `acp_options*` means all defaults;
+ zero-initialise it (`acp_options o = {0};`) and set what you need.
  */
 typedef struct {
   /*
@@ -224,30 +243,35 @@ typedef struct {
 } acp_options;
 
 /*
- An inbound request. Answer `responder` exactly once, now or later, from
- any thread. `params_json` is NULL when the request had no params. The
- strings are valid only during the call.
+ An inbound request on `connection`. Answer `responder` exactly once,
+ now or later, from any thread. `params_json` is NULL when the request had
+ no params. The strings are valid only during the call.
  */
 typedef void (*acp_request_callback)(void *user_data,
+                                     const acp_connection *connection,
                                      const char *method,
                                      const char *params_json,
                                      acp_responder *responder);
 
 /*
- An inbound notification. Called one at a time, in arrival order.
+ An inbound notification on `connection`. Called one at a time, in
+ arrival order.
  */
 typedef void (*acp_notification_callback)(void *user_data,
+                                          const acp_connection *connection,
                                           const char *method,
                                           const char *params_json);
 
 /*
- The connection closed (`reason` valid during the call). Called once.
+ `connection` closed (`reason` valid during the call). Called once, last.
  */
-typedef void (*acp_close_callback)(void *user_data, const char *reason);
+typedef void (*acp_close_callback)(void *user_data,
+                                   const acp_connection *connection,
+                                   const char *reason);
 
 /*
  Callbacks for a connection. Any may be NULL: requests then get -32601,
- notifications are dropped. They run on the library's worker threads
+ notifications are dropped. They run on the connection's dispatch thread
  (never the thread that created the connection), may block, and may call
  any acp_* function. `user_data` is passed back as given.
  */
@@ -294,6 +318,7 @@ typedef struct {
  during the call.
  */
 typedef void (*acp_response_callback)(void *user_data,
+                                      const acp_connection *connection,
                                       int64_t request_id,
                                       const char *result_json,
                                       const acp_error *error);
@@ -326,6 +351,7 @@ typedef struct {
   acp_error error;
   /*
    REQUEST: answer it with `acp_responder_ok` / `acp_responder_error`.
+   CANCELLED: the request the peer cancelled.
    */
   acp_responder *responder;
   /*
@@ -340,7 +366,7 @@ extern "C" {
 
 /*
  Serve on this process's stdin/stdout (an agent launched by its client).
- `handlers` NULL selects the event queue (`acp_connection_next_event`).
+ `handlers` NULL makes an event connection (`acp_connection_next_events`).
  */
 acp_result acp_connection_stdio(const acp_options *options,
                                 const acp_handlers *handlers,
@@ -352,7 +378,7 @@ acp_result acp_connection_stdio(const acp_options *options,
  PATH). `env`: NULL or NULL-terminated "KEY=VALUE" entries added to the
  inherited environment. `cwd`: NULL for ours. The child's stderr is ours;
  it is reaped when the connection closes (killed if it has not exited
- half a second after its stdin closed).
+ `exit_grace_ms` after its stdin closed).
  */
 acp_result acp_connection_spawn(const char *const *argv,
                                 const char *const *env,
@@ -374,10 +400,11 @@ acp_result acp_connection_fds(int read_fd,
                               acp_connection **out);
 
 /*
- Send a request. Its answer goes to `callback` (on a worker thread), or,
- if `callback` is NULL on an event-queue connection, to an
- `ACP_EVENT_RESPONSE`. `params_json` may be NULL (no params).
- `out_request_id` (may be NULL) receives the id for
+ Send a request. Its answer goes to `callback` (on the connection's
+ dispatch thread, in order with the other events; on an event connection,
+ inside `acp_connection_next_event(s)`), or, if `callback` is NULL on an
+ event connection, to an `ACP_EVENT_RESPONSE`. `params_json` may be NULL
+ (no params). `out_request_id` (may be NULL) receives the id for
  `acp_connection_cancel_request`. Nothing is sent on a failure code.
  */
 acp_result acp_connection_send_request(const acp_connection *connection,
@@ -392,9 +419,10 @@ acp_result acp_connection_send_request(const acp_connection *connection,
  `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
  result; on `ACP_ERR_REQUEST_FAILED` it is the JSON-RPC error object
  `{"code","message","data"?}`; either way free it with `acp_string_free`.
- On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`). Do
- not call it from a notification callback (the answer could be queued
- behind that very notification).
+ On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`).
+ From a request or response callback, the dispatch thread's work goes on
+ on another thread meanwhile; from a notification callback it would wait
+ for itself, and fails with `ACP_ERR_WRONG_MODE` (nothing is sent).
  */
 acp_result acp_connection_request(const acp_connection *connection,
                                   const char *method,
@@ -404,24 +432,38 @@ acp_result acp_connection_request(const acp_connection *connection,
 
 /*
  Send a notification. `params_json` may be NULL. Nothing is sent on a
- failure code.
+ failure code. A client's `session/cancel` also answers that session's
+ pending permission requests `cancelled`, as the protocol requires.
  */
 acp_result acp_connection_send_notification(const acp_connection *connection,
                                             const char *method,
                                             const char *params_json);
 
 /*
- Cancel a request still waiting for its answer: its callback (or event)
- gets error -32800 at once, the peer gets `$/cancel_request`, a late
- answer is dropped. `ACP_ERR_INVALID_ARGUMENT` if it was not pending.
+ Cancel a request still waiting for its answer: its callback (or event,
+ or `acp_connection_request`) gets error -32800, the peer gets
+ `$/cancel_request`, a late answer is dropped. `ACP_ERR_INVALID_ARGUMENT`
+ if it was not pending.
  */
 acp_result acp_connection_cancel_request(const acp_connection *connection, int64_t request_id);
 
 /*
- The next event of a connection created without handlers, waiting up to
- `timeout_ms` (negative: no limit). `ACP_OK` with `*out` set (free it
- with `acp_event_free`), `ACP_ERR_TIMEOUT` with `*out` NULL.
- `ACP_EVENT_CLOSED` is the last event; after it, this keeps timing out.
+ Up to `max` events of an event connection (created without handlers),
+ in wire order, into `events[0..*out_count]`, waiting up to `timeout_ms`
+ (negative: no limit) for the first. Free each with `acp_event_free`.
+ `ACP_ERR_TIMEOUT` with `*out_count` 0 when none came; after
+ `ACP_EVENT_CLOSED` was taken, `ACP_ERR_CLOSED`. One call per burst:
+ the cheapest way across the boundary.
+ */
+acp_result acp_connection_next_events(const acp_connection *connection,
+                                      acp_event **events,
+                                      size_t max,
+                                      int32_t timeout_ms,
+                                      size_t *out_count);
+
+/*
+ The next event of an event connection; `acp_connection_next_events`
+ with room for one.
  */
 acp_result acp_connection_next_event(const acp_connection *connection,
                                      int32_t timeout_ms,
@@ -438,9 +480,9 @@ acp_result acp_connection_close(const acp_connection *connection);
 /*
  Wait until the connection is closed and torn down (the peer hung up or
  `acp_connection_close` was called; a spawned process reaped; `on_close`
- returned, or `ACP_EVENT_CLOSED` queued), up to `timeout_ms` (negative: no
- limit). `ACP_OK` or `ACP_ERR_TIMEOUT`. After `ACP_OK` no new callback
- starts; one already running (C's own code) may still be finishing.
+ returned, on an event connection the engine's teardown done), up to
+ `timeout_ms` (negative: no limit). `ACP_OK` or `ACP_ERR_TIMEOUT`. After
+ `ACP_OK` no new callback starts.
  */
 acp_result acp_connection_wait_closed(const acp_connection *connection, int32_t timeout_ms);
 
@@ -456,7 +498,8 @@ bool acp_connection_is_closed(const acp_connection *connection);
 
 /*
  Close (if open) and free the connection. NULL is fine. Callbacks may
- still be running when this returns; they must not use the pointer.
+ still be running when this returns (they keep their own reference: the
+ pointer they were given stays valid until they return).
  */
 void acp_connection_free(acp_connection *connection);
 
@@ -466,7 +509,7 @@ void acp_connection_free(acp_connection *connection);
 char *acp_connection_close_reason(const acp_connection *connection);
 
 /*
- Free an event from `acp_connection_next_event`. NULL is fine. An
+ Free an event from `acp_connection_next_event(s)`. NULL is fine. An
  unanswered REQUEST event's responder stays valid (answer it, or it is
  answered -32603 when the connection is closed).
  */
@@ -522,10 +565,11 @@ acp_result acp_json_quote(const char *text, char **out_json);
 
 /*
  Answer a request with its result (`result_json`: a JSON value; NULL or
- "" mean `null`). Any thread, once; the answer is queued before this
- returns, so it goes out before anything sent afterwards. The responder
- is spent afterwards (also on failure, except ACP_ERR_INVALID_JSON and
- ACP_ERR_NULL_ARGUMENT, which leave it unanswered).
+ "" mean `null`, which an ACP side sends as `{}`). Any thread, once; the
+ answer is queued before this returns, so it goes out before anything
+ sent afterwards. The responder is spent afterwards (also on failure,
+ except ACP_ERR_INVALID_JSON and ACP_ERR_NULL_ARGUMENT, which leave it
+ unanswered).
  */
 acp_result acp_responder_ok(acp_responder *responder, const char *result_json);
 

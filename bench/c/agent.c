@@ -38,20 +38,6 @@ static const char READ[] = "{\"sessionId\":\"" SESSION_ID "\",\"path\":\"/bench/
 static const char WRITE_HEAD[] =
     "{\"sessionId\":\"" SESSION_ID "\",\"path\":\"/bench/file.txt\",\"content\":\"";
 
-/* Callbacks may run before acp_connection_stdio() has returned the
- * connection: the prompt handler waits for it here. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
-static acp_connection *conn;
-
-static acp_connection *connection(void) {
-    pthread_mutex_lock(&lock);
-    while (!conn) pthread_cond_wait(&ready, &lock);
-    acp_connection *c = conn;
-    pthread_mutex_unlock(&lock);
-    return c;
-}
-
 /* "<scenario> <n>" from the first `"text":"..."` of the prompt (the
  * benchmark's prompts hold nothing that needs unescaping). */
 static int parse_prompt(const char *params, char *scenario, size_t size, long *n) {
@@ -99,7 +85,8 @@ struct batch {
     int failed;
 };
 
-static void on_read(void *user_data, int64_t request_id, const char *result, const acp_error *error) {
+static void on_read(void *user_data, const acp_connection *conn, int64_t request_id, const char *result, const acp_error *error) {
+    (void)conn;
     (void)request_id;
     (void)result;
     struct batch *batch = user_data;
@@ -109,11 +96,11 @@ static void on_read(void *user_data, int64_t request_id, const char *result, con
     pthread_mutex_unlock(&batch->lock);
 }
 
-static const char *run_concurrent(acp_connection *c, long n) {
+static const char *run_concurrent(const acp_connection *c, long n) {
     struct batch batch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, n, 0};
     const char *failure = NULL;
     for (long i = 0; i < n; i++) {
-        if (acp_connection_send_request(c, "fs/read_text_file", READ, on_read, &batch, NULL) != ACP_OK) {
+        if (acp_connection_send_request(c, ACP_METHOD_FS_READ_TEXT_FILE, READ, on_read, &batch, NULL) != ACP_OK) {
             /* Never sent: its callback will not come. */
             pthread_mutex_lock(&batch.lock);
             batch.pending -= n - i;
@@ -129,7 +116,7 @@ static const char *run_concurrent(acp_connection *c, long n) {
     return failure;
 }
 
-static const char *run_large(acp_connection *c, long n) {
+static const char *run_large(const acp_connection *c, long n) {
     size_t head = strlen(WRITE_HEAD);
     char *write = malloc(head + LARGE_SIZE + 3);
     if (!write) return "out of memory";
@@ -139,14 +126,14 @@ static const char *run_large(acp_connection *c, long n) {
     const char *failure = NULL;
     for (long i = 0; i < n && !failure; i++) {
         char *result = NULL;
-        acp_result rc = acp_connection_request(c, "fs/write_text_file", write, -1, &result);
+        acp_result rc = acp_connection_request(c, ACP_METHOD_FS_WRITE_TEXT_FILE, write, -1, &result);
         acp_string_free(result);
         if (rc != ACP_OK) {
             failure = "fs/write_text_file failed";
             break;
         }
         result = NULL;
-        rc = acp_connection_request(c, "fs/read_text_file", READ, -1, &result);
+        rc = acp_connection_request(c, ACP_METHOD_FS_READ_TEXT_FILE, READ, -1, &result);
         if (rc != ACP_OK) failure = "fs/read_text_file failed";
         else if (content_length(result) != LARGE_SIZE) failure = "fs/read_text_file: content is not 16 MiB";
         acp_string_free(result);
@@ -156,17 +143,16 @@ static const char *run_large(acp_connection *c, long n) {
 }
 
 /* The turn; NULL on success, else why it failed. */
-static const char *run(const char *scenario, long n) {
-    acp_connection *c = connection();
+static const char *run(const acp_connection *c, const char *scenario, long n) {
     if (strcmp(scenario, "stream") == 0) {
         for (long i = 0; i < n; i++)
-            if (acp_connection_send_notification(c, "session/update", UPDATE) != ACP_OK) return "session/update failed";
+            if (acp_connection_send_notification(c, ACP_METHOD_SESSION_UPDATE, UPDATE) != ACP_OK) return "session/update failed";
         return NULL;
     }
     if (strcmp(scenario, "rpc") == 0) {
         for (long i = 0; i < n; i++) {
             char *result = NULL;
-            acp_result rc = acp_connection_request(c, "fs/read_text_file", READ, -1, &result);
+            acp_result rc = acp_connection_request(c, ACP_METHOD_FS_READ_TEXT_FILE, READ, -1, &result);
             acp_string_free(result);
             if (rc != ACP_OK) return "fs/read_text_file failed";
         }
@@ -180,7 +166,7 @@ static const char *run(const char *scenario, long n) {
                      "\"options\":[{\"optionId\":\"allow\",\"name\":\"Allow\",\"kind\":\"allow_once\"}]}",
                      i);
             char *result = NULL;
-            acp_result rc = acp_connection_request(c, "session/request_permission", params, -1, &result);
+            acp_result rc = acp_connection_request(c, ACP_METHOD_SESSION_REQUEST_PERMISSION, params, -1, &result);
             acp_string_free(result);
             if (rc != ACP_OK) return "session/request_permission failed";
         }
@@ -191,21 +177,23 @@ static const char *run(const char *scenario, long n) {
     return "unknown scenario";
 }
 
-static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void on_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
+                       acp_responder *responder) {
     (void)user_data;
-    if (strcmp(method, "initialize") == 0) {
+    if (strcmp(method, ACP_METHOD_INITIALIZE) == 0) {
         acp_responder_ok(responder, "{\"protocolVersion\":1,\"agentCapabilities\":{},\"authMethods\":[]}");
-    } else if (strcmp(method, "session/new") == 0) {
+    } else if (strcmp(method, ACP_METHOD_SESSION_NEW) == 0) {
         acp_responder_ok(responder, "{\"sessionId\":\"" SESSION_ID "\"}");
-    } else if (strcmp(method, "session/prompt") == 0) {
+    } else if (strcmp(method, ACP_METHOD_SESSION_PROMPT) == 0) {
         char scenario[32];
         long n = 0;
         if (!parse_prompt(params, scenario, sizeof scenario, &n)) {
             acp_responder_error(responder, -32602, "Invalid params", NULL);
             return;
         }
-        /* Runs on a library worker thread: blocking here is allowed. */
-        const char *failure = run(scenario, n);
+        /* Blocking here is allowed: the library goes on dispatching on
+         * another thread while this callback waits for answers. */
+        const char *failure = run(conn, scenario, n);
         if (failure) acp_responder_error(responder, -32603, failure, NULL);
         else acp_responder_ok(responder, "{\"stopReason\":\"end_turn\"}");
     } else {
@@ -215,16 +203,12 @@ static void on_request(void *user_data, const char *method, const char *params, 
 
 int main(void) {
     acp_options options = {.side = ACP_SIDE_AGENT};
-    acp_handlers handlers = {NULL, on_request, NULL, NULL};
+    acp_handlers handlers = {.on_request = on_request};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &handlers, &c) != ACP_OK) {
         fprintf(stderr, "c-bench-agent: %s\n", acp_last_error_message());
         return 1;
     }
-    pthread_mutex_lock(&lock);
-    conn = c;
-    pthread_cond_broadcast(&ready);
-    pthread_mutex_unlock(&lock);
     acp_connection_wait_closed(c, -1);
     acp_connection_free(c);
     acp_shutdown();

@@ -8,7 +8,7 @@
  * initialize and session/new with acp_connection_request (blocking, on the
  * main thread), then, unless the scenario is `setup`, one session/prompt
  * "<scenario> <N>". The agent's requests and notifications arrive in
- * callbacks on the library's worker threads, which count what they serve:
+ * callbacks on the connection's dispatch thread, which count what they serve:
  *   stream      session/update notifications;
  *   rpc         fs/read_text_file requests (answered "hello");
  *   perm        session/request_permission requests (answered "allow");
@@ -90,19 +90,20 @@ static char *json_string(const char *json, const char *key) {
     return NULL;
 }
 
-static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void on_request(void *user_data, const acp_connection *conn, const char *method, const char *params, acp_responder *responder) {
+    (void)conn;
     (void)user_data;
-    if (strcmp(method, "session/request_permission") == 0) {
+    if (strcmp(method, ACP_METHOD_SESSION_REQUEST_PERMISSION) == 0) {
         atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
         acp_responder_ok(responder, PERMISSION);
-    } else if (strcmp(method, "fs/read_text_file") == 0) {
+    } else if (strcmp(method, ACP_METHOD_FS_READ_TEXT_FILE) == 0) {
         if (large) {
             acp_responder_ok(responder, large_read);
         } else {
             atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
             acp_responder_ok(responder, HELLO);
         }
-    } else if (strcmp(method, "fs/write_text_file") == 0) {
+    } else if (strcmp(method, ACP_METHOD_FS_WRITE_TEXT_FILE) == 0) {
         if (content_length(params) == LARGE_SIZE) atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
         acp_responder_ok(responder, "{}");
     } else {
@@ -110,10 +111,11 @@ static void on_request(void *user_data, const char *method, const char *params, 
     }
 }
 
-static void on_notification(void *user_data, const char *method, const char *params) {
+static void on_notification(void *user_data, const acp_connection *conn, const char *method, const char *params) {
+    (void)conn;
     (void)user_data;
     (void)params;
-    if (strcmp(method, "session/update") == 0) atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
+    if (strcmp(method, ACP_METHOD_SESSION_UPDATE) == 0) atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
 }
 
 static void usage(void) {
@@ -158,7 +160,7 @@ int main(int argc, char **argv) {
     }
 
     acp_options options = {.side = ACP_SIDE_CLIENT};
-    acp_handlers handlers = {NULL, on_request, on_notification, NULL};
+    acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
     acp_connection *c = NULL;
     if (acp_connection_spawn((const char *const *)&argv[agent], NULL, NULL, &options, &handlers, &c) != ACP_OK) {
         fprintf(stderr, "c-bench-client: spawn %s: %s\n", argv[agent], acp_last_error_message());

@@ -15,8 +15,9 @@
  *   ./c-client ./c-agent
  *
  * The main thread sends with acp_connection_request (blocking); the
- * agent's requests and notifications arrive in callbacks on the library's
- * worker threads, which may block (terminal/wait_for_exit does).
+ * agent's requests and notifications arrive in callbacks on the
+ * connection's dispatch thread, which may block (terminal/wait_for_exit
+ * does). JSON is read with the library's acp_json_get_* (JSON pointers).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -34,8 +35,6 @@
 
 extern char **environ;
 
-/* ---- tiny JSON helpers (as in agent.c) -------------------------------------- */
-
 static char *fmt(const char *format, ...) {
     va_list args;
     va_start(args, format);
@@ -45,64 +44,23 @@ static char *fmt(const char *format, ...) {
     return out;
 }
 
-/* `text` as a JSON string literal, quotes included (malloc'd). */
-static char *json_quote(const char *text) {
-    char *out = malloc(strlen(text) * 6 + 3), *o = out;
-    *o++ = '"';
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '"' || *p == '\\') *o++ = '\\', *o++ = (char)*p;
-        else if (*p == '\n') *o++ = '\\', *o++ = 'n';
-        else if (*p < 0x20) o += sprintf(o, "\\u%04x", *p);
-        else *o++ = (char)*p;
-    }
-    strcpy(o, "\"");
+/* The string at `pointer` in `json` (free with acp_string_free), or NULL. */
+static char *get_string(const char *json, const char *pointer) {
+    char *out = NULL;
+    return json && acp_json_get_string(json, pointer, &out) == ACP_OK ? out : NULL;
+}
+
+/* The number at `pointer` in `json`, or `fallback`. */
+static long get_long(const char *json, const char *pointer, long fallback) {
+    double value;
+    return json && acp_json_get_number(json, pointer, &value) == ACP_OK ? (long)value : fallback;
+}
+
+/* `text` as a JSON string literal (free with acp_string_free). */
+static char *quote(const char *text) {
+    char *out = NULL;
+    if (acp_json_quote(text, &out) != ACP_OK) abort();
     return out;
-}
-
-/* Where the first `"key": <value starting with first>` value begins. */
-static const char *json_find(const char *json, const char *key, char first) {
-    char *pattern = fmt("\"%s\"", key);
-    size_t len = strlen(pattern);
-    const char *found = NULL;
-    for (const char *p = json; p && !found && (p = strstr(p, pattern)); p += len) {
-        const char *q = p + len + strspn(p + len, " \t\r\n");
-        if (*q != ':') continue;
-        q += 1 + strspn(q + 1, " \t\r\n");
-        if (!first || *q == first) found = q;
-    }
-    free(pattern);
-    return found;
-}
-
-/* Unescape the JSON string literal at `p` (after its opening quote) into a
- * malloc'd string; *end (optional) gets the closing quote. \uXXXX outside
- * ASCII is kept as '?': enough for this example. */
-static char *json_unquote(const char *p, const char **end) {
-    char *out = malloc(strlen(p) + 1), *o = out;
-    for (; *p && *p != '"'; p++) {
-        if (*p != '\\') { *o++ = *p; continue; }
-        switch (*++p) {
-        case 'n': *o++ = '\n'; break;
-        case 't': *o++ = '\t'; break;
-        case 'r': *o++ = '\r'; break;
-        case 'u': { unsigned c = 0; sscanf(p + 1, "%4x", &c); *o++ = c < 0x80 ? (char)c : '?'; p += 4; break; }
-        case '\0': p--; break;
-        default: *o++ = *p;
-        }
-    }
-    *o = '\0';
-    if (end) *end = p;
-    return out;
-}
-
-static char *json_string(const char *json, const char *key) {
-    const char *p = json ? json_find(json, key, '"') : NULL;
-    return p ? json_unquote(p + 1, NULL) : NULL;
-}
-
-static long json_long(const char *json, const char *key, long fallback) {
-    const char *p = json ? json_find(json, key, 0) : NULL;
-    return p && (*p == '-' || (*p >= '0' && *p <= '9')) ? strtol(p, NULL, 10) : fallback;
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -110,8 +68,6 @@ static long json_long(const char *json, const char *key, long fallback) {
 enum turn { SAY_HELLO, CANCEL_ME };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static acp_connection *conn;  /* set before the first prompt: no request of
-                                 the agent's needs it earlier */
 static enum turn turn;
 static char *session_id;
 static char cwd[256];
@@ -151,11 +107,11 @@ static char *read_file(const char *path) {
 
 /* fs/read_text_file: the real file, from `line` (1-based), `limit` lines. */
 static char *read_text_file(const char *params) {
-    char *path = json_string(params, "path");
+    char *path = get_string(params, "/path");
     char *text = path ? read_file(path) : NULL;
-    free(path);
+    acp_string_free(path);
     if (!text) return NULL;
-    long line = json_long(params, "line", 1), limit = json_long(params, "limit", -1);
+    long line = get_long(params, "/line", 1), limit = get_long(params, "/limit", -1);
     char *start = text, *newline;
     for (long i = 1; i < line && start; i++) /* skip to the line */
         start = (newline = strchr(start, '\n')) ? newline + 1 : NULL;
@@ -163,27 +119,29 @@ static char *read_text_file(const char *params) {
     for (long i = 0; stop && *stop && (limit < 0 || i < limit); i++) /* take `limit` lines */
         stop = (newline = strchr(stop, '\n')) ? newline + 1 : stop + strlen(stop);
     if (stop) *stop = '\0';
-    char *quoted = json_quote(start ? start : ""), *result = fmt("{\"content\":%s}", quoted);
-    free(quoted);
+    char *quoted = quote(start ? start : ""), *result = fmt("{\"content\":%s}", quoted);
+    acp_string_free(quoted);
     free(text);
     return result;
 }
 
 static char *write_text_file(const char *params) {
-    char *path = json_string(params, "path"), *content = json_string(params, "content");
+    char *path = get_string(params, "/path"), *content = get_string(params, "/content");
     FILE *f = path && content ? fopen(path, "w") : NULL;
     if (f) fputs(content, f), fclose(f);
-    free(path), free(content);
+    acp_string_free(path), acp_string_free(content);
     return f ? strdup("{}") : NULL;
 }
 
 /* terminal/create: start `command args...` for real, output to a file. */
 static char *terminal_create(const char *params) {
-    char *argv[34] = {json_string(params, "command")};
+    char *argv[34] = {get_string(params, "/command")};
     int argc = 1;
-    const char *p = json_find(params, "args", '[');
-    while (p && argc < 33 && (p = strpbrk(p + 1, "\"]")) && *p == '"') argv[argc++] = json_unquote(p + 1, &p);
-    char *dir = json_string(params, "cwd");
+    for (char pointer[32]; argc < 33; argc++) {
+        snprintf(pointer, sizeof pointer, "/args/%d", argc - 1);
+        if (!(argv[argc] = get_string(params, pointer))) break;
+    }
+    char *dir = get_string(params, "/cwd");
     pthread_mutex_lock(&lock);
     int id = terminal_count < MAX_TERMINALS ? terminal_count++ : -1;
     pthread_mutex_unlock(&lock);
@@ -200,17 +158,17 @@ static char *terminal_create(const char *params) {
             result = fmt("{\"terminalId\":\"term-%d\"}", id);
         posix_spawn_file_actions_destroy(&actions);
     }
-    for (int i = 0; i < argc; i++) free(argv[i]);
-    free(dir);
+    for (int i = 0; i < argc; i++) acp_string_free(argv[i]);
+    acp_string_free(dir);
     return result;
 }
 
 /* The terminal named in params, or NULL. */
 static struct terminal *terminal_of(const char *params) {
     int id = -1;
-    char *name = json_string(params, "terminalId");
+    char *name = get_string(params, "/terminalId");
     if (name) sscanf(name, "term-%d", &id);
-    free(name);
+    acp_string_free(name);
     return id >= 0 && id < terminal_count && terminals[id].pid > 0 ? &terminals[id] : NULL;
 }
 
@@ -236,11 +194,11 @@ static char *terminal_request(const char *method, const char *params) {
     char *result = NULL;
     if (strcmp(method, ACP_METHOD_TERMINAL_OUTPUT) == 0) {
         terminal_poll(t, 0);
-        char *text = read_file(t->out_file), *quoted = json_quote(text ? text : "");
+        char *text = read_file(t->out_file), *quoted = quote(text ? text : "");
         char *status = t->exited ? exit_status(t) : NULL;
         result = status ? fmt("{\"output\":%s,\"truncated\":false,\"exitStatus\":%s}", quoted, status)
                         : fmt("{\"output\":%s,\"truncated\":false}", quoted);
-        free(text), free(quoted), free(status);
+        free(text), acp_string_free(quoted), free(status);
     } else if (strcmp(method, ACP_METHOD_TERMINAL_WAIT_FOR_EXIT) == 0) {
         terminal_poll(t, 1);
         result = exit_status(t);
@@ -255,33 +213,35 @@ static char *terminal_request(const char *method, const char *params) {
 
 /* session/request_permission: allow_once in "Say hello"; in "cancel me",
  * cancel the turn first, then answer "cancelled". */
-static char *request_permission(const char *params) {
+static char *request_permission(const acp_connection *conn, const char *params) {
     if (turn == CANCEL_ME) {
         char *cancel = fmt("{\"sessionId\":\"%s\"}", session_id);
         acp_connection_send_notification(conn, ACP_METHOD_SESSION_CANCEL, cancel);
         free(cancel);
         return strdup("{\"outcome\":{\"outcome\":\"cancelled\"}}");
     }
-    /* The optionId of the option object whose kind is allow_once. */
-    for (const char *p = json_find(params, "options", '['); p && (p = strchr(p + 1, '{'));) {
-        char *option = strndup(p, strcspn(p, "}"));
-        char *kind = json_string(option, "kind"), *id = json_string(option, "optionId");
-        char *result = NULL;
-        if (kind && id && strcmp(kind, "allow_once") == 0) {
-            char *quoted = json_quote(id);
-            result = fmt("{\"outcome\":{\"outcome\":\"selected\",\"optionId\":%s}}", quoted);
-            free(quoted);
-        }
-        free(option), free(kind), free(id);
-        if (result) return result;
+    /* The optionId of the option whose kind is allow_once. */
+    for (int i = 0;; i++) {
+        char pointer[48];
+        snprintf(pointer, sizeof pointer, "/options/%d/kind", i);
+        char *kind = get_string(params, pointer);
+        if (!kind) return NULL;
+        int allow = strcmp(kind, "allow_once") == 0;
+        acp_string_free(kind);
+        if (!allow) continue;
+        snprintf(pointer, sizeof pointer, "/options/%d/optionId", i);
+        char *id = get_string(params, pointer), *quoted = id ? quote(id) : NULL;
+        char *result = quoted ? fmt("{\"outcome\":{\"outcome\":\"selected\",\"optionId\":%s}}", quoted) : NULL;
+        acp_string_free(id), acp_string_free(quoted);
+        return result;
     }
-    return NULL;
 }
 
-static void on_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void on_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
+                       acp_responder *responder) {
     (void)user_data;
     char *result = NULL;
-    if (strcmp(method, ACP_METHOD_SESSION_REQUEST_PERMISSION) == 0) result = request_permission(params);
+    if (strcmp(method, ACP_METHOD_SESSION_REQUEST_PERMISSION) == 0) result = request_permission(conn, params);
     else if (strcmp(method, ACP_METHOD_FS_READ_TEXT_FILE) == 0) result = read_text_file(params);
     else if (strcmp(method, ACP_METHOD_FS_WRITE_TEXT_FILE) == 0) result = write_text_file(params);
     else if (strcmp(method, ACP_METHOD_TERMINAL_CREATE) == 0) result = terminal_create(params);
@@ -295,11 +255,10 @@ static void on_request(void *user_data, const char *method, const char *params, 
     free(result);
 }
 
-static void on_notification(void *user_data, const char *method, const char *params) {
-    (void)user_data;
-    const char *content = json_find(params, "content", '{');
-    char *kind = json_string(params, "sessionUpdate");
-    char *text = content ? json_string(content, "text") : NULL;
+static void on_notification(void *user_data, const acp_connection *conn, const char *method, const char *params) {
+    (void)user_data, (void)conn;
+    char *kind = get_string(params, "/update/sessionUpdate");
+    char *text = get_string(params, "/update/content/text");
     if (strcmp(method, ACP_METHOD_SESSION_UPDATE) == 0 && kind && text && strcmp(kind, "agent_message_chunk") == 0) {
         pthread_mutex_lock(&lock);
         strncat(reply, text, sizeof reply - strlen(reply) - 1);
@@ -310,13 +269,13 @@ static void on_notification(void *user_data, const char *method, const char *par
         if (acp_json_get(params, "/update", &update) == ACP_OK && news_count < MAX_NEWS) news[news_count++] = update;
         else acp_string_free(update);
     }
-    free(kind), free(text);
+    acp_string_free(kind), acp_string_free(text);
 }
 
 /* ---- the script ---------------------------------------------------------------- */
 
 /* A request to the agent; its result (free with acp_string_free). */
-static char *request(const char *method, const char *params) {
+static char *request(const acp_connection *conn, const char *method, const char *params) {
     char *result = NULL;
     if (acp_connection_request(conn, method, params, 30000, &result) != ACP_OK) {
         fprintf(stderr, "%s: %s %s\n", method, acp_last_error_message(), result ? result : "");
@@ -345,23 +304,20 @@ static void check_news(void) {
         fail("the notice and compaction updates of interop/news.json did not arrive");
 }
 
-static void prompt(const char *text, const char *want_stop) {
+static void prompt(const acp_connection *conn, const char *text, const char *want_stop) {
     char *params = fmt("{\"sessionId\":\"%s\",\"prompt\":[{\"type\":\"text\",\"text\":\"%s\"}]}", session_id, text);
-    char *result = request(ACP_METHOD_SESSION_PROMPT, params);
-    char *stop = json_string(result, "stopReason");
+    char *result = request(conn, ACP_METHOD_SESSION_PROMPT, params);
+    char *stop = get_string(result, "/stopReason");
     if (!stop || strcmp(stop, want_stop) != 0) {
         fprintf(stderr, "FAIL: \"%s\": stopReason %s, expected %s\n", text, stop ? stop : "(none)", want_stop);
         exit(1);
     }
-    free(stop), free(params);
+    acp_string_free(stop), free(params);
     acp_string_free(result);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) fail("usage: client <agent command> [args...]");
-    /* If the agent dies while the library writes to it, that write raises
-     * SIGPIPE, which would end this process: take it as an error instead. */
-    signal(SIGPIPE, SIG_IGN);
     strcpy(cwd, "/tmp/acp-c-client.XXXXXX");
     if (!mkdtemp(cwd)) fail("mkdtemp");
     char *hello = fmt("%s/hello.txt", cwd), *written = fmt("%s/written.txt", cwd);
@@ -371,26 +327,27 @@ int main(int argc, char **argv) {
     fclose(f);
 
     acp_options options = {.side = ACP_SIDE_CLIENT};
-    acp_handlers handlers = {NULL, on_request, on_notification, NULL};
+    acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
+    acp_connection *conn = NULL;
     if (acp_connection_spawn((const char *const *)argv + 1, NULL, NULL, &options, &handlers, &conn) != ACP_OK)
         fail(acp_last_error_message());
 
     /* We show notices and context compactions (session.notices, session.compaction). */
-    char *result = request(ACP_METHOD_INITIALIZE,
+    char *result = request(conn, ACP_METHOD_INITIALIZE,
                            "{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":true,"
                            "\"writeTextFile\":true},\"terminal\":true,\"session\":{\"notices\":{},\"compaction\":{}}},"
                            "\"clientInfo\":{\"name\":\"c-interop-client\",\"version\":\"1.0.0\"}}");
-    if (json_long(result, "protocolVersion", 0) != 1) fail("initialize: protocolVersion is not 1");
+    if (get_long(result, "/protocolVersion", 0) != ACP_PROTOCOL_VERSION) fail("initialize: protocolVersion is not 1");
     acp_string_free(result);
-    char *quoted_cwd = json_quote(cwd), *params = fmt("{\"cwd\":%s,\"mcpServers\":[]}", quoted_cwd);
-    result = request(ACP_METHOD_SESSION_NEW, params);
-    session_id = json_string(result, "sessionId");
+    char *quoted_cwd = quote(cwd), *params = fmt("{\"cwd\":%s,\"mcpServers\":[]}", quoted_cwd);
+    result = request(conn, ACP_METHOD_SESSION_NEW, params);
+    session_id = get_string(result, "/sessionId");
     if (!session_id) fail("session/new: no sessionId");
     acp_string_free(result);
-    free(quoted_cwd), free(params);
+    acp_string_free(quoted_cwd), free(params);
 
     turn = SAY_HELLO;
-    prompt("Say hello", "end_turn");
+    prompt(conn, "Say hello", "end_turn");
     if (!strstr(reply, "Hello from the client's file")) fail("the reply lacks the file's content");
     if (!strstr(reply, "terminal said: hi")) fail("the reply lacks the terminal's output");
     char *content = read_file(written);
@@ -400,7 +357,7 @@ int main(int argc, char **argv) {
     if (expect_news && strcmp(expect_news, "1") == 0) check_news();
 
     turn = CANCEL_ME;
-    prompt("cancel me", "cancelled");
+    prompt(conn, "cancel me", "cancelled");
 
     /* Close: the agent sees EOF; the library reaps it (killing it if it has
      * not exited soon after). */
@@ -409,7 +366,7 @@ int main(int argc, char **argv) {
     acp_connection_free(conn);
     acp_shutdown();
     unlink(hello), unlink(written), rmdir(cwd);
-    free(hello), free(written), free(session_id);
+    free(hello), free(written), acp_string_free(session_id);
     for (int i = 0; i < news_count; i++) acp_string_free(news[i]);
     puts("interop ok");
     return 0;

@@ -1,55 +1,35 @@
 //! `acp_connection`: create (stdio, spawned process, file descriptors),
-//! send, cancel, close, free, and the event queue.
+//! send, request, cancel, take events, close, free. A connection is the
+//! engine's host connection (`acp_engine::host`) plus the C conversions;
+//! callbacks are run by `dispatch.rs`, events handed out by `events.rs`.
 
 use std::ffi::{c_char, c_int, c_void, OsStr};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use acp_engine::{
-    Connection, IncomingNotification, IncomingRequest, PendingRequest, RawJson, RequestError, RequestId,
-    SpawnOptions, Transport,
-};
-use tokio::runtime::Handle;
+use acp_engine::host::{self, BlockWhenFull, EventFd, HostConnection};
+use acp_engine::{RawJson, SpawnOptions, Transport};
 
-use crate::events::{acp_event, EventQueue, Next};
+use crate::conn::{Conn, Slot, Waiting};
+use crate::dispatch::{self, BeforeBlocking};
+use crate::events::{self, acp_event};
 use crate::ffi::{acp_result, guard, guard_value, json_arg, owned_string, str_arg, structured, Failure};
-use crate::handlers::{acp_error, acp_handlers, acp_response_callback, acp_side, Bridge, Delivery, UserData};
-use crate::{responder, runtime};
+use crate::handlers::{acp_handlers, acp_response_callback, UserData};
+use crate::options::acp_options;
 
 /// A connection to a peer. Opaque; every function on it may be called from
-/// any thread, except that `acp_connection_free` must be the last call.
+/// any thread, except that `acp_connection_free` must be the last call. The
+/// pointer callbacks receive is the same one the constructor returned.
 pub struct acp_connection {
-    id: u64,
-    connection: Connection,
-    bridge: Arc<Bridge>,
-    runtime: Handle,
-    /// The runtime generation (see `acp_shutdown`).
-    generation: u64,
-    /// The spawned process, if any.
-    pid: Option<u32>,
+    _private: [u8; 0],
 }
 
-/// Settings for a new connection. A NULL `acp_options*` means all defaults.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct acp_options {
-    /// Which side of ACP this connection plays (default RAW).
-    pub side: acp_side,
-    /// Bound on one inbound message in bytes (0: the default, 64 MiB).
-    pub max_message_size: usize,
-    /// acp_connection_spawn: how long a child may take to exit after its
-    /// stdin closed, before it is killed (0: the default, 500 ms).
-    pub exit_grace_ms: u32,
-    /// Speak the unstable protocol too (schema/v1/schema.unstable.json):
-    /// its methods pass the checks; otherwise they are unknown (-32601).
-    pub unstable: bool,
-}
-
-static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+/// The most events a drained batch holds: the host's queue is bounded in
+/// events (4096 by default), so is a batch.
+const DRAIN_ALL: usize = usize::MAX;
 
 unsafe fn start(
     transport: impl FnOnce(&acp_options) -> Result<Transport, Failure>,
@@ -61,68 +41,45 @@ unsafe fn start(
         return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
     }
     *out = ptr::null_mut();
-    let options = options.as_ref().copied().unwrap_or(acp_options {
-        side: acp_side::ACP_SIDE_RAW,
-        max_message_size: 0,
-        exit_grace_ms: 0,
-        unstable: false,
-    });
-    let delivery = match handlers.as_ref() {
-        Some(handlers) => Delivery::Callbacks(*handlers),
-        None => Delivery::Events(Arc::new(EventQueue::default())),
-    };
-    let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
-    let bridge = Arc::new(Bridge {
-        connection_id: id,
-        side: options.side,
-        protocol: if options.unstable {
-            acp_engine::Protocol::Unstable
-        } else {
-            acp_engine::Protocol::Stable
-        },
-        delivery,
-        ready: Default::default(),
-        finished: Default::default(),
-    });
-    let (runtime, generation) = runtime::handle();
+    let options = options.as_ref().copied().unwrap_or_default();
+    let handlers = handlers.as_ref().copied();
+    let (runtime, generation) = host::runtime_and_generation();
     // Transports register with the reactor: build them inside the runtime.
     let _entered = runtime.enter();
     let transport = transport(&options)?;
     let pid = transport.child_pid();
-    // C hosts do not ignore SIGPIPE: writes made on their threads block it.
-    let mut builder = Connection::builder().guard_sigpipe(true);
-    if options.max_message_size > 0 {
-        builder = builder.max_message_size(options.max_message_size);
-    }
-    let (on_request, on_notification) = (bridge.clone(), bridge.clone());
-    let connection = builder
-        .on_request(move |request: IncomingRequest| on_request.clone().handle_request(request))
-        .on_notification(move |notification: IncomingNotification| {
-            on_notification.clone().handle_notification(notification)
-        })
-        .connect_on(transport, &runtime);
-    let watcher = (connection.clone(), bridge.clone());
-    runtime.spawn(async move {
-        let (connection, bridge) = watcher;
-        connection.closed().await;
-        bridge.closed(connection.close_reason().unwrap_or_default()).await;
-        bridge.finished.cancel();
+    let wake =
+        Arc::new(EventFd::new().map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))?);
+    let host_options = host::HostOptions {
+        // The dispatch thread reads the stream itself: no hop per message.
+        // An event connection leaves reading to the engine, so that a host
+        // busy elsewhere does not stop it (up to the queue's bound).
+        host_reads: handlers.is_some(),
+        drain_chunk: DRAIN_ALL,
+        // C hosts do not ignore SIGPIPE.
+        guard_sigpipe: true,
+        // C threads may block: a send waits for room rather than parking.
+        block_when_full: Some(BlockWhenFull(Arc::new(dispatch::before_send_blocks))),
+        ..options.host_options()
+    };
+    let signal = wake.clone();
+    let connection = HostConnection::connect(transport, host_options, &runtime, move || {
+        // Events queued while this thread pumps are drained right after.
+        if !crate::conn::pumping() {
+            signal.signal();
+        }
     });
-    *out = Box::into_raw(Box::new(acp_connection {
-        id,
-        connection,
-        bridge: bridge.clone(),
-        runtime,
-        generation,
-        pid,
-    }));
-    // Only now may callbacks and events see the connection.
-    bridge.ready.cancel();
+    let conn = Arc::new(Conn::new(connection, handlers, wake, pid, generation));
+    *out = Arc::into_raw(conn.clone()).cast_mut().cast();
+    // Only now, with the connection handed to C, may callbacks run.
+    if conn.handlers.is_some() {
+        dispatch::start(&conn);
+    }
     Ok(())
 }
 
 /// Serve on this process's stdin/stdout (an agent launched by its client).
-/// `handlers` NULL selects the event queue (`acp_connection_next_event`).
+/// `handlers` NULL makes an event connection (`acp_connection_next_events`).
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_stdio(
     options: *const acp_options,
@@ -137,7 +94,7 @@ pub unsafe extern "C" fn acp_connection_stdio(
 /// PATH). `env`: NULL or NULL-terminated "KEY=VALUE" entries added to the
 /// inherited environment. `cwd`: NULL for ours. The child's stderr is ours;
 /// it is reaped when the connection closes (killed if it has not exited
-/// half a second after its stdin closed).
+/// `exit_grace_ms` after its stdin closed).
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_spawn(
     argv: *const *const c_char,
@@ -178,9 +135,7 @@ pub unsafe extern "C" fn acp_connection_spawn(
             if options.exit_grace_ms > 0 {
                 spawn = spawn.exit_grace(Duration::from_millis(options.exit_grace_ms.into()));
             }
-            let program = String::from_utf8_lossy(program).into_owned();
-            Transport::spawn(spawn)
-                .map_err(|error| Failure::new(acp_result::ACP_ERR_IO, format!("spawn {program}: {error}")))
+            Transport::spawn(spawn).map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))
         };
         start(spawn, options, handlers, out)
     })
@@ -235,17 +190,26 @@ unsafe fn string_list(list: *const *const c_char, name: &str) -> Result<Vec<Vec<
     Ok(items)
 }
 
-unsafe fn connection_arg<'a>(connection: *const acp_connection) -> Result<&'a acp_connection, Failure> {
-    connection
-        .as_ref()
-        .ok_or_else(|| Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "connection is NULL"))
+/// The connection behind a C pointer, as a new reference.
+unsafe fn connection_arg(connection: *const acp_connection) -> Result<Arc<Conn>, Failure> {
+    if connection.is_null() {
+        return Err(Failure::new(
+            acp_result::ACP_ERR_NULL_ARGUMENT,
+            "connection is NULL",
+        ));
+    }
+    let conn = connection.cast::<Conn>();
+    // SAFETY: C holds a reference (the pointer is valid until
+    // acp_connection_free, and callbacks run while a dispatch thread holds one).
+    Arc::increment_strong_count(conn);
+    Ok(Arc::from_raw(conn))
 }
 
 /// A connection whose runtime still runs (not cut off by `acp_shutdown`).
-unsafe fn live_connection<'a>(connection: *const acp_connection) -> Result<&'a acp_connection, Failure> {
-    let connection = connection_arg(connection)?;
-    if runtime::alive(connection.generation) {
-        Ok(connection)
+unsafe fn live_connection(connection: *const acp_connection) -> Result<Arc<Conn>, Failure> {
+    let conn = connection_arg(connection)?;
+    if host::runtime_alive(conn.generation) {
+        Ok(conn)
     } else {
         Err(Failure::new(
             acp_result::ACP_ERR_CLOSED,
@@ -254,50 +218,60 @@ unsafe fn live_connection<'a>(connection: *const acp_connection) -> Result<&'a a
     }
 }
 
-/// Method and params of an outbound message, checked before anything is
-/// sent: JSON syntax, structured params, and (for AGENT/CLIENT) the schema.
-unsafe fn outbound(
-    connection: &acp_connection,
+/// Method and params of an outbound message, as given (the engine checks
+/// them against the schema before anything is sent).
+unsafe fn outbound<'a>(
     method: *const c_char,
     params_json: *const c_char,
-    request: bool,
-) -> Result<(String, Option<RawJson>), Failure> {
-    let method = str_arg(method, "method")?.to_owned();
+) -> Result<(&'a str, Option<RawJson>), Failure> {
+    let method = str_arg(method, "method")?;
     let params = json_arg(params_json, "params_json")?;
     structured(&params, "params_json")?;
-    let checked = if request {
-        connection
-            .bridge
-            .check_outbound_request(&method, params.as_deref())
+    Ok((method, params))
+}
+
+fn not_sent(method: &str, error: acp_engine::RequestError) -> Failure {
+    if error.is_connection_closed() {
+        Failure::closed(&error)
     } else {
-        connection
-            .bridge
-            .check_outbound_notification(&method, params.as_deref())
-    };
-    checked.map_err(|error| {
         Failure::new(
             acp_result::ACP_ERR_INVALID_ARGUMENT,
             format!("not sent: {method}: {error}"),
         )
-    })?;
-    Ok((method, params))
+    }
 }
 
-fn start_request(
-    connection: &acp_connection,
+/// Send a request and record how its answer is wanted, before it can come.
+fn send_request(
+    conn: &Conn,
     method: &str,
     params: &Option<RawJson>,
-) -> Result<PendingRequest, Failure> {
-    connection
-        .connection
-        .blocking_start_request(method, params)
-        .map_err(Failure::from)
+    waiting: Waiting,
+) -> Result<i64, Failure> {
+    let mut waiting = Some(waiting);
+    let mut registered = None;
+    let sent = conn
+        .host
+        .send_request_with(method, params.as_deref().map(|raw| raw.get()), |id| {
+            registered = Some(id);
+            conn.expect_answer(id, waiting.take().expect("called once"));
+        });
+    match sent {
+        Ok((id, _)) => Ok(id),
+        Err(error) => {
+            if let Some(id) = registered {
+                conn.answer_wanted(id);
+            }
+            Err(not_sent(method, error))
+        }
+    }
 }
 
-/// Send a request. Its answer goes to `callback` (on a worker thread), or,
-/// if `callback` is NULL on an event-queue connection, to an
-/// `ACP_EVENT_RESPONSE`. `params_json` may be NULL (no params).
-/// `out_request_id` (may be NULL) receives the id for
+/// Send a request. Its answer goes to `callback` (on the connection's
+/// dispatch thread, in order with the other events; on an event connection,
+/// inside `acp_connection_next_event(s)`), or, if `callback` is NULL on an
+/// event connection, to an `ACP_EVENT_RESPONSE`. `params_json` may be NULL
+/// (no params). `out_request_id` (may be NULL) receives the id for
 /// `acp_connection_cancel_request`. Nothing is sent on a failure code.
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_send_request(
@@ -309,25 +283,14 @@ pub unsafe extern "C" fn acp_connection_send_request(
     out_request_id: *mut i64,
 ) -> acp_result {
     guard(|| {
-        let connection = connection_arg(connection)?;
-        let (method, params) = outbound(connection, method, params_json, true)?;
-        let bridge = connection.bridge.clone();
-        let runtime = connection.runtime.clone();
-        let user_data = UserData(user_data);
-        // Runs where the engine releases the response: in order with the
-        // notifications around it.
-        let on_response = move |id: RequestId, outcome: Result<RawJson, RequestError>| {
-            let RequestId::Number(id) = id else { return };
-            let outcome = outcome.map(|result| result.get().to_owned());
-            deliver_response(&bridge, &runtime, id, outcome, callback, user_data);
+        let conn = live_connection(connection)?;
+        let (method, params) = outbound(method, params_json)?;
+        let waiting = match callback {
+            Some(_) => Waiting::Callback(callback, UserData(user_data)),
+            None if conn.is_event_connection() => Waiting::Event,
+            None => Waiting::Callback(None, UserData(user_data)),
         };
-        let id = connection
-            .connection
-            .blocking_send_request_with(&method, &params, on_response)
-            .map_err(Failure::from)?;
-        let RequestId::Number(id) = id else {
-            unreachable!("our ids are numbers")
-        };
+        let id = send_request(&conn, method, &params, waiting)?;
         if let Some(out) = out_request_id.as_mut() {
             *out = id;
         }
@@ -335,50 +298,14 @@ pub unsafe extern "C" fn acp_connection_send_request(
     })
 }
 
-/// Hand a response to C: an event (queued right here, in wire order) or
-/// the callback (on a worker thread).
-fn deliver_response(
-    bridge: &Bridge,
-    runtime: &Handle,
-    id: i64,
-    outcome: Result<String, RequestError>,
-    callback: acp_response_callback,
-    user_data: UserData,
-) {
-    let Some(callback) = callback else {
-        if let Delivery::Events(queue) = &bridge.delivery {
-            queue.push_response(id, &outcome);
-        }
-        return;
-    };
-    runtime.spawn_blocking(move || {
-        let user_data = user_data;
-        match outcome {
-            Ok(result) => {
-                let result = crate::ffi::c_string(&result);
-                unsafe { callback(user_data.0, id, result.as_ptr(), ptr::null()) };
-            }
-            Err(error) => {
-                let message = crate::ffi::c_string(&error.message);
-                let data = error.data.as_ref().map(|d| crate::ffi::c_string(&d.to_string()));
-                let error = acp_error {
-                    code: error.code,
-                    message: message.as_ptr(),
-                    data_json: data.as_ref().map_or(ptr::null(), |d| d.as_ptr()),
-                };
-                unsafe { callback(user_data.0, id, ptr::null(), &error) };
-            }
-        }
-    });
-}
-
 /// Send a request and wait for its answer on this thread (up to
 /// `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
 /// result; on `ACP_ERR_REQUEST_FAILED` it is the JSON-RPC error object
 /// `{"code","message","data"?}`; either way free it with `acp_string_free`.
-/// On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`). Do
-/// not call it from a notification callback (the answer could be queued
-/// behind that very notification).
+/// On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`).
+/// From a request or response callback, the dispatch thread's work goes on
+/// on another thread meanwhile; from a notification callback it would wait
+/// for itself, and fails with `ACP_ERR_WRONG_MODE` (nothing is sent).
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_request(
     connection: *const acp_connection,
@@ -388,7 +315,7 @@ pub unsafe extern "C" fn acp_connection_request(
     out_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let connection = live_connection(connection)?;
+        let conn = live_connection(connection)?;
         if out_json.is_null() {
             return Err(Failure::new(
                 acp_result::ACP_ERR_NULL_ARGUMENT,
@@ -396,24 +323,33 @@ pub unsafe extern "C" fn acp_connection_request(
             ));
         }
         *out_json = ptr::null_mut();
-        let (method, params) = outbound(connection, method, params_json, true)?;
-        let pending = start_request(connection, &method, &params)?;
-        let outcome = if timeout_ms < 0 {
-            Some(connection.runtime.block_on(pending))
+        let (method, params) = outbound(method, params_json)?;
+        if let BeforeBlocking::WouldDeadlock = dispatch::before_blocking(&conn) {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_WRONG_MODE,
+                format!("{method}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request"),
+            ));
+        }
+        let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+        let slot = Arc::new(Slot::default());
+        let id = send_request(&conn, method, &params, Waiting::Slot(slot.clone()))?;
+        let outcome = if conn.is_event_connection() {
+            // Nobody else may be taking events: take them while waiting.
+            conn.take(deadline, |_| slot.take())
         } else {
-            let limit = Duration::from_millis(timeout_ms as u64);
-            // Dropping the timed-out request sends $/cancel_request.
-            connection
-                .runtime
-                .block_on(async { tokio::time::timeout(limit, pending).await.ok() })
+            conn.wait_answer(&slot, deadline)
         };
         match outcome {
-            None => Err(Failure::new(
-                acp_result::ACP_ERR_TIMEOUT,
-                format!("{method}: no answer within {timeout_ms} ms"),
-            )),
+            None => {
+                // Cancelled: the peer gets $/cancel_request, a late answer is dropped.
+                conn.host.cancel_pending_request(id);
+                Err(Failure::new(
+                    acp_result::ACP_ERR_TIMEOUT,
+                    format!("{method}: no answer within {timeout_ms} ms"),
+                ))
+            }
             Some(Ok(result)) => {
-                *out_json = owned_string(result.get());
+                *out_json = owned_string(&result);
                 Ok(())
             }
             Some(Err(error)) if error.is_connection_closed() => Err(Failure::closed(&error)),
@@ -429,7 +365,8 @@ pub unsafe extern "C" fn acp_connection_request(
 }
 
 /// Send a notification. `params_json` may be NULL. Nothing is sent on a
-/// failure code.
+/// failure code. A client's `session/cancel` also answers that session's
+/// pending permission requests `cancelled`, as the protocol requires.
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_send_notification(
     connection: *const acp_connection,
@@ -437,30 +374,27 @@ pub unsafe extern "C" fn acp_connection_send_notification(
     params_json: *const c_char,
 ) -> acp_result {
     guard(|| {
-        let connection = connection_arg(connection)?;
-        let (method, params) = outbound(connection, method, params_json, false)?;
-        connection
-            .connection
-            .blocking_send_notification(&method, &params)
-            .map_err(Failure::from)
+        let conn = live_connection(connection)?;
+        let (method, params) = outbound(method, params_json)?;
+        conn.host
+            .send_notification(method, params.as_deref().map(|raw| raw.get()))
+            .map(|_| ())
+            .map_err(|error| not_sent(method, error))
     })
 }
 
-/// Cancel a request still waiting for its answer: its callback (or event)
-/// gets error -32800 at once, the peer gets `$/cancel_request`, a late
-/// answer is dropped. `ACP_ERR_INVALID_ARGUMENT` if it was not pending.
+/// Cancel a request still waiting for its answer: its callback (or event,
+/// or `acp_connection_request`) gets error -32800, the peer gets
+/// `$/cancel_request`, a late answer is dropped. `ACP_ERR_INVALID_ARGUMENT`
+/// if it was not pending.
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_cancel_request(
     connection: *const acp_connection,
     request_id: i64,
 ) -> acp_result {
     guard(|| {
-        let connection = live_connection(connection)?;
-        let id = RequestId::Number(request_id);
-        let cancelled = connection
-            .runtime
-            .block_on(connection.connection.cancel_pending_request(&id, None));
-        if cancelled {
+        let conn = live_connection(connection)?;
+        if conn.host.cancel_pending_request(request_id) {
             Ok(())
         } else {
             Err(Failure::new(
@@ -471,10 +405,43 @@ pub unsafe extern "C" fn acp_connection_cancel_request(
     })
 }
 
-/// The next event of a connection created without handlers, waiting up to
-/// `timeout_ms` (negative: no limit). `ACP_OK` with `*out` set (free it
-/// with `acp_event_free`), `ACP_ERR_TIMEOUT` with `*out` NULL.
-/// `ACP_EVENT_CLOSED` is the last event; after it, this keeps timing out.
+/// Up to `max` events of an event connection (created without handlers),
+/// in wire order, into `events[0..*out_count]`, waiting up to `timeout_ms`
+/// (negative: no limit) for the first. Free each with `acp_event_free`.
+/// `ACP_ERR_TIMEOUT` with `*out_count` 0 when none came; after
+/// `ACP_EVENT_CLOSED` was taken, `ACP_ERR_CLOSED`. One call per burst:
+/// the cheapest way across the boundary.
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_next_events(
+    connection: *const acp_connection,
+    events: *mut *mut acp_event,
+    max: usize,
+    timeout_ms: i32,
+    out_count: *mut usize,
+) -> acp_result {
+    guard(|| {
+        let conn = connection_arg(connection)?;
+        if events.is_null() || out_count.is_null() {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_NULL_ARGUMENT,
+                "events or out_count is NULL",
+            ));
+        }
+        *out_count = 0;
+        if max == 0 {
+            return Err(Failure::new(acp_result::ACP_ERR_INVALID_ARGUMENT, "max is 0"));
+        }
+        let taken = take_events(&conn, max, timeout_ms)?;
+        for (index, event) in taken.iter().enumerate() {
+            *events.add(index) = *event;
+        }
+        *out_count = taken.len();
+        Ok(())
+    })
+}
+
+/// The next event of an event connection; `acp_connection_next_events`
+/// with room for one.
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_next_event(
     connection: *const acp_connection,
@@ -482,29 +449,47 @@ pub unsafe extern "C" fn acp_connection_next_event(
     out: *mut *mut acp_event,
 ) -> acp_result {
     guard(|| {
-        let connection = connection_arg(connection)?;
+        let conn = connection_arg(connection)?;
         if out.is_null() {
             return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
         }
         *out = ptr::null_mut();
-        let Delivery::Events(queue) = &connection.bridge.delivery else {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_WRONG_MODE,
-                "this connection has handlers, not an event queue",
-            ));
-        };
-        let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
-        match queue.next(timeout) {
-            Next::Event(event) => {
-                *out = event;
-                Ok(())
-            }
-            Next::Timeout => Err(Failure::new(
-                acp_result::ACP_ERR_TIMEOUT,
-                "no event within the timeout",
-            )),
-        }
+        *out = take_events(&conn, 1, timeout_ms)?[0];
+        Ok(())
     })
+}
+
+fn take_events(conn: &Arc<Conn>, max: usize, timeout_ms: i32) -> Result<Vec<*mut acp_event>, Failure> {
+    if !conn.is_event_connection() {
+        return Err(Failure::new(
+            acp_result::ACP_ERR_WRONG_MODE,
+            "this connection has handlers, not events",
+        ));
+    }
+    {
+        let state = conn.lock_state();
+        if state.finished && state.backlog_is_empty() {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_CLOSED,
+                "the connection closed (ACP_EVENT_CLOSED was taken)",
+            ));
+        }
+    }
+    if !host::runtime_alive(conn.generation) {
+        return Err(Failure::new(
+            acp_result::ACP_ERR_CLOSED,
+            "acp_shutdown stopped this connection's runtime",
+        ));
+    }
+    let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
+    let taken = events::next_events(conn, max, timeout);
+    if taken.is_empty() {
+        return Err(Failure::new(
+            acp_result::ACP_ERR_TIMEOUT,
+            "no event within the timeout",
+        ));
+    }
+    Ok(taken)
 }
 
 /// Close the connection: requests C has not answered are answered -32603,
@@ -514,45 +499,51 @@ pub unsafe extern "C" fn acp_connection_next_event(
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_close(connection: *const acp_connection) -> acp_result {
     guard(|| {
-        close(connection_arg(connection)?);
+        let conn = connection_arg(connection)?;
+        if host::runtime_alive(conn.generation) {
+            // Unanswered requests are answered -32603 now: their responders
+            // are spent (a late answer gets ACP_ERR_ALREADY_ANSWERED).
+            crate::responder::forget_connection(&conn);
+            conn.host.close();
+        }
         Ok(())
     })
 }
 
-fn close(connection: &acp_connection) {
-    if connection.connection.is_closed() {
-        return;
-    }
-    // Requests C has not answered get -32603, queued before the close so the
-    // writer still flushes them.
-    responder::abandon_all(connection.id);
-    connection.connection.close();
-}
-
 /// Wait until the connection is closed and torn down (the peer hung up or
 /// `acp_connection_close` was called; a spawned process reaped; `on_close`
-/// returned, or `ACP_EVENT_CLOSED` queued), up to `timeout_ms` (negative: no
-/// limit). `ACP_OK` or `ACP_ERR_TIMEOUT`. After `ACP_OK` no new callback
-/// starts; one already running (C's own code) may still be finishing.
+/// returned, on an event connection the engine's teardown done), up to
+/// `timeout_ms` (negative: no limit). `ACP_OK` or `ACP_ERR_TIMEOUT`. After
+/// `ACP_OK` no new callback starts.
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_wait_closed(
     connection: *const acp_connection,
     timeout_ms: i32,
 ) -> acp_result {
     guard(|| {
-        let connection = connection_arg(connection)?;
-        if !runtime::alive(connection.generation) {
+        let conn = connection_arg(connection)?;
+        if !host::runtime_alive(conn.generation) {
             return Ok(()); // cut off by acp_shutdown: nothing is left running
         }
-        let finished = connection.bridge.finished.cancelled();
-        let done = if timeout_ms < 0 {
-            connection.runtime.block_on(finished);
-            true
+        if let BeforeBlocking::WouldDeadlock = dispatch::before_blocking(&conn) {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_WRONG_MODE,
+                "a notification callback cannot wait for its own connection to close",
+            ));
+        }
+        let limit = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
+        let done = if conn.is_event_connection() {
+            let closed = conn.host.connection().closed();
+            let runtime = host::runtime();
+            match limit {
+                None => {
+                    runtime.block_on(closed);
+                    true
+                }
+                Some(limit) => runtime.block_on(async { tokio::time::timeout(limit, closed).await.is_ok() }),
+            }
         } else {
-            let limit = Duration::from_millis(timeout_ms as u64);
-            connection
-                .runtime
-                .block_on(async { tokio::time::timeout(limit, finished).await.is_ok() })
+            conn.wait_finished(limit.map(|limit| Instant::now() + limit))
         };
         if done {
             Ok(())
@@ -569,7 +560,10 @@ pub unsafe extern "C" fn acp_connection_wait_closed(
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_pid(connection: *const acp_connection) -> i64 {
     guard_value(-1, || {
-        connection.as_ref().and_then(|c| c.pid).map_or(-1, i64::from)
+        connection_arg(connection)
+            .ok()
+            .and_then(|c| c.pid)
+            .map_or(-1, i64::from)
     })
 }
 
@@ -577,23 +571,24 @@ pub unsafe extern "C" fn acp_connection_pid(connection: *const acp_connection) -
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_is_closed(connection: *const acp_connection) -> bool {
     guard_value(true, || {
-        connection.as_ref().is_none_or(|c| c.connection.is_closed())
+        connection_arg(connection).map_or(true, |c| c.host.is_closed() || !host::runtime_alive(c.generation))
     })
 }
 
 /// Close (if open) and free the connection. NULL is fine. Callbacks may
-/// still be running when this returns; they must not use the pointer.
+/// still be running when this returns (they keep their own reference: the
+/// pointer they were given stays valid until they return).
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_free(connection: *mut acp_connection) {
     guard_value((), || {
         if connection.is_null() {
             return;
         }
-        let connection = Box::from_raw(connection);
-        if runtime::alive(connection.generation) {
-            close(&connection);
+        let conn = Arc::from_raw(connection.cast_const().cast::<Conn>());
+        if host::runtime_alive(conn.generation) {
+            conn.host.close();
         }
-        responder::abandon_all(connection.id);
+        crate::responder::forget_connection(&conn);
     })
 }
 
@@ -601,9 +596,9 @@ pub unsafe extern "C" fn acp_connection_free(connection: *mut acp_connection) {
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_close_reason(connection: *const acp_connection) -> *mut c_char {
     guard_value(ptr::null_mut(), || {
-        connection
-            .as_ref()
-            .and_then(|c| c.connection.close_reason())
+        connection_arg(connection)
+            .ok()
+            .and_then(|c| c.host.close_reason())
             .map_or(ptr::null_mut(), |reason| owned_string(&reason))
     })
 }

@@ -1,19 +1,19 @@
-//! The event queue: for hosts that cannot take callbacks on foreign threads
-//! (Go, Java, scripting runtimes), a connection created without handlers
-//! queues what happens, and the host takes it with
-//! `acp_connection_next_event` on its own thread.
+//! Events, for hosts that take what happens on their own thread instead of
+//! in callbacks (Go, Java, scripting runtimes, event loops): a connection
+//! created without handlers, drained with `acp_connection_next_events` (a
+//! batch per call) or `acp_connection_next_event`.
 
-use std::collections::VecDeque;
 use std::ffi::{c_char, CString};
 use std::ptr;
-use std::sync::{Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_engine::RequestError;
-
-use crate::ffi::{c_string, guard_value};
+use crate::batch::{Batch, Event, Item};
+use crate::conn::{Conn, Waiting};
+use crate::dispatch::with_c_error;
+use crate::ffi::c_string;
 use crate::handlers::acp_error;
-use crate::responder::acp_responder;
+use crate::responder;
 
 /// What an event is.
 #[repr(C)]
@@ -27,6 +27,10 @@ pub enum acp_event_kind {
     ACP_EVENT_RESPONSE = 3,
     /// The connection closed; `reason` says why. The last event.
     ACP_EVENT_CLOSED = 4,
+    /// The peer cancelled inbound request `responder` (`$/cancel_request`;
+    /// the engine answered it -32800): stop working on it. Answering it now
+    /// returns ACP_ERR_ALREADY_ANSWERED.
+    ACP_EVENT_CANCELLED = 5,
 }
 
 /// One event. Every pointer in it is owned by the event and valid until
@@ -45,21 +49,23 @@ pub struct acp_event {
     /// RESPONSE that failed: the error (code 0 and NULL pointers otherwise).
     pub error: acp_error,
     /// REQUEST: answer it with `acp_responder_ok` / `acp_responder_error`.
-    pub responder: *mut acp_responder,
+    /// CANCELLED: the request the peer cancelled.
+    pub responder: *mut crate::responder::acp_responder,
     /// CLOSED: why the connection closed.
     pub reason: *const c_char,
 }
 
-/// An event and the strings it points into (the event comes first, so a
+/// An event and what its pointers point into (the event comes first, so a
 /// pointer to the box is a pointer to the event).
 #[repr(C)]
 struct EventBox {
     event: acp_event,
+    _batch: Arc<Batch>,
     strings: Vec<CString>,
 }
 
 impl EventBox {
-    fn new(kind: acp_event_kind) -> Self {
+    fn new(kind: acp_event_kind, batch: Arc<Batch>) -> Self {
         Self {
             event: acp_event {
                 kind,
@@ -70,6 +76,7 @@ impl EventBox {
                 responder: ptr::null_mut(),
                 reason: ptr::null(),
             },
+            _batch: batch,
             strings: Vec::new(),
         }
     }
@@ -81,100 +88,114 @@ impl EventBox {
         self.strings.push(string);
         pointer
     }
+
+    fn into_raw(self) -> *mut acp_event {
+        Box::into_raw(Box::new(self)).cast()
+    }
 }
 
-/// Events are moved between threads; their raw pointers point into the
-/// strings they own.
-struct QueuedEvent(Box<EventBox>);
-unsafe impl Send for QueuedEvent {}
-
-#[derive(Default)]
-pub(crate) struct EventQueue {
-    events: Mutex<VecDeque<QueuedEvent>>,
-    ready: Condvar,
-}
-
-/// What `next` found.
-pub(crate) enum Next {
-    Event(*mut acp_event),
-    Timeout,
-}
-
-impl EventQueue {
-    fn push(&self, event: EventBox) {
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        events.push_back(QueuedEvent(Box::new(event)));
-        self.ready.notify_one();
-    }
-
-    pub fn push_request(&self, method: &str, params: Option<&str>, responder: *mut acp_responder) {
-        let mut event = EventBox::new(acp_event_kind::ACP_EVENT_REQUEST);
-        event.event.method = event.keep(method);
-        event.event.json = params.map_or(ptr::null(), |params| event.keep(params));
-        event.event.responder = responder;
-        self.push(event);
-    }
-
-    pub fn push_notification(&self, method: &str, params: Option<&str>) {
-        let mut event = EventBox::new(acp_event_kind::ACP_EVENT_NOTIFICATION);
-        event.event.method = event.keep(method);
-        event.event.json = params.map_or(ptr::null(), |params| event.keep(params));
-        self.push(event);
-    }
-
-    pub fn push_response(&self, request_id: i64, outcome: &Result<String, RequestError>) {
-        let mut event = EventBox::new(acp_event_kind::ACP_EVENT_RESPONSE);
-        event.event.request_id = request_id;
-        match outcome {
-            Ok(result) => event.event.json = event.keep(result),
-            Err(error) => {
-                event.event.error.code = error.code;
-                event.event.error.message = event.keep(&error.message);
-                if let Some(data) = &error.data {
-                    event.event.error.data_json = event.keep(&data.to_string());
-                }
+/// Up to `max` events, waiting until `timeout` (None: no limit) for the
+/// first. Responses that go to a callback run it here, on the caller's
+/// thread, in order.
+pub(crate) fn next_events(conn: &Arc<Conn>, max: usize, timeout: Option<Duration>) -> Vec<*mut acp_event> {
+    let deadline = timeout.map(|timeout| Instant::now() + timeout);
+    loop {
+        let items = conn.take(deadline, |backlog| {
+            if backlog.is_empty() {
+                return None;
             }
+            let count = backlog.len().min(max);
+            Some(backlog.drain(..count).collect::<Vec<Item>>())
+        });
+        let Some(items) = items else { return Vec::new() };
+        let events: Vec<*mut acp_event> = items
+            .into_iter()
+            .filter_map(|item| to_event(conn, item))
+            .collect();
+        if !events.is_empty() {
+            return events;
         }
-        self.push(event);
     }
+}
 
-    pub fn push_closed(&self, reason: &str) {
-        let mut event = EventBox::new(acp_event_kind::ACP_EVENT_CLOSED);
-        event.event.reason = event.keep(reason);
-        self.push(event);
-    }
-
-    /// The next event, waiting up to `timeout` (None: forever).
-    pub fn next(&self, timeout: Option<Duration>) -> Next {
-        let deadline = timeout.map(|timeout| Instant::now() + timeout);
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if let Some(QueuedEvent(event)) = events.pop_front() {
-                return Next::Event(Box::into_raw(event).cast());
-            }
-            events = match deadline {
-                None => self.ready.wait(events).unwrap_or_else(|p| p.into_inner()),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Next::Timeout;
+/// An item as a C event (None when it went to a callback instead).
+fn to_event(conn: &Arc<Conn>, item: Item) -> Option<*mut acp_event> {
+    let Item { batch, event } = item;
+    let event = match event {
+        Event::Request {
+            token,
+            method,
+            params,
+        } => {
+            responder::register(token, conn);
+            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_REQUEST, batch);
+            event.event.method = method.0;
+            event.event.json = params.0;
+            event.event.responder = token as *mut _;
+            event
+        }
+        Event::Notification { method, params } => {
+            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_NOTIFICATION, batch);
+            event.event.method = method.0;
+            event.event.json = params.0;
+            event
+        }
+        Event::Response { id, outcome } => {
+            match conn.answer_wanted(id) {
+                Some(Waiting::Callback(Some(callback), user_data)) => {
+                    let c_conn = conn.c_pointer();
+                    match &outcome {
+                        Ok(result) => unsafe { callback(user_data.0, c_conn, id, result.0, ptr::null()) },
+                        Err(error) => with_c_error(error, |error| unsafe {
+                            callback(user_data.0, c_conn, id, ptr::null(), error)
+                        }),
                     }
-                    self.ready
-                        .wait_timeout(events, left)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
+                    return None;
                 }
-            };
+                Some(Waiting::Slot(slot)) => {
+                    conn.complete(&slot, crate::conn::outcome_text(&outcome));
+                    return None;
+                }
+                Some(Waiting::Event) => {}
+                _ => return None,
+            }
+            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_RESPONSE, batch);
+            event.event.request_id = id;
+            match &outcome {
+                Ok(result) => event.event.json = result.0,
+                Err(error) => {
+                    event.event.error.code = error.code;
+                    event.event.error.message = event.keep(&error.message);
+                    if let Some(data) = &error.data {
+                        event.event.error.data_json = event.keep(&data.to_string());
+                    }
+                }
+            }
+            event
         }
-    }
+        Event::Cancelled { token } => {
+            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_CANCELLED, batch);
+            event.event.responder = token as *mut _;
+            event
+        }
+        Event::Closed { reason } => {
+            conn.fail_waiting(&reason);
+            conn.lock_state().finished = true;
+            conn.notify();
+            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_CLOSED, batch);
+            event.event.reason = event.keep(&reason);
+            event
+        }
+    };
+    Some(event.into_raw())
 }
 
-/// Free an event from `acp_connection_next_event`. NULL is fine. An
+/// Free an event from `acp_connection_next_event(s)`. NULL is fine. An
 /// unanswered REQUEST event's responder stays valid (answer it, or it is
 /// answered -32603 when the connection is closed).
 #[no_mangle]
 pub unsafe extern "C" fn acp_event_free(event: *mut acp_event) {
-    guard_value((), || {
+    crate::ffi::guard_value((), || {
         if !event.is_null() {
             drop(Box::from_raw(event.cast::<EventBox>()));
         }

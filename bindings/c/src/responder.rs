@@ -1,16 +1,15 @@
 //! Responders: how C answers an inbound request, now or later, from any
-//! thread. A responder pointer is a token looked up in a registry and never
-//! dereferenced, so answering twice (or after the connection is gone) is a
-//! result code, not a crash.
+//! thread. A responder pointer is the engine's token for the request (unique
+//! in the process), looked up here and never dereferenced, so answering
+//! twice (or after the connection is gone) is a result code, not a crash.
 
 use std::collections::HashMap;
 use std::ffi::c_char;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
-use acp_engine::{CancellationToken, RawJson, RequestError, RespondError, Responder};
-use tokio::sync::oneshot;
+use acp_engine::RequestError;
 
+use crate::conn::Conn;
 use crate::ffi::{acp_result, guard, guard_value, json_arg, str_arg, Failure};
 
 /// An inbound request waiting for its answer. Opaque: answer it exactly
@@ -19,90 +18,63 @@ pub struct acp_responder {
     _private: [u8; 0],
 }
 
-struct Entry {
-    /// Queues the answer on the wire, synchronously, once.
-    responder: Responder,
-    cancellation: CancellationToken,
-    connection: u64,
-    /// Tells the engine's handler future the request is answered.
-    answered: oneshot::Sender<()>,
-}
+/// Requests handed to C and not answered yet: token -> connection.
+static RESPONDERS: Mutex<Option<HashMap<u64, Weak<Conn>>>> = Mutex::new(None);
 
-static RESPONDERS: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
-
-fn with_registry<T>(body: impl FnOnce(&mut HashMap<u64, Entry>) -> T) -> T {
+fn with_registry<T>(body: impl FnOnce(&mut HashMap<u64, Weak<Conn>>) -> T) -> T {
     let mut registry = RESPONDERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     body(registry.get_or_insert_with(HashMap::new))
 }
 
-/// A new responder for a request of `connection`; the receiver resolves
-/// once C answered (and fails if the responder is dropped unanswered).
-pub(crate) fn register(
-    connection: u64,
-    responder: Responder,
-    cancellation: CancellationToken,
-) -> (*mut acp_responder, oneshot::Receiver<()>) {
-    let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-    let (answered, on_answer) = oneshot::channel();
-    let entry = Entry {
-        responder,
-        cancellation,
-        connection,
-        answered,
-    };
-    with_registry(|registry| registry.insert(token, entry));
-    (token as *mut acp_responder, on_answer)
+/// Request `token` of `conn` is handed to C.
+pub(crate) fn register(token: u64, conn: &Arc<Conn>) {
+    with_registry(|registry| registry.insert(token, Arc::downgrade(conn)));
 }
 
-/// Answer every request of `connection` C has not answered with -32603,
-/// now (before the connection closes), and forget their responders.
-pub(crate) fn abandon_all(connection: u64) {
-    let abandoned: Vec<Entry> = with_registry(|registry| {
-        let tokens: Vec<u64> = registry
-            .iter()
-            .filter(|(_, entry)| entry.connection == connection)
-            .map(|(token, _)| *token)
-            .collect();
-        tokens.iter().filter_map(|token| registry.remove(token)).collect()
+/// C closed or freed `conn`: its requests are answered (-32603) or cannot
+/// be any more. (A request cancelled by the peer, or left unanswered by a
+/// peer that hung up, keeps its entry: answering it says so.)
+pub(crate) fn forget_connection(conn: &Conn) {
+    with_registry(|registry| {
+        registry.retain(|_, owner| owner.strong_count() > 0 && !std::ptr::eq(owner.as_ptr(), conn))
     });
-    for entry in abandoned {
-        let _ = entry
-            .responder
-            .blocking_respond(Err(RequestError::internal_error()));
-    }
 }
 
-fn answer(responder: *mut acp_responder, outcome: Result<RawJson, RequestError>) -> Result<(), Failure> {
+fn answer(responder: *mut acp_responder, outcome: Result<&str, RequestError>) -> Result<(), Failure> {
     if responder.is_null() {
         return Err(Failure::new(
             acp_result::ACP_ERR_NULL_ARGUMENT,
             "responder is NULL",
         ));
     }
-    let entry = with_registry(|registry| registry.remove(&(responder as u64)));
-    let Some(entry) = entry else {
+    let token = responder as u64;
+    let conn = with_registry(|registry| registry.remove(&token)).and_then(|conn| conn.upgrade());
+    let Some(conn) = conn else {
         return Err(Failure::new(
             acp_result::ACP_ERR_ALREADY_ANSWERED,
-            "this responder was already answered, or its connection was freed",
+            "this responder was already answered, or its connection is gone",
         ));
     };
-    let sent = entry.responder.blocking_respond(outcome);
-    let _ = entry.answered.send(());
-    sent.map_err(|error| match error {
-        RespondError::AlreadyAnswered => Failure::new(
+    match conn.host.respond(token, outcome) {
+        Ok(true) => Ok(()),
+        Ok(false) if conn.host.is_closed() => Err(Failure::new(
+            acp_result::ACP_ERR_CLOSED,
+            "the connection is closed",
+        )),
+        Ok(false) => Err(Failure::new(
             acp_result::ACP_ERR_ALREADY_ANSWERED,
             "the peer cancelled this request; it was answered -32800 and this answer was not sent",
-        ),
-        RespondError::Closed => Failure::new(acp_result::ACP_ERR_CLOSED, "the connection is closed"),
-    })
+        )),
+        Err(error) => Err(Failure::from(error)),
+    }
 }
 
 /// Answer a request with its result (`result_json`: a JSON value; NULL or
-/// "" mean `null`). Any thread, once; the answer is queued before this
-/// returns, so it goes out before anything sent afterwards. The responder
-/// is spent afterwards (also on failure, except ACP_ERR_INVALID_JSON and
-/// ACP_ERR_NULL_ARGUMENT, which leave it unanswered).
+/// "" mean `null`, which an ACP side sends as `{}`). Any thread, once; the
+/// answer is queued before this returns, so it goes out before anything
+/// sent afterwards. The responder is spent afterwards (also on failure,
+/// except ACP_ERR_INVALID_JSON and ACP_ERR_NULL_ARGUMENT, which leave it
+/// unanswered).
 #[no_mangle]
 pub unsafe extern "C" fn acp_responder_ok(
     responder: *mut acp_responder,
@@ -110,8 +82,7 @@ pub unsafe extern "C" fn acp_responder_ok(
 ) -> acp_result {
     guard(|| {
         let result = json_arg(result_json, "result_json")?;
-        let result = result.unwrap_or_else(|| serde_json::value::to_raw_value(&()).expect("null"));
-        answer(responder, Ok(result))
+        answer(responder, Ok(result.as_deref().map_or("null", |raw| raw.get())))
     })
 }
 
@@ -144,15 +115,8 @@ pub unsafe extern "C" fn acp_responder_error(
 #[no_mangle]
 pub extern "C" fn acp_responder_is_cancelled(responder: *const acp_responder) -> bool {
     guard_value(true, || {
-        with_registry(|registry| {
-            registry
-                .get(&(responder as u64))
-                .is_none_or(|entry| entry.cancellation.is_cancelled())
-        })
+        let token = responder as u64;
+        let conn = with_registry(|registry| registry.get(&token).and_then(Weak::upgrade));
+        conn.is_none_or(|conn| !conn.host.is_pending(token))
     })
-}
-
-/// Forget one responder without answering (the caller answers otherwise).
-pub(crate) fn forget(responder: *mut acp_responder) {
-    with_registry(|registry| registry.remove(&(responder as u64)));
 }

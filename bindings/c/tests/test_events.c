@@ -1,6 +1,7 @@
 /*
  * test_events.c: the event-queue mode (handlers = NULL), driven on the
- * test's own thread with acp_connection_next_event.
+ * test's own thread with acp_connection_next_event and, a batch per call,
+ * acp_connection_next_events.
  *   REQUEST (answered through its responder, also after acp_event_free),
  *   NOTIFICATION, RESPONSE (send_request with a NULL callback: result,
  *   error, cancelled, connection closed), CLOSED (last; then timeouts),
@@ -127,8 +128,8 @@ static void test_requests_and_notifications(void) {
         CHECK(event->method == NULL && event->responder == NULL);
     }
     acp_event_free(event);
-    CHECK_RC(acp_connection_next_event(c, 50, &event), ACP_ERR_TIMEOUT);
-    CHECK_RC(acp_connection_next_event(c, 0, &event), ACP_ERR_TIMEOUT);
+    CHECK_RC(acp_connection_next_event(c, 50, &event), ACP_ERR_CLOSED);
+    CHECK_RC(acp_connection_next_event(c, -1, &event), ACP_ERR_CLOSED); /* no hang */
     acp_connection_free(c);
     peer_close(&p);
 }
@@ -198,7 +199,7 @@ static void test_responses(void) {
     event = EXPECT_EVENT(c, ACP_EVENT_CLOSED);
     if (event) fprintf(stderr, "  CLOSED: %s\n", event->reason);
     acp_event_free(event);
-    CHECK_RC(acp_connection_next_event(c, 20, &event), ACP_ERR_TIMEOUT);
+    CHECK_RC(acp_connection_next_event(c, 20, &event), ACP_ERR_CLOSED);
     CHECK_RC(acp_connection_wait_closed(c, slow(3000)), ACP_OK);
     acp_connection_free(c);
 }
@@ -287,8 +288,117 @@ static void test_drain_on_another_thread(void) {
     acp_connection_free(d.c);
 }
 
+/* ---- a batch per call ----------------------------------------------------- */
+
+static void test_next_events_in_batches(void) {
+    harness_section("next_events: batches in wire order, argument checks");
+    peer p;
+    acp_connection *c = NULL;
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, NULL, &c), ACP_OK);
+    acp_event *events[64];
+    size_t count = 99;
+    CHECK_RC(acp_connection_next_events(c, NULL, 64, 0, &count), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_connection_next_events(c, events, 64, 0, NULL), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_connection_next_events(c, events, 0, 0, &count), ACP_ERR_INVALID_ARGUMENT);
+    CHECK_RC(acp_connection_next_events(c, events, 64, 0, &count), ACP_ERR_TIMEOUT);
+    CHECK_EQ_INT(count, 0);
+
+    enum { N = 1000 };
+    for (int i = 0; i < N; i++) peer_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":[%d]}", i);
+    int seen = 0, out_of_order = 0, calls = 0, most = 0;
+    while (seen < N) {
+        count = 0;
+        if (acp_connection_next_events(c, events, 64, slow(3000), &count) != ACP_OK) break;
+        calls++;
+        if ((int)count > most) most = (int)count;
+        for (size_t i = 0; i < count; i++) {
+            if (events[i]->kind != ACP_EVENT_NOTIFICATION || atoi(events[i]->json + 1) != seen) out_of_order++;
+            seen++;
+            acp_event_free(events[i]);
+        }
+    }
+    CHECK_EQ_INT(seen, N);
+    CHECK_EQ_INT(out_of_order, 0);
+    CHECK(most <= 64);
+    /* A burst comes in batches, not one event per call. */
+    CHECK(calls < N / 4);
+    fprintf(stderr, "  %d events in %d calls (largest batch %d)\n", seen, calls, most);
+    acp_connection_free(c);
+    peer_close(&p);
+}
+
+/* ---- the peer cancels a request ------------------------------------------------- */
+
+static void test_cancelled_event(void) {
+    harness_section("CANCELLED: the peer's $/cancel_request");
+    peer p;
+    acp_connection *c = NULL;
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, NULL, &c), ACP_OK);
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"slow\",\"params\":{}}");
+    acp_event *request = EXPECT_EVENT(c, ACP_EVENT_REQUEST);
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"requestId\":5}}");
+    acp_event *cancelled = EXPECT_EVENT(c, ACP_EVENT_CANCELLED);
+    if (request && cancelled) {
+        CHECK(cancelled->responder == request->responder);
+        CHECK(acp_responder_is_cancelled(request->responder));
+        CHECK_RC(acp_responder_ok(request->responder, "{}"), ACP_ERR_ALREADY_ANSWERED);
+    }
+    char *line = peer_read_line(&p, slow(2000));
+    CHECK(json_int(line, "id", -1) == 5 && json_int(line, "code", 0) == -32800);
+    free(line);
+    acp_event_free(request);
+    acp_event_free(cancelled);
+    acp_connection_free(c);
+    peer_close(&p);
+}
+
+/* ---- a response callback on an event connection ------------------------------------ */
+
+typedef struct {
+    pthread_t thread;
+    int calls;
+    int on_taking_thread;
+} answered;
+
+static void on_answer(void *user_data, const acp_connection *conn, int64_t id, const char *result,
+                      const acp_error *error) {
+    (void)conn, (void)id, (void)error;
+    answered *a = user_data;
+    a->calls++;
+    a->on_taking_thread = pthread_equal(pthread_self(), a->thread) && result && strcmp(result, "{\"v\":1}") == 0;
+}
+
+static void test_response_callback_runs_in_next_events(void) {
+    harness_section("event connection: a response callback runs inside next_events, in order");
+    peer p;
+    acp_connection *c = NULL;
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, NULL, &c), ACP_OK);
+    answered a = {pthread_self(), 0, 0};
+    int64_t id = -1;
+    CHECK_RC(acp_connection_send_request(c, "get", "{}", on_answer, &a, &id), ACP_OK);
+    free(peer_read_line(&p, slow(2000)));
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"before\"}");
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"v\":1}}", (long long)id);
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"after\"}");
+    sleep_ms(50);
+    CHECK_EQ_INT(a.calls, 0); /* nobody took events yet */
+    acp_event *event = EXPECT_EVENT(c, ACP_EVENT_NOTIFICATION);
+    if (event) CHECK_STR_EQ(event->method, "before");
+    acp_event_free(event);
+    event = EXPECT_EVENT(c, ACP_EVENT_NOTIFICATION); /* the response went to the callback */
+    if (event) CHECK_STR_EQ(event->method, "after");
+    acp_event_free(event);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK(a.on_taking_thread);
+    acp_connection_free(c);
+    peer_close(&p);
+}
+
 int main(void) {
     harness_name = "test_events";
+    test_next_events_in_batches();
+    test_cancelled_event();
+    test_response_callback_runs_in_next_events();
     test_requests_and_notifications();
     test_responses();
     test_blocking_wait_and_wrong_mode();

@@ -26,7 +26,8 @@ typedef struct {
     int has_data;
 } outcome;
 
-static void record(void *user_data, int64_t request_id, const char *result, const acp_error *error) {
+static void record(void *user_data, const acp_connection *conn, int64_t request_id, const char *result, const acp_error *error) {
+    (void)conn;
     outcome *o = user_data;
     o->request_id = request_id;
     o->has_result = result != NULL;
@@ -49,11 +50,15 @@ static void outcome_init(outcome *o) {
 
 /* ---- send_request with a callback ---------------------------------------- */
 
+/* Callbacks run on the dispatch thread of a connection with handlers (none
+ * set here: the peer sends no requests). */
+static const acp_handlers no_handlers = {0};
+
 static void test_callbacks(void) {
     harness_section("send_request with a callback: result, error");
     peer p;
     acp_connection *c = NULL;
-    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, NULL, &c), ACP_OK);
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &no_handlers, &c), ACP_OK);
     static outcome ok, failed;
     outcome_init(&ok);
     outcome_init(&failed);
@@ -247,7 +252,7 @@ static void test_cancel_request(void) {
     harness_section("acp_connection_cancel_request");
     peer p;
     acp_connection *c = NULL;
-    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, NULL, &c), ACP_OK);
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &no_handlers, &c), ACP_OK);
     static outcome o;
     outcome_init(&o);
     int64_t id = -1;
@@ -296,7 +301,8 @@ typedef struct {
     latch done;
 } nested;
 
-static void ask_back(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void ask_back(void *user_data, const acp_connection *conn, const char *method, const char *params, acp_responder *responder) {
+    (void)conn;
     nested *n = user_data;
     (void)method;
     (void)params;

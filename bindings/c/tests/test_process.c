@@ -154,7 +154,8 @@ static void crash_state_init(crash_state *s) {
     pthread_mutex_init(&s->mutex, NULL);
 }
 
-static void on_answer(void *user_data, int64_t id, const char *result, const acp_error *error) {
+static void on_answer(void *user_data, const acp_connection *conn, int64_t id, const char *result, const acp_error *error) {
+    (void)conn;
     crash_state *s = user_data;
     (void)id;
     pthread_mutex_lock(&s->mutex);
@@ -168,15 +169,17 @@ static void on_answer(void *user_data, int64_t id, const char *result, const acp
     latch_add(&s->done, 1);
 }
 
-static void on_close(void *user_data, const char *reason) {
+static void on_close(void *user_data, const acp_connection *conn, const char *reason) {
+    (void)conn;
     crash_state *s = user_data;
     fprintf(stderr, "  on_close: %s\n", reason);
     latch_add(&s->closed, 1);
 }
 
 /* As a client: park session/request_permission, answer the rest -32601. */
-static void park_permission(void *user_data, const char *method, const char *params,
+static void park_permission(void *user_data, const acp_connection *conn, const char *method, const char *params,
                             acp_responder *responder) {
+    (void)conn;
     crash_state *s = user_data;
     (void)params;
     if (strcmp(method, "session/request_permission") != 0) {
@@ -349,7 +352,8 @@ typedef struct {
     latch closed;
 } child_state;
 
-static void child_request(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void child_request(void *user_data, const acp_connection *conn, const char *method, const char *params, acp_responder *responder) {
+    (void)conn;
     (void)user_data;
     if (strcmp(method, "initialize") == 0) {
         char result[512];
@@ -364,7 +368,8 @@ static void child_request(void *user_data, const char *method, const char *param
     }
 }
 
-static void child_close(void *user_data, const char *reason) {
+static void child_close(void *user_data, const acp_connection *conn, const char *reason) {
+    (void)conn;
     child_state *s = user_data;
     (void)reason;
     latch_add(&s->closed, 1);

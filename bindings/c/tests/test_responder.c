@@ -25,7 +25,8 @@ typedef struct {
 
 static parking lot = {PTHREAD_MUTEX_INITIALIZER, {0}, {{0}}, 0, LATCH_INIT};
 
-static void park(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void park(void *user_data, const acp_connection *conn, const char *method, const char *params, acp_responder *responder) {
+    (void)conn;
     parking *l = user_data;
     (void)params;
     pthread_mutex_lock(&l->mutex);
@@ -178,8 +179,9 @@ typedef struct {
 } canceller;
 
 /* A long-running handler that polls acp_responder_is_cancelled. */
-static void long_running(void *user_data, const char *method, const char *params,
+static void long_running(void *user_data, const acp_connection *conn, const char *method, const char *params,
                          acp_responder *responder) {
+    (void)conn;
     canceller *k = user_data;
     (void)method;
     (void)params;
@@ -227,7 +229,8 @@ typedef struct {
 } rendezvous;
 
 /* Each request waits until both are inside their callbacks at once. */
-static void meet(void *user_data, const char *method, const char *params, acp_responder *responder) {
+static void meet(void *user_data, const acp_connection *conn, const char *method, const char *params, acp_responder *responder) {
+    (void)conn;
     rendezvous *r = user_data;
     (void)method;
     (void)params;

@@ -29,8 +29,9 @@ typedef struct {
     atomic_int on_main_thread;
 } recorder;
 
-static void on_request(void *user_data, const char *method, const char *params,
+static void on_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
                        acp_responder *responder) {
+    (void)conn;
     recorder *r = user_data;
     (void)params;
     if (pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&r->on_main_thread, 1);
@@ -39,7 +40,8 @@ static void on_request(void *user_data, const char *method, const char *params,
     latch_add(&r->requests, 1);
 }
 
-static void on_notification(void *user_data, const char *method, const char *params) {
+static void on_notification(void *user_data, const acp_connection *conn, const char *method, const char *params) {
+    (void)conn;
     recorder *r = user_data;
     if (pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&r->on_main_thread, 1);
     if (atomic_fetch_add(&r->in_flight, 1) != 0) atomic_fetch_add(&r->overlapped, 1);
@@ -54,7 +56,8 @@ static void on_notification(void *user_data, const char *method, const char *par
     latch_add(&r->notifications, 1);
 }
 
-static void on_close(void *user_data, const char *reason) {
+static void on_close(void *user_data, const acp_connection *conn, const char *reason) {
+    (void)conn;
     recorder *r = user_data;
     CHECK(reason != NULL);
     latch_add(&r->closed, 1);
@@ -129,8 +132,9 @@ typedef struct {
     atomic_int bad_json_rc, second_rc, third_rc;
 } bad_answer;
 
-static void answer_badly(void *user_data, const char *method, const char *params,
+static void answer_badly(void *user_data, const acp_connection *conn, const char *method, const char *params,
                          acp_responder *responder) {
+    (void)conn;
     bad_answer *b = user_data;
     (void)method;
     (void)params;
@@ -294,8 +298,9 @@ typedef struct {
     atomic_int was_ok;
 } response_probe;
 
-static void on_response(void *user_data, int64_t request_id, const char *result,
+static void on_response(void *user_data, const acp_connection *conn, int64_t request_id, const char *result,
                         const acp_error *error) {
+    (void)conn;
     response_probe *probe = user_data;
     (void)request_id;
     atomic_store(&probe->seen_before, latch_get(&probe->r->notifications));
@@ -382,8 +387,9 @@ static void test_peer_hangs_up(void) {
 static atomic_int early_calls, calls_before_out;
 
 /* user_data is the address of the `*out` the constructor fills in. */
-static void early_request(void *user_data, const char *method, const char *params,
+static void early_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
                           acp_responder *responder) {
+    (void)conn;
     (void)method;
     (void)params;
     if (__atomic_load_n((acp_connection **)user_data, __ATOMIC_ACQUIRE) == NULL)
@@ -420,7 +426,8 @@ static void test_callback_before_out(void) {
 
 static atomic_int slow_close_done;
 
-static void slow_on_close(void *user_data, const char *reason) {
+static void slow_on_close(void *user_data, const acp_connection *conn, const char *reason) {
+    (void)conn;
     (void)user_data;
     (void)reason;
     sleep_ms(200);

@@ -209,7 +209,13 @@ fn inheritable_stderr() {
 /// queued; some writers (tokio's stdout on a file or a terminal) need the
 /// runtime's context for that.
 fn enter() -> tokio::runtime::EnterGuard<'static> {
-    runtime().enter()
+    engine_runtime().enter()
+}
+
+/// The engine's runtime, kept for good (Node never shuts it down).
+pub(crate) fn engine_runtime() -> &'static tokio::runtime::Handle {
+    static HANDLE: std::sync::OnceLock<tokio::runtime::Handle> = std::sync::OnceLock::new();
+    HANDLE.get_or_init(runtime)
 }
 
 fn ticket(ticket: Option<u64>) -> f64 {
@@ -225,7 +231,7 @@ impl NativeConnection {
         output: Option<Arc<Mutex<Output>>>,
     ) -> Self {
         let engine_waker = waker.clone();
-        let connection = HostConnection::connect(transport, options, runtime(), move || {
+        let connection = HostConnection::connect(transport, options, engine_runtime(), move || {
             // Events queued while this thread pumps are drained right after.
             if !poll::pumping() {
                 engine_waker.wake();
@@ -245,7 +251,7 @@ impl NativeConnection {
     pub fn stdio(settings: NativeSettings, wake: Function<(), ()>) -> Result<Self> {
         let options = options(&settings)?;
         let waker = Waker::new(wake)?;
-        let _guard = runtime().enter();
+        let _guard = enter();
         Ok(Self::start(Transport::stdio(), options, waker, None))
     }
 
@@ -285,7 +291,7 @@ impl NativeConnection {
         }
         let options = options(&settings)?;
         let transport = {
-            let _guard = runtime().enter();
+            let _guard = enter();
             Transport::spawn(options_).map_err(|error| errors::spawn_error(&env, &error))?
         };
         let waker = Waker::new(wake)?;
@@ -302,7 +308,7 @@ impl NativeConnection {
         let (mut host_read, mut host_write) = tokio::io::split(host_end);
         let (input, mut input_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let output = Arc::new(Mutex::new(Output::default()));
-        let rt = runtime();
+        let rt = engine_runtime();
         rt.spawn(async move {
             while let Some(bytes) = input_rx.recv().await {
                 if host_write.write_all(&bytes).await.is_err() {

@@ -291,7 +291,7 @@ impl Poll {
     /// The fd is readable: pump, drain, call JS; repeat while input (or,
     /// with our requests pending, an answer within the spin) comes.
     fn on_readable(&self) {
-        let _runtime = acp_engine::host::runtime().enter();
+        let _runtime = crate::engine_runtime().enter();
         let mut open = true;
         // Every pump is followed by a drain: what a pump queues wakes no
         // one (see `pumping`).

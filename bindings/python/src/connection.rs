@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::json::to_json;
-use crate::wake::EventFd;
 use crate::EngineError;
+use acp_engine::host::EventFd;
 
 #[pyclass(frozen, weakref, module = "acp_engine._native")]
 pub(crate) struct NativeConnection {
@@ -85,7 +85,7 @@ impl NativeConnection {
             ..host_options(settings)?
         };
         let signal = wake.clone();
-        let host = HostConnection::connect(transport, options, host::runtime(), move || signal.signal());
+        let host = HostConnection::connect(transport, options, &host::runtime(), move || signal.signal());
         Ok(Self { host, wake })
     }
 }
@@ -95,7 +95,8 @@ impl NativeConnection {
     /// A connection over this process's stdin/stdout.
     #[staticmethod]
     fn stdio(settings: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let _runtime = host::runtime().enter();
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
         Self::open(Transport::stdio(), settings)
     }
 
@@ -117,7 +118,8 @@ impl NativeConnection {
         if let Some(cwd) = cwd {
             options = options.cwd(cwd);
         }
-        let _runtime = host::runtime().enter();
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
         let transport = Transport::spawn(options)
             .map_err(|error| PyOSError::new_err(format!("cannot start {command}: {error}")))?;
         Self::open(transport, settings)
@@ -134,7 +136,8 @@ impl NativeConnection {
                 .map_err(|e| PyOSError::new_err(e.to_string()))
         };
         let (read, write) = (duplicate(read_fd)?, duplicate(write_fd)?);
-        let _runtime = host::runtime().enter();
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
         Self::open(Transport::from_fds(read, write), settings)
     }
 

@@ -5,7 +5,6 @@
 mod connection;
 mod decode;
 mod json;
-mod wake;
 
 use pyo3::prelude::*;
 

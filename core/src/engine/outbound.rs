@@ -22,8 +22,11 @@ use crate::error::RequestError;
 use crate::framing::FrameWriter;
 use crate::transport::BoxWriter;
 
-/// A gap shorter than this since the last send makes a frame part of a
-/// burst: it goes through the queue, where the writer task batches it.
+/// A gap shorter than this since the last send, with nothing read from the
+/// peer in between, makes a frame part of a burst: it goes through the
+/// queue, where the writer task batches it. A frame sent after input
+/// (an answer, the next request of a request/response exchange) is not a
+/// burst: queueing it would cost a wake-up of the writer per round trip.
 const BURST_GAP_NS: u64 = 20_000;
 
 /// What `offer` did with a frame.
@@ -53,6 +56,10 @@ pub(crate) struct Outbound {
     queued_bytes: AtomicUsize,
     /// When the last frame was sent (`clock_ns`).
     last_send: AtomicU64,
+    /// Messages read from the peer so far (only the reader counts them),
+    /// and that count at the last send.
+    inputs: AtomicU64,
+    inputs_at_last_send: AtomicU64,
     /// Notified whenever the writer wrote something (room again).
     pub(super) drained: Notify,
 }
@@ -65,8 +72,17 @@ impl Outbound {
             in_flight: AtomicUsize::new(0),
             queued_bytes: AtomicUsize::new(0),
             last_send: AtomicU64::new(0),
+            inputs: AtomicU64::new(0),
+            inputs_at_last_send: AtomicU64::new(0),
             drained: Notify::new(),
         }
+    }
+
+    /// The reader read a message from the peer.
+    pub fn note_input(&self) {
+        // One reader at a time: no read-modify-write needed.
+        self.inputs
+            .store(self.inputs.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
     /// Bytes queued and not written yet.
@@ -154,7 +170,12 @@ impl Outbound {
             return Ok(Some(frame));
         }
         let now = clock_ns();
-        if kind == Kind::Frame && now.saturating_sub(self.last_send.load(Ordering::Relaxed)) < BURST_GAP_NS {
+        let inputs = self.inputs.load(Ordering::Relaxed);
+        let after_input = self.inputs_at_last_send.swap(inputs, Ordering::Relaxed) != inputs;
+        if kind == Kind::Frame
+            && !after_input
+            && now.saturating_sub(self.last_send.load(Ordering::Relaxed)) < BURST_GAP_NS
+        {
             self.last_send.store(now, Ordering::Relaxed);
             return Ok(Some(frame));
         }

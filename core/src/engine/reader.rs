@@ -230,6 +230,7 @@ fn on_line(
         }
     };
     inner.observe(Direction::Inbound, line);
+    inner.outbound.note_input();
     match classify(line) {
         Inbound::Request { id, method, params } => match reader_handler {
             Some(reader_handler) => start_reader_request(inner, reader_handler, id, method, params, batch),

@@ -23,6 +23,7 @@ mod queue;
 mod responders;
 mod runtime;
 mod side;
+mod wake;
 
 use std::sync::Arc;
 
@@ -37,11 +38,12 @@ use crate::permission_cancel;
 use crate::transport::Transport;
 use crate::Protocol;
 
-pub use options::HostOptions;
+pub use options::{BlockWhenFull, HostOptions};
 pub use output::Ticket;
 pub use queue::kind;
-pub use runtime::runtime;
+pub use runtime::{runtime, runtime_alive, runtime_and_generation, shutdown_runtime};
 pub use side::Side;
+pub use wake::EventFd;
 
 /// The writer task's spin for host connections: a host thread sending a
 /// burst produces a frame every few microseconds.
@@ -92,6 +94,7 @@ impl HostConnection {
             responders: responders::Responders::new(options.side == Side::Client),
         });
         let mut builder = Connection::builder()
+            .guard_sigpipe(options.guard_sigpipe)
             .max_message_size(options.max_message_size)
             .read_spin(options.read_spin)
             .write_spin(HOST_WRITE_SPIN);
@@ -135,8 +138,13 @@ impl HostConnection {
             }
         };
 
-        let output =
-            output::Output::start(connection.clone(), shared.clone(), options.buffer_output, runtime);
+        let output = output::Output::start(
+            connection.clone(),
+            shared.clone(),
+            options.buffer_output,
+            options.block_when_full.clone(),
+            runtime,
+        );
         let closing = connection.clone();
         let closed_shared = shared.clone();
         runtime.spawn(async move {
@@ -178,6 +186,11 @@ impl HostConnection {
         self.shared.queue.drain()
     }
 
+    /// How many events wait to be drained.
+    pub fn queued_events(&self) -> usize {
+        self.shared.queue.len()
+    }
+
     /// `pump` until an event is ready or `spin` has passed (without
     /// sleeping): true if events are ready. On virtual machines waking an
     /// idle thread costs tens of microseconds, more than a request/response
@@ -205,9 +218,22 @@ impl HostConnection {
     /// Send a request; its outcome arrives as a `RESULT` or `ERROR` event
     /// with the returned id. `params` is JSON text (None: no params).
     pub fn send_request(&self, method: &str, params: Option<&str>) -> Result<(i64, Ticket), RequestError> {
+        self.send_request_with(method, params, |_| {})
+    }
+
+    /// `send_request`, calling `before_send` with the request's id before
+    /// the request can go out: a host that drains on another thread learns
+    /// the id before its answer can arrive.
+    pub fn send_request_with(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        before_send: impl FnOnce(i64),
+    ) -> Result<(i64, Ticket), RequestError> {
         let params = self.outbound_params(method, params, true)?;
         let inner = self.connection.inner();
         let id = inner.next_request_id();
+        before_send(id);
         let shared = self.shared.clone();
         let waiter = Waiter::Callback(Box::new(move |outcome| shared.queue.push_response(id, &outcome)));
         inner.register(id, waiter)?;
@@ -302,9 +328,21 @@ impl HostConnection {
             .send_frame(frame::notification(crate::CANCEL_REQUEST_METHOD, &params)?)
     }
 
-    /// Close: pending requests fail, handlers are cancelled, queued output
-    /// is flushed, a spawned agent is reaped; a `CLOSED` event follows.
+    /// Whether inbound request `token` still waits for the host's answer
+    /// (false once answered, cancelled by the peer, or the connection closed).
+    pub fn is_pending(&self, token: u64) -> bool {
+        self.shared.responders.contains(token)
+    }
+
+    /// Close: requests the host has not answered are answered -32603,
+    /// pending requests fail, handlers are cancelled, queued output is
+    /// flushed, a spawned agent is reaped; a `CLOSED` event follows.
     pub fn close(&self) {
+        if !self.connection.is_closed() {
+            for token in self.shared.responders.tokens() {
+                let _ = self.respond(token, Err(RequestError::internal_error()));
+            }
+        }
         let _ = self.flush();
         self.connection.close();
         if let Some((reader, _)) = &self.host_reader {

@@ -1,7 +1,21 @@
 //! The settings of a host connection.
 
+use std::sync::Arc;
+
 use super::Side;
 use crate::Protocol;
+
+/// What `HostOptions::block_when_full` runs on the sending thread before
+/// it waits for room in the write queue (a binding that runs callbacks on a
+/// thread of its own hands that thread's work to another one first).
+#[derive(Clone)]
+pub struct BlockWhenFull(pub Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for BlockWhenFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BlockWhenFull(..)")
+    }
+}
 
 /// Settings for [`HostConnection::connect`].
 #[derive(Debug, Clone)]
@@ -34,6 +48,13 @@ pub struct HostOptions {
     /// batch of hundreds of messages paid for collections that a batch
     /// small enough to be freed first never triggers.
     pub drain_chunk: usize,
+    /// Block SIGPIPE around writes made on the host's threads (a C host does
+    /// not ignore it; Python and Node do).
+    pub guard_sigpipe: bool,
+    /// When the write queue is full, make the sender wait for room (after
+    /// running the hook) instead of parking the send with a ticket: for
+    /// hosts whose sending threads may block (C). None: park.
+    pub block_when_full: Option<BlockWhenFull>,
 }
 
 impl Default for HostOptions {
@@ -49,6 +70,8 @@ impl Default for HostOptions {
             host_reads: false,
             buffer_output: false,
             drain_chunk: usize::MAX,
+            guard_sigpipe: false,
+            block_when_full: None,
         }
     }
 }

@@ -34,10 +34,18 @@ pub(super) struct Output {
     /// park behind them, so nothing overtakes.
     parked_count: Arc<AtomicUsize>,
     next_ticket: AtomicU64,
+    /// Wait for room instead of parking (`HostOptions::block_when_full`).
+    block_when_full: Option<super::options::BlockWhenFull>,
 }
 
 impl Output {
-    pub fn start(connection: Connection, shared: Arc<Shared>, buffer: bool, runtime: &Handle) -> Self {
+    pub fn start(
+        connection: Connection,
+        shared: Arc<Shared>,
+        buffer: bool,
+        block_when_full: Option<super::options::BlockWhenFull>,
+        runtime: &Handle,
+    ) -> Self {
         let (parked, parked_rx) = mpsc::unbounded_channel();
         let parked_count = Arc::new(AtomicUsize::new(0));
         runtime.spawn(write_parked(
@@ -52,6 +60,7 @@ impl Output {
             parked,
             parked_count,
             next_ticket: AtomicU64::new(1),
+            block_when_full,
         }
     }
 
@@ -108,7 +117,14 @@ impl Output {
             let inner = self.connection.inner();
             match inner.outbound.offer(inner, frame, kind)? {
                 Offered::Taken => return Ok(None),
-                Offered::Full(frame) => frame,
+                Offered::Full(frame) => match &self.block_when_full {
+                    Some(hook) => {
+                        (hook.0)();
+                        inner.outbound.block(inner, frame)?;
+                        return Ok(None);
+                    }
+                    None => frame,
+                },
             }
         } else if self.connection.is_closed() {
             return Err(self.closed_error());

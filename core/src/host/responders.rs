@@ -23,9 +23,12 @@ pub(crate) struct PendingAnswer {
     session: Option<String>,
 }
 
+/// Tokens are unique in the process, not only per connection: a binding
+/// may look a token up without knowing its connection (C's responders).
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
 pub(crate) struct Responders {
     pending: Mutex<HashMap<u64, PendingAnswer>>,
-    next_token: AtomicU64,
     /// Only on a client: permission requests by session.
     permissions: Option<OpenPermissions<u64>>,
 }
@@ -35,14 +38,13 @@ impl Responders {
     pub fn new(client: bool) -> Self {
         Self {
             pending: Mutex::new(HashMap::new()),
-            next_token: AtomicU64::new(1),
             permissions: client.then(OpenPermissions::default),
         }
     }
 
     /// Register `request` until the host answers it; its token.
     pub fn register(&self, request: &IncomingRequest, answered: Option<oneshot::Sender<()>>) -> u64 {
-        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
         let session = match &self.permissions {
             Some(open) if permission_cancel::is_permission_request(&request.method) => {
                 let session = permission_cancel::session_of(request.params.as_deref().map(|raw| raw.get()));
@@ -69,6 +71,16 @@ impl Responders {
             open.close(session, token);
         }
         Some(pending)
+    }
+
+    /// Whether request `token` is waiting for its answer.
+    pub fn contains(&self, token: u64) -> bool {
+        self.lock().contains_key(&token)
+    }
+
+    /// Every request waiting for its answer.
+    pub fn tokens(&self) -> Vec<u64> {
+        self.lock().keys().copied().collect()
     }
 
     /// After this client sent `session/cancel` with `params`: the tokens of

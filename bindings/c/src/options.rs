@@ -1,0 +1,70 @@
+//! A connection's settings as C gives them, and what they mean to the engine.
+
+use acp_engine::host::{HostOptions, Side};
+use acp_engine::Protocol;
+
+/// Which side of ACP the connection plays: decides which messages it
+/// accepts and checks, before C sees them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum acp_side {
+    /// Plain JSON-RPC: any method, no schema checks.
+    ACP_SIDE_RAW = 0,
+    /// An agent: inbound agent methods are checked against the ACP schema
+    /// (unknown: -32601, bad params: -32602, C never sees them), and what it
+    /// sends must be a client method with fitting params.
+    ACP_SIDE_AGENT = 1,
+    /// A client: the same, the other way round.
+    ACP_SIDE_CLIENT = 2,
+}
+
+/// Settings for a new connection. A NULL `acp_options*` means all defaults;
+/// zero-initialise it (`acp_options o = {0};`) and set what you need.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct acp_options {
+    /// Which side of ACP this connection plays (default RAW).
+    pub side: acp_side,
+    /// Bound on one inbound message in bytes (0: the default, 64 MiB).
+    pub max_message_size: usize,
+    /// acp_connection_spawn: how long a child may take to exit after its
+    /// stdin closed, before it is killed (0: the default, 500 ms).
+    pub exit_grace_ms: u32,
+    /// Speak the unstable protocol too (schema/v1/schema.unstable.json):
+    /// its methods pass the checks; otherwise they are unknown (-32601).
+    pub unstable: bool,
+}
+
+impl Default for acp_options {
+    fn default() -> Self {
+        Self {
+            side: acp_side::ACP_SIDE_RAW,
+            max_message_size: 0,
+            exit_grace_ms: 0,
+            unstable: false,
+        }
+    }
+}
+
+impl acp_options {
+    /// The engine's settings for these (before the binding adds its own).
+    pub(crate) fn host_options(&self) -> HostOptions {
+        let mut options = HostOptions {
+            side: match self.side {
+                acp_side::ACP_SIDE_RAW => Side::Raw,
+                acp_side::ACP_SIDE_AGENT => Side::Agent,
+                acp_side::ACP_SIDE_CLIENT => Side::Client,
+            },
+            protocol: if self.unstable {
+                Protocol::Unstable
+            } else {
+                Protocol::Stable
+            },
+            ..HostOptions::default()
+        };
+        if self.max_message_size > 0 {
+            options.max_message_size = self.max_message_size;
+        }
+        options
+    }
+}
