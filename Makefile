@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo test test-readme update-schema schema-check fuzz test-python test-node test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo test test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -19,10 +19,10 @@ demo:
 	$(CARGO) build -q -p acp-engine --examples
 	$(EXAMPLES)/client $(EXAMPLES)/agent
 
-## test: every test: schema and generated code in sync, Rust, C, Python and Node suites,
-## the malformed-input corpus, interop with the official SDKs, the README programs,
-## benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-reliability test-interop test-readme bench-quick
+## test: every test: schema and generated code in sync, Rust, C, Python, Node and Go
+## suites, the malformed-input corpus, interop with the official SDKs, the README
+## programs, benchmark smoke run
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-readme bench-quick
 
 ## test-rust: the engine's unit, wire-level and process tests, with and without unstable
 test-rust:
@@ -42,6 +42,12 @@ test-python:
 test-node:
 	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
 	bash node/test.sh
+
+## test-go: the Go package (go/) on the C library installed with `make install`
+## into target/go-prefix: gofmt, go vet, go test -race, interop rows
+test-go:
+	$(CARGO) build -q -p acp-engine --examples
+	bash go/test.sh
 
 ## test-reliability: the malformed-input corpus (reliability/corpus) against
 ## every language's example agent and client over real pipes
@@ -118,6 +124,7 @@ codegen:
 	python3 tools/codegen/gen_python.py
 	python3 tools/codegen/gen_ts.py
 	python3 tools/codegen/gen_c.py
+	python3 tools/codegen/gen_go.py
 
 ## codegen-check: fail when a generated file drifts from schema/v1 or the generators,
 ## when a wire method name is typed by hand outside them, or a core rule is
@@ -127,6 +134,7 @@ codegen-check:
 	python3 tools/codegen/gen_python.py --check
 	python3 tools/codegen/gen_ts.py --check
 	python3 tools/codegen/gen_c.py --check
+	python3 tools/codegen/gen_go.py --check
 	python3 tools/house/wire_names.py
 	python3 tools/house/rules_in_core.py
 

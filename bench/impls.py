@@ -14,6 +14,9 @@ OFFICIAL_BIN = os.path.join(OFFICIAL_DIR, "target", "release")
 # interop/python/requirements.txt), plus matplotlib for the chart.
 VENV = os.path.join(BENCH, ".venv")
 PY = os.path.join(VENV, "bin", "python")
+# The Go pair links the C library installed (`make install`) here.
+GO_PREFIX = os.path.join(ROOT, "target", "go-prefix")
+GO_BIN = os.path.join(ROOT, "target", "go-bin")
 
 IMPLS = {
     "acp-engine (Rust)": {
@@ -27,6 +30,10 @@ IMPLS = {
     "acp-engine (C)": {
         "client": [os.path.join(ENGINE_BIN, "c-bench-client")],
         "agent": [os.path.join(ENGINE_BIN, "c-bench-agent")],
+    },
+    "acp-engine (Go)": {
+        "client": [os.path.join(GO_BIN, "go-bench-client")],
+        "agent": [os.path.join(GO_BIN, "go-bench-agent")],
     },
     "acp-engine (Python)": {
         "client": [PY, os.path.join(BENCH, "python", "client.py")],
@@ -47,10 +54,12 @@ IMPLS = {
 }
 
 # Each language: our implementation and the official SDK it is measured
-# against (C has no official SDK: its pair is compared with the Rust one's).
+# against (C and Go have no official SDK: their pairs are compared with the
+# Rust one's).
 LANGUAGES = [
     ("Rust", "acp-engine (Rust)", "official Rust SDK"),
     ("C", "acp-engine (C)", "official Rust SDK"),
+    ("Go", "acp-engine (Go)", "official Rust SDK"),
     ("Python", "acp-engine (Python)", "official Python SDK"),
     ("Node", "acp-engine (Node)", "official TypeScript SDK"),
 ]
@@ -68,8 +77,21 @@ def build():
         run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "include", f"bench/c/{program}.c",
              "-L", ENGINE_BIN, "-lacp_engine", f"-Wl,-rpath,{ENGINE_BIN}",
              "-o", os.path.join(ENGINE_BIN, f"c-bench-{program}")])
+    build_go()
     build_python()
     build_node()
+
+
+def build_go():
+    """The Go pair (bench/go) on the Go package, linked with pkg-config
+    against the C library installed into target/go-prefix."""
+    run(["make", "-s", "install", f"PREFIX={GO_PREFIX}"])
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-mod=mod",
+               PKG_CONFIG_PATH=os.path.join(GO_PREFIX, "lib", "pkgconfig"))
+    for program in ("agent", "client"):
+        print(f"+ go build -o {GO_BIN}/go-bench-{program} ./{program}", file=sys.stderr, flush=True)
+        subprocess.run(["go", "build", "-o", os.path.join(GO_BIN, f"go-bench-{program}"), f"./{program}"],
+                       cwd=os.path.join(BENCH, "go"), env=env, check=True, stdout=sys.stderr)
 
 
 def build_python():
@@ -112,6 +134,7 @@ def versions():
         "rustc": out(["rustc", "--version"]),
         "python": out([PY, "--version"]),
         "node": out(["node", "--version"]),
+        "go": out(["go", "version"]),
         "official Rust SDK": "agent-client-protocol 5.0.0 (crates.io)",
         "official Python SDK": "agent-client-protocol " + out([PY, "-c", "import importlib.metadata as m; print(m.version('agent-client-protocol'))"]) + " (PyPI)",
         "official TypeScript SDK": f"@agentclientprotocol/sdk {official_ts} (npm)",

@@ -94,7 +94,7 @@ def markdown(records, meta):
         "## Ours against the official SDK of the same language",
         "",
         "Each cell: our client and agent against the official SDK's client and agent, same run "
-        "(C is compared with the official Rust SDK: there is no official C SDK). Higher is better, "
+        "(C and Go are compared with the official Rust SDK: there is none in C or Go). Higher is better, "
         "except setup.",
         "",
         "| language | " + " | ".join(scenarios) + " |",
@@ -116,6 +116,7 @@ def markdown(records, meta):
             else:
                 row.append(f"**{a / b:.1f}×** ({a:,.0f} vs {b:,.0f})")
         lines.append("| " + " | ".join(row) + " |")
+    lines += through_the_c_library(by_key, scenarios, present)
     lines += [
         "",
         "## Memory (peak RSS of each SDK's own pair, stream scenario)",
@@ -150,6 +151,34 @@ def markdown(records, meta):
         lines += ["", "## Failures", ""]
         lines += [f"- {r['scenario']}: {r['client']} → {r['agent']}: {r['error']}" for r in failed]
     return "\n".join(lines) + "\n"
+
+
+def through_the_c_library(by_key, scenarios, present):
+    """The pairs on the C library (C, and Go through it) against our Rust pair."""
+    rust = "acp-engine (Rust)"
+    rows = [(language, ours) for language, ours, _ in LANGUAGES if language in ("C", "Go") and ours in present]
+    if rust not in present or not rows:
+        return []
+    lines = [
+        "",
+        "## Through the C library: against our Rust pair",
+        "",
+        "Each cell: the pair on `libacp_engine` against our Rust pair, same run.",
+        "",
+        "| language | " + " | ".join(s for s in scenarios if s != "setup") + " |",
+        "|---|" + "---:|" * len([s for s in scenarios if s != "setup"]),
+    ]
+    for language, ours in rows:
+        row = [language]
+        for scenario in scenarios:
+            if scenario == "setup":
+                continue
+            mine, base = by_key.get((scenario, ours, ours)), by_key.get((scenario, rust, rust))
+            a = value(mine, scenario) if mine else None
+            b = value(base, scenario) if base else None
+            row.append("n/a" if a is None or not b else f"{a / b:.2f}× ({a:,.0f} vs {b:,.0f})")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
 
 
 def chart(records, path):

@@ -2,8 +2,8 @@
 # The reliability suite (what `make test-reliability` runs): the malformed
 # input corpus against every language's example agent and client. Expects
 # the Rust examples and the C library built (debug), and target/python-venv
-# from python/test.sh; Node peers join when node/test.sh left them built
-# (target/node-app).
+# from python/test.sh; Node and Go peers join when node/test.sh and go/test.sh
+# left them built (target/node-app, target/go-bin).
 # Last line: "N passed, M failed".
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +23,10 @@ py="$root/target/python-venv/bin/python"
 if [[ -x "$py" ]]; then
   agents+=("python=$py $root/python/examples/agent.py")
   clients+=("python=$py $root/python/examples/client.py")
+fi
+if [[ -x "$root/target/go-bin/agent" ]]; then
+  agents+=("go=$root/target/go-bin/agent")
+  clients+=("go=$root/target/go-bin/client")
 fi
 node_examples="$root/target/node-app/out/examples"
 if [[ -f "$node_examples/agent.js" ]]; then

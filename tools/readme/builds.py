@@ -1,7 +1,8 @@
 """Build README programs outside the repository, from the installed artifacts only, the way
 each package's README says: a cargo project with a path dependency (Rust), a fresh venv with
 the wheel installed (Python, type-checked with mypy --strict), an npm project with the packed
-tarball installed (TypeScript, compiled with tsc --strict), `make install` and pkg-config (C).
+tarball installed (TypeScript, compiled with tsc --strict), `make install` and pkg-config (C),
+`make install`, pkg-config and a module that requires the Go package by a replace (Go).
 
 Each builder takes the blocks of its language and a scratch directory, and returns for each
 block either the command line that runs the program or why it could not be built.
@@ -141,4 +142,31 @@ def build_c(blocks: List[Block], work: Path) -> Built:
         binary = work / program_name(block)
         compile_ = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(source), *flags]
         built[block] = error or run(compile_, work) or [str(binary)]
+    return built
+
+
+def build_go(blocks: List[Block], work: Path) -> Built:
+    """`make install` into a scratch prefix; one Go module per program that requires the
+    Go package with a `replace` to the repository's go/ (as go/README.md says), vetted and
+    built with cgo finding the library through pkg-config only."""
+    prefix = work / "go-prefix"
+    error = run(["make", "-s", "install", f"PREFIX={prefix}"], ROOT)
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"), GOTOOLCHAIN="local", GOFLAGS="-mod=mod")
+    built: Built = {}
+    for block in blocks:
+        module = work / program_name(block)
+        module.mkdir()
+        (module / "main.go").write_text(block.text)
+        (module / "go.mod").write_text(
+            "module example.com/readme\n\ngo 1.19\n\n"
+            "require github.com/acp-engine/acp-engine/go v0.0.0\n\n"
+            f"replace github.com/acp-engine/acp-engine/go => {ROOT / 'go'}\n"
+        )
+        binary = module / "program"
+        built[block] = (
+            error
+            or run(["go", "vet", "./..."], module, env)
+            or run(["go", "build", "-o", str(binary), "."], module, env)
+            or [str(binary)]
+        )
     return built

@@ -78,6 +78,8 @@ def main() -> int:
             built.update(builds.build_ts(group, work))
         elif language == "c":
             built.update(builds.build_c(group, work))
+        elif language == "go":
+            built.update(builds.build_go(group, work))
         else:
             built.update({block: f"no builder for {language} yet" for block in group})
 

@@ -30,7 +30,7 @@ use crate::handlers::{acp_handlers, acp_response_callback, UserData};
 
 /// How long a driver that just found events reads on before it sleeps in
 /// `poll`: on a VM waking a sleeping thread costs more than a short spin.
-const READ_SPIN: Duration = Duration::from_micros(20);
+const READ_SPIN: Duration = Duration::from_micros(50);
 
 /// After the last waiting request got its answer, how long the dispatch
 /// thread leaves the stream alone: a callback that sends requests one after

@@ -53,7 +53,8 @@ unsafe fn start(
     let host_options = host::HostOptions {
         // The dispatch thread reads the stream itself: no hop per message.
         // An event connection leaves reading to the engine, so that a host
-        // busy elsewhere does not stop it (up to the queue's bound).
+        // busy elsewhere (writing a burst to a peer that is writing back)
+        // does not stop it (up to the queue's bound).
         host_reads: handlers.is_some(),
         drain_chunk: DRAIN_ALL,
         // C hosts do not ignore SIGPIPE.

@@ -1,0 +1,3 @@
+module github.com/acp-engine/acp-engine/go
+
+go 1.19

@@ -1,0 +1,148 @@
+package acpengine
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ExtMethodHandler is implemented by an Agent or Client that handles
+// extension requests (methods starting with "_", passed as named).
+type ExtMethodHandler interface {
+	ExtMethod(ctx context.Context, method string, params json.RawMessage) (any, error)
+}
+
+// ExtNotificationHandler is implemented by an Agent or Client that handles
+// extension notifications (methods starting with "_"; others are dropped).
+type ExtNotificationHandler interface {
+	ExtNotification(ctx context.Context, method string, params json.RawMessage) error
+}
+
+// AgentSideConnection is an agent's connection to its client: the Agent
+// handles what the client sends, and its methods (SessionUpdate,
+// RequestPermission, ReadTextFile, CreateTerminal, ...) send to the client.
+type AgentSideConnection struct {
+	*Conn
+	agent Agent
+}
+
+// NewAgentSideConnection serves agent(conn) over stream.
+func NewAgentSideConnection(agent func(*AgentSideConnection) Agent, stream Stream, options *Options) (*AgentSideConnection, error) {
+	conn, err := open(SideAgent, stream, options)
+	if err != nil {
+		return nil, err
+	}
+	side := &AgentSideConnection{Conn: conn}
+	side.agent = agent(side)
+	conn.start(agentHandler{side.agent})
+	return side, nil
+}
+
+// RunAgent serves agent(conn) on this process's stdin and stdout until the
+// client hangs up.
+func RunAgent(agent func(*AgentSideConnection) Agent) error {
+	conn, err := NewAgentSideConnection(agent, StdioStream(), nil)
+	if err != nil {
+		return err
+	}
+	<-conn.Done()
+	return nil
+}
+
+// ClientSideConnection is a client's connection to its agent: the Client
+// handles what the agent sends, and its methods (Initialize, NewSession,
+// Prompt, Cancel, ...) send to the agent.
+type ClientSideConnection struct {
+	*Conn
+	client Client
+}
+
+// NewClientSideConnection connects client(conn) to the agent over stream.
+func NewClientSideConnection(client func(*ClientSideConnection) Client, stream Stream, options *Options) (*ClientSideConnection, error) {
+	conn, err := open(SideClient, stream, options)
+	if err != nil {
+		return nil, err
+	}
+	side := &ClientSideConnection{Conn: conn}
+	side.client = client(side)
+	conn.start(clientHandler{side.client})
+	return side, nil
+}
+
+// SpawnAgent starts an agent process (command and args, looked up in PATH)
+// and connects client(conn) to it. Close the connection when done: the
+// agent is then reaped.
+func SpawnAgent(client func(*ClientSideConnection) Client, command string, args ...string) (*ClientSideConnection, error) {
+	return NewClientSideConnection(client, SpawnStream(command, args, nil), nil)
+}
+
+// ExtMethod sends an extension request (method as named, e.g. "_x/y") and
+// decodes its result into result.
+func (c *AgentSideConnection) ExtMethod(ctx context.Context, method string, params any, result any) error {
+	return c.Conn.Call(ctx, method, params, result)
+}
+
+// ExtNotification sends an extension notification (method as named).
+func (c *AgentSideConnection) ExtNotification(ctx context.Context, method string, params any) error {
+	return c.Conn.Notify(ctx, method, params)
+}
+
+// ExtMethod sends an extension request (method as named, e.g. "_x/y") and
+// decodes its result into result.
+func (c *ClientSideConnection) ExtMethod(ctx context.Context, method string, params any, result any) error {
+	return c.Conn.Call(ctx, method, params, result)
+}
+
+// ExtNotification sends an extension notification (method as named).
+func (c *ClientSideConnection) ExtNotification(ctx context.Context, method string, params any) error {
+	return c.Conn.Notify(ctx, method, params)
+}
+
+// agentHandler routes what a client sends to an Agent.
+type agentHandler struct{ agent Agent }
+
+func (h agentHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if result, ok, err := dispatchAgentRequest(ctx, h.agent, method, params); ok {
+		return result, err
+	}
+	return extRequest(ctx, h.agent, method, params)
+}
+
+func (h agentHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
+	if ok, err := dispatchAgentNotification(ctx, h.agent, method, params); ok {
+		return err
+	}
+	return extNotification(ctx, h.agent, method, params)
+}
+
+// clientHandler routes what an agent sends to a Client.
+type clientHandler struct{ client Client }
+
+func (h clientHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if result, ok, err := dispatchClientRequest(ctx, h.client, method, params); ok {
+		return result, err
+	}
+	return extRequest(ctx, h.client, method, params)
+}
+
+func (h clientHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
+	if ok, err := dispatchClientNotification(ctx, h.client, method, params); ok {
+		return err
+	}
+	return extNotification(ctx, h.client, method, params)
+}
+
+// What reaches these is an extension method: the engine answers any other
+// method the side does not know with -32601 itself.
+func extRequest(ctx context.Context, handler any, method string, params json.RawMessage) (any, error) {
+	if ext, ok := handler.(ExtMethodHandler); ok {
+		return ext.ExtMethod(ctx, method, params)
+	}
+	return nil, MethodNotFound(method)
+}
+
+func extNotification(ctx context.Context, handler any, method string, params json.RawMessage) error {
+	if ext, ok := handler.(ExtNotificationHandler); ok {
+		return ext.ExtNotification(ctx, method, params)
+	}
+	return nil
+}

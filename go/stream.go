@@ -1,0 +1,103 @@
+package acpengine
+
+/*
+#include <stdlib.h>
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sort"
+	"time"
+	"unsafe"
+)
+
+// Stream is what a connection talks over: this process's stdio
+// (StdioStream), a spawned agent's (SpawnStream) or two file descriptors
+// (FDStream).
+type Stream struct {
+	open func(options *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result
+	// How the spawned child may exit: filled into the options.
+	exitGrace time.Duration
+}
+
+// StdioStream is this process's stdin and stdout (an agent launched by its
+// client).
+func StdioStream() Stream {
+	return Stream{open: func(options *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result {
+		return C.acp_go_stdio(options, out, text.ptr(), text.size())
+	}}
+}
+
+// SpawnOptions are the settings of a spawned agent process.
+type SpawnOptions struct {
+	// Env is added to this process's environment.
+	Env map[string]string
+	// Dir is the child's working directory ("": ours).
+	Dir string
+	// ExitGrace is how long the child may take to exit after its stdin
+	// closed before it is killed (0: half a second).
+	ExitGrace time.Duration
+}
+
+// SpawnStream starts command with args (looked up in PATH) and talks over
+// its stdin and stdout; its stderr is this process's. The child is reaped
+// when the connection closes.
+func SpawnStream(command string, args []string, options *SpawnOptions) Stream {
+	if options == nil {
+		options = &SpawnOptions{}
+	}
+	argv := append([]string{command}, args...)
+	env := make([]string, 0, len(options.Env))
+	for key, value := range options.Env {
+		env = append(env, key+"="+value)
+	}
+	sort.Strings(env)
+	dir := options.Dir
+	return Stream{
+		exitGrace: options.ExitGrace,
+		open: func(copts *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result {
+			cargv := cStringArray(argv)
+			defer freeCStringArray(cargv)
+			var cenv **C.char
+			if len(env) > 0 {
+				array := cStringArray(env)
+				defer freeCStringArray(array)
+				cenv = &array[0]
+			}
+			var cdir *C.char
+			if dir != "" {
+				cdir = C.CString(dir)
+				defer C.free(unsafe.Pointer(cdir))
+			}
+			return C.acp_go_spawn(&cargv[0], cenv, cdir, copts, out, text.ptr(), text.size())
+		},
+	}
+}
+
+// FDStream talks over two file descriptors, which the connection owns from
+// then on (it closes them).
+func FDStream(readFD, writeFD int) Stream {
+	return Stream{open: func(options *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result {
+		return C.acp_go_fds(C.int(readFD), C.int(writeFD), options, out, text.ptr(), text.size())
+	}}
+}
+
+// cStringArray is a NULL-terminated array of C strings in C memory.
+func cStringArray(values []string) []*C.char {
+	array := make([]*C.char, len(values)+1)
+	for i, value := range values {
+		array[i] = C.CString(value)
+	}
+	return array
+}
+
+func freeCStringArray(array []*C.char) {
+	for _, value := range array {
+		if value != nil {
+			C.free(unsafe.Pointer(value))
+		}
+	}
+	runtime.KeepAlive(array)
+}
