@@ -538,3 +538,45 @@ func (c *waitingClient) SessionUpdate(ctx context.Context, params *acp.SessionNo
 	c.result <- err
 	return nil
 }
+
+// Only one Call at a time waits in C; the others get their answers from the
+// dispatch thread: cancellation and answers work the same there.
+func TestConcurrentCallsAnswersAndCancellation(t *testing.T) {
+	client := newTestClient()
+	agent := spawnTestAgent(t, client)
+	session := startSession(t, agent)
+	hanging := make(chan error, 1)
+	go func() {
+		_, err := agent.Prompt(context.Background(), prompt(session, "hang"))
+		hanging <- err
+	}()
+	waitFor(t, client, "_test/started")
+
+	// Answered while the hanging prompt's Call waits.
+	for i := 0; i < 20; i++ {
+		if turn, err := agent.Prompt(context.Background(), prompt(session, "updates 3")); err != nil || turn.StopReason != acp.StopReasonEndTurn {
+			t.Fatalf("a second prompt: %v %v", turn, err)
+		}
+	}
+	// Cancelled while the hanging prompt's Call waits.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := agent.Prompt(ctx, prompt(session, "wait-cancel"))
+		done <- err
+	}()
+	waitFor(t, client, "_test/started")
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled prompt returns context.Canceled, got %v", err)
+	}
+	waitFor(t, client, "_test/cancelled")
+
+	// Closing fails the hanging prompt.
+	if err := agent.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := <-hanging; !acp.IsConnectionClosed(err) {
+		t.Errorf("the hanging prompt after Close: %v", err)
+	}
+}

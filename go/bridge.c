@@ -1,56 +1,101 @@
 #include <string.h>
+
+#include "_cgo_export.h"
 #include "bridge.h"
 
-void acp_go_error(acp_result rc, char *message, size_t capacity) {
-	if (rc != ACP_OK && message != NULL && capacity > 0) {
-		strncpy(message, acp_last_error_message(), capacity - 1);
-		message[capacity - 1] = '\0';
-	}
+/* The callbacks: the connection's Go side is the cgo.Handle in user_data. */
+
+static void on_request(void *user_data, const acp_connection *c, const char *method, const char *params,
+                       acp_responder *responder) {
+    (void)c;
+    acpGoRequest((uintptr_t)user_data, (char *)method, (char *)params, responder);
 }
 
-acp_result acp_go_send_request(const acp_connection *c, const char *method, const char *params,
-                                      int64_t *id, char *message, size_t capacity) {
-	acp_result rc = acp_connection_send_request(c, method, params, NULL, NULL, id);
-	acp_go_error(rc, message, capacity);
-	return rc;
+static void on_notification(void *user_data, const acp_connection *c, const char *method, const char *params) {
+    (void)c;
+    acpGoNotification((uintptr_t)user_data, (char *)method, (char *)params);
 }
 
-acp_result acp_go_send_notification(const acp_connection *c, const char *method, const char *params,
-                                           char *message, size_t capacity) {
-	acp_result rc = acp_connection_send_notification(c, method, params);
-	acp_go_error(rc, message, capacity);
-	return rc;
+static void on_close(void *user_data, const acp_connection *c, const char *reason) {
+    (void)c;
+    acpGoClose((uintptr_t)user_data, (char *)reason);
+}
+
+static void on_cancel(void *user_data, const acp_connection *c, acp_responder *responder) {
+    (void)c;
+    acpGoCancel((uintptr_t)user_data, responder);
+}
+
+/* The answer to a request of acp_go_send_request: the handle is its Go channel's. */
+static void on_response(void *user_data, const acp_connection *c, int64_t id, const char *result,
+                        const acp_error *error) {
+    (void)c;
+    (void)id;
+    if (error != NULL)
+        acpGoResponse((uintptr_t)user_data, NULL, error->code, (char *)error->message, (char *)error->data_json);
+    else
+        acpGoResponse((uintptr_t)user_data, (char *)result, 0, NULL, NULL);
+}
+
+acp_handlers acp_go_handlers(uintptr_t handle) {
+    acp_handlers handlers = {
+        .user_data = (void *)handle,
+        .on_request = on_request,
+        .on_notification = on_notification,
+        .on_close = on_close,
+        .on_cancel = on_cancel,
+    };
+    return handlers;
+}
+
+static acp_result copy_error(acp_result rc, char *message, size_t capacity) {
+    if (rc != ACP_OK && message != NULL && capacity > 0) {
+        strncpy(message, acp_last_error_message(), capacity - 1);
+        message[capacity - 1] = '\0';
+    }
+    return rc;
+}
+
+acp_result acp_go_start_request(const acp_connection *c, const char *method, const char *params, int64_t *id,
+                                char *message, size_t capacity) {
+    return copy_error(acp_connection_start_request(c, method, params, id), message, capacity);
+}
+
+acp_result acp_go_send_request(const acp_connection *c, const char *method, const char *params, uintptr_t handle,
+                               int64_t *id, char *message, size_t capacity) {
+    return copy_error(acp_connection_send_request(c, method, params, on_response, (void *)handle, id), message,
+                      capacity);
+}
+
+acp_result acp_go_await(const acp_connection *c, int64_t id, char **out_json, char *message, size_t capacity) {
+    return copy_error(acp_connection_await(c, id, -1, out_json), message, capacity);
+}
+
+acp_result acp_go_send_notification(const acp_connection *c, const char *method, const char *params, char *message,
+                                    size_t capacity) {
+    return copy_error(acp_connection_send_notification(c, method, params), message, capacity);
 }
 
 acp_result acp_go_respond_ok(acp_responder *r, const char *result, char *message, size_t capacity) {
-	acp_result rc = acp_responder_ok(r, result);
-	acp_go_error(rc, message, capacity);
-	return rc;
+    return copy_error(acp_responder_ok(r, result), message, capacity);
 }
 
-acp_result acp_go_respond_error(acp_responder *r, int64_t code, const char *text, const char *data,
-                                       char *message, size_t capacity) {
-	acp_result rc = acp_responder_error(r, code, text, data);
-	acp_go_error(rc, message, capacity);
-	return rc;
+acp_result acp_go_respond_error(acp_responder *r, int64_t code, const char *text, const char *data, char *message,
+                                size_t capacity) {
+    return copy_error(acp_responder_error(r, code, text, data), message, capacity);
 }
 
-acp_result acp_go_spawn(const char *const *argv, const char *const *env, const char *cwd,
-                               const acp_options *options, acp_connection **out, char *message, size_t capacity) {
-	acp_result rc = acp_connection_spawn(argv, env, cwd, options, NULL, out);
-	acp_go_error(rc, message, capacity);
-	return rc;
+acp_result acp_go_spawn(const char *const *argv, const char *const *env, const char *cwd, const acp_options *options,
+                        const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity) {
+    return copy_error(acp_connection_spawn(argv, env, cwd, options, handlers, out), message, capacity);
 }
 
-acp_result acp_go_stdio(const acp_options *options, acp_connection **out, char *message, size_t capacity) {
-	acp_result rc = acp_connection_stdio(options, NULL, out);
-	acp_go_error(rc, message, capacity);
-	return rc;
+acp_result acp_go_stdio(const acp_options *options, const acp_handlers *handlers, acp_connection **out, char *message,
+                        size_t capacity) {
+    return copy_error(acp_connection_stdio(options, handlers, out), message, capacity);
 }
 
-acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, acp_connection **out,
-                             char *message, size_t capacity) {
-	acp_result rc = acp_connection_fds(read_fd, write_fd, options, NULL, out);
-	acp_go_error(rc, message, capacity);
-	return rc;
+acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, const acp_handlers *handlers,
+                      acp_connection **out, char *message, size_t capacity) {
+    return copy_error(acp_connection_fds(read_fd, write_fd, options, handlers, out), message, capacity);
 }

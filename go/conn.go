@@ -7,14 +7,14 @@ package acpengine
 import "C"
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
+	json "github.com/goccy/go-json"
+	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -43,14 +43,18 @@ type Options struct {
 type Handler interface {
 	// HandleRequest answers a request: its result (any value encoding/json
 	// writes), or an error (a *RequestError goes out as itself, anything
-	// else as -32603). It runs on a goroutine of its own; ctx is cancelled
-	// when the peer cancels the request or the connection closes.
+	// else as -32603). ctx is cancelled when the peer cancels the request
+	// or the connection closes. Handlers run on the connection's dispatch
+	// thread, where the message was read, until they block: a handler that
+	// waits for the peer (Call), or runs longer than 2 ms, leaves the
+	// thread and the connection goes on without it, so requests run
+	// concurrently without a thread hop for those that answer at once.
 	HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error)
 	// HandleNotification handles a notification. Notifications are handled
 	// one at a time, in arrival order, and a response (or a later request)
 	// is delivered only after the notifications received before it were
 	// handled; so a notification handler must not wait for an answer from
-	// the peer (Call fails at once if it is given the handler's ctx).
+	// the peer (Call fails at once there).
 	HandleNotification(ctx context.Context, method string, params json.RawMessage) error
 }
 
@@ -60,28 +64,32 @@ type Handler interface {
 // ClientSideConnection) stand on it.
 type Conn struct {
 	handler Handler
+	// ready is closed once handler is set: the library may call back
+	// before the constructor returned to Go code.
+	ready  chan struct{}
+	handle cgo.Handle
 
 	// c is the library's connection; nil once freed. Calls into the library
-	// hold lock for reading, the reader frees it holding it for writing.
+	// hold lock for reading; the teardown frees it holding it for writing.
 	lock sync.RWMutex
 	c    *C.acp_connection
 
 	mu sync.Mutex
-	// Our requests waiting for their answers, and answers that came
-	// before their request was registered.
-	pending map[int64]chan response
-	early   map[int64]response
 	// The peer's requests being handled, by responder: their cancel.
 	running map[uintptr]context.CancelFunc
-	closed  bool
 	reason  string
+	// notifying is set while a notification handler runs (Close then does
+	// not wait for the teardown, which that handler holds up).
+	notifying atomic.Bool
+	// awaiting is set while a Call waits for its answer in C (see await).
+	awaiting atomic.Bool
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
-	workers workers
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
+// response is an answer a Call waits for.
 type response struct {
 	result []byte
 	err    error
@@ -98,122 +106,45 @@ func NewConnection(handler Handler, stream Stream, options *Options) (*Conn, err
 	return conn, nil
 }
 
-// open makes the connection; nothing is read until start.
+// open makes the connection; its callbacks wait until start.
 func open(side Side, stream Stream, options *Options) (*Conn, error) {
-	copts := C.acp_options{side: C.acp_side(side)}
+	// Response callbacks (a waiting Call's answer to its channel) only wait
+	// for Go's scheduler: moving the dispatch thread's work to a new thread
+	// meanwhile would start threads that wait too.
+	copts := C.acp_options{side: C.acp_side(side), quick_response_callbacks: true}
 	if options != nil && options.MaxMessageSize > 0 {
 		copts.max_message_size = C.size_t(options.MaxMessageSize)
 	}
 	if stream.exitGrace > 0 {
 		copts.exit_grace_ms = C.uint32_t(stream.exitGrace.Milliseconds())
 	}
-	var text errorText
-	var c *C.acp_connection
-	if rc := stream.open(&copts, &c, &text); rc != C.ACP_OK {
-		return nil, fmt.Errorf("acpengine: %s", text.String())
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Conn{
-		c:       c,
-		pending: map[int64]chan response{},
-		early:   map[int64]response{},
+	conn := &Conn{
+		ready:   make(chan struct{}),
 		running: map[uintptr]context.CancelFunc{},
 		ctx:     ctx,
 		cancel:  cancel,
 		done:    make(chan struct{}),
-		workers: workers{jobs: make(chan func())},
-	}, nil
+	}
+	conn.handle = cgo.NewHandle(conn)
+	handlers := C.acp_go_handlers(C.uintptr_t(conn.handle))
+	var text errorText
+	var c *C.acp_connection
+	// conn.lock held: a callback that comes before c is set waits for it.
+	conn.lock.Lock()
+	defer conn.lock.Unlock()
+	if rc := stream.open(&copts, &handlers, &c, &text); rc != C.ACP_OK {
+		conn.handle.Delete()
+		cancel()
+		return nil, fmt.Errorf("acpengine: %s", text.String())
+	}
+	conn.c = c
+	return conn, nil
 }
 
 func (conn *Conn) start(handler Handler) {
 	conn.handler = handler
-	go conn.read()
-}
-
-// eventBatch is how many events one call into the library takes at most.
-const eventBatch = 256
-
-// read takes the library's events in batches, in wire order, until the
-// connection closes: notifications handled here, one at a time; requests
-// on goroutines of their own; answers to their waiting Call.
-func (conn *Conn) read() {
-	// In C memory: cgo checks Go memory passed to C for Go pointers on
-	// every call, which for this array costs more than the call.
-	array := (**C.acp_event)(C.calloc(eventBatch, C.size_t(unsafe.Sizeof((*C.acp_event)(nil)))))
-	defer C.free(unsafe.Pointer(array))
-	events := unsafe.Slice(array, eventBatch)
-	for {
-		var count C.size_t
-		rc := C.acp_connection_next_events(conn.c, array, eventBatch, 0, &count)
-		if count == 0 {
-			// Let the goroutines this batch woke (a Call's answer, a new
-			// request) run on this thread before it blocks in C: otherwise
-			// they wait for another thread to wake up and take the
-			// processor, which costs more than the exchange itself.
-			runtime.Gosched()
-			rc = C.acp_connection_next_events(conn.c, array, eventBatch, -1, &count)
-		}
-		if rc != C.ACP_OK && count == 0 {
-			conn.finish("the library stopped delivering events")
-			return
-		}
-		for i, event := range events[:count] {
-			if conn.handle(event) {
-				// CLOSED is the last event; free anything after it all the same.
-				for _, rest := range events[i+1 : count] {
-					C.acp_event_free(rest)
-				}
-				return
-			}
-		}
-	}
-}
-
-// handle takes one event (and frees it); true once the connection closed.
-func (conn *Conn) handle(slot *C.acp_event) bool {
-	event := *slot
-	switch event.kind {
-	case C.ACP_EVENT_REQUEST:
-		method, params := C.GoString(event.method), goBytes(event.json)
-		token := uintptr(unsafe.Pointer(event.responder))
-		C.acp_event_free(slot)
-		conn.startRequest(token, event.responder, method, params)
-	case C.ACP_EVENT_NOTIFICATION:
-		method, params := C.GoString(event.method), goBytes(event.json)
-		C.acp_event_free(slot)
-		conn.notification(method, params)
-	case C.ACP_EVENT_RESPONSE:
-		id := int64(event.request_id)
-		var answer response
-		if event.json != nil {
-			answer.result = goBytes(event.json)
-		} else {
-			answer.err = &RequestError{
-				Code:    int64(event.error.code),
-				Message: C.GoString(event.error.message),
-				Data:    goBytes(event.error.data_json),
-			}
-		}
-		C.acp_event_free(slot)
-		conn.answer(id, answer)
-	case C.ACP_EVENT_CANCELLED:
-		token := uintptr(unsafe.Pointer(event.responder))
-		C.acp_event_free(slot)
-		conn.mu.Lock()
-		cancel := conn.running[token]
-		conn.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
-	case C.ACP_EVENT_CLOSED:
-		reason := C.GoString(event.reason)
-		C.acp_event_free(slot)
-		conn.finish(reason)
-		return true
-	default:
-		C.acp_event_free(slot)
-	}
-	return false
+	close(conn.ready)
 }
 
 // notificationKey marks the ctx of a notification handler (see Call).
@@ -221,36 +152,43 @@ type notificationKey struct{}
 
 func (conn *Conn) notification(method string, params []byte) {
 	ctx := context.WithValue(conn.ctx, notificationKey{}, true)
-	defer func() {
-		if panicked := recover(); panicked != nil {
-			fmt.Fprintf(os.Stderr, "acpengine: the %s notification handler panicked: %v\n%s", method, panicked, debug.Stack())
-		}
-	}()
+	conn.notifying.Store(true)
+	defer conn.notifying.Store(false)
+	defer recoverHandler(method, "notification")
 	if err := conn.handler.HandleNotification(ctx, method, params); err != nil {
-		fmt.Fprintf(os.Stderr, "acpengine: the %s notification handler failed: %v\n", method, err)
+		logf("the %s notification handler failed: %v", method, err)
 	}
 }
 
-func (conn *Conn) startRequest(token uintptr, responder *C.acp_responder, method string, params []byte) {
+func (conn *Conn) request(responder *C.acp_responder, method string, params []byte) {
+	token := uintptr(unsafe.Pointer(responder))
 	ctx, cancel := context.WithCancel(conn.ctx)
 	conn.mu.Lock()
 	conn.running[token] = cancel
 	conn.mu.Unlock()
-	conn.workers.run(func() {
-		result, err := conn.serve(ctx, method, params)
-		conn.mu.Lock()
-		delete(conn.running, token)
-		conn.mu.Unlock()
+	result, err := conn.serve(ctx, method, params)
+	conn.mu.Lock()
+	delete(conn.running, token)
+	conn.mu.Unlock()
+	cancel()
+	respond(responder, result, err)
+}
+
+// cancelled: the peer cancelled request responder (the engine answered it).
+func (conn *Conn) cancelled(responder *C.acp_responder) {
+	conn.mu.Lock()
+	cancel := conn.running[uintptr(unsafe.Pointer(responder))]
+	conn.mu.Unlock()
+	if cancel != nil {
 		cancel()
-		respond(responder, result, err)
-	})
+	}
 }
 
 // serve runs the request handler; a panic is an internal error.
 func (conn *Conn) serve(ctx context.Context, method string, params []byte) (result any, err error) {
 	defer func() {
 		if panicked := recover(); panicked != nil {
-			fmt.Fprintf(os.Stderr, "acpengine: the %s request handler panicked: %v\n%s", method, panicked, debug.Stack())
+			logPanic(method, "request", panicked)
 			result, err = nil, InternalError()
 		}
 	}()
@@ -265,11 +203,10 @@ func respond(responder *C.acp_responder, result any, err error) {
 		err = nil
 	}
 	if err == nil {
-		body, merr := json.Marshal(result)
+		body, merr := encodeC(result)
 		if merr != nil {
-			err = InvalidParams().WithData(map[string]string{"reason": "the result is not JSON: " + merr.Error()})
+			err = InternalError().WithData(map[string]string{"reason": "the result is not JSON: " + merr.Error()})
 		} else {
-			body = append(body, 0)
 			if rc := C.acp_go_respond_ok(responder, cPtr(body), text.ptr(), text.size()); rc == C.ACP_ERR_INVALID_ARGUMENT {
 				// The engine's check of the result failed: say so to the peer.
 				err = InternalError().WithData(map[string]string{"reason": text.String()})
@@ -290,44 +227,23 @@ func respond(responder *C.acp_responder, result any, err error) {
 	C.acp_go_respond_error(responder, C.int64_t(requestError.Code), cPtr(message), cPtr(data), text.ptr(), text.size())
 }
 
-// answer hands a response to its waiting Call (or keeps it until the Call
-// registered the request).
-func (conn *Conn) answer(id int64, answer response) {
-	conn.mu.Lock()
-	waiting, ok := conn.pending[id]
-	if ok {
-		delete(conn.pending, id)
-	} else {
-		conn.early[id] = answer
-	}
-	conn.mu.Unlock()
-	if ok {
-		waiting <- answer
-	}
-}
-
-// finish: the connection closed. Every request still waiting fails, every
-// handler's ctx is cancelled, and the library's connection is freed.
+// finish: the connection closed (the library's last callback). Every
+// handler's ctx is cancelled; the library's connection is freed once its
+// teardown is done.
 func (conn *Conn) finish(reason string) {
-	closedError := (&RequestError{Code: CodeConnectionClosed, Message: "Connection closed"}).WithData(map[string]string{"reason": reason})
 	conn.mu.Lock()
-	conn.closed = true
 	conn.reason = reason
-	pending := conn.pending
-	conn.pending = map[int64]chan response{}
-	conn.early = map[int64]response{}
 	conn.mu.Unlock()
-	for _, waiting := range pending {
-		waiting <- response{err: closedError}
-	}
 	conn.cancel()
-	conn.workers.stop()
-	conn.lock.Lock()
-	C.acp_connection_wait_closed(conn.c, -1)
-	C.acp_connection_free(conn.c)
-	conn.c = nil
-	conn.lock.Unlock()
-	close(conn.done)
+	go func() {
+		conn.lock.Lock()
+		C.acp_connection_wait_closed(conn.c, -1)
+		C.acp_connection_free(conn.c)
+		conn.c = nil
+		conn.lock.Unlock()
+		conn.handle.Delete()
+		close(conn.done)
+	}()
 }
 
 // library runs call with the library's connection, or fails if it is gone.
@@ -367,57 +283,101 @@ func (conn *Conn) Call(ctx context.Context, method string, params any, result an
 	if err != nil {
 		return err
 	}
-	var id int64
-	methodText := cString(method)
-	err = conn.library(func(c *C.acp_connection) error {
-		var text errorText
-		var cid C.int64_t
-		if rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), &cid, text.ptr(), text.size()); rc != C.ACP_OK {
-			return failure(rc, &text)
-		}
-		id = int64(cid)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	waiting := make(chan response, 1)
-	conn.mu.Lock()
-	if answer, ok := conn.early[id]; ok {
-		delete(conn.early, id)
-		waiting <- answer
-	} else if conn.closed {
-		conn.mu.Unlock()
-		return conn.closedError()
+	var answer []byte
+	if conn.awaiting.CompareAndSwap(false, true) {
+		answer, err = conn.await(ctx, method, body)
+		conn.awaiting.Store(false)
 	} else {
-		conn.pending[id] = waiting
+		answer, err = conn.wait(ctx, method, body)
 	}
-	conn.mu.Unlock()
-	select {
-	case answer := <-waiting:
-		return decodeAnswer(answer, result)
-	case <-ctx.Done():
-		// The engine answers the request -32800 (dropped: nobody waits)
-		// and tells the peer.
-		_ = conn.library(func(c *C.acp_connection) error {
-			C.acp_connection_cancel_request(c, C.int64_t(id))
-			return nil
-		})
-		return ctx.Err()
-	}
-}
-
-func decodeAnswer(answer response, result any) error {
-	if answer.err != nil {
-		return answer.err
+	if err != nil {
+		if ctx.Err() != nil && CodeOf(err) == CodeRequestCancelled {
+			return ctx.Err()
+		}
+		return err
 	}
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal(answer.result, result); err != nil {
+	if err := json.Unmarshal(answer, result); err != nil {
 		return fmt.Errorf("acpengine: the peer's result does not fit %T: %w", result, err)
 	}
 	return nil
+}
+
+// await sends a request and waits for its answer in C, where this thread
+// reads the stream itself while nobody else does: a request/response
+// exchange then costs no wake-up of another thread. One Call at a time
+// does this (each waits on a thread of its own); the others wait.
+func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer []byte, err error) {
+	methodText := cString(method)
+	err = conn.library(func(c *C.acp_connection) error {
+		var text errorText
+		var id C.int64_t
+		if rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size()); rc != C.ACP_OK {
+			return failure(rc, &text)
+		}
+		if ctx.Done() != nil {
+			// The engine answers the request -32800 at once, which ends the
+			// wait below, and tells the peer.
+			stop := context.AfterFunc(ctx, func() { conn.cancelRequest(id) })
+			defer stop()
+		}
+		var out *C.char
+		rc := C.acp_go_await(c, id, &out, text.ptr(), text.size())
+		answer = goBytes(out)
+		C.acp_string_free(out)
+		switch rc {
+		case C.ACP_OK:
+			return nil
+		case C.ACP_ERR_REQUEST_FAILED:
+			requestError := &RequestError{}
+			if json.Unmarshal(answer, requestError) != nil {
+				return InternalError()
+			}
+			return requestError
+		case C.ACP_ERR_WRONG_MODE:
+			return errWaitInNotification
+		}
+		return failure(rc, &text)
+	})
+	return answer, err
+}
+
+// wait sends a request whose answer the connection's dispatch thread hands
+// to this goroutine.
+func (conn *Conn) wait(ctx context.Context, method string, body []byte) ([]byte, error) {
+	waiting := make(chan response, 1)
+	handle := cgo.NewHandle(waiting)
+	methodText := cString(method)
+	var id C.int64_t
+	err := conn.library(func(c *C.acp_connection) error {
+		var text errorText
+		if rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size()); rc != C.ACP_OK {
+			handle.Delete()
+			return failure(rc, &text)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case answer := <-waiting:
+		return answer.result, answer.err
+	case <-ctx.Done():
+		// The engine answers it -32800 (to the channel, unread) and tells
+		// the peer.
+		conn.cancelRequest(id)
+		return nil, ctx.Err()
+	}
+}
+
+func (conn *Conn) cancelRequest(id C.int64_t) {
+	_ = conn.library(func(c *C.acp_connection) error {
+		C.acp_connection_cancel_request(c, id)
+		return nil
+	})
 }
 
 // Notify sends a notification. params is any value encoding/json writes
@@ -445,28 +405,45 @@ func encodeParams(params any) ([]byte, error) {
 	if params == nil {
 		return nil, nil
 	}
-	body, err := json.Marshal(params)
+	body, err := encodeC(params)
 	if err != nil {
 		return nil, InvalidParams().WithData(map[string]string{"reason": err.Error()})
 	}
-	return append(body, 0), nil
+	return body, nil
+}
+
+// encodeC is value as NUL-terminated JSON, written once (appending the NUL
+// to json.Marshal's result would copy a 16 MiB file's text once more).
+func encodeC(value any) ([]byte, error) {
+	var out bytes.Buffer
+	if err := json.NewEncoder(&out).Encode(value); err != nil {
+		return nil, err
+	}
+	body := out.Bytes()
+	body[len(body)-1] = 0 // the Encoder's newline
+	return body, nil
 }
 
 // Close closes the connection: requests still waiting fail, the peer sees
-// EOF, a spawned agent is reaped. Done is closed once it is torn down.
+// EOF, a spawned agent is reaped; it returns once that is done (except
+// from a notification handler, which holds the teardown up: then it
+// returns at once).
 func (conn *Conn) Close() error {
 	err := conn.library(func(c *C.acp_connection) error {
 		C.acp_connection_close(c)
 		return nil
 	})
-	<-conn.done
+	if !conn.notifying.Load() {
+		<-conn.done
+	}
 	if IsConnectionClosed(err) {
 		return nil
 	}
 	return err
 }
 
-// Done is closed once the connection closed (the peer hung up, or Close).
+// Done is closed once the connection closed and was torn down (the peer
+// hung up, or Close).
 func (conn *Conn) Done() <-chan struct{} { return conn.done }
 
 // CloseReason says why the connection closed ("" while it is open).

@@ -6,9 +6,9 @@ package acpengine
 import "C"
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/goccy/go-json"
 )
 
 // RequestError is a JSON-RPC error: what a handler returns to answer with

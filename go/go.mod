@@ -1,3 +1,5 @@
 module github.com/acp-engine/acp-engine/go
 
-go 1.19
+go 1.21
+
+require github.com/goccy/go-json v0.10.5

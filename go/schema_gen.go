@@ -3,7 +3,7 @@
 
 package acpengine
 
-import "encoding/json"
+import json "github.com/goccy/go-json"
 
 // RequestId: JSON RPC Request Id
 //

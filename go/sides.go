@@ -2,7 +2,7 @@ package acpengine
 
 import (
 	"context"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 )
 
 // ExtMethodHandler is implemented by an Agent or Client that handles

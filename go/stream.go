@@ -17,7 +17,7 @@ import (
 // (StdioStream), a spawned agent's (SpawnStream) or two file descriptors
 // (FDStream).
 type Stream struct {
-	open func(options *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result
+	open func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result
 	// How the spawned child may exit: filled into the options.
 	exitGrace time.Duration
 }
@@ -25,8 +25,8 @@ type Stream struct {
 // StdioStream is this process's stdin and stdout (an agent launched by its
 // client).
 func StdioStream() Stream {
-	return Stream{open: func(options *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result {
-		return C.acp_go_stdio(options, out, text.ptr(), text.size())
+	return Stream{open: func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result {
+		return C.acp_go_stdio(options, handlers, out, text.ptr(), text.size())
 	}}
 }
 
@@ -57,7 +57,7 @@ func SpawnStream(command string, args []string, options *SpawnOptions) Stream {
 	dir := options.Dir
 	return Stream{
 		exitGrace: options.ExitGrace,
-		open: func(copts *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result {
+		open: func(copts *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result {
 			cargv := cStringArray(argv)
 			defer freeCStringArray(cargv)
 			var cenv **C.char
@@ -71,7 +71,7 @@ func SpawnStream(command string, args []string, options *SpawnOptions) Stream {
 				cdir = C.CString(dir)
 				defer C.free(unsafe.Pointer(cdir))
 			}
-			return C.acp_go_spawn(&cargv[0], cenv, cdir, copts, out, text.ptr(), text.size())
+			return C.acp_go_spawn(&cargv[0], cenv, cdir, copts, handlers, out, text.ptr(), text.size())
 		},
 	}
 }
@@ -79,8 +79,8 @@ func SpawnStream(command string, args []string, options *SpawnOptions) Stream {
 // FDStream talks over two file descriptors, which the connection owns from
 // then on (it closes them).
 func FDStream(readFD, writeFD int) Stream {
-	return Stream{open: func(options *C.acp_options, out **C.acp_connection, text *errorText) C.acp_result {
-		return C.acp_go_fds(C.int(readFD), C.int(writeFD), options, out, text.ptr(), text.size())
+	return Stream{open: func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result {
+		return C.acp_go_fds(C.int(readFD), C.int(writeFD), options, handlers, out, text.ptr(), text.size())
 	}}
 }
 

@@ -2,8 +2,8 @@ package acpengine
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"strings"
 )
 

@@ -240,6 +240,14 @@ typedef struct {
    its methods pass the checks; otherwise they are unknown (-32601).
    */
   bool unstable;
+  /*
+   Response callbacks (`acp_response_callback`) return at once: the
+   dispatch thread never moves its work to another thread while one
+   runs, and they may not wait for an answer themselves. For hosts
+   whose callbacks first wait for their own scheduler (Go's): a new
+   thread would only wait too.
+   */
+  bool quick_response_callbacks;
 } acp_options;
 
 /*
@@ -270,6 +278,16 @@ typedef void (*acp_close_callback)(void *user_data,
                                    const char *reason);
 
 /*
+ The peer cancelled inbound request `responder` (`$/cancel_request`, or a
+ client's `session/cancel` for a permission request); the engine answered
+ it already: stop working on it (answering it now returns
+ ACP_ERR_ALREADY_ANSWERED). Called in order with the other events.
+ */
+typedef void (*acp_cancel_callback)(void *user_data,
+                                    const acp_connection *connection,
+                                    acp_responder *responder);
+
+/*
  Callbacks for a connection. Any may be NULL: requests then get -32601,
  notifications are dropped. They run on the connection's dispatch thread
  (never the thread that created the connection), may block, and may call
@@ -292,6 +310,11 @@ typedef struct {
    The connection closed (optional).
    */
   acp_close_callback on_close;
+  /*
+   The peer cancelled an inbound request (optional; otherwise poll
+   `acp_responder_is_cancelled`).
+   */
+  acp_cancel_callback on_cancel;
 } acp_handlers;
 
 /*
@@ -365,6 +388,47 @@ extern "C" {
 #endif // __cplusplus
 
 /*
+ Send a request and wait for its answer on this thread (up to
+ `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
+ result; on `ACP_ERR_REQUEST_FAILED` it is the JSON-RPC error object
+ `{"code","message","data"?}`; either way free it with `acp_string_free`.
+ On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`).
+ From a request or response callback, the dispatch thread's work goes on
+ on another thread meanwhile; from a notification callback it would wait
+ for itself, and fails with `ACP_ERR_WRONG_MODE` (nothing is sent).
+ */
+acp_result acp_connection_request(const acp_connection *connection,
+                                  const char *method,
+                                  const char *params_json,
+                                  int32_t timeout_ms,
+                                  char **out_json);
+
+/*
+ Send a request whose answer is taken with `acp_connection_await` (once),
+ on any thread; `*out_request_id` is its id (for `acp_connection_await`
+ and `acp_connection_cancel_request`). `params_json` may be NULL. Nothing
+ is sent on a failure code.
+ */
+acp_result acp_connection_start_request(const acp_connection *connection,
+                                        const char *method,
+                                        const char *params_json,
+                                        int64_t *out_request_id);
+
+/*
+ Wait (up to `timeout_ms`; negative: no limit) for the answer to a request
+ of `acp_connection_start_request`, with the results of
+ `acp_connection_request`; on `ACP_ERR_TIMEOUT` the request stays pending
+ (await it again, or cancel it: `acp_connection_cancel_request` makes this
+ return at once, `ACP_ERR_REQUEST_FAILED` with -32800). The same rules as
+ `acp_connection_request` for callbacks. `ACP_ERR_INVALID_ARGUMENT` for an
+ id that is not awaited (unknown, or its answer was already taken).
+ */
+acp_result acp_connection_await(const acp_connection *connection,
+                                int64_t request_id,
+                                int32_t timeout_ms,
+                                char **out_json);
+
+/*
  Serve on this process's stdin/stdout (an agent launched by its client).
  `handlers` NULL makes an event connection (`acp_connection_next_events`).
  */
@@ -413,22 +477,6 @@ acp_result acp_connection_send_request(const acp_connection *connection,
                                        acp_response_callback callback,
                                        void *user_data,
                                        int64_t *out_request_id);
-
-/*
- Send a request and wait for its answer on this thread (up to
- `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
- result; on `ACP_ERR_REQUEST_FAILED` it is the JSON-RPC error object
- `{"code","message","data"?}`; either way free it with `acp_string_free`.
- On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`).
- From a request or response callback, the dispatch thread's work goes on
- on another thread meanwhile; from a notification callback it would wait
- for itself, and fails with `ACP_ERR_WRONG_MODE` (nothing is sent).
- */
-acp_result acp_connection_request(const acp_connection *connection,
-                                  const char *method,
-                                  const char *params_json,
-                                  int32_t timeout_ms,
-                                  char **out_json);
 
 /*
  Send a notification. `params_json` may be NULL. Nothing is sent on a

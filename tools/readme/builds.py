@@ -158,7 +158,7 @@ def build_go(blocks: List[Block], work: Path) -> Built:
         module.mkdir()
         (module / "main.go").write_text(block.text)
         (module / "go.mod").write_text(
-            "module example.com/readme\n\ngo 1.19\n\n"
+            "module example.com/readme\n\ngo 1.21\n\n"
             "require github.com/acp-engine/acp-engine/go v0.0.0\n\n"
             f"replace github.com/acp-engine/acp-engine/go => {ROOT / 'go'}\n"
         )

@@ -127,9 +127,14 @@ pub(crate) struct Conn {
     pub handlers: Option<acp_handlers>,
     pub dispatch: Dispatch,
     pub pid: Option<u32>,
+    /// `acp_options.quick_response_callbacks`.
+    pub quick_response_callbacks: bool,
     /// The runtime generation (see `acp_shutdown`).
     pub generation: u64,
     requests: Mutex<HashMap<i64, Waiting>>,
+    /// Requests of `acp_connection_start_request` whose answer was not
+    /// taken yet (`acp_connection_await`).
+    awaited: Mutex<HashMap<i64, Arc<Slot>>>,
     state: Mutex<State>,
     /// Notified when the state changes for drivers and waiters.
     changed: Condvar,
@@ -149,6 +154,7 @@ impl Conn {
         handlers: Option<acp_handlers>,
         wake: Arc<EventFd>,
         pid: Option<u32>,
+        quick_response_callbacks: bool,
         generation: u64,
     ) -> Self {
         let reading = host.read_fd().is_some();
@@ -157,8 +163,10 @@ impl Conn {
             handlers,
             dispatch: Dispatch::default(),
             pid,
+            quick_response_callbacks,
             generation,
             requests: Mutex::new(HashMap::new()),
+            awaited: Mutex::new(HashMap::new()),
             state: Mutex::new(State {
                 driving: false,
                 backlog: VecDeque::new(),
@@ -211,6 +219,28 @@ impl Conn {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id)
+    }
+
+    /// Request `id`'s answer will be awaited later, in `slot`.
+    pub fn await_later(&self, id: i64, slot: Arc<Slot>) {
+        self.awaited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, slot);
+    }
+
+    /// Where request `id`'s answer will be (None: not awaited).
+    pub fn awaited(&self, id: i64) -> Option<Arc<Slot>> {
+        self.awaited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
+    }
+
+    /// Request `id`'s answer was taken.
+    pub fn awaited_done(&self, id: i64) {
+        self.awaited.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
     }
 
     /// Give a waiting `acp_connection_request` its answer.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use acp_engine::host::{self, BlockWhenFull, EventFd, HostConnection};
 use acp_engine::{RawJson, SpawnOptions, Transport};
 
-use crate::conn::{Conn, Slot, Waiting};
+use crate::conn::{Conn, Waiting};
 use crate::dispatch::{self, BeforeBlocking};
 use crate::events::{self, acp_event};
 use crate::ffi::{acp_result, guard, guard_value, json_arg, owned_string, str_arg, structured, Failure};
@@ -70,7 +70,14 @@ unsafe fn start(
             signal.signal();
         }
     });
-    let conn = Arc::new(Conn::new(connection, handlers, wake, pid, generation));
+    let conn = Arc::new(Conn::new(
+        connection,
+        handlers,
+        wake,
+        pid,
+        options.quick_response_callbacks,
+        generation,
+    ));
     *out = Arc::into_raw(conn.clone()).cast_mut().cast();
     // Only now, with the connection handed to C, may callbacks run.
     if conn.handlers.is_some() {
@@ -207,7 +214,7 @@ unsafe fn connection_arg(connection: *const acp_connection) -> Result<Arc<Conn>,
 }
 
 /// A connection whose runtime still runs (not cut off by `acp_shutdown`).
-unsafe fn live_connection(connection: *const acp_connection) -> Result<Arc<Conn>, Failure> {
+pub(crate) unsafe fn live_connection(connection: *const acp_connection) -> Result<Arc<Conn>, Failure> {
     let conn = connection_arg(connection)?;
     if host::runtime_alive(conn.generation) {
         Ok(conn)
@@ -221,7 +228,7 @@ unsafe fn live_connection(connection: *const acp_connection) -> Result<Arc<Conn>
 
 /// Method and params of an outbound message, as given (the engine checks
 /// them against the schema before anything is sent).
-unsafe fn outbound<'a>(
+pub(crate) unsafe fn outbound<'a>(
     method: *const c_char,
     params_json: *const c_char,
 ) -> Result<(&'a str, Option<RawJson>), Failure> {
@@ -243,7 +250,7 @@ fn not_sent(method: &str, error: acp_engine::RequestError) -> Failure {
 }
 
 /// Send a request and record how its answer is wanted, before it can come.
-fn send_request(
+pub(crate) fn send_request(
     conn: &Conn,
     method: &str,
     params: &Option<RawJson>,
@@ -296,72 +303,6 @@ pub unsafe extern "C" fn acp_connection_send_request(
             *out = id;
         }
         Ok(())
-    })
-}
-
-/// Send a request and wait for its answer on this thread (up to
-/// `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
-/// result; on `ACP_ERR_REQUEST_FAILED` it is the JSON-RPC error object
-/// `{"code","message","data"?}`; either way free it with `acp_string_free`.
-/// On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`).
-/// From a request or response callback, the dispatch thread's work goes on
-/// on another thread meanwhile; from a notification callback it would wait
-/// for itself, and fails with `ACP_ERR_WRONG_MODE` (nothing is sent).
-#[no_mangle]
-pub unsafe extern "C" fn acp_connection_request(
-    connection: *const acp_connection,
-    method: *const c_char,
-    params_json: *const c_char,
-    timeout_ms: i32,
-    out_json: *mut *mut c_char,
-) -> acp_result {
-    guard(|| {
-        let conn = live_connection(connection)?;
-        if out_json.is_null() {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_NULL_ARGUMENT,
-                "out_json is NULL",
-            ));
-        }
-        *out_json = ptr::null_mut();
-        let (method, params) = outbound(method, params_json)?;
-        if let BeforeBlocking::WouldDeadlock = dispatch::before_blocking(&conn) {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_WRONG_MODE,
-                format!("{method}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request"),
-            ));
-        }
-        let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
-        let slot = Arc::new(Slot::default());
-        let id = send_request(&conn, method, &params, Waiting::Slot(slot.clone()))?;
-        let outcome = if conn.is_event_connection() {
-            // Nobody else may be taking events: take them while waiting.
-            conn.take(deadline, |_| slot.take())
-        } else {
-            conn.wait_answer(&slot, deadline)
-        };
-        match outcome {
-            None => {
-                // Cancelled: the peer gets $/cancel_request, a late answer is dropped.
-                conn.host.cancel_pending_request(id);
-                Err(Failure::new(
-                    acp_result::ACP_ERR_TIMEOUT,
-                    format!("{method}: no answer within {timeout_ms} ms"),
-                ))
-            }
-            Some(Ok(result)) => {
-                *out_json = owned_string(&result);
-                Ok(())
-            }
-            Some(Err(error)) if error.is_connection_closed() => Err(Failure::closed(&error)),
-            Some(Err(error)) => {
-                *out_json = owned_string(&error.to_error_response().to_string());
-                Err(Failure::new(
-                    acp_result::ACP_ERR_REQUEST_FAILED,
-                    format!("{method}: {error}"),
-                ))
-            }
-        }
     })
 }
 

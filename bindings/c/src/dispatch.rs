@@ -120,7 +120,12 @@ fn deliver(conn: &Arc<Conn>, epoch: u64, item: Item) -> bool {
         Event::Response { id, outcome } => match conn.answer_wanted(id) {
             Some(Waiting::Slot(slot)) => conn.complete(&slot, outcome_text(&outcome)),
             Some(Waiting::Callback(Some(callback), user_data)) => {
-                in_callback(conn, epoch, Doing::Callback, || match &outcome {
+                let doing = if conn.quick_response_callbacks {
+                    Doing::Notification
+                } else {
+                    Doing::Callback
+                };
+                in_callback(conn, epoch, doing, || match &outcome {
                     Ok(result) => unsafe { callback(user_data.0, c_conn, id, result.0, ptr::null()) },
                     Err(error) => with_c_error(error, |error| unsafe {
                         callback(user_data.0, c_conn, id, ptr::null(), error)
@@ -130,7 +135,13 @@ fn deliver(conn: &Arc<Conn>, epoch: u64, item: Item) -> bool {
             _ => {}
         },
         // A later answer finds the request gone (ACP_ERR_ALREADY_ANSWERED).
-        Event::Cancelled { .. } => {}
+        Event::Cancelled { token } => {
+            if let Some(on_cancel) = handlers.on_cancel {
+                in_callback(conn, epoch, Doing::Notification, || unsafe {
+                    on_cancel(handlers.user_data, c_conn, token as *mut _)
+                });
+            }
+        }
         Event::Closed { reason } => {
             conn.fail_waiting(&reason);
             if let Some(on_close) = handlers.on_close {

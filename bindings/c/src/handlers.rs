@@ -58,6 +58,18 @@ pub type acp_close_callback = Option<
     unsafe extern "C" fn(user_data: *mut c_void, connection: *const acp_connection, reason: *const c_char),
 >;
 
+/// The peer cancelled inbound request `responder` (`$/cancel_request`, or a
+/// client's `session/cancel` for a permission request); the engine answered
+/// it already: stop working on it (answering it now returns
+/// ACP_ERR_ALREADY_ANSWERED). Called in order with the other events.
+pub type acp_cancel_callback = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        connection: *const acp_connection,
+        responder: *mut acp_responder,
+    ),
+>;
+
 /// The answer to `acp_connection_send_request`: `result_json` on success
 /// (and `error` NULL), `error` on failure (and `result_json` NULL). Valid
 /// during the call.
@@ -86,6 +98,9 @@ pub struct acp_handlers {
     pub on_notification: acp_notification_callback,
     /// The connection closed (optional).
     pub on_close: acp_close_callback,
+    /// The peer cancelled an inbound request (optional; otherwise poll
+    /// `acp_responder_is_cancelled`).
+    pub on_cancel: acp_cancel_callback,
 }
 
 // C function pointers and `user_data`: usable from any thread by the

@@ -13,6 +13,7 @@
 // the header, and checks for NULL itself.
 #![allow(clippy::missing_safety_doc)]
 
+mod awaited;
 mod batch;
 mod conn;
 mod connection;
@@ -25,6 +26,7 @@ mod options;
 mod responder;
 mod runtime;
 
+pub use awaited::*;
 pub use connection::*;
 pub use events::*;
 pub use ffi::*;

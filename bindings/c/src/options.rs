@@ -33,6 +33,12 @@ pub struct acp_options {
     /// Speak the unstable protocol too (schema/v1/schema.unstable.json):
     /// its methods pass the checks; otherwise they are unknown (-32601).
     pub unstable: bool,
+    /// Response callbacks (`acp_response_callback`) return at once: the
+    /// dispatch thread never moves its work to another thread while one
+    /// runs, and they may not wait for an answer themselves. For hosts
+    /// whose callbacks first wait for their own scheduler (Go's): a new
+    /// thread would only wait too.
+    pub quick_response_callbacks: bool,
 }
 
 impl Default for acp_options {
@@ -42,6 +48,7 @@ impl Default for acp_options {
             max_message_size: 0,
             exit_grace_ms: 0,
             unstable: false,
+            quick_response_callbacks: false,
         }
     }
 }

@@ -233,8 +233,8 @@ typedef struct {
 
 /* A connection on one end of a socketpair; the test keeps the other end
  * in `p` and plays the peer byte for byte. */
-static inline acp_result peer_connect(peer *p, acp_side side, const acp_handlers *handlers,
-                               acp_connection **out) {
+static inline acp_result peer_connect_with(peer *p, const acp_options *options, const acp_handlers *handlers,
+                                           acp_connection **out) {
     int sv[2];
     memset(p, 0, sizeof *p);
     p->fd = -1;
@@ -243,10 +243,15 @@ static inline acp_result peer_connect(peer *p, acp_side side, const acp_handlers
         exit(2);
     }
     p->fd = sv[0];
-    acp_options options = {.side = side};
     /* Two descriptors for the two directions (the header asks for
      * duplicates when it is the same socket). */
-    return acp_connection_fds(sv[1], dup(sv[1]), &options, handlers, out);
+    return acp_connection_fds(sv[1], dup(sv[1]), options, handlers, out);
+}
+
+static inline acp_result peer_connect(peer *p, acp_side side, const acp_handlers *handlers,
+                                      acp_connection **out) {
+    acp_options options = {.side = side};
+    return peer_connect_with(p, &options, handlers, out);
 }
 
 static inline void peer_close(peer *p) {

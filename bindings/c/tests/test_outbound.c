@@ -324,7 +324,7 @@ static void ask_back(void *user_data, const acp_connection *conn, const char *me
 static void test_nested_request(void) {
     harness_section("a request callback waits on a request of its own");
     static nested n = {NULL, PTHREAD_MUTEX_INITIALIZER, LATCH_INIT};
-    acp_handlers h = {&n, ask_back, NULL, NULL};
+    acp_handlers h = {.user_data = &n, .on_request = ask_back};
     peer p;
     pthread_mutex_lock(&n.mutex);
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &n.c), ACP_OK);
@@ -406,12 +406,149 @@ static void test_max_message_size(void) {
     peer_close(&p);
 }
 
+
+/* ---- start_request / await ----------------------------------------------- */
+
+static void *answer_after(void *arg) {
+    scripted *s = arg;
+    s->first = peer_read_line(s->p, slow(5000));
+    sleep_ms(100);
+    peer_send(s->p, s->reply, json_int(s->first, "id", -1));
+    return NULL;
+}
+
+static void *cancel_soon(void *arg) {
+    void **args = arg;
+    sleep_ms(50);
+    acp_connection_cancel_request(args[0], *(int64_t *)args[1]);
+    return NULL;
+}
+
+static void test_start_and_await(void) {
+    harness_section("start_request + await: ok, a timeout keeps it pending, cancel ends the wait");
+    peer p;
+    acp_connection *c = NULL;
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &no_handlers, &c), ACP_OK);
+    int64_t id = -1;
+    char *json = NULL;
+
+    /* Answered while nobody waits: await finds it. */
+    CHECK_RC(acp_connection_start_request(c, "early", "{}", &id), ACP_OK);
+    char *line = peer_read_line(&p, slow(2000));
+    CHECK(json_int(line, "id", -1) == id);
+    free(line);
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"n\":1}}", (long long)id);
+    CHECK_RC(acp_connection_await(c, id, slow(5000), &json), ACP_OK);
+    CHECK_STR_EQ(json, "{\"n\":1}");
+    acp_string_free(json);
+    /* Its answer was taken: the id is no longer awaited. */
+    json = (char *)"untouched";
+    CHECK_RC(acp_connection_await(c, id, 0, &json), ACP_ERR_INVALID_ARGUMENT);
+    CHECK_LAST_ERROR();
+    CHECK(json == NULL);
+
+    /* A timeout leaves the request pending; the next await gets the answer. */
+    pthread_t thread;
+    scripted s = {&p, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":\"late\"}", 0, NULL, NULL};
+    CHECK_RC(acp_connection_start_request(c, "slow", NULL, &id), ACP_OK);
+    CHECK(pthread_create(&thread, NULL, answer_after, &s) == 0);
+    json = NULL;
+    CHECK_RC(acp_connection_await(c, id, 10, &json), ACP_ERR_TIMEOUT);
+    CHECK(json == NULL);
+    CHECK_RC(acp_connection_await(c, id, slow(5000), &json), ACP_OK);
+    CHECK_STR_EQ(json, "\"late\"");
+    acp_string_free(json);
+    pthread_join(thread, NULL);
+    CHECK_CONTAINS(s.first, "\"method\":\"slow\"");
+    free(s.first);
+
+    /* Cancelled from another thread: the wait ends with -32800, the peer
+     * gets $/cancel_request. */
+    CHECK_RC(acp_connection_start_request(c, "never", "{}", &id), ACP_OK);
+    void *args[2] = {c, &id};
+    CHECK(pthread_create(&thread, NULL, cancel_soon, args) == 0);
+    json = NULL;
+    CHECK_RC(acp_connection_await(c, id, slow(5000), &json), ACP_ERR_REQUEST_FAILED);
+    CHECK(json_int(json, "code", 0) == -32800);
+    acp_string_free(json);
+    pthread_join(thread, NULL);
+    free(peer_read_line(&p, slow(2000)));
+    line = peer_read_line(&p, slow(2000));
+    CHECK_CONTAINS(line, "\"method\":\"$/cancel_request\"");
+    free(line);
+
+    /* Argument checks, and a closed connection. */
+    CHECK_RC(acp_connection_start_request(c, "x", "{}", NULL), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_connection_start_request(c, "x", "{not json", &id), ACP_ERR_INVALID_JSON);
+    CHECK_RC(acp_connection_await(c, 12345, 0, NULL), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_connection_await(NULL, 1, 0, &json), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_connection_start_request(c, "pending at close", "{}", &id), ACP_OK);
+    CHECK_RC(acp_connection_close(c), ACP_OK);
+    CHECK_RC(acp_connection_await(c, id, slow(5000), &json), ACP_ERR_CLOSED);
+    acp_connection_free(c);
+    peer_close(&p);
+}
+
+/* ---- quick_response_callbacks -------------------------------------------- */
+
+typedef struct {
+    latch response_done, notified;
+    int notified_before_response_done;
+    int request_rc;
+    acp_connection *c;
+} quick;
+
+static void slow_response(void *user_data, const acp_connection *conn, int64_t request_id, const char *result,
+                          const acp_error *error) {
+    (void)conn;
+    (void)request_id;
+    (void)result;
+    (void)error;
+    quick *q = user_data;
+    char *json = NULL;
+    q->request_rc = acp_connection_request(q->c, "nested", "{}", 0, &json); /* may not wait here */
+    acp_string_free(json);
+    sleep_ms(50); /* well past the 2 ms after which a callback is handed off */
+    latch_add(&q->response_done, 1);
+}
+
+static void note(void *user_data, const acp_connection *conn, const char *method, const char *params) {
+    (void)conn;
+    (void)method;
+    (void)params;
+    quick *q = user_data;
+    if (latch_get(&q->response_done) == 0) q->notified_before_response_done = 1;
+    latch_add(&q->notified, 1);
+}
+
+static void test_quick_response_callbacks(void) {
+    harness_section("quick_response_callbacks: a slow response callback holds the dispatch thread");
+    static quick q = {LATCH_INIT, LATCH_INIT, 0, -1, NULL};
+    acp_handlers h = {.user_data = &q, .on_notification = note};
+    acp_options options = {.quick_response_callbacks = true};
+    peer p;
+    CHECK_RC(peer_connect_with(&p, &options, &h, &q.c), ACP_OK);
+    int64_t id = -1;
+    CHECK_RC(acp_connection_send_request(q.c, "work", "{}", slow_response, &q, &id), ACP_OK);
+    free(peer_read_line(&p, slow(2000)));
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}", (long long)id);
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"after\"}");
+    CHECK(latch_wait(&q.notified, 1, slow(5000)));
+    CHECK(latch_get(&q.response_done) == 1);
+    CHECK(!q.notified_before_response_done);
+    CHECK_EQ_INT(q.request_rc, ACP_ERR_WRONG_MODE);
+    acp_connection_free(q.c);
+    peer_close(&p);
+}
+
 int main(void) {
     harness_name = "test_outbound";
     test_callbacks();
     test_sync_request();
     test_sync_request_peer_hangs_up();
     test_cancel_request();
+    test_start_and_await();
+    test_quick_response_callbacks();
     test_nested_request();
     test_max_message_size();
     acp_shutdown();

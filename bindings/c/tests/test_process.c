@@ -212,7 +212,7 @@ static void test_crash_sleep(void) {
     char script[512];
     snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 30", pidfile);
     const char *argv[] = {"sh", "-c", script, NULL};
-    acp_handlers h = {&s, NULL, NULL, on_close};
+    acp_handlers h = {.user_data = &s, .on_close = on_close};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, NULL, &h, &c), ACP_OK);
     pid_t pid = read_pid(pidfile, slow(5000));
@@ -264,7 +264,7 @@ static void test_crash_rust_agent(void) {
     snprintf(script, sizeof script, "echo $$ > '%s'; exec '%s' 2>/dev/null", pidfile, agent);
     const char *argv[] = {"sh", "-c", script, NULL};
     acp_options options = {.side = ACP_SIDE_CLIENT};
-    acp_handlers h = {&s, park_permission, NULL, on_close};
+    acp_handlers h = {.user_data = &s, .on_request = park_permission, .on_close = on_close};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, &options, &h, &c), ACP_OK);
     pid_t pid = read_pid(pidfile, slow(5000));
@@ -379,7 +379,7 @@ static void child_close(void *user_data, const acp_connection *conn, const char 
 static int stdio_child(const char *marker) {
     static child_state s = {LATCH_INIT};
     acp_options options = {.side = ACP_SIDE_AGENT};
-    acp_handlers h = {&s, child_request, NULL, child_close};
+    acp_handlers h = {.user_data = &s, .on_request = child_request, .on_close = child_close};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &h, &c) != ACP_OK) return 3;
     if (acp_connection_wait_closed(c, 20000) != ACP_OK) return 4;

@@ -74,7 +74,7 @@ static void *answer_later(void *arg) {
 static void test_answer_later_and_twice(void) {
     harness_section("answer later from a pthread; answer twice");
     lot_reset();
-    acp_handlers h = {&lot, park, NULL, NULL};
+    acp_handlers h = {.user_data = &lot, .on_request = park};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -143,7 +143,7 @@ static void test_answer_later_and_twice(void) {
 static void test_unanswered_at_close(void) {
     harness_section("unanswered requests get -32603 at close");
     lot_reset();
-    acp_handlers h = {&lot, park, NULL, NULL};
+    acp_handlers h = {.user_data = &lot, .on_request = park};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -197,7 +197,7 @@ static void long_running(void *user_data, const acp_connection *conn, const char
 static void test_peer_cancels(void) {
     harness_section("$/cancel_request from the peer");
     static canceller k = {LATCH_INIT, LATCH_INIT, -1};
-    acp_handlers h = {&k, long_running, NULL, NULL};
+    acp_handlers h = {.user_data = &k, .on_request = long_running};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -242,7 +242,7 @@ static void meet(void *user_data, const acp_connection *conn, const char *method
 static void test_concurrent_requests(void) {
     harness_section("requests are delivered concurrently");
     static rendezvous r = {LATCH_INIT};
-    acp_handlers h = {&r, meet, NULL, NULL};
+    acp_handlers h = {.user_data = &r, .on_request = meet};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -262,7 +262,7 @@ static void test_concurrent_requests(void) {
 
 static void test_no_request_handler(void) {
     harness_section("on_request NULL: -32601");
-    acp_handlers h = {NULL, NULL, NULL, NULL};
+    acp_handlers h = {0};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -277,11 +277,59 @@ static void test_no_request_handler(void) {
     peer_close(&p);
 }
 
+
+/* ---- on_cancel ------------------------------------------------------------ */
+
+typedef struct {
+    latch started, cancelled;
+    acp_responder *cancelled_responder;
+    acp_responder *held;
+} cancel_seen;
+
+static void hold(void *user_data, const acp_connection *conn, const char *method, const char *params,
+                 acp_responder *responder) {
+    (void)conn;
+    (void)method;
+    (void)params;
+    cancel_seen *k = user_data;
+    k->held = responder;
+    latch_add(&k->started, 1);
+}
+
+static void on_cancel(void *user_data, const acp_connection *conn, acp_responder *responder) {
+    (void)conn;
+    cancel_seen *k = user_data;
+    k->cancelled_responder = responder;
+    latch_add(&k->cancelled, 1);
+}
+
+static void test_on_cancel(void) {
+    harness_section("on_cancel: the peer's $/cancel_request, in order");
+    static cancel_seen k = {LATCH_INIT, LATCH_INIT, NULL, NULL};
+    acp_handlers h = {.user_data = &k, .on_request = hold, .on_cancel = on_cancel};
+    peer p;
+    acp_connection *c = NULL;
+    CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"work\",\"params\":{}}");
+    CHECK(latch_wait(&k.started, 1, slow(5000)));
+    peer_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"requestId\":7}}");
+    CHECK(latch_wait(&k.cancelled, 1, slow(5000)));
+    CHECK(k.cancelled_responder == k.held);
+    CHECK(acp_responder_is_cancelled(k.held));
+    CHECK_RC(acp_responder_ok(k.held, "{}"), ACP_ERR_ALREADY_ANSWERED);
+    char *line = peer_read_line(&p, slow(3000));
+    CHECK(json_int(line, "code", 0) == -32800);
+    free(line);
+    acp_connection_free(c);
+    peer_close(&p);
+}
+
 int main(void) {
     harness_name = "test_responder";
     test_answer_later_and_twice();
     test_unanswered_at_close();
     test_peer_cancels();
+    test_on_cancel();
     test_concurrent_requests();
     test_no_request_handler();
     acp_shutdown();

@@ -1,0 +1,175 @@
+//! Requests whose answer the caller's thread waits for: `acp_connection_request`
+//! (send and wait), and its two halves, `acp_connection_start_request` and
+//! `acp_connection_await`, for a host that cancels a wait from another
+//! thread (Go's `context`). The waiting thread reads the stream itself while
+//! nobody else does, so an answer costs no wake-up of another thread.
+
+use std::ffi::c_char;
+use std::ptr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acp_engine::RequestError;
+
+use crate::conn::{Conn, Slot, Waiting};
+use crate::connection::{acp_connection, live_connection, outbound, send_request};
+use crate::dispatch::{self, BeforeBlocking};
+use crate::ffi::{acp_result, guard, owned_string, Failure};
+
+/// Send a request and wait for its answer on this thread (up to
+/// `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
+/// result; on `ACP_ERR_REQUEST_FAILED` it is the JSON-RPC error object
+/// `{"code","message","data"?}`; either way free it with `acp_string_free`.
+/// On `ACP_ERR_TIMEOUT` the request is cancelled (`$/cancel_request`).
+/// From a request or response callback, the dispatch thread's work goes on
+/// on another thread meanwhile; from a notification callback it would wait
+/// for itself, and fails with `ACP_ERR_WRONG_MODE` (nothing is sent).
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_request(
+    connection: *const acp_connection,
+    method: *const c_char,
+    params_json: *const c_char,
+    timeout_ms: i32,
+    out_json: *mut *mut c_char,
+) -> acp_result {
+    guard(|| {
+        let conn = live_connection(connection)?;
+        let out_json = out_arg(out_json, "out_json")?;
+        let (method, params) = outbound(method, params_json)?;
+        may_block(&conn, method)?;
+        let slot = Arc::new(Slot::default());
+        let id = send_request(&conn, method, &params, Waiting::Slot(slot.clone()))?;
+        match wait(&conn, &slot, timeout_ms) {
+            Some(outcome) => answered(method, outcome, out_json),
+            None => {
+                // Cancelled: the peer gets $/cancel_request, a late answer is dropped.
+                conn.host.cancel_pending_request(id);
+                Err(Failure::new(
+                    acp_result::ACP_ERR_TIMEOUT,
+                    format!("{method}: no answer within {timeout_ms} ms"),
+                ))
+            }
+        }
+    })
+}
+
+/// Send a request whose answer is taken with `acp_connection_await` (once),
+/// on any thread; `*out_request_id` is its id (for `acp_connection_await`
+/// and `acp_connection_cancel_request`). `params_json` may be NULL. Nothing
+/// is sent on a failure code.
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_start_request(
+    connection: *const acp_connection,
+    method: *const c_char,
+    params_json: *const c_char,
+    out_request_id: *mut i64,
+) -> acp_result {
+    guard(|| {
+        let conn = live_connection(connection)?;
+        if out_request_id.is_null() {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_NULL_ARGUMENT,
+                "out_request_id is NULL",
+            ));
+        }
+        let (method, params) = outbound(method, params_json)?;
+        let slot = Arc::new(Slot::default());
+        let id = send_request(&conn, method, &params, Waiting::Slot(slot.clone()))?;
+        conn.await_later(id, slot);
+        *out_request_id = id;
+        Ok(())
+    })
+}
+
+/// Wait (up to `timeout_ms`; negative: no limit) for the answer to a request
+/// of `acp_connection_start_request`, with the results of
+/// `acp_connection_request`; on `ACP_ERR_TIMEOUT` the request stays pending
+/// (await it again, or cancel it: `acp_connection_cancel_request` makes this
+/// return at once, `ACP_ERR_REQUEST_FAILED` with -32800). The same rules as
+/// `acp_connection_request` for callbacks. `ACP_ERR_INVALID_ARGUMENT` for an
+/// id that is not awaited (unknown, or its answer was already taken).
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_await(
+    connection: *const acp_connection,
+    request_id: i64,
+    timeout_ms: i32,
+    out_json: *mut *mut c_char,
+) -> acp_result {
+    guard(|| {
+        let conn = live_connection(connection)?;
+        let out_json = out_arg(out_json, "out_json")?;
+        let Some(slot) = conn.awaited(request_id) else {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_INVALID_ARGUMENT,
+                format!("request {request_id} is not awaited (not from acp_connection_start_request, or already answered)"),
+            ));
+        };
+        may_block(&conn, "acp_connection_await")?;
+        match wait(&conn, &slot, timeout_ms) {
+            Some(outcome) => {
+                conn.awaited_done(request_id);
+                answered(&format!("request {request_id}"), outcome, out_json)
+            }
+            None => Err(Failure::new(
+                acp_result::ACP_ERR_TIMEOUT,
+                format!("request {request_id}: no answer within {timeout_ms} ms (still pending)"),
+            )),
+        }
+    })
+}
+
+unsafe fn out_arg<'a>(out: *mut *mut c_char, name: &str) -> Result<&'a mut *mut c_char, Failure> {
+    let Some(out) = out.as_mut() else {
+        return Err(Failure::new(
+            acp_result::ACP_ERR_NULL_ARGUMENT,
+            format!("{name} is NULL"),
+        ));
+    };
+    *out = ptr::null_mut();
+    Ok(out)
+}
+
+/// Checked before a wait: from a notification callback it would wait for
+/// itself; from a request or response callback the dispatch job moves on.
+fn may_block(conn: &Arc<Conn>, what: &str) -> Result<(), Failure> {
+    match dispatch::before_blocking(conn) {
+        BeforeBlocking::Proceed => Ok(()),
+        BeforeBlocking::WouldDeadlock => Err(Failure::new(
+            acp_result::ACP_ERR_WRONG_MODE,
+            format!("{what}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request"),
+        )),
+    }
+}
+
+/// The answer in `slot`, waiting up to `timeout_ms` (None: not yet).
+fn wait(conn: &Conn, slot: &Slot, timeout_ms: i32) -> Option<Result<String, RequestError>> {
+    let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+    if conn.is_event_connection() {
+        // Nobody else may be taking events: take them while waiting.
+        conn.take(deadline, |_| slot.take())
+    } else {
+        conn.wait_answer(slot, deadline)
+    }
+}
+
+/// An answer as C receives it.
+fn answered(
+    what: &str,
+    outcome: Result<String, RequestError>,
+    out_json: &mut *mut c_char,
+) -> Result<(), Failure> {
+    match outcome {
+        Ok(result) => {
+            *out_json = owned_string(&result);
+            Ok(())
+        }
+        Err(error) if error.is_connection_closed() => Err(Failure::closed(&error)),
+        Err(error) => {
+            *out_json = owned_string(&error.to_error_response().to_string());
+            Err(Failure::new(
+                acp_result::ACP_ERR_REQUEST_FAILED,
+                format!("{what}: {error}"),
+            ))
+        }
+    }
+}

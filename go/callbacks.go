@@ -1,0 +1,72 @@
+package acpengine
+
+// The library's callbacks (bridge.c passes them on): they run on the
+// connection's dispatch thread, in wire order.
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime/cgo"
+	"runtime/debug"
+)
+
+func connOf(handle C.uintptr_t) *Conn {
+	conn := cgo.Handle(handle).Value().(*Conn)
+	<-conn.ready
+	return conn
+}
+
+//export acpGoRequest
+func acpGoRequest(handle C.uintptr_t, method *C.char, params *C.char, responder *C.acp_responder) {
+	connOf(handle).request(responder, C.GoString(method), goBytes(params))
+}
+
+//export acpGoNotification
+func acpGoNotification(handle C.uintptr_t, method *C.char, params *C.char) {
+	connOf(handle).notification(C.GoString(method), goBytes(params))
+}
+
+//export acpGoCancel
+func acpGoCancel(handle C.uintptr_t, responder *C.acp_responder) {
+	connOf(handle).cancelled(responder)
+}
+
+//export acpGoResponse
+func acpGoResponse(handle C.uintptr_t, result *C.char, code C.int64_t, message *C.char, data *C.char) {
+	waiting := cgo.Handle(handle)
+	var answer response
+	if result != nil {
+		answer.result = goBytes(result)
+	} else {
+		answer.err = &RequestError{Code: int64(code), Message: C.GoString(message), Data: goBytes(data)}
+	}
+	waiting.Value().(chan response) <- answer
+	waiting.Delete()
+}
+
+//export acpGoClose
+func acpGoClose(handle C.uintptr_t, reason *C.char) {
+	connOf(handle).finish(C.GoString(reason))
+}
+
+// recoverHandler keeps a handler's panic from unwinding into C.
+func recoverHandler(method, kind string) {
+	if panicked := recover(); panicked != nil {
+		logPanic(method, kind, panicked)
+	}
+}
+
+func logPanic(method, kind string, panicked any) {
+	logf("the %s %s handler panicked: %v\n%s", method, kind, panicked, debug.Stack())
+}
+
+// logf reports what no caller can be told (a handler that failed or
+// panicked) on stderr, which an agent's client shows as its log.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "acpengine: "+format+"\n", args...)
+}
