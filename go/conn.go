@@ -15,6 +15,7 @@ import (
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -37,6 +38,22 @@ const (
 type Options struct {
 	// MaxMessageSize bounds one inbound message in bytes (0: 64 MiB).
 	MaxMessageSize int
+	// Limits bound what the connection holds for a peer that is not
+	// reading.
+	Limits Limits
+}
+
+// Limits bound what a connection holds for a peer that stops reading:
+// while the peer's requests in flight reach MaxInFlightRequests or the
+// output queued for it reaches MaxBufferedBytes, the engine reads nothing
+// more (the peer's writes then wait: backpressure). With
+// OutputStallTimeout, a wait in which nothing is written and no request
+// finishes for that long closes the connection. Zero: the engine's default
+// (1024 requests, 64 MiB, no timeout).
+type Limits struct {
+	MaxInFlightRequests int
+	MaxBufferedBytes    int
+	OutputStallTimeout  time.Duration
 }
 
 // Handler handles what the peer sends on a connection.
@@ -112,8 +129,20 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 	// for Go's scheduler: moving the dispatch thread's work to a new thread
 	// meanwhile would start threads that wait too.
 	copts := C.acp_options{side: C.acp_side(side), quick_response_callbacks: true}
-	if options != nil && options.MaxMessageSize > 0 {
-		copts.max_message_size = C.size_t(options.MaxMessageSize)
+	if options != nil {
+		if options.MaxMessageSize > 0 {
+			copts.max_message_size = C.size_t(options.MaxMessageSize)
+		}
+		limits := options.Limits
+		if limits.MaxInFlightRequests > 0 {
+			copts.max_in_flight_requests = C.size_t(limits.MaxInFlightRequests)
+		}
+		if limits.MaxBufferedBytes > 0 {
+			copts.max_buffered_bytes = C.size_t(limits.MaxBufferedBytes)
+		}
+		if limits.OutputStallTimeout > 0 {
+			copts.output_stall_timeout_ms = C.uint32_t(max(1, limits.OutputStallTimeout.Milliseconds()))
+		}
 	}
 	if stream.exitGrace > 0 {
 		copts.exit_grace_ms = C.uint32_t(stream.exitGrace.Milliseconds())

@@ -248,6 +248,23 @@ typedef struct {
    thread would only wait too.
    */
   bool quick_response_callbacks;
+  /*
+   The peer's requests handled at once before the engine stops reading
+   its input until some are answered (0: the default, 1024).
+   */
+  size_t max_in_flight_requests;
+  /*
+   Bytes of output queued for a peer that is not reading before the
+   engine stops reading its input until it reads (0: the default,
+   64 MiB).
+   */
+  size_t max_buffered_bytes;
+  /*
+   Close the connection when reading was held at one of the limits
+   above this long with nothing written and no request finished (0:
+   never, the default).
+   */
+  uint32_t output_stall_timeout_ms;
 } acp_options;
 
 /*

@@ -50,5 +50,22 @@ python3 "$here/corpus_clients.py" --huge-bytes "$huge" --agent "$root/target/deb
   >"$work/clients.txt" 2>/dev/null
 echo "corpus -> clients: $(tail -1 "$work/clients.txt") (${#clients[@]} clients, each then completing its scenario)"
 tally "$work/clients.txt"
+# A client that stops reading (reliability/flood.py): every agent holds no
+# more than its default limits (64 MiB of output, 1,024 requests in flight)
+# plus a constant, loses and duplicates no answer, answers a final request
+# and exits when stdin closes; once for answers its handler writes, once for
+# errors the engine writes itself.
+flood_bound_mib="${ACP_FLOOD_BOUND_MIB:-96}"
+for agent in "${agents[@]}"; do
+  name="${agent%%=*}"
+  for mode in handler engine; do
+    # shellcheck disable=SC2086 # the command line splits into words
+    if result="$(timeout 600 python3 "$here/flood.py" --mode "$mode" --max-growth-mib "$flood_bound_mib" -- ${agent#*=})"; then
+      echo "PASS flood $name ($mode): $result"; total_passed=$((total_passed + 1))
+    else
+      echo "FAIL flood $name ($mode): $result"; total_failed=$((total_failed + 1))
+    fi
+  done
+done
 echo "$total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

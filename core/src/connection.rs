@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use crate::engine::{Handlers, Inner, Settings, Waiter};
+use crate::engine::{Handlers, Inner, Limits, Settings, Waiter};
 use crate::error::RequestError;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::handler::{NotificationHandler, Observer, RequestHandler};
@@ -294,6 +294,7 @@ pub struct ConnectionBuilder {
     read_spin: Duration,
     write_spin: Duration,
     guard_sigpipe: bool,
+    limits: Limits,
 }
 
 /// Default for [`ConnectionBuilder::read_spin`].
@@ -310,6 +311,7 @@ impl Default for ConnectionBuilder {
             read_spin: DEFAULT_READ_SPIN,
             write_spin: Duration::ZERO,
             guard_sigpipe: false,
+            limits: Limits::default(),
         }
     }
 }
@@ -343,6 +345,34 @@ impl ConnectionBuilder {
     /// Capacity of the outbound queue, in messages.
     pub fn write_queue_capacity(mut self, messages: usize) -> Self {
         self.write_queue_capacity = messages.max(1);
+        self
+    }
+
+    /// What the connection may hold for a peer that is not reading before
+    /// it stops reading (see [`Limits`]; every field has a setter too).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The peer's requests handled at once before the reader waits
+    /// (default [`crate::DEFAULT_MAX_IN_FLIGHT_REQUESTS`]).
+    pub fn max_in_flight_requests(mut self, requests: usize) -> Self {
+        self.limits.max_in_flight_requests = requests.max(1);
+        self
+    }
+
+    /// Bytes of output queued for the peer before the reader waits
+    /// (default [`crate::DEFAULT_MAX_BUFFERED_BYTES`]).
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_buffered_bytes = bytes.max(1);
+        self
+    }
+
+    /// Close the connection when reading was held at a limit this long
+    /// with nothing written and no request finished (default None: never).
+    pub fn output_stall_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.limits.output_stall_timeout = timeout;
         self
     }
 
@@ -458,6 +488,7 @@ impl ConnectionBuilder {
             max_message_size: self.max_message_size,
             write_queue_capacity: self.write_queue_capacity,
             dispatch_queue_capacity: 64,
+            limits: self.limits,
         }
     }
 }

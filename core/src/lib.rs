@@ -52,6 +52,7 @@ pub use client::{spawn_agent, Client, ClientSideConnection};
 pub use connection::{
     Connection, ConnectionBuilder, PendingRequest, DEFAULT_READ_SPIN, DEFAULT_WRITE_QUEUE_CAPACITY,
 };
+pub use engine::{Limits, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_IN_FLIGHT_REQUESTS};
 pub use error::RequestError;
 pub use handler::{
     BoxFuture, Direction, IncomingNotification, IncomingRequest, NotificationHandler, Observer,

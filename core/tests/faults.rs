@@ -104,8 +104,13 @@ async fn a_peer_killed_while_we_write_a_large_message() {
 async fn a_peer_that_closes_its_stdin_only() {
     // It closes its stdin and keeps running (stdout open): our next write
     // fails, which closes the connection and fails what is pending.
-    let (conn, _pid) = python_peer("import os, time\nos.close(0)\ntime.sleep(60)");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (conn, pid) = python_peer("import os, time\nos.close(0)\ntime.sleep(60)");
+    // Once it did (a loaded machine may take a while to start Python).
+    let stdin = format!("/proc/{pid}/fd/0");
+    let started = Instant::now();
+    while std::path::Path::new(&stdin).exists() && started.elapsed() < PATIENCE {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let calls = pending_calls(&conn, 3);
     let since = Instant::now();
     let after = all_fail(calls, since).await;

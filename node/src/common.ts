@@ -8,6 +8,7 @@ export {
   ndJsonStream,
   spawnStream,
   stdioStream,
+  type Limits,
   type MessageStream,
   type SpawnOptions,
   type Stream,

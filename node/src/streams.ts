@@ -31,9 +31,26 @@ export interface MessageStream {
   readable: ReadableStream<unknown>;
 }
 
+/**
+ * Bounds on what a connection holds for a peer that stops reading. While the
+ * peer's requests in flight reach `maxInFlightRequests` or the output queued
+ * for it reaches `maxBufferedBytes`, the engine reads nothing more (the
+ * peer's writes then wait: backpressure). With `outputStallTimeoutMs`, a wait
+ * in which nothing is written and no request finishes for that long closes
+ * the connection. Unset: the engine's default (1024 requests, 64 MiB, no
+ * timeout).
+ */
+export interface Limits {
+  maxInFlightRequests?: number;
+  maxBufferedBytes?: number;
+  outputStallTimeoutMs?: number;
+}
+
 export interface StreamOptions {
   /** The largest inbound message, in bytes (default 64 MiB). */
   maxMessageSize?: number;
+  /** What the connection may hold for a peer that is not reading. */
+  limits?: Limits;
 }
 
 export interface SpawnOptions extends StreamOptions {
@@ -48,7 +65,15 @@ export interface SpawnOptions extends StreamOptions {
 }
 
 function settings(side: Side, unstable: boolean, options: StreamOptions | undefined) {
-  return { side, unstable, maxMessageSize: options?.maxMessageSize };
+  const limits = options?.limits;
+  return {
+    side,
+    unstable,
+    maxMessageSize: options?.maxMessageSize,
+    maxInFlightRequests: limits?.maxInFlightRequests,
+    maxBufferedBytes: limits?.maxBufferedBytes,
+    outputStallTimeoutMs: limits?.outputStallTimeoutMs,
+  };
 }
 
 /**

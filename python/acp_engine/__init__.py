@@ -20,6 +20,7 @@ from ._connection import Connection, Side
 from ._errors import RequestError
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._helpers import run_agent, spawn_agent
+from ._limits import Limits
 from ._native import __version__
 from ._terminal import TerminalHandle
 from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream
@@ -41,6 +42,7 @@ __all__ = [
     "Client",
     "ClientSideConnection",
     "Connection",
+    "Limits",
     "PROTOCOL_VERSION",
     "RequestError",
     "Side",

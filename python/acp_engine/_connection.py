@@ -23,6 +23,7 @@ from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Generic
 
 from . import _native
 from ._errors import CONNECTION_CLOSED, RequestError
+from ._limits import Limits
 from ._transport import Stream
 
 logger = logging.getLogger("acp_engine")
@@ -135,6 +136,7 @@ class Connection:
         *,
         side: "Side" = Side.RAW,
         max_message_size: Optional[int] = None,
+        limits: Optional[Limits] = None,
         unstable: bool = False,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
     ) -> None:
@@ -144,7 +146,10 @@ class Connection:
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
-        self._native = stream._open({"side": Side(side).value, "max_message_size": max_message_size, "unstable": unstable})
+        settings = {"side": Side(side).value, "max_message_size": max_message_size, "unstable": unstable}
+        if limits is not None:
+            settings.update(limits._settings())
+        self._native = stream._open(settings)
         _open_connections.add(self._native)
         self._pending: Dict[int, "asyncio.Future[Any]"] = {}
         self._tickets: Dict[int, "asyncio.Future[bool]"] = {}
@@ -339,7 +344,9 @@ class Connection:
                     events = native.drain()
                 if events is None:
                     self._waiter = waiter = loop.create_future()
-                    if input_fd is not None:
+                    # At its limits the engine reads nothing until the peer
+                    # reads: the wake fd says when to pump again.
+                    if input_fd is not None and not native.reading_paused():
                         loop.add_reader(input_fd, self._on_input)
                         try:
                             await waiter

@@ -7,15 +7,19 @@ import contextlib
 from typing import AsyncIterator, Callable, Mapping, Optional
 
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
+from ._limits import Limits
 from ._transport import Stream, spawn_stream, stdio_stream
 
 
 async def run_agent(
-    agent_factory: Callable[[AgentSideConnection], Agent], stream: Optional[Stream] = None
+    agent_factory: Callable[[AgentSideConnection], Agent],
+    stream: Optional[Stream] = None,
+    *,
+    limits: Optional[Limits] = None,
 ) -> None:
     """Serve ``agent_factory(connection)`` on this process's stdin/stdout
     until the client hangs up: ``asyncio.run(run_agent(MyAgent))``."""
-    connection = AgentSideConnection(agent_factory, stream or stdio_stream())
+    connection = AgentSideConnection(agent_factory, stream or stdio_stream(), limits=limits)
     await connection.closed
 
 
@@ -26,11 +30,12 @@ async def spawn_agent(
     *args: str,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    limits: Optional[Limits] = None,
 ) -> AsyncIterator[ClientSideConnection]:
     """Start an agent process and connect to it as ``client_factory(conn)``:
     ``async with spawn_agent(MyClient, "my-agent", "--stdio") as agent: ...``.
     On exit the connection is closed and the agent reaped."""
-    connection = ClientSideConnection(client_factory, spawn_stream(command, *args, env=env, cwd=cwd))
+    connection = ClientSideConnection(client_factory, spawn_stream(command, *args, env=env, cwd=cwd), limits=limits)
     try:
         yield connection
     finally:

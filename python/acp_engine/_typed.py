@@ -15,6 +15,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional
 
 from ._connection import Connection, Side
+from ._limits import Limits
 from ._terminal import TerminalHandle
 from ._transport import Stream
 
@@ -55,7 +56,7 @@ class _TypedConnection:
 
     connection: Connection
 
-    def _serve(self, handler: Any, stream: Stream, max_message_size: Optional[int]) -> None:
+    def _serve(self, handler: Any, stream: Stream, max_message_size: Optional[int], limits: Optional[Limits]) -> None:
         router = _Router(handler, self._handlers, self._notifications)
         self.connection = Connection(
             stream,
@@ -63,6 +64,7 @@ class _TypedConnection:
             router.on_notification,
             side=self._side,
             max_message_size=max_message_size,
+            limits=limits,
             unstable=self._unstable,
             _routes=router.notifications,
         )
@@ -106,9 +108,16 @@ class _AgentSide(_TypedConnection):
 
     _side = Side.AGENT
 
-    def __init__(self, to_agent: Callable[[Any], Any], stream: Stream, *, max_message_size: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        to_agent: Callable[[Any], Any],
+        stream: Stream,
+        *,
+        max_message_size: Optional[int] = None,
+        limits: Optional[Limits] = None,
+    ) -> None:
         self.agent = to_agent(self)
-        self._serve(self.agent, stream, max_message_size)
+        self._serve(self.agent, stream, max_message_size, limits)
 
     async def _terminal(self, method: str, params: Any) -> TerminalHandle:
         """``terminal/create``: a handle to the terminal (release it, or use
@@ -122,9 +131,16 @@ class _ClientSide(_TypedConnection):
 
     _side = Side.CLIENT
 
-    def __init__(self, to_client: Callable[[Any], Any], stream: Stream, *, max_message_size: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        to_client: Callable[[Any], Any],
+        stream: Stream,
+        *,
+        max_message_size: Optional[int] = None,
+        limits: Optional[Limits] = None,
+    ) -> None:
         self.client = to_client(self)
-        self._serve(self.client, stream, max_message_size)
+        self._serve(self.client, stream, max_message_size, limits)
 
     @property
     def pid(self) -> Optional[int]:

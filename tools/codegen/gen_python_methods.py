@@ -160,6 +160,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
             "            stream: Stream,",
             "            *,",
             "            max_message_size: Optional[int] = None,",
+            "            limits: Optional[Limits] = None,",
             "        ) -> None: ...",
         ]
 
@@ -180,6 +181,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
         f"from {package_prefix}_typed import _AgentSide, _ClientSide",
         "",
         "if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time",
+        f"    from {package_prefix}_limits import Limits",
         f"    from {package_prefix}_terminal import TerminalHandle",
         f"    from {package_prefix}_transport import Stream",
         "    from ..schema import (",

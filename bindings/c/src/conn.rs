@@ -534,7 +534,10 @@ impl Conn {
             if let Some(text) = self.host.drain() {
                 return Some(text);
             }
-            let reading = read_fd.is_some() && self.reading.load(Ordering::Acquire);
+            // At the connection's limits the engine reads nothing until the
+            // peer reads; its wake says when to read again.
+            let reading =
+                read_fd.is_some() && self.reading.load(Ordering::Acquire) && !self.host.reading_paused();
             if reading && self.read_for(READ_SPIN) {
                 continue;
             }
@@ -582,7 +585,7 @@ impl Conn {
             if self.host.queued_events() > 0 {
                 return true;
             }
-            if start.elapsed() >= spin {
+            if start.elapsed() >= spin || self.host.reading_paused() {
                 return false;
             }
             std::hint::spin_loop();

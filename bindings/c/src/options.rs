@@ -39,6 +39,17 @@ pub struct acp_options {
     /// whose callbacks first wait for their own scheduler (Go's): a new
     /// thread would only wait too.
     pub quick_response_callbacks: bool,
+    /// The peer's requests handled at once before the engine stops reading
+    /// its input until some are answered (0: the default, 1024).
+    pub max_in_flight_requests: usize,
+    /// Bytes of output queued for a peer that is not reading before the
+    /// engine stops reading its input until it reads (0: the default,
+    /// 64 MiB).
+    pub max_buffered_bytes: usize,
+    /// Close the connection when reading was held at one of the limits
+    /// above this long with nothing written and no request finished (0:
+    /// never, the default).
+    pub output_stall_timeout_ms: u32,
 }
 
 impl Default for acp_options {
@@ -49,6 +60,9 @@ impl Default for acp_options {
             exit_grace_ms: 0,
             unstable: false,
             quick_response_callbacks: false,
+            max_in_flight_requests: 0,
+            max_buffered_bytes: 0,
+            output_stall_timeout_ms: 0,
         }
     }
 }
@@ -71,6 +85,17 @@ impl acp_options {
         };
         if self.max_message_size > 0 {
             options.max_message_size = self.max_message_size;
+        }
+        if self.max_in_flight_requests > 0 {
+            options.limits.max_in_flight_requests = self.max_in_flight_requests;
+        }
+        if self.max_buffered_bytes > 0 {
+            options.limits.max_buffered_bytes = self.max_buffered_bytes;
+        }
+        if self.output_stall_timeout_ms > 0 {
+            options.limits.output_stall_timeout = Some(std::time::Duration::from_millis(
+                self.output_stall_timeout_ms.into(),
+            ));
         }
         options
     }

@@ -83,6 +83,12 @@ pub struct NativeSettings {
     pub unstable: Option<bool>,
     /// The largest inbound message, in bytes.
     pub max_message_size: Option<u32>,
+    /// The peer's requests handled at once before the engine stops reading.
+    pub max_in_flight_requests: Option<u32>,
+    /// Bytes of output queued for the peer before the engine stops reading.
+    pub max_buffered_bytes: Option<f64>,
+    /// Close when reading was held at a limit this long with no progress.
+    pub output_stall_timeout_ms: Option<u32>,
 }
 
 /// Spawn options from JS.
@@ -138,6 +144,15 @@ fn options(settings: &NativeSettings) -> Result<HostOptions> {
     }
     if let Some(max) = settings.max_message_size {
         options.max_message_size = max as usize;
+    }
+    if let Some(requests) = settings.max_in_flight_requests {
+        options.limits.max_in_flight_requests = (requests as usize).max(1);
+    }
+    if let Some(bytes) = settings.max_buffered_bytes {
+        options.limits.max_buffered_bytes = (bytes.max(1.0)) as usize;
+    }
+    if let Some(ms) = settings.output_stall_timeout_ms {
+        options.limits.output_stall_timeout = Some(std::time::Duration::from_millis(ms.into()));
     }
     Ok(options)
 }
@@ -395,6 +410,10 @@ impl NativeConnection {
     /// Every event queued since the last drain, as one JSON array text.
     #[napi]
     pub fn drain(&self) -> Option<String> {
+        // A wake may mean that reading held at the limits can go on.
+        if let Some(poll) = self.poll.borrow().as_ref() {
+            poll.check_limits();
+        }
         self.connection.drain()
     }
 

@@ -108,6 +108,11 @@ pub struct Poll {
     layout: Layout,
     /// Watching for readability now.
     active: Cell<bool>,
+    /// JS asked to stop reading (a notification handler is busy).
+    paused_by_js: Cell<bool>,
+    /// The engine is at its limits (`HostConnection::reading_paused`): not
+    /// watched until its wake, after which `check_limits` resumes.
+    paused_by_limits: Cell<bool>,
     js: RefCell<Option<Js>>,
 }
 
@@ -212,16 +217,41 @@ impl Poll {
             handle: Cell::new(handle),
             layout,
             active: Cell::new(false),
+            paused_by_js: Cell::new(false),
+            paused_by_limits: Cell::new(false),
             js: RefCell::new(Some(js)),
         });
         // `data` is the first field of every uv handle.
         *handle.cast::<*const Self>() = Rc::into_raw(poll.clone());
-        poll.resume();
+        poll.watch();
         Ok(Some(poll))
     }
 
-    /// Watch the fd (again).
+    /// Watch the fd again after `pause`.
     pub fn resume(&self) {
+        self.paused_by_js.set(false);
+        self.watch();
+    }
+
+    /// Stop watching for now (JS is busy: backpressure).
+    pub fn pause(&self) {
+        self.paused_by_js.set(true);
+        self.unwatch();
+    }
+
+    /// After the engine's wake: watch again if reading was held at the
+    /// connection's limits and may go on now.
+    pub fn check_limits(&self) {
+        if self.paused_by_limits.get() && !self.host.reading_paused() {
+            self.paused_by_limits.set(false);
+            self.watch();
+        }
+    }
+
+    fn watch(&self) {
+        if self.paused_by_js.get() || self.paused_by_limits.get() {
+            return;
+        }
         let handle = self.handle.get();
         if !handle.is_null() && !self.active.get() {
             // SAFETY: an initialized, not closed poll handle.
@@ -231,8 +261,7 @@ impl Poll {
         }
     }
 
-    /// Stop watching for now (JS is busy: backpressure).
-    pub fn pause(&self) {
+    fn unwatch(&self) {
         let handle = self.handle.get();
         if !handle.is_null() && self.active.get() {
             // SAFETY: an initialized, not closed poll handle.
@@ -324,6 +353,11 @@ impl Poll {
         // `release()`.
         if !open || self.host.is_closed() {
             self.close();
+        } else if self.host.reading_paused() {
+            // At the connection's limits: the engine wakes us when the peer
+            // read (an fd left watched would fire in a loop).
+            self.paused_by_limits.set(true);
+            self.unwatch();
         }
     }
 

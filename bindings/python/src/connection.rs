@@ -50,7 +50,9 @@ fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
 const DRAIN_CHUNK: usize = 64;
 
 /// A connection's settings, from the dict the package passes (`side`,
-/// `max_message_size`, `unstable`; absent or None: the default).
+/// `max_message_size`, `unstable`, the limits `max_in_flight_requests`,
+/// `max_buffered_bytes`, `output_stall_timeout_ms`; absent or None: the
+/// default).
 fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
     let mut options = HostOptions::default();
     if let Some(name) = settings.get_item("side")? {
@@ -58,6 +60,21 @@ fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
     }
     if let Some(bytes) = settings.get_item("max_message_size")?.filter(|v| !v.is_none()) {
         options.max_message_size = bytes.extract()?;
+    }
+    if let Some(requests) = settings
+        .get_item("max_in_flight_requests")?
+        .filter(|v| !v.is_none())
+    {
+        options.limits.max_in_flight_requests = requests.extract::<usize>()?.max(1);
+    }
+    if let Some(bytes) = settings.get_item("max_buffered_bytes")?.filter(|v| !v.is_none()) {
+        options.limits.max_buffered_bytes = bytes.extract::<usize>()?.max(1);
+    }
+    if let Some(ms) = settings
+        .get_item("output_stall_timeout_ms")?
+        .filter(|v| !v.is_none())
+    {
+        options.limits.output_stall_timeout = Some(std::time::Duration::from_millis(ms.extract()?));
     }
     if let Some(unstable) = settings.get_item("unstable")? {
         if unstable.extract::<bool>()? {
@@ -157,6 +174,13 @@ impl NativeConnection {
     /// stream ended.
     fn pump(&self, py: Python<'_>) -> bool {
         py.detach(|| self.host.pump())
+    }
+
+    /// Whether reading waits for the peer to read or requests to finish
+    /// (the connection is at its limits): do not watch `read_fd` then; the
+    /// wake fd signals when reading may go on.
+    fn reading_paused(&self) -> bool {
+        self.host.reading_paused()
     }
 
     /// `pump` until events are ready or `spin_us` microseconds passed,

@@ -2,11 +2,13 @@
 //! (framing, classification, request dispatch: `reader.rs`), the ordered
 //! dispatcher (notifications and the responses queued behind them:
 //! `dispatcher.rs`) and the writer (one bounded queue, written in batches:
-//! `writer.rs`, fed by `outbound.rs`). The registries live in `pending.rs`
+//! `writer.rs`, fed by `outbound.rs`); the reader reads only while
+//! `admission.rs` admits more. The registries live in `pending.rs`
 //! (our requests awaiting responses) and `running.rs` (the peer's requests
 //! being handled). A supervisor closes the loop: once all three tasks ended
 //! it reaps the child process, if any, and resolves `closed()`.
 
+mod admission;
 mod dispatcher;
 mod outbound;
 mod pending;
@@ -27,6 +29,7 @@ use crate::framing::{FrameWriter, LineReader};
 use crate::handler::{IncomingNotification, IncomingRequest, NotificationHandler, Observer, RequestHandler};
 use crate::transport::Transport;
 
+pub use admission::{Limits, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_IN_FLIGHT_REQUESTS};
 pub(crate) use dispatcher::Ordered;
 pub(crate) use outbound::{Kind, Offered};
 pub(crate) use pending::Waiter;
@@ -60,6 +63,8 @@ pub(crate) struct Settings {
     pub max_message_size: usize,
     pub write_queue_capacity: usize,
     pub dispatch_queue_capacity: usize,
+    /// What the connection may hold for a peer that is not reading.
+    pub limits: Limits,
 }
 
 /// The user's handlers. Owned by the reader and dispatcher tasks, not by
@@ -236,7 +241,7 @@ impl Inner {
     pub fn enqueue_blocking(&self, frame: Vec<u8>) -> Result<(), RequestError> {
         match self.outbound.offer(self, frame, Kind::Frame)? {
             Offered::Taken => Ok(()),
-            Offered::Full(frame) => self.outbound.block(self, frame),
+            Offered::Full(frame) => self.outbound.block(self, frame, || {}),
         }
     }
 

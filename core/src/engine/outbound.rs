@@ -12,6 +12,7 @@
 //! The queued frames and bytes are counted here: a frame is counted from
 //! the moment it is queued until the writer wrote it.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -28,6 +29,11 @@ use crate::transport::BoxWriter;
 /// (an answer, the next request of a request/response exchange) is not a
 /// burst: queueing it would cost a wake-up of the writer per round trip.
 const BURST_GAP_NS: u64 = 20_000;
+
+/// What a queued message costs besides its bytes (its buffer's header and
+/// allocation, its queue slot), counted in `held_bytes`: a peer that is sent
+/// many small messages cannot hold several times the bound.
+const MESSAGE_OVERHEAD: usize = 64;
 
 /// What `offer` did with a frame.
 pub(crate) enum Offered {
@@ -54,6 +60,15 @@ pub(crate) struct Outbound {
     in_flight: AtomicUsize,
     /// Bytes of those frames (and of what a direct write left unwritten).
     queued_bytes: AtomicUsize,
+    /// Bytes a sender holds for the write path, not queued yet (a host's
+    /// parked sends): output all the same, for admission control.
+    parked_bytes: AtomicUsize,
+    /// Frames `detach` could not queue, in order, and whether a task is
+    /// queueing them (one task per connection, not one per frame).
+    overflow: Mutex<(VecDeque<Vec<u8>>, bool)>,
+    /// Senders blocked in `block`: each holds a frame and, with a host, a
+    /// thread (counted as requests in flight by admission control).
+    blocked: AtomicUsize,
     /// When the last frame was sent (`clock_ns`).
     last_send: AtomicU64,
     /// Messages read from the peer so far (only the reader counts them),
@@ -71,6 +86,9 @@ impl Outbound {
             direct: Mutex::new(Some(writer)),
             in_flight: AtomicUsize::new(0),
             queued_bytes: AtomicUsize::new(0),
+            parked_bytes: AtomicUsize::new(0),
+            overflow: Mutex::new((VecDeque::new(), false)),
+            blocked: AtomicUsize::new(0),
             last_send: AtomicU64::new(0),
             inputs: AtomicU64::new(0),
             inputs_at_last_send: AtomicU64::new(0),
@@ -88,6 +106,29 @@ impl Outbound {
     /// Bytes queued and not written yet.
     pub fn queued_bytes(&self) -> usize {
         self.queued_bytes.load(Ordering::Acquire)
+    }
+
+    /// Output held for the peer (admission.rs): queued and parked bytes,
+    /// plus what each queued message costs besides its bytes.
+    pub fn held_bytes(&self) -> usize {
+        self.queued_bytes()
+            + self.parked_bytes.load(Ordering::Acquire)
+            + self.in_flight.load(Ordering::Acquire) * MESSAGE_OVERHEAD
+    }
+
+    /// Senders waiting in `block`.
+    pub fn blocked_senders(&self) -> usize {
+        self.blocked.load(Ordering::Acquire)
+    }
+
+    /// A sender parked `bytes` of output until there is room.
+    pub fn note_parked(&self, bytes: usize) {
+        self.parked_bytes.fetch_add(bytes, Ordering::AcqRel);
+    }
+
+    /// Parked output was queued (it is counted there now) or dropped.
+    pub fn note_unparked(&self, bytes: usize) {
+        self.parked_bytes.fetch_sub(bytes, Ordering::AcqRel);
     }
 
     /// The one way onto the wire (see the module docs).
@@ -128,22 +169,59 @@ impl Outbound {
     }
 
     /// Queue a frame `offer` gave back, blocking this thread (which must
-    /// not be a runtime thread) until there is room.
-    pub fn block(&self, inner: &Inner, frame: Vec<u8>) -> Result<(), RequestError> {
+    /// not be a runtime thread) until there is room; `before` runs first,
+    /// once this sender counts as blocked.
+    pub fn block(&self, inner: &Inner, frame: Vec<u8>, before: impl FnOnce()) -> Result<(), RequestError> {
         let bytes = frame.len();
+        self.blocked.fetch_add(1, Ordering::AcqRel);
+        before();
         self.count(bytes);
         let sent = self.queue.blocking_send(frame).map_err(|_| inner.closed_error());
         if sent.is_err() {
             self.uncount(bytes);
         }
+        self.blocked.fetch_sub(1, Ordering::AcqRel);
+        self.drained.notify_waiters();
         sent
     }
 
-    /// Queue a frame `offer` gave back from a task, in the background.
+    /// Queue a frame `offer` gave back, in the background: after the frames
+    /// detached before it, by one task per connection.
     pub fn detach(&self, inner: &Arc<Inner>, frame: Vec<u8>) {
+        let bytes = frame.len();
+        self.note_parked(bytes);
+        let mut overflow = self.overflow.lock().unwrap_or_else(|p| p.into_inner());
+        overflow.0.push_back(frame);
+        if std::mem::replace(&mut overflow.1, true) {
+            return;
+        }
+        drop(overflow);
         let inner = inner.clone();
         inner.runtime.clone().spawn(async move {
-            let _ = inner.outbound.wait(&inner, frame).await;
+            let outbound = &inner.outbound;
+            loop {
+                let frame = {
+                    let mut overflow = outbound.overflow.lock().unwrap_or_else(|p| p.into_inner());
+                    match overflow.0.pop_front() {
+                        Some(frame) => frame,
+                        None => {
+                            overflow.1 = false;
+                            return;
+                        }
+                    }
+                };
+                let bytes = frame.len();
+                let sent = outbound.wait(&inner, frame).await;
+                outbound.note_unparked(bytes);
+                if sent.is_err() {
+                    let mut overflow = outbound.overflow.lock().unwrap_or_else(|p| p.into_inner());
+                    for frame in overflow.0.drain(..) {
+                        outbound.note_unparked(frame.len());
+                    }
+                    overflow.1 = false;
+                    return;
+                }
+            }
         });
     }
 

@@ -81,6 +81,9 @@ pub(super) async fn run(inner: Arc<Inner>, mut reader: Reader) {
         batch,
     } = &mut reader;
     let reason = loop {
+        if !inner.admits() {
+            inner.room_to_read().await;
+        }
         let read = tokio::select! {
             biased;
             _ = inner.closing.cancelled() => break None,
@@ -114,6 +117,11 @@ pub(crate) struct HostReader {
     inner: Arc<Inner>,
     /// None once the stream ended or the connection closed.
     reader: Mutex<Option<Reader>>,
+    /// Called once reading may go on after `pump` found the connection at
+    /// a limit (`Pumped::Paused`); the host then pumps again.
+    resume: Arc<dyn Fn() + Send + Sync>,
+    /// A task waits for room on the host's behalf.
+    paused: Arc<AtomicBool>,
 }
 
 /// What `HostReader::pump` found.
@@ -121,6 +129,10 @@ pub(crate) struct HostReader {
 pub enum Pumped {
     /// Input was handled, or there was none.
     Read,
+    /// Nothing was read: the connection holds as much as its limits allow
+    /// for a peer that is not reading. Stop watching the stream until the
+    /// resume callback runs.
+    Paused,
     /// The stream ended or the connection closed: stop watching.
     Done,
 }
@@ -130,7 +142,33 @@ impl HostReader {
         Self {
             inner,
             reader: Mutex::new(Some(reader)),
+            resume: Arc::new(|| {}),
+            paused: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// What to call when reading may go on after `Pumped::Paused` (from an
+    /// engine thread: it must be quick).
+    pub fn set_resume(&mut self, resume: impl Fn() + Send + Sync + 'static) {
+        self.resume = Arc::new(resume);
+    }
+
+    /// Whether reading waits for room (the host should not watch the stream).
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Acquire)
+    }
+
+    /// Wait for room on a task, then call the resume callback.
+    fn pause(&self) -> Pumped {
+        if !self.paused.swap(true, Ordering::AcqRel) {
+            let (inner, resume, paused) = (self.inner.clone(), self.resume.clone(), self.paused.clone());
+            self.inner.runtime.spawn(async move {
+                inner.room_to_read().await;
+                paused.store(false, Ordering::Release);
+                resume();
+            });
+        }
+        Pumped::Paused
     }
 
     /// Read what the stream holds now (one read) and handle it, without
@@ -146,6 +184,9 @@ impl HostReader {
         if inner.is_closing() {
             *slot = None;
             return Pumped::Done;
+        }
+        if self.is_paused() || !inner.admits() {
+            return self.pause();
         }
         let Reader {
             lines,

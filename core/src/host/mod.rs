@@ -97,7 +97,8 @@ impl HostConnection {
             .guard_sigpipe(options.guard_sigpipe)
             .max_message_size(options.max_message_size)
             .read_spin(options.read_spin)
-            .write_spin(HOST_WRITE_SPIN);
+            .write_spin(HOST_WRITE_SPIN)
+            .limits(options.limits);
         if options.buffer_output {
             // Queue entries are batches of up to 64 KiB: bound the queue in
             // bytes (4 MiB), not in thousands of batches.
@@ -121,7 +122,12 @@ impl HostConnection {
                     crate::engine::ReaderMode::Host,
                     |_| bridge,
                 );
-                (connection, reader.map(|reader| (reader, fd)))
+                let resumed = shared.clone();
+                let reader = reader.map(|mut reader| {
+                    reader.set_resume(move || resumed.queue.wake_host());
+                    (reader, fd)
+                });
+                (connection, reader)
             }
             None => {
                 let bridge = Arc::new(bridge::TaskBridge {
@@ -172,12 +178,22 @@ impl HostConnection {
     /// Read and handle what the stream holds now, on this thread, without
     /// waiting; the events land in the queue (`drain`). Call it after
     /// draining, when `read_fd` is readable. False once the stream ended
-    /// (stop watching the fd; a `CLOSED` event follows).
+    /// (stop watching the fd; a `CLOSED` event follows). While
+    /// `reading_paused` it reads nothing.
     pub fn pump(&self) -> bool {
         match &self.host_reader {
-            Some((reader, _)) => reader.pump() == crate::engine::Pumped::Read,
+            Some((reader, _)) => reader.pump() != crate::engine::Pumped::Done,
             None => false,
         }
+    }
+
+    /// Whether reading waits until the peer reads or requests finish (the
+    /// connection is at its `HostOptions::limits`): do not watch `read_fd`
+    /// then; the host's wake is called when reading may go on.
+    pub fn reading_paused(&self) -> bool {
+        self.host_reader
+            .as_ref()
+            .is_some_and(|(reader, _)| reader.is_paused())
     }
 
     /// Every event queued since the last drain, as one JSON array text;
@@ -208,7 +224,7 @@ impl HostConnection {
             if self.shared.queue.len() > 0 {
                 return true;
             }
-            if !open || std::time::Instant::now() >= deadline {
+            if !open || self.reading_paused() || std::time::Instant::now() >= deadline {
                 return false;
             }
             std::hint::spin_loop();

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::Side;
-use crate::Protocol;
+use crate::{Limits, Protocol};
 
 /// What `HostOptions::block_when_full` runs on the sending thread before
 /// it waits for room in the write queue (a binding that runs callbacks on a
@@ -55,6 +55,8 @@ pub struct HostOptions {
     /// running the hook) instead of parking the send with a ticket: for
     /// hosts whose sending threads may block (C). None: park.
     pub block_when_full: Option<BlockWhenFull>,
+    /// What the connection may hold for a peer that is not reading.
+    pub limits: Limits,
 }
 
 impl Default for HostOptions {
@@ -72,6 +74,7 @@ impl Default for HostOptions {
             drain_chunk: usize::MAX,
             guard_sigpipe: false,
             block_when_full: None,
+            limits: Limits::default(),
         }
     }
 }

@@ -119,8 +119,14 @@ impl Output {
                 Offered::Taken => return Ok(None),
                 Offered::Full(frame) => match &self.block_when_full {
                     Some(hook) => {
-                        (hook.0)();
-                        inner.outbound.block(inner, frame)?;
+                        // The hook lets reading go on while this sender
+                        // waits; at the connection's limits reading stops
+                        // anyway, and the sender just waits.
+                        inner.outbound.block(inner, frame, || {
+                            if inner.admits() {
+                                (hook.0)()
+                            }
+                        })?;
                         return Ok(None);
                     }
                     None => frame,
@@ -132,9 +138,13 @@ impl Output {
             frame
         };
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        let outbound = &self.connection.inner().outbound;
+        let bytes = frame.len();
         self.parked_count.fetch_add(1, Ordering::AcqRel);
+        outbound.note_parked(bytes);
         if self.parked.send((frame, ticket)).is_err() {
             self.parked_count.fetch_sub(1, Ordering::AcqRel);
+            outbound.note_unparked(bytes);
             return Err(RequestError::connection_closed("closed"));
         }
         Ok(Some(ticket))
@@ -155,7 +165,9 @@ async fn write_parked(
     let inner = connection.inner().clone();
     drop(connection);
     while let Some((frame, ticket)) = parked.recv().await {
+        let bytes = frame.len();
         let ok = inner.enqueue(frame).await.is_ok();
+        inner.outbound.note_unparked(bytes);
         parked_count.fetch_sub(1, Ordering::AcqRel);
         shared.queue.push_written(ticket, ok);
     }

@@ -106,6 +106,12 @@ impl HostQueue {
         }
     }
 
+    /// Call the host's wake now, with or without events (reading may go on
+    /// after a pause: the host pumps again).
+    pub fn wake_host(&self) {
+        (self.wake)();
+    }
+
     /// Wait until the queue has room (the host drained it).
     async fn room(&self) {
         loop {

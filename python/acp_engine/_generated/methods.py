@@ -14,6 +14,7 @@ from .._errors import RequestError
 from .._typed import _AgentSide, _ClientSide
 
 if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time
+    from .._limits import Limits
     from .._terminal import TerminalHandle
     from .._transport import Stream
     from ..schema import (
@@ -617,6 +618,7 @@ class AgentSideConnection(_AgentSide, _ClientMethods):
             stream: Stream,
             *,
             max_message_size: Optional[int] = None,
+            limits: Optional[Limits] = None,
         ) -> None: ...
 
 
@@ -640,4 +642,5 @@ class ClientSideConnection(_ClientSide, _AgentMethods):
             stream: Stream,
             *,
             max_message_size: Optional[int] = None,
+            limits: Optional[Limits] = None,
         ) -> None: ...

@@ -1,0 +1,150 @@
+//! Admission control against a peer that stops reading: the connection
+//! holds no more than its limits (it stops reading instead), loses and
+//! duplicates no answer once the peer reads again, and with a stall timeout
+//! closes a connection whose peer never reads.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_engine::{Connection, Limits, SpawnOptions, Transport};
+use serde_json::{json, Value};
+use support::PATIENCE;
+
+/// A peer that writes `count` requests without reading (until its writes
+/// stall for a second), then reads every answer and reports what it saw in
+/// a `flood/report` notification; with `read` false it never reads.
+fn flooding_peer(count: usize, read: bool) -> Transport {
+    let script = format!(
+        r#"
+import json, os, select, sys, time
+out, inp = sys.stdout.fileno(), sys.stdin.fileno()
+os.set_blocking(out, False)
+# One line per write: a pipe write of at most PIPE_BUF bytes is all or nothing.
+sent, last = 0, time.monotonic()
+while sent < {count}:
+    line = json.dumps({{"jsonrpc": "2.0", "id": sent, "method": "flood/work", "params": {{}}}}).encode() + b"\n"
+    try:
+        os.write(out, line)
+        sent, last = sent + 1, time.monotonic()
+    except BlockingIOError:
+        if time.monotonic() - last > 1.0:
+            break
+        select.select([], [out], [], 0.05)
+if not {read}:
+    time.sleep(60)
+    sys.exit(0)
+os.set_blocking(out, True)
+seen, buf = {{}}, b""
+while len(seen) < sent:
+    data = os.read(inp, 1 << 20)
+    if not data:
+        break
+    buf += data
+    *lines, buf = buf.split(b"\n")
+    for line in lines:
+        message = json.loads(line)
+        seen[message["id"]] = seen.get(message["id"], 0) + 1
+report = {{"sent": sent, "answered": len(seen), "duplicates": sum(n - 1 for n in seen.values()), "stalled": sent < {count}}}
+os.write(out, json.dumps({{"jsonrpc": "2.0", "method": "flood/report", "params": report}}).encode() + b"\n")
+sys.stdin.read()
+"#,
+        read = if read { "True" } else { "False" },
+    );
+    Transport::spawn(
+        SpawnOptions::new("python3")
+            .args(["-c", &script])
+            .inherit_stderr(false),
+    )
+    .expect("spawn python3")
+}
+
+/// Every request is answered with a 1 KiB result.
+async fn answer(_: acp_engine::IncomingRequest) -> Result<acp_engine::RawJson, acp_engine::RequestError> {
+    Ok(acp_engine::to_raw(&json!({ "padding": "x".repeat(1024) })).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_stops_reading_is_held_at_the_limits_and_gets_every_answer() {
+    let limits = Limits {
+        max_in_flight_requests: 64,
+        max_buffered_bytes: 256 * 1024,
+        output_stall_timeout: None,
+    };
+    let (report_tx, mut report_rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let conn = Connection::builder()
+        .limits(limits)
+        .on_request(answer)
+        .on_notification(move |notification: acp_engine::IncomingNotification| {
+            let report_tx = report_tx.clone();
+            async move {
+                let params = acp_engine::from_raw::<Value>(notification.params.as_deref()).unwrap();
+                let _ = report_tx.send(params);
+                Ok(())
+            }
+        })
+        .connect(flooding_peer(200_000, true));
+    let (most_bytes, most_running) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let sampler = {
+        let (conn, most_bytes, most_running) = (conn.clone(), most_bytes.clone(), most_running.clone());
+        tokio::spawn(async move {
+            while !conn.is_closed() {
+                most_bytes.fetch_max(conn.queued_output_bytes(), Ordering::Relaxed);
+                most_running.fetch_max(conn.running_requests(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        })
+    };
+    let report = tokio::time::timeout(PATIENCE * 4, report_rx.recv())
+        .await
+        .expect("the peer reports")
+        .expect("a report");
+    let sent = report["sent"].as_u64().unwrap();
+    assert_eq!(
+        report["stalled"],
+        json!(true),
+        "the connection stopped taking requests: {report}"
+    );
+    assert!(sent < 200_000, "{report}");
+    assert_eq!(report["answered"].as_u64(), Some(sent), "{report}");
+    assert_eq!(report["duplicates"], json!(0), "{report}");
+    // One read's worth of answers (64 KiB of requests) may land beyond the bound.
+    let (bytes, running) = (
+        most_bytes.load(Ordering::Relaxed),
+        most_running.load(Ordering::Relaxed),
+    );
+    assert!(bytes < 256 * 1024 + 1024 * 1100, "held {bytes} bytes of output");
+    assert!(running <= 64 + 1024, "{running} requests in flight");
+    // Still working: a request of ours is answered (the peer answers nothing,
+    // so use a notification round: the connection is open and reads).
+    assert!(!conn.is_closed());
+    conn.close();
+    sampler.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stall_timeout_closes_a_connection_whose_peer_never_reads() {
+    let conn = Connection::builder()
+        .max_buffered_bytes(64 * 1024)
+        .output_stall_timeout(Some(Duration::from_millis(300)))
+        .on_request(answer)
+        .connect(flooding_peer(100_000, false));
+    let ours = {
+        let conn = conn.clone();
+        tokio::spawn(async move { conn.send_request::<_, Value>("flood/never", &json!({})).await })
+    };
+    tokio::time::timeout(PATIENCE, conn.closed())
+        .await
+        .expect("closed by the stall timeout");
+    let reason = conn.close_reason().unwrap();
+    assert!(reason.contains("output stalled"), "{reason}");
+    assert!(reason.contains("max_buffered_bytes"), "{reason}");
+    let error = tokio::time::timeout(PATIENCE, ours)
+        .await
+        .expect("no hang")
+        .unwrap()
+        .unwrap_err();
+    assert!(error.is_connection_closed(), "{error}");
+}
