@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo test test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo test test-remote test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -22,7 +22,7 @@ demo:
 ## test: every test: schema and generated code in sync, Rust, C, Python, Node and Go
 ## suites, the malformed-input corpus, interop with the official SDKs, the README
 ## programs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-readme bench-quick
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-remote test-readme bench-quick
 
 ## test-rust: the engine's unit, wire-level and process tests, with and without unstable
 test-rust:
@@ -66,6 +66,13 @@ test-readme:
 test-interop:
 	$(CARGO) build -q -p acp-engine --examples
 	OURS_CLIENT=$(CURDIR)/$(EXAMPLES)/client OURS_AGENT=$(CURDIR)/$(EXAMPLES)/agent bash interop/run.sh
+
+## test-remote: remote agents over WebSocket on loopback: `acp-engine serve` / `connect`
+## with the official SDKs' clients and agents, the token check, malformed frames, a vanished client
+test-remote:
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
+	bash interop/setup.sh >/dev/null
+	bash interop/remote.sh
 
 ## test-c: the C ABI: C tests (gcc -Wall -Wextra -Werror), valgrind, ASan, ctypes, C examples
 test-c:

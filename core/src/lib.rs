@@ -46,6 +46,8 @@ mod stdio;
 mod terminal;
 pub mod transport;
 mod typed;
+#[cfg(feature = "websocket")]
+pub mod websocket;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};
 pub use client::{spawn_agent, Client, ClientSideConnection};

@@ -3,6 +3,9 @@
 // (@agentclientprotocol/sdk, app API: client().onRequest(...).connect(stream)).
 //
 // Usage: node client.mjs <agent command> [agent args...]
+//        node client.mjs ws://host:port/acp   (a remote agent, over the SDK's
+//                                             WebSocket stream; a bearer token
+//                                             from ACP_ENGINE_TOKEN)
 //
 // Follows the interop contract in ../README.md: initialize, session/new,
 // a "Say hello" turn that exercises permission, fs and terminal methods for
@@ -153,19 +156,24 @@ async function main() {
   fs.writeFileSync(path.join(cwd, "hello.txt"), HELLO_CONTENT);
   log("session cwd", cwd);
 
-  const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  const remote = /^wss?:\/\//.test(argv[0]);
+  let agentProc = null;
   let agentExit = null;
-  const agentExited = new Promise((resolve) => {
-    agentProc.on("exit", (code, signal) => {
-      agentExit = { code, signal };
-      resolve(agentExit);
+  let agentExited = Promise.resolve({ remote: argv[0] });
+  if (!remote) {
+    agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+    agentExited = new Promise((resolve) => {
+      agentProc.on("exit", (code, signal) => {
+        agentExit = { code, signal };
+        resolve(agentExit);
+      });
+      agentProc.on("error", (err) => {
+        agentExit = { error: err.message };
+        resolve(agentExit);
+      });
     });
-    agentProc.on("error", (err) => {
-      agentExit = { error: err.message };
-      resolve(agentExit);
-    });
-  });
-  agentProc.stdin.on("error", () => {}); // EPIPE if the agent dies early
+    agentProc.stdin.on("error", () => {}); // EPIPE if the agent dies early
+  }
 
   const terminals = new Map();
   let nextTerminal = 0;
@@ -236,7 +244,10 @@ async function main() {
     });
   // session/update notifications are consumed through ActiveSession below.
 
-  const stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
+  const stream = traced(
+    remote ? await remoteStream(argv[0]) : acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)),
+    log,
+  );
   const conn = app.connect(stream);
   const agent = conn.agent;
 
@@ -293,9 +304,9 @@ async function main() {
   // 6. shut down: close the connection and the agent's stdin, wait up to 2 s.
   conn.close();
   for (const term of terminals.values()) term.kill();
-  agentProc.stdin.end();
+  agentProc?.stdin.end();
   const timer = setTimeout(() => {
-    if (!agentExit) {
+    if (agentProc && !agentExit) {
       log("agent did not exit 2 s after stdin closed; killing it");
       agentProc.kill("SIGKILL");
     }
@@ -311,6 +322,14 @@ async function main() {
   log("agent exited", JSON.stringify(exit));
   console.log("interop ok");
   process.exit(0);
+}
+
+/** The official SDK's WebSocket stream to a remote agent. */
+async function remoteStream(url) {
+  const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
+  const { WebSocket } = await import("ws");
+  const token = process.env.ACP_ENGINE_TOKEN;
+  return createWebSocketStream(url, { WebSocket, headers: token ? { Authorization: `Bearer ${token}` } : undefined });
 }
 
 main().catch((err) => {

@@ -1,0 +1,69 @@
+//! `acp-engine connect`: this process's stdin/stdout bridged to a remote
+//! WebSocket agent, so that an editor that only spawns processes can use
+//! one (configure `acp-engine connect ws://host:port/acp` as the agent).
+
+use std::time::Duration;
+
+use acp_engine::websocket::{self, ConnectOptions};
+use tokio::io::AsyncWriteExt;
+
+use crate::args::{self, Args, Failure};
+
+const HELP: &str = "\
+usage: acp-engine connect [options] URL
+
+Connects to the WebSocket agent at URL (ws://HOST:PORT/PATH) and bridges
+this process's stdin and stdout to it, one JSON-RPC message per line.
+Exits 0 when the agent closes the connection or stdin ends, 1 when the
+connection fails (the reason on stderr).
+
+options:
+  --token TOKEN           send `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
+  --max-message-size N    the largest frame accepted, in bytes (default 64 MiB)
+  -h, --help              this text
+";
+
+/// How long to wait for the agent to close after our stdin ended.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+pub fn main(argv: Vec<String>) -> Result<(), Failure> {
+    let args = Args::parse(argv, &["token", "max-message-size"])?;
+    if args.help {
+        print!("{HELP}");
+        return Ok(());
+    }
+    let [url] = args.rest.as_slice() else {
+        return Err(Failure::Usage("connect needs one URL".to_owned()));
+    };
+    let mut options = ConnectOptions {
+        bearer_token: args::token(&args),
+        ..ConnectOptions::default()
+    };
+    if let Some(max) = args.number("max-message-size")? {
+        options.max_message_size = max;
+    }
+    let url = url.clone();
+    crate::runtime()?.block_on(async move {
+        let lines = websocket::connect(&url, &options)
+            .await
+            .map_err(|error| Failure::Run(format!("cannot connect to {url}: {error}")))?;
+        let (mut from_agent, mut to_agent) = tokio::io::split(lines);
+        let mut down = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            let _ = tokio::io::copy(&mut from_agent, &mut stdout).await;
+            let _ = stdout.flush().await;
+        });
+        let up = async move {
+            let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut to_agent).await;
+            let _ = to_agent.shutdown().await;
+        };
+        tokio::select! {
+            _ = &mut down => {}
+            _ = up => {
+                // Our side ended: let the agent's last messages arrive.
+                let _ = tokio::time::timeout(CLOSE_GRACE, down).await;
+            }
+        }
+        Ok(())
+    })
+}

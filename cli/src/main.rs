@@ -1,0 +1,64 @@
+//! `acp-engine`: the command-line tool for people who build ACP agents and
+//! clients. `serve` puts any stdio agent behind a WebSocket server;
+//! `connect` bridges this process's stdio to a remote agent.
+//!
+//! Exit status: 0 done, 1 a failure at run time (printed on stderr), 2 a
+//! usage error.
+
+mod args;
+mod connect;
+mod serve;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+acp-engine: tools for Agent Client Protocol agents and clients
+
+usage: acp-engine <command> [options]
+
+commands:
+  serve     serve a stdio agent over WebSocket, one agent process per connection
+  connect   bridge this process's stdin/stdout to a remote WebSocket agent
+
+`acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
+";
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args().skip(1);
+    let command = argv.next();
+    let rest: Vec<String> = argv.collect();
+    let outcome = match command.as_deref() {
+        Some("serve") => serve::main(rest),
+        Some("connect") => connect::main(rest),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("-V" | "--version") => {
+            println!("acp-engine {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => Err(args::Failure::Usage(format!("unknown command {other:?}"))),
+        None => Err(args::Failure::Usage("a command is required".to_owned())),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(args::Failure::Usage(message)) => {
+            eprintln!("acp-engine: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(args::Failure::Run(message)) => {
+            eprintln!("acp-engine: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A runtime for one command.
+fn runtime() -> Result<tokio::runtime::Runtime, args::Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| args::Failure::Run(format!("cannot start the runtime: {error}")))
+}

@@ -1,0 +1,143 @@
+//! `acp-engine serve`: any stdio agent behind a WebSocket server, one agent
+//! process per connection, killed when its connection ends.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use acp_engine::websocket::{self, Lines, Peer, ServeOptions};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use crate::args::{self, Args, Failure};
+
+const HELP: &str = "\
+usage: acp-engine serve --listen HOST:PORT [options] -- AGENT_COMMAND [ARGS...]
+
+Serves the agent over WebSocket at ws://HOST:PORT/acp, one JSON-RPC message
+per text frame (the official SDKs' convention). Every connection starts its
+own agent process, whose stdin/stdout carry that connection; the process is
+stopped when the connection ends (stdin closed, killed after 2 s).
+
+The first line on stdout is the address served, `ws://HOST:PORT/acp` (with
+port 0, the port the system chose). Connections and failures are logged on
+stderr.
+
+options:
+  --listen HOST:PORT      where to listen (required; loopback unless you mean it)
+  --token TOKEN           require `Authorization: Bearer TOKEN` (401 otherwise, before any
+                          agent starts); or set ACP_ENGINE_TOKEN
+  --path PATH             the endpoint (default /acp; other paths get 404)
+  --max-connections N     connections at once (default 1024; beyond it 503)
+  --max-message-size N    the largest frame a client may send, in bytes (default 64 MiB)
+  -h, --help              this text
+";
+
+/// How long an agent may take to exit after its stdin closed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+pub fn main(argv: Vec<String>) -> Result<(), Failure> {
+    let args = Args::parse(
+        argv,
+        &["listen", "token", "path", "max-connections", "max-message-size"],
+    )?;
+    if args.help {
+        print!("{HELP}");
+        return Ok(());
+    }
+    let listen = args
+        .value("listen")
+        .ok_or_else(|| Failure::Usage("serve needs --listen HOST:PORT".to_owned()))?
+        .to_owned();
+    if args.rest.is_empty() {
+        return Err(Failure::Usage(
+            "serve needs the agent's command after --".to_owned(),
+        ));
+    }
+    let mut options = ServeOptions {
+        bearer_token: args::token(&args),
+        ..ServeOptions::default()
+    };
+    if let Some(path) = args.value("path") {
+        options.path = path.to_owned();
+    }
+    if let Some(max) = args.number("max-connections")? {
+        options.max_connections = max;
+    }
+    if let Some(max) = args.number("max-message-size")? {
+        options.max_message_size = max;
+    }
+    let agent = args.rest.clone();
+    crate::runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&listen)
+            .await
+            .map_err(|error| Failure::Run(format!("cannot listen on {listen}: {error}")))?;
+        let address = listener
+            .local_addr()
+            .map_err(|error| Failure::Run(error.to_string()))?;
+        println!("ws://{address}{}", options.path);
+        let served = websocket::serve(listener, options, move |lines, peer| {
+            tokio::spawn(run_agent(agent.clone(), lines, peer));
+        });
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|error| Failure::Run(error.to_string()))?;
+        // On SIGINT or SIGTERM: stop; dropping the runtime kills every agent.
+        tokio::select! {
+            served = served => served.map_err(|error| Failure::Run(format!("serving failed: {error}"))),
+            _ = tokio::signal::ctrl_c() => Ok(()),
+            _ = terminate.recv() => Ok(()),
+        }
+    })
+}
+
+/// One connection: start the agent and move bytes until either side ends.
+async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
+    let spawned = Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!(
+                "acp-engine: {}: cannot start {:?}: {error}",
+                peer.address, command[0]
+            );
+            return;
+        }
+    };
+    eprintln!(
+        "acp-engine: {} connected (agent pid {})",
+        peer.address,
+        child.id().unwrap_or(0)
+    );
+    let (mut stdin, mut stdout) = (
+        child.stdin.take().expect("piped"),
+        child.stdout.take().expect("piped"),
+    );
+    let (mut from_client, mut to_client) = tokio::io::split(lines);
+    let up = async move {
+        let _ = tokio::io::copy(&mut from_client, &mut stdin).await;
+        // The client is gone: the agent's stdin closes, and it should exit.
+        drop(stdin);
+    };
+    let down = async move {
+        let _ = tokio::io::copy(&mut stdout, &mut to_client).await;
+        let _ = to_client.shutdown().await;
+    };
+    tokio::join!(up, down);
+    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+        Ok(status) => status.ok(),
+        Err(_) => {
+            let _ = child.kill().await;
+            child.wait().await.ok()
+        }
+    };
+    eprintln!(
+        "acp-engine: {} disconnected (agent {})",
+        peer.address,
+        status.map_or_else(|| "gone".to_owned(), |status| status.to_string())
+    );
+}

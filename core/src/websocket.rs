@@ -1,0 +1,303 @@
+//! WebSocket transports, client and server: one JSON-RPC message per text
+//! frame, as the official SDKs send them.
+//!
+//! A WebSocket becomes a byte stream of newline-delimited JSON (the
+//! engine's framing), so every rule of the engine holds unchanged over it:
+//! a frame that is not JSON gets -32700, a batch -32600, and so on. What
+//! only a socket can get wrong ends the socket with a close reason: a
+//! binary frame (1003), a frame over the size limit (1009). Raw newlines in
+//! a frame (JSON whitespace) become spaces, so a pretty-printed message
+//! stays one line.
+//!
+//! [`connect`] dials `ws://host:port/path` (with an optional bearer token);
+//! [`serve`] accepts connections on a listener, checks the path and the
+//! token before anything reaches an agent (404 / 401), bounds the number of
+//! connections (503 beyond it) and hands each accepted one to a callback.
+//! Both give a [`Lines`] stream: wrap it in `Transport::from_stream` for a
+//! connection, or copy its bytes (a bridge to a process's stdio).
+
+use std::io;
+use std::sync::Arc;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::net::TcpListener;
+use tokio::sync::{Mutex, Semaphore};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{header, StatusCode};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Error as WsError, Message};
+use tokio_tungstenite::WebSocketStream;
+
+use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
+
+/// The path `serve` answers by default (and `acp-engine serve` uses).
+pub const DEFAULT_PATH: &str = "/acp";
+
+/// A WebSocket as newline-delimited JSON: what the peer sends is read as
+/// lines, and each line written goes out as one text frame. Shutting down
+/// the write half closes the socket (1000); the read half ends when the
+/// socket closes.
+pub type Lines = DuplexStream;
+
+/// Buffer between the socket and the engine: the socket's backpressure
+/// reaches the engine through it.
+const BRIDGE_BUFFER: usize = 64 * 1024;
+
+/// Settings for [`connect`].
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Sent as `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// The largest frame accepted from the server (default 64 MiB).
+    pub max_message_size: usize,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            bearer_token: None,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+}
+
+/// Connect to a WebSocket agent (`ws://host:port/path`).
+pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Lines> {
+    let mut request = url.into_client_request().map_err(to_io)?;
+    if let Some(token) = &options.bearer_token {
+        let value = format!("Bearer {token}").parse().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the token is not a valid header value",
+            )
+        })?;
+        request.headers_mut().insert(header::AUTHORIZATION, value);
+    }
+    let (socket, _) =
+        tokio_tungstenite::connect_async_with_config(request, Some(config(options.max_message_size)), true)
+            .await
+            .map_err(to_io)?;
+    Ok(bridge(socket, None))
+}
+
+/// Settings for [`serve`].
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The path that upgrades (default [`DEFAULT_PATH`]); others get 404.
+    pub path: String,
+    /// Required as `Authorization: Bearer <token>`; otherwise 401, and
+    /// nothing reaches the agent.
+    pub bearer_token: Option<String>,
+    /// Connections open at once; beyond it 503 (default 1024).
+    pub max_connections: usize,
+    /// The largest frame accepted from a client (default 64 MiB); a larger
+    /// one closes its socket (1009).
+    pub max_message_size: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            path: DEFAULT_PATH.to_owned(),
+            bearer_token: None,
+            max_connections: 1024,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+}
+
+/// Who connected, for the callback of [`serve`].
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// The client's address.
+    pub address: std::net::SocketAddr,
+}
+
+/// Accept WebSocket connections on `listener` until it fails, calling
+/// `on_connection` with each accepted one (on a runtime task: it must not
+/// block). Handshakes run concurrently; a client that never finishes its
+/// handshake holds nothing but its socket.
+// The handshake callback's signature (a large `Err`) is tungstenite's.
+#[allow(clippy::result_large_err)]
+pub async fn serve<F>(listener: TcpListener, options: ServeOptions, on_connection: F) -> io::Result<()>
+where
+    F: Fn(Lines, Peer) + Send + Sync + 'static,
+{
+    let options = Arc::new(options);
+    let on_connection = Arc::new(on_connection);
+    let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    loop {
+        let (tcp, address) = listener.accept().await?;
+        let (options, on_connection, slots) = (options.clone(), on_connection.clone(), slots.clone());
+        tokio::spawn(async move {
+            let _ = tcp.set_nodelay(true);
+            let slot = slots.try_acquire_owned().ok();
+            let full = slot.is_none();
+            let check = |request: &Request, response: Response| admit(&options, full, request, response);
+            match tokio_tungstenite::accept_hdr_async_with_config(
+                tcp,
+                check,
+                Some(config(options.max_message_size)),
+            )
+            .await
+            {
+                Ok(socket) => on_connection(bridge(socket, slot), Peer { address }),
+                Err(error) => tracing::debug!(%address, %error, "refused a WebSocket connection"),
+            }
+        });
+    }
+}
+
+/// The handshake's checks, in order: the path, the token, a free slot.
+#[allow(clippy::result_large_err)]
+fn admit(
+    options: &ServeOptions,
+    full: bool,
+    request: &Request,
+    response: Response,
+) -> Result<Response, ErrorResponse> {
+    if request.uri().path() != options.path {
+        return Err(refusal(StatusCode::NOT_FOUND, "no ACP endpoint here"));
+    }
+    if let Some(token) = &options.bearer_token {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        if !given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
+            let mut refused = refusal(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+            refused.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+            return Err(refused);
+        }
+    }
+    if full {
+        return Err(refusal(StatusCode::SERVICE_UNAVAILABLE, "too many connections"));
+    }
+    Ok(response)
+}
+
+fn refusal(status: StatusCode, text: &str) -> ErrorResponse {
+    let mut response = ErrorResponse::new(Some(text.to_owned()));
+    *response.status_mut() = status;
+    response
+}
+
+/// Compare secrets in time that does not depend on where they differ.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
+fn config(max_message_size: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(max_message_size))
+        .max_frame_size(Some(max_message_size))
+}
+
+fn to_io(error: WsError) -> io::Error {
+    match error {
+        WsError::Io(error) => error,
+        WsError::Http(response) => io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!(
+                "the server refused the WebSocket upgrade: HTTP {}",
+                response.status()
+            ),
+        ),
+        other => io::Error::other(other.to_string()),
+    }
+}
+
+/// Move frames between `socket` and a [`Lines`] stream, on two tasks that
+/// end with the socket (and then release `slot`).
+fn bridge<S>(socket: WebSocketStream<S>, slot: Option<tokio::sync::OwnedSemaphorePermit>) -> Lines
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+    let (inner_read, mut inner_write) = tokio::io::split(inner);
+    let (sink, mut frames) = socket.split();
+    let sink = Arc::new(Mutex::new(sink));
+    let closing = sink.clone();
+    let inbound = tokio::spawn(async move {
+        let reason = loop {
+            let Some(frame) = frames.next().await else {
+                break None;
+            };
+            match frame {
+                Ok(Message::Text(text)) => {
+                    let mut line = text.as_bytes().to_vec();
+                    for byte in &mut line {
+                        if *byte == b'\n' || *byte == b'\r' {
+                            *byte = b' ';
+                        }
+                    }
+                    line.push(b'\n');
+                    if inner_write.write_all(&line).await.is_err() {
+                        break None;
+                    }
+                }
+                Ok(Message::Binary(_)) => {
+                    break Some((
+                        CloseCode::Unsupported,
+                        "binary frames are not supported: send JSON-RPC messages as text frames",
+                    ))
+                }
+                Ok(Message::Close(_)) => break None,
+                Ok(_) => {}
+                Err(WsError::Capacity(_)) => break Some((CloseCode::Size, "message too big")),
+                Err(error) => {
+                    tracing::debug!(%error, "WebSocket read failed");
+                    break None;
+                }
+            }
+        };
+        if let Some((code, reason)) = reason {
+            let frame = CloseFrame {
+                code,
+                reason: reason.into(),
+            };
+            let _ = closing.lock().await.send(Message::Close(Some(frame))).await;
+        }
+        let _ = inner_write.shutdown().await;
+    });
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(inner_read);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match lines.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            // The engine writes UTF-8 JSON only.
+            let Ok(text) = std::str::from_utf8(text) else {
+                continue;
+            };
+            let mut sink = sink.lock().await;
+            if sink.feed(Message::text(text)).await.is_err() {
+                break;
+            }
+            // One flush per burst: more lines already read go out with it.
+            if lines.buffer().is_empty() && sink.flush().await.is_err() {
+                break;
+            }
+        }
+        let _ = sink.lock().await.close().await;
+        // The socket is done: stop reading it too.
+        inbound.abort();
+        drop(slot);
+    });
+    lines
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Remote agents over WebSocket, on loopback (what `make test-remote` runs):
+# `acp-engine serve` in front of our agents and the official SDKs', reached
+# by the official TypeScript SDK's WebSocket client and by our Rust client
+# through `acp-engine connect`, each completing the interop contract
+# (README.md: permission, fs, terminal, cancellation); a bearer token
+# checked before any agent starts; malformed frames; a client that vanishes
+# mid-turn (its agent process is stopped). Expects target/debug/acp-engine
+# and the Rust examples built, and interop/setup.sh run.
+# Last line: "N passed, M failed".
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+tool="$root/target/debug/acp-engine"
+rust_agent="$root/target/debug/examples/agent"
+rust_client="$root/target/debug/examples/client"
+work="$(mktemp -d "${TMPDIR:-/tmp}/acp-remote.XXXXXX")"
+servers=()
+cleanup() {
+  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; [[ -n "${2:-}" ]] && tail -n 20 "$2" | sed 's/^/  | /'; failed=$((failed + 1)); }
+
+# serve NAME [serve options] -- AGENT...: start a server; its URL in $url,
+# its log in $work/NAME.log.
+serve() {
+  local name="$1"; shift
+  "$tool" serve --listen 127.0.0.1:0 "$@" >"$work/$name.url" 2>"$work/$name.log" &
+  servers+=("$!")
+  for _ in $(seq 100); do
+    url="$(head -n 1 "$work/$name.url" 2>/dev/null)"
+    [[ -n "$url" ]] && return 0
+    sleep 0.05
+  done
+  echo "serve $name did not start"; cat "$work/$name.log"; return 1
+}
+
+# row NAME COMMAND...: a client run that must print "interop ok".
+row() {
+  local name="$1"; shift
+  if timeout 60 "$@" >"$work/row.out" 2>&1 && grep -qx "interop ok" "$work/row.out"; then pass "$name"
+  else fail "$name" "$work/row.out"; fi
+}
+
+ts_client=(node "$here/ts/client.mjs")
+official_ts_agent=(node "$here/ts/agent.mjs")
+official_py_agent=("$here/python/.venv/bin/python" "$here/python/agent.py")
+our_py="$root/target/python-venv/bin/python"
+
+serve rust -- "$rust_agent"
+row "official TypeScript client (WebSocket) -> serve -> acp-engine (Rust) agent" "${ts_client[@]}" "$url"
+row "acp-engine (Rust) client -> connect -> serve -> acp-engine (Rust) agent" "$rust_client" "$tool" connect "$url"
+serve ts -- "${official_ts_agent[@]}"
+row "official TypeScript client (WebSocket) -> serve -> official TypeScript agent" "${ts_client[@]}" "$url"
+row "acp-engine (Rust) client -> connect -> serve -> official TypeScript agent" "$rust_client" "$tool" connect "$url"
+serve py -- "${official_py_agent[@]}"
+row "official TypeScript client (WebSocket) -> serve -> official Python agent" "${ts_client[@]}" "$url"
+if [[ -x "$our_py" ]]; then
+  serve ours-py -- "$our_py" "$root/python/examples/agent.py"
+  row "official TypeScript client (WebSocket) -> serve -> acp-engine (Python) agent" "${ts_client[@]}" "$url"
+fi
+
+# The token is checked before an agent starts: the agent here would leave a
+# mark if it ever ran.
+mark="$work/agent-started"
+serve token --token secret-token -- sh -c "touch '$mark'; exec '$rust_agent'"
+if ACP_ENGINE_TOKEN=wrong "$tool" connect "$url" </dev/null >"$work/token.out" 2>&1; then
+  fail "a wrong token is refused" "$work/token.out"
+elif grep -q "401" "$work/token.out" && [[ ! -e "$mark" ]]; then
+  pass "a wrong token is refused (401) before any agent starts"
+else
+  fail "a wrong token is refused (401) before any agent starts" "$work/token.out"
+fi
+if "$tool" connect "$url" </dev/null >"$work/token.out" 2>&1 || ! grep -q "401" "$work/token.out"; then
+  fail "no token is refused" "$work/token.out"
+else
+  pass "no token is refused (401)"
+fi
+row "the right token: official TypeScript client -> serve --token -> acp-engine (Rust) agent" \
+  env ACP_ENGINE_TOKEN=secret-token "${ts_client[@]}" "$url"
+
+serve faults -- "$rust_agent"
+if timeout 30 node "$here/ts/ws-faults.mjs" malformed "$url" >"$work/faults.out" 2>&1; then
+  pass "malformed frames: -32700, -32600, the connection answers on; a binary frame closes it (1003)"
+else
+  fail "malformed frames" "$work/faults.out"
+fi
+if timeout 30 node "$here/ts/ws-faults.mjs" disconnect "$url" >"$work/faults.out" 2>&1; then
+  pid="$(grep -o 'connected (agent pid [0-9]*' "$work/faults.log" | tail -n 1 | grep -o '[0-9]*$')"
+  for _ in $(seq 100); do [[ -n "$pid" && -d "/proc/$pid" ]] || break; sleep 0.05; done
+  if [[ -n "$pid" && ! -d "/proc/$pid" ]]; then pass "a client that vanishes mid-turn: its agent (pid $pid) is stopped"
+  else fail "a client that vanishes mid-turn: its agent (pid ${pid:-?}) is still running" "$work/faults.log"; fi
+else
+  fail "a client that vanishes mid-turn" "$work/faults.out"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Faults over WebSocket against an ACP server (`acp-engine serve`), with the
+// `ws` package as a raw client. Usage: node ws-faults.mjs <case> <url>
+//   malformed   a text frame that is not JSON gets -32700, a batch -32600,
+//               and the connection still answers initialize; then a binary
+//               frame closes the socket with 1003
+//   disconnect  initialize, session/new, a prompt, and the socket dropped
+//               (no close frame) while the agent asks for permission
+// Prints "ok" and exits 0, or the reason and exits 1.
+import { WebSocket } from "ws";
+
+const [kind, url] = process.argv.slice(2);
+const socket = new WebSocket(url);
+const inbox = [];
+let waiting = null;
+let closed = null;
+socket.on("message", (data, isBinary) => {
+  inbox.push(isBinary ? { binary: true } : JSON.parse(data.toString()));
+  waiting?.();
+});
+socket.on("close", (code, reason) => {
+  closed = { code, reason: reason.toString() };
+  waiting?.();
+});
+
+function fail(message) {
+  console.error(`FAIL ${kind}: ${message}`);
+  process.exit(1);
+}
+
+/** The next message matching `test`, within 10 s. */
+async function next(test, what) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const index = inbox.findIndex(test);
+    if (index >= 0) return inbox.splice(index, 1)[0];
+    if (closed) fail(`closed (${closed.code} ${closed.reason}) while waiting for ${what}`);
+    if (Date.now() > deadline) fail(`no ${what}`);
+    await new Promise((resolve) => {
+      waiting = resolve;
+      setTimeout(resolve, 100);
+    });
+  }
+}
+
+const initialize = (id) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+
+await new Promise((resolve, reject) => {
+  socket.once("open", resolve);
+  socket.once("error", reject);
+}).catch((error) => fail(`cannot connect: ${error.message}`));
+
+if (kind === "malformed") {
+  socket.send("this is not json");
+  const parse = await next((m) => m.error && m.id === null && m.error.code === -32700, "-32700");
+  socket.send("[]");
+  await next((m) => m !== parse && m.error && m.id === null && m.error.code === -32600, "-32600 for a batch");
+  socket.send(initialize(1));
+  await next((m) => m.id === 1 && m.result, "the answer to initialize");
+  socket.send(Buffer.from(initialize(2)), { binary: true });
+  const deadline = Date.now() + 10_000;
+  while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (!closed) fail("a binary frame did not close the socket");
+  if (closed.code !== 1003) fail(`a binary frame closed with ${closed.code}, want 1003`);
+  console.log(`ok (binary frame: ${closed.code} ${closed.reason})`);
+} else if (kind === "disconnect") {
+  socket.send(initialize(1));
+  await next((m) => m.id === 1, "the answer to initialize");
+  socket.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } }));
+  const session = await next((m) => m.id === 2 && m.result, "a session");
+  const prompt = [{ type: "text", text: "cancel me" }];
+  socket.send(
+    JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: session.result.sessionId, prompt } }),
+  );
+  await next((m) => m.method === "session/request_permission", "a permission request");
+  socket.terminate();
+  console.log("ok");
+} else {
+  fail("unknown case");
+}
+process.exit(0);
