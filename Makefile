@@ -33,7 +33,7 @@ test-rust:
 ## test-python: the acp_engine wheel built with maturin, installed into a fresh
 ## venv and tested there (pytest, mypy --strict on the examples, interop rows)
 test-python:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi -p acp-engine-cli
 	bash python/test.sh
 
 ## test-node: the acp-engine npm package built with @napi-rs/cli, packed with

@@ -75,6 +75,12 @@ func SpawnAgent(client func(*ClientSideConnection) Client, command string, args 
 	return NewClientSideConnection(client, SpawnStream(command, args, nil), nil)
 }
 
+// ConnectAgent connects client(conn) to a remote agent over WebSocket (see
+// WebSocketStream; token "" sends none). Close the connection when done.
+func ConnectAgent(client func(*ClientSideConnection) Client, url, token string) (*ClientSideConnection, error) {
+	return NewClientSideConnection(client, WebSocketStream(url, token), nil)
+}
+
 // ExtMethod sends an extension request (method as named, e.g. "_x/y") and
 // decodes its result into result.
 func (c *AgentSideConnection) ExtMethod(ctx context.Context, method string, params any, result any) error {

@@ -14,8 +14,8 @@ import (
 )
 
 // Stream is what a connection talks over: this process's stdio
-// (StdioStream), a spawned agent's (SpawnStream) or two file descriptors
-// (FDStream).
+// (StdioStream), a spawned agent's (SpawnStream), a remote agent's
+// WebSocket (WebSocketStream) or two file descriptors (FDStream).
 type Stream struct {
 	open func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result
 	// How the spawned child may exit: filled into the options.
@@ -74,6 +74,24 @@ func SpawnStream(command string, args []string, options *SpawnOptions) Stream {
 			return C.acp_go_spawn(&cargv[0], cenv, cdir, copts, handlers, out, text.ptr(), text.size())
 		},
 	}
+}
+
+// WebSocketStream is a remote agent over WebSocket (ws://host:port/acp, as
+// `acp-engine serve` and the official SDKs' servers speak it: one message
+// per text frame), with `Authorization: Bearer <token>` unless token is "".
+// The connection is made in the background; if it fails, the connection
+// closes with the reason and pending calls fail.
+func WebSocketStream(url, token string) Stream {
+	return Stream{open: func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result {
+		curl := C.CString(url)
+		defer C.free(unsafe.Pointer(curl))
+		var ctoken *C.char
+		if token != "" {
+			ctoken = C.CString(token)
+			defer C.free(unsafe.Pointer(ctoken))
+		}
+		return C.acp_go_websocket(curl, ctoken, options, handlers, out, text.ptr(), text.size())
+	}}
 }
 
 // FDStream talks over two file descriptors, which the connection owns from

@@ -469,6 +469,19 @@ acp_result acp_connection_spawn(const char *const *argv,
                                 acp_connection **out);
 
 /*
+ A client of a remote agent over WebSocket (`url`: `ws://host:port/path`;
+ `token`: NULL, or sent as `Authorization: Bearer <token>`). Returns at
+ once; the connection is made in the background, and a failure to make it
+ closes the connection with the reason (`on_close`, or a `CLOSED` event),
+ failing every request sent meanwhile.
+ */
+acp_result acp_connection_websocket(const char *url,
+                                    const char *token,
+                                    const acp_options *options,
+                                    const acp_handlers *handlers,
+                                    acp_connection **out);
+
+/*
  Talk over two file descriptors. Unless `out` is NULL or a descriptor is
  negative (then nothing is touched), the library owns both from this
  call on and closes them (with the connection, or at once on failure).

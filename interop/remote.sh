@@ -5,8 +5,10 @@
 # through `acp-engine connect`, each completing the interop contract
 # (README.md: permission, fs, terminal, cancellation); a bearer token
 # checked before any agent starts; malformed frames; a client that vanishes
-# mid-turn (its agent process is stopped). Expects target/debug/acp-engine
-# and the Rust examples built, and interop/setup.sh run.
+# mid-turn (its agent process is stopped). Expects target/debug/acp-engine,
+# the Rust examples and the C library built, and interop/setup.sh run; the
+# Python, Node and Go rows join when their suites left their examples built
+# (target/python-venv, target/node-app, target/go-bin).
 # Last line: "N passed, M failed".
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,6 +67,32 @@ if [[ -x "$our_py" ]]; then
   serve ours-py -- "$our_py" "$root/python/examples/agent.py"
   row "official TypeScript client (WebSocket) -> serve -> acp-engine (Python) agent" "${ts_client[@]}" "$url"
 fi
+
+# Our clients in every language (their example clients take a URL) against
+# the official TypeScript agent behind serve, and our other agents behind it
+# for the official client.
+cc -o "$work/c-client" "$root/bindings/c/examples/client.c" -I "$root/include" \
+  -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug" &&
+  cc -o "$work/c-agent" "$root/bindings/c/examples/agent.c" -I "$root/include" \
+    -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug" || fail "build the C examples"
+serve ts-for-ours -- "${official_ts_agent[@]}"
+row "acp-engine (C) client (WebSocket) -> serve -> official TypeScript agent" "$work/c-client" "$url"
+if [[ -x "$our_py" ]]; then
+  row "acp-engine (Python) client (WebSocket) -> serve -> official TypeScript agent" "$our_py" "$root/python/examples/client.py" "$url"
+fi
+node_examples="$root/target/node-app/out/examples"
+if [[ -f "$node_examples/client.js" ]]; then
+  row "acp-engine (Node) client (WebSocket) -> serve -> official TypeScript agent" node "$node_examples/client.js" "$url"
+  serve ours-node -- node "$node_examples/agent.js"
+  row "official TypeScript client (WebSocket) -> serve -> acp-engine (Node) agent" "${ts_client[@]}" "$url"
+fi
+if [[ -x "$root/target/go-bin/client" ]]; then
+  row "acp-engine (Go) client (WebSocket) -> serve -> official TypeScript agent" "$root/target/go-bin/client" "$url"
+  serve ours-go -- "$root/target/go-bin/agent"
+  row "official TypeScript client (WebSocket) -> serve -> acp-engine (Go) agent" "${ts_client[@]}" "$url"
+fi
+serve ours-c -- "$work/c-agent"
+row "official TypeScript client (WebSocket) -> serve -> acp-engine (C) agent" "${ts_client[@]}" "$url"
 
 # The token is checked before an agent starts: the agent here would leave a
 # mark if it ever ran.

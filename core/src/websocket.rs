@@ -14,23 +14,25 @@
 //! token before anything reaches an agent (404 / 401), bounds the number of
 //! connections (503 beyond it) and hands each accepted one to a callback.
 //! Both give a [`Lines`] stream: wrap it in `Transport::from_stream` for a
-//! connection, or copy its bytes (a bridge to a process's stdio).
+//! connection, or copy its bytes (a bridge to a process's stdio). [`dial`]
+//! is `connect` as a `Transport` at once, for constructors that do not wait.
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Mutex, Semaphore};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{header, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Error as WsError, Message};
-use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
+use crate::transport::Transport;
 
 /// The path `serve` answers by default (and `acp-engine serve` uses).
 pub const DEFAULT_PATH: &str = "/acp";
@@ -65,6 +67,36 @@ impl Default for ConnectOptions {
 
 /// Connect to a WebSocket agent (`ws://host:port/path`).
 pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Lines> {
+    let socket = open(url, options).await?;
+    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+    bridge(socket, None, inner);
+    Ok(lines)
+}
+
+/// A transport to a WebSocket agent, at once: the connection is made in
+/// the background (call from within a tokio runtime), and a failure to
+/// connect ends the transport with that reason ("read error: cannot
+/// connect to ...: HTTP 401"), failing what was sent meanwhile. For
+/// bindings whose stream constructors do not wait.
+pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
+    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+    let failure = Arc::new(OnceLock::new());
+    let failed = failure.clone();
+    let (url, options) = (url.to_owned(), options.clone());
+    tokio::spawn(async move {
+        match open(&url, &options).await {
+            Ok(socket) => bridge(socket, None, inner),
+            // Dropping `inner` ends the stream, with the reason set first.
+            Err(error) => {
+                let _ = failed.set(format!("cannot connect to {url}: {error}"));
+            }
+        }
+    });
+    let (reader, writer) = tokio::io::split(lines);
+    Transport::new(FailingReader { reader, failure }, writer)
+}
+
+async fn open(url: &str, options: &ConnectOptions) -> io::Result<WebSocketStream<MaybeTlsStream<TcpStream>>> {
     let mut request = url.into_client_request().map_err(to_io)?;
     if let Some(token) = &options.bearer_token {
         let value = format!("Bearer {token}").parse().map_err(|_| {
@@ -79,7 +111,36 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Lines> {
         tokio_tungstenite::connect_async_with_config(request, Some(config(options.max_message_size)), true)
             .await
             .map_err(to_io)?;
-    Ok(bridge(socket, None))
+    Ok(socket)
+}
+
+/// The read half of a dialled transport: its end is an error when the
+/// connection could not be made.
+struct FailingReader {
+    reader: tokio::io::ReadHalf<Lines>,
+    failure: Arc<OnceLock<String>>,
+}
+
+impl tokio::io::AsyncRead for FailingReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.reader).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            if buf.filled().len() == before {
+                if let Some(failure) = self.failure.get() {
+                    return std::task::Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::ConnectionRefused,
+                        failure.clone(),
+                    )));
+                }
+            }
+        }
+        polled
+    }
 }
 
 /// Settings for [`serve`].
@@ -143,7 +204,11 @@ where
             )
             .await
             {
-                Ok(socket) => on_connection(bridge(socket, slot), Peer { address }),
+                Ok(socket) => {
+                    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+                    bridge(socket, slot, inner);
+                    on_connection(lines, Peer { address })
+                }
                 Err(error) => tracing::debug!(%address, %error, "refused a WebSocket connection"),
             }
         });
@@ -218,13 +283,12 @@ fn to_io(error: WsError) -> io::Error {
     }
 }
 
-/// Move frames between `socket` and a [`Lines`] stream, on two tasks that
-/// end with the socket (and then release `slot`).
-fn bridge<S>(socket: WebSocketStream<S>, slot: Option<tokio::sync::OwnedSemaphorePermit>) -> Lines
+/// Move frames between `socket` and `inner`, the far end of a [`Lines`]
+/// stream, on two tasks that end with the socket (and then release `slot`).
+fn bridge<S>(socket: WebSocketStream<S>, slot: Option<tokio::sync::OwnedSemaphorePermit>, inner: DuplexStream)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
     let (inner_read, mut inner_write) = tokio::io::split(inner);
     let (sink, mut frames) = socket.split();
     let sink = Arc::new(Mutex::new(sink));
@@ -299,5 +363,4 @@ where
         inbound.abort();
         drop(slot);
     });
-    lines
 }

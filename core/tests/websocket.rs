@@ -98,3 +98,35 @@ async fn a_frame_over_the_limit_closes_the_socket_and_pending_calls_fail() {
     .unwrap_err();
     assert!(error.is_connection_closed(), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialled_transport_connects_in_the_background_or_closes_with_the_reason() {
+    let url = echo_server(ServeOptions {
+        bearer_token: Some("s3cret".to_owned()),
+        ..ServeOptions::default()
+    })
+    .await;
+    let right = ConnectOptions {
+        bearer_token: Some("s3cret".to_owned()),
+        ..ConnectOptions::default()
+    };
+    let client = Connection::builder().connect(websocket::dial(&url, &right));
+    let answer: Value = tokio::time::timeout(PATIENCE, client.send_request("echo", &json!({ "a": 1 })))
+        .await
+        .expect("no hang")
+        .unwrap();
+    assert_eq!(answer, json!({ "a": 1 }));
+
+    let refused = Connection::builder().connect(websocket::dial(&url, &ConnectOptions::default()));
+    let error = tokio::time::timeout(PATIENCE, refused.send_request::<_, Value>("echo", &json!({})))
+        .await
+        .expect("no hang")
+        .unwrap_err();
+    assert!(error.is_connection_closed(), "{error}");
+    tokio::time::timeout(PATIENCE, refused.closed()).await.unwrap();
+    let reason = refused.close_reason().unwrap();
+    assert!(
+        reason.contains("cannot connect") && reason.contains("401"),
+        "{reason}"
+    );
+}

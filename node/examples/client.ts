@@ -24,6 +24,7 @@ import {
   ClientSideConnection,
   RequestError,
   spawnStream,
+  webSocketStream,
   type Client,
   type CreateTerminalRequest,
   type CreateTerminalResponse,
@@ -199,14 +200,18 @@ function check(condition: boolean, what: string) {
 async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
   if (command === undefined) {
-    process.stderr.write("usage: client <agent command> [args...]\n");
+    process.stderr.write("usage: client <agent command> [args...] | ws://host:port/acp\n");
     return 2;
   }
   const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "acp-engine-node-client-")));
   fs.writeFileSync(path.join(cwd, "hello.txt"), "Hello from the client's file\n");
 
   const client = new ExampleClient(cwd);
-  const agent = new ClientSideConnection(() => client, spawnStream(command, args, { exitGraceMs: 2000 }));
+  // A URL is a remote agent (token: ACP_ENGINE_TOKEN); anything else a command to spawn.
+  const stream = /^wss?:\/\//.test(command)
+    ? webSocketStream(command, { token: process.env.ACP_ENGINE_TOKEN })
+    : spawnStream(command, args, { exitGraceMs: 2000 });
+  const agent = new ClientSideConnection(() => client, stream);
   try {
     const initialized = await agent.initialize({
       protocolVersion: 1,

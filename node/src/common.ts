@@ -8,10 +8,12 @@ export {
   ndJsonStream,
   spawnStream,
   stdioStream,
+  webSocketStream,
   type Limits,
   type MessageStream,
   type SpawnOptions,
   type Stream,
   type StreamOptions,
+  type WebSocketStreamOptions,
 } from "./streams.js";
 export { TerminalHandle } from "./terminal.js";

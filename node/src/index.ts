@@ -6,4 +6,4 @@
 export * from "./common.js";
 export * from "./generated/methods.js";
 export type * from "./generated/schema.js";
-export { runAgent, spawnAgent } from "./run.js";
+export { connectAgent, runAgent, spawnAgent } from "./run.js";

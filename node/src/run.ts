@@ -1,8 +1,15 @@
 // One-call helpers, as in every language: run an agent on this process's
-// stdio, or spawn an agent and connect a client to it.
+// stdio, or spawn an agent or reach a remote one and connect a client to it.
 
 import { AgentSideConnection, ClientSideConnection, type Agent, type Client } from "./generated/methods.js";
-import { spawnStream, stdioStream, type SpawnOptions, type StreamOptions } from "./streams.js";
+import {
+  spawnStream,
+  stdioStream,
+  webSocketStream,
+  type SpawnOptions,
+  type StreamOptions,
+  type WebSocketStreamOptions,
+} from "./streams.js";
 
 /** Serve `toAgent(connection)` on this process's stdin/stdout until the client hangs up. */
 export async function runAgent(toAgent: (connection: AgentSideConnection) => Agent, options?: StreamOptions): Promise<void> {
@@ -22,4 +29,16 @@ export function spawnAgent(
   options: SpawnOptions = {},
 ): ClientSideConnection {
   return new ClientSideConnection(toClient, spawnStream(command, args, options));
+}
+
+/**
+ * Connect to a remote agent over WebSocket as `toClient(connection)` (see
+ * `webSocketStream`). Close the connection when done.
+ */
+export function connectAgent(
+  toClient: (connection: ClientSideConnection) => Client,
+  url: string,
+  options: WebSocketStreamOptions = {},
+): ClientSideConnection {
+  return new ClientSideConnection(toClient, webSocketStream(url, options));
 }

@@ -20,7 +20,7 @@ export const kOpen: unique symbol = Symbol("acp-engine.open");
 /** Where a connection's bytes go: make one with `ndJsonStream`, `stdioStream`
  * or `spawnStream`. */
 export interface Stream {
-  readonly kind: "ndjson" | "stdio" | "spawn";
+  readonly kind: "ndjson" | "stdio" | "spawn" | "websocket";
   /** @internal */
   readonly [kOpen]: Opener;
 }
@@ -102,6 +102,26 @@ export function stdioStream(options?: StreamOptions): Stream {
     kind: "stdio",
     [kOpen](side, unstable, wake) {
       return NativeConnection.stdio(settings(side, unstable, options), wake);
+    },
+  };
+}
+
+export interface WebSocketStreamOptions extends StreamOptions {
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
+/**
+ * A remote agent over WebSocket (`ws://host:port/acp`, as `acp-engine serve`
+ * and the official SDKs' servers speak it: one message per text frame),
+ * driven by the engine. The connection is made in the background; if it
+ * fails, the connection closes with the reason and pending calls reject.
+ */
+export function webSocketStream(url: string, options: WebSocketStreamOptions = {}): Stream {
+  return {
+    kind: "websocket",
+    [kOpen](side, unstable, wake) {
+      return NativeConnection.websocket(settings(side, unstable, options), url, options.token, wake);
     },
   };
 }

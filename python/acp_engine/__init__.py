@@ -19,11 +19,11 @@ from typing import Any
 from ._connection import Connection, Side
 from ._errors import RequestError
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
-from ._helpers import run_agent, spawn_agent
+from ._helpers import connect_agent, run_agent, spawn_agent
 from ._limits import Limits
 from ._native import __version__
 from ._terminal import TerminalHandle
-from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream
+from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream, websocket_stream
 
 #: The ACP protocol version this package speaks.
 PROTOCOL_VERSION = 1
@@ -50,10 +50,12 @@ __all__ = [
     "TerminalHandle",
     "__version__",
     "asyncio_stream",
+    "connect_agent",
     "fd_stream",
     "run_agent",
     "schema",
     "spawn_agent",
     "spawn_stream",
     "stdio_stream",
+    "websocket_stream",
 ]

@@ -1,5 +1,5 @@
 """One-call helpers: run an agent on this process's stdio, spawn an agent
-and talk to it as a client."""
+or connect to a remote one and talk to it as a client."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import AsyncIterator, Callable, Mapping, Optional
 
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._limits import Limits
-from ._transport import Stream, spawn_stream, stdio_stream
+from ._transport import Stream, spawn_stream, stdio_stream, websocket_stream
 
 
 async def run_agent(
@@ -36,6 +36,24 @@ async def spawn_agent(
     ``async with spawn_agent(MyClient, "my-agent", "--stdio") as agent: ...``.
     On exit the connection is closed and the agent reaped."""
     connection = ClientSideConnection(client_factory, spawn_stream(command, *args, env=env, cwd=cwd), limits=limits)
+    try:
+        yield connection
+    finally:
+        await connection.aclose()
+
+
+@contextlib.asynccontextmanager
+async def connect_agent(
+    client_factory: Callable[[ClientSideConnection], Client],
+    url: str,
+    *,
+    token: Optional[str] = None,
+    limits: Optional[Limits] = None,
+) -> AsyncIterator[ClientSideConnection]:
+    """Connect to a remote agent over WebSocket as ``client_factory(conn)``:
+    ``async with connect_agent(MyClient, "ws://host:8080/acp") as agent: ...``
+    (see :func:`websocket_stream`). On exit the connection is closed."""
+    connection = ClientSideConnection(client_factory, websocket_stream(url, token=token), limits=limits)
     try:
         yield connection
     finally:

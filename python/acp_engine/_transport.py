@@ -14,7 +14,8 @@ from ._native import NativeConnection
 
 class Stream:
     """Where a connection's bytes go. Make one with :func:`stdio_stream`,
-    :func:`spawn_stream`, :func:`asyncio_stream` or :func:`fd_stream`."""
+    :func:`spawn_stream`, :func:`websocket_stream`, :func:`asyncio_stream` or
+    :func:`fd_stream`."""
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         raise NotImplementedError
@@ -40,6 +41,15 @@ class _Spawn(Stream):
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         return NativeConnection.spawn(settings, self.command, self.args, self.env, self.cwd)
+
+
+class _WebSocket(Stream):
+    def __init__(self, url: str, token: Optional[str]) -> None:
+        self.url = url
+        self.token = token
+
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
+        return NativeConnection.websocket(settings, self.url, self.token)
 
 
 class _Fds(Stream):
@@ -137,6 +147,15 @@ def spawn_stream(
 def asyncio_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Stream:
     """A caller's asyncio streams (a TCP or Unix socket, a subprocess's pipes)."""
     return _AsyncioStreams(reader, writer)
+
+
+def websocket_stream(url: str, *, token: Optional[str] = None) -> Stream:
+    """A remote agent over WebSocket (``ws://host:port/acp``, as ``acp-engine
+    serve`` and the official SDKs' servers speak it: one message per text
+    frame), with ``Authorization: Bearer <token>`` when given. The
+    connection is made in the background; if it fails, the connection closes
+    with the reason and pending calls fail."""
+    return _WebSocket(url, token)
 
 
 def fd_stream(read_fd: int, write_fd: int) -> Stream:

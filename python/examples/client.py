@@ -8,6 +8,7 @@ capabilities). Prints ``interop ok`` when every check passed; with
 interop/news.json.
 
     python examples/client.py python examples/agent.py
+    python examples/client.py ws://127.0.0.1:8080/acp   # a remote agent (token: ACP_ENGINE_TOKEN)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional
 
-from acp_engine import Client, RequestError, spawn_agent
+from acp_engine import Client, RequestError, connect_agent, spawn_agent
 from acp_engine.schema import (
     CreateTerminalRequest,
     CreateTerminalResponse,
@@ -186,7 +187,11 @@ async def main(command: str, *args: str) -> None:
     with open(os.path.join(cwd, "hello.txt"), "w", encoding="utf-8") as file:
         file.write("Hello from the client's file\n")
     client = ExampleClient()
-    async with spawn_agent(lambda _agent: client, command, *args) as agent:
+    if command.startswith(("ws://", "wss://")):
+        opened = connect_agent(lambda _agent: client, command, token=os.environ.get("ACP_ENGINE_TOKEN"))
+    else:
+        opened = spawn_agent(lambda _agent: client, command, *args)
+    async with opened as agent:
         initialized = await agent.initialize(
             {
                 "protocolVersion": 1,
@@ -233,5 +238,5 @@ async def main(command: str, *args: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        raise SystemExit("usage: client.py <agent command> [args...]")
+        raise SystemExit("usage: client.py <agent command> [args...] | ws://host:port/acp")
     asyncio.run(main(*sys.argv[1:]))

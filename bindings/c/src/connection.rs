@@ -1,4 +1,4 @@
-//! `acp_connection`: create (stdio, spawned process, file descriptors),
+//! `acp_connection`: create (stdio, spawned process, WebSocket, file descriptors),
 //! send, request, cancel, take events, close, free. A connection is the
 //! engine's host connection (`acp_engine::host`) plus the C conversions;
 //! callbacks are run by `dispatch.rs`, events handed out by `events.rs`.
@@ -146,6 +146,39 @@ pub unsafe extern "C" fn acp_connection_spawn(
             Transport::spawn(spawn).map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))
         };
         start(spawn, options, handlers, out)
+    })
+}
+
+/// A client of a remote agent over WebSocket (`url`: `ws://host:port/path`;
+/// `token`: NULL, or sent as `Authorization: Bearer <token>`). Returns at
+/// once; the connection is made in the background, and a failure to make it
+/// closes the connection with the reason (`on_close`, or a `CLOSED` event),
+/// failing every request sent meanwhile.
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_websocket(
+    url: *const c_char,
+    token: *const c_char,
+    options: *const acp_options,
+    handlers: *const acp_handlers,
+    out: *mut *mut acp_connection,
+) -> acp_result {
+    guard(|| {
+        let url = str_arg(url, "url")?;
+        let token = if token.is_null() {
+            None
+        } else {
+            Some(str_arg(token, "token")?.to_owned())
+        };
+        let connect = acp_engine::websocket::ConnectOptions {
+            bearer_token: token,
+            ..Default::default()
+        };
+        start(
+            move |_| Ok(acp_engine::websocket::dial(url, &connect)),
+            options,
+            handlers,
+            out,
+        )
     })
 }
 

@@ -63,6 +63,7 @@ if [[ -z "${ACP_SKIP_CARGO:-}" ]]; then
   # the C library has none.
   check "cargo build -p acp-engine-ffi" cargo build -q -p acp-engine-ffi
   check "cargo build -p acp-engine --examples" cargo build -q -p acp-engine --examples
+  check "cargo build -p acp-engine-cli" cargo build -q -p acp-engine-cli
 fi
 if [[ ! -f "$target/libacp_engine.so" ]]; then
   echo "FAIL $target/libacp_engine.so is missing (cargo build -p acp-engine-ffi)"

@@ -124,8 +124,11 @@ static void requests_held_in_flight(void) {
     acp_handlers left_handlers = {.user_data = &left_h, .on_request = hold_request};
     acp_handlers right_handlers = {.user_data = &right_h, .on_request = hold_request};
     acp_connection *left, *right;
-    CHECK_RC(acp_connection_fds(fds[0], dup(fds[0]), NULL, &left_handlers, &left), ACP_OK);
-    CHECK_RC(acp_connection_fds(fds[1], dup(fds[1]), NULL, &right_handlers, &right), ACP_OK);
+    /* More than the default limit of requests in flight (1024): holding them
+     * all is the point here. */
+    acp_options options = {.max_in_flight_requests = (size_t)n + 1};
+    CHECK_RC(acp_connection_fds(fds[0], dup(fds[0]), &options, &left_handlers, &left), ACP_OK);
+    CHECK_RC(acp_connection_fds(fds[1], dup(fds[1]), &options, &right_handlers, &right), ACP_OK);
     answers one_way = {LATCH_INIT, 0}, other_way = {LATCH_INIT, 0};
     char params[64];
     for (int i = 0; i < n; i++) {

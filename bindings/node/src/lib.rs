@@ -313,6 +313,29 @@ impl NativeConnection {
         Ok(Self::start(transport, options, waker, None))
     }
 
+    /// A client of a remote agent over WebSocket, connected in the
+    /// background: a failure closes the connection with the reason.
+    #[napi(factory)]
+    pub fn websocket(
+        settings: NativeSettings,
+        url: String,
+        token: Option<String>,
+        wake: Function<(), ()>,
+    ) -> Result<Self> {
+        let options = options(&settings)?;
+        let connect = acp_engine::websocket::ConnectOptions {
+            bearer_token: token,
+            ..Default::default()
+        };
+        let transport = {
+            let _guard = enter();
+            acp_engine::websocket::dial(&url, &connect)
+        };
+        let waker = Waker::new(wake)?;
+        let _guard = enter();
+        Ok(Self::start(transport, options, waker, None))
+    }
+
     /// A connection over bytes that JS moves: `feed()` what the peer sent,
     /// `takeOutput()` what to send it (a wake-up says when there is some).
     #[napi(factory)]

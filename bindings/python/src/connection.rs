@@ -144,6 +144,20 @@ impl NativeConnection {
 
     /// A connection over two file descriptors (duplicated: the caller keeps
     /// its own).
+    /// A connection to a WebSocket agent (`ws://host:port/path`), made in
+    /// the background: a failure closes the connection with the reason.
+    #[staticmethod]
+    #[pyo3(signature = (settings, url, token=None))]
+    fn websocket(settings: &Bound<'_, PyDict>, url: &str, token: Option<String>) -> PyResult<Self> {
+        let options = acp_engine::websocket::ConnectOptions {
+            bearer_token: token,
+            ..Default::default()
+        };
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
+        Self::open(acp_engine::websocket::dial(url, &options), settings)
+    }
+
     #[staticmethod]
     fn from_fds(settings: &Bound<'_, PyDict>, read_fd: i32, write_fd: i32) -> PyResult<Self> {
         use std::os::fd::BorrowedFd;

@@ -247,7 +247,14 @@ func run(command string, args []string) {
 	defer os.RemoveAll(cwd)
 	check(os.WriteFile(filepath.Join(cwd, "hello.txt"), []byte("Hello from the client's file\n"), 0o644) == nil, "write hello.txt")
 	client := &exampleClient{answerPermissions: true, permissionAsked: make(chan acp.SessionId, 16), terminals: map[acp.TerminalId]*terminal{}}
-	agent := must(acp.SpawnAgent(func(*acp.ClientSideConnection) acp.Client { return client }, command, args...))
+	toClient := func(*acp.ClientSideConnection) acp.Client { return client }
+	var agent *acp.ClientSideConnection
+	// A URL is a remote agent (token: ACP_ENGINE_TOKEN); anything else a command to spawn.
+	if strings.HasPrefix(command, "ws://") || strings.HasPrefix(command, "wss://") {
+		agent = must(acp.ConnectAgent(toClient, command, os.Getenv("ACP_ENGINE_TOKEN")))
+	} else {
+		agent = must(acp.SpawnAgent(toClient, command, args...))
+	}
 	defer agent.Close()
 
 	yes := true
@@ -313,7 +320,7 @@ func run(command string, args []string) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client <agent command> [args...]")
+		fmt.Fprintln(os.Stderr, "usage: client <agent command> [args...] | ws://host:port/acp")
 		os.Exit(2)
 	}
 	run(os.Args[1], os.Args[2:])
