@@ -13,52 +13,17 @@ use acp_engine::{Connection, Limits, SpawnOptions, Transport};
 use serde_json::{json, Value};
 use support::PATIENCE;
 
-/// A peer that writes `count` requests without reading (until its writes
-/// stall for a second), then reads every answer and reports what it saw in
-/// a `flood/report` notification; with `read` false it never reads.
+/// The peer that stops reading (reliability/flood_peer.py): it writes
+/// `count` requests without reading (until its writes stall for a second),
+/// then reads every answer and reports what it saw in a `flood/report`
+/// notification; with `read` false it never reads.
 fn flooding_peer(count: usize, read: bool) -> Transport {
-    let script = format!(
-        r#"
-import json, os, select, sys, time
-out, inp = sys.stdout.fileno(), sys.stdin.fileno()
-os.set_blocking(out, False)
-# One line per write: a pipe write of at most PIPE_BUF bytes is all or nothing.
-sent, last = 0, time.monotonic()
-while sent < {count}:
-    line = json.dumps({{"jsonrpc": "2.0", "id": sent, "method": "flood/work", "params": {{}}}}).encode() + b"\n"
-    try:
-        os.write(out, line)
-        sent, last = sent + 1, time.monotonic()
-    except BlockingIOError:
-        if time.monotonic() - last > 1.0:
-            break
-        select.select([], [out], [], 0.05)
-if not {read}:
-    time.sleep(60)
-    sys.exit(0)
-os.set_blocking(out, True)
-seen, buf = {{}}, b""
-while len(seen) < sent:
-    data = os.read(inp, 1 << 20)
-    if not data:
-        break
-    buf += data
-    *lines, buf = buf.split(b"\n")
-    for line in lines:
-        message = json.loads(line)
-        seen[message["id"]] = seen.get(message["id"], 0) + 1
-report = {{"sent": sent, "answered": len(seen), "duplicates": sum(n - 1 for n in seen.values()), "stalled": sent < {count}}}
-os.write(out, json.dumps({{"jsonrpc": "2.0", "method": "flood/report", "params": report}}).encode() + b"\n")
-sys.stdin.read()
-"#,
-        read = if read { "True" } else { "False" },
-    );
-    Transport::spawn(
-        SpawnOptions::new("python3")
-            .args(["-c", &script])
-            .inherit_stderr(false),
-    )
-    .expect("spawn python3")
+    let peer = concat!(env!("CARGO_MANIFEST_DIR"), "/../reliability/flood_peer.py");
+    let mut args = vec![peer.to_owned(), count.to_string()];
+    if read {
+        args.push("--read".to_owned());
+    }
+    Transport::spawn(SpawnOptions::new("python3").args(args).inherit_stderr(false)).expect("spawn python3")
 }
 
 /// Every request is answered with a 1 KiB result.
