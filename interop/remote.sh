@@ -128,5 +128,30 @@ else
   fail "a client that vanishes mid-turn" "$work/faults.out"
 fi
 
+# A client that stops reading: the server drops it after its output stall
+# timeout, and its agent is stopped.
+serve stall --output-stall-timeout-ms 500 -- "$rust_agent"
+if timeout 60 node "$here/ts/ws-faults.mjs" stall "$url" >"$work/faults.out" 2>&1; then
+  pid="$(grep -o 'connected (agent pid [0-9]*' "$work/stall.log" | tail -n 1 | grep -o '[0-9]*$')"
+  for _ in $(seq 100); do [[ -n "$pid" && -d "/proc/$pid" ]] || break; sleep 0.05; done
+  if [[ -n "$pid" && ! -d "/proc/$pid" ]]; then pass "a client that stops reading is dropped after the stall timeout; $(cat "$work/faults.out")"
+  else fail "a client that stops reading: its agent (pid ${pid:-?}) is still running" "$work/stall.log"; fi
+else
+  fail "a client that stops reading is dropped after the stall timeout" "$work/faults.out"
+fi
+
+# A slow reader over WebSocket: the flood client (400,000 requests without
+# reading) through `acp-engine connect`; the server and its agent stay within
+# the agent's default limits plus a constant.
+serve flood -- "$rust_agent"
+flood_pid="${servers[-1]}"
+for mode in handler engine; do
+  if result="$(timeout 600 python3 "$root/reliability/flood.py" --mode "$mode" --max-growth-mib 96 --rss-of "$flood_pid" -- "$tool" connect "$url")"; then
+    pass "a slow WebSocket reader ($mode): server and agent bounded: $result"
+  else
+    fail "a slow WebSocket reader ($mode): $result"
+  fi
+done
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -2,7 +2,7 @@
 reading its answers, then reads them all.
 
     python3 flood.py [--mode handler|engine] [--max-requests N]
-                     [--max-growth-mib M] -- AGENT COMMAND...
+                     [--max-growth-mib M] [--rss-of PID] -- AGENT COMMAND...
 
 Writes requests until the agent stops taking them (no progress for a
 second: it stopped reading, its stdin pipe is full) or N were written,
@@ -10,8 +10,10 @@ sampling the agent's RSS (/proc) throughout; then reads every answer and
 checks that none is lost or duplicated, sends a final request, closes
 stdin and waits for the agent to exit. `handler` sends `initialize`
 (answered by the agent's handler); `engine` sends a method no agent has
-(answered -32601 by the engine itself). Prints one JSON line; exit status 1
-when a check fails, including growth over --max-growth-mib.
+(answered -32601 by the engine itself). With --rss-of, the memory measured
+is that process's and its children's (a server, reached through an agent
+command such as `acp-engine connect URL`). Prints one JSON line; exit
+status 1 when a check fails, including growth over --max-growth-mib.
 """
 
 from __future__ import annotations
@@ -31,12 +33,43 @@ ENGINE_METHOD = "flood/unknown"
 CHUNK = 512
 
 
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+def own_rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
     return 0
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(children.get(current, []))
+    return found
+
+
+# Whose memory counts: the agent, or (--rss-of) a server and its children.
+WATCHED: list = []
+
+
+def rss_kib(pid: int) -> int:
+    if WATCHED:
+        return sum(own_rss_kib(each) for each in descendants(WATCHED[0]))
+    return own_rss_kib(pid)
 
 
 def request(request_id: int, method: str) -> bytes:
@@ -85,8 +118,11 @@ def main() -> int:
     parser.add_argument("--max-requests", type=int, default=400_000)
     parser.add_argument("--max-growth-mib", type=float, default=0, help="0: report only")
     parser.add_argument("--stalled-after", type=float, default=1.0, help="seconds without progress")
+    parser.add_argument("--rss-of", type=int, help="measure this process and its children instead (a server)")
     parser.add_argument("agent", nargs="+")
     args = parser.parse_args()
+    if args.rss_of:
+        WATCHED.append(args.rss_of)
     method = HANDLER_METHOD if args.mode == "handler" else ENGINE_METHOD
 
     agent = subprocess.Popen(args.agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -29,6 +29,9 @@ options:
   --path PATH             the endpoint (default /acp; other paths get 404)
   --max-connections N     connections at once (default 1024; beyond it 503)
   --max-message-size N    the largest frame a client may send, in bytes (default 64 MiB)
+  --output-stall-timeout-ms N
+                          drop a connection whose client reads nothing for N ms while
+                          output waits (default 60000; 0: never)
   -h, --help              this text
 ";
 
@@ -38,7 +41,14 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let args = Args::parse(
         argv,
-        &["listen", "token", "path", "max-connections", "max-message-size"],
+        &[
+            "listen",
+            "token",
+            "path",
+            "max-connections",
+            "max-message-size",
+            "output-stall-timeout-ms",
+        ],
     )?;
     if args.help {
         print!("{HELP}");
@@ -65,6 +75,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     if let Some(max) = args.number("max-message-size")? {
         options.max_message_size = max;
+    }
+    if let Some(ms) = args.number("output-stall-timeout-ms")? {
+        options.output_stall_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
     }
     let agent = args.rest.clone();
     crate::runtime()?.block_on(async move {

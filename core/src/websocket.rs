@@ -19,6 +19,7 @@
 
 use std::io;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -37,6 +38,9 @@ use crate::transport::Transport;
 /// The path `serve` answers by default (and `acp-engine serve` uses).
 pub const DEFAULT_PATH: &str = "/acp";
 
+/// Default for [`ServeOptions::output_stall_timeout`].
+pub const DEFAULT_SERVER_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// A WebSocket as newline-delimited JSON: what the peer sends is read as
 /// lines, and each line written goes out as one text frame. Shutting down
 /// the write half closes the socket (1000); the read half ends when the
@@ -54,6 +58,9 @@ pub struct ConnectOptions {
     pub bearer_token: Option<String>,
     /// The largest frame accepted from the server (default 64 MiB).
     pub max_message_size: usize,
+    /// Drop the socket when the server reads nothing for this long while
+    /// we send (default None: wait).
+    pub output_stall_timeout: Option<Duration>,
 }
 
 impl Default for ConnectOptions {
@@ -61,6 +68,7 @@ impl Default for ConnectOptions {
         Self {
             bearer_token: None,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            output_stall_timeout: None,
         }
     }
 }
@@ -69,7 +77,7 @@ impl Default for ConnectOptions {
 pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Lines> {
     let socket = open(url, options).await?;
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
-    bridge(socket, None, inner);
+    bridge(socket, None, inner, options.output_stall_timeout);
     Ok(lines)
 }
 
@@ -85,7 +93,7 @@ pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
     let (url, options) = (url.to_owned(), options.clone());
     tokio::spawn(async move {
         match open(&url, &options).await {
-            Ok(socket) => bridge(socket, None, inner),
+            Ok(socket) => bridge(socket, None, inner, options.output_stall_timeout),
             // Dropping `inner` ends the stream, with the reason set first.
             Err(error) => {
                 let _ = failed.set(format!("cannot connect to {url}: {error}"));
@@ -156,6 +164,11 @@ pub struct ServeOptions {
     /// The largest frame accepted from a client (default 64 MiB); a larger
     /// one closes its socket (1009).
     pub max_message_size: usize,
+    /// Drop a socket whose client reads nothing for this long while we send
+    /// (default 60 s, as the official TypeScript server's
+    /// `maxOutputStallMs`; None: wait for ever). The engine's own limits
+    /// bound what waits behind it meanwhile.
+    pub output_stall_timeout: Option<Duration>,
 }
 
 impl Default for ServeOptions {
@@ -165,6 +178,7 @@ impl Default for ServeOptions {
             bearer_token: None,
             max_connections: 1024,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            output_stall_timeout: Some(DEFAULT_SERVER_STALL_TIMEOUT),
         }
     }
 }
@@ -206,7 +220,7 @@ where
             {
                 Ok(socket) => {
                     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
-                    bridge(socket, slot, inner);
+                    bridge(socket, slot, inner, options.output_stall_timeout);
                     on_connection(lines, Peer { address })
                 }
                 Err(error) => tracing::debug!(%address, %error, "refused a WebSocket connection"),
@@ -285,8 +299,13 @@ fn to_io(error: WsError) -> io::Error {
 
 /// Move frames between `socket` and `inner`, the far end of a [`Lines`]
 /// stream, on two tasks that end with the socket (and then release `slot`).
-fn bridge<S>(socket: WebSocketStream<S>, slot: Option<tokio::sync::OwnedSemaphorePermit>, inner: DuplexStream)
-where
+/// A send that makes no progress for `stall` drops the socket.
+fn bridge<S>(
+    socket: WebSocketStream<S>,
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    inner: DuplexStream,
+    stall: Option<Duration>,
+) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (inner_read, mut inner_write) = tokio::io::split(inner);
@@ -338,6 +357,7 @@ where
     tokio::spawn(async move {
         let mut lines = BufReader::new(inner_read);
         let mut line = Vec::new();
+        let mut stalled_or_failed = false;
         loop {
             line.clear();
             match lines.read_until(b'\n', &mut line).await {
@@ -350,15 +370,34 @@ where
                 continue;
             };
             let mut sink = sink.lock().await;
-            if sink.feed(Message::text(text)).await.is_err() {
-                break;
-            }
-            // One flush per burst: more lines already read go out with it.
-            if lines.buffer().is_empty() && sink.flush().await.is_err() {
+            let send = async {
+                sink.feed(Message::text(text)).await?;
+                // One flush per burst: more lines already read go out with it.
+                if lines.buffer().is_empty() {
+                    sink.flush().await?;
+                }
+                Ok::<(), WsError>(())
+            };
+            let sent = match stall {
+                Some(stall) => tokio::time::timeout(stall, send).await.unwrap_or_else(|_| {
+                    // The peer read nothing for that long: drop the socket (a
+                    // close frame could not get through either).
+                    tracing::warn!(
+                        timeout_ms = stall.as_millis() as u64,
+                        "output stalled: closing the WebSocket"
+                    );
+                    Err(WsError::AlreadyClosed)
+                }),
+                None => send.await,
+            };
+            if sent.is_err() {
+                stalled_or_failed = true;
                 break;
             }
         }
-        let _ = sink.lock().await.close().await;
+        if !stalled_or_failed {
+            let _ = sink.lock().await.close().await;
+        }
         // The socket is done: stop reading it too.
         inbound.abort();
         drop(slot);

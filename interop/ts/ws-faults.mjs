@@ -6,6 +6,9 @@
 //               frame closes the socket with 1003
 //   disconnect  initialize, session/new, a prompt, and the socket dropped
 //               (no close frame) while the agent asks for permission
+//   stall       stop reading, send 100,000 requests, read again after 3 s:
+//               a server with a short output stall timeout has dropped the
+//               socket before all the answers came
 // Prints "ok" and exits 0, or the reason and exits 1.
 import { WebSocket } from "ws";
 
@@ -76,6 +79,17 @@ if (kind === "malformed") {
   await next((m) => m.method === "session/request_permission", "a permission request");
   socket.terminate();
   console.log("ok");
+} else if (kind === "stall") {
+  socket.pause();
+  const n = 100_000;
+  for (let i = 1; i <= n; i++) socket.send(initialize(i));
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  socket.resume();
+  const deadline = Date.now() + 20_000;
+  while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (!closed) fail(`still open after 20 s (${inbox.length} answers)`);
+  if (inbox.length >= n) fail(`all ${n} answers came: nothing stalled`);
+  console.log(`ok (dropped after ${inbox.length} of ${n} answers, close ${closed.code})`);
 } else {
   fail("unknown case");
 }
