@@ -229,6 +229,9 @@ typedef struct {
     int fd;
     char *buf;
     size_t len, cap;
+    /* The library closed its end: EOF, or a reset (closing with input it
+     * had not read, which a Unix socket reports as ECONNRESET first). */
+    int closed;
 } peer;
 
 /* A connection on one end of a socketpair; the test keeps the other end
@@ -314,6 +317,7 @@ static inline char *peer_read_line(peer *p, int timeout_ms) {
         }
         ssize_t got = read(p->fd, p->buf + p->len, p->cap - p->len);
         if (got < 0 && errno == EINTR) continue;
+        if (got == 0 || (got < 0 && errno == ECONNRESET)) p->closed = 1;
         if (got <= 0) return NULL; /* EOF or error */
         p->len += (size_t)got;
     }
@@ -328,10 +332,12 @@ static inline int peer_sees_eof(peer *p, int timeout_ms) {
         free(line);
         return 0;
     }
+    if (p->closed) return 1;
     struct pollfd pfd = {p->fd, POLLIN, 0};
     if (poll(&pfd, 1, 0) <= 0) return 0; /* timed out, not EOF */
     char byte;
-    return read(p->fd, &byte, 1) == 0;
+    ssize_t got = read(p->fd, &byte, 1);
+    return got == 0 || (got < 0 && errno == ECONNRESET);
 }
 
 /* ---- JSON probes (compact serde_json output, no spaces) ----------------- */

@@ -374,7 +374,7 @@ static void test_max_message_size(void) {
     harness_section("max_message_size bounds inbound messages");
     int sv[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-    peer p = {sv[0], NULL, 0, 0};
+    peer p = {.fd = sv[0]};
     acp_options options = {.side = ACP_SIDE_RAW, .max_message_size = 256};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_fds(sv[1], dup(sv[1]), &options, NULL, &c), ACP_OK);

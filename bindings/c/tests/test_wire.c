@@ -412,7 +412,7 @@ static void test_callback_before_out(void) {
         acp_connection *c = NULL;
         acp_handlers h = {.user_data = &c, .on_request = early_request};
         CHECK_RC(acp_connection_fds(sv[1], dup(sv[1]), NULL, &h, &c), ACP_OK);
-        peer p = {sv[0], NULL, 0, 0};
+        peer p = {.fd = sv[0]};
         char *line = peer_read_line(&p, slow(3000)); /* the answer */
         CHECK(line != NULL);
         free(line);
