@@ -213,10 +213,12 @@ impl Connection {
         self.inner.running.len()
     }
 
-    /// Bytes of output queued for the peer and not written yet (what a peer
-    /// that stops reading leaves behind).
+    /// Bytes of output held for the peer and not written yet, queued or
+    /// waiting for room, with a small per-message overhead (what a peer
+    /// that stops reading leaves behind, as `Limits::max_buffered_bytes`
+    /// counts it).
     pub fn queued_output_bytes(&self) -> usize {
-        self.inner.outbound.queued_bytes()
+        self.inner.outbound.held_bytes()
     }
 
     /// Why the connection closed, once it has.

@@ -113,3 +113,44 @@ async fn the_stall_timeout_closes_a_connection_whose_peer_never_reads() {
         .unwrap_err();
     assert!(error.is_connection_closed(), "{error}");
 }
+
+/// Two engines that both hold their peer's requests at the in-flight limit
+/// while each sends the other far more: an answer that waits for room to
+/// be written no longer counts as in flight (it is held output), so both
+/// keep reading and every request is answered. Counted as in flight, the
+/// two would stop reading at once with full pipes both ways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_engines_flooding_each_other_past_the_in_flight_limit_do_not_deadlock() {
+    let n: u64 = 5_000;
+    let (a, b) = tokio::net::UnixStream::pair().unwrap();
+    let echo = |request: acp_engine::IncomingRequest| async move {
+        tokio::task::yield_now().await;
+        acp_engine::to_raw(
+            &json!({ "echo": request.params::<Value>()?["i"].clone(), "padding": "x".repeat(512) }),
+        )
+        .map_err(acp_engine::RequestError::from)
+    };
+    let side = |stream| {
+        Connection::builder()
+            .max_in_flight_requests(4)
+            .write_queue_capacity(2)
+            .on_request(echo)
+            .connect(Transport::from_stream(stream))
+    };
+    let (left, right) = (side(a), side(b));
+    let calls = |from: Connection| async move {
+        let calls = (0..n).map(|i| {
+            let from = from.clone();
+            async move {
+                let answer: Value = from.send_request("echo", &json!({ "i": i })).await.unwrap();
+                assert_eq!(answer["echo"], i);
+            }
+        });
+        futures_util::future::join_all(calls).await
+    };
+    tokio::time::timeout(PATIENCE * 3, async {
+        tokio::join!(calls(left.clone()), calls(right.clone()))
+    })
+    .await
+    .expect("every request answered both ways");
+}

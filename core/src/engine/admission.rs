@@ -20,8 +20,10 @@ pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
 /// What one connection may hold for its peer before it stops reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// The peer's requests being handled at once (started and not
-    /// answered, or answered by a sender that waits for room to queue it).
+    /// The peer's requests being handled at once: started and not
+    /// answered yet, or answered by a host thread that waits for room to
+    /// queue the answer (it holds that thread). An answer a handler future
+    /// returned waits as output instead, counted in `max_buffered_bytes`.
     pub max_in_flight_requests: usize,
     /// Bytes of output queued for the peer and not written yet: answers,
     /// the engine's own error replies, notifications and requests.

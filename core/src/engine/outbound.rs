@@ -187,9 +187,10 @@ impl Outbound {
 
     /// Queue a frame `offer` gave back, in the background: after the frames
     /// detached before it, by one task per connection.
-    pub fn detach(&self, inner: &Arc<Inner>, frame: Vec<u8>) {
-        let bytes = frame.len();
-        self.note_parked(bytes);
+    pub fn detach(&self, inner: &Arc<Inner>, mut frame: Vec<u8>) {
+        // It may wait long: hold no more than its bytes.
+        frame.shrink_to_fit();
+        self.note_parked(frame.len() + MESSAGE_OVERHEAD);
         let mut overflow = self.overflow.lock().unwrap_or_else(|p| p.into_inner());
         overflow.0.push_back(frame);
         if std::mem::replace(&mut overflow.1, true) {
@@ -212,11 +213,11 @@ impl Outbound {
                 };
                 let bytes = frame.len();
                 let sent = outbound.wait(&inner, frame).await;
-                outbound.note_unparked(bytes);
+                outbound.note_unparked(bytes + MESSAGE_OVERHEAD);
                 if sent.is_err() {
                     let mut overflow = outbound.overflow.lock().unwrap_or_else(|p| p.into_inner());
                     for frame in overflow.0.drain(..) {
-                        outbound.note_unparked(frame.len());
+                        outbound.note_unparked(frame.len() + MESSAGE_OVERHEAD);
                     }
                     overflow.1 = false;
                     return;

@@ -378,13 +378,19 @@ fn start_request(
             None => Some(Err(RequestError::request_cancelled())),
         };
         // Unless a `Responder` answered already.
-        if let Some(outcome) = outcome {
-            if !answered.swap(true, Ordering::AcqRel) {
-                let _ = inner.enqueue(frame::response(&id, &outcome)).await;
-            }
-        }
-        // Only now: "no request running" means every answer is queued.
+        let answer = match outcome {
+            Some(outcome) if !answered.swap(true, Ordering::AcqRel) => Some(frame::response(&id, &outcome)),
+            _ => None,
+        };
+        // Answered, the request stops counting as in flight (before the
+        // answer goes out: the peer may reuse the id at once). An answer
+        // that waits for room is held output, bounded by the buffered bytes:
+        // were it still in flight, two engines holding each other's
+        // requests at the limit would both stop reading with full pipes.
         inner.running.untrack(&id);
+        if let Some(answer) = answer {
+            inner.enqueue_detached(answer);
+        }
     };
     let task: BoxFuture<()> = Box::pin(task.instrument(span));
     // A request starts only after the notifications that arrived before it
