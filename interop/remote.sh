@@ -5,7 +5,8 @@
 # through `acp-engine connect`, each completing the interop contract
 # (README.md: permission, fs, terminal, cancellation); a bearer token
 # checked before any agent starts; malformed frames; a client that vanishes
-# mid-turn (its agent process is stopped). Expects target/debug/acp-engine,
+# mid-turn (its agent process is stopped); `acp-engine trace` in front of a
+# remote agent. Expects target/debug/acp-engine,
 # the Rust examples and the C library built, and interop/setup.sh run; the
 # Python, Node and Go rows join when their suites left their examples built
 # (target/python-venv, target/node-app, target/go-bin).
@@ -61,6 +62,12 @@ row "acp-engine (Rust) client -> connect -> serve -> acp-engine (Rust) agent" "$
 serve ts -- "${official_ts_agent[@]}"
 row "official TypeScript client (WebSocket) -> serve -> official TypeScript agent" "${ts_client[@]}" "$url"
 row "acp-engine (Rust) client -> connect -> serve -> official TypeScript agent" "$rust_client" "$tool" connect "$url"
+row "acp-engine (Rust) client -> trace -> serve -> official TypeScript agent" "$rust_client" "$tool" trace --out "$work/remote-trace.jsonl" -- "$url"
+if summary="$(python3 "$here/trace_clean.py" "$work/remote-trace.jsonl" 2>&1)"; then
+  pass "trace of a remote agent: $summary"
+else
+  fail "trace of a remote agent: $summary"
+fi
 serve py -- "${official_py_agent[@]}"
 row "official TypeScript client (WebSocket) -> serve -> official Python agent" "${ts_client[@]}" "$url"
 if [[ -x "$our_py" ]]; then
@@ -112,6 +119,18 @@ else
 fi
 row "the right token: official TypeScript client -> serve --token -> acp-engine (Rust) agent" \
   env ACP_ENGINE_TOKEN=secret-token "${ts_client[@]}" "$url"
+
+# An agent that goes away ends `connect` and `trace` even while their stdin
+# stays open (an editor that has not noticed yet).
+serve gone -- sh -c 'exit 0'
+for via in connect trace; do
+  if [[ "$via" == connect ]]; then args=(connect "$url"); else args=(trace --out "$work/gone.jsonl" -- "$url"); fi
+  if timeout 10 "$tool" "${args[@]}" < <(sleep 30) >"$work/gone.out" 2>&1; then
+    pass "$via exits when its remote agent goes away, stdin still open"
+  else
+    fail "$via exits when its remote agent goes away, stdin still open (status $?)" "$work/gone.out"
+  fi
+done
 
 serve faults -- "$rust_agent"
 if timeout 30 node "$here/ts/ws-faults.mjs" malformed "$url" >"$work/faults.out" 2>&1; then

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use acp_engine::websocket::{self, ConnectOptions};
+use acp_engine::Transport;
 use tokio::io::AsyncWriteExt;
 
 use crate::args::{self, Args, Failure};
@@ -43,18 +44,19 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         options.max_message_size = max;
     }
     let url = url.clone();
-    crate::runtime()?.block_on(async move {
+    let runtime = crate::runtime()?;
+    let outcome = runtime.block_on(async move {
         let lines = websocket::connect(&url, &options)
             .await
             .map_err(|error| Failure::Run(format!("cannot connect to {url}: {error}")))?;
         let (mut from_agent, mut to_agent) = tokio::io::split(lines);
+        let (mut stdin, mut stdout) = Transport::stdio().into_streams();
         let mut down = tokio::spawn(async move {
-            let mut stdout = tokio::io::stdout();
             let _ = tokio::io::copy(&mut from_agent, &mut stdout).await;
             let _ = stdout.flush().await;
         });
         let up = async move {
-            let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut to_agent).await;
+            let _ = tokio::io::copy(&mut stdin, &mut to_agent).await;
             let _ = to_agent.shutdown().await;
         };
         tokio::select! {
@@ -65,5 +67,8 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             }
         }
         Ok(())
-    })
+    });
+    // A read of stdin in progress must not keep the process alive.
+    runtime.shutdown_background();
+    outcome
 }

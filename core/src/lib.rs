@@ -75,8 +75,36 @@ pub use transport::{SpawnOptions, Transport};
 pub mod validate {
     use serde_json::value::RawValue;
 
-    use crate::method_check::{check, Protocol, Receiver};
+    use crate::method_check::check;
+    pub use crate::method_check::{Protocol, Receiver};
     use crate::RequestError;
+
+    /// Any message `receiver` gets, in either protocol: Ok(true) when its
+    /// params were checked against the method's schema type, Ok(false) for
+    /// an extension method (`_`-prefixed, not checked), -32601 for a method
+    /// the side does not have, -32602 (naming the field) for params that do
+    /// not fit. For tools that inspect traffic (`acp-engine trace`).
+    pub fn message(
+        protocol: Protocol,
+        receiver: Receiver,
+        notification: bool,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<bool, RequestError> {
+        // The protocol's own notification, which both sides take.
+        if notification && method == crate::CANCEL_REQUEST_METHOD {
+            return crate::from_raw::<crate::schema::CancelRequestNotification>(params)
+                .map(|_| true)
+                .map_err(RequestError::from);
+        }
+        check(
+            protocol,
+            receiver,
+            notification,
+            method,
+            params.map(RawValue::get),
+        )
+    }
 
     /// A request an agent receives.
     pub fn agent_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {

@@ -35,25 +35,38 @@ impl From<&str> for RequestId {
     }
 }
 
-/// One inbound message, classified.
+/// One line of the wire, classified as the engine's reader does (public
+/// for tools that inspect traffic, such as `acp-engine trace`).
 #[derive(Debug)]
-pub(crate) enum Inbound {
+pub enum Inbound {
+    /// A request: it wants a response with the same id.
     Request {
+        /// Its id.
         id: RequestId,
+        /// The method called.
         method: String,
+        /// The params as JSON text, if any.
         params: Option<RawJson>,
     },
+    /// A notification: no id, no response.
     Notification {
+        /// The method called.
         method: String,
+        /// The params as JSON text, if any.
         params: Option<RawJson>,
     },
+    /// A response to one of the reader's requests.
     Response {
+        /// The id of the request it answers.
         id: RequestId,
+        /// Its result as JSON text, or its error.
         outcome: Result<RawJson, RequestError>,
     },
     /// Not a valid message: answer `error` to `id` (null when unreadable).
     Invalid {
+        /// The id to answer, when one could be read.
         id: RequestId,
+        /// The error the engine answers with.
         error: RequestError,
     },
 }
@@ -87,7 +100,7 @@ fn present_owned<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RawJson>, D::
 
 /// Classify one line (already stripped of its newline). Never fails: what
 /// is not a valid message becomes `Inbound::Invalid` with the error to send.
-pub(crate) fn classify(line: &[u8]) -> Inbound {
+pub fn classify(line: &[u8]) -> Inbound {
     // serde would also read a struct from an array: only objects qualify.
     let is_object = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match serde_json::from_slice::<Envelope>(line) {

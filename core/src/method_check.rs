@@ -34,8 +34,10 @@ impl Protocol {
 
 /// Which side receives a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Receiver {
+pub enum Receiver {
+    /// The agent (methods of the schema's agent side).
     Agent,
+    /// The client (methods of the schema's client side).
     Client,
 }
 

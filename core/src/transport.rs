@@ -123,6 +123,14 @@ impl Transport {
         Some(raw)
     }
 
+    /// The byte streams themselves, for a program that moves bytes rather
+    /// than messages (a proxy such as `acp-engine trace`). A spawned child
+    /// belongs to a connection's lifecycle and is killed when this returns:
+    /// for stdio and stream transports.
+    pub fn into_streams(self) -> (BoxReader, BoxWriter) {
+        (self.reader, self.writer)
+    }
+
     /// The pid of the spawned child, if this transport spawned one.
     pub fn child_pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.child.id())
