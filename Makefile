@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo test test-remote test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo test test-remote test-trace test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -22,7 +22,7 @@ demo:
 ## test: every test: schema and generated code in sync, Rust, C, Python, Node and Go
 ## suites, the malformed-input corpus, interop with the official SDKs, the README
 ## programs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-remote test-readme bench-quick
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-remote test-trace test-readme bench-quick
 
 ## test-rust: the engine's unit, wire-level and process tests, with and without unstable
 test-rust:
@@ -73,6 +73,13 @@ test-remote:
 	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
 	bash interop/setup.sh >/dev/null
 	bash interop/remote.sh
+
+## test-trace: `acp-engine trace` between the official SDKs' peers and ours: sessions
+## complete through the proxy and every message is judged ok
+test-trace:
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
+	bash interop/setup.sh >/dev/null
+	bash interop/trace.sh
 
 ## test-c: the C ABI: C tests (gcc -Wall -Wextra -Werror), valgrind, ASan, ctypes, C examples
 test-c:
@@ -164,13 +171,15 @@ fmt:
 	$(CARGO) fmt --all
 
 ## bench: every SDK's client against every SDK's agent (ours and the official ones), six
-## scenarios, three runs; rewrites docs/benchmarks/
+## scenarios, three runs; then what `acp-engine trace` costs; rewrites docs/benchmarks/
 bench:
 	python3 bench/run.py
+	python3 bench/trace_overhead.py
 
 ## bench-quick: every pair once with a small N (a smoke test, no figures asserted)
 bench-quick:
 	python3 bench/run.py --quick
+	python3 bench/trace_overhead.py --quick
 
 clean:
 	$(CARGO) clean

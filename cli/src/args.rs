@@ -7,6 +7,9 @@ pub enum Failure {
     Usage(String),
     /// Something failed at run time (exit status 1).
     Run(String),
+    /// Exit with this status, nothing to add (a proxy passing on its
+    /// agent's).
+    Exit(u8),
 }
 
 /// Options before `--`, and the words after it.

@@ -1,13 +1,15 @@
 //! `acp-engine`: the command-line tool for people who build ACP agents and
 //! clients. `serve` puts any stdio agent behind a WebSocket server;
-//! `connect` bridges this process's stdio to a remote agent.
+//! `connect` bridges this process's stdio to a remote agent; `trace`
+//! records what an editor and an agent say to each other.
 //!
 //! Exit status: 0 done, 1 a failure at run time (printed on stderr), 2 a
-//! usage error.
+//! usage error; `trace` passes on its agent's.
 
 mod args;
 mod connect;
 mod serve;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -19,6 +21,8 @@ usage: acp-engine <command> [options]
 commands:
   serve     serve a stdio agent over WebSocket, one agent process per connection
   connect   bridge this process's stdin/stdout to a remote WebSocket agent
+  trace     pass an editor's stdio through to an agent, recording every message
+            with its verdict against the ACP schema (JSON lines)
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
 ";
@@ -30,6 +34,7 @@ fn main() -> ExitCode {
     let outcome = match command.as_deref() {
         Some("serve") => serve::main(rest),
         Some("connect") => connect::main(rest),
+        Some("trace") => trace::main(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -51,6 +56,7 @@ fn main() -> ExitCode {
             eprintln!("acp-engine: {message}");
             ExitCode::from(1)
         }
+        Err(args::Failure::Exit(status)) => ExitCode::from(status),
     }
 }
 

@@ -1,0 +1,291 @@
+//! The verdict on each message of a conversation: what the engine's own
+//! reader would say about it (malformed, unknown method, params that do not
+//! fit the schema), plus what only a view of both directions can see:
+//! request ids used twice, responses to no request, and updates after the
+//! turn they belong to was answered.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use acp_engine::error::codes;
+use acp_engine::message::{classify, Inbound};
+use acp_engine::schema::{self as v1, method, SessionId, SessionUpdate};
+use acp_engine::validate::{self, Protocol, Receiver};
+use acp_engine::{from_raw, RawJson, RequestError, RequestId};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Which way a message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    ClientToAgent,
+    AgentToClient,
+}
+
+impl Direction {
+    fn receiver(self) -> Receiver {
+        match self {
+            Direction::ClientToAgent => Receiver::Agent,
+            Direction::AgentToClient => Receiver::Client,
+        }
+    }
+
+    fn reverse(self) -> Direction {
+        match self {
+            Direction::ClientToAgent => Direction::AgentToClient,
+            Direction::AgentToClient => Direction::ClientToAgent,
+        }
+    }
+}
+
+/// What kind of line it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Request,
+    Notification,
+    Response,
+    /// A response carrying an error.
+    Error,
+    /// Not a JSON-RPC message.
+    Invalid,
+}
+
+/// One rule a message broke, and how.
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+/// What the inspector found out about one message.
+#[derive(Debug, Default)]
+pub struct Finding {
+    pub kind: Option<Kind>,
+    pub id: Option<RequestId>,
+    pub method: Option<String>,
+    pub session: Option<SessionId>,
+    /// For a response: how long after its request it came.
+    pub latency: Option<std::time::Duration>,
+    /// Accepted only by the unstable schema.
+    pub unstable: bool,
+    pub problems: Vec<Problem>,
+}
+
+/// A request waiting for its response.
+struct Open {
+    method: String,
+    session: Option<SessionId>,
+    at: Instant,
+}
+
+/// What is known of a session's turns.
+#[derive(Default)]
+struct Session {
+    prompts_pending: usize,
+    /// `session/load` replays history as updates while it is pending.
+    loads_pending: usize,
+    /// A prompt was answered and no other is pending.
+    turn_ended: bool,
+}
+
+#[derive(Default)]
+pub struct Inspector {
+    /// By the direction the request went, and its id.
+    open: HashMap<(Direction, RequestId), Open>,
+    sessions: HashMap<SessionId, Session>,
+}
+
+impl Inspector {
+    /// Judge one line (without its newline), read at `at`.
+    pub fn inspect(&mut self, direction: Direction, line: &[u8], at: Instant) -> Finding {
+        match classify(line) {
+            Inbound::Request { id, method, params } => self.request(direction, id, method, params, at),
+            Inbound::Notification { method, params } => self.notification(direction, method, params),
+            Inbound::Response { id, outcome } => self.response(direction, id, outcome.is_err(), at),
+            Inbound::Invalid { id, error } => Finding {
+                kind: Some(Kind::Invalid),
+                id: (id != RequestId::Null).then_some(id),
+                problems: vec![Problem {
+                    rule: "malformed",
+                    detail: describe(&error),
+                }],
+                ..Finding::default()
+            },
+        }
+    }
+
+    fn request(
+        &mut self,
+        direction: Direction,
+        id: RequestId,
+        method: String,
+        params: Option<RawJson>,
+        at: Instant,
+    ) -> Finding {
+        let mut finding = Finding {
+            kind: Some(Kind::Request),
+            id: Some(id.clone()),
+            ..Finding::default()
+        };
+        check(&mut finding, direction, false, &method, params.as_deref());
+        let session = session_of(&method, params.as_deref());
+        if let Some(session) = &session {
+            let turns = self.sessions.entry(session.clone()).or_default();
+            match method.as_str() {
+                method::SESSION_PROMPT => {
+                    turns.prompts_pending += 1;
+                    turns.turn_ended = false;
+                }
+                method::SESSION_LOAD => turns.loads_pending += 1,
+                _ => {}
+            }
+        }
+        let open = Open {
+            method: method.clone(),
+            session: session.clone(),
+            at,
+        };
+        if self.open.insert((direction, id.clone()), open).is_some() {
+            finding.problems.push(Problem {
+                rule: "duplicate_request_id",
+                detail: format!("request id {id} is still waiting for its response"),
+            });
+        }
+        finding.method = Some(method);
+        finding.session = session;
+        finding
+    }
+
+    fn notification(&mut self, direction: Direction, method: String, params: Option<RawJson>) -> Finding {
+        let mut finding = Finding {
+            kind: Some(Kind::Notification),
+            ..Finding::default()
+        };
+        check(&mut finding, direction, true, &method, params.as_deref());
+        finding.session = session_of(&method, params.as_deref());
+        if method == method::SESSION_UPDATE && direction == Direction::AgentToClient {
+            if let Some(update) = parse::<v1::SessionNotification>(params.as_deref()) {
+                self.check_turn(&update, &mut finding);
+            }
+        }
+        finding.method = Some(method);
+        finding
+    }
+
+    /// Turn content (message, thoughts, tool calls, plan) belongs before
+    /// the turn's response.
+    fn check_turn(&self, notification: &v1::SessionNotification, finding: &mut Finding) {
+        let turn_content = matches!(
+            notification.update,
+            SessionUpdate::UserMessageChunk(_)
+                | SessionUpdate::AgentMessageChunk(_)
+                | SessionUpdate::AgentThoughtChunk(_)
+                | SessionUpdate::ToolCall(_)
+                | SessionUpdate::ToolCallUpdate(_)
+                | SessionUpdate::Plan(_)
+        );
+        let Some(turns) = self.sessions.get(&notification.session_id) else {
+            return;
+        };
+        if turn_content && turns.turn_ended && turns.prompts_pending == 0 && turns.loads_pending == 0 {
+            finding.problems.push(Problem {
+                rule: "update_after_turn",
+                detail: format!(
+                    "turn content for session {} after its session/prompt was answered",
+                    notification.session_id
+                ),
+            });
+        }
+    }
+
+    fn response(&mut self, direction: Direction, id: RequestId, failed: bool, at: Instant) -> Finding {
+        let mut finding = Finding {
+            kind: Some(if failed { Kind::Error } else { Kind::Response }),
+            id: Some(id.clone()),
+            ..Finding::default()
+        };
+        let Some(open) = self.open.remove(&(direction.reverse(), id.clone())) else {
+            // The answer to a line that had no readable id.
+            if failed && id == RequestId::Null {
+                return finding;
+            }
+            finding.problems.push(Problem {
+                rule: "unknown_response_id",
+                detail: format!("no request with id {id} is waiting for a response"),
+            });
+            return finding;
+        };
+        if let Some(turns) = open.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
+            match open.method.as_str() {
+                method::SESSION_PROMPT => {
+                    turns.prompts_pending = turns.prompts_pending.saturating_sub(1);
+                    turns.turn_ended = turns.prompts_pending == 0;
+                }
+                method::SESSION_LOAD => turns.loads_pending = turns.loads_pending.saturating_sub(1),
+                _ => {}
+            }
+        }
+        finding.latency = Some(at.saturating_duration_since(open.at));
+        finding.method = Some(open.method);
+        finding.session = open.session;
+        finding
+    }
+}
+
+/// The receiving side's schema check: the stable protocol, else the
+/// unstable one (then noted); problems if neither accepts.
+fn check(
+    finding: &mut Finding,
+    direction: Direction,
+    notification: bool,
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+) {
+    let receiver = direction.receiver();
+    let Err(stable) = validate::message(Protocol::Stable, receiver, notification, method, params) else {
+        return;
+    };
+    match validate::message(Protocol::Unstable, receiver, notification, method, params) {
+        Ok(_) => finding.unstable = true,
+        Err(error) => finding.problems.push(Problem {
+            rule: if error.code == codes::METHOD_NOT_FOUND {
+                "unknown_method"
+            } else {
+                "invalid_params"
+            },
+            detail: describe(if error.code == stable.code {
+                &stable
+            } else {
+                &error
+            }),
+        }),
+    }
+}
+
+/// The session a message is about, for the methods that carry one.
+fn session_of(method: &str, params: Option<&serde_json::value::RawValue>) -> Option<SessionId> {
+    match method {
+        method::SESSION_PROMPT => parse::<v1::PromptRequest>(params).map(|p| p.session_id),
+        method::SESSION_LOAD => parse::<v1::LoadSessionRequest>(params).map(|p| p.session_id),
+        method::SESSION_CANCEL => parse::<v1::CancelNotification>(params).map(|p| p.session_id),
+        method::SESSION_UPDATE => parse::<v1::SessionNotification>(params).map(|p| p.session_id),
+        method::SESSION_REQUEST_PERMISSION => {
+            parse::<v1::RequestPermissionRequest>(params).map(|p| p.session_id)
+        }
+        _ => None,
+    }
+}
+
+fn parse<T: DeserializeOwned>(params: Option<&serde_json::value::RawValue>) -> Option<T> {
+    from_raw(params).ok()
+}
+
+/// An error in words: its message and, when there is one, its data.
+fn describe(error: &RequestError) -> String {
+    match &error.data {
+        Some(data) => format!("{} ({data})", error.message),
+        None => error.message.clone(),
+    }
+}
