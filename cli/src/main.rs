@@ -1,7 +1,7 @@
 //! `acp-engine`: the command-line tool for people who build ACP agents and
 //! clients. `serve` puts any stdio agent behind a WebSocket server;
 //! `connect` bridges this process's stdio to a remote agent; `trace`
-//! records what an editor and an agent say to each other.
+//! records what an editor and an agent say to each other, `view` shows it.
 //!
 //! Exit status: 0 done, 1 a failure at run time (printed on stderr), 2 a
 //! usage error; `trace` passes on its agent's.
@@ -10,6 +10,7 @@ mod args;
 mod connect;
 mod serve;
 mod trace;
+mod view;
 
 use std::process::ExitCode;
 
@@ -23,6 +24,7 @@ commands:
   connect   bridge this process's stdin/stdout to a remote WebSocket agent
   trace     pass an editor's stdio through to an agent, recording every message
             with its verdict against the ACP schema (JSON lines)
+  view      a trace as one self-contained HTML page: a timeline with filters
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
 ";
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Some("serve") => serve::main(rest),
         Some("connect") => connect::main(rest),
         Some("trace") => trace::main(rest),
+        Some("view") => view::main(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

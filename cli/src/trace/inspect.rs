@@ -266,15 +266,30 @@ fn check(
 
 /// The session a message is about, for the methods that carry one.
 fn session_of(method: &str, params: Option<&serde_json::value::RawValue>) -> Option<SessionId> {
-    match method {
-        method::SESSION_PROMPT => parse::<v1::PromptRequest>(params).map(|p| p.session_id),
-        method::SESSION_LOAD => parse::<v1::LoadSessionRequest>(params).map(|p| p.session_id),
-        method::SESSION_CANCEL => parse::<v1::CancelNotification>(params).map(|p| p.session_id),
-        method::SESSION_UPDATE => parse::<v1::SessionNotification>(params).map(|p| p.session_id),
-        method::SESSION_REQUEST_PERMISSION => {
-            parse::<v1::RequestPermissionRequest>(params).map(|p| p.session_id)
-        }
-        _ => None,
+    macro_rules! session {
+        ($($method:ident => $params:ident),* $(,)?) => {
+            match method {
+                $(method::$method => parse::<v1::$params>(params).map(|p| p.session_id),)*
+                _ => None,
+            }
+        };
+    }
+    session! {
+        SESSION_PROMPT => PromptRequest,
+        SESSION_LOAD => LoadSessionRequest,
+        SESSION_RESUME => ResumeSessionRequest,
+        SESSION_CLOSE => CloseSessionRequest,
+        SESSION_SET_MODE => SetSessionModeRequest,
+        SESSION_CANCEL => CancelNotification,
+        SESSION_UPDATE => SessionNotification,
+        SESSION_REQUEST_PERMISSION => RequestPermissionRequest,
+        FS_READ_TEXT_FILE => ReadTextFileRequest,
+        FS_WRITE_TEXT_FILE => WriteTextFileRequest,
+        TERMINAL_CREATE => CreateTerminalRequest,
+        TERMINAL_OUTPUT => TerminalOutputRequest,
+        TERMINAL_RELEASE => ReleaseTerminalRequest,
+        TERMINAL_WAIT_FOR_EXIT => WaitForTerminalExitRequest,
+        TERMINAL_KILL => KillTerminalRequest,
     }
 }
 
