@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo test test-remote test-trace test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo test test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -22,7 +22,7 @@ demo:
 ## test: every test: schema and generated code in sync, Rust, C, Python, Node and Go
 ## suites, the malformed-input corpus, interop with the official SDKs, the README
 ## programs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-remote test-trace test-view test-readme bench-quick
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-remote test-trace test-check test-view test-readme bench-quick
 
 ## test-rust: the engine's unit, wire-level and process tests, with and without unstable
 test-rust:
@@ -80,6 +80,13 @@ test-trace:
 	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
 	bash interop/setup.sh >/dev/null
 	bash interop/trace.sh
+
+## test-check: `acp-engine check agent` passes against our agents in every language and the
+## official TypeScript SDK's (the official Python SDK's verdicts printed for the record)
+test-check:
+	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli -p acp-engine-ffi
+	bash interop/setup.sh >/dev/null
+	bash interop/check.sh
 
 ## test-view: `acp-engine view` pages in a real browser (Debian's chromium, driven by
 ## playwright-core): a traced session and a 100,000-message trace; screenshots in target/view-test/

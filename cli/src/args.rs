@@ -23,6 +23,11 @@ pub struct Args {
 impl Args {
     /// Parse `argv`; `valued` are the options that take a value.
     pub fn parse(argv: Vec<String>, valued: &[&str]) -> Result<Self, Failure> {
+        Self::parse_with_flags(argv, valued, &[])
+    }
+
+    /// Parse `argv`; `valued` take a value, `flags` take none.
+    pub fn parse_with_flags(argv: Vec<String>, valued: &[&str], flags: &[&str]) -> Result<Self, Failure> {
         let mut args = Args {
             options: Vec::new(),
             rest: Vec::new(),
@@ -41,6 +46,10 @@ impl Args {
                     Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
                     None => (name.to_owned(), None),
                 };
+                if flags.contains(&name.as_str()) && inline.is_none() {
+                    args.options.push((name, None));
+                    continue;
+                }
                 if !valued.contains(&name.as_str()) {
                     return Err(Failure::Usage(format!("unknown option --{name}")));
                 }
@@ -67,6 +76,11 @@ impl Args {
             .rev()
             .find(|(option, _)| option == name)
             .and_then(|(_, value)| value.as_deref())
+    }
+
+    /// Whether the flag `--name` was given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.options.iter().any(|(option, _)| option == name)
     }
 
     /// `--name` as a number.

@@ -7,6 +7,7 @@
 //! usage error; `trace` passes on its agent's.
 
 mod args;
+mod check;
 mod connect;
 mod serve;
 mod trace;
@@ -25,6 +26,7 @@ commands:
   trace     pass an editor's stdio through to an agent, recording every message
             with its verdict against the ACP schema (JSON lines)
   view      a trace as one self-contained HTML page: a timeline with filters
+  check     run the conformance cases against an agent (`check agent -- CMD`)
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
 ";
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Some("connect") => connect::main(rest),
         Some("trace") => trace::main(rest),
         Some("view") => view::main(rest),
+        Some("check") => check::main(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

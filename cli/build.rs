@@ -1,0 +1,30 @@
+//! Embeds the conformance cases (`cases/agent/*.json`) in the binary, so
+//! that adding a case is adding a file.
+
+use std::fmt::Write;
+use std::path::Path;
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases").join("agent");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("cli/cases/agent")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    let mut code = String::from("&[\n");
+    for path in files {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let name = path.file_name().unwrap().to_string_lossy();
+        writeln!(
+            code,
+            "    ({name:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    code.push(']');
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("agent_cases.rs");
+    std::fs::write(out, code).unwrap();
+}

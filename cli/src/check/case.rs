@@ -1,0 +1,428 @@
+//! A conformance case, as data (`cli/cases/agent/*.json`), and how one is
+//! run against a fresh agent process.
+//!
+//! A case is a list of steps. Messages to send may use `"$NAME"` for a
+//! value captured earlier and `{"$repeat": [TEXT, N]}` for a long string.
+//! A pattern matches a message when every key it names matches (objects
+//! are matched in part, arrays and scalars exactly); in a pattern, `"*"`
+//! matches any value that is present, `"$capture:NAME"` captures the value,
+//! `"$NAME"` must equal a captured one, `{"$one_of": [...]}` any of them
+//! and `{"$absent": true}` a key that is not there.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::peer::{AgentUnderTest, Incoming};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Case {
+    pub name: String,
+    /// The defect class it guards against (handshake, validation, ...).
+    pub class: String,
+    pub description: String,
+    /// Run the prelude's session steps too (a session id in `$session`).
+    #[serde(default)]
+    pub session: bool,
+    /// Hold the agent's permission requests instead of answering them.
+    #[serde(default)]
+    pub hold_permissions: bool,
+    pub steps: Vec<Step>,
+}
+
+/// The steps every case starts with (`cli/cases/agent/_prelude.json`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Prelude {
+    pub handshake: Vec<Step>,
+    pub session: Vec<Step>,
+    /// A request that must get an answer: the agent is still alive.
+    pub alive: Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Send a message.
+    Send(Value),
+    /// Send a line as it is (it need not be JSON).
+    SendRaw(String),
+    /// Wait for a message matching `message`.
+    Expect(Expectation),
+    /// No message matching `message` arrives for `for_ms`.
+    Quiet { message: Value, for_ms: u64 },
+    /// Answer the held permission requests `cancelled`.
+    CancelHeld,
+    /// The agent still answers a request (the prelude's `alive`).
+    Alive,
+    /// Close the agent's stdin.
+    CloseStdin,
+    /// The agent exits within `within_ms`.
+    Exits { within_ms: u64 },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Expectation {
+    pub message: Value,
+    #[serde(default = "default_wait")]
+    pub within_ms: u64,
+    /// A message matching this arriving first means the expectation
+    /// cannot be met any more.
+    #[serde(default)]
+    pub unless: Option<Value>,
+    /// Not met: the case is skipped for this reason instead of failed.
+    #[serde(default)]
+    pub else_skip: Option<String>,
+}
+
+fn default_wait() -> u64 {
+    10_000
+}
+
+/// How a case ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Skip,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    /// What was seen: the reason for a failure or skip, a summary otherwise.
+    pub evidence: String,
+    pub elapsed: Duration,
+}
+
+/// Run `case` against a fresh `agent`.
+pub async fn run(case: &Case, prelude: &Prelude, agent: &[String]) -> Outcome {
+    let started = Instant::now();
+    let mut peer = match AgentUnderTest::spawn(agent) {
+        Ok(peer) => peer,
+        Err(error) => {
+            return Outcome {
+                verdict: Verdict::Fail,
+                evidence: format!("cannot start the agent: {error}"),
+                elapsed: started.elapsed(),
+            }
+        }
+    };
+    let mut run = Run {
+        peer: &mut peer,
+        vars: HashMap::new(),
+        alive: &prelude.alive,
+        sent: 0,
+    };
+    let mut steps: Vec<(&str, &Step)> = prelude.handshake.iter().map(|step| ("handshake", step)).collect();
+    if case.session {
+        steps.extend(prelude.session.iter().map(|step| ("session", step)));
+    }
+    let before = steps.len();
+    steps.extend(case.steps.iter().map(|step| ("case", step)));
+    let mut outcome = Ok(());
+    for (number, (part, step)) in steps.into_iter().enumerate() {
+        if number == before {
+            run.peer.hold_permissions = case.hold_permissions;
+        }
+        if let Err(end) = run.step(step).await {
+            outcome = Err(match end {
+                End::Skip(reason) => (Verdict::Skip, reason),
+                End::Fail(reason) => {
+                    let label = if part == "case" {
+                        format!("step {}", number - before + 1)
+                    } else {
+                        format!("the {part} before the case")
+                    };
+                    (Verdict::Fail, format!("{label}: {reason}"))
+                }
+            });
+            break;
+        }
+    }
+    let (verdict, evidence) = match outcome {
+        Ok(()) => (Verdict::Pass, format!("{} messages sent", run.sent)),
+        Err((Verdict::Fail, reason)) => {
+            let mut evidence = reason;
+            if !peer.recent.is_empty() {
+                evidence.push_str(&format!(
+                    "; last from the agent: {}",
+                    Vec::from(peer.recent.clone()).join(" / ")
+                ));
+            }
+            let stderr = peer.stderr_tail();
+            if !stderr.is_empty() {
+                evidence.push_str(&format!("; its stderr: {stderr}"));
+            }
+            (Verdict::Fail, evidence)
+        }
+        Err((verdict, reason)) => (verdict, reason),
+    };
+    peer.stop().await;
+    Outcome {
+        verdict,
+        evidence,
+        elapsed: started.elapsed(),
+    }
+}
+
+enum End {
+    Fail(String),
+    Skip(String),
+}
+
+struct Run<'a> {
+    peer: &'a mut AgentUnderTest,
+    vars: HashMap<String, Value>,
+    alive: &'a Value,
+    sent: usize,
+}
+
+impl Run<'_> {
+    async fn step(&mut self, step: &Step) -> Result<(), End> {
+        match step {
+            Step::Send(message) => {
+                let message = substitute(message, &self.vars);
+                self.send(&message.to_string()).await
+            }
+            Step::SendRaw(line) => self.send(line).await,
+            Step::Expect(expectation) => self.expect(expectation).await,
+            Step::Quiet { message, for_ms } => self.quiet(message, Duration::from_millis(*for_ms)).await,
+            Step::CancelHeld => {
+                self.peer.cancel_held().await;
+                Ok(())
+            }
+            Step::Alive => {
+                let probe = substitute(self.alive, &self.vars);
+                self.send(&probe.to_string()).await?;
+                let expectation = Expectation {
+                    message: serde_json::json!({ "id": probe.get("id").cloned().unwrap_or(Value::Null) }),
+                    within_ms: default_wait(),
+                    unless: None,
+                    else_skip: None,
+                };
+                self.expect(&expectation)
+                    .await
+                    .map_err(|_| End::Fail("the agent no longer answers requests".to_owned()))
+            }
+            Step::CloseStdin => {
+                self.peer.close_stdin();
+                Ok(())
+            }
+            Step::Exits { within_ms } => self
+                .peer
+                .exits_within(Duration::from_millis(*within_ms))
+                .await
+                .map(drop)
+                .map_err(|reason| End::Fail(format!("does not exit when its stdin closes: {reason}"))),
+        }
+    }
+
+    async fn send(&mut self, line: &str) -> Result<(), End> {
+        self.sent += 1;
+        self.peer.send_line(line).await.map_err(End::Fail)
+    }
+
+    async fn expect(&mut self, expectation: &Expectation) -> Result<(), End> {
+        let deadline = Instant::now() + Duration::from_millis(expectation.within_ms);
+        let unmet = |why: String| match &expectation.else_skip {
+            Some(reason) => End::Skip(reason.clone()),
+            None => End::Fail(why),
+        };
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.peer.next(left).await {
+                None => {
+                    return Err(unmet(format!(
+                        "expected {} within {} ms; it did not come",
+                        expectation.message, expectation.within_ms
+                    )))
+                }
+                Some(Incoming::Closed) => {
+                    let running = self.peer.running();
+                    return Err(unmet(format!(
+                        "expected {}; the agent closed its output{}",
+                        expectation.message,
+                        if running { "" } else { " and exited" }
+                    )));
+                }
+                Some(Incoming::Unreadable(_)) => continue,
+                Some(Incoming::Message(message)) => {
+                    let mut captured = HashMap::new();
+                    if matches(&expectation.message, &message, &self.vars, &mut captured) {
+                        self.vars.extend(captured);
+                        return Ok(());
+                    }
+                    // The answer to the request awaited, and not the one expected.
+                    let answers = message.get("method").is_none()
+                        && message.get("id").is_some()
+                        && expectation.message.get("id") == message.get("id");
+                    if answers {
+                        return Err(unmet(format!("expected {}, got {message}", expectation.message)));
+                    }
+                    if let Some(unless) = &expectation.unless {
+                        if matches(unless, &message, &self.vars, &mut HashMap::new()) {
+                            return Err(unmet(format!(
+                                "expected {}, but got {message} first",
+                                expectation.message
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn quiet(&mut self, pattern: &Value, wait: Duration) -> Result<(), End> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.peer.next(left).await {
+                None | Some(Incoming::Closed) => return Ok(()),
+                Some(Incoming::Unreadable(_)) => continue,
+                Some(Incoming::Message(message)) => {
+                    if matches(pattern, &message, &self.vars, &mut HashMap::new()) {
+                        return Err(End::Fail(format!("{message} arrived where none may")));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `"$NAME"` replaced by its captured value, `{"$repeat": [TEXT, N]}` by
+/// the text N times.
+fn substitute(template: &Value, vars: &HashMap<String, Value>) -> Value {
+    match template {
+        Value::String(text) => match text.strip_prefix('$').and_then(|name| vars.get(name)) {
+            Some(value) => value.clone(),
+            None => template.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(|item| substitute(item, vars)).collect()),
+        Value::Object(fields) => {
+            if let Some(Value::Array(repeat)) = fields.get("$repeat") {
+                if let [Value::String(text), Value::Number(count)] = repeat.as_slice() {
+                    return Value::String(text.repeat(count.as_u64().unwrap_or(0) as usize));
+                }
+            }
+            Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, value)| (key.clone(), substitute(value, vars)))
+                    .collect::<Map<_, _>>(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+/// Whether `actual` matches `pattern` (see the module docs); captures go
+/// to `captured`.
+fn matches(
+    pattern: &Value,
+    actual: &Value,
+    vars: &HashMap<String, Value>,
+    captured: &mut HashMap<String, Value>,
+) -> bool {
+    match pattern {
+        Value::String(text) if text == "*" => true,
+        Value::String(text) if text.starts_with("$capture:") => {
+            captured.insert(text["$capture:".len()..].to_owned(), actual.clone());
+            true
+        }
+        Value::String(text) if text.starts_with('$') => vars.get(&text[1..]) == Some(actual),
+        Value::Object(fields) if fields.contains_key("$one_of") => match &fields["$one_of"] {
+            Value::Array(options) => options
+                .iter()
+                .any(|option| matches(option, actual, vars, captured)),
+            _ => false,
+        },
+        Value::Object(fields) => {
+            let Value::Object(actual) = actual else {
+                return false;
+            };
+            fields.iter().all(|(key, expected)| match actual.get(key) {
+                None => expected.get("$absent") == Some(&Value::Bool(true)),
+                Some(_) if expected.get("$absent").is_some() => false,
+                Some(value) => matches(expected, value, vars, captured),
+            })
+        }
+        Value::Array(items) => match actual {
+            Value::Array(actual) => {
+                items.len() == actual.len()
+                    && items
+                        .iter()
+                        .zip(actual)
+                        .all(|(item, value)| matches(item, value, vars, captured))
+            }
+            _ => false,
+        },
+        other => other == actual,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn patterns_match_in_part_capture_and_compare() {
+        let mut vars = HashMap::new();
+        let mut captured = HashMap::new();
+        let message = json!({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1", "extra": [1]}});
+        assert!(matches(
+            &json!({"id": 2, "result": {"sessionId": "$capture:session"}}),
+            &message,
+            &vars,
+            &mut captured
+        ));
+        vars.extend(captured);
+        assert_eq!(vars["session"], "s1");
+        assert!(matches(
+            &json!({"result": {"sessionId": "$session"}}),
+            &message,
+            &vars,
+            &mut HashMap::new()
+        ));
+        assert!(!matches(&json!({"id": 3}), &message, &vars, &mut HashMap::new()));
+        assert!(matches(
+            &json!({"error": {"$absent": true}}),
+            &message,
+            &vars,
+            &mut HashMap::new()
+        ));
+        assert!(!matches(
+            &json!({"result": {"$absent": true}}),
+            &message,
+            &vars,
+            &mut HashMap::new()
+        ));
+        assert!(matches(
+            &json!({"id": {"$one_of": [1, 2]}, "result": "*"}),
+            &message,
+            &vars,
+            &mut HashMap::new()
+        ));
+        assert!(!matches(
+            &json!({"result": {"extra": []}}),
+            &message,
+            &vars,
+            &mut HashMap::new()
+        ));
+    }
+
+    #[test]
+    fn sends_take_captured_values_and_repeats() {
+        let vars = HashMap::from([("session".to_owned(), json!("s1"))]);
+        let sent = substitute(
+            &json!({"sessionId": "$session", "text": {"$repeat": ["ab", 3]}, "other": "$none"}),
+            &vars,
+        );
+        assert_eq!(
+            sent,
+            json!({"sessionId": "s1", "text": "ababab", "other": "$none"})
+        );
+    }
+}

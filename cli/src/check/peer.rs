@@ -1,0 +1,284 @@
+//! The agent under test, driven over raw pipes (a conformance check must
+//! send what a well-behaved client never would): lines out, messages in,
+//! and the client's side of the protocol answered automatically.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use acp_engine::schema::{
+    method, CreateTerminalResponse, KillTerminalResponse, PermissionOptionKind, ReadTextFileResponse,
+    ReleaseTerminalResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, TerminalExitStatus, TerminalOutputResponse, WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+};
+use acp_engine::{from_raw, RequestError};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+/// How much of the agent's stderr is kept as evidence.
+const STDERR_KEPT: usize = 4096;
+
+/// What the agent wrote: a message, a line that is not JSON, or the end.
+#[derive(Debug)]
+pub enum Incoming {
+    Message(Value),
+    Unreadable(String),
+    Closed,
+}
+
+pub struct AgentUnderTest {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: mpsc::UnboundedReceiver<Incoming>,
+    closed: bool,
+    /// Permission requests held (not answered) while a case wants them so.
+    pub hold_permissions: bool,
+    held: Vec<Value>,
+    /// Terminals created so far.
+    terminals: u32,
+    /// The last messages seen, for evidence.
+    pub recent: VecDeque<String>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl AgentUnderTest {
+    pub fn spawn(command: &[String]) -> std::io::Result<Self> {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr_pipe = child.stderr.take().expect("piped");
+        let (tx, incoming) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).split(b'\n');
+            while let Ok(Some(line)) = lines.next_segment().await {
+                let text = String::from_utf8_lossy(&line);
+                if text.trim().is_empty() {
+                    continue;
+                }
+                let item = match serde_json::from_str::<Value>(&text) {
+                    Ok(message) => Incoming::Message(message),
+                    Err(_) => Incoming::Unreadable(text.into_owned()),
+                };
+                if tx.send(item).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(Incoming::Closed);
+        });
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let kept = stderr.clone();
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 4096];
+            while let Ok(read) = stderr_pipe.read(&mut buffer).await {
+                if read == 0 {
+                    break;
+                }
+                let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+                kept.extend_from_slice(&buffer[..read]);
+                let excess = kept.len().saturating_sub(STDERR_KEPT);
+                kept.drain(..excess);
+            }
+        });
+        Ok(Self {
+            stdin: child.stdin.take(),
+            child,
+            incoming,
+            closed: false,
+            hold_permissions: false,
+            held: Vec::new(),
+            terminals: 0,
+            recent: VecDeque::new(),
+            stderr,
+        })
+    }
+
+    /// Write one line (a newline is added).
+    pub async fn send_line(&mut self, line: &str) -> Result<(), String> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err("stdin is closed".to_owned());
+        };
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        stdin
+            .write_all(&bytes)
+            .await
+            .map_err(|error| format!("the agent stopped reading: {error}"))?;
+        stdin
+            .flush()
+            .await
+            .map_err(|error| format!("the agent stopped reading: {error}"))
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next thing the agent wrote, within `wait` (None: nothing came).
+    /// Requests of the client's side are answered on the way.
+    pub async fn next(&mut self, wait: Duration) -> Option<Incoming> {
+        if self.closed {
+            return Some(Incoming::Closed);
+        }
+        let item = tokio::time::timeout(wait, self.incoming.recv()).await.ok()?;
+        let item = item.unwrap_or(Incoming::Closed);
+        match &item {
+            Incoming::Message(message) => {
+                self.remember(message.to_string());
+                self.answer(message).await;
+            }
+            Incoming::Unreadable(line) => self.remember(format!("(not JSON) {line}")),
+            Incoming::Closed => self.closed = true,
+        }
+        Some(item)
+    }
+
+    fn remember(&mut self, text: String) {
+        let cut: String = text.chars().take(400).collect();
+        self.recent.push_back(cut);
+        if self.recent.len() > 4 {
+            self.recent.pop_front();
+        }
+    }
+
+    /// The client's side: permission requests get the first "allow"
+    /// option (unless held), file reads a fixed text, writes succeed, a
+    /// terminal runs every command as one line of output and exit 0;
+    /// anything else -32601.
+    async fn answer(&mut self, message: &Value) {
+        let (Some(id), Some(called)) = (message.get("id"), message.get("method").and_then(Value::as_str))
+        else {
+            return;
+        };
+        let params = message.get("params").map(|params| params.to_string());
+        let raw = params
+            .as_deref()
+            .and_then(|text| serde_json::value::RawValue::from_string(text.to_owned()).ok());
+        let result = match called {
+            method::SESSION_REQUEST_PERMISSION => {
+                if self.hold_permissions {
+                    self.held.push(id.clone());
+                    return;
+                }
+                match from_raw::<RequestPermissionRequest>(raw.as_deref()) {
+                    Ok(request) => {
+                        let chosen = request
+                            .options
+                            .iter()
+                            .find(|option| {
+                                matches!(
+                                    option.kind,
+                                    PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways
+                                )
+                            })
+                            .or(request.options.first());
+                        match chosen {
+                            Some(option) => Ok(json!(RequestPermissionResponse::new(
+                                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                                    option.option_id.clone()
+                                ))
+                            ))),
+                            None => Ok(json!(RequestPermissionResponse::new(
+                                RequestPermissionOutcome::Cancelled
+                            ))),
+                        }
+                    }
+                    Err(error) => Err(RequestError::from(error)),
+                }
+            }
+            method::FS_READ_TEXT_FILE => Ok(json!(ReadTextFileResponse::new("acp-engine check\n"))),
+            method::FS_WRITE_TEXT_FILE => Ok(json!(WriteTextFileResponse::new())),
+            // A terminal whose every command printed one line and exited 0.
+            method::TERMINAL_CREATE => {
+                self.terminals += 1;
+                Ok(json!(CreateTerminalResponse::new(format!(
+                    "check-terminal-{}",
+                    self.terminals
+                ))))
+            }
+            method::TERMINAL_OUTPUT => {
+                let mut output = TerminalOutputResponse::new("acp-engine check\n", false);
+                let mut status = TerminalExitStatus::new();
+                status.exit_code = Some(0);
+                output.exit_status = Some(status);
+                Ok(json!(output))
+            }
+            method::TERMINAL_WAIT_FOR_EXIT => {
+                let mut exit = WaitForTerminalExitResponse::new();
+                exit.exit_code = Some(0);
+                Ok(json!(exit))
+            }
+            method::TERMINAL_RELEASE => Ok(json!(ReleaseTerminalResponse::new())),
+            method::TERMINAL_KILL => Ok(json!(KillTerminalResponse::new())),
+            other => Err(RequestError::method_not_found(other)),
+        };
+        let reply = match result {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+        };
+        let _ = self.send_line(&reply.to_string()).await;
+    }
+
+    /// Answer the held permission requests `cancelled` (what a client must
+    /// do when it cancels the turn).
+    pub async fn cancel_held(&mut self) -> usize {
+        let held = std::mem::take(&mut self.held);
+        for id in &held {
+            let result = json!(RequestPermissionResponse::new(
+                RequestPermissionOutcome::Cancelled
+            ));
+            let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+            let _ = self.send_line(&reply.to_string()).await;
+        }
+        held.len()
+    }
+
+    /// Whether the agent exits within `wait`; its status, in words.
+    pub async fn exits_within(&mut self, wait: Duration) -> Result<String, String> {
+        match tokio::time::timeout(wait, self.child.wait()).await {
+            Ok(Ok(status)) => Ok(status.to_string()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("still running after {} ms", wait.as_millis())),
+        }
+    }
+
+    /// Still running?
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The end of what the agent wrote on stderr.
+    pub fn stderr_tail(&self) -> String {
+        let kept = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&kept)
+            .trim()
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+
+    /// Stop the agent: stdin closed, a moment to exit, then killed.
+    pub async fn stop(mut self) {
+        self.stdin = None;
+        if tokio::time::timeout(Duration::from_millis(500), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! `acp-engine check agent` against real processes: a correct agent and
+//! our example agent pass every case; an agent broken in one way fails
+//! exactly the case that guards against it; the JUnit report and the exit
+//! status say so.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn check(agent: &[&str], extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["check", "agent", "--json"])
+        .args(extra)
+        .arg("--")
+        .args(agent)
+        .output()
+        .expect("run acp-engine check")
+}
+
+fn broken(defect: &str) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/broken_agent.py");
+    let mut command = vec!["python3".to_owned(), script.display().to_string()];
+    if !defect.is_empty() {
+        command.push(defect.to_owned());
+    }
+    command
+}
+
+/// Case name -> verdict, from the `--json` lines.
+fn verdicts(output: &Output) -> Vec<(String, String)> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| {
+            let case: Value = serde_json::from_str(line).unwrap();
+            (
+                case["case"].as_str().unwrap().to_owned(),
+                case["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn failed(output: &Output) -> BTreeSet<String> {
+    verdicts(output)
+        .into_iter()
+        .filter(|(_, verdict)| verdict == "fail")
+        .map(|(case, _)| case)
+        .collect()
+}
+
+#[test]
+fn a_correct_agent_passes_every_case() {
+    let agent = broken("");
+    let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let verdicts = verdicts(&output);
+    assert!(verdicts.len() >= 12, "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, verdict)| verdict == "pass"),
+        "{verdicts:?}"
+    );
+    assert!(output.status.success());
+}
+
+#[test]
+fn our_example_agent_passes_every_case() {
+    let agent = example("agent");
+    let output = check(&[agent.to_str().unwrap()], &[]);
+    let verdicts = verdicts(&output);
+    assert!(
+        verdicts.iter().all(|(_, verdict)| verdict == "pass"),
+        "{verdicts:?}"
+    );
+    assert!(output.status.success());
+}
+
+#[test]
+fn each_broken_agent_fails_the_case_for_its_defect() {
+    for (defect, cases) in [
+        ("ordering", &["prompt-turn-order"][..]),
+        ("no-invalid-params", &["invalid-params"][..]),
+        ("crash-on-garbage", &["garbage-then-turn", "parse-error"][..]),
+        ("no-cancel", &["session-cancel"][..]),
+    ] {
+        let agent = broken(defect);
+        let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+        let expected: BTreeSet<String> = cases.iter().map(|case| case.to_string()).collect();
+        assert_eq!(
+            failed(&output),
+            expected,
+            "{defect}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert_eq!(output.status.code(), Some(1), "{defect}");
+    }
+}
+
+#[test]
+fn the_junit_report_and_the_table_name_the_failure() {
+    let junit = std::env::temp_dir().join(format!("acp-engine-check-{}.xml", std::process::id()));
+    let agent = broken("no-cancel");
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["check", "agent", "--junit"])
+        .arg(&junit)
+        .arg("--")
+        .args(&agent)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&output.stdout);
+    let row = table
+        .lines()
+        .find(|line| line.starts_with("session-cancel"))
+        .unwrap();
+    assert!(row.contains("FAIL") && row.contains("end_turn"), "{row}");
+    assert!(table.contains("11 passed, 1 failed, 0 skipped"), "{table}");
+    assert!(!table.contains('\x1b'), "no colour when stdout is not a terminal");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"cancellation\" name=\"session-cancel\""),
+        "{xml}"
+    );
+    assert_eq!(xml.matches("<failure ").count(), 1);
+}
+
+#[test]
+fn cases_can_be_added_as_files_and_chosen_by_name() {
+    let dir = std::env::temp_dir().join(format!("acp-engine-check-cases-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("extension.json"),
+        r#"{"name": "extra-extension-method", "class": "validation",
+            "description": "an unknown extension request is answered -32601",
+            "steps": [{"send": {"jsonrpc": "2.0", "id": "x1", "method": "_vendor/unknown", "params": {}}},
+                      {"expect": {"message": {"id": "x1", "error": {"code": -32601}}}}]}"#,
+    )
+    .unwrap();
+    let agent = broken("");
+    let output = check(
+        &agent.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["--cases", dir.to_str().unwrap(), "--only", "extension"],
+    );
+    assert_eq!(
+        verdicts(&output),
+        [("extra-extension-method".to_owned(), "pass".to_owned())]
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(run(&["check", "agent"]), Some(2));
+    assert_eq!(run(&["check", "nothing"]), Some(2));
+    assert_eq!(run(&["check", "--help"]), Some(0));
+    assert_eq!(run(&["check", "agent", "--bogus", "--", "true"]), Some(2));
+}
+
+/// An example of the engine crate, built if needed.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = target.join("examples").join(name);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "acp-engine", "--example", name])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building example {name}");
+    }
+    path
+}

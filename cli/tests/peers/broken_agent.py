@@ -1,0 +1,104 @@
+"""A small ACP agent on plain JSON lines, correct unless told to break one
+rule, for `acp-engine check agent`'s own tests.
+
+usage: broken_agent.py [DEFECT]
+
+DEFECT is one of: ordering (a message chunk after the turn's answer),
+no-invalid-params (session/new takes any params), crash-on-garbage (exits
+on a line that is not JSON), no-cancel (a cancelled turn ends end_turn).
+A turn sends a message chunk, asks one permission, and ends when it is
+answered.
+"""
+import json
+import sys
+
+defect = sys.argv[1] if len(sys.argv) > 1 else ""
+turns = {}  # permission request id -> (prompt id, session id)
+cancelled = set()  # sessions whose turn the client cancelled
+next_id = 0
+
+
+def send(message):
+    sys.stdout.write(json.dumps(dict(message, jsonrpc="2.0")) + "\n")
+    sys.stdout.flush()
+
+
+def error(id, code, message):
+    send({"id": id, "error": {"code": code, "message": message}})
+
+
+def chunk(session, text):
+    send({"method": "session/update", "params": {"sessionId": session, "update": {
+        "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}})
+
+
+def request(message):
+    global next_id
+    id, method, params = message.get("id"), message["method"], message.get("params") or {}
+    if method == "initialize":
+        send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+    elif method == "session/new":
+        valid = isinstance(params.get("cwd"), str) and isinstance(params.get("mcpServers"), list)
+        if not valid and defect != "no-invalid-params":
+            return error(id, -32602, "Invalid params")
+        send({"id": id, "result": {"sessionId": "s%d" % id if isinstance(id, int) else "s-" + str(id)}})
+    elif method == "session/prompt":
+        if not isinstance(params.get("prompt"), list) or not isinstance(params.get("sessionId"), str):
+            return error(id, -32602, "Invalid params")
+        session = params["sessionId"]
+        cancelled.discard(session)
+        chunk(session, "thinking")
+        next_id += 1
+        turns[next_id] = (id, session)
+        send({"id": next_id, "method": "session/request_permission", "params": {
+            "sessionId": session, "toolCall": {"toolCallId": "call-%d" % next_id},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}})
+    else:
+        error(id, -32601, "Method not found")
+
+
+def notification(message):
+    params = message.get("params") or {}
+    if message["method"] == "session/cancel":
+        cancelled.add(params.get("sessionId"))
+    elif message["method"] == "$/cancel_request":
+        for permission, (prompt, session) in list(turns.items()):
+            if prompt == params.get("requestId"):
+                del turns[permission]
+                error(prompt, -32800, "Request cancelled")
+
+
+def response(message):
+    turn = turns.pop(message.get("id"), None)
+    if turn is None:
+        return
+    prompt, session = turn
+    outcome = (message.get("result") or {}).get("outcome", {}).get("outcome")
+    if (outcome == "cancelled" or session in cancelled) and defect != "no-cancel":
+        return send({"id": prompt, "result": {"stopReason": "cancelled"}})
+    chunk(session, "done")
+    send({"id": prompt, "result": {"stopReason": "end_turn"}})
+    if defect == "ordering":
+        chunk(session, "one more thing")
+
+
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    try:
+        message = json.loads(line)
+    except ValueError:
+        if defect == "crash-on-garbage":
+            sys.exit(1)
+        error(None, -32700, "Parse error")
+        continue
+    if not isinstance(message, dict):
+        error(None, -32600, "Invalid Request")
+    elif message.get("jsonrpc") != "2.0":
+        error(message.get("id"), -32600, "Invalid Request")
+    elif "method" in message and "id" in message:
+        request(message)
+    elif "method" in message:
+        notification(message)
+    else:
+        response(message)
