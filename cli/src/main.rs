@@ -9,6 +9,7 @@
 mod args;
 mod check;
 mod connect;
+mod run;
 mod serve;
 mod trace;
 mod view;
@@ -27,6 +28,7 @@ commands:
             with its verdict against the ACP schema (JSON lines)
   view      a trace as one self-contained HTML page: a timeline with filters
   check     run the conformance cases against an agent (`check agent -- CMD`)
+  run       a terminal client: type prompts to any agent, watch it work
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
 ";
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Some("trace") => trace::main(rest),
         Some("view") => view::main(rest),
         Some("check") => check::main(rest),
+        Some("run") => run::main(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -86,6 +86,9 @@ impl Transport {
         if let Some(cwd) = &options.cwd {
             command.current_dir(cwd);
         }
+        if options.own_process_group {
+            command.process_group(0);
+        }
         // The command in the error: "No such file or directory" alone does not
         // say which file.
         let mut child = command.spawn().map_err(|error| {
@@ -166,6 +169,10 @@ pub struct SpawnOptions {
     /// On close, how long the child may take to exit after its stdin closes
     /// before it is killed.
     pub exit_grace: Duration,
+    /// Start it in a process group of its own, so that a Ctrl-C at the
+    /// terminal reaches this process only (which may cancel a turn rather
+    /// than have the agent killed).
+    pub own_process_group: bool,
 }
 
 impl SpawnOptions {
@@ -179,6 +186,7 @@ impl SpawnOptions {
             cwd: None,
             inherit_stderr: true,
             exit_grace: Duration::from_millis(500),
+            own_process_group: false,
         }
     }
 
@@ -219,6 +227,12 @@ impl SpawnOptions {
     /// How long the agent may take to exit after its stdin closed before it is killed.
     pub fn exit_grace(mut self, grace: Duration) -> Self {
         self.exit_grace = grace;
+        self
+    }
+
+    /// Start the child in a process group of its own (see the field).
+    pub fn own_process_group(mut self, own: bool) -> Self {
+        self.own_process_group = own;
         self
     }
 }

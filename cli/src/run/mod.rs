@@ -1,0 +1,307 @@
+//! `acp-engine run`: a terminal client, to try an agent in ten seconds.
+//! Each line typed is a prompt; the agent's reply, thoughts, plan and tool
+//! calls stream in as they arrive; a permission request is answered with a
+//! number; Ctrl-C cancels the turn (a second one, or one between turns,
+//! quits); Ctrl-D quits.
+
+mod client;
+mod terminals;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use acp_engine::schema::*;
+use acp_engine::{spawn_agent, websocket, ClientSideConnection, SpawnOptions};
+use tokio::sync::mpsc;
+
+use crate::args::{self, Args, Failure};
+use client::{Ask, RunClient};
+
+const HELP: &str = "\
+usage: acp-engine run [options] -- AGENT_COMMAND [ARGS...]
+       acp-engine run [options] -- ws://HOST:PORT/PATH
+
+A terminal client for any agent. Type a prompt and press Enter: the
+agent's message, thoughts, plan and tool calls appear as they stream in. A
+permission request lists its options: type the number of one. Ctrl-C
+cancels the running turn (between turns it quits); Ctrl-D quits.
+
+The agent may read and write files inside the working directory only, and
+run commands there (terminals). Colour only on a terminal.
+
+options:
+  --cwd DIR       the session's working directory (default: the current one)
+  --yes           answer every permission request with its first allow option
+  --token TOKEN   for a remote agent: `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
+  -h, --help      this text
+";
+
+/// How output is painted: ANSI colour on a terminal, plain otherwise.
+#[derive(Clone, Copy)]
+pub struct Style {
+    colour: bool,
+}
+
+impl Style {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    pub fn dim(self, text: &str) -> String {
+        self.paint("2", text)
+    }
+    pub fn tool(self, text: &str) -> String {
+        self.paint("36", text)
+    }
+    fn ask(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+}
+
+pub fn main(argv: Vec<String>) -> Result<(), Failure> {
+    let args = Args::parse_with_flags(argv, &["cwd", "token"], &["yes"])?;
+    if args.help {
+        print!("{HELP}");
+        return Ok(());
+    }
+    if args.rest.is_empty() {
+        return Err(Failure::Usage(
+            "run needs the agent's command (or URL) after --".to_owned(),
+        ));
+    }
+    let cwd = match args.value("cwd") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::env::current_dir().map_err(|error| Failure::Run(error.to_string()))?,
+    };
+    let cwd = cwd
+        .canonicalize()
+        .map_err(|error| Failure::Run(format!("no working directory {}: {error}", cwd.display())))?;
+    let style = Style {
+        colour: std::io::stdout().is_terminal(),
+    };
+    let options = Options {
+        agent: args.rest.clone(),
+        token: args::token(&args),
+        yes: args.flag("yes"),
+        cwd,
+        style,
+    };
+    let runtime = crate::runtime()?;
+    let outcome = runtime.block_on(run(options));
+    // The thread reading stdin must not keep the process alive.
+    runtime.shutdown_background();
+    outcome
+}
+
+struct Options {
+    agent: Vec<String>,
+    token: Option<String>,
+    yes: bool,
+    cwd: std::path::PathBuf,
+    style: Style,
+}
+
+async fn run(options: Options) -> Result<(), Failure> {
+    let Options {
+        agent,
+        token,
+        yes,
+        cwd,
+        style,
+    } = options;
+    let (asks_tx, mut asks) = mpsc::unbounded_channel();
+    let terminals = Arc::new(terminals::Terminals::default());
+    let make_client = {
+        let (cwd, terminals) = (cwd.clone(), terminals.clone());
+        move |_: ClientSideConnection| RunClient {
+            cwd,
+            style,
+            asks: asks_tx,
+            yes,
+            terminals,
+        }
+    };
+    let remote = agent.len() == 1 && (agent[0].starts_with("ws://") || agent[0].starts_with("wss://"));
+    let connection = if remote {
+        let options = websocket::ConnectOptions {
+            bearer_token: token,
+            ..Default::default()
+        };
+        ClientSideConnection::new(make_client, websocket::dial(&agent[0], &options))
+    } else {
+        // Its own process group: Ctrl-C here cancels a turn, it does not
+        // kill the agent.
+        let spawn = SpawnOptions::new(&agent[0])
+            .args(&agent[1..])
+            .own_process_group(true);
+        spawn_agent(spawn, make_client).map_err(|error| Failure::Run(error.to_string()))?
+    };
+    let failed = |error: acp_engine::RequestError| Failure::Run(format!("the agent failed: {error}"));
+
+    let mut init = InitializeRequest::new(1);
+    init.client_capabilities = Some(ClientCapabilities {
+        fs: Some(FileSystemCapabilities {
+            read_text_file: Some(true),
+            write_text_file: Some(true),
+            ..Default::default()
+        }),
+        terminal: Some(true),
+        ..Default::default()
+    });
+    init.client_info = Some(Implementation::new("acp-engine run", env!("CARGO_PKG_VERSION")));
+    let initialized = connection.initialize(init).await.map_err(failed)?;
+    let name = initialized
+        .agent_info
+        .map(|info| format!("{} {}", info.name, info.version))
+        .unwrap_or_else(|| agent.join(" "));
+    let session = connection
+        .new_session(NewSessionRequest::new(cwd.display().to_string(), vec![]))
+        .await
+        .map_err(failed)?
+        .session_id;
+    println!(
+        "{}",
+        style.dim(&format!(
+            "connected to {name}, session {session} in {}\ntype a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D quits",
+            cwd.display()
+        ))
+    );
+
+    // Before the first turn: from here on Ctrl-C is ours to handle.
+    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|error| Failure::Run(error.to_string()))?;
+    let mut lines = read_lines();
+    let mut turn: Option<tokio::task::JoinHandle<_>> = None;
+    let mut asking: Option<Ask> = None;
+    let mut cancelling = false;
+    let mut input_ended = false;
+    prompt_marker(style);
+    loop {
+        tokio::select! {
+            line = lines.recv(), if !input_ended => {
+                let Some(line) = line else {
+                    // Piped input ended: let the running turn finish first.
+                    input_ended = true;
+                    if turn.is_none() {
+                        break;
+                    }
+                    continue;
+                };
+                if let Some(ask) = asking.take() {
+                    asking = answer(ask, line.trim(), style);
+                    continue;
+                }
+                if turn.is_some() {
+                    println!("{}", style.dim("(the agent is still working: wait, or Ctrl-C to cancel)"));
+                    continue;
+                }
+                if line.trim().is_empty() {
+                    prompt_marker(style);
+                    continue;
+                }
+                let request = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(line.trim_end()))]);
+                let connection = connection.clone();
+                turn = Some(tokio::spawn(async move { connection.prompt(request).await }));
+                cancelling = false;
+            }
+            ask = asks.recv() => {
+                let Some(ask) = ask else { continue };
+                show(&ask, style);
+                asking = Some(ask);
+            }
+            ended = async { turn.as_mut().expect("a turn").await }, if turn.is_some() => {
+                turn = None;
+                asking = None;
+                match ended {
+                    Ok(Ok(response)) => println!("\n{}", style.dim(&format!("[{}]", response.stop_reason))),
+                    Ok(Err(error)) => println!("\n{}", style.ask(&format!("[the turn failed: {error}]"))),
+                    Err(_) => break,
+                }
+                if input_ended {
+                    break;
+                }
+                prompt_marker(style);
+            }
+            _ = interrupts.recv() => {
+                if turn.is_none() || cancelling {
+                    break;
+                }
+                cancelling = true;
+                // Pending permission requests are answered `cancelled` too.
+                asking = None;
+                println!("\n{}", style.dim("[cancelling: Ctrl-C again quits]"));
+                let _ = connection.cancel(CancelNotification::new(session.clone())).await;
+            }
+            _ = connection.closed() => {
+                let reason = connection.connection().close_reason().unwrap_or_default();
+                println!("\n{}", style.ask(&format!("[the agent went away: {reason}]")));
+                return Err(Failure::Exit(1));
+            }
+        }
+    }
+    connection.close();
+    connection.closed().await;
+    println!();
+    Ok(())
+}
+
+fn prompt_marker(style: Style) {
+    print!("{}", style.ask("> "));
+    let _ = std::io::stdout().flush();
+}
+
+/// A permission request, with its options numbered.
+fn show(ask: &Ask, style: Style) {
+    let title = ask
+        .request
+        .tool_call
+        .title
+        .clone()
+        .unwrap_or_else(|| ask.request.tool_call.tool_call_id.to_string());
+    let mut text = format!("\npermission: {title}\n");
+    for (number, option) in ask.request.options.iter().enumerate() {
+        text.push_str(&format!("  {}) {} ({})\n", number + 1, option.name, option.kind));
+    }
+    text.push_str("choose a number: ");
+    print!("{}", style.ask(&text));
+    let _ = std::io::stdout().flush();
+}
+
+/// The person typed `choice`: answer, or ask again.
+fn answer(ask: Ask, choice: &str, style: Style) -> Option<Ask> {
+    let chosen = choice
+        .parse::<usize>()
+        .ok()
+        .and_then(|number| number.checked_sub(1))
+        .and_then(|index| ask.request.options.get(index));
+    match chosen {
+        Some(option) => {
+            let outcome =
+                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option.option_id.clone()));
+            let _ = ask.answer.send(outcome);
+            None
+        }
+        None => {
+            print!("{}", style.ask(&format!("1 to {}: ", ask.request.options.len())));
+            let _ = std::io::stdout().flush();
+            Some(ask)
+        }
+    }
+}
+
+/// Lines typed on stdin, read on a thread of their own.
+fn read_lines() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}

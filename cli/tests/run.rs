@@ -1,0 +1,90 @@
+//! `acp-engine run` driven through a pseudo-terminal (`peers/pty_run.py`)
+//! against our example agent: a prompt whose permission request is answered
+//! with a number (the agent reads and writes files in the working directory
+//! and runs a terminal command through it), a turn cancelled with Ctrl-C
+//! while its permission request waits, and Ctrl-D to quit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[test]
+fn a_person_prompts_answers_a_permission_cancels_and_quits() {
+    let cwd = std::env::temp_dir().join(format!("acp-engine-run-test-{}", std::process::id()));
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::write(cwd.join("hello.txt"), "Hello from the client's file\n").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/pty_run.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_acp-engine"))
+        .arg(&cwd)
+        .arg(example("agent"))
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(shown.starts_with("ok:"), "{shown}");
+}
+
+#[test]
+fn piped_prompts_run_to_the_end_and_files_outside_the_working_directory_are_refused() {
+    let cwd = std::env::temp_dir().join(format!("acp-engine-run-files-{}", std::process::id()));
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::write(cwd.join("inside.txt"), "the inside file\n").unwrap();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/files_agent.py");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["run", "--yes", "--cwd"])
+        .arg(&cwd)
+        .args(["--", "python3"])
+        .arg(agent)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The input ends at once: the turn still runs to its end.
+    std::io::Write::write_all(run.stdin.as_mut().unwrap(), b"read two files\n").unwrap();
+    drop(run.stdin.take());
+    let output = run.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{shown}");
+    assert!(shown.contains("read 1 gave: the inside file"), "{shown}");
+    assert!(
+        shown.contains("read 2 refused") && shown.contains("outside the working directory"),
+        "{shown}"
+    );
+    assert!(shown.contains("[end_turn]"), "{shown}");
+    assert!(!shown.contains('\x1b'), "no colour when stdout is not a terminal");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let usage = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .arg("run")
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    let help = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).starts_with("usage: acp-engine run"));
+}
+
+/// An example of the engine crate, built if needed.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = target.join("examples").join(name);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "acp-engine", "--example", name])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building example {name}");
+    }
+    path
+}
