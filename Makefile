@@ -81,8 +81,8 @@ test-trace:
 	bash interop/setup.sh >/dev/null
 	bash interop/trace.sh
 
-## test-check: `acp-engine check agent` passes against our agents in every language and the
-## official TypeScript SDK's (the official Python SDK's verdicts printed for the record)
+## test-check: `acp-engine check agent` / `check client` pass against our agents and clients in
+## every language and the official TypeScript SDK's (the official Python SDK's printed for the record)
 test-check:
 	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli -p acp-engine-ffi
 	bash interop/setup.sh >/dev/null

@@ -1,14 +1,21 @@
-//! Embeds the conformance cases (`cases/agent/*.json`) in the binary, so
+//! Embeds the conformance cases (`cases/{agent,client}/*.json`) in the binary, so
 //! that adding a case is adding a file.
 
 use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases").join("agent");
+    for side in ["agent", "client"] {
+        embed(side);
+    }
+}
+
+/// `$OUT_DIR/{side}_cases.rs`: the (file name, text) of each case file.
+fn embed(side: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases").join(side);
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("cli/cases/agent")
+        .expect("cli/cases/<side>")
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
         .collect();
@@ -25,6 +32,6 @@ fn main() {
         .unwrap();
     }
     code.push(']');
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("agent_cases.rs");
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join(format!("{side}_cases.rs"));
     std::fs::write(out, code).unwrap();
 }

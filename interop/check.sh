@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# `acp-engine check agent` against every agent we ship and the official
-# SDKs' (what `make test-check` runs): ours in every language and the
-# official TypeScript SDK's must pass every case; the official Python SDK's
-# verdicts are printed for the record (it fails three malformed-input cases
-# as of agent-client-protocol 0.12.1; see README "Checking an agent").
+# `acp-engine check agent` and `check client` against every agent and
+# client we ship and the official SDKs' (what `make test-check` runs): ours
+# in every language and the official TypeScript SDK's must pass every case;
+# the official Python SDK's verdicts are printed for the record (as of
+# agent-client-protocol 0.12.1 its agent fails three malformed-input cases
+# and its client one; see README "Checking an agent or a client").
 # Expects target/debug/acp-engine, the Rust examples and the C library built
 # and interop/setup.sh run; the Python, Node and Go agents join when their
 # suites left them built. Last line: "N passed, M failed".
@@ -16,10 +17,11 @@ trap 'rm -rf "$work"' EXIT
 
 passed=0
 failed=0
-# row NAME AGENT...: every case must pass.
+side=agent
+# row NAME COMMAND...: every case of `check $side` must pass.
 row() {
   local name="$1"; shift
-  if "$tool" check agent -- "$@" >"$work/out" 2>&1; then
+  if "$tool" check "$side" -- "$@" >"$work/out" 2>&1; then
     echo "PASS $name: $(tail -n 1 "$work/out")"; passed=$((passed + 1))
   else
     echo "FAIL $name"; sed 's/^/  | /' "$work/out"; failed=$((failed + 1))
@@ -38,5 +40,20 @@ row "acp-engine (C) example agent" "$work/c-agent"
 row "official TypeScript SDK agent (interop/ts/agent.mjs)" node "$here/ts/agent.mjs"
 echo "INFO official Python SDK agent (interop/python/agent.py), for the record:"
 "$tool" check agent -- "$here/python/.venv/bin/python" "$here/python/agent.py" 2>&1 | cut -c1-220 | sed 's/^/  | /'
+
+# `check client` starts each client with its agent command appended.
+side=client
+cc -o "$work/c-client" "$root/bindings/c/examples/client.c" -I "$root/include" \
+  -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug"
+row "acp-engine (Rust) example client" "$root/target/debug/examples/client"
+row "acp-engine (C) example client" "$work/c-client"
+[[ -x "$root/target/python-venv/bin/python" ]] &&
+  row "acp-engine (Python) example client" "$root/target/python-venv/bin/python" "$root/python/examples/client.py"
+[[ -f "$root/target/node-app/out/examples/client.js" ]] &&
+  row "acp-engine (Node) example client" node "$root/target/node-app/out/examples/client.js"
+[[ -x "$root/target/go-bin/client" ]] && row "acp-engine (Go) example client" "$root/target/go-bin/client"
+row "official TypeScript SDK client (interop/ts/client.mjs)" node "$here/ts/client.mjs"
+echo "INFO official Python SDK client (interop/python/client.py), for the record:"
+"$tool" check client -- "$here/python/.venv/bin/python" "$here/python/client.py" 2>&1 | cut -c1-220 | sed 's/^/  | /'
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -27,7 +27,8 @@ commands:
   trace     pass an editor's stdio through to an agent, recording every message
             with its verdict against the ACP schema (JSON lines)
   view      a trace as one self-contained HTML page: a timeline with filters
-  check     run the conformance cases against an agent (`check agent -- CMD`)
+  check     run the conformance cases against an agent or a client
+            (`check agent -- AGENT`, `check client -- CLIENT`)
   run       a terminal client: type prompts to any agent, watch it work
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
@@ -43,6 +44,8 @@ fn main() -> ExitCode {
         Some("trace") => trace::main(rest),
         Some("view") => view::main(rest),
         Some("check") => check::main(rest),
+        // The agent side of `check client` (started by the client under test).
+        Some("check-peer") => check::peer_agent::main(rest),
         Some("run") => run::main(rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");

@@ -2,7 +2,8 @@
 //! run against a fresh agent process.
 //!
 //! A case is a list of steps. Messages to send may use `"$NAME"` for a
-//! value captured earlier and `{"$repeat": [TEXT, N]}` for a long string.
+//! value captured earlier (`${NAME}` inside a longer string) and
+//! `{"$repeat": [TEXT, N]}` for a long string.
 //! A pattern matches a message when every key it names matches (objects
 //! are matched in part, arrays and scalars exactly); in a pattern, `"*"`
 //! matches any value that is present, `"$capture:NAME"` captures the value,
@@ -293,11 +294,14 @@ impl Run<'_> {
 
 /// `"$NAME"` replaced by its captured value, `{"$repeat": [TEXT, N]}` by
 /// the text N times.
-fn substitute(template: &Value, vars: &HashMap<String, Value>) -> Value {
+pub(super) fn substitute(template: &Value, vars: &HashMap<String, Value>) -> Value {
     match template {
         Value::String(text) => match text.strip_prefix('$').and_then(|name| vars.get(name)) {
             Some(value) => value.clone(),
-            None => template.clone(),
+            None => Value::String(vars.iter().fold(text.clone(), |text, (name, value)| match value {
+                Value::String(value) => text.replace(&format!("${{{name}}}"), value),
+                _ => text,
+            })),
         },
         Value::Array(items) => Value::Array(items.iter().map(|item| substitute(item, vars)).collect()),
         Value::Object(fields) => {
@@ -319,7 +323,7 @@ fn substitute(template: &Value, vars: &HashMap<String, Value>) -> Value {
 
 /// Whether `actual` matches `pattern` (see the module docs); captures go
 /// to `captured`.
-fn matches(
+pub(super) fn matches(
     pattern: &Value,
     actual: &Value,
     vars: &HashMap<String, Value>,

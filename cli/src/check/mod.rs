@@ -1,60 +1,69 @@
-//! `acp-engine check agent`: a conformance suite run against any agent.
-//! The cases are data (`cli/cases/agent/*.json`, embedded at build time,
-//! plus `--cases DIR`); each runs against a fresh agent process.
+//! `acp-engine check agent` and `check client`: conformance suites run
+//! against any agent or client. The cases are data (`cli/cases/agent/` and
+//! `cli/cases/client/`, embedded at build time; `--cases DIR` adds agent
+//! cases); each runs against a fresh process.
 
 mod case;
+mod client;
 mod peer;
+pub mod peer_agent;
 mod report;
 
 use std::path::Path;
 
-use case::{Case, Outcome, Prelude, Verdict};
+use case::{Case, Prelude, Verdict};
+use peer_agent::ClientCase;
 
 use crate::args::{Args, Failure};
 
 const HELP: &str = "\
 usage: acp-engine check agent [options] -- AGENT_COMMAND [ARGS...]
+       acp-engine check client [options] -- CLIENT_COMMAND [ARGS...]
 
-Runs the conformance cases against the agent, each against a fresh agent
-process (the prelude: initialize, and session/new where the case needs a
-session), acting as a client that grants permissions, serves file reads
-and writes, and runs terminal commands as one line of output and exit 0.
+check agent runs the agent cases against the agent, each against a fresh
+agent process (the prelude: initialize, and session/new where the case
+needs a session), acting as a client that grants permissions, serves file
+reads and writes, and runs terminal commands as one line of output and
+exit 0. Cases: the handshake; -32601 on an unknown method, -32602 on bad
+params, -32700 / -32600 on malformed lines, each with the agent still
+answering after; a prompt turn with no turn content after its answer;
+session/cancel ending a turn `cancelled`; $/cancel_request answered; a
+1 MiB prompt; garbage then a working turn; exit when stdin closes.
+
+check client starts the client once per case as `CLIENT_COMMAND [ARGS...]
+acp-engine check-peer CASE REPORT` (the agent command last, as clients
+that spawn their agent take it); that agent plays the case in the first
+prompt turn. Cases: the handshake; a permission request answered with an
+offered option; fs write then read; a terminal's whole life; -32601,
+-32602, -32700 with the client answering on; an update of an unknown kind
+tolerated; the client exits within 10 s when its agent dies mid-turn.
+
 Prints a table with a verdict and the evidence per case; exits 0 when no
 case failed, 1 otherwise.
-
-Cases (cli/cases/agent/*.json): the handshake; -32601 on an unknown
-method, -32602 on bad params, -32700 / -32600 on malformed lines, each
-with the agent still answering after; a prompt turn with no turn content
-after its answer; session/cancel ending a turn `cancelled`;
-$/cancel_request answered; a 1 MiB prompt; garbage then a working turn;
-exit when stdin closes.
 
 options:
   --json          one JSON object per case on stdout instead of the table
   --junit FILE    also write a JUnit XML report (for CI)
-  --cases DIR     add the cases in DIR/*.json (same format)
+  --cases DIR     (agent) add the cases in DIR/*.json (same format as cli/cases/agent)
   --only NAME     run only the cases whose name contains NAME
   -h, --help      this text
 ";
 
 const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/agent_cases.rs"));
+const CLIENT_CASES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/client_cases.rs"));
 const PRELUDE_FILE: &str = "_prelude.json";
 
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let mut argv = argv.into_iter();
-    match argv.next().as_deref() {
-        Some("agent") => {}
+    let side = match argv.next().as_deref() {
+        Some("agent") => Side::Agent,
+        Some("client") => Side::Client,
         Some("-h" | "--help") | None => {
             print!("{HELP}");
             return Ok(());
         }
-        Some("client") => {
-            return Err(Failure::Run(
-                "check client is not built yet: only `check agent`".to_owned(),
-            ))
-        }
-        Some(other) => return Err(Failure::Usage(format!("check what? {other:?} (agent)"))),
-    }
+        Some(other) => return Err(Failure::Usage(format!("check what? {other:?} (agent or client)"))),
+    };
     let args = Args::parse_with_flags(argv.collect(), &["junit", "cases", "only"], &["json"])?;
     if args.help {
         print!("{HELP}");
@@ -62,57 +71,103 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     if args.rest.is_empty() {
         return Err(Failure::Usage(
-            "check agent needs the agent's command after --".to_owned(),
+            format!("check {side:?} needs the command after --").to_lowercase(),
         ));
     }
-    let (prelude, mut cases) = load(
-        EMBEDDED
-            .iter()
-            .map(|(name, text)| (name.to_string(), text.to_string())),
-    )?;
-    if let Some(dir) = args.value("cases") {
-        let (_, extra) = load(
-            read_dir(Path::new(dir))?.into_iter().chain([(
-                PRELUDE_FILE.to_owned(),
+    let json = args.flag("json");
+    let command = args.rest.clone();
+    let only = args.value("only").map(str::to_owned);
+    let runtime = crate::runtime()?;
+    let results = match side {
+        Side::Agent => {
+            let (prelude, mut cases) = load(
                 EMBEDDED
                     .iter()
-                    .find(|(name, _)| *name == PRELUDE_FILE)
-                    .map(|(_, text)| text.to_string())
-                    .unwrap_or_default(),
-            )]),
-        )?;
-        cases.extend(extra);
-    }
-    if let Some(only) = args.value("only") {
-        cases.retain(|case| case.name.contains(only));
-    }
-    let json = args.flag("json");
-    let agent = args.rest.clone();
-    let runtime = crate::runtime()?;
-    let results: Vec<(Case, Outcome)> = runtime.block_on(async {
-        let mut results = Vec::new();
-        for case in cases {
-            let outcome = case::run(&case, &prelude, &agent).await;
-            report::progress(&case, &outcome, json);
-            results.push((case, outcome));
+                    .map(|(name, text)| (name.to_string(), text.to_string())),
+            )?;
+            if let Some(dir) = args.value("cases") {
+                cases.extend(load_extra(Path::new(dir))?);
+            }
+            cases.retain(|case| only.as_ref().is_none_or(|only| case.name.contains(only.as_str())));
+            runtime.block_on(async {
+                let mut results = Vec::new();
+                for case in cases {
+                    let outcome = case::run(&case, &prelude, &command).await;
+                    let row = report::Row {
+                        name: case.name,
+                        class: case.class,
+                        description: case.description,
+                        outcome,
+                    };
+                    report::progress(&row, json);
+                    results.push(row);
+                }
+                results
+            })
         }
-        results
-    });
+        Side::Client => {
+            let mut cases = client_cases()?;
+            cases.retain(|case| only.as_ref().is_none_or(|only| case.name.contains(only.as_str())));
+            runtime.block_on(async {
+                let mut results = Vec::new();
+                for case in cases {
+                    let outcome = client::run(&case, &command).await;
+                    let row = report::Row {
+                        name: case.name,
+                        class: case.class,
+                        description: case.description,
+                        outcome,
+                    };
+                    report::progress(&row, json);
+                    results.push(row);
+                }
+                results
+            })
+        }
+    };
     runtime.shutdown_background();
     if !json {
         report::table(&results);
     }
     if let Some(path) = args.value("junit") {
-        std::fs::write(path, report::junit(&agent, &results))
+        let title = format!(
+            "acp-engine check {}: {}",
+            format!("{side:?}").to_lowercase(),
+            command.join(" ")
+        );
+        std::fs::write(path, report::junit(&title, &results))
             .map_err(|error| Failure::Run(format!("cannot write {path}: {error}")))?;
     }
-    if results
-        .iter()
-        .any(|(_, outcome)| outcome.verdict == Verdict::Fail)
-    {
+    if results.iter().any(|row| row.outcome.verdict == Verdict::Fail) {
         return Err(Failure::Exit(1));
     }
     Ok(())
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Agent,
+    Client,
+}
+
+/// The client cases, embedded.
+pub fn client_cases() -> Result<Vec<ClientCase>, Failure> {
+    CLIENT_CASES
+        .iter()
+        .map(|(name, text)| {
+            serde_json::from_str(text).map_err(|error| Failure::Run(format!("case file {name}: {error}")))
+        })
+        .collect()
+}
+
+/// The cases in `dir` (the prelude stays the embedded one).
+fn load_extra(dir: &Path) -> Result<Vec<Case>, Failure> {
+    read_dir(dir)?
+        .into_iter()
+        .map(|(name, text)| {
+            serde_json::from_str(&text).map_err(|error| Failure::Run(format!("case file {name}: {error}")))
+        })
+        .collect()
 }
 
 /// The prelude and the cases among `files` (name, text).

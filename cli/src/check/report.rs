@@ -5,7 +5,15 @@ use std::io::IsTerminal;
 
 use serde_json::json;
 
-use super::case::{Case, Outcome, Verdict};
+use super::case::{Outcome, Verdict};
+
+/// One case's result, whichever side was checked.
+pub struct Row {
+    pub name: String,
+    pub class: String,
+    pub description: String,
+    pub outcome: Outcome,
+}
 
 fn word(verdict: &Verdict) -> &'static str {
     match verdict {
@@ -17,33 +25,29 @@ fn word(verdict: &Verdict) -> &'static str {
 
 /// A case finished: its JSON line with `--json`, else a progress line on
 /// stderr when it is a terminal.
-pub fn progress(case: &Case, outcome: &Outcome, json: bool) {
+pub fn progress(row: &Row, json: bool) {
+    let outcome = &row.outcome;
     if json {
         let line = json!({
-            "case": case.name,
-            "class": case.class,
+            "case": row.name,
+            "class": row.class,
             "verdict": word(&outcome.verdict).to_lowercase(),
             "evidence": outcome.evidence,
             "ms": outcome.elapsed.as_millis() as u64,
         });
         println!("{line}");
     } else if std::io::stderr().is_terminal() {
-        eprintln!("{} {}", word(&outcome.verdict), case.name);
+        eprintln!("{} {}", word(&outcome.verdict), row.name);
     }
 }
 
 /// The table: case, class, verdict, evidence; then the totals.
-pub fn table(results: &[(Case, Outcome)]) {
+pub fn table(results: &[Row]) {
     let colour = std::io::stdout().is_terminal();
-    let name_width = results
-        .iter()
-        .map(|(case, _)| case.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let name_width = results.iter().map(|row| row.name.len()).max().unwrap_or(4).max(4);
     let class_width = results
         .iter()
-        .map(|(case, _)| case.class.len())
+        .map(|row| row.class.len())
         .max()
         .unwrap_or(5)
         .max(5);
@@ -51,7 +55,8 @@ pub fn table(results: &[(Case, Outcome)]) {
         "{:name_width$}  {:class_width$}  verdict  evidence",
         "case", "class"
     );
-    for (case, outcome) in results {
+    for row in results {
+        let (case, outcome) = (row, &row.outcome);
         let verdict = word(&outcome.verdict);
         let painted = match (&outcome.verdict, colour) {
             (Verdict::Pass, true) => format!("\x1b[32m{verdict:7}\x1b[0m"),
@@ -64,7 +69,12 @@ pub fn table(results: &[(Case, Outcome)]) {
             case.name, case.class, outcome.evidence
         );
     }
-    let count = |verdict: Verdict| results.iter().filter(|(_, o)| o.verdict == verdict).count();
+    let count = |verdict: Verdict| {
+        results
+            .iter()
+            .filter(|row| row.outcome.verdict == verdict)
+            .count()
+    };
     println!(
         "{} passed, {} failed, {} skipped",
         count(Verdict::Pass),
@@ -74,16 +84,23 @@ pub fn table(results: &[(Case, Outcome)]) {
 }
 
 /// A JUnit XML report: one testsuite, a testcase per case.
-pub fn junit(agent: &[String], results: &[(Case, Outcome)]) -> String {
-    let failures = results.iter().filter(|(_, o)| o.verdict == Verdict::Fail).count();
-    let skipped = results.iter().filter(|(_, o)| o.verdict == Verdict::Skip).count();
-    let seconds: f64 = results.iter().map(|(_, o)| o.elapsed.as_secs_f64()).sum();
+pub fn junit(title: &str, results: &[Row]) -> String {
+    let failures = results
+        .iter()
+        .filter(|row| row.outcome.verdict == Verdict::Fail)
+        .count();
+    let skipped = results
+        .iter()
+        .filter(|row| row.outcome.verdict == Verdict::Skip)
+        .count();
+    let seconds: f64 = results.iter().map(|row| row.outcome.elapsed.as_secs_f64()).sum();
     let mut xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"acp-engine check agent: {}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{seconds:.3}\">\n",
-        escape(&agent.join(" ")),
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{seconds:.3}\">\n",
+        escape(title),
         results.len()
     );
-    for (case, outcome) in results {
+    for row in results {
+        let (case, outcome) = (row, &row.outcome);
         xml.push_str(&format!(
             "  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
             escape(&case.class),
