@@ -3,11 +3,14 @@
 //! exactly the case that guards against it; the JUnit report and the exit
 //! status say so.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::example;
 
 fn check(agent: &[&str], extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_acp-engine"))
@@ -162,20 +165,4 @@ fn usage_errors_exit_2() {
     assert_eq!(run(&["check", "nothing"]), Some(2));
     assert_eq!(run(&["check", "--help"]), Some(0));
     assert_eq!(run(&["check", "agent", "--bogus", "--", "true"]), Some(2));
-}
-
-/// An example of the engine crate, built if needed.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = target.join("examples").join(name);
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "acp-engine", "--example", name])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building example {name}");
-    }
-    path
 }

@@ -2,11 +2,14 @@
 //! our example client pass every case; a client broken in one way fails
 //! exactly the case that guards against it.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::example;
 
 fn check_client(client: &[String]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_acp-engine"))
@@ -76,20 +79,4 @@ fn each_broken_client_fails_the_case_for_its_defect() {
         );
         assert_eq!(output.status.code(), Some(1), "{defect}");
     }
-}
-
-/// An example of the engine crate, built if needed.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = target.join("examples").join(name);
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "acp-engine", "--example", name])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building example {name}");
-    }
-    path
 }

@@ -4,8 +4,12 @@
 //! and runs a terminal command through it), a turn cancelled with Ctrl-C
 //! while its permission request waits, and Ctrl-D to quit.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
+
+use support::example;
 
 #[test]
 fn a_person_prompts_answers_a_permission_cancels_and_quits() {
@@ -71,20 +75,4 @@ fn usage_errors_exit_2() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).starts_with("usage: acp-engine run"));
-}
-
-/// An example of the engine crate, built if needed.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = target.join("examples").join(name);
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "acp-engine", "--example", name])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building example {name}");
-    }
-    path
 }

@@ -2,6 +2,8 @@
 //! ways, the right verdict on every message of a scripted conversation,
 //! and a whole session of our example client and agent recorded clean.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -9,16 +11,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
+use support::{acp_engine, example, here};
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn acp_engine() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp-engine"))
-}
-
-fn here(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("acp-engine-trace-test-{}", std::process::id()));
@@ -277,20 +272,4 @@ fn usage_errors_exit_2_and_help_exits_0() {
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
-}
-
-/// An example of the engine crate, built if needed.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = target.join("examples").join(name);
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "acp-engine", "--example", name])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building example {name}");
-    }
-    path
 }

@@ -3,11 +3,9 @@
 //! broken out of by a message's text, skips lines that are not JSON, and
 //! the command's usage errors exit 2.
 
-use std::process::Command;
+mod support;
 
-fn acp_engine() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp-engine"))
-}
+use support::acp_engine;
 
 #[test]
 fn a_page_holds_every_record_and_no_message_can_end_its_script() {

@@ -77,8 +77,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let json = args.flag("json");
     let command = args.rest.clone();
     let only = args.value("only").map(str::to_owned);
-    let runtime = crate::runtime()?;
-    let results = match side {
+    let (prelude, cases) = match side {
         Side::Agent => {
             let (prelude, mut cases) = load(
                 EMBEDDED
@@ -88,43 +87,37 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             if let Some(dir) = args.value("cases") {
                 cases.extend(load_extra(Path::new(dir))?);
             }
-            cases.retain(|case| only.as_ref().is_none_or(|only| case.name.contains(only.as_str())));
-            runtime.block_on(async {
-                let mut results = Vec::new();
-                for case in cases {
-                    let outcome = case::run(&case, &prelude, &command).await;
-                    let row = report::Row {
-                        name: case.name,
-                        class: case.class,
-                        description: case.description,
-                        outcome,
-                    };
-                    report::progress(&row, json);
-                    results.push(row);
-                }
-                results
-            })
+            (
+                Some(prelude),
+                cases.into_iter().map(Checked::Agent).collect::<Vec<_>>(),
+            )
         }
-        Side::Client => {
-            let mut cases = client_cases()?;
-            cases.retain(|case| only.as_ref().is_none_or(|only| case.name.contains(only.as_str())));
-            runtime.block_on(async {
-                let mut results = Vec::new();
-                for case in cases {
-                    let outcome = client::run(&case, &command).await;
-                    let row = report::Row {
-                        name: case.name,
-                        class: case.class,
-                        description: case.description,
-                        outcome,
-                    };
-                    report::progress(&row, json);
-                    results.push(row);
-                }
-                results
-            })
-        }
+        Side::Client => (None, client_cases()?.into_iter().map(Checked::Client).collect()),
     };
+    let runtime = crate::runtime()?;
+    let results = runtime.block_on(async {
+        let mut results = Vec::new();
+        for case in cases {
+            let (name, class, description) = case.describe();
+            if only.as_ref().is_some_and(|only| !name.contains(only.as_str())) {
+                continue;
+            }
+            let outcome = match (&case, &prelude) {
+                (Checked::Agent(case), Some(prelude)) => case::run(case, prelude, &command).await,
+                (Checked::Client(case), _) => client::run(case, &command).await,
+                (Checked::Agent(_), None) => unreachable!("agent cases come with their prelude"),
+            };
+            let row = report::Row {
+                name,
+                class,
+                description,
+                outcome,
+            };
+            report::progress(&row, json);
+            results.push(row);
+        }
+        results
+    });
     runtime.shutdown_background();
     if !json {
         report::table(&results);
@@ -148,6 +141,22 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
 enum Side {
     Agent,
     Client,
+}
+
+/// A case of either side.
+enum Checked {
+    Agent(Case),
+    Client(ClientCase),
+}
+
+impl Checked {
+    /// Its name, class and description.
+    fn describe(&self) -> (String, String, String) {
+        match self {
+            Checked::Agent(case) => (case.name.clone(), case.class.clone(), case.description.clone()),
+            Checked::Client(case) => (case.name.clone(), case.class.clone(), case.description.clone()),
+        }
+    }
 }
 
 /// The client cases, embedded.

@@ -1,0 +1,33 @@
+//! What the tool's tests share: the binary under test and the engine's
+//! example programs.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `acp-engine`, the binary under test.
+pub fn acp_engine() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+}
+
+/// A file of this crate (`tests/peers/...`, `tests/fixtures/...`).
+pub fn here(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// An example program of the engine crate, built if needed.
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let target = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = target.join("examples").join(name);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "acp-engine", "--example", name])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building example {name}");
+    }
+    path
+}
