@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
-use support::example;
+use support::{example, failed, verdicts};
 
 fn check(agent: &[&str], extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_acp-engine"))
@@ -29,28 +28,6 @@ fn broken(defect: &str) -> Vec<String> {
         command.push(defect.to_owned());
     }
     command
-}
-
-/// Case name -> verdict, from the `--json` lines.
-fn verdicts(output: &Output) -> Vec<(String, String)> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| {
-            let case: Value = serde_json::from_str(line).unwrap();
-            (
-                case["case"].as_str().unwrap().to_owned(),
-                case["verdict"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn failed(output: &Output) -> BTreeSet<String> {
-    verdicts(output)
-        .into_iter()
-        .filter(|(_, verdict)| verdict == "fail")
-        .map(|(case, _)| case)
-        .collect()
 }
 
 #[test]

@@ -8,8 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
-use support::example;
+use support::{example, failed, verdicts};
 
 fn check_client(client: &[String]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_acp-engine"))
@@ -26,20 +25,6 @@ fn broken(defect: &str) -> Vec<String> {
         script.display().to_string(),
         defect.to_owned(),
     ]
-}
-
-/// (case, verdict) from the `--json` lines.
-fn verdicts(output: &Output) -> Vec<(String, String)> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| {
-            let case: Value = serde_json::from_str(line).unwrap();
-            (
-                case["case"].as_str().unwrap().to_owned(),
-                case["verdict"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
 }
 
 #[test]
@@ -66,13 +51,8 @@ fn each_broken_client_fails_the_case_for_its_defect() {
         ("hang-on-agent-death", "agent-dies"),
     ] {
         let output = check_client(&broken(defect));
-        let failed: BTreeSet<String> = verdicts(&output)
-            .into_iter()
-            .filter(|(_, verdict)| verdict == "fail")
-            .map(|(case, _)| case)
-            .collect();
         assert_eq!(
-            failed,
+            failed(&output),
             BTreeSet::from([case.to_owned()]),
             "{defect}: {}",
             String::from_utf8_lossy(&output.stdout)

@@ -3,8 +3,11 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+use serde_json::Value;
 
 /// `acp-engine`, the binary under test.
 pub fn acp_engine() -> Command {
@@ -30,4 +33,27 @@ pub fn example(name: &str) -> PathBuf {
         assert!(status.success(), "building example {name}");
     }
     path
+}
+
+/// (case, verdict) from the `--json` lines of `acp-engine check`.
+pub fn verdicts(output: &Output) -> Vec<(String, String)> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| {
+            let case: Value = serde_json::from_str(line).unwrap();
+            (
+                case["case"].as_str().unwrap().to_owned(),
+                case["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The cases `acp-engine check` failed.
+pub fn failed(output: &Output) -> BTreeSet<String> {
+    verdicts(output)
+        .into_iter()
+        .filter(|(_, verdict)| verdict == "fail")
+        .map(|(case, _)| case)
+        .collect()
 }
