@@ -101,6 +101,10 @@ pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
         }
     });
     let (reader, writer) = tokio::io::split(lines);
+    let writer = FailingWriter {
+        writer,
+        failure: failure.clone(),
+    };
     Transport::new(FailingReader { reader, failure }, writer)
 }
 
@@ -148,6 +152,53 @@ impl tokio::io::AsyncRead for FailingReader {
             }
         }
         polled
+    }
+}
+
+/// The write half of a dialled transport: a write that fails because the
+/// connection could not be made says so (not "broken pipe"), whichever
+/// half notices first.
+struct FailingWriter {
+    writer: tokio::io::WriteHalf<Lines>,
+    failure: Arc<OnceLock<String>>,
+}
+
+impl FailingWriter {
+    fn explain<T>(&self, polled: std::task::Poll<io::Result<T>>) -> std::task::Poll<io::Result<T>> {
+        match (polled, self.failure.get()) {
+            (std::task::Poll::Ready(Err(_)), Some(failure)) => std::task::Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                failure.clone(),
+            ))),
+            (polled, _) => polled,
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for FailingWriter {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.writer).poll_write(cx, buf);
+        self.explain(polled)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let polled = std::pin::Pin::new(&mut self.writer).poll_flush(cx);
+        self.explain(polled)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let polled = std::pin::Pin::new(&mut self.writer).poll_shutdown(cx);
+        self.explain(polled)
     }
 }
 
