@@ -1,0 +1,586 @@
+//! acp-engine for uniffi (Kotlin on the JVM now, Swift later).
+//!
+//! One [`NativeConnection`] per connection, on the core's host bridge
+//! ([`acp_engine::host::HostConnection`]): the engine checks every message
+//! both ways for the connection's [`Side`], orders notifications before the
+//! responses that follow them, answers `$/cancel_request` and applies the
+//! client's `session/cancel` rule; this crate only moves JSON text between
+//! the engine and the foreign [`NativeHandler`].
+//!
+//! - Inbound requests run concurrently, each as a call of the foreign async
+//!   `handle_request` on a task of its own. When the peer cancels the
+//!   request (or the connection closes) the task is aborted: the foreign
+//!   future is dropped, which cancels the Kotlin coroutine.
+//! - Inbound notifications are handed to `handle_notification` one at a
+//!   time, in arrival order; a response to our own request is released only
+//!   after the notifications that arrived before it were handled.
+//! - `send_request` is an async call: dropping it (a cancelled Kotlin
+//!   coroutine) cancels the request, which sends `$/cancel_request`.
+//!
+//! Messages cross as JSON text: the engine already holds each message as
+//! text, checks it against the schema without building values, and a host
+//! parses one text faster than it converts a tree of foreign records (see
+//! DESIGN.md, "Crossing the language boundary").
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
+use acp_engine::{CancellationToken, Protocol, RequestError as CoreError, SpawnOptions, Transport};
+use serde_json::value::RawValue;
+use tokio::runtime::Handle;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::AbortHandle;
+
+uniffi::setup_scaffolding!();
+
+/// A JSON-RPC error: what a handler throws to answer with an error, and
+/// what a request fails with.
+#[derive(Debug, Clone, PartialEq, uniffi::Error)]
+pub enum AcpError {
+    /// A JSON-RPC error response (`code`, `message`, `data` as JSON text).
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The error's message (`message` on the wire).
+        reason: String,
+        /// The error's `data` as JSON text, if any.
+        data: Option<String>,
+    },
+}
+
+impl fmt::Display for AcpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AcpError::Rpc { code, reason, .. } => write!(f, "{reason} ({code})"),
+        }
+    }
+}
+
+impl std::error::Error for AcpError {}
+
+impl From<CoreError> for AcpError {
+    fn from(error: CoreError) -> Self {
+        AcpError::Rpc {
+            code: error.code,
+            reason: error.message,
+            data: error.data.map(|data| data.to_string()),
+        }
+    }
+}
+
+impl From<AcpError> for CoreError {
+    fn from(error: AcpError) -> Self {
+        let AcpError::Rpc { code, reason, data } = error;
+        let error = CoreError::new(code, reason);
+        match data {
+            // Data that is not JSON travels as a string.
+            Some(text) => match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(data) => error.with_data(data),
+                Err(_) => error.with_data(serde_json::Value::String(text)),
+            },
+            None => error,
+        }
+    }
+}
+
+/// A foreign handler failed in a way it did not mean to (an exception that
+/// is not an `AcpError`): -32603 with no detail, so nothing the exception
+/// said leaks to the peer.
+impl From<uniffi::UnexpectedUniFFICallbackError> for AcpError {
+    fn from(_: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        CoreError::internal_error().into()
+    }
+}
+
+/// Which side of ACP a connection plays: the engine checks what it
+/// receives against this side's methods, and what it sends against the
+/// peer's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
+pub enum Side {
+    /// Plain JSON-RPC: any method, no schema checks.
+    Raw,
+    /// An agent: receives agent methods, sends client methods.
+    Agent,
+    /// A client: receives client methods, sends agent methods.
+    Client,
+}
+
+/// A connection's settings.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct Settings {
+    /// Which side the connection plays.
+    pub side: Side,
+    /// Speak the unstable protocol too (its methods are unknown otherwise).
+    pub unstable: bool,
+    /// The largest inbound message, in bytes (None: the engine's 64 MiB).
+    pub max_message_size: Option<u64>,
+}
+
+/// How to start an agent process.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct SpawnConfig {
+    /// The program (looked up in `PATH` unless it is a path).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to (or, with `clear_env`, replacing) the environment.
+    pub env: HashMap<String, String>,
+    /// Start it with `env` only.
+    pub clear_env: bool,
+    /// Its working directory (None: this process's).
+    pub cwd: Option<String>,
+    /// Pass its stderr through to ours (true) or drop it.
+    pub inherit_stderr: bool,
+    /// Milliseconds it may take to exit after its stdin closed before it is
+    /// killed (None: the engine's default).
+    pub exit_grace_ms: Option<u32>,
+}
+
+/// The engine's own error codes and the JSON-RPC ones, for the foreign
+/// layer's error factories.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct ErrorCodes {
+    /// -32700
+    pub parse_error: i64,
+    /// -32600
+    pub invalid_request: i64,
+    /// -32601
+    pub method_not_found: i64,
+    /// -32602
+    pub invalid_params: i64,
+    /// -32603
+    pub internal_error: i64,
+    /// ACP: authentication required.
+    pub auth_required: i64,
+    /// ACP: resource not found.
+    pub resource_not_found: i64,
+    /// -32800: the request was cancelled.
+    pub request_cancelled: i64,
+    /// What every pending request fails with once the connection closed.
+    pub connection_closed: i64,
+}
+
+/// The error codes.
+#[uniffi::export]
+pub fn error_codes() -> ErrorCodes {
+    use acp_engine::error::codes;
+    ErrorCodes {
+        parse_error: codes::PARSE_ERROR,
+        invalid_request: codes::INVALID_REQUEST,
+        method_not_found: codes::METHOD_NOT_FOUND,
+        invalid_params: codes::INVALID_PARAMS,
+        internal_error: codes::INTERNAL_ERROR,
+        auth_required: codes::AUTH_REQUIRED,
+        resource_not_found: codes::RESOURCE_NOT_FOUND,
+        request_cancelled: codes::REQUEST_CANCELLED,
+        connection_closed: codes::CONNECTION_CLOSED,
+    }
+}
+
+/// The engine's error for a code, with the engine's message for it (what
+/// `RequestError.methodNotFound()` and friends build on).
+#[uniffi::export]
+pub fn standard_error(code: i64, detail: Option<String>) -> AcpError {
+    use acp_engine::error::codes;
+    let error = match code {
+        codes::PARSE_ERROR => CoreError::parse_error(),
+        codes::INVALID_REQUEST => CoreError::invalid_request(),
+        codes::METHOD_NOT_FOUND => CoreError::method_not_found(detail.as_deref().unwrap_or("")),
+        codes::INVALID_PARAMS => CoreError::invalid_params(),
+        codes::AUTH_REQUIRED => CoreError::auth_required(),
+        codes::RESOURCE_NOT_FOUND => CoreError::resource_not_found(detail.as_deref()),
+        codes::REQUEST_CANCELLED => CoreError::request_cancelled(),
+        _ => CoreError::internal_error(),
+    };
+    error.into()
+}
+
+/// What the foreign side implements: the handler of one connection's
+/// inbound requests and notifications, as JSON text.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait NativeHandler: Send + Sync {
+    /// Answer an inbound request (already checked against the schema) with
+    /// its result as JSON text, or throw an `AcpError`. Cancelled (the
+    /// coroutine too) when the peer cancels the request or the connection
+    /// closes. Any other exception answers -32603.
+    async fn handle_request(&self, method: String, params: Option<String>) -> Result<String, AcpError>;
+
+    /// Handle an inbound notification (already checked). The next one waits
+    /// until this returns, so it must not await a response from the peer.
+    async fn handle_notification(&self, method: String, params: Option<String>) -> Result<(), AcpError>;
+}
+
+/// The engine's runtime, kept for the life of the process: its threads are
+/// the engine's, never the JVM's.
+fn engine() -> &'static Handle {
+    static HANDLE: OnceLock<Handle> = OnceLock::new();
+    HANDLE.get_or_init(runtime)
+}
+
+type Outcome = Result<String, CoreError>;
+
+/// What the dispatcher shares with the connection's callers.
+struct State {
+    /// Our requests waiting for their answer, by id.
+    waiting: Mutex<HashMap<i64, oneshot::Sender<Outcome>>>,
+    /// Inbound requests being handled, by token.
+    running: Mutex<HashMap<u64, AbortHandle>>,
+    /// Cancelled once the connection closed and the dispatcher is done.
+    closed: CancellationToken,
+}
+
+/// One ACP (or plain JSON-RPC) connection: see the crate docs.
+#[derive(uniffi::Object)]
+pub struct NativeConnection {
+    host: Arc<HostConnection>,
+    state: Arc<State>,
+}
+
+fn options(settings: &Settings) -> HostOptions {
+    let mut options = HostOptions {
+        side: match settings.side {
+            Side::Raw => HostSide::Raw,
+            Side::Agent => HostSide::Agent,
+            Side::Client => HostSide::Client,
+        },
+        ..HostOptions::default()
+    };
+    if settings.unstable {
+        options.protocol = Protocol::Unstable;
+    }
+    if let Some(max) = settings.max_message_size {
+        options.max_message_size = usize::try_from(max).unwrap_or(usize::MAX).max(1);
+    }
+    options
+}
+
+#[uniffi::export]
+impl NativeConnection {
+    /// A client of a spawned agent process. Failing to start it throws
+    /// -32603 with the reason in `data`.
+    #[uniffi::constructor]
+    pub fn spawn(
+        settings: Settings,
+        config: SpawnConfig,
+        handler: Arc<dyn NativeHandler>,
+    ) -> Result<Arc<Self>, AcpError> {
+        let mut spawn = SpawnOptions::new(config.command)
+            .args(config.args)
+            .inherit_stderr(config.inherit_stderr);
+        if config.clear_env {
+            spawn = spawn.clear_env();
+        }
+        for (key, value) in config.env {
+            spawn = spawn.env(key, value);
+        }
+        if let Some(cwd) = config.cwd {
+            spawn = spawn.cwd(cwd);
+        }
+        if let Some(ms) = config.exit_grace_ms {
+            spawn = spawn.exit_grace(Duration::from_millis(ms.into()));
+        }
+        let transport = {
+            let _guard = engine().enter();
+            Transport::spawn(spawn).map_err(CoreError::internal)?
+        };
+        Ok(Self::start(transport, &settings, handler))
+    }
+
+    /// This process's stdin and stdout (an agent launched by its client).
+    #[uniffi::constructor]
+    pub fn stdio(settings: Settings, handler: Arc<dyn NativeHandler>) -> Arc<Self> {
+        let transport = {
+            let _guard = engine().enter();
+            Transport::stdio()
+        };
+        Self::start(transport, &settings, handler)
+    }
+
+    /// A client of a remote agent over WebSocket (`ws://` or `wss://`),
+    /// connected in the background: a failure closes the connection with
+    /// the reason.
+    #[uniffi::constructor]
+    pub fn websocket(
+        settings: Settings,
+        url: String,
+        bearer_token: Option<String>,
+        handler: Arc<dyn NativeHandler>,
+    ) -> Arc<Self> {
+        let connect = acp_engine::websocket::ConnectOptions {
+            bearer_token,
+            ..Default::default()
+        };
+        let transport = {
+            let _guard = engine().enter();
+            acp_engine::websocket::dial(&url, &connect)
+        };
+        Self::start(transport, &settings, handler)
+    }
+
+    /// Send a request (params as JSON text; None: no params) and wait for
+    /// its result as JSON text. Dropping the call (a cancelled coroutine)
+    /// cancels the request: the peer gets `$/cancel_request`.
+    pub async fn send_request(&self, method: String, params: Option<String>) -> Result<String, AcpError> {
+        let (answer, result) = oneshot::channel();
+        let id = {
+            let _guard = engine().enter();
+            let state = self.state.clone();
+            let sent = self.host.send_request_with(&method, params.as_deref(), move |id| {
+                lock(&state.waiting).insert(id, answer);
+            });
+            match sent {
+                Ok((id, _ticket)) => id,
+                Err(error) => {
+                    // The id is not known here: the waiter is the one we
+                    // just registered, if any; it is dropped with the map
+                    // entry when the connection closes.
+                    return Err(error.into());
+                }
+            }
+        };
+        let mut pending = Pending {
+            host: &self.host,
+            state: &self.state,
+            id,
+            done: false,
+        };
+        let outcome = result.await;
+        pending.done = true;
+        match outcome {
+            Ok(outcome) => outcome.map_err(AcpError::from),
+            Err(_) => Err(closed_error(&self.host).into()),
+        }
+    }
+
+    /// Send a notification (params as JSON text; None: no params). It is
+    /// queued in order, without waiting.
+    pub fn send_notification(&self, method: String, params: Option<String>) -> Result<(), AcpError> {
+        let _guard = engine().enter();
+        self.host.send_notification(&method, params.as_deref())?;
+        Ok(())
+    }
+
+    /// Close: pending requests fail, running handlers are cancelled, queued
+    /// output is flushed, a spawned agent is reaped. (Not `close`: uniffi
+    /// gives every object a `close()` that frees the handle.)
+    pub fn close_connection(&self) {
+        let _guard = engine().enter();
+        self.host.close();
+    }
+
+    /// Wait until the connection is closed and torn down.
+    pub async fn closed(&self) {
+        self.state.closed.cancelled().await
+    }
+
+    /// Whether the connection is closed (or closing).
+    pub fn is_closed(&self) -> bool {
+        self.host.is_closed()
+    }
+
+    /// Why the connection closed, once it did.
+    pub fn close_reason(&self) -> Option<String> {
+        self.host.close_reason()
+    }
+
+    /// The spawned agent's process id, for connections made by spawning.
+    pub fn pid(&self) -> Option<u32> {
+        self.host.pid()
+    }
+}
+
+impl NativeConnection {
+    fn start(transport: Transport, settings: &Settings, handler: Arc<dyn NativeHandler>) -> Arc<Self> {
+        let wake = Arc::new(Notify::new());
+        let waker = wake.clone();
+        let host = Arc::new(HostConnection::connect(
+            transport,
+            options(settings),
+            engine(),
+            move || waker.notify_one(),
+        ));
+        let state = Arc::new(State {
+            waiting: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            closed: CancellationToken::new(),
+        });
+        let dispatcher = Dispatcher {
+            host: host.clone(),
+            state: state.clone(),
+            handler,
+        };
+        engine().spawn(dispatcher.run(wake));
+        Arc::new(Self { host, state })
+    }
+}
+
+impl Drop for NativeConnection {
+    fn drop(&mut self) {
+        // Nobody can send or wait any more: release the peer and the handler.
+        let _guard = engine().enter();
+        self.host.close();
+    }
+}
+
+/// Our request while its caller waits: dropped early, it cancels the request.
+struct Pending<'a> {
+    host: &'a HostConnection,
+    state: &'a State,
+    id: i64,
+    done: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if lock(&self.state.waiting).remove(&self.id).is_some() {
+            let _guard = engine().enter();
+            self.host.cancel_pending_request(self.id);
+        }
+    }
+}
+
+fn closed_error(host: &HostConnection) -> CoreError {
+    CoreError::connection_closed(host.close_reason().as_deref().unwrap_or("closed"))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Drains the engine's events and hands them to the foreign handler.
+struct Dispatcher {
+    host: Arc<HostConnection>,
+    state: Arc<State>,
+    handler: Arc<dyn NativeHandler>,
+}
+
+impl Dispatcher {
+    async fn run(self, wake: Arc<Notify>) {
+        loop {
+            wake.notified().await;
+            while let Some(batch) = self.host.drain() {
+                let events: Vec<Vec<&RawValue>> = match serde_json::from_str(&batch) {
+                    Ok(events) => events,
+                    Err(error) => {
+                        tracing_error(&format!("unreadable event batch: {error}"));
+                        continue;
+                    }
+                };
+                for event in events {
+                    if self.event(&event).await {
+                        self.finish();
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handle one event; true after the last one (`CLOSED`).
+    async fn event(&self, event: &[&RawValue]) -> bool {
+        let Some(kind) = event.first().and_then(|k| k.get().parse::<u8>().ok()) else {
+            return false;
+        };
+        let text = |i: usize| event.get(i).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+        let number = |i: usize| event.get(i).and_then(|v| v.get().parse::<i64>().ok());
+        let params = |i: usize| {
+            event
+                .get(i)
+                .map(|v| v.get())
+                .filter(|v| *v != "null")
+                .map(str::to_owned)
+        };
+        match kind {
+            kind::REQUEST => {
+                let (Some(token), Some(method)) = (number(1), text(2)) else {
+                    return false;
+                };
+                self.request(token as u64, method, params(3));
+            }
+            kind::NOTIFICATION => {
+                if let Some(method) = text(1) {
+                    // In order, one at a time: the next event waits.
+                    if let Err(error) = self.handler.handle_notification(method, params(2)).await {
+                        tracing_error(&format!("notification handler failed: {error}"));
+                    }
+                }
+            }
+            kind::RESULT => {
+                if let (Some(id), Some(result)) = (number(1), event.get(2)) {
+                    self.answer(id, Ok(result.get().to_owned()));
+                }
+            }
+            kind::ERROR => {
+                if let (Some(id), Some(error)) = (number(1), event.get(2)) {
+                    let error = serde_json::from_str::<CoreError>(error.get())
+                        .unwrap_or_else(|_| CoreError::internal_error());
+                    self.answer(id, Err(error));
+                }
+            }
+            kind::CANCELLED => {
+                if let Some(token) = number(1) {
+                    if let Some(task) = lock(&self.state.running).remove(&(token as u64)) {
+                        task.abort();
+                    }
+                }
+            }
+            kind::CLOSED => return true,
+            _ => {}
+        }
+        false
+    }
+
+    fn request(&self, token: u64, method: String, params: Option<String>) {
+        let handler = self.handler.clone();
+        let host = self.host.clone();
+        let state = self.state.clone();
+        let mut running = lock(&self.state.running);
+        let task = engine().spawn(async move {
+            let outcome = handler.handle_request(method, params).await;
+            lock(&state.running).remove(&token);
+            let _ = match outcome {
+                Ok(result) => host.respond(token, Ok(&result)),
+                Err(error) => host.respond(token, Err(error.into())),
+            }
+            // A result that is not JSON: the handler's fault, -32603.
+            .or_else(|error| {
+                let mut internal = CoreError::internal_error();
+                internal.data = error.data;
+                host.respond(token, Err(internal))
+            });
+        });
+        running.insert(token, task.abort_handle());
+    }
+
+    fn answer(&self, id: i64, outcome: Outcome) {
+        if let Some(waiter) = lock(&self.state.waiting).remove(&id) {
+            let _ = waiter.send(outcome);
+        }
+    }
+
+    /// The connection is closed: every waiter fails, every handler stops.
+    fn finish(self) {
+        let error = closed_error(&self.host);
+        for (_, waiter) in lock(&self.state.waiting).drain() {
+            let _ = waiter.send(Err(error.clone()));
+        }
+        for (_, task) in lock(&self.state.running).drain() {
+            task.abort();
+        }
+        self.state.closed.cancel();
+        // `self.handler` (the foreign object) is released here.
+    }
+}
+
+fn tracing_error(message: &str) {
+    if std::env::var_os("ACP_ENGINE_DEBUG").is_some() {
+        eprintln!("acp-engine: {message}");
+    }
+}

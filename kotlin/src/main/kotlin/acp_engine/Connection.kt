@@ -1,0 +1,309 @@
+package acp_engine
+
+import acp_engine.ffi.AcpException
+import acp_engine.ffi.NativeConnection
+import acp_engine.ffi.NativeHandler
+import acp_engine.ffi.Settings
+import acp_engine.ffi.Side
+import acp_engine.ffi.SpawnConfig
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CompletableDeferred
+
+/**
+ * How to start an agent process, and how the connection to it behaves.
+ *
+ * @property env variables added to this process's environment for the agent (or, with
+ *   [clearEnv], its whole environment).
+ * @property clearEnv start the agent with [env] only.
+ * @property cwd the agent's working directory (`null`: this process's).
+ * @property inheritStderr pass the agent's stderr through to ours (true) or drop it.
+ * @property exitGraceMillis how long the agent may take to exit after its stdin closed
+ *   before it is killed (`null`: the engine's default, 500 ms).
+ */
+data class SpawnOptions(
+    val env: Map<String, String> = emptyMap(),
+    val clearEnv: Boolean = false,
+    val cwd: String? = null,
+    val inheritStderr: Boolean = true,
+    val exitGraceMillis: Int? = null,
+)
+
+/**
+ * Settings of a connection.
+ *
+ * @property unstable speak the unstable protocol too (its methods are unknown otherwise).
+ * @property maxMessageSize the largest inbound message in bytes (`null`: the engine's 64 MiB).
+ */
+data class ConnectionOptions(
+    val unstable: Boolean = false,
+    val maxMessageSize: Long? = null,
+)
+
+/**
+ * A JSON-RPC 2.0 connection run by the engine: newline-delimited JSON over a byte stream.
+ * The engine checks every message both ways against the schema, hands inbound
+ * notifications over in arrival order (a response is released only after the
+ * notifications that came before it), answers `$/cancel_request` and applies every other
+ * engine rule; this class moves JSON text. Get one from [AgentSideConnection] or
+ * [ClientSideConnection].
+ */
+class Connection internal constructor(private val native: NativeConnection) : AutoCloseable {
+    /**
+     * Send a request and wait for its result. [params] is a JSON value (see [JsonObject]),
+     * `null` for none. Cancelling the calling coroutine cancels the request: the peer gets
+     * `$/cancel_request`. Throws [RequestError] when the peer answers with an error, when
+     * the engine refuses the params (-32602), or when the connection closes
+     * ([RequestError.isConnectionClosed]).
+     */
+    suspend fun sendRequest(method: String, params: Any? = null): Any? {
+        val text = try {
+            native.sendRequest(method, params?.let(Json::stringify))
+        } catch (error: AcpException) {
+            throw RequestError.from(error)
+        }
+        return Json.parse(text)
+    }
+
+    /** [sendRequest] for a method whose result is a JSON object. */
+    suspend fun request(method: String, params: Any?): JsonObject {
+        @Suppress("UNCHECKED_CAST")
+        return (sendRequest(method, params) as? Map<String, Any?>) ?: emptyMap()
+    }
+
+    /**
+     * Send a notification. It is queued in order and written without waiting. Throws
+     * [RequestError] when the engine refuses the params or the connection is closed.
+     */
+    fun sendNotification(method: String, params: Any? = null) {
+        try {
+            native.sendNotification(method, params?.let(Json::stringify))
+        } catch (error: AcpException) {
+            throw RequestError.from(error)
+        }
+    }
+
+    /**
+     * Close the connection: pending requests fail, running handlers are cancelled, queued
+     * output is flushed, a spawned agent is reaped. [closed] resumes once that is done.
+     */
+    override fun close() = native.closeConnection()
+
+    /** Suspend until the connection is closed and torn down (the peer hung up or [close]). */
+    suspend fun closed() = native.closed()
+
+    /** True from the moment the connection starts closing. */
+    val isClosed: Boolean get() = native.isClosed()
+
+    /** Why the connection closed, once it did. */
+    val closeReason: String? get() = native.closeReason()
+
+    /** The spawned agent's process id, for a connection made by spawning one. */
+    val pid: Long? get() = native.pid()?.toLong()
+
+    internal companion object {
+        /** Start a connection whose handler is made from the connection itself. */
+        fun <T> open(
+            create: (NativeHandler) -> NativeConnection,
+            request: suspend (T, String, JsonObject) -> Any?,
+            notification: suspend (T, String, JsonObject) -> Unit,
+            make: (Connection) -> T,
+        ): Pair<Connection, T> {
+            val handler = Handler(request, notification)
+            val connection = Connection(create(handler))
+            val target = try {
+                make(connection)
+            } catch (error: Throwable) {
+                connection.close()
+                throw error
+            }
+            handler.target.complete(target)
+            return connection to target
+        }
+
+        fun settings(side: Side, options: ConnectionOptions) =
+            Settings(side, options.unstable, options.maxMessageSize?.toULong())
+
+        fun spawnConfig(command: String, args: List<String>, options: SpawnOptions) = SpawnConfig(
+            command, args, options.env, options.clearEnv, options.cwd, options.inheritStderr,
+            options.exitGraceMillis?.toUInt(),
+        )
+    }
+}
+
+/** The engine's view of the user's handler: JSON text in and out, errors as [AcpException]. */
+private class Handler<T>(
+    private val request: suspend (T, String, JsonObject) -> Any?,
+    private val notification: suspend (T, String, JsonObject) -> Unit,
+) : NativeHandler {
+    /** The user's handler, set once it is made (messages wait for it). */
+    val target = CompletableDeferred<T>()
+
+    override suspend fun handleRequest(method: String, params: String?): String {
+        val target = target.await()
+        try {
+            return Json.stringify(request(target, method, Json.parseObject(params)))
+        } catch (cancelled: CancellationException) {
+            throw cancelled
+        } catch (error: RequestError) {
+            throw error.toNative()
+        } catch (error: Throwable) {
+            // What the exception says stays here: the peer gets -32603 alone.
+            throw RequestError.internalError().toNative()
+        }
+    }
+
+    override suspend fun handleNotification(method: String, params: String?) {
+        val target = target.await()
+        try {
+            notification(target, method, Json.parseObject(params))
+        } catch (cancelled: CancellationException) {
+            throw cancelled
+        } catch (error: Throwable) {
+            // Notifications get no answer; the next one goes on.
+        }
+    }
+}
+
+/**
+ * An agent's connection to its client: the client's methods ([ClientPeer]: `sessionUpdate`,
+ * `requestPermission`, `readTextFile`, `createTerminal`, ...), and the [Agent] that serves
+ * the client's requests.
+ */
+class AgentSideConnection private constructor(override val connection: Connection) : ClientPeer(), AutoCloseable {
+    /** Close the connection (see [Connection.close]). */
+    override fun close() = connection.close()
+
+    /** Suspend until the connection is closed. */
+    suspend fun closed() = connection.closed()
+
+    companion object {
+        /**
+         * Serve `makeAgent(connection)` on this process's stdin and stdout (an agent
+         * launched by its client). The agent gets the connection to call its client back.
+         */
+        fun stdio(
+            options: ConnectionOptions = ConnectionOptions(),
+            makeAgent: (AgentSideConnection) -> Agent,
+        ): AgentSideConnection = Connection.open(
+            { handler -> NativeConnection.stdio(Connection.settings(Side.AGENT, options), handler) },
+            { agent: Agent, method, params -> dispatchAgentRequest(agent, method, params) },
+            { agent: Agent, method, params -> dispatchAgentNotification(agent, method, params) },
+            { connection -> makeAgent(AgentSideConnection(connection)) },
+        ).let { (connection, _) -> AgentSideConnection(connection) }
+    }
+}
+
+/**
+ * Run an agent on this process's stdin and stdout until the client hangs up.
+ *
+ * ```kotlin
+ * fun main() = runBlocking { runAgent { client -> MyAgent(client) } }
+ * ```
+ */
+suspend fun runAgent(options: ConnectionOptions = ConnectionOptions(), makeAgent: (AgentSideConnection) -> Agent) {
+    val connection = AgentSideConnection.stdio(options, makeAgent)
+    try {
+        connection.closed()
+    } finally {
+        connection.close()
+    }
+}
+
+/**
+ * A client's connection to an agent: the agent's methods ([AgentPeer]: `initialize`,
+ * `newSession`, `prompt`, `cancel`, ...), and the [Client] that serves the agent's requests.
+ */
+class ClientSideConnection private constructor(override val connection: Connection) : AgentPeer(), AutoCloseable {
+    /** Close the connection; a spawned agent is stopped and reaped. */
+    override fun close() = connection.close()
+
+    /** Suspend until the connection is closed (the agent exited, or [close]). */
+    suspend fun closed() = connection.closed()
+
+    companion object {
+        /**
+         * Start `command args` and talk to it as its client, serving its requests with
+         * `makeClient(connection)`. Throws [RequestError] if it cannot be started.
+         */
+        fun spawn(
+            command: String,
+            args: List<String> = emptyList(),
+            spawn: SpawnOptions = SpawnOptions(),
+            options: ConnectionOptions = ConnectionOptions(),
+            makeClient: (ClientSideConnection) -> Client,
+        ): ClientSideConnection = open(makeClient) { handler ->
+            try {
+                NativeConnection.spawn(
+                    Connection.settings(Side.CLIENT, options),
+                    Connection.spawnConfig(command, args, spawn),
+                    handler,
+                )
+            } catch (error: AcpException) {
+                throw RequestError.from(error)
+            }
+        }
+
+        /**
+         * Connect to a remote agent over WebSocket (`ws://` or `wss://`), in the
+         * background: a failure closes the connection with the reason.
+         */
+        fun websocket(
+            url: String,
+            bearerToken: String? = null,
+            options: ConnectionOptions = ConnectionOptions(),
+            makeClient: (ClientSideConnection) -> Client,
+        ): ClientSideConnection = open(makeClient) { handler ->
+            NativeConnection.websocket(Connection.settings(Side.CLIENT, options), url, bearerToken, handler)
+        }
+
+        private fun open(
+            makeClient: (ClientSideConnection) -> Client,
+            create: (NativeHandler) -> NativeConnection,
+        ): ClientSideConnection = Connection.open(
+            create,
+            { client: Client, method, params -> dispatchClientRequest(client, method, params) },
+            { client: Client, method, params -> dispatchClientNotification(client, method, params) },
+            { connection -> makeClient(ClientSideConnection(connection)) },
+        ).let { (connection, _) -> ClientSideConnection(connection) }
+    }
+}
+
+/** Start an agent process and connect to it as a client: [ClientSideConnection.spawn]. */
+fun spawnAgent(
+    command: String,
+    args: List<String> = emptyList(),
+    spawn: SpawnOptions = SpawnOptions(),
+    options: ConnectionOptions = ConnectionOptions(),
+    makeClient: (ClientSideConnection) -> Client,
+): ClientSideConnection = ClientSideConnection.spawn(command, args, spawn, options, makeClient)
+
+/**
+ * A terminal the agent created on its client (`createTerminal`). Release it when done.
+ *
+ * @property sessionId the session it belongs to.
+ * @property terminalId the client's id for it.
+ */
+class TerminalHandle internal constructor(
+    private val peer: ClientPeer,
+    val sessionId: String,
+    val terminalId: String,
+) {
+    private val ids: JsonObject get() = mapOf("sessionId" to sessionId, "terminalId" to terminalId)
+
+    /** Its output so far (and its exit status, once it exited). */
+    suspend fun currentOutput(): JsonObject = peer.terminalOutput(ids)
+
+    /** Suspend until the command exits; its exit status. */
+    suspend fun waitForExit(): JsonObject = peer.waitForTerminalExit(ids)
+
+    /** Kill the command; the terminal stays until released. */
+    suspend fun kill(): JsonObject = peer.killTerminal(ids)
+
+    /** Release the terminal (killing the command if it still runs). */
+    suspend fun release(): JsonObject = peer.releaseTerminal(ids)
+
+    internal companion object {
+        fun created(peer: ClientPeer, params: JsonObject, result: JsonObject) =
+            TerminalHandle(peer, params["sessionId"] as String, result["terminalId"] as String)
+    }
+}

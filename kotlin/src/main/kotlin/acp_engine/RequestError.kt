@@ -1,0 +1,73 @@
+package acp_engine
+
+import acp_engine.ffi.AcpException
+import acp_engine.ffi.errorCodes
+import acp_engine.ffi.standardError
+
+/**
+ * A JSON-RPC error: throw it from an [Agent] or [Client] method to answer with
+ * it; a request to the peer that fails throws it.
+ *
+ * @property code the JSON-RPC error code (see the factories and [Codes]).
+ * @property data the error's `data`, a JSON value (see [JsonObject]), if any.
+ */
+class RequestError(val code: Long, message: String, val data: Any? = null) : Exception(message) {
+    /** True when the request failed because the connection closed. */
+    val isConnectionClosed: Boolean get() = code == Codes.CONNECTION_CLOSED
+
+    override fun toString(): String = "RequestError($code, $message${if (data != null) ", ${Json.stringify(data)}" else ""})"
+
+    internal fun toNative(): AcpException = AcpException.Rpc(code, message ?: "", data?.let(Json::stringify))
+
+    /** The error codes the engine and the protocol use. */
+    object Codes {
+        private val codes = errorCodes()
+
+        /** -32700: the message was not JSON. */
+        val PARSE_ERROR: Long = codes.parseError
+        /** -32600: the message was not a valid request. */
+        val INVALID_REQUEST: Long = codes.invalidRequest
+        /** -32601: the method is unknown. */
+        val METHOD_NOT_FOUND: Long = codes.methodNotFound
+        /** -32602: the params do not fit the method. */
+        val INVALID_PARAMS: Long = codes.invalidParams
+        /** -32603: the handler failed. */
+        val INTERNAL_ERROR: Long = codes.internalError
+        /** Authentication is required first. */
+        val AUTH_REQUIRED: Long = codes.authRequired
+        /** A resource (a file) does not exist. */
+        val RESOURCE_NOT_FOUND: Long = codes.resourceNotFound
+        /** -32800: the request was cancelled. */
+        val REQUEST_CANCELLED: Long = codes.requestCancelled
+        /** The connection closed before the answer came. */
+        val CONNECTION_CLOSED: Long = codes.connectionClosed
+    }
+
+    /** The protocol's errors, with the engine's messages. */
+    companion object {
+        /** -32700. */
+        fun parseError(): RequestError = standard(Codes.PARSE_ERROR)
+        /** -32600. */
+        fun invalidRequest(): RequestError = standard(Codes.INVALID_REQUEST)
+        /** -32601 for [method]. */
+        fun methodNotFound(method: String): RequestError = standard(Codes.METHOD_NOT_FOUND, method)
+        /** -32602, with what is wrong in [data]. */
+        fun invalidParams(data: Any? = null): RequestError = standard(Codes.INVALID_PARAMS).withData(data)
+        /** -32603, with optional [data]. */
+        fun internalError(data: Any? = null): RequestError = standard(Codes.INTERNAL_ERROR).withData(data)
+        /** Authentication required. */
+        fun authRequired(): RequestError = standard(Codes.AUTH_REQUIRED)
+        /** Resource not found (the [uri], if known). */
+        fun resourceNotFound(uri: String? = null): RequestError = standard(Codes.RESOURCE_NOT_FOUND, uri)
+        /** -32800: cancelled. */
+        fun requestCancelled(): RequestError = standard(Codes.REQUEST_CANCELLED)
+
+        private fun standard(code: Long, detail: String? = null): RequestError = from(standardError(code, detail))
+
+        internal fun from(error: AcpException): RequestError = when (error) {
+            is AcpException.Rpc -> RequestError(error.code, error.reason, error.data?.let(Json::parse))
+        }
+    }
+
+    private fun withData(data: Any?): RequestError = if (data == null) this else RequestError(code, message ?: "", data)
+}
