@@ -1,0 +1,212 @@
+package acp_engine
+
+import java.io.BufferedWriter
+import java.util.concurrent.LinkedBlockingQueue
+import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertNotNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+
+/** The test client: records updates, and its file read hangs until cancelled. */
+class RecordingClient : Client {
+    val updates = Channel<String>(Channel.UNLIMITED)
+    val readCancelled = CompletableDeferred<Unit>()
+
+    override suspend fun requestPermission(params: JsonObject): JsonObject = throw RequestError.internalError()
+
+    override suspend fun sessionUpdate(params: JsonObject) {
+        val content = (params["update"] as Map<*, *>)["content"] as Map<*, *>
+        updates.send(content["text"] as String)
+    }
+
+    override suspend fun readTextFile(params: JsonObject): JsonObject = try {
+        awaitCancellation()
+    } catch (cancelled: CancellationException) {
+        readCancelled.complete(Unit)
+        throw cancelled
+    }
+}
+
+private fun prompt(sessionId: Any?, text: String): JsonObject =
+    mapOf("sessionId" to sessionId, "prompt" to listOf(mapOf("type" to "text", "text" to text)))
+
+/** The engine rules, seen from Kotlin, over real processes (a child JVM runs [TestAgent]). */
+class EngineTest {
+    private val client = RecordingClient()
+    private var agent: ClientSideConnection? = null
+
+    private suspend fun start(): Pair<ClientSideConnection, Any?> {
+        val command = Peers.jvm("acp_engine.TestAgentKt")
+        val agent = spawnAgent(command.first(), command.drop(1)) { client }
+        this.agent = agent
+        agent.initialize(mapOf("protocolVersion" to 1, "clientCapabilities" to emptyMap<String, Any?>()))
+        val session = agent.newSession(mapOf("cwd" to "/tmp", "mcpServers" to emptyList<Any?>()))
+        return agent to session["sessionId"]
+    }
+
+    @AfterEach
+    fun close() {
+        agent?.close()
+    }
+
+    @Test
+    fun `a handler exception answers -32603 without its message, and the connection lives`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            val error = assertThrows<RequestError> { agent.prompt(prompt(session, "throw")) }
+            assertEquals(RequestError.Codes.INTERNAL_ERROR, error.code)
+            assertFalse(error.toString().contains("secret"), error.toString())
+            val refused = assertThrows<RequestError> { agent.prompt(prompt(session, "refuse")) }
+            assertEquals(RequestError.Codes.INVALID_PARAMS, refused.code)
+            assertEquals(mapOf("why" to "refused"), refused.data)
+            assertEquals("end_turn", agent.prompt(prompt(session, "fine"))["stopReason"])
+        }
+    }
+
+    @Test
+    fun `updates arrive before the response of their turn`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            repeat(3) {
+                agent.prompt(prompt(session, "burst 500"))
+                // Every update of the turn was handed over before prompt returned.
+                val seen = generateSequence { client.updates.tryReceive().getOrNull() }.toList()
+                assertEquals((0 until 500).map { "$it " }, seen)
+            }
+        }
+    }
+
+    @Test
+    fun `extension methods both ways and outbound checks`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            val echoed = agent.extMethod("_test/echo", mapOf("x" to listOf(1L, "two", null)))
+            assertEquals(mapOf("method" to "_test/echo", "params" to mapOf("x" to listOf(1L, "two", null))), echoed)
+            // What we send is checked before it leaves: -32602 naming the field, -32601.
+            val bad = assertThrows<RequestError> { agent.newSession(mapOf("cwd" to 5)) }
+            assertEquals(RequestError.Codes.INVALID_PARAMS, bad.code)
+            assertNotNull(bad.data)
+            val unknown = assertThrows<RequestError> { agent.connection.sendRequest("session/nope", emptyMap<String, Any?>()) }
+            assertEquals(RequestError.Codes.METHOD_NOT_FOUND, unknown.code)
+            assertEquals("end_turn", agent.prompt(prompt(session, "fine"))["stopReason"])
+        }
+    }
+
+    @Test
+    fun `a cancelled coroutine cancels its request on the peer`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            val turn = async { agent.prompt(prompt(session, "hang")) }
+            delay(300)
+            turn.cancel()
+            // The agent's prompt coroutine was cancelled by the $/cancel_request we sent.
+            assertEquals("prompt cancelled", client.updates.receive())
+            assertTrue(turn.isCancelled)
+            assertEquals("end_turn", agent.prompt(prompt(session, "fine"))["stopReason"])
+        }
+    }
+
+    @Test
+    fun `the peer cancelling a request cancels the handler coroutine`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            assertEquals("end_turn", agent.prompt(prompt(session, "cancel-client"))["stopReason"])
+            withTimeout(5_000) { client.readCancelled.await() }
+        }
+    }
+
+    @Test
+    fun `a peer that crashes fails every pending request at once`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            val hanging = (1..3).map { async { runCatching { agent.prompt(prompt(session, "hang")) } } }
+            delay(200)
+            val started = System.nanoTime()
+            val crash = runCatching { agent.prompt(prompt(session, "crash")) }
+            for (outcome in hanging.map { it.await() } + crash) {
+                val error = outcome.exceptionOrNull() as RequestError
+                assertTrue(error.isConnectionClosed, error.toString())
+            }
+            val millis = (System.nanoTime() - started) / 1_000_000
+            assertTrue(millis < 2_000, "pending requests failed after $millis ms")
+            withTimeout(5_000) { agent.closed() }
+            assertTrue(agent.connection.isClosed)
+            val late = assertThrows<RequestError> { agent.prompt(prompt(session, "fine")) }
+            assertTrue(late.isConnectionClosed, late.toString())
+        }
+    }
+}
+
+/** The Kotlin agent on the wire, driven line by line. */
+class WireTest {
+    private val process = ProcessBuilder(Peers.jvm("acp_engine.TestAgentKt")).redirectError(ProcessBuilder.Redirect.INHERIT).start()
+    private val input: BufferedWriter = process.outputStream.bufferedWriter()
+    private val lines = LinkedBlockingQueue<String>()
+
+    init {
+        Thread {
+            process.inputStream.bufferedReader().forEachLine { lines.put(it) }
+        }.apply { isDaemon = true }.start()
+    }
+
+    private fun send(line: String) {
+        input.write(line)
+        input.write("\n")
+        input.flush()
+    }
+
+    @Suppress("UNCHECKED_CAST")
+    private fun next(): JsonObject =
+        Json.parse(lines.poll(20, TimeUnit.SECONDS) ?: throw AssertionError("no answer")) as JsonObject
+
+    private fun error(message: JsonObject): JsonObject = message["error"] as? JsonObject ?: throw AssertionError("not an error: $message")
+
+    @AfterEach
+    fun stop() {
+        input.close()
+        assertTrue(process.waitFor(10, TimeUnit.SECONDS), "the agent JVM did not exit after its stdin closed")
+        assertEquals(0, process.exitValue())
+    }
+
+    @Test
+    fun `validation errors, inbound cancel and a clean exit`() {
+        send("""{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}""")
+        assertEquals(1L, (next()["result"] as Map<*, *>)["protocolVersion"])
+        send("""{"jsonrpc":"2.0","id":2,"method":"session/nope","params":{}}""")
+        assertEquals(-32601L, error(next())["code"])
+        send("""{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":5,"mcpServers":[]}}""")
+        val invalid = error(next())
+        assertEquals(-32602L, invalid["code"])
+        assertNotNull(invalid["data"])
+        send("""not json""")
+        assertEquals(-32700L, error(next())["code"])
+        send("""{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"throw"}]}}""")
+        val thrown = next()
+        assertEquals(4L, thrown["id"])
+        assertEquals(-32603L, error(thrown)["code"])
+        assertFalse(Json.stringify(thrown).contains("secret"))
+        // A prompt that waits, cancelled: -32800, and the handler's coroutine saw it.
+        send("""{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hang"}]}}""")
+        Thread.sleep(300)
+        send("""{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}""")
+        val answers = listOf(next(), next())
+        val cancelled = answers.single { it["id"] == 5L }
+        assertEquals(-32800L, error(cancelled)["code"])
+        val update = answers.single { it["method"] != null }
+        assertEquals("session/update", update["method"])
+        send("""{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"fine"}]}}""")
+        assertEquals("end_turn", (next()["result"] as Map<*, *>)["stopReason"])
+    }
+}

@@ -1,0 +1,68 @@
+package acp_engine
+
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.DelicateCoroutinesApi
+import kotlinx.coroutines.GlobalScope
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlin.system.exitProcess
+
+/**
+ * The agent the engine tests run in a child JVM. What a prompt does depends on its text:
+ * `throw` throws a plain exception, `hang` waits until cancelled (and then says so with a
+ * session update), `crash` exits the process, `burst N` sends N updates before it answers,
+ * `cancel-client` starts a file read on the client and cancels it.
+ */
+class TestAgent(private val client: AgentSideConnection) : Agent {
+    override suspend fun initialize(params: JsonObject): JsonObject =
+        mapOf("protocolVersion" to 1, "agentCapabilities" to emptyMap<String, Any?>())
+
+    override suspend fun newSession(params: JsonObject): JsonObject = mapOf("sessionId" to "s-${params["cwd"]}")
+
+    private suspend fun say(sessionId: Any?, text: String) = client.sessionUpdate(
+        mapOf(
+            "sessionId" to sessionId,
+            "update" to mapOf("sessionUpdate" to "agent_message_chunk", "content" to mapOf("type" to "text", "text" to text)),
+        ),
+    )
+
+    @OptIn(DelicateCoroutinesApi::class)
+    override suspend fun prompt(params: JsonObject): JsonObject {
+        val sessionId = params["sessionId"]
+        val text = ((params["prompt"] as List<*>).first() as Map<*, *>)["text"] as String
+        when {
+            text == "throw" -> throw IllegalStateException("a secret the peer must not see")
+            text == "refuse" -> throw RequestError.invalidParams(mapOf("why" to "refused"))
+            text == "hang" -> try {
+                awaitCancellation()
+            } catch (cancelled: CancellationException) {
+                // The engine cancelled this coroutine ($/cancel_request): tell the client.
+                GlobalScope.launch { say(sessionId, "prompt cancelled") }
+                throw cancelled
+            }
+            text == "crash" -> {
+                delay(100)
+                exitProcess(3)
+            }
+            text.startsWith("burst ") -> repeat(text.removePrefix("burst ").toInt()) { say(sessionId, "$it ") }
+            text == "cancel-client" -> {
+                val read = GlobalScope.launch {
+                    runCatching { client.readTextFile(mapOf("sessionId" to sessionId, "path" to "/hang")) }
+                }
+                delay(300)
+                read.cancel()
+                read.join()
+            }
+        }
+        return mapOf("stopReason" to "end_turn")
+    }
+
+    override suspend fun cancel(params: JsonObject) {}
+
+    override suspend fun extMethod(method: String, params: JsonObject): JsonObject =
+        mapOf("method" to method, "params" to params)
+}
+
+fun main() = runBlocking { runAgent { client -> TestAgent(client) } }
