@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo test test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo test test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -48,6 +48,12 @@ test-node:
 test-go:
 	$(CARGO) build -q -p acp-engine --examples
 	bash go/test.sh
+
+## test-kotlin: the Kotlin package (kotlin/, Maven) on the uniffi binding (bindings/uniffi):
+## the native library and the uniffi Kotlin layer built first, then JUnit over real processes
+test-kotlin:
+	$(CARGO) build -q -p acp-engine --examples
+	bash kotlin/test.sh
 
 ## test-reliability: the malformed-input corpus (reliability/corpus) against
 ## every language's example agent and client over real pipes

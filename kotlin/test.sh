@@ -22,5 +22,21 @@ target/release/uniffi-bindgen generate --library target/release/libacp_engine_un
   --language kotlin --no-format --out-dir "$out" >/dev/null
 
 cd kotlin
+rm -rf target/surefire-reports
+status=0
 # shellcheck disable=SC2086
-mvn -q -B test -Dacp.examples="$root/target/debug/examples" ${MVN_ARGS:-}
+mvn -q -B test -Dacp.examples="$root/target/debug/examples" ${MVN_ARGS:-} || status=$?
+
+# Maven is quiet when all is well: one line per suite and the totals.
+python3 - <<'PY'
+import glob, xml.etree.ElementTree as ET
+passed = failed = skipped = 0
+for path in sorted(glob.glob("target/surefire-reports/TEST-*.xml")):
+    suite = ET.parse(path).getroot()
+    tests, bad = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+    skip = int(suite.get("skipped"))
+    print(f"{suite.get('name')}: {tests - bad - skip} passed, {bad} failed ({float(suite.get('time')):.1f}s)")
+    passed, failed, skipped = passed + tests - bad - skip, failed + bad, skipped + skip
+print(f"kotlin: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+PY
+exit $status

@@ -21,8 +21,9 @@ import sys
 
 from sources import code_lines
 
-# The Go package is go/*.go (go/examples are user programs, which name these methods).
-SCANNED = ["bindings/c/src", "bindings/python/src", "bindings/node/src", "python/acp_engine", "node/src", ":(glob)go/*.go", "kotlin"]
+# The Go package is go/*.go (go/examples are user programs, which name these methods);
+# the Kotlin package is kotlin/src/main (kotlin/examples are user programs too).
+SCANNED = ["bindings/c/src", "bindings/python/src", "bindings/node/src", "python/acp_engine", "node/src", ":(glob)go/*.go", "kotlin/src/main"]
 
 RULES = [
     ("permission requests are answered by the core's session/cancel rule",

@@ -329,9 +329,11 @@ impl NativeConnection {
         let id = {
             let _guard = engine().enter();
             let state = self.state.clone();
-            let sent = self.host.send_request_with(&method, params.as_deref(), move |id| {
-                lock(&state.waiting).insert(id, answer);
-            });
+            let sent = self
+                .host
+                .send_request_with(&method, params.as_deref(), move |id| {
+                    lock(&state.waiting).insert(id, answer);
+                });
             match sent {
                 Ok((id, _ticket)) => id,
                 Err(error) => {
@@ -488,7 +490,11 @@ impl Dispatcher {
         let Some(kind) = event.first().and_then(|k| k.get().parse::<u8>().ok()) else {
             return false;
         };
-        let text = |i: usize| event.get(i).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+        let text = |i: usize| {
+            event
+                .get(i)
+                .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+        };
         let number = |i: usize| event.get(i).and_then(|v| v.get().parse::<i64>().ok());
         let params = |i: usize| {
             event
