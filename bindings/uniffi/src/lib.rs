@@ -11,9 +11,10 @@
 //!   `handle_request` on a task of its own. When the peer cancels the
 //!   request (or the connection closes) the task is aborted: the foreign
 //!   future is dropped, which cancels the Kotlin coroutine.
-//! - Inbound notifications are handed to `handle_notification` one at a
-//!   time, in arrival order; a response to our own request is released only
-//!   after the notifications that arrived before it were handled.
+//! - Inbound notifications are handed to `handle_notifications` in arrival
+//!   order, every run of them that arrived back to back in one call; a
+//!   response to our own request is released only after the notifications
+//!   that arrived before it were handled.
 //! - `send_request` is an async call: dropping it (a cancelled Kotlin
 //!   coroutine) cancels the request, which sends `$/cancel_request`.
 //!
@@ -209,9 +210,12 @@ pub trait NativeHandler: Send + Sync {
     /// closes. Any other exception answers -32603.
     async fn handle_request(&self, method: String, params: Option<String>) -> Result<String, AcpError>;
 
-    /// Handle an inbound notification (already checked). The next one waits
-    /// until this returns, so it must not await a response from the peer.
-    async fn handle_notification(&self, method: String, params: Option<String>) -> Result<(), AcpError>;
+    /// Handle inbound notifications (already checked), in order: `batch` is
+    /// a JSON array of `[1, method, params]` arrays, every notification that
+    /// arrived back to back (one call per burst, not per message). What
+    /// arrives next waits until this returns, so it must not await a
+    /// response from the peer.
+    async fn handle_notifications(&self, batch: String) -> Result<(), AcpError>;
 }
 
 /// The engine's runtime, kept for the life of the process: its threads are
@@ -326,22 +330,23 @@ impl NativeConnection {
     /// cancels the request: the peer gets `$/cancel_request`.
     pub async fn send_request(&self, method: String, params: Option<String>) -> Result<String, AcpError> {
         let (answer, result) = oneshot::channel();
-        let id = {
+        let mut registered = None;
+        let sent = {
             let _guard = engine().enter();
             let state = self.state.clone();
-            let sent = self
-                .host
-                .send_request_with(&method, params.as_deref(), move |id| {
-                    lock(&state.waiting).insert(id, answer);
-                });
-            match sent {
-                Ok((id, _ticket)) => id,
-                Err(error) => {
-                    // The id is not known here: the waiter is the one we
-                    // just registered, if any; it is dropped with the map
-                    // entry when the connection closes.
-                    return Err(error.into());
+            self.host.send_request_with(&method, params.as_deref(), |id| {
+                registered = Some(id);
+                lock(&state.waiting).insert(id, answer);
+            })
+        };
+        let id = match sent {
+            Ok((id, _ticket)) => id,
+            Err(error) => {
+                // Not sent: withdraw the waiter, if it was registered.
+                if let Some(id) = registered {
+                    lock(&self.state.waiting).remove(&id);
                 }
+                return Err(error.into());
             }
         };
         let mut pending = Pending {
@@ -475,13 +480,34 @@ impl Dispatcher {
                         continue;
                     }
                 };
+                // Notifications that arrived back to back go over in one call.
+                let mut notifications = String::new();
                 for event in events {
+                    if event.first().and_then(|k| k.get().parse::<u8>().ok()) == Some(kind::NOTIFICATION) {
+                        notifications.push(if notifications.is_empty() { '[' } else { ',' });
+                        push_event(&mut notifications, &event);
+                        continue;
+                    }
+                    self.notifications(&mut notifications).await;
                     if self.event(&event).await {
                         self.finish();
                         return;
                     }
                 }
+                self.notifications(&mut notifications).await;
             }
+        }
+    }
+
+    /// Hand the collected notifications over, and wait until they are handled.
+    async fn notifications(&self, batch: &mut String) {
+        if batch.is_empty() {
+            return;
+        }
+        batch.push(']');
+        let text = std::mem::take(batch);
+        if let Err(error) = self.handler.handle_notifications(text).await {
+            tracing_error(&format!("notification handler failed: {error}"));
         }
     }
 
@@ -509,14 +535,6 @@ impl Dispatcher {
                     return false;
                 };
                 self.request(token as u64, method, params(3));
-            }
-            kind::NOTIFICATION => {
-                if let Some(method) = text(1) {
-                    // In order, one at a time: the next event waits.
-                    if let Err(error) = self.handler.handle_notification(method, params(2)).await {
-                        tracing_error(&format!("notification handler failed: {error}"));
-                    }
-                }
             }
             kind::RESULT => {
                 if let (Some(id), Some(result)) = (number(1), event.get(2)) {
@@ -583,6 +601,18 @@ impl Dispatcher {
         self.state.closed.cancel();
         // `self.handler` (the foreign object) is released here.
     }
+}
+
+/// Append one event's JSON text (an array of raw values) to `out`.
+fn push_event(out: &mut String, event: &[&RawValue]) {
+    out.push('[');
+    for (i, value) in event.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(value.get());
+    }
+    out.push(']');
 }
 
 fn tracing_error(message: &str) {

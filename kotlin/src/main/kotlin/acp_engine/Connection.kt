@@ -108,6 +108,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             notification: suspend (T, String, JsonObject) -> Unit,
             make: (Connection) -> T,
         ): Pair<Connection, T> {
+            NativeThreads.setUp()
             val handler = Handler(request, notification)
             val connection = Connection(create(handler))
             val target = try {
@@ -152,14 +153,18 @@ private class Handler<T>(
         }
     }
 
-    override suspend fun handleNotification(method: String, params: String?) {
+    override suspend fun handleNotifications(batch: String) {
         val target = target.await()
-        try {
-            notification(target, method, Json.parseObject(params))
-        } catch (cancelled: CancellationException) {
-            throw cancelled
-        } catch (error: Throwable) {
-            // Notifications get no answer; the next one goes on.
+        for (event in Json.parse(batch) as List<*>) {
+            val (_, method, params) = event as List<*>
+            try {
+                @Suppress("UNCHECKED_CAST")
+                notification(target, method as String, (params as? JsonObject) ?: emptyMap())
+            } catch (cancelled: CancellationException) {
+                throw cancelled
+            } catch (error: Throwable) {
+                // Notifications get no answer; the next one goes on.
+            }
         }
     }
 }

@@ -46,7 +46,13 @@ class TestAgent(private val client: AgentSideConnection) : Agent {
                 delay(100)
                 exitProcess(3)
             }
-            text.startsWith("burst ") -> repeat(text.removePrefix("burst ").toInt()) { say(sessionId, "$it ") }
+            text.startsWith("burst ") -> {
+                val started = System.nanoTime()
+                repeat(text.removePrefix("burst ").toInt()) { say(sessionId, "$it ") }
+                if (System.getenv("ACP_TEST_TIMING") != null) {
+                    System.err.println("agent: burst sent in ${(System.nanoTime() - started) / 1_000_000} ms")
+                }
+            }
             text == "cancel-client" -> {
                 val read = GlobalScope.launch {
                     runCatching { client.readTextFile(mapOf("sessionId" to sessionId, "path" to "/hang")) }
