@@ -8,8 +8,11 @@ package acpengine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,4 +73,84 @@ func TestTheStallTimeoutClosesAConnectionWhosePeerNeverReads(t *testing.T) {
 	if reason := conn.CloseReason(); !strings.Contains(reason, "output stalled") || !strings.Contains(reason, "max_buffered_bytes") {
 		t.Errorf("close reason: %q", reason)
 	}
+}
+
+// echoHandler answers every request with its params.
+type echoHandler struct{}
+
+func (echoHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return params, nil
+}
+
+func (echoHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
+	return nil
+}
+
+// Two connections flooding each other with notifications and calls from
+// many goroutines, more than the write queue holds: a goroutine waiting
+// for room to send its own message is not a request in flight, so both
+// keep reading and every call completes (each side used to stop reading
+// once more senders waited than its in-flight limit: a deadlock).
+func TestManyGoroutinesFloodingBothWaysPastTheInFlightLimit(t *testing.T) {
+	var aToB, bToA [2]int
+	if err := syscall.Pipe2(aToB[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Pipe2(bToA[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	options := &acp.Options{Limits: acp.Limits{MaxInFlightRequests: 8}}
+	a, err := acp.NewConnection(echoHandler{}, acp.FDStream(bToA[0], aToB[1]), options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := acp.NewConnection(echoHandler{}, acp.FDStream(aToB[0], bToA[1]), options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, calls, notifications = 200, 4, 30
+	padding := strings.Repeat("x", 2048)
+	failures := make(chan error, 2*goroutines)
+	var wg sync.WaitGroup
+	for _, conn := range []*acp.Conn{a, b} {
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func(conn *acp.Conn, g int) {
+				defer wg.Done()
+				for i := 0; i < calls; i++ {
+					sent := map[string]any{"g": g, "i": i, "padding": padding}
+					for n := 0; n < notifications; n++ {
+						if err := conn.Notify(context.Background(), "_test/flood", sent); err != nil {
+							failures <- err
+							return
+						}
+					}
+					var got map[string]any
+					if err := conn.Call(context.Background(), "_test/echo", sent, &got); err != nil {
+						failures <- err
+						return
+					}
+					if got["g"] != float64(g) || got["i"] != float64(i) {
+						failures <- fmt.Errorf("call %d/%d answered %v %v", g, i, got["g"], got["i"])
+						return
+					}
+				}
+			}(conn, g)
+		}
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(time.Minute):
+		t.Fatal("deadlock: the calls did not complete in a minute")
+	}
+	close(failures)
+	for err := range failures {
+		t.Error(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Error(err)
+	}
+	<-b.Done()
 }

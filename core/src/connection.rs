@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use crate::engine::{Handlers, Inner, Limits, Settings, Waiter};
+use crate::engine::{Handlers, Inner, Limits, Outgoing, Settings, Waiter};
 use crate::error::RequestError;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::handler::{NotificationHandler, Observer, RequestHandler};
@@ -110,7 +110,7 @@ impl Connection {
             inner: self.inner.clone(),
             done: false,
         };
-        self.inner.enqueue_blocking(frame)?;
+        self.inner.enqueue_blocking(frame, Outgoing::Own)?;
         Ok(pending)
     }
 
@@ -132,7 +132,7 @@ impl Connection {
         let frame = frame::request(id, method, params)?;
         let on_response = move |outcome| on_response(RequestId::Number(id), outcome);
         self.inner.register(id, Waiter::Callback(Box::new(on_response)))?;
-        if let Err(error) = self.inner.enqueue_blocking(frame) {
+        if let Err(error) = self.inner.enqueue_blocking(frame, Outgoing::Own) {
             // Not sent: withdraw it (close may have completed it already).
             if let Some(waiter) = self.inner.take_waiter(id) {
                 drop(waiter);
@@ -148,12 +148,14 @@ impl Connection {
     where
         P: Serialize + ?Sized,
     {
-        self.inner.enqueue_blocking(frame::notification(method, params)?)
+        self.inner
+            .enqueue_blocking(frame::notification(method, params)?, Outgoing::Own)
     }
 
-    /// Queue one serialized message (with its newline) from synchronous code.
-    pub(crate) fn blocking_send_frame(&self, frame: Vec<u8>) -> Result<(), RequestError> {
-        self.inner.enqueue_blocking(frame)
+    /// Queue an answer (a serialized response with its newline) from
+    /// synchronous code.
+    pub(crate) fn blocking_send_answer(&self, frame: Vec<u8>) -> Result<(), RequestError> {
+        self.inner.enqueue_blocking(frame, Outgoing::Answer)
     }
 
     /// Send a notification (no response).

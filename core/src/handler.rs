@@ -87,7 +87,7 @@ impl Responder {
         }
         let frame = crate::message::frame::response(&self.id, &outcome);
         self.connection
-            .blocking_send_frame(frame)
+            .blocking_send_answer(frame)
             .map_err(|_| RespondError::Closed)
     }
 

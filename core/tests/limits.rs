@@ -154,3 +154,62 @@ async fn two_engines_flooding_each_other_past_the_in_flight_limit_do_not_deadloc
     .await
     .expect("every request answered both ways");
 }
+
+/// Two engines whose many sending threads (a host language's, blocked in
+/// `blocking_send_notification` while the write queue is full) outnumber
+/// the in-flight limit both ways: a thread waiting to send its own message
+/// holds no request of the peer's, so both keep reading and everything
+/// arrives. Counted as in flight, each side stopped reading once enough of
+/// its threads waited, and the pipes stayed full both ways.
+#[test]
+fn threads_blocked_sending_their_own_messages_do_not_stop_reading() {
+    const THREADS: usize = 16;
+    const EACH: usize = 300;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let (a, b) = tokio::net::UnixStream::pair().unwrap();
+    let received = Arc::new(AtomicUsize::new(0));
+    let side = |stream| {
+        let received = received.clone();
+        Connection::builder()
+            .max_in_flight_requests(4)
+            .write_queue_capacity(2)
+            .on_notification(move |_: acp_engine::IncomingNotification| {
+                received.fetch_add(1, Ordering::Relaxed);
+                async { Ok(()) }
+            })
+            .connect_on(Transport::from_stream(stream), runtime.handle())
+    };
+    let (left, right) = (side(a), side(b));
+    let padding = "x".repeat(2048);
+    let senders: Vec<_> = [left.clone(), right.clone()]
+        .into_iter()
+        .flat_map(|from| (0..THREADS).map(move |t| (from.clone(), t)))
+        .map(|(from, t)| {
+            let padding = padding.clone();
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    from.blocking_send_notification("flood", &json!({ "t": t, "i": i, "padding": padding }))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + PATIENCE * 3;
+    while received.load(Ordering::Relaxed) < 2 * THREADS * EACH {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "deadlock: {} of {} arrived",
+            received.load(Ordering::Relaxed),
+            2 * THREADS * EACH
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for sender in senders {
+        sender.join().unwrap();
+    }
+}

@@ -50,7 +50,7 @@ impl Inner {
     pub(crate) fn admits(&self) -> bool {
         let limits = &self.settings.limits;
         self.outbound.held_bytes() < limits.max_buffered_bytes
-            && self.running.len() + self.outbound.blocked_senders() < limits.max_in_flight_requests
+            && self.running.len() + self.outbound.blocked_answers() < limits.max_in_flight_requests
     }
 
     /// Wait until the reader may read more, or the connection closes (the
@@ -103,7 +103,7 @@ impl Inner {
         } else {
             format!(
                 "{} requests were in flight (max_in_flight_requests {})",
-                self.running.len() + self.outbound.blocked_senders(),
+                self.running.len() + self.outbound.blocked_answers(),
                 limits.max_in_flight_requests
             )
         }

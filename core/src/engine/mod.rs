@@ -31,7 +31,7 @@ use crate::transport::Transport;
 
 pub use admission::{Limits, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_IN_FLIGHT_REQUESTS};
 pub(crate) use dispatcher::Ordered;
-pub(crate) use outbound::{Kind, Offered};
+pub(crate) use outbound::{Kind, Offered, Outgoing};
 pub(crate) use pending::Waiter;
 pub(crate) use reader::{HostReader, Pumped};
 pub(crate) use running::OnCancel;
@@ -238,10 +238,10 @@ impl Inner {
 
     /// Put a frame on the wire from synchronous code, blocking the calling
     /// thread while the queue is full. Not for async contexts.
-    pub fn enqueue_blocking(&self, frame: Vec<u8>) -> Result<(), RequestError> {
+    pub fn enqueue_blocking(&self, frame: Vec<u8>, outgoing: Outgoing) -> Result<(), RequestError> {
         match self.outbound.offer(self, frame, Kind::Frame)? {
             Offered::Taken => Ok(()),
-            Offered::Full(frame) => self.outbound.block(self, frame, || {}),
+            Offered::Full(frame) => self.outbound.block(self, frame, outgoing, || {}),
         }
     }
 

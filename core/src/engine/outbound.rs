@@ -51,6 +51,18 @@ pub(crate) enum Kind {
     Batch,
 }
 
+/// What a thread waiting in [`Outbound::block`] sends. One answering a
+/// peer's request holds that request, so it counts as a request in flight
+/// (it holds a thread, and reading more would start more of them). One
+/// sending its own request or notification does not: its peer may be
+/// waiting for us to read before it reads, and two peers flooding each
+/// other with requests would both stop reading.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Outgoing {
+    Answer,
+    Own,
+}
+
 pub(crate) struct Outbound {
     queue: mpsc::Sender<Vec<u8>>,
     /// The stream's writer while the writer task is not using it.
@@ -116,8 +128,8 @@ impl Outbound {
             + self.in_flight.load(Ordering::Acquire) * MESSAGE_OVERHEAD
     }
 
-    /// Senders waiting in `block`.
-    pub fn blocked_senders(&self) -> usize {
+    /// Answers waiting in `block` (see [`Outgoing`]).
+    pub fn blocked_answers(&self) -> usize {
         self.blocked.load(Ordering::Acquire)
     }
 
@@ -170,17 +182,28 @@ impl Outbound {
 
     /// Queue a frame `offer` gave back, blocking this thread (which must
     /// not be a runtime thread) until there is room; `before` runs first,
-    /// once this sender counts as blocked.
-    pub fn block(&self, inner: &Inner, frame: Vec<u8>, before: impl FnOnce()) -> Result<(), RequestError> {
+    /// once an answer counts as blocked.
+    pub fn block(
+        &self,
+        inner: &Inner,
+        frame: Vec<u8>,
+        outgoing: Outgoing,
+        before: impl FnOnce(),
+    ) -> Result<(), RequestError> {
         let bytes = frame.len();
-        self.blocked.fetch_add(1, Ordering::AcqRel);
+        let answer = outgoing == Outgoing::Answer;
+        if answer {
+            self.blocked.fetch_add(1, Ordering::AcqRel);
+        }
         before();
         self.count(bytes);
         let sent = self.queue.blocking_send(frame).map_err(|_| inner.closed_error());
         if sent.is_err() {
             self.uncount(bytes);
         }
-        self.blocked.fetch_sub(1, Ordering::AcqRel);
+        if answer {
+            self.blocked.fetch_sub(1, Ordering::AcqRel);
+        }
         self.drained.notify_waiters();
         sent
     }

@@ -31,7 +31,7 @@ use serde_json::value::RawValue;
 use tokio::runtime::Handle;
 
 use crate::connection::Connection;
-use crate::engine::Waiter;
+use crate::engine::{Outgoing, Waiter};
 use crate::error::RequestError;
 use crate::message::{frame, RequestId};
 use crate::permission_cancel;
@@ -255,7 +255,7 @@ impl HostConnection {
         inner.register(id, waiter)?;
         match self
             .output
-            .send_built(|out| frame::write_request(out, id, method, params))
+            .send_built(|out| frame::write_request(out, id, method, params), Outgoing::Own)
         {
             Ok(ticket) => Ok((id, ticket)),
             Err(error) => {
@@ -274,9 +274,10 @@ impl HostConnection {
     /// handlers).
     pub fn send_notification(&self, method: &str, params: Option<&str>) -> Result<Ticket, RequestError> {
         let params = self.outbound_params(method, params, false)?;
-        let sent = self
-            .output
-            .send_built(|out| frame::write_notification(out, method, params))?;
+        let sent = self.output.send_built(
+            |out| frame::write_notification(out, method, params),
+            Outgoing::Own,
+        )?;
         if permission_cancel::is_session_cancel(method) {
             let answer = permission_cancel::cancelled_answer();
             for token in self.shared.responders.withdraw_permissions(params) {
@@ -315,8 +316,10 @@ impl HostConnection {
         let sent = match outcome {
             Ok(result) => self
                 .output
-                .send_built(|out| frame::write_success(out, id, result)),
-            Err(error) => self.output.send_frame(frame::response(id, &Err(error))),
+                .send_built(|out| frame::write_success(out, id, result), Outgoing::Answer),
+            Err(error) => self
+                .output
+                .send_frame(frame::response(id, &Err(error)), Outgoing::Answer),
         }
         .is_ok();
         if let Some(answered) = pending.answered {
@@ -340,8 +343,10 @@ impl HostConnection {
     /// Send `$/cancel_request` for `id` (ours or not), nothing else.
     pub fn send_cancel_request_notification(&self, id: &RequestId) -> Result<Ticket, RequestError> {
         let params = serde_json::json!({ "requestId": id });
-        self.output
-            .send_frame(frame::notification(crate::CANCEL_REQUEST_METHOD, &params)?)
+        self.output.send_frame(
+            frame::notification(crate::CANCEL_REQUEST_METHOD, &params)?,
+            Outgoing::Own,
+        )
     }
 
     /// Whether inbound request `token` still waits for the host's answer

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::Shared;
 use crate::connection::Connection;
-use crate::engine::{Kind, Offered};
+use crate::engine::{Kind, Offered, Outgoing};
 use crate::error::RequestError;
 
 /// A host batch is written once it holds this much.
@@ -65,20 +65,24 @@ impl Output {
     }
 
     /// Send a frame: into the batch, or to the writer.
-    pub fn send_frame(&self, frame: Vec<u8>) -> Result<Ticket, RequestError> {
+    pub fn send_frame(&self, frame: Vec<u8>, outgoing: Outgoing) -> Result<Ticket, RequestError> {
         if self.batch.is_none() {
-            return self.send_now(frame, Kind::Frame);
+            return self.send_now(frame, Kind::Frame, outgoing);
         }
-        self.send_built(|out| out.extend_from_slice(&frame))
+        self.send_built(|out| out.extend_from_slice(&frame), outgoing)
     }
 
     /// Send the frame `write` appends: straight into the batch (no buffer of
     /// its own), or to the writer.
-    pub fn send_built(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<Ticket, RequestError> {
+    pub fn send_built(
+        &self,
+        write: impl FnOnce(&mut Vec<u8>),
+        outgoing: Outgoing,
+    ) -> Result<Ticket, RequestError> {
         let Some(batch) = &self.batch else {
             let mut frame = Vec::with_capacity(256);
             write(&mut frame);
-            return self.send_now(frame, Kind::Frame);
+            return self.send_now(frame, Kind::Frame, outgoing);
         };
         let mut batch = batch.lock().unwrap_or_else(|p| p.into_inner());
         if self.connection.is_closed() {
@@ -94,7 +98,7 @@ impl Output {
         }
         let full = std::mem::take(&mut *batch);
         // Sent under the lock: a concurrent flush must not overtake it.
-        self.send_now(full, Kind::Batch)
+        self.send_now(full, Kind::Batch, outgoing)
     }
 
     /// Write what the batch collected.
@@ -107,12 +111,12 @@ impl Output {
             return Ok(None);
         }
         let full = std::mem::take(&mut *batch);
-        self.send_now(full, Kind::Batch)
+        self.send_now(full, Kind::Batch, Outgoing::Own)
     }
 
     /// Offer a frame (or a batch) to the writer now if nothing is parked
     /// ahead of it; park it, with a ticket, if it does not fit.
-    fn send_now(&self, frame: Vec<u8>, kind: Kind) -> Result<Ticket, RequestError> {
+    fn send_now(&self, frame: Vec<u8>, kind: Kind, outgoing: Outgoing) -> Result<Ticket, RequestError> {
         let frame = if self.parked_count.load(Ordering::Acquire) == 0 {
             let inner = self.connection.inner();
             match inner.outbound.offer(inner, frame, kind)? {
@@ -122,7 +126,7 @@ impl Output {
                         // The hook lets reading go on while this sender
                         // waits; at the connection's limits reading stops
                         // anyway, and the sender just waits.
-                        inner.outbound.block(inner, frame, || {
+                        inner.outbound.block(inner, frame, outgoing, || {
                             if inner.admits() {
                                 (hook.0)()
                             }
