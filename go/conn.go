@@ -7,7 +7,6 @@ package acpengine
 import "C"
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -308,7 +307,7 @@ func (conn *Conn) Call(ctx context.Context, method string, params any, result an
 	if ctx.Value(notificationKey{}) != nil {
 		return errWaitInNotification
 	}
-	body, err := encodeParams(params)
+	body, err := encodeParams(params, encodeForCall)
 	if err != nil {
 		return err
 	}
@@ -415,7 +414,7 @@ func (conn *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	body, err := encodeParams(params)
+	body, err := encodeParams(params, encodeC)
 	if err != nil {
 		return err
 	}
@@ -427,30 +426,6 @@ func (conn *Conn) Notify(ctx context.Context, method string, params any) error {
 		}
 		return nil
 	})
-}
-
-// encodeParams is params as NUL-terminated JSON (nil: none).
-func encodeParams(params any) ([]byte, error) {
-	if params == nil {
-		return nil, nil
-	}
-	body, err := encodeC(params)
-	if err != nil {
-		return nil, InvalidParams().WithData(map[string]string{"reason": err.Error()})
-	}
-	return body, nil
-}
-
-// encodeC is value as NUL-terminated JSON, written once (appending the NUL
-// to json.Marshal's result would copy a 16 MiB file's text once more).
-func encodeC(value any) ([]byte, error) {
-	var out bytes.Buffer
-	if err := json.NewEncoder(&out).Encode(value); err != nil {
-		return nil, err
-	}
-	body := out.Bytes()
-	body[len(body)-1] = 0 // the Encoder's newline
-	return body, nil
 }
 
 // Close closes the connection: requests still waiting fail, the peer sees

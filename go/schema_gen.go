@@ -259,11 +259,11 @@ type ToolCallContent struct {
 func (v ToolCallContent) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Content != nil:
-		return tagged("type", "\"content\"", v.Content)
+		return tagged("\"type\"", "\"content\"", v.Content)
 	case v.Diff != nil:
-		return tagged("type", "\"diff\"", v.Diff)
+		return tagged("\"type\"", "\"diff\"", v.Diff)
 	case v.Terminal != nil:
-		return tagged("type", "\"terminal\"", v.Terminal)
+		return tagged("\"type\"", "\"terminal\"", v.Terminal)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -325,15 +325,15 @@ type ContentBlock struct {
 func (v ContentBlock) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Text != nil:
-		return tagged("type", "\"text\"", v.Text)
+		return tagged("\"type\"", "\"text\"", v.Text)
 	case v.Image != nil:
-		return tagged("type", "\"image\"", v.Image)
+		return tagged("\"type\"", "\"image\"", v.Image)
 	case v.Audio != nil:
-		return tagged("type", "\"audio\"", v.Audio)
+		return tagged("\"type\"", "\"audio\"", v.Audio)
 	case v.ResourceLink != nil:
-		return tagged("type", "\"resource_link\"", v.ResourceLink)
+		return tagged("\"type\"", "\"resource_link\"", v.ResourceLink)
 	case v.Resource != nil:
-		return tagged("type", "\"resource\"", v.Resource)
+		return tagged("\"type\"", "\"resource\"", v.Resource)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -874,9 +874,9 @@ type CreateElicitationRequestMode struct {
 func (v CreateElicitationRequestMode) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Form != nil:
-		return tagged("mode", "\"form\"", v.Form)
+		return tagged("\"mode\"", "\"form\"", v.Form)
 	case v.Url != nil:
-		return tagged("mode", "\"url\"", v.Url)
+		return tagged("\"mode\"", "\"url\"", v.Url)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -996,15 +996,15 @@ type ElicitationPropertySchema struct {
 func (v ElicitationPropertySchema) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.String != nil:
-		return tagged("type", "\"string\"", v.String)
+		return tagged("\"type\"", "\"string\"", v.String)
 	case v.Number != nil:
-		return tagged("type", "\"number\"", v.Number)
+		return tagged("\"type\"", "\"number\"", v.Number)
 	case v.Integer != nil:
-		return tagged("type", "\"integer\"", v.Integer)
+		return tagged("\"type\"", "\"integer\"", v.Integer)
 	case v.Boolean != nil:
-		return tagged("type", "\"boolean\"", v.Boolean)
+		return tagged("\"type\"", "\"boolean\"", v.Boolean)
 	case v.Array != nil:
-		return tagged("type", "\"array\"", v.Array)
+		return tagged("\"type\"", "\"array\"", v.Array)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -1239,7 +1239,7 @@ type MultiSelectItems struct {
 func (v MultiSelectItems) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.String != nil:
-		return tagged("type", "\"string\"", v.String)
+		return tagged("\"type\"", "\"string\"", v.String)
 	case v.Titled != nil:
 		return json.Marshal(v.Titled)
 	case v.Unknown != nil:
@@ -1770,7 +1770,7 @@ type AuthMethod struct {
 func (v AuthMethod) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Terminal != nil:
-		return tagged("type", "\"terminal\"", v.Terminal)
+		return tagged("\"type\"", "\"terminal\"", v.Terminal)
 	case v.Agent != nil:
 		return json.Marshal(v.Agent)
 	case v.Unknown != nil:
@@ -2043,9 +2043,9 @@ type SessionConfigOptionKind struct {
 func (v SessionConfigOptionKind) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Select != nil:
-		return tagged("type", "\"select\"", v.Select)
+		return tagged("\"type\"", "\"select\"", v.Select)
 	case v.Boolean != nil:
-		return tagged("type", "\"boolean\"", v.Boolean)
+		return tagged("\"type\"", "\"boolean\"", v.Boolean)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -2533,33 +2533,33 @@ type SessionUpdate struct {
 func (v SessionUpdate) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.UserMessageChunk != nil:
-		return tagged("sessionUpdate", "\"user_message_chunk\"", v.UserMessageChunk)
+		return tagged("\"sessionUpdate\"", "\"user_message_chunk\"", v.UserMessageChunk)
 	case v.AgentMessageChunk != nil:
-		return tagged("sessionUpdate", "\"agent_message_chunk\"", v.AgentMessageChunk)
+		return tagged("\"sessionUpdate\"", "\"agent_message_chunk\"", v.AgentMessageChunk)
 	case v.AgentThoughtChunk != nil:
-		return tagged("sessionUpdate", "\"agent_thought_chunk\"", v.AgentThoughtChunk)
+		return tagged("\"sessionUpdate\"", "\"agent_thought_chunk\"", v.AgentThoughtChunk)
 	case v.ToolCall != nil:
-		return tagged("sessionUpdate", "\"tool_call\"", v.ToolCall)
+		return tagged("\"sessionUpdate\"", "\"tool_call\"", v.ToolCall)
 	case v.ToolCallUpdate != nil:
-		return tagged("sessionUpdate", "\"tool_call_update\"", v.ToolCallUpdate)
+		return tagged("\"sessionUpdate\"", "\"tool_call_update\"", v.ToolCallUpdate)
 	case v.Plan != nil:
-		return tagged("sessionUpdate", "\"plan\"", v.Plan)
+		return tagged("\"sessionUpdate\"", "\"plan\"", v.Plan)
 	case v.AvailableCommandsUpdate != nil:
-		return tagged("sessionUpdate", "\"available_commands_update\"", v.AvailableCommandsUpdate)
+		return tagged("\"sessionUpdate\"", "\"available_commands_update\"", v.AvailableCommandsUpdate)
 	case v.CurrentModeUpdate != nil:
-		return tagged("sessionUpdate", "\"current_mode_update\"", v.CurrentModeUpdate)
+		return tagged("\"sessionUpdate\"", "\"current_mode_update\"", v.CurrentModeUpdate)
 	case v.ConfigOptionUpdate != nil:
-		return tagged("sessionUpdate", "\"config_option_update\"", v.ConfigOptionUpdate)
+		return tagged("\"sessionUpdate\"", "\"config_option_update\"", v.ConfigOptionUpdate)
 	case v.SessionInfoUpdate != nil:
-		return tagged("sessionUpdate", "\"session_info_update\"", v.SessionInfoUpdate)
+		return tagged("\"sessionUpdate\"", "\"session_info_update\"", v.SessionInfoUpdate)
 	case v.UsageUpdate != nil:
-		return tagged("sessionUpdate", "\"usage_update\"", v.UsageUpdate)
+		return tagged("\"sessionUpdate\"", "\"usage_update\"", v.UsageUpdate)
 	case v.Notice != nil:
-		return tagged("sessionUpdate", "\"notice\"", v.Notice)
+		return tagged("\"sessionUpdate\"", "\"notice\"", v.Notice)
 	case v.CompactionUpdate != nil:
-		return tagged("sessionUpdate", "\"compaction_update\"", v.CompactionUpdate)
+		return tagged("\"sessionUpdate\"", "\"compaction_update\"", v.CompactionUpdate)
 	case v.CompactionSummaryChunk != nil:
-		return tagged("sessionUpdate", "\"compaction_summary_chunk\"", v.CompactionSummaryChunk)
+		return tagged("\"sessionUpdate\"", "\"compaction_summary_chunk\"", v.CompactionSummaryChunk)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -3405,9 +3405,9 @@ type McpServer struct {
 func (v McpServer) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Http != nil:
-		return tagged("type", "\"http\"", v.Http)
+		return tagged("\"type\"", "\"http\"", v.Http)
 	case v.Sse != nil:
-		return tagged("type", "\"sse\"", v.Sse)
+		return tagged("\"type\"", "\"sse\"", v.Sse)
 	case v.Stdio != nil:
 		return json.Marshal(v.Stdio)
 	case v.Unknown != nil:
@@ -3759,7 +3759,7 @@ type SetSessionConfigOptionRequestKind struct {
 func (v SetSessionConfigOptionRequestKind) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Boolean != nil:
-		return tagged("type", "\"boolean\"", v.Boolean)
+		return tagged("\"type\"", "\"boolean\"", v.Boolean)
 	case v.ValueId != nil:
 		return json.Marshal(v.ValueId)
 	case v.Unknown != nil:
@@ -3911,9 +3911,9 @@ type RequestPermissionOutcome struct {
 func (v RequestPermissionOutcome) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Cancelled:
-		return tagged("outcome", "\"cancelled\"", nil)
+		return tagged("\"outcome\"", "\"cancelled\"", nil)
 	case v.Selected != nil:
-		return tagged("outcome", "\"selected\"", v.Selected)
+		return tagged("\"outcome\"", "\"selected\"", v.Selected)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -4117,11 +4117,11 @@ type CreateElicitationResponseAction struct {
 func (v CreateElicitationResponseAction) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Accept != nil:
-		return tagged("action", "\"accept\"", v.Accept)
+		return tagged("\"action\"", "\"accept\"", v.Accept)
 	case v.Decline:
-		return tagged("action", "\"decline\"", nil)
+		return tagged("\"action\"", "\"decline\"", nil)
 	case v.Cancel:
-		return tagged("action", "\"cancel\"", nil)
+		return tagged("\"action\"", "\"cancel\"", nil)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}

@@ -10,9 +10,9 @@ import (
 // The generated types' JSON helpers: unions with a tag property, unions
 // told apart by shape, and structs whose union part shares their object.
 
-// tagged writes payload's JSON object with `"key": tagJSON` first (a
+// tagged writes payload's JSON object with `keyJSON: tagJSON` first (a
 // payload-less variant: just the tag).
-func tagged(key string, tagJSON string, payload any) ([]byte, error) {
+func tagged(keyJSON string, tagJSON string, payload any) ([]byte, error) {
 	var body []byte
 	if payload != nil {
 		var err error
@@ -20,7 +20,6 @@ func tagged(key string, tagJSON string, payload any) ([]byte, error) {
 			return nil, err
 		}
 	}
-	keyJSON, _ := json.Marshal(key)
 	out := make([]byte, 0, len(body)+len(keyJSON)+len(tagJSON)+4)
 	out = append(out, '{')
 	out = append(out, keyJSON...)

@@ -336,12 +336,13 @@ class GoEmitter:
 
         # MarshalJSON
         self.emit("", f"// MarshalJSON writes the set variant with its `{u.tag}`.", f"func (v {u.name}) MarshalJSON() ([]byte, error) {{", "\tswitch {")
+        key_json = json.dumps(json.dumps(u.tag))
         for variant, name in zip(u.variants, fields):
             tag_json = json.dumps(json.dumps(variant.tag))
             if variant.payload:
-                self.emit(f"\tcase v.{name} != nil:", f'\t\treturn tagged({json.dumps(u.tag)}, {tag_json}, v.{name})')
+                self.emit(f"\tcase v.{name} != nil:", f'\t\treturn tagged({key_json}, {tag_json}, v.{name})')
             else:
-                self.emit(f"\tcase v.{name}:", f'\t\treturn tagged({json.dumps(u.tag)}, {tag_json}, nil)')
+                self.emit(f"\tcase v.{name}:", f'\t\treturn tagged({key_json}, {tag_json}, nil)')
         if default_field:
             self.emit(f"\tcase v.{default_field} != nil:", f"\t\treturn json.Marshal(v.{default_field})")
         if absent_field:
