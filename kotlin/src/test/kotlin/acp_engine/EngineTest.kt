@@ -24,18 +24,39 @@ class RecordingClient : Client {
     val updates = Channel<String>(Channel.UNLIMITED)
     val readCancelled = CompletableDeferred<Unit>()
 
-    override suspend fun requestPermission(params: JsonObject): JsonObject = throw RequestError.internalError()
+    override suspend fun requestPermission(params: JsonObject): JsonObject =
+        mapOf("outcome" to mapOf("outcome" to "selected", "optionId" to "ok"))
 
     override suspend fun sessionUpdate(params: JsonObject) {
         val content = (params["update"] as Map<*, *>)["content"] as Map<*, *>
         updates.send(content["text"] as String)
     }
 
-    override suspend fun readTextFile(params: JsonObject): JsonObject = try {
-        awaitCancellation()
-    } catch (cancelled: CancellationException) {
-        readCancelled.complete(Unit)
-        throw cancelled
+    /** What the client methods below were called with, in order. */
+    val calls = java.util.concurrent.ConcurrentLinkedQueue<String>()
+
+    override suspend fun readTextFile(params: JsonObject): JsonObject {
+        calls += "readTextFile"
+        if (params["path"] != "/hang") return mapOf("content" to "file text")
+        try {
+            awaitCancellation()
+        } catch (cancelled: CancellationException) {
+            readCancelled.complete(Unit)
+            throw cancelled
+        }
+    }
+
+    override suspend fun writeTextFile(params: JsonObject): JsonObject = emptyMap<String, Any?>().also { calls += "writeTextFile" }
+    override suspend fun createTerminal(params: JsonObject): JsonObject = mapOf("terminalId" to "t1").also { calls += "createTerminal" }
+    override suspend fun terminalOutput(params: JsonObject): JsonObject =
+        mapOf("output" to "out", "truncated" to false).also { calls += "terminalOutput" }
+    override suspend fun waitForTerminalExit(params: JsonObject): JsonObject = mapOf("exitCode" to 0).also { calls += "waitForTerminalExit" }
+    override suspend fun killTerminal(params: JsonObject): JsonObject = emptyMap<String, Any?>().also { calls += "killTerminal" }
+    override suspend fun releaseTerminal(params: JsonObject): JsonObject = emptyMap<String, Any?>().also { calls += "releaseTerminal" }
+    override suspend fun createElicitation(params: JsonObject): JsonObject =
+        mapOf("action" to mapOf("action" to "decline")).also { calls += "createElicitation" }
+    override suspend fun completeElicitation(params: JsonObject) {
+        calls += "completeElicitation"
     }
 }
 
@@ -101,6 +122,47 @@ class EngineTest {
             val unknown = assertThrows<RequestError> { agent.connection.sendRequest("session/nope", emptyMap<String, Any?>()) }
             assertEquals(RequestError.Codes.METHOD_NOT_FOUND, unknown.code)
             assertEquals("end_turn", agent.prompt(prompt(session, "fine"))["stopReason"])
+        }
+    }
+
+    @Test
+    fun `every method both ways`() = runBlocking {
+        withTimeout(30_000) {
+            val (agent, session) = start()
+            val s = mapOf("sessionId" to session)
+            val calls = listOf(
+                "authenticate" to suspend { agent.authenticate(mapOf("methodId" to "m")) },
+                "loadSession" to suspend { agent.loadSession(s + mapOf("cwd" to "/", "mcpServers" to emptyList<Any?>())) },
+                "listSessions" to suspend { agent.listSessions(emptyMap()) },
+                "deleteSession" to suspend { agent.deleteSession(s) },
+                "resumeSession" to suspend { agent.resumeSession(s + mapOf("cwd" to "/")) },
+                "closeSession" to suspend { agent.closeSession(s) },
+                "setSessionMode" to suspend { agent.setSessionMode(s + mapOf("modeId" to "m")) },
+                "setSessionConfigOption" to suspend {
+                    agent.setSessionConfigOption(s + mapOf("configId" to "c", "value" to "v"))
+                },
+            )
+            for ((name, call) in calls) {
+                assertEquals(name, (call()["_meta"] as Map<*, *>)["called"], name)
+            }
+            // A method the agent does not implement: -32601 from the Agent interface's default.
+            assertEquals(RequestError.Codes.METHOD_NOT_FOUND, assertThrows<RequestError> { agent.logout(emptyMap()) }.code)
+            agent.cancel(s)
+
+            // The agent calls every client method (TerminalHandle for the terminal ones).
+            assertEquals("end_turn", agent.prompt(prompt(session, "every-client-method"))["stopReason"])
+            val results = Json.parse(client.updates.receive()) as List<*>
+            assertEquals("file text", results[0])
+            assertEquals(mapOf("outcome" to "selected", "optionId" to "ok"), results[2])
+            assertEquals("t1", results[3])
+            assertEquals(
+                listOf(
+                    "readTextFile", "writeTextFile", "createTerminal", "terminalOutput", "waitForTerminalExit",
+                    "killTerminal", "releaseTerminal", "createElicitation", "completeElicitation",
+                ),
+                generateSequence { client.calls.poll() }.toList(),
+                "results: $results",
+            )
         }
     }
 

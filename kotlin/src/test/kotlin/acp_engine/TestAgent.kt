@@ -53,6 +53,7 @@ class TestAgent(private val client: AgentSideConnection) : Agent {
                     System.err.println("agent: burst sent in ${(System.nanoTime() - started) / 1_000_000} ms")
                 }
             }
+            text == "every-client-method" -> say(sessionId, Json.stringify(everyClientMethod(sessionId)))
             text == "cancel-client" -> {
                 val read = GlobalScope.launch {
                     runCatching { client.readTextFile(mapOf("sessionId" to sessionId, "path" to "/hang")) }
@@ -66,6 +67,45 @@ class TestAgent(private val client: AgentSideConnection) : Agent {
     }
 
     override suspend fun cancel(params: JsonObject) {}
+
+    // Every optional method but `logout` (which answers -32601 by default) says which it was.
+    private fun called(method: String, params: JsonObject, result: JsonObject = emptyMap()) =
+        result + mapOf("_meta" to mapOf("called" to method, "params" to params))
+
+    override suspend fun authenticate(params: JsonObject) = called("authenticate", params)
+    override suspend fun loadSession(params: JsonObject) = called("loadSession", params)
+    override suspend fun listSessions(params: JsonObject) = called("listSessions", params, mapOf("sessions" to emptyList<Any?>()))
+    override suspend fun deleteSession(params: JsonObject) = called("deleteSession", params)
+    override suspend fun resumeSession(params: JsonObject) = called("resumeSession", params)
+    override suspend fun closeSession(params: JsonObject) = called("closeSession", params)
+    override suspend fun setSessionMode(params: JsonObject) = called("setSessionMode", params)
+    override suspend fun setSessionConfigOption(params: JsonObject) =
+        called("setSessionConfigOption", params, mapOf("configOptions" to emptyList<Any?>()))
+
+    /** Call every client method; what came back, in order. */
+    private suspend fun everyClientMethod(sessionId: Any?): List<Any?> {
+        val s = mapOf("sessionId" to sessionId)
+        val results = mutableListOf<Any?>()
+        results += client.readTextFile(s + mapOf("path" to "/etc/hostname"))["content"]
+        results += client.writeTextFile(s + mapOf("path" to "/tmp/x", "content" to "y"))
+        val permission = client.requestPermission(
+            s + mapOf(
+                "toolCall" to mapOf("toolCallId" to "c1"),
+                "options" to listOf(mapOf("optionId" to "ok", "name" to "OK", "kind" to "allow_once")),
+            ),
+        )
+        results += permission["outcome"]
+        val terminal = client.createTerminal(s + mapOf("command" to "true"))
+        results += terminal.terminalId
+        results += terminal.currentOutput()["output"]
+        results += terminal.waitForExit()["exitCode"]
+        results += terminal.kill()
+        results += terminal.release()
+        results += runCatching { client.createElicitation(s + mapOf("message" to "?", "mode" to "form", "requestedSchema" to mapOf("type" to "object", "properties" to emptyMap<String, Any?>()))) }
+            .getOrElse { (it as RequestError).code }
+        client.completeElicitation(mapOf("elicitationId" to "e1"))
+        return results
+    }
 
     override suspend fun extMethod(method: String, params: JsonObject): JsonObject =
         mapOf("method" to method, "params" to params)
