@@ -99,11 +99,21 @@ type Conn struct {
 	notifying atomic.Bool
 	// awaiting is set while a Call waits for its answer in C (see await).
 	awaiting atomic.Bool
+	// sending holds a slot per goroutine inside a library send (see
+	// sendSlots).
+	sending chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
+
+// sendSlots bounds the goroutines inside a library send at once. A send
+// blocks its thread while the write queue is full (a peer that does not
+// read), and Go ends a program that reaches 10,000 threads; beyond this
+// many, senders wait in Go, where waiting holds no thread. (Answers are
+// not gated: their threads are bounded by the in-flight limit.)
+const sendSlots = 256
 
 // response is an answer a Call waits for.
 type response struct {
@@ -149,6 +159,7 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	conn := &Conn{
 		ready:   make(chan struct{}),
+		sending: make(chan struct{}, sendSlots),
 		running: map[uintptr]context.CancelFunc{},
 		ctx:     ctx,
 		cancel:  cancel,
@@ -342,7 +353,10 @@ func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer
 	err = conn.library(func(c *C.acp_connection) error {
 		var text errorText
 		var id C.int64_t
-		if rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size()); rc != C.ACP_OK {
+		conn.sending <- struct{}{}
+		rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size())
+		<-conn.sending
+		if rc != C.ACP_OK {
 			return failure(rc, &text)
 		}
 		if ctx.Done() != nil {
@@ -352,7 +366,7 @@ func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer
 			defer stop()
 		}
 		var out *C.char
-		rc := C.acp_go_await(c, id, &out, text.ptr(), text.size())
+		rc = C.acp_go_await(c, id, &out, text.ptr(), text.size())
 		answer = goBytes(out)
 		C.acp_string_free(out)
 		switch rc {
@@ -381,7 +395,10 @@ func (conn *Conn) wait(ctx context.Context, method string, body []byte) ([]byte,
 	var id C.int64_t
 	err := conn.library(func(c *C.acp_connection) error {
 		var text errorText
-		if rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size()); rc != C.ACP_OK {
+		conn.sending <- struct{}{}
+		rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
+		<-conn.sending
+		if rc != C.ACP_OK {
 			handle.Delete()
 			return failure(rc, &text)
 		}
@@ -421,7 +438,10 @@ func (conn *Conn) Notify(ctx context.Context, method string, params any) error {
 	methodText := cString(method)
 	return conn.library(func(c *C.acp_connection) error {
 		var text errorText
-		if rc := C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size()); rc != C.ACP_OK {
+		conn.sending <- struct{}{}
+		rc := C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size())
+		<-conn.sending
+		if rc != C.ACP_OK {
 			return failure(rc, &text)
 		}
 		return nil

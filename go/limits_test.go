@@ -6,10 +6,13 @@ package acpengine_test
 // timeout closes a connection whose peer never reads.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -153,4 +156,53 @@ func TestManyGoroutinesFloodingBothWaysPastTheInFlightLimit(t *testing.T) {
 		t.Error(err)
 	}
 	<-b.Done()
+}
+
+// Thousands of goroutines sending to a peer that does not read: beyond the
+// write queue they wait, but in Go (a few hundred at most wait in the
+// library, each holding a thread), so the program stays under a thread
+// limit that one thread per waiting goroutine would pass (Go ends a
+// program at its limit). Everything arrives once the peer reads.
+func TestGoroutinesWaitingToSendDoNotEachHoldAThread(t *testing.T) {
+	var toPeer, fromPeer [2]int
+	if err := syscall.Pipe2(toPeer[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Pipe2(fromPeer[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	peerReads := os.NewFile(uintptr(toPeer[0]), "peer-reads")
+	peerWrites := os.NewFile(uintptr(fromPeer[1]), "peer-writes")
+	defer peerWrites.Close()
+	conn, err := acp.NewConnection(echoHandler{}, acp.FDStream(fromPeer[0], toPeer[1]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMaxThreads(debug.SetMaxThreads(500))
+	const senders = 6000 // the write queue holds 4096
+	padding := strings.Repeat("x", 1024)
+	var wg sync.WaitGroup
+	for i := 0; i < senders; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := conn.Notify(context.Background(), "_test/flood", map[string]any{"i": i, "padding": padding}); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	time.Sleep(500 * time.Millisecond) // the senders fill the queue and wait
+	lines := bufio.NewScanner(peerReads)
+	lines.Buffer(make([]byte, 4096), 1<<20)
+	seen := 0
+	for seen < senders && lines.Scan() {
+		seen++
+	}
+	wg.Wait()
+	if seen != senders {
+		t.Errorf("the peer read %d of %d notifications (%v)", seen, senders, lines.Err())
+	}
+	peerWrites.Close()
+	<-conn.Done()
+	peerReads.Close()
 }
