@@ -45,7 +45,8 @@ data class ConnectionOptions(
  * notifications over in arrival order (a response is released only after the
  * notifications that came before it), answers `$/cancel_request` and applies every other
  * engine rule; this class moves JSON text. Get one from [AgentSideConnection] or
- * [ClientSideConnection].
+ * [ClientSideConnection] (ACP, checked against the schema both ways), or from
+ * [Connection.spawn] / [Connection.stdio] (plain JSON-RPC).
  */
 class Connection internal constructor(private val native: NativeConnection) : AutoCloseable {
     /**
@@ -100,12 +101,42 @@ class Connection internal constructor(private val native: NativeConnection) : Au
     /** The spawned agent's process id, for a connection made by spawning one. */
     val pid: Long? get() = native.pid()?.toLong()
 
-    internal companion object {
+    /** Plain JSON-RPC connections: any method, no schema checks (ACP: [spawnAgent], [runAgent]). */
+    companion object {
+        /** Start `command args` and talk plain JSON-RPC to it over its stdin and stdout. */
+        fun spawn(
+            command: String,
+            args: List<String> = emptyList(),
+            spawn: SpawnOptions = SpawnOptions(),
+            options: ConnectionOptions = ConnectionOptions(),
+            makeHandler: (Connection) -> ConnectionHandler,
+        ): Connection = open(
+            { handler ->
+                try {
+                    NativeConnection.spawn(settings(Side.RAW, options), spawnConfig(command, args, spawn), handler)
+                } catch (error: AcpException) {
+                    throw RequestError.from(error)
+                }
+            },
+            { h: ConnectionHandler, method, params -> h.handleRequest(method, params) },
+            { h: ConnectionHandler, method, params -> h.handleNotification(method, params) },
+            makeHandler,
+        ).first
+
+        /** Talk plain JSON-RPC over this process's stdin and stdout. */
+        fun stdio(options: ConnectionOptions = ConnectionOptions(), makeHandler: (Connection) -> ConnectionHandler): Connection =
+            open(
+                { handler -> NativeConnection.stdio(settings(Side.RAW, options), handler) },
+                { h: ConnectionHandler, method, params -> h.handleRequest(method, params) },
+                { h: ConnectionHandler, method, params -> h.handleNotification(method, params) },
+                makeHandler,
+            ).first
+
         /** Start a connection whose handler is made from the connection itself. */
-        fun <T> open(
+        internal fun <T> open(
             create: (NativeHandler) -> NativeConnection,
-            request: suspend (T, String, JsonObject) -> Any?,
-            notification: suspend (T, String, JsonObject) -> Unit,
+            request: suspend (T, String, Any?) -> Any?,
+            notification: suspend (T, String, Any?) -> Unit,
             make: (Connection) -> T,
         ): Pair<Connection, T> {
             NativeThreads.setUp()
@@ -121,20 +152,38 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             return connection to target
         }
 
-        fun settings(side: Side, options: ConnectionOptions) =
+        internal fun settings(side: Side, options: ConnectionOptions) =
             Settings(side, options.unstable, options.maxMessageSize?.toULong())
 
-        fun spawnConfig(command: String, args: List<String>, options: SpawnOptions) = SpawnConfig(
+        internal fun spawnConfig(command: String, args: List<String>, options: SpawnOptions) = SpawnConfig(
             command, args, options.env, options.clearEnv, options.cwd, options.inheritStderr,
             options.exitGraceMillis?.toUInt(),
         )
     }
 }
 
+/** ACP params are objects (absent params read as an empty one). */
+@Suppress("UNCHECKED_CAST")
+private fun asObject(params: Any?): JsonObject = (params as? JsonObject) ?: emptyMap()
+
+/**
+ * What the owner of a plain JSON-RPC [Connection] implements (ACP programs implement
+ * [Agent] or [Client] instead). Requests run concurrently, each in its own coroutine,
+ * cancelled when the peer cancels the request; notifications come one at a time, in
+ * arrival order. `params` is a JSON value (see [JsonObject]), `null` when absent.
+ */
+interface ConnectionHandler {
+    /** Answer a request with its result (a JSON value); -32601 unless overridden. */
+    suspend fun handleRequest(method: String, params: Any?): Any? = throw RequestError.methodNotFound(method)
+
+    /** Handle a notification; ignored unless overridden. */
+    suspend fun handleNotification(method: String, params: Any?) {}
+}
+
 /** The engine's view of the user's handler: JSON text in and out, errors as [AcpException]. */
 private class Handler<T>(
-    private val request: suspend (T, String, JsonObject) -> Any?,
-    private val notification: suspend (T, String, JsonObject) -> Unit,
+    private val request: suspend (T, String, Any?) -> Any?,
+    private val notification: suspend (T, String, Any?) -> Unit,
 ) : NativeHandler {
     /** The user's handler, set once it is made (messages wait for it). */
     val target = CompletableDeferred<T>()
@@ -142,7 +191,7 @@ private class Handler<T>(
     override suspend fun handleRequest(method: String, params: String?): String {
         val target = target.await()
         try {
-            return Json.stringify(request(target, method, Json.parseObject(params)))
+            return Json.stringify(request(target, method, params?.let(Json::parse)))
         } catch (cancelled: CancellationException) {
             throw cancelled
         } catch (error: RequestError) {
@@ -158,8 +207,7 @@ private class Handler<T>(
         for (event in Json.parse(batch) as List<*>) {
             val (_, method, params) = event as List<*>
             try {
-                @Suppress("UNCHECKED_CAST")
-                notification(target, method as String, (params as? JsonObject) ?: emptyMap())
+                notification(target, method as String, params)
             } catch (cancelled: CancellationException) {
                 throw cancelled
             } catch (error: Throwable) {
@@ -191,8 +239,8 @@ class AgentSideConnection private constructor(override val connection: Connectio
             makeAgent: (AgentSideConnection) -> Agent,
         ): AgentSideConnection = Connection.open(
             { handler -> NativeConnection.stdio(Connection.settings(Side.AGENT, options), handler) },
-            { agent: Agent, method, params -> dispatchAgentRequest(agent, method, params) },
-            { agent: Agent, method, params -> dispatchAgentNotification(agent, method, params) },
+            { agent: Agent, method, params -> dispatchAgentRequest(agent, method, asObject(params)) },
+            { agent: Agent, method, params -> dispatchAgentNotification(agent, method, asObject(params)) },
             { connection -> makeAgent(AgentSideConnection(connection)) },
         ).let { (connection, _) -> AgentSideConnection(connection) }
     }
@@ -266,8 +314,8 @@ class ClientSideConnection private constructor(override val connection: Connecti
             create: (NativeHandler) -> NativeConnection,
         ): ClientSideConnection = Connection.open(
             create,
-            { client: Client, method, params -> dispatchClientRequest(client, method, params) },
-            { client: Client, method, params -> dispatchClientNotification(client, method, params) },
+            { client: Client, method, params -> dispatchClientRequest(client, method, asObject(params)) },
+            { client: Client, method, params -> dispatchClientNotification(client, method, asObject(params)) },
             { connection -> makeClient(ClientSideConnection(connection)) },
         ).let { (connection, _) -> ClientSideConnection(connection) }
     }

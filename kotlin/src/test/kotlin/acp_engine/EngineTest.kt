@@ -211,6 +211,41 @@ class EngineTest {
     }
 }
 
+/** A plain JSON-RPC connection: any method, any params, no schema. */
+class RawConnectionTest {
+    @Test
+    fun `a raw connection talks to the agent and serves its requests`() = runBlocking {
+        withTimeout(30_000) {
+            val updates = Channel<Any?>(Channel.UNLIMITED)
+            val command = Peers.jvm("acp_engine.TestAgentKt")
+            val connection = Connection.spawn(command.first(), command.drop(1)) {
+                object : ConnectionHandler {
+                    override suspend fun handleNotification(method: String, params: Any?) {
+                        updates.send(method)
+                    }
+                }
+            }
+            connection.use {
+                val result = connection.sendRequest("initialize", mapOf("protocolVersion" to 1)) as Map<*, *>
+                assertEquals(1L, result["protocolVersion"])
+                // Nothing is checked on a raw connection: the agent's engine answers -32602.
+                val bad = assertThrows<RequestError> { connection.sendRequest("session/new", listOf(1, 2)) }
+                assertEquals(RequestError.Codes.INVALID_PARAMS, bad.code)
+                val session = (connection.sendRequest("session/new", mapOf("cwd" to "/", "mcpServers" to emptyList<Any?>())) as Map<*, *>)["sessionId"]
+                // The agent's request to us: our handler's default answers -32601, which fails its turn.
+                val turn = runCatching {
+                    connection.sendRequest("session/prompt", prompt(session, "every-client-method"))
+                }
+                assertEquals(RequestError.Codes.METHOD_NOT_FOUND, (turn.exceptionOrNull() as RequestError).code)
+                connection.sendRequest("session/prompt", prompt(session, "burst 2"))
+                assertEquals(listOf<Any?>("session/update", "session/update"), listOf(updates.receive(), updates.receive()))
+            }
+            connection.closed()
+            assertTrue(connection.isClosed)
+        }
+    }
+}
+
 /** The Kotlin agent on the wire, driven line by line. */
 class WireTest {
     private val process = ProcessBuilder(Peers.jvm("acp_engine.TestAgentKt")).redirectError(ProcessBuilder.Redirect.INHERIT).start()
@@ -233,6 +268,7 @@ class WireTest {
     private fun next(): JsonObject =
         Json.parse(lines.poll(20, TimeUnit.SECONDS) ?: throw AssertionError("no answer")) as JsonObject
 
+    @Suppress("UNCHECKED_CAST")
     private fun error(message: JsonObject): JsonObject = message["error"] as? JsonObject ?: throw AssertionError("not an error: $message")
 
     @AfterEach
