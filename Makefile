@@ -19,10 +19,10 @@ demo:
 	$(CARGO) build -q -p acp-engine --examples
 	$(EXAMPLES)/client $(EXAMPLES)/agent
 
-## test: every test: schema and generated code in sync, Rust, C, Python, Node and Go
-## suites, the malformed-input corpus, interop with the official SDKs, the README
+## test: every test: schema and generated code in sync, Rust, C, Python, Node, Go and
+## Kotlin suites, the malformed-input corpus, interop with the official SDKs, the README
 ## programs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-reliability test-interop test-remote test-trace test-check test-view test-readme bench-quick
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-view test-readme bench-quick
 
 ## test-rust: the engine's unit, wire-level and process tests, with and without unstable
 test-rust:
@@ -159,6 +159,7 @@ codegen:
 	python3 tools/codegen/gen_ts.py
 	python3 tools/codegen/gen_c.py
 	python3 tools/codegen/gen_go.py
+	python3 tools/codegen/gen_kotlin.py
 
 ## codegen-check: fail when a generated file drifts from schema/v1 or the generators,
 ## when a wire method name is typed by hand outside them, or a core rule is
@@ -169,6 +170,7 @@ codegen-check:
 	python3 tools/codegen/gen_ts.py --check
 	python3 tools/codegen/gen_c.py --check
 	python3 tools/codegen/gen_go.py --check
+	python3 tools/codegen/gen_kotlin.py --check
 	python3 tools/house/wire_names.py
 	python3 tools/house/rules_in_core.py
 
