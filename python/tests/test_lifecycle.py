@@ -20,8 +20,12 @@ def run_script(body: str) -> subprocess.CompletedProcess:
 def test_interpreter_exit_with_a_connection_open() -> None:
     done = run_script(
         """
-        import asyncio
+        import asyncio, faulthandler
         from acp_engine import Connection, spawn_stream
+
+        # Should it hang (seen once in CI), its stacks go to stderr, which
+        # the assertion below shows.
+        faulthandler.dump_traceback_later(15, exit=True)
 
         async def main():
             connection = Connection(spawn_stream(PYTHON, AGENT))
