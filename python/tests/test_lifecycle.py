@@ -20,12 +20,8 @@ def run_script(body: str) -> subprocess.CompletedProcess:
 def test_interpreter_exit_with_a_connection_open() -> None:
     done = run_script(
         """
-        import asyncio, faulthandler
+        import asyncio
         from acp_engine import Connection, spawn_stream
-
-        # Should it hang (seen once in CI), its stacks go to stderr, which
-        # the assertion below shows.
-        faulthandler.dump_traceback_later(15, exit=True)
 
         async def main():
             connection = Connection(spawn_stream(PYTHON, AGENT))
@@ -91,8 +87,16 @@ def test_ctrl_c_with_a_call_in_flight() -> None:
     # (KeyboardInterrupt) at once, and its agent goes too.
     script = textwrap.dedent(
         """
-        import asyncio
+        import asyncio, faulthandler, signal
         from acp_engine import Connection, spawn_stream
+
+        # Ctrl-C as in a terminal, even when whatever started the tests
+        # ignores SIGINT (a background job of a non-interactive shell does,
+        # and Python then never raises KeyboardInterrupt).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # Should it hang anyway, its stacks go to stderr, which the
+        # assertion below shows.
+        faulthandler.dump_traceback_later(15, exit=True)
 
         async def main():
             connection = Connection(spawn_stream(PYTHON, AGENT))
