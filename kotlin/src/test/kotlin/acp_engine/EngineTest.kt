@@ -226,19 +226,19 @@ class RawConnectionTest {
                 }
             }
             connection.use {
-                val result = connection.sendRequest("initialize", mapOf("protocolVersion" to 1)) as Map<*, *>
+                val result = connection.sendRequest(AgentMethods.INITIALIZE, mapOf("protocolVersion" to 1)) as Map<*, *>
                 assertEquals(1L, result["protocolVersion"])
                 // Nothing is checked on a raw connection: the agent's engine answers -32602.
-                val bad = assertThrows<RequestError> { connection.sendRequest("session/new", listOf(1, 2)) }
+                val bad = assertThrows<RequestError> { connection.sendRequest(AgentMethods.SESSION_NEW, listOf(1, 2)) }
                 assertEquals(RequestError.Codes.INVALID_PARAMS, bad.code)
-                val session = (connection.sendRequest("session/new", mapOf("cwd" to "/", "mcpServers" to emptyList<Any?>())) as Map<*, *>)["sessionId"]
+                val session = (connection.sendRequest(AgentMethods.SESSION_NEW, mapOf("cwd" to "/", "mcpServers" to emptyList<Any?>())) as Map<*, *>)["sessionId"]
                 // The agent's request to us: our handler's default answers -32601, which fails its turn.
                 val turn = runCatching {
-                    connection.sendRequest("session/prompt", prompt(session, "every-client-method"))
+                    connection.sendRequest(AgentMethods.SESSION_PROMPT, prompt(session, "every-client-method"))
                 }
                 assertEquals(RequestError.Codes.METHOD_NOT_FOUND, (turn.exceptionOrNull() as RequestError).code)
-                connection.sendRequest("session/prompt", prompt(session, "burst 2"))
-                assertEquals(listOf<Any?>("session/update", "session/update"), listOf(updates.receive(), updates.receive()))
+                connection.sendRequest(AgentMethods.SESSION_PROMPT, prompt(session, "burst 2"))
+                assertEquals(listOf<Any?>(ClientMethods.SESSION_UPDATE, ClientMethods.SESSION_UPDATE), listOf(updates.receive(), updates.receive()))
             }
             connection.closed()
             assertTrue(connection.isClosed)
@@ -280,31 +280,31 @@ class WireTest {
 
     @Test
     fun `validation errors, inbound cancel and a clean exit`() {
-        send("""{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}""")
+        send("""{"jsonrpc":"2.0","id":1,"method":"${AgentMethods.INITIALIZE}","params":{"protocolVersion":1}}""")
         assertEquals(1L, (next()["result"] as Map<*, *>)["protocolVersion"])
         send("""{"jsonrpc":"2.0","id":2,"method":"session/nope","params":{}}""")
         assertEquals(-32601L, error(next())["code"])
-        send("""{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":5,"mcpServers":[]}}""")
+        send("""{"jsonrpc":"2.0","id":3,"method":"${AgentMethods.SESSION_NEW}","params":{"cwd":5,"mcpServers":[]}}""")
         val invalid = error(next())
         assertEquals(-32602L, invalid["code"])
         assertNotNull(invalid["data"])
         send("""not json""")
         assertEquals(-32700L, error(next())["code"])
-        send("""{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"throw"}]}}""")
+        send("""{"jsonrpc":"2.0","id":4,"method":"${AgentMethods.SESSION_PROMPT}","params":{"sessionId":"s","prompt":[{"type":"text","text":"throw"}]}}""")
         val thrown = next()
         assertEquals(4L, thrown["id"])
         assertEquals(-32603L, error(thrown)["code"])
         assertFalse(Json.stringify(thrown).contains("secret"))
         // A prompt that waits, cancelled: -32800, and the handler's coroutine saw it.
-        send("""{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hang"}]}}""")
+        send("""{"jsonrpc":"2.0","id":5,"method":"${AgentMethods.SESSION_PROMPT}","params":{"sessionId":"s","prompt":[{"type":"text","text":"hang"}]}}""")
         Thread.sleep(300)
         send("""{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}""")
         val answers = listOf(next(), next())
         val cancelled = answers.single { it["id"] == 5L }
         assertEquals(-32800L, error(cancelled)["code"])
         val update = answers.single { it["method"] != null }
-        assertEquals("session/update", update["method"])
-        send("""{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"fine"}]}}""")
+        assertEquals(ClientMethods.SESSION_UPDATE, update["method"])
+        send("""{"jsonrpc":"2.0","id":6,"method":"${AgentMethods.SESSION_PROMPT}","params":{"sessionId":"s","prompt":[{"type":"text","text":"fine"}]}}""")
         assertEquals("end_turn", (next()["result"] as Map<*, *>)["stopReason"])
     }
 }
