@@ -78,6 +78,15 @@ func TestTheStallTimeoutClosesAConnectionWhosePeerNeverReads(t *testing.T) {
 	}
 }
 
+// pipe is a pipe's read and write descriptors (close-on-exec).
+func pipe(t *testing.T) [2]int {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	return fds
+}
+
 // echoHandler answers every request with its params.
 type echoHandler struct{}
 
@@ -95,13 +104,7 @@ func (echoHandler) HandleNotification(ctx context.Context, method string, params
 // keep reading and every call completes (each side used to stop reading
 // once more senders waited than its in-flight limit: a deadlock).
 func TestManyGoroutinesFloodingBothWaysPastTheInFlightLimit(t *testing.T) {
-	var aToB, bToA [2]int
-	if err := syscall.Pipe2(aToB[:], syscall.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Pipe2(bToA[:], syscall.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
+	aToB, bToA := pipe(t), pipe(t)
 	options := &acp.Options{Limits: acp.Limits{MaxInFlightRequests: 8}}
 	a, err := acp.NewConnection(echoHandler{}, acp.FDStream(bToA[0], aToB[1]), options)
 	if err != nil {
@@ -164,13 +167,7 @@ func TestManyGoroutinesFloodingBothWaysPastTheInFlightLimit(t *testing.T) {
 // limit that one thread per waiting goroutine would pass (Go ends a
 // program at its limit). Everything arrives once the peer reads.
 func TestGoroutinesWaitingToSendDoNotEachHoldAThread(t *testing.T) {
-	var toPeer, fromPeer [2]int
-	if err := syscall.Pipe2(toPeer[:], syscall.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Pipe2(fromPeer[:], syscall.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
+	toPeer, fromPeer := pipe(t), pipe(t)
 	peerReads := os.NewFile(uintptr(toPeer[0]), "peer-reads")
 	peerWrites := os.NewFile(uintptr(fromPeer[1]), "peer-writes")
 	defer peerWrites.Close()
