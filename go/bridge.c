@@ -100,7 +100,7 @@ acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, con
     return copy_error(acp_connection_fds(read_fd, write_fd, options, handlers, out), message, capacity);
 }
 
-acp_result acp_go_websocket(const char *url, const char *token, const acp_options *options, const acp_handlers *handlers,
-                            acp_connection **out, char *message, size_t capacity) {
-    return copy_error(acp_connection_websocket(url, token, options, handlers, out), message, capacity);
+acp_result acp_go_connect_url(const char *url, const acp_remote_options *remote, const acp_options *options,
+                              const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity) {
+    return copy_error(acp_connection_connect_url(url, remote, options, handlers, out), message, capacity);
 }

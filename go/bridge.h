@@ -22,8 +22,8 @@ acp_result acp_go_spawn(const char *const *argv, const char *const *env, const c
                         const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity);
 acp_result acp_go_stdio(const acp_options *options, const acp_handlers *handlers, acp_connection **out, char *message,
                         size_t capacity);
-acp_result acp_go_websocket(const char *url, const char *token, const acp_options *options, const acp_handlers *handlers,
-                            acp_connection **out, char *message, size_t capacity);
+acp_result acp_go_connect_url(const char *url, const acp_remote_options *remote, const acp_options *options,
+                              const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity);
 acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, const acp_handlers *handlers,
                       acp_connection **out, char *message, size_t capacity);
 #endif

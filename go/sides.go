@@ -75,10 +75,10 @@ func SpawnAgent(client func(*ClientSideConnection) Client, command string, args 
 	return NewClientSideConnection(client, SpawnStream(command, args, nil), nil)
 }
 
-// ConnectAgent connects client(conn) to a remote agent over WebSocket (see
-// WebSocketStream; token "" sends none). Close the connection when done.
-func ConnectAgent(client func(*ClientSideConnection) Client, url, token string) (*ClientSideConnection, error) {
-	return NewClientSideConnection(client, WebSocketStream(url, token), nil)
+// ConnectAgent connects client(conn) to a remote agent at url (ws://, wss://,
+// http:// or https://; see RemoteStream). Close the connection when done.
+func ConnectAgent(client func(*ClientSideConnection) Client, url string, options RemoteOptions) (*ClientSideConnection, error) {
+	return NewClientSideConnection(client, RemoteStream(url, options), nil)
 }
 
 // ExtMethod sends an extension request (method as named, e.g. "_x/y") and

@@ -14,8 +14,8 @@ import (
 )
 
 // Stream is what a connection talks over: this process's stdio
-// (StdioStream), a spawned agent's (SpawnStream), a remote agent's
-// WebSocket (WebSocketStream) or two file descriptors (FDStream).
+// (StdioStream), a spawned agent's (SpawnStream), a remote agent
+// (RemoteStream) or two file descriptors (FDStream).
 type Stream struct {
 	open func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result
 	// How the spawned child may exit: filled into the options.
@@ -76,21 +76,34 @@ func SpawnStream(command string, args []string, options *SpawnOptions) Stream {
 	}
 }
 
-// WebSocketStream is a remote agent over WebSocket (ws://host:port/acp, as
-// `acp-engine serve` and the official SDKs' servers speak it: one message
-// per text frame), with `Authorization: Bearer <token>` unless token is "".
-// The connection is made in the background; if it fails, the connection
-// closes with the reason and pending calls fail.
-func WebSocketStream(url, token string) Stream {
-	return Stream{open: func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result {
+// RemoteOptions say how to reach a remote agent; the zero value sends no
+// token and trusts the system's CA roots.
+type RemoteOptions struct {
+	// Token, unless "", is sent as `Authorization: Bearer <token>`.
+	Token string
+	// CAFile, unless "", is a PEM file of CA certificates to trust besides
+	// the system's (wss:// and https:// servers with a private CA).
+	CAFile string
+}
+
+// RemoteStream is a remote agent at url: ws:// or wss:// (WebSocket), http://
+// or https:// (Streamable HTTP), as `acp-engine serve` and the official
+// SDKs' servers serve them. The connection is made in the background; if
+// it fails, the connection closes with the reason and pending calls fail.
+func RemoteStream(url string, options RemoteOptions) Stream {
+	return Stream{open: func(copts *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result {
 		curl := C.CString(url)
 		defer C.free(unsafe.Pointer(curl))
-		var ctoken *C.char
-		if token != "" {
-			ctoken = C.CString(token)
-			defer C.free(unsafe.Pointer(ctoken))
+		var remote C.acp_remote_options
+		if options.Token != "" {
+			remote.token = C.CString(options.Token)
+			defer C.free(unsafe.Pointer(remote.token))
 		}
-		return C.acp_go_websocket(curl, ctoken, options, handlers, out, text.ptr(), text.size())
+		if options.CAFile != "" {
+			remote.ca_file = C.CString(options.CAFile)
+			defer C.free(unsafe.Pointer(remote.ca_file))
+		}
+		return C.acp_go_connect_url(curl, &remote, copts, handlers, out, text.ptr(), text.size())
 	}}
 }
 

@@ -46,7 +46,9 @@
  *   callbacks are valid only during the callback. Strings returned to the
  *   caller (char *) are the caller's: free them with acp_string_free, never
  *   with free(). Events are freed with acp_event_free, connections with
- *   acp_connection_free; every free function accepts NULL.
+ *   acp_connection_free (except the connections a server accepted:
+ *   acp_server frees them after their on_close), servers with
+ *   acp_server_free; every free function accepts NULL.
  *   A responder (acp_responder *) is answered exactly once, with
  *   acp_responder_ok or acp_responder_error, from any thread, at any time;
  *   the answer is queued before the call returns, so it precedes whatever
@@ -205,6 +207,20 @@ typedef enum {
 } acp_event_kind;
 
 /*
+ The transport a client connected with.
+ */
+typedef enum {
+  /*
+   WebSocket (`ws://`, `wss://`).
+   */
+  ACP_TRANSPORT_WEBSOCKET = 1,
+  /*
+   Streamable HTTP (`http://`, `https://`).
+   */
+  ACP_TRANSPORT_HTTP = 2,
+} acp_transport;
+
+/*
  A connection to a peer. Opaque; every function on it may be called from
  any thread, except that `acp_connection_free` must be the last call. The
  pointer callbacks receive is the same one the constructor returned.
@@ -216,6 +232,11 @@ typedef struct acp_connection acp_connection;
  once with `acp_responder_ok` or `acp_responder_error`.
  */
 typedef struct acp_responder acp_responder;
+
+/*
+ A listening server. Opaque; `acp_server_free` must be the last call.
+ */
+typedef struct acp_server acp_server;
 
 /*
  Settings for a new connection. A NULL `acp_options*` means all defaults;
@@ -335,6 +356,22 @@ typedef struct {
 } acp_handlers;
 
 /*
+ How to reach a remote agent (`acp_connection_connect_url`). NULL, or
+ zero-initialised, means no token and the system's CA roots.
+ */
+typedef struct {
+  /*
+   NULL, or sent as `Authorization: Bearer <token>`.
+   */
+  const char *token;
+  /*
+   NULL, or a PEM file of CA certificates to trust besides the
+   system's (`wss://` and `https://` servers with a private CA).
+   */
+  const char *ca_file;
+} acp_remote_options;
+
+/*
  An error answer, in callbacks and events. Pointers are NULL when absent.
  */
 typedef struct {
@@ -399,6 +436,62 @@ typedef struct {
    */
   const char *reason;
 } acp_event;
+
+/*
+ A server's settings. NULL, or zero-initialised, means the defaults.
+ */
+typedef struct {
+  /*
+   The endpoint (NULL: "/acp"); other paths get 404.
+   */
+  const char *path;
+  /*
+   NULL, or required as `Authorization: Bearer <token>` (401 otherwise,
+   before anything reaches an agent).
+   */
+  const char *token;
+  /*
+   Connections open at once, beyond which 503 (0: 1024).
+   */
+  size_t max_connections;
+  /*
+   The largest message a client may send (0: 64 MiB).
+   */
+  size_t max_message_size;
+  /*
+   Drop a client that takes nothing this long while output waits (0:
+   60 s; UINT32_MAX: never).
+   */
+  uint32_t output_stall_timeout_ms;
+  /*
+   Streamable HTTP: output held per connection for its client (0: 64 MiB).
+   */
+  size_t max_buffered_bytes;
+  /*
+   Streamable HTTP: end a connection with no event stream open and
+   nothing sent this long (0: 60 s; UINT32_MAX: never).
+   */
+  uint32_t idle_timeout_ms;
+  /*
+   NULL, or PEM files (certificate chain and key) to serve `wss://` and
+   `https://`; both or neither.
+   */
+  const char *tls_cert;
+  /*
+   See `tls_cert`.
+   */
+  const char *tls_key;
+} acp_serve_options;
+
+/*
+ Called on a library thread for each accepted connection, before any of
+ its callbacks run: returns the `user_data` its handlers get (a new
+ agent's state, say; free it in `on_close`). `peer_address` is valid
+ during the call only.
+ */
+typedef void *(*acp_accept_callback)(void *user_data,
+                                     const char *peer_address,
+                                     acp_transport transport);
 
 #ifdef __cplusplus
 extern "C" {
@@ -469,17 +562,19 @@ acp_result acp_connection_spawn(const char *const *argv,
                                 acp_connection **out);
 
 /*
- A client of a remote agent over WebSocket (`url`: `ws://host:port/path`;
- `token`: NULL, or sent as `Authorization: Bearer <token>`). Returns at
- once; the connection is made in the background, and a failure to make it
- closes the connection with the reason (`on_close`, or a `CLOSED` event),
- failing every request sent meanwhile.
+ A client of a remote agent at `url`: `ws://` or `wss://` (WebSocket),
+ `http://` or `https://` (Streamable HTTP), as `acp-engine serve` and the
+ official SDKs' servers serve them. `remote` may be NULL (no token, the
+ system's CA roots). Returns at once; the connection is made in the
+ background, and a failure to make it closes the connection with the
+ reason (`on_close`, or a `CLOSED` event), failing every request sent
+ meanwhile.
  */
-acp_result acp_connection_websocket(const char *url,
-                                    const char *token,
-                                    const acp_options *options,
-                                    const acp_handlers *handlers,
-                                    acp_connection **out);
+acp_result acp_connection_connect_url(const char *url,
+                                      const acp_remote_options *remote,
+                                      const acp_options *options,
+                                      const acp_handlers *handlers,
+                                      acp_connection **out);
 
 /*
  Talk over two file descriptors. Unless `out` is NULL or a descriptor is
@@ -676,6 +771,50 @@ bool acp_responder_is_cancelled(const acp_responder *responder);
  connection starts a new runtime.
  */
 void acp_shutdown(void);
+
+/*
+ Listen on `address` (`"HOST:PORT"`; port 0 picks one) and serve: every
+ connection is an `acp_connection` made with `options` and `handlers`
+ (which must not be NULL), with the `user_data` `on_accept` returns for
+ it (NULL callback: `handlers->user_data` for all). Connections belong to
+ the server: do not free them; one is freed after its `on_close`.
+ */
+acp_result acp_server_start(const char *address,
+                            const acp_serve_options *serve,
+                            const acp_options *options,
+                            const acp_handlers *handlers,
+                            acp_accept_callback on_accept,
+                            void *accept_user_data,
+                            acp_server **out);
+
+/*
+ The server's WebSocket URL (`ws://HOST:PORT/acp`, `wss://` with TLS).
+ Free with `acp_string_free`; NULL when `server` is NULL.
+ */
+char *acp_server_websocket_url(const acp_server *server);
+
+/*
+ The server's Streamable HTTP URL (`http://HOST:PORT/acp`, `https://`
+ with TLS). Free with `acp_string_free`; NULL when `server` is NULL.
+ */
+char *acp_server_http_url(const acp_server *server);
+
+/*
+ Connections open now (0 when `server` is NULL).
+ */
+size_t acp_server_connections(const acp_server *server);
+
+/*
+ Stop accepting and end every connection (each closes, failing what is
+ pending; its `on_close` runs), then return once they are freed. Must
+ not be called from one of the server's own callbacks.
+ */
+acp_result acp_server_stop(acp_server *server);
+
+/*
+ Stop the server (as `acp_server_stop`) and free it. NULL is ignored.
+ */
+void acp_server_free(acp_server *server);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Remote agents over WebSocket, on loopback (what `make test-remote` runs):
-# `acp-engine serve` in front of our agents and the official SDKs', reached
-# by the official TypeScript SDK's WebSocket client and by our Rust client
-# through `acp-engine connect`, each completing the interop contract
-# (README.md: permission, fs, terminal, cancellation); a bearer token
-# checked before any agent starts; malformed frames; a client that vanishes
-# mid-turn (its agent process is stopped); `acp-engine trace` in front of a
-# remote agent. Expects target/debug/acp-engine,
+# Remote agents over WebSocket and Streamable HTTP, on loopback (what `make
+# test-remote` runs): `acp-engine serve` in front of our agents and the
+# official SDKs', reached by the official TypeScript SDK's clients (its
+# WebSocket and HTTP streams) and by our clients in every language, each
+# completing the interop contract (README.md: permission, fs, terminal,
+# cancellation); our clients against the official SDK's own server
+# (AcpServer); a bearer token checked before any agent starts; malformed
+# frames and bodies; a client that vanishes mid-turn (its agent process is
+# stopped); a server killed mid-request (the pending request fails at once);
+# a slow reader; `acp-engine trace` in front of a remote agent. Expects target/debug/acp-engine,
 # the Rust examples and the C library built, and interop/setup.sh run; the
-# Python, Node and Go rows join when their suites left their examples built
-# (target/python-venv, target/node-app, target/go-bin).
+# Python, Node, Go and Kotlin rows join when their suites left their
+# examples built (target/python-venv, target/node-app, target/go-bin,
+# kotlin/target).
 # Last line: "N passed, M failed".
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,18 +33,44 @@ failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1"; [[ -n "${2:-}" ]] && tail -n 20 "$2" | sed 's/^/  | /'; failed=$((failed + 1)); }
 
-# serve NAME [serve options] -- AGENT...: start a server; its URL in $url,
-# its log in $work/NAME.log.
+# serve NAME [serve options] -- AGENT...: start a server; its WebSocket URL
+# in $url (and $ws_url), its Streamable HTTP URL in $http_url, its log in
+# $work/NAME.log.
 serve() {
   local name="$1"; shift
   "$tool" serve --listen 127.0.0.1:0 "$@" >"$work/$name.url" 2>"$work/$name.log" &
   servers+=("$!")
-  for _ in $(seq 100); do
-    url="$(head -n 1 "$work/$name.url" 2>/dev/null)"
-    [[ -n "$url" ]] && return 0
+  wait_urls "$name"
+}
+
+# wait_urls NAME: the two URLs a server prints first, from $work/NAME.url.
+wait_urls() {
+  for _ in $(seq 200); do
+    # The second line first: once it is there, so is the first.
+    http_url="$(sed -n 2p "$work/$1.url" 2>/dev/null)"
+    ws_url="$(sed -n 1p "$work/$1.url" 2>/dev/null)"
+    url="$ws_url"
+    [[ -n "$http_url" ]] && return 0
     sleep 0.05
   done
-  echo "serve $name did not start"; cat "$work/$name.log"; return 1
+  echo "server $1 did not start"; cat "$work/$1.log"; return 1
+}
+
+# official_server NAME: the official TypeScript agent behind the official
+# SDK's own server (AcpServer, WebSocket and Streamable HTTP).
+official_server() {
+  node "$here/ts/agent.mjs" --serve 127.0.0.1:0 >"$work/$1.url" 2>"$work/$1.log" &
+  servers+=("$!")
+  wait_urls "$1"
+}
+
+# self_served NAME AGENT...: one of our example agents serving remote
+# clients itself (`--serve`, each language's server API).
+self_served() {
+  local name="$1"; shift
+  "$@" --serve 127.0.0.1:0 >"$work/$name.url" 2>"$work/$name.log" &
+  servers+=("$!")
+  wait_urls "$name"
 }
 
 # row NAME COMMAND...: a client run that must print "interop ok".
@@ -56,12 +85,21 @@ official_ts_agent=(node "$here/ts/agent.mjs")
 official_py_agent=("$here/python/.venv/bin/python" "$here/python/agent.py")
 our_py="$root/target/python-venv/bin/python"
 
+# official_rows AGENT_NAME: the official TypeScript client over each
+# transport against the server just started.
+official_rows() {
+  row "official TypeScript client (WebSocket) -> serve -> $1" "${ts_client[@]}" "$ws_url"
+  row "official TypeScript client (Streamable HTTP) -> serve -> $1" "${ts_client[@]}" "$http_url"
+}
+
 serve rust -- "$rust_agent"
-row "official TypeScript client (WebSocket) -> serve -> acp-engine (Rust) agent" "${ts_client[@]}" "$url"
-row "acp-engine (Rust) client -> connect -> serve -> acp-engine (Rust) agent" "$rust_client" "$tool" connect "$url"
+official_rows "acp-engine (Rust) agent"
+row "acp-engine (Rust) client -> connect (WebSocket) -> serve -> acp-engine (Rust) agent" "$rust_client" "$tool" connect "$ws_url"
+row "acp-engine (Rust) client -> connect (Streamable HTTP) -> serve -> acp-engine (Rust) agent" "$rust_client" "$tool" connect "$http_url"
 serve ts -- "${official_ts_agent[@]}"
-row "official TypeScript client (WebSocket) -> serve -> official TypeScript agent" "${ts_client[@]}" "$url"
-row "acp-engine (Rust) client -> connect -> serve -> official TypeScript agent" "$rust_client" "$tool" connect "$url"
+official_rows "official TypeScript agent"
+row "acp-engine (Rust) client -> connect (WebSocket) -> serve -> official TypeScript agent" "$rust_client" "$tool" connect "$ws_url"
+row "acp-engine (Rust) client -> connect (Streamable HTTP) -> serve -> official TypeScript agent" "$rust_client" "$tool" connect "$http_url"
 row "acp-engine (Rust) client -> trace -> serve -> official TypeScript agent" "$rust_client" "$tool" trace --out "$work/remote-trace.jsonl" -- "$url"
 if summary="$(python3 "$here/trace_clean.py" "$work/remote-trace.jsonl" 2>&1)"; then
   pass "trace of a remote agent: $summary"
@@ -69,10 +107,10 @@ else
   fail "trace of a remote agent: $summary"
 fi
 serve py -- "${official_py_agent[@]}"
-row "official TypeScript client (WebSocket) -> serve -> official Python agent" "${ts_client[@]}" "$url"
+official_rows "official Python agent"
 if [[ -x "$our_py" ]]; then
   serve ours-py -- "$our_py" "$root/python/examples/agent.py"
-  row "official TypeScript client (WebSocket) -> serve -> acp-engine (Python) agent" "${ts_client[@]}" "$url"
+  official_rows "acp-engine (Python) agent"
 fi
 
 # Our clients in every language (their example clients take a URL) against
@@ -83,42 +121,119 @@ cc -o "$work/c-client" "$root/bindings/c/examples/client.c" -I "$root/include" \
   cc -o "$work/c-agent" "$root/bindings/c/examples/agent.c" -I "$root/include" \
     -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug" || fail "build the C examples"
 serve ts-for-ours -- "${official_ts_agent[@]}"
-row "acp-engine (C) client (WebSocket) -> serve -> official TypeScript agent" "$work/c-client" "$url"
+official_server official
+# ours_rows LANGUAGE CLIENT...: our client over each transport, against
+# `serve` in front of the official agent and against the official server.
+ours_rows() {
+  local language="$1"; shift
+  row "acp-engine ($language) client (WebSocket) -> serve -> official TypeScript agent" "$@" "$ws_url"
+  row "acp-engine ($language) client (Streamable HTTP) -> serve -> official TypeScript agent" "$@" "$http_url"
+  row "acp-engine ($language) client (WebSocket) -> official AcpServer" "$@" "$official_ws"
+  row "acp-engine ($language) client (Streamable HTTP) -> official AcpServer" "$@" "$official_http"
+}
+official_ws="$(sed -n 1p "$work/official.url")"
+official_http="$(sed -n 2p "$work/official.url")"
+ws_url="$(sed -n 1p "$work/ts-for-ours.url")"
+http_url="$(sed -n 2p "$work/ts-for-ours.url")"
+row "acp-engine (Rust) client -> connect (WebSocket) -> official AcpServer" "$rust_client" "$tool" connect "$official_ws"
+row "acp-engine (Rust) client -> connect (Streamable HTTP) -> official AcpServer" "$rust_client" "$tool" connect "$official_http"
+ours_rows C "$work/c-client"
 if [[ -x "$our_py" ]]; then
-  row "acp-engine (Python) client (WebSocket) -> serve -> official TypeScript agent" "$our_py" "$root/python/examples/client.py" "$url"
+  ours_rows Python "$our_py" "$root/python/examples/client.py"
 fi
 node_examples="$root/target/node-app/out/examples"
 if [[ -f "$node_examples/client.js" ]]; then
-  row "acp-engine (Node) client (WebSocket) -> serve -> official TypeScript agent" node "$node_examples/client.js" "$url"
-  serve ours-node -- node "$node_examples/agent.js"
-  row "official TypeScript client (WebSocket) -> serve -> acp-engine (Node) agent" "${ts_client[@]}" "$url"
+  ours_rows Node node "$node_examples/client.js"
 fi
 if [[ -x "$root/target/go-bin/client" ]]; then
-  row "acp-engine (Go) client (WebSocket) -> serve -> official TypeScript agent" "$root/target/go-bin/client" "$url"
+  ours_rows Go "$root/target/go-bin/client"
+fi
+kotlin_classpath="$root/kotlin/target/classpath.txt"
+if [[ -f "$kotlin_classpath" ]]; then
+  ours_rows Kotlin java -Xshare:auto -XX:TieredStopAtLevel=1 \
+    -cp "$root/kotlin/target/classes:$root/kotlin/target/test-classes:$(cat "$kotlin_classpath")" \
+    acp_engine.examples.ExampleClientKt
+fi
+if [[ -f "$node_examples/agent.js" ]]; then
+  serve ours-node -- node "$node_examples/agent.js"
+  official_rows "acp-engine (Node) agent"
+fi
+if [[ -x "$root/target/go-bin/agent" ]]; then
   serve ours-go -- "$root/target/go-bin/agent"
-  row "official TypeScript client (WebSocket) -> serve -> acp-engine (Go) agent" "${ts_client[@]}" "$url"
+  official_rows "acp-engine (Go) agent"
 fi
 serve ours-c -- "$work/c-agent"
-row "official TypeScript client (WebSocket) -> serve -> acp-engine (C) agent" "${ts_client[@]}" "$url"
+official_rows "acp-engine (C) agent"
+
+# Our agents serving remote clients themselves, in every language: the
+# official TypeScript client over each transport.
+self_rows() {
+  row "official TypeScript client (WebSocket) -> $1" "${ts_client[@]}" "$ws_url"
+  row "official TypeScript client (Streamable HTTP) -> $1" "${ts_client[@]}" "$http_url"
+}
+self_served rust-server "$rust_agent"
+self_rows "acp-engine (Rust) agent serving (remote::Server)"
+row "acp-engine (Rust) client (Streamable HTTP) -> acp-engine (Rust) agent serving" "$rust_client" "$http_url"
+self_served c-server "$work/c-agent"
+self_rows "acp-engine (C) agent serving (acp_server_start)"
+if [[ -x "$our_py" ]]; then
+  self_served py-server "$our_py" "$root/python/examples/agent.py"
+  self_rows "acp-engine (Python) agent serving (serve_agent)"
+fi
+if [[ -f "$node_examples/agent.js" ]]; then
+  self_served node-server node "$node_examples/agent.js"
+  self_rows "acp-engine (Node) agent serving (serveAgent)"
+fi
 
 # The token is checked before an agent starts: the agent here would leave a
 # mark if it ever ran.
 mark="$work/agent-started"
 serve token --token secret-token -- sh -c "touch '$mark'; exec '$rust_agent'"
-if ACP_ENGINE_TOKEN=wrong "$tool" connect "$url" </dev/null >"$work/token.out" 2>&1; then
-  fail "a wrong token is refused" "$work/token.out"
-elif grep -q "401" "$work/token.out" && [[ ! -e "$mark" ]]; then
-  pass "a wrong token is refused (401) before any agent starts"
-else
-  fail "a wrong token is refused (401) before any agent starts" "$work/token.out"
-fi
-if "$tool" connect "$url" </dev/null >"$work/token.out" 2>&1 || ! grep -q "401" "$work/token.out"; then
+# (Over Streamable HTTP nothing is sent before initialize: the client sends one.)
+initialize='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}'
+for via in ws http; do
+  if [[ "$via" == ws ]]; then target="$ws_url"; else target="$http_url"; fi
+  if echo "$initialize" | ACP_ENGINE_TOKEN=wrong "$tool" connect "$target" >"$work/token.out" 2>&1; then
+    fail "a wrong token is refused ($via)" "$work/token.out"
+  elif grep -q "401" "$work/token.out" && [[ ! -e "$mark" ]]; then
+    pass "a wrong token is refused (401, $via) before any agent starts"
+  else
+    fail "a wrong token is refused (401, $via) before any agent starts" "$work/token.out"
+  fi
+done
+if "$tool" connect "$ws_url" </dev/null >"$work/token.out" 2>&1 || ! grep -q "401" "$work/token.out"; then
   fail "no token is refused" "$work/token.out"
 else
   pass "no token is refused (401)"
 fi
-row "the right token: official TypeScript client -> serve --token -> acp-engine (Rust) agent" \
-  env ACP_ENGINE_TOKEN=secret-token "${ts_client[@]}" "$url"
+row "the right token: official TypeScript client (WebSocket) -> serve --token -> acp-engine (Rust) agent" \
+  env ACP_ENGINE_TOKEN=secret-token "${ts_client[@]}" "$ws_url"
+row "the right token: official TypeScript client (Streamable HTTP) -> serve --token -> acp-engine (Rust) agent" \
+  env ACP_ENGINE_TOKEN=secret-token "${ts_client[@]}" "$http_url"
+
+# TLS: `serve --tls-cert/--tls-key` with a self-signed certificate (openssl),
+# reached over wss:// and https:// by the official client (trusting it with
+# NODE_EXTRA_CA_CERTS) and by ours (`connect --ca-file`).
+if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:FALSE" -keyout "$work/tls.key" -out "$work/tls.pem" \
+    >"$work/openssl.log" 2>&1; then
+  serve tls --tls-cert "$work/tls.pem" --tls-key "$work/tls.key" -- "$rust_agent"
+  if [[ "$ws_url" == wss://* && "$http_url" == https://* ]]; then pass "serve --tls-cert prints wss:// and https:// URLs"
+  else fail "serve --tls-cert prints wss:// and https:// URLs ($ws_url $http_url)"; fi
+  row "official TypeScript client (WebSocket, TLS) -> serve -> acp-engine (Rust) agent" \
+    env NODE_EXTRA_CA_CERTS="$work/tls.pem" "${ts_client[@]}" "$ws_url"
+  row "official TypeScript client (Streamable HTTP, TLS) -> serve -> acp-engine (Rust) agent" \
+    env NODE_EXTRA_CA_CERTS="$work/tls.pem" "${ts_client[@]}" "$http_url"
+  row "acp-engine (Rust) client -> connect --ca-file (Streamable HTTP, TLS) -> serve" \
+    "$rust_client" "$tool" connect --ca-file "$work/tls.pem" "$http_url"
+  if echo "$initialize" | "$tool" connect "$http_url" >"$work/tls.out" 2>&1; then
+    fail "a client that does not trust the certificate is refused" "$work/tls.out"
+  else
+    pass "a client that does not trust the certificate is refused ($(grep -o 'invalid peer certificate[^"]*' "$work/tls.out" | head -1))"
+  fi
+else
+  fail "openssl could not make a test certificate" "$work/openssl.log"
+fi
 
 # An agent that goes away ends `connect` and `trace` even while their stdin
 # stays open (an editor that has not noticed yet).
@@ -139,7 +254,7 @@ else
   fail "malformed frames" "$work/faults.out"
 fi
 if timeout 30 node "$here/ts/ws-faults.mjs" disconnect "$url" >"$work/faults.out" 2>&1; then
-  pid="$(grep -o 'connected (agent pid [0-9]*' "$work/faults.log" | tail -n 1 | grep -o '[0-9]*$')"
+  pid="$(grep -o '(agent pid [0-9]*' "$work/faults.log" | tail -n 1 | grep -o '[0-9]*$')"
   for _ in $(seq 100); do [[ -n "$pid" && -d "/proc/$pid" ]] || break; sleep 0.05; done
   if [[ -n "$pid" && ! -d "/proc/$pid" ]]; then pass "a client that vanishes mid-turn: its agent (pid $pid) is stopped"
   else fail "a client that vanishes mid-turn: its agent (pid ${pid:-?}) is still running" "$work/faults.log"; fi
@@ -151,7 +266,7 @@ fi
 # timeout, and its agent is stopped.
 serve stall --output-stall-timeout-ms 500 -- "$rust_agent"
 if timeout 60 node "$here/ts/ws-faults.mjs" stall "$url" >"$work/faults.out" 2>&1; then
-  pid="$(grep -o 'connected (agent pid [0-9]*' "$work/stall.log" | tail -n 1 | grep -o '[0-9]*$')"
+  pid="$(grep -o '(agent pid [0-9]*' "$work/stall.log" | tail -n 1 | grep -o '[0-9]*$')"
   for _ in $(seq 100); do [[ -n "$pid" && -d "/proc/$pid" ]] || break; sleep 0.05; done
   if [[ -n "$pid" && ! -d "/proc/$pid" ]]; then pass "a client that stops reading is dropped after the stall timeout; $(cat "$work/faults.out")"
   else fail "a client that stops reading: its agent (pid ${pid:-?}) is still running" "$work/stall.log"; fi
@@ -159,18 +274,54 @@ else
   fail "a client that stops reading is dropped after the stall timeout" "$work/faults.out"
 fi
 
-# A slow reader over WebSocket: the flood client (400,000 requests without
-# reading) through `acp-engine connect`; the server and its agent stay within
-# the agent's default limits plus a constant.
+# Streamable HTTP: malformed bodies get their JSON-RPC errors; a client
+# that drops its requests mid-turn without DELETE is ended after the idle
+# timeout and its agent stopped; a server killed mid-request fails the
+# pending request at once, over both transports.
+serve http-faults --idle-timeout-ms 500 -- "$rust_agent"
+if out="$(timeout 30 node "$here/ts/remote-faults.mjs" malformed "$http_url" 2>&1)"; then pass "malformed HTTP bodies: $out"
+else fail "malformed HTTP bodies: $out"; fi
+if timeout 30 node "$here/ts/remote-faults.mjs" vanish "$http_url" >"$work/faults.out" 2>&1; then
+  pid="$(grep -o '(agent pid [0-9]*' "$work/http-faults.log" | tail -n 1 | grep -o '[0-9]*$')"
+  for _ in $(seq 100); do [[ -n "$pid" && -d "/proc/$pid" ]] || break; sleep 0.05; done
+  if [[ -n "$pid" && ! -d "/proc/$pid" ]]; then pass "an HTTP client that vanishes mid-turn: its agent (pid $pid) is stopped after the idle timeout"
+  else fail "an HTTP client that vanishes mid-turn: its agent (pid ${pid:-?}) is still running" "$work/http-faults.log"; fi
+else
+  fail "an HTTP client that vanishes mid-turn" "$work/faults.out"
+fi
+for via in ws http; do
+  serve killed-$via -- "$rust_agent"
+  if [[ "$via" == ws ]]; then target="$ws_url"; else target="$http_url"; fi
+  if out="$(timeout 30 node "$here/ts/remote-faults.mjs" killed "$target" "${servers[-1]}" 2>&1)"; then
+    pass "a server killed mid-request ($via): $out"
+  else
+    fail "a server killed mid-request ($via): $out"
+  fi
+done
+
+# A slow reader over each transport: the flood client (up to 400,000
+# requests without reading) through `acp-engine connect`; the server and its
+# agent stay within the agent's default limits plus a constant. Over
+# Streamable HTTP a second initialize is refused at the server (400), so
+# only the engine-answered flood reaches the agent, and the server holds at
+# most --max-buffered-bytes for the client (a smaller bound than the
+# default, so that the serial POSTs stop early).
 serve flood -- "$rust_agent"
 flood_pid="${servers[-1]}"
 for mode in handler engine; do
-  if result="$(timeout 600 python3 "$root/reliability/flood.py" --mode "$mode" --max-growth-mib 96 --rss-of "$flood_pid" -- "$tool" connect "$url")"; then
-    pass "a slow WebSocket reader ($mode): server and agent bounded: $result"
+  if result="$(timeout 600 python3 "$root/reliability/flood.py" --mode "$mode" --max-growth-mib 96 --rss-of "$flood_pid" -- "$tool" connect "$ws_url")"; then
+    pass "a slow reader (ws, $mode): server and agent bounded: $result"
   else
-    fail "a slow WebSocket reader ($mode): $result"
+    fail "a slow reader (ws, $mode): $result"
   fi
 done
+serve flood-http --max-buffered-bytes 4194304 -- "$rust_agent"
+flood_pid="${servers[-1]}"
+if result="$(timeout 600 python3 "$root/reliability/flood.py" --mode engine --max-growth-mib 96 --rss-of "$flood_pid" -- "$tool" connect "$http_url")"; then
+  pass "a slow reader (http, engine): server and agent bounded: $result"
+else
+  fail "a slow reader (http, engine): $result"
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

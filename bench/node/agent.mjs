@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Benchmark agent on acp-engine's Node binding (see bench/README.md).
-import { AgentSideConnection, RequestError, stdioStream } from "../../node/dist/index.js";
+// Benchmark agent on acp-engine's Node binding (see bench/README.md);
+// `--serve HOST:PORT` serves remote clients instead (bench/remote.py).
+import { AgentSideConnection, RequestError, serveAgent, stdioStream } from "../../node/dist/index.js";
 
 const CHUNK_TEXT = "chunk of agent text";
 const LARGE = 16 * 1024 * 1024;
@@ -43,5 +44,18 @@ const agent = {
   },
 };
 
-conn = new AgentSideConnection(() => agent, stdioStream());
-await conn.closed;
+if (process.argv[2] === "--serve") {
+  const address = process.argv[3];
+  const colon = address.lastIndexOf(":");
+  const server = await serveAgent(
+    (connection) => {
+      conn = connection;
+      return agent;
+    },
+    { host: address.slice(0, colon), port: Number(address.slice(colon + 1)) },
+  );
+  console.log(`${server.websocketUrl}\n${server.httpUrl}`);
+} else {
+  conn = new AgentSideConnection(() => agent, stdioStream());
+  await conn.closed;
+}

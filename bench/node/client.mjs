@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Benchmark client on acp-engine's Node binding (see bench/README.md):
-// node client.mjs --scenario <scenario> --n N -- <agent command...>
+// node client.mjs --scenario <scenario> --n N -- <agent command...>, or
+// -- <ws:// or http:// URL> for an agent serving remote clients (bench/remote.py)
 const t0 = performance.now(); // setup includes loading the SDK
-const { ClientSideConnection, spawnStream } = await import("../../node/dist/index.js");
+const { ClientSideConnection, remoteStream, spawnStream } = await import("../../node/dist/index.js");
 
 const args = process.argv.slice(2);
 const flag = (name) => args[args.indexOf(name) + 1];
@@ -32,7 +33,8 @@ const client = {
   },
 };
 
-const agent = new ClientSideConnection(() => client, spawnStream(agentArgv[0], agentArgv.slice(1)));
+const stream = agentArgv[0].includes("://") ? remoteStream(agentArgv[0]) : spawnStream(agentArgv[0], agentArgv.slice(1));
+const agent = new ClientSideConnection(() => client, stream);
 await agent.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
 const session = await agent.newSession({ cwd: "/tmp", mcpServers: [] });
 const setup_s = (performance.now() - t0) / 1000;

@@ -54,6 +54,25 @@ const app = acp
   })
   .onNotification(acp.methods.agent.session.cancel, () => {});
 
-const conn = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
-await conn.closed;
-process.exit(0);
+if (process.argv[2] === "--serve") {
+  // Served remote clients by the SDK's own server (bench/remote.py).
+  const http = await import("node:http");
+  const sdk = "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/transports";
+  const { AcpServer } = await import(`${sdk}/server.js`);
+  const { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } = await import(`${sdk}/node-adapter.js`);
+  const { WebSocketServer } = await import("../../interop/ts/node_modules/ws/wrapper.mjs");
+  const server = new AcpServer({ agent: app });
+  const httpServer = http.createServer(createNodeHttpHandler(server));
+  httpServer.on("upgrade", createNodeWebSocketUpgradeHandler(server, new WebSocketServer({ noServer: true })));
+  const address = process.argv[3];
+  const colon = address.lastIndexOf(":");
+  const host = address.slice(0, colon);
+  httpServer.listen(Number(address.slice(colon + 1)), host, () => {
+    const { port } = httpServer.address();
+    console.log(`ws://${host}:${port}/acp\nhttp://${host}:${port}/acp`);
+  });
+} else {
+  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+  await conn.closed;
+  process.exit(0);
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Benchmark client on the official TypeScript SDK (see bench/README.md):
-// node client.mjs --scenario <scenario> --n N -- <agent command...>
+// node client.mjs --scenario <scenario> --n N -- <agent command...>, or
+// -- <ws:// or http:// URL> for an agent serving remote clients (bench/remote.py)
 const t0 = performance.now(); // setup includes loading the SDK
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -35,9 +36,12 @@ const app = acp
     count++;
   });
 
-const child = spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-const exited = new Promise((resolve) => child.on("exit", resolve));
-const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
+const remote = agentArgv[0].includes("://");
+const child = remote ? null : spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+const exited = child ? new Promise((resolve) => child.on("exit", resolve)) : Promise.resolve();
+const conn = app.connect(
+  child ? acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)) : await remoteStream(agentArgv[0]),
+);
 const agent = conn.agent;
 await agent.request(acp.methods.agent.initialize, {
   protocolVersion: 1,
@@ -68,7 +72,15 @@ if (scenario === "setup") {
 }
 const ok = count === n && stopReason === "end_turn";
 conn.close();
-child.stdin.end();
+child?.stdin.end();
 await exited;
 console.log(JSON.stringify({ client: "official-ts", scenario, n, setup_s, run_s, count, late, ok }));
 process.exit(ok ? 0 : 1);
+
+/** The SDK's own remote streams: WebSocket (with the `ws` package) or Streamable HTTP. */
+async function remoteStream(url) {
+  const sdk = "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/transports";
+  if (url.startsWith("http")) return (await import(`${sdk}/http-stream.js`)).createHttpStream(url);
+  const { WebSocket } = await import("../../interop/ts/node_modules/ws/wrapper.mjs");
+  return (await import(`${sdk}/ws-stream.js`)).createWebSocketStream(url, { WebSocket });
+}

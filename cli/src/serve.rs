@@ -1,10 +1,11 @@
-//! `acp-engine serve`: any stdio agent behind a WebSocket server, one agent
-//! process per connection, killed when its connection ends.
+//! `acp-engine serve`: any stdio agent behind a server (WebSocket and
+//! Streamable HTTP on one endpoint), one agent process per connection,
+//! killed when its connection ends.
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use acp_engine::websocket::{self, Lines, Peer, ServeOptions};
+use acp_engine::remote::{Lines, Peer, PeerTransport, ServeOptions, Server, ServerTls};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
@@ -13,14 +14,15 @@ use crate::args::{self, Args, Failure};
 const HELP: &str = "\
 usage: acp-engine serve --listen HOST:PORT [options] -- AGENT_COMMAND [ARGS...]
 
-Serves the agent over WebSocket at ws://HOST:PORT/acp, one JSON-RPC message
-per text frame (the official SDKs' convention). Every connection starts its
-own agent process, whose stdin/stdout carry that connection; the process is
-stopped when the connection ends (stdin closed, killed after 2 s).
+Serves the agent at HOST:PORT/acp over both remote transports of the
+official SDKs: WebSocket (one JSON-RPC message per text frame) and
+Streamable HTTP (POST in, server-sent events out). Every connection starts
+its own agent process, whose stdin/stdout carry that connection; the
+process is stopped when the connection ends (stdin closed, killed after 2 s).
 
-The first line on stdout is the address served, `ws://HOST:PORT/acp` (with
-port 0, the port the system chose). Connections and failures are logged on
-stderr.
+The first two lines on stdout are the URLs served, `ws://HOST:PORT/acp` and
+`http://HOST:PORT/acp` (wss:// and https:// with TLS; with port 0, the port
+the system chose). Connections and failures are logged on stderr.
 
 options:
   --listen HOST:PORT      where to listen (required; loopback unless you mean it)
@@ -28,10 +30,16 @@ options:
                           agent starts); or set ACP_ENGINE_TOKEN
   --path PATH             the endpoint (default /acp; other paths get 404)
   --max-connections N     connections at once (default 1024; beyond it 503)
-  --max-message-size N    the largest frame a client may send, in bytes (default 64 MiB)
+  --max-message-size N    the largest message a client may send, in bytes (default 64 MiB)
   --output-stall-timeout-ms N
                           drop a connection whose client reads nothing for N ms while
                           output waits (default 60000; 0: never)
+  --max-buffered-bytes N  Streamable HTTP: output held per connection for its client before
+                          the agent's output waits (default 64 MiB)
+  --idle-timeout-ms N     Streamable HTTP: end a connection with no event stream open and
+                          nothing sent for N ms (default 60000; 0: never)
+  --tls-cert PEM --tls-key PEM
+                          serve wss:// and https:// with this certificate chain and key
   -h, --help              this text
 ";
 
@@ -48,6 +56,10 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "max-connections",
             "max-message-size",
             "output-stall-timeout-ms",
+            "max-buffered-bytes",
+            "idle-timeout-ms",
+            "tls-cert",
+            "tls-key",
         ],
     )?;
     if args.help {
@@ -79,26 +91,42 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     if let Some(ms) = args.number("output-stall-timeout-ms")? {
         options.output_stall_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
     }
+    if let Some(max) = args.number("max-buffered-bytes")? {
+        options.max_buffered_bytes = max;
+    }
+    if let Some(ms) = args.number("idle-timeout-ms")? {
+        options.idle_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
+    }
+    match (args.value("tls-cert"), args.value("tls-key")) {
+        (Some(cert), Some(key)) => {
+            let tls =
+                ServerTls::from_pem_files(cert, key).map_err(|error| Failure::Run(error.to_string()))?;
+            options.tls = Some(tls);
+        }
+        (None, None) => {}
+        _ => return Err(Failure::Usage("--tls-cert and --tls-key go together".to_owned())),
+    }
     let agent = args.rest.clone();
     crate::runtime()?.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen)
-            .await
-            .map_err(|error| Failure::Run(format!("cannot listen on {listen}: {error}")))?;
-        let address = listener
-            .local_addr()
-            .map_err(|error| Failure::Run(error.to_string()))?;
-        println!("ws://{address}{}", options.path);
-        let served = websocket::serve(listener, options, move |lines, peer| {
+        let server = Server::bind(&listen, options, move |lines, peer| {
             tokio::spawn(run_agent(agent.clone(), lines, peer));
-        });
+        })
+        .await
+        .map_err(|error| Failure::Run(format!("cannot listen on {listen}: {error}")))?;
+        println!("{}", server.websocket_url());
+        println!("{}", server.http_url());
+        let mut server = server;
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|error| Failure::Run(error.to_string()))?;
-        // On SIGINT or SIGTERM: stop; dropping the runtime kills every agent.
-        tokio::select! {
-            served = served => served.map_err(|error| Failure::Run(format!("serving failed: {error}"))),
+        let served = tokio::select! {
+            served = server.wait() => served.map_err(|error| Failure::Run(format!("serving failed: {error}"))),
             _ = tokio::signal::ctrl_c() => Ok(()),
             _ = terminate.recv() => Ok(()),
-        }
+        };
+        // Every connection ends, so every agent's stdin closes; dropping the
+        // runtime then kills any agent still running.
+        server.shutdown().await;
+        served
     })
 }
 
@@ -121,8 +149,12 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
             return;
         }
     };
+    let transport = match peer.transport {
+        PeerTransport::WebSocket => "WebSocket",
+        PeerTransport::StreamableHttp => "Streamable HTTP",
+    };
     eprintln!(
-        "acp-engine: {} connected (agent pid {})",
+        "acp-engine: {} connected over {transport} (agent pid {})",
         peer.address,
         child.id().unwrap_or(0)
     );

@@ -10,18 +10,45 @@
 //! tests run against the official SDKs: see interop/.)
 //!
 //! `cargo run --example client -- cargo run --example agent`
+//!
+//! With `--serve HOST:PORT` it serves remote clients instead, one agent per
+//! connection, over WebSocket and Streamable HTTP (it prints both URLs; a
+//! bearer token from ACP_ENGINE_TOKEN is required when set):
+//! `cargo run --example agent -- --serve 127.0.0.1:8080`, then
+//! `cargo run --example client -- http://127.0.0.1:8080/acp`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use acp_engine::remote::{ServeOptions, Server};
 use acp_engine::schema::*;
-use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError};
+use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError, Transport};
 
 #[tokio::main]
 async fn main() {
-    run_agent(ExampleAgent::new).await;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [flag, address] if flag == "--serve" => serve(address).await,
+        _ => run_agent(ExampleAgent::new).await,
+    }
+}
+
+/// Serve remote clients until killed: every connection gets its own agent.
+async fn serve(address: &str) {
+    let options = ServeOptions {
+        bearer_token: std::env::var("ACP_ENGINE_TOKEN").ok(),
+        ..ServeOptions::default()
+    };
+    let server = Server::bind(address, options, |lines, _peer| {
+        let connection = AgentSideConnection::new(ExampleAgent::new, Transport::from_stream(lines));
+        tokio::spawn(async move { connection.closed().await });
+    })
+    .await
+    .unwrap_or_else(|error| panic!("cannot listen on {address}: {error}"));
+    println!("{}\n{}", server.websocket_url(), server.http_url());
+    std::future::pending::<()>().await;
 }
 
 struct ExampleAgent {

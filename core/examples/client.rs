@@ -10,7 +10,9 @@
 //! interop client of interop/ (with `ACP_INTEROP_NEWS=1` it also expects the
 //! notice and compaction updates of interop/news.json).
 //!
-//! `cargo run --example client -- <agent command> [args...]`
+//! `cargo run --example client -- <agent command> [args...]`, or a remote
+//! agent's URL in place of the command (`ws://`, `wss://`, `http://`,
+//! `https://`; a bearer token from ACP_ENGINE_TOKEN).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -18,8 +20,9 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use acp_engine::remote::{self, ConnectOptions};
 use acp_engine::schema::*;
-use acp_engine::{spawn_agent, Client, RequestError, SpawnOptions};
+use acp_engine::{spawn_agent, Client, ClientSideConnection, RequestError, SpawnOptions};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, watch};
 
@@ -33,7 +36,9 @@ async fn main() {
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args_os().skip(1);
-    let command = argv.next().ok_or("usage: client <agent command> [args...]")?;
+    let command = argv
+        .next()
+        .ok_or("usage: client <agent command> [args...] | URL")?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .subsec_nanos();
@@ -53,7 +58,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         answer_permissions: answer_permissions.clone(),
         permission_asked,
     };
-    let agent = spawn_agent(SpawnOptions::new(command).args(argv), |_agent| client)?;
+    let agent = match command.to_str().filter(|command| remote::is_url(command)) {
+        Some(url) => {
+            let options = ConnectOptions {
+                bearer_token: std::env::var("ACP_ENGINE_TOKEN").ok(),
+                ..ConnectOptions::default()
+            };
+            ClientSideConnection::new(|_agent| client, remote::dial(url, &options))
+        }
+        None => spawn_agent(SpawnOptions::new(command).args(argv), |_agent| client)?,
+    };
 
     let mut init = InitializeRequest::new(1);
     let fs = FileSystemCapabilities {

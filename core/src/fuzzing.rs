@@ -60,3 +60,11 @@ pub fn classify_line(line: &[u8]) -> Classified {
 pub fn check_agrees_with_parse(method: &str, text: &str) -> Option<bool> {
     crate::method_check::check_agrees_with_parse(method, text)
 }
+
+/// The server-sent events a Streamable HTTP client reads from `stream`,
+/// fed in chunks of the given sizes (cycled; a size of 0 counts as 1), or
+/// None once an event is over `max_event` bytes.
+#[cfg(feature = "remote")]
+pub fn sse_events(stream: &[u8], sizes: &[u8], max_event: usize) -> Option<Vec<Vec<u8>>> {
+    crate::remote::fuzzing::sse_events(stream, sizes, max_event)
+}

@@ -41,13 +41,13 @@ pub mod host;
 pub mod message;
 mod method_check;
 mod permission_cancel;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod schema;
 mod stdio;
 mod terminal;
 pub mod transport;
 mod typed;
-#[cfg(feature = "websocket")]
-pub mod websocket;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};
 pub use client::{spawn_agent, Client, ClientSideConnection};

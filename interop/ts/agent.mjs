@@ -3,7 +3,8 @@
 // (@agentclientprotocol/sdk, app API: agent().onRequest(...).connect(stream)).
 //
 // Speaks ACP on its own stdin/stdout and follows the interop contract in
-// ../README.md. Exits when stdin reaches EOF.
+// ../README.md. Exits when stdin reaches EOF. With `--serve HOST:PORT` it is
+// served by the SDK's AcpServer over Streamable HTTP and WebSocket instead.
 
 import { randomUUID } from "node:crypto";
 import * as path from "node:path";
@@ -145,8 +146,36 @@ const app = acp
     if (session) session.cancelled = true;
   });
 
-const stream = traced(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)), log);
-const conn = app.connect(stream);
-await conn.closed;
-log("stdin closed; exiting");
-process.exit(0);
+if (process.argv[2] === "--serve") {
+  await serve(process.argv[3] ?? "127.0.0.1:0");
+} else {
+  const stream = traced(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)), log);
+  const conn = app.connect(stream);
+  await conn.closed;
+  log("stdin closed; exiting");
+  process.exit(0);
+}
+
+/**
+ * `agent.mjs --serve HOST:PORT`: this agent behind the official SDK's own
+ * server (AcpServer: Streamable HTTP and WebSocket on one endpoint), for our
+ * remote clients to reach. Prints the WebSocket and the HTTP URL, then
+ * serves until killed.
+ */
+async function serve(listen) {
+  const http = await import("node:http");
+  const { AcpServer } = await import("@agentclientprotocol/sdk/experimental/server");
+  const { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } = await import(
+    "@agentclientprotocol/sdk/experimental/node"
+  );
+  const { WebSocketServer } = await import("ws");
+  const server = new AcpServer({ agent: app });
+  const httpServer = http.createServer(createNodeHttpHandler(server));
+  httpServer.on("upgrade", createNodeWebSocketUpgradeHandler(server, new WebSocketServer({ noServer: true })));
+  const [host, port] = [listen.slice(0, listen.lastIndexOf(":")), Number(listen.slice(listen.lastIndexOf(":") + 1))];
+  httpServer.listen(port, host, () => {
+    const address = httpServer.address();
+    console.log(`ws://${host}:${address.port}/acp`);
+    console.log(`http://${host}:${address.port}/acp`);
+  });
+}

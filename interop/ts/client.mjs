@@ -4,8 +4,9 @@
 //
 // Usage: node client.mjs <agent command> [agent args...]
 //        node client.mjs ws://host:port/acp   (a remote agent, over the SDK's
-//                                             WebSocket stream; a bearer token
-//                                             from ACP_ENGINE_TOKEN)
+//                                             WebSocket stream, or http://... over
+//                                             its Streamable HTTP stream; a bearer
+//                                             token from ACP_ENGINE_TOKEN)
 //
 // Follows the interop contract in ../README.md: initialize, session/new,
 // a "Say hello" turn that exercises permission, fs and terminal methods for
@@ -156,7 +157,7 @@ async function main() {
   fs.writeFileSync(path.join(cwd, "hello.txt"), HELLO_CONTENT);
   log("session cwd", cwd);
 
-  const remote = /^wss?:\/\//.test(argv[0]);
+  const remote = /^(wss?|https?):\/\//.test(argv[0]);
   let agentProc = null;
   let agentExit = null;
   let agentExited = Promise.resolve({ remote: argv[0] });
@@ -324,12 +325,17 @@ async function main() {
   process.exit(0);
 }
 
-/** The official SDK's WebSocket stream to a remote agent. */
+/** The official SDK's stream to a remote agent: WebSocket, or Streamable HTTP. */
 async function remoteStream(url) {
+  const token = process.env.ACP_ENGINE_TOKEN;
+  const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
+  if (/^https?:/.test(url)) {
+    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
+    return createHttpStream(url, { headers });
+  }
   const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
   const { WebSocket } = await import("ws");
-  const token = process.env.ACP_ENGINE_TOKEN;
-  return createWebSocketStream(url, { WebSocket, headers: token ? { Authorization: `Bearer ${token}` } : undefined });
+  return createWebSocketStream(url, { WebSocket, headers });
 }
 
 main().catch((err) => {

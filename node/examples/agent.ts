@@ -10,12 +10,17 @@
 // `session.notices` and `session.compaction`), the turn also reports a notice
 // and a context compaction. (This is the interop contract of
 // interop/README.md, the same behaviour as core/examples/agent.rs.)
+//
+// With `--serve HOST:PORT` it serves remote clients instead, one agent per
+// connection, over WebSocket and Streamable HTTP (it prints both URLs; a
+// bearer token from ACP_ENGINE_TOKEN is required when set).
 
 import * as path from "node:path";
 
 import {
   AgentSideConnection,
   RequestError,
+  serveAgent,
   stdioStream,
   type Agent,
   type ContentBlock,
@@ -134,5 +139,17 @@ class ExampleAgent implements Agent {
   }
 }
 
-const connection = new AgentSideConnection((client) => new ExampleAgent(client), stdioStream());
-await connection.closed;
+const [flag, address] = process.argv.slice(2);
+if (flag === "--serve" && address !== undefined) {
+  const colon = address.lastIndexOf(":");
+  const server = await serveAgent((client) => new ExampleAgent(client), {
+    host: address.slice(0, colon),
+    port: Number(address.slice(colon + 1)),
+    token: process.env.ACP_ENGINE_TOKEN,
+  });
+  console.log(server.websocketUrl);
+  console.log(server.httpUrl);
+} else {
+  const connection = new AgentSideConnection((client) => new ExampleAgent(client), stdioStream());
+  await connection.closed;
+}

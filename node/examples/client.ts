@@ -24,7 +24,7 @@ import {
   ClientSideConnection,
   RequestError,
   spawnStream,
-  webSocketStream,
+  remoteStream,
   type Client,
   type CreateTerminalRequest,
   type CreateTerminalResponse,
@@ -200,7 +200,7 @@ function check(condition: boolean, what: string) {
 async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
   if (command === undefined) {
-    process.stderr.write("usage: client <agent command> [args...] | ws://host:port/acp\n");
+    process.stderr.write("usage: client <agent command> [args...] | URL (ws://, wss://, http://, https://)\n");
     return 2;
   }
   const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "acp-engine-node-client-")));
@@ -208,8 +208,8 @@ async function main(): Promise<number> {
 
   const client = new ExampleClient(cwd);
   // A URL is a remote agent (token: ACP_ENGINE_TOKEN); anything else a command to spawn.
-  const stream = /^wss?:\/\//.test(command)
-    ? webSocketStream(command, { token: process.env.ACP_ENGINE_TOKEN })
+  const stream = command.includes("://")
+    ? remoteStream(command, { token: process.env.ACP_ENGINE_TOKEN })
     : spawnStream(command, args, { exitGraceMs: 2000 });
   const agent = new ClientSideConnection(() => client, stream);
   try {

@@ -8,12 +8,12 @@ export {
   ndJsonStream,
   spawnStream,
   stdioStream,
-  webSocketStream,
+  remoteStream,
   type Limits,
   type MessageStream,
   type SpawnOptions,
   type Stream,
   type StreamOptions,
-  type WebSocketStreamOptions,
+  type RemoteStreamOptions,
 } from "./streams.js";
 export { TerminalHandle } from "./terminal.js";

@@ -7,3 +7,4 @@ export * from "./common.js";
 export * from "./generated/methods.js";
 export type * from "./generated/schema.js";
 export { connectAgent, runAgent, spawnAgent } from "./run.js";
+export { AgentServer, serveAgent, type ServeAgentOptions } from "./server.js";

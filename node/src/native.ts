@@ -10,6 +10,8 @@ const loaded = require("../native.cjs") as typeof addon;
 
 export const NativeConnection = loaded.NativeConnection;
 export type NativeConnection = addon.NativeConnection;
+export const NativeServer = loaded.NativeServer;
+export type NativeServer = addon.NativeServer;
 export type NativeSpawnOptions = addon.NativeSpawnOptions;
 /** What connections and sends fail with, from the engine (`acp_engine::error::codes`). */
 export const ENGINE_ERROR_CODES = loaded.engineErrorCodes();

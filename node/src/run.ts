@@ -5,10 +5,10 @@ import { AgentSideConnection, ClientSideConnection, type Agent, type Client } fr
 import {
   spawnStream,
   stdioStream,
-  webSocketStream,
+  remoteStream,
   type SpawnOptions,
   type StreamOptions,
-  type WebSocketStreamOptions,
+  type RemoteStreamOptions,
 } from "./streams.js";
 
 /** Serve `toAgent(connection)` on this process's stdin/stdout until the client hangs up. */
@@ -32,13 +32,13 @@ export function spawnAgent(
 }
 
 /**
- * Connect to a remote agent over WebSocket as `toClient(connection)` (see
- * `webSocketStream`). Close the connection when done.
+ * Connect to a remote agent (`ws://`, `wss://`, `http://` or `https://`) as
+ * `toClient(connection)` (see `remoteStream`). Close the connection when done.
  */
 export function connectAgent(
   toClient: (connection: ClientSideConnection) => Client,
   url: string,
-  options: WebSocketStreamOptions = {},
+  options: RemoteStreamOptions = {},
 ): ClientSideConnection {
-  return new ClientSideConnection(toClient, webSocketStream(url, options));
+  return new ClientSideConnection(toClient, remoteStream(url, options));
 }

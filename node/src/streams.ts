@@ -20,7 +20,7 @@ export const kOpen: unique symbol = Symbol("acp-engine.open");
 /** Where a connection's bytes go: make one with `ndJsonStream`, `stdioStream`
  * or `spawnStream`. */
 export interface Stream {
-  readonly kind: "ndjson" | "stdio" | "spawn" | "websocket";
+  readonly kind: "ndjson" | "stdio" | "spawn" | "remote";
   /** @internal */
   readonly [kOpen]: Opener;
 }
@@ -64,7 +64,8 @@ export interface SpawnOptions extends StreamOptions {
   exitGraceMs?: number;
 }
 
-function settings(side: Side, unstable: boolean, options: StreamOptions | undefined) {
+/** @internal A connection's settings for the native side. */
+export function settings(side: Side, unstable: boolean, options: StreamOptions | undefined) {
   const limits = options?.limits;
   return {
     side,
@@ -106,22 +107,25 @@ export function stdioStream(options?: StreamOptions): Stream {
   };
 }
 
-export interface WebSocketStreamOptions extends StreamOptions {
+export interface RemoteStreamOptions extends StreamOptions {
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
+  /** A PEM file of CA certificates to trust besides the system's (`wss://`, `https://`). */
+  caFile?: string;
 }
 
 /**
- * A remote agent over WebSocket (`ws://host:port/acp`, as `acp-engine serve`
- * and the official SDKs' servers speak it: one message per text frame),
- * driven by the engine. The connection is made in the background; if it
- * fails, the connection closes with the reason and pending calls reject.
+ * A remote agent at `url`: `ws://` or `wss://` (WebSocket), `http://` or
+ * `https://` (Streamable HTTP), as `acp-engine serve` and the official SDKs'
+ * servers (`AcpServer`) serve them, driven by the engine. The connection is
+ * made in the background; if it fails, the connection closes with the
+ * reason and pending calls reject.
  */
-export function webSocketStream(url: string, options: WebSocketStreamOptions = {}): Stream {
+export function remoteStream(url: string, options: RemoteStreamOptions = {}): Stream {
   return {
-    kind: "websocket",
+    kind: "remote",
     [kOpen](side, unstable, wake) {
-      return NativeConnection.websocket(settings(side, unstable, options), url, options.token, wake);
+      return NativeConnection.remote(settings(side, unstable, options), url, options.token, options.caFile, wake);
     },
   };
 }

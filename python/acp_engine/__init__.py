@@ -20,10 +20,11 @@ from ._connection import Connection, Side
 from ._errors import RequestError
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._helpers import connect_agent, run_agent, spawn_agent
+from ._server import AgentServer, serve_agent
 from ._limits import Limits
 from ._native import __version__
 from ._terminal import TerminalHandle
-from ._transport import Stream, asyncio_stream, fd_stream, spawn_stream, stdio_stream, websocket_stream
+from ._transport import Stream, asyncio_stream, fd_stream, remote_stream, spawn_stream, stdio_stream
 
 #: The ACP protocol version this package speaks.
 PROTOCOL_VERSION = 1
@@ -38,6 +39,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Agent",
+    "AgentServer",
     "AgentSideConnection",
     "Client",
     "ClientSideConnection",
@@ -52,10 +54,11 @@ __all__ = [
     "asyncio_stream",
     "connect_agent",
     "fd_stream",
+    "remote_stream",
     "run_agent",
     "schema",
+    "serve_agent",
     "spawn_agent",
     "spawn_stream",
     "stdio_stream",
-    "websocket_stream",
 ]

@@ -8,7 +8,7 @@ from typing import AsyncIterator, Callable, Mapping, Optional
 
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._limits import Limits
-from ._transport import Stream, spawn_stream, stdio_stream, websocket_stream
+from ._transport import Stream, remote_stream, spawn_stream, stdio_stream
 
 
 async def run_agent(
@@ -48,12 +48,15 @@ async def connect_agent(
     url: str,
     *,
     token: Optional[str] = None,
+    ca_file: Optional[str] = None,
     limits: Optional[Limits] = None,
 ) -> AsyncIterator[ClientSideConnection]:
-    """Connect to a remote agent over WebSocket as ``client_factory(conn)``:
-    ``async with connect_agent(MyClient, "ws://host:8080/acp") as agent: ...``
-    (see :func:`websocket_stream`). On exit the connection is closed."""
-    connection = ClientSideConnection(client_factory, websocket_stream(url, token=token), limits=limits)
+    """Connect to a remote agent as ``client_factory(conn)``:
+    ``async with connect_agent(MyClient, "http://host:8080/acp") as agent: ...``
+    (``ws://``, ``wss://``, ``http://`` or ``https://``; see :func:`remote_stream`).
+    On exit the connection is closed."""
+    stream = remote_stream(url, token=token, ca_file=ca_file)
+    connection = ClientSideConnection(client_factory, stream, limits=limits)
     try:
         yield connection
     finally:

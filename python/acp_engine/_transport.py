@@ -14,7 +14,7 @@ from ._native import NativeConnection
 
 class Stream:
     """Where a connection's bytes go. Make one with :func:`stdio_stream`,
-    :func:`spawn_stream`, :func:`websocket_stream`, :func:`asyncio_stream` or
+    :func:`spawn_stream`, :func:`remote_stream`, :func:`asyncio_stream` or
     :func:`fd_stream`."""
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
@@ -43,13 +43,14 @@ class _Spawn(Stream):
         return NativeConnection.spawn(settings, self.command, self.args, self.env, self.cwd)
 
 
-class _WebSocket(Stream):
-    def __init__(self, url: str, token: Optional[str]) -> None:
+class _Remote(Stream):
+    def __init__(self, url: str, token: Optional[str], ca_file: Optional[str]) -> None:
         self.url = url
         self.token = token
+        self.ca_file = ca_file
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
-        return NativeConnection.websocket(settings, self.url, self.token)
+        return NativeConnection.remote(settings, self.url, self.token, self.ca_file)
 
 
 class _Fds(Stream):
@@ -149,13 +150,14 @@ def asyncio_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -
     return _AsyncioStreams(reader, writer)
 
 
-def websocket_stream(url: str, *, token: Optional[str] = None) -> Stream:
-    """A remote agent over WebSocket (``ws://host:port/acp``, as ``acp-engine
-    serve`` and the official SDKs' servers speak it: one message per text
-    frame), with ``Authorization: Bearer <token>`` when given. The
+def remote_stream(url: str, *, token: Optional[str] = None, ca_file: Optional[str] = None) -> Stream:
+    """A remote agent at ``url``: ``ws://`` or ``wss://`` (WebSocket), ``http://``
+    or ``https://`` (Streamable HTTP), as ``acp-engine serve`` and the official
+    SDKs' servers serve them, with ``Authorization: Bearer <token>`` when
+    given; ``ca_file`` (PEM) trusts a private CA besides the system's. The
     connection is made in the background; if it fails, the connection closes
     with the reason and pending calls fail."""
-    return _WebSocket(url, token)
+    return _Remote(url, token, None if ca_file is None else os.fspath(ca_file))
 
 
 def fd_stream(read_fd: int, write_fd: int) -> Stream:

@@ -10,6 +10,13 @@ notice and a context compaction. (This is the interop contract: see
 interop/README.md.)
 
     python examples/client.py python examples/agent.py
+
+With ``--serve HOST:PORT`` it serves remote clients instead, one agent per
+connection, over WebSocket and Streamable HTTP (it prints both URLs; a
+bearer token from ACP_ENGINE_TOKEN is required when set)::
+
+    python examples/agent.py --serve 127.0.0.1:8080
+    python examples/client.py http://127.0.0.1:8080/acp
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import os
 import sys
 from typing import Dict, List, Optional
 
-from acp_engine import Agent, AgentSideConnection, RequestError, run_agent
+from acp_engine import Agent, AgentSideConnection, RequestError, run_agent, serve_agent
 from acp_engine.schema import (
     CancelNotification,
     InitializeRequest,
@@ -143,5 +150,15 @@ class ExampleAgent(Agent):
         return "end_turn"
 
 
+async def serve(address: str) -> None:
+    host, _, port = address.rpartition(":")
+    async with serve_agent(ExampleAgent, host, int(port), token=os.environ.get("ACP_ENGINE_TOKEN")) as server:
+        print(server.websocket_url, server.http_url, sep="\n", flush=True)
+        await server.serve_forever()
+
+
 if __name__ == "__main__":
-    asyncio.run(run_agent(ExampleAgent))
+    if sys.argv[1:2] == ["--serve"] and len(sys.argv) == 3:
+        asyncio.run(serve(sys.argv[2]))
+    else:
+        asyncio.run(run_agent(ExampleAgent))

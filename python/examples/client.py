@@ -8,7 +8,8 @@ capabilities). Prints ``interop ok`` when every check passed; with
 interop/news.json.
 
     python examples/client.py python examples/agent.py
-    python examples/client.py ws://127.0.0.1:8080/acp   # a remote agent (token: ACP_ENGINE_TOKEN)
+    python examples/client.py http://127.0.0.1:8080/acp   # a remote agent (ws://, wss://, http://,
+                                                          # https://; token: ACP_ENGINE_TOKEN)
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ async def main(command: str, *args: str) -> None:
     with open(os.path.join(cwd, "hello.txt"), "w", encoding="utf-8") as file:
         file.write("Hello from the client's file\n")
     client = ExampleClient()
-    if command.startswith(("ws://", "wss://")):
+    if "://" in command:
         opened = connect_agent(lambda _agent: client, command, token=os.environ.get("ACP_ENGINE_TOKEN"))
     else:
         opened = spawn_agent(lambda _agent: client, command, *args)
@@ -238,5 +239,5 @@ async def main(command: str, *args: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        raise SystemExit("usage: client.py <agent command> [args...] | ws://host:port/acp")
+        raise SystemExit("usage: client.py <agent command> [args...] | URL")
     asyncio.run(main(*sys.argv[1:]))

@@ -7,6 +7,10 @@
  * it printed; on "cancel me" it waits on a permission request until the
  * client cancels the turn. It exits when stdin reaches EOF.
  *
+ * With `--serve HOST:PORT` it serves remote clients instead, over WebSocket
+ * and Streamable HTTP (it prints both URLs; a bearer token from
+ * ACP_ENGINE_TOKEN is required when set), until SIGINT or SIGTERM.
+ *
  *   cc agent.c $(pkg-config --cflags --libs acp_engine) -o c-agent
  *
  * The library checks every inbound message against the ACP schema first
@@ -15,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -252,9 +257,34 @@ static void on_notification(void *user_data, const acp_connection *conn, const c
     }
 }
 
-int main(void) {
+/* Serve remote clients at `address` until SIGINT or SIGTERM. */
+static int serve(const char *address, const acp_options *options, const acp_handlers *handlers) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the library's threads inherit the mask */
+    acp_serve_options serve = {.token = getenv("ACP_ENGINE_TOKEN")};
+    acp_server *server = NULL;
+    if (acp_server_start(address, &serve, options, handlers, NULL, NULL, &server) != ACP_OK) {
+        fprintf(stderr, "[c-agent] acp_server_start: %s\n", acp_last_error_message());
+        return 1;
+    }
+    char *websocket = acp_server_websocket_url(server), *http = acp_server_http_url(server);
+    printf("%s\n%s\n", websocket, http);
+    fflush(stdout);
+    acp_string_free(websocket), acp_string_free(http);
+    int signal_number;
+    sigwait(&stop, &signal_number);
+    acp_server_free(server);
+    acp_shutdown();
+    return 0;
+}
+
+int main(int argc, char **argv) {
     acp_options options = {.side = ACP_SIDE_AGENT};
     acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
+    if (argc == 3 && strcmp(argv[1], "--serve") == 0) return serve(argv[2], &options, &handlers);
     acp_connection *conn = NULL;
     if (acp_connection_stdio(&options, &handlers, &conn) != ACP_OK) {
         fprintf(stderr, "[c-agent] acp_connection_stdio: %s\n", acp_last_error_message());

@@ -317,7 +317,7 @@ static void prompt(const acp_connection *conn, const char *text, const char *wan
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) fail("usage: client <agent command> [args...] | ws://host:port/acp");
+    if (argc < 2) fail("usage: client <agent command> [args...] | URL (ws://, wss://, http://, https://)");
     strcpy(cwd, "/tmp/acp-c-client.XXXXXX");
     if (!mkdtemp(cwd)) fail("mkdtemp");
     char *hello = fmt("%s/hello.txt", cwd), *written = fmt("%s/written.txt", cwd);
@@ -330,8 +330,9 @@ int main(int argc, char **argv) {
     acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
     acp_connection *conn = NULL;
     /* A URL is a remote agent (token: ACP_ENGINE_TOKEN); anything else a command to spawn. */
-    acp_result opened = strncmp(argv[1], "ws://", 5) == 0 || strncmp(argv[1], "wss://", 6) == 0
-                            ? acp_connection_websocket(argv[1], getenv("ACP_ENGINE_TOKEN"), &options, &handlers, &conn)
+    acp_remote_options remote = {.token = getenv("ACP_ENGINE_TOKEN")};
+    acp_result opened = strstr(argv[1], "://") != NULL
+                            ? acp_connection_connect_url(argv[1], &remote, &options, &handlers, &conn)
                             : acp_connection_spawn((const char *const *)argv + 1, NULL, NULL, &options, &handlers, &conn);
     if (opened != ACP_OK) fail(acp_last_error_message());
 

@@ -1,4 +1,4 @@
-//! `acp_connection`: create (stdio, spawned process, WebSocket, file descriptors),
+//! `acp_connection`: create (stdio, spawned process, remote URL, file descriptors),
 //! send, request, cancel, take events, close, free. A connection is the
 //! engine's host connection (`acp_engine::host`) plus the C conversions;
 //! callbacks are run by `dispatch.rs`, events handed out by `events.rs`.
@@ -18,7 +18,7 @@ use crate::dispatch::{self, BeforeBlocking};
 use crate::events::{self, acp_event};
 use crate::ffi::{acp_result, guard, guard_value, json_arg, owned_string, str_arg, structured, Failure};
 use crate::handlers::{acp_handlers, acp_response_callback, UserData};
-use crate::options::acp_options;
+use crate::options::{acp_options, acp_remote_options};
 
 /// A connection to a peer. Opaque; every function on it may be called from
 /// any thread, except that `acp_connection_free` must be the last call. The
@@ -31,7 +31,7 @@ pub struct acp_connection {
 /// events (4096 by default), so is a batch.
 const DRAIN_ALL: usize = usize::MAX;
 
-unsafe fn start(
+pub(crate) unsafe fn start(
     transport: impl FnOnce(&acp_options) -> Result<Transport, Failure>,
     options: *const acp_options,
     handlers: *const acp_handlers,
@@ -149,32 +149,29 @@ pub unsafe extern "C" fn acp_connection_spawn(
     })
 }
 
-/// A client of a remote agent over WebSocket (`url`: `ws://host:port/path`;
-/// `token`: NULL, or sent as `Authorization: Bearer <token>`). Returns at
-/// once; the connection is made in the background, and a failure to make it
-/// closes the connection with the reason (`on_close`, or a `CLOSED` event),
-/// failing every request sent meanwhile.
+/// A client of a remote agent at `url`: `ws://` or `wss://` (WebSocket),
+/// `http://` or `https://` (Streamable HTTP), as `acp-engine serve` and the
+/// official SDKs' servers serve them. `remote` may be NULL (no token, the
+/// system's CA roots). Returns at once; the connection is made in the
+/// background, and a failure to make it closes the connection with the
+/// reason (`on_close`, or a `CLOSED` event), failing every request sent
+/// meanwhile.
 #[no_mangle]
-pub unsafe extern "C" fn acp_connection_websocket(
+pub unsafe extern "C" fn acp_connection_connect_url(
     url: *const c_char,
-    token: *const c_char,
+    remote: *const acp_remote_options,
     options: *const acp_options,
     handlers: *const acp_handlers,
     out: *mut *mut acp_connection,
 ) -> acp_result {
     guard(|| {
         let url = str_arg(url, "url")?;
-        let token = if token.is_null() {
-            None
-        } else {
-            Some(str_arg(token, "token")?.to_owned())
-        };
-        let connect = acp_engine::websocket::ConnectOptions {
-            bearer_token: token,
-            ..Default::default()
+        let connect = match remote.as_ref() {
+            Some(remote) => remote.connect_options()?,
+            None => Default::default(),
         };
         start(
-            move |_| Ok(acp_engine::websocket::dial(url, &connect)),
+            move |_| Ok(acp_engine::remote::dial(url, &connect)),
             options,
             handlers,
             out,

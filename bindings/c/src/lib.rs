@@ -25,6 +25,7 @@ mod json;
 mod options;
 mod responder;
 mod runtime;
+mod server;
 
 pub use awaited::*;
 pub use connection::*;
@@ -35,3 +36,4 @@ pub use json::*;
 pub use options::*;
 pub use responder::*;
 pub use runtime::*;
+pub use server::*;

@@ -2,6 +2,9 @@
 
 use acp_engine::host::{HostOptions, Side};
 use acp_engine::Protocol;
+use std::ffi::c_char;
+
+use crate::ffi::{str_arg, Failure};
 
 /// Which side of ACP the connection plays: decides which messages it
 /// accepts and checks, before C sees them.
@@ -98,5 +101,30 @@ impl acp_options {
             ));
         }
         options
+    }
+}
+
+/// How to reach a remote agent (`acp_connection_connect_url`). NULL, or
+/// zero-initialised, means no token and the system's CA roots.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct acp_remote_options {
+    /// NULL, or sent as `Authorization: Bearer <token>`.
+    pub token: *const c_char,
+    /// NULL, or a PEM file of CA certificates to trust besides the
+    /// system's (`wss://` and `https://` servers with a private CA).
+    pub ca_file: *const c_char,
+}
+
+impl acp_remote_options {
+    pub(crate) unsafe fn connect_options(&self) -> Result<acp_engine::remote::ConnectOptions, Failure> {
+        let mut connect = acp_engine::remote::ConnectOptions::default();
+        if !self.token.is_null() {
+            connect.bearer_token = Some(str_arg(self.token, "token")?.to_owned());
+        }
+        if !self.ca_file.is_null() {
+            connect.ca_file = Some(str_arg(self.ca_file, "ca_file")?.into());
+        }
+        Ok(connect)
     }
 }

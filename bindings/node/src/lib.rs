@@ -21,6 +21,7 @@
 mod errors;
 mod poll;
 mod send;
+mod server;
 mod text;
 
 use std::cell::RefCell;
@@ -43,10 +44,10 @@ type WakeFn = ThreadsafeFunction<(), (), (), Status, false>;
 /// The wake-up function, shared with the engine's threads; `None` once
 /// released.
 #[derive(Clone, Default)]
-struct Waker(Arc<Mutex<Option<WakeFn>>>);
+pub(crate) struct Waker(Arc<Mutex<Option<WakeFn>>>);
 
 impl Waker {
-    fn new(wake: Function<(), ()>) -> Result<Self> {
+    pub(crate) fn new(wake: Function<(), ()>) -> Result<Self> {
         let tsfn = wake
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
@@ -54,13 +55,13 @@ impl Waker {
         Ok(Self(Arc::new(Mutex::new(Some(tsfn)))))
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         if let Some(tsfn) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 
-    fn release(&self) {
+    pub(crate) fn release(&self) {
         let tsfn = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
         drop(tsfn);
     }
@@ -129,7 +130,7 @@ fn side(side: u32) -> Result<Side> {
     }
 }
 
-fn options(settings: &NativeSettings) -> Result<HostOptions> {
+pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
     let mut options = HostOptions {
         side: side(settings.side)?,
         // Pipes and sockets are read on Node's thread (`startReading`).
@@ -223,7 +224,7 @@ fn inheritable_stderr() {
 /// Sends write straight to the pipe from the calling thread when nothing is
 /// queued; some writers (tokio's stdout on a file or a terminal) need the
 /// runtime's context for that.
-fn enter() -> tokio::runtime::EnterGuard<'static> {
+pub(crate) fn enter() -> tokio::runtime::EnterGuard<'static> {
     engine_runtime().enter()
 }
 
@@ -239,7 +240,7 @@ fn ticket(ticket: Option<u64>) -> f64 {
 
 #[napi]
 impl NativeConnection {
-    fn start(
+    pub(crate) fn start(
         transport: Transport,
         options: HostOptions,
         waker: Waker,
@@ -313,23 +314,26 @@ impl NativeConnection {
         Ok(Self::start(transport, options, waker, None))
     }
 
-    /// A client of a remote agent over WebSocket, connected in the
-    /// background: a failure closes the connection with the reason.
+    /// A client of a remote agent (`ws://`, `wss://`, `http://` or
+    /// `https://`), connected in the background: a failure closes the
+    /// connection with the reason.
     #[napi(factory)]
-    pub fn websocket(
+    pub fn remote(
         settings: NativeSettings,
         url: String,
         token: Option<String>,
+        ca_file: Option<String>,
         wake: Function<(), ()>,
     ) -> Result<Self> {
         let options = options(&settings)?;
-        let connect = acp_engine::websocket::ConnectOptions {
+        let connect = acp_engine::remote::ConnectOptions {
             bearer_token: token,
+            ca_file: ca_file.map(Into::into),
             ..Default::default()
         };
         let transport = {
             let _guard = enter();
-            acp_engine::websocket::dial(&url, &connect)
+            acp_engine::remote::dial(&url, &connect)
         };
         let waker = Waker::new(wake)?;
         let _guard = enter();

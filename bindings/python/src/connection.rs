@@ -85,7 +85,7 @@ fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
 }
 
 impl NativeConnection {
-    fn open(transport: Transport, settings: &Bound<'_, PyDict>) -> PyResult<Self> {
+    pub(crate) fn open(transport: Transport, settings: &Bound<'_, PyDict>) -> PyResult<Self> {
         let wake = Arc::new(EventFd::new().map_err(|e| PyOSError::new_err(e.to_string()))?);
         let options = HostOptions {
             // asyncio watches the stream itself and pumps it on its own
@@ -142,22 +142,29 @@ impl NativeConnection {
         Self::open(transport, settings)
     }
 
-    /// A connection over two file descriptors (duplicated: the caller keeps
-    /// its own).
-    /// A connection to a WebSocket agent (`ws://host:port/path`), made in
-    /// the background: a failure closes the connection with the reason.
+    /// A connection to a remote agent (`ws://`, `wss://`, `http://` or
+    /// `https://`), made in the background: a failure closes the connection
+    /// with the reason.
     #[staticmethod]
-    #[pyo3(signature = (settings, url, token=None))]
-    fn websocket(settings: &Bound<'_, PyDict>, url: &str, token: Option<String>) -> PyResult<Self> {
-        let options = acp_engine::websocket::ConnectOptions {
+    #[pyo3(signature = (settings, url, token=None, ca_file=None))]
+    fn remote(
+        settings: &Bound<'_, PyDict>,
+        url: &str,
+        token: Option<String>,
+        ca_file: Option<String>,
+    ) -> PyResult<Self> {
+        let options = acp_engine::remote::ConnectOptions {
             bearer_token: token,
+            ca_file: ca_file.map(Into::into),
             ..Default::default()
         };
         let runtime = host::runtime();
         let _runtime = runtime.enter();
-        Self::open(acp_engine::websocket::dial(url, &options), settings)
+        Self::open(acp_engine::remote::dial(url, &options), settings)
     }
 
+    /// A connection over two file descriptors (duplicated: the caller keeps
+    /// its own).
     #[staticmethod]
     fn from_fds(settings: &Bound<'_, PyDict>, read_fd: i32, write_fd: i32) -> PyResult<Self> {
         use std::os::fd::BorrowedFd;

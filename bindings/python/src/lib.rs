@@ -5,6 +5,7 @@
 mod connection;
 mod decode;
 mod json;
+mod server;
 
 use pyo3::prelude::*;
 
@@ -30,6 +31,7 @@ fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::NativeConnection>()?;
+    m.add_class::<server::NativeServer>()?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;

@@ -304,23 +304,26 @@ impl NativeConnection {
         Self::start(transport, &settings, handler)
     }
 
-    /// A client of a remote agent over WebSocket (`ws://` or `wss://`),
-    /// connected in the background: a failure closes the connection with
-    /// the reason.
+    /// A client of a remote agent (`ws://`, `wss://`, `http://` or
+    /// `https://`), connected in the background: a failure closes the
+    /// connection with the reason. `ca_file`: a PEM file of CA
+    /// certificates to trust besides the system's.
     #[uniffi::constructor]
-    pub fn websocket(
+    pub fn remote(
         settings: Settings,
         url: String,
         bearer_token: Option<String>,
+        ca_file: Option<String>,
         handler: Arc<dyn NativeHandler>,
     ) -> Arc<Self> {
-        let connect = acp_engine::websocket::ConnectOptions {
+        let connect = acp_engine::remote::ConnectOptions {
             bearer_token,
+            ca_file: ca_file.map(Into::into),
             ..Default::default()
         };
         let transport = {
             let _guard = engine().enter();
-            acp_engine::websocket::dial(&url, &connect)
+            acp_engine::remote::dial(&url, &connect)
         };
         Self::start(transport, &settings, handler)
     }

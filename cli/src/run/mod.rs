@@ -11,7 +11,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use acp_engine::schema::*;
-use acp_engine::{spawn_agent, websocket, ClientSideConnection, SpawnOptions};
+use acp_engine::{remote, spawn_agent, ClientSideConnection, SpawnOptions};
 use tokio::sync::mpsc;
 
 use crate::args::{self, Args, Failure};
@@ -124,13 +124,13 @@ async fn run(options: Options) -> Result<(), Failure> {
             terminals,
         }
     };
-    let remote = agent.len() == 1 && (agent[0].starts_with("ws://") || agent[0].starts_with("wss://"));
+    let remote = agent.len() == 1 && remote::is_url(&agent[0]);
     let connection = if remote {
-        let options = websocket::ConnectOptions {
+        let options = remote::ConnectOptions {
             bearer_token: token,
             ..Default::default()
         };
-        ClientSideConnection::new(make_client, websocket::dial(&agent[0], &options))
+        ClientSideConnection::new(make_client, remote::dial(&agent[0], &options))
     } else {
         // Its own process group: Ctrl-C here cancels a turn, it does not
         // kill the agent.

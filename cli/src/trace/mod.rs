@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use acp_engine::websocket::{self, ConnectOptions};
+use acp_engine::remote::{self, ConnectOptions};
 use acp_engine::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
@@ -97,18 +97,18 @@ struct AgentEnd {
 
 async fn open_agent(agent: &[String], token: Option<String>) -> Result<AgentEnd, Failure> {
     if let [url] = agent {
-        if url.starts_with("ws://") || url.starts_with("wss://") {
+        if remote::is_url(url) {
             let options = ConnectOptions {
                 bearer_token: token,
                 ..ConnectOptions::default()
             };
-            let lines = websocket::connect(url, &options)
+            let (reader, writer) = remote::connect(url, &options)
                 .await
-                .map_err(|error| Failure::Run(format!("cannot connect to {url}: {error}")))?;
-            let (reader, writer) = tokio::io::split(lines);
+                .map_err(|error| Failure::Run(format!("cannot connect to {url}: {error}")))?
+                .into_streams();
             return Ok(AgentEnd {
-                reader: Box::new(reader),
-                writer: Box::new(writer),
+                reader,
+                writer,
                 child: None,
             });
         }

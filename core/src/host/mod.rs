@@ -22,6 +22,8 @@ mod output;
 mod queue;
 mod responders;
 mod runtime;
+#[cfg(feature = "remote")]
+mod server;
 mod side;
 mod wake;
 
@@ -42,6 +44,8 @@ pub use options::{BlockWhenFull, HostOptions};
 pub use output::Ticket;
 pub use queue::kind;
 pub use runtime::{runtime, runtime_alive, runtime_and_generation, shutdown_runtime};
+#[cfg(feature = "remote")]
+pub use server::{Accepted, HostServer};
 pub use side::Side;
 pub use wake::EventFd;
 

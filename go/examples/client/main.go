@@ -250,8 +250,8 @@ func run(command string, args []string) {
 	toClient := func(*acp.ClientSideConnection) acp.Client { return client }
 	var agent *acp.ClientSideConnection
 	// A URL is a remote agent (token: ACP_ENGINE_TOKEN); anything else a command to spawn.
-	if strings.HasPrefix(command, "ws://") || strings.HasPrefix(command, "wss://") {
-		agent = must(acp.ConnectAgent(toClient, command, os.Getenv("ACP_ENGINE_TOKEN")))
+	if strings.Contains(command, "://") {
+		agent = must(acp.ConnectAgent(toClient, command, acp.RemoteOptions{Token: os.Getenv("ACP_ENGINE_TOKEN")}))
 	} else {
 		agent = must(acp.SpawnAgent(toClient, command, args...))
 	}

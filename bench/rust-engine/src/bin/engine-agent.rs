@@ -1,13 +1,34 @@
-//! Benchmark agent on acp-engine's typed `Agent` API (see bench/README.md).
+//! Benchmark agent on acp-engine's typed `Agent` API (see bench/README.md);
+//! `--serve HOST:PORT` serves remote clients instead (bench/remote.py).
 
+use acp_engine::remote::{ServeOptions, Server};
 use acp_engine::schema::*;
-use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError};
+use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError, Transport};
 use acp_engine_bench::{large_content, parse_scenario, CHUNK_TEXT, FILE_PATH, LARGE_SIZE, SESSION_ID};
 use futures_util::future::join_all;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, address] = args.as_slice() {
+        if flag == "--serve" {
+            return serve(address).await;
+        }
+    }
     run_agent(|client| BenchAgent { client }).await;
+}
+
+/// Serve remote clients until killed; prints the WebSocket and HTTP URLs.
+async fn serve(address: &str) {
+    let server = Server::bind(address, ServeOptions::default(), |lines, _| {
+        let connection =
+            AgentSideConnection::new(|client| BenchAgent { client }, Transport::from_stream(lines));
+        tokio::spawn(async move { connection.closed().await });
+    })
+    .await
+    .expect("listen");
+    println!("{}\n{}", server.websocket_url(), server.http_url());
+    std::future::pending::<()>().await;
 }
 
 struct BenchAgent {

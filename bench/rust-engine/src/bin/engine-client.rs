@@ -1,12 +1,14 @@
 //! Benchmark client on acp-engine's typed `Client` API (see bench/README.md):
-//! `engine-client --scenario stream|rpc|perm|concurrent|large|setup --n N -- <agent command...>`.
+//! `engine-client --scenario stream|rpc|perm|concurrent|large|setup --n N -- <agent command...>`,
+//! or `-- <ws:// or http:// URL>` for an agent that serves remote clients (bench/remote.py).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use acp_engine::remote::{self, ConnectOptions};
 use acp_engine::schema::*;
-use acp_engine::{spawn_agent, Client, RequestError, SpawnOptions};
+use acp_engine::{spawn_agent, Client, ClientSideConnection, RequestError, SpawnOptions};
 use acp_engine_bench::{large_content, LARGE_SIZE};
 use serde_json::json;
 
@@ -24,10 +26,17 @@ async fn main() {
         count: count.clone(),
         large: (scenario == "large").then(large_content),
     };
-    let agent = spawn_agent(SpawnOptions::new(&agent_argv[0]).args(&agent_argv[1..]), |_| {
-        client
-    })
-    .expect("spawn agent");
+    let agent = if remote::is_url(&agent_argv[0]) {
+        ClientSideConnection::new(
+            |_| client,
+            remote::dial(&agent_argv[0], &ConnectOptions::default()),
+        )
+    } else {
+        spawn_agent(SpawnOptions::new(&agent_argv[0]).args(&agent_argv[1..]), |_| {
+            client
+        })
+        .expect("spawn agent")
+    };
     let init = InitializeRequest {
         client_capabilities: Some(ClientCapabilities {
             fs: Some(FileSystemCapabilities {

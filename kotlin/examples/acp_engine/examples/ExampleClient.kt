@@ -157,13 +157,13 @@ private fun check(ok: Boolean, what: String) {
     }
 }
 
-/** Run both turns against `command args` (or a `ws://` URL); true when every check passed. */
+/** Run both turns against `command args` (or a remote agent's URL); true when every check passed. */
 suspend fun runExampleClient(command: String, args: List<String>): Boolean {
     val cwd = withContext(Dispatchers.IO) { Files.createTempDirectory("acp-engine-kotlin-client-").toFile() }
     File(cwd, "hello.txt").writeText("Hello from the client's file\n")
     val client = ExampleClient()
-    val agent: ClientSideConnection = if (command.startsWith("ws://") || command.startsWith("wss://")) {
-        ClientSideConnection.websocket(command, System.getenv("ACP_ENGINE_TOKEN")) { client }
+    val agent: ClientSideConnection = if (command.contains("://")) {
+        ClientSideConnection.remote(command, System.getenv("ACP_ENGINE_TOKEN")) { client }
     } else {
         spawnAgent(command, args) { client }
     }

@@ -297,16 +297,19 @@ class ClientSideConnection private constructor(override val connection: Connecti
         }
 
         /**
-         * Connect to a remote agent over WebSocket (`ws://` or `wss://`), in the
-         * background: a failure closes the connection with the reason.
+         * Connect to a remote agent at [url]: `ws://` or `wss://` (WebSocket), `http://` or
+         * `https://` (Streamable HTTP), in the background: a failure closes the connection
+         * with the reason. [caFile]: a PEM file of CA certificates to trust besides the
+         * system's.
          */
-        fun websocket(
+        fun remote(
             url: String,
             bearerToken: String? = null,
+            caFile: String? = null,
             options: ConnectionOptions = ConnectionOptions(),
             makeClient: (ClientSideConnection) -> Client,
         ): ClientSideConnection = open(makeClient) { handler ->
-            NativeConnection.websocket(Connection.settings(Side.CLIENT, options), url, bearerToken, handler)
+            NativeConnection.remote(Connection.settings(Side.CLIENT, options), url, bearerToken, caFile, handler)
         }
 
         private fun open(

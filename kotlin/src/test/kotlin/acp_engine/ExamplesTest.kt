@@ -28,4 +28,23 @@ class ExamplesTest {
         assertEquals(0, code, "client failed:\n$out\n$err")
         assertTrue(out.lines().contains("interop ok"), out)
     }
+
+    @Test
+    fun `kotlin client reaches a remote agent over WebSocket and Streamable HTTP`() = runBlocking {
+        // The Rust example agent serving remote clients; its first two lines are its URLs.
+        val server = ProcessBuilder(Peers.rustAgent, "--serve", "127.0.0.1:0")
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start()
+        try {
+            val lines = server.inputStream.bufferedReader()
+            val urls = listOf(lines.readLine(), lines.readLine())
+            assertTrue(urls[0].startsWith("ws://") && urls[1].startsWith("http://"), urls.toString())
+            for (url in urls) {
+                withTimeout(30_000) { assertTrue(runExampleClient(url, emptyList()), url) }
+            }
+        } finally {
+            server.destroy()
+            server.waitFor()
+        }
+    }
 }

@@ -1,0 +1,134 @@
+"""Remote transports, measured: our Rust and Node pairs and the official
+TypeScript SDK's, each agent serving remote clients itself (`--serve`: our
+`remote::Server` / `serveAgent`, the SDK's `AcpServer`) and each client
+reaching it over WebSocket (and Streamable HTTP), next to the same pair
+over stdio; same run, alternating, medians. Ratios are against the official
+TypeScript pair over the same transport. `make bench` writes the table to
+docs/benchmarks/remote.md; `--quick` (in `make bench-quick`) runs each case
+once with a small N and checks only that it completes."""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from impls import IMPLS, ROOT, build_node, run
+from measure import ENV, TIME, measure, read_kb
+
+PAIRS = ["acp-engine (Rust)", "acp-engine (Node)", "official TypeScript SDK"]
+BASELINE = "official TypeScript SDK"
+TRANSPORTS = ["stdio", "websocket", "http"]
+SCENARIOS = {"stream": 100_000, "rpc": 5_000}
+QUICK_N = {"stream": 1_000, "rpc": 100}
+
+
+def serve(agent, rss_file):
+    """Start `agent --serve` on a free loopback port: (process, ws URL, http URL)."""
+    server = subprocess.Popen([TIME, "-f", "%M", "-o", rss_file] + agent + ["--serve", "127.0.0.1:0"],
+                              cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    urls = [server.stdout.readline().strip(), server.stdout.readline().strip()]
+    if not (urls[0].startswith("ws://") and urls[1].startswith("http://")):
+        server.kill()
+        raise RuntimeError(f"{agent[-1]} --serve printed {urls}")
+    return server, urls[0], urls[1]
+
+
+def measure_remote(pair, transport, scenario, n, timeout):
+    """One client run against a fresh server: (result, error)."""
+    impl = IMPLS[pair]
+    with tempfile.TemporaryDirectory() as tmp:
+        rss_file = os.path.join(tmp, "server")
+        server, ws_url, http_url = serve(impl["agent"], rss_file)
+        url = ws_url if transport == "websocket" else http_url
+        try:
+            done = subprocess.run(impl["client"] + ["--scenario", scenario, "--n", str(n), "--", url],
+                                  cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, "timeout"
+        finally:
+            server.terminate()
+            server.wait(10)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if not lines:
+            return None, f"exit {done.returncode}: {(done.stderr.strip().splitlines() or ['no output'])[-1][:160]}"
+        result = json.loads(lines[-1])
+        late = result.get("late") or 0
+        if not result.get("ok") and not (late and result.get("count", 0) + late == n):
+            return None, f"count {result.get('count')} of {n}"
+        result["rss_agent_kb"] = read_kb(rss_file)
+        return result, None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="each case once, small N (a smoke test)")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--transports", default=",".join(TRANSPORTS))
+    args = parser.parse_args()
+    if not args.no_build:
+        run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench"])
+        build_node()
+    transports = args.transports.split(",")
+    sizes = QUICK_N if args.quick else SCENARIOS
+    reps = 1 if args.quick else args.reps
+    rates = {}  # (pair, transport, scenario) -> [messages per second]
+    failed = False
+    for scenario, n in sizes.items():
+        for _ in range(reps):
+            for transport in transports:
+                for pair in PAIRS:
+                    if transport == "stdio":
+                        impl = IMPLS[pair]
+                        result, error = measure(impl["client"], impl["agent"], scenario, n, timeout=600)
+                    else:
+                        result, error = measure_remote(pair, transport, scenario, n, timeout=600)
+                    if error:
+                        print(f"FAIL {pair} {transport} {scenario}: {error}", file=sys.stderr)
+                        failed = True
+                        continue
+                    rates.setdefault((pair, transport, scenario), []).append(n / result["run_s"])
+    page = table(rates, transports, sizes, reps)
+    print(page)
+    if not args.quick and not failed:
+        with open(os.path.join(ROOT, "docs", "benchmarks", "remote.md"), "w") as f:
+            f.write(page)
+    sys.exit(1 if failed else 0)
+
+
+def table(rates, transports, sizes, reps):
+    lines = [
+        "# Remote transports",
+        "",
+        "Each pair's agent serves remote clients itself (ours: `remote::Server` in Rust, `serveAgent` in "
+        "Node; the official SDK: `AcpServer` with its Node adapter and `ws`), and its client connects over "
+        "WebSocket or Streamable HTTP; stdio is the same pair spawned as usual. Medians of "
+        f"{reps} alternating runs, messages per second (`python3 bench/remote.py`, part of `make bench`); "
+        f"× is against the official TypeScript pair over the same transport, same run. "
+        f"Run {time.strftime('%Y-%m-%d')} on a 2-core VM.",
+        "",
+        "| scenario | transport | " + " | ".join(PAIRS) + " |",
+        "|---|---|" + "---|" * len(PAIRS),
+    ]
+    for scenario, n in sizes.items():
+        for transport in transports:
+            base = rates.get((BASELINE, transport, scenario))
+            cells = []
+            for pair in PAIRS:
+                runs = rates.get((pair, transport, scenario))
+                if not runs:
+                    cells.append("failed")
+                    continue
+                rate = statistics.median(runs)
+                ratio = f" ({rate / statistics.median(base):.1f}×)" if base and pair != BASELINE else ""
+                cells.append(f"{rate:,.0f}{ratio}")
+            lines.append(f"| {scenario} (N={n:,}) | {transport} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+/* acp_server: agents served to remote clients over WebSocket and Streamable
+ * HTTP. Each connection gets its own state from the accept callback (freed
+ * in on_close); requests go both ways (the agent calls its client back);
+ * the token is checked before any agent starts; stopping the server fails
+ * what is pending; argument checks. */
+#include "harness.h"
+
+/* One agent's state: its number, and the requests it answered. */
+typedef struct {
+    int number;
+    int answered;
+} agent_state;
+
+static latch accepted = LATCH_INIT;
+static acp_responder *held;
+static latch closed = LATCH_INIT;
+static atomic_int transports_seen[3];
+
+static void *on_accept(void *user_data, const char *peer_address, acp_transport transport) {
+    CHECK(user_data == (void *)&accepted);
+    CHECK(peer_address && strncmp(peer_address, "127.0.0.1:", 10) == 0);
+    atomic_fetch_add(&transports_seen[transport], 1);
+    agent_state *state = calloc(1, sizeof *state);
+    state->number = latch_get(&accepted) + 1;
+    latch_add(&accepted, 1);
+    return state;
+}
+
+/* initialize answers the agent's number; "ask" calls the client's "question"
+ * and answers what it said; "hang" is never answered; others echo. */
+static void agent_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
+                          acp_responder *responder) {
+    agent_state *state = user_data;
+    state->answered++;
+    char answer[256];
+    if (strcmp(method, ACP_METHOD_INITIALIZE) == 0) {
+        snprintf(answer, sizeof answer, "{\"protocolVersion\":1,\"agent\":%d}", state->number);
+        CHECK_RC(acp_responder_ok(responder, answer), ACP_OK);
+    } else if (strcmp(method, "ask") == 0) {
+        char *said = NULL;
+        CHECK_RC(acp_connection_request(conn, "question", "{\"sessionId\":\"s1\"}", slow(10000), &said), ACP_OK);
+        CHECK_RC(acp_responder_ok(responder, said), ACP_OK);
+        acp_string_free(said);
+    } else if (strcmp(method, "hang") == 0) {
+        held = responder; /* answered after the server stopped */
+    } else {
+        CHECK_RC(acp_responder_ok(responder, params ? params : "{}"), ACP_OK);
+    }
+}
+
+static void agent_closed(void *user_data, const acp_connection *conn, const char *reason) {
+    (void)conn, (void)reason;
+    free(user_data);
+    latch_add(&closed, 1);
+}
+
+static void client_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
+                           acp_responder *responder) {
+    (void)user_data, (void)conn, (void)params;
+    CHECK_STR_EQ(method, "question");
+    CHECK_RC(acp_responder_ok(responder, "{\"answer\":42}"), ACP_OK);
+}
+
+static acp_server *start_server(const char *token) {
+    acp_serve_options serve = {.token = token};
+    acp_handlers handlers = {.on_request = agent_request, .on_close = agent_closed};
+    acp_server *server = NULL;
+    CHECK_RC(acp_server_start("127.0.0.1:0", &serve, NULL, &handlers, on_accept, &accepted, &server), ACP_OK);
+    return server;
+}
+
+static acp_connection *client(const char *url, const char *token) {
+    acp_remote_options remote = {.token = token};
+    acp_handlers handlers = {.on_request = client_request};
+    acp_connection *conn = NULL;
+    CHECK_RC(acp_connection_connect_url(url, &remote, NULL, &handlers, &conn), ACP_OK);
+    return conn;
+}
+
+static void test_calls_both_ways_over_both_transports(void) {
+    int before = latch_get(&accepted);
+    acp_server *server = start_server(NULL);
+    char *urls[2] = {acp_server_websocket_url(server), acp_server_http_url(server)};
+    CHECK(strncmp(urls[0], "ws://127.0.0.1:", 15) == 0);
+    CHECK(strncmp(urls[1], "http://127.0.0.1:", 17) == 0);
+    for (int i = 0; i < 2; i++) {
+        acp_connection *conn = client(urls[i], NULL);
+        char *result = NULL;
+        CHECK_RC(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result),
+                 ACP_OK);
+        CHECK(json_int(result, "agent", -1) == before + i + 1); /* its own agent */
+        acp_string_free(result);
+        for (int n = 0; n < 20; n++) {
+            CHECK_RC(acp_connection_request(conn, "echo", "{\"n\":7}", slow(10000), &result), ACP_OK);
+            CHECK_STR_EQ(result, "{\"n\":7}");
+            acp_string_free(result);
+        }
+        CHECK_RC(acp_connection_request(conn, "ask", "{\"sessionId\":\"s1\"}", slow(10000), &result), ACP_OK);
+        CHECK_STR_EQ(result, "{\"answer\":42}");
+        acp_string_free(result);
+        acp_connection_close(conn);
+        CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
+        acp_connection_free(conn);
+        acp_string_free(urls[i]);
+    }
+    CHECK(atomic_load(&transports_seen[ACP_TRANSPORT_WEBSOCKET]) >= 1);
+    CHECK(atomic_load(&transports_seen[ACP_TRANSPORT_HTTP]) >= 1);
+    CHECK(latch_wait(&closed, before + 2, slow(10000)));
+    acp_server_free(server);
+}
+
+static void test_the_token_is_checked_before_any_agent_starts(void) {
+    int before = latch_get(&accepted);
+    acp_server *server = start_server("s3cret");
+    char *urls[2] = {acp_server_websocket_url(server), acp_server_http_url(server)};
+    for (int i = 0; i < 2; i++) {
+        acp_connection *conn = client(urls[i], "guess");
+        char *result = NULL;
+        CHECK(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
+              ACP_OK);
+        acp_string_free(result);
+        CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
+        char *reason = acp_connection_close_reason(conn);
+        CHECK_CONTAINS(reason, "401");
+        acp_string_free(reason);
+        acp_connection_free(conn);
+    }
+    CHECK_EQ_INT(latch_get(&accepted), before);
+    acp_connection *conn = client(urls[1], "s3cret");
+    char *result = NULL;
+    CHECK_RC(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result),
+             ACP_OK);
+    acp_string_free(result);
+    CHECK_EQ_INT(latch_get(&accepted), before + 1);
+    acp_connection_free(conn);
+    acp_string_free(urls[0]);
+    acp_string_free(urls[1]);
+    acp_server_free(server);
+}
+
+static void test_stopping_fails_what_is_pending(void) {
+    int closed_before = latch_get(&closed);
+    acp_server *server = start_server(NULL);
+    char *url = acp_server_websocket_url(server);
+    acp_connection *conn = client(url, NULL);
+    char *result = NULL;
+    CHECK_RC(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result),
+             ACP_OK);
+    acp_string_free(result);
+    CHECK_EQ_INT((int)acp_server_connections(server), 1);
+    int64_t id = 0;
+    CHECK_RC(acp_connection_start_request(conn, "hang", "{}", &id), ACP_OK);
+    sleep_ms(100);
+    CHECK_RC(acp_server_stop(server), ACP_OK);
+    CHECK(latch_get(&closed) == closed_before + 1); /* the agent's connection ended, on_close ran */
+    CHECK_RC(acp_connection_await(conn, id, slow(5000), &result), ACP_ERR_CLOSED);
+    acp_string_free(result);
+    CHECK(held != NULL);
+    CHECK(acp_responder_ok(held, "{}") != ACP_OK); /* too late: the connection is gone */
+    acp_connection_free(conn);
+    acp_string_free(url);
+    acp_server_free(server);
+}
+
+static void test_arguments(void) {
+    acp_handlers handlers = {.on_request = agent_request};
+    acp_server *server = NULL;
+    CHECK_RC(acp_server_start(NULL, NULL, NULL, &handlers, NULL, NULL, &server), ACP_ERR_NULL_ARGUMENT);
+    CHECK_LAST_ERROR();
+    CHECK_RC(acp_server_start("127.0.0.1:0", NULL, NULL, NULL, NULL, NULL, &server), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_server_start("127.0.0.1:0", NULL, NULL, &handlers, NULL, NULL, NULL), ACP_ERR_NULL_ARGUMENT);
+    acp_serve_options half_tls = {.tls_cert = "cert.pem"};
+    CHECK_RC(acp_server_start("127.0.0.1:0", &half_tls, NULL, &handlers, NULL, NULL, &server),
+             ACP_ERR_INVALID_ARGUMENT);
+    CHECK_RC(acp_server_start("not an address", NULL, NULL, &handlers, NULL, NULL, &server), ACP_ERR_IO);
+    CHECK(server == NULL);
+    CHECK(acp_server_websocket_url(NULL) == NULL);
+    CHECK(acp_server_http_url(NULL) == NULL);
+    CHECK_EQ_INT((int)acp_server_connections(NULL), 0);
+    CHECK_RC(acp_server_stop(NULL), ACP_ERR_NULL_ARGUMENT);
+    acp_server_free(NULL);
+}
+
+int main(void) {
+    harness_name = "test_server";
+    test_calls_both_ways_over_both_transports();
+    test_the_token_is_checked_before_any_agent_starts();
+    test_stopping_fails_what_is_pending();
+    test_arguments();
+    return harness_finish();
+}

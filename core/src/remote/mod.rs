@@ -1,0 +1,196 @@
+//! Remote agents: WebSocket and Streamable HTTP, clients and a server,
+//! over TCP or TLS.
+//!
+//! Every remote transport becomes a byte stream of newline-delimited JSON
+//! (the engine's framing), so every engine rule (ordering, cancellation,
+//! validation, limits, close failing what is pending) holds over a socket
+//! as over a pipe.
+//!
+//! - [`connect`] opens a client transport to `ws://`, `wss://`, `http://`
+//!   or `https://` (Streamable HTTP, as the official TypeScript SDK's
+//!   `createHttpStream` speaks it: POST for what the client sends, SSE
+//!   streams for what the agent sends); [`dial`] is the same at once, the
+//!   connection made in the background, for constructors that do not wait.
+//! - [`Server`] serves both transports on one endpoint (default `/acp`):
+//!   the path (404), the bearer token (401) and the connection limit (503)
+//!   are checked before anything reaches an agent, and each connection is
+//!   handed to a callback as a [`Lines`] stream, to wrap in
+//!   `Transport::from_stream` for an agent connection or to copy to a
+//!   process's stdio.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hyper::header::{self, HeaderName, HeaderValue};
+use tokio::io::DuplexStream;
+
+use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
+use crate::transport::Transport;
+
+mod endpoint;
+mod failing;
+mod http_client;
+mod net;
+mod peek;
+mod server;
+mod sse;
+mod tls;
+mod websocket;
+
+#[doc(hidden)]
+pub(crate) mod fuzzing {
+    /// See `crate::fuzzing::sse_events`.
+    pub fn sse_events(stream: &[u8], sizes: &[u8], max_event: usize) -> Option<Vec<Vec<u8>>> {
+        let mut parser = super::sse::Parser::new(max_event);
+        let mut events = Vec::new();
+        let (mut at, mut next) = (0, 0);
+        while at < stream.len() {
+            let size = sizes
+                .get(next % sizes.len().max(1))
+                .map_or(stream.len(), |&s| usize::from(s).max(1));
+            next += 1;
+            let end = (at + size).min(stream.len());
+            parser.feed(&stream[at..end], &mut events).ok()?;
+            at = end;
+        }
+        parser.finish(&mut events).ok()?;
+        Some(events)
+    }
+}
+
+pub use server::{
+    serve, AuthRequest, Authorize, Peer, PeerTransport, ServeOptions, Server, DEFAULT_PATH,
+    DEFAULT_SERVER_STALL_TIMEOUT,
+};
+pub use tls::ServerTls;
+
+/// A remote connection as newline-delimited JSON: what the peer sends is
+/// read as lines, and each line written goes to the peer as one message.
+/// Shutting down the write half ends the connection; the read half ends
+/// when the connection does.
+pub type Lines = DuplexStream;
+
+/// Buffer between a socket and the engine: the socket's backpressure
+/// reaches the engine through it.
+const BRIDGE_BUFFER: usize = 64 * 1024;
+
+/// Settings for [`connect`] and [`dial`].
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Sent as `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// More headers for the WebSocket handshake or every HTTP request (an
+    /// API gateway's key, say).
+    pub headers: Vec<(String, String)>,
+    /// The largest message accepted from the server (default 64 MiB).
+    pub max_message_size: usize,
+    /// Drop the connection when the server reads nothing for this long
+    /// while we send (default None: wait).
+    pub output_stall_timeout: Option<Duration>,
+    /// A PEM file of certificates to trust besides the system's, for
+    /// `wss://` and `https://` servers with a private CA.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            bearer_token: None,
+            headers: Vec::new(),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            output_stall_timeout: None,
+            ca_file: None,
+        }
+    }
+}
+
+/// Whether `text` names a remote agent (a `ws://`, `wss://`, `http://` or
+/// `https://` URL) rather than a command to run.
+pub fn is_url(text: &str) -> bool {
+    ["ws://", "wss://", "http://", "https://"]
+        .iter()
+        .any(|scheme| text.len() > scheme.len() && text[..scheme.len()].eq_ignore_ascii_case(scheme))
+}
+
+/// Connect to a remote agent (`ws://`, `wss://`, `http://` or `https://`):
+/// returns once the WebSocket handshake is done (for Streamable HTTP, once
+/// the server is reachable; `initialize` opens the connection). A failure
+/// later ends the transport with its reason.
+pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Transport> {
+    let endpoint = endpoint::Endpoint::parse(url)?;
+    let failure = failing::Failure::default();
+    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+    attach(endpoint, options.clone(), inner, failure.clone()).await?;
+    Ok(failing::transport(lines, failure))
+}
+
+/// A transport to a remote agent, at once: the connection is made in the
+/// background (call from within a tokio runtime), and a failure to connect
+/// ends the transport with that reason ("cannot connect to ...: HTTP 401"),
+/// failing what was sent meanwhile.
+pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
+    let failure = failing::Failure::default();
+    let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+    let (url, options, failed) = (url.to_owned(), options.clone(), failure.clone());
+    tokio::spawn(async move {
+        let attached = match endpoint::Endpoint::parse(&url) {
+            Ok(endpoint) => attach(endpoint, options, inner, failed.clone()).await,
+            Err(error) => Err(error),
+        };
+        // On failure `inner` is gone: the stream ends, with the reason set.
+        if let Err(error) = attached {
+            let _ = failed.set(format!("cannot connect to {url}: {error}"));
+        }
+    });
+    failing::transport(lines, failure)
+}
+
+/// Connect `inner` (the far end of a transport's lines) to `endpoint`.
+async fn attach(
+    endpoint: endpoint::Endpoint,
+    options: ConnectOptions,
+    inner: DuplexStream,
+    failure: failing::Failure,
+) -> io::Result<()> {
+    use endpoint::Scheme;
+    match endpoint.scheme {
+        Scheme::WebSocket | Scheme::SecureWebSocket => {
+            let socket = websocket::open(&endpoint, &options).await?;
+            websocket::bridge(socket, inner, options.output_stall_timeout, Default::default());
+            Ok(())
+        }
+        Scheme::Http | Scheme::Https => http_client::start(endpoint, options, inner, failure).await,
+    }
+}
+
+/// The headers every client request carries: the token and the caller's.
+fn request_headers(options: &ConnectOptions) -> io::Result<Vec<(HeaderName, HeaderValue)>> {
+    let invalid = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what} is not a valid header"),
+        )
+    };
+    let mut headers = Vec::with_capacity(options.headers.len() + 1);
+    for (name, value) in &options.headers {
+        let name = HeaderName::try_from(name.as_str()).map_err(|_| invalid(name))?;
+        let value = HeaderValue::try_from(value.as_str()).map_err(|_| invalid(name.as_str()))?;
+        headers.push((name, value));
+    }
+    if let Some(token) = &options.bearer_token {
+        let value = HeaderValue::try_from(format!("Bearer {token}")).map_err(|_| invalid("the token"))?;
+        headers.push((header::AUTHORIZATION, value));
+    }
+    Ok(headers)
+}
+
+/// A JSON message as one line: raw newlines can only be whitespace between
+/// tokens in valid JSON (inside a string they are invalid either way).
+fn one_line(message: &mut [u8]) {
+    for byte in message {
+        if *byte == b'\n' || *byte == b'\r' {
+            *byte = b' ';
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! One server for both remote transports on one endpoint: a WebSocket
+//! upgrade there is a WebSocket connection, and POST, GET and DELETE there
+//! are Streamable HTTP (streamable.rs). Before anything reaches an agent the
+//! path (404), the bearer token (401) and, for a new connection, a free
+//! slot (503) are checked. TLS, when configured, is terminated here.
+
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::Semaphore;
+use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+
+use super::{websocket, Lines, ServerTls, BRIDGE_BUFFER};
+use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
+
+mod mailbox;
+mod streamable;
+
+/// The path served by default (the official SDK's examples use it too).
+pub const DEFAULT_PATH: &str = "/acp";
+
+/// Default for [`ServeOptions::output_stall_timeout`].
+pub const DEFAULT_SERVER_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a TLS handshake or a request's headers may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`Server::shutdown`] waits for connections to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Settings for [`Server`] and [`serve`].
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The endpoint (default [`DEFAULT_PATH`]); other paths get 404.
+    pub path: String,
+    /// Required as `Authorization: Bearer <token>`; otherwise 401, and
+    /// nothing reaches the agent.
+    pub bearer_token: Option<String>,
+    /// Connections open at once, both transports together; beyond it 503
+    /// (default 1024).
+    pub max_connections: usize,
+    /// The largest message a client may send (default 64 MiB): a larger
+    /// WebSocket frame closes its socket (1009), a larger POST gets 413.
+    pub max_message_size: usize,
+    /// Drop a connection whose client takes nothing for this long while
+    /// output waits for it (default 60 s, as the official TypeScript
+    /// server's `maxOutputStallMs`; None: wait for ever).
+    pub output_stall_timeout: Option<Duration>,
+    /// Streamable HTTP: output held for one connection's client, in bytes,
+    /// before the agent's output is no longer read and its requests wait
+    /// (default 64 MiB, as the official server's `maxBufferedBytes`).
+    pub max_buffered_bytes: usize,
+    /// Streamable HTTP: end a connection whose client has had no event
+    /// stream open and sent nothing for this long (default 60 s; None:
+    /// keep it until DELETE). A WebSocket ends with its socket instead.
+    pub idle_timeout: Option<Duration>,
+    /// Serve `wss://` and `https://` with this certificate.
+    pub tls: Option<ServerTls>,
+    /// A check of the caller's own, after the token's: a request it refuses
+    /// gets 403 and reaches no agent (every request of a connection is
+    /// checked, the WebSocket upgrade and each HTTP request alike).
+    pub authorize: Option<Authorize>,
+}
+
+/// What [`ServeOptions::authorize`] sees of a request.
+#[derive(Debug)]
+pub struct AuthRequest<'a> {
+    /// The client's address.
+    pub address: SocketAddr,
+    /// The request's headers (`Authorization`, cookies, ...).
+    pub headers: &'a hyper::HeaderMap,
+}
+
+/// A request check: true lets the request through. See
+/// [`ServeOptions::authorize`].
+#[derive(Clone)]
+pub struct Authorize(pub Arc<dyn Fn(&AuthRequest<'_>) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Authorize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorize(..)")
+    }
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            path: DEFAULT_PATH.to_owned(),
+            bearer_token: None,
+            max_connections: 1024,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            output_stall_timeout: Some(DEFAULT_SERVER_STALL_TIMEOUT),
+            max_buffered_bytes: crate::DEFAULT_MAX_BUFFERED_BYTES,
+            idle_timeout: Some(Duration::from_secs(60)),
+            tls: None,
+            authorize: None,
+        }
+    }
+}
+
+/// Who connected, for the callback of [`Server`].
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// The client's address.
+    pub address: SocketAddr,
+    /// Which transport it connected with.
+    pub transport: PeerTransport,
+}
+
+/// The transport of a served connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerTransport {
+    /// WebSocket (`ws://` or `wss://`).
+    WebSocket,
+    /// Streamable HTTP (`http://` or `https://`).
+    StreamableHttp,
+}
+
+type OnConnection = Arc<dyn Fn(Lines, Peer) + Send + Sync>;
+
+/// What every request of a server shares.
+struct Shared {
+    options: ServeOptions,
+    on_connection: OnConnection,
+    /// One permit per open connection, both transports.
+    slots: Arc<Semaphore>,
+    shutdown: CancellationToken,
+    http: streamable::Registry,
+}
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// A running server. Dropping it leaves it running; [`Server::shutdown`]
+/// stops it.
+pub struct Server {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    accepting: tokio::task::JoinHandle<io::Result<()>>,
+}
+
+impl Server {
+    /// Listen on `address` and serve: each connection is handed to
+    /// `on_connection` (on a runtime task: it must not block) as a
+    /// [`Lines`] stream, to wrap in `Transport::from_stream`.
+    pub async fn bind<F>(
+        address: impl ToSocketAddrs,
+        options: ServeOptions,
+        on_connection: F,
+    ) -> io::Result<Self>
+    where
+        F: Fn(Lines, Peer) + Send + Sync + 'static,
+    {
+        Self::from_listener(TcpListener::bind(address).await?, options, on_connection)
+    }
+
+    /// Serve on a listener of the caller's (call within a tokio runtime).
+    pub fn from_listener<F>(
+        listener: TcpListener,
+        options: ServeOptions,
+        on_connection: F,
+    ) -> io::Result<Self>
+    where
+        F: Fn(Lines, Peer) + Send + Sync + 'static,
+    {
+        let local_addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            slots: Arc::new(Semaphore::new(options.max_connections.max(1))),
+            options,
+            on_connection: Arc::new(on_connection),
+            shutdown: CancellationToken::new(),
+            http: streamable::Registry::default(),
+        });
+        let accepting = tokio::spawn(accept(listener, shared.clone()));
+        Ok(Self {
+            local_addr,
+            shared,
+            accepting,
+        })
+    }
+
+    /// The address served (with port 0, the port the system chose).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The WebSocket URL of the endpoint (`ws://` or `wss://`).
+    pub fn websocket_url(&self) -> String {
+        let scheme = if self.shared.options.tls.is_some() {
+            "wss"
+        } else {
+            "ws"
+        };
+        format!("{scheme}://{}{}", self.local_addr, self.shared.options.path)
+    }
+
+    /// The Streamable HTTP URL of the endpoint (`http://` or `https://`).
+    pub fn http_url(&self) -> String {
+        let scheme = if self.shared.options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", self.local_addr, self.shared.options.path)
+    }
+
+    /// Connections open now.
+    pub fn connections(&self) -> usize {
+        self.shared.options.max_connections.max(1) - self.shared.slots.available_permits()
+    }
+
+    /// Until accepting fails (the listener's error).
+    pub async fn wait(&mut self) -> io::Result<()> {
+        match (&mut self.accepting).await {
+            Ok(result) => result,
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Stop: accept nothing more, end every connection (a WebSocket closes
+    /// with 1001, Streamable HTTP streams end), and so every agent's input;
+    /// returns when they are done (at most a few seconds).
+    pub async fn shutdown(self) {
+        self.shared.shutdown.cancel();
+        self.accepting.abort();
+        let all = self.shared.options.max_connections.max(1) as u32;
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.shared.slots.acquire_many(all)).await;
+    }
+}
+
+/// Serve on `listener` until it fails; each connection is handed to
+/// `on_connection` (see [`Server::bind`]).
+pub async fn serve<F>(listener: TcpListener, options: ServeOptions, on_connection: F) -> io::Result<()>
+where
+    F: Fn(Lines, Peer) + Send + Sync + 'static,
+{
+    Server::from_listener(listener, options, on_connection)?
+        .wait()
+        .await
+}
+
+async fn accept(listener: TcpListener, shared: Arc<Shared>) -> io::Result<()> {
+    loop {
+        let (tcp, address) = listener.accept().await?;
+        let _ = tcp.set_nodelay(true);
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            match shared.options.tls.clone() {
+                None => serve_connection(tcp, address, shared).await,
+                Some(tls) => {
+                    let acceptor = tokio_rustls::TlsAcceptor::from(tls.config);
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                        Ok(Ok(stream)) => serve_connection(stream, address, shared).await,
+                        Ok(Err(error)) => tracing::debug!(%address, %error, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%address, "TLS handshake timed out"),
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// HTTP/1.1 on one accepted stream, until it closes or the server stops.
+async fn serve_connection<S>(stream: S, address: SocketAddr, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let shutdown = shared.shutdown.clone();
+    let service = hyper::service::service_fn(move |request| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(handle(request, address, shared).await) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HANDSHAKE_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+    }
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
+}
+
+async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
+    if request.uri().path() != shared.options.path {
+        return text(StatusCode::NOT_FOUND, "no ACP endpoint here");
+    }
+    if let Some(token) = &shared.options.bearer_token {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        if !given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
+            let mut refused = text(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+            refused
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return refused;
+        }
+    }
+    if let Some(authorize) = &shared.options.authorize {
+        let check = AuthRequest {
+            address,
+            headers: request.headers(),
+        };
+        if !(authorize.0)(&check) {
+            return text(StatusCode::FORBIDDEN, "forbidden");
+        }
+    }
+    if websocket::is_upgrade(&request) {
+        return upgrade(request, address, &shared);
+    }
+    streamable::handle(request, address, &shared).await
+}
+
+/// Accept a WebSocket upgrade and hand its socket to the callback.
+fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shared>) -> Response<Body> {
+    let accept = match websocket::accept_key(&request) {
+        Ok(accept) => accept,
+        Err(why) => return text(StatusCode::BAD_REQUEST, why),
+    };
+    let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
+        return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
+    };
+    let upgrading = hyper::upgrade::on(&mut request);
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let upgraded = match upgrading.await {
+            Ok(upgraded) => upgraded,
+            Err(error) => return tracing::debug!(%address, %error, "WebSocket upgrade failed"),
+        };
+        let config = websocket::config(shared.options.max_message_size);
+        let socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
+        let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
+        let ending = websocket::Ending {
+            shutdown: Some(shared.shutdown.clone()),
+            release: Some(Box::new(slot)),
+        };
+        websocket::bridge(socket, inner, shared.options.output_stall_timeout, ending);
+        (shared.on_connection)(
+            lines,
+            Peer {
+                address,
+                transport: PeerTransport::WebSocket,
+            },
+        );
+    });
+    let mut response = Response::new(empty());
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    if let Ok(accept) = HeaderValue::try_from(accept) {
+        headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    response
+}
+
+/// Compare secrets in time that does not depend on where they differ.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
+fn empty() -> Body {
+    Full::new(Bytes::new()).boxed_unsync()
+}
+
+/// A plain-text answer (the official server's refusals are text too).
+fn text(status: StatusCode, message: &str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(message.to_owned())).boxed_unsync());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+/// A JSON answer.
+fn json(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let mut response = Response::new(Full::new(body.into()).boxed_unsync());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(super::http_client::JSON),
+    );
+    response
+}

@@ -1,0 +1,147 @@
+//! Server-sent events as Streamable HTTP uses them: one JSON-RPC message
+//! per event, in `data:` lines. Reading follows the official TypeScript
+//! SDK's client: lines end in CRLF, LF or a bare CR, a BOM at a line's start
+//! is dropped, only `data:` lines count (several are joined with `\n`), a
+//! blank line ends an event, and an event pending at the end of the stream
+//! is still delivered.
+
+/// Why a stream of events cannot be read on.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TooLarge;
+
+/// One message as an event.
+pub(crate) fn event(message: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(message.len() + 8);
+    frame.extend_from_slice(b"data: ");
+    frame.extend_from_slice(message);
+    frame.extend_from_slice(b"\n\n");
+    frame
+}
+
+/// A comment that keeps an idle stream alive through proxies.
+pub(crate) const KEEP_ALIVE: &[u8] = b":\n\n";
+
+/// Reads events from chunks as they arrive.
+pub(crate) struct Parser {
+    line: Vec<u8>,
+    data: Vec<u8>,
+    has_data: bool,
+    /// The last chunk ended in CR: an LF starting the next one belongs to it.
+    after_cr: bool,
+    max_event: usize,
+}
+
+impl Parser {
+    pub(crate) fn new(max_event: usize) -> Self {
+        Self {
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            after_cr: false,
+            max_event,
+        }
+    }
+
+    /// Take `chunk`, pushing each completed event's data to `events`.
+    pub(crate) fn feed(&mut self, mut chunk: &[u8], events: &mut Vec<Vec<u8>>) -> Result<(), TooLarge> {
+        if self.after_cr && chunk.first() == Some(&b'\n') {
+            chunk = &chunk[1..];
+        }
+        self.after_cr = false;
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
+            self.line.extend_from_slice(&chunk[..end]);
+            let line = std::mem::take(&mut self.line);
+            self.take_line(&line, events)?;
+            self.line = line;
+            self.line.clear();
+            let crlf = chunk[end] == b'\r' && chunk.get(end + 1) == Some(&b'\n');
+            if chunk[end] == b'\r' && end + 1 == chunk.len() {
+                self.after_cr = true;
+            }
+            chunk = &chunk[end + if crlf { 2 } else { 1 }..];
+        }
+        self.line.extend_from_slice(chunk);
+        if self.line.len() > self.max_event + 8 {
+            return Err(TooLarge);
+        }
+        Ok(())
+    }
+
+    /// The stream ended: an event pending without its blank line counts.
+    pub(crate) fn finish(&mut self, events: &mut Vec<Vec<u8>>) -> Result<(), TooLarge> {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.take_line(&line, events)?;
+        }
+        self.dispatch(events);
+        Ok(())
+    }
+
+    fn take_line(&mut self, line: &[u8], events: &mut Vec<Vec<u8>>) -> Result<(), TooLarge> {
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        if line.is_empty() {
+            self.dispatch(events);
+            return Ok(());
+        }
+        let Some(value) = line.strip_prefix(b"data:") else {
+            return Ok(());
+        };
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        if self.has_data {
+            self.data.push(b'\n');
+        }
+        self.data.extend_from_slice(value);
+        self.has_data = true;
+        if self.data.len() > self.max_event {
+            return Err(TooLarge);
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, events: &mut Vec<Vec<u8>>) {
+        if self.has_data {
+            events.push(std::mem::take(&mut self.data));
+            self.has_data = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(chunks: &[&[u8]]) -> Vec<String> {
+        let mut parser = Parser::new(1024);
+        let mut events = Vec::new();
+        for chunk in chunks {
+            parser.feed(chunk, &mut events).unwrap();
+        }
+        parser.finish(&mut events).unwrap();
+        events
+            .into_iter()
+            .map(|e| String::from_utf8(e).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn events_are_read_across_chunks_and_line_endings() {
+        assert_eq!(parse(&[b"data: {\"a\":1}\n\n"]), ["{\"a\":1}"]);
+        assert_eq!(parse(&[b"data: x\r", b"\ndata:y\r\n\r\n"]), ["x\ny"]);
+        assert_eq!(
+            parse(&[b":\n\nevent: e\nid: 1\nretry: 5\ndata: z\r\rdata: w"]),
+            ["z", "w"]
+        );
+        assert_eq!(parse(&[b"\xEF\xBB\xBFdata: b\n", b"\n"]), ["b"]);
+        assert_eq!(parse(&[b"da", b"ta: sp", b"lit\n\n"]), ["split"]);
+        assert_eq!(parse(&[b":\n\n:\n\n"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_refused() {
+        let mut parser = Parser::new(8);
+        let mut events = Vec::new();
+        assert_eq!(parser.feed(b"data: 0123456789\n", &mut events), Err(TooLarge));
+        let mut parser = Parser::new(8);
+        assert_eq!(parser.feed(&[b'x'; 64], &mut events), Err(TooLarge));
+    }
+}

@@ -1,0 +1,229 @@
+//! WebSocket: one JSON-RPC message per text frame, as the official SDKs
+//! send them. The client's handshake runs over our own TCP or TLS stream;
+//! the server's arrives as an HTTP upgrade (server/mod.rs). Either way the
+//! socket is bridged to a [`Lines`] stream of newline-delimited JSON, so the
+//! engine's framing and rules apply unchanged: a frame that is not JSON gets
+//! -32700, a batch -32600. What only a socket can get wrong ends it with a
+//! close reason: a binary frame (1003), a frame over the size limit (1009).
+//! Raw newlines in a frame (JSON whitespace) become spaces, so a
+//! pretty-printed message stays one line.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use hyper::header;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::Mutex;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+
+use super::endpoint::Endpoint;
+use super::net::{self, Stream};
+use super::ConnectOptions;
+
+/// Open a client WebSocket to `endpoint` (handshake done).
+pub(crate) async fn open(
+    endpoint: &Endpoint,
+    options: &ConnectOptions,
+) -> io::Result<WebSocketStream<Stream>> {
+    let stream = net::open(endpoint, options).await?;
+    let mut request = endpoint.uri.to_string().into_client_request().map_err(to_io)?;
+    for (name, value) in super::request_headers(options)? {
+        request.headers_mut().insert(name, value);
+    }
+    let (socket, _) =
+        tokio_tungstenite::client_async_with_config(request, stream, Some(config(options.max_message_size)))
+            .await
+            .map_err(to_io)?;
+    Ok(socket)
+}
+
+pub(crate) fn config(max_message_size: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(max_message_size))
+        .max_frame_size(Some(max_message_size))
+}
+
+fn to_io(error: WsError) -> io::Error {
+    match error {
+        WsError::Io(error) => error,
+        WsError::Http(response) => io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!(
+                "the server refused the WebSocket upgrade: HTTP {}",
+                response.status()
+            ),
+        ),
+        other => io::Error::other(other.to_string()),
+    }
+}
+
+/// How a bridged socket ends besides its peer: a server shutting down
+/// (close 1001), and what to release when it is done.
+#[derive(Default)]
+pub(crate) struct Ending {
+    pub(crate) shutdown: Option<CancellationToken>,
+    pub(crate) release: Option<Box<dyn Send + Sync>>,
+}
+
+/// Move frames between `socket` and `inner`, the far end of a [`Lines`]
+/// stream, on two tasks that end with the socket (and then drop
+/// `ending.release`). A send that makes no progress for `stall` drops the
+/// socket.
+///
+/// [`Lines`]: super::Lines
+pub(crate) fn bridge<S>(
+    socket: WebSocketStream<S>,
+    inner: DuplexStream,
+    stall: Option<Duration>,
+    ending: Ending,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (inner_read, mut inner_write) = tokio::io::split(inner);
+    let (sink, mut frames) = socket.split();
+    let sink = Arc::new(Mutex::new(sink));
+    let closing = sink.clone();
+    let shutdown = ending.shutdown.unwrap_or_default();
+    let shutting_down = shutdown.clone();
+    let inbound = tokio::spawn(async move {
+        let reason = loop {
+            let frame = tokio::select! {
+                frame = frames.next() => frame,
+                _ = shutting_down.cancelled() => break Some((CloseCode::Away, "the server is shutting down")),
+            };
+            let Some(frame) = frame else {
+                break None;
+            };
+            match frame {
+                Ok(Message::Text(text)) => {
+                    let mut line = text.as_bytes().to_vec();
+                    super::one_line(&mut line);
+                    line.push(b'\n');
+                    if inner_write.write_all(&line).await.is_err() {
+                        break None;
+                    }
+                }
+                Ok(Message::Binary(_)) => {
+                    break Some((
+                        CloseCode::Unsupported,
+                        "binary frames are not supported: send JSON-RPC messages as text frames",
+                    ))
+                }
+                Ok(Message::Close(_)) => break None,
+                Ok(_) => {}
+                Err(WsError::Capacity(_)) => break Some((CloseCode::Size, "message too big")),
+                Err(error) => {
+                    tracing::debug!(%error, "WebSocket read failed");
+                    break None;
+                }
+            }
+        };
+        if let Some((code, reason)) = reason {
+            let frame = CloseFrame {
+                code,
+                reason: reason.into(),
+            };
+            let _ = closing.lock().await.send(Message::Close(Some(frame))).await;
+        }
+        let _ = inner_write.shutdown().await;
+    });
+    let release = ending.release;
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(inner_read);
+        let mut line = Vec::new();
+        let mut stalled_or_failed = false;
+        loop {
+            line.clear();
+            let read = tokio::select! {
+                read = lines.read_until(b'\n', &mut line) => read,
+                _ = shutdown.cancelled() => break,
+            };
+            match read {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            // The engine writes UTF-8 JSON only.
+            let Ok(text) = std::str::from_utf8(text) else {
+                continue;
+            };
+            let mut sink = sink.lock().await;
+            let send = async {
+                sink.feed(Message::text(text)).await?;
+                // One flush per burst: more lines already read go out with it.
+                if lines.buffer().is_empty() {
+                    sink.flush().await?;
+                }
+                Ok::<(), WsError>(())
+            };
+            let sent = match stall {
+                Some(stall) => tokio::time::timeout(stall, send).await.unwrap_or_else(|_| {
+                    // The peer read nothing for that long: drop the socket (a
+                    // close frame could not get through either).
+                    tracing::warn!(
+                        timeout_ms = stall.as_millis() as u64,
+                        "output stalled: closing the WebSocket"
+                    );
+                    Err(WsError::AlreadyClosed)
+                }),
+                None => send.await,
+            };
+            if sent.is_err() {
+                stalled_or_failed = true;
+                break;
+            }
+        }
+        if shutdown.is_cancelled() {
+            let frame = CloseFrame {
+                code: CloseCode::Away,
+                reason: "the server is shutting down".into(),
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                sink.lock().await.send(Message::Close(Some(frame))).await
+            })
+            .await;
+        } else if !stalled_or_failed {
+            let _ = sink.lock().await.close().await;
+        }
+        // The socket is done: stop reading it too.
+        inbound.abort();
+        drop(release);
+    });
+}
+
+/// Whether an HTTP request asks for a WebSocket upgrade.
+pub(crate) fn is_upgrade<B>(request: &hyper::Request<B>) -> bool {
+    request
+        .headers()
+        .get(header::UPGRADE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.eq_ignore_ascii_case("websocket"))
+}
+
+/// The `101 Switching Protocols` answer to a valid upgrade request, or why
+/// it is not one.
+pub(crate) fn accept_key<B>(request: &hyper::Request<B>) -> Result<String, &'static str> {
+    let headers = request.headers();
+    if request.method() != hyper::Method::GET {
+        return Err("a WebSocket upgrade must be a GET");
+    }
+    let version = headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .and_then(|v| v.to_str().ok());
+    if version != Some("13") {
+        return Err("Sec-WebSocket-Version must be 13");
+    }
+    let key = headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .ok_or("Sec-WebSocket-Key is missing")?;
+    Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(
+        key.as_bytes(),
+    ))
+}

@@ -1,0 +1,127 @@
+// Serving agents to remote clients: the engine's server (WebSocket and
+// Streamable HTTP on one endpoint, as the official SDKs' clients speak them)
+// hands each connection to this thread, which starts a new agent on it.
+
+import { AgentSideConnection, type Agent } from "./generated/methods.js";
+import { NativeServer } from "./native.js";
+import { kOpen, settings, type Stream, type StreamOptions } from "./streams.js";
+
+export interface ServeAgentOptions extends StreamOptions {
+  /** Where to listen (default 127.0.0.1; loopback unless you mean it). */
+  host?: string;
+  /** The port (default 0: one the system picks; see `AgentServer.port`). */
+  port?: number;
+  /** The endpoint (default `/acp`). */
+  path?: string;
+  /** Clients must send `Authorization: Bearer <token>` (401 otherwise, before any agent starts). */
+  token?: string;
+  /** PEM files to serve `wss://` and `https://`. */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** Connections open at once (default 1024; beyond it 503). */
+  maxConnections?: number;
+  /** Drop a client that takes nothing this long while output waits (default 60 s; 0: never). */
+  outputStallTimeoutMs?: number;
+  /** Streamable HTTP: output held per connection for its client (default 64 MiB). */
+  maxBufferedBytes?: number;
+  /** Streamable HTTP: end a connection with no event stream open and nothing sent this long (default 60 s; 0: never). */
+  idleTimeoutMs?: number;
+}
+
+/** A running server: every connection gets its own agent. Made by `serveAgent`. */
+export class AgentServer {
+  readonly #native: NativeServer;
+  readonly #connections = new Set<AgentSideConnection>();
+  #closing: Promise<void> | undefined;
+
+  /** @internal */
+  constructor(native: NativeServer) {
+    this.#native = native;
+  }
+
+  /** `ws://HOST:PORT/acp` (`wss://` with TLS). */
+  get websocketUrl(): string {
+    return this.#native.websocketUrl;
+  }
+
+  /** `http://HOST:PORT/acp` (`https://` with TLS): Streamable HTTP. */
+  get httpUrl(): string {
+    return this.#native.httpUrl;
+  }
+
+  /** The port served (with port 0, the one the system chose). */
+  get port(): number {
+    return this.#native.port;
+  }
+
+  /** Connections open now. */
+  get connections(): number {
+    return this.#native.connections();
+  }
+
+  /** @internal */
+  _accept(toAgent: (connection: AgentSideConnection) => Agent, options: StreamOptions): void {
+    while (this.#native.waiting() > 0) {
+      const native = this.#native;
+      const stream: Stream = {
+        kind: "remote",
+        [kOpen](side, unstable, wake) {
+          const accepted = native.accept(settings(side, unstable, options), wake);
+          if (!accepted) throw new Error("no accepted connection waits");
+          return accepted;
+        },
+      };
+      const connection = new AgentSideConnection(toAgent, stream);
+      this.#connections.add(connection);
+      void connection.closed.then(() => this.#connections.delete(connection));
+    }
+  }
+
+  /** Stop accepting and end every connection: each agent's connection closes,
+   * failing what is pending on both sides. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#native.close();
+      await Promise.all([...this.#connections].map((connection) => connection.closed));
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * Serve `toAgent(connection)` to remote clients, a new agent per connection,
+ * over WebSocket and Streamable HTTP at `options.path`:
+ *
+ *     const server = await serveAgent((conn) => new MyAgent(conn), { port: 8080, token });
+ *     console.log(server.httpUrl);
+ *
+ * The server keeps Node alive until `close()`.
+ */
+export async function serveAgent(
+  toAgent: (connection: AgentSideConnection) => Agent,
+  options: ServeAgentOptions = {},
+): Promise<AgentServer> {
+  if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
+    throw new TypeError("tlsCert and tlsKey go together");
+  }
+  let server: AgentServer | undefined;
+  const native = NativeServer.bind(
+    `${options.host ?? "127.0.0.1"}:${options.port ?? 0}`,
+    {
+      path: options.path,
+      token: options.token,
+      maxConnections: options.maxConnections,
+      maxMessageSize: options.maxMessageSize,
+      outputStallTimeoutMs: options.outputStallTimeoutMs,
+      maxBufferedBytes: options.maxBufferedBytes,
+      idleTimeoutMs: options.idleTimeoutMs,
+      tlsCert: options.tlsCert,
+      tlsKey: options.tlsKey,
+    },
+    () => server?._accept(toAgent, options),
+  );
+  server = new AgentServer(native);
+  // Connections that came before `server` was set.
+  server._accept(toAgent, options);
+  return server;
+}

@@ -1,0 +1,107 @@
+// serveAgent: a new agent per connection over WebSocket and Streamable HTTP,
+// calls both ways, the token checked before any agent starts, and close()
+// failing what is pending. Against the INSTALLED package.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { RequestError, connectAgent, serveAgent } from "acp-engine";
+
+/** An agent that asks its client's permission on a prompt and reports the
+ * choice in an update; the prompt "hang" never ends. */
+function echoAgentFactory(made) {
+  return (connection) => {
+    const agent = {
+      connection,
+      initialize: () => ({ protocolVersion: 1 }),
+      newSession: () => ({ sessionId: `s${made.length}` }),
+      async prompt(params) {
+        if (params.prompt[0].text === "hang") return new Promise(() => {});
+        const answer = await connection.requestPermission({
+          sessionId: params.sessionId,
+          toolCall: { toolCallId: "t1" },
+          options: [{ optionId: "yes", name: "Yes", kind: "allow_once" }],
+        });
+        await connection.sessionUpdate({
+          sessionId: params.sessionId,
+          update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: answer.outcome.optionId } },
+        });
+        return { stopReason: "end_turn" };
+      },
+      cancel() {},
+    };
+    made.push(agent);
+    return agent;
+  };
+}
+
+function choosingClient() {
+  const texts = [];
+  return {
+    texts,
+    requestPermission: (params) => ({ outcome: { outcome: "selected", optionId: params.options[0].optionId } }),
+    sessionUpdate(params) {
+      texts.push(params.update.content.text);
+    },
+  };
+}
+
+const INITIALIZE = { protocolVersion: 1, clientCapabilities: {} };
+
+for (const transport of ["websocket", "http"]) {
+  test(`each ${transport} connection gets its own agent, calls go both ways`, async () => {
+    const made = [];
+    const server = await serveAgent(echoAgentFactory(made));
+    try {
+      const url = transport === "websocket" ? server.websocketUrl : server.httpUrl;
+      for (let turn = 0; turn < 2; turn++) {
+        const client = choosingClient();
+        const agent = connectAgent(() => client, url);
+        await agent.initialize(INITIALIZE);
+        const { sessionId } = await agent.newSession({ cwd: "/tmp", mcpServers: [] });
+        const result = await agent.prompt({ sessionId, prompt: [{ type: "text", text: "go" }] });
+        assert.equal(result.stopReason, "end_turn");
+        assert.deepEqual(client.texts, ["yes"], "the update comes before the turn's end");
+        agent.close();
+        await agent.closed;
+        assert.equal(made.length, turn + 1);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test("the token is checked before any agent starts", async () => {
+  const made = [];
+  const server = await serveAgent(echoAgentFactory(made), { token: "s3cret" });
+  try {
+    for (const url of [server.websocketUrl, server.httpUrl]) {
+      const agent = connectAgent(() => choosingClient(), url, { token: "guess" });
+      await assert.rejects(agent.initialize(INITIALIZE), RequestError);
+      await agent.closed;
+    }
+    assert.equal(made.length, 0);
+    const agent = connectAgent(() => choosingClient(), server.httpUrl, { token: "s3cret" });
+    await agent.initialize(INITIALIZE);
+    agent.close();
+    await agent.closed;
+    assert.equal(made.length, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test("close() ends every connection and fails what is pending", async () => {
+  const made = [];
+  const server = await serveAgent(echoAgentFactory(made));
+  const agent = connectAgent(() => choosingClient(), server.websocketUrl);
+  await agent.initialize(INITIALIZE);
+  const { sessionId } = await agent.newSession({ cwd: "/tmp", mcpServers: [] });
+  const turn = agent.prompt({ sessionId, prompt: [{ type: "text", text: "hang" }] });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(server.connections, 1);
+  await server.close();
+  await assert.rejects(turn, (error) => error instanceof RequestError);
+  await agent.closed;
+  await made[0].connection.closed;
+});
