@@ -367,11 +367,22 @@ impl NativeConnection {
     }
 
     /// Send a notification (params as JSON text; None: no params). It is
-    /// queued in order, without waiting.
-    pub fn send_notification(&self, method: String, params: Option<String>) -> Result<(), AcpError> {
+    /// queued in order, without waiting; when the peer is not reading and
+    /// the output is full it is parked, in order, and the returned ticket
+    /// is for `wait_written` (a sender waits there: backpressure).
+    pub fn send_notification(&self, method: String, params: Option<String>) -> Result<Option<u64>, AcpError> {
         let _guard = engine().enter();
-        self.host.send_notification(&method, params.as_deref())?;
-        Ok(())
+        Ok(self.host.send_notification(&method, params.as_deref())?)
+    }
+
+    /// Until the parked send of `ticket` is queued for writing; an error
+    /// when the connection closed first.
+    pub async fn wait_written(&self, ticket: u64) -> Result<(), AcpError> {
+        if self.host.wait_written(ticket).await {
+            Ok(())
+        } else {
+            Err(closed_error(&self.host).into())
+        }
     }
 
     /// Close: pending requests fail, running handlers are cancelled, queued

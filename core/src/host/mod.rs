@@ -418,6 +418,13 @@ impl HostConnection {
         checked.map(|_| params)
     }
 
+    /// Until the send that returned `ticket` was queued for writing (true),
+    /// or failed with the connection (false). The `WRITTEN` event says the
+    /// same; this is for hosts whose sends suspend instead (Kotlin).
+    pub fn wait_written(&self, ticket: u64) -> impl std::future::Future<Output = bool> + Send + 'static {
+        self.output.wait_written(ticket)
+    }
+
     /// Write what `HostOptions::buffer_output` collected (the host calls
     /// this once it has run what it had to run: its loop's next turn).
     pub fn flush(&self) -> Result<Ticket, RequestError> {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::runtime::Handle;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::Shared;
 use crate::connection::Connection;
@@ -34,6 +34,9 @@ pub(super) struct Output {
     /// park behind them, so nothing overtakes.
     parked_count: Arc<AtomicUsize>,
     next_ticket: AtomicU64,
+    /// The last ticket whose send was queued (or failed): parked sends are
+    /// queued in ticket order.
+    written: watch::Receiver<u64>,
     /// Wait for room instead of parking (`HostOptions::block_when_full`).
     block_when_full: Option<super::options::BlockWhenFull>,
 }
@@ -48,11 +51,13 @@ impl Output {
     ) -> Self {
         let (parked, parked_rx) = mpsc::unbounded_channel();
         let parked_count = Arc::new(AtomicUsize::new(0));
+        let (written_tx, written) = watch::channel(0);
         runtime.spawn(write_parked(
             connection.clone(),
             shared,
             parked_rx,
             parked_count.clone(),
+            written_tx,
         ));
         Self {
             connection,
@@ -60,7 +65,20 @@ impl Output {
             parked,
             parked_count,
             next_ticket: AtomicU64::new(1),
+            written,
             block_when_full,
+        }
+    }
+
+    /// Until the send of `ticket` was queued for writing (true) or failed
+    /// because the connection closed (false): for hosts whose sends wait
+    /// for room (a suspending `send`) rather than watch `WRITTEN` events.
+    pub fn wait_written(&self, ticket: u64) -> impl std::future::Future<Output = bool> + Send + 'static {
+        let mut written = self.written.clone();
+        let connection = self.connection.clone();
+        async move {
+            let reached = written.wait_for(|&last| last >= ticket).await.is_ok();
+            reached && !connection.is_closed()
         }
     }
 
@@ -165,6 +183,7 @@ async fn write_parked(
     shared: Arc<Shared>,
     mut parked: mpsc::UnboundedReceiver<(Vec<u8>, u64)>,
     parked_count: Arc<AtomicUsize>,
+    written: watch::Sender<u64>,
 ) {
     let inner = connection.inner().clone();
     drop(connection);
@@ -173,6 +192,7 @@ async fn write_parked(
         let ok = inner.enqueue(frame).await.is_ok();
         inner.outbound.note_unparked(bytes);
         parked_count.fetch_sub(1, Ordering::AcqRel);
+        written.send_replace(ticket);
         shared.queue.push_written(ticket, ok);
     }
 }

@@ -72,12 +72,15 @@ class Connection internal constructor(private val native: NativeConnection) : Au
     }
 
     /**
-     * Send a notification. It is queued in order and written without waiting. Throws
+     * Send a notification. It is queued in order and written without waiting, unless the
+     * peer has stopped reading and the connection holds all it may for it: then this
+     * suspends until there is room (backpressure), in order with the other sends. Throws
      * [RequestError] when the engine refuses the params or the connection is closed.
      */
-    fun sendNotification(method: String, params: Any? = null) {
+    suspend fun sendNotification(method: String, params: Any? = null) {
         try {
-            native.sendNotification(method, params?.let(Json::stringify))
+            val ticket = native.sendNotification(method, params?.let(Json::stringify))
+            if (ticket != null) native.waitWritten(ticket)
         } catch (error: AcpException) {
             throw RequestError.from(error)
         }
