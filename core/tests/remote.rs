@@ -125,6 +125,14 @@ async fn initialized(url: &str, options: &ConnectOptions) -> (Connection, mpsc::
     (connection, told)
 }
 
+/// Why a client that dials `url` and sends `initialize` is closed.
+async fn refusal(url: &str, options: &ConnectOptions) -> String {
+    let connection = Connection::builder().connect(remote::dial(url, options));
+    let _ = call(&connection, method::INITIALIZE, json!({ "protocolVersion": 1 })).await;
+    tokio::time::timeout(PATIENCE, connection.closed()).await.unwrap();
+    connection.close_reason().unwrap_or_default()
+}
+
 async fn eventually(what: &str, condition: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while !condition() {
@@ -240,11 +248,7 @@ async fn an_authorize_hook_refuses_with_403_before_anything_reaches_an_agent() {
         ..ConnectOptions::default()
     };
     for via in BOTH {
-        let connection =
-            Connection::builder().connect(remote::dial(&url(&server, via), &ConnectOptions::default()));
-        let _ = call(&connection, method::INITIALIZE, json!({ "protocolVersion": 1 })).await;
-        tokio::time::timeout(PATIENCE, connection.closed()).await.unwrap();
-        let reason = connection.close_reason().unwrap_or_default();
+        let reason = refusal(&url(&server, via), &ConnectOptions::default()).await;
         assert!(reason.contains("403"), "{via:?}: {reason}");
         assert_eq!(seen.opened.load(Ordering::SeqCst), 0);
         // The caller's headers reach every request (the SSE streams' too).
@@ -387,11 +391,7 @@ async fn the_connection_limit_refuses_with_503() {
     .await;
     let (first, _) = initialized(&server.websocket_url(), &ConnectOptions::default()).await;
     for via in BOTH {
-        let connection =
-            Connection::builder().connect(remote::dial(&url(&server, via), &ConnectOptions::default()));
-        let _ = call(&connection, method::INITIALIZE, json!({ "protocolVersion": 1 })).await;
-        tokio::time::timeout(PATIENCE, connection.closed()).await.unwrap();
-        let reason = connection.close_reason().unwrap_or_default();
+        let reason = refusal(&url(&server, via), &ConnectOptions::default()).await;
         assert!(reason.contains("503"), "{via:?}: {reason}");
     }
     assert_eq!(seen.opened.load(Ordering::SeqCst), 1);
@@ -608,10 +608,7 @@ async fn a_dialled_transport_closes_with_the_reason_it_could_not_connect() {
         format!("http://{address}/acp"),
         "ftp://x/".to_owned(),
     ] {
-        let connection = Connection::builder().connect(remote::dial(&url, &ConnectOptions::default()));
-        let _ = call(&connection, method::INITIALIZE, json!({})).await;
-        tokio::time::timeout(PATIENCE, connection.closed()).await.unwrap();
-        let reason = connection.close_reason().unwrap_or_default();
+        let reason = refusal(&url, &ConnectOptions::default()).await;
         assert!(reason.contains("cannot connect"), "{url}: {reason}");
     }
     assert!(remote::is_url("HTTPS://h/acp") && remote::is_url("ws://h") && !remote::is_url("my-agent"));

@@ -197,22 +197,26 @@ impl Server {
 
     /// The WebSocket URL of the endpoint (`ws://` or `wss://`).
     pub fn websocket_url(&self) -> String {
-        let scheme = if self.shared.options.tls.is_some() {
-            "wss"
-        } else {
-            "ws"
-        };
-        format!("{scheme}://{}{}", self.local_addr, self.shared.options.path)
+        self.url("ws")
     }
 
     /// The Streamable HTTP URL of the endpoint (`http://` or `https://`).
     pub fn http_url(&self) -> String {
-        let scheme = if self.shared.options.tls.is_some() {
-            "https"
+        self.url("http")
+    }
+
+    /// `scheme://address/path`, the scheme's secure form (`wss`, `https`)
+    /// with TLS.
+    fn url(&self, scheme: &str) -> String {
+        let secure = if self.shared.options.tls.is_some() {
+            "s"
         } else {
-            "http"
+            ""
         };
-        format!("{scheme}://{}{}", self.local_addr, self.shared.options.path)
+        format!(
+            "{scheme}{secure}://{}{}",
+            self.local_addr, self.shared.options.path
+        )
     }
 
     /// Connections open now.
