@@ -17,6 +17,21 @@ PY = os.path.join(VENV, "bin", "python")
 # The Go pair links the C library installed (`make install`) here.
 GO_PREFIX = os.path.join(ROOT, "target", "go-prefix")
 GO_BIN = os.path.join(ROOT, "target", "go-bin")
+# The Kotlin pairs: ours compiled with the Kotlin package (its test classes
+# include bench/kotlin), the official SDK's in bench/kotlin-official.
+KOTLIN = os.path.join(ROOT, "kotlin", "target")
+KOTLIN_OFFICIAL = os.path.join(BENCH, "kotlin-official")
+
+
+def jvm(classes, classpath_file, main):
+    """A JVM command line: the classes, then the dependencies Maven listed."""
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return ""
+    return ["java", "-cp", ":".join(classes + [read(classpath_file)]), main]
 
 IMPLS = {
     "acp-engine (Rust)": {
@@ -51,6 +66,22 @@ IMPLS = {
         "client": ["node", os.path.join(BENCH, "official-ts", "client.mjs")],
         "agent": ["node", os.path.join(BENCH, "official-ts", "agent.mjs")],
     },
+    # JVM implementations are paired only with each other: their start-up and
+    # rates would multiply the whole matrix's run time.
+    "acp-engine (Kotlin)": {
+        "client": jvm([os.path.join(KOTLIN, "classes"), os.path.join(KOTLIN, "test-classes")],
+                      os.path.join(KOTLIN, "classpath.txt"), "acp_engine.bench.BenchClientKt"),
+        "agent": jvm([os.path.join(KOTLIN, "classes"), os.path.join(KOTLIN, "test-classes")],
+                     os.path.join(KOTLIN, "classpath.txt"), "acp_engine.bench.BenchAgentKt"),
+        "pairs_within": "jvm",
+    },
+    "official Kotlin SDK": {
+        "client": jvm([os.path.join(KOTLIN_OFFICIAL, "target", "classes")],
+                      os.path.join(KOTLIN_OFFICIAL, "target", "classpath.txt"), "official.bench.ClientKt"),
+        "agent": jvm([os.path.join(KOTLIN_OFFICIAL, "target", "classes")],
+                     os.path.join(KOTLIN_OFFICIAL, "target", "classpath.txt"), "official.bench.AgentKt"),
+        "pairs_within": "jvm",
+    },
 }
 
 # Each language: our implementation and the official SDK it is measured
@@ -62,7 +93,13 @@ LANGUAGES = [
     ("Go", "acp-engine (Go)", "official Rust SDK"),
     ("Python", "acp-engine (Python)", "official Python SDK"),
     ("Node", "acp-engine (Node)", "official TypeScript SDK"),
+    ("Kotlin", "acp-engine (Kotlin)", "official Kotlin SDK"),
 ]
+
+
+def paired(client, agent):
+    """Whether the matrix measures this pair (see `pairs_within`)."""
+    return IMPLS[client].get("pairs_within") == IMPLS[agent].get("pairs_within")
 
 
 def run(cmd, cwd=ROOT):
@@ -80,6 +117,7 @@ def build():
     build_go()
     build_python()
     build_node()
+    build_kotlin()
 
 
 def build_go():
@@ -117,13 +155,26 @@ def build_node():
     run(["npm", "run", "--silent", "build"], cwd=node)
 
 
+def build_kotlin():
+    """Our Kotlin package (native library, uniffi layer, classes and the
+    bench programs among its test classes) and the official SDK's programs."""
+    run(["bash", os.path.join(ROOT, "kotlin", "build.sh")])
+    classpath = ["org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath",
+                 "-Dmdep.outputFile=target/classpath.txt"]
+    maven = ["mvn", "-q", "-B", "-Dstyle.color=never"]
+    run(maven + ["test-compile"] + classpath, cwd=os.path.join(ROOT, "kotlin"))
+    run(maven + ["package"] + classpath, cwd=KOTLIN_OFFICIAL)
+
+
 def versions():
     """What was measured: toolchains and SDK versions."""
     def out(cmd):
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
         except OSError:
             return "?"
+        text = done.stdout.strip() or done.stderr.strip()  # java -version writes to stderr
+        return text.splitlines()[0] if text else ""
     official_ts = "?"
     package = os.path.join(ROOT, "interop", "ts", "node_modules", "@agentclientprotocol", "sdk", "package.json")
     if os.path.exists(package):
@@ -138,6 +189,8 @@ def versions():
         "official Rust SDK": "agent-client-protocol 5.0.0 (crates.io)",
         "official Python SDK": "agent-client-protocol " + out([PY, "-c", "import importlib.metadata as m; print(m.version('agent-client-protocol'))"]) + " (PyPI)",
         "official TypeScript SDK": f"@agentclientprotocol/sdk {official_ts} (npm)",
+        "official Kotlin SDK": "com.agentclientprotocol:acp-jvm 0.10.5 (Maven Central)",
+        "java": out(["java", "-version"]) or "?",
     }
 
 

@@ -19,7 +19,7 @@ import sys
 import time
 
 import report
-from impls import IMPLS, PY, ROOT, build, machine, versions
+from impls import IMPLS, PY, ROOT, build, machine, paired, versions
 from measure import measure
 
 # scenario -> (N for a full run, N for --quick)
@@ -74,6 +74,8 @@ def main():
         n = quick_n if args.quick else full_n
         for client_name, client in chosen.items():
             for agent_name, agent in chosen.items():
+                if not paired(client_name, agent_name):
+                    continue
                 record = {"scenario": scenario, "client": client_name, "agent": agent_name, "n": n,
                           "runs": [], "error": None}
                 for _ in range(reps):

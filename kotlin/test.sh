@@ -7,19 +7,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-cargo=${CARGO:-cargo}
 
-# The library JNA loads (from the jar's resources), the bindgen of the same
-# uniffi version, and the Rust example agent and client the tests talk to.
-"$cargo" build -q --release -p acp-engine-uniffi
-"$cargo" build -q -p acp-engine --examples
-
-# The uniffi layer is generated at build time, never checked in: it always
-# matches the library it was generated from.
-out=kotlin/target/generated-sources/uniffi
-rm -rf "$out"
-target/release/uniffi-bindgen generate --library target/release/libacp_engine_uniffi.so \
-  --language kotlin --no-format --out-dir "$out" >/dev/null
+# The library JNA loads (from the jar's resources), the example peers and
+# the uniffi Kotlin layer: kotlin/build.sh.
+bash kotlin/build.sh
 
 cd kotlin
 rm -rf target/surefire-reports
