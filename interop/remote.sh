@@ -249,7 +249,7 @@ done
 
 serve faults -- "$rust_agent"
 if timeout 30 node "$here/ts/ws-faults.mjs" malformed "$url" >"$work/faults.out" 2>&1; then
-  pass "malformed frames: -32700, -32600, the connection answers on; a binary frame closes it (1003)"
+  pass "malformed frames: -32700, -32600, binary frames taken as messages (-32700 when not UTF-8), the connection answers on"
 else
   fail "malformed frames" "$work/faults.out"
 fi
@@ -260,6 +260,20 @@ if timeout 30 node "$here/ts/ws-faults.mjs" disconnect "$url" >"$work/faults.out
   else fail "a client that vanishes mid-turn: its agent (pid ${pid:-?}) is still running" "$work/faults.log"; fi
 else
   fail "a client that vanishes mid-turn" "$work/faults.out"
+fi
+
+# The malformed-input corpus (reliability/corpus) replayed over WebSocket:
+# `acp-engine connect` turns each line into a frame (a text frame, or a
+# binary one for bytes that are not UTF-8) to `serve` in front of the Rust
+# agent; every case gets the answer it gets over a pipe and the connection
+# answers on. The server takes frames up to 96 MiB here so that the huge
+# line (80 MiB) reaches the agent, whose own 64 MiB line limit discards it.
+serve corpus --max-message-size 100663296 -- "$rust_agent"
+if out="$(timeout 600 python3 "$root/reliability/corpus_agents.py" --huge-bytes 83886080 "websocket=$tool connect $ws_url" 2>&1)" &&
+  [[ "$(tail -1 <<<"$out")" == *" 0 failed" ]]; then
+  pass "the malformed-input corpus over WebSocket: $(tail -1 <<<"$out")"
+else
+  fail "the malformed-input corpus over WebSocket: $(grep -E '^FAIL' <<<"$out" | head -5) $(tail -1 <<<"$out")"
 fi
 
 # A client that stops reading: the server drops it after its output stall

@@ -613,3 +613,40 @@ async fn a_dialled_transport_closes_with_the_reason_it_could_not_connect() {
     }
     assert!(remote::is_url("HTTPS://h/acp") && remote::is_url("ws://h") && !remote::is_url("my-agent"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytes_that_are_not_utf8_cross_a_websocket_and_get_the_engines_parse_error() {
+    use tokio::io::AsyncBufReadExt;
+    let (server, _) = agent_server(ServeOptions::default()).await;
+    let (reader, mut writer) = remote::connect(&server.websocket_url(), &ConnectOptions::default())
+        .await
+        .unwrap()
+        .into_streams();
+    let mut lines = tokio::io::BufReader::new(reader).lines();
+    // Not UTF-8: a binary frame, which the server takes as a line (-32700).
+    writer.write_all(b"\xff\xfe not JSON\n").await.unwrap();
+    let answer = tokio::time::timeout(PATIENCE, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{answer}"
+    );
+    // And the connection answers on.
+    writer
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+        )
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(PATIENCE, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(answer.contains("\"result\":{\"protocolVersion\":1}"), "{answer}");
+}

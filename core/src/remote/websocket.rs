@@ -3,10 +3,11 @@
 //! the server's arrives as an HTTP upgrade (server/mod.rs). Either way the
 //! socket is bridged to a [`Lines`] stream of newline-delimited JSON, so the
 //! engine's framing and rules apply unchanged: a frame that is not JSON gets
-//! -32700, a batch -32600. What only a socket can get wrong ends it with a
-//! close reason: a binary frame (1003), a frame over the size limit (1009).
-//! Raw newlines in a frame (JSON whitespace) become spaces, so a
-//! pretty-printed message stays one line.
+//! -32700, a batch -32600; a binary frame's bytes are taken as a message
+//! too (not UTF-8: -32700), and bytes that are not UTF-8 are sent as one.
+//! What only a socket can get wrong ends it with a close reason: a frame
+//! over the size limit (1009). Raw newlines in a frame (JSON whitespace)
+//! become spaces, so a pretty-printed message stays one line.
 
 use std::io;
 use std::sync::Arc;
@@ -102,19 +103,15 @@ pub(crate) fn bridge<S>(
                 break None;
             };
             match frame {
-                Ok(Message::Text(text)) => {
-                    let mut line = text.as_bytes().to_vec();
+                // A binary frame's bytes are a message too: what is not
+                // UTF-8 JSON gets the engine's -32700, as on a pipe.
+                Ok(message @ (Message::Text(_) | Message::Binary(_))) => {
+                    let mut line = message.into_data().to_vec();
                     super::one_line(&mut line);
                     line.push(b'\n');
                     if inner_write.write_all(&line).await.is_err() {
                         break None;
                     }
-                }
-                Ok(Message::Binary(_)) => {
-                    break Some((
-                        CloseCode::Unsupported,
-                        "binary frames are not supported: send JSON-RPC messages as text frames",
-                    ))
                 }
                 Ok(Message::Close(_)) => break None,
                 Ok(_) => {}
@@ -149,14 +146,16 @@ pub(crate) fn bridge<S>(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            // The engine writes UTF-8 JSON only.
-            let Ok(text) = std::str::from_utf8(text) else {
-                continue;
+            let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+            // The engine writes UTF-8 JSON; bytes that are not UTF-8 (a bridge
+            // of raw input: `acp-engine connect`) cannot be a text frame.
+            let message = match std::str::from_utf8(bytes) {
+                Ok(text) => Message::text(text),
+                Err(_) => Message::binary(bytes.to_vec()),
             };
             let mut sink = sink.lock().await;
             let send = async {
-                sink.feed(Message::text(text)).await?;
+                sink.feed(message).await?;
                 // One flush per burst: more lines already read go out with it.
                 if lines.buffer().is_empty() {
                     sink.flush().await?;
