@@ -21,6 +21,9 @@ pub(crate) fn event(message: &[u8]) -> Vec<u8> {
 /// A comment that keeps an idle stream alive through proxies.
 pub(crate) const KEEP_ALIVE: &[u8] = b":\n\n";
 
+/// What a line may hold besides an event's data: `data: ` and a BOM.
+const LINE_SLACK: usize = 16;
+
 /// Reads events from chunks as they arrive.
 pub(crate) struct Parser {
     line: Vec<u8>,
@@ -50,6 +53,7 @@ impl Parser {
         self.after_cr = false;
         while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
             self.line.extend_from_slice(&chunk[..end]);
+            self.check_line()?;
             let line = std::mem::take(&mut self.line);
             self.take_line(&line, events)?;
             self.line = line;
@@ -61,7 +65,13 @@ impl Parser {
             chunk = &chunk[end + if crlf { 2 } else { 1 }..];
         }
         self.line.extend_from_slice(chunk);
-        if self.line.len() > self.max_event + 8 {
+        self.check_line()
+    }
+
+    /// A line over the event limit (plus room for `data: ` and a BOM) is
+    /// refused however it arrived: whole, or a piece per chunk.
+    fn check_line(&self) -> Result<(), TooLarge> {
+        if self.line.len() > self.max_event + LINE_SLACK {
             return Err(TooLarge);
         }
         Ok(())
@@ -134,6 +144,17 @@ mod tests {
         assert_eq!(parse(&[b"\xEF\xBB\xBFdata: b\n", b"\n"]), ["b"]);
         assert_eq!(parse(&[b"da", b"ta: sp", b"lit\n\n"]), ["split"]);
         assert_eq!(parse(&[b":\n\n:\n\n"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_long_line_is_refused_however_it_is_chunked() {
+        let long_comment = [b":".as_slice(), &[b'c'; 40], b"\n\n"].concat();
+        for size in [1, 7, long_comment.len()] {
+            let mut parser = Parser::new(8);
+            let mut events = Vec::new();
+            let refused = long_comment.chunks(size).any(|chunk| parser.feed(chunk, &mut events).is_err());
+            assert!(refused, "chunks of {size}");
+        }
     }
 
     #[test]
