@@ -267,9 +267,9 @@ fi
 # binary one for bytes that are not UTF-8) to `serve` in front of the Rust
 # agent; every case gets the answer it gets over a pipe and the connection
 # answers on. The server takes frames up to 96 MiB here so that the huge
-# line (80 MiB) reaches the agent, whose own 64 MiB line limit discards it.
+# line (72 MiB) reaches the agent, whose own 64 MiB line limit discards it.
 serve corpus --max-message-size 100663296 -- "$rust_agent"
-if out="$(timeout 600 python3 "$root/reliability/corpus_agents.py" --huge-bytes 83886080 "websocket=$tool connect $ws_url" 2>&1)" &&
+if out="$(timeout 600 python3 "$root/reliability/corpus_agents.py" --huge-bytes 75497472 "websocket=$tool connect $ws_url" 2>&1)" &&
   [[ "$(tail -1 <<<"$out")" == *" 0 failed" ]]; then
   pass "the malformed-input corpus over WebSocket: $(tail -1 <<<"$out")"
 else

@@ -137,7 +137,6 @@ pub(crate) fn bridge<S>(
         let mut line = Vec::new();
         let mut stalled_or_failed = false;
         loop {
-            line.clear();
             let read = tokio::select! {
                 read = lines.read_until(b'\n', &mut line) => read,
                 _ = shutdown.cancelled() => break,
@@ -146,12 +145,17 @@ pub(crate) fn bridge<S>(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
-            // The engine writes UTF-8 JSON; bytes that are not UTF-8 (a bridge
-            // of raw input: `acp-engine connect`) cannot be a text frame.
-            let message = match std::str::from_utf8(bytes) {
+            // The line moves into the frame (a large message is not copied
+            // once more). The engine writes UTF-8 JSON; bytes that are not
+            // UTF-8 (a bridge of raw input: `acp-engine connect`) cannot be a
+            // text frame.
+            let mut bytes = std::mem::take(&mut line);
+            if bytes.last() == Some(&b'\n') {
+                bytes.pop();
+            }
+            let message = match String::from_utf8(bytes) {
                 Ok(text) => Message::text(text),
-                Err(_) => Message::binary(bytes.to_vec()),
+                Err(not_text) => Message::binary(not_text.into_bytes()),
             };
             let mut sink = sink.lock().await;
             let send = async {
