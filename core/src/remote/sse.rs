@@ -152,7 +152,9 @@ mod tests {
         for size in [1, 7, long_comment.len()] {
             let mut parser = Parser::new(8);
             let mut events = Vec::new();
-            let refused = long_comment.chunks(size).any(|chunk| parser.feed(chunk, &mut events).is_err());
+            let refused = long_comment
+                .chunks(size)
+                .any(|chunk| parser.feed(chunk, &mut events).is_err());
             assert!(refused, "chunks of {size}");
         }
     }
