@@ -15,6 +15,8 @@
 //!   order, every run of them that arrived back to back in one call; a
 //!   response to our own request is released only after the notifications
 //!   that arrived before it were handled.
+//! - Notifications are sent through a plain C function beside uniffi's
+//!   (`direct.rs`): one crossing per message instead of several.
 //! - `send_request` is an async call: dropping it (a cancelled Kotlin
 //!   coroutine) cancels the request, which sends `$/cancel_request`.
 //!
@@ -36,6 +38,8 @@ use tokio::sync::{oneshot, Notify};
 use tokio::task::AbortHandle;
 
 uniffi::setup_scaffolding!();
+
+mod direct;
 
 /// A JSON-RPC error: what a handler throws to answer with an error, and
 /// what a request fails with.
@@ -242,6 +246,8 @@ struct State {
 pub struct NativeConnection {
     host: Arc<HostConnection>,
     state: Arc<State>,
+    /// This connection's number for `acp_uniffi_send_notification`.
+    direct_id: u64,
 }
 
 fn options(settings: &Settings) -> HostOptions {
@@ -366,13 +372,11 @@ impl NativeConnection {
         }
     }
 
-    /// Send a notification (params as JSON text; None: no params). It is
-    /// queued in order, without waiting; when the peer is not reading and
-    /// the output is full it is parked, in order, and the returned ticket
-    /// is for `wait_written` (a sender waits there: backpressure).
-    pub fn send_notification(&self, method: String, params: Option<String>) -> Result<Option<u64>, AcpError> {
-        let _guard = engine().enter();
-        Ok(self.host.send_notification(&method, params.as_deref())?)
+    /// This connection's number for the direct send path
+    /// (`acp_uniffi_send_notification`, see `direct.rs`): notifications
+    /// are sent there, not through uniffi.
+    pub fn direct_id(&self) -> u64 {
+        self.direct_id
     }
 
     /// Until the parked send of `ticket` is queued for writing; an error
@@ -435,13 +439,19 @@ impl NativeConnection {
             handler,
         };
         engine().spawn(dispatcher.run(wake));
-        Arc::new(Self { host, state })
+        let direct_id = direct::register(&host);
+        Arc::new(Self {
+            host,
+            state,
+            direct_id,
+        })
     }
 }
 
 impl Drop for NativeConnection {
     fn drop(&mut self) {
         // Nobody can send or wait any more: release the peer and the handler.
+        direct::unregister(self.direct_id);
         let _guard = engine().enter();
         self.host.close();
     }

@@ -49,6 +49,9 @@ data class ConnectionOptions(
  * [Connection.spawn] / [Connection.stdio] (plain JSON-RPC).
  */
 class Connection internal constructor(private val native: NativeConnection) : AutoCloseable {
+    /** The connection's number on the direct send path ([DirectSend]). */
+    private val directId = native.directId().toLong()
+
     /**
      * Send a request and wait for its result. [params] is a JSON value (see [JsonObject]),
      * `null` for none. Cancelling the calling coroutine cancels the request: the peer gets
@@ -79,8 +82,8 @@ class Connection internal constructor(private val native: NativeConnection) : Au
      */
     suspend fun sendNotification(method: String, params: Any? = null) {
         try {
-            val ticket = native.sendNotification(method, params?.let(Json::stringify))
-            if (ticket != null) native.waitWritten(ticket)
+            val ticket = DirectSend.sendNotification(directId, method, params?.let(Json::stringify))
+            if (ticket != null) native.waitWritten(ticket.toULong())
         } catch (error: AcpException) {
             throw RequestError.from(error)
         }

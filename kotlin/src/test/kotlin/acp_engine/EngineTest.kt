@@ -121,6 +121,14 @@ class EngineTest {
             assertNotNull(bad.data)
             val unknown = assertThrows<RequestError> { agent.connection.sendRequest("session/nope", emptyMap<String, Any?>()) }
             assertEquals(RequestError.Codes.METHOD_NOT_FOUND, unknown.code)
+            // Notifications too (they take the direct path into the engine).
+            val badNotice = assertThrows<RequestError> { agent.cancel(mapOf("sessionId" to 5)) }
+            assertEquals(RequestError.Codes.INVALID_PARAMS, badNotice.code)
+            assertNotNull(badNotice.data)
+            // Text beyond ASCII crosses intact both ways.
+            val text = "héllo ✓ 🚀 \u0000 \"quoted\""
+            agent.prompt(prompt(session, "say $text"))
+            assertEquals(text, client.updates.receive())
             assertEquals("end_turn", agent.prompt(prompt(session, "fine"))["stopReason"])
         }
     }
@@ -207,6 +215,8 @@ class EngineTest {
             assertTrue(agent.connection.isClosed)
             val late = assertThrows<RequestError> { agent.prompt(prompt(session, "fine")) }
             assertTrue(late.isConnectionClosed, late.toString())
+            val lateNotice = assertThrows<RequestError> { agent.cancel(mapOf("sessionId" to session)) }
+            assertTrue(lateNotice.isConnectionClosed, lateNotice.toString())
         }
     }
 }

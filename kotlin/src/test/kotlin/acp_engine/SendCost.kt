@@ -20,9 +20,10 @@ fun main(args: Array<String>) {
             SpawnConfig("sh", listOf("-c", "cat > /dev/null"), emptyMap(), false, null, true, null),
             handler,
         )
+        val id = native.directId().toLong()
         repeat(3) {
             val started = System.nanoTime()
-            repeat(count) { native.sendNotification(ClientMethods.SESSION_UPDATE, params) }
+            repeat(count) { DirectSend.sendNotification(id, ClientMethods.SESSION_UPDATE, params) }
             val seconds = (System.nanoTime() - started) / 1e9
             println("$side: $count notifications in ${"%.3f".format(seconds)} s: ${(count / seconds).toInt()}/s")
         }

@@ -13,7 +13,8 @@ import kotlin.system.exitProcess
  * The agent the engine tests run in a child JVM. What a prompt does depends on its text:
  * `throw` throws a plain exception, `hang` waits until cancelled (and then says so with a
  * session update), `crash` exits the process, `burst N` sends N updates before it answers,
- * `cancel-client` starts a file read on the client and cancels it.
+ * `cancel-client` starts a file read on the client and cancels it, `say TEXT` sends TEXT
+ * as an update.
  */
 class TestAgent(private val client: AgentSideConnection) : Agent {
     override suspend fun initialize(params: JsonObject): JsonObject =
@@ -53,6 +54,7 @@ class TestAgent(private val client: AgentSideConnection) : Agent {
                     System.err.println("agent: burst sent in ${(System.nanoTime() - started) / 1_000_000} ms")
                 }
             }
+            text.startsWith("say ") -> say(sessionId, text.removePrefix("say "))
             text == "every-client-method" -> say(sessionId, Json.stringify(everyClientMethod(sessionId)))
             text == "cancel-client" -> {
                 val read = GlobalScope.launch {
