@@ -58,6 +58,49 @@ pub(crate) fn unregister(id: u64) {
         .remove(&id);
 }
 
+/// Find connection `connection`, run `send` on it inside the engine, and
+/// turn its outcome into the direct functions' number: `ok` of the value,
+/// or [`REFUSED`] with the error kept for [`take_send_refusal`].
+fn on_connection<T>(
+    connection: u64,
+    send: impl FnOnce(&HostConnection) -> Result<T, CoreError>,
+    ok: impl FnOnce(T) -> i64,
+) -> i64 {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let host = registry()
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&connection)
+            .cloned()
+            .ok_or_else(|| CoreError::connection_closed("closed"))?;
+        let _guard = engine().enter();
+        send(&host)
+    }))
+    .unwrap_or_else(|_| Err(CoreError::internal_error()));
+    match outcome {
+        Ok(value) => ok(value),
+        Err(error) => {
+            REFUSAL.with(|refusal| *refusal.borrow_mut() = Some(error));
+            REFUSED
+        }
+    }
+}
+
+/// UTF-8 text from the foreign side; None for NULL.
+///
+/// # Safety
+/// `bytes` is NULL or points to `len` readable bytes.
+unsafe fn text<'a>(bytes: *const u8, len: usize) -> Result<Option<&'a str>, CoreError> {
+    if bytes.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { std::slice::from_raw_parts(bytes, len) };
+    std::str::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| CoreError::invalid_params())
+}
+
 /// Send a notification on connection `connection` (a number from
 /// `NativeConnection.directId()`): `method` and `params` are UTF-8 bytes,
 /// `params` NULL for none. Returns -1 when it is queued for writing, a
@@ -77,40 +120,79 @@ pub unsafe extern "C" fn acp_uniffi_send_notification(
     params: *const u8,
     params_len: usize,
 ) -> i64 {
-    let send = AssertUnwindSafe(|| {
-        let text = |bytes: *const u8, len: usize| {
+    on_connection(
+        connection,
+        |host| {
             // SAFETY: the caller's promise above.
-            let bytes = unsafe { std::slice::from_raw_parts(bytes, len) };
-            std::str::from_utf8(bytes).map_err(|_| CoreError::invalid_params())
-        };
-        let host = registry()
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&connection)
-            .cloned()
-            .ok_or_else(|| CoreError::connection_closed("closed"))?;
-        let method = if method.is_null() {
-            Ok("")
-        } else {
-            text(method, method_len)
-        }?;
-        let params = if params.is_null() {
-            None
-        } else {
-            Some(text(params, params_len)?)
-        };
-        let _guard = engine().enter();
-        host.send_notification(method, params)
-    });
-    let outcome = catch_unwind(send).unwrap_or_else(|_| Err(CoreError::internal_error()));
-    match outcome {
-        Ok(None) => SENT,
-        Ok(Some(ticket)) => i64::try_from(ticket).unwrap_or(i64::MAX),
-        Err(error) => {
-            REFUSAL.with(|refusal| *refusal.borrow_mut() = Some(error));
-            REFUSED
-        }
-    }
+            let (method, params) = unsafe { (text(method, method_len)?, text(params, params_len)?) };
+            host.send_notification(method.unwrap_or(""), params)
+        },
+        |ticket| ticket.map_or(SENT, |ticket| i64::try_from(ticket).unwrap_or(i64::MAX)),
+    )
+}
+
+/// Send a request on connection `connection` (arguments as for
+/// `acp_uniffi_send_notification`). Returns its id (>= 0): its outcome
+/// arrives among the connection's events (`RESULT` or `ERROR` with that
+/// id). -2 when it is refused (`takeSendRefusal()` throws why).
+///
+/// # Safety
+/// As for `acp_uniffi_send_notification`.
+#[no_mangle]
+pub unsafe extern "C" fn acp_uniffi_send_request(
+    connection: u64,
+    method: *const u8,
+    method_len: usize,
+    params: *const u8,
+    params_len: usize,
+) -> i64 {
+    on_connection(
+        connection,
+        |host| {
+            // SAFETY: the caller's promise above.
+            let (method, params) = unsafe { (text(method, method_len)?, text(params, params_len)?) };
+            host.send_request(method.unwrap_or(""), params)
+        },
+        |(id, _ticket)| id,
+    )
+}
+
+/// Answer inbound request `token` on connection `connection`: `body` is
+/// the result's JSON text, or with `is_error` (non-zero) the error's
+/// (`{"code", "message", "data"?}`). Returns 1 when the answer was sent, 0
+/// when none is wanted any more (cancelled, closed), -2 when it is refused
+/// (a result that is not JSON: the peer then gets -32603 with the reason).
+///
+/// # Safety
+/// `body` points to `body_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn acp_uniffi_respond(
+    connection: u64,
+    token: u64,
+    body: *const u8,
+    body_len: usize,
+    is_error: i32,
+) -> i64 {
+    on_connection(
+        connection,
+        |host| {
+            // SAFETY: the caller's promise above.
+            let body = unsafe { text(body, body_len) }.unwrap_or(None).unwrap_or("null");
+            let outcome = if is_error != 0 {
+                Err(serde_json::from_str::<CoreError>(body).unwrap_or_else(|_| CoreError::internal_error()))
+            } else {
+                Ok(body)
+            };
+            host.respond(token, outcome).or_else(|error| {
+                // A result that is not JSON: the handler's fault, -32603.
+                let mut internal = CoreError::internal_error();
+                internal.data = error.data.clone();
+                host.respond(token, Err(internal))?;
+                Err(error)
+            })
+        },
+        i64::from,
+    )
 }
 
 /// Throw why this thread's last `acp_uniffi_send_notification` was refused.

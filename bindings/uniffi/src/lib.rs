@@ -7,18 +7,15 @@
 //! client's `session/cancel` rule; this crate only moves JSON text between
 //! the engine and the foreign [`NativeHandler`].
 //!
-//! - Inbound requests run concurrently, each as a call of the foreign async
-//!   `handle_request` on a task of its own. When the peer cancels the
-//!   request (or the connection closes) the task is aborted: the foreign
-//!   future is dropped, which cancels the Kotlin coroutine.
-//! - Inbound notifications are handed to `handle_notifications` in arrival
-//!   order, every run of them that arrived back to back in one call; a
-//!   response to our own request is released only after the notifications
-//!   that arrived before it were handled.
-//! - Notifications are sent through a plain C function beside uniffi's
-//!   (`direct.rs`): one crossing per message instead of several.
-//! - `send_request` is an async call: dropping it (a cancelled Kotlin
-//!   coroutine) cancels the request, which sends `$/cancel_request`.
+//! - Everything the engine has for the foreign side (inbound requests and
+//!   notifications, our requests' outcomes, cancellations, the close)
+//!   crosses as one batch of events per call of `handle_events`, in the
+//!   order the engine released them; the foreign side runs requests
+//!   concurrently and notifications in order, so a response is seen only
+//!   after the notifications that arrived before it were handled.
+//! - Sends (notifications, requests, answers) go through plain C functions
+//!   beside uniffi's (`direct.rs`): one crossing per message instead of
+//!   several.
 //!
 //! Messages cross as JSON text: the engine already holds each message as
 //! text, checks it against the schema without building values, and a host
@@ -27,15 +24,14 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
 use acp_engine::{CancellationToken, Protocol, RequestError as CoreError, SpawnOptions, Transport};
 use serde_json::value::RawValue;
 use tokio::runtime::Handle;
-use tokio::sync::{oneshot, Notify};
-use tokio::task::AbortHandle;
+use tokio::sync::Notify;
 
 uniffi::setup_scaffolding!();
 
@@ -204,22 +200,49 @@ pub fn standard_error(code: i64, detail: Option<String>) -> AcpError {
 }
 
 /// What the foreign side implements: the handler of one connection's
-/// inbound requests and notifications, as JSON text.
+/// events.
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait NativeHandler: Send + Sync {
-    /// Answer an inbound request (already checked against the schema) with
-    /// its result as JSON text, or throw an `AcpError`. Cancelled (the
-    /// coroutine too) when the peer cancels the request or the connection
-    /// closes. Any other exception answers -32603.
-    async fn handle_request(&self, method: String, params: Option<String>) -> Result<String, AcpError>;
+    /// Handle a batch of the connection's events: a JSON array of event
+    /// arrays (see [`EventKinds`]), in order. Requests start here and are
+    /// answered later with `acp_uniffi_respond`; notifications are handled
+    /// before this returns, since what arrives next waits for it (so a
+    /// notification handler must not await a response from the peer).
+    async fn handle_events(&self, batch: String) -> Result<(), AcpError>;
+}
 
-    /// Handle inbound notifications (already checked), in order: `batch` is
-    /// a JSON array of `[1, method, params]` arrays, every notification that
-    /// arrived back to back (one call per burst, not per message). What
-    /// arrives next waits until this returns, so it must not await a
-    /// response from the peer.
-    async fn handle_notifications(&self, batch: String) -> Result<(), AcpError>;
+/// The kinds of event `handle_events` receives, the first element of each.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct EventKinds {
+    /// `[request, token, method, params]`: answer with `acp_uniffi_respond`.
+    pub request: u8,
+    /// `[notification, method, params]`.
+    pub notification: u8,
+    /// `[result, id, result]`: the result of our request `id`.
+    pub result: u8,
+    /// `[error, id, {code, message, data?}]`: our request `id` failed.
+    pub error: u8,
+    /// `[cancelled, token]`: stop the handler of inbound request `token`.
+    pub cancelled: u8,
+    /// `[written, ticket, ok]`: a parked send was queued (or dropped).
+    pub written: u8,
+    /// `[closed, reason]`: the connection closed; the last event.
+    pub closed: u8,
+}
+
+/// The event kinds.
+#[uniffi::export]
+pub fn event_kinds() -> EventKinds {
+    EventKinds {
+        request: kind::REQUEST,
+        notification: kind::NOTIFICATION,
+        result: kind::RESULT,
+        error: kind::ERROR,
+        cancelled: kind::CANCELLED,
+        written: kind::WRITTEN,
+        closed: kind::CLOSED,
+    }
 }
 
 /// The engine's runtime, kept for the life of the process: its threads are
@@ -229,23 +252,12 @@ fn engine() -> &'static Handle {
     HANDLE.get_or_init(runtime)
 }
 
-type Outcome = Result<String, CoreError>;
-
-/// What the dispatcher shares with the connection's callers.
-struct State {
-    /// Our requests waiting for their answer, by id.
-    waiting: Mutex<HashMap<i64, oneshot::Sender<Outcome>>>,
-    /// Inbound requests being handled, by token.
-    running: Mutex<HashMap<u64, AbortHandle>>,
-    /// Cancelled once the connection closed and the dispatcher is done.
-    closed: CancellationToken,
-}
-
 /// One ACP (or plain JSON-RPC) connection: see the crate docs.
 #[derive(uniffi::Object)]
 pub struct NativeConnection {
     host: Arc<HostConnection>,
-    state: Arc<State>,
+    /// Cancelled once the connection closed and its last events were handled.
+    closed: CancellationToken,
     /// This connection's number for `acp_uniffi_send_notification`.
     direct_id: u64,
 }
@@ -334,47 +346,17 @@ impl NativeConnection {
         Self::start(transport, &settings, handler)
     }
 
-    /// Send a request (params as JSON text; None: no params) and wait for
-    /// its result as JSON text. Dropping the call (a cancelled coroutine)
-    /// cancels the request: the peer gets `$/cancel_request`.
-    pub async fn send_request(&self, method: String, params: Option<String>) -> Result<String, AcpError> {
-        let (answer, result) = oneshot::channel();
-        let mut registered = None;
-        let sent = {
-            let _guard = engine().enter();
-            let state = self.state.clone();
-            self.host.send_request_with(&method, params.as_deref(), |id| {
-                registered = Some(id);
-                lock(&state.waiting).insert(id, answer);
-            })
-        };
-        let id = match sent {
-            Ok((id, _ticket)) => id,
-            Err(error) => {
-                // Not sent: withdraw the waiter, if it was registered.
-                if let Some(id) = registered {
-                    lock(&self.state.waiting).remove(&id);
-                }
-                return Err(error.into());
-            }
-        };
-        let mut pending = Pending {
-            host: &self.host,
-            state: &self.state,
-            id,
-            done: false,
-        };
-        let outcome = result.await;
-        pending.done = true;
-        match outcome {
-            Ok(outcome) => outcome.map_err(AcpError::from),
-            Err(_) => Err(closed_error(&self.host).into()),
-        }
+    /// Cancel our request `id` (its caller gave up): the peer gets
+    /// `$/cancel_request`, and its outcome arrives among the events as
+    /// -32800 (or as the answer, if that came first).
+    pub fn cancel_request(&self, id: i64) {
+        let _guard = engine().enter();
+        self.host.cancel_pending_request(id);
     }
 
-    /// This connection's number for the direct send path
-    /// (`acp_uniffi_send_notification`, see `direct.rs`): notifications
-    /// are sent there, not through uniffi.
+    /// This connection's number for the direct send path (`direct.rs`):
+    /// notifications, requests and answers are sent there, not through
+    /// uniffi.
     pub fn direct_id(&self) -> u64 {
         self.direct_id
     }
@@ -399,7 +381,7 @@ impl NativeConnection {
 
     /// Wait until the connection is closed and torn down.
     pub async fn closed(&self) {
-        self.state.closed.cancelled().await
+        self.closed.cancelled().await
     }
 
     /// Whether the connection is closed (or closing).
@@ -428,21 +410,17 @@ impl NativeConnection {
             engine(),
             move || waker.notify_one(),
         ));
-        let state = Arc::new(State {
-            waiting: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
-            closed: CancellationToken::new(),
-        });
+        let closed = CancellationToken::new();
         let dispatcher = Dispatcher {
             host: host.clone(),
-            state: state.clone(),
+            closed: closed.clone(),
             handler,
         };
         engine().spawn(dispatcher.run(wake));
         let direct_id = direct::register(&host);
         Arc::new(Self {
             host,
-            state,
+            closed,
             direct_id,
         })
     }
@@ -457,38 +435,14 @@ impl Drop for NativeConnection {
     }
 }
 
-/// Our request while its caller waits: dropped early, it cancels the request.
-struct Pending<'a> {
-    host: &'a HostConnection,
-    state: &'a State,
-    id: i64,
-    done: bool,
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        if lock(&self.state.waiting).remove(&self.id).is_some() {
-            let _guard = engine().enter();
-            self.host.cancel_pending_request(self.id);
-        }
-    }
-}
-
 fn closed_error(host: &HostConnection) -> CoreError {
     CoreError::connection_closed(host.close_reason().as_deref().unwrap_or("closed"))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Drains the engine's events and hands them to the foreign handler.
 struct Dispatcher {
     host: Arc<HostConnection>,
-    state: Arc<State>,
+    closed: CancellationToken,
     handler: Arc<dyn NativeHandler>,
 }
 
@@ -497,146 +451,29 @@ impl Dispatcher {
         loop {
             wake.notified().await;
             while let Some(batch) = self.host.drain() {
-                let events: Vec<Vec<&RawValue>> = match serde_json::from_str(&batch) {
-                    Ok(events) => events,
-                    Err(error) => {
-                        tracing_error(&format!("unreadable event batch: {error}"));
-                        continue;
-                    }
-                };
-                // Notifications that arrived back to back go over in one call.
-                let mut notifications = String::new();
-                for event in events {
-                    if event.first().and_then(|k| k.get().parse::<u8>().ok()) == Some(kind::NOTIFICATION) {
-                        notifications.push(if notifications.is_empty() { '[' } else { ',' });
-                        push_event(&mut notifications, &event);
-                        continue;
-                    }
-                    self.notifications(&mut notifications).await;
-                    if self.event(&event).await {
-                        self.finish();
-                        return;
-                    }
+                // The close is the last event: once it is in a batch, nothing follows.
+                let last = ends_with_close(&self.host, &batch);
+                if let Err(error) = self.handler.handle_events(batch).await {
+                    tracing_error(&format!("event handler failed: {error}"));
                 }
-                self.notifications(&mut notifications).await;
-            }
-        }
-    }
-
-    /// Hand the collected notifications over, and wait until they are handled.
-    async fn notifications(&self, batch: &mut String) {
-        if batch.is_empty() {
-            return;
-        }
-        batch.push(']');
-        let text = std::mem::take(batch);
-        if let Err(error) = self.handler.handle_notifications(text).await {
-            tracing_error(&format!("notification handler failed: {error}"));
-        }
-    }
-
-    /// Handle one event; true after the last one (`CLOSED`).
-    async fn event(&self, event: &[&RawValue]) -> bool {
-        let Some(kind) = event.first().and_then(|k| k.get().parse::<u8>().ok()) else {
-            return false;
-        };
-        let text = |i: usize| {
-            event
-                .get(i)
-                .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
-        };
-        let number = |i: usize| event.get(i).and_then(|v| v.get().parse::<i64>().ok());
-        let params = |i: usize| {
-            event
-                .get(i)
-                .map(|v| v.get())
-                .filter(|v| *v != "null")
-                .map(str::to_owned)
-        };
-        match kind {
-            kind::REQUEST => {
-                let (Some(token), Some(method)) = (number(1), text(2)) else {
-                    return false;
-                };
-                self.request(token as u64, method, params(3));
-            }
-            kind::RESULT => {
-                if let (Some(id), Some(result)) = (number(1), event.get(2)) {
-                    self.answer(id, Ok(result.get().to_owned()));
+                if last {
+                    self.closed.cancel();
+                    // `self.handler` (the foreign object) is released here.
+                    return;
                 }
             }
-            kind::ERROR => {
-                if let (Some(id), Some(error)) = (number(1), event.get(2)) {
-                    let error = serde_json::from_str::<CoreError>(error.get())
-                        .unwrap_or_else(|_| CoreError::internal_error());
-                    self.answer(id, Err(error));
-                }
-            }
-            kind::CANCELLED => {
-                if let Some(token) = number(1) {
-                    if let Some(task) = lock(&self.state.running).remove(&(token as u64)) {
-                        task.abort();
-                    }
-                }
-            }
-            kind::CLOSED => return true,
-            _ => {}
         }
-        false
-    }
-
-    fn request(&self, token: u64, method: String, params: Option<String>) {
-        let handler = self.handler.clone();
-        let host = self.host.clone();
-        let state = self.state.clone();
-        let mut running = lock(&self.state.running);
-        let task = engine().spawn(async move {
-            let outcome = handler.handle_request(method, params).await;
-            lock(&state.running).remove(&token);
-            let _ = match outcome {
-                Ok(result) => host.respond(token, Ok(&result)),
-                Err(error) => host.respond(token, Err(error.into())),
-            }
-            // A result that is not JSON: the handler's fault, -32603.
-            .or_else(|error| {
-                let mut internal = CoreError::internal_error();
-                internal.data = error.data;
-                host.respond(token, Err(internal))
-            });
-        });
-        running.insert(token, task.abort_handle());
-    }
-
-    fn answer(&self, id: i64, outcome: Outcome) {
-        if let Some(waiter) = lock(&self.state.waiting).remove(&id) {
-            let _ = waiter.send(outcome);
-        }
-    }
-
-    /// The connection is closed: every waiter fails, every handler stops.
-    fn finish(self) {
-        let error = closed_error(&self.host);
-        for (_, waiter) in lock(&self.state.waiting).drain() {
-            let _ = waiter.send(Err(error.clone()));
-        }
-        for (_, task) in lock(&self.state.running).drain() {
-            task.abort();
-        }
-        self.state.closed.cancel();
-        // `self.handler` (the foreign object) is released here.
     }
 }
 
-/// Append one event's JSON text (an array of raw values) to `out`.
-fn push_event(out: &mut String, event: &[&RawValue]) {
-    out.push('[');
-    for (i, value) in event.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(value.get());
-    }
-    out.push(']');
+/// Whether a batch (a JSON array of events) ends with the `CLOSED` event,
+/// which only a closing connection's can.
+fn ends_with_close(host: &HostConnection, batch: &str) -> bool {
+    host.is_closed()
+        && serde_json::from_str::<Vec<Vec<&RawValue>>>(batch)
+            .ok()
+            .and_then(|events| events.last()?.first()?.get().parse::<u8>().ok())
+            == Some(kind::CLOSED)
 }
 
 fn tracing_error(message: &str) {

@@ -5,6 +5,7 @@ import acp_engine.ffi.NativeConnection
 import acp_engine.ffi.NativeHandler
 import acp_engine.ffi.Settings
 import acp_engine.ffi.Side
+import acp_engine.ffi.eventKinds
 import acp_engine.ffi.SpawnConfig
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CompletableDeferred
@@ -52,6 +53,9 @@ class Connection internal constructor(private val native: NativeConnection) : Au
     /** The connection's number on the direct send path ([DirectSend]). */
     private val directId = native.directId().toLong()
 
+    /** Requests in flight both ways. */
+    internal val calls = Calls(native, directId)
+
     /**
      * Send a request and wait for its result. [params] is a JSON value (see [JsonObject]),
      * `null` for none. Cancelling the calling coroutine cancels the request: the peer gets
@@ -59,14 +63,8 @@ class Connection internal constructor(private val native: NativeConnection) : Au
      * the engine refuses the params (-32602), or when the connection closes
      * ([RequestError.isConnectionClosed]).
      */
-    suspend fun sendRequest(method: String, params: Any? = null): Any? {
-        val text = try {
-            native.sendRequest(method, params?.let(Json::stringify))
-        } catch (error: AcpException) {
-            throw RequestError.from(error)
-        }
-        return Json.parse(text)
-    }
+    suspend fun sendRequest(method: String, params: Any? = null): Any? =
+        calls.request(method, params?.let(Json::stringify))
 
     /** [sendRequest] for a method whose result is a JSON object. */
     suspend fun request(method: String, params: Any?): JsonObject {
@@ -146,8 +144,9 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             make: (Connection) -> T,
         ): Pair<Connection, T> {
             NativeThreads.setUp()
-            val handler = Handler(request, notification)
+            val handler = Events(request, notification)
             val connection = Connection(create(handler))
+            handler.calls.complete(connection.calls)
             val target = try {
                 make(connection)
             } catch (error: Throwable) {
@@ -186,40 +185,49 @@ interface ConnectionHandler {
     suspend fun handleNotification(method: String, params: Any?) {}
 }
 
-/** The engine's view of the user's handler: JSON text in and out, errors as [AcpException]. */
-private class Handler<T>(
+/**
+ * The engine's view of the user's handler: the connection's events (JSON text) in order;
+ * the peer's requests start coroutines, ours get their outcomes, notifications are handled
+ * one at a time before the next event.
+ */
+private class Events<T>(
     private val request: suspend (T, String, Any?) -> Any?,
     private val notification: suspend (T, String, Any?) -> Unit,
 ) : NativeHandler {
-    /** The user's handler, set once it is made (messages wait for it). */
+    /** The user's handler, set once it is made (events wait for it). */
     val target = CompletableDeferred<T>()
 
-    override suspend fun handleRequest(method: String, params: String?): String {
+    /** The connection's requests in flight, set once it is made. */
+    val calls = CompletableDeferred<Calls>()
+
+    override suspend fun handleEvents(batch: String) {
         val target = target.await()
-        try {
-            return Json.stringify(request(target, method, params?.let(Json::parse)))
-        } catch (cancelled: CancellationException) {
-            throw cancelled
-        } catch (error: RequestError) {
-            throw error.toNative()
-        } catch (error: Throwable) {
-            // What the exception says stays here: the peer gets -32603 alone.
-            throw RequestError.internalError().toNative()
+        val calls = calls.await()
+        for (event in Json.parse(batch) as List<*>) {
+            event as List<*>
+            when ((event[0] as Number).toInt()) {
+                KINDS.notification.toInt() -> try {
+                    notification(target, event[1] as String, event[2])
+                } catch (cancelled: CancellationException) {
+                    throw cancelled
+                } catch (error: Throwable) {
+                    // Notifications get no answer; the next one goes on.
+                }
+                KINDS.request.toInt() -> {
+                    val method = event[2] as String
+                    val params = event[3]
+                    calls.serve((event[1] as Number).toLong()) { request(target, method, params) }
+                }
+                KINDS.result.toInt() -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
+                KINDS.error.toInt() -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
+                KINDS.cancelled.toInt() -> calls.stop((event[1] as Number).toLong())
+                KINDS.closed.toInt() -> calls.closeAll(event[1] as? String ?: "closed")
+            }
         }
     }
 
-    override suspend fun handleNotifications(batch: String) {
-        val target = target.await()
-        for (event in Json.parse(batch) as List<*>) {
-            val (_, method, params) = event as List<*>
-            try {
-                notification(target, method as String, params)
-            } catch (cancelled: CancellationException) {
-                throw cancelled
-            } catch (error: Throwable) {
-                // Notifications get no answer; the next one goes on.
-            }
-        }
+    private companion object {
+        val KINDS = eventKinds()
     }
 }
 

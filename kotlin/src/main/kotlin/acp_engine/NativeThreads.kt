@@ -19,8 +19,7 @@ internal object NativeThreads {
         for (callback in listOf(
             uniffiRustFutureContinuationCallbackImpl,
             uniffiForeignFutureDroppedCallbackImpl,
-            uniffiCallbackInterfaceNativeHandler.handleRequest,
-            uniffiCallbackInterfaceNativeHandler.handleNotifications,
+            uniffiCallbackInterfaceNativeHandler.handleEvents,
             uniffiCallbackInterfaceNativeHandler.uniffiFree,
             uniffiCallbackInterfaceNativeHandler.uniffiClone,
         )) {

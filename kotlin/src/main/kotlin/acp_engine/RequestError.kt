@@ -17,7 +17,11 @@ class RequestError(val code: Long, message: String, val data: Any? = null) : Exc
 
     override fun toString(): String = "RequestError($code, $message${if (data != null) ", ${Json.stringify(data)}" else ""})"
 
-    internal fun toNative(): AcpException = AcpException.Rpc(code, message ?: "", data?.let(Json::stringify))
+    /** The error as JSON-RPC error object text (`code`, `message`, `data`). */
+    internal fun toJson(): String = Json.stringify(
+        if (data == null) mapOf("code" to code, "message" to (message ?: ""))
+        else mapOf("code" to code, "message" to (message ?: ""), "data" to data),
+    )
 
     /** The error codes the engine and the protocol use. */
     object Codes {
@@ -63,6 +67,12 @@ class RequestError(val code: Long, message: String, val data: Any? = null) : Exc
         fun requestCancelled(): RequestError = standard(Codes.REQUEST_CANCELLED)
 
         private fun standard(code: Long, detail: String? = null): RequestError = from(standardError(code, detail))
+
+        /** The error of a JSON-RPC error object (as [Json.parse] gives it). */
+        internal fun fromJson(error: Any?): RequestError {
+            val fields = error as? Map<*, *> ?: emptyMap<String, Any?>()
+            return RequestError((fields["code"] as? Number)?.toLong() ?: Codes.INTERNAL_ERROR, fields["message"] as? String ?: "", fields["data"])
+        }
 
         internal fun from(error: AcpException): RequestError = when (error) {
             is AcpException.Rpc -> RequestError(error.code, error.reason, error.data?.let(Json::parse))
