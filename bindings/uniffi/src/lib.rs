@@ -87,15 +87,6 @@ impl From<AcpError> for CoreError {
     }
 }
 
-/// A foreign handler failed in a way it did not mean to (an exception that
-/// is not an `AcpError`): -32603 with no detail, so nothing the exception
-/// said leaks to the peer.
-impl From<uniffi::UnexpectedUniFFICallbackError> for AcpError {
-    fn from(_: uniffi::UnexpectedUniFFICallbackError) -> Self {
-        CoreError::internal_error().into()
-    }
-}
-
 /// Which side of ACP a connection plays: the engine checks what it
 /// receives against this side's methods, and what it sends against the
 /// peer's.
@@ -202,14 +193,14 @@ pub fn standard_error(code: i64, detail: Option<String>) -> AcpError {
 /// What the foreign side implements: the handler of one connection's
 /// events.
 #[uniffi::export(with_foreign)]
-#[async_trait::async_trait]
 pub trait NativeHandler: Send + Sync {
-    /// Handle a batch of the connection's events: a JSON array of event
-    /// arrays (see [`EventKinds`]), in order. Requests start here and are
-    /// answered later with `acp_uniffi_respond`; notifications are handled
-    /// before this returns, since what arrives next waits for it (so a
-    /// notification handler must not await a response from the peer).
-    async fn handle_events(&self, batch: String) -> Result<(), AcpError>;
+    /// Handle a batch of the connection's events, on the connection's
+    /// event thread: a JSON array of event arrays (see [`EventKinds`]), in
+    /// order. Requests start here and are answered later with
+    /// `acp_uniffi_respond`; notifications are handled before this returns,
+    /// since what arrives next waits for it (so a notification handler must
+    /// not await a response from the peer).
+    fn handle_events(&self, batch: String);
 }
 
 /// The kinds of event `handle_events` receives, the first element of each.
@@ -416,7 +407,10 @@ impl NativeConnection {
             closed: closed.clone(),
             handler,
         };
-        engine().spawn(dispatcher.run(wake));
+        std::thread::Builder::new()
+            .name("acp-engine-events".into())
+            .spawn(move || dispatcher.run(wake))
+            .expect("starting a connection's event thread");
         let direct_id = direct::register(&host);
         Arc::new(Self {
             host,
@@ -447,15 +441,16 @@ struct Dispatcher {
 }
 
 impl Dispatcher {
-    async fn run(self, wake: Arc<Notify>) {
+    /// The connection's event thread: the foreign handler runs here, so
+    /// events cross with one plain call per batch (no foreign future to
+    /// launch, complete and wake).
+    fn run(self, wake: Arc<Notify>) {
         loop {
-            wake.notified().await;
+            engine().block_on(wake.notified());
             while let Some(batch) = self.host.drain() {
                 // The close is the last event: once it is in a batch, nothing follows.
                 let last = ends_with_close(&self.host, &batch);
-                if let Err(error) = self.handler.handle_events(batch).await {
-                    tracing_error(&format!("event handler failed: {error}"));
-                }
+                self.handler.handle_events(batch);
                 if last {
                     self.closed.cancel();
                     // `self.handler` (the foreign object) is released here.
@@ -474,10 +469,4 @@ fn ends_with_close(host: &HostConnection, batch: &str) -> bool {
             .ok()
             .and_then(|events| events.last()?.first()?.get().parse::<u8>().ok())
             == Some(kind::CLOSED)
-}
-
-fn tracing_error(message: &str) {
-    if std::env::var_os("ACP_ENGINE_DEBUG").is_some() {
-        eprintln!("acp-engine: {message}");
-    }
 }

@@ -9,6 +9,7 @@ import acp_engine.ffi.eventKinds
 import acp_engine.ffi.SpawnConfig
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.runBlocking
 
 /**
  * How to start an agent process, and how the connection to it behaves.
@@ -186,9 +187,9 @@ interface ConnectionHandler {
 }
 
 /**
- * The engine's view of the user's handler: the connection's events (JSON text) in order;
- * the peer's requests start coroutines, ours get their outcomes, notifications are handled
- * one at a time before the next event.
+ * The engine's view of the user's handler: the connection's events (JSON text) in order,
+ * on the connection's event thread; the peer's requests start coroutines, ours get their
+ * outcomes, notifications are handled one at a time before the next event.
  */
 private class Events<T>(
     private val request: suspend (T, String, Any?) -> Any?,
@@ -200,7 +201,7 @@ private class Events<T>(
     /** The connection's requests in flight, set once it is made. */
     val calls = CompletableDeferred<Calls>()
 
-    override suspend fun handleEvents(batch: String) {
+    override fun handleEvents(batch: String) = runBlocking {
         val target = target.await()
         val calls = calls.await()
         for (event in Json.parse(batch) as List<*>) {

@@ -72,18 +72,23 @@ object Json {
 
     private fun string(out: StringBuilder, text: String) {
         out.append('"')
-        for (c in text) {
-            when {
-                c == '"' -> out.append("\\\"")
-                c == '\\' -> out.append("\\\\")
-                c == '\n' -> out.append("\\n")
-                c == '\r' -> out.append("\\r")
-                c == '\t' -> out.append("\\t")
-                c < ' ' -> out.append("\\u").append(String.format("%04x", c.code))
-                else -> out.append(c)
+        // Runs that need no escape are copied whole.
+        var run = 0
+        for (i in text.indices) {
+            val c = text[i]
+            if (c >= ' ' && c != '"' && c != '\\') continue
+            out.append(text, run, i)
+            run = i + 1
+            when (c) {
+                '"' -> out.append("\\\"")
+                '\\' -> out.append("\\\\")
+                '\n' -> out.append("\\n")
+                '\r' -> out.append("\\r")
+                '\t' -> out.append("\\t")
+                else -> out.append("\\u").append(String.format("%04x", c.code))
             }
         }
-        out.append('"')
+        out.append(text, run, text.length).append('"')
     }
 
     private class Reader(val text: String) {
@@ -156,7 +161,11 @@ object Json {
 
         fun string(): String {
             at++
-            val out = StringBuilder()
+            // A string without escapes (the usual case) is one substring.
+            val start = at
+            while (at < text.length && text[at] != '"' && text[at] != '\\') at++
+            if (text.getOrNull(at) == '"') return text.substring(start, at++)
+            val out = StringBuilder().append(text, start, at)
             while (true) {
                 if (at >= text.length) fail("unterminated string")
                 val c = text[at++]
@@ -179,7 +188,12 @@ object Json {
                             else -> fail("bad escape")
                         }
                     }
-                    else -> out.append(c)
+                    else -> {
+                        // Copy the run up to the next quote or escape whole.
+                        val run = at - 1
+                        while (at < text.length && text[at] != '"' && text[at] != '\\') at++
+                        out.append(text, run, at)
+                    }
                 }
             }
         }

@@ -1,13 +1,12 @@
 package acp_engine
 
 import acp_engine.ffi.uniffiCallbackInterfaceNativeHandler
-import acp_engine.ffi.uniffiForeignFutureDroppedCallbackImpl
 import acp_engine.ffi.uniffiRustFutureContinuationCallbackImpl
 import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
 
 /**
- * The engine's threads call into the JVM (a handler to start, a future to resume). By
+ * The engine's threads call into the JVM (a batch of events to handle, a future to resume). By
  * default JNA attaches such a native thread for each call and detaches it afterwards,
  * which costs more than the call; these callbacks keep the engine's few threads attached,
  * as daemon threads (they never keep the JVM alive).
@@ -18,7 +17,6 @@ internal object NativeThreads {
     init {
         for (callback in listOf(
             uniffiRustFutureContinuationCallbackImpl,
-            uniffiForeignFutureDroppedCallbackImpl,
             uniffiCallbackInterfaceNativeHandler.handleEvents,
             uniffiCallbackInterfaceNativeHandler.uniffiFree,
             uniffiCallbackInterfaceNativeHandler.uniffiClone,

@@ -10,7 +10,7 @@ import acp_engine.ffi.SpawnConfig
 fun main(args: Array<String>) {
     val count = args.firstOrNull()?.toInt() ?: 100_000
     val handler = object : NativeHandler {
-        override suspend fun handleEvents(batch: String) {}
+        override fun handleEvents(batch: String) {}
     }
     val params = Json.stringify(mapOf("sessionId" to "s", "update" to mapOf("sessionUpdate" to "agent_message_chunk", "content" to mapOf("type" to "text", "text" to "hello "))))
     for (side in listOf(Side.RAW, Side.AGENT)) {
