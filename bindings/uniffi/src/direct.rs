@@ -23,6 +23,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use acp_engine::host::HostConnection;
 use acp_engine::RequestError as CoreError;
 
+use crate::pull::EventPull;
 use crate::{engine, AcpError};
 
 /// `acp_uniffi_send_notification`: queued for writing.
@@ -30,8 +31,14 @@ const SENT: i64 = -1;
 /// `acp_uniffi_send_notification`: refused; [`take_send_refusal`] says why.
 const REFUSED: i64 = -2;
 
-fn registry() -> &'static RwLock<HashMap<u64, Arc<HostConnection>>> {
-    static REGISTRY: OnceLock<RwLock<HashMap<u64, Arc<HostConnection>>>> = OnceLock::new();
+/// What a connection's number finds.
+pub(crate) struct Registered {
+    pub(crate) host: Arc<HostConnection>,
+    pub(crate) pull: EventPull,
+}
+
+fn registry() -> &'static RwLock<HashMap<u64, Arc<Registered>>> {
+    static REGISTRY: OnceLock<RwLock<HashMap<u64, Arc<Registered>>>> = OnceLock::new();
     REGISTRY.get_or_init(Default::default)
 }
 
@@ -39,16 +46,25 @@ thread_local! {
     static REFUSAL: RefCell<Option<CoreError>> = const { RefCell::new(None) };
 }
 
-/// Make `host` reachable from [`acp_uniffi_send_notification`] by the
-/// returned number, until [`unregister`].
-pub(crate) fn register(host: &Arc<HostConnection>) -> u64 {
+/// Make a connection reachable from the direct functions by the returned
+/// number, until [`unregister`].
+pub(crate) fn register(entry: Arc<Registered>) -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     registry()
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .insert(id, host.clone());
+        .insert(id, entry);
     id
+}
+
+/// The connection numbered `id`, unless it is unknown (or gone).
+pub(crate) fn registered(id: u64) -> Option<Arc<Registered>> {
+    registry()
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(&id)
+        .cloned()
 }
 
 pub(crate) fn unregister(id: u64) {
@@ -67,14 +83,9 @@ fn on_connection<T>(
     ok: impl FnOnce(T) -> i64,
 ) -> i64 {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let host = registry()
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&connection)
-            .cloned()
-            .ok_or_else(|| CoreError::connection_closed("closed"))?;
+        let entry = registered(connection).ok_or_else(|| CoreError::connection_closed("closed"))?;
         let _guard = engine().enter();
-        send(&host)
+        send(&entry.host)
     }))
     .unwrap_or_else(|_| Err(CoreError::internal_error()));
     match outcome {

@@ -5,17 +5,19 @@
 //! both ways for the connection's [`Side`], orders notifications before the
 //! responses that follow them, answers `$/cancel_request` and applies the
 //! client's `session/cancel` rule; this crate only moves JSON text between
-//! the engine and the foreign [`NativeHandler`].
+//! the engine and the foreign side.
 //!
 //! - Everything the engine has for the foreign side (inbound requests and
 //!   notifications, our requests' outcomes, cancellations, the close)
-//!   crosses as one batch of events per call of `handle_events`, in the
-//!   order the engine released them; the foreign side runs requests
-//!   concurrently and notifications in order, so a response is seen only
-//!   after the notifications that arrived before it were handled.
+//!   crosses as batches of events that the foreign side's event thread
+//!   pulls (`pull.rs`), in the order the engine released them; the foreign
+//!   side runs requests concurrently and notifications in order, so a
+//!   response is seen only after the notifications that arrived before it
+//!   were handled.
 //! - Sends (notifications, requests, answers) go through plain C functions
 //!   beside uniffi's (`direct.rs`): one crossing per message instead of
 //!   several.
+//! - uniffi carries the rest: construction, errors, `closed`, `waitWritten`.
 //!
 //! Messages cross as JSON text: the engine already holds each message as
 //! text, checks it against the schema without building values, and a host
@@ -28,14 +30,16 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
-use acp_engine::{CancellationToken, Protocol, RequestError as CoreError, SpawnOptions, Transport};
-use serde_json::value::RawValue;
+use acp_engine::{Protocol, RequestError as CoreError, SpawnOptions, Transport};
 use tokio::runtime::Handle;
-use tokio::sync::Notify;
+
+use direct::Registered;
+use pull::EventPull;
 
 uniffi::setup_scaffolding!();
 
 mod direct;
+mod pull;
 
 /// A JSON-RPC error: what a handler throws to answer with an error, and
 /// what a request fails with.
@@ -190,20 +194,8 @@ pub fn standard_error(code: i64, detail: Option<String>) -> AcpError {
     error.into()
 }
 
-/// What the foreign side implements: the handler of one connection's
-/// events.
-#[uniffi::export(with_foreign)]
-pub trait NativeHandler: Send + Sync {
-    /// Handle a batch of the connection's events, on the connection's
-    /// event thread: a JSON array of event arrays (see [`EventKinds`]), in
-    /// order. Requests start here and are answered later with
-    /// `acp_uniffi_respond`; notifications are handled before this returns,
-    /// since what arrives next waits for it (so a notification handler must
-    /// not await a response from the peer).
-    fn handle_events(&self, batch: String);
-}
-
-/// The kinds of event `handle_events` receives, the first element of each.
+/// The kinds of event in a batch (`acp_uniffi_next_events`), the first
+/// element of each.
 #[derive(Debug, Clone, uniffi::Record)]
 pub struct EventKinds {
     /// `[request, token, method, params]`: answer with `acp_uniffi_respond`.
@@ -247,8 +239,8 @@ fn engine() -> &'static Handle {
 #[derive(uniffi::Object)]
 pub struct NativeConnection {
     host: Arc<HostConnection>,
-    /// Cancelled once the connection closed and its last events were handled.
-    closed: CancellationToken,
+    /// Its number on the direct path, and its events.
+    entry: Arc<Registered>,
     /// This connection's number for `acp_uniffi_send_notification`.
     direct_id: u64,
 }
@@ -276,11 +268,7 @@ impl NativeConnection {
     /// A client of a spawned agent process. Failing to start it throws
     /// -32603 with the reason in `data`.
     #[uniffi::constructor]
-    pub fn spawn(
-        settings: Settings,
-        config: SpawnConfig,
-        handler: Arc<dyn NativeHandler>,
-    ) -> Result<Arc<Self>, AcpError> {
+    pub fn spawn(settings: Settings, config: SpawnConfig) -> Result<Arc<Self>, AcpError> {
         let mut spawn = SpawnOptions::new(config.command)
             .args(config.args)
             .inherit_stderr(config.inherit_stderr);
@@ -300,17 +288,17 @@ impl NativeConnection {
             let _guard = engine().enter();
             Transport::spawn(spawn).map_err(CoreError::internal)?
         };
-        Ok(Self::start(transport, &settings, handler))
+        Ok(Self::start(transport, &settings))
     }
 
     /// This process's stdin and stdout (an agent launched by its client).
     #[uniffi::constructor]
-    pub fn stdio(settings: Settings, handler: Arc<dyn NativeHandler>) -> Arc<Self> {
+    pub fn stdio(settings: Settings) -> Arc<Self> {
         let transport = {
             let _guard = engine().enter();
             Transport::stdio()
         };
-        Self::start(transport, &settings, handler)
+        Self::start(transport, &settings)
     }
 
     /// A client of a remote agent (`ws://`, `wss://`, `http://` or
@@ -323,7 +311,6 @@ impl NativeConnection {
         url: String,
         bearer_token: Option<String>,
         ca_file: Option<String>,
-        handler: Arc<dyn NativeHandler>,
     ) -> Arc<Self> {
         let connect = acp_engine::remote::ConnectOptions {
             bearer_token,
@@ -334,7 +321,7 @@ impl NativeConnection {
             let _guard = engine().enter();
             acp_engine::remote::dial(&url, &connect)
         };
-        Self::start(transport, &settings, handler)
+        Self::start(transport, &settings)
     }
 
     /// Cancel our request `id` (its caller gave up): the peer gets
@@ -372,7 +359,7 @@ impl NativeConnection {
 
     /// Wait until the connection is closed and torn down.
     pub async fn closed(&self) {
-        self.closed.cancelled().await
+        self.entry.pull.finished.cancelled().await
     }
 
     /// Whether the connection is closed (or closing).
@@ -392,29 +379,22 @@ impl NativeConnection {
 }
 
 impl NativeConnection {
-    fn start(transport: Transport, settings: &Settings, handler: Arc<dyn NativeHandler>) -> Arc<Self> {
-        let wake = Arc::new(Notify::new());
-        let waker = wake.clone();
-        let host = Arc::new(HostConnection::connect(
-            transport,
-            options(settings),
-            engine(),
-            move || waker.notify_one(),
-        ));
-        let closed = CancellationToken::new();
-        let dispatcher = Dispatcher {
-            host: host.clone(),
-            closed: closed.clone(),
-            handler,
-        };
-        std::thread::Builder::new()
-            .name("acp-engine-events".into())
-            .spawn(move || dispatcher.run(wake))
-            .expect("starting a connection's event thread");
-        let direct_id = direct::register(&host);
+    fn start(transport: Transport, settings: &Settings) -> Arc<Self> {
+        let pull = EventPull::new();
+        let wake = pull.wake.clone();
+        let entry = Arc::new(Registered {
+            host: Arc::new(HostConnection::connect(
+                transport,
+                options(settings),
+                engine(),
+                move || wake.notify_one(),
+            )),
+            pull,
+        });
+        let direct_id = direct::register(entry.clone());
         Arc::new(Self {
-            host,
-            closed,
+            host: entry.host.clone(),
+            entry,
             direct_id,
         })
     }
@@ -422,7 +402,8 @@ impl NativeConnection {
 
 impl Drop for NativeConnection {
     fn drop(&mut self) {
-        // Nobody can send or wait any more: release the peer and the handler.
+        // Nobody can send or wait any more: release the peer (the event
+        // thread's next pull ends).
         direct::unregister(self.direct_id);
         let _guard = engine().enter();
         self.host.close();
@@ -431,42 +412,4 @@ impl Drop for NativeConnection {
 
 fn closed_error(host: &HostConnection) -> CoreError {
     CoreError::connection_closed(host.close_reason().as_deref().unwrap_or("closed"))
-}
-
-/// Drains the engine's events and hands them to the foreign handler.
-struct Dispatcher {
-    host: Arc<HostConnection>,
-    closed: CancellationToken,
-    handler: Arc<dyn NativeHandler>,
-}
-
-impl Dispatcher {
-    /// The connection's event thread: the foreign handler runs here, so
-    /// events cross with one plain call per batch (no foreign future to
-    /// launch, complete and wake).
-    fn run(self, wake: Arc<Notify>) {
-        loop {
-            engine().block_on(wake.notified());
-            while let Some(batch) = self.host.drain() {
-                // The close is the last event: once it is in a batch, nothing follows.
-                let last = ends_with_close(&self.host, &batch);
-                self.handler.handle_events(batch);
-                if last {
-                    self.closed.cancel();
-                    // `self.handler` (the foreign object) is released here.
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Whether a batch (a JSON array of events) ends with the `CLOSED` event,
-/// which only a closing connection's can.
-fn ends_with_close(host: &HostConnection, batch: &str) -> bool {
-    host.is_closed()
-        && serde_json::from_str::<Vec<Vec<&RawValue>>>(batch)
-            .ok()
-            .and_then(|events| events.last()?.first()?.get().parse::<u8>().ok())
-            == Some(kind::CLOSED)
 }

@@ -2,13 +2,11 @@ package acp_engine
 
 import acp_engine.ffi.AcpException
 import acp_engine.ffi.NativeConnection
-import acp_engine.ffi.NativeHandler
 import acp_engine.ffi.Settings
 import acp_engine.ffi.Side
 import acp_engine.ffi.eventKinds
 import acp_engine.ffi.SpawnConfig
 import kotlinx.coroutines.CancellationException
-import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.runBlocking
 
 /**
@@ -51,8 +49,8 @@ data class ConnectionOptions(
  * [Connection.spawn] / [Connection.stdio] (plain JSON-RPC).
  */
 class Connection internal constructor(private val native: NativeConnection) : AutoCloseable {
-    /** The connection's number on the direct send path ([DirectSend]). */
-    private val directId = native.directId().toLong()
+    /** The connection's number on the direct path ([DirectSend], [EventThread]). */
+    internal val directId = native.directId().toLong()
 
     /** Requests in flight both ways. */
     internal val calls = Calls(native, directId)
@@ -116,9 +114,9 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             options: ConnectionOptions = ConnectionOptions(),
             makeHandler: (Connection) -> ConnectionHandler,
         ): Connection = open(
-            { handler ->
+            {
                 try {
-                    NativeConnection.spawn(settings(Side.RAW, options), spawnConfig(command, args, spawn), handler)
+                    NativeConnection.spawn(settings(Side.RAW, options), spawnConfig(command, args, spawn))
                 } catch (error: AcpException) {
                     throw RequestError.from(error)
                 }
@@ -131,7 +129,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
         /** Talk plain JSON-RPC over this process's stdin and stdout. */
         fun stdio(options: ConnectionOptions = ConnectionOptions(), makeHandler: (Connection) -> ConnectionHandler): Connection =
             open(
-                { handler -> NativeConnection.stdio(settings(Side.RAW, options), handler) },
+                { NativeConnection.stdio(settings(Side.RAW, options)) },
                 { h: ConnectionHandler, method, params -> h.handleRequest(method, params) },
                 { h: ConnectionHandler, method, params -> h.handleNotification(method, params) },
                 makeHandler,
@@ -139,22 +137,21 @@ class Connection internal constructor(private val native: NativeConnection) : Au
 
         /** Start a connection whose handler is made from the connection itself. */
         internal fun <T> open(
-            create: (NativeHandler) -> NativeConnection,
+            create: () -> NativeConnection,
             request: suspend (T, String, Any?) -> Any?,
             notification: suspend (T, String, Any?) -> Unit,
             make: (Connection) -> T,
         ): Pair<Connection, T> {
             NativeThreads.setUp()
-            val handler = Events(request, notification)
-            val connection = Connection(create(handler))
-            handler.calls.complete(connection.calls)
+            val connection = Connection(create())
             val target = try {
                 make(connection)
             } catch (error: Throwable) {
                 connection.close()
                 throw error
             }
-            handler.target.complete(target)
+            // Events wait in the engine until the handler exists.
+            EventThread(connection.directId, Events(target, connection.calls, request, notification)).start()
             return connection to target
         }
 
@@ -188,47 +185,48 @@ interface ConnectionHandler {
 
 /**
  * The engine's view of the user's handler: the connection's events (JSON text) in order,
- * on the connection's event thread; the peer's requests start coroutines, ours get their
+ * on the connection's [EventThread]; the peer's requests start coroutines, ours get their
  * outcomes, notifications are handled one at a time before the next event.
  */
-private class Events<T>(
+internal class Events<T>(
+    private val target: T,
+    private val calls: Calls,
     private val request: suspend (T, String, Any?) -> Any?,
     private val notification: suspend (T, String, Any?) -> Unit,
-) : NativeHandler {
-    /** The user's handler, set once it is made (events wait for it). */
-    val target = CompletableDeferred<T>()
-
-    /** The connection's requests in flight, set once it is made. */
-    val calls = CompletableDeferred<Calls>()
-
-    override fun handleEvents(batch: String) = runBlocking {
-        val target = target.await()
-        val calls = calls.await()
+) {
+    /** Handle one batch: a JSON array of event arrays. */
+    fun handle(batch: String) = runBlocking {
         for (event in Json.parse(batch) as List<*>) {
             event as List<*>
             when ((event[0] as Number).toInt()) {
-                KINDS.notification.toInt() -> try {
+                NOTIFICATION -> try {
                     notification(target, event[1] as String, event[2])
                 } catch (cancelled: CancellationException) {
                     throw cancelled
                 } catch (error: Throwable) {
                     // Notifications get no answer; the next one goes on.
                 }
-                KINDS.request.toInt() -> {
+                REQUEST -> {
                     val method = event[2] as String
                     val params = event[3]
                     calls.serve((event[1] as Number).toLong()) { request(target, method, params) }
                 }
-                KINDS.result.toInt() -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
-                KINDS.error.toInt() -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
-                KINDS.cancelled.toInt() -> calls.stop((event[1] as Number).toLong())
-                KINDS.closed.toInt() -> calls.closeAll(event[1] as? String ?: "closed")
+                RESULT -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
+                ERROR -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
+                CANCELLED -> calls.stop((event[1] as Number).toLong())
+                CLOSED -> calls.closeAll(event[1] as? String ?: "closed")
             }
         }
     }
 
     private companion object {
         val KINDS = eventKinds()
+        val NOTIFICATION = KINDS.notification.toInt()
+        val REQUEST = KINDS.request.toInt()
+        val RESULT = KINDS.result.toInt()
+        val ERROR = KINDS.error.toInt()
+        val CANCELLED = KINDS.cancelled.toInt()
+        val CLOSED = KINDS.closed.toInt()
     }
 }
 
@@ -253,7 +251,7 @@ class AgentSideConnection private constructor(override val connection: Connectio
             options: ConnectionOptions = ConnectionOptions(),
             makeAgent: (AgentSideConnection) -> Agent,
         ): AgentSideConnection = Connection.open(
-            { handler -> NativeConnection.stdio(Connection.settings(Side.AGENT, options), handler) },
+            { NativeConnection.stdio(Connection.settings(Side.AGENT, options)) },
             { agent: Agent, method, params -> dispatchAgentRequest(agent, method, asObject(params)) },
             { agent: Agent, method, params -> dispatchAgentNotification(agent, method, asObject(params)) },
             { connection -> makeAgent(AgentSideConnection(connection)) },
@@ -299,12 +297,11 @@ class ClientSideConnection private constructor(override val connection: Connecti
             spawn: SpawnOptions = SpawnOptions(),
             options: ConnectionOptions = ConnectionOptions(),
             makeClient: (ClientSideConnection) -> Client,
-        ): ClientSideConnection = open(makeClient) { handler ->
+        ): ClientSideConnection = open(makeClient) {
             try {
                 NativeConnection.spawn(
                     Connection.settings(Side.CLIENT, options),
                     Connection.spawnConfig(command, args, spawn),
-                    handler,
                 )
             } catch (error: AcpException) {
                 throw RequestError.from(error)
@@ -323,13 +320,13 @@ class ClientSideConnection private constructor(override val connection: Connecti
             caFile: String? = null,
             options: ConnectionOptions = ConnectionOptions(),
             makeClient: (ClientSideConnection) -> Client,
-        ): ClientSideConnection = open(makeClient) { handler ->
-            NativeConnection.remote(Connection.settings(Side.CLIENT, options), url, bearerToken, caFile, handler)
+        ): ClientSideConnection = open(makeClient) {
+            NativeConnection.remote(Connection.settings(Side.CLIENT, options), url, bearerToken, caFile)
         }
 
         private fun open(
             makeClient: (ClientSideConnection) -> Client,
-            create: (NativeHandler) -> NativeConnection,
+            create: () -> NativeConnection,
         ): ClientSideConnection = Connection.open(
             create,
             { client: Client, method, params -> dispatchClientRequest(client, method, asObject(params)) },

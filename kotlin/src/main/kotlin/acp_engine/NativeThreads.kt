@@ -1,12 +1,11 @@
 package acp_engine
 
-import acp_engine.ffi.uniffiCallbackInterfaceNativeHandler
 import acp_engine.ffi.uniffiRustFutureContinuationCallbackImpl
 import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
 
 /**
- * The engine's threads call into the JVM (a batch of events to handle, a future to resume). By
+ * The engine's threads call into the JVM (to resume a future). By
  * default JNA attaches such a native thread for each call and detaches it afterwards,
  * which costs more than the call; these callbacks keep the engine's few threads attached,
  * as daemon threads (they never keep the JVM alive).
@@ -15,14 +14,7 @@ internal object NativeThreads {
     private val initializer = CallbackThreadInitializer(true, false, "acp-engine")
 
     init {
-        for (callback in listOf(
-            uniffiRustFutureContinuationCallbackImpl,
-            uniffiCallbackInterfaceNativeHandler.handleEvents,
-            uniffiCallbackInterfaceNativeHandler.uniffiFree,
-            uniffiCallbackInterfaceNativeHandler.uniffiClone,
-        )) {
-            Native.setCallbackThreadInitializer(callback, initializer)
-        }
+        Native.setCallbackThreadInitializer(uniffiRustFutureContinuationCallbackImpl, initializer)
     }
 
     /** Apply the settings (once, before the first connection). */

@@ -1,7 +1,6 @@
 package acp_engine
 
 import acp_engine.ffi.NativeConnection
-import acp_engine.ffi.NativeHandler
 import acp_engine.ffi.Settings
 import acp_engine.ffi.Side
 import acp_engine.ffi.SpawnConfig
@@ -9,15 +8,11 @@ import acp_engine.ffi.SpawnConfig
 /** A rough measurement, not a test: the cost of one notification sent from Kotlin. */
 fun main(args: Array<String>) {
     val count = args.firstOrNull()?.toInt() ?: 100_000
-    val handler = object : NativeHandler {
-        override fun handleEvents(batch: String) {}
-    }
     val params = Json.stringify(mapOf("sessionId" to "s", "update" to mapOf("sessionUpdate" to "agent_message_chunk", "content" to mapOf("type" to "text", "text" to "hello "))))
     for (side in listOf(Side.RAW, Side.AGENT)) {
         val native = NativeConnection.spawn(
             Settings(side, false, null),
             SpawnConfig("sh", listOf("-c", "cat > /dev/null"), emptyMap(), false, null, true, null),
-            handler,
         )
         val id = native.directId().toLong()
         repeat(3) {

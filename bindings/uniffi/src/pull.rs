@@ -1,0 +1,115 @@
+//! The connection's events, pulled by the foreign side's event thread with
+//! a plain C function ([`acp_uniffi_next_events`]).
+//!
+//! A foreign callback from an engine thread crosses JNA's callback proxy
+//! (reflection, a `Structure` for the call status, a `RustBuffer` for the
+//! text) on every batch; in a request/response exchange every message is
+//! a batch of its own. A thread of the foreign side that calls in and
+//! waits here instead crosses once, through JNA's direct mapping, with the
+//! batch copied into a buffer it owns.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use acp_engine::host::{kind, HostConnection};
+use acp_engine::CancellationToken;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+
+use crate::direct::registered;
+use crate::engine;
+
+/// `acp_uniffi_next_events`: every event was taken (the close among them)
+/// or the connection is unknown.
+const END: i64 = -3;
+
+/// One connection's side of the pull.
+pub(crate) struct EventPull {
+    /// Signalled by the engine when events are queued.
+    pub(crate) wake: Arc<Notify>,
+    /// A batch larger than the buffer it was asked for, until asked again.
+    held: Mutex<Option<String>>,
+    /// The batch with the `CLOSED` event was taken.
+    close_taken: AtomicBool,
+    /// Cancelled when the foreign side comes back after handling the close.
+    pub(crate) finished: CancellationToken,
+}
+
+impl EventPull {
+    pub(crate) fn new() -> Self {
+        Self {
+            wake: Arc::new(Notify::new()),
+            held: Mutex::new(None),
+            close_taken: AtomicBool::new(false),
+            finished: CancellationToken::new(),
+        }
+    }
+
+    /// The next batch of `host`'s events, waiting for one; None once the
+    /// close was taken.
+    fn next(&self, host: &HostConnection) -> Option<String> {
+        if let Some(batch) = self
+            .held
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+        {
+            return Some(batch);
+        }
+        loop {
+            if self.close_taken.load(Ordering::Acquire) {
+                self.finished.cancel();
+                return None;
+            }
+            if let Some(batch) = host.drain() {
+                if ends_with_close(host, &batch) {
+                    self.close_taken.store(true, Ordering::Release);
+                }
+                return Some(batch);
+            }
+            engine().block_on(self.wake.notified());
+        }
+    }
+
+    fn hold(&self, batch: String) {
+        *self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(batch);
+    }
+}
+
+/// Wait for the next batch of events of connection `connection` (a number
+/// from `NativeConnection.directId()`): a JSON array of event arrays (see
+/// `EventKinds`), in order. Returns its length in bytes: written to
+/// `buffer` when it fits in `capacity`; otherwise nothing is written and
+/// the same batch is returned by the next call, given a buffer that large.
+/// Returns -3 once the batch with the close was taken and handled (the
+/// call after it), or for an unknown connection. One thread per connection
+/// calls it: the foreign side's event thread.
+///
+/// # Safety
+/// `buffer` points to `capacity` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn acp_uniffi_next_events(connection: u64, buffer: *mut u8, capacity: usize) -> i64 {
+    let taken = std::panic::catch_unwind(|| {
+        let entry = registered(connection)?;
+        let batch = entry.pull.next(&entry.host)?;
+        let len = batch.len();
+        if len > capacity || buffer.is_null() {
+            entry.pull.hold(batch);
+        } else {
+            // SAFETY: the caller's promise; `len` fits.
+            unsafe { std::ptr::copy_nonoverlapping(batch.as_ptr(), buffer, len) };
+        }
+        Some(i64::try_from(len).unwrap_or(i64::MAX))
+    });
+    taken.ok().flatten().unwrap_or(END)
+}
+
+/// Whether a batch (a JSON array of events) ends with the `CLOSED` event,
+/// which only a closing connection's can.
+fn ends_with_close(host: &HostConnection, batch: &str) -> bool {
+    host.is_closed()
+        && serde_json::from_str::<Vec<Vec<&RawValue>>>(batch)
+            .ok()
+            .and_then(|events| events.last()?.first()?.get().parse::<u8>().ok())
+            == Some(kind::CLOSED)
+}
