@@ -143,6 +143,16 @@ impl Outbound {
         self.parked_bytes.fetch_sub(bytes, Ordering::AcqRel);
     }
 
+    /// Make `frame` ready to wait for room (it may wait long: it holds no
+    /// more than its bytes) and count it as parked; what it counts for,
+    /// for `note_unparked`.
+    pub fn park(&self, frame: &mut Vec<u8>) -> usize {
+        frame.shrink_to_fit();
+        let cost = frame.len() + MESSAGE_OVERHEAD;
+        self.note_parked(cost);
+        cost
+    }
+
     /// The one way onto the wire (see the module docs).
     pub fn offer(&self, inner: &Inner, frame: Vec<u8>, kind: Kind) -> Result<Offered, RequestError> {
         if inner.is_closing() {
@@ -211,9 +221,7 @@ impl Outbound {
     /// Queue a frame `offer` gave back, in the background: after the frames
     /// detached before it, by one task per connection.
     pub fn detach(&self, inner: &Arc<Inner>, mut frame: Vec<u8>) {
-        // It may wait long: hold no more than its bytes.
-        frame.shrink_to_fit();
-        self.note_parked(frame.len() + MESSAGE_OVERHEAD);
+        self.park(&mut frame);
         let mut overflow = self.overflow.lock().unwrap_or_else(|p| p.into_inner());
         overflow.0.push_back(frame);
         if std::mem::replace(&mut overflow.1, true) {

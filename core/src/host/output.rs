@@ -28,8 +28,9 @@ pub(super) struct Output {
     connection: Connection,
     /// Frames collected for one write, with `buffer_output`.
     batch: Option<Mutex<Vec<u8>>>,
-    /// Sends parked because the write queue was full, in order.
-    parked: mpsc::UnboundedSender<(Vec<u8>, u64)>,
+    /// Sends parked because the write queue was full, in order (with the
+    /// ticket and what each counts for in the held output).
+    parked: mpsc::UnboundedSender<(Vec<u8>, u64, usize)>,
     /// How many parked sends are not queued yet: while any is, new sends
     /// park behind them, so nothing overtakes.
     parked_count: Arc<AtomicUsize>,
@@ -159,14 +160,14 @@ impl Output {
         } else {
             frame
         };
+        let mut frame = frame;
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
         let outbound = &self.connection.inner().outbound;
-        let bytes = frame.len();
         self.parked_count.fetch_add(1, Ordering::AcqRel);
-        outbound.note_parked(bytes);
-        if self.parked.send((frame, ticket)).is_err() {
+        let cost = outbound.park(&mut frame);
+        if self.parked.send((frame, ticket, cost)).is_err() {
             self.parked_count.fetch_sub(1, Ordering::AcqRel);
-            outbound.note_unparked(bytes);
+            outbound.note_unparked(cost);
             return Err(RequestError::connection_closed("closed"));
         }
         Ok(Some(ticket))
@@ -181,16 +182,15 @@ impl Output {
 async fn write_parked(
     connection: Connection,
     shared: Arc<Shared>,
-    mut parked: mpsc::UnboundedReceiver<(Vec<u8>, u64)>,
+    mut parked: mpsc::UnboundedReceiver<(Vec<u8>, u64, usize)>,
     parked_count: Arc<AtomicUsize>,
     written: watch::Sender<u64>,
 ) {
     let inner = connection.inner().clone();
     drop(connection);
-    while let Some((frame, ticket)) = parked.recv().await {
-        let bytes = frame.len();
+    while let Some((frame, ticket, cost)) = parked.recv().await {
         let ok = inner.enqueue(frame).await.is_ok();
-        inner.outbound.note_unparked(bytes);
+        inner.outbound.note_unparked(cost);
         parked_count.fetch_sub(1, Ordering::AcqRel);
         written.send_replace(ticket);
         shared.queue.push_written(ticket, ok);
