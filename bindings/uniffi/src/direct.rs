@@ -74,27 +74,26 @@ pub(crate) fn unregister(id: u64) {
         .remove(&id);
 }
 
-/// Find connection `connection`, run `send` on it inside the engine, and
-/// turn its outcome into the direct functions' number: `ok` of the value,
-/// or [`REFUSED`] with the error kept for [`take_send_refusal`].
+/// Find connection `connection` and run `send` on it inside the engine.
 fn on_connection<T>(
     connection: u64,
     send: impl FnOnce(&HostConnection) -> Result<T, CoreError>,
-    ok: impl FnOnce(T) -> i64,
-) -> i64 {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
+) -> Result<T, CoreError> {
+    catch_unwind(AssertUnwindSafe(|| {
         let entry = registered(connection).ok_or_else(|| CoreError::connection_closed("closed"))?;
         let _guard = engine().enter();
         send(&entry.host)
     }))
-    .unwrap_or_else(|_| Err(CoreError::internal_error()));
-    match outcome {
-        Ok(value) => ok(value),
-        Err(error) => {
-            REFUSAL.with(|refusal| *refusal.borrow_mut() = Some(error));
-            REFUSED
-        }
-    }
+    .unwrap_or_else(|_| Err(CoreError::internal_error()))
+}
+
+/// A send's outcome as the direct functions' number: the value, or
+/// [`REFUSED`] with the error kept for [`take_send_refusal`].
+fn kept_refusal(outcome: Result<i64, CoreError>) -> i64 {
+    outcome.unwrap_or_else(|error| {
+        REFUSAL.with(|refusal| *refusal.borrow_mut() = Some(error));
+        REFUSED
+    })
 }
 
 /// UTF-8 text from the foreign side; None for NULL.
@@ -131,15 +130,12 @@ pub unsafe extern "C" fn acp_uniffi_send_notification(
     params: *const u8,
     params_len: usize,
 ) -> i64 {
-    on_connection(
-        connection,
-        |host| {
-            // SAFETY: the caller's promise above.
-            let (method, params) = unsafe { (text(method, method_len)?, text(params, params_len)?) };
-            host.send_notification(method.unwrap_or(""), params)
-        },
-        |ticket| ticket.map_or(SENT, |ticket| i64::try_from(ticket).unwrap_or(i64::MAX)),
-    )
+    kept_refusal(on_connection(connection, |host| {
+        // SAFETY: the caller's promise above.
+        let (method, params) = unsafe { (text(method, method_len)?, text(params, params_len)?) };
+        let ticket = host.send_notification(method.unwrap_or(""), params)?;
+        Ok(ticket.map_or(SENT, |ticket| i64::try_from(ticket).unwrap_or(i64::MAX)))
+    }))
 }
 
 /// Send a request on connection `connection` (arguments as for
@@ -157,15 +153,11 @@ pub unsafe extern "C" fn acp_uniffi_send_request(
     params: *const u8,
     params_len: usize,
 ) -> i64 {
-    on_connection(
-        connection,
-        |host| {
-            // SAFETY: the caller's promise above.
-            let (method, params) = unsafe { (text(method, method_len)?, text(params, params_len)?) };
-            host.send_request(method.unwrap_or(""), params)
-        },
-        |(id, _ticket)| id,
-    )
+    kept_refusal(on_connection(connection, |host| {
+        // SAFETY: the caller's promise above.
+        let (method, params) = unsafe { (text(method, method_len)?, text(params, params_len)?) };
+        Ok(host.send_request(method.unwrap_or(""), params)?.0)
+    }))
 }
 
 /// Answer inbound request `token` on connection `connection`: `body` is
@@ -184,26 +176,24 @@ pub unsafe extern "C" fn acp_uniffi_respond(
     body_len: usize,
     is_error: i32,
 ) -> i64 {
-    on_connection(
-        connection,
-        |host| {
-            // SAFETY: the caller's promise above.
-            let body = unsafe { text(body, body_len) }.unwrap_or(None).unwrap_or("null");
-            let outcome = if is_error != 0 {
-                Err(serde_json::from_str::<CoreError>(body).unwrap_or_else(|_| CoreError::internal_error()))
-            } else {
-                Ok(body)
-            };
-            host.respond(token, outcome).or_else(|error| {
-                // A result that is not JSON: the handler's fault, -32603.
-                let mut internal = CoreError::internal_error();
-                internal.data = error.data.clone();
-                host.respond(token, Err(internal))?;
-                Err(error)
-            })
-        },
-        i64::from,
-    )
+    // Nobody asks why an answer was refused: the peer is told (-32603).
+    on_connection(connection, |host| {
+        // SAFETY: the caller's promise above.
+        let body = unsafe { text(body, body_len) }.unwrap_or(None).unwrap_or("null");
+        let outcome = if is_error != 0 {
+            Err(serde_json::from_str::<CoreError>(body).unwrap_or_else(|_| CoreError::internal_error()))
+        } else {
+            Ok(body)
+        };
+        host.respond(token, outcome).or_else(|error| {
+            // A result that is not JSON: the handler's fault, -32603.
+            let mut internal = CoreError::internal_error();
+            internal.data = error.data.clone();
+            host.respond(token, Err(internal))?;
+            Err(error)
+        })
+    })
+    .map_or(REFUSED, i64::from)
 }
 
 /// Throw why this thread's last `acp_uniffi_send_notification` was refused.
