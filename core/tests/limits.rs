@@ -213,3 +213,45 @@ fn threads_blocked_sending_their_own_messages_do_not_stop_reading() {
         sender.join().unwrap();
     }
 }
+
+/// Frames larger than the socket's buffer, each written straight by its
+/// sender while nothing is queued: the part the stream did not take waits
+/// for the writer task and counts as held output until written, then no
+/// longer. Left counted, every such frame moved the connection closer to
+/// its limit, and after a few it stopped reading for good (two engines
+/// exchanging 16 MiB files hung on the fifth).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_written_in_parts_is_no_longer_held_once_written() {
+    let (a, b) = tokio::net::UnixStream::pair().unwrap();
+    let limits = Limits {
+        max_in_flight_requests: 64,
+        max_buffered_bytes: 1024 * 1024,
+        output_stall_timeout: None,
+    };
+    let sender = Connection::builder()
+        .limits(limits)
+        .connect(Transport::from_stream(a));
+    let _receiver = Connection::builder()
+        .on_request(|request: acp_engine::IncomingRequest| async move {
+            let size = request.params::<Value>()?["data"].as_str().map_or(0, str::len);
+            acp_engine::to_raw(&json!({ "size": size })).map_err(acp_engine::RequestError::from)
+        })
+        .connect(Transport::from_stream(b));
+    let data = "x".repeat(512 * 1024);
+    tokio::time::timeout(PATIENCE, async {
+        for _ in 0..20 {
+            let answer: Value = sender
+                .send_request("take", &json!({ "data": data }))
+                .await
+                .unwrap();
+            assert_eq!(answer["size"], data.len());
+        }
+    })
+    .await
+    .expect("every request answered: the connection kept reading");
+    assert_eq!(
+        sender.queued_output_bytes(),
+        0,
+        "nothing is held once everything was written"
+    );
+}

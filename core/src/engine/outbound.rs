@@ -67,6 +67,10 @@ pub(crate) struct Outbound {
     queue: mpsc::Sender<Vec<u8>>,
     /// The stream's writer while the writer task is not using it.
     direct: Mutex<Option<FrameWriter<BoxWriter>>>,
+    /// Bytes of direct writes that the stream did not take, left in the
+    /// writer's batch for the writer task (counted in `queued_bytes` until
+    /// it wrote them). Changed only under the `direct` lock.
+    direct_rest: AtomicUsize,
     /// Frames in the queue or being written by the writer task; a direct
     /// write may only go out when this is zero (ordering).
     in_flight: AtomicUsize,
@@ -96,6 +100,7 @@ impl Outbound {
         Self {
             queue,
             direct: Mutex::new(Some(writer)),
+            direct_rest: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             queued_bytes: AtomicUsize::new(0),
             parked_bytes: AtomicUsize::new(0),
@@ -318,10 +323,15 @@ impl Outbound {
                 if written < frame.len() || needs_flush {
                     // The rest waits in the batch for the writer task, which
                     // an empty frame wakes.
+                    let rest = frame.len() - written;
                     frames.push(&frame[written..]);
-                    self.count(frame.len() - written);
-                    if self.queue.try_send(Vec::new()).is_err() {
-                        self.uncount(frame.len() - written);
+                    self.count(rest);
+                    if self.queue.try_send(Vec::new()).is_ok() {
+                        // The empty frame carries no bytes: the writer task
+                        // learns of these when it takes the writer.
+                        self.direct_rest.fetch_add(rest, Ordering::AcqRel);
+                    } else {
+                        self.uncount(rest);
                     }
                 }
                 Ok(None)
@@ -334,10 +344,13 @@ impl Outbound {
         }
     }
 
-    /// The writer, for the writer task (None only while a direct write
-    /// holds it: the lock is then taken after it).
-    pub(super) fn take_writer(&self) -> Option<FrameWriter<BoxWriter>> {
-        self.direct.lock().unwrap_or_else(|p| p.into_inner()).take()
+    /// The writer, for the writer task, with the bytes direct writes left
+    /// in its batch (to count as written with the frames it writes). None
+    /// only while a direct write holds it: the lock is then taken after it.
+    pub(super) fn take_writer(&self) -> Option<(FrameWriter<BoxWriter>, usize)> {
+        let mut slot = self.direct.lock().unwrap_or_else(|p| p.into_inner());
+        let writer = slot.take()?;
+        Some((writer, self.direct_rest.swap(0, Ordering::AcqRel)))
     }
 
     /// Give the writer back after writing `frames` queued frames of `bytes`

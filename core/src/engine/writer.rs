@@ -24,10 +24,10 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
             },
         };
         let Some(first) = first else { break };
-        let Some(mut frames) = inner.outbound.take_writer() else {
+        let Some((mut frames, rest)) = inner.outbound.take_writer() else {
             return;
         };
-        let (mut taken, mut bytes) = (1, first.len());
+        let (mut taken, mut bytes) = (1, first.len() + rest);
         take(&inner, &mut frames, &first);
         while let Ok(frame) = queue.try_recv() {
             taken += 1;
@@ -48,7 +48,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
     }
     // Closing: write what was queued before the close (answers the peer may
     // still read), then shut our side so the peer sees EOF.
-    let Some(mut frames) = inner.outbound.take_writer() else {
+    let Some((mut frames, _)) = inner.outbound.take_writer() else {
         return;
     };
     let drained = async {
