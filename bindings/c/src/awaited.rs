@@ -4,7 +4,7 @@
 //! thread (Go's `context`). The waiting thread reads the stream itself while
 //! nobody else does, so an answer costs no wake-up of another thread.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 use std::ptr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -142,7 +142,7 @@ fn may_block(conn: &Arc<Conn>, what: &str) -> Result<(), Failure> {
 }
 
 /// The answer in `slot`, waiting up to `timeout_ms` (None: not yet).
-fn wait(conn: &Conn, slot: &Slot, timeout_ms: i32) -> Option<Result<String, RequestError>> {
+fn wait(conn: &Conn, slot: &Slot, timeout_ms: i32) -> Option<Result<CString, RequestError>> {
     let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
     if conn.is_event_connection() {
         // Nobody else may be taking events: take them while waiting.
@@ -155,12 +155,12 @@ fn wait(conn: &Conn, slot: &Slot, timeout_ms: i32) -> Option<Result<String, Requ
 /// An answer as C receives it.
 fn answered(
     what: &str,
-    outcome: Result<String, RequestError>,
+    outcome: Result<CString, RequestError>,
     out_json: &mut *mut c_char,
 ) -> Result<(), Failure> {
     match outcome {
         Ok(result) => {
-            *out_json = owned_string(&result);
+            *out_json = result.into_raw();
             Ok(())
         }
         Err(error) if error.is_connection_closed() => Err(Failure::closed(&error)),

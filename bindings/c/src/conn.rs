@@ -17,6 +17,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -64,15 +65,15 @@ pub(crate) enum Waiting {
 /// the connection's condition variable, notified when one is put here).
 #[derive(Default)]
 pub(crate) struct Slot {
-    outcome: Mutex<Option<Result<String, RequestError>>>,
+    outcome: Mutex<Option<Result<CString, RequestError>>>,
 }
 
 impl Slot {
-    fn put(&self, outcome: Result<String, RequestError>) {
+    fn put(&self, outcome: Result<CString, RequestError>) {
         *self.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
     }
 
-    pub fn take(&self) -> Option<Result<String, RequestError>> {
+    pub fn take(&self) -> Option<Result<CString, RequestError>> {
         self.outcome.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
@@ -244,7 +245,7 @@ impl Conn {
     }
 
     /// Give a waiting `acp_connection_request` its answer.
-    pub fn complete(&self, slot: &Slot, outcome: Result<String, RequestError>) {
+    pub fn complete(&self, slot: &Slot, outcome: Result<CString, RequestError>) {
         slot.put(outcome);
         // Under the lock: a waiter checks its slot under it before it sleeps.
         let state = self.lock_state();
@@ -388,7 +389,7 @@ impl Conn {
         &self,
         slot: &Slot,
         deadline: Option<Instant>,
-    ) -> Option<Result<String, RequestError>> {
+    ) -> Option<Result<CString, RequestError>> {
         let mut state = self.lock_state();
         state.waiters += 1;
         if state.driving && !state.dispatch_drives {
@@ -611,12 +612,13 @@ impl Conn {
     }
 }
 
-/// A response's outcome as owned text.
-pub(crate) fn outcome_text(outcome: &Result<batch::Text, RequestError>) -> Result<String, RequestError> {
+/// A response's outcome as C text of its own, copied once: the engine's
+/// text is JSON it checked (UTF-8, no NUL inside), so it needs no other
+/// pass (a 16 MiB file read scanned and copied it three more times).
+pub(crate) fn outcome_text(outcome: &Result<batch::Text, RequestError>) -> Result<CString, RequestError> {
     match outcome {
-        Ok(text) => Ok(unsafe { std::ffi::CStr::from_ptr(text.0) }
-            .to_string_lossy()
-            .into_owned()),
+        // SAFETY: the batch's texts are NUL-terminated and live while it does.
+        Ok(text) => Ok(unsafe { std::ffi::CStr::from_ptr(text.0) }.to_owned()),
         Err(error) => Err(error.clone()),
     }
 }
