@@ -14,11 +14,26 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 )
 
 // errorText receives the library's error message of a failed call.
 type errorText [512]C.char
+
+// errorTexts recycles the buffers of the per-message calls: a buffer
+// passed to C moves to the heap, and a fresh one per message would cost
+// an allocation of 512 zeroed bytes (and the collections it brings).
+var errorTexts = sync.Pool{New: func() any { return new(errorText) }}
+
+// takeErrorText is an empty buffer from errorTexts; release it after the call.
+func takeErrorText() *errorText {
+	text := errorTexts.Get().(*errorText)
+	text[0] = 0
+	return text
+}
+
+func (t *errorText) release() { errorTexts.Put(t) }
 
 func (t *errorText) ptr() *C.char { return &t[0] }
 

@@ -237,7 +237,8 @@ func (conn *Conn) serve(ctx context.Context, method string, params []byte) (resu
 // respond answers a request of the peer. An answer the peer no longer
 // wants (it cancelled, or the connection closed) is dropped.
 func respond(responder *C.acp_responder, result any, err error) {
-	var text errorText
+	text := takeErrorText()
+	defer text.release()
 	if requestError, ok := err.(*RequestError); ok && requestError == nil {
 		err = nil
 	}
@@ -351,13 +352,14 @@ func (conn *Conn) Call(ctx context.Context, method string, params any, result an
 func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer []byte, err error) {
 	methodText := cString(method)
 	err = conn.library(func(c *C.acp_connection) error {
-		var text errorText
+		text := takeErrorText()
+		defer text.release()
 		var id C.int64_t
 		conn.sending <- struct{}{}
 		rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size())
 		<-conn.sending
 		if rc != C.ACP_OK {
-			return failure(rc, &text)
+			return failure(rc, text)
 		}
 		if ctx.Done() != nil {
 			// The engine answers the request -32800 at once, which ends the
@@ -381,7 +383,7 @@ func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer
 		case C.ACP_ERR_WRONG_MODE:
 			return errWaitInNotification
 		}
-		return failure(rc, &text)
+		return failure(rc, text)
 	})
 	return answer, err
 }
@@ -394,13 +396,14 @@ func (conn *Conn) wait(ctx context.Context, method string, body []byte) ([]byte,
 	methodText := cString(method)
 	var id C.int64_t
 	err := conn.library(func(c *C.acp_connection) error {
-		var text errorText
+		text := takeErrorText()
+		defer text.release()
 		conn.sending <- struct{}{}
 		rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
 		<-conn.sending
 		if rc != C.ACP_OK {
 			handle.Delete()
-			return failure(rc, &text)
+			return failure(rc, text)
 		}
 		return nil
 	})
@@ -437,12 +440,13 @@ func (conn *Conn) Notify(ctx context.Context, method string, params any) error {
 	}
 	methodText := cString(method)
 	return conn.library(func(c *C.acp_connection) error {
-		var text errorText
+		text := takeErrorText()
+		defer text.release()
 		conn.sending <- struct{}{}
 		rc := C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size())
 		<-conn.sending
 		if rc != C.ACP_OK {
-			return failure(rc, &text)
+			return failure(rc, text)
 		}
 		return nil
 	})
