@@ -4,6 +4,10 @@ import acp_engine.ffi.AcpException
 import acp_engine.ffi.takeSendRefusal
 import com.sun.jna.Native
 
+/** The library uniffi's layer loads, for direct mapping (JNA keeps one instance per name). */
+internal fun nativeLibrary(): String =
+    System.getProperty("uniffi.component.acp_engine_uniffi.libraryOverride") ?: "acp_engine_uniffi"
+
 /**
  * Notifications, requests and answers go to the engine through plain C functions, called
  * with JNA's direct mapping: a uniffi call crosses several times and allocates tracked
@@ -15,9 +19,7 @@ internal object DirectSend {
     private const val REFUSED = -2L
 
     init {
-        // The library uniffi's layer loads (JNA keeps one instance per name).
-        val name = System.getProperty("uniffi.component.acp_engine_uniffi.libraryOverride") ?: "acp_engine_uniffi"
-        Native.register(DirectSend::class.java, name)
+        Native.register(DirectSend::class.java, nativeLibrary())
     }
 
     @Suppress("FunctionName")

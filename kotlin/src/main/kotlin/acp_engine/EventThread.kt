@@ -42,9 +42,7 @@ internal class EventThread(private val directId: Long, private val events: Event
 /** `acp_uniffi_next_events` (`bindings/uniffi/src/pull.rs`), directly mapped. */
 private object NextEvents {
     init {
-        // The library uniffi's layer loads (JNA keeps one instance per name).
-        val name = System.getProperty("uniffi.component.acp_engine_uniffi.libraryOverride") ?: "acp_engine_uniffi"
-        Native.register(NextEvents::class.java, name)
+        Native.register(NextEvents::class.java, nativeLibrary())
     }
 
     @Suppress("FunctionName")
