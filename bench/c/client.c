@@ -170,10 +170,10 @@ int main(int argc, char **argv) {
     int ok = 0;
     double setup_s = -1, run_s = -1;
     long counted = 0;
-    char *init = request(c, "initialize",
+    char *init = request(c, ACP_METHOD_INITIALIZE,
                          "{\"protocolVersion\":1,\"clientCapabilities\":"
                          "{\"fs\":{\"readTextFile\":true,\"writeTextFile\":true}}}");
-    char *session = init ? request(c, "session/new", "{\"cwd\":\"/tmp\",\"mcpServers\":[]}") : NULL;
+    char *session = init ? request(c, ACP_METHOD_SESSION_NEW, "{\"cwd\":\"/tmp\",\"mcpServers\":[]}") : NULL;
     char *session_id = json_string(session, "sessionId");
     if (session_id) {
         setup_s = now() - t0;
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
                      "{\"sessionId\":\"%s\",\"prompt\":[{\"type\":\"text\",\"text\":\"%s %ld\"}]}", session_id,
                      scenario, n);
             double t1 = now();
-            char *response = request(c, "session/prompt", prompt);
+            char *response = request(c, ACP_METHOD_SESSION_PROMPT, prompt);
             run_s = now() - t1;
             char *stop_reason = json_string(response, "stopReason");
             counted = atomic_load(&count);

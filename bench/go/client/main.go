@@ -83,11 +83,11 @@ func main() {
 	if _, err := agent.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: &acp.ClientCapabilities{
 		Fs: &acp.FileSystemCapabilities{ReadTextFile: &yes, WriteTextFile: &yes},
 	}}); err != nil {
-		fail("initialize", err)
+		fail(acp.MethodInitialize, err)
 	}
 	session, err := agent.NewSession(ctx, &acp.NewSessionRequest{Cwd: "/tmp"})
 	if err != nil {
-		fail("session/new", err)
+		fail(acp.MethodSessionNew, err)
 	}
 	setup := time.Since(start).Seconds()
 	run, ok := setup, true
@@ -98,7 +98,7 @@ func main() {
 			{Text: &acp.TextContent{Text: fmt.Sprintf("%s %d", *scenario, *n)}},
 		}})
 		if err != nil {
-			fail("session/prompt", err)
+			fail(acp.MethodSessionPrompt, err)
 		}
 		run = time.Since(began).Seconds()
 		count = client.count.Load()

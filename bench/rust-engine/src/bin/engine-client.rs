@@ -48,11 +48,11 @@ async fn main() {
         }),
         ..InitializeRequest::new(1)
     };
-    agent.initialize(init).await.expect("initialize");
+    agent.initialize(init).await.expect(method::INITIALIZE);
     let session = agent
         .new_session(NewSessionRequest::new("/tmp", vec![]))
         .await
-        .expect("session/new");
+        .expect(method::SESSION_NEW);
     let setup_s = t0.elapsed().as_secs_f64();
 
     let (run_s, count, ok) = if scenario == "setup" {
