@@ -100,8 +100,10 @@ test("close() ends every connection and fails what is pending", async () => {
   const turn = agent.prompt({ sessionId, prompt: [{ type: "text", text: "hang" }] });
   await new Promise((resolve) => setTimeout(resolve, 100));
   assert.equal(server.connections, 1);
+  // Expect the failure before closing: the turn may fail while close() runs.
+  const failed = assert.rejects(turn, (error) => error instanceof RequestError);
   await server.close();
-  await assert.rejects(turn, (error) => error instanceof RequestError);
+  await failed;
   await agent.closed;
   await made[0].connection.closed;
 });
