@@ -324,7 +324,7 @@ impl Outbound {
                     // The rest waits in the batch for the writer task, which
                     // an empty frame wakes.
                     let rest = frame.len() - written;
-                    frames.push(&frame[written..]);
+                    frames.push_owned(frame, written);
                     self.count(rest);
                     if self.queue.try_send(Vec::new()).is_ok() {
                         // The empty frame carries no bytes: the writer task

@@ -28,11 +28,11 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
             return;
         };
         let (mut taken, mut bytes) = (1, first.len() + rest);
-        take(&inner, &mut frames, &first);
+        take(&inner, &mut frames, first);
         while let Ok(frame) = queue.try_recv() {
             taken += 1;
             bytes += frame.len();
-            if take(&inner, &mut frames, &frame) {
+            if take(&inner, &mut frames, frame) {
                 break;
             }
         }
@@ -53,7 +53,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
     };
     let drained = async {
         while let Ok(frame) = queue.try_recv() {
-            take(&inner, &mut frames, &frame);
+            take(&inner, &mut frames, frame);
         }
         frames.shutdown().await
     };
@@ -83,12 +83,12 @@ fn next_soon(queue: &mut mpsc::Receiver<Vec<u8>>, spin: std::time::Duration) -> 
 
 /// Add a frame to the batch; true when the batch is full. An empty frame
 /// only wakes the task to flush what a direct write left in the batch.
-fn take(inner: &Inner, frames: &mut FrameWriter<BoxWriter>, frame: &[u8]) -> bool {
+fn take(inner: &Inner, frames: &mut FrameWriter<BoxWriter>, frame: Vec<u8>) -> bool {
     if frame.is_empty() {
         return false;
     }
-    inner.observe(Direction::Outbound, frame.strip_suffix(b"\n").unwrap_or(frame));
-    frames.push(frame)
+    inner.observe(Direction::Outbound, frame.strip_suffix(b"\n").unwrap_or(&frame));
+    frames.push_owned(frame, 0)
 }
 
 async fn closing_grace_over(inner: &Inner) {
