@@ -292,6 +292,7 @@ pub(crate) mod frame {
 
     /// Appends `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}\n`.
     pub(crate) fn write_request(out: &mut Vec<u8>, id: i64, method: &str, params: Option<&str>) {
+        reserve(out, method.len() + params.map_or(0, str::len));
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
         write_call(out, method, params);
@@ -299,17 +300,27 @@ pub(crate) mod frame {
 
     /// Appends `{"jsonrpc":"2.0","method":<method>,"params":<params>}\n`.
     pub(crate) fn write_notification(out: &mut Vec<u8>, method: &str, params: Option<&str>) {
+        reserve(out, method.len() + params.map_or(0, str::len));
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
         write_call(out, method, params);
     }
 
     /// Appends `{"jsonrpc":"2.0","id":<id>,"result":<result>}\n`.
     pub(crate) fn write_success(out: &mut Vec<u8>, id: &RequestId, result: &str) {
+        reserve(out, result.len());
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         serde_json::to_writer(&mut *out, id).expect("ids always serialize");
         out.extend_from_slice(b",\"result\":");
         write_json_text(out, result);
         out.extend_from_slice(b"}\n");
+    }
+
+    /// Room for a frame around `text` bytes of method and params or result
+    /// (an unescaped method, a short id), so a large frame is written into
+    /// one allocation instead of a series of growing copies.
+    fn reserve(out: &mut Vec<u8>, text: usize) {
+        const ENVELOPE: usize = 64;
+        out.reserve(text + ENVELOPE);
     }
 
     fn write_call(out: &mut Vec<u8>, method: &str, params: Option<&str>) {

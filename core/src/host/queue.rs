@@ -45,7 +45,8 @@ pub mod kind {
 pub(crate) type Wake = Box<dyn Fn() + Send + Sync>;
 
 struct State {
-    /// The newest events, comma-separated, without the enclosing brackets.
+    /// The newest events as an open JSON array: `[` and the events,
+    /// comma-separated.
     text: String,
     /// Events in `text`.
     count: usize,
@@ -72,7 +73,7 @@ impl HostQueue {
     pub fn new(capacity: usize, chunk: usize, wake: Wake) -> Self {
         Self {
             state: Mutex::new(State {
-                text: String::with_capacity(64 * 1024),
+                text: open_array(),
                 count: 0,
                 chunks: VecDeque::new(),
                 total: 0,
@@ -85,8 +86,9 @@ impl HostQueue {
         }
     }
 
-    /// Append one event, built by `write` into the buffer.
-    fn push(&self, write: impl FnOnce(&mut String)) {
+    /// Append one event of about `size` bytes, built by `write` into the
+    /// buffer.
+    fn push(&self, size: usize, write: impl FnOnce(&mut String)) {
         let wake = {
             let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *guard;
@@ -96,6 +98,8 @@ impl HostQueue {
             if state.count > 0 {
                 state.text.push(',');
             }
+            // One allocation for a large event, not a series of growing copies.
+            state.text.reserve(size + EVENT_ENVELOPE);
             write(&mut state.text);
             state.count += 1;
             state.total += 1;
@@ -159,7 +163,7 @@ impl HostQueue {
 
     /// `push_request` without waiting for room.
     pub fn push_request_now(&self, token: u64, method: &str, params: Option<&RawValue>) {
-        self.push(|text| {
+        self.push(method.len() + raw_len(params), |text| {
             text.push_str("[0,");
             push_number(text, token);
             text.push(',');
@@ -177,7 +181,7 @@ impl HostQueue {
 
     /// `push_notification` without waiting for room.
     pub fn push_notification_now(&self, method: &str, params: Option<&RawValue>) {
-        self.push(|text| {
+        self.push(method.len() + raw_len(params), |text| {
             text.push_str("[1,");
             push_string(text, method);
             text.push(',');
@@ -187,7 +191,8 @@ impl HostQueue {
     }
 
     pub fn push_response(&self, id: i64, outcome: &Result<RawJson, RequestError>) {
-        self.push(|text| {
+        let size = outcome.as_ref().map_or(0, |result| result.get().len());
+        self.push(size, |text| {
             match outcome {
                 Ok(result) => {
                     text.push_str("[2,");
@@ -207,7 +212,7 @@ impl HostQueue {
     }
 
     pub fn push_cancelled(&self, token: u64) {
-        self.push(|text| {
+        self.push(0, |text| {
             text.push_str("[4,");
             push_number(text, token);
             text.push(']');
@@ -215,7 +220,7 @@ impl HostQueue {
     }
 
     pub fn push_written(&self, ticket: u64, ok: bool) {
-        self.push(|text| {
+        self.push(0, |text| {
             text.push_str("[5,");
             push_number(text, ticket);
             text.push_str(if ok { ",true]" } else { ",false]" });
@@ -223,7 +228,7 @@ impl HostQueue {
     }
 
     pub fn push_closed(&self, reason: &str) {
-        self.push(|text| {
+        self.push(0, |text| {
             text.push_str("[6,");
             push_string(text, reason);
             text.push(']');
@@ -237,14 +242,38 @@ impl State {
     /// Move the events of `text` to `chunks` as one JSON array text, in a
     /// buffer of its own (`text` keeps its buffer).
     fn close_chunk(&mut self) {
-        let mut chunk = String::with_capacity(self.text.len() + 2);
-        chunk.push('[');
-        chunk.push_str(&self.text);
-        chunk.push(']');
+        self.text.push(']');
+        let chunk = if self.text.len() < MOVED_CHUNK {
+            let chunk = self.text.clone();
+            self.text.truncate(1);
+            chunk
+        } else {
+            // Not copied: a large event's buffer goes with it (and is freed
+            // once the host is done with it).
+            std::mem::replace(&mut self.text, open_array())
+        };
         self.chunks.push_back((chunk, self.count));
-        self.text.clear();
         self.count = 0;
     }
+}
+
+/// Room for an event's kind, id or token and punctuation.
+const EVENT_ENVELOPE: usize = 32;
+
+/// A chunk at least this long moves out of the queue's buffer instead of
+/// being copied out of it.
+const MOVED_CHUNK: usize = 64 * 1024;
+
+/// The queue's buffer, empty: an array's opening bracket, and room for a
+/// burst of small events.
+fn open_array() -> String {
+    let mut text = String::with_capacity(MOVED_CHUNK);
+    text.push('[');
+    text
+}
+
+fn raw_len(raw: Option<&RawValue>) -> usize {
+    raw.map_or(4, |raw| raw.get().len())
 }
 
 fn push_number(text: &mut String, number: impl itoa::Integer) {
@@ -358,5 +387,23 @@ mod tests {
         assert_eq!(queue.drain().unwrap(), r#"[[1,"a",null]]"#);
         fourth.await.unwrap();
         assert_eq!(queue.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_large_event_moves_out_with_its_chunk_and_order_holds() {
+        let (queue, _) = chunked(8, 2);
+        let content = "x".repeat(2 * MOVED_CHUNK);
+        let result = crate::to_raw(&serde_json::json!({ "content": content })).unwrap();
+        queue.push_notification("a", None).await;
+        queue.push_response(5, &Ok(result));
+        queue.push_notification("b", None).await;
+        let first: serde_json::Value = serde_json::from_str(&queue.drain().unwrap()).unwrap();
+        assert_eq!(first[0], serde_json::json!([1, "a", null]));
+        assert_eq!(first[1], serde_json::json!([2, 5, { "content": content }]));
+        // The queue's buffer went with that chunk; the next one starts afresh.
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"b",null]]"#);
+        queue.push_cancelled(3);
+        assert_eq!(queue.drain().unwrap(), "[[4,3]]");
+        assert!(queue.drain().is_none());
     }
 }
