@@ -38,7 +38,7 @@ pub unsafe extern "C" fn acp_connection_request(
         let (method, params) = outbound(method, params_json)?;
         may_block(&conn, method)?;
         let slot = Arc::new(Slot::default());
-        let id = send_request(&conn, method, &params, Waiting::Slot(slot.clone()))?;
+        let id = send_request(&conn, method, params, Waiting::Slot(slot.clone()))?;
         match wait(&conn, &slot, timeout_ms) {
             Some(outcome) => answered(method, outcome, out_json),
             None => {
@@ -74,7 +74,7 @@ pub unsafe extern "C" fn acp_connection_start_request(
         }
         let (method, params) = outbound(method, params_json)?;
         let slot = Arc::new(Slot::default());
-        let id = send_request(&conn, method, &params, Waiting::Slot(slot.clone()))?;
+        let id = send_request(&conn, method, params, Waiting::Slot(slot.clone()))?;
         conn.await_later(id, slot);
         *out_request_id = id;
         Ok(())

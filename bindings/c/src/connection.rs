@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acp_engine::host::{self, BlockWhenFull, EventFd, HostConnection};
-use acp_engine::{RawJson, SpawnOptions, Transport};
+use acp_engine::{SpawnOptions, Transport};
+use serde_json::value::RawValue;
 
 use crate::conn::{Conn, Waiting};
 use crate::dispatch::{self, BeforeBlocking};
@@ -261,10 +262,10 @@ pub(crate) unsafe fn live_connection(connection: *const acp_connection) -> Resul
 pub(crate) unsafe fn outbound<'a>(
     method: *const c_char,
     params_json: *const c_char,
-) -> Result<(&'a str, Option<RawJson>), Failure> {
+) -> Result<(&'a str, Option<&'a RawValue>), Failure> {
     let method = str_arg(method, "method")?;
     let params = json_arg(params_json, "params_json")?;
-    structured(&params, "params_json")?;
+    structured(params, "params_json")?;
     Ok((method, params))
 }
 
@@ -283,14 +284,14 @@ fn not_sent(method: &str, error: acp_engine::RequestError) -> Failure {
 pub(crate) fn send_request(
     conn: &Conn,
     method: &str,
-    params: &Option<RawJson>,
+    params: Option<&RawValue>,
     waiting: Waiting,
 ) -> Result<i64, Failure> {
     let mut waiting = Some(waiting);
     let mut registered = None;
     let sent = conn
         .host
-        .send_request_with(method, params.as_deref().map(|raw| raw.get()), |id| {
+        .send_request_with(method, params.map(RawValue::get), |id| {
             registered = Some(id);
             conn.expect_answer(id, waiting.take().expect("called once"));
         });
@@ -328,7 +329,7 @@ pub unsafe extern "C" fn acp_connection_send_request(
             None if conn.is_event_connection() => Waiting::Event,
             None => Waiting::Callback(None, UserData(user_data)),
         };
-        let id = send_request(&conn, method, &params, waiting)?;
+        let id = send_request(&conn, method, params, waiting)?;
         if let Some(out) = out_request_id.as_mut() {
             *out = id;
         }
@@ -349,7 +350,7 @@ pub unsafe extern "C" fn acp_connection_send_notification(
         let conn = live_connection(connection)?;
         let (method, params) = outbound(method, params_json)?;
         conn.host
-            .send_notification(method, params.as_deref().map(|raw| raw.get()))
+            .send_notification(method, params.map(RawValue::get))
             .map(|_| ())
             .map_err(|error| not_sent(method, error))
     })

@@ -5,7 +5,8 @@ use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use acp_engine::{RawJson, RequestError};
+use acp_engine::RequestError;
+use serde_json::value::RawValue;
 
 /// The outcome of every fallible call. On anything but `ACP_OK`,
 /// `acp_last_error_message()` says what went wrong.
@@ -128,8 +129,12 @@ pub(crate) unsafe fn str_arg<'a>(pointer: *const c_char, name: &str) -> Result<&
         .map_err(|_| Failure::new(acp_result::ACP_ERR_INVALID_UTF8, format!("{name} is not UTF-8")))
 }
 
-/// A JSON argument as raw JSON: NULL or "" mean "no params".
-pub(crate) unsafe fn json_arg(pointer: *const c_char, name: &str) -> Result<Option<RawJson>, Failure> {
+/// A JSON argument as raw JSON, checked and borrowed (a file's content is
+/// not copied): NULL or "" mean "no params".
+pub(crate) unsafe fn json_arg<'a>(
+    pointer: *const c_char,
+    name: &str,
+) -> Result<Option<&'a RawValue>, Failure> {
     if pointer.is_null() {
         return Ok(None);
     }
@@ -137,14 +142,14 @@ pub(crate) unsafe fn json_arg(pointer: *const c_char, name: &str) -> Result<Opti
     if text.trim().is_empty() {
         return Ok(None);
     }
-    serde_json::from_str::<RawJson>(text)
+    serde_json::from_str::<&RawValue>(text)
         .map(Some)
         .map_err(|error| Failure::new(acp_result::ACP_ERR_INVALID_JSON, format!("{name}: {error}")))
 }
 
 /// Params must be an object or an array when present (JSON-RPC).
-pub(crate) fn structured(params: &Option<RawJson>, name: &str) -> Result<(), Failure> {
-    match params.as_deref().map(|raw| raw.get().as_bytes()[0]) {
+pub(crate) fn structured(params: Option<&RawValue>, name: &str) -> Result<(), Failure> {
+    match params.map(|raw| raw.get().as_bytes()[0]) {
         None | Some(b'{') | Some(b'[') => Ok(()),
         Some(_) => Err(Failure::new(
             acp_result::ACP_ERR_INVALID_ARGUMENT,

@@ -8,6 +8,7 @@ use std::ffi::c_char;
 use std::sync::{Arc, Mutex, Weak};
 
 use acp_engine::RequestError;
+use serde_json::value::RawValue;
 
 use crate::conn::Conn;
 use crate::ffi::{acp_result, guard, guard_value, json_arg, str_arg, Failure};
@@ -82,7 +83,7 @@ pub unsafe extern "C" fn acp_responder_ok(
 ) -> acp_result {
     guard(|| {
         let result = json_arg(result_json, "result_json")?;
-        answer(responder, Ok(result.as_deref().map_or("null", |raw| raw.get())))
+        answer(responder, Ok(result.map_or("null", RawValue::get)))
     })
 }
 
