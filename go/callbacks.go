@@ -21,14 +21,17 @@ func connOf(handle C.uintptr_t) *Conn {
 	return conn
 }
 
+// The params are the library's memory, valid until the callback returns,
+// which is after the handler returned (see Conn.handlerParams).
+
 //export acpGoRequest
 func acpGoRequest(handle C.uintptr_t, method *C.char, params *C.char, responder *C.acp_responder) {
-	connOf(handle).request(responder, C.GoString(method), goBytes(params))
+	connOf(handle).request(responder, C.GoString(method), cBytes(params))
 }
 
 //export acpGoNotification
 func acpGoNotification(handle C.uintptr_t, method *C.char, params *C.char) {
-	connOf(handle).notification(C.GoString(method), goBytes(params))
+	connOf(handle).notification(C.GoString(method), cBytes(params))
 }
 
 //export acpGoCancel

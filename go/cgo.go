@@ -56,6 +56,16 @@ func cPtr(text []byte) *C.char {
 	return (*C.char)(unsafe.Pointer(&text[0]))
 }
 
+// cBytes is a NUL-terminated C string's bytes in place, without the NUL
+// (nil stays nil): valid until the string is freed, so decode it first
+// (goccy's decoder copies what it reads).
+func cBytes(text *C.char) []byte {
+	if text == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(text)), C.strlen(text))
+}
+
 // goBytes copies a NUL-terminated C string (nil stays nil).
 func goBytes(text *C.char) []byte {
 	if text == nil {

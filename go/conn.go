@@ -7,6 +7,7 @@ package acpengine
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -186,6 +187,21 @@ func (conn *Conn) start(handler Handler) {
 	close(conn.ready)
 }
 
+// paramsInPlace is a handler that may be given params in the library's
+// memory, valid only while it runs: it copies what it keeps. The typed
+// sides are: they decode the params first (decodeJSON copies what it
+// reads), which saves copying a file's content once more.
+type paramsInPlace interface{ readsParamsInPlace() }
+
+// handlerParams are params (in the library's memory) as the handler may
+// take them: a copy, unless it reads them in place.
+func (conn *Conn) handlerParams(params []byte) []byte {
+	if _, inPlace := conn.handler.(paramsInPlace); inPlace {
+		return params
+	}
+	return bytes.Clone(params)
+}
+
 // notificationKey marks the ctx of a notification handler (see Call).
 type notificationKey struct{}
 
@@ -194,7 +210,7 @@ func (conn *Conn) notification(method string, params []byte) {
 	conn.notifying.Store(true)
 	defer conn.notifying.Store(false)
 	defer recoverHandler(method, "notification")
-	if err := conn.handler.HandleNotification(ctx, method, params); err != nil {
+	if err := conn.handler.HandleNotification(ctx, method, conn.handlerParams(params)); err != nil {
 		logf("the %s notification handler failed: %v", method, err)
 	}
 }
@@ -205,7 +221,7 @@ func (conn *Conn) request(responder *C.acp_responder, method string, params []by
 	conn.mu.Lock()
 	conn.running[token] = cancel
 	conn.mu.Unlock()
-	result, err := conn.serve(ctx, method, params)
+	result, err := conn.serve(ctx, method, conn.handlerParams(params))
 	conn.mu.Lock()
 	delete(conn.running, token)
 	conn.mu.Unlock()
@@ -319,27 +335,25 @@ func (conn *Conn) Call(ctx context.Context, method string, params any, result an
 	if ctx.Value(notificationKey{}) != nil {
 		return errWaitInNotification
 	}
-	body, err := encodeParams(params, encodeForCall)
-	if err != nil {
-		return err
-	}
-	var answer []byte
+	var err error
 	if conn.awaiting.CompareAndSwap(false, true) {
-		answer, err = conn.await(ctx, method, body)
+		err = conn.await(ctx, method, params, result)
 		conn.awaiting.Store(false)
 	} else {
-		answer, err = conn.wait(ctx, method, body)
+		err = conn.wait(ctx, method, params, result)
 	}
-	if err != nil {
-		if ctx.Err() != nil && CodeOf(err) == CodeRequestCancelled {
-			return ctx.Err()
-		}
-		return err
+	if err != nil && ctx.Err() != nil && CodeOf(err) == CodeRequestCancelled {
+		return ctx.Err()
 	}
+	return err
+}
+
+// decodeResult decodes a peer's result into result (nil: dropped).
+func decodeResult(answer []byte, result any) error {
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal(answer, result); err != nil {
+	if err := decodeJSON(answer, result); err != nil {
 		return fmt.Errorf("acpengine: the peer's result does not fit %T: %w", result, err)
 	}
 	return nil
@@ -348,10 +362,18 @@ func (conn *Conn) Call(ctx context.Context, method string, params any, result an
 // await sends a request and waits for its answer in C, where this thread
 // reads the stream itself while nobody else does: a request/response
 // exchange then costs no wake-up of another thread. One Call at a time
-// does this (each waits on a thread of its own); the others wait.
-func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer []byte, err error) {
+// does this (each waits on a thread of its own); the others wait. The
+// answer is decoded into result from the library's string, not a copy.
+func (conn *Conn) await(ctx context.Context, method string, params any, result any) error {
+	// Sequential calls come this way, typically from a handler's goroutine,
+	// whose stack has grown: goccy's encoder is the faster one there, by
+	// far for large params (a file's content).
+	body, err := encodeParams(params, encodeC)
+	if err != nil {
+		return err
+	}
 	methodText := cString(method)
-	err = conn.library(func(c *C.acp_connection) error {
+	return conn.library(func(c *C.acp_connection) error {
 		text := takeErrorText()
 		defer text.release()
 		var id C.int64_t
@@ -369,11 +391,11 @@ func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer
 		}
 		var out *C.char
 		rc = C.acp_go_await(c, id, &out, text.ptr(), text.size())
-		answer = goBytes(out)
-		C.acp_string_free(out)
+		defer C.acp_string_free(out)
+		answer := cBytes(out)
 		switch rc {
 		case C.ACP_OK:
-			return nil
+			return decodeResult(answer, result)
 		case C.ACP_ERR_REQUEST_FAILED:
 			requestError := &RequestError{}
 			if json.Unmarshal(answer, requestError) != nil {
@@ -385,17 +407,20 @@ func (conn *Conn) await(ctx context.Context, method string, body []byte) (answer
 		}
 		return failure(rc, text)
 	})
-	return answer, err
 }
 
 // wait sends a request whose answer the connection's dispatch thread hands
 // to this goroutine.
-func (conn *Conn) wait(ctx context.Context, method string, body []byte) ([]byte, error) {
+func (conn *Conn) wait(ctx context.Context, method string, params any, result any) error {
+	body, err := encodeParams(params, encodeForCall)
+	if err != nil {
+		return err
+	}
 	waiting := make(chan response, 1)
 	handle := cgo.NewHandle(waiting)
 	methodText := cString(method)
 	var id C.int64_t
-	err := conn.library(func(c *C.acp_connection) error {
+	err = conn.library(func(c *C.acp_connection) error {
 		text := takeErrorText()
 		defer text.release()
 		conn.sending <- struct{}{}
@@ -408,16 +433,19 @@ func (conn *Conn) wait(ctx context.Context, method string, body []byte) ([]byte,
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	select {
 	case answer := <-waiting:
-		return answer.result, answer.err
+		if answer.err != nil {
+			return answer.err
+		}
+		return decodeResult(answer.result, result)
 	case <-ctx.Done():
 		// The engine answers it -32800 (to the channel, unread) and tells
 		// the peer.
 		conn.cancelRequest(id)
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 

@@ -118,7 +118,7 @@ func decodeParams(params []byte, into any) error {
 	if len(params) == 0 {
 		params = []byte("{}")
 	}
-	if err := json.Unmarshal(params, into); err != nil {
+	if err := decodeJSON(params, into); err != nil {
 		return InvalidParams().WithData(map[string]string{"reason": err.Error()})
 	}
 	return nil

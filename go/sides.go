@@ -1,6 +1,7 @@
 package acpengine
 
 import (
+	"bytes"
 	"context"
 	json "github.com/goccy/go-json"
 )
@@ -110,15 +111,17 @@ func (h agentHandler) HandleRequest(ctx context.Context, method string, params j
 	if result, ok, err := dispatchAgentRequest(ctx, h.agent, method, params); ok {
 		return result, err
 	}
-	return extRequest(ctx, h.agent, method, params)
+	return extRequest(ctx, h.agent, method, bytes.Clone(params))
 }
 
 func (h agentHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
 	if ok, err := dispatchAgentNotification(ctx, h.agent, method, params); ok {
 		return err
 	}
-	return extNotification(ctx, h.agent, method, params)
+	return extNotification(ctx, h.agent, method, bytes.Clone(params))
 }
+
+func (agentHandler) readsParamsInPlace() {}
 
 // clientHandler routes what an agent sends to a Client.
 type clientHandler struct{ client Client }
@@ -127,15 +130,17 @@ func (h clientHandler) HandleRequest(ctx context.Context, method string, params 
 	if result, ok, err := dispatchClientRequest(ctx, h.client, method, params); ok {
 		return result, err
 	}
-	return extRequest(ctx, h.client, method, params)
+	return extRequest(ctx, h.client, method, bytes.Clone(params))
 }
 
 func (h clientHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
 	if ok, err := dispatchClientNotification(ctx, h.client, method, params); ok {
 		return err
 	}
-	return extNotification(ctx, h.client, method, params)
+	return extNotification(ctx, h.client, method, bytes.Clone(params))
 }
+
+func (clientHandler) readsParamsInPlace() {}
 
 // What reaches these is an extension method: the engine answers any other
 // method the side does not know with -32601 itself.
