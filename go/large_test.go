@@ -28,6 +28,7 @@ func largeContent(seed string) string {
 type largeClient struct {
 	written chan string
 	kept    chan json.RawMessage
+	chunks  chan string
 }
 
 func (c *largeClient) RequestPermission(ctx context.Context, params *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
@@ -35,6 +36,9 @@ func (c *largeClient) RequestPermission(ctx context.Context, params *acp.Request
 }
 
 func (c *largeClient) SessionUpdate(ctx context.Context, params *acp.SessionNotification) error {
+	if chunk := params.Update.AgentMessageChunk; chunk != nil && chunk.Content.Text != nil {
+		c.chunks <- chunk.Content.Text.Text
+	}
 	return nil
 }
 
@@ -98,7 +102,7 @@ func connectedPair(t *testing.T, client acp.Client) *acp.AgentSideConnection {
 }
 
 func TestLargeContentCrossesIntactBothWays(t *testing.T) {
-	client := &largeClient{written: make(chan string, 8), kept: make(chan json.RawMessage, 1)}
+	client := &largeClient{written: make(chan string, 8), kept: make(chan json.RawMessage, 1), chunks: make(chan string, 1)}
 	agent := connectedPair(t, client)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -111,6 +115,17 @@ func TestLargeContentCrossesIntactBothWays(t *testing.T) {
 		t.Fatalf("ext method: %v %+v", err, result)
 	}
 	kept := <-client.kept
+
+	// A notification whose large text sits inside two unions (the
+	// update's kind, the content block's type).
+	chunk := largeContent("chunk")
+	update := acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: chunk}}}}
+	if err := agent.SessionUpdate(ctx, &acp.SessionNotification{SessionId: "large", Update: update}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-client.chunks; got != chunk {
+		t.Fatalf("the update's text changed on the way (%d bytes)", len(got))
+	}
 
 	// One at a time (the Call that waits alone), then four at once.
 	check := func(name string) {

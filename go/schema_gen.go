@@ -46,10 +46,10 @@ func (v *RequestId) UnmarshalJSON(data []byte) error {
 		return nil
 	case isInteger(data):
 		v.Number = new(int64)
-		return json.Unmarshal(data, v.Number)
+		return decodeJSON(data, v.Number)
 	case isString(data):
 		v.Str = new(string)
-		return json.Unmarshal(data, v.Str)
+		return decodeJSON(data, v.Str)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -280,13 +280,13 @@ func (v *ToolCallContent) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "content":
 		v.Content = new(Content)
-		return json.Unmarshal(data, v.Content)
+		return decodeJSON(data, v.Content)
 	case found && tag == "diff":
 		v.Diff = new(Diff)
-		return json.Unmarshal(data, v.Diff)
+		return decodeJSON(data, v.Diff)
 	case found && tag == "terminal":
 		v.Terminal = new(Terminal)
-		return json.Unmarshal(data, v.Terminal)
+		return decodeJSON(data, v.Terminal)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -350,19 +350,19 @@ func (v *ContentBlock) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "text":
 		v.Text = new(TextContent)
-		return json.Unmarshal(data, v.Text)
+		return decodeJSON(data, v.Text)
 	case found && tag == "image":
 		v.Image = new(ImageContent)
-		return json.Unmarshal(data, v.Image)
+		return decodeJSON(data, v.Image)
 	case found && tag == "audio":
 		v.Audio = new(AudioContent)
-		return json.Unmarshal(data, v.Audio)
+		return decodeJSON(data, v.Audio)
 	case found && tag == "resource_link":
 		v.ResourceLink = new(ResourceLink)
-		return json.Unmarshal(data, v.ResourceLink)
+		return decodeJSON(data, v.ResourceLink)
 	case found && tag == "resource":
 		v.Resource = new(EmbeddedResource)
-		return json.Unmarshal(data, v.Resource)
+		return decodeJSON(data, v.Resource)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -508,10 +508,10 @@ func (v *EmbeddedResourceResource) UnmarshalJSON(data []byte) error {
 	switch {
 	case hasKeys(data, (*TextResourceContents).shapeKeys(nil)):
 		v.TextResourceContents = new(TextResourceContents)
-		return json.Unmarshal(data, v.TextResourceContents)
+		return decodeJSON(data, v.TextResourceContents)
 	case hasKeys(data, (*BlobResourceContents).shapeKeys(nil)):
 		v.BlobResourceContents = new(BlobResourceContents)
-		return json.Unmarshal(data, v.BlobResourceContents)
+		return decodeJSON(data, v.BlobResourceContents)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -846,10 +846,10 @@ func (v CreateElicitationRequest) MarshalJSON() ([]byte, error) {
 func (v *CreateElicitationRequest) UnmarshalJSON(data []byte) error {
 	type plain CreateElicitationRequest
 	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := decodeJSON(data, &p); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &p.Mode); err != nil {
+	if err := decodeJSON(data, &p.Mode); err != nil {
 		return err
 	}
 	*v = CreateElicitationRequest(p)
@@ -893,10 +893,10 @@ func (v *CreateElicitationRequestMode) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "form":
 		v.Form = new(ElicitationFormMode)
-		return json.Unmarshal(data, v.Form)
+		return decodeJSON(data, v.Form)
 	case found && tag == "url":
 		v.Url = new(ElicitationUrlMode)
-		return json.Unmarshal(data, v.Url)
+		return decodeJSON(data, v.Url)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -1021,19 +1021,19 @@ func (v *ElicitationPropertySchema) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "string":
 		v.String = new(StringPropertySchema)
-		return json.Unmarshal(data, v.String)
+		return decodeJSON(data, v.String)
 	case found && tag == "number":
 		v.Number = new(NumberPropertySchema)
-		return json.Unmarshal(data, v.Number)
+		return decodeJSON(data, v.Number)
 	case found && tag == "integer":
 		v.Integer = new(IntegerPropertySchema)
-		return json.Unmarshal(data, v.Integer)
+		return decodeJSON(data, v.Integer)
 	case found && tag == "boolean":
 		v.Boolean = new(BooleanPropertySchema)
-		return json.Unmarshal(data, v.Boolean)
+		return decodeJSON(data, v.Boolean)
 	case found && tag == "array":
 		v.Array = new(MultiSelectPropertySchema)
-		return json.Unmarshal(data, v.Array)
+		return decodeJSON(data, v.Array)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -1258,10 +1258,10 @@ func (v *MultiSelectItems) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "string":
 		v.String = new(StringMultiSelectItems)
-		return json.Unmarshal(data, v.String)
+		return decodeJSON(data, v.String)
 	default:
 		v.Titled = new(TitledMultiSelectItems)
-		return json.Unmarshal(data, v.Titled)
+		return decodeJSON(data, v.Titled)
 	}
 }
 
@@ -1380,10 +1380,10 @@ func (v ElicitationFormMode) MarshalJSON() ([]byte, error) {
 func (v *ElicitationFormMode) UnmarshalJSON(data []byte) error {
 	type plain ElicitationFormMode
 	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := decodeJSON(data, &p); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &p.Scope); err != nil {
+	if err := decodeJSON(data, &p.Scope); err != nil {
 		return err
 	}
 	*v = ElicitationFormMode(p)
@@ -1424,10 +1424,10 @@ func (v *ElicitationScope) UnmarshalJSON(data []byte) error {
 	switch {
 	case hasKeys(data, (*ElicitationSessionScope).shapeKeys(nil)):
 		v.Session = new(ElicitationSessionScope)
-		return json.Unmarshal(data, v.Session)
+		return decodeJSON(data, v.Session)
 	case hasKeys(data, (*ElicitationRequestScope).shapeKeys(nil)):
 		v.Request = new(ElicitationRequestScope)
-		return json.Unmarshal(data, v.Request)
+		return decodeJSON(data, v.Request)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -1465,10 +1465,10 @@ func (v ElicitationUrlMode) MarshalJSON() ([]byte, error) {
 func (v *ElicitationUrlMode) UnmarshalJSON(data []byte) error {
 	type plain ElicitationUrlMode
 	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := decodeJSON(data, &p); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &p.Scope); err != nil {
+	if err := decodeJSON(data, &p.Scope); err != nil {
 		return err
 	}
 	*v = ElicitationUrlMode(p)
@@ -1789,10 +1789,10 @@ func (v *AuthMethod) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "terminal":
 		v.Terminal = new(AuthMethodTerminal)
-		return json.Unmarshal(data, v.Terminal)
+		return decodeJSON(data, v.Terminal)
 	default:
 		v.Agent = new(AuthMethodAgent)
-		return json.Unmarshal(data, v.Agent)
+		return decodeJSON(data, v.Agent)
 	}
 }
 
@@ -2015,10 +2015,10 @@ func (v SessionConfigOption) MarshalJSON() ([]byte, error) {
 func (v *SessionConfigOption) UnmarshalJSON(data []byte) error {
 	type plain SessionConfigOption
 	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := decodeJSON(data, &p); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &p.Kind); err != nil {
+	if err := decodeJSON(data, &p.Kind); err != nil {
 		return err
 	}
 	*v = SessionConfigOption(p)
@@ -2062,10 +2062,10 @@ func (v *SessionConfigOptionKind) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "select":
 		v.Select = new(SessionConfigSelect)
-		return json.Unmarshal(data, v.Select)
+		return decodeJSON(data, v.Select)
 	case found && tag == "boolean":
 		v.Boolean = new(SessionConfigBoolean)
-		return json.Unmarshal(data, v.Boolean)
+		return decodeJSON(data, v.Boolean)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -2132,9 +2132,9 @@ func (v *SessionConfigSelectOptions) UnmarshalJSON(data []byte) error {
 	*v = SessionConfigSelectOptions{}
 	switch {
 	case isArray(data):
-		return json.Unmarshal(data, &v.Ungrouped)
+		return decodeJSON(data, &v.Ungrouped)
 	case isArray(data):
-		return json.Unmarshal(data, &v.Grouped)
+		return decodeJSON(data, &v.Grouped)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -2576,46 +2576,46 @@ func (v *SessionUpdate) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "user_message_chunk":
 		v.UserMessageChunk = new(ContentChunk)
-		return json.Unmarshal(data, v.UserMessageChunk)
+		return decodeJSON(data, v.UserMessageChunk)
 	case found && tag == "agent_message_chunk":
 		v.AgentMessageChunk = new(ContentChunk)
-		return json.Unmarshal(data, v.AgentMessageChunk)
+		return decodeJSON(data, v.AgentMessageChunk)
 	case found && tag == "agent_thought_chunk":
 		v.AgentThoughtChunk = new(ContentChunk)
-		return json.Unmarshal(data, v.AgentThoughtChunk)
+		return decodeJSON(data, v.AgentThoughtChunk)
 	case found && tag == "tool_call":
 		v.ToolCall = new(ToolCall)
-		return json.Unmarshal(data, v.ToolCall)
+		return decodeJSON(data, v.ToolCall)
 	case found && tag == "tool_call_update":
 		v.ToolCallUpdate = new(ToolCallUpdate)
-		return json.Unmarshal(data, v.ToolCallUpdate)
+		return decodeJSON(data, v.ToolCallUpdate)
 	case found && tag == "plan":
 		v.Plan = new(Plan)
-		return json.Unmarshal(data, v.Plan)
+		return decodeJSON(data, v.Plan)
 	case found && tag == "available_commands_update":
 		v.AvailableCommandsUpdate = new(AvailableCommandsUpdate)
-		return json.Unmarshal(data, v.AvailableCommandsUpdate)
+		return decodeJSON(data, v.AvailableCommandsUpdate)
 	case found && tag == "current_mode_update":
 		v.CurrentModeUpdate = new(CurrentModeUpdate)
-		return json.Unmarshal(data, v.CurrentModeUpdate)
+		return decodeJSON(data, v.CurrentModeUpdate)
 	case found && tag == "config_option_update":
 		v.ConfigOptionUpdate = new(ConfigOptionUpdate)
-		return json.Unmarshal(data, v.ConfigOptionUpdate)
+		return decodeJSON(data, v.ConfigOptionUpdate)
 	case found && tag == "session_info_update":
 		v.SessionInfoUpdate = new(SessionInfoUpdate)
-		return json.Unmarshal(data, v.SessionInfoUpdate)
+		return decodeJSON(data, v.SessionInfoUpdate)
 	case found && tag == "usage_update":
 		v.UsageUpdate = new(UsageUpdate)
-		return json.Unmarshal(data, v.UsageUpdate)
+		return decodeJSON(data, v.UsageUpdate)
 	case found && tag == "notice":
 		v.Notice = new(Notice)
-		return json.Unmarshal(data, v.Notice)
+		return decodeJSON(data, v.Notice)
 	case found && tag == "compaction_update":
 		v.CompactionUpdate = new(CompactionUpdate)
-		return json.Unmarshal(data, v.CompactionUpdate)
+		return decodeJSON(data, v.CompactionUpdate)
 	case found && tag == "compaction_summary_chunk":
 		v.CompactionSummaryChunk = new(CompactionSummaryChunk)
-		return json.Unmarshal(data, v.CompactionSummaryChunk)
+		return decodeJSON(data, v.CompactionSummaryChunk)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -2816,7 +2816,7 @@ func (v *AvailableCommandInput) UnmarshalJSON(data []byte) error {
 	switch {
 	case hasKeys(data, (*UnstructuredCommandInput).shapeKeys(nil)):
 		v.Unstructured = new(UnstructuredCommandInput)
-		return json.Unmarshal(data, v.Unstructured)
+		return decodeJSON(data, v.Unstructured)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -3426,13 +3426,13 @@ func (v *McpServer) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "http":
 		v.Http = new(McpServerHttp)
-		return json.Unmarshal(data, v.Http)
+		return decodeJSON(data, v.Http)
 	case found && tag == "sse":
 		v.Sse = new(McpServerSse)
-		return json.Unmarshal(data, v.Sse)
+		return decodeJSON(data, v.Sse)
 	default:
 		v.Stdio = new(McpServerStdio)
-		return json.Unmarshal(data, v.Stdio)
+		return decodeJSON(data, v.Stdio)
 	}
 }
 
@@ -3729,10 +3729,10 @@ func (v SetSessionConfigOptionRequest) MarshalJSON() ([]byte, error) {
 func (v *SetSessionConfigOptionRequest) UnmarshalJSON(data []byte) error {
 	type plain SetSessionConfigOptionRequest
 	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := decodeJSON(data, &p); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &p.Kind); err != nil {
+	if err := decodeJSON(data, &p.Kind); err != nil {
 		return err
 	}
 	*v = SetSessionConfigOptionRequest(p)
@@ -3778,10 +3778,10 @@ func (v *SetSessionConfigOptionRequestKind) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "boolean":
 		v.Boolean = new(SetSessionConfigOptionRequestBoolean)
-		return json.Unmarshal(data, v.Boolean)
+		return decodeJSON(data, v.Boolean)
 	default:
 		v.ValueId = new(SetSessionConfigOptionRequestValueId)
-		return json.Unmarshal(data, v.ValueId)
+		return decodeJSON(data, v.ValueId)
 	}
 }
 
@@ -3933,7 +3933,7 @@ func (v *RequestPermissionOutcome) UnmarshalJSON(data []byte) error {
 		return nil
 	case found && tag == "selected":
 		v.Selected = new(SelectedPermissionOutcome)
-		return json.Unmarshal(data, v.Selected)
+		return decodeJSON(data, v.Selected)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -4087,10 +4087,10 @@ func (v CreateElicitationResponse) MarshalJSON() ([]byte, error) {
 func (v *CreateElicitationResponse) UnmarshalJSON(data []byte) error {
 	type plain CreateElicitationResponse
 	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := decodeJSON(data, &p); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &p.Action); err != nil {
+	if err := decodeJSON(data, &p.Action); err != nil {
 		return err
 	}
 	*v = CreateElicitationResponse(p)
@@ -4138,7 +4138,7 @@ func (v *CreateElicitationResponseAction) UnmarshalJSON(data []byte) error {
 	switch {
 	case found && tag == "accept":
 		v.Accept = new(ElicitationAcceptAction)
-		return json.Unmarshal(data, v.Accept)
+		return decodeJSON(data, v.Accept)
 	case found && tag == "decline":
 		v.Decline = true
 		return nil
@@ -4194,18 +4194,18 @@ func (v *ElicitationContentValue) UnmarshalJSON(data []byte) error {
 	switch {
 	case isString(data):
 		v.String = new(string)
-		return json.Unmarshal(data, v.String)
+		return decodeJSON(data, v.String)
 	case isInteger(data):
 		v.Integer = new(int64)
-		return json.Unmarshal(data, v.Integer)
+		return decodeJSON(data, v.Integer)
 	case isNumber(data):
 		v.Number = new(float64)
-		return json.Unmarshal(data, v.Number)
+		return decodeJSON(data, v.Number)
 	case isBool(data):
 		v.Boolean = new(bool)
-		return json.Unmarshal(data, v.Boolean)
+		return decodeJSON(data, v.Boolean)
 	case isArray(data):
-		return json.Unmarshal(data, &v.StringArray)
+		return decodeJSON(data, &v.StringArray)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil

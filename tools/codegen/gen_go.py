@@ -269,10 +269,10 @@ class GoEmitter:
             f"func (v *{d.name}) UnmarshalJSON(data []byte) error {{",
             f"\ttype plain {d.name}",
             "\tvar p plain",
-            "\tif err := json.Unmarshal(data, &p); err != nil {",
+            "\tif err := decodeJSON(data, &p); err != nil {",
             "\t\treturn err",
             "\t}",
-            f"\tif err := json.Unmarshal(data, &p.{field}); err != nil {{",
+            f"\tif err := decodeJSON(data, &p.{field}); err != nil {{",
             "\t\treturn err",
             "\t}",
             f"\t*v = {d.name}(p)",
@@ -366,11 +366,11 @@ class GoEmitter:
         for variant, name in zip(u.variants, fields):
             self.emit(f"\tcase found && tag == {json.dumps(variant.tag)}:")
             if variant.payload:
-                self.emit(f"\t\tv.{name} = new({variant.payload})", f"\t\treturn json.Unmarshal(data, v.{name})")
+                self.emit(f"\t\tv.{name} = new({variant.payload})", f"\t\treturn decodeJSON(data, v.{name})")
             else:
                 self.emit(f"\t\tv.{name} = true", "\t\treturn nil")
         if default_field:
-            self.emit("\tdefault:", f"\t\tv.{default_field} = new({u.default.payload})", f"\t\treturn json.Unmarshal(data, v.{default_field})")
+            self.emit("\tdefault:", f"\t\tv.{default_field} = new({u.default.payload})", f"\t\treturn decodeJSON(data, v.{default_field})")
         else:
             self.emit("\tdefault:", "\t\tv.Unknown = append(json.RawMessage(nil), data...)", "\t\treturn nil")
         self.emit("\t}", "}")
@@ -433,9 +433,9 @@ class GoEmitter:
             self.emit(f"\tcase {self.shape(v.type)}:")
             inner = v.type
             if self.nilable(inner):
-                self.emit(f"\t\treturn json.Unmarshal(data, &v.{name})")
+                self.emit(f"\t\treturn decodeJSON(data, &v.{name})")
             else:
-                self.emit(f"\t\tv.{name} = new({self.go(inner)})", f"\t\treturn json.Unmarshal(data, v.{name})")
+                self.emit(f"\t\tv.{name} = new({self.go(inner)})", f"\t\treturn decodeJSON(data, v.{name})")
         self.emit("\t}", "\tv.Unknown = append(json.RawMessage(nil), data...)", "\treturn nil", "}")
 
 
