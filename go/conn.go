@@ -259,16 +259,19 @@ func respond(responder *C.acp_responder, result any, err error) {
 		err = nil
 	}
 	if err == nil {
-		body, merr := encodeC(result)
-		if merr != nil {
-			err = InternalError().WithData(map[string]string{"reason": "the result is not JSON: " + merr.Error()})
-		} else {
+		err = withJSON(result, encodeC, func(body []byte) error {
 			if rc := C.acp_go_respond_ok(responder, cPtr(body), text.ptr(), text.size()); rc == C.ACP_ERR_INVALID_ARGUMENT {
 				// The engine's check of the result failed: say so to the peer.
-				err = InternalError().WithData(map[string]string{"reason": text.String()})
-			} else {
-				return
+				return InternalError().WithData(map[string]string{"reason": text.String()})
 			}
+			return nil
+		})
+		var failed notJSON
+		if errors.As(err, &failed) {
+			err = InternalError().WithData(map[string]string{"reason": "the result is not JSON: " + failed.Error()})
+		}
+		if err == nil {
+			return
 		}
 	}
 	var requestError *RequestError
@@ -368,21 +371,27 @@ func (conn *Conn) await(ctx context.Context, method string, params any, result a
 	// Sequential calls come this way, typically from a handler's goroutine,
 	// whose stack has grown: goccy's encoder is the faster one there, by
 	// far for large params (a file's content).
-	body, err := encodeParams(params, encodeC)
+	methodText := cString(method)
+	var id C.int64_t
+	err := withParams(params, encodeC, func(body []byte) error {
+		return conn.library(func(c *C.acp_connection) error {
+			text := takeErrorText()
+			defer text.release()
+			conn.sending <- struct{}{}
+			rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size())
+			<-conn.sending
+			if rc != C.ACP_OK {
+				return failure(rc, text)
+			}
+			return nil
+		})
+	})
 	if err != nil {
 		return err
 	}
-	methodText := cString(method)
 	return conn.library(func(c *C.acp_connection) error {
 		text := takeErrorText()
 		defer text.release()
-		var id C.int64_t
-		conn.sending <- struct{}{}
-		rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size())
-		<-conn.sending
-		if rc != C.ACP_OK {
-			return failure(rc, text)
-		}
 		if ctx.Done() != nil {
 			// The engine answers the request -32800 at once, which ends the
 			// wait below, and tells the peer.
@@ -390,7 +399,7 @@ func (conn *Conn) await(ctx context.Context, method string, params any, result a
 			defer stop()
 		}
 		var out *C.char
-		rc = C.acp_go_await(c, id, &out, text.ptr(), text.size())
+		rc := C.acp_go_await(c, id, &out, text.ptr(), text.size())
 		defer C.acp_string_free(out)
 		answer := cBytes(out)
 		switch rc {
@@ -412,26 +421,28 @@ func (conn *Conn) await(ctx context.Context, method string, params any, result a
 // wait sends a request whose answer the connection's dispatch thread hands
 // to this goroutine.
 func (conn *Conn) wait(ctx context.Context, method string, params any, result any) error {
-	body, err := encodeParams(params, encodeForCall)
-	if err != nil {
-		return err
-	}
 	waiting := make(chan response, 1)
 	handle := cgo.NewHandle(waiting)
 	methodText := cString(method)
 	var id C.int64_t
-	err = conn.library(func(c *C.acp_connection) error {
-		text := takeErrorText()
-		defer text.release()
-		conn.sending <- struct{}{}
-		rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
-		<-conn.sending
-		if rc != C.ACP_OK {
-			handle.Delete()
-			return failure(rc, text)
-		}
-		return nil
+	sent := false
+	err := withParams(params, encodeForCall, func(body []byte) error {
+		return conn.library(func(c *C.acp_connection) error {
+			text := takeErrorText()
+			defer text.release()
+			conn.sending <- struct{}{}
+			rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
+			<-conn.sending
+			if rc != C.ACP_OK {
+				return failure(rc, text)
+			}
+			sent = true
+			return nil
+		})
 	})
+	if !sent {
+		handle.Delete()
+	}
 	if err != nil {
 		return err
 	}
@@ -462,21 +473,19 @@ func (conn *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	body, err := encodeParams(params, encodeC)
-	if err != nil {
-		return err
-	}
 	methodText := cString(method)
-	return conn.library(func(c *C.acp_connection) error {
-		text := takeErrorText()
-		defer text.release()
-		conn.sending <- struct{}{}
-		rc := C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size())
-		<-conn.sending
-		if rc != C.ACP_OK {
-			return failure(rc, text)
-		}
-		return nil
+	return withParams(params, encodeC, func(body []byte) error {
+		return conn.library(func(c *C.acp_connection) error {
+			text := takeErrorText()
+			defer text.release()
+			conn.sending <- struct{}{}
+			rc := C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size())
+			<-conn.sending
+			if rc != C.ACP_OK {
+				return failure(rc, text)
+			}
+			return nil
+		})
 	})
 }
 
