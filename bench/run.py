@@ -72,25 +72,31 @@ def main():
     for scenario in args.scenarios.split(","):
         full_n, quick_n = SCENARIOS[scenario]
         n = quick_n if args.quick else full_n
-        for client_name, client in chosen.items():
-            for agent_name, agent in chosen.items():
-                if not paired(client_name, agent_name):
+        pairs = [(client_name, client, agent_name, agent)
+                 for client_name, client in chosen.items() for agent_name, agent in chosen.items()
+                 if paired(client_name, agent_name)]
+        scenario_records = [{"scenario": scenario, "client": client_name, "agent": agent_name, "n": n,
+                             "runs": [], "error": None} for client_name, _, agent_name, _ in pairs]
+        # Each repetition goes through every pair before the next one starts:
+        # a pair's runs are spread over the scenario's minutes, so a spell of
+        # load on this shared machine does not fall on one pair's runs only.
+        for _ in range(reps):
+            for (_, client, _, agent), record in zip(pairs, scenario_records):
+                if record["error"]:
                     continue
-                record = {"scenario": scenario, "client": client_name, "agent": agent_name, "n": n,
-                          "runs": [], "error": None}
-                for _ in range(reps):
-                    result, error = measure(client["client"], agent["agent"], scenario, n, timeout=300)
-                    if error:
-                        record.update(runs=[], error=error)
-                        break
+                result, error = measure(client["client"], agent["agent"], scenario, n, timeout=300)
+                if error:
+                    record.update(runs=[], error=error)
+                else:
                     record["runs"].append(result)
-                if any(run.get("late") for run in record["runs"]):
-                    record["late_only"] = True
-                    print(f"FAIL {scenario} {client_name} -> {agent_name}: updates after the turn's response "
-                          "(ordering)", file=sys.stderr)
-                elif record["error"]:
-                    print(f"FAIL {scenario} {client_name} -> {agent_name}: {record['error']}", file=sys.stderr)
-                records.append(record)
+        for record in scenario_records:
+            pair = f"{scenario} {record['client']} -> {record['agent']}"
+            if any(run.get("late") for run in record["runs"]):
+                record["late_only"] = True
+                print(f"FAIL {pair}: updates after the turn's response (ordering)", file=sys.stderr)
+            elif record["error"]:
+                print(f"FAIL {pair}: {record['error']}", file=sys.stderr)
+            records.append(record)
 
     if args.merge and os.path.exists(os.path.join(out, "results.json")):
         with open(os.path.join(out, "results.json")) as f:
