@@ -58,7 +58,7 @@ func cPtr(text []byte) *C.char {
 
 // cBytes is a NUL-terminated C string's bytes in place, without the NUL
 // (nil stays nil): valid until the string is freed, so decode it first
-// (goccy's decoder copies what it reads).
+// (decodeJSON copies what it reads).
 func cBytes(text *C.char) []byte {
 	if text == nil {
 		return nil

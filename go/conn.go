@@ -81,6 +81,9 @@ type Handler interface {
 // ClientSideConnection) stand on it.
 type Conn struct {
 	handler Handler
+	// paramsInPlace: the handler reads params in the library's memory (see
+	// handlerParams).
+	paramsInPlace bool
 	// ready is closed once handler is set: the library may call back
 	// before the constructor returned to Go code.
 	ready  chan struct{}
@@ -184,6 +187,7 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 
 func (conn *Conn) start(handler Handler) {
 	conn.handler = handler
+	_, conn.paramsInPlace = handler.(paramsInPlace)
 	close(conn.ready)
 }
 
@@ -196,7 +200,7 @@ type paramsInPlace interface{ readsParamsInPlace() }
 // handlerParams are params (in the library's memory) as the handler may
 // take them: a copy, unless it reads them in place.
 func (conn *Conn) handlerParams(params []byte) []byte {
-	if _, inPlace := conn.handler.(paramsInPlace); inPlace {
+	if conn.paramsInPlace {
 		return params
 	}
 	return bytes.Clone(params)
@@ -315,6 +319,22 @@ func (conn *Conn) library(call func(c *C.acp_connection) error) error {
 	return call(conn.c)
 }
 
+// send makes one library send while holding a send slot (see sendSlots),
+// with an error text for its failure.
+func (conn *Conn) send(call func(c *C.acp_connection, text *errorText) C.acp_result) error {
+	return conn.library(func(c *C.acp_connection) error {
+		text := takeErrorText()
+		defer text.release()
+		conn.sending <- struct{}{}
+		rc := call(c, text)
+		<-conn.sending
+		if rc != C.ACP_OK {
+			return failure(rc, text)
+		}
+		return nil
+	})
+}
+
 func (conn *Conn) closedError() error {
 	conn.mu.Lock()
 	reason := conn.reason
@@ -374,16 +394,8 @@ func (conn *Conn) await(ctx context.Context, method string, params any, result a
 	methodText := cString(method)
 	var id C.int64_t
 	err := withParams(params, encodeC, func(body []byte) error {
-		return conn.library(func(c *C.acp_connection) error {
-			text := takeErrorText()
-			defer text.release()
-			conn.sending <- struct{}{}
-			rc := C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size())
-			<-conn.sending
-			if rc != C.ACP_OK {
-				return failure(rc, text)
-			}
-			return nil
+		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
+			return C.acp_go_start_request(c, cPtr(methodText), cPtr(body), &id, text.ptr(), text.size())
 		})
 	})
 	if err != nil {
@@ -425,25 +437,14 @@ func (conn *Conn) wait(ctx context.Context, method string, params any, result an
 	handle := cgo.NewHandle(waiting)
 	methodText := cString(method)
 	var id C.int64_t
-	sent := false
 	err := withParams(params, encodeForCall, func(body []byte) error {
-		return conn.library(func(c *C.acp_connection) error {
-			text := takeErrorText()
-			defer text.release()
-			conn.sending <- struct{}{}
-			rc := C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
-			<-conn.sending
-			if rc != C.ACP_OK {
-				return failure(rc, text)
-			}
-			sent = true
-			return nil
+		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
+			return C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
 		})
 	})
-	if !sent {
-		handle.Delete()
-	}
 	if err != nil {
+		// Not sent: no answer will delete it.
+		handle.Delete()
 		return err
 	}
 	select {
@@ -475,16 +476,8 @@ func (conn *Conn) Notify(ctx context.Context, method string, params any) error {
 	}
 	methodText := cString(method)
 	return withParams(params, encodeC, func(body []byte) error {
-		return conn.library(func(c *C.acp_connection) error {
-			text := takeErrorText()
-			defer text.release()
-			conn.sending <- struct{}{}
-			rc := C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size())
-			<-conn.sending
-			if rc != C.ACP_OK {
-				return failure(rc, text)
-			}
-			return nil
+		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
+			return C.acp_go_send_notification(c, cPtr(methodText), cPtr(body), text.ptr(), text.size())
 		})
 	})
 }
