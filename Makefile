@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo test test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build test test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -24,41 +24,42 @@ demo:
 ## programs, benchmark smoke run
 test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-view test-readme bench-quick
 
+## build: every crate of the workspace with its examples and binaries, debug: the one
+## build the suites share (the same packages each time, so cargo resolves one feature
+## set and `cargo test --workspace` reuses what it compiled)
+build:
+	$(CARGO) build -q --workspace --lib --bins --examples
+
 ## test-rust: the engine's unit, wire-level and process tests, with and without unstable
-test-rust:
+test-rust: build
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test -p acp-engine --features unstable --all-targets
 	$(CARGO) test --workspace --doc
 
 ## test-python: the acp_engine wheel built with maturin, installed into a fresh
 ## venv and tested there (pytest, mypy --strict on the examples, interop rows)
-test-python:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi -p acp-engine-cli
+test-python: build
 	bash python/test.sh
 
 ## test-node: the acp-engine npm package built with @napi-rs/cli, packed with
 ## npm pack, installed into an empty directory and tested there (node:test,
 ## tsc --strict on the examples, interop rows)
-test-node:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
+test-node: build
 	bash node/test.sh
 
 ## test-go: the Go package (go/) on the C library installed with `make install`
 ## into target/go-prefix: gofmt, go vet, go test -race, interop rows
-test-go:
-	$(CARGO) build -q -p acp-engine --examples
+test-go: build
 	bash go/test.sh
 
 ## test-kotlin: the Kotlin package (kotlin/, Maven) on the uniffi binding (bindings/uniffi):
 ## the native library and the uniffi Kotlin layer built first, then JUnit over real processes
-test-kotlin:
-	$(CARGO) build -q -p acp-engine --examples
+test-kotlin: build
 	bash kotlin/test.sh
 
 ## test-reliability: the malformed-input corpus (reliability/corpus) against
 ## every language's example agent and client over real pipes
-test-reliability:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-ffi
+test-reliability: build
 	bash reliability/run.sh
 
 ## test-readme: every program in a README, built outside the tree from the installed
@@ -69,40 +70,35 @@ test-readme:
 	python3 tools/readme/run.py
 
 ## test-interop: our example agent/client against the official SDKs' (installed here)
-test-interop:
-	$(CARGO) build -q -p acp-engine --examples
+test-interop: build
 	OURS_CLIENT=$(CURDIR)/$(EXAMPLES)/client OURS_AGENT=$(CURDIR)/$(EXAMPLES)/agent bash interop/run.sh
 
 ## test-remote: remote agents over WebSocket on loopback: `acp-engine serve` / `connect`
 ## with the official SDKs' clients and agents, the token check, malformed frames, a vanished client
-test-remote:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
+test-remote: build
 	bash interop/setup.sh >/dev/null
 	bash interop/remote.sh
 
 ## test-trace: `acp-engine trace` between the official SDKs' peers and ours: sessions
 ## complete through the proxy and every message is judged ok
-test-trace:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
+test-trace: build
 	bash interop/setup.sh >/dev/null
 	bash interop/trace.sh
 
 ## test-check: `acp-engine check agent` / `check client` pass against our agents and clients in
 ## every language and the official TypeScript SDK's (the official Python SDK's printed for the record)
-test-check:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli -p acp-engine-ffi
+test-check: build
 	bash interop/setup.sh >/dev/null
 	bash interop/check.sh
 
 ## test-view: `acp-engine view` pages in a real browser (Debian's chromium, driven by
 ## playwright-core): a traced session and a 100,000-message trace; screenshots in target/view-test/
-test-view:
-	$(CARGO) build -q -p acp-engine --examples -p acp-engine-cli
+test-view: build
 	cd cli/tests/view && npm ci --no-audit --no-fund --loglevel=error
 	node cli/tests/view/view.test.mjs
 
 ## test-c: the C ABI: C tests (gcc -Wall -Wextra -Werror), valgrind, ASan, ctypes, C examples
-test-c:
+test-c: build
 	bash bindings/c/tests/run.sh
 	$(MAKE) -s test-install
 

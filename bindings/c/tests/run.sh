@@ -2,7 +2,7 @@
 # The C ABI test suite (libacp_engine, include/acp_engine.h). From the repo:
 #   bash bindings/c/tests/run.sh
 # Steps, each a PASS/FAIL line:
-#   0. cargo build of the library and the Rust examples (ACP_SKIP_CARGO=1 skips it)
+#   0. `make build`: the library, the Rust examples, the tool (ACP_SKIP_CARGO=1 skips it)
 #   1. the header alone compiles as C99 and as C++ (-fsyntax-only, warnings are errors);
 #      it declares exactly the library's exported acp_* functions, and every
 #      one of them is called by some test
@@ -59,11 +59,8 @@ finish() {
 
 # ---- 0. the library --------------------------------------------------------------
 if [[ -z "${ACP_SKIP_CARGO:-}" ]]; then
-  # Two commands: with --examples, cargo builds only example targets, and
-  # the C library has none.
-  check "cargo build -p acp-engine-ffi" cargo build -q -p acp-engine-ffi
-  check "cargo build -p acp-engine --examples" cargo build -q -p acp-engine --examples
-  check "cargo build -p acp-engine-cli" cargo build -q -p acp-engine-cli
+  # The suites' shared debug build (the C library, the examples, the tool).
+  check "make build" make -s --no-print-directory -C "$root" build
 fi
 if [[ ! -f "$target/libacp_engine.so" ]]; then
   echo "FAIL $target/libacp_engine.so is missing (cargo build -p acp-engine-ffi)"

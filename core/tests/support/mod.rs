@@ -176,7 +176,9 @@ pub fn example(name: &str) -> PathBuf {
     if !path.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "acp-engine", "--example", name])
+            // `make build`'s command: the same packages resolve the same
+            // features, so nothing already built compiles again.
+            .args(["build", "-q", "--workspace", "--lib", "--bins", "--examples"])
             .status()
             .expect("run cargo build");
         assert!(status.success(), "building example {name}");
