@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{example, failed, verdicts};
+use support::{example, failed, verdicts, Scratch};
 
 fn check(agent: &[&str], extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_acp-engine"))
@@ -78,7 +78,8 @@ fn each_broken_agent_fails_the_case_for_its_defect() {
 
 #[test]
 fn the_junit_report_and_the_table_name_the_failure() {
-    let junit = std::env::temp_dir().join(format!("acp-engine-check-{}.xml", std::process::id()));
+    let scratch = Scratch::new("check-junit");
+    let junit = scratch.join("report.xml");
     let agent = broken("no-cancel");
     let output = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
         .args(["check", "agent", "--junit"])
@@ -107,8 +108,7 @@ fn the_junit_report_and_the_table_name_the_failure() {
 
 #[test]
 fn cases_can_be_added_as_files_and_chosen_by_name() {
-    let dir = std::env::temp_dir().join(format!("acp-engine-check-cases-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("check-cases");
     std::fs::write(
         dir.join("extension.json"),
         r#"{"name": "extra-extension-method", "class": "validation",
@@ -120,7 +120,7 @@ fn cases_can_be_added_as_files_and_chosen_by_name() {
     let agent = broken("");
     let output = check(
         &agent.iter().map(String::as_str).collect::<Vec<_>>(),
-        &["--cases", dir.to_str().unwrap(), "--only", "extension"],
+        &["--cases", dir.path().to_str().unwrap(), "--only", "extension"],
     );
     assert_eq!(
         verdicts(&output),

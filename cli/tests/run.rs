@@ -9,18 +9,17 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use support::example;
+use support::{example, Scratch};
 
 #[test]
 fn a_person_prompts_answers_a_permission_cancels_and_quits() {
-    let cwd = std::env::temp_dir().join(format!("acp-engine-run-test-{}", std::process::id()));
-    std::fs::create_dir_all(&cwd).unwrap();
+    let cwd = Scratch::new("run-test");
     std::fs::write(cwd.join("hello.txt"), "Hello from the client's file\n").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/pty_run.py");
     let output = Command::new("python3")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_acp-engine"))
-        .arg(&cwd)
+        .arg(cwd.path())
         .arg(example("agent"))
         .output()
         .unwrap();
@@ -35,13 +34,12 @@ fn a_person_prompts_answers_a_permission_cancels_and_quits() {
 
 #[test]
 fn piped_prompts_run_to_the_end_and_files_outside_the_working_directory_are_refused() {
-    let cwd = std::env::temp_dir().join(format!("acp-engine-run-files-{}", std::process::id()));
-    std::fs::create_dir_all(&cwd).unwrap();
+    let cwd = Scratch::new("run-files");
     std::fs::write(cwd.join("inside.txt"), "the inside file\n").unwrap();
     let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/files_agent.py");
     let mut run = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
         .args(["run", "--yes", "--cwd"])
-        .arg(&cwd)
+        .arg(cwd.path())
         .args(["--", "python3"])
         .arg(agent)
         .stdin(std::process::Stdio::piped())

@@ -5,21 +5,15 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{acp_engine, example, here};
+use support::{acp_engine, example, here, Scratch};
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("acp-engine-trace-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 fn records(trace: &Path) -> Vec<Value> {
     std::fs::read_to_string(trace)
@@ -73,10 +67,11 @@ fn every_byte_passes_through_unchanged_both_ways() {
         );
     }
     played.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":1}}\n\xff\n");
+    let scratch = Scratch::new("trace-transparent");
     let (recv, play, trace) = (
-        scratch("recv.bin"),
-        scratch("play.bin"),
-        scratch("transparent.jsonl"),
+        scratch.join("recv.bin"),
+        scratch.join("play.bin"),
+        scratch.join("transparent.jsonl"),
     );
     std::fs::write(&play, &played).unwrap();
     let mut proxy = acp_engine()
@@ -148,7 +143,8 @@ fn each_message_of_a_scripted_conversation_gets_the_right_verdict() {
         .filter(|line| !line.trim().is_empty())
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    let trace = scratch("verdicts.jsonl");
+    let scratch = Scratch::new("trace-verdicts");
+    let trace = scratch.join("verdicts.jsonl");
     let mut proxy = acp_engine()
         .arg("trace")
         .arg("--out")
@@ -216,7 +212,8 @@ fn each_message_of_a_scripted_conversation_gets_the_right_verdict() {
 fn a_whole_session_of_our_example_client_and_agent_is_recorded_clean() {
     let client = example("client");
     let agent = example("agent");
-    let trace = scratch("session.jsonl");
+    let scratch = Scratch::new("trace-session");
+    let trace = scratch.join("session.jsonl");
     let mut run = Command::new(client);
     run.arg(env!("CARGO_BIN_EXE_acp-engine"))
         .arg("trace")
@@ -245,9 +242,10 @@ fn a_whole_session_of_our_example_client_and_agent_is_recorded_clean() {
 
 #[test]
 fn an_agent_that_exits_ends_the_proxy_while_the_editor_keeps_writing() {
+    let scratch = Scratch::new("trace-exit");
     let mut proxy = acp_engine()
         .args(["trace", "--out"])
-        .arg(scratch("exit.jsonl"))
+        .arg(scratch.join("exit.jsonl"))
         .args(["--", "sh", "-c", "exit 4"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -5,12 +5,11 @@
 
 mod support;
 
-use support::acp_engine;
+use support::{acp_engine, Scratch};
 
 #[test]
 fn a_page_holds_every_record_and_no_message_can_end_its_script() {
-    let dir = std::env::temp_dir().join(format!("acp-engine-view-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("view-test");
     let (trace, page) = (dir.join("t.jsonl"), dir.join("t.html"));
     let hostile = r#"{"seq":1,"elapsed_us":1,"dir":"client_to_agent","bytes":9,"kind":"invalid","verdict":"violation","raw":"</script><script>alert(1)</script>"}"#;
     let plain = r#"{"seq":2,"elapsed_us":2,"dir":"agent_to_client","bytes":9,"kind":"notification","method":"_x","verdict":"ok","message":{"jsonrpc":"2.0","method":"_x"}}"#;

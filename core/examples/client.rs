@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,22 +29,31 @@ use tokio::sync::{mpsc, watch};
 
 #[tokio::main]
 async fn main() {
-    if let Err(problem) = run().await {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.subsec_nanos());
+    let cwd = std::env::temp_dir().join(format!("acp-engine-client-{}-{nanos}", std::process::id()));
+    let outcome = match std::fs::create_dir(&cwd) {
+        Ok(()) => {
+            let outcome = run(&cwd).await;
+            // The session's directory goes whether the session passed or failed.
+            let _ = std::fs::remove_dir_all(&cwd);
+            outcome
+        }
+        Err(error) => Err(error.into()),
+    };
+    if let Err(problem) = outcome {
         eprintln!("client: {problem}");
         std::process::exit(1);
     }
+    println!("interop ok");
 }
 
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
+async fn run(cwd: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args_os().skip(1);
     let command = argv
         .next()
         .ok_or("usage: client <agent command> [args...] | URL")?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .subsec_nanos();
-    let cwd = std::env::temp_dir().join(format!("acp-engine-client-{}-{nanos}", std::process::id()));
-    std::fs::create_dir(&cwd)?;
     std::fs::write(cwd.join("hello.txt"), "Hello from the client's file\n")?;
 
     let (permission_asked, mut permission_waits) = mpsc::unbounded_channel();
@@ -155,8 +165,6 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     agent.close();
     agent.closed().await;
-    let _ = std::fs::remove_dir_all(&cwd);
-    println!("interop ok");
     Ok(())
 }
 

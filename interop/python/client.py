@@ -359,12 +359,13 @@ def main() -> int:
     try:
         asyncio.run(run(argv, cwd))
     except CheckFailed as exc:
-        print(f"FAIL: {exc} (session cwd kept: {cwd})", file=sys.stderr, flush=True)
+        print(f"FAIL: {exc}", file=sys.stderr, flush=True)
         return 1
     except Exception as exc:
-        print(f"FAIL: unexpected error: {describe_error(exc)} (session cwd kept: {cwd})", file=sys.stderr, flush=True)
+        print(f"FAIL: unexpected error: {describe_error(exc)}", file=sys.stderr, flush=True)
         return 1
-    shutil.rmtree(cwd, ignore_errors=True)
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
     print("interop ok", flush=True)
     return 0
 

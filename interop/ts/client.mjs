@@ -315,11 +315,11 @@ async function main() {
   const exit = await agentExited;
   clearTimeout(timer);
 
+  fs.rmSync(cwd, { recursive: true, force: true });
   if (failure) {
-    console.error(`FAIL: ${failure} (agent exit: ${JSON.stringify(exit)}; session cwd kept: ${cwd})`);
+    console.error(`FAIL: ${failure} (agent exit: ${JSON.stringify(exit)})`);
     process.exit(1);
   }
-  fs.rmSync(cwd, { recursive: true, force: true });
   log("agent exited", JSON.stringify(exit));
   console.log("interop ok");
   process.exit(0);

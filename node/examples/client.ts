@@ -253,8 +253,8 @@ async function main(): Promise<number> {
     agent.close();
     client.killAll();
     await agent.closed;
+    fs.rmSync(cwd, { recursive: true, force: true });
   }
-  fs.rmSync(cwd, { recursive: true, force: true });
   process.stdout.write("interop ok\n");
   return 0;
 }

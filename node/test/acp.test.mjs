@@ -23,6 +23,13 @@ const RAW_AGENT = path.join(here, "peers", "raw-agent.mjs");
 const DISPOSE_AGENT = path.join(here, "peers", "dispose-agent.js");
 const EXIT_CLIENT = path.join(here, "peers", "exit-client.mjs");
 
+/** A directory of the test's own, removed when the test ends, passed or not. */
+function scratchDir(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "acp-node-test-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 function text(prompt) {
   return [{ type: "text", text: prompt }];
 }
@@ -141,8 +148,8 @@ test("every agent method from the client", async () => {
   await done(conn);
 });
 
-test("every client method from the agent, TerminalHandle and ext methods", async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "acp-node-test-"));
+test("every client method from the agent, TerminalHandle and ext methods", async (t) => {
+  const dir = scratchDir(t);
   fs.writeFileSync(path.join(dir, "in.txt"), "one\ntwo\nthree\n");
   const { conn, client, sessionId } = await connect();
   const note = client.nextNote("test.note");
@@ -174,7 +181,6 @@ test("every client method from the agent, TerminalHandle and ext methods", async
     "readTextFile",
   ]);
   await done(conn);
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test("TerminalHandle is released by `await using`", async () => {
@@ -247,13 +253,13 @@ test("handler failures: throw gives -32603, RequestError goes out as itself, the
   await done(conn);
 });
 
-test("client handler failures reach the agent as errors", async () => {
+test("client handler failures reach the agent as errors", async (t) => {
   const client = makeClient({
     readTextFile() {
       throw new Error("client boom");
     },
   });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "acp-node-test-"));
+  const dir = scratchDir(t);
   const { conn, sessionId } = await connect(client);
   // The agent's readTextFile rejects; its prompt handler rethrows as -32603.
   await assert.rejects(conn.prompt({ sessionId, prompt: text(`client-methods ${dir}`) }), { code: -32603 });

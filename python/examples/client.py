@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import shutil
 import sys
 import tempfile
 from typing import Any, Dict, List, Optional
@@ -184,7 +183,13 @@ def check(ok: bool, what: str) -> None:
 
 
 async def main(command: str, *args: str) -> None:
-    cwd = tempfile.mkdtemp(prefix="acp-engine-python-client-")
+    with tempfile.TemporaryDirectory(prefix="acp-engine-python-client-") as cwd:
+        await talk(cwd, command, *args)
+    print("interop ok")
+
+
+async def talk(cwd: str, command: str, *args: str) -> None:
+    """Two turns with the agent, in a session whose working directory is `cwd`."""
     with open(os.path.join(cwd, "hello.txt"), "w", encoding="utf-8") as file:
         file.write("Hello from the client's file\n")
     client = ExampleClient()
@@ -233,8 +238,6 @@ async def main(command: str, *args: str) -> None:
         turn = await cancelled_turn
         print(f"< stop reason: {turn['stopReason']}")
         check(turn["stopReason"] == "cancelled", "the cancelled turn ends with cancelled")
-    shutil.rmtree(cwd, ignore_errors=True)
-    print("interop ok")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <ftw.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,6 +88,19 @@ static int terminal_count;
 static void fail(const char *why) {
     fprintf(stderr, "FAIL: %s\n", why);
     exit(1);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int kind, struct FTW *at) {
+    (void)st, (void)kind, (void)at;
+    remove(path);
+    return 0;
+}
+
+/* At exit, failed or not: the session's directory (with whatever the agent
+ * wrote there) and the terminals' output files go. */
+static void remove_temp_files(void) {
+    for (int i = 0; i < terminal_count; i++) unlink(terminals[i].out_file);
+    nftw(cwd, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ---- serving the agent -------------------------------------------------------- */
@@ -320,6 +334,7 @@ int main(int argc, char **argv) {
     if (argc < 2) fail("usage: client <agent command> [args...] | URL (ws://, wss://, http://, https://)");
     strcpy(cwd, "/tmp/acp-c-client.XXXXXX");
     if (!mkdtemp(cwd)) fail("mkdtemp");
+    atexit(remove_temp_files);
     char *hello = fmt("%s/hello.txt", cwd), *written = fmt("%s/written.txt", cwd);
     FILE *f = fopen(hello, "w");
     if (!f) fail("cannot write hello.txt");
@@ -369,7 +384,6 @@ int main(int argc, char **argv) {
     if (acp_connection_wait_closed(conn, 5000) != ACP_OK) fail("the agent did not go away");
     acp_connection_free(conn);
     acp_shutdown();
-    unlink(hello), unlink(written), rmdir(cwd);
     free(hello), free(written), acp_string_free(session_id);
     for (int i = 0; i < news_count; i++) acp_string_free(news[i]);
     puts("interop ok");

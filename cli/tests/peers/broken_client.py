@@ -11,8 +11,9 @@ no-invalid-params (reads without a path succeed), crash-on-garbage (exits
 on a line that is not JSON), hang-on-agent-death (waits for ever when the
 agent dies).
 """
+import atexit
 import json
-import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,7 @@ import time
 
 defect, agent = sys.argv[1], sys.argv[2:]
 cwd = tempfile.mkdtemp(prefix="broken-client-")
+atexit.register(shutil.rmtree, cwd, True)
 proc = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 terminals = {}
 
@@ -75,6 +77,7 @@ def receive(waiting_for):
         line = proc.stdout.readline()
         if not line:
             if defect == "hang-on-agent-death":
+                shutil.rmtree(cwd, ignore_errors=True)  # the check kills us; atexit would not run
                 time.sleep(600)
             sys.exit(1)
         try:

@@ -27,7 +27,9 @@ pub fn example(name: &str) -> PathBuf {
     if !path.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "acp-engine", "--example", name])
+            // `make build`'s command: the same packages resolve the same
+            // features, so nothing already built compiles again.
+            .args(["build", "-q", "--workspace", "--lib", "--bins", "--examples"])
             .status()
             .expect("run cargo build");
         assert!(status.success(), "building example {name}");
@@ -56,4 +58,31 @@ pub fn failed(output: &Output) -> BTreeSet<String> {
         .filter(|(_, verdict)| verdict == "fail")
         .map(|(case, _)| case)
         .collect()
+}
+
+/// A directory of the test's own under the system's temp dir, removed with
+/// everything in it when dropped, also when the test fails.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("acp-engine-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -226,17 +226,20 @@ const expectedNews = `[
 	{"sessionUpdate": "compaction_update", "compactionId": "compaction-1", "status": "completed"}
 ]`
 
+// failure is what check and must panic with, on run's goroutine only: run's
+// deferred calls (closing the connection, removing the session's directory)
+// still happen, then main reports it and exits 1.
+type failure string
+
 func check(ok bool, what string) {
 	if !ok {
-		fmt.Fprintln(os.Stderr, "FAIL: client: check failed:", what)
-		os.Exit(1)
+		panic(failure("check failed: " + what))
 	}
 }
 
 func must[T any](value T, err error) T {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: client:", err)
-		os.Exit(1)
+		panic(failure(err.Error()))
 	}
 	return value
 }
@@ -308,12 +311,20 @@ func run(command string, args []string) {
 	for len(client.permissionAsked) > 0 {
 		<-client.permissionAsked
 	}
-	cancelled := make(chan *acp.PromptResponse, 1)
-	go func() { cancelled <- must(agent.Prompt(ctx, prompt(session.SessionId, "cancel me"))) }()
+	type answer struct {
+		turn *acp.PromptResponse
+		err  error
+	}
+	cancelled := make(chan answer, 1)
+	go func() {
+		turn, err := agent.Prompt(ctx, prompt(session.SessionId, "cancel me"))
+		cancelled <- answer{turn, err}
+	}()
 	// The agent asks permission and waits; we cancel instead of answering.
 	<-client.permissionAsked
 	check(agent.Cancel(ctx, &acp.CancelNotification{SessionId: session.SessionId}) == nil, "send session/cancel")
-	turn = <-cancelled
+	answered := <-cancelled
+	turn = must(answered.turn, answered.err)
 	fmt.Printf("< stop reason: %s\n", turn.StopReason)
 	check(turn.StopReason == acp.StopReasonCancelled, "the cancelled turn ends with cancelled")
 }
@@ -323,6 +334,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: client <agent command> [args...] | ws://host:port/acp")
 		os.Exit(2)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			failed, ok := r.(failure)
+			if !ok {
+				panic(r)
+			}
+			fmt.Fprintln(os.Stderr, "FAIL: client:", string(failed))
+			os.Exit(1)
+		}
+	}()
 	run(os.Args[1], os.Args[2:])
 	fmt.Println("interop ok")
 }

@@ -150,65 +150,71 @@ class ExampleClient : Client {
 private fun prompt(sessionId: String, text: String): JsonObject =
     mapOf("sessionId" to sessionId, "prompt" to listOf(mapOf("type" to "text", "text" to text)))
 
+private class CheckFailed(what: String) : Exception("check failed: $what")
+
 private fun check(ok: Boolean, what: String) {
-    if (!ok) {
-        System.err.println("client: check failed: $what")
-        exitProcess(1)
-    }
+    if (!ok) throw CheckFailed(what)
 }
 
 /** Run both turns against `command args` (or a remote agent's URL); true when every check passed. */
 suspend fun runExampleClient(command: String, args: List<String>): Boolean {
     val cwd = withContext(Dispatchers.IO) { Files.createTempDirectory("acp-engine-kotlin-client-").toFile() }
-    File(cwd, "hello.txt").writeText("Hello from the client's file\n")
-    val client = ExampleClient()
-    val agent: ClientSideConnection = if (command.contains("://")) {
-        ClientSideConnection.remote(command, System.getenv("ACP_ENGINE_TOKEN")) { client }
-    } else {
-        spawnAgent(command, args) { client }
-    }
-    agent.use {
-        val initialized = agent.initialize(
-            mapOf(
-                "protocolVersion" to 1,
-                "clientCapabilities" to mapOf(
-                    "fs" to mapOf("readTextFile" to true, "writeTextFile" to true),
-                    "terminal" to true,
-                    "session" to mapOf("notices" to emptyMap<String, Any?>(), "compaction" to emptyMap<String, Any?>()),
-                ),
-                "clientInfo" to mapOf("name" to "acp-engine-kotlin-interop-client", "version" to "1.0.0"),
-            ),
-        )
-        check(initialized["protocolVersion"] == 1L, "the agent speaks protocol version 1")
-        val info = initialized["agentInfo"] as? Map<*, *>
-        println("connected to ${info?.get("name") ?: "an agent"}")
-        val session = agent.newSession(mapOf("cwd" to cwd.path, "mcpServers" to emptyList<Any?>()))
-        val sessionId = session["sessionId"] as String
-
-        println("> Say hello")
-        var turn = agent.prompt(prompt(sessionId, "Say hello"))
-        println("\n< stop reason: ${turn["stopReason"]}")
-        check(turn["stopReason"] == "end_turn", "the first turn ends with end_turn")
-        val text = client.reply.toString()
-        check("Hello from the client's file" in text, "the agent read hello.txt through us")
-        check("terminal said: hi" in text, "the agent ran `echo hi` in our terminal")
-        check(File(cwd, "written.txt").readText() == "written by agent", "the agent wrote written.txt through us")
-        check(client.news.size == 4 || System.getenv("ACP_INTEROP_NEWS") != "1", "the notice and compaction updates arrived")
-
-        println("> cancel me")
-        client.answerPermissions = false
-        while (client.permissionAsked.tryReceive().isSuccess) Unit
-        turn = coroutineScope {
-            val turnJob = async { agent.prompt(prompt(sessionId, "cancel me")) }
-            // The agent asks permission and waits; we cancel instead of answering.
-            client.permissionAsked.receive()
-            agent.cancel(mapOf("sessionId" to sessionId))
-            turnJob.await()
+    try {
+        File(cwd, "hello.txt").writeText("Hello from the client's file\n")
+        val client = ExampleClient()
+        val agent: ClientSideConnection = if (command.contains("://")) {
+            ClientSideConnection.remote(command, System.getenv("ACP_ENGINE_TOKEN")) { client }
+        } else {
+            spawnAgent(command, args) { client }
         }
-        println("< stop reason: ${turn["stopReason"]}")
-        check(turn["stopReason"] == "cancelled", "the cancelled turn ends with cancelled")
+        agent.use {
+            val initialized = agent.initialize(
+                mapOf(
+                    "protocolVersion" to 1,
+                    "clientCapabilities" to mapOf(
+                        "fs" to mapOf("readTextFile" to true, "writeTextFile" to true),
+                        "terminal" to true,
+                        "session" to mapOf("notices" to emptyMap<String, Any?>(), "compaction" to emptyMap<String, Any?>()),
+                    ),
+                    "clientInfo" to mapOf("name" to "acp-engine-kotlin-interop-client", "version" to "1.0.0"),
+                ),
+            )
+            check(initialized["protocolVersion"] == 1L, "the agent speaks protocol version 1")
+            val info = initialized["agentInfo"] as? Map<*, *>
+            println("connected to ${info?.get("name") ?: "an agent"}")
+            val session = agent.newSession(mapOf("cwd" to cwd.path, "mcpServers" to emptyList<Any?>()))
+            val sessionId = session["sessionId"] as String
+
+            println("> Say hello")
+            var turn = agent.prompt(prompt(sessionId, "Say hello"))
+            println("\n< stop reason: ${turn["stopReason"]}")
+            check(turn["stopReason"] == "end_turn", "the first turn ends with end_turn")
+            val text = client.reply.toString()
+            check("Hello from the client's file" in text, "the agent read hello.txt through us")
+            check("terminal said: hi" in text, "the agent ran `echo hi` in our terminal")
+            check(File(cwd, "written.txt").readText() == "written by agent", "the agent wrote written.txt through us")
+            check(client.news.size == 4 || System.getenv("ACP_INTEROP_NEWS") != "1", "the notice and compaction updates arrived")
+
+            println("> cancel me")
+            client.answerPermissions = false
+            while (client.permissionAsked.tryReceive().isSuccess) Unit
+            turn = coroutineScope {
+                val turnJob = async { agent.prompt(prompt(sessionId, "cancel me")) }
+                // The agent asks permission and waits; we cancel instead of answering.
+                client.permissionAsked.receive()
+                agent.cancel(mapOf("sessionId" to sessionId))
+                turnJob.await()
+            }
+            println("< stop reason: ${turn["stopReason"]}")
+            check(turn["stopReason"] == "cancelled", "the cancelled turn ends with cancelled")
+        }
+    } catch (failed: CheckFailed) {
+        System.err.println("client: ${failed.message}")
+        return false
+    } finally {
+        // The session's directory goes whether the checks passed or not.
+        cwd.deleteRecursively()
     }
-    cwd.deleteRecursively()
     println("interop ok")
     return true
 }
@@ -218,5 +224,5 @@ fun main(args: Array<String>) {
         System.err.println("usage: ExampleClientKt <agent command> [args...] | ws://host:port/acp")
         exitProcess(2)
     }
-    runBlocking { runExampleClient(args[0], args.drop(1)) }
+    if (!runBlocking { runExampleClient(args[0], args.drop(1)) }) exitProcess(1)
 }
