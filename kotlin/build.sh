@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cargo=${CARGO:-cargo}
 "$cargo" build -q --release -p acp-engine-uniffi
-"$cargo" build -q -p acp-engine --examples
+make -s --no-print-directory CARGO="$cargo" build
 out=kotlin/target/generated-sources/uniffi
 rm -rf "$out"
 target/release/uniffi-bindgen generate --library target/release/libacp_engine_uniffi.so \

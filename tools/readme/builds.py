@@ -69,7 +69,9 @@ def build_rust(blocks: List[Block], cargo_blocks: Dict[str, Block], work: Path) 
         (project / "Cargo.lock").write_bytes((ROOT / "Cargo.lock").read_bytes())
         for block in group:
             (project / "src" / "bin" / f"{program_name(block)}.rs").write_text(block.text)
-        env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"))
+        # No debug info: these programs only have to build and run, and their
+        # build of the engine would otherwise be the largest one in target/.
+        env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"), CARGO_PROFILE_DEV_DEBUG="false")
         error = run(["cargo", "build", "--quiet", "--bins"], project, env)
         for block in group:
             built[block] = error or [str(ROOT / "target" / "debug" / program_name(block))]
