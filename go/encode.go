@@ -38,7 +38,7 @@ func encodeForCall(w io.Writer, value any) error {
 
 // withJSON runs use with value's JSON, NUL-terminated, in the encoder's
 // buffer: valid only while use runs, which must not keep it. It returns
-// the encoder's error (the value is not JSON) as errNotJSON, or use's.
+// the encoder's error (the value is not JSON) as a notJSON, or use's.
 func withJSON(value any, encode encoder, use func(text []byte) error) error {
 	handOver := handOver{use: use}
 	if err := encode(&handOver, value); err != nil {
