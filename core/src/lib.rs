@@ -41,6 +41,7 @@ pub mod host;
 pub mod message;
 mod method_check;
 mod permission_cancel;
+pub mod process_tree;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod schema;
@@ -62,6 +63,7 @@ pub use handler::{
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
 pub use method_check::Protocol;
+pub use process_tree::ProcessTree;
 
 pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;

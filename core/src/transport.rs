@@ -7,7 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
+
+use crate::process_tree::ProcessTree;
 
 /// The byte stream a connection reads.
 pub type BoxReader = Box<dyn AsyncRead + Send + Unpin>;
@@ -77,8 +79,7 @@ impl Transport {
                 inherited_stderr()
             } else {
                 Stdio::null()
-            })
-            .kill_on_drop(true);
+            });
         if options.clear_env {
             command.env_clear();
         }
@@ -86,17 +87,15 @@ impl Transport {
         if let Some(cwd) = &options.cwd {
             command.current_dir(cwd);
         }
-        if options.own_process_group {
-            command.process_group(0);
-        }
         // The command in the error: "No such file or directory" alone does not
         // say which file.
-        let mut child = command.spawn().map_err(|error| {
+        let mut tree = ProcessTree::spawn_with(&mut command, options.own_process_group).map_err(|error| {
             std::io::Error::new(
                 error.kind(),
                 format!("cannot start `{}`: {error}", options.command.to_string_lossy()),
             )
         })?;
+        let child = tree.child_mut();
         let stdin = child.stdin.take().expect("stdin was piped");
         let stdout = child.stdout.take().expect("stdout was piped");
         let read_fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
@@ -105,7 +104,7 @@ impl Transport {
             reader: Box::new(stdout),
             writer: Box::new(stdin),
             child: Some(ChildProcess {
-                child,
+                tree,
                 exit_grace: options.exit_grace,
             }),
         })
@@ -136,7 +135,7 @@ impl Transport {
 
     /// The pid of the spawned child, if this transport spawned one.
     pub fn child_pid(&self) -> Option<u32> {
-        self.child.as_ref().and_then(|c| c.child.id())
+        self.child.as_ref().and_then(|c| c.tree.id())
     }
 }
 
@@ -167,11 +166,14 @@ pub struct SpawnOptions {
     /// Pass the child's stderr through to ours (default) or drop it.
     pub inherit_stderr: bool,
     /// On close, how long the child may take to exit after its stdin closes
-    /// before it is killed.
+    /// before its process group gets SIGTERM (and SIGKILL a second later).
     pub exit_grace: Duration,
-    /// Start it in a process group of its own, so that a Ctrl-C at the
-    /// terminal reaches this process only (which may cancel a turn rather
-    /// than have the agent killed).
+    /// Start it in a process group of its own (the default), so that
+    /// everything it starts (`npx`, a shell, the real agent) is stopped with
+    /// it when the connection closes, and a Ctrl-C at the terminal reaches
+    /// this process only (which may cancel a turn rather than have the agent
+    /// killed). False: it shares our group, and only the child itself is
+    /// signalled on close.
     pub own_process_group: bool,
 }
 
@@ -186,7 +188,7 @@ impl SpawnOptions {
             cwd: None,
             inherit_stderr: true,
             exit_grace: Duration::from_millis(500),
-            own_process_group: false,
+            own_process_group: true,
         }
     }
 
@@ -239,22 +241,16 @@ impl SpawnOptions {
 
 /// A spawned peer process; owned by the connection's lifecycle.
 pub(crate) struct ChildProcess {
-    child: Child,
+    tree: ProcessTree,
     exit_grace: Duration,
 }
 
 impl ChildProcess {
     /// Called once the connection has closed and its stdin is shut: give the
-    /// child `exit_grace` to exit on its own, then kill it; always reap it.
+    /// child `exit_grace` to exit on its own, then stop its whole tree;
+    /// always reap it.
     pub(crate) async fn terminate(mut self) {
-        match tokio::time::timeout(self.exit_grace, self.child.wait()).await {
-            Ok(status) => tracing::debug!(?status, "peer process exited"),
-            Err(_) => {
-                tracing::debug!("peer process still running after its grace period; killing it");
-                if let Err(error) = self.child.kill().await {
-                    tracing::warn!(%error, "could not kill the peer process");
-                }
-            }
-        }
+        let status = self.tree.stop(self.exit_grace).await;
+        tracing::debug!(?status, "peer process stopped");
     }
 }

@@ -197,3 +197,91 @@ async fn an_agent_on_stdio_exits_by_itself_when_its_client_hangs_up() {
         .expect("agent exited on EOF");
     assert!(process_gone(pid));
 }
+
+/// Spawn a child that starts a grandchild, both deaf to SIGTERM and to the
+/// end of their input (what `npx` in front of such an agent looks like):
+/// the connection, the child's pid and the grandchild's.
+async fn spawn_tree(options: SpawnOptions) -> (Connection, u32, u32) {
+    let file = std::env::temp_dir().join(format!(
+        "acp-engine-tree-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    let script = format!(
+        "trap '' TERM; (exec sleep 300) & echo $! > {}.tmp && mv {0}.tmp {0}; exec sleep 300",
+        file.display()
+    );
+    let transport = Transport::spawn(options.args(["-c", &script])).unwrap();
+    let child = transport.child_pid().unwrap();
+    let conn = Connection::builder().connect(transport);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let grandchild = loop {
+        if let Some(pid) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the grandchild never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let _ = std::fs::remove_file(&file);
+    (conn, child, grandchild)
+}
+
+fn rand_suffix() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
+}
+
+#[tokio::test]
+async fn closing_stops_the_whole_process_tree_of_a_spawned_agent() {
+    let (conn, child, grandchild) =
+        spawn_tree(SpawnOptions::new("sh").exit_grace(Duration::from_millis(100))).await;
+    assert!(process_running(child) && process_running(grandchild));
+    conn.close();
+    tokio::time::timeout(PATIENCE, conn.closed())
+        .await
+        .expect("closed() resolves");
+    // SIGKILL is sent by now; give the kernel a moment to carry it out.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while [child, grandchild].iter().any(|&pid| process_running(pid)) && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let alive = [child, grandchild]
+        .into_iter()
+        .filter(|&pid| process_running(pid))
+        .collect::<Vec<_>>();
+    for &pid in &alive {
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    assert!(alive.is_empty(), "still running after close: {alive:?}");
+}
+
+#[test]
+fn dropping_the_runtime_kills_the_whole_process_tree() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (child, grandchild) = runtime.block_on(async {
+        let (conn, child, grandchild) = spawn_tree(SpawnOptions::new("sh")).await;
+        std::mem::forget(conn);
+        (child, grandchild)
+    });
+    drop(runtime);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while process_running(child) || process_running(grandchild) {
+        if std::time::Instant::now() > deadline {
+            for pid in [child, grandchild] {
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+            panic!("still running after the runtime was dropped");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

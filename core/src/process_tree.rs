@@ -1,0 +1,166 @@
+//! A child process and everything it starts, stopped together.
+//!
+//! Agents are usually launched through wrappers (`npx` runs a shell that
+//! runs node, which may run the real agent), and signalling the direct child
+//! leaves the rest running. A [`ProcessTree`] starts its child in a process
+//! group of its own, so the whole tree can be signalled at once: on stop it
+//! gets a grace period to exit by itself, then SIGTERM goes to the group,
+//! then SIGKILL to whatever is left. Dropping one unstopped kills the group.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// How long a tree may take to go after SIGTERM before SIGKILL.
+pub const TERM_GRACE: Duration = Duration::from_secs(1);
+
+/// How often a stopping tree is looked at.
+const POLL: Duration = Duration::from_millis(10);
+
+/// A spawned child in a process group of its own (see the module).
+pub struct ProcessTree {
+    child: Child,
+    /// What `kill(2)` signals: the process group (minus the child's pid), or
+    /// the child alone when it shares our group; None once known gone.
+    target: Option<libc::pid_t>,
+    status: Option<ExitStatus>,
+}
+
+impl ProcessTree {
+    /// Spawn `command` as the leader of a new process group.
+    pub fn spawn(command: &mut Command) -> std::io::Result<Self> {
+        Self::spawn_with(command, true)
+    }
+
+    /// Spawn `command`, in a process group of its own or (`own_group`
+    /// false) in ours, where a Ctrl-C at the terminal reaches it too; then
+    /// only the child itself is signalled on stop.
+    pub fn spawn_with(command: &mut Command, own_group: bool) -> std::io::Result<Self> {
+        if own_group {
+            command.process_group(0);
+        }
+        command.kill_on_drop(true);
+        let child = command.spawn()?;
+        let target = child.id().map(|pid| {
+            if own_group {
+                -(pid as libc::pid_t)
+            } else {
+                pid as libc::pid_t
+            }
+        });
+        Ok(Self {
+            child,
+            target,
+            status: None,
+        })
+    }
+
+    /// The child process itself (to take its pipes).
+    pub fn child_mut(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// The child's pid, while it has not been reaped.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Wait for the child (not its descendants) to exit.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let status = self.child.wait().await?;
+        self.status = Some(status);
+        Ok(status)
+    }
+
+    /// The child's exit status, if it has exited (without waiting).
+    pub fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait()?;
+        }
+        Ok(self.status)
+    }
+
+    /// Stop the tree: give the child `grace` to exit by itself (its stdin
+    /// should be closed by now), then SIGTERM the group, and SIGKILL it
+    /// after [`TERM_GRACE`]. Returns the child's exit status. Descendants
+    /// still running after the child exited are stopped too.
+    pub async fn stop(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if let Ok(Ok(status)) = tokio::time::timeout(grace, self.wait()).await {
+            self.status = Some(status);
+        }
+        if self.group_alive() {
+            self.signal_group(libc::SIGTERM);
+            let deadline = tokio::time::Instant::now() + TERM_GRACE;
+            while tokio::time::Instant::now() < deadline {
+                self.reap();
+                if !self.group_alive() {
+                    break;
+                }
+                tokio::time::sleep(POLL).await;
+            }
+            if self.group_alive() {
+                tracing::debug!("process group still running after SIGTERM; killing it");
+                self.signal_group(libc::SIGKILL);
+                // Let the kills land (a member killed may linger as a zombie
+                // for its new parent to reap: that is no longer running).
+                for _ in 0..10 {
+                    self.reap();
+                    if !self.group_alive() {
+                        break;
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+            }
+        }
+        let status = self.wait().await.ok();
+        // Whatever is left is gone or killed; the number may be reused now.
+        if !self.group_alive() || self.target.is_some_and(|target| target > 0) {
+            self.target = None;
+        }
+        status
+    }
+
+    /// Reap the child if it has exited (a zombie still counts as a member
+    /// of its group).
+    fn reap(&mut self) {
+        if self.status.is_none() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.status = Some(status);
+            }
+        }
+    }
+
+    /// Whether any process of the group (or the child) is still there.
+    fn group_alive(&self) -> bool {
+        if self.target.is_some_and(|target| target > 0) && self.status.is_some() {
+            return false;
+        }
+        // SAFETY: kill with signal 0 only checks that the target exists.
+        self.target
+            .is_some_and(|target| unsafe { libc::kill(target, 0) } == 0)
+    }
+
+    fn signal_group(&self, signal: libc::c_int) {
+        match self.target {
+            // A lone child already reaped: its pid may belong to another process.
+            Some(target) if target > 0 && self.status.is_some() => {}
+            // SAFETY: a plain kill(2) of our own child or its process group.
+            Some(target) => unsafe {
+                libc::kill(target, signal);
+            },
+            None => {}
+        }
+    }
+}
+
+impl Drop for ProcessTree {
+    fn drop(&mut self) {
+        // Not stopped (a runtime shut down, a connection dropped): nothing of
+        // the tree may outlive it.
+        self.signal_group(libc::SIGKILL);
+    }
+}
