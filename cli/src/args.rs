@@ -55,8 +55,10 @@ impl Args {
                 }
                 let value = match inline {
                     Some(value) => value,
+                    // `--token -- agent`: the separator is not a value.
                     None => words
                         .next()
+                        .filter(|value| value != "--")
                         .ok_or_else(|| Failure::Usage(format!("--{name} needs a value")))?,
                 };
                 args.options.push((name, Some(value)));

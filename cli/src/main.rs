@@ -6,9 +6,11 @@
 //! Exit status: 0 done, 1 a failure at run time (printed on stderr), 2 a
 //! usage error; `trace` passes on its agent's.
 
+mod agent_command;
 mod args;
 mod check;
 mod connect;
+mod interrupt;
 mod run;
 mod serve;
 mod trace;
@@ -22,8 +24,10 @@ acp-engine: tools for Agent Client Protocol agents and clients
 usage: acp-engine <command> [options]
 
 commands:
-  serve     serve a stdio agent over WebSocket, one agent process per connection
-  connect   bridge this process's stdin/stdout to a remote WebSocket agent
+  serve     serve a stdio agent over WebSocket and Streamable HTTP, one agent
+            process per connection
+  connect   bridge this process's stdin/stdout to a remote agent (ws://, wss://,
+            http://, https://)
   trace     pass an editor's stdio through to an agent, recording every message
             with its verdict against the ACP schema (JSON lines)
   view      a trace as one self-contained HTML page: a timeline with filters
@@ -33,6 +37,9 @@ commands:
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
 ";
+
+/// The commands a user types.
+const COMMANDS: &[&str] = &["serve", "connect", "trace", "view", "check", "run"];
 
 fn main() -> ExitCode {
     let mut argv = std::env::args().skip(1);
@@ -60,8 +67,17 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        // A command's usage error points at that command's help, not the list
+        // of commands.
         Err(args::Failure::Usage(message)) => {
-            eprintln!("acp-engine: {message}\n\n{USAGE}");
+            match command.as_deref().filter(|command| COMMANDS.contains(command)) {
+                Some(command) => {
+                    eprintln!(
+                        "acp-engine {command}: {message}\n(`acp-engine {command} --help` lists its options)"
+                    )
+                }
+                None => eprintln!("acp-engine: {message}\n\n{USAGE}"),
+            }
             ExitCode::from(2)
         }
         Err(args::Failure::Run(message)) => {

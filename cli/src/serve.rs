@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use acp_engine::remote::{Lines, Peer, PeerTransport, ServeOptions, Server, ServerTls};
+use acp_engine::ProcessTree;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
@@ -17,8 +18,10 @@ usage: acp-engine serve --listen HOST:PORT [options] -- AGENT_COMMAND [ARGS...]
 Serves the agent at HOST:PORT/acp over both remote transports of the
 official SDKs: WebSocket (one JSON-RPC message per text frame) and
 Streamable HTTP (POST in, server-sent events out). Every connection starts
-its own agent process, whose stdin/stdout carry that connection; the
-process is stopped when the connection ends (stdin closed, killed after 2 s).
+its own agent process, whose stdin/stdout carry that connection. When the
+client leaves (or the agent closes its output), the agent's stdin closes
+and it has 2 s to exit; then its process group (the agent and everything
+it started) gets SIGTERM, and SIGKILL 1 s later.
 
 The first two lines on stdout are the URLs served, `ws://HOST:PORT/acp` and
 `http://HOST:PORT/acp` (wss:// and https:// with TLS; with port 0, the port
@@ -106,6 +109,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         (None, None) => {}
         _ => return Err(Failure::Usage("--tls-cert and --tls-key go together".to_owned())),
     }
+    crate::agent_command::require(&args.rest)?;
     let agent = args.rest.clone();
     crate::runtime()?.block_on(async move {
         let server = Server::bind(&listen, options, move |lines, peer| {
@@ -130,17 +134,19 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     })
 }
 
-/// One connection: start the agent and move bytes until either side ends.
+/// One connection: start the agent and move bytes until either side ends;
+/// then the agent (and everything it started) gets its grace to exit and
+/// is stopped: an agent that ignores the end of its input is not left
+/// running after its client left.
 async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
-    let spawned = Command::new(&command[0])
+    let mut spawn = Command::new(&command[0]);
+    spawn
         .args(&command[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+        .stderr(Stdio::inherit());
+    let mut agent = match ProcessTree::spawn(&mut spawn) {
+        Ok(agent) => agent,
         Err(error) => {
             eprintln!(
                 "acp-engine: {}: cannot start {:?}: {error}",
@@ -156,8 +162,9 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
     eprintln!(
         "acp-engine: {} connected over {transport} (agent pid {})",
         peer.address,
-        child.id().unwrap_or(0)
+        agent.id().unwrap_or(0)
     );
+    let child = agent.child_mut();
     let (mut stdin, mut stdout) = (
         child.stdin.take().expect("piped"),
         child.stdout.take().expect("piped"),
@@ -165,23 +172,20 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
     let (mut from_client, mut to_client) = tokio::io::split(lines);
     let up = async move {
         let _ = tokio::io::copy(&mut from_client, &mut stdin).await;
-        // The client is gone: the agent's stdin closes, and it should exit.
-        drop(stdin);
     };
     let down = async move {
         let _ = tokio::io::copy(&mut stdout, &mut to_client).await;
         let _ = to_client.shutdown().await;
     };
-    tokio::join!(up, down);
-    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-        Ok(status) => status.ok(),
-        Err(_) => {
-            let _ = child.kill().await;
-            child.wait().await.ok()
-        }
+    // Whichever ends first ends the relay; dropping the other closes the
+    // agent's stdin (and our end of its stdout).
+    let ended = tokio::select! {
+        _ = up => "the client left",
+        _ = down => "the agent closed its output",
     };
+    let status = agent.stop(EXIT_GRACE).await;
     eprintln!(
-        "acp-engine: {} disconnected (agent {})",
+        "acp-engine: {} disconnected: {ended}; agent {}",
         peer.address,
         status.map_or_else(|| "gone".to_owned(), |status| status.to_string())
     );

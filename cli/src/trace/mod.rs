@@ -16,9 +16,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use acp_engine::remote::{self, ConnectOptions};
-use acp_engine::Transport;
+use acp_engine::{ProcessTree, Transport};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use crate::args::{self, Args, Failure};
@@ -26,10 +26,11 @@ pub use inspect::Direction;
 
 const HELP: &str = "\
 usage: acp-engine trace [options] -- AGENT_COMMAND [ARGS...]
-       acp-engine trace [options] -- ws://HOST:PORT/PATH
+       acp-engine trace [options] -- URL   (ws://, wss://, http://, https://)
 
-Runs the agent (or connects to a remote WebSocket agent) and passes this
-process's stdin and stdout through to it, byte for byte: configure
+Runs the agent (or connects to a remote agent at a ws://, wss://, http://
+or https:// URL) and passes this process's stdin and stdout through to it,
+byte for byte: configure
 `acp-engine trace -- my-agent` as the agent command in an editor. Every
 message each way is recorded as one JSON line: sequence number, time,
 direction, size, kind, id, method, session, the latency of a response, the
@@ -42,6 +43,10 @@ after the turn's session/prompt was answered).
 
 Exits with the agent's exit status (1 if it was killed by a signal, or the
 remote connection failed); the trace's path and a summary go to stderr.
+When the editor's input ends, the agent has 2 s to exit; then its process
+group (the agent and everything it started, as through npx) is stopped.
+Stopped by a signal (SIGINT, SIGTERM, SIGHUP), trace kills the agent's
+process group and exits 128 + the signal.
 
 options:
   --out FILE      the trace (default: acp-engine-trace-TIME-PID.jsonl in the
@@ -72,7 +77,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let token = args::token(&args);
     let agent = args.rest.clone();
     let runtime = crate::runtime()?;
-    let status = runtime.block_on(run(agent, token, out));
+    let status = runtime.block_on(crate::interrupt::unless_interrupted(run(agent, token, out)));
     // Nothing may keep the process alive now (a read of stdin in progress).
     runtime.shutdown_background();
     match status? {
@@ -92,7 +97,7 @@ fn default_out() -> PathBuf {
 struct AgentEnd {
     reader: Box<dyn AsyncRead + Send + Unpin>,
     writer: Box<dyn AsyncWrite + Send + Unpin>,
-    child: Option<Child>,
+    child: Option<ProcessTree>,
 }
 
 async fn open_agent(agent: &[String], token: Option<String>) -> Result<AgentEnd, Failure> {
@@ -113,18 +118,19 @@ async fn open_agent(agent: &[String], token: Option<String>) -> Result<AgentEnd,
             });
         }
     }
-    let mut child = Command::new(&agent[0])
+    let mut command = Command::new(&agent[0]);
+    command
         .args(&agent[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
+        .stderr(Stdio::inherit());
+    let mut tree = ProcessTree::spawn(&mut command)
         .map_err(|error| Failure::Run(format!("cannot start {:?}: {error}", agent[0])))?;
+    let child = tree.child_mut();
     Ok(AgentEnd {
         writer: Box::new(child.stdin.take().expect("piped")),
         reader: Box::new(child.stdout.take().expect("piped")),
-        child: Some(child),
+        child: Some(tree),
     })
 }
 
@@ -193,16 +199,12 @@ async fn run(agent: Vec<String>, token: Option<String>, out: PathBuf) -> Result<
     Ok(status)
 }
 
-/// Wait (a grace period, then kill) for the agent; its exit code, or 1.
-async fn exit_status(child: &mut Child) -> u8 {
-    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-        Ok(status) => status.ok(),
-        Err(_) => {
-            let _ = child.kill().await;
-            child.wait().await.ok()
-        }
-    };
-    status
+/// Wait (a grace period, then stop its process tree) for the agent; its
+/// exit code, or 1.
+async fn exit_status(child: &mut ProcessTree) -> u8 {
+    child
+        .stop(EXIT_GRACE)
+        .await
         .and_then(|status| status.code())
         .map_or(1, |code| u8::try_from(code).unwrap_or(1))
 }

@@ -86,3 +86,46 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Whether process `pid` is still running (a zombie, waiting for a parent
+/// that does not reap it, has stopped running).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // "pid (name) STATE ...": the state follows the last ')'.
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// The pids `broken_agent.py tree` wrote to `file` (agent, grandchild, ...).
+pub fn pids_in(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// Wait (up to `limit`) until none of `pids` runs; the ones still running.
+pub fn wait_gone(pids: &[u32], limit: std::time::Duration) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|&pid| running(pid)).collect();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Kill whatever of `pids` still runs (a failed test leaves nothing behind).
+pub fn kill_all(pids: &[u32]) {
+    for &pid in pids {
+        if running(pid) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! No agent process outlives its connection: `serve`, `trace` and `run`
+//! stop an agent that ignores the end of its input, with the grandchild it
+//! started (its process group); `connect` delivers every answer it owes
+//! before it exits at the end of its input.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use support::{acp_engine, here, kill_all, pids_in, wait_gone, Scratch};
+
+/// The deaf agent (see `broken_agent.py tree`) writing its pids to `pids`.
+fn deaf_agent() -> Vec<String> {
+    vec![
+        "python3".to_owned(),
+        here("tests/peers/broken_agent.py").display().to_string(),
+        "tree".to_owned(),
+    ]
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+
+fn session_new(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"session/new","params":{{"cwd":"/tmp","mcpServers":[]}}}}"#
+    )
+}
+
+/// `acp-engine serve` on a free loopback port: the process and its two URLs.
+fn serve(agent: &[String], pids: &std::path::Path) -> (Child, String, String) {
+    let mut server = acp_engine()
+        .args(["serve", "--listen", "127.0.0.1:0", "--"])
+        .args(agent)
+        .env("BROKEN_AGENT_PIDS", pids)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let ws = lines.next().unwrap().unwrap();
+    let http = lines.next().unwrap().unwrap();
+    (server, ws, http)
+}
+
+/// `acp-engine connect URL` with `input` piped in and its stdin then closed:
+/// the lines it printed.
+fn connect(url: &str, input: &[String]) -> Vec<String> {
+    let mut client = acp_engine()
+        .args(["connect", url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = client.stdin.take().unwrap();
+    for line in input {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let output = client.wait_with_output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn connect_delivers_every_answer_owed_when_its_input_ends() {
+    let scratch = Scratch::new("connect-owed");
+    let agent = vec![
+        "python3".to_owned(),
+        here("tests/peers/broken_agent.py").display().to_string(),
+    ];
+    let (mut server, ws, http) = serve(&agent, &scratch.join("pids"));
+    let input = vec![INIT.to_owned(), session_new(2), session_new(3)];
+    for url in [&ws, &http] {
+        let answers = connect(url, &input);
+        let ids: Vec<i64> = answers
+            .iter()
+            .map(|line| {
+                serde_json::from_str::<serde_json::Value>(line).unwrap()["id"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(ids, [1, 2, 3], "{url}: {answers:?}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn serve_stops_an_agent_and_its_children_when_the_client_leaves() {
+    let scratch = Scratch::new("serve-tree");
+    let pids = scratch.join("pids");
+    let (mut server, ws, http) = serve(&deaf_agent(), &pids);
+    for url in [&ws, &http] {
+        let before = pids_in(&pids).len();
+        let answers = connect(url, &[INIT.to_owned()]);
+        assert_eq!(answers.len(), 1, "{url}: {answers:?}");
+        let started = pids_in(&pids)[before..].to_vec();
+        assert_eq!(started.len(), 2, "an agent and its grandchild: {started:?}");
+        // Grace 2 s, SIGTERM (ignored), SIGKILL 1 s later.
+        let left = wait_gone(&started, Duration::from_secs(10));
+        kill_all(&left);
+        assert!(
+            left.is_empty(),
+            "{url}: still running after the client left: {left:?}"
+        );
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn trace_stops_the_agent_tree_when_the_editor_leaves() {
+    let scratch = Scratch::new("trace-tree");
+    let pids = scratch.join("pids");
+    let mut trace = acp_engine()
+        .args(["trace", "--out"])
+        .arg(scratch.join("trace.jsonl"))
+        .arg("--")
+        .args(deaf_agent())
+        .env("BROKEN_AGENT_PIDS", &pids)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = trace.stdin.take().unwrap();
+    writeln!(stdin, "{INIT}").unwrap();
+    let mut answers = BufReader::new(trace.stdout.take().unwrap()).lines();
+    assert!(answers.next().unwrap().unwrap().contains("protocolVersion"));
+    drop(stdin);
+    let status = trace.wait().unwrap();
+    let started = pids_in(&pids);
+    let left = wait_gone(&started, Duration::from_secs(2));
+    kill_all(&left);
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert!(left.is_empty(), "still running after trace exited: {left:?}");
+    // Killed: "1 if it was killed by a signal".
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn trace_stopped_by_sigterm_stops_the_agent_tree() {
+    let scratch = Scratch::new("trace-term");
+    let pids = scratch.join("pids");
+    let mut trace = acp_engine()
+        .args(["trace", "--out"])
+        .arg(scratch.join("trace.jsonl"))
+        .arg("--")
+        .args(deaf_agent())
+        .env("BROKEN_AGENT_PIDS", &pids)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = trace.stdin.take().unwrap();
+    writeln!(stdin, "{INIT}").unwrap();
+    let mut answers = BufReader::new(trace.stdout.take().unwrap()).lines();
+    assert!(answers.next().unwrap().unwrap().contains("protocolVersion"));
+    let started = pids_in(&pids);
+    assert_eq!(started.len(), 2, "{started:?}");
+    Command::new("kill")
+        .args(["-TERM", &trace.id().to_string()])
+        .status()
+        .unwrap();
+    let status = trace.wait().unwrap();
+    let left = wait_gone(&started, Duration::from_secs(2));
+    kill_all(&left);
+    assert!(left.is_empty(), "still running after trace was stopped: {left:?}");
+    assert_eq!(status.code(), Some(128 + 15));
+}
+
+#[test]
+fn run_stops_the_agent_tree_when_its_input_ends() {
+    let scratch = Scratch::new("run-tree");
+    let pids = scratch.join("pids");
+    let output = acp_engine()
+        .args(["run", "--cwd"])
+        .arg(scratch.path())
+        .arg("--")
+        .args(deaf_agent())
+        .env("BROKEN_AGENT_PIDS", &pids)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let started = pids_in(&pids);
+    let left = wait_gone(&started, Duration::from_secs(2));
+    kill_all(&left);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert!(left.is_empty(), "still running after run exited: {left:?}");
+}
+
+#[test]
+fn serve_refuses_a_missing_agent_and_a_token_that_is_the_separator() {
+    let output = acp_engine()
+        .args(["serve", "--listen", "127.0.0.1:0", "--", "/nonexistent/agent"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a program"));
+    let output = acp_engine()
+        .args(["serve", "--listen", "127.0.0.1:0", "--token", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--token needs a value") && stderr.contains("serve --help"),
+        "{stderr}"
+    );
+}
