@@ -139,7 +139,114 @@ fn usage_errors_exit_2() {
             .code()
     };
     assert_eq!(run(&["check", "agent"]), Some(2));
+    assert_eq!(run(&["check"]), Some(2));
     assert_eq!(run(&["check", "nothing"]), Some(2));
+    assert_eq!(
+        run(&["check", "agent", "--only", "no-such-case", "--", "true"]),
+        Some(2)
+    );
     assert_eq!(run(&["check", "--help"]), Some(0));
     assert_eq!(run(&["check", "agent", "--bogus", "--", "true"]), Some(2));
+}
+
+#[test]
+fn an_agent_without_agent_capabilities_passes() {
+    // The schema makes agentCapabilities optional.
+    let agent = broken("bare-init");
+    let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let verdicts = verdicts(&output);
+    assert!(verdicts.len() >= 12, "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, verdict)| verdict == "pass"),
+        "{verdicts:?}"
+    );
+}
+
+#[test]
+fn each_case_runs_in_a_fresh_directory() {
+    // one-dir fails session/new in a directory another agent process used.
+    let agent = broken("one-dir");
+    let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    assert!(
+        failed(&output).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(output.status.success());
+}
+
+#[test]
+fn authentication_required_is_reported_once_with_the_methods_offered() {
+    let agent = broken("needs-auth");
+    let agent: Vec<&str> = agent.iter().map(String::as_str).collect();
+    let output = check(&agent, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        verdicts(&output).is_empty(),
+        "no case ran: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(stderr.matches("authentication required").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("key (API key)") && stderr.contains("--auth"),
+        "{stderr}"
+    );
+
+    let output = check(&agent, &["--auth", "key"]);
+    let verdicts = verdicts(&output);
+    assert!(verdicts.len() >= 12, "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, verdict)| verdict == "pass"),
+        "{verdicts:?}"
+    );
+}
+
+#[test]
+fn an_agent_that_cannot_start_is_one_clear_error() {
+    let output = check(&["/nonexistent/agent"], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("\"/nonexistent/agent\" is not a program"),
+        "{stderr}"
+    );
+
+    // Prints a line that is not JSON-RPC and exits.
+    let output = check(&["sh", "-c", "echo hello; exit 3"], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(verdicts(&output).is_empty());
+    assert!(
+        stderr.contains("did not get through the prelude") && stderr.contains("hello"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn no_agent_process_outlives_a_case() {
+    let scratch = Scratch::new("check-tree");
+    let pids = scratch.join("pids");
+    let agent = broken("tree");
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["check", "agent", "--json", "--only", "handshake", "--"])
+        .args(&agent)
+        .env("BROKEN_AGENT_PIDS", &pids)
+        .output()
+        .unwrap();
+    let started = support::pids_in(&pids);
+    let left: Vec<u32> = started
+        .iter()
+        .copied()
+        .filter(|&pid| support::running(pid))
+        .collect();
+    support::kill_all(&left);
+    // The preflight's agent and the case's, each with its grandchild.
+    assert_eq!(started.len(), 4, "{started:?}");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(left.is_empty(), "still running after check exited: {left:?}");
 }

@@ -34,9 +34,12 @@ pub struct Case {
 }
 
 /// The steps every case starts with (`cli/cases/agent/_prelude.json`).
+/// `$cwd` is the case's own fresh directory, `$auth` the `--auth` method.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Prelude {
     pub handshake: Vec<Step>,
+    /// After the handshake, with `--auth METHOD` only.
+    pub authenticate: Vec<Step>,
     pub session: Vec<Step>,
     /// A request that must get an answer: the agent is still alive.
     pub alive: Value,
@@ -97,26 +100,149 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// How `check agent` talks to the agent beyond the cases themselves.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Replaces the handshake's wait for the `initialize` answer.
+    pub init_timeout: Option<Duration>,
+    /// The `authenticate` method to use after `initialize`.
+    pub auth: Option<String>,
+}
+
+impl Prelude {
+    /// The prelude with `settings` applied.
+    pub fn with(mut self, settings: &Settings) -> Self {
+        if let Some(timeout) = settings.init_timeout {
+            for step in &mut self.handshake {
+                if let Step::Expect(expectation) = step {
+                    expectation.within_ms = timeout.as_millis() as u64;
+                }
+            }
+        }
+        if settings.auth.is_none() {
+            self.authenticate.clear();
+        }
+        self
+    }
+}
+
+/// Run the prelude alone (handshake, authentication, a session) once
+/// before the cases: an agent that cannot start, or that wants
+/// authentication, is one clear error instead of a failure per case.
+pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings) -> Result<(), String> {
+    let probe = Case {
+        name: "preflight".to_owned(),
+        class: String::new(),
+        description: String::new(),
+        session: true,
+        hold_permissions: false,
+        steps: Vec::new(),
+    };
+    let (outcome, answers) = run_case(&probe, prelude, agent, settings).await;
+    if outcome.verdict == Verdict::Pass {
+        return Ok(());
+    }
+    let session_error = answers
+        .get("check-session")
+        .and_then(|answer| answer.get("error"));
+    let code = session_error
+        .and_then(|error| error.get("code"))
+        .and_then(Value::as_i64);
+    if code == Some(acp_engine::error::codes::AUTH_REQUIRED) {
+        let offered = answers
+            .get("check-init")
+            .and_then(|answer| answer.pointer("/result/authMethods"))
+            .and_then(Value::as_array)
+            .map(|methods| {
+                methods
+                    .iter()
+                    .filter_map(|method| {
+                        let id = method.get("id")?.as_str()?;
+                        let name = method.get("name").and_then(Value::as_str).unwrap_or(id);
+                        Some(format!("{id} ({name})"))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        return Err(match (&settings.auth, offered.is_empty()) {
+            (Some(method), _) => format!(
+                "authentication required: session/new was refused after authenticating with {method:?}"
+            ),
+            (None, true) => "authentication required, and the agent offers no authMethods".to_owned(),
+            (None, false) => format!(
+                "authentication required; the agent offers: {}; pass --auth METHOD",
+                offered.join(", ")
+            ),
+        });
+    }
+    Err(outcome.evidence)
+}
+
 /// Run `case` against a fresh `agent`.
-pub async fn run(case: &Case, prelude: &Prelude, agent: &[String]) -> Outcome {
+pub async fn run(case: &Case, prelude: &Prelude, agent: &[String], settings: &Settings) -> Outcome {
+    run_case(case, prelude, agent, settings).await.0
+}
+
+/// Run `case`; also the answers to the prelude's requests, by id.
+async fn run_case(
+    case: &Case,
+    prelude: &Prelude,
+    agent: &[String],
+    settings: &Settings,
+) -> (Outcome, HashMap<String, Value>) {
     let started = Instant::now();
+    // Each case in a directory of its own: no case sees another's files.
+    let cwd = std::env::temp_dir().join(format!("acp-engine-check-{}-{}", std::process::id(), case.name));
+    let _ = std::fs::remove_dir_all(&cwd);
+    if let Err(error) = std::fs::create_dir_all(&cwd) {
+        let outcome = Outcome {
+            verdict: Verdict::Fail,
+            evidence: format!("cannot make the case's directory {}: {error}", cwd.display()),
+            elapsed: started.elapsed(),
+        };
+        return (outcome, HashMap::new());
+    }
+    let outcome = run_in(case, prelude, agent, settings, &cwd, started).await;
+    let _ = std::fs::remove_dir_all(&cwd);
+    outcome
+}
+
+async fn run_in(
+    case: &Case,
+    prelude: &Prelude,
+    agent: &[String],
+    settings: &Settings,
+    cwd: &std::path::Path,
+    started: Instant,
+) -> (Outcome, HashMap<String, Value>) {
     let mut peer = match AgentUnderTest::spawn(agent) {
         Ok(peer) => peer,
         Err(error) => {
-            return Outcome {
+            let outcome = Outcome {
                 verdict: Verdict::Fail,
                 evidence: format!("cannot start the agent: {error}"),
                 elapsed: started.elapsed(),
-            }
+            };
+            return (outcome, HashMap::new());
         }
     };
+    let mut vars = HashMap::new();
+    vars.insert(
+        "cwd".to_owned(),
+        Value::String(cwd.to_string_lossy().into_owned()),
+    );
+    if let Some(method) = &settings.auth {
+        vars.insert("auth".to_owned(), Value::String(method.clone()));
+    }
     let mut run = Run {
         peer: &mut peer,
-        vars: HashMap::new(),
+        vars,
         alive: &prelude.alive,
         sent: 0,
+        answers: HashMap::new(),
     };
     let mut steps: Vec<(&str, &Step)> = prelude.handshake.iter().map(|step| ("handshake", step)).collect();
+    steps.extend(prelude.authenticate.iter().map(|step| ("authentication", step)));
     if case.session {
         steps.extend(prelude.session.iter().map(|step| ("session", step)));
     }
@@ -142,10 +268,15 @@ pub async fn run(case: &Case, prelude: &Prelude, agent: &[String]) -> Outcome {
             break;
         }
     }
+    let (sent, answers) = (run.sent, std::mem::take(&mut run.answers));
     let (verdict, evidence) = match outcome {
-        Ok(()) => (Verdict::Pass, format!("{} messages sent", run.sent)),
+        Ok(()) => (Verdict::Pass, format!("{sent} messages sent")),
         Err((Verdict::Fail, reason)) => {
             let mut evidence = reason;
+            run.peer.gather(Duration::from_millis(300)).await;
+            if let Some(status) = run.peer.exit() {
+                evidence.push_str(&format!("; the agent exited ({status})"));
+            }
             if !peer.recent.is_empty() {
                 evidence.push_str(&format!(
                     "; last from the agent: {}",
@@ -161,11 +292,12 @@ pub async fn run(case: &Case, prelude: &Prelude, agent: &[String]) -> Outcome {
         Err((verdict, reason)) => (verdict, reason),
     };
     peer.stop().await;
-    Outcome {
+    let outcome = Outcome {
         verdict,
         evidence,
         elapsed: started.elapsed(),
-    }
+    };
+    (outcome, answers)
 }
 
 enum End {
@@ -178,6 +310,8 @@ struct Run<'a> {
     vars: HashMap<String, Value>,
     alive: &'a Value,
     sent: usize,
+    /// Answers to the prelude's requests (ids `check-*`), by id.
+    answers: HashMap<String, Value>,
 }
 
 impl Run<'_> {
@@ -250,6 +384,11 @@ impl Run<'_> {
                 }
                 Some(Incoming::Unreadable(_)) => continue,
                 Some(Incoming::Message(message)) => {
+                    if let Some(id) = message.get("id").and_then(Value::as_str) {
+                        if id.starts_with("check-") && message.get("method").is_none() {
+                            self.answers.insert(id.to_owned(), message.clone());
+                        }
+                    }
                     let mut captured = HashMap::new();
                     if matches(&expectation.message, &message, &self.vars, &mut captured) {
                         self.vars.extend(captured);

@@ -45,8 +45,17 @@ options:
   --json          one JSON object per case on stdout instead of the table
   --junit FILE    also write a JUnit XML report (for CI)
   --cases DIR     (agent) add the cases in DIR/*.json (same format as cli/cases/agent)
-  --only NAME     run only the cases whose name contains NAME
+  --only NAME     run only the cases whose name contains NAME (none matching: exit 2)
+  --init-timeout-ms N
+                  (agent) how long the agent may take to answer initialize (default 15000)
+  --auth METHOD   (agent) send authenticate with this method id after initialize
   -h, --help      this text
+
+Before the cases, check agent runs the prelude once (initialize, authenticate
+with --auth, session/new): an agent that cannot start, speaks no JSON-RPC,
+or requires authentication is reported once (with the methods it offers)
+and check exits 1. Each case's sessions get a fresh empty directory as
+their cwd, removed after the case.
 ";
 
 const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/agent_cases.rs"));
@@ -58,13 +67,22 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let side = match argv.next().as_deref() {
         Some("agent") => Side::Agent,
         Some("client") => Side::Client,
-        Some("-h" | "--help") | None => {
+        Some("-h" | "--help") => {
             print!("{HELP}");
             return Ok(());
         }
+        None => {
+            return Err(Failure::Usage(
+                "check what? (check agent or check client)".to_owned(),
+            ))
+        }
         Some(other) => return Err(Failure::Usage(format!("check what? {other:?} (agent or client)"))),
     };
-    let args = Args::parse_with_flags(argv.collect(), &["junit", "cases", "only"], &["json"])?;
+    let args = Args::parse_with_flags(
+        argv.collect(),
+        &["junit", "cases", "only", "init-timeout-ms", "auth"],
+        &["json"],
+    )?;
     if args.help {
         print!("{HELP}");
         return Ok(());
@@ -76,7 +94,14 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     let json = args.flag("json");
     let command = args.rest.clone();
+    crate::agent_command::require(&command)?;
     let only = args.value("only").map(str::to_owned);
+    let settings = case::Settings {
+        init_timeout: args
+            .number("init-timeout-ms")?
+            .map(|ms| std::time::Duration::from_millis(ms as u64)),
+        auth: args.value("auth").map(str::to_owned),
+    };
     let (prelude, cases) = match side {
         Side::Agent => {
             let (prelude, mut cases) = load(
@@ -88,22 +113,39 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
                 cases.extend(load_extra(Path::new(dir))?);
             }
             (
-                Some(prelude),
+                Some(prelude.with(&settings)),
                 cases.into_iter().map(Checked::Agent).collect::<Vec<_>>(),
             )
         }
         Side::Client => (None, client_cases()?.into_iter().map(Checked::Client).collect()),
     };
+    let cases: Vec<Checked> = cases
+        .into_iter()
+        .filter(|case| {
+            only.as_ref()
+                .is_none_or(|only| case.describe().0.contains(only.as_str()))
+        })
+        .collect();
+    if cases.is_empty() {
+        return Err(Failure::Usage(format!(
+            "no case matches --only {:?}",
+            only.unwrap_or_default()
+        )));
+    }
     let runtime = crate::runtime()?;
-    let results = runtime.block_on(async {
+    let results = runtime.block_on(crate::interrupt::unless_interrupted(async {
+        if let Some(prelude) = &prelude {
+            case::preflight(prelude, &command, &settings)
+                .await
+                .map_err(|reason| {
+                    Failure::Run(format!("the agent did not get through the prelude: {reason}"))
+                })?;
+        }
         let mut results = Vec::new();
         for case in cases {
             let (name, class, description) = case.describe();
-            if only.as_ref().is_some_and(|only| !name.contains(only.as_str())) {
-                continue;
-            }
             let outcome = match (&case, &prelude) {
-                (Checked::Agent(case), Some(prelude)) => case::run(case, prelude, &command).await,
+                (Checked::Agent(case), Some(prelude)) => case::run(case, prelude, &command, &settings).await,
                 (Checked::Client(case), _) => client::run(case, &command).await,
                 (Checked::Agent(_), None) => unreachable!("agent cases come with their prelude"),
             };
@@ -116,9 +158,10 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             report::progress(&row, json);
             results.push(row);
         }
-        results
-    });
+        Ok(results)
+    }));
     runtime.shutdown_background();
+    let results = results?;
     if !json {
         report::table(&results);
     }

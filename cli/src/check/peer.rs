@@ -13,10 +13,10 @@ use acp_engine::schema::{
     SelectedPermissionOutcome, TerminalExitStatus, TerminalOutputResponse, WaitForTerminalExitResponse,
     WriteTextFileResponse,
 };
-use acp_engine::{from_raw, RequestError};
+use acp_engine::{from_raw, ProcessTree, RequestError};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{ChildStdin, Command};
 use tokio::sync::mpsc;
 
 /// How much of the agent's stderr is kept as evidence.
@@ -31,7 +31,7 @@ pub enum Incoming {
 }
 
 pub struct AgentUnderTest {
-    child: Child,
+    child: ProcessTree,
     stdin: Option<ChildStdin>,
     incoming: mpsc::UnboundedReceiver<Incoming>,
     closed: bool,
@@ -46,14 +46,17 @@ pub struct AgentUnderTest {
 }
 
 impl AgentUnderTest {
+    /// Start the agent (in our working directory: its command may name
+    /// files relative to it; sessions get a directory of their own).
     pub fn spawn(command: &[String]) -> std::io::Result<Self> {
-        let mut child = Command::new(&command[0])
+        let mut spawn = Command::new(&command[0]);
+        spawn
             .args(&command[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
+            .stderr(Stdio::piped());
+        let mut tree = ProcessTree::spawn(&mut spawn)?;
+        let child = tree.child_mut();
         let stdout = child.stdout.take().expect("piped");
         let mut stderr_pipe = child.stderr.take().expect("piped");
         let (tx, incoming) = mpsc::unbounded_channel();
@@ -90,7 +93,7 @@ impl AgentUnderTest {
         });
         Ok(Self {
             stdin: child.stdin.take(),
-            child,
+            child: tree,
             incoming,
             closed: false,
             hold_permissions: false,
@@ -251,6 +254,27 @@ impl AgentUnderTest {
         }
     }
 
+    /// Read what the agent still wrote within `wait` (as evidence of a
+    /// failure: a crash message, a line that is not JSON).
+    pub async fn gather(&mut self, wait: Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        while !self.closed {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if self.next(left).await.is_none() {
+                break;
+            }
+        }
+    }
+
+    /// How the agent exited, if it has.
+    pub fn exit(&mut self) -> Option<String> {
+        self.child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|status| status.to_string())
+    }
+
     /// Still running?
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -271,14 +295,10 @@ impl AgentUnderTest {
             .join(" | ")
     }
 
-    /// Stop the agent: stdin closed, a moment to exit, then killed.
+    /// Stop the agent: stdin closed, a moment to exit, then its whole
+    /// process tree stopped (nothing a case started outlives it).
     pub async fn stop(mut self) {
         self.stdin = None;
-        if tokio::time::timeout(Duration::from_millis(500), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+        self.child.stop(Duration::from_millis(500)).await;
     }
 }

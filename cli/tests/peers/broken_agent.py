@@ -3,16 +3,37 @@ rule, for `acp-engine check agent`'s own tests.
 
 usage: broken_agent.py [DEFECT]
 
-DEFECT is one of: ordering (a message chunk after the turn's answer),
-no-invalid-params (session/new takes any params), crash-on-garbage (exits
-on a line that is not JSON), no-cancel (a cancelled turn ends end_turn).
+DEFECT is one or more, comma-separated, of: ordering (a message chunk
+after the turn's answer), no-invalid-params (session/new takes any
+params), crash-on-garbage (exits on a line that is not JSON), no-cancel (a
+cancelled turn ends end_turn). And traits that are no defect: bare-init
+(initialize answers without agentCapabilities), needs-auth (session/new
+is refused -32000 until `authenticate` with method "key"), one-dir
+(session/new fails in a cwd another session already used: it leaves a
+file there), tree (starts a grandchild that ignores SIGTERM, and ignores
+the end of its input and SIGTERM itself; both pids are appended to the
+file $BROKEN_AGENT_PIDS).
 A turn sends a message chunk, asks one permission, and ends when it is
 answered.
 """
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 
+defects = set(sys.argv[1].split(",")) if len(sys.argv) > 1 else set()
 defect = sys.argv[1] if len(sys.argv) > 1 else ""
+authenticated = False
+
+if "tree" in defects:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    grandchild = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)"],
+        stdin=subprocess.DEVNULL)
+    with open(os.environ["BROKEN_AGENT_PIDS"], "a") as pids:
+        pids.write("%d\n%d\n" % (os.getpid(), grandchild.pid))
 turns = {}  # permission request id -> (prompt id, session id)
 cancelled = set()  # sessions whose turn the client cancelled
 next_id = 0
@@ -35,12 +56,31 @@ def chunk(session, text):
 def request(message):
     global next_id
     id, method, params = message.get("id"), message["method"], message.get("params") or {}
+    global authenticated
     if method == "initialize":
-        send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+        result = {"protocolVersion": 1}
+        if "bare-init" not in defects:
+            result["agentCapabilities"] = {}
+        if "needs-auth" in defects:
+            result["authMethods"] = [{"id": "key", "name": "API key"}]
+        send({"id": id, "result": result})
+    elif method == "authenticate":
+        if params.get("methodId") != "key":
+            return error(id, -32602, "Invalid params")
+        authenticated = True
+        send({"id": id, "result": {}})
     elif method == "session/new":
         valid = isinstance(params.get("cwd"), str) and isinstance(params.get("mcpServers"), list)
         if not valid and defect != "no-invalid-params":
             return error(id, -32602, "Invalid params")
+        if "needs-auth" in defects and not authenticated:
+            return error(id, -32000, "Authentication required")
+        if "one-dir" in defects:
+            marker = os.path.join(params["cwd"], "broken-agent-was-here-%d" % os.getpid())
+            if any(name.startswith("broken-agent-was-here-") and name != os.path.basename(marker)
+                   for name in os.listdir(params["cwd"])):
+                return error(id, -32603, "Internal error: another session used this directory")
+            open(marker, "w").close()
         send({"id": id, "result": {"sessionId": "s%d" % id if isinstance(id, int) else "s-" + str(id)}})
     elif method == "session/prompt":
         if not isinstance(params.get("prompt"), list) or not isinstance(params.get("sessionId"), str):
@@ -102,3 +142,8 @@ for line in sys.stdin:
         notification(message)
     else:
         response(message)
+
+if "tree" in defects:
+    # Deaf to the end of its input, as some real agents are.
+    while True:
+        time.sleep(1)
