@@ -2,9 +2,10 @@
 //! hands permission requests to the person at the keyboard, serves files
 //! inside the working directory and runs terminals.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use acp_engine::schema::*;
 use acp_engine::{Client, RequestError};
@@ -27,6 +28,18 @@ pub struct RunClient {
     /// Answer every permission request with its first "allow" option.
     pub yes: bool,
     pub terminals: Arc<Terminals>,
+    /// Tool call titles by id: later updates usually carry only the id.
+    pub titles: Mutex<HashMap<String, String>>,
+    /// What was streamed last (a message or a thought), to break the line
+    /// when the other starts.
+    pub streaming: Mutex<Option<Streamed>>,
+}
+
+/// A kind of streamed text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Streamed {
+    Message,
+    Thought,
 }
 
 impl RunClient {
@@ -52,9 +65,40 @@ impl RunClient {
     }
 
     fn say(&self, text: &str) {
+        *self.streaming.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.write(text);
+    }
+
+    fn write(&self, text: &str) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
+    }
+
+    /// A chunk of a message or thought: on a new line when the other kind
+    /// was streaming.
+    fn stream(&self, kind: Streamed, text: &str) {
+        let mut streaming = self.streaming.lock().unwrap_or_else(|p| p.into_inner());
+        if streaming.is_some_and(|last| last != kind) {
+            self.write("\n");
+        }
+        *streaming = Some(kind);
+        self.write(text);
+    }
+
+    /// The title a tool call was announced with, else its id.
+    fn title(&self, id: &ToolCallId, title: Option<String>) -> String {
+        let mut titles = self.titles.lock().unwrap_or_else(|p| p.into_inner());
+        match title {
+            Some(title) => {
+                titles.insert(id.to_string(), title.clone());
+                title
+            }
+            None => titles
+                .get(&id.to_string())
+                .cloned()
+                .unwrap_or_else(|| id.to_string()),
+        }
     }
 }
 
@@ -70,11 +114,26 @@ impl Client for RunClient {
                     PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways
                 )
             });
+            let title = self.title(&params.tool_call.tool_call_id, params.tool_call.title.clone());
             let outcome = match allow {
-                Some(option) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-                    option.option_id.clone(),
-                )),
-                None => RequestPermissionOutcome::Cancelled,
+                Some(option) => {
+                    self.say(
+                        &self
+                            .style
+                            .dim(&format!("\n[--yes: allowed {title}: {}]\n", option.name)),
+                    );
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                        option.option_id.clone(),
+                    ))
+                }
+                None => {
+                    self.say(
+                        &self
+                            .style
+                            .dim(&format!("\n[--yes: no allow option for {title}; cancelled]\n")),
+                    );
+                    RequestPermissionOutcome::Cancelled
+                }
             };
             return Ok(RequestPermissionResponse::new(outcome));
         }
@@ -91,19 +150,39 @@ impl Client for RunClient {
     async fn session_update(&self, params: SessionNotification) -> Result<(), RequestError> {
         let style = self.style;
         match params.update {
-            SessionUpdate::AgentMessageChunk(chunk) => self.say(&text_of(&chunk.content)),
-            SessionUpdate::AgentThoughtChunk(chunk) => self.say(&style.dim(&text_of(&chunk.content))),
+            SessionUpdate::AgentMessageChunk(chunk) => {
+                self.stream(Streamed::Message, &text_of(&chunk.content))
+            }
+            SessionUpdate::AgentThoughtChunk(chunk) => {
+                self.stream(Streamed::Thought, &style.dim(&text_of(&chunk.content)))
+            }
             SessionUpdate::ToolCall(call) => {
                 let status = call
                     .status
                     .map(|status| format!(" [{status}]"))
                     .unwrap_or_default();
-                self.say(&style.tool(&format!("\n⚙ {}{status}\n", call.title)));
+                let title = self.title(&call.tool_call_id, Some(call.title));
+                self.say(&style.tool(&format!("\n⚙ {title}{status}\n")));
             }
             SessionUpdate::ToolCallUpdate(update) => {
+                let title = self.title(&update.tool_call_id, update.title.clone());
                 if let Some(status) = update.status {
-                    let title = update.title.unwrap_or_else(|| update.tool_call_id.to_string());
                     self.say(&style.tool(&format!("⚙ {title} [{status}]\n")));
+                    // Why it failed: the text the agent attached.
+                    if status == ToolCallStatus::Failed {
+                        let why: Vec<String> = update
+                            .content
+                            .iter()
+                            .flatten()
+                            .filter_map(|content| match content {
+                                ToolCallContent::Content(block) => Some(text_of(&block.content)),
+                                _ => None,
+                            })
+                            .collect();
+                        if !why.is_empty() {
+                            self.say(&style.ask(&format!("  {}\n", why.join("\n  "))));
+                        }
+                    }
                 }
             }
             SessionUpdate::Plan(plan) => {

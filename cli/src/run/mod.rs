@@ -7,6 +7,7 @@
 mod client;
 mod terminals;
 
+use std::collections::VecDeque;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use client::{Ask, RunClient};
 
 const HELP: &str = "\
 usage: acp-engine run [options] -- AGENT_COMMAND [ARGS...]
-       acp-engine run [options] -- ws://HOST:PORT/PATH
+       acp-engine run [options] -- URL   (ws://, wss://, http://, https://)
 
 A terminal client for any agent. Type a prompt and press Enter: the
 agent's message, thoughts, plan and tool calls appear as they stream in. A
@@ -112,7 +113,7 @@ async fn run(options: Options) -> Result<(), Failure> {
         cwd,
         style,
     } = options;
-    let (asks_tx, mut asks) = mpsc::unbounded_channel();
+    let (asks_tx, asks) = mpsc::unbounded_channel();
     let terminals = Arc::new(terminals::Terminals::default());
     let make_client = {
         let (cwd, terminals) = (cwd.clone(), terminals.clone());
@@ -122,8 +123,13 @@ async fn run(options: Options) -> Result<(), Failure> {
             asks: asks_tx,
             yes,
             terminals,
+            titles: Default::default(),
+            streaming: Default::default(),
         }
     };
+    // From the start Ctrl-C is ours: one while the agent starts must stop
+    // it, not leave it running in its own process group.
+    let mut stops = Stops::listen()?;
     let remote = agent.len() == 1 && remote::is_url(&agent[0]);
     let connection = if remote {
         let options = remote::ConnectOptions {
@@ -132,13 +138,73 @@ async fn run(options: Options) -> Result<(), Failure> {
         };
         ClientSideConnection::new(make_client, remote::dial(&agent[0], &options))
     } else {
-        // Its own process group: Ctrl-C here cancels a turn, it does not
-        // kill the agent.
-        let spawn = SpawnOptions::new(&agent[0])
-            .args(&agent[1..])
-            .own_process_group(true);
+        crate::agent_command::require(&agent)?;
+        // Its own process group (the default): Ctrl-C here cancels a turn, it
+        // does not kill the agent; closing stops the agent's whole tree.
+        let spawn = SpawnOptions::new(&agent[0]).args(&agent[1..]);
         spawn_agent(spawn, make_client).map_err(|error| Failure::Run(error.to_string()))?
     };
+    let started = tokio::select! {
+        started = start(&connection, &agent, &cwd) => started,
+        signal = stops.any() => Err(Failure::Exit(128 + signal as u8)),
+    };
+    let (name, session) = match started {
+        Ok(started) => started,
+        Err(failure) => {
+            connection.close();
+            connection.closed().await;
+            return Err(failure);
+        }
+    };
+    println!(
+        "{}",
+        style.dim(&format!(
+            "connected to {name}, session {session} in {}\ntype a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D quits",
+            cwd.display()
+        ))
+    );
+    let outcome = converse(&connection, session, style, &mut stops, asks).await;
+    connection.close();
+    connection.closed().await;
+    println!();
+    outcome
+}
+
+/// SIGINT (cancel a turn, or quit), and SIGTERM / SIGHUP (quit).
+struct Stops {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl Stops {
+    fn listen() -> Result<Self, Failure> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen =
+            |kind| signal(kind).map_err(|error| Failure::Run(format!("cannot handle signals: {error}")));
+        Ok(Self {
+            interrupt: listen(SignalKind::interrupt())?,
+            terminate: listen(SignalKind::terminate())?,
+            hangup: listen(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next of any of them.
+    async fn any(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.interrupt.recv() => libc::SIGINT,
+            _ = self.terminate.recv() => libc::SIGTERM,
+            _ = self.hangup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
+/// `initialize` and `session/new`: the agent's name and the session.
+async fn start(
+    connection: &ClientSideConnection,
+    agent: &[String],
+    cwd: &std::path::Path,
+) -> Result<(String, SessionId), Failure> {
     let failed = |error: acp_engine::RequestError| Failure::Run(format!("the agent failed: {error}"));
 
     let mut init = InitializeRequest::new(1);
@@ -162,18 +228,21 @@ async fn run(options: Options) -> Result<(), Failure> {
         .await
         .map_err(failed)?
         .session_id;
-    println!(
-        "{}",
-        style.dim(&format!(
-            "connected to {name}, session {session} in {}\ntype a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D quits",
-            cwd.display()
-        ))
-    );
+    Ok((name, session))
+}
 
-    // Before the first turn: from here on Ctrl-C is ours to handle.
-    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|error| Failure::Run(error.to_string()))?;
+/// Prompts from stdin, one turn at a time, until stdin ends or a signal
+/// says to quit.
+async fn converse(
+    connection: &ClientSideConnection,
+    session: SessionId,
+    style: Style,
+    stops: &mut Stops,
+    mut asks: mpsc::UnboundedReceiver<Ask>,
+) -> Result<(), Failure> {
     let mut lines = read_lines();
+    // Lines that arrived during a turn: each is the next prompt, in order.
+    let mut queued: VecDeque<String> = VecDeque::new();
     let mut turn: Option<tokio::task::JoinHandle<_>> = None;
     let mut asking: Option<Ask> = None;
     let mut cancelling = false;
@@ -183,9 +252,14 @@ async fn run(options: Options) -> Result<(), Failure> {
         tokio::select! {
             line = lines.recv(), if !input_ended => {
                 let Some(line) = line else {
-                    // Piped input ended: let the running turn finish first.
+                    // Input ended: nobody is left to answer a permission request
+                    // (it is answered `cancelled`); the running turn and the
+                    // queued prompts go on first.
                     input_ended = true;
-                    if turn.is_none() {
+                    if asking.take().is_some() {
+                        println!("{}", style.dim("[input ended: permission cancelled]"));
+                    }
+                    if turn.is_none() && queued.is_empty() {
                         break;
                     }
                     continue;
@@ -194,17 +268,20 @@ async fn run(options: Options) -> Result<(), Failure> {
                     asking = answer(ask, line.trim(), style);
                     continue;
                 }
-                if turn.is_some() {
-                    println!("{}", style.dim("(the agent is still working: wait, or Ctrl-C to cancel)"));
-                    continue;
-                }
                 if line.trim().is_empty() {
-                    prompt_marker(style);
+                    if turn.is_none() {
+                        prompt_marker(style);
+                    }
                     continue;
                 }
-                let request = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(line.trim_end()))]);
-                let connection = connection.clone();
-                turn = Some(tokio::spawn(async move { connection.prompt(request).await }));
+                if turn.is_some() {
+                    queued.push_back(line);
+                    if std::io::stdin().is_terminal() {
+                        println!("{}", style.dim("(queued: sent when this turn ends)"));
+                    }
+                    continue;
+                }
+                turn = Some(send_prompt(connection, &session, &line));
                 cancelling = false;
             }
             ask = asks.recv() => {
@@ -220,12 +297,21 @@ async fn run(options: Options) -> Result<(), Failure> {
                     Ok(Err(error)) => println!("\n{}", style.ask(&format!("[the turn failed: {error}]"))),
                     Err(_) => break,
                 }
+                if let Some(line) = queued.pop_front() {
+                    prompt_marker(style);
+                    println!("{}", line.trim_end());
+                    turn = Some(send_prompt(connection, &session, &line));
+                    cancelling = false;
+                    continue;
+                }
                 if input_ended {
                     break;
                 }
                 prompt_marker(style);
             }
-            _ = interrupts.recv() => {
+            _ = stops.terminate.recv() => return Err(Failure::Exit(128 + libc::SIGTERM as u8)),
+            _ = stops.hangup.recv() => return Err(Failure::Exit(128 + libc::SIGHUP as u8)),
+            _ = stops.interrupt.recv() => {
                 if turn.is_none() || cancelling {
                     break;
                 }
@@ -242,10 +328,21 @@ async fn run(options: Options) -> Result<(), Failure> {
             }
         }
     }
-    connection.close();
-    connection.closed().await;
-    println!();
     Ok(())
+}
+
+/// Start a turn with `line` as its prompt.
+fn send_prompt(
+    connection: &ClientSideConnection,
+    session: &SessionId,
+    line: &str,
+) -> tokio::task::JoinHandle<Result<PromptResponse, acp_engine::RequestError>> {
+    let request = PromptRequest::new(
+        session.clone(),
+        vec![ContentBlock::Text(TextContent::new(line.trim_end()))],
+    );
+    let connection = connection.clone();
+    tokio::spawn(async move { connection.prompt(request).await })
 }
 
 fn prompt_marker(style: Style) {
