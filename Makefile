@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build test test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build test test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -22,7 +22,7 @@ demo:
 ## test: every test: schema and generated code in sync, Rust, C, Python, Node, Go and
 ## Kotlin suites, the malformed-input corpus, interop with the official SDKs, the README
 ## programs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-view test-readme bench-quick
+test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-real test-view test-readme bench-quick
 
 ## build: every crate of the workspace with its examples and binaries, debug: the one
 ## build the suites share (the same packages each time, so cargo resolves one feature
@@ -90,6 +90,13 @@ test-trace: build
 test-check: build
 	bash interop/setup.sh >/dev/null
 	bash interop/check.sh
+
+## test-real: real ACP programs from npm, pinned (interop/real/package.json): acpx drives
+## every language's example agent (stdio, and through connect / serve); claude-agent-acp,
+## on a fake model server on loopback, under run, check agent, trace and serve
+test-real: build
+	bash interop/real/setup.sh >/dev/null
+	python3 interop/real/run.py
 
 ## test-view: `acp-engine view` pages in a real browser (Debian's chromium, driven by
 ## playwright-core): a traced session and a 100,000-message trace; screenshots in target/view-test/
