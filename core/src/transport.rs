@@ -139,6 +139,30 @@ impl Transport {
     }
 }
 
+/// Why a transport failed, in words of its own: an I/O error carrying one
+/// is the connection's close reason as it is, not "read error: ...".
+#[derive(Debug)]
+pub(crate) struct TransportFailure(pub String);
+
+impl std::fmt::Display for TransportFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TransportFailure {}
+
+/// The close reason for an I/O `error` while `doing` ("read", "write").
+pub(crate) fn failure_reason(doing: &str, error: &std::io::Error) -> String {
+    match error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<TransportFailure>())
+    {
+        Some(failure) => failure.0.clone(),
+        None => format!("{doing} error: {error}"),
+    }
+}
+
 /// Our stderr for a child, as a duplicate: `Stdio::inherit()` would hand
 /// over fd 2 as is, and a host that opened it close-on-exec (Node does)
 /// would start the child with no stderr at all.

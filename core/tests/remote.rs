@@ -340,14 +340,26 @@ fn a_server_killed_mid_request_fails_what_is_pending() {
                 tokio::spawn(async move { client.send_request::<_, Value>("hang", &json!({})).await })
             };
             tokio::time::sleep(Duration::from_millis(50)).await;
+            // And one in a session: over HTTP it waits on the session's stream.
+            let in_session = {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    client
+                        .send_request::<_, Value>("hang", &json!({ "sessionId": "s" }))
+                        .await
+                })
+            };
+            tokio::time::sleep(Duration::from_millis(50)).await;
             drop(server);
             server_runtime.shutdown_background();
-            let error = tokio::time::timeout(PATIENCE, pending)
-                .await
-                .expect("no hang")
-                .unwrap()
-                .unwrap_err();
-            assert!(error.is_connection_closed(), "{via:?}: {error}");
+            for pending in [pending, in_session] {
+                let error = tokio::time::timeout(PATIENCE, pending)
+                    .await
+                    .expect("no hang")
+                    .unwrap()
+                    .unwrap_err();
+                assert!(error.is_connection_closed(), "{via:?}: {error}");
+            }
         });
     }
 }
@@ -609,8 +621,11 @@ async fn a_dialled_transport_closes_with_the_reason_it_could_not_connect() {
         "ftp://x/".to_owned(),
     ] {
         let reason = refusal(&url, &ConnectOptions::default()).await;
-        assert!(reason.contains("cannot connect"), "{url}: {reason}");
+        // The reason itself, not dressed as a failed read of a stream.
+        assert!(reason.starts_with("cannot connect to "), "{url}: {reason}");
     }
+    let reason = refusal("ws://127.0.0.1:99999/acp", &ConnectOptions::default()).await;
+    assert!(reason.contains("99999 is not a port"), "{reason}");
     assert!(remote::is_url("HTTPS://h/acp") && remote::is_url("ws://h") && !remote::is_url("my-agent"));
 }
 

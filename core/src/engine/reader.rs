@@ -103,7 +103,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut reader: Reader) {
         match read {
             Ok(true) => {}
             Ok(false) => break Some("peer closed the connection".to_owned()),
-            Err(error) => break Some(format!("read error: {error}")),
+            Err(error) => break Some(crate::transport::failure_reason("read", &error)),
         }
     };
     if let Some(reason) = reason {
@@ -231,7 +231,7 @@ impl HostReader {
         let ended = match read {
             None | Some(Ok(true)) => return Pumped::Read,
             Some(Ok(false)) => "peer closed the connection".to_owned(),
-            Some(Err(error)) => format!("read error: {error}"),
+            Some(Err(error)) => crate::transport::failure_reason("read", &error),
         };
         *slot = None;
         drop(slot);

@@ -52,9 +52,20 @@ impl Endpoint {
         if authority.as_str().contains('@') {
             return Err(invalid("user info in the URL is not supported: pass a token"));
         }
-        let port = authority
-            .port_u16()
-            .unwrap_or(if scheme.tls() { 443 } else { 80 });
+        // A port that is no port (99999 does not fit 16 bits) reads as none:
+        // connecting to the scheme's default instead would report a refusal
+        // from elsewhere.
+        let text = authority.as_str();
+        let after_host = match text.strip_prefix('[') {
+            Some(v6) => v6.split_once(']').map_or("", |(_, rest)| rest),
+            None => text,
+        };
+        let port = match (authority.port_u16(), after_host.split_once(':')) {
+            (Some(port), _) => port,
+            (None, Some((_, port))) => return Err(invalid(&format!("{port} is not a port (0 to 65535)"))),
+            (None, None) if scheme.tls() => 443,
+            (None, None) => 80,
+        };
         let target = uri
             .path_and_query()
             .map_or("/", |target| target.as_str())
@@ -79,6 +90,15 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_out_of_range_is_refused() {
+        let error = Endpoint::parse("ws://127.0.0.1:99999/acp")
+            .err()
+            .expect("refused");
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+        assert!(error.to_string().contains("99999 is not a port"), "{error}");
+    }
 
     #[test]
     fn urls_name_their_transport_and_default_port() {

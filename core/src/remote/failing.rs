@@ -28,7 +28,10 @@ pub(crate) fn transport(lines: Lines, failure: Failure) -> Transport {
 }
 
 fn failed(failure: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::ConnectionAborted, failure.to_owned())
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        crate::transport::TransportFailure(failure.to_owned()),
+    )
 }
 
 struct FailingReader {

@@ -33,6 +33,7 @@ use super::endpoint::Endpoint;
 use super::failing::Failure;
 use super::peek::{self, Kind};
 use super::{net, sse, ConnectOptions};
+use crate::error::{codes, RequestError};
 use crate::message::RequestId;
 use crate::schema::method;
 
@@ -415,12 +416,18 @@ impl Client {
             }
             orphans
         };
-        let message = match reason {
-            Some(reason) => format!("ACP session SSE stream closed: {reason}"),
-            None => "ACP session SSE stream closed".to_owned(),
+        // Ended by the server (a clean end of the stream): -32603, as the
+        // official client answers. Broken off (the server died, the network
+        // failed): the connection's own "closed" error, -32099, which callers
+        // check with `is_connection_closed()`.
+        let error = match reason {
+            Some(reason) => {
+                RequestError::connection_closed(&format!("ACP session SSE stream closed: {reason}"))
+            }
+            None => RequestError::new(codes::INTERNAL_ERROR, "ACP session SSE stream closed"),
         };
         for id in orphans {
-            self.answer_error(&id, &message, None).await;
+            self.answer(&id, &error).await;
         }
     }
 
@@ -570,6 +577,12 @@ impl Client {
     }
 
     /// Answer one of our requests with an error, on the agent's behalf.
+    /// Answer request `id` with `error`, as if the agent had.
+    async fn answer(&self, id: &RequestId, error: &RequestError) {
+        let answer = json!({ "jsonrpc": "2.0", "id": id, "error": error });
+        self.deliver(answer.to_string().into_bytes()).await;
+    }
+
     async fn answer_error(&self, id: &RequestId, message: &str, data: Option<serde_json::Value>) {
         let mut error = json!({ "code": -32603, "message": message });
         if let Some(data) = data {
