@@ -33,6 +33,9 @@ run commands there (terminals). Colour only on a terminal.
 options:
   --cwd DIR       the session's working directory (default: the current one)
   --yes           answer every permission request with its first allow option
+  --auth METHOD   authenticate with this method (an id from the agent's authMethods)
+                  before the session; without it, an agent that requires
+                  authentication lists its methods (on a terminal: pick one by number)
   --token TOKEN   for a remote agent: `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
   -h, --help      this text
 ";
@@ -63,7 +66,7 @@ impl Style {
 }
 
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
-    let args = Args::parse_with_flags(argv, &["cwd", "token"], &["yes"])?;
+    let args = Args::parse_with_flags(argv, &["cwd", "token", "auth"], &["yes"])?;
     if args.help {
         print!("{HELP}");
         return Ok(());
@@ -87,6 +90,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         agent: args.rest.clone(),
         token: args::token(&args),
         yes: args.flag("yes"),
+        auth: args.value("auth").map(str::to_owned),
         cwd,
         style,
     };
@@ -101,6 +105,7 @@ struct Options {
     agent: Vec<String>,
     token: Option<String>,
     yes: bool,
+    auth: Option<String>,
     cwd: std::path::PathBuf,
     style: Style,
 }
@@ -110,6 +115,7 @@ async fn run(options: Options) -> Result<(), Failure> {
         agent,
         token,
         yes,
+        auth,
         cwd,
         style,
     } = options;
@@ -145,7 +151,7 @@ async fn run(options: Options) -> Result<(), Failure> {
         spawn_agent(spawn, make_client).map_err(|error| Failure::Run(error.to_string()))?
     };
     let started = tokio::select! {
-        started = start(&connection, &agent, &cwd) => started,
+        started = start(&connection, &agent, &cwd, auth) => started,
         signal = stops.any() => Err(Failure::Exit(128 + signal as u8)),
     };
     let (name, session) = match started {
@@ -199,11 +205,14 @@ impl Stops {
     }
 }
 
-/// `initialize` and `session/new`: the agent's name and the session.
+/// `initialize`, `authenticate` (with `--auth`, or when the agent asks for
+/// it and the person picks a method) and `session/new`: the agent's name
+/// and the session.
 async fn start(
     connection: &ClientSideConnection,
     agent: &[String],
     cwd: &std::path::Path,
+    auth: Option<String>,
 ) -> Result<(String, SessionId), Failure> {
     let failed = |error: acp_engine::RequestError| Failure::Run(format!("the agent failed: {error}"));
 
@@ -218,17 +227,85 @@ async fn start(
         ..Default::default()
     });
     init.client_info = Some(Implementation::new("acp-engine run", env!("CARGO_PKG_VERSION")));
-    let initialized = connection.initialize(init).await.map_err(failed)?;
+    let initialized = connection
+        .initialize(init)
+        .await
+        .map_err(|error| Failure::Run(format!("the agent did not answer initialize: {error}")))?;
     let name = initialized
         .agent_info
         .map(|info| format!("{} {}", info.name, info.version))
         .unwrap_or_else(|| agent.join(" "));
-    let session = connection
-        .new_session(NewSessionRequest::new(cwd.display().to_string(), vec![]))
+    let methods: Vec<(String, String)> = initialized
+        .auth_methods
+        .unwrap_or_default()
+        .into_iter()
+        .map(|method| match method {
+            AuthMethod::Agent(method) => (method.id.to_string(), method.name),
+            AuthMethod::Terminal(method) => (method.id.to_string(), method.name),
+        })
+        .collect();
+    if let Some(method) = auth {
+        authenticate(connection, &method).await?;
+    }
+    let new_session = || connection.new_session(NewSessionRequest::new(cwd.display().to_string(), vec![]));
+    let session = match new_session().await {
+        Ok(session) => session,
+        Err(error) if error.code == acp_engine::error::codes::AUTH_REQUIRED => {
+            let method = choose_auth(&methods).await?;
+            authenticate(connection, &method).await?;
+            new_session().await.map_err(failed)?
+        }
+        Err(error) => return Err(failed(error)),
+    };
+    Ok((name, session.session_id))
+}
+
+async fn authenticate(connection: &ClientSideConnection, method: &str) -> Result<(), Failure> {
+    connection
+        .authenticate(AuthenticateRequest::new(method.to_owned()))
         .await
-        .map_err(failed)?
-        .session_id;
-    Ok((name, session))
+        .map(drop)
+        .map_err(|error| Failure::Run(format!("authentication with {method:?} failed: {error}")))
+}
+
+/// The agent requires authentication: the method the person picks (on a
+/// terminal), else a failure that lists the methods offered.
+async fn choose_auth(methods: &[(String, String)]) -> Result<String, Failure> {
+    let listed: Vec<String> = methods
+        .iter()
+        .map(|(id, name)| format!("{id} ({name})"))
+        .collect();
+    if methods.is_empty() {
+        return Err(Failure::Run(
+            "the agent requires authentication and offers no authMethods".to_owned(),
+        ));
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::Run(format!(
+            "the agent requires authentication; it offers: {}; pass --auth METHOD",
+            listed.join(", ")
+        )));
+    }
+    let mut text = String::from("the agent requires authentication:\n");
+    for (number, method) in listed.iter().enumerate() {
+        text.push_str(&format!("  {}) {method}\n", number + 1));
+    }
+    print!("{text}choose a number: ");
+    let _ = std::io::stdout().flush();
+    let count = methods.len();
+    let chosen = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).ok()?;
+        line.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=count).contains(n))
+    })
+    .await
+    .ok()
+    .flatten()
+    .ok_or_else(|| Failure::Run("no authentication method chosen".to_owned()))?;
+    Ok(methods[chosen - 1].0.clone())
 }
 
 /// Prompts from stdin, one turn at a time, until stdin ends or a signal
@@ -287,6 +364,11 @@ async fn converse(
             ask = asks.recv() => {
                 let Some(ask) = ask else { continue };
                 show(&ask, style);
+                if input_ended {
+                    // Nobody is left to answer: dropped, it is answered `cancelled`.
+                    println!("{}", style.dim("[input ended: permission cancelled]"));
+                    continue;
+                }
                 asking = Some(ask);
             }
             ended = async { turn.as_mut().expect("a turn").await }, if turn.is_some() => {
