@@ -52,7 +52,7 @@ async def connect_agent(
     limits: Optional[Limits] = None,
 ) -> AsyncIterator[ClientSideConnection]:
     """Connect to a remote agent as ``client_factory(conn)``:
-    ``async with connect_agent(MyClient, "http://host:8080/acp") as agent: ...``
+    ``async with connect_agent(lambda conn: MyClient(), "http://host:8080/acp") as agent: ...``
     (``ws://``, ``wss://``, ``http://`` or ``https://``; see :func:`remote_stream`).
     On exit the connection is closed."""
     stream = remote_stream(url, token=token, ca_file=ca_file)

@@ -153,7 +153,8 @@ def build_go(blocks: List[Block], work: Path) -> Built:
     built with cgo finding the library through pkg-config only."""
     prefix = work / "go-prefix"
     error = run(["make", "-s", "install", f"PREFIX={prefix}"], ROOT)
-    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"), GOTOOLCHAIN="local", GOFLAGS="-mod=mod")
+    # No -mod=mod: the steps are go/README.md's, `go mod tidy` among them.
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"), GOTOOLCHAIN="local")
     built: Built = {}
     for block in blocks:
         module = work / program_name(block)
@@ -167,6 +168,7 @@ def build_go(blocks: List[Block], work: Path) -> Built:
         binary = module / "program"
         built[block] = (
             error
+            or run(["go", "mod", "tidy"], module, env)
             or run(["go", "vet", "./..."], module, env)
             or run(["go", "build", "-o", str(binary), "."], module, env)
             or [str(binary)]
