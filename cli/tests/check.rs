@@ -62,6 +62,7 @@ fn each_broken_agent_fails_the_case_for_its_defect() {
         ("no-invalid-params", &["invalid-params"][..]),
         ("crash-on-garbage", &["garbage-then-turn", "parse-error"][..]),
         ("no-cancel", &["session-cancel"][..]),
+        ("ignores-capabilities", &["client-capabilities"][..]),
     ] {
         let agent = broken(defect);
         let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
@@ -95,7 +96,7 @@ fn the_junit_report_and_the_table_name_the_failure() {
         .find(|line| line.starts_with("session-cancel"))
         .unwrap();
     assert!(row.contains("FAIL") && row.contains("end_turn"), "{row}");
-    assert!(table.contains("11 passed, 1 failed, 0 skipped"), "{table}");
+    assert!(table.contains("12 passed, 1 failed, 0 skipped"), "{table}");
     assert!(!table.contains('\x1b'), "no colour when stdout is not a terminal");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("failures=\"1\""), "{xml}");

@@ -58,6 +58,11 @@ struct ExampleAgent {
     next_session: AtomicU64,
     /// The client can show notices and compactions (its capabilities).
     client_shows_news: AtomicBool,
+    /// What the client said it can do: read files, write them, run terminals
+    /// (an agent asks only for what the client advertised).
+    client_reads: AtomicBool,
+    client_writes: AtomicBool,
+    client_terminals: AtomicBool,
 }
 
 impl ExampleAgent {
@@ -67,6 +72,9 @@ impl ExampleAgent {
             sessions: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
             client_shows_news: AtomicBool::new(false),
+            client_reads: AtomicBool::new(false),
+            client_writes: AtomicBool::new(false),
+            client_terminals: AtomicBool::new(false),
         }
     }
 
@@ -126,11 +134,42 @@ impl ExampleAgent {
             self.report_compaction(session_id).await?;
         }
         self.say(session_id, "Hello! ").await?;
+        if !self.client_reads.load(Ordering::Relaxed) {
+            self.say(session_id, "(this client cannot read files: nothing read)")
+                .await?;
+        } else if let Some(stop) = self.read_hello(session_id, &cwd).await? {
+            return Ok(stop);
+        }
+        if self.client_writes.load(Ordering::Relaxed) {
+            let written = cwd.join("written.txt").display().to_string();
+            let write = WriteTextFileRequest::new(session_id.clone(), written, "written by agent");
+            self.client.write_text_file(write).await?;
+        }
+        if self.client_terminals.load(Ordering::Relaxed) {
+            let mut command = CreateTerminalRequest::new(session_id.clone(), "echo");
+            command.args = Some(vec!["hi".into()]);
+            let terminal = self.client.create_terminal(command).await?;
+            terminal.wait_for_exit().await?;
+            let output = terminal.current_output().await?;
+            self.say(session_id, format!("terminal said: {}", output.output.trim()))
+                .await?;
+            terminal.release().await?;
+        }
+        Ok(StopReason::EndTurn)
+    }
+
+    /// Ask to read `hello.txt`, then read it and say what it holds: None to
+    /// go on, or the turn's end (cancelled, or the read refused).
+    async fn read_hello(
+        &self,
+        session_id: &SessionId,
+        cwd: &std::path::Path,
+    ) -> Result<Option<StopReason>, RequestError> {
         match self.ask_permission(session_id).await? {
-            None => return Ok(StopReason::Cancelled),
+            None => return Ok(Some(StopReason::Cancelled)),
             Some(false) => {
                 self.say(session_id, "You did not let me read hello.txt.").await?;
-                return Ok(StopReason::EndTurn);
+                return Ok(Some(StopReason::EndTurn));
             }
             Some(true) => {}
         }
@@ -140,26 +179,21 @@ impl ExampleAgent {
             .read_text_file(ReadTextFileRequest::new(session_id.clone(), path))
             .await?;
         self.say(session_id, file.content).await?;
-
-        let written = cwd.join("written.txt").display().to_string();
-        let write = WriteTextFileRequest::new(session_id.clone(), written, "written by agent");
-        self.client.write_text_file(write).await?;
-
-        let mut command = CreateTerminalRequest::new(session_id.clone(), "echo");
-        command.args = Some(vec!["hi".into()]);
-        let terminal = self.client.create_terminal(command).await?;
-        terminal.wait_for_exit().await?;
-        let output = terminal.current_output().await?;
-        self.say(session_id, format!("terminal said: {}", output.output.trim()))
-            .await?;
-        terminal.release().await?;
-        Ok(StopReason::EndTurn)
+        Ok(None)
     }
 }
 
 impl Agent for ExampleAgent {
     async fn initialize(&self, params: InitializeRequest) -> Result<InitializeResponse, RequestError> {
-        let session = params.client_capabilities.and_then(|c| c.session);
+        let capabilities = params.client_capabilities.unwrap_or_default();
+        let fs = capabilities.fs.clone().unwrap_or_default();
+        self.client_reads
+            .store(fs.read_text_file == Some(true), Ordering::Relaxed);
+        self.client_writes
+            .store(fs.write_text_file == Some(true), Ordering::Relaxed);
+        self.client_terminals
+            .store(capabilities.terminal == Some(true), Ordering::Relaxed);
+        let session = capabilities.session;
         let shows_news = session.is_some_and(|s| s.notices.is_some() && s.compaction.is_some());
         self.client_shows_news.store(shows_news, Ordering::Relaxed);
         Ok(InitializeResponse {

@@ -21,6 +21,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 // Sent in the hello turn to a client that advertises session.notices and session.compaction.
 const NEWS = JSON.parse(fs.readFileSync(path.join(HERE, "..", "news.json"), "utf8"));
 let clientWantsNews = false;
+/** What the client advertised at initialize: an agent asks only for that. */
+let clientCan = { read: false, write: false, terminal: false };
 
 function log(...args) {
   console.error(`[${IMPL}-agent]`, ...args);
@@ -61,28 +63,35 @@ async function sayHello(client, sessionId, session) {
     for (const update of NEWS) await client.notify(acp.methods.client.session.update, { sessionId, update });
   }
   await say(client, sessionId, "Hello! ");
-  const permission = await askPermission(client, sessionId);
-  const outcome = permission.outcome;
-  log("permission outcome", JSON.stringify(outcome));
-  if (outcome.outcome === "cancelled" || session.cancelled) {
-    return { stopReason: "cancelled" };
-  }
-  if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
-    await say(client, sessionId, "Permission denied.");
-    return { stopReason: "end_turn" };
+  // Only what the client advertised: no fs/* or terminal/* it cannot serve.
+  if (!clientCan.read) {
+    await say(client, sessionId, "(this client cannot read files: nothing read)");
+  } else {
+    const permission = await askPermission(client, sessionId);
+    const outcome = permission.outcome;
+    log("permission outcome", JSON.stringify(outcome));
+    if (outcome.outcome === "cancelled" || session.cancelled) {
+      return { stopReason: "cancelled" };
+    }
+    if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
+      await say(client, sessionId, "Permission denied.");
+      return { stopReason: "end_turn" };
+    }
+    const read = await client.request(acp.methods.client.fs.readTextFile, {
+      sessionId,
+      path: path.join(session.cwd, "hello.txt"),
+    });
+    await say(client, sessionId, read.content);
   }
 
-  const read = await client.request(acp.methods.client.fs.readTextFile, {
-    sessionId,
-    path: path.join(session.cwd, "hello.txt"),
-  });
-  await say(client, sessionId, read.content);
-
-  await client.request(acp.methods.client.fs.writeTextFile, {
-    sessionId,
-    path: path.join(session.cwd, "written.txt"),
-    content: "written by agent",
-  });
+  if (clientCan.write) {
+    await client.request(acp.methods.client.fs.writeTextFile, {
+      sessionId,
+      path: path.join(session.cwd, "written.txt"),
+      content: "written by agent",
+    });
+  }
+  if (!clientCan.terminal) return { stopReason: "end_turn" };
 
   const terminal = await client.createTerminal({ sessionId, command: "echo", args: ["hi"] });
   try {
@@ -110,7 +119,13 @@ const app = acp
   .agent({ name: `${IMPL}-interop-agent` })
   .onRequest(acp.methods.agent.initialize, ({ params }) => {
     log(`initialize: protocolVersion=${params.protocolVersion} clientInfo=${JSON.stringify(params.clientInfo)}`);
-    const session = params.clientCapabilities?.session;
+    const capabilities = params.clientCapabilities;
+    clientCan = {
+      read: capabilities?.fs?.readTextFile === true,
+      write: capabilities?.fs?.writeTextFile === true,
+      terminal: capabilities?.terminal === true,
+    };
+    const session = capabilities?.session;
     clientWantsNews = Boolean(session?.notices && session?.compaction);
     return {
       protocolVersion: 1,

@@ -47,11 +47,19 @@ class ExampleAgent implements Agent {
   private nextSession = 1;
   /** The client can show notices and compactions (its capabilities). */
   private clientShowsNews = false;
+  /** What the client said it can do: an agent asks only for that. */
+  private clientReads = false;
+  private clientWrites = false;
+  private clientTerminals = false;
 
   constructor(private readonly client: AgentSideConnection) {}
 
   initialize(params: InitializeRequest) {
-    const session = params.clientCapabilities?.session;
+    const capabilities = params.clientCapabilities;
+    this.clientReads = capabilities?.fs?.readTextFile === true;
+    this.clientWrites = capabilities?.fs?.writeTextFile === true;
+    this.clientTerminals = capabilities?.terminal === true;
+    const session = capabilities?.session;
     this.clientShowsNews = session?.notices != null && session?.compaction != null;
     return {
       protocolVersion: 1,
@@ -116,26 +124,35 @@ class ExampleAgent implements Agent {
       for (const update of COMPACTION) await this.client.sessionUpdate({ sessionId, update });
     }
     await this.say(sessionId, "Hello! ");
-    const allowed = await this.askPermission(sessionId);
-    if (allowed === null) return "cancelled";
-    if (!allowed) {
-      await this.say(sessionId, "You did not let me read hello.txt.");
-      return "end_turn";
+    if (!this.clientReads) {
+      await this.say(sessionId, "(this client cannot read files: nothing read)");
+    } else {
+      const allowed = await this.askPermission(sessionId);
+      if (allowed === null) return "cancelled";
+      if (!allowed) {
+        await this.say(sessionId, "You did not let me read hello.txt.");
+        return "end_turn";
+      }
+      const file = await this.client.readTextFile({ sessionId, path: path.join(cwd, "hello.txt") });
+      await this.say(sessionId, file.content);
     }
-    const file = await this.client.readTextFile({ sessionId, path: path.join(cwd, "hello.txt") });
-    await this.say(sessionId, file.content);
+    if (this.clientWrites) {
+      await this.client.writeTextFile({
+        sessionId,
+        path: path.join(cwd, "written.txt"),
+        content: "written by agent",
+      });
+    }
+    if (this.clientTerminals) await this.runEcho(sessionId);
+    return "end_turn";
+  }
 
-    await this.client.writeTextFile({
-      sessionId,
-      path: path.join(cwd, "written.txt"),
-      content: "written by agent",
-    });
-
+  /** `echo hi` in a terminal of the client's; what it printed. */
+  private async runEcho(sessionId: string): Promise<void> {
     await using terminal = await this.client.createTerminal({ sessionId, command: "echo", args: ["hi"] });
     await terminal.waitForExit();
     const output = await terminal.currentOutput();
     await this.say(sessionId, `terminal said: ${output.output.trim()}`);
-    return "end_turn";
   }
 }
 

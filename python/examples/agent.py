@@ -64,9 +64,16 @@ class ExampleAgent(Agent):
         self.sessions: Dict[str, str] = {}  # session id -> cwd
         self.next_session = itertools.count(1)
         self.client_shows_news = False  # notices and compactions (its capabilities)
+        # What the client said it can do: an agent asks only for that.
+        self.client_reads = self.client_writes = self.client_terminals = False
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
-        session = params.get("clientCapabilities", {}).get("session") or {}
+        capabilities = params.get("clientCapabilities") or {}
+        fs = capabilities.get("fs") or {}
+        self.client_reads = fs.get("readTextFile") is True
+        self.client_writes = fs.get("writeTextFile") is True
+        self.client_terminals = capabilities.get("terminal") is True
+        session = capabilities.get("session") or {}
         self.client_shows_news = session.get("notices") is not None and session.get("compaction") is not None
         return {
             "protocolVersion": 1,
@@ -130,23 +137,28 @@ class ExampleAgent(Agent):
             for update in COMPACTION:
                 await self.client.session_update({"sessionId": session_id, "update": update})
         await self.say(session_id, "Hello! ")
-        allowed = await self.ask_permission(session_id)
-        if allowed is None:
-            return "cancelled"
-        if not allowed:
-            await self.say(session_id, "You did not let me read hello.txt.")
-            return "end_turn"
-        file = await self.client.read_text_file({"sessionId": session_id, "path": os.path.join(cwd, "hello.txt")})
-        await self.say(session_id, file["content"])
-        await self.client.write_text_file(
-            {"sessionId": session_id, "path": os.path.join(cwd, "written.txt"), "content": "written by agent"}
-        )
-        async with await self.client.create_terminal(
-            {"sessionId": session_id, "command": "echo", "args": ["hi"]}
-        ) as terminal:
-            await terminal.wait_for_exit()
-            output = await terminal.current_output()
-            await self.say(session_id, f"terminal said: {output['output'].strip()}")
+        if not self.client_reads:
+            await self.say(session_id, "(this client cannot read files: nothing read)")
+        else:
+            allowed = await self.ask_permission(session_id)
+            if allowed is None:
+                return "cancelled"
+            if not allowed:
+                await self.say(session_id, "You did not let me read hello.txt.")
+                return "end_turn"
+            file = await self.client.read_text_file({"sessionId": session_id, "path": os.path.join(cwd, "hello.txt")})
+            await self.say(session_id, file["content"])
+        if self.client_writes:
+            await self.client.write_text_file(
+                {"sessionId": session_id, "path": os.path.join(cwd, "written.txt"), "content": "written by agent"}
+            )
+        if self.client_terminals:
+            async with await self.client.create_terminal(
+                {"sessionId": session_id, "command": "echo", "args": ["hi"]}
+            ) as terminal:
+                await terminal.wait_for_exit()
+                output = await terminal.current_output()
+                await self.say(session_id, f"terminal said: {output['output'].strip()}")
         return "end_turn"
 
 

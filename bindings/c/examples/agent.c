@@ -4,7 +4,7 @@
  * It follows the interop contract (interop/README.md): on "Say hello" it
  * streams a reply, asks permission, reads hello.txt through the client,
  * writes written.txt, runs `echo hi` in a client terminal and reports what
- * it printed; on "cancel me" it waits on a permission request until the
+ * it printed (each only when the client's capabilities offer it); on "cancel me" it waits on a permission request until the
  * client cancels the turn. It exits when stdin reaches EOF.
  *
  * With `--serve HOST:PORT` it serves remote clients instead, over WebSocket
@@ -60,6 +60,8 @@ static char *sessions[MAX_SESSIONS];
 static int session_count;
 /* The client can show notices and compactions (its capabilities). */
 static bool client_shows_news;
+/* What the client said it can do: an agent asks only for that. */
+static bool client_reads, client_writes, client_terminals;
 
 /* ---- talking to the client ------------------------------------------------------ */
 
@@ -125,35 +127,33 @@ static void report_compaction(const acp_connection *conn, const char *sid) {
     for (size_t i = 0; i < sizeof updates / sizeof *updates; i++) update(conn, sid, updates[i]);
 }
 
-/* The "Say hello" turn; the stop reason, or NULL if a request failed. */
-static const char *say_hello(const acp_connection *conn, const char *sid, const char *cwd) {
-    if (client_shows_news) report_compaction(conn, sid);
-    say(conn, sid, "Hello! ");
+/* Ask to read hello.txt, read it and say what it holds. 1 to go on, 0 when
+ * the turn ends here (*stop says how), -1 if a request failed. */
+static int read_hello(const acp_connection *conn, const char *sid, const char *cwd, const char **stop) {
     int allowed = ask_permission(conn, sid);
-    if (allowed < 0) return "cancelled";
+    if (allowed < 0) return *stop = "cancelled", 0;
     if (!allowed) {
         say(conn, sid, "You did not let me read hello.txt.");
-        return "end_turn";
+        return *stop = "end_turn", 0;
     }
-    const char *stop = NULL;
     char *path = fmt("%s/hello.txt", cwd), *qpath = quote(path);
-    char *written = fmt("%s/written.txt", cwd), *qwritten = quote(written);
-    char *params = NULL, *result = NULL, *content = NULL, *terminal = NULL, *output = NULL;
+    char *params = fmt("{\"sessionId\":\"%s\",\"path\":%s}", sid, qpath);
+    char *result = call(conn, ACP_METHOD_FS_READ_TEXT_FILE, params), *content = NULL;
+    int went = result && (content = get_string(result, "/content")) ? 1 : -1;
+    if (content) say(conn, sid, content);
+    free(path), free(params);
+    acp_string_free(qpath), acp_string_free(result), acp_string_free(content);
+    return went;
+}
 
-    params = fmt("{\"sessionId\":\"%s\",\"path\":%s}", sid, qpath);
-    if (!(result = call(conn, ACP_METHOD_FS_READ_TEXT_FILE, params)) || !(content = get_string(result, "/content")))
-        goto done;
-    say(conn, sid, content);
-
-    free(params), acp_string_free(result);
-    params = fmt("{\"sessionId\":\"%s\",\"path\":%s,\"content\":\"written by agent\"}", sid, qwritten);
-    if (!(result = call(conn, ACP_METHOD_FS_WRITE_TEXT_FILE, params))) goto done;
-
-    free(params), acp_string_free(result);
-    params = fmt("{\"sessionId\":\"%s\",\"command\":\"echo\",\"args\":[\"hi\"]}", sid);
+/* Run `echo hi` in a terminal of the client's and say what it printed;
+ * false if a request failed. */
+static bool run_echo(const acp_connection *conn, const char *sid) {
+    bool ok = false;
+    char *params = fmt("{\"sessionId\":\"%s\",\"command\":\"echo\",\"args\":[\"hi\"]}", sid);
+    char *result = NULL, *terminal = NULL, *output = NULL;
     if (!(result = call(conn, ACP_METHOD_TERMINAL_CREATE, params)) || !(terminal = get_string(result, "/terminalId")))
         goto done;
-
     free(params), acp_string_free(result);
     char *qterminal = quote(terminal);
     params = fmt("{\"sessionId\":\"%s\",\"terminalId\":%s}", sid, qterminal);
@@ -168,18 +168,51 @@ static const char *say_hello(const acp_connection *conn, const char *sid, const 
     say(conn, sid, said);
     free(said);
     acp_string_free(result);
-    if (!(result = call(conn, ACP_METHOD_TERMINAL_RELEASE, params))) goto done;
-    stop = "end_turn";
+    ok = (result = call(conn, ACP_METHOD_TERMINAL_RELEASE, params)) != NULL;
 done:
-    free(path), free(written), free(params);
-    acp_string_free(qpath), acp_string_free(qwritten);
-    acp_string_free(content), acp_string_free(terminal), acp_string_free(output), acp_string_free(result);
-    return stop;
+    free(params);
+    acp_string_free(terminal), acp_string_free(output), acp_string_free(result);
+    return ok;
+}
+
+/* The "Say hello" turn, asking only for what the client can do; the stop
+ * reason, or NULL if a request failed. */
+static const char *say_hello(const acp_connection *conn, const char *sid, const char *cwd) {
+    if (client_shows_news) report_compaction(conn, sid);
+    say(conn, sid, "Hello! ");
+    const char *stop = NULL;
+    if (!client_reads) {
+        say(conn, sid, "(this client cannot read files: nothing read)");
+    } else {
+        int went = read_hello(conn, sid, cwd, &stop);
+        if (went <= 0) return stop;
+    }
+    if (client_writes) {
+        char *written = fmt("%s/written.txt", cwd), *qwritten = quote(written);
+        char *params = fmt("{\"sessionId\":\"%s\",\"path\":%s,\"content\":\"written by agent\"}", sid, qwritten);
+        char *result = call(conn, ACP_METHOD_FS_WRITE_TEXT_FILE, params);
+        free(written), free(params), acp_string_free(qwritten);
+        if (!result) return NULL;
+        acp_string_free(result);
+    }
+    if (client_terminals && !run_echo(conn, sid)) return NULL;
+    return "end_turn";
 }
 
 /* ---- handlers ------------------------------------------------------------------- */
 
+/* Whether the flag at `pointer` in `params` is true. */
+static bool flag(const char *params, const char *pointer) {
+    char *value = NULL;
+    bool set = acp_json_get(params, pointer, &value) == ACP_OK && strcmp(value, "true") == 0;
+    acp_string_free(value);
+    return set;
+}
+
 static void initialize(const char *params, acp_responder *responder) {
+    client_reads = flag(params, "/clientCapabilities/fs/readTextFile");
+    client_writes = flag(params, "/clientCapabilities/fs/writeTextFile");
+    client_terminals = flag(params, "/clientCapabilities/terminal");
     char *notices = NULL, *compaction = NULL;
     client_shows_news = acp_json_get(params, "/clientCapabilities/session/notices", &notices) == ACP_OK &&
                         acp_json_get(params, "/clientCapabilities/session/compaction", &compaction) == ACP_OK &&

@@ -30,6 +30,10 @@ pub struct Case {
     /// Hold the agent's permission requests instead of answering them.
     #[serde(default)]
     pub hold_permissions: bool,
+    /// The `clientCapabilities` the handshake's `initialize` advertises,
+    /// instead of the prelude's (every capability).
+    #[serde(default)]
+    pub client_capabilities: Option<Value>,
     pub steps: Vec<Step>,
 }
 
@@ -136,6 +140,7 @@ pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings)
         description: String::new(),
         session: true,
         hold_permissions: false,
+        client_capabilities: None,
         steps: Vec::new(),
     };
     let (outcome, answers) = run_case(&probe, prelude, agent, settings).await;
@@ -241,7 +246,8 @@ async fn run_in(
         sent: 0,
         answers: HashMap::new(),
     };
-    let mut steps: Vec<(&str, &Step)> = prelude.handshake.iter().map(|step| ("handshake", step)).collect();
+    let handshake = handshake_for(case, prelude);
+    let mut steps: Vec<(&str, &Step)> = handshake.iter().map(|step| ("handshake", step)).collect();
     steps.extend(prelude.authenticate.iter().map(|step| ("authentication", step)));
     if case.session {
         steps.extend(prelude.session.iter().map(|step| ("session", step)));
@@ -298,6 +304,24 @@ async fn run_in(
         elapsed: started.elapsed(),
     };
     (outcome, answers)
+}
+
+/// The prelude's handshake, advertising the case's client capabilities
+/// when it names them.
+fn handshake_for(case: &Case, prelude: &Prelude) -> Vec<Step> {
+    let mut handshake = prelude.handshake.clone();
+    if let Some(capabilities) = &case.client_capabilities {
+        for step in &mut handshake {
+            if let Step::Send(message) = step {
+                if message.get("method").and_then(Value::as_str)
+                    == Some(acp_engine::schema::method::INITIALIZE)
+                {
+                    message["params"]["clientCapabilities"] = capabilities.clone();
+                }
+            }
+        }
+    }
+    handshake
 }
 
 enum End {

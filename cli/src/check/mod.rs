@@ -28,7 +28,8 @@ exit 0. Cases: the handshake; -32601 on an unknown method, -32602 on bad
 params, -32700 / -32600 on malformed lines, each with the agent still
 answering after; a prompt turn with no turn content after its answer;
 session/cancel ending a turn `cancelled`; $/cancel_request answered; a
-1 MiB prompt; garbage then a working turn; exit when stdin closes.
+1 MiB prompt; garbage then a working turn; exit when stdin closes; no
+fs/* or terminal/* request to a client that advertised neither.
 
 check client starts the client once per case as `CLIENT_COMMAND [ARGS...]
 acp-engine check-peer CASE REPORT` (the agent command last, as clients

@@ -6,7 +6,8 @@ usage: broken_agent.py [DEFECT]
 DEFECT is one or more, comma-separated, of: ordering (a message chunk
 after the turn's answer), no-invalid-params (session/new takes any
 params), crash-on-garbage (exits on a line that is not JSON), no-cancel (a
-cancelled turn ends end_turn). And traits that are no defect: bare-init
+cancelled turn ends end_turn), ignores-capabilities (a turn reads a file
+whatever the client advertised). And traits that are no defect: bare-init
 (initialize answers without agentCapabilities), needs-auth (session/new
 is refused -32000 until `authenticate` with method "key"), one-dir
 (session/new fails in a cwd another session already used: it leaves a
@@ -88,6 +89,9 @@ def request(message):
         session = params["sessionId"]
         cancelled.discard(session)
         chunk(session, "thinking")
+        if "ignores-capabilities" in defects:
+            send({"id": "read-anyway", "method": "fs/read_text_file",
+                  "params": {"sessionId": session, "path": "/tmp/hello.txt"}})
         next_id += 1
         turns[next_id] = (id, session)
         send({"id": next_id, "method": "session/request_permission", "params": {

@@ -30,12 +30,23 @@ type exampleAgent struct {
 	sessions        map[acp.SessionId]string // session id -> cwd
 	nextSession     int
 	clientShowsNews bool // notices and compactions (its capabilities)
+	// What the client said it can do: an agent asks only for that.
+	clientReads, clientWrites, clientTerminals bool
 }
 
+// isTrue reads an optional capability flag.
+func isTrue(flag *bool) bool { return flag != nil && *flag }
+
 func (a *exampleAgent) Initialize(ctx context.Context, params *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	if session := params.ClientCapabilities; session != nil && session.Session != nil {
+	if capabilities := params.ClientCapabilities; capabilities != nil {
 		a.mu.Lock()
-		a.clientShowsNews = session.Session.Notices != nil && session.Session.Compaction != nil
+		if fs := capabilities.Fs; fs != nil {
+			a.clientReads, a.clientWrites = isTrue(fs.ReadTextFile), isTrue(fs.WriteTextFile)
+		}
+		a.clientTerminals = isTrue(capabilities.Terminal)
+		if session := capabilities.Session; session != nil {
+			a.clientShowsNews = session.Notices != nil && session.Compaction != nil
+		}
 		a.mu.Unlock()
 	}
 	return &acp.InitializeResponse{
@@ -139,7 +150,7 @@ func news() []acp.SessionUpdate {
 
 func (a *exampleAgent) sayHello(ctx context.Context, session acp.SessionId, cwd string) (acp.StopReason, error) {
 	a.mu.Lock()
-	showsNews := a.clientShowsNews
+	showsNews, reads, writes, terminals := a.clientShowsNews, a.clientReads, a.clientWrites, a.clientTerminals
 	a.mu.Unlock()
 	if showsNews {
 		for _, update := range news() {
@@ -151,6 +162,29 @@ func (a *exampleAgent) sayHello(ctx context.Context, session acp.SessionId, cwd 
 	if err := a.say(ctx, session, "Hello! "); err != nil {
 		return "", err
 	}
+	if !reads {
+		if err := a.say(ctx, session, "(this client cannot read files: nothing read)"); err != nil {
+			return "", err
+		}
+	} else if stop, err := a.readHello(ctx, session, cwd); stop != "" || err != nil {
+		return stop, err
+	}
+	if writes {
+		if _, err := a.client.WriteTextFile(ctx, &acp.WriteTextFileRequest{
+			SessionId: session, Path: filepath.Join(cwd, "written.txt"), Content: "written by agent",
+		}); err != nil {
+			return "", err
+		}
+	}
+	if !terminals {
+		return acp.StopReasonEndTurn, nil
+	}
+	return a.runEcho(ctx, session)
+}
+
+// readHello asks to read hello.txt, then reads it and says what it holds; a
+// stop reason when the turn ends there (cancelled, or the read refused).
+func (a *exampleAgent) readHello(ctx context.Context, session acp.SessionId, cwd string) (acp.StopReason, error) {
 	allowed, err := a.askPermission(ctx, session)
 	if err != nil {
 		return "", err
@@ -165,14 +199,11 @@ func (a *exampleAgent) sayHello(ctx context.Context, session acp.SessionId, cwd 
 	if err != nil {
 		return "", err
 	}
-	if err := a.say(ctx, session, file.Content); err != nil {
-		return "", err
-	}
-	if _, err := a.client.WriteTextFile(ctx, &acp.WriteTextFileRequest{
-		SessionId: session, Path: filepath.Join(cwd, "written.txt"), Content: "written by agent",
-	}); err != nil {
-		return "", err
-	}
+	return "", a.say(ctx, session, file.Content)
+}
+
+// runEcho runs `echo hi` in a terminal of the client's and says what it printed.
+func (a *exampleAgent) runEcho(ctx context.Context, session acp.SessionId) (acp.StopReason, error) {
 	terminal, err := a.client.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionId: session, Command: "echo", Args: []string{"hi"}})
 	if err != nil {
 		return "", err

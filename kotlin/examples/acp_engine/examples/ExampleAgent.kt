@@ -45,8 +45,23 @@ class ExampleAgent(private val client: AgentSideConnection) : Agent {
     @Volatile
     private var clientShowsNews = false // notices and compactions (its capabilities)
 
+    // What the client said it can do: an agent asks only for that.
+    @Volatile
+    private var clientReads = false
+
+    @Volatile
+    private var clientWrites = false
+
+    @Volatile
+    private var clientTerminals = false
+
     override suspend fun initialize(params: JsonObject): JsonObject {
-        val session = (params["clientCapabilities"] as? Map<*, *>)?.get("session") as? Map<*, *>
+        val capabilities = params["clientCapabilities"] as? Map<*, *>
+        val fs = capabilities?.get("fs") as? Map<*, *>
+        clientReads = fs?.get("readTextFile") == true
+        clientWrites = fs?.get("writeTextFile") == true
+        clientTerminals = capabilities?.get("terminal") == true
+        val session = capabilities?.get("session") as? Map<*, *>
         clientShowsNews = session?.get("notices") != null && session["compaction"] != null
         return mapOf(
             "protocolVersion" to 1,
@@ -111,6 +126,22 @@ class ExampleAgent(private val client: AgentSideConnection) : Agent {
             for (update in COMPACTION) client.sessionUpdate(mapOf("sessionId" to sessionId, "update" to update))
         }
         say(sessionId, "Hello! ")
+        if (!clientReads) {
+            say(sessionId, "(this client cannot read files: nothing read)")
+        } else {
+            readHello(sessionId, cwd)?.let { return it }
+        }
+        if (clientWrites) {
+            client.writeTextFile(
+                mapOf("sessionId" to sessionId, "path" to File(cwd, "written.txt").path, "content" to "written by agent"),
+            )
+        }
+        if (clientTerminals) runEcho(sessionId)
+        return "end_turn"
+    }
+
+    /** Ask to read hello.txt, read it and say what it holds; the stop reason when the turn ends there. */
+    private suspend fun readHello(sessionId: String, cwd: String): String? {
         when (askPermission(sessionId)) {
             null -> return "cancelled"
             false -> {
@@ -121,9 +152,11 @@ class ExampleAgent(private val client: AgentSideConnection) : Agent {
         }
         val file = client.readTextFile(mapOf("sessionId" to sessionId, "path" to File(cwd, "hello.txt").path))
         say(sessionId, file["content"] as String)
-        client.writeTextFile(
-            mapOf("sessionId" to sessionId, "path" to File(cwd, "written.txt").path, "content" to "written by agent"),
-        )
+        return null
+    }
+
+    /** `echo hi` in a terminal of the client's; says what it printed. */
+    private suspend fun runEcho(sessionId: String) {
         val terminal = client.createTerminal(mapOf("sessionId" to sessionId, "command" to "echo", "args" to listOf("hi")))
         try {
             terminal.waitForExit()
@@ -132,7 +165,6 @@ class ExampleAgent(private val client: AgentSideConnection) : Agent {
         } finally {
             terminal.release()
         }
-        return "end_turn"
     }
 }
 
