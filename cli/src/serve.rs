@@ -3,9 +3,10 @@
 //! killed when its connection ends.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
-use acp_engine::remote::{Lines, Peer, PeerTransport, ServeOptions, Server, ServerTls};
+use acp_engine::remote::{Lines, OnRefused, Peer, PeerTransport, Refusal, ServeOptions, Server, ServerTls};
 use acp_engine::ProcessTree;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
@@ -25,7 +26,8 @@ it started) gets SIGTERM, and SIGKILL 1 s later.
 
 The first two lines on stdout are the URLs served, `ws://HOST:PORT/acp` and
 `http://HOST:PORT/acp` (wss:// and https:// with TLS; with port 0, the port
-the system chose). Connections and failures are logged on stderr.
+the system chose). Connections, their ends, refused requests (401, 403,
+404, 503) and failures are logged on stderr.
 
 options:
   --listen HOST:PORT      where to listen (required; loopback unless you mean it)
@@ -80,6 +82,14 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     let mut options = ServeOptions {
         bearer_token: args::token(&args),
+        // Refused before any agent starts: said, so an operator sees why a
+        // client gets nowhere.
+        on_refused: Some(OnRefused(Arc::new(|refusal: &Refusal| {
+            eprintln!(
+                "acp-engine: {} refused: {} ({})",
+                refusal.address, refusal.status, refusal.reason
+            )
+        }))),
         ..ServeOptions::default()
     };
     if let Some(path) = args.value("path") {

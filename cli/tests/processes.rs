@@ -220,3 +220,45 @@ fn serve_refuses_a_missing_agent_and_a_token_that_is_the_separator() {
         "{stderr}"
     );
 }
+
+#[test]
+fn serve_logs_the_requests_it_refuses() {
+    let scratch = Scratch::new("serve-refusals");
+    let log = std::fs::File::create(scratch.join("log")).unwrap();
+    let mut server = acp_engine()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--token",
+            "secret",
+            "--",
+            "true",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let ws = BufReader::new(server.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    // No token, and a path that is not the endpoint.
+    for url in [ws.clone(), ws.replace("/acp", "/elsewhere")] {
+        let output = acp_engine()
+            .args(["connect", &url])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{url}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let logged = std::fs::read_to_string(scratch.join("log")).unwrap();
+    assert!(
+        logged.contains("refused: 401 (a valid bearer token is required)"),
+        "{logged}"
+    );
+    assert!(logged.contains("refused: 404 (no ACP endpoint here)"), "{logged}");
+}

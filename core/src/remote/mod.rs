@@ -60,8 +60,8 @@ pub(crate) mod fuzzing {
 }
 
 pub use server::{
-    serve, AuthRequest, Authorize, Peer, PeerTransport, ServeOptions, Server, DEFAULT_PATH,
-    DEFAULT_SERVER_STALL_TIMEOUT,
+    serve, AuthRequest, Authorize, OnRefused, Peer, PeerTransport, Refusal, ServeOptions, Server,
+    DEFAULT_PATH, DEFAULT_SERVER_STALL_TIMEOUT,
 };
 pub use tls::ServerTls;
 

@@ -72,6 +72,30 @@ pub struct ServeOptions {
     /// gets 403 and reaches no agent (every request of a connection is
     /// checked, the WebSocket upgrade and each HTTP request alike).
     pub authorize: Option<Authorize>,
+    /// Told of every request refused before it reached an agent (404, 401,
+    /// 403, 503), for a server's log.
+    pub on_refused: Option<OnRefused>,
+}
+
+/// A request [`Server`] refused, as [`ServeOptions::on_refused`] hears of it.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// The client's address.
+    pub address: SocketAddr,
+    /// The HTTP status it was answered with.
+    pub status: u16,
+    /// Why, in the words of the response's body.
+    pub reason: &'static str,
+}
+
+/// A refusal listener. See [`ServeOptions::on_refused`].
+#[derive(Clone)]
+pub struct OnRefused(pub Arc<dyn Fn(&Refusal) + Send + Sync>);
+
+impl std::fmt::Debug for OnRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnRefused(..)")
+    }
 }
 
 /// What [`ServeOptions::authorize`] sees of a request.
@@ -106,6 +130,7 @@ impl Default for ServeOptions {
             idle_timeout: Some(Duration::from_secs(60)),
             tls: None,
             authorize: None,
+            on_refused: None,
         }
     }
 }
@@ -300,7 +325,7 @@ where
 
 async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
     if request.uri().path() != shared.options.path {
-        return text(StatusCode::NOT_FOUND, "no ACP endpoint here");
+        return refuse(&shared, address, StatusCode::NOT_FOUND, "no ACP endpoint here");
     }
     if let Some(token) = &shared.options.bearer_token {
         let given = request
@@ -309,7 +334,12 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.strip_prefix("Bearer "));
         if !given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
-            let mut refused = text(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+            let mut refused = refuse(
+                &shared,
+                address,
+                StatusCode::UNAUTHORIZED,
+                "a valid bearer token is required",
+            );
             refused
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -322,7 +352,7 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
             headers: request.headers(),
         };
         if !(authorize.0)(&check) {
-            return text(StatusCode::FORBIDDEN, "forbidden");
+            return refuse(&shared, address, StatusCode::FORBIDDEN, "forbidden");
         }
     }
     if websocket::is_upgrade(&request) {
@@ -338,7 +368,12 @@ fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Sha
         Err(why) => return text(StatusCode::BAD_REQUEST, why),
     };
     let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
-        return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
+        return refuse(
+            shared,
+            address,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many connections",
+        );
     };
     let upgrading = hyper::upgrade::on(&mut request);
     let shared = shared.clone();
@@ -390,6 +425,18 @@ fn empty() -> Body {
 }
 
 /// A plain-text answer (the official server's refusals are text too).
+/// Answer `status` with `reason`, and tell [`ServeOptions::on_refused`].
+fn refuse(shared: &Shared, address: SocketAddr, status: StatusCode, reason: &'static str) -> Response<Body> {
+    if let Some(on_refused) = &shared.options.on_refused {
+        (on_refused.0)(&Refusal {
+            address,
+            status: status.as_u16(),
+            reason,
+        });
+    }
+    text(status, reason)
+}
+
 fn text(status: StatusCode, message: &str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(message.to_owned())).boxed_unsync());
     *response.status_mut() = status;

@@ -247,7 +247,12 @@ async fn initialize(
         return text(StatusCode::BAD_REQUEST, "Initialize request must include an ID");
     };
     let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
-        return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
+        return super::refuse(
+            shared,
+            address,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many connections",
+        );
     };
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
     (shared.on_connection)(
