@@ -251,3 +251,28 @@ fn no_agent_process_outlives_a_case() {
     );
     assert!(left.is_empty(), "still running after check exited: {left:?}");
 }
+
+#[test]
+fn notifications_that_fail_the_schema_are_counted_not_failed() {
+    let agent = broken("bad-update");
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["check", "agent", "--only", "prompt-turn-order", "--"])
+        .args(&agent)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{table}");
+    assert!(
+        table.contains("warning: 1 notification(s) from the peer fail the schema")
+            && table.contains("session/update usage_update"),
+        "{table}"
+    );
+    let output = check(
+        &agent.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["--only", "prompt-turn-order"],
+    );
+    let row: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let invalid = row["invalid_notifications"].as_array().unwrap();
+    assert_eq!(invalid.len(), 1, "{row}");
+    assert!(invalid[0].as_str().unwrap().contains("usage_update"), "{row}");
+}

@@ -248,13 +248,14 @@ def run_drives_claude(env):
 def check_scores_claude(env):
     done = subprocess.run([str(TOOL), "check", "agent", "--json", "--", str(CLAUDE)], env=env,
                           capture_output=True, text=True, timeout=600)
-    verdicts = {}
+    verdicts, invalid = {}, []
     for line in done.stdout.splitlines():
         try:
             case = json.loads(line)
         except ValueError:
             continue
         verdicts[case["case"]] = case["verdict"]
+        invalid.extend(case.get("invalid_notifications") or [])
     failed = {case for case, verdict in verdicts.items() if verdict == "fail"}
     problems = []
     if failed != CLAUDE_KNOWN_FAILURES:
@@ -263,11 +264,14 @@ def check_scores_claude(env):
     for case in ("handshake", "prompt-turn-order", "unknown-method", "invalid-params", "large-prompt"):
         if verdicts.get(case) != "pass":
             problems.append("%s: %s" % (case, verdicts.get(case)))
+    # Its usage_update with "used": null each turn is counted, not lost.
+    if not any("usage_update" in text for text in invalid):
+        problems.append("its invalid usage_update was not reported: %s" % invalid)
     left = left_behind("claude-agent")
     if left:
         problems.append("claude-agent-acp processes left after check: %s" % left)
-    row("acp-engine check agent -> claude-agent-acp: %d cases, the failures exactly its known defects"
-        % len(verdicts), problems, done.stdout + done.stderr)
+    row("acp-engine check agent -> claude-agent-acp: %d cases, the failures exactly its known defects, "
+        "%d invalid notifications reported" % (len(verdicts), len(invalid)), problems, done.stdout + done.stderr)
 
 
 def trace_between_acpx_and_claude(env, work):

@@ -102,6 +102,9 @@ pub struct Outcome {
     /// What was seen: the reason for a failure or skip, a summary otherwise.
     pub evidence: String,
     pub elapsed: Duration,
+    /// Notifications from the peer that fail the schema (not a failure of
+    /// the case: a client drops them; said so they are not lost silently).
+    pub invalid_notifications: Vec<String>,
 }
 
 /// How `check agent` talks to the agent beyond the cases themselves.
@@ -204,6 +207,7 @@ async fn run_case(
             verdict: Verdict::Fail,
             evidence: format!("cannot make the case's directory {}: {error}", cwd.display()),
             elapsed: started.elapsed(),
+            invalid_notifications: Vec::new(),
         };
         return (outcome, HashMap::new());
     }
@@ -227,6 +231,7 @@ async fn run_in(
                 verdict: Verdict::Fail,
                 evidence: format!("cannot start the agent: {error}"),
                 elapsed: started.elapsed(),
+                invalid_notifications: Vec::new(),
             };
             return (outcome, HashMap::new());
         }
@@ -297,11 +302,13 @@ async fn run_in(
         }
         Err((verdict, reason)) => (verdict, reason),
     };
+    let invalid_notifications = std::mem::take(&mut peer.invalid_notifications);
     peer.stop().await;
     let outcome = Outcome {
         verdict,
         evidence,
         elapsed: started.elapsed(),
+        invalid_notifications,
     };
     (outcome, answers)
 }

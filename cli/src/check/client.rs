@@ -40,6 +40,7 @@ pub async fn run(case: &ClientCase, client: &[String]) -> Outcome {
         verdict,
         evidence,
         elapsed: started.elapsed(),
+        invalid_notifications: Vec::new(),
     };
     let mut child = match spawned {
         Ok(child) => child,

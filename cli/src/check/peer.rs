@@ -13,6 +13,7 @@ use acp_engine::schema::{
     SelectedPermissionOutcome, TerminalExitStatus, TerminalOutputResponse, WaitForTerminalExitResponse,
     WriteTextFileResponse,
 };
+use acp_engine::validate::{self, Protocol, Receiver};
 use acp_engine::{from_raw, ProcessTree, RequestError};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -43,7 +44,13 @@ pub struct AgentUnderTest {
     /// The last messages seen, for evidence.
     pub recent: VecDeque<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Notifications the agent sent that fail the schema (method, update
+    /// kind, why), the first few.
+    pub invalid_notifications: Vec<String>,
 }
+
+/// How many invalid notifications are kept per case.
+const INVALID_KEPT: usize = 8;
 
 impl AgentUnderTest {
     /// Start the agent (in our working directory: its command may name
@@ -101,6 +108,7 @@ impl AgentUnderTest {
             terminals: 0,
             recent: VecDeque::new(),
             stderr,
+            invalid_notifications: Vec::new(),
         })
     }
 
@@ -137,6 +145,7 @@ impl AgentUnderTest {
         match &item {
             Incoming::Message(message) => {
                 self.remember(message.to_string());
+                self.judge_notification(message);
                 self.answer(message).await;
             }
             Incoming::Unreadable(line) => self.remember(format!("(not JSON) {line}")),
@@ -251,6 +260,38 @@ impl AgentUnderTest {
             Ok(Ok(status)) => Ok(status.to_string()),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err(format!("still running after {} ms", wait.as_millis())),
+        }
+    }
+
+    /// Keep a notification of the agent's that fails the schema a client
+    /// checks it against.
+    fn judge_notification(&mut self, message: &Value) {
+        let (Some(method), None) = (message.get("method").and_then(Value::as_str), message.get("id")) else {
+            return;
+        };
+        let params = message
+            .get("params")
+            .and_then(|params| serde_json::value::to_raw_value(params).ok());
+        let checked = validate::message(
+            Protocol::COMPILED,
+            Receiver::Client,
+            true,
+            method,
+            params.as_deref(),
+        );
+        if let (Err(error), true) = (checked, self.invalid_notifications.len() < INVALID_KEPT) {
+            let kind = message
+                .pointer("/params/update/sessionUpdate")
+                .and_then(Value::as_str)
+                .map(|kind| format!(" {kind}"))
+                .unwrap_or_default();
+            let why = error
+                .data
+                .as_ref()
+                .and_then(|data| data.get("message").or(Some(data)))
+                .map(|why| why.to_string())
+                .unwrap_or_else(|| error.message.clone());
+            self.invalid_notifications.push(format!("{method}{kind}: {why}"));
         }
     }
 

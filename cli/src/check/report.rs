@@ -34,6 +34,7 @@ pub fn progress(row: &Row, json: bool) {
             "verdict": word(&outcome.verdict).to_lowercase(),
             "evidence": outcome.evidence,
             "ms": outcome.elapsed.as_millis() as u64,
+            "invalid_notifications": outcome.invalid_notifications,
         });
         println!("{line}");
     } else if std::io::stderr().is_terminal() {
@@ -75,6 +76,16 @@ pub fn table(results: &[Row]) {
             .filter(|row| row.outcome.verdict == verdict)
             .count()
     };
+    let invalid: Vec<&String> = results
+        .iter()
+        .flat_map(|row| &row.outcome.invalid_notifications)
+        .collect();
+    if let Some(first) = invalid.first() {
+        println!(
+            "warning: {} notification(s) from the peer fail the schema (a client drops them), e.g. {first}",
+            invalid.len()
+        );
+    }
     println!(
         "{} passed, {} failed, {} skipped",
         count(Verdict::Pass),

@@ -13,7 +13,8 @@ is refused -32000 until `authenticate` with method "key"), one-dir
 (session/new fails in a cwd another session already used: it leaves a
 file there), tree (starts a grandchild that ignores SIGTERM, and ignores
 the end of its input and SIGTERM itself; both pids are appended to the
-file $BROKEN_AGENT_PIDS).
+file $BROKEN_AGENT_PIDS), bad-update (each turn also sends a usage_update
+whose `used` is null, as claude-agent-acp 0.23 does).
 A turn sends a message chunk, asks one permission, and ends when it is
 answered.
 """
@@ -89,6 +90,9 @@ def request(message):
         session = params["sessionId"]
         cancelled.discard(session)
         chunk(session, "thinking")
+        if "bad-update" in defects:
+            send({"method": "session/update", "params": {"sessionId": session, "update": {
+                "sessionUpdate": "usage_update", "used": None, "size": 1000}}})
         if "ignores-capabilities" in defects:
             send({"id": "read-anyway", "method": "fs/read_text_file",
                   "params": {"sessionId": session, "path": "/tmp/hello.txt"}})
