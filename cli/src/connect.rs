@@ -4,14 +4,14 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use acp_engine::remote::{self, ConnectOptions};
 use acp_engine::transport::{BoxReader, BoxWriter};
 use acp_engine::Transport;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::value::RawValue;
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
 
@@ -25,7 +25,7 @@ stdout to it, one JSON-RPC message per line. URL is ws:// or wss://
 (WebSocket) or http:// or https:// (Streamable HTTP), as `acp-engine serve`
 and the official SDKs' servers serve them.
 When stdin ends, every request sent is still answered on stdout before
-the connection closes. Exits 0 when the agent closes the connection or
+the connection closes (unless the agent then says nothing for 60 s). Exits 0 when the agent closes the connection or
 stdin ends, 1 when the connection fails (the reason on stderr).
 
 options:
@@ -56,6 +56,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     options.ca_file = args.value("ca-file").map(Into::into);
     let url = url.clone();
+    let max_size = options.max_message_size;
     let runtime = crate::runtime()?;
     let outcome = runtime.block_on(async move {
         let (from_agent, to_agent) = remote::connect(&url, &options)
@@ -63,9 +64,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             .map_err(|error| Failure::Run(format!("cannot connect to {url}: {error}")))?
             .into_streams();
         let (stdin, stdout) = Transport::stdio().into_streams();
-        let owed = Arc::new(Owed::default());
+        let owed = Arc::new(Owed::new());
         let mut down = tokio::spawn(relay_down(from_agent, stdout, owed.clone()));
-        let up = relay_up(stdin, to_agent, owed);
+        let up = relay_up(stdin, to_agent, owed, max_size);
         let down = tokio::select! {
             down = &mut down => down,
             _ = up => {
@@ -90,51 +91,103 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     outcome
 }
 
-/// The ids of the requests sent to the agent that it has not answered yet.
-#[derive(Default)]
+/// The requests sent to the agent that it has not answered yet.
 struct Owed {
     ids: Mutex<HashSet<String>>,
     answered: Notify,
+    /// When the agent last sent anything.
+    last_heard: Mutex<Instant>,
 }
+
+impl Owed {
+    fn new() -> Self {
+        Self {
+            ids: Mutex::default(),
+            answered: Notify::new(),
+            last_heard: Mutex::new(Instant::now()),
+        }
+    }
+
+    fn heard(&self) {
+        *self.last_heard.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn silent_for(&self) -> Duration {
+        self.last_heard
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+    }
+}
+
+/// How long the end of stdin waits for owed answers while the agent says
+/// nothing at all.
+const OWED_PATIENCE: Duration = Duration::from_secs(60);
 
 /// The parts of a message that say whether it is a request or a response.
 #[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    method: Option<IgnoredAny>,
+struct Head {
+    jsonrpc: Option<IgnoredAny>,
+    id: Option<Value>,
+    method: Option<Value>,
 }
 
-fn head(line: &[u8]) -> Option<Head<'_>> {
-    serde_json::from_slice(line).ok()
+/// A message's id as the key of an owed answer: a valid request's (a string
+/// or an integer, as the agent will echo it) or a response's; None for
+/// anything else (the agent answers an invalid request with id null).
+fn id_key(id: &Value) -> Option<String> {
+    match id {
+        Value::String(text) => Some(format!("s{text}")),
+        Value::Number(number) if number.is_i64() || number.is_u64() => Some(format!("n{number}")),
+        _ => None,
+    }
+}
+
+/// The owed-answer key of a valid request in `line` (UTF-8, within the size
+/// the connection takes: the agent answers anything else with id null).
+fn request_key(line: &[u8], max_size: usize) -> Option<String> {
+    if line.len() > max_size || std::str::from_utf8(line).is_err() {
+        return None;
+    }
+    let head: Head = serde_json::from_slice(line).ok()?;
+    let valid = head.jsonrpc.is_some() && head.method.as_ref().is_some_and(Value::is_string);
+    valid.then(|| head.id.as_ref().and_then(id_key)).flatten()
+}
+
+/// The owed-answer key of a response in `line`.
+fn response_key(line: &[u8]) -> Option<String> {
+    let head: Head = serde_json::from_slice(line).ok()?;
+    head.method
+        .is_none()
+        .then(|| head.id.as_ref().and_then(id_key))
+        .flatten()
 }
 
 /// Lines from stdin to the agent, remembering the requests among them;
 /// at the end of stdin, wait for every answer still owed, then close.
-async fn relay_up(stdin: BoxReader, mut to_agent: BoxWriter, owed: Arc<Owed>) {
+async fn relay_up(stdin: BoxReader, mut to_agent: BoxWriter, owed: Arc<Owed>, max_size: usize) {
     let mut lines = BufReader::new(stdin).split(b'\n');
     while let Ok(Some(mut line)) = lines.next_segment().await {
-        if let Some(Head {
-            id: Some(id),
-            method: Some(_),
-        }) = head(&line)
-        {
-            owed.ids
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id.get().to_owned());
+        if let Some(key) = request_key(&line, max_size) {
+            owed.ids.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
         }
         line.push(b'\n');
         if to_agent.write_all(&line).await.is_err() {
             return;
         }
     }
+    // Every answer owed, unless the agent falls silent for OWED_PATIENCE (a
+    // turn waiting on a request of its own that nobody is left to answer).
     loop {
         let answered = owed.answered.notified();
         if owed.ids.lock().unwrap_or_else(|p| p.into_inner()).is_empty() {
             break;
         }
-        answered.await;
+        let silent = owed.silent_for();
+        if silent >= OWED_PATIENCE {
+            break;
+        }
+        let _ = tokio::time::timeout(OWED_PATIENCE - silent, answered).await;
     }
     let _ = to_agent.shutdown().await;
 }
@@ -143,13 +196,10 @@ async fn relay_up(stdin: BoxReader, mut to_agent: BoxWriter, owed: Arc<Owed>) {
 async fn relay_down(from_agent: BoxReader, mut stdout: BoxWriter, owed: Arc<Owed>) -> std::io::Result<()> {
     let mut lines = BufReader::new(from_agent).split(b'\n');
     while let Some(mut line) = lines.next_segment().await? {
-        if let Some(Head {
-            id: Some(id),
-            method: None,
-        }) = head(&line)
-        {
+        owed.heard();
+        if let Some(key) = response_key(&line) {
             let mut ids = owed.ids.lock().unwrap_or_else(|p| p.into_inner());
-            if ids.remove(id.get()) && ids.is_empty() {
+            if ids.remove(&key) && ids.is_empty() {
                 owed.answered.notify_waiters();
             }
         }
@@ -158,4 +208,30 @@ async fn relay_down(from_agent: BoxReader, mut stdout: BoxWriter, owed: Arc<Owed
         stdout.flush().await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_requests_the_agent_answers_by_id_are_owed() {
+        let key = |line: &[u8]| request_key(line, 1024);
+        assert_eq!(key(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#), Some("n1".into()));
+        assert_eq!(key(br#"{"jsonrpc":"2.0","id":"1","method":"m"}"#), Some("s1".into()));
+        // Answered with id null, or not requests at all.
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#[..],
+            br#"{"jsonrpc":"2.0","id":{"a":1},"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":7,"id":8,"method":"m"}"#,
+            br#"{"id":1,"method":"m"}"#,
+            br#"[{"jsonrpc":"2.0","id":4,"method":"m"}]"#,
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"x\":\"\xff\"}",
+            br#"{"jsonrpc":"2.0","method":"m"}"#,
+        ] {
+            assert_eq!(key(line), None, "{}", String::from_utf8_lossy(line));
+        }
+        assert_eq!(request_key(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, 10), None, "too large");
+        assert_eq!(response_key(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Some("n1".into()));
+    }
 }
