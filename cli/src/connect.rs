@@ -217,8 +217,14 @@ mod tests {
     #[test]
     fn only_requests_the_agent_answers_by_id_are_owed() {
         let key = |line: &[u8]| request_key(line, 1024);
-        assert_eq!(key(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#), Some("n1".into()));
-        assert_eq!(key(br#"{"jsonrpc":"2.0","id":"1","method":"m"}"#), Some("s1".into()));
+        assert_eq!(
+            key(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#),
+            Some("n1".into())
+        );
+        assert_eq!(
+            key(br#"{"jsonrpc":"2.0","id":"1","method":"m"}"#),
+            Some("s1".into())
+        );
         // Answered with id null, or not requests at all.
         for line in [
             &br#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#[..],
@@ -231,7 +237,14 @@ mod tests {
         ] {
             assert_eq!(key(line), None, "{}", String::from_utf8_lossy(line));
         }
-        assert_eq!(request_key(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, 10), None, "too large");
-        assert_eq!(response_key(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Some("n1".into()));
+        assert_eq!(
+            request_key(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, 10),
+            None,
+            "too large"
+        );
+        assert_eq!(
+            response_key(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Some("n1".into())
+        );
     }
 }

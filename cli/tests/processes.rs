@@ -114,16 +114,15 @@ fn serve_stops_an_agent_and_its_children_when_the_client_leaves() {
     let _ = server.wait();
 }
 
-#[test]
-fn trace_stops_the_agent_tree_when_the_editor_leaves() {
-    let scratch = Scratch::new("trace-tree");
-    let pids = scratch.join("pids");
+/// `acp-engine trace` in front of the deaf agent, past `initialize`: the
+/// process and its stdin (still open).
+fn trace_past_initialize(scratch: &Scratch) -> (Child, std::process::ChildStdin) {
     let mut trace = acp_engine()
         .args(["trace", "--out"])
         .arg(scratch.join("trace.jsonl"))
         .arg("--")
         .args(deaf_agent())
-        .env("BROKEN_AGENT_PIDS", &pids)
+        .env("BROKEN_AGENT_PIDS", scratch.join("pids"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -133,9 +132,16 @@ fn trace_stops_the_agent_tree_when_the_editor_leaves() {
     writeln!(stdin, "{INIT}").unwrap();
     let mut answers = BufReader::new(trace.stdout.take().unwrap()).lines();
     assert!(answers.next().unwrap().unwrap().contains("protocolVersion"));
+    (trace, stdin)
+}
+
+#[test]
+fn trace_stops_the_agent_tree_when_the_editor_leaves() {
+    let scratch = Scratch::new("trace-tree");
+    let (mut trace, stdin) = trace_past_initialize(&scratch);
     drop(stdin);
     let status = trace.wait().unwrap();
-    let started = pids_in(&pids);
+    let started = pids_in(&scratch.join("pids"));
     let left = wait_gone(&started, Duration::from_secs(2));
     kill_all(&left);
     assert_eq!(started.len(), 2, "{started:?}");
@@ -148,21 +154,7 @@ fn trace_stops_the_agent_tree_when_the_editor_leaves() {
 fn trace_stopped_by_sigterm_stops_the_agent_tree() {
     let scratch = Scratch::new("trace-term");
     let pids = scratch.join("pids");
-    let mut trace = acp_engine()
-        .args(["trace", "--out"])
-        .arg(scratch.join("trace.jsonl"))
-        .arg("--")
-        .args(deaf_agent())
-        .env("BROKEN_AGENT_PIDS", &pids)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = trace.stdin.take().unwrap();
-    writeln!(stdin, "{INIT}").unwrap();
-    let mut answers = BufReader::new(trace.stdout.take().unwrap()).lines();
-    assert!(answers.next().unwrap().unwrap().contains("protocolVersion"));
+    let (mut trace, _stdin) = trace_past_initialize(&scratch);
     let started = pids_in(&pids);
     assert_eq!(started.len(), 2, "{started:?}");
     Command::new("kill")
