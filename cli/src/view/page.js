@@ -136,6 +136,24 @@ function escape(text) {
   return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 }
 
+// What a row is about, beyond its method: a session/update's kind and its
+// text, and the rules a message broke (so a problem row says which).
+function whatOf(r) {
+  const parts = [];
+  if (r.problems?.length) parts.push("⚠ " + r.problems.map((p) => p.rule).join(", "));
+  const update = r.method === METHOD.update ? r.message?.params?.update : undefined;
+  if (update && typeof update === "object") {
+    const text = update.content?.text ?? update.title ?? update.content?.type ?? "";
+    parts.push(`${update.sessionUpdate ?? "?"}${text ? ": " + String(text).replace(/\s+/g, " ") : ""}`);
+  }
+  return parts.join(" · ");
+}
+
+// A long session id, cut in its middle so the turn after it stays in view.
+function shortSession(session) {
+  return session.length > 14 ? session.slice(0, 6) + "…" + session.slice(-5) : session;
+}
+
 function rowHtml(r) {
   const classes = ["row"];
   if (r.verdict !== "ok") classes.push("violation");
@@ -144,15 +162,17 @@ function rowHtml(r) {
   if (r.index === selected) classes.push("selected");
   else if (selected >= 0 && r.pair === selected) classes.push("paired");
   const toAgent = r.dir === "client_to_agent";
-  const session = r.session === undefined ? "" : r.session + (r.turn ? ` · ${r.turn}` : "");
+  const session = r.session === undefined ? "" : shortSession(r.session) + (r.turn ? ` · ${r.turn}` : "");
+  const what = whatOf(r);
   return `<div class="${classes.join(" ")}" data-index="${r.index}">` +
     `<span class="seq">${r.seq}</span>` +
     `<span class="time">${(r.elapsed_us / 1000).toFixed(3)}</span>` +
     `<span class="dir ${toAgent ? "c2a" : "a2c"}" title="${toAgent ? "client → agent" : "agent → client"}">${toAgent ? "→" : "←"}</span>` +
     `<span class="kind">${escape(r.kind)}${r.verdict !== "ok" ? " ⚠" : ""}</span>` +
-    `<span class="method">${escape(r.method ?? "")}</span>` +
+    `<span class="method" title="${escape(r.method ?? "")}">${escape(r.method ?? "")}</span>` +
+    `<span class="what" title="${escape(what)}">${escape(what)}</span>` +
     `<span class="id">${r.id === undefined ? "" : escape(JSON.stringify(r.id))}</span>` +
-    `<span class="session">${escape(session)}</span>` +
+    `<span class="session" title="${escape(r.session ?? "")}">${escape(session)}</span>` +
     `<span class="latency">${r.latency_us === undefined ? "" : (r.latency_us / 1000).toFixed(2) + " ms"}</span>` +
     `<span class="bytes">${r.bytes}</span></div>`;
 }

@@ -63,6 +63,11 @@ async function realSession(browser) {
   check((await page.textContent("#shown")) === `${updates} of ${total} shown`, `filter by method: ${updates} ${update}`);
   const methods = await page.locator("#rows .row .method").allTextContents();
   check(methods.length === updates && methods.every((m) => m === update), "only that method is listed");
+  const whats = await page.locator("#rows .row .what").allTextContents();
+  check(whats.length === updates && whats.every((w) => /^[a-z_]+/.test(w)) &&
+        whats.some((w) => w.startsWith("agent_message_chunk: ")),
+        `each update row says its kind, and a message chunk its text (${whats[0]})`);
+  check((await page.textContent("#legend")).includes("client to agent"), "a legend for the directions");
   await page.selectOption("#filter-method", "");
 
   const permissionMethod = await page.locator("#rows .row.permission .method").first().textContent();
@@ -129,6 +134,8 @@ async function hundredThousand(browser) {
   const expected = violations + errors;
   check((await page.textContent("#shown")).startsWith(`${expected.toLocaleString("en")} of`),
     `problems only: ${expected} (violations and error responses)`);
+  const flagged = await page.locator("#rows .row.violation .what").first().textContent();
+  check(/^⚠ [a-z_]+/.test(flagged), `a problem row names the rule it broke (${flagged})`);
   await page.uncheck("#filter-problems");
 
   started = Date.now();
