@@ -1,15 +1,19 @@
-"""A fake Anthropic Messages API on loopback, so that a real agent built on
-Claude Code (claude-agent-acp) runs real turns in tests: tool calls,
-permission requests and file reads over ACP, with no network and no key.
+"""A fake model API on loopback, so that real agents run real turns in
+tests with no network and no key: the Anthropic Messages API (for Claude
+Code, under claude-agent-acp) and the Gemini API (for gemini-cli): tool
+calls, permission requests and file reads over ACP.
 
 usage: fake_model.py PORT_FILE [LOG_FILE]
 
 Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening) and
-answers POST /v1/messages, streamed (SSE) or not. A turn whose prompt says
+answers POST /v1/messages (Anthropic), streamed (SSE) or not, and POST
+/v1beta/models/MODEL:generateContent / :streamGenerateContent (Gemini). A turn whose prompt says
 "use tools" is played as a script, one step per request of the agent:
   1. a tool call of the agent's read tool for hello.txt in the session's
      directory (named in the prompt as "in DIR"),
-  2. after its result, a tool call of its write tool for out.txt there,
+  2. after its result, a tool call of its write tool for out.txt there
+     (gemini-cli: hello.txt again; it takes a new file's "Resource not
+     found" from the client's read as a failure),
   3. after that result, a text that quotes what the read returned.
 Any other request (titles, summaries, other prompts) gets a short text.
 Every request's path and model go to LOG_FILE, one JSON line each.
@@ -41,24 +45,68 @@ def text_of(content):
     return "\n".join(parts)
 
 
-def plan(request):
-    """What to answer: ("text", TEXT) or ("tool", NAME, INPUT)."""
-    messages = request.get("messages") or []
-    conversation = "\n".join(text_of(message.get("content")) for message in messages if message.get("role") == "user")
+def script(conversation, results, read, write, written="out.txt"):
+    """The scripted turn (see the module): ("text", TEXT) or ("tool", NAME,
+    INPUT), from the user's words, the tool results so far and the agent's
+    read and write tools; the write goes to `written` in the directory."""
     if "use tools" not in conversation:
         return ("text", "Hello from the fake model.")
     directory = re.search(r"in (/\S+)", conversation)
     directory = directory.group(1).rstrip(".") if directory else "."
-    results = [block for message in messages if message.get("role") == "user"
-               for block in (message.get("content") if isinstance(message.get("content"), list) else [])
-               if block.get("type") == "tool_result"]
-    read, write = tool_named(request.get("tools"), "Read"), tool_named(request.get("tools"), "Write")
     if len(results) == 0 and read:
         return ("tool", read, {"file_path": directory + "/hello.txt"})
     if len(results) == 1 and write:
-        return ("tool", write, {"file_path": directory + "/out.txt", "content": "written by the fake model\n"})
-    seen = text_of(results[0].get("content")) if results else ""
+        return ("tool", write, {"file_path": directory + "/" + written, "content": "written by the fake model\n"})
+    seen = results[0] if results else ""
     return ("text", "The file says: " + seen.strip().replace("\n", " ")[:200])
+
+
+def plan(request):
+    """The Anthropic request's answer: ("text", TEXT) or ("tool", NAME, INPUT)."""
+    messages = request.get("messages") or []
+    conversation = "\n".join(text_of(message.get("content")) for message in messages if message.get("role") == "user")
+    results = [text_of(block.get("content")) for message in messages if message.get("role") == "user"
+               for block in (message.get("content") if isinstance(message.get("content"), list) else [])
+               if block.get("type") == "tool_result"]
+    read, write = tool_named(request.get("tools"), "Read"), tool_named(request.get("tools"), "Write")
+    return script(conversation, results, read, write)
+
+
+def gemini_plan(request):
+    """The Gemini request's answer, as `plan`."""
+    contents = request.get("contents") or []
+    texts, results = [], []
+    for content in contents:
+        if content.get("role") != "user":
+            continue
+        for part in content.get("parts") or []:
+            if "text" in part:
+                texts.append(part["text"])
+            response = part.get("functionResponse")
+            if response:
+                results.append(json.dumps(response.get("response")))
+    names = [declaration.get("name") for tool in request.get("tools") or []
+             for declaration in tool.get("functionDeclarations") or []]
+    read = "read_file" if "read_file" in names else None
+    write = "write_file" if "write_file" in names else None
+    # gemini-cli takes the client's "Resource not found" for a new file as a
+    # failure: it rewrites the file it read instead.
+    return script("\n".join(texts), results, read, write, written="hello.txt")
+
+
+ROUTING = {"reasoning": "a fake model", "model_choice": "flash", "complexity_reasoning": "a fake model",
+           "complexity_score": 10, "next_speaker": "user"}
+
+
+def gemini_answer(answer):
+    """A Gemini response chunk for `answer`."""
+    if answer[0] == "text":
+        parts = [{"text": answer[1]}]
+    else:
+        parts = [{"functionCall": {"name": answer[1], "args": answer[2]}}]
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": "gemini-fake"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -86,6 +134,10 @@ class Handler(BaseHTTPRequestHandler):
             with open(LOG, "a") as log:
                 log.write(json.dumps({"path": self.path, "model": request.get("model"),
                                       "stream": bool(request.get("stream"))}) + "\n")
+        if ":countTokens" in self.path:
+            return self.reply(200, {"totalTokens": 10})
+        if ":generateContent" in self.path or ":streamGenerateContent" in self.path:
+            return self.gemini(request)
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             if "count_tokens" in self.path:
                 return self.reply(200, {"input_tokens": 10})
@@ -105,6 +157,23 @@ class Handler(BaseHTTPRequestHandler):
         if not request.get("stream"):
             return self.reply(200, message)
         self.stream(message)
+
+    def gemini(self, request):
+        config = request.get("generationConfig") or {}
+        if config.get("responseMimeType") == "application/json":
+            # gemini-cli's own questions (which model routes a turn, who
+            # speaks next): one object that answers each of their schemas.
+            answer = gemini_answer(("text", json.dumps(ROUTING)))
+        else:
+            answer = gemini_answer(gemini_plan(request))
+        if ":streamGenerateContent" not in self.path:
+            return self.reply(200, answer)
+        data = ("data: %s\r\n\r\n" % json.dumps(answer)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def reply(self, status, payload):
         data = json.dumps(payload).encode()

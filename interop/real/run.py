@@ -10,6 +10,10 @@
   through a tool turn with a permission; `acp-engine check agent` scores it
   (its known defects listed below); `acp-engine trace` between acpx and it
   is byte-transparent; acpx reaches it through `connect` / `serve`;
+- gemini-cli (`gemini --acp`) on a fake Gemini API on the same server:
+  `run` drives it through a tool turn whose read and write go over ACP
+  (fs/read_text_file, a permission, fs/write_text_file); `check agent`
+  scores it (its known defects listed below);
 - no agent process (nor what it started) is left after any of them.
 
 Prints a row per check and "N passed, M failed" last; exits 1 on a failure.
@@ -30,10 +34,14 @@ TOOL = ROOT / "target/debug/acp-engine"
 BIN = HERE / "node_modules/.bin"
 ACPX = BIN / "acpx"
 CLAUDE = BIN / "claude-agent-acp"
+GEMINI = BIN / "gemini"
 
 # claude-agent-acp 0.23.1 (on the official TypeScript SDK 0.17) answers no
 # malformed line (-32700 / -32600) and keeps running after its stdin closes.
 CLAUDE_KNOWN_FAILURES = {"exit-on-eof", "invalid-request", "parse-error"}
+# gemini-cli 0.61.0 answers params that do not fit -32603 (not -32602), and
+# no malformed line.
+GEMINI_KNOWN_FAILURES = {"invalid-params", "invalid-prompt", "invalid-request", "parse-error"}
 
 results = {"passed": 0, "failed": 0}
 
@@ -245,8 +253,43 @@ def run_drives_claude(env):
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def check_scores_claude(env):
-    done = subprocess.run([str(TOOL), "check", "agent", "--json", "--", str(CLAUDE)], env=env,
+def gemini_env(port):
+    env = dict(os.environ)
+    env.update({
+        "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:%d" % port,
+        "GEMINI_API_KEY": "acp-engine-test",
+        "HOME": str(Path(tempfile.mkdtemp(prefix="acp-real-home-"))),
+    })
+    return env
+
+
+def run_drives_gemini(env):
+    directory = workspace()
+    done = subprocess.run([str(TOOL), "run", "--yes", "--cwd", str(directory), "--", str(GEMINI), "--acp"],
+                          input="use tools in %s\n" % directory, env=env, capture_output=True, text=True,
+                          timeout=180)
+    output = done.stdout
+    problems = []
+    if done.returncode != 0:
+        problems.append("run exited %d" % done.returncode)
+    for expected in ("connected to gemini-cli", "[read %s/hello.txt]" % directory, "[--yes: allowed Writing to hello.txt",
+                     "[wrote %s/hello.txt]" % directory, "The file says: ", "hello from the test", "[end_turn]"):
+        if expected not in output:
+            problems.append("run did not show %r" % expected)
+    if (directory / "hello.txt").read_text() != "written by the fake model\n":
+        problems.append("the agent's write over ACP did not reach the file")
+    left = left_behind(str(GEMINI))
+    if left:
+        problems.append("gemini processes left after run: %s" % left)
+    row("acp-engine run --yes -> gemini-cli: a tool turn, its read and write over ACP after a permission",
+        problems, output + done.stderr[-2000:])
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def check_scores(name, command, env, known):
+    """`check agent` against a real agent: its failures exactly `known`, the
+    cases every agent passes passed; the invalid notifications it reported."""
+    done = subprocess.run([str(TOOL), "check", "agent", "--json", "--"] + command, env=env,
                           capture_output=True, text=True, timeout=600)
     verdicts, invalid = {}, []
     for line in done.stdout.splitlines():
@@ -258,20 +301,30 @@ def check_scores_claude(env):
         invalid.extend(case.get("invalid_notifications") or [])
     failed = {case for case, verdict in verdicts.items() if verdict == "fail"}
     problems = []
-    if failed != CLAUDE_KNOWN_FAILURES:
-        problems.append("failed %s; known defects of this version: %s" % (sorted(failed),
-                                                                          sorted(CLAUDE_KNOWN_FAILURES)))
-    for case in ("handshake", "prompt-turn-order", "unknown-method", "invalid-params", "large-prompt"):
+    if failed != known:
+        problems.append("failed %s; known defects of this version: %s" % (sorted(failed), sorted(known)))
+    for case in ("handshake", "prompt-turn-order", "unknown-method", "large-prompt", "client-capabilities"):
         if verdicts.get(case) != "pass":
             problems.append("%s: %s" % (case, verdicts.get(case)))
+    left = left_behind(command[0])
+    if left:
+        problems.append("%s processes left after check: %s" % (name, left))
+    return verdicts, invalid, problems, done.stdout + done.stderr
+
+
+def check_scores_gemini(env):
+    verdicts, _, problems, output = check_scores("gemini-cli", [str(GEMINI), "--acp"], env, GEMINI_KNOWN_FAILURES)
+    row("acp-engine check agent -> gemini-cli: %d cases, the failures exactly its known defects" % len(verdicts),
+        problems, output)
+
+
+def check_scores_claude(env):
+    verdicts, invalid, problems, output = check_scores("claude-agent-acp", [str(CLAUDE)], env, CLAUDE_KNOWN_FAILURES)
     # Its usage_update with "used": null each turn is counted, not lost.
     if not any("usage_update" in text for text in invalid):
         problems.append("its invalid usage_update was not reported: %s" % invalid)
-    left = left_behind("claude-agent")
-    if left:
-        problems.append("claude-agent-acp processes left after check: %s" % left)
     row("acp-engine check agent -> claude-agent-acp: %d cases, the failures exactly its known defects, "
-        "%d invalid notifications reported" % (len(verdicts), len(invalid)), problems, done.stdout + done.stderr)
+        "%d invalid notifications reported" % (len(verdicts), len(invalid)), problems, output)
 
 
 def trace_between_acpx_and_claude(env, work):
@@ -347,6 +400,10 @@ def main():
         check_scores_claude(env)
         trace_between_acpx_and_claude(env, work)
         acpx_through_serve_to_claude(env)
+        shutil.rmtree(env["HOME"], ignore_errors=True)
+        env = gemini_env(int(port_file.read_text()))
+        run_drives_gemini(env)
+        check_scores_gemini(env)
         shutil.rmtree(env["HOME"], ignore_errors=True)
     finally:
         if model:

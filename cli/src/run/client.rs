@@ -25,7 +25,8 @@ pub struct RunClient {
     pub cwd: PathBuf,
     pub style: Style,
     pub asks: mpsc::UnboundedSender<Ask>,
-    /// Answer every permission request with its first "allow" option.
+    /// Answer every permission request with an "allow once" option (else
+    /// "allow always").
     pub yes: bool,
     pub terminals: Arc<Terminals>,
     /// Tool call titles by id: later updates usually carry only the id.
@@ -108,12 +109,11 @@ impl Client for RunClient {
         params: RequestPermissionRequest,
     ) -> Result<RequestPermissionResponse, RequestError> {
         if self.yes {
-            let allow = params.options.iter().find(|option| {
-                matches!(
-                    option.kind,
-                    PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways
-                )
-            });
+            // Once rather than always: the least that lets the turn go on (an
+            // agent may refuse "always" where it does not trust the folder).
+            let allow = [PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways]
+                .iter()
+                .find_map(|kind| params.options.iter().find(|option| &option.kind == kind));
             let title = self.title(&params.tool_call.tool_call_id, params.tool_call.title.clone());
             let outcome = match allow {
                 Some(option) => {

@@ -32,7 +32,8 @@ run commands there (terminals). Colour only on a terminal.
 
 options:
   --cwd DIR       the session's working directory (default: the current one)
-  --yes           answer every permission request with its first allow option
+  --yes           answer every permission request with its allow-once option
+                  (allow-always when there is none)
   --auth METHOD   authenticate with this method (an id from the agent's authMethods)
                   before the session; without it, an agent that requires
                   authentication lists its methods (on a terminal: pick one by number)
