@@ -32,7 +32,7 @@ LANGUAGES = {
     "kt": "kotlin",
 }
 # Languages without a program role: fine untagged.
-NOT_PROGRAMS = {"sh", "bash", "console", "text", "toml", "json", "jsonc", "make", "diff", "ini", "yaml", ""}
+NOT_PROGRAMS = {"sh", "bash", "console", "text", "toml", "json", "jsonc", "make", "diff", "ini", "yaml", "xml", ""}
 ROLES = ("agent", "client")
 FENCE = re.compile(r"^(```+|~~~+)\s*([A-Za-z0-9_+-]*)\s*(.*?)\s*$")
 
