@@ -89,31 +89,15 @@ impl ProcessTree {
     /// after [`TERM_GRACE`]. Returns the child's exit status. Descendants
     /// still running after the child exited are stopped too.
     pub async fn stop(&mut self, grace: Duration) -> Option<ExitStatus> {
-        if let Ok(Ok(status)) = tokio::time::timeout(grace, self.wait()).await {
-            self.status = Some(status);
-        }
+        let _ = tokio::time::timeout(grace, self.wait()).await;
         if self.group_alive() {
             self.signal_group(libc::SIGTERM);
-            let deadline = tokio::time::Instant::now() + TERM_GRACE;
-            while tokio::time::Instant::now() < deadline {
-                self.reap();
-                if !self.group_alive() {
-                    break;
-                }
-                tokio::time::sleep(POLL).await;
-            }
-            if self.group_alive() {
+            if !self.gone_within(TERM_GRACE).await {
                 tracing::debug!("process group still running after SIGTERM; killing it");
                 self.signal_group(libc::SIGKILL);
                 // Let the kills land (a member killed may linger as a zombie
                 // for its new parent to reap: that is no longer running).
-                for _ in 0..10 {
-                    self.reap();
-                    if !self.group_alive() {
-                        break;
-                    }
-                    tokio::time::sleep(POLL).await;
-                }
+                self.gone_within(POLL * 10).await;
             }
         }
         let status = self.wait().await.ok();
@@ -124,13 +108,19 @@ impl ProcessTree {
         status
     }
 
-    /// Reap the child if it has exited (a zombie still counts as a member
-    /// of its group).
-    fn reap(&mut self) {
-        if self.status.is_none() {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.status = Some(status);
+    /// Whether the group is gone within `limit`, looking every [`POLL`] (the
+    /// child is reaped on the way: a zombie still counts as a member).
+    async fn gone_within(&mut self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let _ = self.try_wait();
+            if !self.group_alive() {
+                return true;
             }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(POLL).await;
         }
     }
 
