@@ -12,7 +12,7 @@ use acp_engine::Transport;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::Notify;
 
 use crate::args::{self, Args, Failure};
@@ -112,6 +112,20 @@ impl Owed {
         *self.last_heard.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
 
+    /// Strike off the request `line` answers, if it answers an owed one
+    /// (nothing owed: the line is not even read).
+    fn strike(&self, line: &[u8]) {
+        let mut ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        if ids.is_empty() {
+            return;
+        }
+        if let Some(key) = response_key(line) {
+            if ids.remove(&key) && ids.is_empty() {
+                self.answered.notify_waiters();
+            }
+        }
+    }
+
     fn silent_for(&self) -> Duration {
         self.last_heard
             .lock()
@@ -163,18 +177,36 @@ fn response_key(line: &[u8]) -> Option<String> {
         .flatten()
 }
 
+/// The next line of `reader` into `line` (emptied first), newline-ended even
+/// when the stream ended without one; false at the end.
+async fn next_line(reader: &mut BufReader<BoxReader>, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    line.clear();
+    if reader.read_until(b'\n', line).await? == 0 {
+        return Ok(false);
+    }
+    if line.last() != Some(&b'\n') {
+        line.push(b'\n');
+    }
+    Ok(true)
+}
+
 /// Lines from stdin to the agent, remembering the requests among them;
 /// at the end of stdin, wait for every answer still owed, then close.
-async fn relay_up(stdin: BoxReader, mut to_agent: BoxWriter, owed: Arc<Owed>, max_size: usize) {
-    let mut lines = BufReader::new(stdin).split(b'\n');
-    while let Ok(Some(mut line)) = lines.next_segment().await {
-        if let Some(key) = request_key(&line, max_size) {
+/// Written in batches: flushed when nothing more is already read.
+async fn relay_up(stdin: BoxReader, to_agent: BoxWriter, owed: Arc<Owed>, max_size: usize) {
+    let (mut reader, mut to_agent) = (BufReader::new(stdin), BufWriter::new(to_agent));
+    let mut line = Vec::new();
+    while let Ok(true) = next_line(&mut reader, &mut line).await {
+        if let Some(key) = request_key(line.trim_ascii_end(), max_size) {
             owed.ids.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
         }
-        line.push(b'\n');
-        if to_agent.write_all(&line).await.is_err() {
+        let written = to_agent.write_all(&line).await;
+        if written.is_err() || (reader.buffer().is_empty() && to_agent.flush().await.is_err()) {
             return;
         }
+    }
+    if to_agent.flush().await.is_err() {
+        return;
     }
     // Every answer owed, unless the agent falls silent for OWED_PATIENCE (a
     // turn waiting on a request of its own that nobody is left to answer).
@@ -192,22 +224,20 @@ async fn relay_up(stdin: BoxReader, mut to_agent: BoxWriter, owed: Arc<Owed>, ma
     let _ = to_agent.shutdown().await;
 }
 
-/// Lines from the agent to stdout, striking off the answers among them.
-async fn relay_down(from_agent: BoxReader, mut stdout: BoxWriter, owed: Arc<Owed>) -> std::io::Result<()> {
-    let mut lines = BufReader::new(from_agent).split(b'\n');
-    while let Some(mut line) = lines.next_segment().await? {
+/// Lines from the agent to stdout, striking off the answers among them
+/// (read only while something is owed); written in batches as `relay_up`.
+async fn relay_down(from_agent: BoxReader, stdout: BoxWriter, owed: Arc<Owed>) -> std::io::Result<()> {
+    let (mut reader, mut stdout) = (BufReader::new(from_agent), BufWriter::new(stdout));
+    let mut line = Vec::new();
+    while next_line(&mut reader, &mut line).await? {
         owed.heard();
-        if let Some(key) = response_key(&line) {
-            let mut ids = owed.ids.lock().unwrap_or_else(|p| p.into_inner());
-            if ids.remove(&key) && ids.is_empty() {
-                owed.answered.notify_waiters();
-            }
-        }
-        line.push(b'\n');
+        owed.strike(line.trim_ascii_end());
         stdout.write_all(&line).await?;
-        stdout.flush().await?;
+        if reader.buffer().is_empty() {
+            stdout.flush().await?;
+        }
     }
-    Ok(())
+    stdout.flush().await
 }
 
 #[cfg(test)]
