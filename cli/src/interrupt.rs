@@ -5,25 +5,44 @@
 
 use std::future::Future;
 
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use crate::args::Failure;
 
+/// The stop signals, listened to (from then on they no longer end the
+/// process by themselves): SIGINT, SIGTERM and SIGHUP.
+pub struct Stops {
+    pub interrupt: Signal,
+    pub terminate: Signal,
+    pub hangup: Signal,
+}
+
+impl Stops {
+    pub fn listen() -> Result<Self, Failure> {
+        let listen =
+            |kind| signal(kind).map_err(|error| Failure::Run(format!("cannot handle signals: {error}")));
+        Ok(Self {
+            interrupt: listen(SignalKind::interrupt())?,
+            terminate: listen(SignalKind::terminate())?,
+            hangup: listen(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next of any of them: its number.
+    pub async fn any(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.interrupt.recv() => libc::SIGINT,
+            _ = self.terminate.recv() => libc::SIGTERM,
+            _ = self.hangup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
 /// Run `work` unless a stop signal comes first.
 pub async fn unless_interrupted<T>(work: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
-    let listen = |kind: SignalKind| {
-        signal(kind).map_err(|error| Failure::Run(format!("cannot handle signals: {error}")))
-    };
-    let (mut interrupt, mut terminate, mut hangup) = (
-        listen(SignalKind::interrupt())?,
-        listen(SignalKind::terminate())?,
-        listen(SignalKind::hangup())?,
-    );
-    let signal = tokio::select! {
-        outcome = work => return outcome,
-        _ = interrupt.recv() => libc::SIGINT,
-        _ = terminate.recv() => libc::SIGTERM,
-        _ = hangup.recv() => libc::SIGHUP,
-    };
-    Err(Failure::Exit(128 + signal as u8))
+    let mut stops = Stops::listen()?;
+    tokio::select! {
+        outcome = work => outcome,
+        signal = stops.any() => Err(Failure::Exit(128 + signal as u8)),
+    }
 }

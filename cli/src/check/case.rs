@@ -186,6 +186,18 @@ pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings)
     Err(outcome.evidence)
 }
 
+impl Outcome {
+    /// A case that failed before it could run.
+    fn failed(evidence: String, started: Instant) -> Self {
+        Self {
+            verdict: Verdict::Fail,
+            evidence,
+            elapsed: started.elapsed(),
+            invalid_notifications: Vec::new(),
+        }
+    }
+}
+
 /// Run `case` against a fresh `agent`.
 pub async fn run(case: &Case, prelude: &Prelude, agent: &[String], settings: &Settings) -> Outcome {
     run_case(case, prelude, agent, settings).await.0
@@ -203,13 +215,8 @@ async fn run_case(
     let cwd = std::env::temp_dir().join(format!("acp-engine-check-{}-{}", std::process::id(), case.name));
     let _ = std::fs::remove_dir_all(&cwd);
     if let Err(error) = std::fs::create_dir_all(&cwd) {
-        let outcome = Outcome {
-            verdict: Verdict::Fail,
-            evidence: format!("cannot make the case's directory {}: {error}", cwd.display()),
-            elapsed: started.elapsed(),
-            invalid_notifications: Vec::new(),
-        };
-        return (outcome, HashMap::new());
+        let evidence = format!("cannot make the case's directory {}: {error}", cwd.display());
+        return (Outcome::failed(evidence, started), HashMap::new());
     }
     let outcome = run_in(case, prelude, agent, settings, &cwd, started).await;
     let _ = std::fs::remove_dir_all(&cwd);
@@ -227,13 +234,8 @@ async fn run_in(
     let mut peer = match AgentUnderTest::spawn(agent) {
         Ok(peer) => peer,
         Err(error) => {
-            let outcome = Outcome {
-                verdict: Verdict::Fail,
-                evidence: format!("cannot start the agent: {error}"),
-                elapsed: started.elapsed(),
-                invalid_notifications: Vec::new(),
-            };
-            return (outcome, HashMap::new());
+            let evidence = format!("cannot start the agent: {error}");
+            return (Outcome::failed(evidence, started), HashMap::new());
         }
     };
     let mut vars = HashMap::new();

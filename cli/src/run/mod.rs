@@ -16,6 +16,7 @@ use acp_engine::{remote, spawn_agent, ClientSideConnection, SpawnOptions};
 use tokio::sync::mpsc;
 
 use crate::args::{self, Args, Failure};
+use crate::interrupt::Stops;
 use client::{Ask, RunClient};
 
 const HELP: &str = "\
@@ -175,35 +176,6 @@ async fn run(options: Options) -> Result<(), Failure> {
     connection.closed().await;
     println!();
     outcome
-}
-
-/// SIGINT (cancel a turn, or quit), and SIGTERM / SIGHUP (quit).
-struct Stops {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-    hangup: tokio::signal::unix::Signal,
-}
-
-impl Stops {
-    fn listen() -> Result<Self, Failure> {
-        use tokio::signal::unix::{signal, SignalKind};
-        let listen =
-            |kind| signal(kind).map_err(|error| Failure::Run(format!("cannot handle signals: {error}")));
-        Ok(Self {
-            interrupt: listen(SignalKind::interrupt())?,
-            terminate: listen(SignalKind::terminate())?,
-            hangup: listen(SignalKind::hangup())?,
-        })
-    }
-
-    /// The next of any of them.
-    async fn any(&mut self) -> i32 {
-        tokio::select! {
-            _ = self.interrupt.recv() => libc::SIGINT,
-            _ = self.terminate.recv() => libc::SIGTERM,
-            _ = self.hangup.recv() => libc::SIGHUP,
-        }
-    }
 }
 
 /// `initialize`, `authenticate` (with `--auth`, or when the agent asks for
