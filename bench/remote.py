@@ -10,6 +10,7 @@ once with a small N and checks only that it completes."""
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -28,13 +29,39 @@ QUICK_N = {"stream": 1_000, "rpc": 100}
 
 def serve(agent, rss_file):
     """Start `agent --serve` on a free loopback port: (process, ws URL, http URL)."""
+    # A session of its own: `stop` reaches the agent under `time` too.
     server = subprocess.Popen([TIME, "-f", "%M", "-o", rss_file] + agent + ["--serve", "127.0.0.1:0"],
-                              cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                              cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              start_new_session=True)
     urls = [server.stdout.readline().strip(), server.stdout.readline().strip()]
     if not (urls[0].startswith("ws://") and urls[1].startswith("http://")):
-        server.kill()
+        stop(server)
         raise RuntimeError(f"{agent[-1]} --serve printed {urls}")
     return server, urls[0], urls[1]
+
+
+def stop(server):
+    """Stop the agent (`time`'s child: terminating `time` alone left it running),
+    so `time` writes its peak RSS and exits; then kill whatever is left."""
+    try:
+        with open(f"/proc/{server.pid}/task/{server.pid}/children") as children:
+            agents = [int(pid) for pid in children.read().split()]
+    except OSError:
+        agents = []
+    for pid in agents:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    server.wait()
 
 
 def measure_remote(pair, transport, scenario, n, timeout):
@@ -50,8 +77,7 @@ def measure_remote(pair, transport, scenario, n, timeout):
         except subprocess.TimeoutExpired:
             return None, "timeout"
         finally:
-            server.terminate()
-            server.wait(10)
+            stop(server)
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if not lines:
             return None, f"exit {done.returncode}: {(done.stderr.strip().splitlines() or ['no output'])[-1][:160]}"
