@@ -279,7 +279,7 @@ fi
 # A client that stops reading: the server drops it after its output stall
 # timeout, and its agent is stopped.
 serve stall --output-stall-timeout-ms 500 -- "$rust_agent"
-if timeout 60 node "$here/ts/ws-faults.mjs" stall "$url" >"$work/faults.out" 2>&1; then
+if timeout 90 node "$here/ts/ws-faults.mjs" stall "$url" "$work/stall.log" >"$work/faults.out" 2>&1; then
   pid="$(grep -o '(agent pid [0-9]*' "$work/stall.log" | tail -n 1 | grep -o '[0-9]*$')"
   for _ in $(seq 100); do [[ -n "$pid" && -d "/proc/$pid" ]] || break; sleep 0.05; done
   if [[ -n "$pid" && ! -d "/proc/$pid" ]]; then pass "a client that stops reading is dropped after the stall timeout; $(cat "$work/faults.out")"

@@ -184,14 +184,21 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
         let _ = tokio::io::copy(&mut from_client, &mut stdin).await;
     };
     let down = async move {
-        let _ = tokio::io::copy(&mut stdout, &mut to_client).await;
-        let _ = to_client.shutdown().await;
+        match tokio::io::copy(&mut stdout, &mut to_client).await {
+            Ok(_) => {
+                let _ = to_client.shutdown().await;
+                "the agent closed its output".to_owned()
+            }
+            // Reading a pipe hardly fails: this is the client's side
+            // (gone, or dropped for not reading).
+            Err(error) => format!("the client took no more output ({error})"),
+        }
     };
     // Whichever ends first ends the relay; dropping the other closes the
     // agent's stdin (and our end of its stdout).
     let ended = tokio::select! {
-        _ = up => "the client left",
-        _ = down => "the agent closed its output",
+        _ = up => "the client left".to_owned(),
+        ended = down => ended,
     };
     let status = agent.stop(EXIT_GRACE).await;
     eprintln!(

@@ -1,19 +1,24 @@
 #!/usr/bin/env node
 // Faults over WebSocket against an ACP server (`acp-engine serve`), with the
-// `ws` package as a raw client. Usage: node ws-faults.mjs <case> <url>
+// `ws` package as a raw client. Usage: node ws-faults.mjs <case> <url> [log]
 //   malformed   a text frame that is not JSON gets -32700, a batch -32600,
 //               and the connection still answers initialize; a binary frame
 //               that is not UTF-8 gets -32700, one that holds a request is
 //               answered
 //   disconnect  initialize, session/new, a prompt, and the socket dropped
 //               (no close frame) while the agent asks for permission
-//   stall       stop reading, send 100,000 requests, read again after 3 s:
-//               a server with a short output stall timeout has dropped the
-//               socket before all the answers came
+//   stall       stop reading, send 100,000 requests, read again once the
+//               server's log (the third argument) says the client was
+//               disconnected (at most 60 s): a server with a short output
+//               stall timeout has dropped the socket before all the answers
+//               came. Waiting on the log, not on a clock: on a busy machine
+//               the agent may answer so slowly that every answer so far
+//               still fits in the socket buffers after any fixed wait.
 // Prints "ok" and exits 0, or the reason and exits 1.
+import { readFileSync } from "node:fs";
 import { WebSocket } from "ws";
 
-const [kind, url] = process.argv.slice(2);
+const [kind, url, log] = process.argv.slice(2);
 const socket = new WebSocket(url);
 const inbox = [];
 let waiting = null;
@@ -86,7 +91,11 @@ if (kind === "malformed") {
   socket.pause();
   const n = 100_000;
   for (let i = 1; i <= n; i++) socket.send(initialize(i));
-  await new Promise((resolve) => setTimeout(resolve, 3000));
+  if (!log) fail("stall needs the server's log file");
+  const dropped = () => / disconnected: /.test(readFileSync(log, "utf8"));
+  const pausedUntil = Date.now() + 60_000;
+  while (!dropped() && Date.now() < pausedUntil) await new Promise((resolve) => setTimeout(resolve, 100));
+  if (!dropped()) fail("not dropped within 60 s of not reading");
   socket.resume();
   const deadline = Date.now() + 20_000;
   while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
