@@ -39,6 +39,7 @@ pub mod fuzzing;
 mod handler;
 pub mod host;
 pub mod message;
+pub mod legacy;
 mod method_check;
 mod permission_cancel;
 pub mod process_tree;
@@ -62,7 +63,7 @@ pub use handler::{
     RequestHandler, RespondError, Responder,
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
-pub use method_check::Protocol;
+pub use method_check::{Protocol, UncheckedMethods};
 pub use process_tree::ProcessTree;
 
 pub use terminal::TerminalHandle;
@@ -79,6 +80,7 @@ pub mod validate {
 
     use crate::method_check::check;
     pub use crate::method_check::{Protocol, Receiver};
+    use crate::UncheckedMethods;
     use crate::RequestError;
 
     /// Any message `receiver` gets, in either protocol: Ok(true) when its
@@ -88,6 +90,7 @@ pub mod validate {
     /// not fit. For tools that inspect traffic (`acp-engine trace`).
     pub fn message(
         protocol: Protocol,
+        unchecked: &UncheckedMethods,
         receiver: Receiver,
         notification: bool,
         method: &str,
@@ -101,6 +104,7 @@ pub mod validate {
         }
         check(
             protocol,
+            unchecked,
             receiver,
             notification,
             method,
@@ -112,6 +116,7 @@ pub mod validate {
     pub fn agent_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
             Protocol::COMPILED,
+            &UncheckedMethods::default(),
             Receiver::Agent,
             false,
             method,
@@ -124,6 +129,7 @@ pub mod validate {
     pub fn agent_notification(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
             Protocol::COMPILED,
+            &UncheckedMethods::default(),
             Receiver::Agent,
             true,
             method,
@@ -136,6 +142,7 @@ pub mod validate {
     pub fn client_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
             Protocol::COMPILED,
+            &UncheckedMethods::default(),
             Receiver::Client,
             false,
             method,
@@ -148,6 +155,7 @@ pub mod validate {
     pub fn client_notification(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
             Protocol::COMPILED,
+            &UncheckedMethods::default(),
             Receiver::Client,
             true,
             method,

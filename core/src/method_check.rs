@@ -5,12 +5,46 @@
 //! - A method of the receiving side's table (generated from the schema, per
 //!   protocol: stable or unstable): its params are checked against the
 //!   method's schema type; a mismatch is -32602 that names the field.
-//! - An extension method (`_`-prefixed): accepted as is.
+//! - An extension method (`_`-prefixed), or one of the connection's
+//!   [`UncheckedMethods`]: accepted as is.
 //! - Anything else: -32601 (method not found). For a notification the
 //!   caller drops it instead (notifications get no answer).
 
+use std::sync::Arc;
+
 use crate::error::RequestError;
 use crate::schema::{v1, v1_unstable};
+
+/// Methods outside the schema that a connection sends and receives as they
+/// are, unchecked: for peers that still use methods the schema dropped (the
+/// legacy `session/set_model`, see [`crate::legacy`]) or methods of a newer
+/// schema. A listed method wins over the schema's table: its params are not
+/// checked either way. On a typed connection they reach the handler's
+/// `ext_method` / `ext_notification`, and are sent with the connection's
+/// generic request and notification calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UncheckedMethods(Arc<[String]>);
+
+impl UncheckedMethods {
+    /// These method names, exactly as on the wire.
+    pub fn new<I, S>(methods: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self(methods.into_iter().map(Into::into).collect())
+    }
+
+    /// Whether `method` is one of them.
+    pub fn contains(&self, method: &str) -> bool {
+        self.0.iter().any(|listed| listed == method)
+    }
+
+    /// The names, as given.
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+}
 
 /// Which protocol a connection speaks: the stable schema, or the stable and
 /// unstable one (`schema/v1/schema.unstable.json`).
@@ -46,11 +80,15 @@ pub enum Receiver {
 /// method (nothing read), an error otherwise (see the module docs).
 pub(crate) fn check(
     protocol: Protocol,
+    unchecked: &UncheckedMethods,
     receiver: Receiver,
     notification: bool,
     method: &str,
     params: Option<&str>,
 ) -> Result<bool, RequestError> {
+    if unchecked.contains(method) {
+        return Ok(false);
+    }
     let found = match (protocol, receiver, notification) {
         (Protocol::Stable, Receiver::Agent, false) => v1::check_agent_request(method, params),
         (Protocol::Stable, Receiver::Agent, true) => v1::check_agent_notification(method, params),

@@ -77,8 +77,9 @@ pub(crate) fn respond<T: Serialize>(result: Result<T, RequestError>) -> Result<R
 /// - `required_*` entries have no default: the user must implement them;
 /// - `optional_*` requests answer -32601 until implemented, optional
 ///   notifications are ignored;
-/// - `_`-prefixed methods go to `ext_method` / `ext_notification`; any other
-///   unknown request is -32601 and any other unknown notification is dropped.
+/// - any other method (`_`-prefixed extensions, methods the schema does not
+///   have) goes to `ext_method` / `ext_notification`, whose defaults answer
+///   -32601 and ignore.
 macro_rules! handler_trait {
     (
         $(#[$trait_doc:meta])*
@@ -130,15 +131,18 @@ macro_rules! handler_trait {
                     async { Ok(()) }
                 }
             )*
-            /// Answers an extension request (a method whose name starts with
-            /// `_`; `method` is the name as received). Until implemented, -32601.
+            /// Answers a request outside the schema: an extension (a method
+            /// whose name starts with `_`) or a method the schema does not
+            /// have (a legacy one such as [`crate::legacy::SESSION_SET_MODEL`]);
+            /// `method` is the name as received. Until implemented, -32601.
             fn ext_method(&self, method: String, params: serde_json::Value)
                 -> impl std::future::Future<Output = Result<serde_json::Value, RequestError>> + Send {
                 let _ = params;
                 async move { Err(RequestError::method_not_found(&method)) }
             }
-            /// Receives an extension notification (`_`-prefixed); ignored
-            /// until implemented.
+            /// Receives a notification outside the schema (an extension,
+            /// `_`-prefixed, or one the schema does not have); ignored until
+            /// implemented.
             fn ext_notification(&self, method: String, params: serde_json::Value)
                 -> impl std::future::Future<Output = Result<(), RequestError>> + Send {
                 let _ = (method, params);
@@ -156,10 +160,8 @@ macro_rules! handler_trait {
             match request.method.as_str() {
                 $( $rr_w => respond(handler.$rr(parse($rr_w, params)?).await), )*
                 $( $(#[cfg($or_cfg)])? $or_w => respond(handler.$or(parse($or_w, params)?).await), )*
-                method if method.starts_with('_') => {
-                    respond(handler.ext_method(method.to_owned(), parse_value(params)?).await)
-                }
-                method => Err(RequestError::method_not_found(method)),
+                // Extensions, and methods outside the schema (legacy ones).
+                method => respond(handler.ext_method(method.to_owned(), parse_value(params)?).await),
             }
         }
 
@@ -173,13 +175,7 @@ macro_rules! handler_trait {
             match notification.method.as_str() {
                 $( $rn_w => handler.$rn(parse($rn_w, params)?).await, )*
                 $( $(#[cfg($on_cfg)])? $on_w => handler.$on(parse($on_w, params)?).await, )*
-                method if method.starts_with('_') => {
-                    handler.ext_notification(method.to_owned(), parse_value(params)?).await
-                }
-                method => {
-                    tracing::debug!(method, "ignored an unknown notification");
-                    Ok(())
-                }
+                method => handler.ext_notification(method.to_owned(), parse_value(params)?).await,
             }
         }
     };

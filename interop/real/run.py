@@ -286,6 +286,40 @@ def run_drives_gemini(env):
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def run_chooses_model(name, command, env, model, work):
+    """`run --model`: the agent's own model list, the choice sent (gemini-cli:
+    the legacy session/set_model, outside the schema), `trace` marking it
+    legacy and not a violation."""
+    directory = workspace()
+    trace = work / ("model-%s.jsonl" % name)
+    done = subprocess.run([str(TOOL), "run", "--model", model, "--cwd", str(directory), "--",
+                           str(TOOL), "trace", "--out", str(trace), "--"] + command,
+                          input="", env=env, capture_output=True, text=True, timeout=180)
+    output = done.stdout + done.stderr
+    problems = []
+    if done.returncode != 0:
+        problems.append("run exited %d" % done.returncode)
+    if "model %s" % model not in done.stdout:
+        problems.append("run did not name the model chosen")
+    records = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+    chosen = [r for r in records if r.get("method") in ("session/set_model", "session/set_config_option")]
+    if not chosen:
+        problems.append("no session/set_model nor session/set_config_option went to the agent")
+    if any(r["verdict"] != "ok" for r in records):
+        problems.append("trace found violations: %s" % [r.get("problems") for r in records if r["verdict"] != "ok"])
+    legacy = [r for r in chosen if r.get("method") == "session/set_model"]
+    if legacy and not all(r.get("legacy") for r in legacy if r["kind"] == "request"):
+        problems.append("trace did not mark session/set_model legacy")
+    if not any(r["kind"] == "response" and "result" in r.get("message", {}) for r in chosen):
+        problems.append("the agent did not accept the model")
+    left = left_behind(command[0])
+    if left:
+        problems.append("%s processes left after run: %s" % (name, left))
+    how = "legacy session/set_model" if legacy else "session/set_config_option"
+    row("acp-engine run --model %s -> %s: chosen with %s, trace marks it" % (model, name, how), problems, output)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def check_scores(name, command, env, known):
     """`check agent` against a real agent: its failures exactly `known`, the
     cases every agent passes passed; the invalid notifications it reported."""
@@ -397,12 +431,14 @@ def main():
             time.sleep(0.05)
         env = claude_env(int(port_file.read_text()))
         run_drives_claude(env)
+        run_chooses_model("claude-agent-acp", [str(CLAUDE)], env, "opus[1m]", work)
         check_scores_claude(env)
         trace_between_acpx_and_claude(env, work)
         acpx_through_serve_to_claude(env)
         shutil.rmtree(env["HOME"], ignore_errors=True)
         env = gemini_env(int(port_file.read_text()))
         run_drives_gemini(env)
+        run_chooses_model("gemini-cli", [str(GEMINI), "--acp"], env, "gemini-2.5-pro", work)
         check_scores_gemini(env)
         shutil.rmtree(env["HOME"], ignore_errors=True)
     finally:

@@ -274,6 +274,7 @@ impl AgentUnderTest {
             .and_then(|params| serde_json::value::to_raw_value(params).ok());
         let checked = validate::message(
             Protocol::COMPILED,
+            &acp_engine::UncheckedMethods::default(),
             Receiver::Client,
             true,
             method,

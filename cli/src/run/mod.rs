@@ -5,6 +5,7 @@
 //! quits); Ctrl-D quits.
 
 mod client;
+mod model;
 mod terminals;
 
 use std::collections::VecDeque;
@@ -38,6 +39,8 @@ options:
   --auth METHOD   authenticate with this method (an id from the agent's authMethods)
                   before the session; without it, an agent that requires
                   authentication lists its methods (on a terminal: pick one by number)
+  --model ID      switch the session to this model (one the agent offers: a config
+                  option of category model, or the legacy `models` and session/set_model)
   --token TOKEN   for a remote agent: `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
   -h, --help      this text
 ";
@@ -68,7 +71,7 @@ impl Style {
 }
 
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
-    let args = Args::parse_with_flags(argv, &["cwd", "token", "auth"], &["yes"])?;
+    let args = Args::parse_with_flags(argv, &["cwd", "token", "auth", "model"], &["yes"])?;
     if args.help {
         print!("{HELP}");
         return Ok(());
@@ -93,6 +96,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         token: args::token(&args),
         yes: args.flag("yes"),
         auth: args.value("auth").map(str::to_owned),
+        model: args.value("model").map(str::to_owned),
         cwd,
         style,
     };
@@ -108,6 +112,7 @@ struct Options {
     token: Option<String>,
     yes: bool,
     auth: Option<String>,
+    model: Option<String>,
     cwd: std::path::PathBuf,
     style: Style,
 }
@@ -118,6 +123,7 @@ async fn run(options: Options) -> Result<(), Failure> {
         token,
         yes,
         auth,
+        model,
         cwd,
         style,
     } = options;
@@ -153,10 +159,10 @@ async fn run(options: Options) -> Result<(), Failure> {
         spawn_agent(spawn, make_client).map_err(|error| Failure::Run(error.to_string()))?
     };
     let started = tokio::select! {
-        started = start(&connection, &agent, &cwd, auth) => started,
+        started = start(&connection, &agent, &cwd, auth, model) => started,
         signal = stops.any() => Err(Failure::Exit(128 + signal as u8)),
     };
-    let (name, session) = match started {
+    let (name, session, models) = match started {
         Ok(started) => started,
         Err(failure) => {
             connection.close();
@@ -167,8 +173,9 @@ async fn run(options: Options) -> Result<(), Failure> {
     println!(
         "{}",
         style.dim(&format!(
-            "connected to {name}, session {session} in {}\ntype a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D quits",
-            cwd.display()
+            "connected to {name}, session {session} in {}{}\ntype a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D quits",
+            cwd.display(),
+            models.current().map(|model| format!(", model {model}")).unwrap_or_default()
         ))
     );
     let outcome = converse(&connection, session, style, &mut stops, asks).await;
@@ -179,14 +186,15 @@ async fn run(options: Options) -> Result<(), Failure> {
 }
 
 /// `initialize`, `authenticate` (with `--auth`, or when the agent asks for
-/// it and the person picks a method) and `session/new`: the agent's name
-/// and the session.
+/// it and the person picks a method), `session/new` and the model (with
+/// `--model`): the agent's name, the session and its models.
 async fn start(
     connection: &ClientSideConnection,
     agent: &[String],
     cwd: &std::path::Path,
     auth: Option<String>,
-) -> Result<(String, SessionId), Failure> {
+    model: Option<String>,
+) -> Result<(String, SessionId, model::Models), Failure> {
     let failed = |error: acp_engine::RequestError| Failure::Run(format!("the agent failed: {error}"));
 
     let mut init = InitializeRequest::new(1);
@@ -230,7 +238,14 @@ async fn start(
         }
         Err(error) => return Err(failed(error)),
     };
-    Ok((name, session.session_id))
+    let mut models = model::Models::of(&session);
+    if let Some(model) = model {
+        models
+            .choose(connection, &session.session_id, &model)
+            .await
+            .map_err(Failure::Run)?;
+    }
+    Ok((name, session.session_id, models))
 }
 
 async fn authenticate(connection: &ClientSideConnection, method: &str) -> Result<(), Failure> {

@@ -11,7 +11,7 @@ use acp_engine::error::codes;
 use acp_engine::message::{classify, Inbound};
 use acp_engine::schema::{self as v1, method, SessionId, SessionUpdate};
 use acp_engine::validate::{self, Protocol, Receiver};
-use acp_engine::{from_raw, RawJson, RequestError, RequestId};
+use acp_engine::{from_raw, legacy, RawJson, RequestError, RequestId, UncheckedMethods};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -70,6 +70,9 @@ pub struct Finding {
     pub latency: Option<std::time::Duration>,
     /// Accepted only by the unstable schema.
     pub unstable: bool,
+    /// A method the schema dropped that real programs still use
+    /// (`acp_engine::legacy`): not checked, not a problem.
+    pub legacy: bool,
     pub problems: Vec<Problem>,
 }
 
@@ -244,10 +247,15 @@ fn check(
     params: Option<&serde_json::value::RawValue>,
 ) {
     let receiver = direction.receiver();
-    let Err(stable) = validate::message(Protocol::Stable, receiver, notification, method, params) else {
+    let none = UncheckedMethods::default();
+    if legacy::unchecked_methods().contains(method) {
+        finding.legacy = true;
+        return;
+    }
+    let Err(stable) = validate::message(Protocol::Stable, &none, receiver, notification, method, params) else {
         return;
     };
-    match validate::message(Protocol::Unstable, receiver, notification, method, params) {
+    match validate::message(Protocol::Unstable, &none, receiver, notification, method, params) {
         Ok(_) => finding.unstable = true,
         Err(error) => finding.problems.push(Problem {
             rule: if error.code == codes::METHOD_NOT_FOUND {

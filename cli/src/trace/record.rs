@@ -49,6 +49,8 @@ struct Record<'a> {
     latency_us: Option<u64>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     unstable: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    legacy: bool,
     verdict: &'static str,
     #[serde(skip_serializing_if = "<[Problem]>::is_empty")]
     problems: &'a [Problem],
@@ -213,6 +215,7 @@ impl Writer {
             session: finding.session.as_ref().map(|session| session.as_str()),
             latency_us: finding.latency.map(|latency| latency.as_micros() as u64),
             unstable: finding.unstable,
+            legacy: finding.legacy,
             verdict: if finding.problems.is_empty() {
                 "ok"
             } else {

@@ -212,7 +212,7 @@ function select(index, scroll) {
       `${r.method ? " · " + escape(r.method) : ""}${r.id === undefined ? "" : " · id " + escape(JSON.stringify(r.id))}</div>`,
     `<div>${(r.elapsed_us / 1000).toFixed(3)} ms after the start · ${r.bytes} bytes` +
       `${r.session === undefined ? "" : " · session " + escape(r.session) + (r.turn ? ", turn " + r.turn : "")}` +
-      `${r.unstable ? " · unstable protocol" : ""}</div>`,
+      `${r.unstable ? " · unstable protocol" : ""}${r.legacy ? " · legacy method (outside the schema)" : ""}</div>`,
   ];
   for (const p of r.problems ?? []) lines.push(`<div class="problem">${escape(p.rule)}: ${escape(p.detail)}</div>`);
   lines.push(`<pre id="detail-json">${escape(r.message !== undefined ? JSON.stringify(r.message, null, 2) : r.raw ?? "")}</pre>`);

@@ -17,18 +17,19 @@ use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::frame;
 use crate::message::RawJson;
-use crate::Protocol;
+use crate::{Protocol, UncheckedMethods};
 
 pub(crate) struct TaskBridge {
     pub side: Side,
     pub protocol: Protocol,
+    pub unchecked: UncheckedMethods,
     pub shared: Arc<Shared>,
 }
 
 impl TaskBridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
         self.side
-            .check_request(self.protocol, &request.method, request.params.as_deref())?;
+            .check_request(self.protocol, &self.unchecked, &request.method, request.params.as_deref())?;
         let (answered, answer) = tokio::sync::oneshot::channel();
         let token = self.shared.responders.register(&request, Some(answered));
         let guard = Unanswered {
@@ -52,6 +53,7 @@ impl TaskBridge {
     ) -> Result<(), RequestError> {
         self.side.check_notification(
             self.protocol,
+            &self.unchecked,
             &notification.method,
             notification.params.as_deref(),
         )?;
@@ -66,6 +68,7 @@ impl TaskBridge {
 pub(crate) struct ReaderBridge {
     pub side: Side,
     pub protocol: Protocol,
+    pub unchecked: UncheckedMethods,
     pub shared: Arc<Shared>,
 }
 
@@ -73,6 +76,7 @@ impl ReaderHandler for ReaderBridge {
     fn notification(&self, notification: IncomingNotification) {
         if let Err(error) = self.side.check_notification(
             self.protocol,
+            &self.unchecked,
             &notification.method,
             notification.params.as_deref(),
         ) {
@@ -86,7 +90,7 @@ impl ReaderHandler for ReaderBridge {
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
         self.side
-            .check_request(self.protocol, &request.method, request.params.as_deref())?;
+            .check_request(self.protocol, &self.unchecked, &request.method, request.params.as_deref())?;
         let token = self.shared.responders.register(&request, None);
         self.shared
             .queue

@@ -38,7 +38,7 @@ use crate::error::RequestError;
 use crate::message::{frame, RequestId};
 use crate::permission_cancel;
 use crate::transport::Transport;
-use crate::Protocol;
+use crate::{Protocol, UncheckedMethods};
 
 pub use options::{BlockWhenFull, HostOptions};
 pub use output::Ticket;
@@ -75,6 +75,7 @@ pub struct HostConnection {
     shared: Arc<Shared>,
     side: Side,
     protocol: Protocol,
+    unchecked: UncheckedMethods,
     output: output::Output,
     pid: Option<u32>,
     /// The host-driven reader and the fd it reads (`HostOptions::host_reads`).
@@ -118,6 +119,7 @@ impl HostConnection {
                 let bridge = Arc::new(bridge::ReaderBridge {
                     side: options.side,
                     protocol: options.protocol,
+                    unchecked: options.unchecked_methods.clone(),
                     shared: shared.clone(),
                 });
                 let (connection, reader) = builder.start_with_reader_handler(
@@ -137,6 +139,7 @@ impl HostConnection {
                 let bridge = Arc::new(bridge::TaskBridge {
                     side: options.side,
                     protocol: options.protocol,
+                    unchecked: options.unchecked_methods.clone(),
                     shared: shared.clone(),
                 });
                 let requests = bridge.clone();
@@ -167,6 +170,7 @@ impl HostConnection {
             shared,
             side: options.side,
             protocol: options.protocol,
+            unchecked: options.unchecked_methods,
             output,
             pid,
             host_reader,
@@ -408,7 +412,7 @@ impl HostConnection {
         let checked = self
             .side
             .peer()
-            .check_text(self.protocol, method, params, request);
+            .check_text(self.protocol, &self.unchecked, method, params, request);
         if !matches!(checked, Ok(true)) {
             // Text that is not JSON at all says so before any schema complaint.
             if let Some(text) = params {

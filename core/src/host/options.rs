@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::Side;
-use crate::{Limits, Protocol};
+use crate::{Limits, Protocol, UncheckedMethods};
 
 /// What `HostOptions::block_when_full` runs on the sending thread before
 /// it waits for room in the write queue (a binding that runs callbacks on a
@@ -24,6 +24,9 @@ pub struct HostOptions {
     pub side: Side,
     /// Speak the unstable protocol too (its methods are unknown otherwise).
     pub protocol: Protocol,
+    /// Methods outside the schema sent and received as they are (see
+    /// [`UncheckedMethods`]).
+    pub unchecked_methods: UncheckedMethods,
     /// Inbound notifications and requests the host may leave undrained
     /// before the engine stops reading (backpressure).
     pub queue_capacity: usize,
@@ -64,6 +67,7 @@ impl Default for HostOptions {
         Self {
             side: Side::Raw,
             protocol: Protocol::Stable,
+            unchecked_methods: UncheckedMethods::default(),
             queue_capacity: 4096,
             max_message_size: crate::framing::DEFAULT_MAX_MESSAGE_SIZE,
             // No read spin: the host's own thread needs the core

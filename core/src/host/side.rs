@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 
 use crate::error::RequestError;
 use crate::method_check::{self, Receiver};
-use crate::Protocol;
+use crate::{Protocol, UncheckedMethods};
 
 /// Which side of ACP a host connection plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +43,11 @@ impl Side {
     pub fn check_request(
         self,
         protocol: Protocol,
+        unchecked: &UncheckedMethods,
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.check_text(protocol, method, params.map(RawValue::get), true)
+        self.check_text(protocol, unchecked, method, params.map(RawValue::get), true)
             .map(drop)
     }
 
@@ -54,10 +55,11 @@ impl Side {
     pub fn check_notification(
         self,
         protocol: Protocol,
+        unchecked: &UncheckedMethods,
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.check_text(protocol, method, params.map(RawValue::get), false)
+        self.check_text(protocol, unchecked, method, params.map(RawValue::get), false)
             .map(drop)
     }
 
@@ -66,13 +68,14 @@ impl Side {
     pub(super) fn check_text(
         self,
         protocol: Protocol,
+        unchecked: &UncheckedMethods,
         method: &str,
         params: Option<&str>,
         request: bool,
     ) -> Result<bool, RequestError> {
         match self.receiver() {
             None => Ok(false),
-            Some(receiver) => method_check::check(protocol, receiver, !request, method, params),
+            Some(receiver) => method_check::check(protocol, unchecked, receiver, !request, method, params),
         }
     }
 }
