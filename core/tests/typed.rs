@@ -549,11 +549,24 @@ async fn params_that_do_not_match_the_schema_get_invalid_params_naming_the_field
 }
 
 #[tokio::test]
-async fn unknown_methods_are_method_not_found_and_ext_methods_reach_their_handler() {
-    let (_conn, mut peer, calls) = recording_agent();
-    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/teleport","params":{}}"#)
+async fn methods_outside_the_schema_reach_ext_method_and_are_method_not_found_by_default() {
+    // A peer that sends what the schema does not have (not `checked()`).
+    let calls = Calls::default();
+    let (transport, mut peer) = raw_transport();
+    let _conn = AgentSideConnection::new(
+        {
+            let calls = calls.clone();
+            move |_| RecordingAgent { calls }
+        },
+        transport,
+    );
+    // The legacy model selection real clients send (outside the schema).
+    peer.request(json!(1), acp_engine::legacy::SESSION_SET_MODEL, json!({"sessionId": "s", "modelId": "m"}))
         .await;
-    assert_eq!(peer.recv().await["error"]["code"], -32601);
+    assert_eq!(
+        peer.recv().await["result"],
+        json!({"ext": "session/set_model", "params": {"sessionId": "s", "modelId": "m"}})
+    );
     peer.request(json!(2), "_acme/ping", json!({"n": 1})).await;
     assert_eq!(
         peer.recv().await,
@@ -561,18 +574,53 @@ async fn unknown_methods_are_method_not_found_and_ext_methods_reach_their_handle
     );
     peer.send(r#"{"jsonrpc":"2.0","method":"_acme/note","params":{"x":true}}"#)
         .await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"session/teleported","params":{"y":1}}"#)
+        .await;
     support::eventually(|| {
-        calls
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|(m, p)| m == "_acme/note" && p["x"] == true)
+        let calls = calls.lock().unwrap();
+        calls.iter().any(|(m, p)| m == "_acme/note" && p["x"] == true)
+            && calls.iter().any(|(m, p)| m == "session/teleported" && p["y"] == 1)
     })
     .await;
-    // An unknown non-extension notification is dropped, nothing is answered.
+
+    // A handler without ext_method: -32601 naming the method; an unknown
+    // notification is ignored, nothing is answered.
+    let (transport, mut peer) = raw_transport();
+    let _minimal = AgentSideConnection::new(|_| MinimalAgent, transport);
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/teleport","params":{}}"#)
+        .await;
+    let refused = peer.recv().await;
+    assert_eq!(refused["error"]["code"], -32601);
+    assert_eq!(refused["error"]["data"]["method"], "session/teleport");
     peer.send(r#"{"jsonrpc":"2.0","method":"session/teleported","params":{}}"#)
         .await;
     peer.expect_silence(100).await;
+}
+
+/// A client sends a method outside the schema through its connection's
+/// generic request (nothing checks what a Rust typed connection sends).
+#[tokio::test]
+async fn a_typed_client_sends_a_legacy_method_to_a_typed_agent() {
+    let (a, b) = acp_engine::Transport::memory_pair();
+    let calls = Calls::default();
+    let _agent = AgentSideConnection::new(
+        {
+            let calls = calls.clone();
+            move |_| RecordingAgent { calls }
+        },
+        a,
+    );
+    let client = ClientSideConnection::new(|_| MinimalClient, b);
+    let request = acp_engine::legacy::SetSessionModelRequest {
+        session_id: "s-1".into(),
+        model_id: "fast".into(),
+    };
+    let answer: Value = client
+        .connection()
+        .send_request(acp_engine::legacy::SESSION_SET_MODEL, &request)
+        .await
+        .unwrap();
+    assert_eq!(answer["params"], json!({"sessionId": "s-1", "modelId": "fast"}));
 }
 
 /// An agent with only the required methods.

@@ -19,7 +19,20 @@ import logging
 import os
 import weakref
 from enum import Enum
-from typing import Any, Awaitable, Callable, Coroutine, Dict, Generator, Generic, Mapping, Optional, Set, TypeVar
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Dict,
+    Generator,
+    Generic,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    TypeVar,
+)
 
 from . import _native
 from ._errors import CONNECTION_CLOSED, RequestError
@@ -126,7 +139,9 @@ class Connection:
     RequestError answers -32603), notifications to ``on_notification`` (one
     at a time, in arrival order). With ``side`` :attr:`Side.AGENT` or
     :attr:`Side.CLIENT` the engine checks ACP messages both ways
-    (``unstable``: the unstable protocol's methods too)."""
+    (``unstable``: the unstable protocol's methods too). ``unchecked_methods``:
+    methods outside the schema it sends and receives as they are, unchecked
+    (the legacy ``session/set_model``, methods of a newer schema)."""
 
     def __init__(
         self,
@@ -138,6 +153,7 @@ class Connection:
         max_message_size: Optional[int] = None,
         limits: Optional[Limits] = None,
         unstable: bool = False,
+        unchecked_methods: Sequence[str] = (),
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
@@ -146,7 +162,12 @@ class Connection:
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
-        settings = {"side": Side(side).value, "max_message_size": max_message_size, "unstable": unstable}
+        settings = {
+            "side": Side(side).value,
+            "max_message_size": max_message_size,
+            "unstable": unstable,
+            "unchecked_methods": list(unchecked_methods),
+        }
         if limits is not None:
             settings.update(limits._settings())
         self._native = stream._open(settings)

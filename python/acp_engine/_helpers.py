@@ -4,7 +4,7 @@ or connect to a remote one and talk to it as a client."""
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncIterator, Callable, Mapping, Optional
+from typing import AsyncIterator, Callable, Mapping, Optional, Sequence
 
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._limits import Limits
@@ -16,10 +16,13 @@ async def run_agent(
     stream: Optional[Stream] = None,
     *,
     limits: Optional[Limits] = None,
+    unchecked_methods: Sequence[str] = (),
 ) -> None:
     """Serve ``agent_factory(connection)`` on this process's stdin/stdout
     until the client hangs up: ``asyncio.run(run_agent(MyAgent))``."""
-    connection = AgentSideConnection(agent_factory, stream or stdio_stream(), limits=limits)
+    connection = AgentSideConnection(
+        agent_factory, stream or stdio_stream(), limits=limits, unchecked_methods=unchecked_methods
+    )
     await connection.closed
 
 
@@ -31,11 +34,13 @@ async def spawn_agent(
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
     limits: Optional[Limits] = None,
+    unchecked_methods: Sequence[str] = (),
 ) -> AsyncIterator[ClientSideConnection]:
     """Start an agent process and connect to it as ``client_factory(conn)``:
     ``async with spawn_agent(MyClient, "my-agent", "--stdio") as agent: ...``.
     On exit the connection is closed and the agent reaped."""
-    connection = ClientSideConnection(client_factory, spawn_stream(command, *args, env=env, cwd=cwd), limits=limits)
+    stream = spawn_stream(command, *args, env=env, cwd=cwd)
+    connection = ClientSideConnection(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
     try:
         yield connection
     finally:
@@ -50,13 +55,14 @@ async def connect_agent(
     token: Optional[str] = None,
     ca_file: Optional[str] = None,
     limits: Optional[Limits] = None,
+    unchecked_methods: Sequence[str] = (),
 ) -> AsyncIterator[ClientSideConnection]:
     """Connect to a remote agent as ``client_factory(conn)``:
     ``async with connect_agent(lambda conn: MyClient(), "http://host:8080/acp") as agent: ...``
     (``ws://``, ``wss://``, ``http://`` or ``https://``; see :func:`remote_stream`).
     On exit the connection is closed."""
     stream = remote_stream(url, token=token, ca_file=ca_file)
-    connection = ClientSideConnection(client_factory, stream, limits=limits)
+    connection = ClientSideConnection(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
     try:
         yield connection
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import Any, AsyncIterator, Callable, Dict, Optional, Set, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, Optional, Sequence, Set, Tuple
 
 from ._generated.methods import Agent, AgentSideConnection
 from ._limits import Limits
@@ -41,10 +41,12 @@ class AgentServer:
         agent_factory: Callable[[AgentSideConnection], Agent],
         limits: Optional[Limits],
         connection_class: Any,
+        unchecked_methods: Sequence[str] = (),
     ) -> None:
         self._native = native
         self._agent_factory = agent_factory
         self._limits = limits
+        self._unchecked_methods = list(unchecked_methods)
         self._connection_class = connection_class
         self._connections: Set[AgentSideConnection] = set()
         self._loop = asyncio.get_running_loop()
@@ -73,7 +75,12 @@ class AgentServer:
 
     def _on_accepted(self) -> None:
         while self._native.waiting():
-            connection = self._connection_class(self._agent_factory, _Accepted(self._native), limits=self._limits)
+            connection = self._connection_class(
+                self._agent_factory,
+                _Accepted(self._native),
+                limits=self._limits,
+                unchecked_methods=self._unchecked_methods,
+            )
             self._connections.add(connection)
             connection.closed.add_done_callback(lambda _closed, c=connection: self._connections.discard(c))
 
@@ -110,6 +117,7 @@ async def serve_agent(
     idle_timeout: Optional[float] = None,
     output_stall_timeout: Optional[float] = None,
     limits: Optional[Limits] = None,
+    unchecked_methods: Sequence[str] = (),
     connection_class: Any = AgentSideConnection,
 ) -> AsyncIterator[AgentServer]:
     """Serve ``agent_factory(connection)`` to remote clients, a new agent per
@@ -122,7 +130,8 @@ async def serve_agent(
     ``token``: clients must send ``Authorization: Bearer <token>`` (401
     otherwise, before any agent starts). ``tls_cert``/``tls_key``: PEM files
     to serve ``wss://`` and ``https://``. Timeouts are in seconds (0: none);
-    ``limits`` bound each agent's connection. On exit every connection ends."""
+    ``limits`` bound each agent's connection; ``unchecked_methods`` as for
+    :class:`Connection`. On exit every connection ends."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("tls_cert and tls_key go together")
     options: Dict[str, Any] = {
@@ -138,7 +147,7 @@ async def serve_agent(
     }
     loop = asyncio.get_running_loop()
     native = await loop.run_in_executor(None, NativeServer.bind, f"{host}:{port}", options)
-    server = AgentServer(native, agent_factory, limits, connection_class)
+    server = AgentServer(native, agent_factory, limits, connection_class, unchecked_methods)
     try:
         yield server
     finally:

@@ -12,7 +12,7 @@ too."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional
+from typing import Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional, Sequence
 
 from ._connection import Connection, Side
 from ._limits import Limits
@@ -33,7 +33,8 @@ class _Router:
     async def on_request(self, method: str, params: Any) -> Any:
         handle = self.requests.get(method)
         if handle is None:
-            # The engine lets only known methods and `_` extensions through.
+            # The engine lets only known methods, `_` extensions and the
+            # connection's unchecked methods through.
             return await self.handler.ext_method(method, params)
         return await handle(params)
 
@@ -56,7 +57,14 @@ class _TypedConnection:
 
     connection: Connection
 
-    def _serve(self, handler: Any, stream: Stream, max_message_size: Optional[int], limits: Optional[Limits]) -> None:
+    def _serve(
+        self,
+        handler: Any,
+        stream: Stream,
+        max_message_size: Optional[int],
+        limits: Optional[Limits],
+        unchecked_methods: Sequence[str],
+    ) -> None:
         router = _Router(handler, self._handlers, self._notifications)
         self.connection = Connection(
             stream,
@@ -66,6 +74,7 @@ class _TypedConnection:
             max_message_size=max_message_size,
             limits=limits,
             unstable=self._unstable,
+            unchecked_methods=unchecked_methods,
             _routes=router.notifications,
         )
         # The peer methods call these: bound straight to the connection's
@@ -74,11 +83,14 @@ class _TypedConnection:
         self._notify = self.connection.send_notification
 
     def ext_method(self, method: str, params: Dict[str, Any]) -> Awaitable[Any]:
-        """An extension request; ``method`` is sent as given (start it with ``_``)."""
+        """A request outside the schema, ``method`` sent as given: an
+        extension (start it with ``_``) or one of the connection's
+        ``unchecked_methods``."""
         return self.connection.send_request(method, params)
 
     def ext_notification(self, method: str, params: Dict[str, Any]) -> Awaitable[None]:
-        """An extension notification; ``method`` is sent as given."""
+        """A notification outside the schema, ``method`` sent as given (see
+        :meth:`ext_method`)."""
         return self.connection.send_notification(method, params)
 
     def cancel_pending_request(self, request_id: int) -> bool:
@@ -115,9 +127,10 @@ class _AgentSide(_TypedConnection):
         *,
         max_message_size: Optional[int] = None,
         limits: Optional[Limits] = None,
+        unchecked_methods: Sequence[str] = (),
     ) -> None:
         self.agent = to_agent(self)
-        self._serve(self.agent, stream, max_message_size, limits)
+        self._serve(self.agent, stream, max_message_size, limits, unchecked_methods)
 
     async def _terminal(self, method: str, params: Any) -> TerminalHandle:
         """``terminal/create``: a handle to the terminal (release it, or use
@@ -138,9 +151,10 @@ class _ClientSide(_TypedConnection):
         *,
         max_message_size: Optional[int] = None,
         limits: Optional[Limits] = None,
+        unchecked_methods: Sequence[str] = (),
     ) -> None:
         self.client = to_client(self)
-        self._serve(self.client, stream, max_message_size, limits)
+        self._serve(self.client, stream, max_message_size, limits, unchecked_methods)
 
     @property
     def pid(self) -> Optional[int]:

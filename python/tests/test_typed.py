@@ -104,6 +104,34 @@ async def test_every_agent_method_from_the_client() -> None:
         assert notes["notes"] == [["_my/note", {"n": 1}], ["cancel", {"sessionId": "s-1"}]]
 
 
+# The legacy model selection (outside the schema) that real agents take.
+SET_MODEL = "session/set_model"
+MODEL = {"sessionId": "s-1", "modelId": "fast"}
+
+
+@run_async
+async def test_unchecked_methods_go_out_and_reach_ext_method() -> None:
+    both = spawn_agent(lambda _: RecordingClient(), sys.executable, AGENT, "--unchecked", SET_MODEL,
+                       unchecked_methods=[SET_MODEL])
+    async with both as agent:
+        assert await agent.ext_method(SET_MODEL, MODEL) == {"ext": SET_MODEL, "params": MODEL}
+        with pytest.raises(RequestError) as unlisted:
+            await agent.ext_notification("legacy/note", {"n": 1})
+        assert unlisted.value.code == -32601
+    # Not listed on our side: refused before anything is sent.
+    async with connect(RecordingClient()) as agent:
+        with pytest.raises(RequestError) as refused:
+            await agent.ext_method(SET_MODEL, MODEL)
+        assert refused.value.code == -32601
+        assert (await agent.ext_method("_test/notes", {}))["notes"] == []
+    # Not listed on the agent's side: the agent answers -32601.
+    async with spawn_agent(lambda _: RecordingClient(), sys.executable, AGENT, unchecked_methods=[SET_MODEL]) as agent:
+        with pytest.raises(RequestError) as unknown:
+            await agent.ext_method(SET_MODEL, MODEL)
+        assert unknown.value.code == -32601
+        assert unknown.value.data == {"method": SET_MODEL}
+
+
 @run_async
 async def test_every_client_method_from_the_agent() -> None:
     client = RecordingClient()

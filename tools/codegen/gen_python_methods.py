@@ -161,6 +161,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
             "            *,",
             "            max_message_size: Optional[int] = None,",
             "            limits: Optional[Limits] = None,",
+            "            unchecked_methods: Sequence[str] = (),",
             "        ) -> None: ...",
         ]
 
@@ -175,7 +176,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
         "from __future__ import annotations",
         "",
         "from abc import ABCMeta, abstractmethod",
-        "from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional",
+        "from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional, Sequence",
         "",
         f"from {package_prefix}_errors import RequestError",
         f"from {package_prefix}_typed import _AgentSide, _ClientSide",

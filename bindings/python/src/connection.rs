@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use acp_engine::host::{self, HostConnection, HostOptions, Side};
-use acp_engine::{Protocol, RequestError, SpawnOptions, Transport};
+use acp_engine::{Protocol, RequestError, SpawnOptions, Transport, UncheckedMethods};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -50,7 +50,7 @@ fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
 const DRAIN_CHUNK: usize = 64;
 
 /// A connection's settings, from the dict the package passes (`side`,
-/// `max_message_size`, `unstable`, the limits `max_in_flight_requests`,
+/// `max_message_size`, `unstable`, `unchecked_methods`, the limits `max_in_flight_requests`,
 /// `max_buffered_bytes`, `output_stall_timeout_ms`; absent or None: the
 /// default).
 fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
@@ -80,6 +80,9 @@ fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
         if unstable.extract::<bool>()? {
             options.protocol = Protocol::Unstable;
         }
+    }
+    if let Some(methods) = settings.get_item("unchecked_methods")?.filter(|v| !v.is_none()) {
+        options.unchecked_methods = UncheckedMethods::new(methods.extract::<Vec<String>>()?);
     }
     Ok(options)
 }

@@ -172,4 +172,6 @@ class FullAgent(Agent):
 
 if __name__ == "__main__":
     print("full_agent: started", file=sys.stderr)
-    asyncio.run(run_agent(FullAgent))
+    # `--unchecked METHOD...`: methods outside the schema it takes as they are.
+    unchecked = sys.argv[sys.argv.index("--unchecked") + 1 :] if "--unchecked" in sys.argv else []
+    asyncio.run(run_agent(FullAgent, unchecked_methods=unchecked))

@@ -8,7 +8,7 @@ Do not edit: change the schema or the generator, then run `make codegen`.
 from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, FrozenSet, Optional, Sequence
 
 from ..._errors import RequestError
 from ..._typed import _AgentSide, _ClientSide
@@ -1013,6 +1013,7 @@ class AgentSideConnection(_AgentSide, _ClientMethods):
             *,
             max_message_size: Optional[int] = None,
             limits: Optional[Limits] = None,
+            unchecked_methods: Sequence[str] = (),
         ) -> None: ...
 
 
@@ -1037,4 +1038,5 @@ class ClientSideConnection(_ClientSide, _AgentMethods):
             *,
             max_message_size: Optional[int] = None,
             limits: Optional[Limits] = None,
+            unchecked_methods: Sequence[str] = (),
         ) -> None: ...
