@@ -38,8 +38,8 @@ pub mod framing;
 pub mod fuzzing;
 mod handler;
 pub mod host;
-pub mod message;
 pub mod legacy;
+pub mod message;
 mod method_check;
 mod permission_cancel;
 pub mod process_tree;
@@ -80,8 +80,8 @@ pub mod validate {
 
     use crate::method_check::check;
     pub use crate::method_check::{Protocol, Receiver};
-    use crate::UncheckedMethods;
     use crate::RequestError;
+    use crate::UncheckedMethods;
 
     /// Any message `receiver` gets, in either protocol: Ok(true) when its
     /// params were checked against the method's schema type, Ok(false) for

@@ -154,3 +154,53 @@ impl Drop for ProcessTree {
         self.signal_group(libc::SIGKILL);
     }
 }
+
+/// How child `pid` ended, if it has exited and is not reaped yet, in words
+/// ("exited with status 1", "killed by signal 9 (SIGKILL)"); it stays
+/// unreaped (WNOWAIT), for whoever waits for it. A child that is still
+/// running gets up to `patience` to exit: its output may end a moment
+/// before it becomes waitable.
+pub(crate) fn exit_of(pid: u32, patience: Duration) -> Option<String> {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        // SAFETY: waitid on our own child, into a zeroed siginfo_t we own.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let peeked = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if peeked != 0 {
+            return None; // not our child, or already reaped
+        }
+        // SAFETY: waitid filled it in (si_pid 0: no state change yet).
+        let (exited, code, status) = unsafe { (info.si_pid(), info.si_code, info.si_status()) };
+        if exited != 0 {
+            return Some(match code {
+                libc::CLD_EXITED => format!("exited with status {status}"),
+                _ => format!("killed by signal {status}{}", signal_name(status)),
+            });
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+fn signal_name(signal: libc::c_int) -> &'static str {
+    match signal {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        libc::SIGBUS => " (SIGBUS)",
+        _ => "",
+    }
+}

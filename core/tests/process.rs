@@ -118,6 +118,13 @@ async fn a_killed_agent_fails_every_pending_request_and_is_reaped() {
             .unwrap()
             .unwrap_err();
         assert!(error.is_connection_closed(), "{error}");
+        // Why, with how the process ended (not a bare EOF or broken pipe).
+        assert!(
+            error
+                .to_string()
+                .contains("the peer process killed by signal 9 (SIGKILL)"),
+            "{error}"
+        );
     }
     tokio::time::timeout(PATIENCE, conn.closed()).await.unwrap();
     assert!(process_gone(pid));
@@ -150,8 +157,28 @@ async fn a_peer_that_exits_on_its_own_closes_the_connection() {
     tokio::time::timeout(PATIENCE, conn.closed())
         .await
         .expect("closed() resolves");
-    assert_eq!(conn.close_reason().as_deref(), Some("peer closed the connection"));
+    assert_eq!(
+        conn.close_reason().as_deref(),
+        Some("peer closed the connection; the peer process exited with status 0")
+    );
     assert!(process_gone(pid));
+}
+
+#[tokio::test]
+async fn a_crashing_agent_closes_with_its_exit_status() {
+    let transport = Transport::spawn(SpawnOptions::new("sh").args(["-c", "read line; exit 3"])).unwrap();
+    let conn = Connection::builder().connect(transport);
+    let error = conn
+        .send_request::<_, Value>("_demo/whoami", &json!({}))
+        .await
+        .unwrap_err();
+    assert!(error.is_connection_closed(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("the peer process exited with status 3"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -561,8 +561,12 @@ async fn methods_outside_the_schema_reach_ext_method_and_are_method_not_found_by
         transport,
     );
     // The legacy model selection real clients send (outside the schema).
-    peer.request(json!(1), acp_engine::legacy::SESSION_SET_MODEL, json!({"sessionId": "s", "modelId": "m"}))
-        .await;
+    peer.request(
+        json!(1),
+        acp_engine::legacy::SESSION_SET_MODEL,
+        json!({"sessionId": "s", "modelId": "m"}),
+    )
+    .await;
     assert_eq!(
         peer.recv().await["result"],
         json!({"ext": "session/set_model", "params": {"sessionId": "s", "modelId": "m"}})
@@ -579,7 +583,9 @@ async fn methods_outside_the_schema_reach_ext_method_and_are_method_not_found_by
     support::eventually(|| {
         let calls = calls.lock().unwrap();
         calls.iter().any(|(m, p)| m == "_acme/note" && p["x"] == true)
-            && calls.iter().any(|(m, p)| m == "session/teleported" && p["y"] == 1)
+            && calls
+                .iter()
+                .any(|(m, p)| m == "session/teleported" && p["y"] == 1)
     })
     .await;
 

@@ -51,6 +51,9 @@ pub(crate) fn poll_once_or_spawn(mut task: crate::handler::BoxFuture<()>, runtim
 
 /// How long the writer may keep flushing after the connection closed.
 const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(1);
+/// How long a spawned peer whose stream ended may take to become waitable,
+/// for its exit to go into the close reason.
+const PEER_EXIT_PATIENCE: Duration = Duration::from_millis(20);
 
 pub(crate) struct Settings {
     pub read_spin: std::time::Duration,
@@ -114,6 +117,8 @@ pub(crate) struct Inner {
     /// The write path.
     pub outbound: outbound::Outbound,
     close_reason: OnceLock<String>,
+    /// The spawned peer process, if any: its exit goes into the close reason.
+    peer_pid: Option<u32>,
     /// Cancelled when the connection starts closing, for any reason.
     pub closing: CancellationToken,
     /// Cancelled by a local `close()`: drop what was received but not handled.
@@ -143,6 +148,7 @@ impl Inner {
         mode: ReaderMode,
         make_handlers: impl FnOnce(&Arc<Inner>) -> Handlers,
     ) -> (Arc<Self>, Option<HostReader>) {
+        let peer_pid = transport.child_pid();
         let (outbound, outbound_rx) = mpsc::channel(settings.write_queue_capacity);
         let (dispatch_tx, dispatch_rx) = mpsc::channel(settings.dispatch_queue_capacity);
         let lines =
@@ -157,6 +163,7 @@ impl Inner {
             unhandled_notifications: AtomicUsize::new(0),
             outbound: outbound::Outbound::new(outbound, frames),
             close_reason: OnceLock::new(),
+            peer_pid,
             closing: CancellationToken::new(),
             aborted: CancellationToken::new(),
             closed: CancellationToken::new(),
@@ -210,6 +217,23 @@ impl Inner {
 
     pub(crate) fn closed_error(&self) -> RequestError {
         RequestError::connection_closed(self.close_reason().unwrap_or("closed"))
+    }
+
+    /// `close` because the peer's stream ended or failed: with a spawned
+    /// peer, the reason says how its process ended (a crash shows as
+    /// "...; the peer process was killed by signal 11 (SIGSEGV)", not as a
+    /// bare broken pipe).
+    pub fn close_by_peer(&self, reason: &str) {
+        if self.close_reason.get().is_some() {
+            return;
+        }
+        let exit = self
+            .peer_pid
+            .and_then(|pid| crate::process_tree::exit_of(pid, PEER_EXIT_PATIENCE));
+        match exit {
+            Some(exit) => self.close(&format!("{reason}; the peer process {exit}")),
+            None => self.close(reason),
+        }
     }
 
     /// Start closing: fail every pending request at once, cancel running

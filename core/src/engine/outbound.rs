@@ -338,7 +338,7 @@ impl Outbound {
             }
             Err(error) => {
                 drop(slot);
-                inner.close(&crate::transport::failure_reason("write", &error));
+                inner.close_by_peer(&crate::transport::failure_reason("write", &error));
                 Err(inner.closed_error())
             }
         }

@@ -107,7 +107,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut reader: Reader) {
         }
     };
     if let Some(reason) = reason {
-        inner.close(&reason);
+        inner.close_by_peer(&reason);
     }
 }
 
@@ -235,7 +235,7 @@ impl HostReader {
         };
         *slot = None;
         drop(slot);
-        inner.close(&ended);
+        inner.close_by_peer(&ended);
         Pumped::Done
     }
 

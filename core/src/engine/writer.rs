@@ -42,7 +42,7 @@ pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
         };
         inner.outbound.put_writer(frames, taken, bytes);
         if let Err(error) = flushed {
-            inner.close(&crate::transport::failure_reason("write", &error));
+            inner.close_by_peer(&crate::transport::failure_reason("write", &error));
             return;
         }
     }

@@ -28,8 +28,12 @@ pub(crate) struct TaskBridge {
 
 impl TaskBridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
-        self.side
-            .check_request(self.protocol, &self.unchecked, &request.method, request.params.as_deref())?;
+        self.side.check_request(
+            self.protocol,
+            &self.unchecked,
+            &request.method,
+            request.params.as_deref(),
+        )?;
         let (answered, answer) = tokio::sync::oneshot::channel();
         let token = self.shared.responders.register(&request, Some(answered));
         let guard = Unanswered {
@@ -89,8 +93,12 @@ impl ReaderHandler for ReaderBridge {
     }
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
-        self.side
-            .check_request(self.protocol, &self.unchecked, &request.method, request.params.as_deref())?;
+        self.side.check_request(
+            self.protocol,
+            &self.unchecked,
+            &request.method,
+            request.params.as_deref(),
+        )?;
         let token = self.shared.responders.register(&request, None);
         self.shared
             .queue
