@@ -42,14 +42,21 @@ impl Models {
             return Models::ConfigOption {
                 config_id,
                 current: select.current_value.to_string(),
-                values: values.into_iter().map(|option| option.value.to_string()).collect(),
+                values: values
+                    .into_iter()
+                    .map(|option| option.value.to_string())
+                    .collect(),
             };
         }
         let extra = serde_json::Value::Object(session.extra.clone());
         match legacy::session_models(&extra) {
             Some(models) => Models::Legacy {
                 current: models.current_model_id,
-                values: models.available_models.into_iter().map(|model| model.model_id).collect(),
+                values: models
+                    .available_models
+                    .into_iter()
+                    .map(|model| model.model_id)
+                    .collect(),
             },
             None => Models::NotOffered,
         }
@@ -75,7 +82,10 @@ impl Models {
             Models::NotOffered => return Err("the agent offers no choice of model".to_owned()),
         };
         if !values.iter().any(|value| value == model) {
-            return Err(format!("the agent offers no model {model:?}; it offers: {}", values.join(", ")));
+            return Err(format!(
+                "the agent offers no model {model:?}; it offers: {}",
+                values.join(", ")
+            ));
         }
         let sent = match self {
             Models::ConfigOption { config_id, .. } => connection
@@ -103,7 +113,9 @@ impl Models {
         };
         sent.map_err(|error| format!("the agent refused model {model:?}: {error}"))?;
         match self {
-            Models::ConfigOption { current, .. } | Models::Legacy { current, .. } => *current = model.to_owned(),
+            Models::ConfigOption { current, .. } | Models::Legacy { current, .. } => {
+                *current = model.to_owned()
+            }
             Models::NotOffered => {}
         }
         Ok(())

@@ -252,7 +252,8 @@ fn check(
         finding.legacy = true;
         return;
     }
-    let Err(stable) = validate::message(Protocol::Stable, &none, receiver, notification, method, params) else {
+    let Err(stable) = validate::message(Protocol::Stable, &none, receiver, notification, method, params)
+    else {
         return;
     };
     match validate::message(Protocol::Unstable, &none, receiver, notification, method, params) {
