@@ -60,6 +60,41 @@ fn our_example_agent_passes_every_case() {
 }
 
 #[test]
+fn an_agent_at_a_url_is_checked_one_connection_per_case() {
+    let token = "check-token";
+    let mut server = Command::new(env!("CARGO_BIN_EXE_acp-engine"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--token", token, "--"])
+        .arg(example("agent"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(server.stdout.take().unwrap()));
+    let urls = [lines.next().unwrap().unwrap(), lines.next().unwrap().unwrap()];
+    for url in &urls {
+        let output = check(&[url], &["--token", token]);
+        let verdicts = verdicts(&output);
+        assert!(verdicts.len() >= 13, "{url}: {verdicts:?}");
+        for (case, verdict) in &verdicts {
+            // Its process is the server's: that one case cannot be watched.
+            let expected = if case == "exit-on-eof" { "skip" } else { "pass" };
+            assert_eq!(verdict, expected, "{url}: {case}: {verdicts:?}");
+        }
+        assert!(output.status.success(), "{url}");
+        // Without the token the server refuses before any agent starts.
+        let refused = check(&[url], &[]);
+        assert_eq!(refused.status.code(), Some(1), "{url}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("401"),
+            "{url}: {}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
 fn each_broken_agent_fails_the_case_for_its_defect() {
     for (defect, cases) in [
         ("ordering", &["prompt-turn-order"][..]),

@@ -114,6 +114,8 @@ pub struct Settings {
     pub init_timeout: Option<Duration>,
     /// The `authenticate` method to use after `initialize`.
     pub auth: Option<String>,
+    /// For a remote agent: `Authorization: Bearer` this.
+    pub token: Option<String>,
 }
 
 impl Prelude {
@@ -231,10 +233,15 @@ async fn run_in(
     cwd: &std::path::Path,
     started: Instant,
 ) -> (Outcome, HashMap<String, Value>) {
-    let mut peer = match AgentUnderTest::spawn(agent) {
+    let mut peer = match AgentUnderTest::start(agent, settings.token.as_deref()).await {
         Ok(peer) => peer,
         Err(error) => {
-            let evidence = format!("cannot start the agent: {error}");
+            let doing = if agent.len() == 1 && acp_engine::remote::is_url(&agent[0]) {
+                "cannot connect to the agent"
+            } else {
+                "cannot start the agent"
+            };
+            let evidence = format!("{doing}: {error}");
             return (Outcome::failed(evidence, started), HashMap::new());
         }
     };
@@ -378,6 +385,9 @@ impl Run<'_> {
                 self.peer.close_stdin();
                 Ok(())
             }
+            Step::Exits { .. } if self.peer.is_remote() => Err(End::Skip(
+                "a remote agent: its process is its server's to stop".to_owned(),
+            )),
             Step::Exits { within_ms } => self
                 .peer
                 .exits_within(Duration::from_millis(*within_ms))
@@ -409,11 +419,12 @@ impl Run<'_> {
                 }
                 Some(Incoming::Closed) => {
                     let running = self.peer.running();
-                    return Err(unmet(format!(
-                        "expected {}; the agent closed its output{}",
-                        expectation.message,
-                        if running { "" } else { " and exited" }
-                    )));
+                    let ended = match self.peer.failure() {
+                        Some(failure) => format!("the connection failed: {failure}"),
+                        None if running || self.peer.is_remote() => "the agent closed its output".to_owned(),
+                        None => "the agent closed its output and exited".to_owned(),
+                    };
+                    return Err(unmet(format!("expected {}; {ended}", expectation.message)));
                 }
                 Some(Incoming::Unreadable(_)) => continue,
                 Some(Incoming::Message(message)) => {

@@ -18,6 +18,7 @@ use crate::args::{Args, Failure};
 
 const HELP: &str = "\
 usage: acp-engine check agent [options] -- AGENT_COMMAND [ARGS...]
+       acp-engine check agent [options] -- URL   (ws://, wss://, http://, https://)
        acp-engine check client [options] -- CLIENT_COMMAND [ARGS...]
 
 check agent runs the agent cases against the agent, each against a fresh
@@ -50,6 +51,7 @@ options:
   --init-timeout-ms N
                   (agent) how long the agent may take to answer initialize (default 15000)
   --auth METHOD   (agent) send authenticate with this method id after initialize
+  --token TOKEN   (agent at a URL) `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
   -h, --help      this text
 
 Before the cases, check agent runs the prelude once (initialize, authenticate
@@ -57,6 +59,11 @@ with --auth, session/new): an agent that cannot start, speaks no JSON-RPC,
 or requires authentication is reported once (with the methods it offers)
 and check exits 1. Each case's sessions get a fresh empty directory as
 their cwd, removed after the case.
+
+At a URL (`acp-engine serve`, or any ACP server), each case gets a
+connection of its own; the case that watches the agent exit when its
+input ends is skipped (the process is the server's). The directories are
+made here: give the server's agent the same file system.
 ";
 
 const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/agent_cases.rs"));
@@ -81,7 +88,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     };
     let args = Args::parse_with_flags(
         argv.collect(),
-        &["junit", "cases", "only", "init-timeout-ms", "auth"],
+        &["junit", "cases", "only", "init-timeout-ms", "auth", "token"],
         &["json"],
     )?;
     if args.help {
@@ -95,13 +102,20 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     let json = args.flag("json");
     let command = args.rest.clone();
-    crate::agent_command::require(&command)?;
+    let remote = command.len() == 1 && acp_engine::remote::is_url(&command[0]);
+    if remote && matches!(side, Side::Client) {
+        return Err(Failure::Usage("check client needs a command, not a URL".to_owned()));
+    }
+    if !remote {
+        crate::agent_command::require(&command)?;
+    }
     let only = args.value("only").map(str::to_owned);
     let settings = case::Settings {
         init_timeout: args
             .number("init-timeout-ms")?
             .map(|ms| std::time::Duration::from_millis(ms as u64)),
         auth: args.value("auth").map(str::to_owned),
+        token: crate::args::token(&args),
     };
     let (prelude, cases) = match side {
         Side::Agent => {

@@ -1,6 +1,7 @@
-//! The agent under test, driven over raw pipes (a conformance check must
-//! send what a well-behaved client never would): lines out, messages in,
-//! and the client's side of the protocol answered automatically.
+//! The agent under test, driven over raw pipes, or a raw connection to a
+//! remote agent (a conformance check must send what a well-behaved client
+//! never would): lines out, messages in, and the client's side of the
+//! protocol answered automatically.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -14,10 +15,11 @@ use acp_engine::schema::{
     WriteTextFileResponse,
 };
 use acp_engine::validate::{self, Protocol, Receiver};
-use acp_engine::{from_raw, ProcessTree, RequestError};
+use acp_engine::transport::{BoxReader, BoxWriter};
+use acp_engine::{from_raw, remote, ProcessTree, RequestError};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, Command};
+use tokio::process::Command;
 use tokio::sync::mpsc;
 
 /// How much of the agent's stderr is kept as evidence.
@@ -31,9 +33,19 @@ pub enum Incoming {
     Closed,
 }
 
+/// Where the agent runs.
+enum Host {
+    /// A process of ours (and its tree).
+    Process(ProcessTree),
+    /// A server's: one connection per case, the server's process to stop.
+    Remote,
+}
+
 pub struct AgentUnderTest {
-    child: ProcessTree,
-    stdin: Option<ChildStdin>,
+    host: Host,
+    stdin: Option<BoxWriter>,
+    /// Why reading failed, if it did (not a plain end of output).
+    failure: Arc<Mutex<Option<String>>>,
     incoming: mpsc::UnboundedReceiver<Incoming>,
     closed: bool,
     /// Permission requests held (not answered) while a case wants them so.
@@ -54,8 +66,17 @@ const INVALID_KEPT: usize = 8;
 
 impl AgentUnderTest {
     /// Start the agent (in our working directory: its command may name
-    /// files relative to it; sessions get a directory of their own).
-    pub fn spawn(command: &[String]) -> std::io::Result<Self> {
+    /// files relative to it; sessions get a directory of their own), or
+    /// connect to it when the command is one ws:// or http:// URL.
+    pub async fn start(command: &[String], token: Option<&str>) -> std::io::Result<Self> {
+        if command.len() == 1 && remote::is_url(&command[0]) {
+            let options = remote::ConnectOptions {
+                bearer_token: token.map(str::to_owned),
+                ..Default::default()
+            };
+            let (reader, writer) = remote::connect(&command[0], &options).await?.into_streams();
+            return Ok(Self::over(Host::Remote, reader, writer, None));
+        }
         let mut spawn = Command::new(&command[0]);
         spawn
             .args(&command[1..])
@@ -64,12 +85,33 @@ impl AgentUnderTest {
             .stderr(Stdio::piped());
         let mut tree = ProcessTree::spawn(&mut spawn)?;
         let child = tree.child_mut();
-        let stdout = child.stdout.take().expect("piped");
-        let mut stderr_pipe = child.stderr.take().expect("piped");
+        let stdout: BoxReader = Box::new(child.stdout.take().expect("piped"));
+        let stdin: BoxWriter = Box::new(child.stdin.take().expect("piped"));
+        let stderr_pipe = child.stderr.take().expect("piped");
+        Ok(Self::over(Host::Process(tree), stdout, stdin, Some(stderr_pipe)))
+    }
+
+    fn over(
+        host: Host,
+        stdout: BoxReader,
+        stdin: BoxWriter,
+        stderr_pipe: Option<tokio::process::ChildStderr>,
+    ) -> Self {
         let (tx, incoming) = mpsc::unbounded_channel();
+        let failure = Arc::new(Mutex::new(None));
+        let failed = failure.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).split(b'\n');
-            while let Ok(Some(line)) = lines.next_segment().await {
+            loop {
+                let line = match lines.next_segment().await {
+                    Ok(Some(line)) => line,
+                    Ok(None) => break,
+                    Err(error) => {
+                        // A remote connection's reason (a refusal, a dropped socket).
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.to_string());
+                        break;
+                    }
+                };
                 let text = String::from_utf8_lossy(&line);
                 if text.trim().is_empty() {
                     continue;
@@ -87,6 +129,9 @@ impl AgentUnderTest {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let kept = stderr.clone();
         tokio::spawn(async move {
+            let Some(mut stderr_pipe) = stderr_pipe else {
+                return;
+            };
             let mut buffer = [0u8; 4096];
             while let Ok(read) = stderr_pipe.read(&mut buffer).await {
                 if read == 0 {
@@ -98,9 +143,10 @@ impl AgentUnderTest {
                 kept.drain(..excess);
             }
         });
-        Ok(Self {
-            stdin: child.stdin.take(),
-            child: tree,
+        Self {
+            stdin: Some(stdin),
+            failure,
+            host,
             incoming,
             closed: false,
             hold_permissions: false,
@@ -109,7 +155,17 @@ impl AgentUnderTest {
             recent: VecDeque::new(),
             stderr,
             invalid_notifications: Vec::new(),
-        })
+        }
+    }
+
+    /// Why the agent's output failed (a remote connection's reason), if it did.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A remote agent: no process of ours to watch.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.host, Host::Remote)
     }
 
     /// Write one line (a newline is added).
@@ -256,7 +312,10 @@ impl AgentUnderTest {
 
     /// Whether the agent exits within `wait`; its status, in words.
     pub async fn exits_within(&mut self, wait: Duration) -> Result<String, String> {
-        match tokio::time::timeout(wait, self.child.wait()).await {
+        let Host::Process(child) = &mut self.host else {
+            return Err("a remote agent's process is not ours to watch".to_owned());
+        };
+        match tokio::time::timeout(wait, child.wait()).await {
             Ok(Ok(status)) => Ok(status.to_string()),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err(format!("still running after {} ms", wait.as_millis())),
@@ -310,7 +369,10 @@ impl AgentUnderTest {
 
     /// How the agent exited, if it has.
     pub fn exit(&mut self) -> Option<String> {
-        self.child
+        let Host::Process(child) = &mut self.host else {
+            return None;
+        };
+        child
             .try_wait()
             .ok()
             .flatten()
@@ -319,7 +381,10 @@ impl AgentUnderTest {
 
     /// Still running?
     pub fn running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        match &mut self.host {
+            Host::Process(child) => matches!(child.try_wait(), Ok(None)),
+            Host::Remote => !self.closed,
+        }
     }
 
     /// The end of what the agent wrote on stderr.
@@ -340,7 +405,11 @@ impl AgentUnderTest {
     /// Stop the agent: stdin closed, a moment to exit, then its whole
     /// process tree stopped (nothing a case started outlives it).
     pub async fn stop(mut self) {
-        self.stdin = None;
-        self.child.stop(Duration::from_millis(500)).await;
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.shutdown().await;
+        }
+        if let Host::Process(child) = &mut self.host {
+            child.stop(Duration::from_millis(500)).await;
+        }
     }
 }

@@ -151,8 +151,16 @@ impl Client {
             return self.initialize(message, peeked).await;
         }
         let Some(peeked) = peeked else {
-            // Not an object: the server answers it (400), which ends nothing.
-            return self.post(message, None).await.map(drop);
+            // Not an object: the server answers it (400, a JSON-RPC error
+            // with id null), which ends nothing. That answer goes to the
+            // engine, as the agent's would over a pipe.
+            let response = self.post(message, None).await?;
+            if let Ok(body) = read_body(response.into_body(), MAX_ERROR_BODY).await {
+                if peek::peek(&body).is_some_and(|answer| answer.kind == Kind::Response) {
+                    self.deliver(body).await;
+                }
+            }
+            return Ok(());
         };
         let session = match peeked.kind {
             Kind::Response => peeked
