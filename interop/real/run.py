@@ -13,7 +13,12 @@
 - gemini-cli (`gemini --acp`) on a fake Gemini API on the same server:
   `run` drives it through a tool turn whose read and write go over ACP
   (fs/read_text_file, a permission, fs/write_text_file); `check agent`
-  scores it (its known defects listed below);
+  scores it (its known defects listed below); our Python package, as its
+  client, switches its model with the legacy session/set_model (a method
+  outside the schema) and serves such a turn;
+- `run --model` switches each agent's model the way it offers (gemini-cli:
+  legacy session/set_model; claude-agent-acp: a config option), and `trace`
+  marks the legacy method instead of flagging it;
 - no agent process (nor what it started) is left after any of them.
 
 Prints a row per check and "N passed, M failed" last; exits 1 on a failure.
@@ -320,6 +325,49 @@ def run_chooses_model(name, command, env, model, work):
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def python_client_drives(name, command, env, model, work, model_log):
+    """Our Python package as the client of a real agent: the model switched
+    (gemini-cli: the legacy session/set_model, through unchecked_methods),
+    then a tool turn whose permission, read and write it serves; the fake
+    model's log shows the turn ran on the model chosen."""
+    python = ROOT / "target/python-venv/bin/python"
+    if not python.exists():
+        row("our Python client -> %s" % name, ["no target/python-venv: run make test-python first"])
+        return
+    directory = workspace()
+    logged = len(model_log.read_text().splitlines()) if model_log.exists() else 0
+    done = subprocess.run([str(python), str(HERE / "python_client.py"), "--cwd", str(directory), "--model", model,
+                           "--"] + command, env=env, capture_output=True, text=True, timeout=180)
+    output = done.stdout + done.stderr
+    problems = []
+    report = {}
+    try:
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        problems.append("the client printed no report (exit %d)" % done.returncode)
+    if report:
+        if report.get("stop_reason") != "end_turn":
+            problems.append("the turn ended %r" % report.get("stop_reason"))
+        if not report.get("permissions"):
+            problems.append("no permission request reached the client")
+        if str(directory / "hello.txt") not in report.get("reads", []):
+            problems.append("no fs/read_text_file of hello.txt reached the client")
+        if not report.get("writes"):
+            problems.append("no fs/write_text_file reached the client")
+        if "hello from the test" not in report.get("text", ""):
+            problems.append("the reply does not quote the file read")
+    requests = [json.loads(line) for line in model_log.read_text().splitlines()[logged:]]
+    if not any(model in (r.get("path") or "") or r.get("model") == model for r in requests):
+        problems.append("no model request used %s: %s" % (model, sorted({r.get("path") for r in requests})))
+    left = left_behind(command[0])
+    if left:
+        problems.append("%s processes left after the client: %s" % (name, left))
+    row("our Python client -> %s: model %s (%s), a tool turn with a permission, read and write" %
+        (name, model, "legacy session/set_model" if report.get("legacy_models") else "config option"),
+        problems, output)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def check_scores(name, command, env, known):
     """`check agent` against a real agent: its failures exactly `known`, the
     cases every agent passes passed; the invalid notifications it reported."""
@@ -439,6 +487,7 @@ def main():
         env = gemini_env(int(port_file.read_text()))
         run_drives_gemini(env)
         run_chooses_model("gemini-cli", [str(GEMINI), "--acp"], env, "gemini-2.5-pro", work)
+        python_client_drives("gemini-cli", [str(GEMINI), "--acp"], env, "gemini-3.5-flash-lite", work, work / "model.log")
         check_scores_gemini(env)
         shutil.rmtree(env["HOME"], ignore_errors=True)
     finally:
