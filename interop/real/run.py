@@ -114,9 +114,14 @@ def left_behind(marker, patience=8.0):
     return pids
 
 
+# Every directory made for a row, removed at the end even if a row raised.
+MADE = []
+
+
 def workspace():
     """A fresh directory with the file the turns read."""
     directory = Path(tempfile.mkdtemp(prefix="acp-real-"))
+    MADE.append(directory)
     (directory / "hello.txt").write_text("hello from the test\n")
     return directory
 
@@ -495,6 +500,8 @@ def main():
             model.kill()
             model.wait()
         shutil.rmtree(work, ignore_errors=True)
+        for directory in MADE:
+            shutil.rmtree(directory, ignore_errors=True)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 1 if results["failed"] else 0
 
