@@ -22,6 +22,11 @@ type Handler = (...args: unknown[]) => unknown;
 
 const UNDERSCORE = 95; // "_": extension methods
 
+/** The name `extMethod` / `extNotification` get: an extension's without its `_`. */
+function extName(method: string): string {
+  return method.charCodeAt(0) === UNDERSCORE ? method.slice(1) : method;
+}
+
 /** The user's handler methods, found once (on the first message). */
 class Routes {
   readonly requests = new Map<string, Handler>();
@@ -56,12 +61,16 @@ abstract class TypedConnection extends Lifecycle {
     let impl: object | null = null;
     let routes: Routes | null = null;
     const ready = (): Routes => (routes ??= new Routes(impl as Record<string, unknown>, table));
+    // The engine lets through the side's methods (`table`), `_` extensions
+    // and the connection's `uncheckedMethods`: a method of the table with no
+    // handler is not found; the others go to `extMethod` / `extNotification`
+    // (an extension without its `_`, an unchecked method as it is).
     const onRequest = (method: string, params: unknown, context: RequestContext): unknown => {
       const routed = ready();
       const handler = routed.requests.get(method);
       if (handler !== undefined) return handler(params, context);
-      if (method.charCodeAt(0) === UNDERSCORE && routed.extMethod !== null) {
-        return routed.extMethod(method.slice(1), params ?? {}, context);
+      if (routed.extMethod !== null && !table.has(method)) {
+        return routed.extMethod(extName(method), params ?? {}, context);
       }
       throw RequestError.methodNotFound(method);
     };
@@ -69,8 +78,8 @@ abstract class TypedConnection extends Lifecycle {
       const routed = ready();
       const handler = routed.notifications.get(method);
       if (handler !== undefined) return handler(params);
-      if (method.charCodeAt(0) === UNDERSCORE && routed.extNotification !== null) {
-        return routed.extNotification(method.slice(1), params ?? {});
+      if (routed.extNotification !== null && !table.has(method)) {
+        return routed.extNotification(extName(method), params ?? {});
       }
       return undefined;
     };
@@ -96,6 +105,22 @@ abstract class TypedConnection extends Lifecycle {
   /** An extension notification: sent as `_${method}`. */
   extNotification(method: string, params: Record<string, unknown>): Promise<void> {
     return this.dispatcher.sendNotification(`_${method}`, params);
+  }
+
+  /**
+   * A request with `method` sent as it is: one of the stream's
+   * `uncheckedMethods` (the legacy `session/set_model`, ...), or any method
+   * the peer's side has. The engine checks it as it checks the typed calls:
+   * a method outside the schema that is not listed (and does not start with
+   * `_`) rejects with -32601 before anything is sent.
+   */
+  sendRequest<T = unknown>(method: string, params?: unknown): Promise<T> {
+    return this.dispatcher.sendRequest(method, params) as Promise<T>;
+  }
+
+  /** A notification with `method` sent as it is (see `sendRequest`). */
+  sendNotification(method: string, params?: unknown): Promise<void> {
+    return this.dispatcher.sendNotification(method, params);
   }
 }
 

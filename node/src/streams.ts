@@ -51,6 +51,19 @@ export interface StreamOptions {
   maxMessageSize?: number;
   /** What the connection may hold for a peer that is not reading. */
   limits?: Limits;
+  /**
+   * Methods outside the ACP schema this connection sends and receives as they
+   * are, unchecked: for peers that still use methods the schema dropped (the
+   * legacy `session/set_model`) or methods of a newer schema. On a typed
+   * connection, inbound ones reach the handler's `extMethod` /
+   * `extNotification` (named as they are, with no `_` taken off); send them
+   * with the connection's generic request/notification calls (`sendRequest`
+   * / `sendNotification` on the typed connection: its `extMethod` /
+   * `extNotification` add a `_`). Unlisted, such a method is refused before
+   * it is sent (-32601), and answered -32601 (a notification: dropped) when
+   * received.
+   */
+  uncheckedMethods?: readonly string[];
 }
 
 export interface SpawnOptions extends StreamOptions {
@@ -74,6 +87,7 @@ export function settings(side: Side, unstable: boolean, options: StreamOptions |
     maxInFlightRequests: limits?.maxInFlightRequests,
     maxBufferedBytes: limits?.maxBufferedBytes,
     outputStallTimeoutMs: limits?.outputStallTimeoutMs,
+    uncheckedMethods: options?.uncheckedMethods?.map(String),
   };
 }
 

@@ -110,9 +110,9 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
                 result = f"schema.{m.result}" + (" | void" if may_be_empty(schema, m.result) else "")
                 out.append(f"  {name}{opt}(params: schema.{m.params}, context: RequestContext): MaybePromise<{result}>;")
         out += [
-            "  /** An extension request (a method starting with `_`, given here without it); unless implemented, -32601. */",
+            "  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */",
             "  extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;",
-            "  /** An extension notification (`_`-prefixed, given here without it); ignored unless implemented. */",
+            "  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */",
             "  extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;",
             "}",
         ]

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_engine::host::{runtime, HostConnection, HostOptions, Side};
-use acp_engine::{Protocol, RequestError, RequestId, SpawnOptions, Transport};
+use acp_engine::{Protocol, RequestError, RequestId, SpawnOptions, Transport, UncheckedMethods};
 use napi::bindgen_prelude::{Buffer, FromNapiValue, Function, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
@@ -90,6 +90,8 @@ pub struct NativeSettings {
     pub max_buffered_bytes: Option<f64>,
     /// Close when reading was held at a limit this long with no progress.
     pub output_stall_timeout_ms: Option<u32>,
+    /// Methods outside the ACP schema sent and received as they are, unchecked.
+    pub unchecked_methods: Option<Vec<String>>,
 }
 
 /// Spawn options from JS.
@@ -154,6 +156,9 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
     }
     if let Some(ms) = settings.output_stall_timeout_ms {
         options.limits.output_stall_timeout = Some(std::time::Duration::from_millis(ms.into()));
+    }
+    if let Some(methods) = &settings.unchecked_methods {
+        options.unchecked_methods = UncheckedMethods::new(methods.iter().cloned());
     }
     Ok(options)
 }

@@ -331,9 +331,9 @@ export interface Agent {
    * Handles the `session/unarchive` request (also found as `unarchiveSession`).
    */
   unstable_unarchiveSession?(params: schema.UnarchiveSessionRequest, context: RequestContext): MaybePromise<schema.UnarchiveSessionResponse | void>;
-  /** An extension request (a method starting with `_`, given here without it); unless implemented, -32601. */
+  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
-  /** An extension notification (`_`-prefixed, given here without it); ignored unless implemented. */
+  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
 }
 
@@ -477,9 +477,9 @@ export interface Client {
    * Handles the `terminal/wait_for_exit` request (also found as `unstable_waitForTerminalExit`).
    */
   waitForTerminalExit?(params: schema.WaitForTerminalExitRequest, context: RequestContext): MaybePromise<schema.WaitForTerminalExitResponse | void>;
-  /** An extension request (a method starting with `_`, given here without it); unless implemented, -32601. */
+  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
-  /** An extension notification (`_`-prefixed, given here without it); ignored unless implemented. */
+  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
 }
 
