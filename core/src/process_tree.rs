@@ -130,8 +130,16 @@ impl ProcessTree {
             return false;
         }
         // SAFETY: kill with signal 0 only checks that the target exists.
-        self.target
-            .is_some_and(|target| unsafe { libc::kill(target, 0) } == 0)
+        let exists = self
+            .target
+            .is_some_and(|target| unsafe { libc::kill(target, 0) } == 0);
+        match self.target {
+            // Zombies count as members: where PID 1 does not reap orphans (a
+            // container without an init), a finished group would look alive
+            // until its kill. Look for a member that still runs.
+            Some(target) if exists && target < 0 => running_member(-target).unwrap_or(true),
+            _ => exists,
+        }
     }
 
     fn signal_group(&self, signal: libc::c_int) {
@@ -203,4 +211,29 @@ fn signal_name(signal: libc::c_int) -> &'static str {
         libc::SIGBUS => " (SIGBUS)",
         _ => "",
     }
+}
+
+/// Whether process group `group` has a member that is not a zombie (None:
+/// `/proc` could not be read).
+fn running_member(group: libc::pid_t) -> Option<bool> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit())) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue; // gone meanwhile
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        let Some(fields) = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
+        else {
+            continue;
+        };
+        if fields.get(2).and_then(|pgrp| pgrp.parse::<libc::pid_t>().ok()) == Some(group)
+            && !matches!(fields.first(), Some(&"Z") | Some(&"X"))
+        {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
