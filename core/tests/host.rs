@@ -48,6 +48,7 @@ both_modes!(
     eof_fails_pending_requests_then_closes,
     typed_sides_check_both_ways,
     pretty_printed_json_from_the_host_stays_one_line,
+    an_invalid_notification_is_told_and_an_unknown_one_is_not,
 );
 
 impl Host {
@@ -248,6 +249,25 @@ async fn typed_sides_check_both_ways(host_reads: bool) {
         None
     );
     assert_eq!(peer.recv().await["params"]["update"]["content"]["text"], "hi");
+}
+
+async fn an_invalid_notification_is_told_and_an_unknown_one_is_not(host_reads: bool) {
+    let (host, mut peer) = Host::new(Side::Client, host_reads);
+    // claude-agent-acp 0.23's usage_update: "used" must be a number.
+    let bad = json!({"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": null, "size": 10}});
+    peer.notify("session/update", bad).await;
+    peer.notify("no/such_notification", json!({})).await;
+    let good = json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "hi"}}});
+    peer.notify("session/update", good).await;
+    let events = host.events(2).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0][0], kind::INVALID_NOTIFICATION);
+    assert_eq!(events[0][1], "session/update");
+    assert_eq!(events[0][2]["code"], -32602);
+    assert!(events[0][2]["data"].to_string().contains("used"), "{events:?}");
+    assert_eq!(events[1][0], kind::NOTIFICATION);
+    assert_eq!(events[1][2]["update"]["content"]["text"], "hi");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,6 +45,14 @@ logger = logging.getLogger("acp_engine")
 RequestHandler = Callable[[str, Any], Awaitable[Any]]
 #: ``on_notification(method, params)``: called one at a time, in order.
 NotificationHandler = Callable[[str, Any], Optional[Awaitable[None]]]
+#: ``on_invalid_notification(method, error)``: a notification from the peer
+#: whose params fail the schema was dropped; ``error`` is the -32602 that
+#: says what failed.
+InvalidNotificationHandler = Callable[[str, "RequestError"], None]
+
+
+def _warn_invalid_notification(method: str, error: RequestError) -> None:
+    logger.warning("dropped a %s notification that fails the schema: %s", method, error.data or error.message)
 
 #: How long the dispatcher polls for input before it sleeps, when the loop
 #: has nothing else to do (see `_dispatch`).
@@ -61,6 +69,7 @@ _ERROR = _native.EVENT_ERROR
 _CANCELLED = _native.EVENT_CANCELLED
 _WRITTEN = _native.EVENT_WRITTEN
 _CLOSED = _native.EVENT_CLOSED
+_INVALID_NOTIFICATION = _native.EVENT_INVALID_NOTIFICATION
 
 # Connections still open, closed at interpreter exit (so a spawned agent is
 # reaped and no engine work is left behind).
@@ -141,7 +150,10 @@ class Connection:
     :attr:`Side.CLIENT` the engine checks ACP messages both ways
     (``unstable``: the unstable protocol's methods too). ``unchecked_methods``:
     methods outside the schema it sends and receives as they are, unchecked
-    (the legacy ``session/set_model``, methods of a newer schema)."""
+    (the legacy ``session/set_model``, methods of a newer schema).
+    ``on_invalid_notification(method, error)`` hears of every notification
+    from the peer that fails the schema and was dropped (by default a
+    warning on the ``acp_engine`` logger)."""
 
     def __init__(
         self,
@@ -154,11 +166,13 @@ class Connection:
         limits: Optional[Limits] = None,
         unstable: bool = False,
         unchecked_methods: Sequence[str] = (),
+        on_invalid_notification: Optional[InvalidNotificationHandler] = None,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self._on_request: RequestHandler = on_request or _method_not_found
         self._on_notification = on_notification
+        self._on_invalid_notification = on_invalid_notification or _warn_invalid_notification
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
@@ -414,6 +428,11 @@ class Connection:
                     elif kind == _CLOSED:
                         self._close_reason = event[1]
                         return
+                    elif kind == _INVALID_NOTIFICATION:
+                        try:
+                            self._on_invalid_notification(event[1], RequestError._from_object(event[2]))
+                        except Exception:
+                            logger.exception("on_invalid_notification for %s failed", event[1])
         finally:
             # Normal end, or the loop is shutting down (task cancelled).
             loop.remove_reader(fd)

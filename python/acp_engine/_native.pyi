@@ -17,6 +17,7 @@ __all__ = [
     "EVENT_CANCELLED",
     "EVENT_WRITTEN",
     "EVENT_CLOSED",
+    "EVENT_INVALID_NOTIFICATION",
 ]
 
 __version__: str
@@ -28,6 +29,7 @@ EVENT_ERROR: int
 EVENT_CANCELLED: int
 EVENT_WRITTEN: int
 EVENT_CLOSED: int
+EVENT_INVALID_NOTIFICATION: int
 
 class EngineError(Exception):
     """args: (code, message, data as JSON text or None)."""

@@ -75,6 +75,9 @@ class _TypedConnection:
             limits=limits,
             unstable=self._unstable,
             unchecked_methods=unchecked_methods,
+            # A handler that defines it hears of the peer's notifications
+            # that fail the schema; otherwise they are logged as warnings.
+            on_invalid_notification=getattr(handler, "on_invalid_notification", None),
             _routes=router.notifications,
         )
         # The peer methods call these: bound straight to the connection's

@@ -246,3 +246,54 @@ async def test_agent_exit_mid_request() -> None:
         with pytest.raises(RequestError) as closed:
             await agent.prompt(prompt("exit"))
         assert closed.value.is_connection_closed()
+
+
+# An agent that sends claude-agent-acp 0.23's usage_update ("used": null
+# fails the schema), then a valid message chunk, then waits for EOF.
+BAD_UPDATE_AGENT = r"""
+import json, sys
+for update in ({"sessionUpdate": "usage_update", "used": None, "size": 10},
+               {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "after"}}):
+    print(json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                      "params": {"sessionId": "s-1", "update": update}}), flush=True)
+sys.stdin.read()
+"""
+
+
+class HearingClient(RecordingClient):
+    def __init__(self) -> None:
+        super().__init__()
+        self.invalid: List[Any] = []
+
+    def on_invalid_notification(self, method: str, error: RequestError) -> None:
+        self.invalid.append((method, error.code, str(error.data)))
+
+
+@run_async
+async def test_a_notification_that_fails_the_schema_is_heard_not_handled() -> None:
+    client = HearingClient()
+    async with spawn_agent(lambda _: client, sys.executable, "-c", BAD_UPDATE_AGENT):
+        for _ in range(500):
+            if client.updates:
+                break
+            await asyncio.sleep(0.01)
+    assert [u["sessionUpdate"] for u in client.updates] == ["agent_message_chunk"]
+    assert len(client.invalid) == 1, client.invalid
+    method, code, why = client.invalid[0]
+    assert (method, code) == ("session/update", -32602)
+    assert "used" in why
+
+
+@run_async
+async def test_without_a_hook_a_notification_that_fails_the_schema_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = RecordingClient()
+    with caplog.at_level("WARNING", logger="acp_engine"):
+        async with spawn_agent(lambda _: client, sys.executable, "-c", BAD_UPDATE_AGENT):
+            for _ in range(500):
+                if client.updates:
+                    break
+                await asyncio.sleep(0.01)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("session/update" in w and "fails the schema" in w for w in warnings), warnings

@@ -48,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("EVENT_CANCELLED", kind::CANCELLED),
         ("EVENT_WRITTEN", kind::WRITTEN),
         ("EVENT_CLOSED", kind::CLOSED),
+        ("EVENT_INVALID_NOTIFICATION", kind::INVALID_NOTIFICATION),
     ] {
         m.add(name, value)?;
     }

@@ -55,12 +55,21 @@ impl TaskBridge {
         self: Arc<Self>,
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
-        self.side.check_notification(
+        if let Err(error) = self.side.check_notification(
             self.protocol,
             &self.unchecked,
             &notification.method,
             notification.params.as_deref(),
-        )?;
+        ) {
+            if !surfaced(&error) {
+                return Err(error);
+            }
+            self.shared
+                .queue
+                .push_invalid_notification(&notification.method, &error)
+                .await;
+            return Ok(());
+        }
         self.shared
             .queue
             .push_notification(&notification.method, notification.params.as_deref())
@@ -84,7 +93,13 @@ impl ReaderHandler for ReaderBridge {
             &notification.method,
             notification.params.as_deref(),
         ) {
-            tracing::debug!(method = %notification.method, %error, "dropped an invalid notification");
+            if surfaced(&error) {
+                self.shared
+                    .queue
+                    .push_invalid_notification_now(&notification.method, &error);
+            } else {
+                tracing::debug!(method = %notification.method, %error, "dropped an unknown notification");
+            }
             return;
         }
         self.shared
@@ -116,6 +131,14 @@ impl ReaderHandler for ReaderBridge {
             shared.queue.push_cancelled(token);
         }))
     }
+}
+
+/// Whether a notification refused with `error` is told to the host: one of
+/// its side's methods whose params fail the schema (claude-agent-acp's
+/// `usage_update` with `"used": null`) is a peer's bug worth a warning; a
+/// method this side does not have is ignored quietly, as JSON-RPC says.
+fn surfaced(error: &RequestError) -> bool {
+    error.code == crate::error::codes::INVALID_PARAMS
 }
 
 /// Dropped when the request's handler future ends: if the host has not

@@ -40,6 +40,10 @@ pub mod kind {
     pub const WRITTEN: u8 = 5;
     /// `[6, reason]`: the connection closed and is torn down. The last event.
     pub const CLOSED: u8 = 6;
+    /// `[7, method, {code, message, data?}]`: a notification from the peer
+    /// whose params fail the schema was dropped (-32602 and what failed);
+    /// a host says so (a warning), nothing answers it.
+    pub const INVALID_NOTIFICATION: u8 = 7;
 }
 
 pub(crate) type Wake = Box<dyn Fn() + Send + Sync>;
@@ -186,6 +190,22 @@ impl HostQueue {
             push_string(text, method);
             text.push(',');
             push_raw(text, params);
+            text.push(']');
+        });
+    }
+
+    pub async fn push_invalid_notification(&self, method: &str, error: &RequestError) {
+        self.room().await;
+        self.push_invalid_notification_now(method, error);
+    }
+
+    /// `push_invalid_notification` without waiting for room.
+    pub fn push_invalid_notification_now(&self, method: &str, error: &RequestError) {
+        self.push(method.len(), |text| {
+            text.push_str("[7,");
+            push_string(text, method);
+            text.push(',');
+            push_json(text, error);
             text.push(']');
         });
     }
