@@ -41,6 +41,14 @@ type Options struct {
 	// Limits bound what the connection holds for a peer that is not
 	// reading.
 	Limits Limits
+	// UncheckedMethods are methods outside the ACP schema this connection
+	// sends and receives as they are, unchecked: for peers that still use
+	// methods the schema dropped (the legacy "session/set_model") or
+	// methods of a newer schema. Inbound ones reach the Agent's or
+	// Client's ExtMethodHandler / ExtNotificationHandler; send them with
+	// ExtMethod / ExtNotification (or Conn.Call / Notify), which send the
+	// name as given.
+	UncheckedMethods []string
 }
 
 // Limits bound what a connection holds for a peer that stops reading:
@@ -155,6 +163,12 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 		}
 		if limits.OutputStallTimeout > 0 {
 			copts.output_stall_timeout_ms = C.uint32_t(max(1, limits.OutputStallTimeout.Milliseconds()))
+		}
+		if len(options.UncheckedMethods) > 0 {
+			// The library copies the names when it makes the connection.
+			list := cStringList(options.UncheckedMethods)
+			defer freeCStringList(list, len(options.UncheckedMethods))
+			copts.unchecked_methods = list
 		}
 	}
 	if stream.exitGrace > 0 {

@@ -7,13 +7,17 @@ import (
 )
 
 // ExtMethodHandler is implemented by an Agent or Client that handles
-// extension requests (methods starting with "_", passed as named).
+// requests outside the schema, passed as named: extension methods
+// (starting with "_") and the connection's Options.UncheckedMethods.
+// Without it they are answered -32601.
 type ExtMethodHandler interface {
 	ExtMethod(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
 // ExtNotificationHandler is implemented by an Agent or Client that handles
-// extension notifications (methods starting with "_"; others are dropped).
+// notifications outside the schema, passed as named: extension methods
+// (starting with "_") and the connection's Options.UncheckedMethods.
+// Without it they are dropped.
 type ExtNotificationHandler interface {
 	ExtNotification(ctx context.Context, method string, params json.RawMessage) error
 }
@@ -82,24 +86,30 @@ func ConnectAgent(client func(*ClientSideConnection) Client, url string, options
 	return NewClientSideConnection(client, RemoteStream(url, options), nil)
 }
 
-// ExtMethod sends an extension request (method as named, e.g. "_x/y") and
-// decodes its result into result.
+// ExtMethod sends a request outside the schema, method as named: an
+// extension method ("_x/y") or one of Options.UncheckedMethods (any other
+// method the schema does not have fails with -32601, unsent). It decodes
+// the result into result.
 func (c *AgentSideConnection) ExtMethod(ctx context.Context, method string, params any, result any) error {
 	return c.Conn.Call(ctx, method, params, result)
 }
 
-// ExtNotification sends an extension notification (method as named).
+// ExtNotification sends a notification outside the schema, method as
+// named (see ExtMethod).
 func (c *AgentSideConnection) ExtNotification(ctx context.Context, method string, params any) error {
 	return c.Conn.Notify(ctx, method, params)
 }
 
-// ExtMethod sends an extension request (method as named, e.g. "_x/y") and
-// decodes its result into result.
+// ExtMethod sends a request outside the schema, method as named: an
+// extension method ("_x/y") or one of Options.UncheckedMethods (any other
+// method the schema does not have fails with -32601, unsent). It decodes
+// the result into result.
 func (c *ClientSideConnection) ExtMethod(ctx context.Context, method string, params any, result any) error {
 	return c.Conn.Call(ctx, method, params, result)
 }
 
-// ExtNotification sends an extension notification (method as named).
+// ExtNotification sends a notification outside the schema, method as
+// named (see ExtMethod).
 func (c *ClientSideConnection) ExtNotification(ctx context.Context, method string, params any) error {
 	return c.Conn.Notify(ctx, method, params)
 }
@@ -142,8 +152,10 @@ func (h clientHandler) HandleNotification(ctx context.Context, method string, pa
 
 func (clientHandler) readsParamsInPlace() {}
 
-// What reaches these is an extension method: the engine answers any other
-// method the side does not know with -32601 itself.
+// What reaches these is a method outside the side's table: an extension
+// method or one of the connection's unchecked methods (the engine answers
+// any other method the side does not know with -32601 itself, and drops
+// such notifications).
 func extRequest(ctx context.Context, handler any, method string, params json.RawMessage) (any, error) {
 	if ext, ok := handler.(ExtMethodHandler); ok {
 		return ext.ExtMethod(ctx, method, params)

@@ -124,6 +124,26 @@ func cStringArray(values []string) []*C.char {
 	return array
 }
 
+// cStringList is a NULL-terminated array of C strings, the array itself in
+// C memory too (so that a struct passed to C may point to it); free it
+// with freeCStringList.
+func cStringList(values []string) **C.char {
+	list := (**C.char)(C.calloc(C.size_t(len(values)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	items := unsafe.Slice(list, len(values)+1)
+	for i, value := range values {
+		items[i] = C.CString(value)
+	}
+	return list
+}
+
+// freeCStringList frees a list of cStringList with n strings.
+func freeCStringList(list **C.char, n int) {
+	for _, value := range unsafe.Slice(list, n) {
+		C.free(unsafe.Pointer(value))
+	}
+	C.free(unsafe.Pointer(list))
+}
+
 func freeCStringArray(array []*C.char) {
 	for _, value := range array {
 		if value != nil {

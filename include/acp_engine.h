@@ -12,6 +12,8 @@
  *   side = ACP_SIDE_AGENT or ACP_SIDE_CLIENT, inbound messages are checked
  *   against the ACP v1 schema before C sees them (unknown methods get
  *   -32601, bad params -32602), and outbound ones before they are sent.
+ *   Extension methods (starting with "_") and the connection's
+ *   acp_options.unchecked_methods pass as they are, both ways.
  *
  * THREADS
  *   The library runs its own threads. Every function may be called from
@@ -286,6 +288,19 @@ typedef struct {
    never, the default).
    */
   uint32_t output_stall_timeout_ms;
+  /*
+   Methods outside the ACP schema this connection sends and receives
+   as they are, unchecked: for peers that still use methods the schema
+   dropped (the legacy `session/set_model`) or methods of a newer
+   schema. Inbound ones reach `on_request` / `on_notification` (or the
+   event queue) like any other method; send them with the usual
+   request and notification calls. A NULL-terminated array of
+   NUL-terminated UTF-8 method names, exactly as on the wire, or NULL
+   for none. Read when the connection is created: the strings need not
+   outlive that call (nor `acp_server_start`, for a server's
+   connections).
+   */
+  const char *const *unchecked_methods;
 } acp_options;
 
 /*

@@ -120,13 +120,13 @@ def generate(schema: ir.Schema) -> str:
                 body = "" if m.baseline else f" =\n        throw RequestError.methodNotFound({consts}.{constant(m)})"
                 out.append(f"    suspend fun {m.camel}(params: JsonObject): JsonObject{body}")
             out.append("")
-        out += kdoc("An extension request (a `_`-prefixed method): -32601 unless overridden.", "    ")
+        out += kdoc("A request outside the schema (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`): -32601 unless overridden.", "    ")
         out += [
             "    suspend fun extMethod(method: String, params: JsonObject): JsonObject =",
             "        throw RequestError.methodNotFound(method)",
             "",
         ]
-        out += kdoc("An extension notification (a `_`-prefixed method): ignored unless overridden.", "    ")
+        out += kdoc("A notification outside the schema (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`): ignored unless overridden.", "    ")
         out += ["    suspend fun extNotification(method: String, params: JsonObject) {}", "}", ""]
 
         out += [
@@ -176,13 +176,13 @@ def generate(schema: ir.Schema) -> str:
                     f"        connection.request({consts}.{constant(m)}, params)",
                 ]
             out.append("")
-        out += kdoc("Sends an extension request (a `_`-prefixed method).", "    ")
+        out += kdoc("Sends a request outside the schema, its method as given (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`).", "    ")
         out += [
             "    suspend fun extMethod(method: String, params: JsonObject): JsonObject =",
             "        connection.request(method, params)",
             "",
         ]
-        out += kdoc("Sends an extension notification (a `_`-prefixed method).", "    ")
+        out += kdoc("Sends a notification outside the schema, its method as given (see `extMethod`).", "    ")
         out += [
             "    suspend fun extNotification(method: String, params: JsonObject) {",
             "        connection.sendNotification(method, params)",

@@ -19,7 +19,7 @@ use crate::dispatch::{self, BeforeBlocking};
 use crate::events::{self, acp_event};
 use crate::ffi::{acp_result, guard, guard_value, json_arg, owned_string, str_arg, structured, Failure};
 use crate::handlers::{acp_handlers, acp_response_callback, UserData};
-use crate::options::{acp_options, acp_remote_options};
+use crate::options::{acp_options, acp_remote_options, Settings};
 
 /// A connection to a peer. Opaque; every function on it may be called from
 /// any thread, except that `acp_connection_free` must be the last call. The
@@ -32,8 +32,10 @@ pub struct acp_connection {
 /// events (4096 by default), so is a batch.
 const DRAIN_ALL: usize = usize::MAX;
 
+/// Start a connection with the settings C passed (read, and copied, first:
+/// a failure there starts no transport).
 pub(crate) unsafe fn start(
-    transport: impl FnOnce(&acp_options) -> Result<Transport, Failure>,
+    transport: impl FnOnce(&Settings) -> Result<Transport, Failure>,
     options: *const acp_options,
     handlers: *const acp_handlers,
     out: *mut *mut acp_connection,
@@ -42,12 +44,27 @@ pub(crate) unsafe fn start(
         return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
     }
     *out = ptr::null_mut();
-    let options = options.as_ref().copied().unwrap_or_default();
+    let settings = Settings::read(options)?;
+    start_with(transport, settings, handlers, out)
+}
+
+/// Start a connection with settings already read (a server's, for each
+/// connection it accepts).
+pub(crate) unsafe fn start_with(
+    transport: impl FnOnce(&Settings) -> Result<Transport, Failure>,
+    settings: Settings,
+    handlers: *const acp_handlers,
+    out: *mut *mut acp_connection,
+) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+    }
+    *out = ptr::null_mut();
     let handlers = handlers.as_ref().copied();
     let (runtime, generation) = host::runtime_and_generation();
     // Transports register with the reactor: build them inside the runtime.
     let _entered = runtime.enter();
-    let transport = transport(&options)?;
+    let transport = transport(&settings)?;
     let pid = transport.child_pid();
     let wake =
         Arc::new(EventFd::new().map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))?);
@@ -62,7 +79,7 @@ pub(crate) unsafe fn start(
         guard_sigpipe: true,
         // C threads may block: a send waits for room rather than parking.
         block_when_full: Some(BlockWhenFull(Arc::new(dispatch::before_send_blocks))),
-        ..options.host_options()
+        ..settings.host
     };
     let signal = wake.clone();
     let connection = HostConnection::connect(transport, host_options, &runtime, move || {
@@ -76,7 +93,7 @@ pub(crate) unsafe fn start(
         handlers,
         wake,
         pid,
-        options.quick_response_callbacks,
+        settings.quick_response_callbacks,
         generation,
     ));
     *out = Arc::into_raw(conn.clone()).cast_mut().cast();
@@ -114,7 +131,7 @@ pub unsafe extern "C" fn acp_connection_spawn(
     out: *mut *mut acp_connection,
 ) -> acp_result {
     guard(|| {
-        let spawn = |options: &acp_options| {
+        let spawn = |settings: &Settings| {
             let argv = string_list(argv, "argv")?;
             let Some((program, args)) = argv.split_first() else {
                 return Err(Failure::new(
@@ -141,8 +158,8 @@ pub unsafe extern "C" fn acp_connection_spawn(
             if !cwd.is_null() {
                 spawn = spawn.cwd(str_arg(cwd, "cwd")?);
             }
-            if options.exit_grace_ms > 0 {
-                spawn = spawn.exit_grace(Duration::from_millis(options.exit_grace_ms.into()));
+            if settings.exit_grace_ms > 0 {
+                spawn = spawn.exit_grace(Duration::from_millis(settings.exit_grace_ms.into()));
             }
             Transport::spawn(spawn).map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))
         };

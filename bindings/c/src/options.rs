@@ -1,8 +1,9 @@
 //! A connection's settings as C gives them, and what they mean to the engine.
 
 use acp_engine::host::{HostOptions, Side};
-use acp_engine::Protocol;
+use acp_engine::{Protocol, UncheckedMethods};
 use std::ffi::c_char;
+use std::ptr;
 
 use crate::ffi::{str_arg, Failure};
 
@@ -53,6 +54,17 @@ pub struct acp_options {
     /// above this long with nothing written and no request finished (0:
     /// never, the default).
     pub output_stall_timeout_ms: u32,
+    /// Methods outside the ACP schema this connection sends and receives
+    /// as they are, unchecked: for peers that still use methods the schema
+    /// dropped (the legacy `session/set_model`) or methods of a newer
+    /// schema. Inbound ones reach `on_request` / `on_notification` (or the
+    /// event queue) like any other method; send them with the usual
+    /// request and notification calls. A NULL-terminated array of
+    /// NUL-terminated UTF-8 method names, exactly as on the wire, or NULL
+    /// for none. Read when the connection is created: the strings need not
+    /// outlive that call (nor `acp_server_start`, for a server's
+    /// connections).
+    pub unchecked_methods: *const *const c_char,
 }
 
 impl Default for acp_options {
@@ -66,13 +78,40 @@ impl Default for acp_options {
             max_in_flight_requests: 0,
             max_buffered_bytes: 0,
             output_stall_timeout_ms: 0,
+            unchecked_methods: ptr::null(),
         }
+    }
+}
+
+/// A connection's settings as read from `acp_options` when it is created:
+/// nothing in them points into C's memory, so they may be kept (a server
+/// starts every connection it accepts with them).
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// The engine's settings (before the binding adds its own).
+    pub host: HostOptions,
+    /// `acp_options::exit_grace_ms`.
+    pub exit_grace_ms: u32,
+    /// `acp_options::quick_response_callbacks`.
+    pub quick_response_callbacks: bool,
+}
+
+impl Settings {
+    /// Read `options` (NULL: the defaults). Its strings are copied.
+    pub(crate) unsafe fn read(options: *const acp_options) -> Result<Self, Failure> {
+        let options = options.as_ref().copied().unwrap_or_default();
+        Ok(Self {
+            host: options.host_options()?,
+            exit_grace_ms: options.exit_grace_ms,
+            quick_response_callbacks: options.quick_response_callbacks,
+        })
     }
 }
 
 impl acp_options {
     /// The engine's settings for these (before the binding adds its own).
-    pub(crate) fn host_options(&self) -> HostOptions {
+    /// A method name that is not UTF-8 is `ACP_ERR_INVALID_UTF8`.
+    unsafe fn host_options(&self) -> Result<HostOptions, Failure> {
         let mut options = HostOptions {
             side: match self.side {
                 acp_side::ACP_SIDE_RAW => Side::Raw,
@@ -100,7 +139,22 @@ impl acp_options {
                 self.output_stall_timeout_ms.into(),
             ));
         }
-        options
+        options.unchecked_methods = self.unchecked_methods()?;
+        Ok(options)
+    }
+
+    /// `unchecked_methods`, copied (NULL: none).
+    unsafe fn unchecked_methods(&self) -> Result<UncheckedMethods, Failure> {
+        let mut names = Vec::new();
+        if !self.unchecked_methods.is_null() {
+            let mut cursor = self.unchecked_methods;
+            while !(*cursor).is_null() {
+                let name = format!("unchecked_methods[{}]", names.len());
+                names.push(str_arg(*cursor, &name)?.to_owned());
+                cursor = cursor.add(1);
+            }
+        }
+        Ok(UncheckedMethods::new(names))
     }
 }
 

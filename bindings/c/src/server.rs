@@ -15,10 +15,10 @@ use acp_engine::host::{self, EventFd, HostServer};
 use acp_engine::remote::{PeerTransport, ServeOptions, ServerTls};
 
 use crate::conn::Conn;
-use crate::connection::{acp_connection, acp_connection_free, start};
+use crate::connection::{acp_connection, acp_connection_free, start_with};
 use crate::ffi::{acp_result, guard, guard_value, owned_string, str_arg, Failure};
 use crate::handlers::acp_handlers;
-use crate::options::acp_options;
+use crate::options::{acp_options, Settings};
 
 /// The transport a client connected with.
 #[repr(C)]
@@ -171,7 +171,8 @@ pub unsafe extern "C" fn acp_server_start(
                 "handlers is NULL",
             ));
         };
-        let options = options.as_ref().copied().unwrap_or_default();
+        // Read now: what `options` points to need not outlive this call.
+        let settings = Settings::read(options)?;
         let serve = serve_options(serve.as_ref())?;
         let wake = Arc::new(
             EventFd::new().map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))?,
@@ -188,17 +189,17 @@ pub unsafe extern "C" fn acp_server_start(
         let stopping = Arc::new(AtomicBool::new(false));
         let accepting = {
             let (host, stopping) = (host.clone(), stopping.clone());
-            let carried = Carried((handlers, options, on_accept, accept_user_data));
+            let carried = Carried((handlers, settings, on_accept, accept_user_data));
             std::thread::Builder::new()
                 .name("acp-server".to_owned())
                 .spawn(move || {
-                    let (handlers, options, on_accept, accept_user_data) = carried.take();
+                    let (handlers, settings, on_accept, accept_user_data) = carried.take();
                     accept_loop(
                         &host,
                         &wake,
                         &stopping,
                         handlers,
-                        options,
+                        &settings,
                         on_accept,
                         accept_user_data,
                     )
@@ -221,7 +222,7 @@ fn accept_loop(
     wake: &EventFd,
     stopping: &AtomicBool,
     handlers: acp_handlers,
-    options: acp_options,
+    settings: &Settings,
     on_accept: acp_accept_callback,
     accept_user_data: *mut c_void,
 ) {
@@ -243,7 +244,8 @@ fn accept_loop(
             let mut conn = ptr::null_mut();
             let transport = accepted.transport;
             // SAFETY: every pointer is ours or the caller's valid handlers.
-            let started = unsafe { start(move |_| Ok(transport), &options, &handlers, &mut conn) };
+            let started =
+                unsafe { start_with(move |_| Ok(transport), settings.clone(), &handlers, &mut conn) };
             match started {
                 Ok(()) => open.push(conn),
                 Err(failure) => {

@@ -27,7 +27,18 @@ EVENT_REQUEST, EVENT_NOTIFICATION, EVENT_RESPONSE, EVENT_CLOSED = 1, 2, 3, 4
 
 
 class AcpOptions(ctypes.Structure):
-    _fields_ = [("side", ctypes.c_int), ("max_message_size", ctypes.c_size_t), ("exit_grace_ms", ctypes.c_uint32)]
+    # Every field, in the header's order: the library reads the whole struct.
+    _fields_ = [
+        ("side", ctypes.c_int),
+        ("max_message_size", ctypes.c_size_t),
+        ("exit_grace_ms", ctypes.c_uint32),
+        ("unstable", ctypes.c_bool),
+        ("quick_response_callbacks", ctypes.c_bool),
+        ("max_in_flight_requests", ctypes.c_size_t),
+        ("max_buffered_bytes", ctypes.c_size_t),
+        ("output_stall_timeout_ms", ctypes.c_uint32),
+        ("unchecked_methods", ctypes.POINTER(ctypes.c_char_p)),
+    ]
 
 
 class AcpError(ctypes.Structure):

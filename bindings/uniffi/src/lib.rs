@@ -30,7 +30,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
-use acp_engine::{Protocol, RequestError as CoreError, SpawnOptions, Transport};
+use acp_engine::{Protocol, RequestError as CoreError, SpawnOptions, Transport, UncheckedMethods};
 use tokio::runtime::Handle;
 
 use direct::Registered;
@@ -113,6 +113,12 @@ pub struct Settings {
     pub unstable: bool,
     /// The largest inbound message, in bytes (None: the engine's 64 MiB).
     pub max_message_size: Option<u64>,
+    /// Methods outside the ACP schema the connection sends and receives as
+    /// they are, unchecked: for peers that still use methods the schema
+    /// dropped (the legacy `session/set_model`) or methods of a newer
+    /// schema. Inbound ones reach the handler like extension methods;
+    /// they are sent with the generic request and notification calls.
+    pub unchecked_methods: Vec<String>,
 }
 
 /// How to start an agent process.
@@ -260,6 +266,7 @@ fn options(settings: &Settings) -> HostOptions {
     if let Some(max) = settings.max_message_size {
         options.max_message_size = usize::try_from(max).unwrap_or(usize::MAX).max(1);
     }
+    options.unchecked_methods = UncheckedMethods::new(settings.unchecked_methods.clone());
     options
 }
 

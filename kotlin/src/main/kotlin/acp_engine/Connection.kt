@@ -33,10 +33,16 @@ data class SpawnOptions(
  *
  * @property unstable speak the unstable protocol too (its methods are unknown otherwise).
  * @property maxMessageSize the largest inbound message in bytes (`null`: the engine's 64 MiB).
+ * @property uncheckedMethods methods outside the ACP schema this connection sends and receives
+ *   as they are, unchecked: for peers that still use methods the schema dropped (the legacy
+ *   `session/set_model`) or methods of a newer schema. Inbound ones reach the handler's
+ *   `extMethod` / `extNotification`; send them with `extMethod` / `extNotification` (or
+ *   [Connection.sendRequest] / [Connection.sendNotification]), which send the name as given.
  */
 data class ConnectionOptions(
     val unstable: Boolean = false,
     val maxMessageSize: Long? = null,
+    val uncheckedMethods: List<String> = emptyList(),
 )
 
 /**
@@ -59,8 +65,9 @@ class Connection internal constructor(private val native: NativeConnection) : Au
      * Send a request and wait for its result. [params] is a JSON value (see [JsonObject]),
      * `null` for none. Cancelling the calling coroutine cancels the request: the peer gets
      * `$/cancel_request`. Throws [RequestError] when the peer answers with an error, when
-     * the engine refuses the params (-32602), or when the connection closes
-     * ([RequestError.isConnectionClosed]).
+     * the engine refuses the method (-32601: not one this side sends, nor `_`-prefixed, nor
+     * one of [ConnectionOptions.uncheckedMethods]) or the params (-32602), or when the
+     * connection closes ([RequestError.isConnectionClosed]).
      */
     suspend fun sendRequest(method: String, params: Any? = null): Any? =
         calls.request(method, params?.let(Json::stringify))
@@ -156,7 +163,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
         }
 
         internal fun settings(side: Side, options: ConnectionOptions) =
-            Settings(side, options.unstable, options.maxMessageSize?.toULong())
+            Settings(side, options.unstable, options.maxMessageSize?.toULong(), options.uncheckedMethods)
 
         internal fun spawnConfig(command: String, args: List<String>, options: SpawnOptions) = SpawnConfig(
             command, args, options.env, options.clearEnv, options.cwd, options.inheritStderr,

@@ -312,13 +312,13 @@ interface Agent {
         throw RequestError.methodNotFound(AgentMethods.SESSION_UNARCHIVE)
 
     /**
-     * An extension request (a `_`-prefixed method): -32601 unless overridden.
+     * A request outside the schema (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`): -32601 unless overridden.
      */
     suspend fun extMethod(method: String, params: JsonObject): JsonObject =
         throw RequestError.methodNotFound(method)
 
     /**
-     * An extension notification (a `_`-prefixed method): ignored unless overridden.
+     * A notification outside the schema (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`): ignored unless overridden.
      */
     suspend fun extNotification(method: String, params: JsonObject) {}
 }
@@ -519,13 +519,13 @@ abstract class AgentPeer internal constructor() {
         connection.request(AgentMethods.SESSION_UNARCHIVE, params)
 
     /**
-     * Sends an extension request (a `_`-prefixed method).
+     * Sends a request outside the schema, its method as given (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`).
      */
     suspend fun extMethod(method: String, params: JsonObject): JsonObject =
         connection.request(method, params)
 
     /**
-     * Sends an extension notification (a `_`-prefixed method).
+     * Sends a notification outside the schema, its method as given (see `extMethod`).
      */
     suspend fun extNotification(method: String, params: JsonObject) {
         connection.sendNotification(method, params)
@@ -618,13 +618,13 @@ interface Client {
         throw RequestError.methodNotFound(ClientMethods.TERMINAL_WAIT_FOR_EXIT)
 
     /**
-     * An extension request (a `_`-prefixed method): -32601 unless overridden.
+     * A request outside the schema (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`): -32601 unless overridden.
      */
     suspend fun extMethod(method: String, params: JsonObject): JsonObject =
         throw RequestError.methodNotFound(method)
 
     /**
-     * An extension notification (a `_`-prefixed method): ignored unless overridden.
+     * A notification outside the schema (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`): ignored unless overridden.
      */
     suspend fun extNotification(method: String, params: JsonObject) {}
 }
@@ -748,13 +748,13 @@ abstract class ClientPeer internal constructor() {
         connection.request(ClientMethods.TERMINAL_WAIT_FOR_EXIT, params)
 
     /**
-     * Sends an extension request (a `_`-prefixed method).
+     * Sends a request outside the schema, its method as given (a `_`-prefixed extension, or one of the connection's `uncheckedMethods`).
      */
     suspend fun extMethod(method: String, params: JsonObject): JsonObject =
         connection.request(method, params)
 
     /**
-     * Sends an extension notification (a `_`-prefixed method).
+     * Sends a notification outside the schema, its method as given (see `extMethod`).
      */
     suspend fun extNotification(method: String, params: JsonObject) {
         connection.sendNotification(method, params)
