@@ -13,9 +13,18 @@ import { kOpen, Side, toStream, type MessageStream, type Stream } from "./stream
 
 // Event kinds, from the engine.
 const { request: REQUEST, notification: NOTIFICATION, result: RESULT, error: ERROR } = EVENT_KINDS;
-const { cancelled: CANCELLED, written: WRITTEN, closed: CLOSED } = EVENT_KINDS;
+const { cancelled: CANCELLED, written: WRITTEN, closed: CLOSED, invalidNotification: INVALID_NOTIFICATION } = EVENT_KINDS;
 
 type Event = [number, ...unknown[]];
+
+/** Told of a notification from the peer whose params fail the schema (dropped, unanswered). */
+export type OnInvalidNotification = (method: string, error: RequestError) => void;
+
+/** Without a handler of its own: a process warning (`AcpInvalidNotification`). */
+export function warnInvalidNotification(method: string, error: RequestError): void {
+  const why = error.data === undefined ? error.message : JSON.stringify(error.data);
+  process.emitWarning(`dropped a ${method} notification that fails the schema: ${why}`, "AcpInvalidNotification");
+}
 const RESOLVED = Promise.resolve();
 
 /** What an inbound request's handler gets besides its params. */
@@ -113,6 +122,7 @@ export class Dispatcher {
     unstable: boolean,
     private readonly onRequest: OnRequest,
     private readonly onNotification: OnNotification,
+    private readonly onInvalidNotification: OnInvalidNotification = warnInvalidNotification,
   ) {
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
@@ -266,6 +276,15 @@ export class Dispatcher {
       case CLOSED:
         this.finish(event[1] as string);
         return undefined;
+      case INVALID_NOTIFICATION: {
+        const error = event[2] as { code: number; message: string; data?: unknown };
+        try {
+          this.onInvalidNotification(event[1] as string, new RequestError(error.code, error.message, error.data));
+        } catch (thrown) {
+          logHandlerError("invalid notification", event[1] as string, thrown);
+        }
+        return undefined;
+      }
       default:
         return undefined;
     }

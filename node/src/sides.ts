@@ -4,7 +4,7 @@
 // (`AgentSideConnection`, `ClientSideConnection`) are generated on top of
 // these, one method per peer method of the schema.
 
-import { Dispatcher, type RequestContext } from "./dispatcher.js";
+import { Dispatcher, warnInvalidNotification, type RequestContext } from "./dispatcher.js";
 import { Lifecycle } from "./lifecycle.js";
 import { RequestError } from "./errors.js";
 import { Side, type MessageStream, type Stream } from "./streams.js";
@@ -83,7 +83,14 @@ abstract class TypedConnection extends Lifecycle {
       }
       return undefined;
     };
-    this.dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification);
+    // A handler that has `onInvalidNotification` hears of the peer's
+    // notifications that fail the schema; otherwise each is a process warning.
+    const onInvalidNotification = (method: string, error: RequestError): void => {
+      const hook = (impl as { onInvalidNotification?: unknown } | null)?.onInvalidNotification;
+      if (typeof hook === "function") hook.call(impl, method, error);
+      else warnInvalidNotification(method, error);
+    };
+    this.dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification, onInvalidNotification);
     impl = make(this as never);
   }
 

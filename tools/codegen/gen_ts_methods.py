@@ -79,6 +79,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
         "",
         f'import type {{ MessageStream, Stream }} from "{up}/streams.js";',
         f'import {{ AgentSide, ClientSide, type HandlerTable, type MaybePromise, type RequestContext }} from "{up}/sides.js";',
+        f'import type {{ RequestError }} from "{up}/errors.js";',
         f'import type {{ TerminalHandle }} from "{up}/terminal.js";',
         'import type * as schema from "./schema.js";',
     ]
@@ -114,6 +115,8 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
             "  extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;",
             "  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */",
             "  extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;",
+            "  /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */",
+            "  onInvalidNotification?(method: string, error: RequestError): void;",
             "}",
         ]
         out += [

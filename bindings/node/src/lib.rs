@@ -187,6 +187,8 @@ pub struct EngineEventKinds {
     pub written: u8,
     /// The connection closed: the last event.
     pub closed: u8,
+    /// A notification from the peer that fails the schema was dropped.
+    pub invalid_notification: u8,
 }
 
 /// The event kinds.
@@ -201,6 +203,7 @@ pub fn engine_event_kinds() -> EngineEventKinds {
         cancelled: kind::CANCELLED,
         written: kind::WRITTEN,
         closed: kind::CLOSED,
+        invalid_notification: kind::INVALID_NOTIFICATION,
     }
 }
 

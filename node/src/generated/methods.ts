@@ -5,6 +5,7 @@
 
 import type { MessageStream, Stream } from "../streams.js";
 import { AgentSide, ClientSide, type HandlerTable, type MaybePromise, type RequestContext } from "../sides.js";
+import type { RequestError } from "../errors.js";
 import type { TerminalHandle } from "../terminal.js";
 import type * as schema from "./schema.js";
 
@@ -173,6 +174,8 @@ export interface Agent {
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
   /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
+  /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */
+  onInvalidNotification?(method: string, error: RequestError): void;
 }
 
 /** Each agent method (wire name): the `Agent` method names that handle it, and whether it is a notification. */
@@ -285,6 +288,8 @@ export interface Client {
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
   /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
+  /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */
+  onInvalidNotification?(method: string, error: RequestError): void;
 }
 
 /** Each client method (wire name): the `Client` method names that handle it, and whether it is a notification. */
