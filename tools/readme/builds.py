@@ -2,7 +2,8 @@
 each package's README says: a cargo project with a path dependency (Rust), a fresh venv with
 the wheel installed (Python, type-checked with mypy --strict), an npm project with the packed
 tarball installed (TypeScript, compiled with tsc --strict), `make install` and pkg-config (C),
-`make install`, pkg-config and a module that requires the Go package by a replace (Go).
+`make install`, pkg-config and a module that requires the Go package by a replace (Go), the
+jar installed into the local Maven repository and a Maven project that depends on it (Kotlin).
 
 Each builder takes the blocks of its language and a scratch directory, and returns for each
 block either the command line that runs the program or why it could not be built.
@@ -173,4 +174,73 @@ def build_go(blocks: List[Block], work: Path) -> Built:
             or run(["go", "build", "-o", str(binary), "."], module, env)
             or [str(binary)]
         )
+    return built
+
+
+KOTLIN_POM = """<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>readme</artifactId>
+  <version>1</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <kotlin.version>{kotlin}</kotlin.version>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>dev.acp-engine</groupId>
+      <artifactId>acp-engine</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+  <build>
+    <sourceDirectory>src/main/kotlin</sourceDirectory>
+    <plugins>
+      <plugin>
+        <groupId>org.jetbrains.kotlin</groupId>
+        <artifactId>kotlin-maven-plugin</artifactId>
+        <version>${{kotlin.version}}</version>
+        <configuration><jvmTarget>17</jvmTarget><args><arg>-Werror</arg></args></configuration>
+        <executions><execution><id>compile</id><goals><goal>compile</goal></goals></execution></executions>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+
+
+def pom_value(tag: str) -> str:
+    """A value of kotlin/pom.xml (the first `<tag>`), so the programs build against what it installs."""
+    found = re.search(rf"<{tag}>([^<]+)</{tag}>", (ROOT / "kotlin" / "pom.xml").read_text())
+    if not found:
+        raise ValueError(f"no <{tag}> in kotlin/pom.xml")
+    return found.group(1)
+
+
+def build_kotlin(blocks: List[Block], work: Path) -> Built:
+    """The jar installed into the local Maven repository as kotlin/README.md says (after
+    kotlin/build.sh, which make test-kotlin runs); one Maven project per program that
+    depends on it by its coordinates, compiled with warnings as errors and run on the
+    class path Maven resolved."""
+    error = run(["mvn", "-q", "-B", "-Dstyle.color=never", "-DskipTests", "install"], ROOT / "kotlin")
+    pom = KOTLIN_POM.format(kotlin=pom_value("kotlin.version"), version=pom_value("version"))
+    built: Built = {}
+    for block in blocks:
+        project = work / program_name(block)
+        sources = project / "src" / "main" / "kotlin"
+        sources.mkdir(parents=True)
+        (sources / "Main.kt").write_text(block.text)
+        (project / "pom.xml").write_text(pom)
+        failed = error or run(
+            ["mvn", "-q", "-B", "-Dstyle.color=never", "compile",
+             "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath",
+             "-Dmdep.outputFile=classpath.txt"],
+            project,
+        )
+        if failed:
+            built[block] = failed
+            continue
+        classpath = f"{project / 'target' / 'classes'}:{(project / 'classpath.txt').read_text().strip()}"
+        built[block] = ["java", "-cp", classpath, "MainKt"]
     return built

@@ -48,7 +48,7 @@ def check_program(block: Block, command: Sequence[str]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="list the programs found, build nothing")
-    parser.add_argument("--language", action="append", help="only this language (rust, python, ts, c); repeatable")
+    parser.add_argument("--language", action="append", help="only this language (rust, python, ts, c, go, kotlin); repeatable")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (its path is printed)")
     args = parser.parse_args()
 
@@ -80,6 +80,8 @@ def main() -> int:
             built.update(builds.build_c(group, work))
         elif language == "go":
             built.update(builds.build_go(group, work))
+        elif language == "kotlin":
+            built.update(builds.build_kotlin(group, work))
         else:
             built.update({block: f"no builder for {language} yet" for block in group})
 
