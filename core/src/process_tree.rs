@@ -218,14 +218,19 @@ fn signal_name(signal: libc::c_int) -> &'static str {
 fn running_member(group: libc::pid_t) -> Option<bool> {
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
-        if !name.to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit())) {
+        if !name
+            .to_str()
+            .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+        {
             continue;
         }
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue; // gone meanwhile
         };
         // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        let Some(fields) = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
+        let Some(fields) = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
         else {
             continue;
         };

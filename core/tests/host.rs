@@ -254,7 +254,8 @@ async fn typed_sides_check_both_ways(host_reads: bool) {
 async fn an_invalid_notification_is_told_and_an_unknown_one_is_not(host_reads: bool) {
     let (host, mut peer) = Host::new(Side::Client, host_reads);
     // claude-agent-acp 0.23's usage_update: "used" must be a number.
-    let bad = json!({"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": null, "size": 10}});
+    let bad =
+        json!({"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": null, "size": 10}});
     peer.notify("session/update", bad).await;
     peer.notify("no/such_notification", json!({})).await;
     let good = json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk",

@@ -104,7 +104,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let command = args.rest.clone();
     let remote = command.len() == 1 && acp_engine::remote::is_url(&command[0]);
     if remote && matches!(side, Side::Client) {
-        return Err(Failure::Usage("check client needs a command, not a URL".to_owned()));
+        return Err(Failure::Usage(
+            "check client needs a command, not a URL".to_owned(),
+        ));
     }
     if !remote {
         crate::agent_command::require(&command)?;

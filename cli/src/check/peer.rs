@@ -14,8 +14,8 @@ use acp_engine::schema::{
     SelectedPermissionOutcome, TerminalExitStatus, TerminalOutputResponse, WaitForTerminalExitResponse,
     WriteTextFileResponse,
 };
-use acp_engine::validate::{self, Protocol, Receiver};
 use acp_engine::transport::{BoxReader, BoxWriter};
+use acp_engine::validate::{self, Protocol, Receiver};
 use acp_engine::{from_raw, remote, ProcessTree, RequestError};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -372,11 +372,7 @@ impl AgentUnderTest {
         let Host::Process(child) = &mut self.host else {
             return None;
         };
-        child
-            .try_wait()
-            .ok()
-            .flatten()
-            .map(|status| status.to_string())
+        child.try_wait().ok().flatten().map(|status| status.to_string())
     }
 
     /// Still running?
