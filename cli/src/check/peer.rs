@@ -33,16 +33,10 @@ pub enum Incoming {
     Closed,
 }
 
-/// Where the agent runs.
-enum Host {
-    /// A process of ours (and its tree).
-    Process(ProcessTree),
-    /// A server's: one connection per case, the server's process to stop.
-    Remote,
-}
-
 pub struct AgentUnderTest {
-    host: Host,
+    /// The agent's process (and its tree); None for a remote agent (one
+    /// connection per case, the server's process to stop).
+    process: Option<ProcessTree>,
     stdin: Option<BoxWriter>,
     /// Why reading failed, if it did (not a plain end of output).
     failure: Arc<Mutex<Option<String>>>,
@@ -75,7 +69,7 @@ impl AgentUnderTest {
                 ..Default::default()
             };
             let (reader, writer) = remote::connect(&command[0], &options).await?.into_streams();
-            return Ok(Self::over(Host::Remote, reader, writer, None));
+            return Ok(Self::over(None, reader, writer, None));
         }
         let mut spawn = Command::new(&command[0]);
         spawn
@@ -88,11 +82,11 @@ impl AgentUnderTest {
         let stdout: BoxReader = Box::new(child.stdout.take().expect("piped"));
         let stdin: BoxWriter = Box::new(child.stdin.take().expect("piped"));
         let stderr_pipe = child.stderr.take().expect("piped");
-        Ok(Self::over(Host::Process(tree), stdout, stdin, Some(stderr_pipe)))
+        Ok(Self::over(Some(tree), stdout, stdin, Some(stderr_pipe)))
     }
 
     fn over(
-        host: Host,
+        process: Option<ProcessTree>,
         stdout: BoxReader,
         stdin: BoxWriter,
         stderr_pipe: Option<tokio::process::ChildStderr>,
@@ -146,7 +140,7 @@ impl AgentUnderTest {
         Self {
             stdin: Some(stdin),
             failure,
-            host,
+            process,
             incoming,
             closed: false,
             hold_permissions: false,
@@ -165,7 +159,7 @@ impl AgentUnderTest {
 
     /// A remote agent: no process of ours to watch.
     pub fn is_remote(&self) -> bool {
-        matches!(self.host, Host::Remote)
+        self.process.is_none()
     }
 
     /// Write one line (a newline is added).
@@ -312,7 +306,7 @@ impl AgentUnderTest {
 
     /// Whether the agent exits within `wait`; its status, in words.
     pub async fn exits_within(&mut self, wait: Duration) -> Result<String, String> {
-        let Host::Process(child) = &mut self.host else {
+        let Some(child) = &mut self.process else {
             return Err("a remote agent's process is not ours to watch".to_owned());
         };
         match tokio::time::timeout(wait, child.wait()).await {
@@ -369,7 +363,7 @@ impl AgentUnderTest {
 
     /// How the agent exited, if it has.
     pub fn exit(&mut self) -> Option<String> {
-        let Host::Process(child) = &mut self.host else {
+        let Some(child) = &mut self.process else {
             return None;
         };
         child.try_wait().ok().flatten().map(|status| status.to_string())
@@ -377,9 +371,9 @@ impl AgentUnderTest {
 
     /// Still running?
     pub fn running(&mut self) -> bool {
-        match &mut self.host {
-            Host::Process(child) => matches!(child.try_wait(), Ok(None)),
-            Host::Remote => !self.closed,
+        match &mut self.process {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => !self.closed,
         }
     }
 
@@ -404,7 +398,7 @@ impl AgentUnderTest {
         if let Some(mut stdin) = self.stdin.take() {
             let _ = stdin.shutdown().await;
         }
-        if let Host::Process(child) = &mut self.host {
+        if let Some(child) = &mut self.process {
             child.stop(Duration::from_millis(500)).await;
         }
     }
