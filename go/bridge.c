@@ -26,6 +26,13 @@ static void on_cancel(void *user_data, const acp_connection *c, acp_responder *r
     acpGoCancel((uintptr_t)user_data, responder);
 }
 
+static void on_invalid_notification(void *user_data, const acp_connection *c, const char *method,
+                                    const acp_error *error) {
+    (void)c;
+    acpGoInvalidNotification((uintptr_t)user_data, (char *)method, error->code, (char *)error->message,
+                             (char *)error->data_json);
+}
+
 /* The answer to a request of acp_go_send_request: the handle is its Go channel's. */
 static void on_response(void *user_data, const acp_connection *c, int64_t id, const char *result,
                         const acp_error *error) {
@@ -44,6 +51,7 @@ acp_handlers acp_go_handlers(uintptr_t handle) {
         .on_notification = on_notification,
         .on_close = on_close,
         .on_cancel = on_cancel,
+        .on_invalid_notification = on_invalid_notification,
     };
     return handlers;
 }

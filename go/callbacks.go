@@ -10,9 +10,11 @@ import "C"
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/cgo"
 	"runtime/debug"
+	"sync"
 )
 
 func connOf(handle C.uintptr_t) *Conn {
@@ -32,6 +34,12 @@ func acpGoRequest(handle C.uintptr_t, method *C.char, params *C.char, responder 
 //export acpGoNotification
 func acpGoNotification(handle C.uintptr_t, method *C.char, params *C.char) {
 	connOf(handle).notification(C.GoString(method), cBytes(params))
+}
+
+//export acpGoInvalidNotification
+func acpGoInvalidNotification(handle C.uintptr_t, method *C.char, code C.int64_t, message *C.char, data *C.char) {
+	connOf(handle).invalidNotification(C.GoString(method),
+		&RequestError{Code: int64(code), Message: C.GoString(message), Data: goBytes(data)})
 }
 
 //export acpGoCancel
@@ -68,8 +76,17 @@ func logPanic(method, kind string, panicked any) {
 	logf("the %s %s handler panicked: %v\n%s", method, kind, panicked, debug.Stack())
 }
 
+// logOutput is where logf writes: stderr (a test swaps it, under logLock).
+var (
+	logLock   sync.Mutex
+	logOutput io.Writer = os.Stderr
+)
+
 // logf reports what no caller can be told (a handler that failed or
-// panicked) on stderr, which an agent's client shows as its log.
+// panicked, a notification dropped) on stderr, which an agent's client
+// shows as its log.
 func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "acpengine: "+format+"\n", args...)
+	logLock.Lock()
+	defer logLock.Unlock()
+	fmt.Fprintf(logOutput, "acpengine: "+format+"\n", args...)
 }

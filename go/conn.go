@@ -233,6 +233,33 @@ func (conn *Conn) notification(method string, params []byte) {
 	}
 }
 
+// invalidNotification: the peer sent a notification whose params fail the
+// schema, which the engine dropped; err is the -32602 that says what
+// failed. The Agent's or Client's (or the Handler's)
+// InvalidNotificationHandler hears of it; without one it is logged.
+func (conn *Conn) invalidNotification(method string, err *RequestError) {
+	conn.notifying.Store(true)
+	defer conn.notifying.Store(false)
+	defer recoverHandler(method, "invalid notification")
+	var target any = conn.handler
+	if wrapper, ok := target.(wrapsTarget); ok {
+		target = wrapper.target()
+	}
+	if hook, ok := target.(InvalidNotificationHandler); ok {
+		hook.OnInvalidNotification(method, err)
+		return
+	}
+	what := string(err.Data)
+	if what == "" {
+		what = err.Message
+	}
+	logf("dropped a %s notification that fails the schema: %s", method, what)
+}
+
+// wrapsTarget is a handler the package made around the user's Agent or
+// Client (which is where optional interfaces are looked for).
+type wrapsTarget interface{ target() any }
+
 func (conn *Conn) request(responder *C.acp_responder, method string, params []byte) {
 	token := uintptr(unsafe.Pointer(responder))
 	ctx, cancel := context.WithCancel(conn.ctx)

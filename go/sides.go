@@ -22,6 +22,20 @@ type ExtNotificationHandler interface {
 	ExtNotification(ctx context.Context, method string, params json.RawMessage) error
 }
 
+// InvalidNotificationHandler is implemented by an Agent or Client (or a
+// connection's Handler) that wants to hear of the notifications from the
+// peer whose params fail the ACP schema: the engine drops them (they never
+// reach SessionUpdate and the like, and a notification gets no answer).
+// err is the -32602 that says what failed (its Data names the field), for
+// example claude-agent-acp 0.23's session/update usage_update with
+// "used": null. It is called in order with the other notifications. Without
+// it each is logged on stderr ("acpengine: dropped a session/update
+// notification that fails the schema: ..."). Unknown notification methods
+// are dropped without a word.
+type InvalidNotificationHandler interface {
+	OnInvalidNotification(method string, err *RequestError)
+}
+
 // AgentSideConnection is an agent's connection to its client: the Agent
 // handles what the client sends, and its methods (SessionUpdate,
 // RequestPermission, ReadTextFile, CreateTerminal, ...) send to the client.
@@ -133,6 +147,8 @@ func (h agentHandler) HandleNotification(ctx context.Context, method string, par
 
 func (agentHandler) readsParamsInPlace() {}
 
+func (h agentHandler) target() any { return h.agent }
+
 // clientHandler routes what an agent sends to a Client.
 type clientHandler struct{ client Client }
 
@@ -151,6 +167,8 @@ func (h clientHandler) HandleNotification(ctx context.Context, method string, pa
 }
 
 func (clientHandler) readsParamsInPlace() {}
+
+func (h clientHandler) target() any { return h.client }
 
 // What reaches these is a method outside the side's table: an extension
 // method or one of the connection's unchecked methods (the engine answers

@@ -206,6 +206,12 @@ typedef enum {
    returns ACP_ERR_ALREADY_ANSWERED.
    */
   ACP_EVENT_CANCELLED = 5,
+  /*
+   The peer sent notification `method` with params that fail the ACP
+   schema; the engine dropped it (nothing answers it). `error` is the
+   -32602 that says what failed (its `data_json` names the field).
+   */
+  ACP_EVENT_INVALID_NOTIFICATION = 6,
 } acp_event_kind;
 
 /*
@@ -341,6 +347,36 @@ typedef void (*acp_cancel_callback)(void *user_data,
                                     acp_responder *responder);
 
 /*
+ An error answer, in callbacks and events. Pointers are NULL when absent.
+ */
+typedef struct {
+  /*
+   The JSON-RPC error code.
+   */
+  int64_t code;
+  /*
+   The error message.
+   */
+  const char *message;
+  /*
+   The error's `data` as JSON, or NULL.
+   */
+  const char *data_json;
+} acp_error;
+
+/*
+ The peer sent notification `method` with params that fail the ACP
+ schema: the engine dropped it (a notification gets no answer). `error`
+ is the -32602 that says what failed (its `data_json` names the field).
+ Called in order with the other notifications; `method` and `error` are
+ valid during the call.
+ */
+typedef void (*acp_invalid_notification_callback)(void *user_data,
+                                                  const acp_connection *connection,
+                                                  const char *method,
+                                                  const acp_error *error);
+
+/*
  Callbacks for a connection. Any may be NULL: requests then get -32601,
  notifications are dropped. They run on the connection's dispatch thread
  (never the thread that created the connection), may block, and may call
@@ -368,6 +404,13 @@ typedef struct {
    `acp_responder_is_cancelled`).
    */
   acp_cancel_callback on_cancel;
+  /*
+   The peer sent a notification whose params fail the ACP schema; the
+   engine dropped it (optional; NULL: ignored). For example
+   claude-agent-acp 0.23's `session/update` `usage_update` with
+   `"used": null`.
+   */
+  acp_invalid_notification_callback on_invalid_notification;
 } acp_handlers;
 
 /*
@@ -385,24 +428,6 @@ typedef struct {
    */
   const char *ca_file;
 } acp_remote_options;
-
-/*
- An error answer, in callbacks and events. Pointers are NULL when absent.
- */
-typedef struct {
-  /*
-   The JSON-RPC error code.
-   */
-  int64_t code;
-  /*
-   The error message.
-   */
-  const char *message;
-  /*
-   The error's `data` as JSON, or NULL.
-   */
-  const char *data_json;
-} acp_error;
 
 /*
  The answer to `acp_connection_send_request`: `result_json` on success
@@ -425,7 +450,8 @@ typedef struct {
    */
   acp_event_kind kind;
   /*
-   REQUEST, NOTIFICATION: the method. NULL otherwise.
+   REQUEST, NOTIFICATION, INVALID_NOTIFICATION: the method. NULL
+   otherwise.
    */
   const char *method;
   /*
@@ -438,7 +464,8 @@ typedef struct {
    */
   int64_t request_id;
   /*
-   RESPONSE that failed: the error (code 0 and NULL pointers otherwise).
+   RESPONSE that failed, INVALID_NOTIFICATION: the error (code 0 and
+   NULL pointers otherwise).
    */
   acp_error error;
   /*

@@ -50,6 +50,11 @@ pub(crate) enum Event {
         id: i64,
         outcome: Result<Text, RequestError>,
     },
+    /// A notification whose params fail the schema (dropped by the engine).
+    InvalidNotification {
+        method: String,
+        error: RequestError,
+    },
     Cancelled {
         token: u64,
     },
@@ -94,12 +99,26 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
     }
 }
 
-/// The error object of an `ERROR` event.
+/// The error object of an `ERROR` or `INVALID_NOTIFICATION` event.
 #[derive(Deserialize)]
 struct ErrorObject {
     code: i64,
     message: String,
     data: Option<serde_json::Value>,
+}
+
+/// The error of an `ERROR` or `INVALID_NOTIFICATION` event (-32603 if it
+/// is not an error object).
+fn error_object(raw: Option<&RawValue>) -> RequestError {
+    raw.and_then(|raw| serde_json::from_str::<ErrorObject>(raw.get()).ok())
+        .map(|e| {
+            let error = RequestError::new(e.code, e.message);
+            match e.data {
+                Some(data) => error.with_data(data),
+                None => error,
+            }
+        })
+        .unwrap_or_else(RequestError::internal_error)
 }
 
 /// Where a patch goes: a NUL at `at`.
@@ -127,12 +146,14 @@ enum Parsed {
     Notification { method: Span, params: Span },
     Result { id: i64, result: Span },
     Error { id: i64, error: RequestError },
+    InvalidNotification { method: String, error: RequestError },
     Cancelled { token: u64 },
     Closed { reason: String },
 }
 
 /// Parse a drained batch into its events, in order. Events the C side does
-/// not see (`WRITTEN`: C's sends block instead of parking) are skipped.
+/// not see (`WRITTEN`: C's sends block instead of parking; kinds newer than
+/// this binding) are skipped.
 pub(crate) fn parse(text: String) -> Vec<Item> {
     let mut text = text.into_bytes();
     let mut unescaped = Vec::new();
@@ -190,19 +211,16 @@ pub(crate) fn parse(text: String) -> Vec<Item> {
                         span => span,
                     },
                 },
-                kind::ERROR => {
-                    let error = b
-                        .and_then(|raw| serde_json::from_str::<ErrorObject>(raw.get()).ok())
-                        .map(|e| {
-                            let error = RequestError::new(e.code, e.message);
-                            match e.data {
-                                Some(data) => error.with_data(data),
-                                None => error,
-                            }
-                        })
-                        .unwrap_or_else(RequestError::internal_error);
-                    Parsed::Error { id: number(a), error }
-                }
+                kind::ERROR => Parsed::Error {
+                    id: number(a),
+                    error: error_object(b),
+                },
+                kind::INVALID_NOTIFICATION => Parsed::InvalidNotification {
+                    method: a
+                        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+                        .unwrap_or_default(),
+                    error: error_object(b),
+                },
                 kind::CANCELLED => Parsed::Cancelled {
                     token: number(a) as u64,
                 },
@@ -271,6 +289,7 @@ pub(crate) fn parse(text: String) -> Vec<Item> {
                     id,
                     outcome: Err(error),
                 },
+                Parsed::InvalidNotification { method, error } => Event::InvalidNotification { method, error },
                 Parsed::Cancelled { token } => Event::Cancelled { token },
                 Parsed::Closed { reason } => Event::Closed { reason },
             };
@@ -294,10 +313,10 @@ mod tests {
     #[test]
     fn strings_end_where_they_lie() {
         let items = parse(
-            r#"[[0,7,"work/start",{"a":[1,2]}],[1,"n\"x",null],[2,3,{"ok":true}],[2,4,null],[3,5,{"code":-32800,"message":"Request cancelled"}],[4,7],[5,1,true],[6,"peer closed"]]"#
+            r#"[[0,7,"work/start",{"a":[1,2]}],[1,"n\"x",null],[2,3,{"ok":true}],[2,4,null],[3,5,{"code":-32800,"message":"Request cancelled"}],[4,7],[5,1,true],[7,"x/update",{"code":-32602,"message":"Invalid params","data":{"path":"used"}}],[6,"peer closed"]]"#
                 .to_owned(),
         );
-        assert_eq!(items.len(), 7, "WRITTEN is skipped");
+        assert_eq!(items.len(), 8, "WRITTEN is skipped");
         match &items[0].event {
             Event::Request {
                 token,
@@ -339,6 +358,14 @@ mod tests {
             _ => panic!("an error"),
         }
         assert!(matches!(items[5].event, Event::Cancelled { token: 7 }));
-        assert!(matches!(&items[6].event, Event::Closed { reason } if reason == "peer closed"));
+        match &items[6].event {
+            Event::InvalidNotification { method, error } => {
+                assert_eq!(method, "x/update");
+                assert_eq!(error.code, -32602);
+                assert_eq!(error.data.as_ref().unwrap()["path"], "used");
+            }
+            _ => panic!("an invalid notification"),
+        }
+        assert!(matches!(&items[7].event, Event::Closed { reason } if reason == "peer closed"));
     }
 }

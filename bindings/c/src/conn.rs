@@ -340,7 +340,10 @@ impl Conn {
                 return None;
             }
             if let Some(item) = state.backlog.pop_front() {
-                state.notification_running = matches!(item.event, Event::Notification { .. });
+                state.notification_running = matches!(
+                    item.event,
+                    Event::Notification { .. } | Event::InvalidNotification { .. }
+                );
                 return Some(item);
             }
             if state.finished {

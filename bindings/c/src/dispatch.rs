@@ -134,6 +134,17 @@ fn deliver(conn: &Arc<Conn>, epoch: u64, item: Item) -> bool {
             }
             _ => {}
         },
+        Event::InvalidNotification { method, error } => {
+            if let Some(on_invalid_notification) = handlers.on_invalid_notification {
+                let method = c_string(&method);
+                in_callback(conn, epoch, Doing::Notification, || {
+                    with_c_error(&error, |error| unsafe {
+                        on_invalid_notification(handlers.user_data, c_conn, method.as_ptr(), error)
+                    })
+                });
+            }
+            conn.notification_done();
+        }
         // A later answer finds the request gone (ACP_ERR_ALREADY_ANSWERED).
         Event::Cancelled { token } => {
             if let Some(on_cancel) = handlers.on_cancel {

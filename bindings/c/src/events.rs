@@ -8,6 +8,8 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use acp_engine::RequestError;
+
 use crate::batch::{Batch, Event, Item};
 use crate::conn::{Conn, Waiting};
 use crate::dispatch::with_c_error;
@@ -31,6 +33,10 @@ pub enum acp_event_kind {
     /// the engine answered it -32800): stop working on it. Answering it now
     /// returns ACP_ERR_ALREADY_ANSWERED.
     ACP_EVENT_CANCELLED = 5,
+    /// The peer sent notification `method` with params that fail the ACP
+    /// schema; the engine dropped it (nothing answers it). `error` is the
+    /// -32602 that says what failed (its `data_json` names the field).
+    ACP_EVENT_INVALID_NOTIFICATION = 6,
 }
 
 /// One event. Every pointer in it is owned by the event and valid until
@@ -39,14 +45,16 @@ pub enum acp_event_kind {
 pub struct acp_event {
     /// What the event is.
     pub kind: acp_event_kind,
-    /// REQUEST, NOTIFICATION: the method. NULL otherwise.
+    /// REQUEST, NOTIFICATION, INVALID_NOTIFICATION: the method. NULL
+    /// otherwise.
     pub method: *const c_char,
     /// REQUEST, NOTIFICATION: the params as JSON (NULL when absent).
     /// RESPONSE: the result as JSON (NULL when the request failed).
     pub json: *const c_char,
     /// RESPONSE: the id `acp_connection_send_request` gave the request.
     pub request_id: i64,
-    /// RESPONSE that failed: the error (code 0 and NULL pointers otherwise).
+    /// RESPONSE that failed, INVALID_NOTIFICATION: the error (code 0 and
+    /// NULL pointers otherwise).
     pub error: acp_error,
     /// REQUEST: answer it with `acp_responder_ok` / `acp_responder_error`.
     /// CANCELLED: the request the peer cancelled.
@@ -87,6 +95,15 @@ impl EventBox {
         let pointer = string.as_ptr();
         self.strings.push(string);
         pointer
+    }
+
+    /// Set the event's `error` to a copy of `error`.
+    fn keep_error(&mut self, error: &RequestError) {
+        self.event.error.code = error.code;
+        self.event.error.message = self.keep(&error.message);
+        if let Some(data) = &error.data {
+            self.event.error.data_json = self.keep(&data.to_string());
+        }
     }
 
     fn into_raw(self) -> *mut acp_event {
@@ -163,14 +180,14 @@ fn to_event(conn: &Arc<Conn>, item: Item) -> Option<*mut acp_event> {
             event.event.request_id = id;
             match &outcome {
                 Ok(result) => event.event.json = result.0,
-                Err(error) => {
-                    event.event.error.code = error.code;
-                    event.event.error.message = event.keep(&error.message);
-                    if let Some(data) = &error.data {
-                        event.event.error.data_json = event.keep(&data.to_string());
-                    }
-                }
+                Err(error) => event.keep_error(error),
             }
+            event
+        }
+        Event::InvalidNotification { method, error } => {
+            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_INVALID_NOTIFICATION, batch);
+            event.event.method = event.keep(&method);
+            event.keep_error(&error);
             event
         }
         Event::Cancelled { token } => {

@@ -70,6 +70,20 @@ pub type acp_cancel_callback = Option<
     ),
 >;
 
+/// The peer sent notification `method` with params that fail the ACP
+/// schema: the engine dropped it (a notification gets no answer). `error`
+/// is the -32602 that says what failed (its `data_json` names the field).
+/// Called in order with the other notifications; `method` and `error` are
+/// valid during the call.
+pub type acp_invalid_notification_callback = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        connection: *const acp_connection,
+        method: *const c_char,
+        error: *const acp_error,
+    ),
+>;
+
 /// The answer to `acp_connection_send_request`: `result_json` on success
 /// (and `error` NULL), `error` on failure (and `result_json` NULL). Valid
 /// during the call.
@@ -101,6 +115,11 @@ pub struct acp_handlers {
     /// The peer cancelled an inbound request (optional; otherwise poll
     /// `acp_responder_is_cancelled`).
     pub on_cancel: acp_cancel_callback,
+    /// The peer sent a notification whose params fail the ACP schema; the
+    /// engine dropped it (optional; NULL: ignored). For example
+    /// claude-agent-acp 0.23's `session/update` `usage_update` with
+    /// `"used": null`.
+    pub on_invalid_notification: acp_invalid_notification_callback,
 }
 
 // C function pointers and `user_data`: usable from any thread by the

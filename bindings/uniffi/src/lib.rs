@@ -218,6 +218,10 @@ pub struct EventKinds {
     pub written: u8,
     /// `[closed, reason]`: the connection closed; the last event.
     pub closed: u8,
+    /// `[invalid_notification, method, {code, message, data?}]`: a
+    /// notification from the peer whose params fail the schema was dropped
+    /// (the -32602 that says what failed); nothing answers it.
+    pub invalid_notification: u8,
 }
 
 /// The event kinds.
@@ -231,6 +235,7 @@ pub fn event_kinds() -> EventKinds {
         cancelled: kind::CANCELLED,
         written: kind::WRITTEN,
         closed: kind::CLOSED,
+        invalid_notification: kind::INVALID_NOTIFICATION,
     }
 }
 

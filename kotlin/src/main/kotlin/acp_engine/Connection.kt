@@ -221,6 +221,7 @@ internal class Events<T>(
                 RESULT -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
                 ERROR -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
                 CANCELLED -> calls.stop((event[1] as Number).toLong())
+                INVALID_NOTIFICATION -> invalidNotification(target, event[1] as String, RequestError.fromJson(event[2]))
                 CLOSED -> calls.closeAll(event[1] as? String ?: "closed")
             }
         }
@@ -234,6 +235,7 @@ internal class Events<T>(
         val ERROR = KINDS.error.toInt()
         val CANCELLED = KINDS.cancelled.toInt()
         val CLOSED = KINDS.closed.toInt()
+        val INVALID_NOTIFICATION = KINDS.invalidNotification.toInt()
     }
 }
 
