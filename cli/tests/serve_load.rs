@@ -21,12 +21,22 @@ const CONNECTIONS: usize = 1_000;
 const PATIENCE: Duration = Duration::from_secs(120);
 
 /// Kills `acp-engine serve` if the test fails midway.
-struct Serve(Child);
+struct Serve(Child, std::path::PathBuf);
 
 impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        // On a failure, what the server said (its log, and its agents' stderr).
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.1).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!(
+                "serve's log, last lines:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        let _ = std::fs::remove_file(&self.1);
     }
 }
 
@@ -61,18 +71,19 @@ fn children(pid: u32) -> Vec<u32> {
 #[test]
 fn a_thousand_websocket_connections_on_one_serve() {
     let agent = support::example("agent");
+    let log = std::env::temp_dir().join(format!("acp-serve-load-{}.log", std::process::id()));
     let mut child = support::acp_engine()
         .args(["serve", "--listen", "127.0.0.1:0", "--"])
         .arg(&agent)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("serve's log"))
         .spawn()
         .expect("start acp-engine serve");
     let mut url = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
         .unwrap();
-    let serve = Serve(child);
+    let serve = Serve(child, log);
     let pid = serve.0.id();
     let url = url.trim().to_owned();
     assert!(url.starts_with("ws://"), "{url}");
