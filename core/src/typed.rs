@@ -161,7 +161,15 @@ macro_rules! handler_trait {
                 $( $rr_w => respond(handler.$rr(parse($rr_w, params)?).await), )*
                 $( $(#[cfg($or_cfg)])? $or_w => respond(handler.$or(parse($or_w, params)?).await), )*
                 // Extensions, and methods outside the schema (legacy ones).
-                method => respond(handler.ext_method(method.to_owned(), parse_value(params)?).await),
+                // Params no JSON value holds (too deep) are invalid for an
+                // extension; for any other method the schema does not have,
+                // the answer stays -32601, as before the handler could take them.
+                method => {
+                    let params = parse_value(params).map_err(|error| {
+                        if method.starts_with('_') { error } else { RequestError::method_not_found(method) }
+                    })?;
+                    respond(handler.ext_method(method.to_owned(), params).await)
+                }
             }
         }
 
