@@ -53,8 +53,9 @@ pub struct SetSessionModelRequest {
     pub model_id: String,
 }
 
-/// The `models` field of a `session/new` or `session/load` result (None:
-/// absent, or not of that shape).
-pub fn session_models(result: &serde_json::Value) -> Option<SessionModelState> {
-    serde_json::from_value(result.get("models")?.clone()).ok()
+/// The `models` field of a `session/new` or `session/load` result, from its
+/// fields (a typed result keeps it in `extra`; None: absent, or not of that
+/// shape).
+pub fn session_models(result: &serde_json::Map<String, serde_json::Value>) -> Option<SessionModelState> {
+    SessionModelState::deserialize(result.get("models")?).ok()
 }

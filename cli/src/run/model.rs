@@ -48,8 +48,7 @@ impl Models {
                     .collect(),
             };
         }
-        let extra = serde_json::Value::Object(session.extra.clone());
-        match legacy::session_models(&extra) {
+        match legacy::session_models(&session.extra) {
             Some(models) => Models::Legacy {
                 current: models.current_model_id,
                 values: models
