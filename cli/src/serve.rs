@@ -2,6 +2,7 @@
 //! Streamable HTTP on one endpoint), one agent process per connection,
 //! killed when its connection ends.
 
+use std::io::Write;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +49,14 @@ options:
   -h, --help              this text
 ";
 
+/// One line of serve's log on stderr. A server outlives whoever reads its
+/// log: a closed stderr drops the line (`eprintln!` would panic).
+macro_rules! log {
+    ($($line:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($line)*);
+    }};
+}
+
 /// How long an agent may take to exit after its stdin closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -85,9 +94,11 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         // Refused before any agent starts: said, so an operator sees why a
         // client gets nowhere.
         on_refused: Some(OnRefused(Arc::new(|refusal: &Refusal| {
-            eprintln!(
+            log!(
                 "acp-engine: {} refused: {} ({})",
-                refusal.address, refusal.status, refusal.reason
+                refusal.address,
+                refusal.status,
+                refusal.reason
             )
         }))),
         ..ServeOptions::default()
@@ -127,8 +138,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         })
         .await
         .map_err(|error| Failure::Run(format!("cannot listen on {listen}: {error}")))?;
-        println!("{}", server.websocket_url());
-        println!("{}", server.http_url());
+        // Whoever started serve may stop reading its output once it has the
+        // URLs: that must not end the server.
+        let _ = writeln!(std::io::stdout(), "{}\n{}", server.websocket_url(), server.http_url());
         let mut server = server;
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|error| Failure::Run(error.to_string()))?;
@@ -158,9 +170,10 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
     let mut agent = match ProcessTree::spawn(&mut spawn) {
         Ok(agent) => agent,
         Err(error) => {
-            eprintln!(
+            log!(
                 "acp-engine: {}: cannot start {:?}: {error}",
-                peer.address, command[0]
+                peer.address,
+                command[0]
             );
             return;
         }
@@ -169,7 +182,7 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
         PeerTransport::WebSocket => "WebSocket",
         PeerTransport::StreamableHttp => "Streamable HTTP",
     };
-    eprintln!(
+    log!(
         "acp-engine: {} connected over {transport} (agent pid {})",
         peer.address,
         agent.id().unwrap_or(0)
@@ -201,7 +214,7 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
         ended = down => ended,
     };
     let status = agent.stop(EXIT_GRACE).await;
-    eprintln!(
+    log!(
         "acp-engine: {} disconnected: {ended}; agent {}",
         peer.address,
         status.map_or_else(|| "gone".to_owned(), |status| status.to_string())

@@ -254,3 +254,33 @@ fn serve_logs_the_requests_it_refuses() {
     );
     assert!(logged.contains("refused: 404 (no ACP endpoint here)"), "{logged}");
 }
+
+#[test]
+fn serve_keeps_serving_when_nobody_reads_its_output_or_log() {
+    let agent = support::example("agent").display().to_string();
+    let mut server = acp_engine()
+        .args(["serve", "--listen", "127.0.0.1:0", "--", &agent])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // Whoever started it took the URL and closed both pipes: every line
+    // serve writes from now on meets a closed pipe.
+    drop(server.stderr.take());
+    let ws = first.trim().to_owned();
+    for round in 0..3 {
+        let answers = connect(&ws, &[INIT.to_owned(), session_new(2)]);
+        assert_eq!(answers.len(), 2, "round {round}: {answers:?}");
+    }
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "serve ended: {:?}",
+        server.try_wait()
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}

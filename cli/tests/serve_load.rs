@@ -25,16 +25,19 @@ struct Serve(Child, std::path::PathBuf);
 
 impl Drop for Serve {
     fn drop(&mut self) {
+        // On a failure: whether serve was still running, and what it said
+        // (its log and its agents' stderr) besides the connection lines.
+        let failed = std::thread::panicking();
+        if failed {
+            eprintln!("serve before the test stopped it: {:?}", self.0.try_wait());
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
-        // On a failure, what the server said (its log, and its agents' stderr).
-        if std::thread::panicking() {
+        if failed {
             let log = std::fs::read_to_string(&self.1).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            eprintln!(
-                "serve's log, last lines:\n{}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-            );
+            for line in log.lines().filter(|line| !line.contains(" connected over ")) {
+                eprintln!("serve said: {line}");
+            }
         }
         let _ = std::fs::remove_file(&self.1);
     }
