@@ -79,7 +79,7 @@ func failure(rc C.acp_result, text *errorText) error {
 	message := text.String()
 	switch rc {
 	case C.ACP_ERR_CLOSED:
-		return (&RequestError{Code: CodeConnectionClosed, Message: "Connection closed"}).WithData(map[string]string{"reason": message})
+		return (&RequestError{Code: CodeConnectionClosed, Message: messageConnectionClosed}).WithData(map[string]string{"reason": message})
 	case C.ACP_ERR_INVALID_ARGUMENT, C.ACP_ERR_INVALID_JSON, C.ACP_ERR_INVALID_UTF8:
 		return InvalidParams().WithData(map[string]string{"reason": message})
 	}

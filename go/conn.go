@@ -383,7 +383,7 @@ func (conn *Conn) closedError() error {
 	if reason == "" {
 		reason = "closed"
 	}
-	return (&RequestError{Code: CodeConnectionClosed, Message: "Connection closed"}).WithData(map[string]string{"reason": reason})
+	return (&RequestError{Code: CodeConnectionClosed, Message: messageConnectionClosed}).WithData(map[string]string{"reason": reason})
 }
 
 // errWaitInNotification: Call from a notification handler would wait for

@@ -1,10 +1,5 @@
 package acpengine
 
-/*
-#include <acp_engine.h>
-*/
-import "C"
-
 import (
 	"errors"
 	"fmt"
@@ -37,62 +32,51 @@ func (e *RequestError) WithData(data any) *RequestError {
 	return &out
 }
 
-// The JSON-RPC and ACP error codes.
-const (
-	CodeParseError       int64 = -32700
-	CodeInvalidRequest   int64 = -32600
-	CodeMethodNotFound   int64 = -32601
-	CodeInvalidParams    int64 = -32602
-	CodeInternalError    int64 = -32603
-	CodeRequestCancelled int64 = -32800
-	CodeAuthRequired     int64 = -32000
-	CodeResourceNotFound int64 = -32002
-	// CodeConnectionClosed: the connection closed before the answer came
-	// (the engine's own code, as in every acp-engine language).
-	CodeConnectionClosed int64 = C.ACP_ERROR_CONNECTION_CLOSED
-)
+// The error codes (CodeParseError, ...) are in tables_gen.go.
 
 // ParseError: the message was not JSON.
-func ParseError() *RequestError { return &RequestError{Code: CodeParseError, Message: "Parse error"} }
+func ParseError() *RequestError {
+	return &RequestError{Code: CodeParseError, Message: messageParseError}
+}
 
 // InvalidRequest: the message was not a valid request.
 func InvalidRequest() *RequestError {
-	return &RequestError{Code: CodeInvalidRequest, Message: "Invalid request"}
+	return &RequestError{Code: CodeInvalidRequest, Message: messageInvalidRequest}
 }
 
 // MethodNotFound: the method is not handled here.
 func MethodNotFound(method string) *RequestError {
-	return (&RequestError{Code: CodeMethodNotFound, Message: "Method not found"}).WithData(map[string]string{"method": method})
+	return (&RequestError{Code: CodeMethodNotFound, Message: messageMethodNotFound}).WithData(map[string]string{"method": method})
 }
 
 // InvalidParams: the params do not fit the method.
 func InvalidParams() *RequestError {
-	return &RequestError{Code: CodeInvalidParams, Message: "Invalid params"}
+	return &RequestError{Code: CodeInvalidParams, Message: messageInvalidParams}
 }
 
 // InternalError: something went wrong on this side.
 func InternalError() *RequestError {
-	return &RequestError{Code: CodeInternalError, Message: "Internal error"}
+	return &RequestError{Code: CodeInternalError, Message: messageInternalError}
 }
 
 // AuthRequired: the agent needs `authenticate` first.
 func AuthRequired() *RequestError {
-	return &RequestError{Code: CodeAuthRequired, Message: "Authentication required"}
+	return &RequestError{Code: CodeAuthRequired, Message: messageAuthRequired}
 }
 
 // ResourceNotFound: the resource (a session, a file) named by uri is unknown.
 func ResourceNotFound(uri string) *RequestError {
-	return (&RequestError{Code: CodeResourceNotFound, Message: "Resource not found"}).WithData(map[string]string{"uri": uri})
+	return (&RequestError{Code: CodeResourceNotFound, Message: messageResourceNotFound}).WithData(map[string]string{"uri": uri})
 }
 
 // SessionNotFound: the session is unknown (-32002 with data.sessionId).
 func SessionNotFound(sessionID SessionId) *RequestError {
-	return (&RequestError{Code: CodeResourceNotFound, Message: "Session not found"}).WithData(map[string]SessionId{"sessionId": sessionID})
+	return (&RequestError{Code: CodeResourceNotFound, Message: messageSessionNotFound}).WithData(map[string]SessionId{"sessionId": sessionID})
 }
 
 // RequestCancelled: the request was cancelled.
 func RequestCancelled() *RequestError {
-	return &RequestError{Code: CodeRequestCancelled, Message: "Request cancelled"}
+	return &RequestError{Code: CodeRequestCancelled, Message: messageRequestCancelled}
 }
 
 // IsConnectionClosed reports whether err says the connection closed before

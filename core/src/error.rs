@@ -6,30 +6,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// JSON-RPC 2.0 and ACP error codes.
-pub mod codes {
-    /// Invalid JSON was received.
-    pub const PARSE_ERROR: i64 = -32700;
-    /// The JSON sent is not a valid request object.
-    pub const INVALID_REQUEST: i64 = -32600;
-    /// The method does not exist or is not available.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Invalid method parameters.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// Internal JSON-RPC error.
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// ACP: authentication is required before proceeding.
-    pub const AUTH_REQUIRED: i64 = -32000;
-    /// ACP: a resource (such as a file) was not found.
-    pub const RESOURCE_NOT_FOUND: i64 = -32002;
-    /// The request was cancelled (`$/cancel_request`).
-    pub const REQUEST_CANCELLED: i64 = -32800;
-    /// acp-engine: the connection closed before the request was answered
-    /// (every pending request fails with it; a send on a closed connection
-    /// too). Local, never sent to a peer; in JSON-RPC's range for
-    /// implementation-defined errors.
-    pub const CONNECTION_CLOSED: i64 = -32099;
-}
+pub use crate::tables::codes;
+use crate::tables::messages;
 
 /// An error in ACP / JSON-RPC communication: what a request handler returns
 /// to answer with an error, and what an outbound request fails with.
@@ -68,37 +46,37 @@ impl RequestError {
 
     /// Invalid JSON was received (-32700).
     pub fn parse_error() -> Self {
-        Self::new(codes::PARSE_ERROR, "Parse error")
+        Self::new(codes::PARSE_ERROR, messages::PARSE_ERROR)
     }
 
     /// The JSON is not a valid request object (-32600).
     pub fn invalid_request() -> Self {
-        Self::new(codes::INVALID_REQUEST, "Invalid request")
+        Self::new(codes::INVALID_REQUEST, messages::INVALID_REQUEST)
     }
 
     /// The method does not exist or is not offered (-32601, `data.method`).
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(codes::METHOD_NOT_FOUND, "Method not found").with_data(json!({ "method": method }))
+        Self::new(codes::METHOD_NOT_FOUND, messages::METHOD_NOT_FOUND).with_data(json!({ "method": method }))
     }
 
     /// The params do not fit the method (-32602).
     pub fn invalid_params() -> Self {
-        Self::new(codes::INVALID_PARAMS, "Invalid params")
+        Self::new(codes::INVALID_PARAMS, messages::INVALID_PARAMS)
     }
 
     /// Something failed while handling the request (-32603).
     pub fn internal_error() -> Self {
-        Self::new(codes::INTERNAL_ERROR, "Internal error")
+        Self::new(codes::INTERNAL_ERROR, messages::INTERNAL_ERROR)
     }
 
     /// ACP: authenticate first (-32000).
     pub fn auth_required() -> Self {
-        Self::new(codes::AUTH_REQUIRED, "Authentication required")
+        Self::new(codes::AUTH_REQUIRED, messages::AUTH_REQUIRED)
     }
 
     /// ACP: a resource, such as a file, was not found (-32002, `data.uri`).
     pub fn resource_not_found(uri: Option<&str>) -> Self {
-        let error = Self::new(codes::RESOURCE_NOT_FOUND, "Resource not found");
+        let error = Self::new(codes::RESOURCE_NOT_FOUND, messages::RESOURCE_NOT_FOUND);
         match uri {
             Some(uri) => error.with_data(json!({ "uri": uri })),
             None => error,
@@ -107,26 +85,27 @@ impl RequestError {
 
     /// The request was cancelled (-32800): what a cancelled request is answered.
     pub fn request_cancelled() -> Self {
-        Self::new(codes::REQUEST_CANCELLED, "Request cancelled")
+        Self::new(codes::REQUEST_CANCELLED, messages::REQUEST_CANCELLED)
     }
 
     /// ACP: the session is unknown (-32002 with `data.sessionId`).
     pub fn session_not_found(session_id: &str) -> Self {
-        Self::new(codes::RESOURCE_NOT_FOUND, "Session not found")
+        Self::new(codes::RESOURCE_NOT_FOUND, messages::SESSION_NOT_FOUND)
             .with_data(json!({ "sessionId": session_id }))
     }
 
     /// ACP: `initialize` asked for a protocol version this side does not speak
     /// (-32602 with the requested and the supported versions).
     pub fn unsupported_protocol_version(requested: u16, supported: &[u16]) -> Self {
-        Self::new(codes::INVALID_PARAMS, "Unsupported protocol version")
+        Self::new(codes::INVALID_PARAMS, messages::UNSUPPORTED_PROTOCOL_VERSION)
             .with_data(json!({ "requested": requested, "supported": supported }))
     }
 
     /// What every pending and later request fails with once the connection
     /// is closed; `reason` says why (peer EOF, write error, `close()`).
     pub fn connection_closed(reason: &str) -> Self {
-        Self::new(codes::CONNECTION_CLOSED, "Connection closed").with_data(json!({ "reason": reason }))
+        Self::new(codes::CONNECTION_CLOSED, messages::CONNECTION_CLOSED)
+            .with_data(json!({ "reason": reason }))
     }
 
     /// Whether this is the error calls fail with once the connection closed (by its code).

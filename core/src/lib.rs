@@ -47,6 +47,7 @@ pub mod process_tree;
 pub mod remote;
 pub mod schema;
 mod stdio;
+mod tables;
 mod terminal;
 pub mod transport;
 mod typed;

@@ -8,6 +8,7 @@
 // text; otherwise the engine wakes JS once per burst and JS drains it.
 
 import { closedError, fromNativeError, isRequestError, logHandlerError, RequestError } from "./errors.js";
+import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
 import { EVENT_KINDS, type NativeConnection } from "./native.js";
 import { kOpen, Side, toStream, type MessageStream, type Stream } from "./streams.js";
 
@@ -344,8 +345,8 @@ export class Dispatcher {
   private fail(token: number, method: string, error: unknown): void {
     this.inflight.delete(token);
     if (this.isClosed) return;
-    let code = -32603;
-    let message = "Internal error";
+    let code: number = ERROR_CODES.internalError;
+    let message: string = ERROR_MESSAGES.internalError;
     let data: unknown;
     if (isRequestError(error)) {
       ({ code, message, data } = error);

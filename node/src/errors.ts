@@ -1,7 +1,7 @@
 // RequestError: the JSON-RPC error object, with the factories of the official
 // TypeScript SDK, and how errors from the engine become one.
 
-import { ENGINE_ERROR_CODES } from "./native.js";
+import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
 
 /** The JSON-RPC error object. */
 export interface ErrorResponse {
@@ -31,48 +31,48 @@ export class RequestError extends Error {
   }
 
   static parseError(data?: unknown, additionalMessage?: string): RequestError {
-    return new RequestError(-32700, withDetail("Parse error", additionalMessage), data);
+    return new RequestError(ERROR_CODES.parseError, withDetail(ERROR_MESSAGES.parseError, additionalMessage), data);
   }
 
   static invalidRequest(data?: unknown, additionalMessage?: string): RequestError {
-    return new RequestError(-32600, withDetail("Invalid request", additionalMessage), data);
+    return new RequestError(ERROR_CODES.invalidRequest, withDetail(ERROR_MESSAGES.invalidRequest, additionalMessage), data);
   }
 
   static methodNotFound(method: string): RequestError {
-    return new RequestError(-32601, "Method not found", { method });
+    return new RequestError(ERROR_CODES.methodNotFound, ERROR_MESSAGES.methodNotFound, { method });
   }
 
   static invalidParams(data?: unknown, additionalMessage?: string): RequestError {
-    return new RequestError(-32602, withDetail("Invalid params", additionalMessage), data);
+    return new RequestError(ERROR_CODES.invalidParams, withDetail(ERROR_MESSAGES.invalidParams, additionalMessage), data);
   }
 
   static internalError(data?: unknown, additionalMessage?: string): RequestError {
-    return new RequestError(-32603, withDetail("Internal error", additionalMessage), data);
+    return new RequestError(ERROR_CODES.internalError, withDetail(ERROR_MESSAGES.internalError, additionalMessage), data);
   }
 
   static requestCancelled(data?: unknown, additionalMessage?: string): RequestError {
-    return new RequestError(-32800, withDetail("Request cancelled", additionalMessage), data);
+    return new RequestError(ERROR_CODES.requestCancelled, withDetail(ERROR_MESSAGES.requestCancelled, additionalMessage), data);
   }
 
   static authRequired(data?: unknown, additionalMessage?: string): RequestError {
-    return new RequestError(-32000, withDetail("Authentication required", additionalMessage), data);
+    return new RequestError(ERROR_CODES.authRequired, withDetail(ERROR_MESSAGES.authRequired, additionalMessage), data);
   }
 
   static resourceNotFound(uri?: string): RequestError {
-    return new RequestError(-32002, "Resource not found", uri === undefined ? undefined : { uri });
+    return new RequestError(ERROR_CODES.resourceNotFound, ERROR_MESSAGES.resourceNotFound, uri === undefined ? undefined : { uri });
   }
 
   static sessionNotFound(sessionId: string): RequestError {
-    return new RequestError(-32002, "Session not found", { sessionId });
+    return new RequestError(ERROR_CODES.resourceNotFound, ERROR_MESSAGES.sessionNotFound, { sessionId });
   }
 
   static unsupportedProtocolVersion(requested: number, supported: readonly number[]): RequestError {
-    return new RequestError(-32602, "Unsupported protocol version", { requested, supported });
+    return new RequestError(ERROR_CODES.invalidParams, ERROR_MESSAGES.unsupportedProtocolVersion, { requested, supported });
   }
 
   /** Whether this is the error calls fail with once the connection closed. */
   isConnectionClosed(): boolean {
-    return this.code === ENGINE_ERROR_CODES.connectionClosed;
+    return this.code === ERROR_CODES.connectionClosed;
   }
 
   toResult<T>(): Result<T> {
@@ -98,7 +98,7 @@ export function fromNativeError(error: unknown): unknown {
 
 /** What every pending call fails with once the connection closed. */
 export function closedError(reason: string): RequestError {
-  return new RequestError(ENGINE_ERROR_CODES.connectionClosed, "Connection closed", { reason });
+  return new RequestError(ERROR_CODES.connectionClosed, ERROR_MESSAGES.connectionClosed, { reason });
 }
 
 /** Whether `error` is a RequestError (or looks like one: another copy of this package). */

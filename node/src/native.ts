@@ -13,7 +13,5 @@ export type NativeConnection = addon.NativeConnection;
 export const NativeServer = loaded.NativeServer;
 export type NativeServer = addon.NativeServer;
 export type NativeSpawnOptions = addon.NativeSpawnOptions;
-/** What connections and sends fail with, from the engine (`acp_engine::error::codes`). */
-export const ENGINE_ERROR_CODES = loaded.engineErrorCodes();
 /** The kinds of the events the engine hands over (`acp_engine::host::kind`). */
 export const EVENT_KINDS = loaded.engineEventKinds();

@@ -36,6 +36,7 @@ from typing import (
 
 from . import _native
 from ._errors import CONNECTION_CLOSED, RequestError
+from ._tables import Messages
 from ._limits import Limits
 from ._transport import Stream
 
@@ -319,7 +320,7 @@ class Connection:
         await self.aclose()
 
     def _closed_error(self) -> RequestError:
-        return RequestError(CONNECTION_CLOSED, "Connection closed", {"reason": self.close_reason or "closed"})
+        return RequestError(CONNECTION_CLOSED, Messages.CONNECTION_CLOSED, {"reason": self.close_reason or "closed"})
 
     # -- the dispatcher ----------------------------------------------------
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from . import _native
+from ._tables import Codes, Messages
 
 #: The code of the error every pending and later call fails with once the
 #: connection is closed (the engine's ``connection_closed``).
-CONNECTION_CLOSED = _native.CONNECTION_CLOSED
+CONNECTION_CLOSED = Codes.CONNECTION_CLOSED
 
 
 class RequestError(Exception):
@@ -30,46 +31,46 @@ class RequestError(Exception):
     # Standard JSON-RPC errors.
     @classmethod
     def parse_error(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
-        return cls(-32700, _message("Parse error", additional_message), data)
+        return cls(Codes.PARSE_ERROR, _message(Messages.PARSE_ERROR, additional_message), data)
 
     @classmethod
     def invalid_request(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
-        return cls(-32600, _message("Invalid request", additional_message), data)
+        return cls(Codes.INVALID_REQUEST, _message(Messages.INVALID_REQUEST, additional_message), data)
 
     @classmethod
     def method_not_found(cls, method: str) -> "RequestError":
-        return cls(-32601, "Method not found", {"method": method})
+        return cls(Codes.METHOD_NOT_FOUND, Messages.METHOD_NOT_FOUND, {"method": method})
 
     @classmethod
     def invalid_params(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
-        return cls(-32602, _message("Invalid params", additional_message), data)
+        return cls(Codes.INVALID_PARAMS, _message(Messages.INVALID_PARAMS, additional_message), data)
 
     @classmethod
     def internal_error(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
-        return cls(-32603, _message("Internal error", additional_message), data)
+        return cls(Codes.INTERNAL_ERROR, _message(Messages.INTERNAL_ERROR, additional_message), data)
 
     # ACP errors.
     @classmethod
     def auth_required(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
-        return cls(-32000, _message("Authentication required", additional_message), data)
+        return cls(Codes.AUTH_REQUIRED, _message(Messages.AUTH_REQUIRED, additional_message), data)
 
     @classmethod
     def resource_not_found(cls, uri: Optional[str] = None) -> "RequestError":
-        return cls(-32002, "Resource not found", None if uri is None else {"uri": uri})
+        return cls(Codes.RESOURCE_NOT_FOUND, Messages.RESOURCE_NOT_FOUND, None if uri is None else {"uri": uri})
 
     @classmethod
     def request_cancelled(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":
-        return cls(-32800, _message("Request cancelled", additional_message), data)
+        return cls(Codes.REQUEST_CANCELLED, _message(Messages.REQUEST_CANCELLED, additional_message), data)
 
     @classmethod
     def session_not_found(cls, session_id: str) -> "RequestError":
         """The session is unknown (-32002 with ``data.sessionId``)."""
-        return cls(-32002, "Session not found", {"sessionId": session_id})
+        return cls(Codes.RESOURCE_NOT_FOUND, Messages.SESSION_NOT_FOUND, {"sessionId": session_id})
 
     @classmethod
     def unsupported_protocol_version(cls, requested: int, supported: List[int]) -> "RequestError":
         """``initialize`` asked for a protocol version this side does not speak."""
-        return cls(-32602, "Unsupported protocol version", {"requested": requested, "supported": supported})
+        return cls(Codes.INVALID_PARAMS, Messages.UNSUPPORTED_PROTOCOL_VERSION, {"requested": requested, "supported": supported})
 
     def is_connection_closed(self) -> bool:
         """True for the error calls fail with once the connection closed."""
@@ -88,7 +89,7 @@ class RequestError(Exception):
 
     @classmethod
     def _from_object(cls, error: Dict[str, Any]) -> "RequestError":
-        return cls(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
+        return cls(int(error.get("code", Codes.INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
 
     @classmethod
     def _from_native(cls, error: _native.EngineError) -> "RequestError":

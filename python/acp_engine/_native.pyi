@@ -9,7 +9,6 @@ __all__ = [
     "dumps",
     "loads",
     "__version__",
-    "CONNECTION_CLOSED",
     "EVENT_REQUEST",
     "EVENT_NOTIFICATION",
     "EVENT_RESULT",
@@ -21,7 +20,6 @@ __all__ = [
 ]
 
 __version__: str
-CONNECTION_CLOSED: int
 EVENT_REQUEST: int
 EVENT_NOTIFICATION: int
 EVENT_RESULT: int

@@ -163,13 +163,6 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
     Ok(options)
 }
 
-/// The codes of the errors the engine makes itself, for the JS layer.
-#[napi(object)]
-pub struct EngineErrorCodes {
-    /// What every pending call fails with once the connection closed.
-    pub connection_closed: i64,
-}
-
 /// The kinds of the events the engine hands JS (`acp_engine::host::kind`).
 #[napi(object)]
 pub struct EngineEventKinds {
@@ -204,14 +197,6 @@ pub fn engine_event_kinds() -> EngineEventKinds {
         written: kind::WRITTEN,
         closed: kind::CLOSED,
         invalid_notification: kind::INVALID_NOTIFICATION,
-    }
-}
-
-/// The engine's own error codes.
-#[napi]
-pub fn engine_error_codes() -> EngineErrorCodes {
-    EngineErrorCodes {
-        connection_closed: acp_engine::error::codes::CONNECTION_CLOSED,
     }
 }
 

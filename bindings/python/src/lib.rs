@@ -37,7 +37,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // What every pending call fails with once the connection closed.
-    m.add("CONNECTION_CLOSED", acp_engine::error::codes::CONNECTION_CLOSED)?;
     // The kinds of the events `drain` hands out (`acp_engine::host::kind`).
     use acp_engine::host::kind;
     for (name, value) in [

@@ -21,30 +21,7 @@ use tokio::sync::Notify;
 use crate::error::RequestError;
 use crate::message::RawJson;
 
-/// Event kinds: the first element of each event array.
-pub mod kind {
-    /// `[0, token, method, params]`: answer with `HostConnection::respond`.
-    pub const REQUEST: u8 = 0;
-    /// `[1, method, params]`: handle in order, one at a time.
-    pub const NOTIFICATION: u8 = 1;
-    /// `[2, id, result]`: the result of our request `id`.
-    pub const RESULT: u8 = 2;
-    /// `[3, id, {code, message, data?}]`: our request `id` failed.
-    pub const ERROR: u8 = 3;
-    /// `[4, token]`: stop the handler of inbound request `token` (the peer
-    /// cancelled it or the connection closed); its answer is no longer
-    /// wanted.
-    pub const CANCELLED: u8 = 4;
-    /// `[5, ticket, ok]`: a send that found the write queue full is now
-    /// queued (`ok` true) or was dropped because the connection closed.
-    pub const WRITTEN: u8 = 5;
-    /// `[6, reason]`: the connection closed and is torn down. The last event.
-    pub const CLOSED: u8 = 6;
-    /// `[7, method, {code, message, data?}]`: a notification from the peer
-    /// whose params fail the schema was dropped (-32602 and what failed);
-    /// a host says so (a warning), nothing answers it.
-    pub const INVALID_NOTIFICATION: u8 = 7;
-}
+pub use crate::tables::kind;
 
 pub(crate) type Wake = Box<dyn Fn() + Send + Sync>;
 

@@ -592,7 +592,7 @@ impl Client {
     }
 
     async fn answer_error(&self, id: &RequestId, message: &str, data: Option<serde_json::Value>) {
-        let mut error = json!({ "code": -32603, "message": message });
+        let mut error = json!({ "code": codes::INTERNAL_ERROR, "message": message });
         if let Some(data) = data {
             error["data"] = data;
         }

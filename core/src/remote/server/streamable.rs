@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::mailbox::{Next, Outbox, StreamKey};
 use super::{json, text, Body, Peer, PeerTransport, Shared};
+use crate::error::{codes, RequestError};
 use crate::message::RequestId;
 use crate::remote::http_client::{CONNECTION_ID, EVENT_STREAM, JSON, SESSION_ID};
 use crate::remote::peek::{self, Kind, Peek};
@@ -113,8 +114,8 @@ fn connection_of<B>(request: &Request<B>, shared: &Shared) -> Result<Arc<Connect
         .ok_or_else(|| Refused(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id".to_owned()))
 }
 
-fn json_rpc_error(status: StatusCode, code: i32, message: &str) -> Response<Body> {
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+fn json_rpc_error(status: StatusCode, error: RequestError) -> Response<Body> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error});
     json(status, body.to_string())
 }
 
@@ -141,18 +142,20 @@ async fn post(request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shar
     if serde_json::from_slice::<serde::de::IgnoredAny>(&message).is_err() {
         return json_rpc_error(
             StatusCode::BAD_REQUEST,
-            -32700,
-            "Parse error: the body is not JSON",
+            RequestError::parse_error().with_message_detail("the body is not JSON"),
         );
     }
     let Some(peeked) = peek::peek(&message) else {
         let batch = message.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
         let why = if batch {
-            "Invalid request: JSON-RPC batches are not supported"
+            "JSON-RPC batches are not supported"
         } else {
-            "Invalid request: a JSON-RPC message is an object"
+            "a JSON-RPC message is an object"
         };
-        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, why);
+        return json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            RequestError::invalid_request().with_message_detail(why),
+        );
     };
     one_line(&mut message);
     message.push(b'\n');
@@ -265,7 +268,7 @@ async fn initialize(
     let (from_agent, mut to_agent) = tokio::io::split(inner);
     let mut from_agent = BufReader::new(from_agent);
     let failed = |why: &str| {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "Initialize failed", "data": why}});
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": request_id, "error": RequestError::new(codes::INTERNAL_ERROR, "Initialize failed").with_data(why)});
         json(StatusCode::INTERNAL_SERVER_ERROR, body.to_string())
     };
     if to_agent.write_all(&message).await.is_err() {
