@@ -21,8 +21,8 @@
 //!
 //! Messages cross as JSON text: the engine already holds each message as
 //! text, checks it against the schema without building values, and a host
-//! parses one text faster than it converts a tree of foreign records (see
-//! DESIGN.md, "Crossing the language boundary").
+//! parses one text faster than it converts a tree of foreign records
+//! (docs/architecture.md has the host contract and its words).
 
 use std::collections::HashMap;
 use std::fmt;
