@@ -19,14 +19,24 @@ use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::mpsc;
-
-use crate::transport::{BoxReader, BoxWriter, Transport};
 
 const CHUNK: usize = 64 * 1024;
 
-pub(crate) fn transport() -> Transport {
+type BoxReader = Box<dyn AsyncRead + Send + Unpin>;
+type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// A reader and a writer over file descriptors, and the descriptor the
+/// reader reads when the reactor drives it (a host may read it itself).
+pub(crate) struct FdStreams {
+    pub reader: BoxReader,
+    pub writer: BoxWriter,
+    pub read_fd: Option<std::os::fd::RawFd>,
+}
+
+/// This process's stdin and stdout.
+pub(crate) fn stdio_streams() -> FdStreams {
     let (reader, read_fd) = match duplicate(0).and_then(reactor_reader_fd) {
         Some((reader, fd)) => (reader, Some(fd)),
         None => (Box::new(ThreadStdin::new()) as BoxReader, None),
@@ -34,9 +44,11 @@ pub(crate) fn transport() -> Transport {
     let writer = duplicate(1)
         .and_then(reactor_writer)
         .unwrap_or_else(|| Box::new(tokio::io::stdout()));
-    let mut transport = Transport::new(reader, writer);
-    transport.read_fd = read_fd;
-    transport
+    FdStreams {
+        reader,
+        writer,
+        read_fd,
+    }
 }
 
 /// `reactor_reader`, with the raw fd it reads.
@@ -87,9 +99,9 @@ impl AsyncRead for NonBlockingReader {
     }
 }
 
-/// A transport over two file descriptors the caller hands over (pipes,
+/// Streams over two file descriptors the caller hands over (pipes,
 /// sockets, or anything else, such as a regular file).
-pub(crate) fn fd_transport(read: OwnedFd, write: OwnedFd) -> Transport {
+pub(crate) fn fd_streams(read: OwnedFd, write: OwnedFd) -> FdStreams {
     let read = File::from(read);
     let write = File::from(write);
     let (reader, read_fd) = match read
@@ -107,9 +119,11 @@ pub(crate) fn fd_transport(read: OwnedFd, write: OwnedFd) -> Transport {
         .map(OwnedFd::from)
         .and_then(reactor_writer)
         .unwrap_or_else(|| Box::new(tokio::fs::File::from_std(write)));
-    let mut transport = Transport::new(reader, writer);
-    transport.read_fd = read_fd;
-    transport
+    FdStreams {
+        reader,
+        writer,
+        read_fd,
+    }
 }
 
 /// A duplicate of one of this process's standard descriptors.

@@ -51,14 +51,23 @@ impl Transport {
     /// Pipes and sockets (what a client spawns us with) are driven by the
     /// reactor directly; anything else (a terminal, a file) by threads.
     pub fn stdio() -> Self {
-        crate::stdio::transport()
+        Self::from_fd_streams(crate::stdio::stdio_streams())
     }
 
     /// Two file descriptors the caller hands over (closed with the
     /// connection): pipes and Unix sockets are driven by the reactor,
     /// anything else through blocking I/O threads.
     pub fn from_fds(read: std::os::fd::OwnedFd, write: std::os::fd::OwnedFd) -> Self {
-        crate::stdio::fd_transport(read, write)
+        Self::from_fd_streams(crate::stdio::fd_streams(read, write))
+    }
+
+    fn from_fd_streams(streams: crate::stdio::FdStreams) -> Self {
+        Self {
+            reader: streams.reader,
+            writer: streams.writer,
+            child: None,
+            read_fd: streams.read_fd,
+        }
     }
 
     /// Two transports connected to each other in memory, for tests and for

@@ -1,7 +1,6 @@
 // Streams: what a connection runs over. The engine owns the bytes and the
 // framing in every case; these only say where the bytes come from and go.
 
-import type { Dispatcher } from "./dispatcher.js";
 import { NativeConnection } from "./native.js";
 
 /** Which side of ACP a connection plays: the engine checks what it receives
@@ -13,7 +12,13 @@ export enum Side {
 }
 
 /** How a stream opens its native connection. */
-export type Opener = (side: Side, unstable: boolean, wake: () => void, dispatcher: Dispatcher) => NativeConnection;
+/** What an opened stream may ask of the connection's dispatcher: to move
+ * the bytes of web streams the engine cannot read itself. */
+export interface ByteStreamHost {
+  attachByteStreams(native: NativeConnection, output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): void;
+}
+
+export type Opener = (side: Side, unstable: boolean, wake: () => void, host: ByteStreamHost) => NativeConnection;
 
 export const kOpen: unique symbol = Symbol("acp-engine.open");
 
@@ -103,9 +108,9 @@ export function ndJsonStream(
 ): Stream {
   return {
     kind: "ndjson",
-    [kOpen](side, unstable, wake, dispatcher) {
+    [kOpen](side, unstable, wake, host) {
       const native = NativeConnection.pipe(settings(side, unstable, options), wake);
-      dispatcher.attachByteStreams(native, output, input);
+      host.attachByteStreams(native, output, input);
       return native;
     },
   };

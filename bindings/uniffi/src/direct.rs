@@ -204,3 +204,31 @@ pub fn take_send_refusal() -> Result<(), AcpError> {
         None => Err(CoreError::internal_error().into()),
     }
 }
+
+/// Wait for the next batch of events of connection `connection` (a number
+/// from `NativeConnection.directId()`): a JSON array of event arrays (see
+/// `EventKinds`), in order. Returns its length in bytes: written to
+/// `buffer` when it fits in `capacity`; otherwise nothing is written and
+/// the same batch is returned by the next call, given a buffer that large.
+/// Returns -3 once the batch with the close was taken and handled (the
+/// call after it), or for an unknown connection. One thread per connection
+/// calls it: the foreign side's event thread.
+///
+/// # Safety
+/// `buffer` points to `capacity` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn acp_uniffi_next_events(connection: u64, buffer: *mut u8, capacity: usize) -> i64 {
+    let taken = std::panic::catch_unwind(|| {
+        let entry = registered(connection)?;
+        let batch = entry.pull.next(&entry.host)?;
+        let len = batch.len();
+        if len > capacity || buffer.is_null() {
+            entry.pull.hold(batch);
+        } else {
+            // SAFETY: the caller's promise; `len` fits.
+            unsafe { std::ptr::copy_nonoverlapping(batch.as_ptr(), buffer, len) };
+        }
+        Some(i64::try_from(len).unwrap_or(i64::MAX))
+    });
+    taken.ok().flatten().unwrap_or(crate::pull::END)
+}

@@ -1,5 +1,5 @@
 //! The connection's events, pulled by the foreign side's event thread with
-//! a plain C function ([`acp_uniffi_next_events`]).
+//! a plain C function (`direct::acp_uniffi_next_events`).
 //!
 //! A foreign callback from an engine thread crosses JNA's callback proxy
 //! (reflection, a `Structure` for the call status, a `RustBuffer` for the
@@ -16,12 +16,11 @@ use acp_engine::CancellationToken;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
-use crate::direct::registered;
 use crate::engine;
 
 /// `acp_uniffi_next_events`: every event was taken (the close among them)
 /// or the connection is unknown.
-const END: i64 = -3;
+pub(crate) const END: i64 = -3;
 
 /// One connection's side of the pull.
 pub(crate) struct EventPull {
@@ -47,7 +46,7 @@ impl EventPull {
 
     /// The next batch of `host`'s events, waiting for one; None once the
     /// close was taken.
-    fn next(&self, host: &HostConnection) -> Option<String> {
+    pub(crate) fn next(&self, host: &HostConnection) -> Option<String> {
         if let Some(batch) = self
             .held
             .lock()
@@ -71,37 +70,9 @@ impl EventPull {
         }
     }
 
-    fn hold(&self, batch: String) {
+    pub(crate) fn hold(&self, batch: String) {
         *self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(batch);
     }
-}
-
-/// Wait for the next batch of events of connection `connection` (a number
-/// from `NativeConnection.directId()`): a JSON array of event arrays (see
-/// `EventKinds`), in order. Returns its length in bytes: written to
-/// `buffer` when it fits in `capacity`; otherwise nothing is written and
-/// the same batch is returned by the next call, given a buffer that large.
-/// Returns -3 once the batch with the close was taken and handled (the
-/// call after it), or for an unknown connection. One thread per connection
-/// calls it: the foreign side's event thread.
-///
-/// # Safety
-/// `buffer` points to `capacity` writable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn acp_uniffi_next_events(connection: u64, buffer: *mut u8, capacity: usize) -> i64 {
-    let taken = std::panic::catch_unwind(|| {
-        let entry = registered(connection)?;
-        let batch = entry.pull.next(&entry.host)?;
-        let len = batch.len();
-        if len > capacity || buffer.is_null() {
-            entry.pull.hold(batch);
-        } else {
-            // SAFETY: the caller's promise; `len` fits.
-            unsafe { std::ptr::copy_nonoverlapping(batch.as_ptr(), buffer, len) };
-        }
-        Some(i64::try_from(len).unwrap_or(i64::MAX))
-    });
-    taken.ok().flatten().unwrap_or(END)
 }
 
 /// Whether a batch (a JSON array of events) ends with the `CLOSED` event,
