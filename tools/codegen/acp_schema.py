@@ -60,6 +60,7 @@ IR: their names are listed in ``Schema.skipped``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -954,3 +955,47 @@ def _validate(schema: Schema) -> None:
                     raise SchemaError(f"{d.name}: unresolved payload {tv.payload}")
         elif isinstance(d, Alias):
             check(d.target, d.name)
+
+
+def _references(node: object) -> set[str]:
+    """Every definition name a definition (or a part of one) refers to."""
+    if isinstance(node, Ref):
+        return {node.name}
+    if isinstance(node, (list, tuple)):
+        return set().union(*(_references(item) for item in node)) if node else set()
+    if isinstance(node, dict):
+        return _references(list(node.values()))
+    if dataclasses.is_dataclass(node):
+        return _references([getattr(node, f.name) for f in dataclasses.fields(node)])
+    return set()
+
+
+def _shape(node: object) -> object:
+    """A definition without its prose (the unstable schema links its docs to the draft)."""
+    if isinstance(node, (list, tuple)):
+        return tuple(_shape(item) for item in node)
+    if isinstance(node, dict):
+        return tuple((key, _shape(value)) for key, value in node.items())
+    if dataclasses.is_dataclass(node):
+        return (type(node).__name__,) + tuple(
+            (f.name, _shape(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name not in ("doc", "title")
+        )
+    return node
+
+
+def same_as_stable(schema: Schema, stable: Schema) -> set[str]:
+    """The definitions of ``schema`` (the unstable one) that are the stable schema's as they
+    are (their prose aside), down to every definition they refer to: a language may take
+    those from the stable types instead of defining them again."""
+    same = {
+        name for name, d in schema.definitions.items()
+        if name in stable.definitions and _shape(stable.definitions[name]) == _shape(d)
+    }
+    changed = True
+    while changed:
+        changed = False
+        for name in list(same):
+            if not _references(schema.definitions[name]) <= same:
+                same.discard(name)
+                changed = True
+    return same

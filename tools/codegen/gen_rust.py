@@ -111,9 +111,11 @@ def join_docs(*parts: str) -> str:
 
 
 class RustEmitter:
-    def __init__(self, schema: ir.Schema, schema_rel: str):
+    def __init__(self, schema: ir.Schema, schema_rel: str, shared: frozenset[str] = frozenset()):
         self.s = schema
         self.schema_rel = schema_rel
+        # Definitions the stable module already has as they are: re-exported, not repeated.
+        self.shared = shared
         self.out: list[str] = []
         self.uses: set[str] = set()
         self._default_memo: dict[str, bool] = {}
@@ -249,6 +251,8 @@ class RustEmitter:
 
     def generate(self) -> str:
         for d in self.s.definitions.values():
+            if d.name in self.shared:
+                continue
             self.emit("")
             if isinstance(d, ir.Struct):
                 self.gen_struct(d)
@@ -298,6 +302,10 @@ class RustEmitter:
             lines.append(f"use serde_json::{{{', '.join(json_items)}}};" if len(json_items) > 1 else f"use serde_json::{json_items[0]};")
         lines.append("")
         lines.append("use super::support::{self, MethodInfo};")
+        if self.shared:
+            lines += ["", "// The stable schema's definitions, where this schema has them as they are (down to",
+                      "// every type they hold); only what differs is defined below.",
+                      f"pub use super::v1::{{{', '.join(sorted(self.shared))}}};"]
         return lines
 
     def method_doc(self, d: ir.Struct) -> str:
@@ -988,7 +996,8 @@ def rustfmt(text: str) -> str:
 
 def generate(schema_rel: str, stable_rel: Optional[str]) -> str:
     schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
-    return rustfmt(RustEmitter(schema, schema_rel).generate())
+    shared = frozenset(ir.same_as_stable(schema, ir.load(ROOT / stable_rel))) if stable_rel else frozenset()
+    return rustfmt(RustEmitter(schema, schema_rel, shared).generate())
 
 
 def main(argv: Optional[list[str]] = None) -> int:
