@@ -113,11 +113,17 @@ def is_plain_key(name: str) -> bool:
 
 
 class PythonEmitter:
-    def __init__(self, schema: ir.Schema, schema_rel: str):
+    def __init__(self, schema: ir.Schema, schema_rel: str, stable: Optional["PythonEmitter"] = None):
         self.s = schema
         self.schema_rel = schema_rel
         self.out: list[str] = []
         self.defined: set[str] = set()
+        # The top-level names each definition brought (the class, its bases and variants).
+        self.names_of: dict[str, set[str]] = {}
+        # The stable module's, for definitions this schema has as they are: imported from it.
+        self.stable = stable
+        self.shared = ir.same_as_stable(schema, stable.s) if stable else set()
+        self.imported: set[str] = set()
         self.uses: set[str] = set()
         self.variant_classes: dict[str, list[str]] = {}  # struct with a union part -> its variant classes
         clash = RESERVED & set(schema.definitions)
@@ -264,7 +270,11 @@ class PythonEmitter:
 
     def generate(self) -> str:
         for d in self.order():
-            if isinstance(d, ir.Struct):
+            before = set(self.defined)
+            if self.stable and d.name in self.shared:
+                self.imported |= self.stable.names_of[d.name]
+                self.defined |= self.stable.names_of[d.name]
+            elif isinstance(d, ir.Struct):
                 self.gen_struct(d)
             elif isinstance(d, (ir.StringEnum, ir.IntEnum)):
                 lit = self.literal([v.value for v in d.values])
@@ -282,6 +292,7 @@ class PythonEmitter:
                 self.alias(d.name, self.py(d.target), d.doc)
             else:
                 raise ir.SchemaError(f"unknown definition kind {d}")
+            self.names_of[d.name] = self.defined - before
         self.gen_methods()
         return "\n".join(self.header() + self.out) + "\n"
 
@@ -423,7 +434,14 @@ class PythonEmitter:
             '"""',
             "",
             f"from typing import {', '.join(sorted(self.uses))}",
-        ]
+        ] + self.stable_import()
+
+    def stable_import(self) -> list[str]:
+        """The stable module's types this one has as they are (down to every type they hold)."""
+        if not self.imported:
+            return []
+        return ["", "from ..schema import (  # the stable types, where this schema has them as they are"] + [
+            f"    {name} as {name}," for name in sorted(self.imported)] + [")"]
 
 
 def ir_doc(*parts: str) -> str:
@@ -435,7 +453,11 @@ def ir_doc(*parts: str) -> str:
 
 def generate(schema_rel: str, stable_rel: Optional[str]) -> str:
     schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
-    return PythonEmitter(schema, schema_rel).generate()
+    stable = None
+    if stable_rel:
+        stable = PythonEmitter(ir.load(ROOT / stable_rel), stable_rel)
+        stable.generate()
+    return PythonEmitter(schema, schema_rel, stable).generate()
 
 
 def generate_methods(schema_rel: str, stable_rel: Optional[str], prefix: str) -> str:

@@ -62,11 +62,20 @@ def join_docs(*parts: str) -> str:
     return "\n\n".join(p.strip() for p in parts if p and p.strip())
 
 
+EXPORTED = re.compile(r"export (?:type|interface) (\w+)")
+
+
 class TsEmitter:
-    def __init__(self, schema: ir.Schema, schema_rel: str):
+    def __init__(self, schema: ir.Schema, schema_rel: str, stable: Optional["TsEmitter"] = None):
         self.s = schema
         self.schema_rel = schema_rel
         self.out: list[str] = []
+        # The exported names each definition brought (its type and helper types).
+        self.names_of: dict[str, set[str]] = {}
+        # The stable module's, for definitions this schema has as they are: imported from it.
+        self.stable = stable
+        self.shared = ir.same_as_stable(schema, stable.s) if stable else set()
+        self.imported: set[str] = set()
         clash = RESERVED & set(schema.definitions)
         if clash:
             raise ir.SchemaError(f"definition names {sorted(clash)} clash with names the module uses")
@@ -105,6 +114,10 @@ class TsEmitter:
 
     def generate(self) -> str:
         for d in self.s.definitions.values():
+            start = len(self.out)
+            if self.stable and d.name in self.shared:
+                self.imported |= self.stable.names_of[d.name]
+                continue
             if isinstance(d, ir.Struct):
                 self.gen_struct(d)
             elif isinstance(d, (ir.StringEnum, ir.IntEnum)):
@@ -124,8 +137,20 @@ class TsEmitter:
                 self.emit("", *jsdoc(d.doc), f"export type {d.name} = {self.ts(d.target)};")
             else:
                 raise ir.SchemaError(f"unknown definition kind {d}")
+            self.names_of[d.name] = {
+                match.group(1) for line in self.out[start:] if (match := EXPORTED.match(line))
+            }
         self.gen_methods()
-        return "\n".join(self.header() + self.out) + "\n"
+        return "\n".join(self.header() + self.stable_import() + self.out) + "\n"
+
+    def stable_import(self) -> list[str]:
+        """The stable module's types this one has as they are (down to every type they hold)."""
+        if not self.imported:
+            return []
+        names = sorted(self.imported)
+        return ["", "// The stable types, where this schema has them as they are.",
+                "import type {", *[f"  {name}," for name in names], '} from "../schema.js";',
+                "export type {", *[f"  {name}," for name in names], "};"]
 
     def method_doc(self, d: ir.Struct) -> str:
         if not d.method:
@@ -232,9 +257,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
     args = parser.parse_args(argv)
     outputs = []
+    emitted: dict[str, TsEmitter] = {}
     for schema_rel, stable_rel, out_dir, up in TARGETS:
         schema = load(schema_rel, stable_rel)
-        outputs.append((f"{out_dir}/schema.ts", TsEmitter(schema, schema_rel).generate()))
+        emitter = TsEmitter(schema, schema_rel, emitted.get(stable_rel or ""))
+        emitted[schema_rel] = emitter
+        outputs.append((f"{out_dir}/schema.ts", emitter.generate()))
         outputs.append((f"{out_dir}/methods.ts", gen_ts_methods.generate(schema, schema_rel, GENERATOR, up)))
     return write_or_check(outputs, args.check, GENERATOR)
 

@@ -9,1039 +9,272 @@ variant.  Tagged unions admit only the tags listed; a newer peer may send others
 
 from typing import Any, Dict, Final, List, Literal, NamedTuple, Optional, TypedDict, Union
 
-
-RequestId = Union[None, int, str]
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-"""
-
-
-SessionId = str
-"""A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draft/session-setup#session-id)
-"""
-
-
-class _WriteTextFileRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # Absolute path to the file to write.
-    path: str
-    # The text content to write to the file.
-    content: str
-
-
-class WriteTextFileRequest(_WriteTextFileRequestBase, total=False):
-    """Request to write content to a text file.
-
-    Only available if the client supports the `fs.writeTextFile` capability.
-
-    Params of the `fs/write_text_file` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ReadTextFileRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # Absolute path to the file to read.
-    path: str
-
-
-class ReadTextFileRequest(_ReadTextFileRequestBase, total=False):
-    """Request to read content from a text file.
-
-    Only available if the client supports the `fs.readTextFile` capability.
-
-    Params of the `fs/read_text_file` request (handled by the client).
-    """
-
-    # Line number to start reading from (1-based).
-    line: Optional[int]
-    # Maximum number of lines to read.
-    limit: Optional[int]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-ToolCallId = str
-"""Unique identifier for a tool call within a session."""
-
-
-ToolKind = Literal[
-    "read",
-    "edit",
-    "delete",
-    "move",
-    "search",
-    "execute",
-    "think",
-    "fetch",
-    "switch_mode",
-    "other",
-]
-"""Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#creating)
-"""
-
-
-ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
-"""Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#status)
-"""
-
-
-Role = Literal["assistant", "user"]
-"""The sender or recipient of messages and data in a conversation."""
-
-
-class Annotations(TypedDict, total=False):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-
-    # Intended recipients for this content, such as the user or assistant.
-    audience: Optional[List[Role]]
-    # Timestamp indicating when the underlying resource was last modified.
-    lastModified: Optional[str]
-    # Relative importance of this content when clients choose what to surface.
-    priority: Optional[float]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _TextContentBase(TypedDict):
-    # Text payload carried by this content block.
-    text: str
-
-
-class TextContent(_TextContentBase, total=False):
-    """Text provided to or from an LLM."""
-
-    # Optional annotations that help clients decide how to display or route this content.
-    annotations: Optional[Annotations]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ImageContentBase(TypedDict):
-    # Base64-encoded media payload.
-    data: str
-    # MIME type describing the encoded media payload.
-    mimeType: str
-
-
-class ImageContent(_ImageContentBase, total=False):
-    """An image provided to or from an LLM."""
-
-    # Optional annotations that help clients decide how to display or route this content.
-    annotations: Optional[Annotations]
-    # URI associated with this resource or media payload.
-    uri: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _AudioContentBase(TypedDict):
-    # Base64-encoded media payload.
-    data: str
-    # MIME type describing the encoded media payload.
-    mimeType: str
-
-
-class AudioContent(_AudioContentBase, total=False):
-    """Audio provided to or from an LLM."""
-
-    # Optional annotations that help clients decide how to display or route this content.
-    annotations: Optional[Annotations]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ResourceLinkBase(TypedDict):
-    # Human-readable name shown for this protocol object.
-    name: str
-    # URI associated with this resource or media payload.
-    uri: str
-
-
-class ResourceLink(_ResourceLinkBase, total=False):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    # Optional annotations that help clients decide how to display or route this content.
-    annotations: Optional[Annotations]
-    # Optional human-readable details shown with this protocol object.
-    description: Optional[str]
-    # MIME type describing the encoded media payload.
-    mimeType: Optional[str]
-    # Optional size of the linked resource in bytes, if known.
-    size: Optional[int]
-    # Optional display title for end-user UI.
-    title: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _TextResourceContentsBase(TypedDict):
-    # Text payload carried by this content block.
-    text: str
-    # URI associated with this resource or media payload.
-    uri: str
-
-
-class TextResourceContents(_TextResourceContentsBase, total=False):
-    """Text-based resource contents."""
-
-    # MIME type describing the encoded media payload.
-    mimeType: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _BlobResourceContentsBase(TypedDict):
-    # Base64-encoded bytes for a binary resource payload.
-    blob: str
-    # URI associated with this resource or media payload.
-    uri: str
-
-
-class BlobResourceContents(_BlobResourceContentsBase, total=False):
-    """Binary resource contents."""
-
-    # MIME type describing the encoded media payload.
-    mimeType: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-EmbeddedResourceResource = Union[TextResourceContents, BlobResourceContents]
-"""Resource content that can be embedded in a message."""
-
-
-class _EmbeddedResourceBase(TypedDict):
-    # Embedded resource payload, either text or binary data.
-    resource: EmbeddedResourceResource
-
-
-class EmbeddedResource(_EmbeddedResourceBase, total=False):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    # Optional annotations that help clients decide how to display or route this content.
-    annotations: Optional[Annotations]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ContentBlockText(TextContent):
-    """Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as Markdown.
-    """
-
-    type: Literal["text"]
-
-
-class ContentBlockImage(ImageContent):
-    """Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    type: Literal["image"]
-
-
-class ContentBlockAudio(AudioContent):
-    """Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts.
-    """
-
-    type: Literal["audio"]
-
-
-class ContentBlockResourceLink(ResourceLink):
-    """References to resources that the agent can access.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    type: Literal["resource_link"]
-
-
-class ContentBlockResource(EmbeddedResource):
-    """Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    type: Literal["resource"]
-
-
-ContentBlock = Union[
-    ContentBlockText,
-    ContentBlockImage,
-    ContentBlockAudio,
-    ContentBlockResourceLink,
-    ContentBlockResource,
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)
-"""
-
-
-class _ContentBase(TypedDict):
-    # The actual content block.
-    content: ContentBlock
-
-
-class Content(_ContentBase, total=False):
-    """Standard content block (text, images, resources)."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _DiffBase(TypedDict):
-    # The absolute file path being modified.
-    path: str
-    # The new content after modification.
-    newText: str
-
-
-class Diff(_DiffBase, total=False):
-    """A diff representing file modifications.
-
-    Shows changes to files in a format suitable for display in the client UI.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
-    """
-
-    # The original content (omitted or `null` for new files).
-    oldText: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-TerminalId = str
-"""Typed identifier used for terminal values on the wire."""
-
-
-class _TerminalBase(TypedDict):
-    # Identifier of the terminal instance to embed in the content stream.
-    terminalId: TerminalId
-
-
-class Terminal(_TerminalBase, total=False):
-    """Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ToolCallContentContent(Content):
-    """Standard content block (text, images, resources)."""
-
-    type: Literal["content"]
-
-
-class ToolCallContentDiff(Diff):
-    """File modification shown as a diff."""
-
-    type: Literal["diff"]
-
-
-class ToolCallContentTerminal(Terminal):
-    """Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
-    """
-
-    type: Literal["terminal"]
-
-
-ToolCallContent = Union[ToolCallContentContent, ToolCallContentDiff, ToolCallContentTerminal]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
-"""
-
-
-class _ToolCallLocationBase(TypedDict):
-    # The absolute file path being accessed or modified.
-    path: str
-
-
-class ToolCallLocation(_ToolCallLocationBase, total=False):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#following-the-agent)
-    """
-
-    # Optional 1-based line number within the file.
-    line: Optional[int]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ToolCallUpdateBase(TypedDict):
-    # The ID of the tool call being updated.
-    toolCallId: ToolCallId
-
-
-class ToolCallUpdate(_ToolCallUpdateBase, total=False):
-    """An update to an existing tool call.
-
-    Used to report progress and results as tools execute. All fields except
-    the tool call ID are optional - only changed fields need to be included.
-
-    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating)
-    """
-
-    # Update the tool kind.
-    kind: Optional[ToolKind]
-    # Update the execution status.
-    status: Optional[ToolCallStatus]
-    # Update the human-readable title.
-    title: Optional[str]
-    # Update the programmatic name of the tool being invoked.
-    name: Optional[str]
-    # Replace the content collection.
-    content: Optional[List[ToolCallContent]]
-    # Replace the locations collection.
-    locations: Optional[List[ToolCallLocation]]
-    # Update the raw input.
-    rawInput: Any
-    # Update the raw output.
-    rawOutput: Any
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-PermissionOptionId = str
-"""Unique identifier for a permission option."""
-
-
-PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
-"""The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-
-class _PermissionOptionBase(TypedDict):
-    # Unique identifier for this permission option.
-    optionId: PermissionOptionId
-    # Human-readable label to display to the user.
-    name: str
-    # Hint about the nature of this permission option.
-    kind: PermissionOptionKind
-
-
-class PermissionOption(_PermissionOptionBase, total=False):
-    """An option presented to the user when requesting permission."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _RequestPermissionRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # Details about the tool call requiring permission.
-    toolCall: ToolCallUpdate
-    # Available permission options for the user to choose from.
-    options: List[PermissionOption]
-
-
-class RequestPermissionRequest(_RequestPermissionRequestBase, total=False):
-    """Request for user permission to execute a tool call.
-
-    Sent when the agent needs authorization before performing a sensitive operation.
-
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
-
-    Params of the `session/request_permission` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _EnvVariableBase(TypedDict):
-    # The name of the environment variable.
-    name: str
-    # The value to set for the environment variable.
-    value: str
-
-
-class EnvVariable(_EnvVariableBase, total=False):
-    """An environment variable to set when launching an MCP server."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _CreateTerminalRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # The command to execute.
-    command: str
-
-
-class CreateTerminalRequest(_CreateTerminalRequestBase, total=False):
-    """Request to create a new terminal and execute a command.
-
-    Params of the `terminal/create` request (handled by the client).
-    """
-
-    # Array of command arguments.
-    args: List[str]
-    # Environment variables for the command.
-    env: List[EnvVariable]
-    # Working directory for the command. Must be an absolute path.
-    cwd: Optional[str]
-    # Maximum number of output bytes to retain.
-    outputByteLimit: Optional[int]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _TerminalOutputRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # The ID of the terminal to get output from.
-    terminalId: TerminalId
-
-
-class TerminalOutputRequest(_TerminalOutputRequestBase, total=False):
-    """Request to get the current output and status of a terminal.
-
-    Params of the `terminal/output` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ReleaseTerminalRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # The ID of the terminal to release.
-    terminalId: TerminalId
-
-
-class ReleaseTerminalRequest(_ReleaseTerminalRequestBase, total=False):
-    """Request to release a terminal and free its resources.
-
-    Params of the `terminal/release` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _WaitForTerminalExitRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # The ID of the terminal to wait for.
-    terminalId: TerminalId
-
-
-class WaitForTerminalExitRequest(_WaitForTerminalExitRequestBase, total=False):
-    """Request to wait for a terminal command to exit.
-
-    Params of the `terminal/wait_for_exit` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _KillTerminalRequestBase(TypedDict):
-    # The session ID for this request.
-    sessionId: SessionId
-    # The ID of the terminal to kill.
-    terminalId: TerminalId
-
-
-class KillTerminalRequest(_KillTerminalRequestBase, total=False):
-    """Request to kill a terminal without releasing it.
-
-    Params of the `terminal/kill` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-ElicitationSchemaType = Literal["object"]
-"""Type discriminator for elicitation schemas."""
-
-
-StringFormat = Literal["email", "uri", "date", "date-time"]
-"""String format types for string properties in elicitation schemas."""
-
-
-class _EnumOptionBase(TypedDict):
-    # The constant value for this option.
-    const: str
-    # Human-readable title for this option.
-    title: str
-
-
-class EnumOption(_EnumOptionBase, total=False):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    # Human-readable description.
-    description: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class StringPropertySchema(TypedDict, total=False):
-    """Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`.
-    """
-
-    # Optional title for the property.
-    title: Optional[str]
-    # Human-readable description.
-    description: Optional[str]
-    # Minimum string length.
-    minLength: Optional[int]
-    # Maximum string length.
-    maxLength: Optional[int]
-    # Pattern the string must match.
-    pattern: Optional[str]
-    # String format.
-    format: Optional[StringFormat]
-    # Default value.
-    default: Optional[str]
-    # Enum values for untitled single-select enums.
-    # Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    # declared by `enum`.
-    enum: Optional[List[str]]
-    # Titled enum options for titled single-select enums.
-    # Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    # declared by `oneOf`.
-    oneOf: Optional[List[EnumOption]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class NumberPropertySchema(TypedDict, total=False):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    # Optional title for the property.
-    title: Optional[str]
-    # Human-readable description.
-    description: Optional[str]
-    # Minimum value (inclusive).
-    minimum: Optional[float]
-    # Maximum value (inclusive).
-    maximum: Optional[float]
-    # Default value.
-    default: Optional[float]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class IntegerPropertySchema(TypedDict, total=False):
-    """Schema for integer properties in an elicitation form."""
-
-    # Optional title for the property.
-    title: Optional[str]
-    # Human-readable description.
-    description: Optional[str]
-    # Minimum value (inclusive).
-    minimum: Optional[int]
-    # Maximum value (inclusive).
-    maximum: Optional[int]
-    # Default value.
-    default: Optional[int]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class BooleanPropertySchema(TypedDict, total=False):
-    """Schema for boolean properties in an elicitation form."""
-
-    # Optional title for the property.
-    title: Optional[str]
-    # Human-readable description.
-    description: Optional[str]
-    # Default value.
-    default: Optional[bool]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _StringMultiSelectItemsBase(TypedDict):
-    # Allowed enum values.
-    enum: List[str]
-
-
-class StringMultiSelectItems(_StringMultiSelectItemsBase, total=False):
-    """String item schema for multi-select enum properties."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _TitledMultiSelectItemsBase(TypedDict):
-    # Titled enum options.
-    anyOf: List[EnumOption]
-
-
-class TitledMultiSelectItems(_TitledMultiSelectItemsBase, total=False):
-    """Items definition for titled multi-select enum properties."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class MultiSelectItemsString(StringMultiSelectItems):
-    """Multi-select string items with plain string values."""
-
-    type: Literal["string"]
-
-
-MultiSelectItems = Union[MultiSelectItemsString, TitledMultiSelectItems]
-"""Items for a multi-select (array) property schema.
-
-A value without `type` is a `TitledMultiSelectItems`.
-
-Other `type` values may appear too (not typed here): Custom or future typed multi-select items.
-"""
-
-
-class _MultiSelectPropertySchemaBase(TypedDict):
-    # The items definition describing allowed values.
-    items: MultiSelectItems
-
-
-class MultiSelectPropertySchema(_MultiSelectPropertySchemaBase, total=False):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    # Optional title for the property.
-    title: Optional[str]
-    # Human-readable description.
-    description: Optional[str]
-    # Minimum number of items to select.
-    minItems: Optional[int]
-    # Maximum number of items to select.
-    maxItems: Optional[int]
-    # Default selected values.
-    default: Optional[List[str]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ElicitationPropertySchemaString(StringPropertySchema):
-    """String property (or single-select enum when `enum`/`oneOf` is set)."""
-
-    type: Literal["string"]
-
-
-class ElicitationPropertySchemaNumber(NumberPropertySchema):
-    """Number (floating-point) property."""
-
-    type: Literal["number"]
-
-
-class ElicitationPropertySchemaInteger(IntegerPropertySchema):
-    """Integer property."""
-
-    type: Literal["integer"]
-
-
-class ElicitationPropertySchemaBoolean(BooleanPropertySchema):
-    """Boolean property."""
-
-    type: Literal["boolean"]
-
-
-class ElicitationPropertySchemaArray(MultiSelectPropertySchema):
-    """Multi-select array property."""
-
-    type: Literal["array"]
-
-
-ElicitationPropertySchema = Union[
-    ElicitationPropertySchemaString,
-    ElicitationPropertySchemaNumber,
-    ElicitationPropertySchemaInteger,
-    ElicitationPropertySchemaBoolean,
-    ElicitationPropertySchemaArray,
-]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`.
-
-Other `type` values may appear too (not typed here): Custom or future elicitation property schema.
-"""
-
-
-class ElicitationSchema(TypedDict, total=False):
-    """Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification.
-    """
-
-    # Type discriminator. Always `"object"`.
-    type: ElicitationSchemaType
-    # Optional title for the schema.
-    title: Optional[str]
-    # Property definitions (must be primitive types).
-    properties: Dict[str, ElicitationPropertySchema]
-    # List of required property names.
-    required: Optional[List[str]]
-    # Optional description of what this schema represents.
-    description: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ElicitationSessionScopeBase(TypedDict):
-    # The session this elicitation is tied to.
-    sessionId: SessionId
-
-
-class ElicitationSessionScope(_ElicitationSessionScopeBase, total=False):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    # Optional tool call within the session.
-    toolCallId: Optional[ToolCallId]
-
-
-class ElicitationRequestScope(TypedDict):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    # The request this elicitation is tied to.
-    requestId: RequestId
-
-
-class _ElicitationFormModeFields(TypedDict):
-    """The keys every `ElicitationFormMode` has."""
-
-    # A JSON Schema describing the form fields to present to the user.
-    requestedSchema: ElicitationSchema
-
-
-class ElicitationFormModeSession(_ElicitationFormModeFields, ElicitationSessionScope):
-    """Tied to a session, optionally to a specific tool call within that session."""
-
-
-class ElicitationFormModeRequest(_ElicitationFormModeFields, ElicitationRequestScope):
-    """Tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-
-ElicitationFormMode = Union[ElicitationFormModeSession, ElicitationFormModeRequest]
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
-
-
-ElicitationId = str
-"""Unique identifier for an elicitation."""
-
-
-class _ElicitationUrlModeFields(TypedDict):
-    """The keys every `ElicitationUrlMode` has."""
-
-    # The unique identifier for this elicitation.
-    elicitationId: ElicitationId
-    # The URL to direct the user to.
-    url: str
-
-
-class ElicitationUrlModeSession(_ElicitationUrlModeFields, ElicitationSessionScope):
-    """Tied to a session, optionally to a specific tool call within that session."""
-
-
-class ElicitationUrlModeRequest(_ElicitationUrlModeFields, ElicitationRequestScope):
-    """Tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-
-ElicitationUrlMode = Union[ElicitationUrlModeSession, ElicitationUrlModeRequest]
-"""URL-based elicitation mode where the client directs the user to a URL."""
-
-
-class _CreateElicitationRequestFieldsBase(TypedDict):
-    # A human-readable message describing what input is needed.
-    message: str
-
-
-class _CreateElicitationRequestFields(_CreateElicitationRequestFieldsBase, total=False):
-    """The keys every `CreateElicitationRequest` has."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class CreateElicitationRequestFormSession(_CreateElicitationRequestFields, ElicitationFormModeSession):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    mode: Literal["form"]
-
-
-class CreateElicitationRequestFormRequest(_CreateElicitationRequestFields, ElicitationFormModeRequest):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    mode: Literal["form"]
-
-
-class CreateElicitationRequestUrlSession(_CreateElicitationRequestFields, ElicitationUrlModeSession):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    mode: Literal["url"]
-
-
-class CreateElicitationRequestUrlRequest(_CreateElicitationRequestFields, ElicitationUrlModeRequest):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    mode: Literal["url"]
-
-
-CreateElicitationRequest = Union[
-    CreateElicitationRequestFormSession,
-    CreateElicitationRequestFormRequest,
-    CreateElicitationRequestUrlSession,
-    CreateElicitationRequestUrlRequest,
-]
-"""Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request.
-
-Params of the `elicitation/create` request (handled by the client).
-
-Other `mode` values may appear too (not typed here): Custom or future elicitation mode.
-"""
+from ..schema import (  # the stable types, where this schema has them as they are
+    Annotations as Annotations,
+    AudioContent as AudioContent,
+    AuthCapabilities as AuthCapabilities,
+    AuthMethod as AuthMethod,
+    AuthMethodAgent as AuthMethodAgent,
+    AuthMethodId as AuthMethodId,
+    AuthMethodTerminal as AuthMethodTerminal,
+    AuthMethodTerminalVariant as AuthMethodTerminalVariant,
+    AuthenticateRequest as AuthenticateRequest,
+    AuthenticateResponse as AuthenticateResponse,
+    AvailableCommand as AvailableCommand,
+    AvailableCommandInput as AvailableCommandInput,
+    AvailableCommandsUpdate as AvailableCommandsUpdate,
+    BlobResourceContents as BlobResourceContents,
+    BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
+    BooleanPropertySchema as BooleanPropertySchema,
+    CancelNotification as CancelNotification,
+    CancelRequestNotification as CancelRequestNotification,
+    ClientSessionCapabilities as ClientSessionCapabilities,
+    CloseSessionRequest as CloseSessionRequest,
+    CloseSessionResponse as CloseSessionResponse,
+    CompactionCapabilities as CompactionCapabilities,
+    CompactionId as CompactionId,
+    CompactionStatus as CompactionStatus,
+    CompactionSummaryChunk as CompactionSummaryChunk,
+    CompactionUpdate as CompactionUpdate,
+    CompleteElicitationNotification as CompleteElicitationNotification,
+    ConfigOptionUpdate as ConfigOptionUpdate,
+    Content as Content,
+    ContentBlock as ContentBlock,
+    ContentBlockAudio as ContentBlockAudio,
+    ContentBlockImage as ContentBlockImage,
+    ContentBlockResource as ContentBlockResource,
+    ContentBlockResourceLink as ContentBlockResourceLink,
+    ContentBlockText as ContentBlockText,
+    ContentChunk as ContentChunk,
+    Cost as Cost,
+    CreateElicitationRequest as CreateElicitationRequest,
+    CreateElicitationRequestFormRequest as CreateElicitationRequestFormRequest,
+    CreateElicitationRequestFormSession as CreateElicitationRequestFormSession,
+    CreateElicitationRequestUrlRequest as CreateElicitationRequestUrlRequest,
+    CreateElicitationRequestUrlSession as CreateElicitationRequestUrlSession,
+    CreateElicitationResponse as CreateElicitationResponse,
+    CreateElicitationResponseAccept as CreateElicitationResponseAccept,
+    CreateElicitationResponseCancel as CreateElicitationResponseCancel,
+    CreateElicitationResponseDecline as CreateElicitationResponseDecline,
+    CreateTerminalRequest as CreateTerminalRequest,
+    CreateTerminalResponse as CreateTerminalResponse,
+    CurrentModeUpdate as CurrentModeUpdate,
+    DeleteSessionRequest as DeleteSessionRequest,
+    DeleteSessionResponse as DeleteSessionResponse,
+    Diff as Diff,
+    ElicitationAcceptAction as ElicitationAcceptAction,
+    ElicitationCapabilities as ElicitationCapabilities,
+    ElicitationContentValue as ElicitationContentValue,
+    ElicitationFormCapabilities as ElicitationFormCapabilities,
+    ElicitationFormMode as ElicitationFormMode,
+    ElicitationFormModeRequest as ElicitationFormModeRequest,
+    ElicitationFormModeSession as ElicitationFormModeSession,
+    ElicitationId as ElicitationId,
+    ElicitationPropertySchema as ElicitationPropertySchema,
+    ElicitationPropertySchemaArray as ElicitationPropertySchemaArray,
+    ElicitationPropertySchemaBoolean as ElicitationPropertySchemaBoolean,
+    ElicitationPropertySchemaInteger as ElicitationPropertySchemaInteger,
+    ElicitationPropertySchemaNumber as ElicitationPropertySchemaNumber,
+    ElicitationPropertySchemaString as ElicitationPropertySchemaString,
+    ElicitationRequestScope as ElicitationRequestScope,
+    ElicitationSchema as ElicitationSchema,
+    ElicitationSchemaType as ElicitationSchemaType,
+    ElicitationSessionScope as ElicitationSessionScope,
+    ElicitationUrlCapabilities as ElicitationUrlCapabilities,
+    ElicitationUrlMode as ElicitationUrlMode,
+    ElicitationUrlModeRequest as ElicitationUrlModeRequest,
+    ElicitationUrlModeSession as ElicitationUrlModeSession,
+    EmbeddedResource as EmbeddedResource,
+    EmbeddedResourceResource as EmbeddedResourceResource,
+    EnumOption as EnumOption,
+    EnvVariable as EnvVariable,
+    Error as Error,
+    ErrorCode as ErrorCode,
+    ExtNotification as ExtNotification,
+    ExtRequest as ExtRequest,
+    ExtResponse as ExtResponse,
+    FileSystemCapabilities as FileSystemCapabilities,
+    HttpHeader as HttpHeader,
+    ImageContent as ImageContent,
+    Implementation as Implementation,
+    IntegerPropertySchema as IntegerPropertySchema,
+    KillTerminalRequest as KillTerminalRequest,
+    KillTerminalResponse as KillTerminalResponse,
+    LoadSessionResponse as LoadSessionResponse,
+    LogoutCapabilities as LogoutCapabilities,
+    LogoutRequest as LogoutRequest,
+    LogoutResponse as LogoutResponse,
+    McpServerHttp as McpServerHttp,
+    McpServerSse as McpServerSse,
+    McpServerStdio as McpServerStdio,
+    MessageId as MessageId,
+    MultiSelectItems as MultiSelectItems,
+    MultiSelectItemsString as MultiSelectItemsString,
+    MultiSelectPropertySchema as MultiSelectPropertySchema,
+    NewSessionResponse as NewSessionResponse,
+    Notice as Notice,
+    NoticeCapabilities as NoticeCapabilities,
+    NoticeSeverity as NoticeSeverity,
+    NumberPropertySchema as NumberPropertySchema,
+    PermissionOption as PermissionOption,
+    PermissionOptionId as PermissionOptionId,
+    PermissionOptionKind as PermissionOptionKind,
+    Plan as Plan,
+    PlanEntry as PlanEntry,
+    PlanEntryPriority as PlanEntryPriority,
+    PlanEntryStatus as PlanEntryStatus,
+    PromptCapabilities as PromptCapabilities,
+    PromptRequest as PromptRequest,
+    ProtocolVersion as ProtocolVersion,
+    ReadTextFileRequest as ReadTextFileRequest,
+    ReadTextFileResponse as ReadTextFileResponse,
+    ReleaseTerminalRequest as ReleaseTerminalRequest,
+    ReleaseTerminalResponse as ReleaseTerminalResponse,
+    RequestId as RequestId,
+    RequestPermissionOutcome as RequestPermissionOutcome,
+    RequestPermissionOutcomeCancelled as RequestPermissionOutcomeCancelled,
+    RequestPermissionOutcomeSelected as RequestPermissionOutcomeSelected,
+    RequestPermissionRequest as RequestPermissionRequest,
+    RequestPermissionResponse as RequestPermissionResponse,
+    ResourceLink as ResourceLink,
+    ResumeSessionResponse as ResumeSessionResponse,
+    Role as Role,
+    SelectedPermissionOutcome as SelectedPermissionOutcome,
+    SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
+    SessionCloseCapabilities as SessionCloseCapabilities,
+    SessionConfigBoolean as SessionConfigBoolean,
+    SessionConfigGroupId as SessionConfigGroupId,
+    SessionConfigId as SessionConfigId,
+    SessionConfigOption as SessionConfigOption,
+    SessionConfigOptionBoolean as SessionConfigOptionBoolean,
+    SessionConfigOptionCategory as SessionConfigOptionCategory,
+    SessionConfigOptionSelect as SessionConfigOptionSelect,
+    SessionConfigOptionsCapabilities as SessionConfigOptionsCapabilities,
+    SessionConfigSelect as SessionConfigSelect,
+    SessionConfigSelectGroup as SessionConfigSelectGroup,
+    SessionConfigSelectOption as SessionConfigSelectOption,
+    SessionConfigSelectOptions as SessionConfigSelectOptions,
+    SessionConfigValueId as SessionConfigValueId,
+    SessionDeleteCapabilities as SessionDeleteCapabilities,
+    SessionId as SessionId,
+    SessionInfoUpdate as SessionInfoUpdate,
+    SessionListCapabilities as SessionListCapabilities,
+    SessionMode as SessionMode,
+    SessionModeId as SessionModeId,
+    SessionModeState as SessionModeState,
+    SessionResumeCapabilities as SessionResumeCapabilities,
+    SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
+    SetSessionConfigOptionRequestBoolean as SetSessionConfigOptionRequestBoolean,
+    SetSessionConfigOptionRequestValueId as SetSessionConfigOptionRequestValueId,
+    SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
+    SetSessionModeRequest as SetSessionModeRequest,
+    SetSessionModeResponse as SetSessionModeResponse,
+    StopReason as StopReason,
+    StringFormat as StringFormat,
+    StringMultiSelectItems as StringMultiSelectItems,
+    StringPropertySchema as StringPropertySchema,
+    Terminal as Terminal,
+    TerminalExitStatus as TerminalExitStatus,
+    TerminalId as TerminalId,
+    TerminalOutputRequest as TerminalOutputRequest,
+    TerminalOutputResponse as TerminalOutputResponse,
+    TextContent as TextContent,
+    TextResourceContents as TextResourceContents,
+    TitledMultiSelectItems as TitledMultiSelectItems,
+    ToolCall as ToolCall,
+    ToolCallContent as ToolCallContent,
+    ToolCallContentContent as ToolCallContentContent,
+    ToolCallContentDiff as ToolCallContentDiff,
+    ToolCallContentTerminal as ToolCallContentTerminal,
+    ToolCallId as ToolCallId,
+    ToolCallLocation as ToolCallLocation,
+    ToolCallStatus as ToolCallStatus,
+    ToolCallUpdate as ToolCallUpdate,
+    ToolKind as ToolKind,
+    UnstructuredCommandInput as UnstructuredCommandInput,
+    UsageUpdate as UsageUpdate,
+    WaitForTerminalExitRequest as WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse as WaitForTerminalExitResponse,
+    WriteTextFileRequest as WriteTextFileRequest,
+    WriteTextFileResponse as WriteTextFileResponse,
+    _AudioContentBase as _AudioContentBase,
+    _AuthMethodAgentBase as _AuthMethodAgentBase,
+    _AuthMethodTerminalBase as _AuthMethodTerminalBase,
+    _AuthenticateRequestBase as _AuthenticateRequestBase,
+    _AvailableCommandBase as _AvailableCommandBase,
+    _AvailableCommandsUpdateBase as _AvailableCommandsUpdateBase,
+    _BlobResourceContentsBase as _BlobResourceContentsBase,
+    _CancelNotificationBase as _CancelNotificationBase,
+    _CancelRequestNotificationBase as _CancelRequestNotificationBase,
+    _CloseSessionRequestBase as _CloseSessionRequestBase,
+    _CompactionSummaryChunkBase as _CompactionSummaryChunkBase,
+    _CompactionUpdateBase as _CompactionUpdateBase,
+    _CompleteElicitationNotificationBase as _CompleteElicitationNotificationBase,
+    _ConfigOptionUpdateBase as _ConfigOptionUpdateBase,
+    _ContentBase as _ContentBase,
+    _ContentChunkBase as _ContentChunkBase,
+    _CostBase as _CostBase,
+    _CreateElicitationRequestFields as _CreateElicitationRequestFields,
+    _CreateElicitationRequestFieldsBase as _CreateElicitationRequestFieldsBase,
+    _CreateElicitationResponseFields as _CreateElicitationResponseFields,
+    _CreateTerminalRequestBase as _CreateTerminalRequestBase,
+    _CreateTerminalResponseBase as _CreateTerminalResponseBase,
+    _CurrentModeUpdateBase as _CurrentModeUpdateBase,
+    _DeleteSessionRequestBase as _DeleteSessionRequestBase,
+    _DiffBase as _DiffBase,
+    _ElicitationFormModeFields as _ElicitationFormModeFields,
+    _ElicitationSessionScopeBase as _ElicitationSessionScopeBase,
+    _ElicitationUrlModeFields as _ElicitationUrlModeFields,
+    _EmbeddedResourceBase as _EmbeddedResourceBase,
+    _EnumOptionBase as _EnumOptionBase,
+    _EnvVariableBase as _EnvVariableBase,
+    _ErrorBase as _ErrorBase,
+    _HttpHeaderBase as _HttpHeaderBase,
+    _ImageContentBase as _ImageContentBase,
+    _ImplementationBase as _ImplementationBase,
+    _KillTerminalRequestBase as _KillTerminalRequestBase,
+    _McpServerHttpBase as _McpServerHttpBase,
+    _McpServerSseBase as _McpServerSseBase,
+    _McpServerStdioBase as _McpServerStdioBase,
+    _MultiSelectPropertySchemaBase as _MultiSelectPropertySchemaBase,
+    _NewSessionResponseBase as _NewSessionResponseBase,
+    _NoticeBase as _NoticeBase,
+    _PermissionOptionBase as _PermissionOptionBase,
+    _PlanBase as _PlanBase,
+    _PlanEntryBase as _PlanEntryBase,
+    _PromptRequestBase as _PromptRequestBase,
+    _ReadTextFileRequestBase as _ReadTextFileRequestBase,
+    _ReadTextFileResponseBase as _ReadTextFileResponseBase,
+    _ReleaseTerminalRequestBase as _ReleaseTerminalRequestBase,
+    _RequestPermissionRequestBase as _RequestPermissionRequestBase,
+    _RequestPermissionResponseBase as _RequestPermissionResponseBase,
+    _ResourceLinkBase as _ResourceLinkBase,
+    _SelectedPermissionOutcomeBase as _SelectedPermissionOutcomeBase,
+    _SessionConfigOptionFields as _SessionConfigOptionFields,
+    _SessionConfigOptionFieldsBase as _SessionConfigOptionFieldsBase,
+    _SessionConfigSelectGroupBase as _SessionConfigSelectGroupBase,
+    _SessionConfigSelectOptionBase as _SessionConfigSelectOptionBase,
+    _SessionModeBase as _SessionModeBase,
+    _SessionModeStateBase as _SessionModeStateBase,
+    _SetSessionConfigOptionRequestFields as _SetSessionConfigOptionRequestFields,
+    _SetSessionConfigOptionRequestFieldsBase as _SetSessionConfigOptionRequestFieldsBase,
+    _SetSessionConfigOptionResponseBase as _SetSessionConfigOptionResponseBase,
+    _SetSessionModeRequestBase as _SetSessionModeRequestBase,
+    _StringMultiSelectItemsBase as _StringMultiSelectItemsBase,
+    _TerminalBase as _TerminalBase,
+    _TerminalOutputRequestBase as _TerminalOutputRequestBase,
+    _TerminalOutputResponseBase as _TerminalOutputResponseBase,
+    _TextContentBase as _TextContentBase,
+    _TextResourceContentsBase as _TextResourceContentsBase,
+    _TitledMultiSelectItemsBase as _TitledMultiSelectItemsBase,
+    _ToolCallBase as _ToolCallBase,
+    _ToolCallLocationBase as _ToolCallLocationBase,
+    _ToolCallUpdateBase as _ToolCallUpdateBase,
+    _UnstructuredCommandInputBase as _UnstructuredCommandInputBase,
+    _UsageUpdateBase as _UsageUpdateBase,
+    _WaitForTerminalExitRequestBase as _WaitForTerminalExitRequestBase,
+    _WriteTextFileRequestBase as _WriteTextFileRequestBase,
+)
 
 
 McpServerAcpId = str
@@ -1095,50 +328,6 @@ class MessageMcpRequest(_MessageMcpRequestBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-ExtRequest = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-"""
-
-
-ProtocolVersion = int
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-
-class PromptCapabilities(TypedDict, total=False):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)
-    """
-
-    # Agent supports `image` content blocks.
-    image: bool
-    # Agent supports `audio` content blocks.
-    audio: bool
-    # Agent supports embedded context in `session/prompt` requests.
-    embeddedContext: bool
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class McpCapabilities(TypedDict, total=False):
     """MCP capabilities supported by the agent"""
 
@@ -1148,45 +337,6 @@ class McpCapabilities(TypedDict, total=False):
     sse: bool
     # **UNSTABLE**
     acp: bool
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionListCapabilities(TypedDict, total=False):
-    """Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionDeleteCapabilities(TypedDict, total=False):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionAdditionalDirectoriesCapabilities(TypedDict, total=False):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -1314,30 +464,6 @@ class SessionTitleCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class SessionResumeCapabilities(TypedDict, total=False):
-    """Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionCloseCapabilities(TypedDict, total=False):
-    """Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class SessionCapabilities(TypedDict, total=False):
     """Session capabilities supported by the agent.
 
@@ -1384,18 +510,6 @@ class AuthStatusCapabilities(TypedDict, total=False):
     Auth status capabilities supported by the agent.
 
     Supplying `{}` means the agent supports the `auth/status` method.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class LogoutCapabilities(TypedDict, total=False):
-    """Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1460,103 +574,6 @@ class AgentCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-AuthMethodId = str
-"""Typed identifier used for auth method values on the wire."""
-
-
-class _AuthMethodTerminalBase(TypedDict):
-    # Unique identifier for this authentication method.
-    id: AuthMethodId
-    # Human-readable name of the authentication method.
-    name: str
-
-
-class AuthMethodTerminal(_AuthMethodTerminalBase, total=False):
-    """Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `authenticate`.
-    """
-
-    # Optional human-readable description of this authentication method.
-    description: Optional[str]
-    # Additional arguments to append to the configured agent invocation for terminal auth.
-    args: List[str]
-    # Additional environment variables to set on the configured agent invocation for terminal auth.
-    # These values override same-named variables in the base launch configuration.
-    env: Dict[str, str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _AuthMethodAgentBase(TypedDict):
-    # Unique identifier for this authentication method.
-    id: AuthMethodId
-    # Human-readable name of the authentication method.
-    name: str
-
-
-class AuthMethodAgent(_AuthMethodAgentBase, total=False):
-    """Agent handles authentication itself through `authenticate`.
-
-    This is the default authentication method type.
-    """
-
-    # Optional human-readable description of this authentication method.
-    description: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class AuthMethodTerminalVariant(AuthMethodTerminal):
-    """Client runs the configured agent program as a separate interactive
-    process, without passing this method to `authenticate`.
-    """
-
-    type: Literal["terminal"]
-
-
-AuthMethod = Union[AuthMethodTerminalVariant, AuthMethodAgent]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`.
-
-A value without `type` is a `AuthMethodAgent`.
-"""
-
-
-class _ImplementationBase(TypedDict):
-    # Intended for programmatic or logical use, but can be used as a display
-    # name fallback if title isn't present.
-    name: str
-    # Version of the implementation. Can be displayed to the user or used
-    # for debugging or metrics purposes. (e.g. "1.0.0").
-    version: str
-
-
-class Implementation(_ImplementationBase, total=False):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    # Intended for UI and end-user contexts and optimized to be human-readable
-    # and easily understood.
-    title: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class _InitializeResponseBase(TypedDict):
     # The protocol version the client specified if supported by the agent,
     # or the latest protocol version supported by the agent.
@@ -1579,18 +596,6 @@ class InitializeResponse(_InitializeResponseBase, total=False):
     authMethods: List[AuthMethod]
     # Information about the Agent name and version sent to the Client.
     agentInfo: Optional[Implementation]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class AuthenticateResponse(TypedDict, total=False):
-    """Response to the `authenticate` method.
-
-    Result of the `authenticate` request (handled by the agent).
-    """
-
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -1723,18 +728,6 @@ class DisableProviderResponse(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class LogoutResponse(TypedDict, total=False):
-    """Response to the `logout` method.
-
-    Result of the `logout` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 AuthState = Union[Literal["authenticated", "unauthenticated", "not_required", "unknown"], str]
 """**UNSTABLE**
 
@@ -1806,205 +799,6 @@ class AuthStatusResponse(_AuthStatusResponseBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-SessionModeId = str
-"""Unique identifier for a Session Mode."""
-
-
-class _SessionModeBase(TypedDict):
-    # Stable identifier used to refer to this protocol object in later messages.
-    id: SessionModeId
-    # Human-readable name shown for this protocol object.
-    name: str
-
-
-class SessionMode(_SessionModeBase, total=False):
-    """A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
-    """
-
-    # Optional human-readable details shown with this protocol object.
-    description: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SessionModeStateBase(TypedDict):
-    # The current mode the Agent is in.
-    currentModeId: SessionModeId
-    # The set of modes that the Agent can operate in
-    availableModes: List[SessionMode]
-
-
-class SessionModeState(_SessionModeStateBase, total=False):
-    """The set of modes and the one currently active."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-SessionConfigId = str
-"""Unique identifier for a session configuration option."""
-
-
-SessionConfigOptionCategory = Union[Literal["mode", "model", "model_config", "thought_level"], str]
-"""Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-
-Other values: Unknown / uncategorized selector.
-"""
-
-
-SessionConfigValueId = str
-"""Unique identifier for a session configuration option value."""
-
-
-class _SessionConfigSelectOptionBase(TypedDict):
-    # Unique identifier for this option value.
-    value: SessionConfigValueId
-    # Human-readable label for this option value.
-    name: str
-
-
-class SessionConfigSelectOption(_SessionConfigSelectOptionBase, total=False):
-    """A possible value for a session configuration option."""
-
-    # Optional description for this option value.
-    description: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-SessionConfigGroupId = str
-"""Unique identifier for a session configuration option value group."""
-
-
-class _SessionConfigSelectGroupBase(TypedDict):
-    # Unique identifier for this group.
-    group: SessionConfigGroupId
-    # Human-readable label for this group.
-    name: str
-    # The set of option values in this group.
-    options: List[SessionConfigSelectOption]
-
-
-class SessionConfigSelectGroup(_SessionConfigSelectGroupBase, total=False):
-    """A group of possible values for a session configuration option."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-SessionConfigSelectOptions = Union[List[SessionConfigSelectOption], List[SessionConfigSelectGroup]]
-"""Possible values for a session configuration option."""
-
-
-class SessionConfigSelect(TypedDict):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    # The currently selected value.
-    currentValue: SessionConfigValueId
-    # The set of selectable options.
-    options: SessionConfigSelectOptions
-
-
-class SessionConfigBoolean(TypedDict):
-    """A boolean on/off toggle session configuration option payload."""
-
-    # The current value of the boolean option.
-    currentValue: bool
-
-
-class _SessionConfigOptionFieldsBase(TypedDict):
-    # Unique identifier for the configuration option.
-    id: SessionConfigId
-    # Human-readable label for the option.
-    name: str
-
-
-class _SessionConfigOptionFields(_SessionConfigOptionFieldsBase, total=False):
-    """The keys every `SessionConfigOption` has."""
-
-    # Optional description for the Client to display to the user.
-    description: Optional[str]
-    # Optional semantic category for this option (UX only).
-    category: Optional[SessionConfigOptionCategory]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionConfigOptionSelect(_SessionConfigOptionFields, SessionConfigSelect):
-    """Single-value selector (dropdown)."""
-
-    type: Literal["select"]
-
-
-class SessionConfigOptionBoolean(_SessionConfigOptionFields, SessionConfigBoolean):
-    """Boolean on/off toggle."""
-
-    type: Literal["boolean"]
-
-
-SessionConfigOption = Union[SessionConfigOptionSelect, SessionConfigOptionBoolean]
-"""A session configuration option selector and its current state."""
-
-
-class _NewSessionResponseBase(TypedDict):
-    # Unique identifier for the created session.
-    sessionId: SessionId
-
-
-class NewSessionResponse(_NewSessionResponseBase, total=False):
-    """Response from creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
-
-    Result of the `session/new` request (handled by the agent).
-    """
-
-    # Initial mode state if supported by the Agent
-    modes: Optional[SessionModeState]
-    # Initial session configuration options if supported by the Agent.
-    configOptions: Optional[List[SessionConfigOption]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class LoadSessionResponse(TypedDict, total=False):
-    """Response from loading an existing session.
-
-    Result of the `session/load` request (handled by the agent).
-    """
-
-    # Initial mode state if supported by the Agent
-    modes: Optional[SessionModeState]
-    # Initial session configuration options if supported by the Agent.
-    configOptions: Optional[List[SessionConfigOption]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class _SessionInfoBase(TypedDict):
     # Unique identifier for the session
     sessionId: SessionId
@@ -2043,18 +837,6 @@ class ListSessionsResponse(_ListSessionsResponseBase, total=False):
     # Opaque cursor token. If present, pass this in the next request's cursor parameter
     # to fetch the next page. If absent, there are no more results.
     nextCursor: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class DeleteSessionResponse(TypedDict, total=False):
-    """Response from deleting a session.
-
-    Result of the `session/delete` request (handled by the agent).
-    """
-
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2179,70 +961,6 @@ class SetSessionTitleResponse(_SetSessionTitleResponseBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class ResumeSessionResponse(TypedDict, total=False):
-    """Response from resuming an existing session.
-
-    Result of the `session/resume` request (handled by the agent).
-    """
-
-    # Initial mode state if supported by the Agent
-    modes: Optional[SessionModeState]
-    # Initial session configuration options if supported by the Agent.
-    configOptions: Optional[List[SessionConfigOption]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class CloseSessionResponse(TypedDict, total=False):
-    """Response from closing a session.
-
-    Result of the `session/close` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SetSessionModeResponse(TypedDict, total=False):
-    """Response to `session/set_mode` method.
-
-    Result of the `session/set_mode` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SetSessionConfigOptionResponseBase(TypedDict):
-    # The full set of configuration options and their current values.
-    configOptions: List[SessionConfigOption]
-
-
-class SetSessionConfigOptionResponse(_SetSessionConfigOptionResponseBase, total=False):
-    """Response to `session/set_config_option` method.
-
-    Result of the `session/set_config_option` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-"""Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#stop-reasons)
-"""
-
-
 class _UsageBase(TypedDict):
     # Sum of all token types across session.
     totalTokens: int
@@ -2287,169 +1005,6 @@ class PromptResponse(_PromptResponseBase, total=False):
 
     # **UNSTABLE**
     usage: Optional[Usage]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-ExtResponse = Any
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-"""
-
-
-ErrorCode = Union[Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002], int]
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-
-Other values: Other undefined error code.
-"""
-
-
-class _ErrorBase(TypedDict):
-    # A number indicating the error type that occurred.
-    # This must be an integer as defined in the JSON-RPC specification.
-    code: ErrorCode
-    # A string providing a short description of the error.
-    # The message should be limited to a concise single sentence.
-    message: str
-
-
-class Error(_ErrorBase, total=False):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    # Optional primitive or structured value that contains additional information about the error.
-    # This may include debugging information or context-specific details.
-    data: Any
-
-
-MessageId = str
-"""Unique identifier for a message within a session."""
-
-
-class _ContentChunkBase(TypedDict):
-    # A single item of content
-    content: ContentBlock
-
-
-class ContentChunk(_ContentChunkBase, total=False):
-    """A streamed item of content"""
-
-    # A unique identifier for the message this chunk belongs to.
-    messageId: Optional[MessageId]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ToolCallBase(TypedDict):
-    # Unique identifier for this tool call within the session.
-    toolCallId: ToolCallId
-    # Human-readable title describing what the tool is doing.
-    title: str
-
-
-class ToolCall(_ToolCallBase, total=False):
-    """Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/draft/tool-calls)
-    """
-
-    # Programmatic name of the tool being invoked.
-    name: Optional[str]
-    # The category of tool being invoked.
-    # Helps clients choose appropriate icons and UI treatment.
-    kind: ToolKind
-    # Current execution status of the tool call.
-    status: ToolCallStatus
-    # Content produced by the tool call.
-    content: List[ToolCallContent]
-    # File locations affected by this tool call.
-    # Enables "follow-along" features in clients.
-    locations: List[ToolCallLocation]
-    # Raw input parameters sent to the tool.
-    rawInput: Any
-    # Raw output returned by the tool.
-    rawOutput: Any
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-PlanEntryPriority = Literal["high", "medium", "low"]
-"""Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
-"""
-
-
-PlanEntryStatus = Literal["pending", "in_progress", "completed"]
-"""Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
-"""
-
-
-class _PlanEntryBase(TypedDict):
-    # Human-readable description of what this task aims to accomplish.
-    content: str
-    # The relative importance of this task.
-    # Used to indicate which tasks are most critical to the overall goal.
-    priority: PlanEntryPriority
-    # Current execution status of this task.
-    status: PlanEntryStatus
-
-
-class PlanEntry(_PlanEntryBase, total=False):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _PlanBase(TypedDict):
-    # The list of tasks to be accomplished.
-    entries: List[PlanEntry]
-
-
-class Plan(_PlanBase, total=False):
-    """An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
-    """
-
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2590,232 +1145,6 @@ class PlanRemoved(_PlanRemovedBase, total=False):
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _UnstructuredCommandInputBase(TypedDict):
-    # A hint to display when the input hasn't been provided yet
-    hint: str
-
-
-class UnstructuredCommandInput(_UnstructuredCommandInputBase, total=False):
-    """All text that was typed after the command name is provided as input."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-AvailableCommandInput = UnstructuredCommandInput
-"""The input specification for a command."""
-
-
-class _AvailableCommandBase(TypedDict):
-    # Command name (e.g., `create_plan`, `research_codebase`).
-    name: str
-    # Human-readable description of what the command does.
-    description: str
-
-
-class AvailableCommand(_AvailableCommandBase, total=False):
-    """Information about a command."""
-
-    # Input for the command if required
-    input: Optional[AvailableCommandInput]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _AvailableCommandsUpdateBase(TypedDict):
-    # Commands the agent can execute
-    availableCommands: List[AvailableCommand]
-
-
-class AvailableCommandsUpdate(_AvailableCommandsUpdateBase, total=False):
-    """Available commands are ready or have changed"""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _CurrentModeUpdateBase(TypedDict):
-    # The ID of the current mode
-    currentModeId: SessionModeId
-
-
-class CurrentModeUpdate(_CurrentModeUpdateBase, total=False):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ConfigOptionUpdateBase(TypedDict):
-    # The full set of configuration options and their current values.
-    configOptions: List[SessionConfigOption]
-
-
-class ConfigOptionUpdate(_ConfigOptionUpdateBase, total=False):
-    """Session configuration options have been updated."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionInfoUpdate(TypedDict, total=False):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current.
-    """
-
-    # Human-readable title for the session. Set to null to clear.
-    title: Optional[str]
-    # ISO 8601 timestamp of last activity. Set to null to clear.
-    updatedAt: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _CostBase(TypedDict):
-    # Total cumulative cost for session.
-    amount: float
-    # Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    # unit such as "credits".
-    currency: str
-
-
-class Cost(_CostBase, total=False):
-    """Cost information for a session."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _UsageUpdateBase(TypedDict):
-    # Tokens currently in context.
-    used: int
-    # Total context window size in tokens.
-    size: int
-
-
-class UsageUpdate(_UsageUpdateBase, total=False):
-    """Context window and cost update for a session."""
-
-    # Cumulative session cost (optional).
-    cost: Optional[Cost]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-NoticeSeverity = Union[Literal["info", "warning", "error"], str]
-"""Severity hint for a session notice.
-
-Other values: Custom or future notice severity.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Other unknown values are reserved for future ACP severities.
-"""
-
-
-class _NoticeBase(TypedDict):
-    # Presentation severity hint.
-    severity: NoticeSeverity
-    # Required non-empty plain-text title that can stand alone.
-    title: str
-
-
-class Notice(_NoticeBase, total=False):
-    """Fire-and-forget information for the user.
-
-    Notices are live events rather than session history. Agents must not rely on
-    a notice being received, displayed, or seen by the user.
-    Agents MUST only send notices when the Client advertised
-    the `session.notices` Client capability. Otherwise, Agents may use an agent
-    message when the information should still be surfaced to the user.
-
-    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
-    """
-
-    # Optional plain-text detail or guidance.
-    description: Optional[str]
-    # Metadata scoped to this notice.
-    _meta: Optional[Dict[str, Any]]
-
-
-CompactionId = str
-"""Unique identifier for a context compaction within a session."""
-
-
-CompactionStatus = Union[Literal["in_progress", "completed", "failed", "cancelled"], str]
-"""Lifecycle state of a context compaction.
-
-Other values: Custom or future compaction status.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Other unknown values are reserved for future ACP statuses.
-"""
-
-
-class _CompactionUpdateBase(TypedDict):
-    # The Agent-owned ID of this compaction, unique within the session.
-    compactionId: CompactionId
-    # Current lifecycle status.
-    status: CompactionStatus
-
-
-class CompactionUpdate(_CompactionUpdateBase, total=False):
-    """A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-
-    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-    stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary.
-    """
-
-    # Complete replacement user-displayable summary content for the compaction.
-    summary: Optional[List[ContentBlock]]
-    # Human-readable error details for the compaction.
-    error: Optional[str]
-    # Extensible metadata patch for this compaction.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _CompactionSummaryChunkBase(TypedDict):
-    # ID of the compaction whose summary receives this content.
-    compactionId: CompactionId
-    # One content block to append.
-    content: ContentBlock
-
-
-class CompactionSummaryChunk(_CompactionSummaryChunkBase, total=False):
-    """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-    """
-
-    # Metadata scoped to this chunk. Omission and `null` both mean absent.
     _meta: Optional[Dict[str, Any]]
 
 
@@ -3383,23 +1712,6 @@ class SessionNotification(_SessionNotificationBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class _CompleteElicitationNotificationBase(TypedDict):
-    # The ID of the elicitation that completed.
-    elicitationId: ElicitationId
-
-
-class CompleteElicitationNotification(_CompleteElicitationNotificationBase, total=False):
-    """Notification sent by the agent when a URL-based elicitation is complete.
-
-    Params of the `elicitation/complete` notification (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class _AuthStatusUpdateNotificationBase(TypedDict):
     # Whether the agent can start sessions without the user signing in first.
     state: AuthState
@@ -3421,78 +1733,6 @@ class AuthStatusUpdateNotification(_AuthStatusUpdateNotificationBase, total=Fals
 
     # The accounts the agent has configured, for display.
     accounts: List[AuthAccount]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-ExtNotification = Any
-"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-"""
-
-
-class FileSystemCapabilities(TypedDict, total=False):
-    """File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
-    """
-
-    # Whether the Client supports `fs/read_text_file` requests.
-    readTextFile: bool
-    # Whether the Client supports `fs/write_text_file` requests.
-    writeTextFile: bool
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class CompactionCapabilities(TypedDict):
-    """Client support for ID-addressed context compaction updates."""
-
-
-class BooleanConfigOptionCapabilities(TypedDict, total=False):
-    """Capabilities for boolean session configuration options.
-
-    Supplying `{}` means the client supports boolean session configuration options.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionConfigOptionsCapabilities(TypedDict, total=False):
-    """Session configuration option capabilities supported by the client."""
-
-    # Whether the client supports boolean session configuration options.
-    boolean: Optional[BooleanConfigOptionCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class NoticeCapabilities(TypedDict):
-    """Client support for presenting live notices to the user."""
-
-
-class ClientSessionCapabilities(TypedDict, total=False):
-    """Session-related capabilities supported by the client."""
-
-    # Support for ID-addressed context compaction updates. Omitted or `null`
-    # means unsupported. `{}` advertises the complete compaction contract.
-    compaction: Optional[CompactionCapabilities]
-    # Config option capabilities supported by the client.
-    configOptions: Optional[SessionConfigOptionsCapabilities]
-    # Support for live user-facing `notice` session updates.
-    notices: Optional[NoticeCapabilities]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3526,59 +1766,6 @@ class PlanCapabilities(TypedDict, total=False):
     Capabilities for receiving `plan_update` and `plan_removed` session updates.
     """
 
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class AuthCapabilities(TypedDict, total=False):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
-    """
-
-    # Whether the client supports `terminal` authentication methods.
-    terminal: bool
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ElicitationFormCapabilities(TypedDict, total=False):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ElicitationUrlCapabilities(TypedDict, total=False):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ElicitationCapabilities(TypedDict, total=False):
-    """Elicitation capabilities supported by the client."""
-
-    # Whether the client supports form-based elicitation.
-    form: Optional[ElicitationFormCapabilities]
-    # Whether the client supports URL-based elicitation.
-    url: Optional[ElicitationUrlCapabilities]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3637,26 +1824,6 @@ class InitializeRequest(_InitializeRequestBase, total=False):
     clientCapabilities: ClientCapabilities
     # Information about the Client name and version sent to the Agent.
     clientInfo: Optional[Implementation]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _AuthenticateRequestBase(TypedDict):
-    # The ID of the authentication method to use.
-    # Must be one of the methods advertised in the initialize response.
-    methodId: AuthMethodId
-
-
-class AuthenticateRequest(_AuthenticateRequestBase, total=False):
-    """Request parameters for the authenticate method.
-
-    Specifies which authentication method to use.
-
-    Params of the `authenticate` request (handled by the agent).
-    """
-
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3730,20 +1897,6 @@ class DisableProviderRequest(_DisableProviderRequestBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class LogoutRequest(TypedDict, total=False):
-    """Request parameters for the logout method.
-
-    Terminates the current authenticated session.
-
-    Params of the `logout` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class AuthStatusRequest(TypedDict, total=False):
     """**UNSTABLE**
 
@@ -3758,58 +1911,6 @@ class AuthStatusRequest(TypedDict, total=False):
 
     Params of the `auth/status` request (handled by the agent).
     """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _HttpHeaderBase(TypedDict):
-    # The name of the HTTP header.
-    name: str
-    # The value to set for the HTTP header.
-    value: str
-
-
-class HttpHeader(_HttpHeaderBase, total=False):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _McpServerHttpBase(TypedDict):
-    # Human-readable name identifying this MCP server.
-    name: str
-    # URL to the MCP server.
-    url: str
-    # HTTP headers to set when making requests to the MCP server.
-    headers: List[HttpHeader]
-
-
-class McpServerHttp(_McpServerHttpBase, total=False):
-    """HTTP transport configuration for MCP."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _McpServerSseBase(TypedDict):
-    # Human-readable name identifying this MCP server.
-    name: str
-    # URL to the MCP server.
-    url: str
-    # HTTP headers to set when making requests to the MCP server.
-    headers: List[HttpHeader]
-
-
-class McpServerSse(_McpServerSseBase, total=False):
-    """SSE transport configuration for MCP."""
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3834,26 +1935,6 @@ class McpServerAcp(_McpServerAcpBase, total=False):
     The MCP server is provided by an ACP component and communicates over the ACP channel
     using `mcp/message`.
     """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _McpServerStdioBase(TypedDict):
-    # Human-readable name identifying this MCP server.
-    name: str
-    # Absolute path to the MCP server executable.
-    command: str
-    # Command-line arguments to pass to the MCP server.
-    args: List[str]
-    # Environment variables to set when launching the MCP server.
-    env: List[EnvVariable]
-
-
-class McpServerStdio(_McpServerStdioBase, total=False):
-    """Stdio transport configuration for MCP."""
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4043,25 +2124,6 @@ class ListSessionsRequest(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class _DeleteSessionRequestBase(TypedDict):
-    # The ID of the session to delete.
-    sessionId: SessionId
-
-
-class DeleteSessionRequest(_DeleteSessionRequestBase, total=False):
-    """Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `sessionCapabilities.delete` capability.
-
-    Params of the `session/delete` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class _ForkSessionRequestBase(TypedDict):
     # The ID of the session to fork.
     sessionId: SessionId
@@ -4241,343 +2303,6 @@ class ResumeSessionRequest(_ResumeSessionRequestBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class _CloseSessionRequestBase(TypedDict):
-    # The ID of the session to close.
-    sessionId: SessionId
-
-
-class CloseSessionRequest(_CloseSessionRequestBase, total=False):
-    """Request parameters for closing an active session.
-
-    If supported, the agent **must** cancel any ongoing work related to the session
-    (treat it as if `session/cancel` was called) and then free up any resources
-    associated with the session.
-
-    Only available if the Agent supports the `sessionCapabilities.close` capability.
-
-    Params of the `session/close` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SetSessionModeRequestBase(TypedDict):
-    # The ID of the session to set the mode for.
-    sessionId: SessionId
-    # The ID of the mode to set.
-    modeId: SessionModeId
-
-
-class SetSessionModeRequest(_SetSessionModeRequestBase, total=False):
-    """Request parameters for setting a session mode.
-
-    Params of the `session/set_mode` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SetSessionConfigOptionRequestFieldsBase(TypedDict):
-    # The ID of the session to set the configuration option for.
-    sessionId: SessionId
-    # The ID of the configuration option to set.
-    configId: SessionConfigId
-
-
-class _SetSessionConfigOptionRequestFields(_SetSessionConfigOptionRequestFieldsBase, total=False):
-    """The keys every `SetSessionConfigOptionRequest` has."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestFields):
-    """A boolean value (`type: "boolean"`)."""
-
-    type: Literal["boolean"]
-    # The boolean value.
-    value: bool
-
-
-class SetSessionConfigOptionRequestValueId(_SetSessionConfigOptionRequestFields):
-    """A `SessionConfigValueId` string value.
-
-    This is the default when `type` is absent on the wire. Unknown `type`
-    values with string payloads also gracefully deserialize into this
-    variant.
-
-    Used when `type` is absent.
-    """
-
-    # The value ID.
-    value: SessionConfigValueId
-
-
-SetSessionConfigOptionRequest = Union[SetSessionConfigOptionRequestBoolean, SetSessionConfigOptionRequestValueId]
-"""Request parameters for setting a session configuration option.
-
-Params of the `session/set_config_option` request (handled by the agent).
-
-A value without `type` is a `SetSessionConfigOptionRequestValueId`.
-"""
-
-
-class _PromptRequestBase(TypedDict):
-    # The ID of the session to send this user message to
-    sessionId: SessionId
-    # The blocks of content that compose the user's message.
-    prompt: List[ContentBlock]
-
-
-class PromptRequest(_PromptRequestBase, total=False):
-    """Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
-
-    Params of the `session/prompt` request (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class WriteTextFileResponse(TypedDict, total=False):
-    """Response to `fs/write_text_file`
-
-    Result of the `fs/write_text_file` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _ReadTextFileResponseBase(TypedDict):
-    # Content payload returned by this response.
-    content: str
-
-
-class ReadTextFileResponse(_ReadTextFileResponseBase, total=False):
-    """Response containing the contents of a text file.
-
-    Result of the `fs/read_text_file` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SelectedPermissionOutcomeBase(TypedDict):
-    # The ID of the option the user selected.
-    optionId: PermissionOptionId
-
-
-class SelectedPermissionOutcome(_SelectedPermissionOutcomeBase, total=False):
-    """The user selected one of the provided options."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class RequestPermissionOutcomeCancelled(TypedDict):
-    """The prompt turn was cancelled before the user responded.
-
-    When a client sends a `session/cancel` notification to cancel an ongoing
-    prompt turn, it MUST respond to all pending `session/request_permission`
-    requests with this `cancelled` outcome.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
-    """
-
-    outcome: Literal["cancelled"]
-
-
-class RequestPermissionOutcomeSelected(SelectedPermissionOutcome):
-    """The user selected one of the provided options."""
-
-    outcome: Literal["selected"]
-
-
-RequestPermissionOutcome = Union[RequestPermissionOutcomeCancelled, RequestPermissionOutcomeSelected]
-"""The outcome of a permission request."""
-
-
-class _RequestPermissionResponseBase(TypedDict):
-    # The user's decision on the permission request.
-    outcome: RequestPermissionOutcome
-
-
-class RequestPermissionResponse(_RequestPermissionResponseBase, total=False):
-    """Response to a permission request.
-
-    Result of the `session/request_permission` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _CreateTerminalResponseBase(TypedDict):
-    # The unique identifier for the created terminal.
-    terminalId: TerminalId
-
-
-class CreateTerminalResponse(_CreateTerminalResponseBase, total=False):
-    """Response containing the ID of the created terminal.
-
-    Result of the `terminal/create` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class TerminalExitStatus(TypedDict, total=False):
-    """Exit status of a terminal command."""
-
-    # The process exit code (may be null if terminated by signal).
-    exitCode: Optional[int]
-    # The signal that terminated the process (may be null if exited normally).
-    signal: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _TerminalOutputResponseBase(TypedDict):
-    # The terminal output captured so far.
-    output: str
-    # Whether the output was truncated due to byte limits.
-    truncated: bool
-
-
-class TerminalOutputResponse(_TerminalOutputResponseBase, total=False):
-    """Response containing the terminal output and exit status.
-
-    Result of the `terminal/output` request (handled by the client).
-    """
-
-    # Exit status if the command has completed.
-    exitStatus: Optional[TerminalExitStatus]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ReleaseTerminalResponse(TypedDict, total=False):
-    """Response to terminal/release method
-
-    Result of the `terminal/release` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class WaitForTerminalExitResponse(TypedDict, total=False):
-    """Response containing the exit status of a terminal command.
-
-    Result of the `terminal/wait_for_exit` request (handled by the client).
-    """
-
-    # The process exit code (may be null if terminated by signal).
-    exitCode: Optional[int]
-    # The signal that terminated the process (may be null if exited normally).
-    signal: Optional[str]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class KillTerminalResponse(TypedDict, total=False):
-    """Response to `terminal/kill` method
-
-    Result of the `terminal/kill` request (handled by the client).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-ElicitationContentValue = Union[str, int, float, bool, List[str]]
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationAcceptAction(TypedDict, total=False):
-    """The user accepted the elicitation and provided content."""
-
-    # The user-provided content, if any, as an object matching the requested schema.
-    content: Optional[Dict[str, ElicitationContentValue]]
-
-
-class _CreateElicitationResponseFields(TypedDict, total=False):
-    """The keys every `CreateElicitationResponse` has."""
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class CreateElicitationResponseAccept(_CreateElicitationResponseFields, ElicitationAcceptAction):
-    """The user accepted and provided content."""
-
-    action: Literal["accept"]
-
-
-class CreateElicitationResponseDecline(_CreateElicitationResponseFields):
-    """The user declined the elicitation."""
-
-    action: Literal["decline"]
-
-
-class CreateElicitationResponseCancel(_CreateElicitationResponseFields):
-    """The elicitation was cancelled."""
-
-    action: Literal["cancel"]
-
-
-CreateElicitationResponse = Union[
-    CreateElicitationResponseAccept,
-    CreateElicitationResponseDecline,
-    CreateElicitationResponseCancel,
-]
-"""Response from the client to an elicitation request.
-
-Result of the `elicitation/create` request (handled by the client).
-
-Other `action` values may appear too (not typed here): Custom or future elicitation action.
-"""
-
-
 class _MessageMcpResponseResultBase(TypedDict):
     # Required, even if JSON null.
     result: Any
@@ -4636,25 +2361,6 @@ Senders must include exactly one outcome. Receivers prefer `result` if both are 
 """
 
 
-class _CancelNotificationBase(TypedDict):
-    # The ID of the session to cancel operations for.
-    sessionId: SessionId
-
-
-class CancelNotification(_CancelNotificationBase, total=False):
-    """Notification to cancel ongoing operations for a session.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
-
-    Params of the `session/cancel` notification (handled by the agent).
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class _MessageMcpNotificationBase(TypedDict):
     # The declared ACP MCP server handling the associated request.
     serverId: McpServerAcpId
@@ -4679,25 +2385,6 @@ class MessageMcpNotification(_MessageMcpNotificationBase, total=False):
 
     # Optional inner MCP params.
     params: Optional[Dict[str, Any]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _CancelRequestNotificationBase(TypedDict):
-    # The ID of the request to cancel.
-    requestId: RequestId
-
-
-class CancelRequestNotification(_CancelRequestNotificationBase, total=False):
-    """Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
-
-    Params of the `$/cancel_request` notification (handled by either side).
-    """
-
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
