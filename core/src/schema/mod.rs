@@ -78,7 +78,7 @@ pub(crate) mod v1;
 #[cfg(not(feature = "unstable"))]
 pub use v1::*;
 
-#[cfg_attr(not(feature = "unstable"), allow(dead_code))]
+#[cfg_attr(not(feature = "unstable"), allow(dead_code, unused_imports))]
 pub(crate) mod v1_unstable;
 #[cfg(feature = "unstable")]
 pub use v1_unstable::*;
