@@ -6,21 +6,21 @@ package acpengine
 // The JSON-RPC and ACP error codes.
 const (
 	// CodeParseError: Invalid JSON was received.
-	CodeParseError int64 = -32700
+	CodeParseError int64 = int64(ErrorCodeParseError)
 	// CodeInvalidRequest: The JSON sent is not a valid request object.
-	CodeInvalidRequest int64 = -32600
+	CodeInvalidRequest int64 = int64(ErrorCodeInvalidRequest)
 	// CodeMethodNotFound: The method does not exist or is not available.
-	CodeMethodNotFound int64 = -32601
+	CodeMethodNotFound int64 = int64(ErrorCodeMethodNotFound)
 	// CodeInvalidParams: Invalid method parameters.
-	CodeInvalidParams int64 = -32602
+	CodeInvalidParams int64 = int64(ErrorCodeInvalidParams)
 	// CodeInternalError: Internal JSON-RPC error.
-	CodeInternalError int64 = -32603
+	CodeInternalError int64 = int64(ErrorCodeInternalError)
 	// CodeAuthRequired: ACP: authentication is required before proceeding.
-	CodeAuthRequired int64 = -32000
+	CodeAuthRequired int64 = int64(ErrorCodeAuthenticationRequired)
 	// CodeResourceNotFound: ACP: a resource (such as a file) was not found.
-	CodeResourceNotFound int64 = -32002
+	CodeResourceNotFound int64 = int64(ErrorCodeResourceNotFound)
 	// CodeRequestCancelled: The request was cancelled (`$/cancel_request`).
-	CodeRequestCancelled int64 = -32800
+	CodeRequestCancelled int64 = int64(ErrorCodeRequestCancelled)
 	// CodeConnectionClosed: acp-engine: the connection closed before the request was answered (every pending
 	// request fails with it; a send on a closed connection too). Local, never sent to
 	// a peer; in JSON-RPC's range for implementation-defined errors.

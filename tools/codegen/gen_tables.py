@@ -156,7 +156,10 @@ def go(t: dict) -> str:
     for error in t["errors"]:
         out += [f"\t// Code{pascal(error['name'])}: {line}" if i == 0 else f"\t// {line}"
                 for i, line in enumerate(wrap(error["doc"], 80))]
-        out += [f"\tCode{pascal(error['name'])} int64 = {error['code']}"]
+        # The schema's codes are its generated ErrorCode constants, as int64.
+        value = (f"int64(ErrorCode{''.join(word.capitalize() for word in error['schema'].split())})"
+                 if "schema" in error else str(error["code"]))
+        out += [f"\tCode{pascal(error['name'])} int64 = {value}"]
     out += [")", "", "// The message each error is made with.", "const ("]
     for message in t["messages"]:
         out += [f"\tmessage{pascal(message['name'])} = {json.dumps(message['message'])}"]
