@@ -7,6 +7,8 @@ PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
 CBINDGEN_VERSION := 0.29.4
+# The N of the C library's soname, libacp_engine.so.N (bindings/c/src/version.rs).
+ABI_VERSION := $(shell sed -n 's/^\#define ACP_ENGINE_ABI_VERSION \([0-9]*\)$$/\1/p' include/acp_engine.h)
 
 ## help: every target, with what it does
 help:
@@ -111,15 +113,19 @@ test-c: build
 
 ## test-install: `make install` into a scratch prefix, then build the C examples
 ## the way a user would, with pkg-config only (no LD_LIBRARY_PATH), and run the
-## client against the agent; a relative PREFIX must be refused
+## client against the agent (which must need libacp_engine.so.N, the installed file,
+## with libacp_engine.so a link to it); a relative PREFIX must be refused
 test-install:
 	@prefix=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$prefix \
 	  && export PKG_CONFIG_PATH=$$prefix/lib/pkgconfig \
 	  && cc -o $$prefix/agent bindings/c/examples/agent.c $$(pkg-config --cflags --libs acp_engine) \
 	  && cc -o $$prefix/client bindings/c/examples/client.c $$(pkg-config --cflags --libs acp_engine) \
+	  && [ -f $$prefix/lib/libacp_engine.so.$(ABI_VERSION) ] && [ ! -L $$prefix/lib/libacp_engine.so.$(ABI_VERSION) ] \
+	  && [ "$$(readlink $$prefix/lib/libacp_engine.so)" = libacp_engine.so.$(ABI_VERSION) ] \
+	  && readelf -d $$prefix/client | grep -q 'NEEDED.*\[libacp_engine\.so\.$(ABI_VERSION)\]' \
 	  && env -u LD_LIBRARY_PATH $$prefix/client $$prefix/agent | tail -1 | grep -qx 'interop ok' \
 	  && ! $(MAKE) -s install PREFIX=relative/prefix 2>/dev/null && [ ! -e relative ] \
-	  && echo "make install + pkg-config build: 2 passed, 0 failed" && rm -rf $$prefix
+	  && echo "make install + pkg-config build: 3 passed, 0 failed" && rm -rf $$prefix
 
 ## cbindgen: install the pinned cbindgen from crates.io if it is not on PATH
 cbindgen:
@@ -135,12 +141,15 @@ header-check: cbindgen
 	  && if cmp -s $$tmp include/acp_engine.h; then echo "include/acp_engine.h is up to date"; rm -f $$tmp; \
 	  else diff -u include/acp_engine.h $$tmp | head -40; rm -f $$tmp; echo "include/acp_engine.h is stale: run make header"; exit 1; fi
 
-## install: the C library (shared and static), its header and acp_engine.pc under PREFIX
+## install: the C library (shared, as libacp_engine.so.N with libacp_engine.so a link
+## to it, and static), its headers and acp_engine.pc under PREFIX
 install:
 	@case "$(PREFIX)" in /*) ;; *) echo "make install: PREFIX must be an absolute path, not '$(PREFIX)' (acp_engine.pc records it)" >&2; exit 2;; esac
+	@[ -n "$(ABI_VERSION)" ] || { echo "make install: no ACP_ENGINE_ABI_VERSION in include/acp_engine.h" >&2; exit 2; }
 	$(CARGO) build --release -q -p acp-engine-ffi
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
-	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/libacp_engine.so.$(ABI_VERSION)
+	ln -sf libacp_engine.so.$(ABI_VERSION) $(DESTDIR)$(PREFIX)/lib/libacp_engine.so
 	install -m 0644 target/release/libacp_engine.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 include/acp_engine.h include/acp_methods.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' bindings/c/acp_engine.pc.in \

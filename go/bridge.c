@@ -46,6 +46,7 @@ static void on_response(void *user_data, const acp_connection *c, int64_t id, co
 
 acp_handlers acp_go_handlers(uintptr_t handle) {
     acp_handlers handlers = {
+        .struct_size = sizeof(acp_handlers),
         .user_data = (void *)handle,
         .on_request = on_request,
         .on_notification = on_notification,

@@ -86,5 +86,5 @@ func failure(rc C.acp_result, text *errorText) error {
 	return fmt.Errorf("acpengine: %s (result %d)", message, int(rc))
 }
 
-// Version is the C library's version.
-func Version() string { return C.GoString(C.acp_version()) }
+// Version is the C library's version (acp_engine_version).
+func Version() string { return C.GoString(C.acp_engine_version()) }

@@ -149,7 +149,9 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 	// Response callbacks (a waiting Call's answer to its channel) only wait
 	// for Go's scheduler: moving the dispatch thread's work to a new thread
 	// meanwhile would start threads that wait too.
-	copts := C.acp_options{side: C.acp_side(side), quick_response_callbacks: true}
+	// struct_size: the acp_options of the header this package was built
+	// with; the library reads what fits in it.
+	copts := C.acp_options{struct_size: C.sizeof_acp_options, side: C.acp_side(side), quick_response_callbacks: true}
 	if options != nil {
 		if options.MaxMessageSize > 0 {
 			copts.max_message_size = C.size_t(options.MaxMessageSize)

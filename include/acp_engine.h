@@ -5,6 +5,33 @@
  * LINKING
  *   cc app.c $(pkg-config --cflags --libs acp_engine)
  *
+ * VERSIONS
+ *   ACP_ENGINE_VERSION ("MAJOR.MINOR.PATCH", and _MAJOR, _MINOR, _PATCH)
+ *   is the version of this header; acp_engine_version() that of the
+ *   library a program runs with. ACP_ENGINE_ABI_VERSION is the header's
+ *   ABI version, the N of the shared library's soname libacp_engine.so.N
+ *   (what a program records when it is linked); acp_engine_abi_version()
+ *   is the library's. N changes only when a change breaks programs built
+ *   against the previous header; within one N, a program runs with any
+ *   library at least as new as its header. A program may check:
+ *     if (acp_engine_abi_version() != ACP_ENGINE_ABI_VERSION) ...
+ *
+ * EXTENSIBLE STRUCTS
+ *   acp_options and acp_handlers start with size_t struct_size, the
+ *   caller's sizeof of the struct: start from ACP_OPTIONS_INIT /
+ *   ACP_HANDLERS_INIT (struct_size set, every other field zero, which is
+ *   its default) and set what you need:
+ *     acp_options options = ACP_OPTIONS_INIT;
+ *     options.side = ACP_SIDE_AGENT;
+ *   or, in C, { .struct_size = sizeof(acp_options), .side = ... }.
+ *   New fields are only appended, and the library reads only the fields
+ *   within struct_size (the others take their defaults), so a program
+ *   built against an older header keeps working with a newer library. A
+ *   struct_size of 0, or smaller than the first version of the struct, is
+ *   refused with ACP_ERR_INVALID_ARGUMENT; so is a struct from a newer
+ *   header than the library's (a larger struct_size) that sets a field the
+ *   library does not know (its unknown bytes must all be zero).
+ *
  * MODEL
  *   An acp_connection talks to one peer over stdio (acp_connection_stdio),
  *   a spawned process (acp_connection_spawn) or two file descriptors
@@ -91,12 +118,61 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "acp_methods.h"
+/*
+ * The header's version as a string, "MAJOR.MINOR.PATCH"; compare it with
+ * acp_engine_version(), the library's.
+ */
+#define ACP_ENGINE_STRINGIFY_(x) #x
+#define ACP_ENGINE_STRINGIFY(x) ACP_ENGINE_STRINGIFY_(x)
+#define ACP_ENGINE_VERSION                                                     \
+  ACP_ENGINE_STRINGIFY(ACP_ENGINE_VERSION_MAJOR)                               \
+  "." ACP_ENGINE_STRINGIFY(ACP_ENGINE_VERSION_MINOR)                           \
+  "." ACP_ENGINE_STRINGIFY(ACP_ENGINE_VERSION_PATCH)
+
+/*
+ * Initializers of acp_options and acp_handlers: struct_size set to this
+ * header's sizeof, every other field zero (its default):
+ *   acp_options options = ACP_OPTIONS_INIT;
+ *   acp_handlers handlers = ACP_HANDLERS_INIT;
+ */
+#ifdef __cplusplus
+#define ACP_OPTIONS_INIT                                                       \
+  ([] { acp_options o_ = {}; o_.struct_size = sizeof(acp_options); return o_; }())
+#define ACP_HANDLERS_INIT                                                      \
+  ([] { acp_handlers h_ = {}; h_.struct_size = sizeof(acp_handlers); return h_; }())
+#else
+#define ACP_OPTIONS_INIT { .struct_size = sizeof(acp_options) }
+#define ACP_HANDLERS_INIT { .struct_size = sizeof(acp_handlers) }
+#endif
+
 
 /*
  The JSON-RPC error code every pending request fails with once the
  connection closed ("Connection closed"; local, never sent to a peer).
  */
 #define ACP_ERROR_CONNECTION_CLOSED -32099
+
+/*
+ The major version of the header (and of the crate it comes from).
+ */
+#define ACP_ENGINE_VERSION_MAJOR 0
+
+/*
+ The minor version of the header.
+ */
+#define ACP_ENGINE_VERSION_MINOR 1
+
+/*
+ The patch version of the header.
+ */
+#define ACP_ENGINE_VERSION_PATCH 0
+
+/*
+ The ABI version of the header: the N of the library's soname,
+ `libacp_engine.so.N`. A program may run with any library of the same
+ ABI version that is at least as new as its header.
+ */
+#define ACP_ENGINE_ABI_VERSION 1
 
 /*
  The outcome of every fallible call. On anything but `ACP_OK`,
@@ -247,10 +323,22 @@ typedef struct acp_responder acp_responder;
 typedef struct acp_server acp_server;
 
 /*
- Settings for a new connection. A NULL `acp_options*` means all defaults;
- zero-initialise it (`acp_options o = {0};`) and set what you need.
+ Settings for a new connection. A NULL `acp_options*` means all
+ defaults. Otherwise start from `ACP_OPTIONS_INIT` (`struct_size` set,
+ every other field zero: its default) and set what you need:
+ `acp_options o = ACP_OPTIONS_INIT; o.side = ACP_SIDE_AGENT;`.
+ Fields are only ever appended; the library reads those within
+ `struct_size`, so a program built against an older header keeps working.
  */
 typedef struct {
+  /*
+   `sizeof(acp_options)`, as the caller's header defines it (set by
+   `ACP_OPTIONS_INIT`). Fields beyond it take their defaults. Smaller
+   than the first version's struct (0 included) is refused with
+   ACP_ERR_INVALID_ARGUMENT; so is a larger struct (from a newer
+   header) whose fields this library does not know are not all zero.
+   */
+  size_t struct_size;
   /*
    Which side of ACP this connection plays (default RAW).
    */
@@ -380,9 +468,21 @@ typedef void (*acp_invalid_notification_callback)(void *user_data,
  Callbacks for a connection. Any may be NULL: requests then get -32601,
  notifications are dropped. They run on the connection's dispatch thread
  (never the thread that created the connection), may block, and may call
- any acp_* function. `user_data` is passed back as given.
+ any acp_* function. `user_data` is passed back as given. Start from
+ `ACP_HANDLERS_INIT` (`struct_size` set, every callback NULL):
+ `acp_handlers h = ACP_HANDLERS_INIT; h.on_request = on_request;`.
+ Callbacks are only ever appended; the library reads those within
+ `struct_size`, so a program built against an older header keeps working.
  */
 typedef struct {
+  /*
+   `sizeof(acp_handlers)`, as the caller's header defines it (set by
+   `ACP_HANDLERS_INIT`). Callbacks beyond it are NULL. Smaller than the
+   first version's struct (0 included) is refused with
+   ACP_ERR_INVALID_ARGUMENT; so is a larger struct (from a newer
+   header) whose fields this library does not know are not all zero.
+   */
+  size_t struct_size;
   /*
    Passed back to every callback.
    */
@@ -857,6 +957,19 @@ acp_result acp_server_stop(acp_server *server);
  Stop the server (as `acp_server_stop`) and free it. NULL is ignored.
  */
 void acp_server_free(acp_server *server);
+
+/*
+ The library's version, "MAJOR.MINOR.PATCH" (static; do not free).
+ Compare it with `ACP_ENGINE_VERSION`, the header's.
+ */
+const char *acp_engine_version(void);
+
+/*
+ The library's ABI version (the N of `libacp_engine.so.N`). A program
+ built with `ACP_ENGINE_ABI_VERSION` N runs with a library whose ABI
+ version is N.
+ */
+uint32_t acp_engine_abi_version(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -202,8 +202,8 @@ static void on_request(void *user_data, const acp_connection *conn, const char *
 }
 
 int main(void) {
-    acp_options options = {.side = ACP_SIDE_AGENT};
-    acp_handlers handlers = {.on_request = on_request};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_AGENT};
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = on_request};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &handlers, &c) != ACP_OK) {
         fprintf(stderr, "c-bench-agent: %s\n", acp_last_error_message());

@@ -159,8 +159,8 @@ int main(int argc, char **argv) {
         memcpy(large_read + sizeof head - 1 + LARGE_SIZE, "\"}", 3);
     }
 
-    acp_options options = {.side = ACP_SIDE_CLIENT};
-    acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = on_request, .on_notification = on_notification};
     acp_connection *c = NULL;
     if (acp_connection_spawn((const char *const *)&argv[agent], NULL, NULL, &options, &handlers, &c) != ACP_OK) {
         fprintf(stderr, "c-bench-client: spawn %s: %s\n", argv[agent], acp_last_error_message());

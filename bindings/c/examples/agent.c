@@ -220,7 +220,7 @@ static void initialize(const char *params, acp_responder *responder) {
     acp_string_free(notices), acp_string_free(compaction);
     char *result = fmt("{\"protocolVersion\":%d,\"agentCapabilities\":{},\"authMethods\":[],"
                        "\"agentInfo\":{\"name\":\"acp-engine-c-example-agent\",\"version\":\"%s\"}}",
-                       ACP_PROTOCOL_VERSION, acp_version());
+                       ACP_PROTOCOL_VERSION, acp_engine_version());
     acp_responder_ok(responder, result);
     free(result);
 }
@@ -315,8 +315,13 @@ static int serve(const char *address, const acp_options *options, const acp_hand
 }
 
 int main(int argc, char **argv) {
-    acp_options options = {.side = ACP_SIDE_AGENT};
-    acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
+    /* Start from the _INIT values: they set struct_size, the size of the
+     * structs in this header, so that a newer library reads them right. */
+    acp_options options = ACP_OPTIONS_INIT;
+    options.side = ACP_SIDE_AGENT;
+    acp_handlers handlers = ACP_HANDLERS_INIT;
+    handlers.on_request = on_request;
+    handlers.on_notification = on_notification;
     if (argc == 3 && strcmp(argv[1], "--serve") == 0) return serve(argv[2], &options, &handlers);
     acp_connection *conn = NULL;
     if (acp_connection_stdio(&options, &handlers, &conn) != ACP_OK) {

@@ -332,6 +332,8 @@ static void prompt(const acp_connection *conn, const char *text, const char *wan
 
 int main(int argc, char **argv) {
     if (argc < 2) fail("usage: client <agent command> [args...] | URL (ws://, wss://, http://, https://)");
+    /* The library we run with must have the ABI of the header we were built with. */
+    if (acp_engine_abi_version() != ACP_ENGINE_ABI_VERSION) fail("libacp_engine has another ABI version than acp_engine.h");
     strcpy(cwd, "/tmp/acp-c-client.XXXXXX");
     if (!mkdtemp(cwd)) fail("mkdtemp");
     atexit(remove_temp_files);
@@ -341,8 +343,13 @@ int main(int argc, char **argv) {
     fputs("Hello from the client's file\n", f);
     fclose(f);
 
-    acp_options options = {.side = ACP_SIDE_CLIENT};
-    acp_handlers handlers = {.on_request = on_request, .on_notification = on_notification};
+    /* Start from the _INIT values: they set struct_size, the size of the
+     * structs in this header, so that a newer library reads them right. */
+    acp_options options = ACP_OPTIONS_INIT;
+    options.side = ACP_SIDE_CLIENT;
+    acp_handlers handlers = ACP_HANDLERS_INIT;
+    handlers.on_request = on_request;
+    handlers.on_notification = on_notification;
     acp_connection *conn = NULL;
     /* A URL is a remote agent (token: ACP_ENGINE_TOKEN); anything else a command to spawn. */
     acp_remote_options remote = {.token = getenv("ACP_ENGINE_TOKEN")};

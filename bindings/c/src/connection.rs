@@ -45,22 +45,22 @@ pub(crate) unsafe fn start(
     }
     *out = ptr::null_mut();
     let settings = Settings::read(options)?;
+    let handlers = acp_handlers::read(handlers)?;
     start_with(transport, settings, handlers, out)
 }
 
-/// Start a connection with settings already read (a server's, for each
-/// connection it accepts).
+/// Start a connection with settings and handlers already read (a
+/// server's, for each connection it accepts).
 pub(crate) unsafe fn start_with(
     transport: impl FnOnce(&Settings) -> Result<Transport, Failure>,
     settings: Settings,
-    handlers: *const acp_handlers,
+    handlers: Option<acp_handlers>,
     out: *mut *mut acp_connection,
 ) -> Result<(), Failure> {
     if out.is_null() {
         return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
     }
     *out = ptr::null_mut();
-    let handlers = handlers.as_ref().copied();
     let (runtime, generation) = host::runtime_and_generation();
     // Transports register with the reactor: build them inside the runtime.
     let _entered = runtime.enter();

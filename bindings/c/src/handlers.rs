@@ -2,7 +2,11 @@
 //! and the error struct they receive.
 
 use std::ffi::{c_char, c_void};
+use std::mem::{offset_of, size_of};
 use std::ptr;
+
+use crate::ffi::Failure;
+use crate::sized::{self, SizedStruct};
 
 use crate::connection::acp_connection;
 use crate::responder::acp_responder;
@@ -100,10 +104,20 @@ pub type acp_response_callback = Option<
 /// Callbacks for a connection. Any may be NULL: requests then get -32601,
 /// notifications are dropped. They run on the connection's dispatch thread
 /// (never the thread that created the connection), may block, and may call
-/// any acp_* function. `user_data` is passed back as given.
+/// any acp_* function. `user_data` is passed back as given. Start from
+/// `ACP_HANDLERS_INIT` (`struct_size` set, every callback NULL):
+/// `acp_handlers h = ACP_HANDLERS_INIT; h.on_request = on_request;`.
+/// Callbacks are only ever appended; the library reads those within
+/// `struct_size`, so a program built against an older header keeps working.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct acp_handlers {
+    /// `sizeof(acp_handlers)`, as the caller's header defines it (set by
+    /// `ACP_HANDLERS_INIT`). Callbacks beyond it are NULL. Smaller than the
+    /// first version's struct (0 included) is refused with
+    /// ACP_ERR_INVALID_ARGUMENT; so is a larger struct (from a newer
+    /// header) whose fields this library does not know are not all zero.
+    pub struct_size: usize,
     /// Passed back to every callback.
     pub user_data: *mut c_void,
     /// Inbound requests (NULL: they get -32601).
@@ -120,6 +134,32 @@ pub struct acp_handlers {
     /// claude-agent-acp 0.23's `session/update` `usage_update` with
     /// `"used": null`.
     pub on_invalid_notification: acp_invalid_notification_callback,
+}
+
+impl SizedStruct for acp_handlers {
+    const NAME: &'static str = "acp_handlers";
+    const FIRST_SIZE: usize =
+        offset_of!(acp_handlers, on_invalid_notification) + size_of::<acp_invalid_notification_callback>();
+
+    fn defaults() -> Self {
+        Self {
+            struct_size: size_of::<Self>(),
+            user_data: ptr::null_mut(),
+            on_request: None,
+            on_notification: None,
+            on_close: None,
+            on_cancel: None,
+            on_invalid_notification: None,
+        }
+    }
+}
+
+impl acp_handlers {
+    /// Read `handlers` (NULL: `None`): the callbacks within its
+    /// `struct_size`, NULL beyond it.
+    pub(crate) unsafe fn read(handlers: *const acp_handlers) -> Result<Option<Self>, Failure> {
+        sized::read(handlers, "handlers")
+    }
 }
 
 // C function pointers and `user_data`: usable from any thread by the

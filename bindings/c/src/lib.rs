@@ -26,6 +26,8 @@ mod options;
 mod responder;
 mod runtime;
 mod server;
+mod sized;
+mod version;
 
 pub use awaited::*;
 pub use connection::*;
@@ -37,3 +39,4 @@ pub use options::*;
 pub use responder::*;
 pub use runtime::*;
 pub use server::*;
+pub use version::*;

@@ -2,10 +2,12 @@
 
 use acp_engine::host::{HostOptions, Side};
 use acp_engine::{Protocol, UncheckedMethods};
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
+use std::mem::{offset_of, size_of};
 use std::ptr;
 
-use crate::ffi::{str_arg, Failure};
+use crate::ffi::{acp_result, str_arg, Failure};
+use crate::sized::{self, SizedStruct};
 
 /// Which side of ACP the connection plays: decides which messages it
 /// accepts and checks, before C sees them.
@@ -22,11 +24,21 @@ pub enum acp_side {
     ACP_SIDE_CLIENT = 2,
 }
 
-/// Settings for a new connection. A NULL `acp_options*` means all defaults;
-/// zero-initialise it (`acp_options o = {0};`) and set what you need.
+/// Settings for a new connection. A NULL `acp_options*` means all
+/// defaults. Otherwise start from `ACP_OPTIONS_INIT` (`struct_size` set,
+/// every other field zero: its default) and set what you need:
+/// `acp_options o = ACP_OPTIONS_INIT; o.side = ACP_SIDE_AGENT;`.
+/// Fields are only ever appended; the library reads those within
+/// `struct_size`, so a program built against an older header keeps working.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct acp_options {
+    /// `sizeof(acp_options)`, as the caller's header defines it (set by
+    /// `ACP_OPTIONS_INIT`). Fields beyond it take their defaults. Smaller
+    /// than the first version's struct (0 included) is refused with
+    /// ACP_ERR_INVALID_ARGUMENT; so is a larger struct (from a newer
+    /// header) whose fields this library does not know are not all zero.
+    pub struct_size: usize,
     /// Which side of ACP this connection plays (default RAW).
     pub side: acp_side,
     /// Bound on one inbound message in bytes (0: the default, 64 MiB).
@@ -70,6 +82,7 @@ pub struct acp_options {
 impl Default for acp_options {
     fn default() -> Self {
         Self {
+            struct_size: size_of::<Self>(),
             side: acp_side::ACP_SIDE_RAW,
             max_message_size: 0,
             exit_grace_ms: 0,
@@ -97,14 +110,36 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// Read `options` (NULL: the defaults). Its strings are copied.
+    /// Read `options` (NULL: the defaults; the fields beyond its
+    /// `struct_size` too). Its strings are copied.
     pub(crate) unsafe fn read(options: *const acp_options) -> Result<Self, Failure> {
-        let options = options.as_ref().copied().unwrap_or_default();
+        let options = sized::read(options, "options")?.unwrap_or_default();
         Ok(Self {
             host: options.host_options()?,
             exit_grace_ms: options.exit_grace_ms,
             quick_response_callbacks: options.quick_response_callbacks,
         })
+    }
+}
+
+impl SizedStruct for acp_options {
+    const NAME: &'static str = "acp_options";
+    const FIRST_SIZE: usize = offset_of!(acp_options, unchecked_methods) + size_of::<*const *const c_char>();
+
+    fn defaults() -> Self {
+        Self::default()
+    }
+
+    unsafe fn check_in_place(options: *const Self, _size: usize, name: &str) -> Result<(), Failure> {
+        // `side` is in the first version: within any accepted size.
+        let side = ptr::addr_of!((*options).side).cast::<c_int>().read();
+        if !(0..=2).contains(&side) {
+            return Err(Failure::new(
+                acp_result::ACP_ERR_INVALID_ARGUMENT,
+                format!("{name}->side is {side}, not an acp_side"),
+            ));
+        }
+        Ok(())
     }
 }
 

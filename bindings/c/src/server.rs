@@ -165,7 +165,7 @@ pub unsafe extern "C" fn acp_server_start(
         }
         *out = ptr::null_mut();
         let address = str_arg(address, "address")?;
-        let Some(handlers) = handlers.as_ref().copied() else {
+        let Some(handlers) = acp_handlers::read(handlers)? else {
             return Err(Failure::new(
                 acp_result::ACP_ERR_NULL_ARGUMENT,
                 "handlers is NULL",
@@ -243,9 +243,15 @@ fn accept_loop(
             }
             let mut conn = ptr::null_mut();
             let transport = accepted.transport;
-            // SAFETY: every pointer is ours or the caller's valid handlers.
-            let started =
-                unsafe { start_with(move |_| Ok(transport), settings.clone(), &handlers, &mut conn) };
+            // SAFETY: `conn` is ours; the handlers were read from the caller's.
+            let started = unsafe {
+                start_with(
+                    move |_| Ok(transport),
+                    settings.clone(),
+                    Some(handlers),
+                    &mut conn,
+                )
+            };
             match started {
                 Ok(()) => open.push(conn),
                 Err(failure) => {

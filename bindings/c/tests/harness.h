@@ -253,7 +253,7 @@ static inline acp_result peer_connect_with(peer *p, const acp_options *options, 
 
 static inline acp_result peer_connect(peer *p, acp_side side, const acp_handlers *handlers,
                                       acp_connection **out) {
-    acp_options options = {.side = side};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = side};
     return peer_connect_with(p, &options, handlers, out);
 }
 

@@ -3,9 +3,10 @@
 #   bash bindings/c/tests/run.sh
 # Steps, each a PASS/FAIL line:
 #   0. `make build`: the library, the Rust examples, the tool (ACP_SKIP_CARGO=1 skips it)
-#   1. the header alone compiles as C99 and as C++ (-fsyntax-only, warnings are errors);
-#      it declares exactly the library's exported acp_* functions, and every
-#      one of them is called by some test
+#   1. the header alone compiles as C99 and as C++ (-fsyntax-only, warnings are errors,
+#      its _INIT and version macros used); it declares exactly the library's exported
+#      acp_* functions, and every one of them is called by some test; the library's
+#      soname is libacp_engine.so.<ACP_ENGINE_ABI_VERSION>
 #   2. every bindings/c/tests/test_*.c: gcc -std=c11 -Wall -Wextra -Werror, run
 #   3. each again under valgrind (0 errors; nothing definitely/indirectly lost)
 #   4. each built with -fsanitize=address,undefined, run
@@ -72,7 +73,16 @@ cflags=(-std=c11 -Wall -Wextra -Werror -g -I "$root/include")
 link=(-L "$target" -lacp_engine "-Wl,-rpath,$target" -lpthread)
 
 # ---- 1. the header ---------------------------------------------------------------
-printf '#include "acp_engine.h"\nint main(void) { return acp_version() == 0; }\n' >"$build/header.c"
+cat >"$build/header.c" <<'EOF'
+#include "acp_engine.h"
+int main(void) {
+    acp_options options = ACP_OPTIONS_INIT;
+    acp_handlers handlers = ACP_HANDLERS_INIT;
+    const char *version = ACP_ENGINE_VERSION;
+    return acp_engine_abi_version() != ACP_ENGINE_ABI_VERSION || options.struct_size != sizeof options
+        || handlers.struct_size != sizeof handlers || version[0] == 0;
+}
+EOF
 check "header as C99" gcc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I "$root/include" "$build/header.c"
 check "header as C++" g++ -x c++ -std=c++11 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only -I "$root/include" "$build/header.c"
 
@@ -92,6 +102,17 @@ coverage() {
   return $missing
 }
 check "header = exports; every function called by a test" coverage
+
+# The soname is libacp_engine.so.<ACP_ENGINE_ABI_VERSION>, and the build
+# tree has that name for programs linked against it (bindings/c/build.rs).
+soname_check() {
+  local abi soname
+  abi="$(sed -n 's/^#define ACP_ENGINE_ABI_VERSION \([0-9][0-9]*\)$/\1/p' "$root/include/acp_engine.h")"
+  soname="$(readelf -d "$target/libacp_engine.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
+  echo "ACP_ENGINE_ABI_VERSION $abi, soname $soname"
+  [[ -n "$abi" && "$soname" == "libacp_engine.so.$abi" && -e "$target/$soname" ]]
+}
+check "soname = libacp_engine.so.ACP_ENGINE_ABI_VERSION" soname_check
 
 # ---- 2. the C tests --------------------------------------------------------------
 tests=()

@@ -26,9 +26,18 @@ ACP_SIDE_CLIENT = 2
 EVENT_REQUEST, EVENT_NOTIFICATION, EVENT_RESPONSE, EVENT_CLOSED = 1, 2, 3, 4
 
 
+# The ABI these declarations describe (ACP_ENGINE_ABI_VERSION): a library of
+# another ABI version is refused before anything is called.
+ABI_VERSION = 1
+ACP_ERR_INVALID_ARGUMENT = 4
+
+
 class AcpOptions(ctypes.Structure):
-    # Every field, in the header's order: the library reads the whole struct.
+    # The header's fields, in its order. struct_size is sizeof of the struct
+    # as declared here: the library reads the fields within it (and takes
+    # the defaults of fields appended to the header later).
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("side", ctypes.c_int),
         ("max_message_size", ctypes.c_size_t),
         ("exit_grace_ms", ctypes.c_uint32),
@@ -63,8 +72,12 @@ RESPONSE_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctyp
 
 lib = ctypes.CDLL(LIBRARY)
 conn_p = ctypes.c_void_p
-lib.acp_version.restype = ctypes.c_char_p
-lib.acp_version.argtypes = []
+lib.acp_engine_abi_version.restype = ctypes.c_uint32
+lib.acp_engine_abi_version.argtypes = []
+if lib.acp_engine_abi_version() != ABI_VERSION:
+    sys.exit(f"{LIBRARY} has ABI version {lib.acp_engine_abi_version()}, these declarations {ABI_VERSION}")
+lib.acp_engine_version.restype = ctypes.c_char_p
+lib.acp_engine_version.argtypes = []
 lib.acp_last_error_message.restype = ctypes.c_char_p
 lib.acp_last_error_message.argtypes = []
 lib.acp_connection_spawn.restype = ctypes.c_int
@@ -112,7 +125,7 @@ class Client:
         self.closed_reason = None
         self.conn = conn_p()
         argv = (ctypes.c_char_p * 2)(AGENT.encode(), None)
-        options = AcpOptions(ACP_SIDE_CLIENT, 0, 0)
+        options = AcpOptions(struct_size=ctypes.sizeof(AcpOptions), side=ACP_SIDE_CLIENT)
         check(lib.acp_connection_spawn(argv, None, None, ctypes.byref(options), None, ctypes.byref(self.conn)),
               "acp_connection_spawn")
 
@@ -219,7 +232,13 @@ class Client:
 
 
 def main():
-    print(f"libacp_engine {lib.acp_version().decode()} from {LIBRARY}", file=sys.stderr)
+    print(f"libacp_engine {lib.acp_engine_version().decode()} from {LIBRARY}", file=sys.stderr)
+    # Options without struct_size (all zero) are refused, saying what to do.
+    unsized, conn = AcpOptions(side=ACP_SIDE_CLIENT), conn_p()
+    argv = (ctypes.c_char_p * 2)(b"true", None)
+    rc = lib.acp_connection_spawn(argv, None, None, ctypes.byref(unsized), None, ctypes.byref(conn))
+    if rc != ACP_ERR_INVALID_ARGUMENT or b"struct_size is 0" not in lib.acp_last_error_message():
+        raise Failure(f"struct_size 0: result {rc}: {lib.acp_last_error_message().decode()}")
     with tempfile.TemporaryDirectory(prefix="acp-ctypes-") as cwd:
         with open(os.path.join(cwd, "hello.txt"), "w") as f:
             f.write("Hello from the client's file\n")

@@ -235,7 +235,7 @@ static void test_blocking_wait_and_wrong_mode(void) {
     peer_close(&p);
 
     /* Event-queue calls on a connection with handlers. */
-    acp_handlers h = {0};
+    acp_handlers h = ACP_HANDLERS_INIT;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
     event = (acp_event *)(uintptr_t)1;
     CHECK_RC(acp_connection_next_event(c, 0, &event), ACP_ERR_WRONG_MODE);

@@ -86,6 +86,7 @@ static void test_callback(void) {
     static heard h;
     heard_init(&h);
     acp_handlers handlers = {
+        .struct_size = sizeof(acp_handlers),
         .user_data = &h,
         .on_notification = on_notification,
         .on_invalid_notification = on_invalid_notification,
@@ -113,7 +114,7 @@ static void test_without_the_callback(void) {
     harness_section("without on_invalid_notification: ignored, the valid update arrives");
     static heard h;
     heard_init(&h);
-    acp_handlers handlers = {0};
+    acp_handlers handlers = ACP_HANDLERS_INIT;
     handlers.user_data = &h;
     handlers.on_notification = on_notification;
     peer p;

@@ -39,12 +39,12 @@ static void spawn_flood_peer(const char *count, int read, const acp_options *opt
     char peer[4096];
     snprintf(peer, sizeof peer, "%s/reliability/flood_peer.py", getenv("ACP_REPO") ? getenv("ACP_REPO") : ".");
     const char *argv[] = {"python3", peer, count, read ? "--read" : NULL, NULL};
-    acp_handlers handlers = {.on_request = answer, .on_notification = on_report, .on_close = on_close};
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = answer, .on_notification = on_report, .on_close = on_close};
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, options, &handlers, out), ACP_OK);
 }
 
 static void test_held_at_the_limits_and_every_answer_arrives(void) {
-    acp_options options = {.max_in_flight_requests = 64, .max_buffered_bytes = 256 * 1024};
+    acp_options options = {.struct_size = sizeof(acp_options), .max_in_flight_requests = 64, .max_buffered_bytes = 256 * 1024};
     acp_connection *c = NULL;
     spawn_flood_peer("200000", 1, &options, &c);
     CHECK(latch_wait(&reported, 1, slow(120000)));
@@ -63,7 +63,7 @@ static void test_held_at_the_limits_and_every_answer_arrives(void) {
 }
 
 static void test_the_stall_timeout_closes(void) {
-    acp_options options = {.max_buffered_bytes = 64 * 1024, .output_stall_timeout_ms = 300};
+    acp_options options = {.struct_size = sizeof(acp_options), .max_buffered_bytes = 64 * 1024, .output_stall_timeout_ms = 300};
     acp_connection *c = NULL;
     int before = latch_get(&closed);
     spawn_flood_peer("100000", 0, &options, &c);

@@ -54,8 +54,8 @@ static void on_answer(void *user_data, const acp_connection *conn, int64_t reque
 static void connect_pair(acp_connection **left, acp_connection **right, counter *c) {
     int fds[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
-    acp_handlers echo = {.user_data = NULL, .on_request = echo_request};
-    acp_handlers counting = {.user_data = c, .on_request = echo_request, .on_notification = count_notification};
+    acp_handlers echo = {.struct_size = sizeof(acp_handlers), .user_data = NULL, .on_request = echo_request};
+    acp_handlers counting = {.struct_size = sizeof(acp_handlers), .user_data = c, .on_request = echo_request, .on_notification = count_notification};
     CHECK_RC(acp_connection_fds(fds[0], dup(fds[0]), NULL, &echo, left), ACP_OK);
     CHECK_RC(acp_connection_fds(fds[1], dup(fds[1]), NULL, &counting, right), ACP_OK);
 }
@@ -121,12 +121,12 @@ static void requests_held_in_flight(void) {
     holder right_h = {LATCH_INIT, calloc(n, sizeof(acp_responder *)), calloc(n, sizeof(char *))};
     int fds[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
-    acp_handlers left_handlers = {.user_data = &left_h, .on_request = hold_request};
-    acp_handlers right_handlers = {.user_data = &right_h, .on_request = hold_request};
+    acp_handlers left_handlers = {.struct_size = sizeof(acp_handlers), .user_data = &left_h, .on_request = hold_request};
+    acp_handlers right_handlers = {.struct_size = sizeof(acp_handlers), .user_data = &right_h, .on_request = hold_request};
     acp_connection *left, *right;
     /* More than the default limit of requests in flight (1024): holding them
      * all is the point here. */
-    acp_options options = {.max_in_flight_requests = (size_t)n + 1};
+    acp_options options = {.struct_size = sizeof(acp_options), .max_in_flight_requests = (size_t)n + 1};
     CHECK_RC(acp_connection_fds(fds[0], dup(fds[0]), &options, &left_handlers, &left), ACP_OK);
     CHECK_RC(acp_connection_fds(fds[1], dup(fds[1]), &options, &right_handlers, &right), ACP_OK);
     answers one_way = {LATCH_INIT, 0}, other_way = {LATCH_INIT, 0};

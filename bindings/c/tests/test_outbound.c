@@ -52,7 +52,7 @@ static void outcome_init(outcome *o) {
 
 /* Callbacks run on the dispatch thread of a connection with handlers (none
  * set here: the peer sends no requests). */
-static const acp_handlers no_handlers = {0};
+static const acp_handlers no_handlers = ACP_HANDLERS_INIT;
 
 static void test_callbacks(void) {
     harness_section("send_request with a callback: result, error");
@@ -324,7 +324,7 @@ static void ask_back(void *user_data, const acp_connection *conn, const char *me
 static void test_nested_request(void) {
     harness_section("a request callback waits on a request of its own");
     static nested n = {NULL, PTHREAD_MUTEX_INITIALIZER, LATCH_INIT};
-    acp_handlers h = {.user_data = &n, .on_request = ask_back};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &n, .on_request = ask_back};
     peer p;
     pthread_mutex_lock(&n.mutex);
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &n.c), ACP_OK);
@@ -375,7 +375,7 @@ static void test_max_message_size(void) {
     int sv[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     peer p = {.fd = sv[0]};
-    acp_options options = {.side = ACP_SIDE_RAW, .max_message_size = 256};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_RAW, .max_message_size = 256};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_fds(sv[1], dup(sv[1]), &options, NULL, &c), ACP_OK);
     /* Small ones pass. */
@@ -524,8 +524,8 @@ static void note(void *user_data, const acp_connection *conn, const char *method
 static void test_quick_response_callbacks(void) {
     harness_section("quick_response_callbacks: a slow response callback holds the dispatch thread");
     static quick q = {LATCH_INIT, LATCH_INIT, 0, -1, NULL};
-    acp_handlers h = {.user_data = &q, .on_notification = note};
-    acp_options options = {.quick_response_callbacks = true};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &q, .on_notification = note};
+    acp_options options = {.struct_size = sizeof(acp_options), .quick_response_callbacks = true};
     peer p;
     CHECK_RC(peer_connect_with(&p, &options, &h, &q.c), ACP_OK);
     int64_t id = -1;

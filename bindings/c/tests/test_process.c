@@ -212,7 +212,7 @@ static void test_crash_sleep(void) {
     char script[512];
     snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 30", pidfile);
     const char *argv[] = {"sh", "-c", script, NULL};
-    acp_handlers h = {.user_data = &s, .on_close = on_close};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &s, .on_close = on_close};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, NULL, &h, &c), ACP_OK);
     pid_t pid = read_pid(pidfile, slow(5000));
@@ -263,8 +263,8 @@ static void test_crash_rust_agent(void) {
     }
     snprintf(script, sizeof script, "echo $$ > '%s'; exec '%s' 2>/dev/null", pidfile, agent);
     const char *argv[] = {"sh", "-c", script, NULL};
-    acp_options options = {.side = ACP_SIDE_CLIENT};
-    acp_handlers h = {.user_data = &s, .on_request = park_permission, .on_close = on_close};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &s, .on_request = park_permission, .on_close = on_close};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, &options, &h, &c), ACP_OK);
     pid_t pid = read_pid(pidfile, slow(5000));
@@ -378,8 +378,8 @@ static void child_close(void *user_data, const acp_connection *conn, const char 
 /* The child: serve ACP on stdio until EOF, then leave a marker file. */
 static int stdio_child(const char *marker) {
     static child_state s = {LATCH_INIT};
-    acp_options options = {.side = ACP_SIDE_AGENT};
-    acp_handlers h = {.user_data = &s, .on_request = child_request, .on_close = child_close};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_AGENT};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &s, .on_request = child_request, .on_close = child_close};
     acp_connection *c = NULL;
     if (acp_connection_stdio(&options, &h, &c) != ACP_OK) return 3;
     if (acp_connection_wait_closed(c, 20000) != ACP_OK) return 4;
@@ -403,7 +403,7 @@ static void test_stdio(void) {
     path_in_tmp(marker, sizeof marker, "stdio-child.done");
     const char *argv[] = {self, "--stdio-child", marker, NULL};
     const char *env[] = {"ACP_CHILD_VERSION=9.9.9", NULL};
-    acp_options options = {.side = ACP_SIDE_CLIENT};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, env, NULL, &options, NULL, &c), ACP_OK);
     char *json = NULL;

@@ -51,7 +51,7 @@ static void stop(server *s) {
 }
 
 static void requests(const char *url) {
-    acp_options options = {.side = ACP_SIDE_CLIENT};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_connect_url(url, NULL, &options, NULL, &c), ACP_OK);
     char *result = NULL;
@@ -87,7 +87,7 @@ static void test_requests_over_both_transports(void) {
 }
 
 static void refused(const char *url) {
-    acp_options options = {.side = ACP_SIDE_CLIENT};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
     acp_remote_options remote = {.token = "guess"};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_connect_url(url, &remote, &options, NULL, &c), ACP_OK);

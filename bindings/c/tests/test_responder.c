@@ -74,7 +74,7 @@ static void *answer_later(void *arg) {
 static void test_answer_later_and_twice(void) {
     harness_section("answer later from a pthread; answer twice");
     lot_reset();
-    acp_handlers h = {.user_data = &lot, .on_request = park};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &lot, .on_request = park};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -143,7 +143,7 @@ static void test_answer_later_and_twice(void) {
 static void test_unanswered_at_close(void) {
     harness_section("unanswered requests get -32603 at close");
     lot_reset();
-    acp_handlers h = {.user_data = &lot, .on_request = park};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &lot, .on_request = park};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -197,7 +197,7 @@ static void long_running(void *user_data, const acp_connection *conn, const char
 static void test_peer_cancels(void) {
     harness_section("$/cancel_request from the peer");
     static canceller k = {LATCH_INIT, LATCH_INIT, -1};
-    acp_handlers h = {.user_data = &k, .on_request = long_running};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &k, .on_request = long_running};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -242,7 +242,7 @@ static void meet(void *user_data, const acp_connection *conn, const char *method
 static void test_concurrent_requests(void) {
     harness_section("requests are delivered concurrently");
     static rendezvous r = {LATCH_INIT};
-    acp_handlers h = {.user_data = &r, .on_request = meet};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &r, .on_request = meet};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -262,7 +262,7 @@ static void test_concurrent_requests(void) {
 
 static void test_no_request_handler(void) {
     harness_section("on_request NULL: -32601");
-    acp_handlers h = {0};
+    acp_handlers h = ACP_HANDLERS_INIT;
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -306,7 +306,7 @@ static void on_cancel(void *user_data, const acp_connection *conn, acp_responder
 static void test_on_cancel(void) {
     harness_section("on_cancel: the peer's $/cancel_request, in order");
     static cancel_seen k = {LATCH_INIT, LATCH_INIT, NULL, NULL};
-    acp_handlers h = {.user_data = &k, .on_request = hold, .on_cancel = on_cancel};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &k, .on_request = hold, .on_cancel = on_cancel};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);

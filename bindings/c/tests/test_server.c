@@ -63,7 +63,7 @@ static void client_request(void *user_data, const acp_connection *conn, const ch
 
 static acp_server *start_server(const char *token) {
     acp_serve_options serve = {.token = token};
-    acp_handlers handlers = {.on_request = agent_request, .on_close = agent_closed};
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = agent_request, .on_close = agent_closed};
     acp_server *server = NULL;
     CHECK_RC(acp_server_start("127.0.0.1:0", &serve, NULL, &handlers, on_accept, &accepted, &server), ACP_OK);
     return server;
@@ -71,7 +71,7 @@ static acp_server *start_server(const char *token) {
 
 static acp_connection *client(const char *url, const char *token) {
     acp_remote_options remote = {.token = token};
-    acp_handlers handlers = {.on_request = client_request};
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = client_request};
     acp_connection *conn = NULL;
     CHECK_RC(acp_connection_connect_url(url, &remote, NULL, &handlers, &conn), ACP_OK);
     return conn;
@@ -163,7 +163,7 @@ static void test_stopping_fails_what_is_pending(void) {
 }
 
 static void test_arguments(void) {
-    acp_handlers handlers = {.on_request = agent_request};
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = agent_request};
     acp_server *server = NULL;
     CHECK_RC(acp_server_start(NULL, NULL, NULL, &handlers, NULL, NULL, &server), ACP_ERR_NULL_ARGUMENT);
     CHECK_LAST_ERROR();

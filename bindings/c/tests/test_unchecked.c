@@ -91,16 +91,16 @@ static pair connect_pair(agent_log *log, int client_lists, int agent_lists) {
     pair p = {NULL, NULL};
 
     char **agent_list = set_model_list();
-    acp_options agent_options = {.side = ACP_SIDE_AGENT};
+    acp_options agent_options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_AGENT};
     if (agent_lists) agent_options.unchecked_methods = (const char *const *)agent_list;
-    acp_handlers agent_handlers = {.user_data = log, .on_request = agent_request};
+    acp_handlers agent_handlers = {.struct_size = sizeof(acp_handlers), .user_data = log, .on_request = agent_request};
     CHECK_RC(acp_connection_fds(to_agent[0], to_client[1], &agent_options, &agent_handlers, &p.agent), ACP_OK);
     free_list(agent_list);
 
     char **client_list = set_model_list();
-    acp_options client_options = {.side = ACP_SIDE_CLIENT};
+    acp_options client_options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
     if (client_lists) client_options.unchecked_methods = (const char *const *)client_list;
-    acp_handlers client_handlers = {0}; /* the agent sends nothing here */
+    acp_handlers client_handlers = ACP_HANDLERS_INIT; /* the agent sends nothing here */
     CHECK_RC(acp_connection_fds(to_client[0], to_agent[1], &client_options, &client_handlers, &p.client), ACP_OK);
     free_list(client_list);
     return p;
@@ -200,7 +200,7 @@ static void test_invalid_utf8(void) {
     CHECK(pipe2(in, O_CLOEXEC) == 0);
     CHECK(pipe2(out, O_CLOEXEC) == 0);
     const char *names[] = {SET_MODEL, "bad\xff", NULL};
-    acp_options options = {.side = ACP_SIDE_CLIENT, .unchecked_methods = names};
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT, .unchecked_methods = names};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_fds(in[0], out[1], &options, NULL, &c), ACP_ERR_INVALID_UTF8);
     CHECK(c == NULL);
@@ -214,7 +214,7 @@ static void test_invalid_utf8(void) {
     close(out[0]);
     /* An empty list (only the NULL) is no list. */
     const char *none[] = {NULL};
-    acp_options empty = {.side = ACP_SIDE_CLIENT, .unchecked_methods = none};
+    acp_options empty = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT, .unchecked_methods = none};
     CHECK(pipe2(in, O_CLOEXEC) == 0);
     CHECK(pipe2(out, O_CLOEXEC) == 0);
     CHECK_RC(acp_connection_fds(in[0], out[1], &empty, NULL, &c), ACP_OK);
@@ -232,14 +232,14 @@ static void test_server_copies_them(void) {
     static agent_log log;
     agent_log_init(&log);
     char **list = set_model_list();
-    acp_options agent_options = {.side = ACP_SIDE_AGENT, .unchecked_methods = (const char *const *)list};
-    acp_handlers agent_handlers = {.user_data = &log, .on_request = agent_request};
+    acp_options agent_options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_AGENT, .unchecked_methods = (const char *const *)list};
+    acp_handlers agent_handlers = {.struct_size = sizeof(acp_handlers), .user_data = &log, .on_request = agent_request};
     acp_server *server = NULL;
     CHECK_RC(acp_server_start("127.0.0.1:0", NULL, &agent_options, &agent_handlers, NULL, NULL, &server), ACP_OK);
     free_list(list);
     char *url = acp_server_websocket_url(server);
     list = set_model_list();
-    acp_options client_options = {.side = ACP_SIDE_CLIENT, .unchecked_methods = (const char *const *)list};
+    acp_options client_options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT, .unchecked_methods = (const char *const *)list};
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_connect_url(url, NULL, &client_options, NULL, &c), ACP_OK);
     free_list(list);

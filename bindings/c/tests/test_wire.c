@@ -72,7 +72,7 @@ static void recorder_init(recorder *r) {
 }
 
 static acp_handlers handlers_for(recorder *r) {
-    acp_handlers h = {.user_data = r, .on_request = on_request, .on_notification = on_notification, .on_close = on_close};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = r, .on_request = on_request, .on_notification = on_notification, .on_close = on_close};
     return h;
 }
 
@@ -150,7 +150,7 @@ static void test_responder_bad_json(void) {
     static bad_answer b;
     latch fresh = LATCH_INIT;
     b.done = fresh;
-    acp_handlers h = {.user_data = &b, .on_request = answer_badly};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &b, .on_request = answer_badly};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
@@ -410,7 +410,7 @@ static void test_callback_before_out(void) {
         const char *request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"early\"}\n";
         CHECK(write(sv[0], request, strlen(request)) == (ssize_t)strlen(request));
         acp_connection *c = NULL;
-        acp_handlers h = {.user_data = &c, .on_request = early_request};
+        acp_handlers h = {.struct_size = sizeof(acp_handlers), .user_data = &c, .on_request = early_request};
         CHECK_RC(acp_connection_fds(sv[1], dup(sv[1]), NULL, &h, &c), ACP_OK);
         peer p = {.fd = sv[0]};
         char *line = peer_read_line(&p, slow(3000)); /* the answer */
@@ -438,7 +438,7 @@ static void slow_on_close(void *user_data, const acp_connection *conn, const cha
  * after free: on_close may still be running (only acp_shutdown waits). */
 static void test_on_close_vs_wait_closed(void) {
     harness_section("on_close still running after wait_closed");
-    acp_handlers h = {.on_close = slow_on_close};
+    acp_handlers h = {.struct_size = sizeof(acp_handlers), .on_close = slow_on_close};
     peer p;
     acp_connection *c = NULL;
     CHECK_RC(peer_connect(&p, ACP_SIDE_RAW, &h, &c), ACP_OK);
