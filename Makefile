@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build test test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build test test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -140,6 +140,18 @@ header-check: cbindgen
 	@tmp=$$(mktemp) && $(CBINDGEN) --quiet --config bindings/c/cbindgen.toml --crate acp-engine-ffi --output $$tmp bindings/c \
 	  && if cmp -s $$tmp include/acp_engine.h; then echo "include/acp_engine.h is up to date"; rm -f $$tmp; \
 	  else diff -u include/acp_engine.h $$tmp | head -40; rm -f $$tmp; echo "include/acp_engine.h is stale: run make header"; exit 1; fi
+
+## abi-check: the release C library against the recorded ABI of its soname
+## (bindings/c/abi/libacp_engine.so.N.abi) with abidiff (Debian: abigail-tools): a removed
+## function or a changed type fails; added functions and fields appended to acp_options
+## and acp_handlers pass (see bindings/c/README.md)
+abi-check:
+	CARGO="$(CARGO)" bash bindings/c/abi/check.sh
+
+## abi-baseline: record the release C library's ABI as the baseline of its soname (after
+## raising ACP_ENGINE_ABI_VERSION for a breaking change, or at a release)
+abi-baseline:
+	CARGO="$(CARGO)" bash bindings/c/abi/check.sh --baseline
 
 ## install: the C library (shared, as libacp_engine.so.N with libacp_engine.so a link
 ## to it, and static), its headers and acp_engine.pc under PREFIX
