@@ -21,10 +21,10 @@ demo:
 	$(CARGO) build -q -p acp-engine --examples
 	$(EXAMPLES)/client $(EXAMPLES)/agent
 
-## test: every test: schema and generated code in sync, Rust, C, Python, Node, Go and
-## Kotlin suites, the malformed-input corpus, interop with the official SDKs, the README
-## programs, benchmark smoke run
-test: schema-check codegen-check header-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-real test-view test-readme bench-quick
+## test: every test: schema and generated code in sync, the C ABI compatible with the
+## baseline, Rust, C, Python, Node, Go and Kotlin suites, the malformed-input corpus,
+## interop with the official SDKs, the README programs, benchmark smoke run
+test: schema-check codegen-check header-check abi-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-real test-view test-readme bench-quick
 
 ## build: every crate of the workspace with its examples and binaries, debug: the one
 ## build the suites share (the same packages each time, so cargo resolves one feature
