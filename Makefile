@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build test test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -163,7 +163,7 @@ install:
 	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/libacp_engine.so.$(ABI_VERSION)
 	ln -sf libacp_engine.so.$(ABI_VERSION) $(DESTDIR)$(PREFIX)/lib/libacp_engine.so
 	install -m 0644 target/release/libacp_engine.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 include/acp_engine.h include/acp_methods.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/acp_engine.h include/acp_methods.h include/acp_errors.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' bindings/c/acp_engine.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/acp_engine.pc
 
@@ -176,7 +176,8 @@ schema-check:
 	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out bash tools/codegen/update_schema.sh >/dev/null \
 	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package" && rm -rf $$out
 
-## codegen: regenerate every language's types and method tables from schema/v1
+## codegen: regenerate every language's types and method tables from schema/v1, and
+## the engine's error and event tables from schema/engine/tables.json
 codegen:
 	python3 tools/codegen/gen_rust.py
 	python3 tools/codegen/gen_python.py
@@ -184,9 +185,10 @@ codegen:
 	python3 tools/codegen/gen_c.py
 	python3 tools/codegen/gen_go.py
 	python3 tools/codegen/gen_kotlin.py
+	python3 tools/codegen/gen_tables.py
 
 ## codegen-check: fail when a generated file drifts from schema/v1 or the generators,
-## when a wire method name is typed by hand outside them, or a core rule is
+## when a wire method name or an error code is typed by hand outside them, or a core rule is
 ## written again in a binding
 codegen-check:
 	python3 tools/codegen/gen_rust.py --check
@@ -195,7 +197,9 @@ codegen-check:
 	python3 tools/codegen/gen_c.py --check
 	python3 tools/codegen/gen_go.py --check
 	python3 tools/codegen/gen_kotlin.py --check
+	python3 tools/codegen/gen_tables.py --check
 	python3 tools/house/wire_names.py
+	python3 tools/house/error_codes.py
 	python3 tools/house/rules_in_core.py
 
 FUZZ_SECONDS ?= 300
@@ -215,6 +219,12 @@ lint:
 
 fmt:
 	$(CARGO) fmt --all
+
+## check: the inner loop, a few minutes after `make build`: format and lint (make lint),
+## gofmt, generated code and the header in sync, the house checks, the Rust unit tests
+check: lint codegen-check header-check
+	@[ -z "$$(gofmt -l go bench/go)" ] || { gofmt -l go bench/go; echo "gofmt: the files above need formatting"; exit 1; }
+	$(CARGO) test -q --workspace --lib --bins
 
 ## bench: every SDK's client against every SDK's agent (ours and the official ones), six
 ## scenarios, three runs; then what `acp-engine trace` costs and the remote transports

@@ -118,6 +118,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "acp_methods.h"
+#include "acp_errors.h"
 /*
  * The header's version as a string, "MAJOR.MINOR.PATCH"; compare it with
  * acp_engine_version(), the library's.
@@ -147,8 +148,49 @@
 
 
 /*
- The JSON-RPC error code every pending request fails with once the
- connection closed ("Connection closed"; local, never sent to a peer).
+ Invalid JSON was received. ("Parse error")
+ */
+#define ACP_ERROR_PARSE_ERROR -32700
+
+/*
+ The JSON sent is not a valid request object. ("Invalid request")
+ */
+#define ACP_ERROR_INVALID_REQUEST -32600
+
+/*
+ The method does not exist or is not available. ("Method not found")
+ */
+#define ACP_ERROR_METHOD_NOT_FOUND -32601
+
+/*
+ Invalid method parameters. ("Invalid params")
+ */
+#define ACP_ERROR_INVALID_PARAMS -32602
+
+/*
+ Internal JSON-RPC error. ("Internal error")
+ */
+#define ACP_ERROR_INTERNAL_ERROR -32603
+
+/*
+ ACP: authentication is required before proceeding. ("Authentication required")
+ */
+#define ACP_ERROR_AUTH_REQUIRED -32000
+
+/*
+ ACP: a resource (such as a file) was not found. ("Resource not found")
+ */
+#define ACP_ERROR_RESOURCE_NOT_FOUND -32002
+
+/*
+ The request was cancelled (`$/cancel_request`). ("Request cancelled")
+ */
+#define ACP_ERROR_REQUEST_CANCELLED -32800
+
+/*
+ acp-engine: the connection closed before the request was answered (every pending request
+ fails with it; a send on a closed connection too). Local, never sent to a peer; in
+ JSON-RPC's range for implementation-defined errors. ("Connection closed")
  */
 #define ACP_ERROR_CONNECTION_CLOSED -32099
 
@@ -257,37 +299,38 @@ typedef enum {
 } acp_side;
 
 /*
- What an event is.
+ What an event is: numbered as the engine's event kinds (a response, failed or not,
+ is one kind here).
  */
 typedef enum {
   /*
    An inbound request: answer `responder` (exactly once).
    */
-  ACP_EVENT_REQUEST = 1,
+  ACP_EVENT_REQUEST = 0,
   /*
    An inbound notification.
    */
-  ACP_EVENT_NOTIFICATION = 2,
+  ACP_EVENT_NOTIFICATION = 1,
   /*
-   The response to a request sent without a callback.
+   The response to a request sent without a callback: its result, or (`error.code` not 0)
+   its error.
    */
-  ACP_EVENT_RESPONSE = 3,
+  ACP_EVENT_RESPONSE = 2,
+  /*
+   The peer cancelled inbound request `responder` (`$/cancel_request`; the engine answered
+   it -32800): stop working on it. Answering it now returns ACP_ERR_ALREADY_ANSWERED.
+   */
+  ACP_EVENT_CANCELLED = 4,
   /*
    The connection closed; `reason` says why. The last event.
    */
-  ACP_EVENT_CLOSED = 4,
+  ACP_EVENT_CLOSED = 6,
   /*
-   The peer cancelled inbound request `responder` (`$/cancel_request`;
-   the engine answered it -32800): stop working on it. Answering it now
-   returns ACP_ERR_ALREADY_ANSWERED.
+   The peer sent notification `method` with params that fail the ACP schema; the engine
+   dropped it (nothing answers it). `error` is the -32602 that says what failed (its
+   `data_json` names the field).
    */
-  ACP_EVENT_CANCELLED = 5,
-  /*
-   The peer sent notification `method` with params that fail the ACP
-   schema; the engine dropped it (nothing answers it). `error` is the
-   -32602 that says what failed (its `data_json` names the field).
-   */
-  ACP_EVENT_INVALID_NOTIFICATION = 6,
+  ACP_EVENT_INVALID_NOTIFICATION = 7,
 } acp_event_kind;
 
 /*

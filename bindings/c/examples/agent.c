@@ -233,7 +233,7 @@ static void new_session(const char *params, acp_responder *responder) {
     pthread_mutex_unlock(&lock);
     if (!n) {
         acp_string_free(cwd);
-        acp_responder_error(responder, -32603, "too many sessions", NULL);
+        acp_responder_error(responder, ACP_ERROR_INTERNAL_ERROR, "too many sessions", NULL);
         return;
     }
     char *result = fmt("{\"sessionId\":\"session-%d\"}", n);
@@ -252,7 +252,7 @@ static void prompt(const acp_connection *conn, const char *params, acp_responder
     pthread_mutex_unlock(&lock);
     if (!cwd) {
         char *data = fmt("{\"sessionId\":\"%s\"}", sid ? sid : "");
-        acp_responder_error(responder, -32002, "Resource not found", data);
+        acp_responder_error(responder, ACP_ERROR_RESOURCE_NOT_FOUND, ACP_MESSAGE_RESOURCE_NOT_FOUND, data);
         free(data), acp_string_free(sid), acp_string_free(text);
         return;
     }
@@ -266,7 +266,7 @@ static void prompt(const acp_connection *conn, const char *params, acp_responder
         acp_responder_ok(responder, result);
         free(result);
     } else {
-        acp_responder_error(responder, -32603, "Internal error", "{\"reason\":\"a client request failed\"}");
+        acp_responder_error(responder, ACP_ERROR_INTERNAL_ERROR, ACP_MESSAGE_INTERNAL_ERROR, "{\"reason\":\"a client request failed\"}");
     }
     acp_string_free(sid), acp_string_free(text);
 }
@@ -278,7 +278,7 @@ static void on_request(void *user_data, const acp_connection *conn, const char *
     else if (strcmp(method, ACP_METHOD_SESSION_NEW) == 0) new_session(params, responder);
     else if (strcmp(method, ACP_METHOD_SESSION_PROMPT) == 0) prompt(conn, params, responder);
     /* authenticate, session/load, ...: not offered by this agent. */
-    else acp_responder_error(responder, -32601, "Method not found", NULL);
+    else acp_responder_error(responder, ACP_ERROR_METHOD_NOT_FOUND, ACP_MESSAGE_METHOD_NOT_FOUND, NULL);
 }
 
 static void on_notification(void *user_data, const acp_connection *conn, const char *method, const char *params) {

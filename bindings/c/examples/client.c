@@ -261,11 +261,11 @@ static void on_request(void *user_data, const acp_connection *conn, const char *
     else if (strcmp(method, ACP_METHOD_TERMINAL_CREATE) == 0) result = terminal_create(params);
     else if (strncmp(method, "terminal/", 9) == 0) result = terminal_request(method, params);
     else {
-        acp_responder_error(responder, -32601, "Method not found", NULL);
+        acp_responder_error(responder, ACP_ERROR_METHOD_NOT_FOUND, ACP_MESSAGE_METHOD_NOT_FOUND, NULL);
         return;
     }
     if (result) acp_responder_ok(responder, result);
-    else acp_responder_error(responder, -32603, "Internal error", NULL);
+    else acp_responder_error(responder, ACP_ERROR_INTERNAL_ERROR, ACP_MESSAGE_INTERNAL_ERROR, NULL);
     free(result);
 }
 

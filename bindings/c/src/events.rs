@@ -16,28 +16,7 @@ use crate::dispatch::with_c_error;
 use crate::ffi::c_string;
 use crate::handlers::acp_error;
 use crate::responder;
-
-/// What an event is.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum acp_event_kind {
-    /// An inbound request: answer `responder` (exactly once).
-    ACP_EVENT_REQUEST = 1,
-    /// An inbound notification.
-    ACP_EVENT_NOTIFICATION = 2,
-    /// The response to a request sent without a callback.
-    ACP_EVENT_RESPONSE = 3,
-    /// The connection closed; `reason` says why. The last event.
-    ACP_EVENT_CLOSED = 4,
-    /// The peer cancelled inbound request `responder` (`$/cancel_request`;
-    /// the engine answered it -32800): stop working on it. Answering it now
-    /// returns ACP_ERR_ALREADY_ANSWERED.
-    ACP_EVENT_CANCELLED = 5,
-    /// The peer sent notification `method` with params that fail the ACP
-    /// schema; the engine dropped it (nothing answers it). `error` is the
-    /// -32602 that says what failed (its `data_json` names the field).
-    ACP_EVENT_INVALID_NOTIFICATION = 6,
-}
+use crate::tables::acp_event_kind;
 
 /// One event. Every pointer in it is owned by the event and valid until
 /// `acp_event_free`.

@@ -43,10 +43,6 @@ pub enum acp_result {
     ACP_ERR_NOT_FOUND = 12,
 }
 
-/// The JSON-RPC error code every pending request fails with once the
-/// connection closed ("Connection closed"; local, never sent to a peer).
-pub const ACP_ERROR_CONNECTION_CLOSED: i64 = -32099;
-
 /// An error failure of the library, before it becomes a code.
 pub(crate) struct Failure {
     pub code: acp_result,
@@ -188,11 +184,12 @@ pub extern "C" fn acp_version() -> *const c_char {
 
 #[cfg(test)]
 mod tests {
+    use acp_engine::error::codes;
+
     #[test]
-    fn the_connection_closed_code_is_the_engines() {
-        assert_eq!(
-            super::ACP_ERROR_CONNECTION_CLOSED,
-            acp_engine::error::codes::CONNECTION_CLOSED
-        );
+    fn the_c_error_codes_are_the_engines() {
+        assert_eq!(crate::ACP_ERROR_CONNECTION_CLOSED, codes::CONNECTION_CLOSED);
+        assert_eq!(crate::ACP_ERROR_METHOD_NOT_FOUND, codes::METHOD_NOT_FOUND);
+        assert_eq!(crate::ACP_ERROR_REQUEST_CANCELLED, codes::REQUEST_CANCELLED);
     }
 }

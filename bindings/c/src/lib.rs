@@ -27,6 +27,7 @@ mod responder;
 mod runtime;
 mod server;
 mod sized;
+mod tables;
 mod version;
 
 pub use awaited::*;
@@ -39,4 +40,5 @@ pub use options::*;
 pub use responder::*;
 pub use runtime::*;
 pub use server::*;
+pub use tables::*;
 pub use version::*;

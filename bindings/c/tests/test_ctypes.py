@@ -23,7 +23,8 @@ AGENT = os.path.join(TARGET, "examples", "agent")
 
 ACP_OK, ACP_ERR_TIMEOUT = 0, 8
 ACP_SIDE_CLIENT = 2
-EVENT_REQUEST, EVENT_NOTIFICATION, EVENT_RESPONSE, EVENT_CLOSED = 1, 2, 3, 4
+# acp_event_kind, numbered as the engine's event kinds (include/acp_engine.h).
+EVENT_REQUEST, EVENT_NOTIFICATION, EVENT_RESPONSE, EVENT_CLOSED = 0, 1, 2, 6
 
 
 # The ABI these declarations describe (ACP_ENGINE_ABI_VERSION): a library of
