@@ -177,7 +177,7 @@ schema-check:
 	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package" && rm -rf $$out
 
 ## codegen: regenerate every language's types and method tables from schema/v1, and
-## the engine's error and event tables from schema/engine/tables.json
+## the engine's error and event tables from core/tables.json
 codegen:
 	python3 tools/codegen/gen_rust.py
 	python3 tools/codegen/gen_python.py

@@ -6,7 +6,7 @@ and the kinds of the host contract's events.
     python3 tools/codegen/gen_tables.py --check   # exit 1 if a checked-in file is out of date
 
 Input: the schema's ``ErrorCode`` (schema/v1/schema.json: each code with its title, the
-error's message) and schema/engine/tables.json (which of those codes the engine names, its
+error's message) and core/tables.json (which of those codes the engine names, its
 own code, the messages of errors that share a code, the event kinds). Output:
 
 * Rust, the engine: ``core/src/tables.rs`` (``codes``, ``messages``, ``kind``).
@@ -31,12 +31,12 @@ from gen_python import ROOT, write_or_check  # noqa: E402
 from gen_go import gofmt  # noqa: E402
 
 GENERATOR = "tools/codegen/gen_tables.py"
-SOURCES = "schema/v1/schema.json (ErrorCode) and schema/engine/tables.json"
+SOURCES = "schema/v1/schema.json (ErrorCode) and core/tables.json"
 
 
 def load() -> dict:
     """The tables, with every error's code and message resolved."""
-    tables = json.loads((ROOT / "schema/engine/tables.json").read_text())
+    tables = json.loads((ROOT / "core/tables.json").read_text())
     schema_codes = {
         entry["title"]: entry["const"]
         for entry in json.loads((ROOT / "schema/v1/schema.json").read_text())["$defs"]["ErrorCode"]["anyOf"]

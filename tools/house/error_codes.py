@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fail when an error code or an error's message is typed by hand: the codes and messages
-of schema/engine/tables.json (with the schema's ErrorCode) may appear as literals only in
+of core/tables.json (with the schema's ErrorCode) may appear as literals only in
 the generated tables of every language (tools/codegen/gen_tables.py), tests and prose.
 
     python3 tools/house/error_codes.py   # exit 1 and list the places, if any
