@@ -451,13 +451,10 @@ def ir_doc(*parts: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def generate(schema_rel: str, stable_rel: Optional[str]) -> str:
+def emitter(schema_rel: str, stable_rel: Optional[str], stable: Optional[PythonEmitter]) -> PythonEmitter:
+    """The emitter of ``schema_rel``; ``stable``: the stable schema's, already generated."""
     schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
-    stable = None
-    if stable_rel:
-        stable = PythonEmitter(ir.load(ROOT / stable_rel), stable_rel)
-        stable.generate()
-    return PythonEmitter(schema, schema_rel, stable).generate()
+    return PythonEmitter(schema, schema_rel, stable)
 
 
 def generate_methods(schema_rel: str, stable_rel: Optional[str], prefix: str) -> str:
@@ -501,8 +498,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
     args = parser.parse_args(argv)
     outputs = []
+    emitted: dict[str, PythonEmitter] = {}  # the stable module's names feed the unstable one
     for schema_rel, stable_rel, types_rel, methods_rel, prefix in TARGETS:
-        outputs.append((types_rel, generate(schema_rel, stable_rel)))
+        emitted[schema_rel] = emitter(schema_rel, stable_rel, emitted.get(stable_rel or ""))
+        outputs.append((types_rel, emitted[schema_rel].generate()))
         outputs.append((methods_rel, generate_methods(schema_rel, stable_rel, prefix)))
     return write_or_check(outputs, args.check, GENERATOR)
 

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from sources import ROOT, code_lines
+from sources import ROOT, code_lines, report
 
 sys.path.insert(0, str(ROOT / "tools/codegen"))
 from gen_tables import load  # noqa: E402
@@ -52,16 +52,13 @@ def main() -> int:
             found.append(f"{rel}:{number}: {match.group(0)}")
         for match in message.finditer(text):
             found.append(f"{rel}:{number}: {match.group(0)}")
-    if found:
-        sys.stderr.write(
-            "error codes or messages typed by hand (use the generated tables: Rust `error::codes` and the\n"
-            "RequestError factories, C `ACP_ERROR_*`, Python `_tables.Codes` / `Messages`, Node `ERROR_CODES` /\n"
-            "`ERROR_MESSAGES`, Go `Code*`; Kotlin `RequestError.Codes`):\n"
-        )
-        sys.stderr.write("\n".join(found) + "\n")
-        return 1
-    print(f"no error code or message typed by hand ({len(codes)} codes, {len(messages)} messages)")
-    return 0
+    return report(
+        found,
+        "error codes or messages typed by hand (use the generated tables: Rust `error::codes` and the\n"
+        "RequestError factories, C `ACP_ERROR_*`, Python `_tables.Codes` / `Messages`, Node `ERROR_CODES` /\n"
+        "`ERROR_MESSAGES`, Go `Code*`; Kotlin `RequestError.Codes`):",
+        f"no error code or message typed by hand ({len(codes)} codes, {len(messages)} messages)",
+    )
 
 
 if __name__ == "__main__":

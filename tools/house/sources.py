@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Tuple
 
@@ -29,3 +30,13 @@ def code_lines(folders: Iterable[str]) -> Iterator[Tuple[str, int, str]]:
         for number, line in enumerate(text.splitlines(), 1):
             if not COMMENT.match(line):
                 yield rel, number, line
+
+
+def report(found: list[str], problem: str, clean: str) -> int:
+    """Exit status of a house check: the places ``found`` under ``problem`` (what is wrong
+    and what to use instead), or ``clean`` when there are none."""
+    if found:
+        sys.stderr.write(problem + "\n" + "\n".join(found) + "\n")
+        return 1
+    print(clean)
+    return 0

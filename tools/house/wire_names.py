@@ -12,7 +12,7 @@ import json
 import re
 import sys
 
-from sources import ROOT, code_lines
+from sources import ROOT, code_lines, report
 
 # Hand-written product code and examples: what users get and read.
 SCANNED = ["core/src", "core/examples", "bindings", "python/acp_engine", "python/examples", "node/src",
@@ -32,15 +32,12 @@ def main() -> int:
     literal = re.compile(r"""(["'])(%s)\1""" % "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
     found = [f"{rel}:{number}: {match.group(0)}"
              for rel, number, line in code_lines(SCANNED) for match in literal.finditer(line)]
-    if found:
-        sys.stderr.write(
-            "wire method names typed by hand (use the generated method table: Rust `schema::method`,\n"
-            "Python `acp_engine.schema.*_METHODS`, Node `AGENT_METHODS`..., C `ACP_METHOD_*`):\n"
-        )
-        sys.stderr.write("\n".join(found) + "\n")
-        return 1
-    print(f"no wire method name typed by hand ({len(names)} names)")
-    return 0
+    return report(
+        found,
+        "wire method names typed by hand (use the generated method table: Rust `schema::method`,\n"
+        "Python `acp_engine.schema.*_METHODS`, Node `AGENT_METHODS`..., C `ACP_METHOD_*`):",
+        f"no wire method name typed by hand ({len(names)} names)",
+    )
 
 
 if __name__ == "__main__":
