@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build check test test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -23,8 +23,25 @@ demo:
 
 ## test: every test: schema and generated code in sync, the C ABI compatible with the
 ## baseline, Rust, C, Python, Node, Go and Kotlin suites, the malformed-input corpus,
-## interop with the official SDKs, the README programs, benchmark smoke run
-test: schema-check codegen-check header-check abi-check test-rust test-c test-python test-node test-go test-kotlin test-reliability test-interop test-remote test-trace test-check test-real test-view test-readme bench-quick
+## interop with the official SDKs, the README programs, benchmark smoke run; the suites
+## run in two lanes at a time (below), each suite's output in target/test-logs/
+test: schema-check codegen-check header-check abi-check build
+	@rm -rf target/test-logs && bash interop/setup.sh >/dev/null
+	@$(MAKE) -s --no-print-directory -j2 test-lane-engine test-lane-languages
+	@$(MAKE) -s --no-print-directory -j2 test-lane-processes test-lane-programs
+	@bash tools/test/lane.sh --log bench-quick
+
+# make test's lanes (tools/test/lane.sh), two at once: the language suites build the
+# peers (wheel, addon, Go and Kotlin programs) that the process suites then drive, and
+# the bench smoke rebuilds some of them, so it runs alone, last.
+test-lane-engine:
+	@bash tools/test/lane.sh --log test-rust test-c
+test-lane-languages:
+	@bash tools/test/lane.sh --log test-python test-node test-go test-kotlin
+test-lane-processes:
+	@bash tools/test/lane.sh --log test-reliability test-interop test-trace test-check test-view
+test-lane-programs:
+	@bash tools/test/lane.sh --log test-remote test-real test-readme
 
 ## build: every crate of the workspace with its examples and binaries, debug: the one
 ## build the suites share (the same packages each time, so cargo resolves one feature
@@ -32,10 +49,11 @@ test: schema-check codegen-check header-check abi-check test-rust test-c test-py
 build:
 	$(CARGO) build -q --workspace --lib --bins --examples
 
-## test-rust: the engine's unit, wire-level and process tests, with and without unstable
+## test-rust: the engine's unit, wire-level and process tests; with unstable, the unit
+## tests and the schema suites (the targets the feature changes)
 test-rust: build
 	$(CARGO) test --workspace --all-targets
-	$(CARGO) test -p acp-engine --features unstable --all-targets
+	$(CARGO) test -p acp-engine --features unstable --lib --test typed --test schema_types
 	$(CARGO) test --workspace --doc
 
 ## test-python: the acp_engine wheel built with maturin, installed into a fresh

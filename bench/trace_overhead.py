@@ -2,7 +2,8 @@
 proxy between them (recording every message to a file), same run,
 alternating, as ratios of the medians. `make bench` writes the table to
 docs/benchmarks/trace-overhead.md; `--quick` (in `make bench-quick`) runs
-each case once with a small N and checks only that it completes."""
+each case once with a small N through the debug tool `make build` left
+(its figures mean nothing) and checks only that it completes."""
 
 import argparse
 import os
@@ -17,6 +18,7 @@ from measure import measure
 SCENARIOS = {"stream": 200_000, "rpc": 20_000, "perm": 20_000, "large": 4}
 QUICK_N = {"stream": 2_000, "rpc": 200, "perm": 200, "large": 1}
 TOOL = os.path.join(ENGINE_BIN, "acp-engine")
+DEBUG_TOOL = os.path.join(ROOT, "target", "debug", "acp-engine")
 
 
 def main():
@@ -25,9 +27,11 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
+    # The smoke run does not build the release tool only to check that it completes.
+    tool = DEBUG_TOOL if args.quick else TOOL
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench", "-p", "acp-engine-cli"],
-                       cwd=ROOT, check=True)
+        packages = ["-p", "acp-engine-bench"] + ([] if args.quick else ["-p", "acp-engine-cli"])
+        subprocess.run(["cargo", "build", "--release", "-q", *packages], cwd=ROOT, check=True)
     pair = IMPLS["acp-engine (Rust)"]
     sizes = QUICK_N if args.quick else SCENARIOS
     reps = 1 if args.quick else args.reps
@@ -35,7 +39,7 @@ def main():
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.jsonl")
-        traced_agent = [TOOL, "trace", "--out", trace, "--"] + pair["agent"]
+        traced_agent = [tool, "trace", "--out", trace, "--"] + pair["agent"]
         for scenario, n in sizes.items():
             runs = {"direct": [], "traced": []}
             for _ in range(reps):
