@@ -1,6 +1,9 @@
 //! Embeds the conformance cases (`cases/{agent,client}/*.json`) in the binary, so
 //! that adding a case is adding a file.
 
+// Cargo reads a build script's instructions from its stdout.
+#![allow(clippy::disallowed_macros)]
+
 use std::fmt::Write;
 use std::path::Path;
 

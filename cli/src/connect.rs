@@ -41,7 +41,7 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let args = Args::parse(argv, &["token", "max-message-size", "ca-file"])?;
     if args.help {
-        print!("{HELP}");
+        out!("{HELP}");
         return Ok(());
     }
     let [url] = args.rest.as_slice() else {

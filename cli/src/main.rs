@@ -6,6 +6,9 @@
 //! Exit status: 0 done, 1 a failure at run time (printed on stderr), 2 a
 //! usage error; `trace` passes on its agent's.
 
+#[macro_use]
+mod out;
+
 mod agent_command;
 mod args;
 mod check;
@@ -55,11 +58,11 @@ fn main() -> ExitCode {
         Some("check-peer") => check::peer_agent::main(rest),
         Some("run") => run::main(rest),
         Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
+            out!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Some("-V" | "--version") => {
-            println!("acp-engine {}", env!("CARGO_PKG_VERSION"));
+            outln!("acp-engine {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         Some(other) => Err(args::Failure::Usage(format!("unknown command {other:?}"))),
@@ -72,16 +75,16 @@ fn main() -> ExitCode {
         Err(args::Failure::Usage(message)) => {
             match command.as_deref().filter(|command| COMMANDS.contains(command)) {
                 Some(command) => {
-                    eprintln!(
+                    errln!(
                         "acp-engine {command}: {message}\n(`acp-engine {command} --help` lists its options)"
                     )
                 }
-                None => eprintln!("acp-engine: {message}\n\n{USAGE}"),
+                None => errln!("acp-engine: {message}\n\n{USAGE}"),
             }
             ExitCode::from(2)
         }
         Err(args::Failure::Run(message)) => {
-            eprintln!("acp-engine: {message}");
+            errln!("acp-engine: {message}");
             ExitCode::from(1)
         }
         Err(args::Failure::Exit(status)) => ExitCode::from(status),

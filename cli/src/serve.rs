@@ -49,14 +49,6 @@ options:
   -h, --help              this text
 ";
 
-/// One line of serve's log on stderr. A server outlives whoever reads its
-/// log: a closed stderr drops the line (`eprintln!` would panic).
-macro_rules! log {
-    ($($line:tt)*) => {{
-        let _ = writeln!(std::io::stderr(), $($line)*);
-    }};
-}
-
 /// How long an agent may take to exit after its stdin closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -77,7 +69,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         ],
     )?;
     if args.help {
-        print!("{HELP}");
+        out!("{HELP}");
         return Ok(());
     }
     let listen = args
@@ -94,7 +86,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         // Refused before any agent starts: said, so an operator sees why a
         // client gets nowhere.
         on_refused: Some(OnRefused(Arc::new(|refusal: &Refusal| {
-            log!(
+            errln!(
                 "acp-engine: {} refused: {} ({})",
                 refusal.address,
                 refusal.status,
@@ -170,7 +162,7 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
     let mut agent = match ProcessTree::spawn(&mut spawn) {
         Ok(agent) => agent,
         Err(error) => {
-            log!(
+            errln!(
                 "acp-engine: {}: cannot start {:?}: {error}",
                 peer.address,
                 command[0]
@@ -182,7 +174,7 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
         PeerTransport::WebSocket => "WebSocket",
         PeerTransport::StreamableHttp => "Streamable HTTP",
     };
-    log!(
+    errln!(
         "acp-engine: {} connected over {transport} (agent pid {})",
         peer.address,
         agent.id().unwrap_or(0)
@@ -214,7 +206,7 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
         ended = down => ended,
     };
     let status = agent.stop(EXIT_GRACE).await;
-    log!(
+    errln!(
         "acp-engine: {} disconnected: {ended}; agent {}",
         peer.address,
         status.map_or_else(|| "gone".to_owned(), |status| status.to_string())

@@ -284,3 +284,23 @@ fn serve_keeps_serving_when_nobody_reads_its_output_or_log() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[test]
+fn check_finishes_when_its_reader_left() {
+    // `acp-engine check agent -- ... | head -1`: the reader is gone before
+    // the report is written; the check still runs to its verdict (it used
+    // to panic on the first line it printed, exit status 101).
+    let agent = support::example("agent").display().to_string();
+    let mut check = acp_engine()
+        .args(["check", "agent", "--", &agent])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(check.stdout.take());
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut check.stderr.take().unwrap(), &mut log).unwrap();
+    let status = check.wait().unwrap();
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(status.code(), Some(0), "{log}");
+}

@@ -4,6 +4,9 @@
 //! close and every agent process is reaped. Prints the server's and the
 //! agents' memory.
 
+// A test prints to the harness, which reads to the end.
+#![allow(clippy::disallowed_macros)]
+
 mod support;
 
 use std::io::{BufRead, BufReader};

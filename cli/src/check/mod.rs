@@ -76,7 +76,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         Some("agent") => Side::Agent,
         Some("client") => Side::Client,
         Some("-h" | "--help") => {
-            print!("{HELP}");
+            out!("{HELP}");
             return Ok(());
         }
         None => {
@@ -92,7 +92,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         &["json"],
     )?;
     if args.help {
-        print!("{HELP}");
+        out!("{HELP}");
         return Ok(());
     }
     if args.rest.is_empty() {

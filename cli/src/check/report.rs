@@ -36,9 +36,9 @@ pub fn progress(row: &Row, json: bool) {
             "ms": outcome.elapsed.as_millis() as u64,
             "invalid_notifications": outcome.invalid_notifications,
         });
-        println!("{line}");
+        outln!("{line}");
     } else if std::io::stderr().is_terminal() {
-        eprintln!("{} {}", word(&outcome.verdict), row.name);
+        errln!("{} {}", word(&outcome.verdict), row.name);
     }
 }
 
@@ -52,9 +52,10 @@ pub fn table(results: &[Row]) {
         .max()
         .unwrap_or(5)
         .max(5);
-    println!(
+    outln!(
         "{:name_width$}  {:class_width$}  verdict  evidence",
-        "case", "class"
+        "case",
+        "class"
     );
     for row in results {
         let (case, outcome) = (row, &row.outcome);
@@ -65,9 +66,11 @@ pub fn table(results: &[Row]) {
             (Verdict::Skip, true) => format!("\x1b[33m{verdict:7}\x1b[0m"),
             _ => format!("{verdict:7}"),
         };
-        println!(
+        outln!(
             "{:name_width$}  {:class_width$}  {painted}  {}",
-            case.name, case.class, outcome.evidence
+            case.name,
+            case.class,
+            outcome.evidence
         );
     }
     let count = |verdict: Verdict| {
@@ -81,12 +84,12 @@ pub fn table(results: &[Row]) {
         .flat_map(|row| &row.outcome.invalid_notifications)
         .collect();
     if let Some(first) = invalid.first() {
-        println!(
+        outln!(
             "warning: {} notification(s) from the peer fail the schema (a client drops them), e.g. {first}",
             invalid.len()
         );
     }
-    println!(
+    outln!(
         "{} passed, {} failed, {} skipped",
         count(Verdict::Pass),
         count(Verdict::Fail),

@@ -73,7 +73,7 @@ impl Style {
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let args = Args::parse_with_flags(argv, &["cwd", "token", "auth", "model"], &["yes"])?;
     if args.help {
-        print!("{HELP}");
+        out!("{HELP}");
         return Ok(());
     }
     if args.rest.is_empty() {
@@ -170,7 +170,7 @@ async fn run(options: Options) -> Result<(), Failure> {
             return Err(failure);
         }
     };
-    println!(
+    outln!(
         "{}",
         style.dim(&format!(
             "connected to {name}, session {session} in {}{}\ntype a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D quits",
@@ -181,7 +181,7 @@ async fn run(options: Options) -> Result<(), Failure> {
     let outcome = converse(&connection, session, style, &mut stops, asks).await;
     connection.close();
     connection.closed().await;
-    println!();
+    outln!();
     outcome
 }
 
@@ -278,7 +278,7 @@ async fn choose_auth(methods: &[(String, String)]) -> Result<String, Failure> {
     for (number, method) in listed.iter().enumerate() {
         text.push_str(&format!("  {}) {method}\n", number + 1));
     }
-    print!("{text}choose a number: ");
+    out!("{text}choose a number: ");
     let _ = std::io::stdout().flush();
     let count = methods.len();
     let chosen = tokio::task::spawn_blocking(move || {
@@ -322,7 +322,7 @@ async fn converse(
                     // queued prompts go on first.
                     input_ended = true;
                     if asking.take().is_some() {
-                        println!("{}", style.dim("[input ended: permission cancelled]"));
+                        outln!("{}", style.dim("[input ended: permission cancelled]"));
                     }
                     if turn.is_none() && queued.is_empty() {
                         break;
@@ -342,7 +342,7 @@ async fn converse(
                 if turn.is_some() {
                     queued.push_back(line);
                     if std::io::stdin().is_terminal() {
-                        println!("{}", style.dim("(queued: sent when this turn ends)"));
+                        outln!("{}", style.dim("(queued: sent when this turn ends)"));
                     }
                     continue;
                 }
@@ -354,7 +354,7 @@ async fn converse(
                 show(&ask, style);
                 if input_ended {
                     // Nobody is left to answer: dropped, it is answered `cancelled`.
-                    println!("{}", style.dim("[input ended: permission cancelled]"));
+                    outln!("{}", style.dim("[input ended: permission cancelled]"));
                     continue;
                 }
                 asking = Some(ask);
@@ -363,13 +363,13 @@ async fn converse(
                 turn = None;
                 asking = None;
                 match ended {
-                    Ok(Ok(response)) => println!("\n{}", style.dim(&format!("[{}]", response.stop_reason))),
-                    Ok(Err(error)) => println!("\n{}", style.ask(&format!("[the turn failed: {error}]"))),
+                    Ok(Ok(response)) => outln!("\n{}", style.dim(&format!("[{}]", response.stop_reason))),
+                    Ok(Err(error)) => outln!("\n{}", style.ask(&format!("[the turn failed: {error}]"))),
                     Err(_) => break,
                 }
                 if let Some(line) = queued.pop_front() {
                     prompt_marker(style);
-                    println!("{}", line.trim_end());
+                    outln!("{}", line.trim_end());
                     turn = Some(send_prompt(connection, &session, &line));
                     cancelling = false;
                     continue;
@@ -388,12 +388,12 @@ async fn converse(
                 cancelling = true;
                 // Pending permission requests are answered `cancelled` too.
                 asking = None;
-                println!("\n{}", style.dim("[cancelling: Ctrl-C again quits]"));
+                outln!("\n{}", style.dim("[cancelling: Ctrl-C again quits]"));
                 let _ = connection.cancel(CancelNotification::new(session.clone())).await;
             }
             _ = connection.closed() => {
                 let reason = connection.connection().close_reason().unwrap_or_default();
-                println!("\n{}", style.ask(&format!("[the agent went away: {reason}]")));
+                outln!("\n{}", style.ask(&format!("[the agent went away: {reason}]")));
                 return Err(Failure::Exit(1));
             }
         }
@@ -416,7 +416,7 @@ fn send_prompt(
 }
 
 fn prompt_marker(style: Style) {
-    print!("{}", style.ask("> "));
+    out!("{}", style.ask("> "));
     let _ = std::io::stdout().flush();
 }
 
@@ -433,7 +433,7 @@ fn show(ask: &Ask, style: Style) {
         text.push_str(&format!("  {}) {} ({})\n", number + 1, option.name, option.kind));
     }
     text.push_str("choose a number: ");
-    print!("{}", style.ask(&text));
+    out!("{}", style.ask(&text));
     let _ = std::io::stdout().flush();
 }
 
@@ -452,7 +452,7 @@ fn answer(ask: Ask, choice: &str, style: Style) -> Option<Ask> {
             None
         }
         None => {
-            print!("{}", style.ask(&format!("1 to {}: ", ask.request.options.len())));
+            out!("{}", style.ask(&format!("1 to {}: ", ask.request.options.len())));
             let _ = std::io::stdout().flush();
             Some(ask)
         }

@@ -65,7 +65,7 @@ const TAP_CAPACITY: usize = 1024;
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let args = Args::parse(argv, &["out", "token"])?;
     if args.help {
-        print!("{HELP}");
+        out!("{HELP}");
         return Ok(());
     }
     if args.rest.is_empty() {
@@ -190,7 +190,7 @@ async fn run(agent: Vec<String>, token: Option<String>, out: PathBuf) -> Result<
         .and_then(Result::ok)
         .ok_or_else(|| Failure::Run("the recorder failed".to_owned()))?
         .map_err(|error| Failure::Run(format!("cannot write {}: {error}", out.display())))?;
-    eprintln!(
+    errln!(
         "acp-engine trace: {} messages, {} with violations; trace in {}",
         summary.messages,
         summary.violations,

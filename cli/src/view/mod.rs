@@ -39,7 +39,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         .collect();
     let args = Args::parse(argv, &["out"])?;
     if args.help {
-        print!("{HELP}");
+        out!("{HELP}");
         return Ok(());
     }
     let [trace] = args.rest.as_slice() else {
@@ -51,7 +51,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         .map(PathBuf::from)
         .unwrap_or_else(|| trace.with_extension("html"));
     let (records, skipped) = write_page(&trace, &out)?;
-    eprintln!(
+    errln!(
         "acp-engine view: {records} messages{} -> {}",
         if skipped > 0 {
             format!(" ({skipped} lines that are not JSON left out)")
