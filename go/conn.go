@@ -36,7 +36,8 @@ const (
 
 // Options are a connection's settings; nil means the defaults.
 type Options struct {
-	// MaxMessageSize bounds one inbound message in bytes (0: 64 MiB).
+	// MaxMessageSize bounds one inbound message in bytes (0:
+	// DefaultMaxMessageSize).
 	MaxMessageSize int
 	// Limits bound what the connection holds for a peer that is not
 	// reading.
@@ -57,7 +58,7 @@ type Options struct {
 // more (the peer's writes then wait: backpressure). With
 // OutputStallTimeout, a wait in which nothing is written and no request
 // finishes for that long closes the connection. Zero: the engine's default
-// (1024 requests, 64 MiB, no timeout).
+// (DefaultMaxInFlightRequests, DefaultMaxBufferedBytes, no timeout).
 type Limits struct {
 	MaxInFlightRequests int
 	MaxBufferedBytes    int

@@ -3,6 +3,8 @@
 
 package acpengine
 
+import "time"
+
 // The JSON-RPC and ACP error codes.
 const (
 	// CodeParseError: Invalid JSON was received.
@@ -40,4 +42,29 @@ const (
 	messageConnectionClosed           = "Connection closed"
 	messageSessionNotFound            = "Session not found"
 	messageUnsupportedProtocolVersion = "Unsupported protocol version"
+)
+
+// The limits' defaults.
+const (
+	// DefaultMaxMessageSize: The largest inbound message (a longer line closes the
+	// connection; a server closes a larger WebSocket frame with 1009 and answers a larger
+	// POST 413). Default: 64 MiB.
+	DefaultMaxMessageSize = 67108864
+	// DefaultMaxInFlightRequests: The peer's requests handled at once before the engine
+	// stops reading (backpressure). Default: 1024 requests.
+	DefaultMaxInFlightRequests = 1024
+	// DefaultMaxBufferedBytes: Output queued for the peer and not written yet before the
+	// engine stops reading; for a server, what Streamable HTTP holds for one connection's
+	// client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB.
+	DefaultMaxBufferedBytes = 67108864
+	// DefaultMaxConnections: Connections a server holds open at once, both transports
+	// together; beyond it 503. Default: 1024 connections.
+	DefaultMaxConnections = 1024
+	// DefaultServerOutputStallTimeout: A server drops a client that takes nothing this long
+	// while output waits for it (as the official TypeScript server's maxOutputStallMs). Over
+	// stdio a connection has no stall timeout unless one is set. Default: 60 s.
+	DefaultServerOutputStallTimeout = 60000 * time.Millisecond
+	// DefaultIdleTimeout: Streamable HTTP: a server ends a connection whose client has had
+	// no event stream open and sent nothing this long. Default: 60 s.
+	DefaultIdleTimeout = 60000 * time.Millisecond
 )

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// Default bound on one message: 64 MiB.
-pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
+/// Default bound on one message (the tables' `defaults`).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = crate::tables::defaults::MAX_MESSAGE_SIZE;
 
 const READ_CHUNK: usize = 64 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";

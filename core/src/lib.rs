@@ -66,6 +66,7 @@ pub use handler::{
 pub use message::{from_raw, to_raw, RawJson, RequestId};
 pub use method_check::{Protocol, UncheckedMethods};
 pub use process_tree::ProcessTree;
+pub use tables::defaults;
 
 pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;

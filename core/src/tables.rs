@@ -77,3 +77,29 @@ pub mod kind {
     /// answers it.
     pub const INVALID_NOTIFICATION: u8 = 7;
 }
+
+/// The limits' defaults (`Limits`, `ServeOptions`, every binding's options).
+pub mod defaults {
+    use std::time::Duration;
+
+    /// The largest inbound message (a longer line closes the connection; a server closes a
+    /// larger WebSocket frame with 1009 and answers a larger POST 413). Default: 64 MiB.
+    pub const MAX_MESSAGE_SIZE: usize = 67108864;
+    /// The peer's requests handled at once before the engine stops reading (backpressure).
+    /// Default: 1024 requests.
+    pub const MAX_IN_FLIGHT_REQUESTS: usize = 1024;
+    /// Output queued for the peer and not written yet before the engine stops reading; for a
+    /// server, what Streamable HTTP holds for one connection's client (as the official
+    /// TypeScript server's maxBufferedBytes). Default: 64 MiB.
+    pub const MAX_BUFFERED_BYTES: usize = 67108864;
+    /// Connections a server holds open at once, both transports together; beyond it 503.
+    /// Default: 1024 connections.
+    pub const MAX_CONNECTIONS: usize = 1024;
+    /// A server drops a client that takes nothing this long while output waits for it (as the
+    /// official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall
+    /// timeout unless one is set. Default: 60 s.
+    pub const SERVER_OUTPUT_STALL_TIMEOUT: Duration = Duration::from_millis(60000);
+    /// Streamable HTTP: a server ends a connection whose client has had no event stream open
+    /// and sent nothing this long. Default: 60 s.
+    pub const IDLE_TIMEOUT: Duration = Duration::from_millis(60000);
+}

@@ -8,3 +8,4 @@ export * from "./generated/methods.js";
 export type * from "./generated/schema.js";
 export { connectAgent, runAgent, spawnAgent } from "./run.js";
 export { AgentServer, serveAgent, type ServeAgentOptions } from "./server.js";
+export { LIMIT_DEFAULTS } from "./generated/tables.js";

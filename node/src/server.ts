@@ -18,13 +18,13 @@ export interface ServeAgentOptions extends StreamOptions {
   /** PEM files to serve `wss://` and `https://`. */
   tlsCert?: string;
   tlsKey?: string;
-  /** Connections open at once (default 1024; beyond it 503). */
+  /** Connections open at once (default `LIMIT_DEFAULTS.maxConnections`; beyond it 503). */
   maxConnections?: number;
-  /** Drop a client that takes nothing this long while output waits (default 60 s; 0: never). */
+  /** Drop a client that takes nothing this long while output waits (default `LIMIT_DEFAULTS.serverOutputStallTimeoutMs`; 0: never). */
   outputStallTimeoutMs?: number;
-  /** Streamable HTTP: output held per connection for its client (default 64 MiB). */
+  /** Streamable HTTP: output held per connection for its client (default `LIMIT_DEFAULTS.maxBufferedBytes`). */
   maxBufferedBytes?: number;
-  /** Streamable HTTP: end a connection with no event stream open and nothing sent this long (default 60 s; 0: never). */
+  /** Streamable HTTP: end a connection with no event stream open and nothing sent this long (default `LIMIT_DEFAULTS.idleTimeoutMs`; 0: never). */
   idleTimeoutMs?: number;
 }
 

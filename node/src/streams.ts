@@ -42,7 +42,7 @@ export interface MessageStream {
  * for it reaches `maxBufferedBytes`, the engine reads nothing more (the
  * peer's writes then wait: backpressure). With `outputStallTimeoutMs`, a wait
  * in which nothing is written and no request finishes for that long closes
- * the connection. Unset: the engine's default (1024 requests, 64 MiB, no
+ * the connection. Unset: the engine's default (`LIMIT_DEFAULTS`; no
  * timeout).
  */
 export interface Limits {
@@ -52,7 +52,7 @@ export interface Limits {
 }
 
 export interface StreamOptions {
-  /** The largest inbound message, in bytes (default 64 MiB). */
+  /** The largest inbound message, in bytes (default `LIMIT_DEFAULTS.maxMessageSize`). */
   maxMessageSize?: number;
   /** What the connection may hold for a peer that is not reading. */
   limits?: Limits;

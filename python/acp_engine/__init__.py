@@ -22,6 +22,7 @@ from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideCo
 from ._helpers import connect_agent, run_agent, spawn_agent
 from ._server import AgentServer, serve_agent
 from ._limits import Limits
+from ._tables import Defaults
 from ._native import __version__
 from ._terminal import TerminalHandle
 from ._transport import Stream, asyncio_stream, fd_stream, remote_stream, spawn_stream, stdio_stream
@@ -45,6 +46,7 @@ __all__ = [
     "ClientSideConnection",
     "Connection",
     "Limits",
+    "Defaults",
     "PROTOCOL_VERSION",
     "RequestError",
     "Side",

@@ -15,8 +15,8 @@ class Limits:
     nothing more (the peer's writes then wait: backpressure). With
     ``output_stall_timeout`` (seconds), a wait in which nothing is written
     and no request finishes for that long closes the connection. None: the
-    engine's default (1024 requests, 64 MiB, no timeout; the README's
-    Limits section says more).
+    engine's default (:class:`Defaults`; no timeout; the README's Limits
+    section says more).
     """
 
     max_in_flight_requests: Optional[int] = None

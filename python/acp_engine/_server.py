@@ -129,7 +129,8 @@ async def serve_agent(
 
     ``token``: clients must send ``Authorization: Bearer <token>`` (401
     otherwise, before any agent starts). ``tls_cert``/``tls_key``: PEM files
-    to serve ``wss://`` and ``https://``. Timeouts are in seconds (0: none);
+    to serve ``wss://`` and ``https://``. Timeouts are in seconds (0: none;
+    None, as for every limit: :class:`Defaults`);
     ``limits`` bound each agent's connection; ``unchecked_methods`` as for
     :class:`Connection`. On exit every connection ends."""
     if (tls_cert is None) != (tls_key is None):

@@ -55,3 +55,20 @@ class Messages:
     """ACP: the session is unknown (with `data.sessionId`). Code -32002."""
     UNSUPPORTED_PROTOCOL_VERSION: Final = "Unsupported protocol version"
     """`initialize` asked for a protocol version this side does not speak (with the requested and the supported versions). Code -32602."""
+
+
+class Defaults:
+    """The limits' defaults (durations in seconds, as the options take them)."""
+
+    MAX_MESSAGE_SIZE: Final = 67108864
+    """The largest inbound message (a longer line closes the connection; a server closes a larger WebSocket frame with 1009 and answers a larger POST 413). Default: 64 MiB."""
+    MAX_IN_FLIGHT_REQUESTS: Final = 1024
+    """The peer's requests handled at once before the engine stops reading (backpressure). Default: 1024 requests."""
+    MAX_BUFFERED_BYTES: Final = 67108864
+    """Output queued for the peer and not written yet before the engine stops reading; for a server, what Streamable HTTP holds for one connection's client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB."""
+    MAX_CONNECTIONS: Final = 1024
+    """Connections a server holds open at once, both transports together; beyond it 503. Default: 1024 connections."""
+    SERVER_OUTPUT_STALL_TIMEOUT: Final = 60.0
+    """A server drops a client that takes nothing this long while output waits for it (as the official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall timeout unless one is set. Default: 60 s."""
+    IDLE_TIMEOUT: Final = 60.0
+    """Streamable HTTP: a server ends a connection whose client has had no event stream open and sent nothing this long. Default: 60 s."""

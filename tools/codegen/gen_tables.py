@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
 """Generate the engine's own tables in every language: error codes and their messages,
-and the kinds of the host contract's events.
+the kinds of the host contract's events, and the limits' defaults.
 
     python3 tools/codegen/gen_tables.py           # (re)write the files below
     python3 tools/codegen/gen_tables.py --check   # exit 1 if a checked-in file is out of date
 
 Input: the schema's ``ErrorCode`` (schema/v1/schema.json: each code with its title, the
 error's message) and core/tables.json (which of those codes the engine names, its
-own code, the messages of errors that share a code, the event kinds). Output:
+own code, the messages of errors that share a code, the event kinds, the limits). Output:
 
-* Rust, the engine: ``core/src/tables.rs`` (``codes``, ``messages``, ``kind``).
+* Rust, the engine: ``core/src/tables.rs`` (``codes``, ``messages``, ``kind``, ``defaults``).
 * C: ``bindings/c/src/tables.rs`` (``ACP_ERROR_*`` and ``acp_event_kind``, numbered as the
   engine's kinds; cbindgen puts them in the header) and ``include/acp_errors.h`` (the
   messages, ``ACP_MESSAGE_*``). C folds the engine's RESULT and ERROR
   into one RESPONSE event and has no WRITTEN event.
 * Python: ``python/acp_engine/_tables.py``; Node: ``node/src/generated/tables.ts``; Go:
-  ``go/tables_gen.go``. Kotlin reads the engine's at run time (uniffi ``errorCodes``).
+  ``go/tables_gen.go``; Kotlin: ``kotlin/src/main/kotlin/acp_engine/Defaults.kt`` (its error
+  codes it reads from the engine at run time, uniffi ``errorCodes``).
+
+A limit's default is in its unit (bytes, a count, or ms); each language states a
+duration the way its options take one (Python: seconds; Node: ms; Go and Rust:
+a duration; Kotlin: ms).
 """
 
 from __future__ import annotations
@@ -55,7 +60,21 @@ def load() -> dict:
     for extra in tables["messages"]:
         code = by_name[extra["error"]]["code"]
         messages.append({**extra, "doc": f"{extra['doc']} Code {code}."})
-    return {"errors": errors, "messages": messages, "event_kinds": tables["event_kinds"]}
+    return {"errors": errors, "messages": messages, "event_kinds": tables["event_kinds"], "limits": tables["limits"]}
+
+
+def human(limit: dict) -> str:
+    """A limit's default as a reader says it: 64 MiB, 1024 requests, 60 s."""
+    value, unit = limit["default"], limit["unit"]
+    if unit == "bytes" and value % (1024 * 1024) == 0:
+        return f"{value // (1024 * 1024)} MiB"
+    if unit == "ms" and value % 1000 == 0:
+        return f"{value // 1000} s"
+    return f"{value} {unit}"
+
+
+def limit_doc(limit: dict) -> str:
+    return f"{limit['doc']} Default: {human(limit)}."
 
 
 def camel(name: str) -> str:
@@ -91,6 +110,15 @@ def rust_core(t: dict) -> str:
     out += ["}", "", "/// Event kinds of the host queue: the first element of each event array.", "pub mod kind {"]
     for kind in t["event_kinds"]:
         out += rust_doc(kind["doc"], "    ") + [f"    pub const {kind['name'].upper()}: u8 = {kind['value']};"]
+    out += ["}", "", "/// The limits' defaults (`Limits`, `ServeOptions`, every binding's options).", "pub mod defaults {",
+            "    use std::time::Duration;", ""]
+    for limit in t["limits"]:
+        name = limit["name"].upper()
+        if limit["unit"] == "ms":
+            value = f"Duration::from_millis({limit['default']})"
+            out += rust_doc(limit_doc(limit), "    ") + [f"    pub const {name}: Duration = {value};"]
+        else:
+            out += rust_doc(limit_doc(limit), "    ") + [f"    pub const {name}: usize = {limit['default']};"]
     out += ["}", ""]
     return "\n".join(out)
 
@@ -133,6 +161,10 @@ def python(t: dict) -> str:
     out += ["", "", "class Messages:", '    """The message each error is made with."""', ""]
     for message in t["messages"]:
         out += [f"    {message['name'].upper()}: Final = {json.dumps(message['message'])}", f'    """{message["doc"]}"""']
+    out += ["", "", "class Defaults:", '    """The limits\' defaults (durations in seconds, as the options take them)."""', ""]
+    for limit in t["limits"]:
+        value = f"{limit['default'] / 1000}" if limit["unit"] == "ms" else str(limit["default"])
+        out += [f"    {limit['name'].upper()}: Final = {value}", f'    """{limit_doc(limit)}"""']
     return "\n".join(out) + "\n"
 
 
@@ -145,13 +177,18 @@ def typescript(t: dict) -> str:
     out += ["} as const;", "", "/** The message each error is made with. */", "export const ERROR_MESSAGES = {"]
     for message in t["messages"]:
         out += [f"  /** {message['doc']} */", f"  {camel(message['name'])}: {json.dumps(message['message'])},"]
+    out += ["} as const;", "", "/** The limits' defaults (durations in ms, as the options take them). */",
+            "export const LIMIT_DEFAULTS = {"]
+    for limit in t["limits"]:
+        name = camel(limit["name"]) + ("Ms" if limit["unit"] == "ms" else "")
+        out += [f"  /** {limit_doc(limit)} */", f"  {name}: {limit['default']},"]
     out += ["} as const;", ""]
     return "\n".join(out)
 
 
 def go(t: dict) -> str:
     out = [f"// Code generated by {GENERATOR} from {SOURCES}. DO NOT EDIT.",
-           "// Change the tables, then run `make codegen`.", "", "package acpengine", "",
+           "// Change the tables, then run `make codegen`.", "", "package acpengine", "", 'import "time"', "",
            "// The JSON-RPC and ACP error codes.", "const ("]
     for error in t["errors"]:
         out += [f"\t// Code{pascal(error['name'])}: {line}" if i == 0 else f"\t// {line}"
@@ -163,8 +200,23 @@ def go(t: dict) -> str:
     out += [")", "", "// The message each error is made with.", "const ("]
     for message in t["messages"]:
         out += [f"\tmessage{pascal(message['name'])} = {json.dumps(message['message'])}"]
+    out += [")", "", "// The limits' defaults.", "const ("]
+    for limit in t["limits"]:
+        out += [f"\t// {line}" for line in wrap(f"Default{pascal(limit['name'])}: {limit_doc(limit)}", 86)]
+        value = f"{limit['default']} * time.Millisecond" if limit["unit"] == "ms" else str(limit["default"])
+        out += [f"\tDefault{pascal(limit['name'])} = {value}"]
     out += [")", ""]
     return gofmt("\n".join(out))
+
+
+def kotlin(t: dict) -> str:
+    out = [f"// Generated by {GENERATOR} from core/tables.json (make codegen). Do not edit.", "",
+           "package acp_engine", "", "/** The limits' defaults (durations in ms). */", "object Defaults {"]
+    for limit in t["limits"]:
+        name = limit["name"].upper() + ("_MS" if limit["unit"] == "ms" else "")
+        out += [f"    /** {limit_doc(limit)} */", f"    const val {name}: Long = {limit['default']}L"]
+    out += ["}", ""]
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         ("python/acp_engine/_tables.py", python(t)),
         ("node/src/generated/tables.ts", typescript(t)),
         ("go/tables_gen.go", go(t)),
+        ("kotlin/src/main/kotlin/acp_engine/Defaults.kt", kotlin(t)),
     ]
     return write_or_check(outputs, args.check, GENERATOR)
 

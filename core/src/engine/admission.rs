@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use super::Inner;
 
-/// Default for [`Limits::max_in_flight_requests`].
-pub const DEFAULT_MAX_IN_FLIGHT_REQUESTS: usize = 1024;
+/// Default for [`Limits::max_in_flight_requests`] (the tables' `defaults`).
+pub const DEFAULT_MAX_IN_FLIGHT_REQUESTS: usize = crate::tables::defaults::MAX_IN_FLIGHT_REQUESTS;
 
-/// Default for [`Limits::max_buffered_bytes`] (64 MiB, as the official
-/// TypeScript SDK's server transport).
-pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
+/// Default for [`Limits::max_buffered_bytes`] (the tables' `defaults`, as the
+/// official TypeScript SDK's server transport).
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = crate::tables::defaults::MAX_BUFFERED_BYTES;
 
 /// What one connection may hold for its peer before it stops reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

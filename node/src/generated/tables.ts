@@ -49,3 +49,19 @@ export const ERROR_MESSAGES = {
   /** `initialize` asked for a protocol version this side does not speak (with the requested and the supported versions). Code -32602. */
   unsupportedProtocolVersion: "Unsupported protocol version",
 } as const;
+
+/** The limits' defaults (durations in ms, as the options take them). */
+export const LIMIT_DEFAULTS = {
+  /** The largest inbound message (a longer line closes the connection; a server closes a larger WebSocket frame with 1009 and answers a larger POST 413). Default: 64 MiB. */
+  maxMessageSize: 67108864,
+  /** The peer's requests handled at once before the engine stops reading (backpressure). Default: 1024 requests. */
+  maxInFlightRequests: 1024,
+  /** Output queued for the peer and not written yet before the engine stops reading; for a server, what Streamable HTTP holds for one connection's client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB. */
+  maxBufferedBytes: 67108864,
+  /** Connections a server holds open at once, both transports together; beyond it 503. Default: 1024 connections. */
+  maxConnections: 1024,
+  /** A server drops a client that takes nothing this long while output waits for it (as the official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall timeout unless one is set. Default: 60 s. */
+  serverOutputStallTimeoutMs: 60000,
+  /** Streamable HTTP: a server ends a connection whose client has had no event stream open and sent nothing this long. Default: 60 s. */
+  idleTimeoutMs: 60000,
+} as const;

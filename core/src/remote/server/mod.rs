@@ -32,8 +32,8 @@ mod streamable;
 /// The path served by default (the official SDK's examples use it too).
 pub const DEFAULT_PATH: &str = "/acp";
 
-/// Default for [`ServeOptions::output_stall_timeout`].
-pub const DEFAULT_SERVER_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default for [`ServeOptions::output_stall_timeout`] (the tables' `defaults`).
+pub const DEFAULT_SERVER_STALL_TIMEOUT: Duration = crate::tables::defaults::SERVER_OUTPUT_STALL_TIMEOUT;
 
 /// How long a TLS handshake or a request's headers may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -123,11 +123,11 @@ impl Default for ServeOptions {
         Self {
             path: DEFAULT_PATH.to_owned(),
             bearer_token: None,
-            max_connections: 1024,
+            max_connections: crate::tables::defaults::MAX_CONNECTIONS,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             output_stall_timeout: Some(DEFAULT_SERVER_STALL_TIMEOUT),
             max_buffered_bytes: crate::DEFAULT_MAX_BUFFERED_BYTES,
-            idle_timeout: Some(Duration::from_secs(60)),
+            idle_timeout: Some(crate::tables::defaults::IDLE_TIMEOUT),
             tls: None,
             authorize: None,
             on_refused: None,

@@ -32,7 +32,7 @@ data class SpawnOptions(
  * Settings of a connection.
  *
  * @property unstable speak the unstable protocol too (its methods are unknown otherwise).
- * @property maxMessageSize the largest inbound message in bytes (`null`: the engine's 64 MiB).
+ * @property maxMessageSize the largest inbound message in bytes (`null`: [Defaults.MAX_MESSAGE_SIZE]).
  * @property uncheckedMethods methods outside the ACP schema this connection sends and receives
  *   as they are, unchecked: for peers that still use methods the schema dropped (the legacy
  *   `session/set_model`) or methods of a newer schema. Inbound ones reach the handler's
