@@ -6,14 +6,14 @@
 
 use std::ffi::{c_char, CString};
 use std::ptr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_engine::RequestError;
+use acp_engine::host::threaded::{Answer, WaitError};
+use serde_json::value::RawValue;
 
-use crate::conn::{Conn, Slot, Waiting};
-use crate::connection::{acp_connection, live_connection, outbound, send_request};
-use crate::dispatch::{self, BeforeBlocking};
+use crate::calls::{not_sent, outbound};
+use crate::conn::live_connection;
+use crate::connection::acp_connection;
 use crate::ffi::{acp_result, guard, owned_string, Failure};
 
 /// Send a request and wait for its answer on this thread (up to
@@ -36,19 +36,13 @@ pub unsafe extern "C" fn acp_connection_request(
         let conn = live_connection(connection)?;
         let out_json = out_arg(out_json, "out_json")?;
         let (method, params) = outbound(method, params_json)?;
-        may_block(&conn, method)?;
-        let slot = Arc::new(Slot::default());
-        let id = send_request(&conn, method, params, Waiting::Slot(slot.clone()))?;
-        match wait(&conn, &slot, timeout_ms) {
-            Some(outcome) => answered(method, outcome, out_json),
-            None => {
-                // Cancelled: the peer gets $/cancel_request, a late answer is dropped.
-                conn.host.cancel_pending_request(id);
-                Err(Failure::new(
-                    acp_result::ACP_ERR_TIMEOUT,
-                    format!("{method}: no answer within {timeout_ms} ms"),
-                ))
-            }
+        match conn.request(method, params.map(RawValue::get), deadline(timeout_ms)) {
+            Ok(answer) => answered(method, answer, out_json),
+            Err(WaitError::TimedOut) => Err(Failure::new(
+                acp_result::ACP_ERR_TIMEOUT,
+                format!("{method}: no answer within {timeout_ms} ms"),
+            )),
+            Err(error) => Err(refused(method, error)),
         }
     })
 }
@@ -73,10 +67,9 @@ pub unsafe extern "C" fn acp_connection_start_request(
             ));
         }
         let (method, params) = outbound(method, params_json)?;
-        let slot = Arc::new(Slot::default());
-        let id = send_request(&conn, method, params, Waiting::Slot(slot.clone()))?;
-        conn.await_later(id, slot);
-        *out_request_id = id;
+        *out_request_id = conn
+            .start_request(method, params.map(RawValue::get))
+            .map_err(|error| not_sent(method, error))?;
         Ok(())
     })
 }
@@ -98,22 +91,17 @@ pub unsafe extern "C" fn acp_connection_await(
     guard(|| {
         let conn = live_connection(connection)?;
         let out_json = out_arg(out_json, "out_json")?;
-        let Some(slot) = conn.awaited(request_id) else {
-            return Err(Failure::new(
+        match conn.await_answer(request_id, deadline(timeout_ms)) {
+            Ok(answer) => answered(&format!("request {request_id}"), answer, out_json),
+            Err(WaitError::NotAwaited) => Err(Failure::new(
                 acp_result::ACP_ERR_INVALID_ARGUMENT,
                 format!("request {request_id} is not awaited (not from acp_connection_start_request, or already answered)"),
-            ));
-        };
-        may_block(&conn, "acp_connection_await")?;
-        match wait(&conn, &slot, timeout_ms) {
-            Some(outcome) => {
-                conn.awaited_done(request_id);
-                answered(&format!("request {request_id}"), outcome, out_json)
-            }
-            None => Err(Failure::new(
+            )),
+            Err(WaitError::TimedOut) => Err(Failure::new(
                 acp_result::ACP_ERR_TIMEOUT,
                 format!("request {request_id}: no answer within {timeout_ms} ms (still pending)"),
             )),
+            Err(error) => Err(refused("acp_connection_await", error)),
         }
     })
 }
@@ -129,38 +117,28 @@ unsafe fn out_arg<'a>(out: *mut *mut c_char, name: &str) -> Result<&'a mut *mut 
     Ok(out)
 }
 
-/// Checked before a wait: from a notification callback it would wait for
-/// itself; from a request or response callback the dispatch job moves on.
-fn may_block(conn: &Arc<Conn>, what: &str) -> Result<(), Failure> {
-    match dispatch::before_blocking(conn) {
-        BeforeBlocking::Proceed => Ok(()),
-        BeforeBlocking::WouldDeadlock => Err(Failure::new(
-            acp_result::ACP_ERR_WRONG_MODE,
-            format!("{what}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request"),
-        )),
-    }
+fn deadline(timeout_ms: i32) -> Option<Instant> {
+    (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64))
 }
 
-/// The answer in `slot`, waiting up to `timeout_ms` (None: not yet).
-fn wait(conn: &Conn, slot: &Slot, timeout_ms: i32) -> Option<Result<CString, RequestError>> {
-    let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
-    if conn.is_event_connection() {
-        // Nobody else may be taking events: take them while waiting.
-        conn.take(deadline, |_| slot.take())
-    } else {
-        conn.wait_answer(slot, deadline)
+/// A wait that could not start: from a notification callback it would wait
+/// for itself; or the request was not sent.
+fn refused(what: &str, error: WaitError) -> Failure {
+    match error {
+        WaitError::NotSent(error) => not_sent(what, error),
+        _ => Failure::new(
+            acp_result::ACP_ERR_WRONG_MODE,
+            format!("{what}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request"),
+        ),
     }
 }
 
 /// An answer as C receives it.
-fn answered(
-    what: &str,
-    outcome: Result<CString, RequestError>,
-    out_json: &mut *mut c_char,
-) -> Result<(), Failure> {
-    match outcome {
+fn answered(what: &str, answer: Answer, out_json: &mut *mut c_char) -> Result<(), Failure> {
+    match answer {
         Ok(result) => {
-            *out_json = result.into_raw();
+            // SAFETY: JSON text has no NUL inside; the answer has room for one (no copy).
+            *out_json = unsafe { CString::from_vec_unchecked(result.into_bytes()) }.into_raw();
             Ok(())
         }
         Err(error) if error.is_connection_closed() => Err(Failure::closed(&error)),

@@ -1,21 +1,21 @@
 //! Events, for hosts that take what happens on their own thread instead of
 //! in callbacks (Go, Java, scripting runtimes, event loops): a connection
 //! created without handlers, drained with `acp_connection_next_events` (a
-//! batch per call) or `acp_connection_next_event`.
+//! batch per call) or `acp_connection_next_event`. The driver's events as
+//! C structs: strings point into the drained batch the event keeps.
 
 use std::ffi::{c_char, CString};
 use std::ptr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
+use acp_engine::host::threaded::{Event, Item, Text};
 use acp_engine::RequestError;
 
-use crate::batch::{Batch, Event, Item};
-use crate::conn::{Conn, Waiting};
-use crate::dispatch::with_c_error;
+use crate::conn::Conn;
 use crate::ffi::c_string;
 use crate::handlers::acp_error;
-use crate::responder;
+use crate::respond;
+use crate::responder::acp_responder;
 use crate::tables::acp_event_kind;
 
 /// One event. Every pointer in it is owned by the event and valid until
@@ -37,7 +37,7 @@ pub struct acp_event {
     pub error: acp_error,
     /// REQUEST: answer it with `acp_responder_ok` / `acp_responder_error`.
     /// CANCELLED: the request the peer cancelled.
-    pub responder: *mut crate::responder::acp_responder,
+    pub responder: *mut acp_responder,
     /// CLOSED: why the connection closed.
     pub reason: *const c_char,
 }
@@ -47,143 +47,84 @@ pub struct acp_event {
 #[repr(C)]
 struct EventBox {
     event: acp_event,
-    _batch: Arc<Batch>,
-    strings: Vec<CString>,
+    _item: Item,
+    _strings: Vec<CString>,
 }
 
-impl EventBox {
-    fn new(kind: acp_event_kind, batch: Arc<Batch>) -> Self {
-        Self {
-            event: acp_event {
-                kind,
-                method: ptr::null(),
-                json: ptr::null(),
-                request_id: 0,
-                error: acp_error::none(),
-                responder: ptr::null_mut(),
-                reason: ptr::null(),
-            },
-            _batch: batch,
-            strings: Vec::new(),
-        }
-    }
+/// `text` as a C string kept in `strings`.
+fn keep(strings: &mut Vec<CString>, text: &str) -> *const c_char {
+    strings.push(c_string(text));
+    strings.last().expect("just pushed").as_ptr()
+}
 
-    /// Keep `text` alive with the event and return a pointer to it.
-    fn keep(&mut self, text: &str) -> *const c_char {
-        let string = c_string(text);
-        let pointer = string.as_ptr();
-        self.strings.push(string);
-        pointer
-    }
-
-    /// Set the event's `error` to a copy of `error`.
-    fn keep_error(&mut self, error: &RequestError) {
-        self.event.error.code = error.code;
-        self.event.error.message = self.keep(&error.message);
-        if let Some(data) = &error.data {
-            self.event.error.data_json = self.keep(&data.to_string());
-        }
-    }
-
-    fn into_raw(self) -> *mut acp_event {
-        Box::into_raw(Box::new(self)).cast()
+/// `error` as C's, its strings kept in `strings`.
+fn keep_error(strings: &mut Vec<CString>, error: &RequestError) -> acp_error {
+    acp_error {
+        code: error.code,
+        message: keep(strings, &error.message),
+        data_json: error
+            .data
+            .as_ref()
+            .map_or(ptr::null(), |data| keep(strings, &data.to_string())),
     }
 }
 
-/// Up to `max` events, waiting until `timeout` (None: no limit) for the
-/// first. Responses that go to a callback run it here, on the caller's
-/// thread, in order.
-pub(crate) fn next_events(conn: &Arc<Conn>, max: usize, timeout: Option<Duration>) -> Vec<*mut acp_event> {
-    let deadline = timeout.map(|timeout| Instant::now() + timeout);
-    loop {
-        let items = conn.take(deadline, |backlog| {
-            if backlog.is_empty() {
-                return None;
-            }
-            let count = backlog.len().min(max);
-            Some(backlog.drain(..count).collect::<Vec<Item>>())
-        });
-        let Some(items) = items else { return Vec::new() };
-        let events: Vec<*mut acp_event> = items
-            .into_iter()
-            .filter_map(|item| to_event(conn, item))
-            .collect();
-        if !events.is_empty() {
-            return events;
-        }
-    }
+fn text(text: Option<&Text>) -> *const c_char {
+    text.map_or(ptr::null(), |text| text.as_c_str().as_ptr())
 }
 
-/// An item as a C event (None when it went to a callback instead).
-fn to_event(conn: &Arc<Conn>, item: Item) -> Option<*mut acp_event> {
-    let Item { batch, event } = item;
-    let event = match event {
+/// A driver's event as a C event (a REQUEST's responder registered).
+pub(crate) fn to_event(conn: &Arc<Conn>, item: Item) -> *mut acp_event {
+    let mut strings = Vec::new();
+    let mut event = acp_event {
+        kind: acp_event_kind::ACP_EVENT_CLOSED,
+        method: ptr::null(),
+        json: ptr::null(),
+        request_id: 0,
+        error: acp_error::none(),
+        responder: ptr::null_mut(),
+        reason: ptr::null(),
+    };
+    match item.event() {
         Event::Request {
             token,
             method,
             params,
         } => {
-            responder::register(token, conn);
-            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_REQUEST, batch);
-            event.event.method = method.0;
-            event.event.json = params.0;
-            event.event.responder = token as *mut _;
-            event
+            respond::register(*token, conn);
+            event.kind = acp_event_kind::ACP_EVENT_REQUEST;
+            (event.method, event.json) = (text(Some(method)), text(params.as_ref()));
+            event.responder = *token as *mut _;
         }
         Event::Notification { method, params } => {
-            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_NOTIFICATION, batch);
-            event.event.method = method.0;
-            event.event.json = params.0;
-            event
+            event.kind = acp_event_kind::ACP_EVENT_NOTIFICATION;
+            (event.method, event.json) = (text(Some(method)), text(params.as_ref()));
         }
         Event::Response { id, outcome } => {
-            match conn.answer_wanted(id) {
-                Some(Waiting::Callback(Some(callback), user_data)) => {
-                    let c_conn = conn.c_pointer();
-                    match &outcome {
-                        Ok(result) => unsafe { callback(user_data.0, c_conn, id, result.0, ptr::null()) },
-                        Err(error) => with_c_error(error, |error| unsafe {
-                            callback(user_data.0, c_conn, id, ptr::null(), error)
-                        }),
-                    }
-                    return None;
-                }
-                Some(Waiting::Slot(slot)) => {
-                    conn.complete(&slot, crate::conn::outcome_text(&outcome));
-                    return None;
-                }
-                Some(Waiting::Event) => {}
-                _ => return None,
+            event.kind = acp_event_kind::ACP_EVENT_RESPONSE;
+            event.request_id = *id;
+            match outcome {
+                Ok(result) => event.json = text(Some(result)),
+                Err(error) => event.error = keep_error(&mut strings, error),
             }
-            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_RESPONSE, batch);
-            event.event.request_id = id;
-            match &outcome {
-                Ok(result) => event.event.json = result.0,
-                Err(error) => event.keep_error(error),
-            }
-            event
         }
         Event::InvalidNotification { method, error } => {
-            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_INVALID_NOTIFICATION, batch);
-            event.event.method = event.keep(&method);
-            event.keep_error(&error);
-            event
+            event.kind = acp_event_kind::ACP_EVENT_INVALID_NOTIFICATION;
+            event.method = keep(&mut strings, method);
+            event.error = keep_error(&mut strings, error);
         }
         Event::Cancelled { token } => {
-            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_CANCELLED, batch);
-            event.event.responder = token as *mut _;
-            event
+            event.kind = acp_event_kind::ACP_EVENT_CANCELLED;
+            event.responder = *token as *mut _;
         }
-        Event::Closed { reason } => {
-            conn.fail_waiting(&reason);
-            conn.lock_state().finished = true;
-            conn.notify();
-            let mut event = EventBox::new(acp_event_kind::ACP_EVENT_CLOSED, batch);
-            event.event.reason = event.keep(&reason);
-            event
-        }
+        Event::Closed { reason } => event.reason = keep(&mut strings, reason),
+    }
+    let boxed = EventBox {
+        event,
+        _item: item,
+        _strings: strings,
     };
-    Some(event.into_raw())
+    Box::into_raw(Box::new(boxed)).cast()
 }
 
 /// Free an event from `acp_connection_next_event(s)`. NULL is fine. An

@@ -5,7 +5,9 @@ use std::ffi::{c_char, c_void};
 use std::mem::{offset_of, size_of};
 use std::ptr;
 
-use crate::ffi::Failure;
+use acp_engine::RequestError;
+
+use crate::ffi::{c_string, Failure};
 use crate::sized::{self, SizedStruct};
 
 use crate::connection::acp_connection;
@@ -31,6 +33,18 @@ impl acp_error {
             data_json: ptr::null(),
         }
     }
+}
+
+/// An engine error as C's `acp_error`, valid during `body`.
+pub(crate) fn with_c_error<T>(error: &RequestError, body: impl FnOnce(*const acp_error) -> T) -> T {
+    let message = c_string(&error.message);
+    let data = error.data.as_ref().map(|data| c_string(&data.to_string()));
+    let error = acp_error {
+        code: error.code,
+        message: message.as_ptr(),
+        data_json: data.as_ref().map_or(ptr::null(), |data| data.as_ptr()),
+    };
+    body(&error)
 }
 
 /// An inbound request on `connection`. Answer `responder` exactly once,

@@ -9,13 +9,14 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_engine::host::{self, EventFd, HostServer};
 use acp_engine::remote::{PeerTransport, ServeOptions, ServerTls};
 
+use crate::calls::{acp_connection_free, start_with};
 use crate::conn::Conn;
-use crate::connection::{acp_connection, acp_connection_free, start_with};
+use crate::connection::acp_connection;
 use crate::ffi::{acp_result, guard, guard_value, owned_string, str_arg, Failure};
 use crate::handlers::acp_handlers;
 use crate::options::{acp_options, Settings};
@@ -261,7 +262,7 @@ fn accept_loop(
         }
         open.retain(|&conn| {
             // SAFETY: the server holds a reference to each open connection.
-            let finished = unsafe { &*conn.cast_const().cast::<Conn>() }.wait_finished(Some(Instant::now()));
+            let finished = unsafe { &*conn.cast_const().cast::<Conn>() }.is_finished();
             if finished {
                 unsafe { acp_connection_free(conn) };
             }

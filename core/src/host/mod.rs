@@ -25,6 +25,7 @@ mod runtime;
 #[cfg(feature = "remote")]
 mod server;
 mod side;
+pub mod threaded;
 mod wake;
 
 use std::sync::Arc;

@@ -1,0 +1,132 @@
+//! Taking events from the engine on the driving thread: drain the queue
+//! and, with a pipe or socket, read the stream right here (no hop to the
+//! engine's reader task), sleeping in `poll` on the stream and the wake fd.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::host::{EventFd, HostConnection};
+
+/// How long a driver that just found events reads on before it sleeps in
+/// `poll`: on a VM waking a sleeping thread costs more than a short spin.
+const READ_SPIN: Duration = Duration::from_micros(50);
+
+thread_local! {
+    /// This thread pumps a stream and drains right after: what it queues
+    /// needs no wake-up (an eventfd write and read saved per batch).
+    static PUMPING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the engine's wake-up would only wake this very thread.
+pub(super) fn pumping() -> bool {
+    PUMPING.with(Cell::get)
+}
+
+/// A connection's stream as its drivers see it.
+pub(super) struct Stream {
+    /// Signalled by the engine when events arrive on an empty queue.
+    pub wake: Arc<EventFd>,
+    /// The stream can still be read on the driver's thread.
+    reading: AtomicBool,
+    /// A waiting request asks the dispatch thread to stop driving.
+    yield_asked: AtomicBool,
+}
+
+impl Stream {
+    pub fn new(wake: Arc<EventFd>, host: &HostConnection) -> Self {
+        Self {
+            wake,
+            reading: AtomicBool::new(host.read_fd().is_some()),
+            yield_asked: AtomicBool::new(false),
+        }
+    }
+
+    /// Ask the driver (the dispatch thread, maybe asleep in `poll`) to let go.
+    pub fn ask_to_yield(&self) {
+        self.yield_asked.store(true, Ordering::Release);
+        self.wake.signal();
+    }
+
+    /// Take the next batch of events from the engine, reading the stream on
+    /// this thread when it can; None at `deadline`, once `done` (the
+    /// driver's own answer arrived another way), or (`yielding`) when a
+    /// waiting request asked for the stream.
+    pub fn drive(
+        &self,
+        host: &HostConnection,
+        deadline: Option<Instant>,
+        yielding: bool,
+        done: &dyn Fn() -> bool,
+    ) -> Option<String> {
+        let read_fd = host.read_fd();
+        loop {
+            if done() {
+                return None;
+            }
+            if yielding && self.yield_asked.swap(false, Ordering::AcqRel) {
+                return None;
+            }
+            // Reset before draining, or a wake-up could be lost.
+            self.wake.reset();
+            if let Some(text) = host.drain() {
+                return Some(text);
+            }
+            // At the connection's limits the engine reads nothing until the
+            // peer reads; its wake says when to read again.
+            let reading = read_fd.is_some() && self.reading.load(Ordering::Acquire) && !host.reading_paused();
+            if reading && self.read_for(host, READ_SPIN) {
+                continue;
+            }
+            let timeout = match deadline {
+                None => -1,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    left.as_millis().clamp(1, i32::MAX as u128) as i32
+                }
+            };
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.wake.raw(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: read_fd.unwrap_or(-1),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let count = if reading { 2 } else { 1 };
+            // SAFETY: `fds` is a live array of `count` pollfds.
+            unsafe { libc::poll(fds.as_mut_ptr(), count, timeout) };
+        }
+    }
+
+    /// Read and handle what the stream holds, for up to `spin`: true once
+    /// events are queued.
+    fn read_for(&self, host: &HostConnection, spin: Duration) -> bool {
+        let start = Instant::now();
+        loop {
+            PUMPING.with(|pumping| pumping.set(true));
+            let open = host.pump();
+            PUMPING.with(|pumping| pumping.set(false));
+            if !open {
+                // The stream ended: a CLOSED event follows through `wake`.
+                self.reading.store(false, Ordering::Release);
+                return host.queued_events() > 0;
+            }
+            if host.queued_events() > 0 {
+                return true;
+            }
+            if start.elapsed() >= spin || host.reading_paused() {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
