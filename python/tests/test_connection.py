@@ -51,7 +51,11 @@ async def test_cancel_pending_request_and_send_cancel_request() -> None:
         session = await connection.send_request("session/new", {"cwd": "/tmp", "mcpServers": []})
         prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "hang"}]}
         call = asyncio.ensure_future(connection.send_request("session/prompt", prompt))
-        await asyncio.sleep(0.2)
+        # Cancel once the handler runs (see test_typed's cancel test).
+        for _ in range(500):
+            if (await connection.send_request("_test/notes", {}))["started"]:
+                break
+            await asyncio.sleep(0.01)
         id = max(connection._pending)  # the id the engine gave the request
         assert connection.cancel_pending_request(id)
         with pytest.raises(RequestError) as cancelled:

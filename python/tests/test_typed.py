@@ -197,7 +197,12 @@ async def test_terminal_handle_releases_on_exit() -> None:
 async def test_cancelling_an_outbound_call_cancels_the_handler() -> None:
     async with connect(RecordingClient()) as agent:
         call = asyncio.ensure_future(agent.prompt(prompt("hang")))
-        await asyncio.sleep(0.2)
+        # Cancel once the handler runs (a cancel that reaches the agent
+        # before the request is dispatched never starts the handler).
+        for _ in range(500):
+            if (await agent.ext_method("_test/notes", {}))["started"]:
+                break
+            await asyncio.sleep(0.01)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call

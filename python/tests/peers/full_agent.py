@@ -3,7 +3,8 @@ its method name and params; the prompt text picks a behaviour:
 
 - ``call client``: call every client method once and report the results
 - ``burst N``: send N numbered agent_message_chunk updates, then end the turn
-- ``hang``: wait forever (until the request is cancelled)
+- ``hang``: wait forever (until the request is cancelled); ``_test/notes``
+  lists the hanging handlers under ``started`` (a test cancels once it runs)
 - ``boom``: raise a plain exception (answers -32603)
 - ``refuse``: raise RequestError(-32042, "refused", {"why": "test"})
 - ``terminal``: create a terminal inside ``async with`` and leave the block
@@ -18,6 +19,7 @@ from typing import Any, Dict, List
 from acp_engine import Agent, AgentSideConnection, RequestError, run_agent
 
 CANCELLED: List[str] = []
+STARTED: List[str] = []
 
 #: Session updates new in schema 2.4.0 (stable), each with a field no schema knows.
 NEWS: List[Dict[str, Any]] = [
@@ -82,7 +84,7 @@ class FullAgent(Agent):
             await asyncio.sleep(0.05)
             return {"echo": params["i"]}
         if method == "_test/notes":
-            return {"notes": self.notes, "cancelled": CANCELLED}
+            return {"notes": self.notes, "cancelled": CANCELLED, "started": STARTED}
         return {"ext": method, "params": params}
 
     async def ext_notification(self, method, params):  # type: ignore[no-untyped-def]
@@ -111,6 +113,7 @@ class FullAgent(Agent):
             wrong = [i for i, result in enumerate(results) if result["content"] != f"/file-{i}:None:None"]
             return {"stopReason": "end_turn", "_meta": {"wrong": wrong[:10], "count": len(results)}}
         if text == "hang":
+            STARTED.append("prompt")
             try:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:

@@ -179,7 +179,9 @@ class EngineTest {
         withTimeout(30_000) {
             val (agent, session) = start()
             val turn = async { agent.prompt(prompt(session, "hang")) }
-            delay(300)
+            // Cancel once the handler runs (a cancel that arrives before the request is
+            // dispatched never starts it).
+            assertEquals("prompt started", client.updates.receive())
             turn.cancel()
             // The agent's prompt coroutine was cancelled by the $/cancel_request we sent.
             assertEquals("prompt cancelled", client.updates.receive())
@@ -307,7 +309,7 @@ class WireTest {
         assertFalse(Json.stringify(thrown).contains("secret"))
         // A prompt that waits, cancelled: -32800, and the handler's coroutine saw it.
         send("""{"jsonrpc":"2.0","id":5,"method":"${AgentMethods.SESSION_PROMPT}","params":{"sessionId":"s","prompt":[{"type":"text","text":"hang"}]}}""")
-        Thread.sleep(300)
+        assertEquals(ClientMethods.SESSION_UPDATE, next()["method"]) // "prompt started": it runs
         send("""{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}""")
         val answers = listOf(next(), next())
         val cancelled = answers.single { it["id"] == 5L }

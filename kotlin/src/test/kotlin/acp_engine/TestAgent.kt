@@ -11,8 +11,8 @@ import kotlin.system.exitProcess
 
 /**
  * The agent the engine tests run in a child JVM. What a prompt does depends on its text:
- * `throw` throws a plain exception, `hang` waits until cancelled (and then says so with a
- * session update), `crash` exits the process, `burst N` sends N updates before it answers,
+ * `throw` throws a plain exception, `hang` says "prompt started" in a session update, waits
+ * until cancelled and then says so with another, `crash` exits the process, `burst N` sends N updates before it answers,
  * `cancel-client` starts a file read on the client and cancels it, `say TEXT` sends TEXT
  * as an update.
  */
@@ -37,6 +37,7 @@ class TestAgent(private val client: AgentSideConnection) : Agent {
             text == "throw" -> throw IllegalStateException("a secret the peer must not see")
             text == "refuse" -> throw RequestError.invalidParams(mapOf("why" to "refused"))
             text == "hang" -> try {
+                say(sessionId, "prompt started")
                 awaitCancellation()
             } catch (cancelled: CancellationException) {
                 // The engine cancelled this coroutine ($/cancel_request): tell the client.
