@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use crate::calls::{not_sent, outbound};
 use crate::conn::live_connection;
 use crate::connection::acp_connection;
+use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, owned_string, Failure};
 
 /// Send a request and wait for its answer on this thread (up to
@@ -39,7 +40,7 @@ pub unsafe extern "C" fn acp_connection_request(
         match conn.request(method, params.map(RawValue::get), deadline(timeout_ms)) {
             Ok(answer) => answered(method, answer, out_json),
             Err(WaitError::TimedOut) => Err(Failure::new(
-                acp_result::ACP_ERR_TIMEOUT,
+                ACP_ERR_TIMEOUT,
                 format!("{method}: no answer within {timeout_ms} ms"),
             )),
             Err(error) => Err(refused(method, error)),
@@ -61,10 +62,7 @@ pub unsafe extern "C" fn acp_connection_start_request(
     guard(|| {
         let conn = live_connection(connection)?;
         if out_request_id.is_null() {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_NULL_ARGUMENT,
-                "out_request_id is NULL",
-            ));
+            return Err(Failure::null("out_request_id"));
         }
         let (method, params) = outbound(method, params_json)?;
         *out_request_id = conn
@@ -93,14 +91,8 @@ pub unsafe extern "C" fn acp_connection_await(
         let out_json = out_arg(out_json, "out_json")?;
         match conn.await_answer(request_id, deadline(timeout_ms)) {
             Ok(answer) => answered(&format!("request {request_id}"), answer, out_json),
-            Err(WaitError::NotAwaited) => Err(Failure::new(
-                acp_result::ACP_ERR_INVALID_ARGUMENT,
-                format!("request {request_id} is not awaited (not from acp_connection_start_request, or already answered)"),
-            )),
-            Err(WaitError::TimedOut) => Err(Failure::new(
-                acp_result::ACP_ERR_TIMEOUT,
-                format!("request {request_id}: no answer within {timeout_ms} ms (still pending)"),
-            )),
+            Err(WaitError::NotAwaited) => Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, format!("request {request_id} is not awaited (not from acp_connection_start_request, or already answered)"))),
+            Err(WaitError::TimedOut) => Err(Failure::new(ACP_ERR_TIMEOUT, format!("request {request_id}: no answer within {timeout_ms} ms (still pending)"))),
             Err(error) => Err(refused("acp_connection_await", error)),
         }
     })
@@ -108,10 +100,7 @@ pub unsafe extern "C" fn acp_connection_await(
 
 unsafe fn out_arg<'a>(out: *mut *mut c_char, name: &str) -> Result<&'a mut *mut c_char, Failure> {
     let Some(out) = out.as_mut() else {
-        return Err(Failure::new(
-            acp_result::ACP_ERR_NULL_ARGUMENT,
-            format!("{name} is NULL"),
-        ));
+        return Err(Failure::null(name));
     };
     *out = ptr::null_mut();
     Ok(out)
@@ -126,10 +115,7 @@ fn deadline(timeout_ms: i32) -> Option<Instant> {
 fn refused(what: &str, error: WaitError) -> Failure {
     match error {
         WaitError::NotSent(error) => not_sent(what, error),
-        _ => Failure::new(
-            acp_result::ACP_ERR_WRONG_MODE,
-            format!("{what}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request"),
-        ),
+        _ => Failure::new(ACP_ERR_WRONG_MODE, format!("{what}: a notification callback cannot wait for an answer (the answer is delivered after it returns); use acp_connection_send_request")),
     }
 }
 
@@ -144,10 +130,7 @@ fn answered(what: &str, answer: Answer, out_json: &mut *mut c_char) -> Result<()
         Err(error) if error.is_connection_closed() => Err(Failure::closed(&error)),
         Err(error) => {
             *out_json = owned_string(&error.to_error_response().to_string());
-            Err(Failure::new(
-                acp_result::ACP_ERR_REQUEST_FAILED,
-                format!("{what}: {error}"),
-            ))
+            Err(Failure::new(ACP_ERR_REQUEST_FAILED, format!("{what}: {error}")))
         }
     }
 }

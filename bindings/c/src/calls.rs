@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use crate::conn::{connection_arg, live_connection, CHost, Conn, Reply};
 use crate::connection::acp_connection;
 use crate::events::{self, acp_event};
+use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, guard_value, json_arg, owned_string, str_arg, structured, Failure};
 use crate::handlers::{acp_handlers, acp_response_callback, UserData};
 use crate::options::{acp_options, acp_remote_options, Settings};
@@ -31,7 +32,7 @@ pub(crate) unsafe fn start(
     out: *mut *mut acp_connection,
 ) -> Result<(), Failure> {
     if out.is_null() {
-        return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        return Err(Failure::null("out"));
     }
     *out = ptr::null_mut();
     let settings = Settings::read(options)?;
@@ -48,7 +49,7 @@ pub(crate) unsafe fn start_with(
     out: *mut *mut acp_connection,
 ) -> Result<(), Failure> {
     if out.is_null() {
-        return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+        return Err(Failure::null("out"));
     }
     *out = ptr::null_mut();
     let (runtime, generation) = host::runtime_and_generation();
@@ -66,7 +67,7 @@ pub(crate) unsafe fn start_with(
     };
     let handler = CHost { handlers, generation };
     let conn = Driver::connect(transport, host_options, handler, options, &runtime)
-        .map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))?;
+        .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
     *out = Arc::into_raw(conn.clone()).cast_mut().cast();
     // Only now, with the connection handed to C, may callbacks run.
     conn.start();
@@ -103,10 +104,7 @@ pub unsafe extern "C" fn acp_connection_spawn(
         let spawn = |settings: &Settings| {
             let argv = string_list(argv, "argv")?;
             let Some((program, args)) = argv.split_first() else {
-                return Err(Failure::new(
-                    acp_result::ACP_ERR_INVALID_ARGUMENT,
-                    "argv is empty",
-                ));
+                return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "argv is empty"));
             };
             let mut spawn =
                 SpawnOptions::new(OsStr::from_bytes(program)).args(args.iter().map(|a| OsStr::from_bytes(a)));
@@ -114,7 +112,7 @@ pub unsafe extern "C" fn acp_connection_spawn(
                 for entry in string_list(env, "env")? {
                     let Some(split) = entry.iter().position(|b| *b == b'=') else {
                         return Err(Failure::new(
-                            acp_result::ACP_ERR_INVALID_ARGUMENT,
+                            ACP_ERR_INVALID_ARGUMENT,
                             "env entries are KEY=VALUE",
                         ));
                     };
@@ -130,7 +128,7 @@ pub unsafe extern "C" fn acp_connection_spawn(
             if settings.exit_grace_ms > 0 {
                 spawn = spawn.exit_grace(Duration::from_millis(settings.exit_grace_ms.into()));
             }
-            Transport::spawn(spawn).map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))
+            Transport::spawn(spawn).map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))
         };
         start(spawn, options, handlers, out)
     })
@@ -180,13 +178,10 @@ pub unsafe extern "C" fn acp_connection_fds(
 ) -> acp_result {
     guard(|| {
         if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+            return Err(Failure::null("out"));
         }
         if read_fd < 0 || write_fd < 0 {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_INVALID_ARGUMENT,
-                "negative file descriptor",
-            ));
+            return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "negative file descriptor"));
         }
         let (read, write) = (OwnedFd::from_raw_fd(read_fd), OwnedFd::from_raw_fd(write_fd));
         start(
@@ -201,10 +196,7 @@ pub unsafe extern "C" fn acp_connection_fds(
 /// A NULL-terminated array of C strings, as bytes.
 unsafe fn string_list(list: *const *const c_char, name: &str) -> Result<Vec<Vec<u8>>, Failure> {
     if list.is_null() {
-        return Err(Failure::new(
-            acp_result::ACP_ERR_NULL_ARGUMENT,
-            format!("{name} is NULL"),
-        ));
+        return Err(Failure::null(name));
     }
     let mut items = Vec::new();
     let mut cursor = list;
@@ -231,10 +223,7 @@ pub(crate) fn not_sent(method: &str, error: acp_engine::RequestError) -> Failure
     if error.is_connection_closed() {
         Failure::closed(&error)
     } else {
-        Failure::new(
-            acp_result::ACP_ERR_INVALID_ARGUMENT,
-            format!("not sent: {method}: {error}"),
-        )
+        Failure::new(ACP_ERR_INVALID_ARGUMENT, format!("not sent: {method}: {error}"))
     }
 }
 
@@ -305,7 +294,7 @@ pub unsafe extern "C" fn acp_connection_cancel_request(
             Ok(())
         } else {
             Err(Failure::new(
-                acp_result::ACP_ERR_INVALID_ARGUMENT,
+                ACP_ERR_INVALID_ARGUMENT,
                 format!("request {request_id} is not pending"),
             ))
         }
@@ -329,14 +318,11 @@ pub unsafe extern "C" fn acp_connection_next_events(
     guard(|| {
         let conn = connection_arg(connection)?;
         if events.is_null() || out_count.is_null() {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_NULL_ARGUMENT,
-                "events or out_count is NULL",
-            ));
+            return Err(Failure::new(ACP_ERR_NULL_ARGUMENT, "events or out_count is NULL"));
         }
         *out_count = 0;
         if max == 0 {
-            return Err(Failure::new(acp_result::ACP_ERR_INVALID_ARGUMENT, "max is 0"));
+            return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "max is 0"));
         }
         let taken = take_events(&conn, max, timeout_ms)?;
         for (index, event) in taken.iter().enumerate() {
@@ -358,7 +344,7 @@ pub unsafe extern "C" fn acp_connection_next_event(
     guard(|| {
         let conn = connection_arg(connection)?;
         if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+            return Err(Failure::null("out"));
         }
         *out = ptr::null_mut();
         *out = take_events(&conn, 1, timeout_ms)?[0];
@@ -369,29 +355,26 @@ pub unsafe extern "C" fn acp_connection_next_event(
 fn take_events(conn: &Arc<Conn>, max: usize, timeout_ms: i32) -> Result<Vec<*mut acp_event>, Failure> {
     if !conn.takes_events() {
         return Err(Failure::new(
-            acp_result::ACP_ERR_WRONG_MODE,
+            ACP_ERR_WRONG_MODE,
             "this connection has handlers, not events",
         ));
     }
     if conn.is_finished() {
         return Err(Failure::new(
-            acp_result::ACP_ERR_CLOSED,
+            ACP_ERR_CLOSED,
             "the connection closed (ACP_EVENT_CLOSED was taken)",
         ));
     }
     if !host::runtime_alive(conn.handler.generation) {
         return Err(Failure::new(
-            acp_result::ACP_ERR_CLOSED,
+            ACP_ERR_CLOSED,
             "acp_shutdown stopped this connection's runtime",
         ));
     }
     let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
     let taken = conn.next_events(max, deadline);
     if taken.is_empty() {
-        return Err(Failure::new(
-            acp_result::ACP_ERR_TIMEOUT,
-            "no event within the timeout",
-        ));
+        return Err(Failure::new(ACP_ERR_TIMEOUT, "no event within the timeout"));
     }
     Ok(taken
         .into_iter()
@@ -435,12 +418,9 @@ pub unsafe extern "C" fn acp_connection_wait_closed(
         let limit = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
         match conn.wait_closed(limit) {
             Ok(true) => Ok(()),
-            Ok(false) => Err(Failure::new(
-                acp_result::ACP_ERR_TIMEOUT,
-                "still open after the timeout",
-            )),
+            Ok(false) => Err(Failure::new(ACP_ERR_TIMEOUT, "still open after the timeout")),
             Err(_) => Err(Failure::new(
-                acp_result::ACP_ERR_WRONG_MODE,
+                ACP_ERR_WRONG_MODE,
                 "a notification callback cannot wait for its own connection to close",
             )),
         }

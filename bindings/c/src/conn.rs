@@ -6,7 +6,8 @@ use std::sync::Arc;
 use acp_engine::host::{self, threaded::Driver};
 
 use crate::connection::acp_connection;
-use crate::ffi::{acp_result, Failure};
+use crate::ffi::acp_result::*;
+use crate::ffi::Failure;
 use crate::handlers::{acp_handlers, acp_response_callback, UserData};
 
 pub(crate) type Conn = Driver<CHost>;
@@ -30,10 +31,7 @@ pub(crate) fn c_pointer(conn: &Arc<Conn>) -> *const acp_connection {
 /// The connection behind a C pointer, as a new reference.
 pub(crate) unsafe fn connection_arg(connection: *const acp_connection) -> Result<Arc<Conn>, Failure> {
     if connection.is_null() {
-        return Err(Failure::new(
-            acp_result::ACP_ERR_NULL_ARGUMENT,
-            "connection is NULL",
-        ));
+        return Err(Failure::null("connection"));
     }
     let conn = connection.cast::<Conn>();
     // SAFETY: C holds a reference (the pointer is valid until
@@ -49,7 +47,7 @@ pub(crate) unsafe fn live_connection(connection: *const acp_connection) -> Resul
         Ok(conn)
     } else {
         Err(Failure::new(
-            acp_result::ACP_ERR_CLOSED,
+            ACP_ERR_CLOSED,
             "acp_shutdown stopped this connection's runtime",
         ))
     }

@@ -8,6 +8,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use acp_engine::RequestError;
 use serde_json::value::RawValue;
 
+use acp_result::*;
+
 /// The outcome of every fallible call. On anything but `ACP_OK`,
 /// `acp_last_error_message()` says what went wrong.
 #[repr(C)]
@@ -55,6 +57,11 @@ impl Failure {
             code,
             message: message.into(),
         }
+    }
+
+    /// A required pointer argument, `name`, was NULL.
+    pub fn null(name: &str) -> Self {
+        Self::new(ACP_ERR_NULL_ARGUMENT, format!("{name} is NULL"))
     }
 
     pub fn closed(error: &RequestError) -> Self {
@@ -115,14 +122,11 @@ pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
 /// the argument.
 pub(crate) unsafe fn str_arg<'a>(pointer: *const c_char, name: &str) -> Result<&'a str, Failure> {
     if pointer.is_null() {
-        return Err(Failure::new(
-            acp_result::ACP_ERR_NULL_ARGUMENT,
-            format!("{name} is NULL"),
-        ));
+        return Err(Failure::null(name));
     }
     CStr::from_ptr(pointer)
         .to_str()
-        .map_err(|_| Failure::new(acp_result::ACP_ERR_INVALID_UTF8, format!("{name} is not UTF-8")))
+        .map_err(|_| Failure::new(ACP_ERR_INVALID_UTF8, format!("{name} is not UTF-8")))
 }
 
 /// A JSON argument as raw JSON, checked and borrowed (a file's content is
@@ -140,7 +144,7 @@ pub(crate) unsafe fn json_arg<'a>(
     }
     serde_json::from_str::<&RawValue>(text)
         .map(Some)
-        .map_err(|error| Failure::new(acp_result::ACP_ERR_INVALID_JSON, format!("{name}: {error}")))
+        .map_err(|error| Failure::new(ACP_ERR_INVALID_JSON, format!("{name}: {error}")))
 }
 
 /// Params must be an object or an array when present (JSON-RPC).
@@ -148,7 +152,7 @@ pub(crate) fn structured(params: Option<&RawValue>, name: &str) -> Result<(), Fa
     match params.map(|raw| raw.get().as_bytes()[0]) {
         None | Some(b'{') | Some(b'[') => Ok(()),
         Some(_) => Err(Failure::new(
-            acp_result::ACP_ERR_INVALID_ARGUMENT,
+            ACP_ERR_INVALID_ARGUMENT,
             format!("{name} must be a JSON object or array"),
         )),
     }
@@ -183,13 +187,5 @@ pub extern "C" fn acp_version() -> *const c_char {
 }
 
 #[cfg(test)]
-mod tests {
-    use acp_engine::error::codes;
-
-    #[test]
-    fn the_c_error_codes_are_the_engines() {
-        assert_eq!(crate::ACP_ERROR_CONNECTION_CLOSED, codes::CONNECTION_CLOSED);
-        assert_eq!(crate::ACP_ERROR_METHOD_NOT_FOUND, codes::METHOD_NOT_FOUND);
-        assert_eq!(crate::ACP_ERROR_REQUEST_CANCELLED, codes::REQUEST_CANCELLED);
-    }
-}
+#[path = "../tests/unit/ffi.rs"]
+mod tests;

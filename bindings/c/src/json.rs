@@ -6,6 +6,7 @@ use std::ffi::c_char;
 
 use serde_json::Value;
 
+use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, owned_string, str_arg, Failure};
 
 /// The value at `pointer` in the document `json`.
@@ -13,13 +14,10 @@ unsafe fn value_at(json: *const c_char, pointer: *const c_char) -> Result<(Value
     let text = str_arg(json, "json")?;
     let pointer = str_arg(pointer, "pointer")?;
     let document: Value = serde_json::from_str(text)
-        .map_err(|error| Failure::new(acp_result::ACP_ERR_INVALID_JSON, format!("json: {error}")))?;
+        .map_err(|error| Failure::new(ACP_ERR_INVALID_JSON, format!("json: {error}")))?;
     match document.pointer(pointer) {
         Some(value) => Ok((value.clone(), pointer.to_owned())),
-        None => Err(Failure::new(
-            acp_result::ACP_ERR_NOT_FOUND,
-            format!("nothing at {pointer:?}"),
-        )),
+        None => Err(Failure::new(ACP_ERR_NOT_FOUND, format!("nothing at {pointer:?}"))),
     }
 }
 
@@ -34,7 +32,7 @@ unsafe fn get_as<T>(
 ) -> acp_result {
     guard(|| {
         if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+            return Err(Failure::null("out"));
         }
         let (value, pointer) = value_at(json, pointer)?;
         let shown = value.to_string();
@@ -44,7 +42,7 @@ unsafe fn get_as<T>(
                 Ok(())
             }
             None => Err(Failure::new(
-                acp_result::ACP_ERR_NOT_FOUND,
+                ACP_ERR_NOT_FOUND,
                 format!("{pointer:?} is {shown}, not {wanted}"),
             )),
         }
@@ -102,10 +100,7 @@ pub unsafe extern "C" fn acp_json_get(
 ) -> acp_result {
     guard(|| {
         if out_json.is_null() {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_NULL_ARGUMENT,
-                "out_json is NULL",
-            ));
+            return Err(Failure::null("out_json"));
         }
         *out_json = std::ptr::null_mut();
         let (value, _) = value_at(json, pointer)?;
@@ -120,10 +115,7 @@ pub unsafe extern "C" fn acp_json_get(
 pub unsafe extern "C" fn acp_json_quote(text: *const c_char, out_json: *mut *mut c_char) -> acp_result {
     guard(|| {
         if out_json.is_null() {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_NULL_ARGUMENT,
-                "out_json is NULL",
-            ));
+            return Err(Failure::null("out_json"));
         }
         let text = str_arg(text, "text")?;
         *out_json = owned_string(&Value::from(text).to_string());

@@ -6,7 +6,8 @@ use std::ffi::{c_char, c_int};
 use std::mem::{offset_of, size_of};
 use std::ptr;
 
-use crate::ffi::{acp_result, str_arg, Failure};
+use crate::ffi::acp_result::*;
+use crate::ffi::{str_arg, Failure};
 use crate::sized::{self, SizedStruct};
 
 /// Which side of ACP the connection plays: decides which messages it
@@ -135,7 +136,7 @@ impl SizedStruct for acp_options {
         let side = ptr::addr_of!((*options).side).cast::<c_int>().read();
         if !(0..=2).contains(&side) {
             return Err(Failure::new(
-                acp_result::ACP_ERR_INVALID_ARGUMENT,
+                ACP_ERR_INVALID_ARGUMENT,
                 format!("{name}->side is {side}, not an acp_side"),
             ));
         }

@@ -11,6 +11,7 @@ use acp_engine::RequestError;
 use serde_json::value::RawValue;
 
 use crate::conn::Conn;
+use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, guard_value, json_arg, str_arg, Failure};
 use crate::responder::acp_responder;
 
@@ -38,27 +39,21 @@ pub(crate) fn forget_connection(conn: &Conn) {
 
 fn answer(responder: *mut acp_responder, outcome: Result<&str, RequestError>) -> Result<(), Failure> {
     if responder.is_null() {
-        return Err(Failure::new(
-            acp_result::ACP_ERR_NULL_ARGUMENT,
-            "responder is NULL",
-        ));
+        return Err(Failure::null("responder"));
     }
     let token = responder as u64;
     let conn = with_registry(|registry| registry.remove(&token)).and_then(|conn| conn.upgrade());
     let Some(conn) = conn else {
         return Err(Failure::new(
-            acp_result::ACP_ERR_ALREADY_ANSWERED,
+            ACP_ERR_ALREADY_ANSWERED,
             "this responder was already answered, or its connection is gone",
         ));
     };
     match conn.host.respond(token, outcome) {
         Ok(true) => Ok(()),
-        Ok(false) if conn.host.is_closed() => Err(Failure::new(
-            acp_result::ACP_ERR_CLOSED,
-            "the connection is closed",
-        )),
+        Ok(false) if conn.host.is_closed() => Err(Failure::new(ACP_ERR_CLOSED, "the connection is closed")),
         Ok(false) => Err(Failure::new(
-            acp_result::ACP_ERR_ALREADY_ANSWERED,
+            ACP_ERR_ALREADY_ANSWERED,
             "the peer cancelled this request; it was answered -32800 and this answer was not sent",
         )),
         Err(error) => Err(Failure::from(error)),

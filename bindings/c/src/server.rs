@@ -17,6 +17,7 @@ use acp_engine::remote::{PeerTransport, ServeOptions, ServerTls};
 use crate::calls::{acp_connection_free, start_with};
 use crate::conn::Conn;
 use crate::connection::acp_connection;
+use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, guard_value, owned_string, str_arg, Failure};
 use crate::handlers::acp_handlers;
 use crate::options::{acp_options, Settings};
@@ -120,12 +121,12 @@ unsafe fn serve_options(serve: Option<&acp_serve_options>) -> Result<ServeOption
                 str_arg(serve.tls_key, "tls_key")?,
             );
             let tls = ServerTls::from_pem_files(cert, key)
-                .map_err(|error| Failure::new(acp_result::ACP_ERR_INVALID_ARGUMENT, error.to_string()))?;
+                .map_err(|error| Failure::new(ACP_ERR_INVALID_ARGUMENT, error.to_string()))?;
             options.tls = Some(tls);
         }
         _ => {
             return Err(Failure::new(
-                acp_result::ACP_ERR_INVALID_ARGUMENT,
+                ACP_ERR_INVALID_ARGUMENT,
                 "tls_cert and tls_key go together",
             ))
         }
@@ -162,30 +163,20 @@ pub unsafe extern "C" fn acp_server_start(
 ) -> acp_result {
     guard(|| {
         if out.is_null() {
-            return Err(Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "out is NULL"));
+            return Err(Failure::null("out"));
         }
         *out = ptr::null_mut();
         let address = str_arg(address, "address")?;
         let Some(handlers) = acp_handlers::read(handlers)? else {
-            return Err(Failure::new(
-                acp_result::ACP_ERR_NULL_ARGUMENT,
-                "handlers is NULL",
-            ));
+            return Err(Failure::null("handlers"));
         };
         // Read now: what `options` points to need not outlive this call.
         let settings = Settings::read(options)?;
         let serve = serve_options(serve.as_ref())?;
-        let wake = Arc::new(
-            EventFd::new().map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))?,
-        );
+        let wake = Arc::new(EventFd::new().map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?);
         let signal = wake.clone();
-        let host =
-            HostServer::bind(address, serve, &host::runtime(), move || signal.signal()).map_err(|error| {
-                Failure::new(
-                    acp_result::ACP_ERR_IO,
-                    format!("cannot listen on {address}: {error}"),
-                )
-            })?;
+        let host = HostServer::bind(address, serve, &host::runtime(), move || signal.signal())
+            .map_err(|error| Failure::new(ACP_ERR_IO, format!("cannot listen on {address}: {error}")))?;
         let host = Arc::new(host);
         let stopping = Arc::new(AtomicBool::new(false));
         let accepting = {
@@ -205,7 +196,7 @@ pub unsafe extern "C" fn acp_server_start(
                         accept_user_data,
                     )
                 })
-                .map_err(|error| Failure::new(acp_result::ACP_ERR_IO, error.to_string()))?
+                .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?
         };
         let server = Box::new(Server {
             host,
@@ -285,7 +276,7 @@ unsafe fn server_arg<'a>(server: *const acp_server) -> Result<&'a Server, Failur
     server
         .cast::<Server>()
         .as_ref()
-        .ok_or_else(|| Failure::new(acp_result::ACP_ERR_NULL_ARGUMENT, "server is NULL"))
+        .ok_or_else(|| Failure::null("server"))
 }
 
 /// The server's WebSocket URL (`ws://HOST:PORT/acp`, `wss://` with TLS).
