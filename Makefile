@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-trace test-check test-view test-readme update-schema schema-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-trace test-check test-view test-readme update-schema schema-check schema-derive-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -185,14 +185,23 @@ install:
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' bindings/c/acp_engine.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/acp_engine.pc
 
-## update-schema: take schema/v1 from the official npm package at its pinned version
+## update-schema: take schema/v1 and schema/v2 from the official npm package at its pinned
+## version, derive v1 from the pinned Rust crate (tools/schema-derive, a cargo build) and merge
+## the two, the newer of each definition, into schema/next/ (codegen does not read it yet)
 update-schema:
 	bash tools/codegen/update_schema.sh
 
-## schema-check: schema/ is exactly what the pinned npm package gives (update-schema is a no-op)
+## schema-check: schema/ is exactly what the pinned npm package and the committed crate
+## derivation (schema/next/crate) give (update-schema is a no-op); no cargo build
 schema-check:
-	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out bash tools/codegen/update_schema.sh >/dev/null \
+	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out ACP_SCHEMA_DERIVE=0 bash tools/codegen/update_schema.sh >/dev/null \
 	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package" && rm -rf $$out
+
+## schema-derive-check: schema-check, with the crate's schema derived again (builds
+## tools/schema-derive, stable and unstable, in its own target dirs)
+schema-derive-check:
+	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out bash tools/codegen/update_schema.sh >/dev/null \
+	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package and crate" && rm -rf $$out
 
 ## codegen: regenerate every language's types and method tables from schema/v1, and
 ## the engine's error and event tables from core/tables.json

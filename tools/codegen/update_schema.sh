@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Take the official ACP v1 JSON Schema from the npm package that ships it
-# (the official TypeScript SDK), at a pinned version, into schema/v1/, and
-# record where it came from in schema/README.md.
+# Take the official ACP JSON Schema from the npm package that ships it (the
+# official TypeScript SDK), at a pinned version: v1 into schema/v1/ (what
+# codegen reads), v2 (draft) into schema/v2/ (nothing generated from it yet).
+# Then the newer definitions: derive the v1 JSON Schema from the Rust crate
+# agent-client-protocol-schema (tools/schema-derive/, pinned in its Cargo.toml
+# and Cargo.lock) into schema/next/crate/v1/, and merge it with the npm v1,
+# definition by definition, the newer of each (tools/codegen/merge_schema.py),
+# into schema/next/v1/ with schema/next/SOURCES.md. Codegen does not read
+# schema/next/ yet. Record where it all came from in schema/README.md.
 #
-#   tools/codegen/update_schema.sh            # the pinned version below
+#   tools/codegen/update_schema.sh            # the pinned versions
 #   ACP_SCHEMA_VERSION=2.5.0 tools/codegen/update_schema.sh
 #   ACP_SCHEMA_OUT=/tmp/x tools/codegen/update_schema.sh   # write there instead
-#   (make schema-check does that and compares: schema/ is what the pin gives)
+#   ACP_SCHEMA_DERIVE=0 tools/codegen/update_schema.sh     # merge the committed
+#       schema/next/crate/v1 instead of building tools/schema-derive (no cargo)
+#   (make schema-check runs it with ACP_SCHEMA_DERIVE=0 into a temporary
+#   directory and compares: schema/ is what the pins give; make
+#   schema-derive-check builds the derivation too)
 #
 # Then run `make codegen` to regenerate every language's types and method
 # tables. Running it twice changes nothing: the README records the
@@ -15,7 +25,13 @@ set -euo pipefail
 
 package="@agentclientprotocol/sdk"
 version="${ACP_SCHEMA_VERSION:-2.4.0}"
-root="${ACP_SCHEMA_OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="${ACP_SCHEMA_OUT:-$repo}"
+derive="${ACP_SCHEMA_DERIVE:-1}"
+deriver="$repo/tools/schema-derive"
+crate="agent-client-protocol-schema"
+crate_version="$(sed -n 's/^agent-client-protocol-schema = { version = "=\([^"]*\)".*/\1/p' "$deriver/Cargo.toml")"
+crate_checksum="$(grep -A3 "^name = \"$crate\"\$" "$deriver/Cargo.lock" | sed -n 's/^checksum = "\(.*\)"/\1/p')"
 work="$(mktemp -d "${TMPDIR:-/tmp}/acp-schema.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
@@ -34,6 +50,30 @@ count() { python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["
 methods() {
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["$defs"]; print(len({v["x-method"] for v in d.values() if "x-method" in v}))' "$1"
 }
+mkdir -p "$root/schema/v2"
+for file in schema.json schema.unstable.json; do
+  cp "$work/package/schema/v2/$file" "$root/schema/v2/$file"
+done
+
+# The crate's definitions, stable then unstable (one build each: the crate's
+# features are compile-time), each in its own target dir so both stay built.
+derived="$root/schema/next/crate/v1"
+mkdir -p "$derived"
+if [ "$derive" = 1 ]; then
+  for flavour in stable unstable; do
+    features=()
+    [ "$flavour" = unstable ] && features=(--features unstable)
+    cargo run --quiet --release --locked --manifest-path "$deriver/Cargo.toml" \
+      --target-dir "$deriver/target/$flavour" "${features[@]}" -- "$derived"
+  done
+elif [ "$root" != "$repo" ]; then
+  cp "$repo/schema/next/crate/v1/"*.json "$derived/"
+fi
+python3 "$repo/tools/codegen/merge_schema.py" \
+  --npm "$work/package/schema/v1" --npm-label "$package@$version" \
+  --crate "$derived" --crate-label "$crate@$crate_version" \
+  --out "$root/schema/next/v1" --sources-md "$root/schema/next/SOURCES.md"
+
 stable="$root/schema/v1/schema.json"
 unstable="$root/schema/v1/schema.unstable.json"
 
@@ -59,6 +99,27 @@ name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 these two files alone; \`make codegen-check\` (part of \`make test\`) fails
 when a generated file drifts from them.
 
-The same package also ships a v2 schema (\`schema/v2/\`); acp-engine speaks v1.
+## v2 (draft)
+
+\`v2/schema.json\` and \`v2/schema.unstable.json\`: the same package's protocol
+version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions), as shipped. acp-engine speaks
+v1; nothing is generated from v2 yet.
+
+## next: v1 with the definitions published since (staging)
+
+| crate | version | checksum |
+|---|---|---|
+| \`$crate\` | $crate_version | \`$crate_checksum\` |
+
+- \`next/crate/v1/\`: the crate's types as JSON Schema, derived with schemars the way
+  the official generator does (\`tools/schema-derive/\`), with its meta files (the
+  crate's method-name tables).
+- \`next/v1/\`: the npm v1 and the crate's, merged definition by definition, the
+  newer of each (\`tools/codegen/merge_schema.py\`): \`schema.json\` ($(count "$root/schema/next/v1/schema.json") definitions,
+  $(methods "$root/schema/next/v1/schema.json") methods), \`schema.unstable.json\` ($(count "$root/schema/next/v1/schema.unstable.json") definitions, $(methods "$root/schema/next/v1/schema.unstable.json") methods),
+  the meta files, and \`sources.json\` (where each definition came from).
+- \`next/SOURCES.md\`: the same for people, and what changed against the npm bundle.
+
+Codegen does not read \`next/\` yet: moving it to \`v1/\` changes the generated code.
 EOF
-echo "schema/v1 from $package@$version ($published)"
+echo "schema/v1, v2 from $package@$version ($published); schema/next/v1 merged with $crate@$crate_version"
