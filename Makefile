@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-trace test-check test-view test-readme update-schema schema-check schema-derive-check fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -197,9 +197,9 @@ schema-check:
 	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out ACP_SCHEMA_DERIVE=0 bash tools/codegen/update_schema.sh >/dev/null \
 	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package" && rm -rf $$out
 
-## schema-derive-check: schema-check, with the crate's schema derived again (builds
+## schema-check-all: schema-check, with the crate's schema derived again (builds
 ## tools/schema-derive, stable and unstable, in its own target dirs)
-schema-derive-check:
+schema-check-all:
 	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out bash tools/codegen/update_schema.sh >/dev/null \
 	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package and crate" && rm -rf $$out
 

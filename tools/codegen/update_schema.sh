@@ -16,7 +16,7 @@
 #       schema/next/crate/v1 instead of building tools/schema-derive (no cargo)
 #   (make schema-check runs it with ACP_SCHEMA_DERIVE=0 into a temporary
 #   directory and compares: schema/ is what the pins give; make
-#   schema-derive-check builds the derivation too)
+#   schema-check-all builds the derivation too)
 #
 # Then run `make codegen` to regenerate every language's types and method
 # tables. Running it twice changes nothing: the README records the
