@@ -1,24 +1,21 @@
 //! `acp_server`: serve agents to remote clients over WebSocket and
-//! Streamable HTTP (the engine's `HostServer`). Each accepted connection is
+//! Streamable HTTP (the core's `Serving`, on the engine's `HostServer`). Each accepted connection is
 //! an `acp_connection` started with the server's options and handlers, its
 //! `user_data` given by the accept callback (one agent's state per
 //! connection); the server owns it and frees it once it has finished.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::Duration;
 
-use acp_engine::host::{self, EventFd, HostServer};
+use acp_engine::host::{threaded::Serving, Accepted};
 use acp_engine::remote::{PeerTransport, ServeOptions, ServerTls};
 
 use crate::calls::{acp_connection_free, start_with};
 use crate::conn::Conn;
-use crate::connection::acp_connection;
 use crate::ffi::acp_result::*;
-use crate::ffi::{acp_result, guard, guard_value, owned_string, str_arg, Failure};
+use crate::ffi::{acp_result, c_string, guard, guard_value, owned_string, str_arg, Failure};
 use crate::handlers::acp_handlers;
 use crate::options::{acp_options, Settings};
 
@@ -77,15 +74,6 @@ pub struct acp_server {
     _private: [u8; 0],
 }
 
-struct Server {
-    host: Arc<HostServer>,
-    stopping: Arc<AtomicBool>,
-    accepting: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// How often the accepting thread frees finished connections when idle.
-const SWEEP_EVERY: Duration = Duration::from_millis(200);
-
 unsafe fn serve_options(serve: Option<&acp_serve_options>) -> Result<ServeOptions, Failure> {
     let mut options = ServeOptions::default();
     let Some(serve) = serve else {
@@ -134,17 +122,9 @@ unsafe fn serve_options(serve: Option<&acp_serve_options>) -> Result<ServeOption
     Ok(options)
 }
 
-/// A `user_data` or callback pointer moved to the accepting thread.
-struct Carried<T>(T);
-unsafe impl<T> Send for Carried<T> {}
-
-impl<T> Carried<T> {
-    // A method, so that a closure captures the whole (Send) value, not
-    // its fields.
-    fn take(self) -> T {
-        self.0
-    }
-}
+/// A `user_data` pointer moved to the accepting thread.
+struct Carried(*mut c_void);
+unsafe impl Send for Carried {}
 
 /// Listen on `address` (`"HOST:PORT"`; port 0 picks one) and serve: every
 /// connection is an `acp_connection` made with `options` and `handlers`
@@ -173,108 +153,49 @@ pub unsafe extern "C" fn acp_server_start(
         // Read now: what `options` points to need not outlive this call.
         let settings = Settings::read(options)?;
         let serve = serve_options(serve.as_ref())?;
-        let wake = Arc::new(EventFd::new().map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?);
-        let signal = wake.clone();
-        let host = HostServer::bind(address, serve, &host::runtime(), move || signal.signal())
-            .map_err(|error| Failure::new(ACP_ERR_IO, format!("cannot listen on {address}: {error}")))?;
-        let host = Arc::new(host);
-        let stopping = Arc::new(AtomicBool::new(false));
-        let accepting = {
-            let (host, stopping) = (host.clone(), stopping.clone());
-            let carried = Carried((handlers, settings, on_accept, accept_user_data));
-            std::thread::Builder::new()
-                .name("acp-server".to_owned())
-                .spawn(move || {
-                    let (handlers, settings, on_accept, accept_user_data) = carried.take();
-                    accept_loop(
-                        &host,
-                        &wake,
-                        &stopping,
-                        handlers,
-                        &settings,
-                        on_accept,
-                        accept_user_data,
-                    )
-                })
-                .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?
-        };
-        let server = Box::new(Server {
-            host,
-            stopping,
-            accepting: Mutex::new(Some(accepting)),
-        });
-        *out = Box::into_raw(server).cast();
-        Ok(())
-    })
-}
-
-/// Start a connection for each accepted one; free those that finished.
-fn accept_loop(
-    host: &HostServer,
-    wake: &EventFd,
-    stopping: &AtomicBool,
-    handlers: acp_handlers,
-    settings: &Settings,
-    on_accept: acp_accept_callback,
-    accept_user_data: *mut c_void,
-) {
-    let mut open: Vec<*mut acp_connection> = Vec::new();
-    loop {
-        wake.reset();
-        while let Some(accepted) = host.accept() {
+        let accept_user_data = Carried(accept_user_data);
+        let start = move |accepted: Accepted| {
+            let accept_user_data = &accept_user_data;
             let mut handlers = handlers;
             if let Some(on_accept) = on_accept {
-                let address = owned_string(&accepted.peer.address.to_string());
+                let address = c_string(&accepted.peer.address.to_string());
                 let transport = match accepted.peer.transport {
                     PeerTransport::WebSocket => acp_transport::ACP_TRANSPORT_WEBSOCKET,
                     PeerTransport::StreamableHttp => acp_transport::ACP_TRANSPORT_HTTP,
                 };
                 // SAFETY: the header's contract for the callback.
-                handlers.user_data = unsafe { on_accept(accept_user_data, address, transport) };
-                unsafe { crate::ffi::acp_string_free(address) };
+                handlers.user_data = unsafe { on_accept(accept_user_data.0, address.as_ptr(), transport) };
             }
-            let mut conn = ptr::null_mut();
-            let transport = accepted.transport;
+            let (mut conn, transport) = (ptr::null_mut(), accepted.transport);
             // SAFETY: `conn` is ours; the handlers were read from the caller's.
-            let started = unsafe {
+            match unsafe {
                 start_with(
                     move |_| Ok(transport),
                     settings.clone(),
                     Some(handlers),
                     &mut conn,
                 )
-            };
-            match started {
-                Ok(()) => open.push(conn),
+            } {
+                // SAFETY: the server takes the reference `start_with` gave C.
+                Ok(()) => Some(unsafe { Arc::from_raw(conn.cast_const().cast::<Conn>()) }),
                 Err(failure) => {
-                    tracing::warn!(message = %failure.message, "could not start an accepted connection")
+                    tracing::warn!(message = %failure.message, "could not start an accepted connection");
+                    None
                 }
             }
-        }
-        open.retain(|&conn| {
-            // SAFETY: the server holds a reference to each open connection.
-            let finished = unsafe { &*conn.cast_const().cast::<Conn>() }.is_finished();
-            if finished {
-                unsafe { acp_connection_free(conn) };
-            }
-            !finished
-        });
-        if stopping.load(Ordering::Acquire) && open.is_empty() {
-            return;
-        }
-        let mut poll = libc::pollfd {
-            fd: wake.raw(),
-            events: libc::POLLIN,
-            revents: 0,
         };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut poll, 1, SWEEP_EVERY.as_millis() as i32) };
-    }
+        // SAFETY: the reference the server took back.
+        let release = |conn: Arc<Conn>| unsafe { acp_connection_free(Arc::into_raw(conn).cast_mut().cast()) };
+        let serving = Serving::listen(address, serve, start, release)
+            .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
+        *out = Box::into_raw(Box::new(serving)).cast();
+        Ok(())
+    })
 }
 
-unsafe fn server_arg<'a>(server: *const acp_server) -> Result<&'a Server, Failure> {
+unsafe fn server_arg<'a>(server: *const acp_server) -> Result<&'a Serving, Failure> {
     server
-        .cast::<Server>()
+        .cast::<Serving>()
         .as_ref()
         .ok_or_else(|| Failure::null("server"))
 }
@@ -284,7 +205,7 @@ unsafe fn server_arg<'a>(server: *const acp_server) -> Result<&'a Server, Failur
 #[no_mangle]
 pub unsafe extern "C" fn acp_server_websocket_url(server: *const acp_server) -> *mut c_char {
     guard_value(ptr::null_mut(), || {
-        server_arg(server).map_or(ptr::null_mut(), |s| owned_string(s.host.websocket_url()))
+        server_arg(server).map_or(ptr::null_mut(), |s| owned_string(s.host().websocket_url()))
     })
 }
 
@@ -293,14 +214,14 @@ pub unsafe extern "C" fn acp_server_websocket_url(server: *const acp_server) -> 
 #[no_mangle]
 pub unsafe extern "C" fn acp_server_http_url(server: *const acp_server) -> *mut c_char {
     guard_value(ptr::null_mut(), || {
-        server_arg(server).map_or(ptr::null_mut(), |s| owned_string(s.host.http_url()))
+        server_arg(server).map_or(ptr::null_mut(), |s| owned_string(s.host().http_url()))
     })
 }
 
 /// Connections open now (0 when `server` is NULL).
 #[no_mangle]
 pub unsafe extern "C" fn acp_server_connections(server: *const acp_server) -> usize {
-    guard_value(0, || server_arg(server).map_or(0, |s| s.host.connections()))
+    guard_value(0, || server_arg(server).map_or(0, |s| s.host().connections()))
 }
 
 /// Stop accepting and end every connection (each closes, failing what is
@@ -309,18 +230,9 @@ pub unsafe extern "C" fn acp_server_connections(server: *const acp_server) -> us
 #[no_mangle]
 pub unsafe extern "C" fn acp_server_stop(server: *mut acp_server) -> acp_result {
     guard(|| {
-        let server = server_arg(server)?;
-        stop(server);
+        server_arg(server)?.stop();
         Ok(())
     })
-}
-
-fn stop(server: &Server) {
-    server.host.shutdown();
-    server.stopping.store(true, Ordering::Release);
-    if let Some(accepting) = server.accepting.lock().unwrap().take() {
-        let _ = accepting.join();
-    }
 }
 
 /// Stop the server (as `acp_server_stop`) and free it. NULL is ignored.
@@ -330,7 +242,6 @@ pub unsafe extern "C" fn acp_server_free(server: *mut acp_server) {
         if server.is_null() {
             return;
         }
-        let server = Box::from_raw(server.cast::<Server>());
-        stop(&server);
+        drop(Box::from_raw(server.cast::<Serving>()));
     })
 }

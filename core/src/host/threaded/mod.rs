@@ -14,6 +14,7 @@
 //! events.rs    next_events, for hosts without callbacks
 //! request.rs   requests the caller's thread waits for; waiting for the close
 //! connect.rs   starting a driven connection
+//! serve.rs     a server of driven connections (accept, release when finished)
 //! ```
 //!
 //! The ordering rules hold as for every host: notifications one at a time
@@ -29,6 +30,8 @@ mod driver;
 mod events;
 mod monitor;
 mod request;
+#[cfg(feature = "remote")]
+mod serve;
 mod stream;
 
 pub use answers::{Answer, Slot, Waiting};
@@ -36,3 +39,5 @@ pub use decode::{decode, Event, Item, Text};
 pub use dispatch::WouldDeadlock;
 pub use driver::{Driver, DriverOptions, Handler};
 pub use request::WaitError;
+#[cfg(feature = "remote")]
+pub use serve::Serving;
