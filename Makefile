@@ -35,9 +35,9 @@ test: schema-check codegen-check header-check abi-check build
 # peers (wheel, addon, Go and Kotlin programs) that the process suites then drive, and
 # the bench smoke rebuilds some of them, so it runs alone, last.
 test-lane-engine:
-	@bash tools/test/lane.sh --log test-rust test-c
+	@bash tools/test/lane.sh --log test-rust test-c test-kotlin
 test-lane-languages:
-	@bash tools/test/lane.sh --log test-python test-node test-go test-kotlin
+	@bash tools/test/lane.sh --log test-python test-node test-go
 test-lane-processes:
 	@bash tools/test/lane.sh --log test-reliability test-interop test-trace test-check test-view
 test-lane-programs:
