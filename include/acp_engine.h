@@ -195,6 +195,44 @@
 #define ACP_ERROR_CONNECTION_CLOSED -32099
 
 /*
+ The largest inbound message (a longer line closes the connection; a server closes a larger
+ WebSocket frame with 1009 and answers a larger POST 413). Default: 64 MiB.
+ */
+#define ACP_DEFAULT_MAX_MESSAGE_SIZE 67108864
+
+/*
+ The peer's requests handled at once before the engine stops reading (backpressure). Default:
+ 1024 requests.
+ */
+#define ACP_DEFAULT_MAX_IN_FLIGHT_REQUESTS 1024
+
+/*
+ Output queued for the peer and not written yet before the engine stops reading; for a
+ server, what Streamable HTTP holds for one connection's client (as the official TypeScript
+ server's maxBufferedBytes). Default: 64 MiB.
+ */
+#define ACP_DEFAULT_MAX_BUFFERED_BYTES 67108864
+
+/*
+ Connections a server holds open at once, both transports together; beyond it 503. Default:
+ 1024 connections.
+ */
+#define ACP_DEFAULT_MAX_CONNECTIONS 1024
+
+/*
+ A server drops a client that takes nothing this long while output waits for it (as the
+ official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall timeout
+ unless one is set. Default: 60 s.
+ */
+#define ACP_DEFAULT_SERVER_OUTPUT_STALL_TIMEOUT_MS 60000
+
+/*
+ Streamable HTTP: a server ends a connection whose client has had no event stream open and
+ sent nothing this long. Default: 60 s.
+ */
+#define ACP_DEFAULT_IDLE_TIMEOUT_MS 60000
+
+/*
  The major version of the header (and of the crate it comes from).
  */
 #define ACP_ENGINE_VERSION_MAJOR 0
@@ -387,7 +425,8 @@ typedef struct {
    */
   acp_side side;
   /*
-   Bound on one inbound message in bytes (0: the default, 64 MiB).
+   Bound on one inbound message in bytes (0: the default,
+   ACP_DEFAULT_MAX_MESSAGE_SIZE).
    */
   size_t max_message_size;
   /*
@@ -410,13 +449,14 @@ typedef struct {
   bool quick_response_callbacks;
   /*
    The peer's requests handled at once before the engine stops reading
-   its input until some are answered (0: the default, 1024).
+   its input until some are answered (0: the default,
+   ACP_DEFAULT_MAX_IN_FLIGHT_REQUESTS).
    */
   size_t max_in_flight_requests;
   /*
    Bytes of output queued for a peer that is not reading before the
    engine stops reading its input until it reads (0: the default,
-   64 MiB).
+   ACP_DEFAULT_MAX_BUFFERED_BYTES).
    */
   size_t max_buffered_bytes;
   /*
@@ -636,25 +676,29 @@ typedef struct {
    */
   const char *token;
   /*
-   Connections open at once, beyond which 503 (0: 1024).
+   Connections open at once, beyond which 503 (0:
+   ACP_DEFAULT_MAX_CONNECTIONS).
    */
   size_t max_connections;
   /*
-   The largest message a client may send (0: 64 MiB).
+   The largest message a client may send (0:
+   ACP_DEFAULT_MAX_MESSAGE_SIZE).
    */
   size_t max_message_size;
   /*
    Drop a client that takes nothing this long while output waits (0:
-   60 s; UINT32_MAX: never).
+   ACP_DEFAULT_SERVER_OUTPUT_STALL_TIMEOUT_MS; UINT32_MAX: never).
    */
   uint32_t output_stall_timeout_ms;
   /*
-   Streamable HTTP: output held per connection for its client (0: 64 MiB).
+   Streamable HTTP: output held per connection for its client (0:
+   ACP_DEFAULT_MAX_BUFFERED_BYTES).
    */
   size_t max_buffered_bytes;
   /*
    Streamable HTTP: end a connection with no event stream open and
-   nothing sent this long (0: 60 s; UINT32_MAX: never).
+   nothing sent this long (0: ACP_DEFAULT_IDLE_TIMEOUT_MS; UINT32_MAX:
+   never).
    */
   uint32_t idle_timeout_ms;
   /*

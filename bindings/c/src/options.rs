@@ -42,7 +42,8 @@ pub struct acp_options {
     pub struct_size: usize,
     /// Which side of ACP this connection plays (default RAW).
     pub side: acp_side,
-    /// Bound on one inbound message in bytes (0: the default, 64 MiB).
+    /// Bound on one inbound message in bytes (0: the default,
+    /// ACP_DEFAULT_MAX_MESSAGE_SIZE).
     pub max_message_size: usize,
     /// acp_connection_spawn: how long a child may take to exit after its
     /// stdin closed, before it is killed (0: the default, 500 ms).
@@ -57,11 +58,12 @@ pub struct acp_options {
     /// thread would only wait too.
     pub quick_response_callbacks: bool,
     /// The peer's requests handled at once before the engine stops reading
-    /// its input until some are answered (0: the default, 1024).
+    /// its input until some are answered (0: the default,
+    /// ACP_DEFAULT_MAX_IN_FLIGHT_REQUESTS).
     pub max_in_flight_requests: usize,
     /// Bytes of output queued for a peer that is not reading before the
     /// engine stops reading its input until it reads (0: the default,
-    /// 64 MiB).
+    /// ACP_DEFAULT_MAX_BUFFERED_BYTES).
     pub max_buffered_bytes: usize,
     /// Close the connection when reading was held at one of the limits
     /// above this long with nothing written and no request finished (0:

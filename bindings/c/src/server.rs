@@ -38,17 +38,21 @@ pub struct acp_serve_options {
     /// NULL, or required as `Authorization: Bearer <token>` (401 otherwise,
     /// before anything reaches an agent).
     pub token: *const c_char,
-    /// Connections open at once, beyond which 503 (0: 1024).
+    /// Connections open at once, beyond which 503 (0:
+    /// ACP_DEFAULT_MAX_CONNECTIONS).
     pub max_connections: usize,
-    /// The largest message a client may send (0: 64 MiB).
+    /// The largest message a client may send (0:
+    /// ACP_DEFAULT_MAX_MESSAGE_SIZE).
     pub max_message_size: usize,
     /// Drop a client that takes nothing this long while output waits (0:
-    /// 60 s; UINT32_MAX: never).
+    /// ACP_DEFAULT_SERVER_OUTPUT_STALL_TIMEOUT_MS; UINT32_MAX: never).
     pub output_stall_timeout_ms: u32,
-    /// Streamable HTTP: output held per connection for its client (0: 64 MiB).
+    /// Streamable HTTP: output held per connection for its client (0:
+    /// ACP_DEFAULT_MAX_BUFFERED_BYTES).
     pub max_buffered_bytes: usize,
     /// Streamable HTTP: end a connection with no event stream open and
-    /// nothing sent this long (0: 60 s; UINT32_MAX: never).
+    /// nothing sent this long (0: ACP_DEFAULT_IDLE_TIMEOUT_MS; UINT32_MAX:
+    /// never).
     pub idle_timeout_ms: u32,
     /// NULL, or PEM files (certificate chain and key) to serve `wss://` and
     /// `https://`; both or neither.
