@@ -185,14 +185,15 @@ install:
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' bindings/c/acp_engine.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/acp_engine.pc
 
-## update-schema: take schema/v1 and schema/v2 from the official npm package at its pinned
-## version, derive v1 from the pinned Rust crate (tools/schema-derive, a cargo build) and merge
-## the two, the newer of each definition, into schema/next/ (codegen does not read it yet)
+## update-schema: take the v1 and v2 JSON from the official npm package at its pinned version
+## (schema/upstream/npm/v1, schema/v2), derive v1 from the pinned Rust crate (tools/schema-derive,
+## a cargo build; schema/upstream/crate/v1) and merge the two, the newer of each definition,
+## into schema/v1 (what codegen reads); then run make codegen
 update-schema:
 	bash tools/codegen/update_schema.sh
 
 ## schema-check: schema/ is exactly what the pinned npm package and the committed crate
-## derivation (schema/next/crate) give (update-schema is a no-op); no cargo build
+## derivation (schema/upstream/crate) give (update-schema is a no-op); no cargo build
 schema-check:
 	@out=$$(mktemp -d) && ACP_SCHEMA_OUT=$$out ACP_SCHEMA_DERIVE=0 bash tools/codegen/update_schema.sh >/dev/null \
 	  && diff -r $$out/schema schema && echo "schema/ matches the pinned package" && rm -rf $$out

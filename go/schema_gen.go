@@ -251,6 +251,8 @@ type ToolCallContent struct {
 	Diff *Diff
 	// `type` is "terminal". Embed a terminal created with `terminal/create` by its id.
 	Terminal *Terminal
+	// `type` is "session". A display-only reference to another session, such as a subagent.
+	Session *SessionReference
 	// A value whose `type` this schema does not list: its JSON, kept as it is.
 	Unknown json.RawMessage
 }
@@ -264,6 +266,8 @@ func (v ToolCallContent) MarshalJSON() ([]byte, error) {
 		return tagged("\"type\"", "\"diff\"", v.Diff)
 	case v.Terminal != nil:
 		return tagged("\"type\"", "\"terminal\"", v.Terminal)
+	case v.Session != nil:
+		return tagged("\"type\"", "\"session\"", v.Session)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -287,6 +291,9 @@ func (v *ToolCallContent) UnmarshalJSON(data []byte) error {
 	case found && tag == "terminal":
 		v.Terminal = new(Terminal)
 		return decodeJSON(data, v.Terminal)
+	case found && tag == "session":
+		v.Session = new(SessionReference)
+		return decodeJSON(data, v.Session)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -610,7 +617,7 @@ type TerminalId string
 
 // Terminal: Embed a terminal created with `terminal/create` by its id.
 //
-// The terminal must be added before calling `terminal/release`.
+// The terminal MUST be added before calling `terminal/release`.
 //
 // See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 type Terminal struct {
@@ -625,6 +632,26 @@ type Terminal struct {
 }
 
 func (v *Terminal) shapeKeys() []string { return []string{"terminalId"} }
+
+// SessionReference: A display-only reference to another session that this tool call operates on,
+// such as a subagent it created, delegated to, or is waiting on.
+//
+// The referenced session must already be known to the Client through ordinary
+// session setup or a `subagent_update` announcement. The reference does not
+// establish ownership, grant any Client-initiated controls, or report that the
+// referenced session received or finished any work.
+type SessionReference struct {
+	// The referenced session.
+	SessionId SessionId `json:"sessionId"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionReference) shapeKeys() []string { return []string{"sessionId"} }
 
 // ToolCallLocation: A file location being accessed or modified by a tool.
 //
@@ -940,7 +967,7 @@ type ElicitationSchema struct {
 	//
 	// Optional. Omitted and `null` are equivalent and mean no title is provided.
 	Title *string `json:"title,omitempty"`
-	// Property definitions (must be primitive types).
+	// Property definitions (MUST be primitive types).
 	Properties map[string]ElicitationPropertySchema `json:"properties,omitempty"`
 	// List of required property names.
 	//
@@ -1495,7 +1522,7 @@ type InitializeResponse struct {
 	// The protocol version the client specified if supported by the agent,
 	// or the latest protocol version supported by the agent.
 	//
-	// The client should disconnect, if it doesn't support this version.
+	// The client SHOULD disconnect, if it doesn't support this version.
 	ProtocolVersion ProtocolVersion `json:"protocolVersion"`
 	// Capabilities supported by the agent.
 	AgentCapabilities *AgentCapabilities `json:"agentCapabilities,omitempty"`
@@ -1626,6 +1653,11 @@ type SessionCapabilities struct {
 	// `SessionInfo.additionalDirectories` to report the complete ordered
 	// additional-root list associated with a listed session.
 	AdditionalDirectories *SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
+	// Whether the agent supports `systemPrompt` on session lifecycle requests.
+	//
+	// Optional. Omitted or `null` both mean the agent does not advertise support.
+	// Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+	SystemPrompt *SessionSystemPromptCapabilities `json:"systemPrompt,omitempty"`
 	// Whether the agent supports `session/resume`.
 	//
 	// Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -1690,6 +1722,61 @@ type SessionAdditionalDirectoriesCapabilities struct {
 }
 
 func (v *SessionAdditionalDirectoriesCapabilities) shapeKeys() []string { return nil }
+
+// SessionSystemPromptCapabilities: Capabilities for client-provided system prompts.
+//
+// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+// requests in `append` mode.
+type SessionSystemPromptCapabilities struct {
+	// Delivery modes the agent supports in addition to `append`.
+	//
+	// Optional. Omitted or `null` both mean the agent supports only `append`.
+	Mode *SessionSystemPromptModeCapabilities `json:"mode,omitempty"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionSystemPromptCapabilities) shapeKeys() []string { return nil }
+
+// SessionSystemPromptModeCapabilities: System prompt delivery modes the agent supports in addition to `append`.
+//
+// `append` has no entry because every agent advertising
+// `sessionCapabilities.systemPrompt` supports it.
+type SessionSystemPromptModeCapabilities struct {
+	// Whether the agent supports `override` mode.
+	//
+	// Optional. Omitted or `null` both mean the agent does not advertise support.
+	// Supplying `{}` means the agent supports replacing its built-in default
+	// instructions with the client-provided system prompt.
+	Override *SessionSystemPromptOverrideCapabilities `json:"override,omitempty"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionSystemPromptModeCapabilities) shapeKeys() []string { return nil }
+
+// SessionSystemPromptOverrideCapabilities: Capabilities for the `override` system prompt mode.
+//
+// Supplying `{}` means the agent supports replacing its built-in default
+// instructions with the client-provided system prompt.
+type SessionSystemPromptOverrideCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionSystemPromptOverrideCapabilities) shapeKeys() []string { return nil }
 
 // SessionResumeCapabilities: Capabilities for the `session/resume` method.
 //
@@ -1858,7 +1945,7 @@ type Implementation struct {
 	// Intended for UI and end-user contexts and optimized to be human-readable
 	// and easily understood.
 	//
-	// If not provided, the name should be used for display.
+	// If not provided, the name SHOULD be used for display.
 	Title *string `json:"title,omitempty"`
 	// Version of the implementation. Can be displayed to the user or used
 	// for debugging or metrics purposes. (e.g. "1.0.0").
@@ -2262,7 +2349,7 @@ type SessionInfo struct {
 	SessionId SessionId `json:"sessionId"`
 	// The working directory for this session. Must be an absolute path.
 	Cwd string `json:"cwd"`
-	// Additional workspace roots reported for this session. Each path must be absolute.
+	// Additional workspace roots reported for this session. Each path MUST be absolute.
 	//
 	// When present, this is the complete ordered additional-root list reported
 	// by the Agent. Omitted and empty values are equivalent: the response
@@ -2424,10 +2511,10 @@ type ExtResponse = json.RawMessage
 // See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
 type Error struct {
 	// A number indicating the error type that occurred.
-	// This must be an integer as defined in the JSON-RPC specification.
+	// This MUST be an integer as defined in the JSON-RPC specification.
 	Code ErrorCode `json:"code"`
 	// A string providing a short description of the error.
-	// The message should be limited to a concise single sentence.
+	// The message SHOULD be limited to a concise single sentence.
 	Message string `json:"message"`
 	// Optional primitive or structured value that contains additional information about the error.
 	// This may include debugging information or context-specific details.
@@ -2509,6 +2596,12 @@ type SessionUpdate struct {
 	// `sessionUpdate` is "plan". The agent's execution plan for complex tasks.
 	// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 	Plan *Plan
+	// `sessionUpdate` is "plan_update". Replaces the plan with this ID. Agents MUST NOT send this update unless
+	// the Client advertised `plan`.
+	PlanUpdate *PlanUpdate
+	// `sessionUpdate` is "plan_removed". Removes the plan with this ID. Agents MUST NOT send this update unless
+	// the Client advertised `plan`.
+	PlanRemoved *PlanRemoved
 	// `sessionUpdate` is "available_commands_update". Available commands are ready or have changed
 	AvailableCommandsUpdate *AvailableCommandsUpdate
 	// `sessionUpdate` is "current_mode_update". The current mode of the session has changed
@@ -2525,6 +2618,14 @@ type SessionUpdate struct {
 	CompactionUpdate *CompactionUpdate
 	// `sessionUpdate` is "compaction_summary_chunk". A content block appended to a context compaction's retained summary.
 	CompactionSummaryChunk *CompactionSummaryChunk
+	// `sessionUpdate` is "subagent_update". Announces a child session created and owned by this session, or updates
+	// that ownership association's metadata.
+	SubagentUpdate *SubagentUpdate
+	// `sessionUpdate` is "session_message". A message upsert observed in this session's transcript, sent to or
+	// received from another session.
+	SessionMessage *SessionMessage
+	// `sessionUpdate` is "session_message_chunk". One content block appended to a sent or received session message.
+	SessionMessageChunk *SessionMessageChunk
 	// A value whose `sessionUpdate` this schema does not list: its JSON, kept as it is.
 	Unknown json.RawMessage
 }
@@ -2544,6 +2645,10 @@ func (v SessionUpdate) MarshalJSON() ([]byte, error) {
 		return tagged("\"sessionUpdate\"", "\"tool_call_update\"", v.ToolCallUpdate)
 	case v.Plan != nil:
 		return tagged("\"sessionUpdate\"", "\"plan\"", v.Plan)
+	case v.PlanUpdate != nil:
+		return tagged("\"sessionUpdate\"", "\"plan_update\"", v.PlanUpdate)
+	case v.PlanRemoved != nil:
+		return tagged("\"sessionUpdate\"", "\"plan_removed\"", v.PlanRemoved)
 	case v.AvailableCommandsUpdate != nil:
 		return tagged("\"sessionUpdate\"", "\"available_commands_update\"", v.AvailableCommandsUpdate)
 	case v.CurrentModeUpdate != nil:
@@ -2560,6 +2665,12 @@ func (v SessionUpdate) MarshalJSON() ([]byte, error) {
 		return tagged("\"sessionUpdate\"", "\"compaction_update\"", v.CompactionUpdate)
 	case v.CompactionSummaryChunk != nil:
 		return tagged("\"sessionUpdate\"", "\"compaction_summary_chunk\"", v.CompactionSummaryChunk)
+	case v.SubagentUpdate != nil:
+		return tagged("\"sessionUpdate\"", "\"subagent_update\"", v.SubagentUpdate)
+	case v.SessionMessage != nil:
+		return tagged("\"sessionUpdate\"", "\"session_message\"", v.SessionMessage)
+	case v.SessionMessageChunk != nil:
+		return tagged("\"sessionUpdate\"", "\"session_message_chunk\"", v.SessionMessageChunk)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
@@ -2592,6 +2703,12 @@ func (v *SessionUpdate) UnmarshalJSON(data []byte) error {
 	case found && tag == "plan":
 		v.Plan = new(Plan)
 		return decodeJSON(data, v.Plan)
+	case found && tag == "plan_update":
+		v.PlanUpdate = new(PlanUpdate)
+		return decodeJSON(data, v.PlanUpdate)
+	case found && tag == "plan_removed":
+		v.PlanRemoved = new(PlanRemoved)
+		return decodeJSON(data, v.PlanRemoved)
 	case found && tag == "available_commands_update":
 		v.AvailableCommandsUpdate = new(AvailableCommandsUpdate)
 		return decodeJSON(data, v.AvailableCommandsUpdate)
@@ -2616,6 +2733,15 @@ func (v *SessionUpdate) UnmarshalJSON(data []byte) error {
 	case found && tag == "compaction_summary_chunk":
 		v.CompactionSummaryChunk = new(CompactionSummaryChunk)
 		return decodeJSON(data, v.CompactionSummaryChunk)
+	case found && tag == "subagent_update":
+		v.SubagentUpdate = new(SubagentUpdate)
+		return decodeJSON(data, v.SubagentUpdate)
+	case found && tag == "session_message":
+		v.SessionMessage = new(SessionMessage)
+		return decodeJSON(data, v.SessionMessage)
+	case found && tag == "session_message_chunk":
+		v.SessionMessageChunk = new(SessionMessageChunk)
+		return decodeJSON(data, v.SessionMessageChunk)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -2738,18 +2864,14 @@ const (
 	PlanEntryStatusCompleted PlanEntryStatus = "completed"
 )
 
-// Plan: An execution plan for accomplishing complex tasks.
-//
-// Plans consist of multiple entries representing individual tasks or goals.
-// Agents report plans to clients to provide visibility into their execution strategy.
-// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+// Plan: A checklist sent with the `plan` session update.
 //
 // See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 type Plan struct {
 	// The list of tasks to be accomplished.
 	//
-	// When updating a plan, the agent must send a complete list of all entries
-	// with their current status. The client replaces the entire plan with each update.
+	// The Agent MUST send all entries with their current status.
+	// The Client MUST replace the entire checklist with each update.
 	Entries []PlanEntry `json:"entries"`
 	// The _meta property is reserved by ACP to allow clients and agents to attach additional
 	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2770,6 +2892,133 @@ func (v Plan) MarshalJSON() ([]byte, error) {
 }
 
 func (v *Plan) shapeKeys() []string { return []string{"entries"} }
+
+// PlanUpdateContent: Updated content for a plan.
+//
+// Exactly one field is set.
+type PlanUpdateContent struct {
+	// `type` is "items". Structured plan entries.
+	Items *PlanItems
+	// `type` is "markdown". The complete plan as Markdown.
+	Markdown *PlanMarkdown
+	// A value whose `type` this schema does not list: its JSON, kept as it is.
+	Unknown json.RawMessage
+}
+
+// MarshalJSON writes the set variant with its `type`.
+func (v PlanUpdateContent) MarshalJSON() ([]byte, error) {
+	switch {
+	case v.Items != nil:
+		return tagged("\"type\"", "\"items\"", v.Items)
+	case v.Markdown != nil:
+		return tagged("\"type\"", "\"markdown\"", v.Markdown)
+	case v.Unknown != nil:
+		return v.Unknown, nil
+	}
+	return nil, emptyUnion("PlanUpdateContent")
+}
+
+// UnmarshalJSON reads the variant its `type` names.
+func (v *PlanUpdateContent) UnmarshalJSON(data []byte) error {
+	*v = PlanUpdateContent{}
+	tag, found, err := tagOf(data, "type")
+	if err != nil {
+		return err
+	}
+	switch {
+	case found && tag == "items":
+		v.Items = new(PlanItems)
+		return decodeJSON(data, v.Items)
+	case found && tag == "markdown":
+		v.Markdown = new(PlanMarkdown)
+		return decodeJSON(data, v.Markdown)
+	default:
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
+	}
+}
+
+// Unique identifier for a plan within a session.
+type PlanId string
+
+// PlanItems: A plan represented as structured entries.
+type PlanItems struct {
+	// The plan ID to update.
+	PlanId PlanId `json:"planId"`
+	// The list of tasks to be accomplished.
+	//
+	// The Agent MUST send all entries with their current status.
+	// The Client MUST replace the checklist with this `planId` on each update.
+	Entries []PlanEntry `json:"entries"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes nil required arrays and maps as empty ones.
+func (v PlanItems) MarshalJSON() ([]byte, error) {
+	type plain PlanItems
+	p := plain(v)
+	if p.Entries == nil {
+		p.Entries = []PlanEntry{}
+	}
+	return json.Marshal(p)
+}
+
+func (v *PlanItems) shapeKeys() []string { return []string{"planId", "entries"} }
+
+// PlanMarkdown: A plan represented as Markdown.
+type PlanMarkdown struct {
+	// The plan ID to update.
+	PlanId PlanId `json:"planId"`
+	// The complete plan as Markdown, not just the text that changed.
+	Content string `json:"content"`
+	// The absolute path of the file that holds this plan.
+	//
+	// Omitted and `null` both mean the plan has no file. A supplied path MUST
+	// be absolute. `content` is the plan to display whether or not `path` is set.
+	// Clients can use `path` to open the file.
+	Path *string `json:"path,omitempty"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *PlanMarkdown) shapeKeys() []string { return []string{"planId", "content"} }
+
+// PlanUpdate: A content update for a plan identified by ID.
+type PlanUpdate struct {
+	// Replaces the whole plan with this `planId`, even if its `type` changes.
+	Plan PlanUpdateContent `json:"plan"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *PlanUpdate) shapeKeys() []string { return []string{"plan"} }
+
+// PlanRemoved: Removal notice for a plan identified by ID.
+type PlanRemoved struct {
+	// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
+	PlanId PlanId `json:"planId"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *PlanRemoved) shapeKeys() []string { return []string{"planId"} }
 
 // AvailableCommand: Information about a command.
 type AvailableCommand struct {
@@ -3057,6 +3306,404 @@ type CompactionSummaryChunk struct {
 
 func (v *CompactionSummaryChunk) shapeKeys() []string { return []string{"compactionId", "content"} }
 
+// SubagentSessionCapabilities: Client-initiated session mutations permitted for a specific subagent session.
+//
+// A mutation requires an explicit per-child capability. Support for the method
+// on ordinary sessions does not grant support on a child.
+type SubagentSessionCapabilities struct {
+	// Permits the client to cancel this child's current work without ending
+	// the session. Omitted or `null` means unsupported. An object (including
+	// `{}`) means supported.
+	Cancel *SessionCancelCapabilities `json:"cancel,omitempty"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SubagentSessionCapabilities) shapeKeys() []string { return nil }
+
+// SessionCancelCapabilities: Capability to cancel work in a subagent session without ending that session.
+//
+// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+type SessionCancelCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionCancelCapabilities) shapeKeys() []string { return nil }
+
+// StateUpdate: Current foreground-work state of a reusable child session.
+//
+// Each update is a whole-object snapshot. Idle does not terminate the child.
+// The parent can message it again, transitioning it back to running.
+// Background activity may still emit other session updates while idle.
+//
+// Exactly one field is set.
+type StateUpdate struct {
+	// `state` is "running". Foreground work is in progress.
+	Running *RunningStateUpdate
+	// `state` is "idle". Foreground work is not in progress. The parent can give the child more work.
+	Idle *IdleStateUpdate
+	// `state` is "requires_action". Foreground work is blocked on user action.
+	RequiresAction *RequiresActionStateUpdate
+	// `state` is "unknown". The Agent cannot currently determine foreground activity.
+	Unknown *UnknownStateUpdate
+	// A value whose `state` this schema does not list: its JSON, kept as it is. Custom or future state.
+	Unknown json.RawMessage
+}
+
+// MarshalJSON writes the set variant with its `state`.
+func (v StateUpdate) MarshalJSON() ([]byte, error) {
+	switch {
+	case v.Running != nil:
+		return tagged("\"state\"", "\"running\"", v.Running)
+	case v.Idle != nil:
+		return tagged("\"state\"", "\"idle\"", v.Idle)
+	case v.RequiresAction != nil:
+		return tagged("\"state\"", "\"requires_action\"", v.RequiresAction)
+	case v.Unknown != nil:
+		return tagged("\"state\"", "\"unknown\"", v.Unknown)
+	case v.Unknown != nil:
+		return v.Unknown, nil
+	}
+	return nil, emptyUnion("StateUpdate")
+}
+
+// UnmarshalJSON reads the variant its `state` names.
+func (v *StateUpdate) UnmarshalJSON(data []byte) error {
+	*v = StateUpdate{}
+	tag, found, err := tagOf(data, "state")
+	if err != nil {
+		return err
+	}
+	switch {
+	case found && tag == "running":
+		v.Running = new(RunningStateUpdate)
+		return decodeJSON(data, v.Running)
+	case found && tag == "idle":
+		v.Idle = new(IdleStateUpdate)
+		return decodeJSON(data, v.Idle)
+	case found && tag == "requires_action":
+		v.RequiresAction = new(RequiresActionStateUpdate)
+		return decodeJSON(data, v.RequiresAction)
+	case found && tag == "unknown":
+		v.Unknown = new(UnknownStateUpdate)
+		return decodeJSON(data, v.Unknown)
+	default:
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
+	}
+}
+
+// RunningStateUpdate: Foreground work is in progress.
+type RunningStateUpdate struct {
+	// The _meta property is reserved by ACP for additional metadata.
+	// Implementations MUST NOT make assumptions about values at these keys.
+	// Optional. Omitted and `null` mean no metadata for this state snapshot.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *RunningStateUpdate) shapeKeys() []string { return nil }
+
+// ErrorStopReason: Details of a failure that ended a child's foreground work.
+type ErrorStopReason struct {
+	// The failure, as a JSON-RPC error object.
+	//
+	// Optional. Omitted or `null` both mean the agent is not reporting failure details.
+	// Agents SHOULD include it.
+	Error *Error `json:"error,omitempty"`
+}
+
+func (v *ErrorStopReason) shapeKeys() []string { return nil }
+
+// IdleStateUpdate: Foreground work is not in progress. The parent can give the child more work.
+//
+// An omitted or `null` `stopReason` means not reported.
+type IdleStateUpdate struct {
+	// The _meta property is reserved by ACP for additional metadata.
+	// Implementations MUST NOT make assumptions about values at these keys.
+	// Optional. Omitted and `null` mean no metadata for this state snapshot.
+	Meta map[string]any `json:"_meta,omitempty"`
+	// The part of this object selected by its `stopReason` property.
+	StopReason IdleStateUpdateStopReason `json:"-"`
+}
+
+// MarshalJSON writes the struct's own properties and its StopReason in one object.
+func (v IdleStateUpdate) MarshalJSON() ([]byte, error) {
+	type plain IdleStateUpdate
+	p := plain(v)
+	own, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	part, err := json.Marshal(v.StopReason)
+	if err != nil {
+		return nil, err
+	}
+	return mergeObjects(own, part), nil
+}
+
+// UnmarshalJSON reads the struct's own properties and its StopReason from one object.
+func (v *IdleStateUpdate) UnmarshalJSON(data []byte) error {
+	type plain IdleStateUpdate
+	var p plain
+	if err := decodeJSON(data, &p); err != nil {
+		return err
+	}
+	if err := decodeJSON(data, &p.StopReason); err != nil {
+		return err
+	}
+	*v = IdleStateUpdate(p)
+	return nil
+}
+
+func (v *IdleStateUpdate) shapeKeys() []string { return nil }
+
+// IdleStateUpdateStopReason: The `stopReason`-selected part of IdleStateUpdate.
+//
+// Exactly one field is set.
+type IdleStateUpdateStopReason struct {
+	// `stopReason` is "end_turn" (no other properties). The work ended successfully.
+	EndTurn bool
+	// `stopReason` is "max_tokens" (no other properties). The work ended because the agent reached the maximum number of tokens.
+	MaxTokens bool
+	// `stopReason` is "max_turn_requests" (no other properties). The work ended because the agent reached the maximum number of allowed
+	// agent requests.
+	MaxTurnRequests bool
+	// `stopReason` is "refusal" (no other properties). The work ended because the agent refused to continue.
+	Refusal bool
+	// `stopReason` is "cancelled" (no other properties). The work was cancelled.
+	Cancelled bool
+	// `stopReason` is "error". The work ended because something failed.
+	Error *ErrorStopReason
+	// `stopReason` absent or null. No stop reason: `stopReason` is omitted or `null`.
+	None bool
+	// A value whose `stopReason` this schema does not list: its JSON, kept as it is. Custom or future stop reason.
+	Unknown json.RawMessage
+}
+
+// MarshalJSON writes the set variant with its `stopReason`.
+func (v IdleStateUpdateStopReason) MarshalJSON() ([]byte, error) {
+	switch {
+	case v.EndTurn:
+		return tagged("\"stopReason\"", "\"end_turn\"", nil)
+	case v.MaxTokens:
+		return tagged("\"stopReason\"", "\"max_tokens\"", nil)
+	case v.MaxTurnRequests:
+		return tagged("\"stopReason\"", "\"max_turn_requests\"", nil)
+	case v.Refusal:
+		return tagged("\"stopReason\"", "\"refusal\"", nil)
+	case v.Cancelled:
+		return tagged("\"stopReason\"", "\"cancelled\"", nil)
+	case v.Error != nil:
+		return tagged("\"stopReason\"", "\"error\"", v.Error)
+	case v.None:
+		return []byte("{}"), nil
+	case v.Unknown != nil:
+		return v.Unknown, nil
+	}
+	return nil, emptyUnion("IdleStateUpdateStopReason")
+}
+
+// UnmarshalJSON reads the variant its `stopReason` names.
+func (v *IdleStateUpdateStopReason) UnmarshalJSON(data []byte) error {
+	*v = IdleStateUpdateStopReason{}
+	tag, found, err := tagOf(data, "stopReason")
+	if err != nil {
+		return err
+	}
+	if !found {
+		v.None = true
+		return nil
+	}
+	switch {
+	case found && tag == "end_turn":
+		v.EndTurn = true
+		return nil
+	case found && tag == "max_tokens":
+		v.MaxTokens = true
+		return nil
+	case found && tag == "max_turn_requests":
+		v.MaxTurnRequests = true
+		return nil
+	case found && tag == "refusal":
+		v.Refusal = true
+		return nil
+	case found && tag == "cancelled":
+		v.Cancelled = true
+		return nil
+	case found && tag == "error":
+		v.Error = new(ErrorStopReason)
+		return decodeJSON(data, v.Error)
+	default:
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
+	}
+}
+
+// RequiresActionStateUpdate: Foreground work is blocked on user action.
+type RequiresActionStateUpdate struct {
+	// The _meta property is reserved by ACP for additional metadata.
+	// Implementations MUST NOT make assumptions about values at these keys.
+	// Optional. Omitted and `null` mean no metadata for this state snapshot.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *RequiresActionStateUpdate) shapeKeys() []string { return nil }
+
+// UnknownStateUpdate: The Agent cannot currently determine foreground activity.
+//
+// Report this when activity becomes unobservable, not merely because the child
+// has been quiet. The Client MUST stop presenting the previous state as confirmed
+// current activity, but may retain it as last known. A later state replaces this
+// snapshot normally.
+//
+// This is not a task outcome or session closure. It does not cancel work, resolve
+// pending requests, or revoke capabilities. If a control is no longer available,
+// the Agent updates the capabilities explicitly. Unfinished tool calls and
+// terminals stay as last reported. The Agent does not invent a final status
+// for them, and Clients do not present them as confirmed live activity.
+type UnknownStateUpdate struct {
+	// The _meta property is reserved by ACP for additional metadata.
+	// Implementations MUST NOT make assumptions about values at these keys.
+	// Optional. Omitted and `null` mean no metadata for this state snapshot.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *UnknownStateUpdate) shapeKeys() []string { return nil }
+
+// SubagentUpdate: Notification that the enclosing parent session created and owns a child session.
+//
+// Later updates modify the existing association's metadata, not its ownership.
+//
+// Sent on the immediate parent session. The first update for an unknown
+// `sessionId` announces the child and MUST be sent
+// before any live child traffic or live message naming the child as sender
+// or recipient. Parents may message and reuse an announced child across
+// multiple operations.
+// Child events are delivered automatically on the same connection. No child
+// load, resume, or subscription is needed.
+//
+// Only the subagent session ID is required. Omitted patch fields keep their
+// previous values. `null` clears them. Clearing capabilities disables child
+// mutations. Clearing state leaves current activity unset/unconfirmed: it does
+// not imply idle, stop work, or create an `unknown` state snapshot. A concrete
+// state replaces the entire previous state object, not the session.
+// The title and description provide the parent's display metadata for the
+// child. They do not replace the content of individual messages or operations.
+// `cwd` and `additionalDirectories` report where the Agent placed the child.
+// While unset, each inherits the immediate parent's effective value.
+type SubagentUpdate struct {
+	// The opaque session ID identifying the child in all ACP messages.
+	SessionId SessionId `json:"sessionId"`
+	// The parent's human-readable display title for this child. It need not be unique.
+	//
+	// Omitted means unchanged. `null` clears it. If unset, the Client chooses
+	// a fallback presentation.
+	Title *string `json:"title,omitempty"`
+	// The parent's human-readable description of the child's role or purpose.
+	//
+	// Omitted means unchanged. `null` clears it. If unset, the Client chooses
+	// a fallback presentation. This is current display metadata, not the
+	// history of instructions sent to the child.
+	Description *string `json:"description,omitempty"`
+	// Client-initiated session mutations permitted for this subagent session.
+	//
+	// Omitted means unchanged. `null` clears the capability set and disables
+	// child mutations. If never supplied, no session mutations are permitted.
+	// Read-only operations retain their normal protocol semantics and capability
+	// requirements. A concrete object replaces the whole capability set.
+	Capabilities *SubagentSessionCapabilities `json:"capabilities,omitempty"`
+	// Current state snapshot for the child session.
+	//
+	// Omitted means unchanged. `null` clears the current activity without
+	// asserting idle or sending an `unknown` snapshot. A concrete state
+	// replaces the previous state object wholesale. If never supplied, the
+	// current activity is unset/unconfirmed.
+	State *StateUpdate `json:"state,omitempty"`
+	// The child's working directory. Must be an absolute path.
+	//
+	// Optional and nullable. Omitted means unchanged. `null` clears the
+	// reported value. While unset, the child inherits its immediate parent's
+	// effective working directory. Clients use this value for the child's
+	// root set and as the default terminal working directory.
+	Cwd *string `json:"cwd,omitempty"`
+	// Additional workspace roots for the child. Each path MUST be absolute.
+	//
+	// Optional and nullable. Omitted means unchanged. `null` clears the
+	// reported value. While unset, the child inherits its immediate parent's
+	// effective additional directories, independently of `cwd`. A concrete
+	// array replaces the whole list. `[]` reports no additional directories.
+	// Clients use these values for the child's root set.
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	// Omitted means unchanged. `null` removes the metadata.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SubagentUpdate) shapeKeys() []string { return []string{"sessionId"} }
+
+// SessionMessage: An upsert for an inter-session message.
+type SessionMessage struct {
+	// Identifier of this message within the enclosing session's transcript.
+	MessageId MessageId `json:"messageId"`
+	// The sending session.
+	//
+	// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+	SenderSessionId *SessionId `json:"senderSessionId,omitempty"`
+	// The receiving session.
+	//
+	// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+	RecipientSessionId *SessionId `json:"recipientSessionId,omitempty"`
+	// On an incoming view, the `messageId` of the same message's outgoing view in the
+	// sender's transcript.
+	//
+	// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
+	// after the message starts streaming.
+	SenderMessageId *MessageId `json:"senderMessageId,omitempty"`
+	// On an outgoing view, the `messageId` of the same message's incoming view in the
+	// recipient's transcript.
+	//
+	// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
+	// after the message starts streaming.
+	RecipientMessageId *MessageId `json:"recipientMessageId,omitempty"`
+	// Omitted leaves content unchanged. `null` or `[]` clears it.
+	// A non-empty array replaces all content.
+	Content []ContentBlock `json:"content,omitempty"`
+	// Omitted leaves metadata unchanged. `null` removes it.
+	//
+	// Implementations MUST NOT make assumptions about values in `_meta`.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionMessage) shapeKeys() []string { return []string{"messageId"} }
+
+// SessionMessageChunk: A streamed content block of an inter-session message.
+//
+// A chunk carries only content. The message's participants and references come from
+// `session_message` upserts, which can arrive before, between, or after its chunks.
+type SessionMessageChunk struct {
+	// Identifier of this message within the enclosing session's transcript.
+	MessageId MessageId `json:"messageId"`
+	// A single content block appended to the message.
+	Content ContentBlock `json:"content"`
+	// Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
+	//
+	// Implementations MUST NOT make assumptions about values in `_meta`.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SessionMessageChunk) shapeKeys() []string { return []string{"messageId", "content"} }
+
 // CompleteElicitationNotification: Notification sent by the agent when a URL-based elicitation is complete.
 //
 // Params of the `elicitation/complete` notification (handled by the client).
@@ -3125,6 +3772,20 @@ type ClientCapabilities struct {
 	// Optional. Omitted or `null` both mean the client does not advertise any
 	// session-related extensions.
 	Session *ClientSessionCapabilities `json:"session,omitempty"`
+	// Whether the client understands exposed subagent sessions.
+	//
+	// Optional and nullable. Omitted or `null` both mean the client does not
+	// advertise support.
+	// Supplying `{}` means the client understands child associations, work-state
+	// snapshots, session-directed messages, and restricted-session semantics.
+	//
+	// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
+	Subagents *SubagentCapabilities `json:"subagents,omitempty"`
+	// Whether the Client supports `plan_update` and `plan_removed` session updates.
+	//
+	// Optional. Omitted or `null` both mean the Client does not advertise support.
+	// Supplying `{}` means the Client can receive both update types.
+	Plan *PlanCapabilities `json:"plan,omitempty"`
 	// Authentication capabilities supported by the client.
 	// Determines which authentication method types the agent may include
 	// in its `InitializeResponse`.
@@ -3233,6 +3894,33 @@ type NoticeCapabilities struct {
 
 func (v *NoticeCapabilities) shapeKeys() []string { return nil }
 
+// SubagentCapabilities: Capability marker for exposing reusable child sessions as restricted ACP sessions.
+//
+// Supplying `{}` advertises support for child association and state updates,
+// session-directed messages, and restricted-session semantics. The client
+// must advertise this capability before the agent sends subagent updates or
+// session-directed messages.
+type SubagentCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *SubagentCapabilities) shapeKeys() []string { return nil }
+
+// PlanCapabilities: Capabilities for receiving `plan_update` and `plan_removed` session updates.
+type PlanCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (v *PlanCapabilities) shapeKeys() []string { return nil }
+
 // AuthCapabilities: Authentication capabilities supported by the client.
 //
 // Advertised during initialization to inform the agent which authentication
@@ -3241,9 +3929,9 @@ func (v *NoticeCapabilities) shapeKeys() []string { return nil }
 type AuthCapabilities struct {
 	// Whether the client supports `terminal` authentication methods.
 	//
-	// The client should set this to `true` only when it can reproduce the
+	// The client SHOULD set this to `true` only when it can reproduce the
 	// configured agent invocation in an interactive terminal. When `true`, the
-	// agent may include `terminal` entries in its authentication methods.
+	// agent MAY include `terminal` entries in its authentication methods.
 	Terminal *bool `json:"terminal,omitempty"`
 	// The _meta property is reserved by ACP to allow clients and agents to attach additional
 	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3354,7 +4042,7 @@ func (v *LogoutRequest) shapeKeys() []string { return nil }
 type NewSessionRequest struct {
 	// The working directory for this session. Must be an absolute path.
 	Cwd string `json:"cwd"`
-	// Additional workspace roots for this session. Each path must be absolute.
+	// Additional workspace roots for this session. Each path MUST be absolute.
 	//
 	// These expand the session's filesystem scope without changing `cwd`, which
 	// remains the base for relative paths. When omitted or empty, no
@@ -3362,6 +4050,12 @@ type NewSessionRequest struct {
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 	// List of MCP (Model Context Protocol) servers the agent should connect to.
 	McpServers []McpServer `json:"mcpServers"`
+	// System-level instructions for the new session.
+	//
+	// Optional. Omitted and `null` are equivalent and mean the Agent uses its
+	// own default instructions. Clients MUST only send this when the Agent
+	// advertises `sessionCapabilities.systemPrompt`.
+	SystemPrompt *SystemPrompt `json:"systemPrompt,omitempty"`
 	// The _meta property is reserved by ACP to allow clients and agents to attach additional
 	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
 	// these keys.
@@ -3541,6 +4235,68 @@ func (v McpServerStdio) MarshalJSON() ([]byte, error) {
 
 func (v *McpServerStdio) shapeKeys() []string { return []string{"name", "command", "args", "env"} }
 
+// SystemPrompt: Client-provided system-level instructions for a session.
+//
+// Clients MUST only send this when the Agent advertises
+// `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
+// because of an unadvertised mode or an unsupported content block type, MUST
+// return an error instead of creating, loading, or resuming the session.
+type SystemPrompt struct {
+	// How the Agent combines `content` with its own instructions.
+	//
+	// Required. Agents MUST return an error for a mode they do not support rather than
+	// treating it as `append` or `override`.
+	Mode SystemPromptMode `json:"mode"`
+	// The system prompt content.
+	//
+	// Agents advertising the capability MUST accept `text` content blocks.
+	// Clients MUST NOT send other content block types until a future
+	// capability allows them, and Agents MUST return an error for content
+	// blocks they do not support.
+	//
+	// Clients MUST NOT send an empty array. Agents MAY reject one with
+	// `-32602` without creating, loading, or resuming the session.
+	Content []ContentBlock `json:"content"`
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes nil required arrays and maps as empty ones.
+func (v SystemPrompt) MarshalJSON() ([]byte, error) {
+	type plain SystemPrompt
+	p := plain(v)
+	if p.Content == nil {
+		p.Content = []ContentBlock{}
+	}
+	return json.Marshal(p)
+}
+
+func (v *SystemPrompt) shapeKeys() []string { return []string{"mode", "content"} }
+
+// SystemPromptMode: How the Agent combines a client-provided system prompt with its own instructions.
+//
+// Unknown modes are preserved so they can be stored,
+// proxied, or forwarded. An Agent MUST return an error for a mode it does not
+// support rather than treating it as `append` or `override`.
+//
+// Other values: Custom or future system prompt mode.
+//
+// Values beginning with `_` are reserved for implementation-specific
+// extensions. Unknown values that do not begin with `_` are reserved for
+// future ACP variants.
+type SystemPromptMode string
+
+const (
+	// Add the content to the Agent's own instructions rather than replacing them.
+	SystemPromptModeAppend SystemPromptMode = "append"
+	// Replace the Agent's built-in default instructions with the content.
+	SystemPromptModeOverride SystemPromptMode = "override"
+)
+
 // LoadSessionRequest: Request parameters for loading an existing session.
 //
 // Only available if the Agent supports the `loadSession` capability.
@@ -3553,15 +4309,23 @@ type LoadSessionRequest struct {
 	McpServers []McpServer `json:"mcpServers"`
 	// The working directory for this session. Must be an absolute path.
 	Cwd string `json:"cwd"`
-	// Additional workspace roots to activate for this session. Each path must be absolute.
+	// Additional workspace roots to activate for this session. Each path MUST be absolute.
 	//
 	// When omitted or empty, no additional roots are activated. When non-empty,
 	// this is the complete resulting additional-root list for the loaded
-	// session. It may differ from any previously used or reported list as long as
+	// session. It MAY differ from any previously used or reported list as long as
 	// the request `cwd` matches the session's `cwd`.
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 	// The ID of the session to load.
 	SessionId SessionId `json:"sessionId"`
+	// System-level instructions for the loaded session.
+	//
+	// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
+	// system prompt it stored with the session or use its default instructions.
+	// Clients MUST only send this when the Agent advertises
+	// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
+	// when the session was created.
+	SystemPrompt *SystemPrompt `json:"systemPrompt,omitempty"`
 	// The _meta property is reserved by ACP to allow clients and agents to attach additional
 	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
 	// these keys.
@@ -3633,15 +4397,23 @@ type ResumeSessionRequest struct {
 	SessionId SessionId `json:"sessionId"`
 	// The working directory for this session. Must be an absolute path.
 	Cwd string `json:"cwd"`
-	// Additional workspace roots to activate for this session. Each path must be absolute.
+	// Additional workspace roots to activate for this session. Each path MUST be absolute.
 	//
 	// When omitted or empty, no additional roots are activated. When non-empty,
 	// this is the complete resulting additional-root list for the resumed
-	// session. It may differ from any previously used or reported list as long as
+	// session. It MAY differ from any previously used or reported list as long as
 	// the request `cwd` matches the session's `cwd`.
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 	// List of MCP servers to connect to for this session.
 	McpServers []McpServer `json:"mcpServers,omitempty"`
+	// System-level instructions for the resumed session.
+	//
+	// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
+	// system prompt it stored with the session or use its default instructions.
+	// Clients MUST only send this when the Agent advertises
+	// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
+	// when the session was created.
+	SystemPrompt *SystemPrompt `json:"systemPrompt,omitempty"`
 	// The _meta property is reserved by ACP to allow clients and agents to attach additional
 	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
 	// these keys.

@@ -30,6 +30,7 @@
 #define ACP_METHOD_SESSION_LIST "session/list" /* request */
 #define ACP_METHOD_SESSION_LOAD "session/load" /* request */
 #define ACP_METHOD_SESSION_NEW "session/new" /* request */
+#define ACP_METHOD_SESSION_OPTIONS "session/options" /* request, unstable */
 #define ACP_METHOD_SESSION_PROMPT "session/prompt" /* request */
 #define ACP_METHOD_SESSION_RESUME "session/resume" /* request */
 #define ACP_METHOD_SESSION_SET_CONFIG_OPTION "session/set_config_option" /* request */

@@ -388,9 +388,30 @@ class _TerminalBase(TypedDict):
 class Terminal(_TerminalBase, total=False):
     """Embed a terminal created with `terminal/create` by its id.
 
-    The terminal must be added before calling `terminal/release`.
+    The terminal MUST be added before calling `terminal/release`.
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _SessionReferenceBase(TypedDict):
+    # The referenced session.
+    sessionId: SessionId
+
+
+class SessionReference(_SessionReferenceBase, total=False):
+    """A display-only reference to another session that this tool call operates on,
+    such as a subagent it created, delegated to, or is waiting on.
+
+    The referenced session must already be known to the Client through ordinary
+    session setup or a `subagent_update` announcement. The reference does not
+    establish ownership, grant any Client-initiated controls, or report that the
+    referenced session received or finished any work.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -414,7 +435,7 @@ class ToolCallContentDiff(Diff):
 class ToolCallContentTerminal(Terminal):
     """Embed a terminal created with `terminal/create` by its id.
 
-    The terminal must be added before calling `terminal/release`.
+    The terminal MUST be added before calling `terminal/release`.
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     """
@@ -422,7 +443,19 @@ class ToolCallContentTerminal(Terminal):
     type: Literal["terminal"]
 
 
-ToolCallContent = Union[ToolCallContentContent, ToolCallContentDiff, ToolCallContentTerminal]
+class ToolCallContentSession(SessionReference):
+    """A display-only reference to another session, such as a subagent.
+
+    Agents send it only when the Client advertised the `subagents` Client
+    capability.
+
+    See protocol docs: [Sessions](https://agentclientprotocol.com/protocol/v1/tool-calls#sessions)
+    """
+
+    type: Literal["session"]
+
+
+ToolCallContent = Union[ToolCallContentContent, ToolCallContentDiff, ToolCallContentTerminal, ToolCallContentSession]
 """Content produced by a tool call.
 
 Tool calls can produce different types of content including
@@ -902,7 +935,7 @@ class ElicitationSchema(TypedDict, total=False):
     type: ElicitationSchemaType
     # Optional title for the schema.
     title: Optional[str]
-    # Property definitions (must be primitive types).
+    # Property definitions (MUST be primitive types).
     properties: Dict[str, ElicitationPropertySchema]
     # List of required property names.
     required: Optional[List[str]]
@@ -1140,6 +1173,49 @@ class SessionAdditionalDirectoriesCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class SessionSystemPromptOverrideCapabilities(TypedDict, total=False):
+    """Capabilities for the `override` system prompt mode.
+
+    Supplying `{}` means the agent supports replacing its built-in default
+    instructions with the client-provided system prompt.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionSystemPromptModeCapabilities(TypedDict, total=False):
+    """System prompt delivery modes the agent supports in addition to `append`.
+
+    `append` has no entry because every agent advertising
+    `sessionCapabilities.systemPrompt` supports it.
+    """
+
+    # Whether the agent supports `override` mode.
+    override: Optional[SessionSystemPromptOverrideCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionSystemPromptCapabilities(TypedDict, total=False):
+    """Capabilities for client-provided system prompts.
+
+    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+    requests in `append` mode.
+    """
+
+    # Delivery modes the agent supports in addition to `append`.
+    mode: Optional[SessionSystemPromptModeCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class SessionResumeCapabilities(TypedDict, total=False):
     """Capabilities for the `session/resume` method.
 
@@ -1182,6 +1258,8 @@ class SessionCapabilities(TypedDict, total=False):
     delete: Optional[SessionDeleteCapabilities]
     # Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
     additionalDirectories: Optional[SessionAdditionalDirectoriesCapabilities]
+    # Whether the agent supports `systemPrompt` on session lifecycle requests.
+    systemPrompt: Optional[SessionSystemPromptCapabilities]
     # Whether the agent supports `session/resume`.
     resume: Optional[SessionResumeCapabilities]
     # Whether the agent supports `session/close`.
@@ -1598,7 +1676,7 @@ class _SessionInfoBase(TypedDict):
 class SessionInfo(_SessionInfoBase, total=False):
     """Information about a session returned by session/list"""
 
-    # Additional workspace roots reported for this session. Each path must be absolute.
+    # Additional workspace roots reported for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
     # Human-readable title for the session
     title: Optional[str]
@@ -1747,10 +1825,10 @@ Other values: Other undefined error code.
 
 class _ErrorBase(TypedDict):
     # A number indicating the error type that occurred.
-    # This must be an integer as defined in the JSON-RPC specification.
+    # This MUST be an integer as defined in the JSON-RPC specification.
     code: ErrorCode
     # A string providing a short description of the error.
-    # The message should be limited to a concise single sentence.
+    # The message SHOULD be limited to a concise single sentence.
     message: str
 
 
@@ -1873,14 +1951,92 @@ class _PlanBase(TypedDict):
 
 
 class Plan(_PlanBase, total=False):
-    """An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+    """A checklist sent with the `plan` session update.
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+PlanId = str
+"""Unique identifier for a plan within a session."""
+
+
+class _PlanItemsBase(TypedDict):
+    # The plan ID to update.
+    planId: PlanId
+    # The list of tasks to be accomplished.
+    entries: List[PlanEntry]
+
+
+class PlanItems(_PlanItemsBase, total=False):
+    """A plan represented as structured entries."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _PlanMarkdownBase(TypedDict):
+    # The plan ID to update.
+    planId: PlanId
+    # The complete plan as Markdown, not just the text that changed.
+    content: str
+
+
+class PlanMarkdown(_PlanMarkdownBase, total=False):
+    """A plan represented as Markdown."""
+
+    # The absolute path of the file that holds this plan.
+    path: Optional[str]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class PlanUpdateContentItems(PlanItems):
+    """Structured plan entries."""
+
+    type: Literal["items"]
+
+
+class PlanUpdateContentMarkdown(PlanMarkdown):
+    """The complete plan as Markdown."""
+
+    type: Literal["markdown"]
+
+
+PlanUpdateContent = Union[PlanUpdateContentItems, PlanUpdateContentMarkdown]
+"""Updated content for a plan."""
+
+
+class _PlanUpdateBase(TypedDict):
+    # Replaces the whole plan with this `planId`, even if its `type` changes.
+    plan: PlanUpdateContent
+
+
+class PlanUpdate(_PlanUpdateBase, total=False):
+    """A content update for a plan identified by ID."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _PlanRemovedBase(TypedDict):
+    # The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
+    planId: PlanId
+
+
+class PlanRemoved(_PlanRemovedBase, total=False):
+    """Removal notice for a plan identified by ID."""
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2114,6 +2270,327 @@ class CompactionSummaryChunk(_CompactionSummaryChunkBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class SessionCancelCapabilities(TypedDict, total=False):
+    """Capability to cancel work in a subagent session without ending that session.
+
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class SubagentSessionCapabilities(TypedDict, total=False):
+    """Client-initiated session mutations permitted for a specific subagent session.
+
+    A mutation requires an explicit per-child capability. Support for the method
+    on ordinary sessions does not grant support on a child.
+    """
+
+    # Permits the client to cancel this child's current work without ending
+    # the session. Omitted or `null` means unsupported. An object (including
+    # `{}`) means supported.
+    cancel: Optional[SessionCancelCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class RunningStateUpdate(TypedDict, total=False):
+    """Foreground work is in progress."""
+
+    # The _meta property is reserved by ACP for additional metadata.
+    # Implementations MUST NOT make assumptions about values at these keys.
+    # Optional. Omitted and `null` mean no metadata for this state snapshot.
+    _meta: Optional[Dict[str, Any]]
+
+
+class ErrorStopReason(TypedDict, total=False):
+    """Details of a failure that ended a child's foreground work."""
+
+    # The failure, as a JSON-RPC error object.
+    error: Optional[Error]
+
+
+class _IdleStateUpdateFields(TypedDict, total=False):
+    """The keys every `IdleStateUpdate` has."""
+
+    # The _meta property is reserved by ACP for additional metadata.
+    # Implementations MUST NOT make assumptions about values at these keys.
+    # Optional. Omitted and `null` mean no metadata for this state snapshot.
+    _meta: Optional[Dict[str, Any]]
+
+
+class IdleStateUpdateEndTurn(_IdleStateUpdateFields):
+    """The work ended successfully."""
+
+    stopReason: Literal["end_turn"]
+
+
+class IdleStateUpdateMaxTokens(_IdleStateUpdateFields):
+    """The work ended because the agent reached the maximum number of tokens."""
+
+    stopReason: Literal["max_tokens"]
+
+
+class IdleStateUpdateMaxTurnRequests(_IdleStateUpdateFields):
+    """The work ended because the agent reached the maximum number of allowed
+    agent requests.
+    """
+
+    stopReason: Literal["max_turn_requests"]
+
+
+class IdleStateUpdateRefusal(_IdleStateUpdateFields):
+    """The work ended because the agent refused to continue."""
+
+    stopReason: Literal["refusal"]
+
+
+class IdleStateUpdateCancelled(_IdleStateUpdateFields):
+    """The work was cancelled."""
+
+    stopReason: Literal["cancelled"]
+
+
+class IdleStateUpdateError(_IdleStateUpdateFields, ErrorStopReason):
+    """The work ended because something failed."""
+
+    stopReason: Literal["error"]
+
+
+class IdleStateUpdateNone(_IdleStateUpdateFields):
+    """No stop reason: `stopReason` is omitted or `null`.
+
+    Used when `stopReason` is absent.
+    """
+
+
+IdleStateUpdate = Union[
+    IdleStateUpdateEndTurn,
+    IdleStateUpdateMaxTokens,
+    IdleStateUpdateMaxTurnRequests,
+    IdleStateUpdateRefusal,
+    IdleStateUpdateCancelled,
+    IdleStateUpdateError,
+    IdleStateUpdateNone,
+]
+"""Foreground work is not in progress. The parent can give the child more work.
+
+An omitted or `null` `stopReason` means not reported.
+
+Other `stopReason` values may appear too (not typed here): Custom or future stop reason.
+"""
+
+
+class RequiresActionStateUpdate(TypedDict, total=False):
+    """Foreground work is blocked on user action."""
+
+    # The _meta property is reserved by ACP for additional metadata.
+    # Implementations MUST NOT make assumptions about values at these keys.
+    # Optional. Omitted and `null` mean no metadata for this state snapshot.
+    _meta: Optional[Dict[str, Any]]
+
+
+class UnknownStateUpdate(TypedDict, total=False):
+    """The Agent cannot currently determine foreground activity.
+
+    Report this when activity becomes unobservable, not merely because the child
+    has been quiet. The Client MUST stop presenting the previous state as confirmed
+    current activity, but may retain it as last known. A later state replaces this
+    snapshot normally.
+
+    This is not a task outcome or session closure. It does not cancel work, resolve
+    pending requests, or revoke capabilities. If a control is no longer available,
+    the Agent updates the capabilities explicitly. Unfinished tool calls and
+    terminals stay as last reported. The Agent does not invent a final status
+    for them, and Clients do not present them as confirmed live activity.
+    """
+
+    # The _meta property is reserved by ACP for additional metadata.
+    # Implementations MUST NOT make assumptions about values at these keys.
+    # Optional. Omitted and `null` mean no metadata for this state snapshot.
+    _meta: Optional[Dict[str, Any]]
+
+
+class StateUpdateRunning(RunningStateUpdate):
+    """Foreground work is in progress."""
+
+    state: Literal["running"]
+
+
+class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateIdleError(IdleStateUpdateError):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateIdleNone(IdleStateUpdateNone):
+    """Foreground work is not in progress. The parent can give the child more work."""
+
+    state: Literal["idle"]
+
+
+class StateUpdateRequiresAction(RequiresActionStateUpdate):
+    """Foreground work is blocked on user action."""
+
+    state: Literal["requires_action"]
+
+
+class StateUpdateUnknown(UnknownStateUpdate):
+    """The Agent cannot currently determine foreground activity.
+
+    This replaces previously confirmed activity without ending the work or session.
+    """
+
+    state: Literal["unknown"]
+
+
+StateUpdate = Union[
+    StateUpdateRunning,
+    StateUpdateIdleEndTurn,
+    StateUpdateIdleMaxTokens,
+    StateUpdateIdleMaxTurnRequests,
+    StateUpdateIdleRefusal,
+    StateUpdateIdleCancelled,
+    StateUpdateIdleError,
+    StateUpdateIdleNone,
+    StateUpdateRequiresAction,
+    StateUpdateUnknown,
+]
+"""Current foreground-work state of a reusable child session.
+
+Each update is a whole-object snapshot. Idle does not terminate the child.
+The parent can message it again, transitioning it back to running.
+Background activity may still emit other session updates while idle.
+
+Other `state` values may appear too (not typed here): Custom or future state.
+"""
+
+
+class _SubagentUpdateBase(TypedDict):
+    # The opaque session ID identifying the child in all ACP messages.
+    sessionId: SessionId
+
+
+class SubagentUpdate(_SubagentUpdateBase, total=False):
+    """Notification that the enclosing parent session created and owns a child session.
+
+    Later updates modify the existing association's metadata, not its ownership.
+
+    Sent on the immediate parent session. The first update for an unknown
+    `sessionId` announces the child and MUST be sent
+    before any live child traffic or live message naming the child as sender
+    or recipient. Parents may message and reuse an announced child across
+    multiple operations.
+    Child events are delivered automatically on the same connection. No child
+    load, resume, or subscription is needed.
+
+    Only the subagent session ID is required. Omitted patch fields keep their
+    previous values. `null` clears them. Clearing capabilities disables child
+    mutations. Clearing state leaves current activity unset/unconfirmed: it does
+    not imply idle, stop work, or create an `unknown` state snapshot. A concrete
+    state replaces the entire previous state object, not the session.
+    The title and description provide the parent's display metadata for the
+    child. They do not replace the content of individual messages or operations.
+    `cwd` and `additionalDirectories` report where the Agent placed the child.
+    While unset, each inherits the immediate parent's effective value.
+    """
+
+    # The parent's human-readable display title for this child. It need not be unique.
+    title: Optional[str]
+    # The parent's human-readable description of the child's role or purpose.
+    description: Optional[str]
+    # Client-initiated session mutations permitted for this subagent session.
+    capabilities: Optional[SubagentSessionCapabilities]
+    # Current state snapshot for the child session.
+    state: Optional[StateUpdate]
+    # The child's working directory. Must be an absolute path.
+    cwd: Optional[str]
+    # Additional workspace roots for the child. Each path MUST be absolute.
+    additionalDirectories: Optional[List[str]]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _SessionMessageBase(TypedDict):
+    # Identifier of this message within the enclosing session's transcript.
+    messageId: MessageId
+
+
+class SessionMessage(_SessionMessageBase, total=False):
+    """An upsert for an inter-session message."""
+
+    # The sending session.
+    senderSessionId: Optional[SessionId]
+    # The receiving session.
+    recipientSessionId: Optional[SessionId]
+    # On an incoming view, the `messageId` of the same message's outgoing view in the
+    # sender's transcript.
+    senderMessageId: Optional[MessageId]
+    # On an outgoing view, the `messageId` of the same message's incoming view in the
+    # recipient's transcript.
+    recipientMessageId: Optional[MessageId]
+    # Omitted leaves content unchanged. `null` or `[]` clears it.
+    # A non-empty array replaces all content.
+    content: Optional[List[ContentBlock]]
+    # Omitted leaves metadata unchanged. `null` removes it.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _SessionMessageChunkBase(TypedDict):
+    # Identifier of this message within the enclosing session's transcript.
+    messageId: MessageId
+    # A single content block appended to the message.
+    content: ContentBlock
+
+
+class SessionMessageChunk(_SessionMessageChunkBase, total=False):
+    """A streamed content block of an inter-session message.
+
+    A chunk carries only content. The message's participants and references come from
+    `session_message` upserts, which can arrive before, between, or after its chunks.
+    """
+
+    # Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
+    _meta: Optional[Dict[str, Any]]
+
+
 class SessionUpdateUserMessageChunk(ContentChunk):
     """A chunk of the user's message being streamed."""
 
@@ -2150,6 +2627,22 @@ class SessionUpdatePlan(Plan):
     """
 
     sessionUpdate: Literal["plan"]
+
+
+class SessionUpdatePlanUpdate(PlanUpdate):
+    """Replaces the plan with this ID. Agents MUST NOT send this update unless
+    the Client advertised `plan`.
+    """
+
+    sessionUpdate: Literal["plan_update"]
+
+
+class SessionUpdatePlanRemoved(PlanRemoved):
+    """Removes the plan with this ID. Agents MUST NOT send this update unless
+    the Client advertised `plan`.
+    """
+
+    sessionUpdate: Literal["plan_removed"]
 
 
 class SessionUpdateAvailableCommandsUpdate(AvailableCommandsUpdate):
@@ -2215,6 +2708,44 @@ class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk):
     sessionUpdate: Literal["compaction_summary_chunk"]
 
 
+class SessionUpdateSubagentUpdate(SubagentUpdate):
+    """Announces a child session created and owned by this session, or updates
+    that ownership association's metadata.
+
+    Agents MUST only send this update when the Client advertised
+    the `subagents` Client capability.
+
+    See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
+    """
+
+    sessionUpdate: Literal["subagent_update"]
+
+
+class SessionUpdateSessionMessage(SessionMessage):
+    """A message upsert observed in this session's transcript, sent to or
+    received from another session.
+
+    Agents MUST only send this update when the Client advertised
+    the `subagents` Client capability.
+
+    See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
+    """
+
+    sessionUpdate: Literal["session_message"]
+
+
+class SessionUpdateSessionMessageChunk(SessionMessageChunk):
+    """One content block appended to a sent or received session message.
+
+    Agents MUST only send this update when the Client advertised
+    the `subagents` Client capability.
+
+    See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
+    """
+
+    sessionUpdate: Literal["session_message_chunk"]
+
+
 SessionUpdate = Union[
     SessionUpdateUserMessageChunk,
     SessionUpdateAgentMessageChunk,
@@ -2222,6 +2753,8 @@ SessionUpdate = Union[
     SessionUpdateToolCall,
     SessionUpdateToolCallUpdate,
     SessionUpdatePlan,
+    SessionUpdatePlanUpdate,
+    SessionUpdatePlanRemoved,
     SessionUpdateAvailableCommandsUpdate,
     SessionUpdateCurrentModeUpdate,
     SessionUpdateConfigOptionUpdate,
@@ -2230,6 +2763,9 @@ SessionUpdate = Union[
     SessionUpdateNotice,
     SessionUpdateCompactionUpdate,
     SessionUpdateCompactionSummaryChunk,
+    SessionUpdateSubagentUpdate,
+    SessionUpdateSessionMessage,
+    SessionUpdateSessionMessageChunk,
 ]
 """Different types of updates that can be sent during session processing.
 
@@ -2351,6 +2887,30 @@ class ClientSessionCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class SubagentCapabilities(TypedDict, total=False):
+    """Capability marker for exposing reusable child sessions as restricted ACP sessions.
+
+    Supplying `{}` advertises support for child association and state updates,
+    session-directed messages, and restricted-session semantics. The client
+    must advertise this capability before the agent sends subagent updates or
+    session-directed messages.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class PlanCapabilities(TypedDict, total=False):
+    """Capabilities for receiving `plan_update` and `plan_removed` session updates."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class AuthCapabilities(TypedDict, total=False):
     """Authentication capabilities supported by the client.
 
@@ -2420,6 +2980,10 @@ class ClientCapabilities(TypedDict, total=False):
     terminal: bool
     # Session-related capabilities supported by the client.
     session: Optional[ClientSessionCapabilities]
+    # Whether the client understands exposed subagent sessions.
+    subagents: Optional[SubagentCapabilities]
+    # Whether the Client supports `plan_update` and `plan_removed` session updates.
+    plan: Optional[PlanCapabilities]
     # Authentication capabilities supported by the client.
     # Determines which authentication method types the agent may include
     # in its `InitializeResponse`.
@@ -2594,6 +3158,43 @@ A value without `type` is a `McpServerStdio`.
 """
 
 
+SystemPromptMode = Union[Literal["append", "override"], str]
+"""How the Agent combines a client-provided system prompt with its own instructions.
+
+Unknown modes are preserved so they can be stored,
+proxied, or forwarded. An Agent MUST return an error for a mode it does not
+support rather than treating it as `append` or `override`.
+
+Other values: Custom or future system prompt mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+"""
+
+
+class _SystemPromptBase(TypedDict):
+    # How the Agent combines `content` with its own instructions.
+    mode: SystemPromptMode
+    # The system prompt content.
+    content: List[ContentBlock]
+
+
+class SystemPrompt(_SystemPromptBase, total=False):
+    """Client-provided system-level instructions for a session.
+
+    Clients MUST only send this when the Agent advertises
+    `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
+    because of an unadvertised mode or an unsupported content block type, MUST
+    return an error instead of creating, loading, or resuming the session.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class _NewSessionRequestBase(TypedDict):
     # The working directory for this session. Must be an absolute path.
     cwd: str
@@ -2609,8 +3210,10 @@ class NewSessionRequest(_NewSessionRequestBase, total=False):
     Params of the `session/new` request (handled by the agent).
     """
 
-    # Additional workspace roots for this session. Each path must be absolute.
+    # Additional workspace roots for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
+    # System-level instructions for the new session.
+    systemPrompt: Optional[SystemPrompt]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2636,8 +3239,10 @@ class LoadSessionRequest(_LoadSessionRequestBase, total=False):
     Params of the `session/load` request (handled by the agent).
     """
 
-    # Additional workspace roots to activate for this session. Each path must be absolute.
+    # Additional workspace roots to activate for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
+    # System-level instructions for the loaded session.
+    systemPrompt: Optional[SystemPrompt]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2699,10 +3304,12 @@ class ResumeSessionRequest(_ResumeSessionRequestBase, total=False):
     Params of the `session/resume` request (handled by the agent).
     """
 
-    # Additional workspace roots to activate for this session. Each path must be absolute.
+    # Additional workspace roots to activate for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
     # List of MCP servers to connect to for this session.
     mcpServers: List[McpServer]
+    # System-level instructions for the resumed session.
+    systemPrompt: Optional[SystemPrompt]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.

@@ -211,7 +211,11 @@ class RustEmitter:
             attrs.append("default")
             attrs.append('skip_serializing_if = "Option::is_none"')
         if f.skip_invalid_items and not f.lenient:
-            raise ir.SchemaError(f"{f.wire_name}: skip-invalid-items without default-on-error is not supported")
+            # The array itself must be one (or null when optional); its invalid items are dropped.
+            if not isinstance(inner, ir.Array) or optional:
+                # Not used by the schema yet: add an optional variant of the helper when it is.
+                raise ir.SchemaError(f"{f.wire_name}: skip-invalid-items is supported on required arrays only")
+            attrs.append('deserialize_with = "support::skip_invalid_items"')
         if f.null_default and f.required and not optional:
             if f.lenient or not self.is_defaultable(inner):
                 raise ir.SchemaError(f"{f.wire_name}: default-on-null on this property is not supported")
@@ -617,7 +621,7 @@ class RustEmitter:
                 "",
                 f"impl {u.name} {{",
                 "    /// Moves this part's properties out of the enclosing object's `map`.",
-                "    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {",
+                "    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {",
                 f"        let tag = map.remove({tag});",
                 "        match tag.as_ref().and_then(Value::as_str) {",
             )
@@ -758,7 +762,7 @@ class RustEmitter:
                 "",
                 f"impl {u.name} {{",
                 "    /// Moves this part's properties out of the enclosing object's `map`.",
-                "    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {",
+                "    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {",
             )
             self.emit(*["        " + line for line in chain])
             self.emit("    }", "}")

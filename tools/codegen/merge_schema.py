@@ -233,13 +233,13 @@ def report(args, npm: dict, merged: dict, sources: dict, losses: dict) -> str:
     ms, mu = merged["schema.json"]["$defs"], merged["schema.unstable.json"]["$defs"]
     ss, su = sources["schema.json"], sources["schema.unstable.json"]
     lines = [
-        "# Where schema/next/v1 comes from",
+        "# Where schema/v1 comes from",
         "",
         "Written by `tools/codegen/merge_schema.py` (`make update-schema`); do not edit by hand.",
         "",
-        f"- **npm**: `{args.npm_label}`, `package/schema/v1/` (the official generator's JSON).",
+        f"- **npm**: `{args.npm_label}`, `package/schema/v1/` (the official generator's JSON; `schema/upstream/npm/v1/`).",
         f"- **crate**: `{args.crate_label}`, its types run through schemars by",
-        "  `tools/schema-derive/` with the official generator's settings (`schema/next/crate/v1/`).",
+        "  `tools/schema-derive/` with the official generator's settings (`schema/upstream/crate/v1/`).",
         "",
         "Per definition: present in one source, that one; in both, the crate's (the newer",
         "protocol source: it carries every npm definition, and the merge fails if a shared",

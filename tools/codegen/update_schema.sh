@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Take the official ACP JSON Schema from the npm package that ships it (the
-# official TypeScript SDK), at a pinned version: v1 into schema/v1/ (what
-# codegen reads), v2 (draft) into schema/v2/ (nothing generated from it yet).
-# Then the newer definitions: derive the v1 JSON Schema from the Rust crate
-# agent-client-protocol-schema (tools/schema-derive/, pinned in its Cargo.toml
-# and Cargo.lock) into schema/next/crate/v1/, and merge it with the npm v1,
-# definition by definition, the newer of each (tools/codegen/merge_schema.py),
-# into schema/next/v1/ with schema/next/SOURCES.md. Codegen does not read
-# schema/next/ yet. Record where it all came from in schema/README.md.
+# Take the official ACP JSON Schema from its two newest sources reachable and
+# merge them into what codegen reads:
+#   - the npm package that ships the JSON (the official TypeScript SDK), at a
+#     pinned version: its v1 into schema/upstream/npm/v1/, its v2 (draft) into
+#     schema/v2/ (nothing generated from it yet);
+#   - the Rust crate agent-client-protocol-schema (pinned in
+#     tools/schema-derive/Cargo.toml and Cargo.lock), whose types are what the
+#     official generator turns into that JSON: derived with schemars into
+#     schema/upstream/crate/v1/.
+# The two v1 are merged definition by definition, the newer of each
+# (tools/codegen/merge_schema.py), into schema/v1/ with schema/v1/SOURCES.md
+# (where each definition came from). Record the pins in schema/README.md.
 #
 #   tools/codegen/update_schema.sh            # the pinned versions
 #   ACP_SCHEMA_VERSION=2.5.0 tools/codegen/update_schema.sh
 #   ACP_SCHEMA_OUT=/tmp/x tools/codegen/update_schema.sh   # write there instead
 #   ACP_SCHEMA_DERIVE=0 tools/codegen/update_schema.sh     # merge the committed
-#       schema/next/crate/v1 instead of building tools/schema-derive (no cargo)
+#       schema/upstream/crate/v1 instead of building tools/schema-derive (no cargo)
 #   (make schema-check runs it with ACP_SCHEMA_DERIVE=0 into a temporary
 #   directory and compares: schema/ is what the pins give; make
 #   schema-check-all builds the derivation too)
@@ -41,9 +44,10 @@ published="$(npm view "$package@$version" time --json 2>/dev/null \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]][:10])' "$version")"
 integrity="$(npm view "$package@$version" dist.integrity 2>/dev/null)"
 
-mkdir -p "$root/schema/v1"
+npm_v1="$root/schema/upstream/npm/v1"
+mkdir -p "$npm_v1"
 for file in schema.json schema.unstable.json; do
-  cp "$work/package/schema/v1/$file" "$root/schema/v1/$file"
+  cp "$work/package/schema/v1/$file" "$npm_v1/$file"
 done
 
 count() { python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["$defs"]))' "$1"; }
@@ -57,7 +61,7 @@ done
 
 # The crate's definitions, stable then unstable (one build each: the crate's
 # features are compile-time), each in its own target dir so both stay built.
-derived="$root/schema/next/crate/v1"
+derived="$root/schema/upstream/crate/v1"
 mkdir -p "$derived"
 if [ "$derive" = 1 ]; then
   for flavour in stable unstable; do
@@ -67,12 +71,12 @@ if [ "$derive" = 1 ]; then
       --target-dir "$deriver/target/$flavour" "${features[@]}" -- "$derived"
   done
 elif [ "$root" != "$repo" ]; then
-  cp "$repo/schema/next/crate/v1/"*.json "$derived/"
+  cp "$repo/schema/upstream/crate/v1/"*.json "$derived/"
 fi
 python3 "$repo/tools/codegen/merge_schema.py" \
-  --npm "$work/package/schema/v1" --npm-label "$package@$version" \
+  --npm "$npm_v1" --npm-label "$package@$version" \
   --crate "$derived" --crate-label "$crate@$crate_version" \
-  --out "$root/schema/next/v1" --sources-md "$root/schema/next/SOURCES.md"
+  --out "$root/schema/v1" --sources-md "$root/schema/v1/SOURCES.md"
 
 stable="$root/schema/v1/schema.json"
 unstable="$root/schema/v1/schema.unstable.json"
@@ -80,46 +84,42 @@ unstable="$root/schema/v1/schema.unstable.json"
 cat >"$root/schema/README.md" <<EOF
 # ACP schema (data)
 
-The official Agent Client Protocol JSON Schema, protocol version 1, files
-\`schema/v1/schema.json\` and \`schema/v1/schema.unstable.json\` of the npm
-package that ships it. Written by \`tools/codegen/update_schema.sh\` (\`make
+The Agent Client Protocol JSON Schema, protocol version 1 as codegen reads it
+(\`v1/\`), the two official sources it is merged from (\`upstream/\`), and the
+version 2 draft (\`v2/\`). Written by \`tools/codegen/update_schema.sh\` (\`make
 update-schema\`); do not edit by hand.
 
-| package | version | published | integrity |
-|---|---|---|---|
-| \`$package\` | $version | $published | \`$integrity\` |
+| source | version | published / checksum |
+|---|---|---|
+| npm \`$package\` | $version | $published, \`$integrity\` |
+| crates.io \`$crate\` | $crate_version | \`$crate_checksum\` |
+
+## v1: what codegen reads
 
 - \`v1/schema.json\`: the stable protocol ($(count "$stable") definitions, $(methods "$stable") methods).
 - \`v1/schema.unstable.json\`: stable plus unstable ($(count "$unstable") definitions, $(methods "$unstable") methods).
+- \`v1/meta.json\`, \`v1/meta.unstable.json\`: the crate's method-name tables.
+- \`v1/sources.json\` and \`v1/SOURCES.md\`: where each definition came from, and
+  what changed against the npm bundle (added, changed, promoted to stable).
 
+Each definition is the newer of the two sources' (\`tools/codegen/merge_schema.py\`).
 Every method's params and result definitions carry \`x-method\` (the wire
 name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 \`proxy\` for the conductor's proxy-chain methods). The generators in
 \`tools/codegen/\` build every language's types and method tables from
-these two files alone; \`make codegen-check\` (part of \`make test\`) fails
-when a generated file drifts from them.
+\`v1/schema.json\` and \`v1/schema.unstable.json\` alone; \`make codegen-check\`
+(part of \`make test\`) fails when a generated file drifts from them.
+
+## upstream: the sources, as taken
+
+- \`upstream/npm/v1/\`: \`package/schema/v1/\` of the npm package ($(count "$npm_v1/schema.json") and $(count "$npm_v1/schema.unstable.json") definitions).
+- \`upstream/crate/v1/\`: the crate's types as JSON Schema, derived with schemars the way
+  the official generator does (\`tools/schema-derive/\`), with its method-name tables.
 
 ## v2 (draft)
 
-\`v2/schema.json\` and \`v2/schema.unstable.json\`: the same package's protocol
+\`v2/schema.json\` and \`v2/schema.unstable.json\`: the npm package's protocol
 version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions), as shipped. acp-engine speaks
 v1; nothing is generated from v2 yet.
-
-## next: v1 with the definitions published since (staging)
-
-| crate | version | checksum |
-|---|---|---|
-| \`$crate\` | $crate_version | \`$crate_checksum\` |
-
-- \`next/crate/v1/\`: the crate's types as JSON Schema, derived with schemars the way
-  the official generator does (\`tools/schema-derive/\`), with its meta files (the
-  crate's method-name tables).
-- \`next/v1/\`: the npm v1 and the crate's, merged definition by definition, the
-  newer of each (\`tools/codegen/merge_schema.py\`): \`schema.json\` ($(count "$root/schema/next/v1/schema.json") definitions,
-  $(methods "$root/schema/next/v1/schema.json") methods), \`schema.unstable.json\` ($(count "$root/schema/next/v1/schema.unstable.json") definitions, $(methods "$root/schema/next/v1/schema.unstable.json") methods),
-  the meta files, and \`sources.json\` (where each definition came from).
-- \`next/SOURCES.md\`: the same for people, and what changed against the npm bundle.
-
-Codegen does not read \`next/\` yet: moving it to \`v1/\` changes the generated code.
 EOF
-echo "schema/v1, v2 from $package@$version ($published); schema/next/v1 merged with $crate@$crate_version"
+echo "schema/v1 merged from $package@$version ($published) and $crate@$crate_version; schema/v2 from $package@$version"

@@ -148,6 +148,23 @@ pub(crate) mod agent {
             ///
             /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
             load_session(LoadSessionRequest) -> LoadSessionResponse = "session/load";
+            /// **UNSTABLE**
+            ///
+            /// This capability is not part of the spec yet, and may be removed or changed at any point.
+            ///
+            /// Request parameters for `session/options`, which returns the config options a session
+            /// would start with, without creating or resuming a session.
+            ///
+            /// Only available if the Agent supports the `sessionCapabilities.options` capability.
+            ///
+            /// `session/options` MUST NOT create or resume a session, send `session/update`
+            /// notifications, add an entry to `session/list`, or change an existing session. Agents
+            /// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+            /// the options. The rules above still hold for it.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            session_options(SessionOptionsRequest) -> SessionOptionsResponse = "session/options";
             /// Request parameters for resuming an existing session.
             ///
             /// Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -503,6 +520,23 @@ pub(crate) mod client {
                 ///
                 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
                 new_session(NewSessionRequest) -> NewSessionResponse = "session/new";
+                /// **UNSTABLE**
+                ///
+                /// This capability is not part of the spec yet, and may be removed or changed at any point.
+                ///
+                /// Request parameters for `session/options`, which returns the config options a session
+                /// would start with, without creating or resuming a session.
+                ///
+                /// Only available if the Agent supports the `sessionCapabilities.options` capability.
+                ///
+                /// `session/options` MUST NOT create or resume a session, send `session/update`
+                /// notifications, add an entry to `session/list`, or change an existing session. Agents
+                /// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+                /// the options. The rules above still hold for it.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                session_options(SessionOptionsRequest) -> SessionOptionsResponse = "session/options";
                 /// Request parameters for sending a user prompt to the agent.
                 ///
                 /// Contains the user's message and any additional context.

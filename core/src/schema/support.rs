@@ -491,6 +491,17 @@ where
     }
 }
 
+/// An array property whose invalid items are dropped (`x-deserialize-skip-invalid-items`
+/// without default-on-error): a value that is not an array is still an error.
+#[cfg_attr(not(feature = "unstable"), allow(dead_code))]
+pub(crate) fn skip_invalid_items<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    Ok(valid_items(Vec::<Value>::deserialize(deserializer)?))
+}
+
 /// A required property whose JSON null reads as its default
 /// (`x-deserialize-default-on-null`: a null list of MCP servers is an empty one).
 pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>

@@ -435,12 +435,21 @@ pub enum ToolCallContent {
     Diff(Diff),
     /// Embed a terminal created with `terminal/create` by its id.
     ///
-    /// The terminal must be added before calling `terminal/release`.
+    /// The terminal MUST be added before calling `terminal/release`.
     ///
     /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     ///
     /// Tagged `"type": "terminal"`.
     Terminal(Terminal),
+    /// A display-only reference to another session, such as a subagent.
+    ///
+    /// Agents send it only when the Client advertised the `subagents` Client
+    /// capability.
+    ///
+    /// See protocol docs: [Sessions](https://agentclientprotocol.com/protocol/v1/tool-calls#sessions)
+    ///
+    /// Tagged `"type": "session"`.
+    Session(SessionReference),
     /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
     Unknown(Map<String, Value>),
 }
@@ -451,6 +460,7 @@ impl Serialize for ToolCallContent {
             Self::Content(v) => support::Tagged::new("type", "content", v).serialize(serializer),
             Self::Diff(v) => support::Tagged::new("type", "diff", v).serialize(serializer),
             Self::Terminal(v) => support::Tagged::new("type", "terminal", v).serialize(serializer),
+            Self::Session(v) => support::Tagged::new("type", "session", v).serialize(serializer),
             Self::Unknown(v) => v.serialize(serializer),
         }
     }
@@ -467,6 +477,7 @@ impl support::TaggedUnion for ToolCallContent {
             "content" => Self::Content(support::read_rest(rest)?),
             "diff" => Self::Diff(support::read_rest(rest)?),
             "terminal" => Self::Terminal(support::read_rest(rest)?),
+            "session" => Self::Session(support::read_rest(rest)?),
             _ => return Ok(Err(rest)),
         }))
     }
@@ -479,6 +490,7 @@ impl support::TaggedUnion for ToolCallContent {
             "content" => support::check_rest::<Content, A>(rest)?,
             "diff" => support::check_rest::<Diff, A>(rest)?,
             "terminal" => support::check_rest::<Terminal, A>(rest)?,
+            "session" => support::check_rest::<SessionReference, A>(rest)?,
             _ => return Ok(Err(rest)),
         }
         Ok(Ok(()))
@@ -490,11 +502,12 @@ impl support::TaggedUnion for ToolCallContent {
             Some("content") => support::from_map(map).map(Self::Content),
             Some("diff") => support::from_map(map).map(Self::Diff),
             Some("terminal") => support::from_map(map).map(Self::Terminal),
+            Some("session") => support::from_map(map).map(Self::Session),
             Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
-                &["content", "diff", "terminal"],
+                &["content", "diff", "terminal", "session"],
             )),
         }
     }
@@ -527,6 +540,12 @@ impl From<Diff> for ToolCallContent {
 impl From<Terminal> for ToolCallContent {
     fn from(value: Terminal) -> Self {
         Self::Terminal(value)
+    }
+}
+
+impl From<SessionReference> for ToolCallContent {
+    fn from(value: SessionReference) -> Self {
+        Self::Session(value)
     }
 }
 
@@ -1332,7 +1351,7 @@ support::string_newtype!(TerminalId);
 
 /// Embed a terminal created with `terminal/create` by its id.
 ///
-/// The terminal must be added before calling `terminal/release`.
+/// The terminal MUST be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -1370,6 +1389,51 @@ impl Terminal {
 
 support::read_struct! { Terminal {
     terminal_id: TerminalId = "terminalId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// A display-only reference to another session that this tool call operates on,
+/// such as a subagent it created, delegated to, or is waiting on.
+///
+/// The referenced session must already be known to the Client through ordinary
+/// session setup or a `subagent_update` announcement. The reference does not
+/// establish ownership, grant any Client-initiated controls, or report that the
+/// referenced session received or finished any work.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionReference {
+    /// The referenced session.
+    #[serde(rename = "sessionId")]
+    pub session_id: SessionId,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionReference {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionReference {
+    session_id: SessionId = "sessionId", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -1893,7 +1957,7 @@ pub enum CreateElicitationRequestMode {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this mode should preserve the raw payload
+    /// Clients that do not understand this mode SHOULD preserve the raw payload
     /// when storing, replaying, proxying, or forwarding elicitation requests.
     /// They MUST NOT render it as a known elicitation mode.
     ///
@@ -1913,7 +1977,7 @@ impl Serialize for CreateElicitationRequestMode {
 
 impl CreateElicitationRequestMode {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("mode");
         match tag.as_ref().and_then(Value::as_str) {
             Some("form") => {
@@ -2037,7 +2101,7 @@ pub struct ElicitationSchema {
         deserialize_with = "support::lenient"
     )]
     pub title: Option<String>,
-    /// Property definitions (must be primitive types).
+    /// Property definitions (MUST be primitive types).
     ///
     /// Default: `{}`.
     #[serde(rename = "properties", default, skip_serializing_if = "Option::is_none")]
@@ -2141,7 +2205,7 @@ pub enum ElicitationPropertySchema {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this property schema type should preserve
+    /// Clients that do not understand this property schema type SHOULD preserve
     /// the raw schema when storing, replaying, proxying, or forwarding
     /// elicitation requests. They MUST NOT render it as a known input control.
     ///
@@ -3016,7 +3080,7 @@ impl Serialize for ElicitationScope {
 
 impl ElicitationScope {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         if support::has_all(map, &["sessionId"]) {
             support::take_payload(map, &["sessionId", "toolCallId"]).map(Self::Session)
         } else if support::has_all(map, &["requestId"]) {
@@ -3127,7 +3191,7 @@ pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
     ///
-    /// The client should disconnect, if it doesn't support this version.
+    /// The client SHOULD disconnect, if it doesn't support this version.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: ProtocolVersion,
     /// Capabilities supported by the agent.
@@ -3495,6 +3559,17 @@ pub struct SessionCapabilities {
         deserialize_with = "support::lenient"
     )]
     pub additional_directories: Option<SessionAdditionalDirectoriesCapabilities>,
+    /// Whether the agent supports `systemPrompt` on session lifecycle requests.
+    ///
+    /// Optional. Omitted or `null` both mean the agent does not advertise support.
+    /// Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+    #[serde(
+        rename = "systemPrompt",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub system_prompt: Option<SessionSystemPromptCapabilities>,
     /// Whether the agent supports `session/resume`.
     ///
     /// Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -3541,6 +3616,7 @@ impl SessionCapabilities {
             list: None,
             delete: None,
             additional_directories: None,
+            system_prompt: None,
             resume: None,
             close: None,
             meta: None,
@@ -3553,6 +3629,7 @@ support::read_struct! { SessionCapabilities {
     list: Option<SessionListCapabilities> = "list", default with support::lenient, check serde_json::Value;
     delete: Option<SessionDeleteCapabilities> = "delete", default with support::lenient, check serde_json::Value;
     additional_directories: Option<SessionAdditionalDirectoriesCapabilities> = "additionalDirectories", default with support::lenient, check serde_json::Value;
+    system_prompt: Option<SessionSystemPromptCapabilities> = "systemPrompt", default with support::lenient, check serde_json::Value;
     resume: Option<SessionResumeCapabilities> = "resume", default with support::lenient, check serde_json::Value;
     close: Option<SessionCloseCapabilities> = "close", default with support::lenient, check serde_json::Value;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
@@ -3666,6 +3743,143 @@ impl SessionAdditionalDirectoriesCapabilities {
 }
 
 support::read_struct! { SessionAdditionalDirectoriesCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Capabilities for client-provided system prompts.
+///
+/// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+/// requests in `append` mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionSystemPromptCapabilities {
+    /// Delivery modes the agent supports in addition to `append`.
+    ///
+    /// Optional. Omitted or `null` both mean the agent supports only `append`.
+    #[serde(
+        rename = "mode",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub mode: Option<SessionSystemPromptModeCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionSystemPromptCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            mode: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionSystemPromptCapabilities {
+    mode: Option<SessionSystemPromptModeCapabilities> = "mode", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// System prompt delivery modes the agent supports in addition to `append`.
+///
+/// `append` has no entry because every agent advertising
+/// `sessionCapabilities.systemPrompt` supports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionSystemPromptModeCapabilities {
+    /// Whether the agent supports `override` mode.
+    ///
+    /// Optional. Omitted or `null` both mean the agent does not advertise support.
+    /// Supplying `{}` means the agent supports replacing its built-in default
+    /// instructions with the client-provided system prompt.
+    #[serde(
+        rename = "override",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub r#override: Option<SessionSystemPromptOverrideCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionSystemPromptModeCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            r#override: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionSystemPromptModeCapabilities {
+    r#override: Option<SessionSystemPromptOverrideCapabilities> = "override", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Capabilities for the `override` system prompt mode.
+///
+/// Supplying `{}` means the agent supports replacing its built-in default
+/// instructions with the client-provided system prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionSystemPromptOverrideCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionSystemPromptOverrideCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionSystemPromptOverrideCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -4055,7 +4269,7 @@ pub struct Implementation {
     /// Intended for UI and end-user contexts and optimized to be human-readable
     /// and easily understood.
     ///
-    /// If not provided, the name should be used for display.
+    /// If not provided, the name SHOULD be used for display.
     #[serde(
         rename = "title",
         default,
@@ -4473,7 +4687,7 @@ impl Serialize for SessionConfigOptionKind {
 
 impl SessionConfigOptionKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("select") => support::take_payload(map, &["currentValue", "options"]).map(Self::Select),
@@ -4845,7 +5059,7 @@ pub struct SessionInfo {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots reported for this session. Each path must be absolute.
+    /// Additional workspace roots reported for this session. Each path MUST be absolute.
     ///
     /// When present, this is the complete ordered additional-root list reported
     /// by the Agent. Omitted and empty values are equivalent: the response
@@ -5184,7 +5398,7 @@ support::string_enum! {
         ///
         /// This stop reason MUST be returned when the client sends a `session/cancel`
         /// notification, even if the cancellation causes exceptions in underlying operations.
-        /// Agents should catch these exceptions and return this semantically meaningful
+        /// Agents SHOULD catch these exceptions and return this semantically meaningful
         /// response to confirm successful cancellation.
         Cancelled = "cancelled",
     }
@@ -5206,11 +5420,11 @@ pub type ExtResponse = Value;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Error {
     /// A number indicating the error type that occurred.
-    /// This must be an integer as defined in the JSON-RPC specification.
+    /// This MUST be an integer as defined in the JSON-RPC specification.
     #[serde(rename = "code")]
     pub code: ErrorCode,
     /// A string providing a short description of the error.
-    /// The message should be limited to a concise single sentence.
+    /// The message SHOULD be limited to a concise single sentence.
     #[serde(rename = "message")]
     pub message: String,
     /// Optional primitive or structured value that contains additional information about the error.
@@ -5357,6 +5571,16 @@ pub enum SessionUpdate {
     ///
     /// Tagged `"sessionUpdate": "plan"`.
     Plan(Plan),
+    /// Replaces the plan with this ID. Agents MUST NOT send this update unless
+    /// the Client advertised `plan`.
+    ///
+    /// Tagged `"sessionUpdate": "plan_update"`.
+    PlanUpdate(PlanUpdate),
+    /// Removes the plan with this ID. Agents MUST NOT send this update unless
+    /// the Client advertised `plan`.
+    ///
+    /// Tagged `"sessionUpdate": "plan_removed"`.
+    PlanRemoved(PlanRemoved),
     /// Available commands are ready or have changed
     ///
     /// Tagged `"sessionUpdate": "available_commands_update"`.
@@ -5400,6 +5624,35 @@ pub enum SessionUpdate {
     ///
     /// Tagged `"sessionUpdate": "compaction_summary_chunk"`.
     CompactionSummaryChunk(CompactionSummaryChunk),
+    /// Announces a child session created and owned by this session, or updates
+    /// that ownership association's metadata.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
+    ///
+    /// Tagged `"sessionUpdate": "subagent_update"`.
+    SubagentUpdate(SubagentUpdate),
+    /// A message upsert observed in this session's transcript, sent to or
+    /// received from another session.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
+    ///
+    /// Tagged `"sessionUpdate": "session_message"`.
+    SessionMessage(SessionMessage),
+    /// One content block appended to a sent or received session message.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
+    ///
+    /// Tagged `"sessionUpdate": "session_message_chunk"`.
+    SessionMessageChunk(SessionMessageChunk),
     /// A `sessionUpdate` this schema version does not know (a newer peer's): the whole object, `sessionUpdate` included, kept as is so it survives a round trip.
     Unknown(Map<String, Value>),
 }
@@ -5421,6 +5674,12 @@ impl Serialize for SessionUpdate {
                 support::Tagged::new("sessionUpdate", "tool_call_update", v).serialize(serializer)
             }
             Self::Plan(v) => support::Tagged::new("sessionUpdate", "plan", v).serialize(serializer),
+            Self::PlanUpdate(v) => {
+                support::Tagged::new("sessionUpdate", "plan_update", v).serialize(serializer)
+            }
+            Self::PlanRemoved(v) => {
+                support::Tagged::new("sessionUpdate", "plan_removed", v).serialize(serializer)
+            }
             Self::AvailableCommandsUpdate(v) => {
                 support::Tagged::new("sessionUpdate", "available_commands_update", v).serialize(serializer)
             }
@@ -5443,6 +5702,15 @@ impl Serialize for SessionUpdate {
             Self::CompactionSummaryChunk(v) => {
                 support::Tagged::new("sessionUpdate", "compaction_summary_chunk", v).serialize(serializer)
             }
+            Self::SubagentUpdate(v) => {
+                support::Tagged::new("sessionUpdate", "subagent_update", v).serialize(serializer)
+            }
+            Self::SessionMessage(v) => {
+                support::Tagged::new("sessionUpdate", "session_message", v).serialize(serializer)
+            }
+            Self::SessionMessageChunk(v) => {
+                support::Tagged::new("sessionUpdate", "session_message_chunk", v).serialize(serializer)
+            }
             Self::Unknown(v) => v.serialize(serializer),
         }
     }
@@ -5462,6 +5730,8 @@ impl support::TaggedUnion for SessionUpdate {
             "tool_call" => Self::ToolCall(support::read_rest(rest)?),
             "tool_call_update" => Self::ToolCallUpdate(support::read_rest(rest)?),
             "plan" => Self::Plan(support::read_rest(rest)?),
+            "plan_update" => Self::PlanUpdate(support::read_rest(rest)?),
+            "plan_removed" => Self::PlanRemoved(support::read_rest(rest)?),
             "available_commands_update" => Self::AvailableCommandsUpdate(support::read_rest(rest)?),
             "current_mode_update" => Self::CurrentModeUpdate(support::read_rest(rest)?),
             "config_option_update" => Self::ConfigOptionUpdate(support::read_rest(rest)?),
@@ -5470,6 +5740,9 @@ impl support::TaggedUnion for SessionUpdate {
             "notice" => Self::Notice(support::read_rest(rest)?),
             "compaction_update" => Self::CompactionUpdate(support::read_rest(rest)?),
             "compaction_summary_chunk" => Self::CompactionSummaryChunk(support::read_rest(rest)?),
+            "subagent_update" => Self::SubagentUpdate(support::read_rest(rest)?),
+            "session_message" => Self::SessionMessage(support::read_rest(rest)?),
+            "session_message_chunk" => Self::SessionMessageChunk(support::read_rest(rest)?),
             _ => return Ok(Err(rest)),
         }))
     }
@@ -5485,6 +5758,8 @@ impl support::TaggedUnion for SessionUpdate {
             "tool_call" => support::check_rest::<ToolCall, A>(rest)?,
             "tool_call_update" => support::check_rest::<ToolCallUpdate, A>(rest)?,
             "plan" => support::check_rest::<Plan, A>(rest)?,
+            "plan_update" => support::check_rest::<PlanUpdate, A>(rest)?,
+            "plan_removed" => support::check_rest::<PlanRemoved, A>(rest)?,
             "available_commands_update" => support::check_rest::<AvailableCommandsUpdate, A>(rest)?,
             "current_mode_update" => support::check_rest::<CurrentModeUpdate, A>(rest)?,
             "config_option_update" => support::check_rest::<ConfigOptionUpdate, A>(rest)?,
@@ -5493,6 +5768,9 @@ impl support::TaggedUnion for SessionUpdate {
             "notice" => support::check_rest::<Notice, A>(rest)?,
             "compaction_update" => support::check_rest::<CompactionUpdate, A>(rest)?,
             "compaction_summary_chunk" => support::check_rest::<CompactionSummaryChunk, A>(rest)?,
+            "subagent_update" => support::check_rest::<SubagentUpdate, A>(rest)?,
+            "session_message" => support::check_rest::<SessionMessage, A>(rest)?,
+            "session_message_chunk" => support::check_rest::<SessionMessageChunk, A>(rest)?,
             _ => return Ok(Err(rest)),
         }
         Ok(Ok(()))
@@ -5507,6 +5785,8 @@ impl support::TaggedUnion for SessionUpdate {
             Some("tool_call") => support::from_map(map).map(Self::ToolCall),
             Some("tool_call_update") => support::from_map(map).map(Self::ToolCallUpdate),
             Some("plan") => support::from_map(map).map(Self::Plan),
+            Some("plan_update") => support::from_map(map).map(Self::PlanUpdate),
+            Some("plan_removed") => support::from_map(map).map(Self::PlanRemoved),
             Some("available_commands_update") => support::from_map(map).map(Self::AvailableCommandsUpdate),
             Some("current_mode_update") => support::from_map(map).map(Self::CurrentModeUpdate),
             Some("config_option_update") => support::from_map(map).map(Self::ConfigOptionUpdate),
@@ -5515,6 +5795,9 @@ impl support::TaggedUnion for SessionUpdate {
             Some("notice") => support::from_map(map).map(Self::Notice),
             Some("compaction_update") => support::from_map(map).map(Self::CompactionUpdate),
             Some("compaction_summary_chunk") => support::from_map(map).map(Self::CompactionSummaryChunk),
+            Some("subagent_update") => support::from_map(map).map(Self::SubagentUpdate),
+            Some("session_message") => support::from_map(map).map(Self::SessionMessage),
+            Some("session_message_chunk") => support::from_map(map).map(Self::SessionMessageChunk),
             Some(_) => Ok(Self::Unknown(support::restore(map, "sessionUpdate", tag))),
             _ => Err(support::bad_tag(
                 "sessionUpdate",
@@ -5526,6 +5809,8 @@ impl support::TaggedUnion for SessionUpdate {
                     "tool_call",
                     "tool_call_update",
                     "plan",
+                    "plan_update",
+                    "plan_removed",
                     "available_commands_update",
                     "current_mode_update",
                     "config_option_update",
@@ -5534,6 +5819,9 @@ impl support::TaggedUnion for SessionUpdate {
                     "notice",
                     "compaction_update",
                     "compaction_summary_chunk",
+                    "subagent_update",
+                    "session_message",
+                    "session_message_chunk",
                 ],
             )),
         }
@@ -5567,6 +5855,18 @@ impl From<ToolCallUpdate> for SessionUpdate {
 impl From<Plan> for SessionUpdate {
     fn from(value: Plan) -> Self {
         Self::Plan(value)
+    }
+}
+
+impl From<PlanUpdate> for SessionUpdate {
+    fn from(value: PlanUpdate) -> Self {
+        Self::PlanUpdate(value)
+    }
+}
+
+impl From<PlanRemoved> for SessionUpdate {
+    fn from(value: PlanRemoved) -> Self {
+        Self::PlanRemoved(value)
     }
 }
 
@@ -5615,6 +5915,24 @@ impl From<CompactionUpdate> for SessionUpdate {
 impl From<CompactionSummaryChunk> for SessionUpdate {
     fn from(value: CompactionSummaryChunk) -> Self {
         Self::CompactionSummaryChunk(value)
+    }
+}
+
+impl From<SubagentUpdate> for SessionUpdate {
+    fn from(value: SubagentUpdate) -> Self {
+        Self::SubagentUpdate(value)
+    }
+}
+
+impl From<SessionMessage> for SessionUpdate {
+    fn from(value: SessionMessage) -> Self {
+        Self::SessionMessage(value)
+    }
+}
+
+impl From<SessionMessageChunk> for SessionUpdate {
+    fn from(value: SessionMessageChunk) -> Self {
+        Self::SessionMessageChunk(value)
     }
 }
 
@@ -5886,19 +6204,15 @@ support::string_enum! {
     }
 }
 
-/// An execution plan for accomplishing complex tasks.
-///
-/// Plans consist of multiple entries representing individual tasks or goals.
-/// Agents report plans to clients to provide visibility into their execution strategy.
-/// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+/// A checklist sent with the `plan` session update.
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Plan {
     /// The list of tasks to be accomplished.
     ///
-    /// When updating a plan, the agent must send a complete list of all entries
-    /// with their current status. The client replaces the entire plan with each update.
+    /// The Agent MUST send all entries with their current status.
+    /// The Client MUST replace the entire checklist with each update.
     #[serde(rename = "entries", deserialize_with = "support::lenient_vec_default")]
     pub entries: Vec<PlanEntry>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5931,6 +6245,282 @@ impl Plan {
 
 support::read_struct! { Plan {
     entries: Vec<PlanEntry> = "entries", required with support::lenient_vec_default, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Updated content for a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanUpdateContent {
+    /// Structured plan entries.
+    ///
+    /// Tagged `"type": "items"`.
+    Items(PlanItems),
+    /// The complete plan as Markdown.
+    ///
+    /// Tagged `"type": "markdown"`.
+    Markdown(PlanMarkdown),
+    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
+    Unknown(Map<String, Value>),
+}
+
+impl Serialize for PlanUpdateContent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Items(v) => support::Tagged::new("type", "items", v).serialize(serializer),
+            Self::Markdown(v) => support::Tagged::new("type", "markdown", v).serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl support::TaggedUnion for PlanUpdateContent {
+    const TAG: &'static str = "type";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "items" => Self::Items(support::read_rest(rest)?),
+            "markdown" => Self::Markdown(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "items" => support::check_rest::<PlanItems, A>(rest)?,
+            "markdown" => support::check_rest::<PlanMarkdown, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
+            Some("items") => support::from_map(map).map(Self::Items),
+            Some("markdown") => support::from_map(map).map(Self::Markdown),
+            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
+            _ => Err(support::bad_tag("type", tag.as_ref(), &["items", "markdown"])),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PlanUpdateContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for PlanUpdateContent {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
+    }
+}
+
+impl From<PlanItems> for PlanUpdateContent {
+    fn from(value: PlanItems) -> Self {
+        Self::Items(value)
+    }
+}
+
+impl From<PlanMarkdown> for PlanUpdateContent {
+    fn from(value: PlanMarkdown) -> Self {
+        Self::Markdown(value)
+    }
+}
+
+/// Unique identifier for a plan within a session.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PlanId(pub String);
+
+support::string_newtype!(PlanId);
+
+/// A plan represented as structured entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PlanItems {
+    /// The plan ID to update.
+    #[serde(rename = "planId")]
+    pub plan_id: PlanId,
+    /// The list of tasks to be accomplished.
+    ///
+    /// The Agent MUST send all entries with their current status.
+    /// The Client MUST replace the checklist with this `planId` on each update.
+    #[serde(rename = "entries", deserialize_with = "support::lenient_vec_default")]
+    pub entries: Vec<PlanEntry>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PlanItems {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(plan_id: impl Into<PlanId>, entries: Vec<PlanEntry>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            entries,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PlanItems {
+    plan_id: PlanId = "planId", required;
+    entries: Vec<PlanEntry> = "entries", required with support::lenient_vec_default, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// A plan represented as Markdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PlanMarkdown {
+    /// The plan ID to update.
+    #[serde(rename = "planId")]
+    pub plan_id: PlanId,
+    /// The complete plan as Markdown, not just the text that changed.
+    #[serde(rename = "content")]
+    pub content: String,
+    /// The absolute path of the file that holds this plan.
+    ///
+    /// Omitted and `null` both mean the plan has no file. A supplied path MUST
+    /// be absolute. `content` is the plan to display whether or not `path` is set.
+    /// Clients can use `path` to open the file.
+    #[serde(
+        rename = "path",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub path: Option<String>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PlanMarkdown {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(plan_id: impl Into<PlanId>, content: impl Into<String>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            content: content.into(),
+            path: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PlanMarkdown {
+    plan_id: PlanId = "planId", required;
+    content: String = "content", required;
+    path: Option<String> = "path", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// A content update for a plan identified by ID.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanUpdate {
+    /// Replaces the whole plan with this `planId`, even if its `type` changes.
+    #[serde(rename = "plan")]
+    pub plan: PlanUpdateContent,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PlanUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(plan: PlanUpdateContent) -> Self {
+        Self {
+            plan,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PlanUpdate {
+    plan: PlanUpdateContent = "plan", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Removal notice for a plan identified by ID.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PlanRemoved {
+    /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
+    #[serde(rename = "planId")]
+    pub plan_id: PlanId,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PlanRemoved {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(plan_id: impl Into<PlanId>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PlanRemoved {
+    plan_id: PlanId = "planId", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -6555,6 +7145,785 @@ support::read_struct! { CompactionSummaryChunk {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Client-initiated session mutations permitted for a specific subagent session.
+///
+/// A mutation requires an explicit per-child capability. Support for the method
+/// on ordinary sessions does not grant support on a child.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SubagentSessionCapabilities {
+    /// Permits the client to cancel this child's current work without ending
+    /// the session. Omitted or `null` means unsupported. An object (including
+    /// `{}`) means supported.
+    #[serde(
+        rename = "cancel",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub cancel: Option<SessionCancelCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SubagentSessionCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            cancel: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SubagentSessionCapabilities {
+    cancel: Option<SessionCancelCapabilities> = "cancel", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Capability to cancel work in a subagent session without ending that session.
+///
+/// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionCancelCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionCancelCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionCancelCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Current foreground-work state of a reusable child session.
+///
+/// Each update is a whole-object snapshot. Idle does not terminate the child.
+/// The parent can message it again, transitioning it back to running.
+/// Background activity may still emit other session updates while idle.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateUpdate {
+    /// Foreground work is in progress.
+    ///
+    /// Tagged `"state": "running"`.
+    Running(RunningStateUpdate),
+    /// Foreground work is not in progress. The parent can give the child more work.
+    ///
+    /// Tagged `"state": "idle"`.
+    Idle(IdleStateUpdate),
+    /// Foreground work is blocked on user action.
+    ///
+    /// Tagged `"state": "requires_action"`.
+    RequiresAction(RequiresActionStateUpdate),
+    /// The Agent cannot currently determine foreground activity.
+    ///
+    /// This replaces previously confirmed activity without ending the work or session.
+    ///
+    /// Tagged `"state": "unknown"`.
+    Unknown(UnknownStateUpdate),
+    /// Custom or future state.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Other unknown values are reserved for future ACP variants.
+    ///
+    /// Any other `state` value: the whole object, `state` included.
+    Other(Map<String, Value>),
+}
+
+impl Serialize for StateUpdate {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Running(v) => support::Tagged::new("state", "running", v).serialize(serializer),
+            Self::Idle(v) => support::Tagged::new("state", "idle", v).serialize(serializer),
+            Self::RequiresAction(v) => {
+                support::Tagged::new("state", "requires_action", v).serialize(serializer)
+            }
+            Self::Unknown(v) => support::Tagged::new("state", "unknown", v).serialize(serializer),
+            Self::Other(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl support::TaggedUnion for StateUpdate {
+    const TAG: &'static str = "state";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "running" => Self::Running(support::read_rest(rest)?),
+            "idle" => Self::Idle(support::read_rest(rest)?),
+            "requires_action" => Self::RequiresAction(support::read_rest(rest)?),
+            "unknown" => Self::Unknown(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "running" => support::check_rest::<RunningStateUpdate, A>(rest)?,
+            "idle" => support::check_rest::<IdleStateUpdate, A>(rest)?,
+            "requires_action" => support::check_rest::<RequiresActionStateUpdate, A>(rest)?,
+            "unknown" => support::check_rest::<UnknownStateUpdate, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
+            Some("running") => support::from_map(map).map(Self::Running),
+            Some("idle") => support::from_map(map).map(Self::Idle),
+            Some("requires_action") => support::from_map(map).map(Self::RequiresAction),
+            Some("unknown") => support::from_map(map).map(Self::Unknown),
+            Some(_) => Ok(Self::Other(support::restore(map, "state", tag))),
+            _ => Err(support::bad_tag(
+                "state",
+                tag.as_ref(),
+                &["running", "idle", "requires_action", "unknown"],
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StateUpdate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for StateUpdate {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
+    }
+}
+
+impl From<RunningStateUpdate> for StateUpdate {
+    fn from(value: RunningStateUpdate) -> Self {
+        Self::Running(value)
+    }
+}
+
+impl From<IdleStateUpdate> for StateUpdate {
+    fn from(value: IdleStateUpdate) -> Self {
+        Self::Idle(value)
+    }
+}
+
+impl From<RequiresActionStateUpdate> for StateUpdate {
+    fn from(value: RequiresActionStateUpdate) -> Self {
+        Self::RequiresAction(value)
+    }
+}
+
+impl From<UnknownStateUpdate> for StateUpdate {
+    fn from(value: UnknownStateUpdate) -> Self {
+        Self::Unknown(value)
+    }
+}
+
+/// Foreground work is in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct RunningStateUpdate {
+    /// The _meta property is reserved by ACP for additional metadata.
+    /// Implementations MUST NOT make assumptions about values at these keys.
+    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RunningStateUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { RunningStateUpdate {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Details of a failure that ended a child's foreground work.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ErrorStopReason {
+    /// The failure, as a JSON-RPC error object.
+    ///
+    /// Optional. Omitted or `null` both mean the agent is not reporting failure details.
+    /// Agents SHOULD include it.
+    #[serde(
+        rename = "error",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub error: Option<Error>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ErrorStopReason {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            error: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { ErrorStopReason {
+    error: Option<Error> = "error", default with support::lenient, check serde_json::Value;
+} }
+
+/// Foreground work is not in progress. The parent can give the child more work.
+///
+/// An omitted or `null` `stopReason` means not reported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IdleStateUpdate {
+    /// The _meta property is reserved by ACP for additional metadata.
+    /// Implementations MUST NOT make assumptions about values at these keys.
+    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// The part of this object selected by its `stopReason` property.
+    #[serde(flatten)]
+    pub stop_reason: IdleStateUpdateStopReason,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl IdleStateUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(stop_reason: IdleStateUpdateStopReason) -> Self {
+        Self {
+            meta: None,
+            stop_reason,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for IdleStateUpdate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Common {
+            #[serde(rename = "_meta", default, deserialize_with = "support::lenient")]
+            meta: Option<Map<String, Value>>,
+            #[serde(flatten)]
+            extra: Map<String, Value>,
+        }
+
+        let mut map = support::object(deserializer)?;
+        let stop_reason = IdleStateUpdateStopReason::take_from(&mut map).map_err(D::Error::custom)?;
+        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        Ok(Self {
+            meta: common.meta,
+            stop_reason,
+            extra: common.extra,
+        })
+    }
+}
+
+support::check_by_parse!(IdleStateUpdate);
+
+/// The `stopReason`-selected part of [`IdleStateUpdate`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdleStateUpdateStopReason {
+    /// The work ended successfully.
+    ///
+    /// Tagged `"stopReason": "end_turn"`.
+    EndTurn,
+    /// The work ended because the agent reached the maximum number of tokens.
+    ///
+    /// Tagged `"stopReason": "max_tokens"`.
+    MaxTokens,
+    /// The work ended because the agent reached the maximum number of allowed
+    /// agent requests.
+    ///
+    /// Tagged `"stopReason": "max_turn_requests"`.
+    MaxTurnRequests,
+    /// The work ended because the agent refused to continue.
+    ///
+    /// Tagged `"stopReason": "refusal"`.
+    Refusal,
+    /// The work was cancelled.
+    ///
+    /// Tagged `"stopReason": "cancelled"`.
+    Cancelled,
+    /// The work ended because something failed.
+    ///
+    /// Tagged `"stopReason": "error"`.
+    Error(ErrorStopReason),
+    /// No stop reason: `stopReason` is omitted or `null`.
+    ///
+    /// `stopReason` is absent, null or not a string.
+    Absent,
+    /// Custom or future stop reason.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Other unknown values are reserved for future ACP variants.
+    ///
+    /// Any other `stopReason` value (kept here; the object's other properties go to the enclosing `extra`).
+    Other(String),
+}
+
+impl Serialize for IdleStateUpdateStopReason {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::EndTurn => support::Tag::new("stopReason", "end_turn").serialize(serializer),
+            Self::MaxTokens => support::Tag::new("stopReason", "max_tokens").serialize(serializer),
+            Self::MaxTurnRequests => {
+                support::Tag::new("stopReason", "max_turn_requests").serialize(serializer)
+            }
+            Self::Refusal => support::Tag::new("stopReason", "refusal").serialize(serializer),
+            Self::Cancelled => support::Tag::new("stopReason", "cancelled").serialize(serializer),
+            Self::Error(v) => support::Tagged::new("stopReason", "error", v).serialize(serializer),
+            Self::Absent => Map::<String, Value>::new().serialize(serializer),
+            Self::Other(v) => support::Tag::new("stopReason", v).serialize(serializer),
+        }
+    }
+}
+
+impl IdleStateUpdateStopReason {
+    /// Moves this part's properties out of the enclosing object's `map`.
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove("stopReason");
+        match tag.as_ref().and_then(Value::as_str) {
+            Some("end_turn") => Ok(Self::EndTurn),
+            Some("max_tokens") => Ok(Self::MaxTokens),
+            Some("max_turn_requests") => Ok(Self::MaxTurnRequests),
+            Some("refusal") => Ok(Self::Refusal),
+            Some("cancelled") => Ok(Self::Cancelled),
+            Some("error") => support::take_payload(map, &["error"]).map(Self::Error),
+            Some(other) => Ok(Self::Other(other.to_owned())),
+            _ => Ok(Self::Absent),
+        }
+    }
+}
+
+impl From<ErrorStopReason> for IdleStateUpdateStopReason {
+    fn from(value: ErrorStopReason) -> Self {
+        Self::Error(value)
+    }
+}
+
+/// Foreground work is blocked on user action.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct RequiresActionStateUpdate {
+    /// The _meta property is reserved by ACP for additional metadata.
+    /// Implementations MUST NOT make assumptions about values at these keys.
+    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RequiresActionStateUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { RequiresActionStateUpdate {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// The Agent cannot currently determine foreground activity.
+///
+/// Report this when activity becomes unobservable, not merely because the child
+/// has been quiet. The Client MUST stop presenting the previous state as confirmed
+/// current activity, but may retain it as last known. A later state replaces this
+/// snapshot normally.
+///
+/// This is not a task outcome or session closure. It does not cancel work, resolve
+/// pending requests, or revoke capabilities. If a control is no longer available,
+/// the Agent updates the capabilities explicitly. Unfinished tool calls and
+/// terminals stay as last reported. The Agent does not invent a final status
+/// for them, and Clients do not present them as confirmed live activity.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct UnknownStateUpdate {
+    /// The _meta property is reserved by ACP for additional metadata.
+    /// Implementations MUST NOT make assumptions about values at these keys.
+    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl UnknownStateUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { UnknownStateUpdate {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Notification that the enclosing parent session created and owns a child session.
+///
+/// Later updates modify the existing association's metadata, not its ownership.
+///
+/// Sent on the immediate parent session. The first update for an unknown
+/// `sessionId` announces the child and MUST be sent
+/// before any live child traffic or live message naming the child as sender
+/// or recipient. Parents may message and reuse an announced child across
+/// multiple operations.
+/// Child events are delivered automatically on the same connection. No child
+/// load, resume, or subscription is needed.
+///
+/// Only the subagent session ID is required. Omitted patch fields keep their
+/// previous values. `null` clears them. Clearing capabilities disables child
+/// mutations. Clearing state leaves current activity unset/unconfirmed: it does
+/// not imply idle, stop work, or create an `unknown` state snapshot. A concrete
+/// state replaces the entire previous state object, not the session.
+/// The title and description provide the parent's display metadata for the
+/// child. They do not replace the content of individual messages or operations.
+/// `cwd` and `additionalDirectories` report where the Agent placed the child.
+/// While unset, each inherits the immediate parent's effective value.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SubagentUpdate {
+    /// The opaque session ID identifying the child in all ACP messages.
+    #[serde(rename = "sessionId")]
+    pub session_id: SessionId,
+    /// The parent's human-readable display title for this child. It need not be unique.
+    ///
+    /// Omitted means unchanged. `null` clears it. If unset, the Client chooses
+    /// a fallback presentation.
+    #[serde(
+        rename = "title",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub title: Option<String>,
+    /// The parent's human-readable description of the child's role or purpose.
+    ///
+    /// Omitted means unchanged. `null` clears it. If unset, the Client chooses
+    /// a fallback presentation. This is current display metadata, not the
+    /// history of instructions sent to the child.
+    #[serde(
+        rename = "description",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub description: Option<String>,
+    /// Client-initiated session mutations permitted for this subagent session.
+    ///
+    /// Omitted means unchanged. `null` clears the capability set and disables
+    /// child mutations. If never supplied, no session mutations are permitted.
+    /// Read-only operations retain their normal protocol semantics and capability
+    /// requirements. A concrete object replaces the whole capability set.
+    #[serde(
+        rename = "capabilities",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub capabilities: Option<SubagentSessionCapabilities>,
+    /// Current state snapshot for the child session.
+    ///
+    /// Omitted means unchanged. `null` clears the current activity without
+    /// asserting idle or sending an `unknown` snapshot. A concrete state
+    /// replaces the previous state object wholesale. If never supplied, the
+    /// current activity is unset/unconfirmed.
+    #[serde(
+        rename = "state",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub state: Option<StateUpdate>,
+    /// The child's working directory. Must be an absolute path.
+    ///
+    /// Optional and nullable. Omitted means unchanged. `null` clears the
+    /// reported value. While unset, the child inherits its immediate parent's
+    /// effective working directory. Clients use this value for the child's
+    /// root set and as the default terminal working directory.
+    #[serde(rename = "cwd", default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Additional workspace roots for the child. Each path MUST be absolute.
+    ///
+    /// Optional and nullable. Omitted means unchanged. `null` clears the
+    /// reported value. While unset, the child inherits its immediate parent's
+    /// effective additional directories, independently of `cwd`. A concrete
+    /// array replaces the whole list. `[]` reports no additional directories.
+    /// Clients use these values for the child's root set.
+    #[serde(
+        rename = "additionalDirectories",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub additional_directories: Option<Vec<String>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    /// Omitted means unchanged. `null` removes the metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SubagentUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            title: None,
+            description: None,
+            capabilities: None,
+            state: None,
+            cwd: None,
+            additional_directories: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SubagentUpdate {
+    session_id: SessionId = "sessionId", required;
+    title: Option<String> = "title", default with support::lenient, check serde_json::Value;
+    description: Option<String> = "description", default with support::lenient, check serde_json::Value;
+    capabilities: Option<SubagentSessionCapabilities> = "capabilities", default with support::lenient, check serde_json::Value;
+    state: Option<StateUpdate> = "state", default with support::lenient, check serde_json::Value;
+    cwd: Option<String> = "cwd", default;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// An upsert for an inter-session message.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionMessage {
+    /// Identifier of this message within the enclosing session's transcript.
+    #[serde(rename = "messageId")]
+    pub message_id: MessageId,
+    /// The sending session.
+    ///
+    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    #[serde(
+        rename = "senderSessionId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub sender_session_id: Option<SessionId>,
+    /// The receiving session.
+    ///
+    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    #[serde(
+        rename = "recipientSessionId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub recipient_session_id: Option<SessionId>,
+    /// On an incoming view, the `messageId` of the same message's outgoing view in the
+    /// sender's transcript.
+    ///
+    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
+    /// after the message starts streaming.
+    #[serde(
+        rename = "senderMessageId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub sender_message_id: Option<MessageId>,
+    /// On an outgoing view, the `messageId` of the same message's incoming view in the
+    /// recipient's transcript.
+    ///
+    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
+    /// after the message starts streaming.
+    #[serde(
+        rename = "recipientMessageId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub recipient_message_id: Option<MessageId>,
+    /// Omitted leaves content unchanged. `null` or `[]` clears it.
+    /// A non-empty array replaces all content.
+    #[serde(
+        rename = "content",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient_vec"
+    )]
+    pub content: Option<Vec<ContentBlock>>,
+    /// Omitted leaves metadata unchanged. `null` removes it.
+    ///
+    /// Implementations MUST NOT make assumptions about values in `_meta`.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionMessage {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self {
+            message_id: message_id.into(),
+            sender_session_id: None,
+            recipient_session_id: None,
+            sender_message_id: None,
+            recipient_message_id: None,
+            content: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionMessage {
+    message_id: MessageId = "messageId", required;
+    sender_session_id: Option<SessionId> = "senderSessionId", default with support::lenient, check serde_json::Value;
+    recipient_session_id: Option<SessionId> = "recipientSessionId", default with support::lenient, check serde_json::Value;
+    sender_message_id: Option<MessageId> = "senderMessageId", default with support::lenient, check serde_json::Value;
+    recipient_message_id: Option<MessageId> = "recipientMessageId", default with support::lenient, check serde_json::Value;
+    content: Option<Vec<ContentBlock>> = "content", default with support::lenient_vec, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// A streamed content block of an inter-session message.
+///
+/// A chunk carries only content. The message's participants and references come from
+/// `session_message` upserts, which can arrive before, between, or after its chunks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionMessageChunk {
+    /// Identifier of this message within the enclosing session's transcript.
+    #[serde(rename = "messageId")]
+    pub message_id: MessageId,
+    /// A single content block appended to the message.
+    #[serde(rename = "content")]
+    pub content: ContentBlock,
+    /// Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
+    ///
+    /// Implementations MUST NOT make assumptions about values in `_meta`.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionMessageChunk {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(message_id: impl Into<MessageId>, content: ContentBlock) -> Self {
+        Self {
+            message_id: message_id.into(),
+            content,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionMessageChunk {
+    message_id: MessageId = "messageId", required;
+    content: ContentBlock = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// Params of the `elicitation/complete` notification (handled by the client).
@@ -6714,6 +8083,32 @@ pub struct ClientCapabilities {
         deserialize_with = "support::lenient"
     )]
     pub session: Option<ClientSessionCapabilities>,
+    /// Whether the client understands exposed subagent sessions.
+    ///
+    /// Optional and nullable. Omitted or `null` both mean the client does not
+    /// advertise support.
+    /// Supplying `{}` means the client understands child associations, work-state
+    /// snapshots, session-directed messages, and restricted-session semantics.
+    ///
+    /// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
+    #[serde(
+        rename = "subagents",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub subagents: Option<SubagentCapabilities>,
+    /// Whether the Client supports `plan_update` and `plan_removed` session updates.
+    ///
+    /// Optional. Omitted or `null` both mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can receive both update types.
+    #[serde(
+        rename = "plan",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub plan: Option<PlanCapabilities>,
     /// Authentication capabilities supported by the client.
     /// Determines which authentication method types the agent may include
     /// in its `InitializeResponse`.
@@ -6762,6 +8157,8 @@ impl ClientCapabilities {
             fs: None,
             terminal: None,
             session: None,
+            subagents: None,
+            plan: None,
             auth: None,
             elicitation: None,
             meta: None,
@@ -6774,6 +8171,8 @@ support::read_struct! { ClientCapabilities {
     fs: Option<FileSystemCapabilities> = "fs", default with support::lenient, check serde_json::Value;
     terminal: Option<bool> = "terminal", default with support::lenient, check serde_json::Value;
     session: Option<ClientSessionCapabilities> = "session", default with support::lenient, check serde_json::Value;
+    subagents: Option<SubagentCapabilities> = "subagents", default with support::lenient, check serde_json::Value;
+    plan: Option<PlanCapabilities> = "plan", default with support::lenient, check serde_json::Value;
     auth: Option<AuthCapabilities> = "auth", default with support::lenient, check serde_json::Value;
     elicitation: Option<ElicitationCapabilities> = "elicitation", default with support::lenient, check serde_json::Value;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
@@ -7031,6 +8430,77 @@ impl NoticeCapabilities {
 support::read_struct! { NoticeCapabilities {
 } }
 
+/// Capability marker for exposing reusable child sessions as restricted ACP sessions.
+///
+/// Supplying `{}` advertises support for child association and state updates,
+/// session-directed messages, and restricted-session semantics. The client
+/// must advertise this capability before the agent sends subagent updates or
+/// session-directed messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SubagentCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SubagentCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SubagentCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Capabilities for receiving `plan_update` and `plan_removed` session updates.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PlanCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PlanCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PlanCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
@@ -7040,9 +8510,9 @@ support::read_struct! { NoticeCapabilities {
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
-    /// The client should set this to `true` only when it can reproduce the
+    /// The client SHOULD set this to `true` only when it can reproduce the
     /// configured agent invocation in an interactive terminal. When `true`, the
-    /// agent may include `terminal` entries in its authentication methods.
+    /// agent MAY include `terminal` entries in its authentication methods.
     ///
     /// Default: `false`.
     #[serde(
@@ -7315,7 +8785,7 @@ pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots for this session. Each path must be absolute.
+    /// Additional workspace roots for this session. Each path MUST be absolute.
     ///
     /// These expand the session's filesystem scope without changing `cwd`, which
     /// remains the base for relative paths. When omitted or empty, no
@@ -7329,6 +8799,13 @@ pub struct NewSessionRequest {
     /// List of MCP (Model Context Protocol) servers the agent should connect to.
     #[serde(rename = "mcpServers", deserialize_with = "support::null_default")]
     pub mcp_servers: Vec<McpServer>,
+    /// System-level instructions for the new session.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Agent uses its
+    /// own default instructions. Clients MUST only send this when the Agent
+    /// advertises `sessionCapabilities.systemPrompt`.
+    #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<SystemPrompt>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -7353,6 +8830,7 @@ impl NewSessionRequest {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers,
+            system_prompt: None,
             meta: None,
             extra: Map::new(),
         }
@@ -7363,6 +8841,7 @@ support::read_struct! { NewSessionRequest {
     cwd: String = "cwd", required;
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     mcp_servers: Vec<McpServer> = "mcpServers", required with support::null_default, check Option<Vec<McpServer>>;
+    system_prompt: Option<SystemPrompt> = "systemPrompt", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -7671,6 +9150,98 @@ support::read_struct! { McpServerStdio {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Client-provided system-level instructions for a session.
+///
+/// Clients MUST only send this when the Agent advertises
+/// `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
+/// because of an unadvertised mode or an unsupported content block type, MUST
+/// return an error instead of creating, loading, or resuming the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SystemPrompt {
+    /// How the Agent combines `content` with its own instructions.
+    ///
+    /// Required. Agents MUST return an error for a mode they do not support rather than
+    /// treating it as `append` or `override`.
+    #[serde(rename = "mode")]
+    pub mode: SystemPromptMode,
+    /// The system prompt content.
+    ///
+    /// Agents advertising the capability MUST accept `text` content blocks.
+    /// Clients MUST NOT send other content block types until a future
+    /// capability allows them, and Agents MUST return an error for content
+    /// blocks they do not support.
+    ///
+    /// Clients MUST NOT send an empty array. Agents MAY reject one with
+    /// `-32602` without creating, loading, or resuming the session.
+    #[serde(rename = "content")]
+    pub content: Vec<ContentBlock>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SystemPrompt {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(mode: SystemPromptMode, content: Vec<ContentBlock>) -> Self {
+        Self {
+            mode,
+            content,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SystemPrompt {
+    mode: SystemPromptMode = "mode", required;
+    content: Vec<ContentBlock> = "content", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+support::string_enum! {
+    /// How the Agent combines a client-provided system prompt with its own instructions.
+    ///
+    /// Unknown modes are preserved so they can be stored,
+    /// proxied, or forwarded. An Agent MUST return an error for a mode it does not
+    /// support rather than treating it as `append` or `override`.
+    ///
+    /// Other values: Custom or future system prompt mode.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Unknown values that do not begin with `_` are reserved for
+    /// future ACP variants.
+    pub enum SystemPromptMode {
+        /// Add the content to the Agent's own instructions rather than replacing them.
+        ///
+        /// Every Agent that advertises `sessionCapabilities.systemPrompt` supports this mode.
+        /// Agents SHOULD give the content system-level precedence, for example in the
+        /// model's system prompt or developer instructions rather than in user-turn
+        /// content. Where it is placed and how it is formatted is implementation-defined.
+        Append = "append",
+        /// Replace the Agent's built-in default instructions with the content.
+        ///
+        /// This does not change tool availability, MCP servers, permissions, or session
+        /// configuration. Context the Agent supplies from the workspace or environment
+        /// MAY still be included. Clients that use this mode take responsibility for any
+        /// tool guidance or safety instructions the Agent's default instructions
+        /// provided, and MUST only use it when the Agent advertises
+        /// `sessionCapabilities.systemPrompt.mode.override`.
+        Override = "override",
+    }
+}
+
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
@@ -7686,11 +9257,11 @@ pub struct LoadSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the loaded
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -7701,6 +9272,15 @@ pub struct LoadSessionRequest {
     /// The ID of the session to load.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// System-level instructions for the loaded session.
+    ///
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
+    /// system prompt it stored with the session or use its default instructions.
+    /// Clients MUST only send this when the Agent advertises
+    /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
+    /// when the session was created.
+    #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<SystemPrompt>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -7730,6 +9310,7 @@ impl LoadSessionRequest {
             cwd: cwd.into(),
             additional_directories: None,
             session_id: session_id.into(),
+            system_prompt: None,
             meta: None,
             extra: Map::new(),
         }
@@ -7741,6 +9322,7 @@ support::read_struct! { LoadSessionRequest {
     cwd: String = "cwd", required;
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     session_id: SessionId = "sessionId", required;
+    system_prompt: Option<SystemPrompt> = "systemPrompt", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -7851,11 +9433,11 @@ pub struct ResumeSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the resumed
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -7866,6 +9448,15 @@ pub struct ResumeSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Vec<McpServer>>,
+    /// System-level instructions for the resumed session.
+    ///
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
+    /// system prompt it stored with the session or use its default instructions.
+    /// Clients MUST only send this when the Agent advertises
+    /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
+    /// when the session was created.
+    #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<SystemPrompt>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -7891,6 +9482,7 @@ impl ResumeSessionRequest {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
+            system_prompt: None,
             meta: None,
             extra: Map::new(),
         }
@@ -7902,6 +9494,7 @@ support::read_struct! { ResumeSessionRequest {
     cwd: String = "cwd", required;
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     mcp_servers: Option<Vec<McpServer>> = "mcpServers", default;
+    system_prompt: Option<SystemPrompt> = "systemPrompt", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -8103,7 +9696,7 @@ impl Serialize for SetSessionConfigOptionRequestKind {
 
 impl SetSessionConfigOptionRequestKind {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("type");
         match tag.as_ref().and_then(Value::as_str) {
             Some("boolean") => support::take_payload(map, &["value"]).map(Self::Boolean),
@@ -8854,7 +10447,7 @@ pub enum CreateElicitationResponseAction {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Agents that do not understand this action should preserve the raw
+    /// Agents that do not understand this action SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding elicitation
     /// responses. They MUST NOT treat it as a known elicitation action.
     ///
@@ -8875,7 +10468,7 @@ impl Serialize for CreateElicitationResponseAction {
 
 impl CreateElicitationResponseAction {
     /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove("action");
         match tag.as_ref().and_then(Value::as_str) {
             Some("accept") => support::take_payload(map, &["content"]).map(Self::Accept),

@@ -19,38 +19,42 @@ pub use super::v1::{
     Annotations, AudioContent, AuthCapabilities, AuthMethod, AuthMethodAgent, AuthMethodId,
     AuthMethodTerminal, AuthenticateRequest, AuthenticateResponse, AvailableCommand, AvailableCommandInput,
     AvailableCommandsUpdate, BlobResourceContents, BooleanConfigOptionCapabilities, BooleanPropertySchema,
-    CancelNotification, CancelRequestNotification, ClientSessionCapabilities, CloseSessionRequest,
-    CloseSessionResponse, CompactionCapabilities, CompactionId, CompactionStatus, CompactionSummaryChunk,
-    CompactionUpdate, CompleteElicitationNotification, ConfigOptionUpdate, Content, ContentBlock,
-    ContentChunk, Cost, CreateElicitationRequest, CreateElicitationRequestMode, CreateElicitationResponse,
-    CreateElicitationResponseAction, CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate,
-    DeleteSessionRequest, DeleteSessionResponse, Diff, ElicitationAcceptAction, ElicitationCapabilities,
-    ElicitationContentValue, ElicitationFormCapabilities, ElicitationFormMode, ElicitationId,
-    ElicitationPropertySchema, ElicitationRequestScope, ElicitationSchema, ElicitationSchemaType,
-    ElicitationScope, ElicitationSessionScope, ElicitationUrlCapabilities, ElicitationUrlMode,
-    EmbeddedResource, EmbeddedResourceResource, EnumOption, EnvVariable, Error, ErrorCode, ExtNotification,
-    ExtRequest, ExtResponse, FileSystemCapabilities, HttpHeader, ImageContent, Implementation,
-    IntegerPropertySchema, KillTerminalRequest, KillTerminalResponse, LoadSessionResponse,
-    LogoutCapabilities, LogoutRequest, LogoutResponse, McpServerHttp, McpServerSse, McpServerStdio,
-    MessageId, MultiSelectItems, MultiSelectPropertySchema, NewSessionResponse, Notice, NoticeCapabilities,
-    NoticeSeverity, NumberPropertySchema, PermissionOption, PermissionOptionId, PermissionOptionKind, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, PromptCapabilities, PromptRequest, ProtocolVersion,
-    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, RequestId,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, ResourceLink,
-    ResumeSessionResponse, Role, SelectedPermissionOutcome, SessionAdditionalDirectoriesCapabilities,
-    SessionCloseCapabilities, SessionConfigBoolean, SessionConfigGroupId, SessionConfigId,
-    SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionKind,
+    CancelNotification, CancelRequestNotification, CloseSessionRequest, CloseSessionResponse,
+    CompactionCapabilities, CompactionId, CompactionStatus, CompactionSummaryChunk, CompactionUpdate,
+    CompleteElicitationNotification, Content, ContentBlock, ContentChunk, Cost, CreateElicitationRequest,
+    CreateElicitationRequestMode, CreateElicitationResponse, CreateElicitationResponseAction,
+    CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate, DeleteSessionRequest,
+    DeleteSessionResponse, Diff, ElicitationAcceptAction, ElicitationCapabilities, ElicitationContentValue,
+    ElicitationFormCapabilities, ElicitationFormMode, ElicitationId, ElicitationPropertySchema,
+    ElicitationRequestScope, ElicitationSchema, ElicitationSchemaType, ElicitationScope,
+    ElicitationSessionScope, ElicitationUrlCapabilities, ElicitationUrlMode, EmbeddedResource,
+    EmbeddedResourceResource, EnumOption, EnvVariable, Error, ErrorCode, ErrorStopReason, ExtNotification,
+    ExtRequest, ExtResponse, FileSystemCapabilities, HttpHeader, IdleStateUpdateStopReason, ImageContent,
+    Implementation, IntegerPropertySchema, KillTerminalRequest, KillTerminalResponse, LogoutCapabilities,
+    LogoutRequest, LogoutResponse, McpServerHttp, McpServerSse, McpServerStdio, MessageId, MultiSelectItems,
+    MultiSelectPropertySchema, Notice, NoticeCapabilities, NoticeSeverity, NumberPropertySchema,
+    PermissionOption, PermissionOptionId, PermissionOptionKind, Plan, PlanCapabilities, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, PlanId, PlanItems, PlanMarkdown, PlanRemoved, PlanUpdate,
+    PlanUpdateContent, PromptCapabilities, PromptRequest, ProtocolVersion, ReadTextFileRequest,
+    ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, RequestId,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, RequiresActionStateUpdate,
+    ResourceLink, Role, RunningStateUpdate, SelectedPermissionOutcome,
+    SessionAdditionalDirectoriesCapabilities, SessionCancelCapabilities, SessionCloseCapabilities,
+    SessionConfigBoolean, SessionConfigGroupId, SessionConfigId, SessionConfigOptionKind,
     SessionConfigOptionsCapabilities, SessionConfigSelect, SessionConfigSelectGroup,
     SessionConfigSelectOption, SessionConfigSelectOptions, SessionConfigValueId, SessionDeleteCapabilities,
-    SessionId, SessionInfoUpdate, SessionListCapabilities, SessionMode, SessionModeId, SessionModeState,
-    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionRequestBoolean,
-    SetSessionConfigOptionRequestKind, SetSessionConfigOptionRequestValueId, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason, StringFormat, StringMultiSelectItems,
-    StringPropertySchema, Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest,
-    TerminalOutputResponse, TextContent, TextResourceContents, TitledMultiSelectItems, ToolCall,
-    ToolCallContent, ToolCallId, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
-    UnstructuredCommandInput, UsageUpdate, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
-    WriteTextFileRequest, WriteTextFileResponse,
+    SessionId, SessionInfoUpdate, SessionListCapabilities, SessionMessage, SessionMessageChunk, SessionMode,
+    SessionModeId, SessionModeState, SessionReference, SessionResumeCapabilities,
+    SessionSystemPromptCapabilities, SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionRequestBoolean, SetSessionConfigOptionRequestKind,
+    SetSessionConfigOptionRequestValueId, SetSessionModeRequest, SetSessionModeResponse, StateUpdate,
+    StopReason, StringFormat, StringMultiSelectItems, StringPropertySchema, SubagentCapabilities,
+    SubagentSessionCapabilities, SubagentUpdate, SystemPrompt, SystemPromptMode, Terminal,
+    TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, TextContent,
+    TextResourceContents, TitledMultiSelectItems, ToolCall, ToolCallContent, ToolCallId, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolKind, UnknownStateUpdate, UnstructuredCommandInput, UsageUpdate,
+    WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 
 /// **UNSTABLE**
@@ -80,7 +84,7 @@ pub struct MessageMcpRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -151,7 +155,7 @@ support::string_newtype!(McpRequestId);
 ///
 /// Contains the negotiated protocol version and agent capabilities.
 ///
-/// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+/// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 ///
 /// Result of the `initialize` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -159,7 +163,7 @@ pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
     ///
-    /// The client should disconnect, if it doesn't support this version.
+    /// The client SHOULD disconnect, if it doesn't support this version.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: ProtocolVersion,
     /// Capabilities supported by the agent.
@@ -196,7 +200,7 @@ pub struct InitializeResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -236,7 +240,7 @@ support::read_struct! { InitializeResponse {
 /// Advertised during initialization to inform the client about
 /// available features and content types.
 ///
-/// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)
+/// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
@@ -308,7 +312,7 @@ pub struct AgentCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -388,7 +392,7 @@ pub struct McpCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -429,7 +433,7 @@ support::read_struct! { McpCapabilities {
 ///
 /// Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
 ///
-/// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
+/// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
@@ -470,10 +474,6 @@ pub struct SessionCapabilities {
         deserialize_with = "support::lenient"
     )]
     pub additional_directories: Option<SessionAdditionalDirectoriesCapabilities>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// Whether the agent supports `systemPrompt` on session lifecycle requests.
     ///
     /// Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -535,6 +535,22 @@ pub struct SessionCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
+    /// Whether the agent supports `session/options`.
+    ///
+    /// Optional. Omitted or `null` both mean the agent does not advertise support.
+    /// Supplying `{}` means the agent supports `session/options` and accepts initial
+    /// config option values on session setup requests.
+    #[serde(
+        rename = "options",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub options: Option<SessionOptionsCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
     /// Whether the agent supports `session/set_title`.
     ///
     /// Agents report titles through `session/list` and `session_info_update` without this
@@ -575,7 +591,7 @@ pub struct SessionCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -599,6 +615,7 @@ impl SessionCapabilities {
             fork: None,
             archive: None,
             status: None,
+            options: None,
             title: None,
             resume: None,
             close: None,
@@ -616,158 +633,10 @@ support::read_struct! { SessionCapabilities {
     fork: Option<SessionForkCapabilities> = "fork", default with support::lenient, check serde_json::Value;
     archive: Option<SessionArchiveCapabilities> = "archive", default with support::lenient, check serde_json::Value;
     status: Option<SessionStatusCapabilities> = "status", default with support::lenient, check serde_json::Value;
+    options: Option<SessionOptionsCapabilities> = "options", default with support::lenient, check serde_json::Value;
     title: Option<SessionTitleCapabilities> = "title", default with support::lenient, check serde_json::Value;
     resume: Option<SessionResumeCapabilities> = "resume", default with support::lenient, check serde_json::Value;
     close: Option<SessionCloseCapabilities> = "close", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Capabilities for client-provided system prompts.
-///
-/// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
-/// requests in `append` mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SessionSystemPromptCapabilities {
-    /// Delivery modes the agent supports in addition to `append`.
-    ///
-    /// Optional. Omitted or `null` both mean the agent supports only `append`.
-    #[serde(
-        rename = "mode",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub mode: Option<SessionSystemPromptModeCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SessionSystemPromptCapabilities {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            mode: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SessionSystemPromptCapabilities {
-    mode: Option<SessionSystemPromptModeCapabilities> = "mode", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// System prompt delivery modes the agent supports in addition to `append`.
-///
-/// `append` has no entry because every agent advertising
-/// `sessionCapabilities.systemPrompt` supports it.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SessionSystemPromptModeCapabilities {
-    /// Whether the agent supports `override` mode.
-    ///
-    /// Optional. Omitted or `null` both mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports replacing its built-in default
-    /// instructions with the client-provided system prompt.
-    #[serde(
-        rename = "override",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub r#override: Option<SessionSystemPromptOverrideCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SessionSystemPromptModeCapabilities {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            r#override: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SessionSystemPromptModeCapabilities {
-    r#override: Option<SessionSystemPromptOverrideCapabilities> = "override", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Capabilities for the `override` system prompt mode.
-///
-/// Supplying `{}` means the agent supports replacing its built-in default
-/// instructions with the client-provided system prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SessionSystemPromptOverrideCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SessionSystemPromptOverrideCapabilities {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SessionSystemPromptOverrideCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -784,7 +653,7 @@ pub struct SessionForkCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -825,7 +694,7 @@ pub struct SessionArchiveCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -865,7 +734,7 @@ pub struct SessionStatusCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -896,6 +765,47 @@ support::read_struct! { SessionStatusCapabilities {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
+/// Capabilities for the `session/options` method.
+///
+/// Supplying `{}` means the agent supports `session/options` and accepts initial config
+/// option values on session setup requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionOptionsCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionOptionsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionOptionsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
 /// Capabilities for Client-set session titles.
 ///
 /// Supplying `{}` means the agent supports `session/set_title`. Agents report titles
@@ -906,7 +816,7 @@ pub struct SessionTitleCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -966,7 +876,7 @@ pub struct AgentAuthCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1010,7 +920,7 @@ pub struct AuthStatusCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1050,7 +960,7 @@ pub struct ProvidersCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1093,7 +1003,7 @@ pub struct ListProvidersResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1136,7 +1046,7 @@ pub struct ProviderInfo {
     #[serde(rename = "supported", deserialize_with = "support::lenient_vec_default")]
     pub supported: Vec<LlmProtocol>,
     /// Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    /// If true, clients must not call `providers/disable` for this provider ID.
+    /// If true, clients MUST NOT call `providers/disable` for this provider ID.
     #[serde(rename = "required")]
     pub required: bool,
     /// Current effective non-secret routing config.
@@ -1147,7 +1057,7 @@ pub struct ProviderInfo {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1237,7 +1147,7 @@ pub struct ProviderCurrentConfig {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1281,7 +1191,7 @@ pub struct SetProviderResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1321,7 +1231,7 @@ pub struct DisableProviderResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1359,8 +1269,8 @@ support::read_struct! { DisableProviderResponse {
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
     ///
-    /// This is the only field clients should act on. Clients MUST treat values they
-    /// do not recognize as `unknown`.
+    /// Clients use this field to decide whether sign-in is needed. Clients MUST treat
+    /// values they do not recognize as `unknown`.
     #[serde(rename = "state")]
     pub state: AuthState,
     /// The accounts the agent has configured, for display.
@@ -1379,7 +1289,7 @@ pub struct AuthStatusResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1451,6 +1361,17 @@ pub struct AuthAccount {
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     #[serde(rename = "label")]
     pub label: String,
+    /// Short text shown with the label, such as the credential source, for example
+    /// `API key helper`. MUST NOT contain credentials.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean no description is reported.
+    #[serde(
+        rename = "description",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub description: Option<String>,
     /// Whether the agent currently uses this account by default.
     ///
     /// Several accounts MAY be active, for example one per provider.
@@ -1497,7 +1418,7 @@ pub struct AuthAccount {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1515,6 +1436,7 @@ impl AuthAccount {
     pub fn new(label: impl Into<String>) -> Self {
         Self {
             label: label.into(),
+            description: None,
             active: None,
             name: None,
             email: None,
@@ -1527,10 +1449,265 @@ impl AuthAccount {
 
 support::read_struct! { AuthAccount {
     label: String = "label", required;
+    description: Option<String> = "description", default with support::lenient, check serde_json::Value;
     active: Option<bool> = "active", default with support::lenient, check serde_json::Value;
     name: Option<String> = "name", default with support::lenient, check serde_json::Value;
     email: Option<String> = "email", default with support::lenient, check serde_json::Value;
     organization: Option<String> = "organization", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Response from creating a new session.
+///
+/// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
+///
+/// Result of the `session/new` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NewSessionResponse {
+    /// Unique identifier for the created session.
+    ///
+    /// Used in all subsequent requests for this conversation.
+    #[serde(rename = "sessionId")]
+    pub session_id: SessionId,
+    /// Initial mode state if supported by the Agent
+    ///
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    #[serde(
+        rename = "modes",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub modes: Option<SessionModeState>,
+    /// Initial session configuration options if supported by the Agent.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient_vec"
+    )]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl NewSessionResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            modes: None,
+            config_options: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NewSessionResponse {
+    session_id: SessionId = "sessionId", required;
+    modes: Option<SessionModeState> = "modes", default with support::lenient, check serde_json::Value;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// A session configuration option selector and its current state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionConfigOption {
+    /// Unique identifier for the configuration option.
+    #[serde(rename = "id")]
+    pub id: SessionConfigId,
+    /// Human-readable label for the option.
+    #[serde(rename = "name")]
+    pub name: String,
+    /// Optional description for the Client to display to the user.
+    #[serde(
+        rename = "description",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub description: Option<String>,
+    /// Optional semantic category for this option (UX only).
+    #[serde(
+        rename = "category",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub category: Option<SessionConfigOptionCategory>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// The part of this object selected by its `type` property.
+    #[serde(flatten)]
+    pub kind: SessionConfigOptionKind,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionConfigOption {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        id: impl Into<SessionConfigId>,
+        name: impl Into<String>,
+        kind: SessionConfigOptionKind,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+            category: None,
+            meta: None,
+            kind,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionConfigOption {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Common {
+            #[serde(rename = "id")]
+            id: SessionConfigId,
+            #[serde(rename = "name")]
+            name: String,
+            #[serde(rename = "description", default, deserialize_with = "support::lenient")]
+            description: Option<String>,
+            #[serde(rename = "category", default, deserialize_with = "support::lenient")]
+            category: Option<SessionConfigOptionCategory>,
+            #[serde(rename = "_meta", default, deserialize_with = "support::lenient")]
+            meta: Option<Map<String, Value>>,
+            #[serde(flatten)]
+            extra: Map<String, Value>,
+        }
+
+        let mut map = support::object(deserializer)?;
+        let kind = SessionConfigOptionKind::take_from(&mut map).map_err(D::Error::custom)?;
+        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        Ok(Self {
+            id: common.id,
+            name: common.name,
+            description: common.description,
+            category: common.category,
+            meta: common.meta,
+            kind,
+            extra: common.extra,
+        })
+    }
+}
+
+support::check_by_parse!(SessionConfigOption);
+
+support::string_enum! {
+    /// Semantic category for a session configuration option.
+    ///
+    /// This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+    /// session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+    /// placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+    /// categories gracefully.
+    ///
+    /// Category names beginning with `_` are free for custom use, like other ACP extension methods.
+    /// Category names that do not begin with `_` are reserved for the ACP spec.
+    ///
+    /// Other values: Unknown / uncategorized selector.
+    pub enum SessionConfigOptionCategory {
+        /// Session mode selector.
+        Mode = "mode",
+        /// Model selector.
+        Model = "model",
+        /// Model-related configuration parameter.
+        ModelConfig = "model_config",
+        /// **UNSTABLE**
+        ///
+        /// This capability is not part of the spec yet, and may be removed or changed at any point.
+        ///
+        /// Response speed selector, such as a fast mode toggle.
+        Speed = "speed",
+        /// Thought/reasoning level selector.
+        ThoughtLevel = "thought_level",
+    }
+}
+
+/// Response from loading an existing session.
+///
+/// Result of the `session/load` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct LoadSessionResponse {
+    /// Initial mode state if supported by the Agent
+    ///
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    #[serde(
+        rename = "modes",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub modes: Option<SessionModeState>,
+    /// Initial session configuration options if supported by the Agent.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient_vec"
+    )]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl LoadSessionResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            modes: None,
+            config_options: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { LoadSessionResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient, check serde_json::Value;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec, check serde_json::Value;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -1555,7 +1732,7 @@ pub struct ListSessionsResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1595,7 +1772,7 @@ pub struct SessionInfo {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots reported for this session. Each path must be absolute.
+    /// Additional workspace roots reported for this session. Each path MUST be absolute.
     ///
     /// When present, this is the complete ordered additional-root list reported
     /// by the Agent. Omitted and empty values are equivalent: the response
@@ -1642,7 +1819,7 @@ pub struct SessionInfo {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1695,7 +1872,7 @@ pub struct ForkSessionResponse {
     pub session_id: SessionId,
     /// Initial mode state if supported by the Agent
     ///
-    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     #[serde(
         rename = "modes",
         default,
@@ -1715,7 +1892,7 @@ pub struct ForkSessionResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1761,7 +1938,7 @@ pub struct ArchiveSessionResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1801,7 +1978,7 @@ pub struct UnarchiveSessionResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1849,7 +2026,7 @@ pub struct SessionStatusResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1910,6 +2087,77 @@ support::string_enum! {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
+/// Response from `session/options`.
+///
+/// The result is a snapshot. The options a session actually starts with are the ones in
+/// the session setup response.
+///
+/// Agents only return `type: "boolean"` options when the Client advertises
+/// `sessionCapabilities.configOptions.boolean`.
+///
+/// Result of the `session/options` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionOptionsResponse {
+    /// The mode state the session would start with, if the Agent supports modes.
+    ///
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    #[serde(
+        rename = "modes",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub modes: Option<SessionModeState>,
+    /// The config options the session would start with, with the same rules as on
+    /// `NewSessionResponse`.
+    ///
+    /// Optional. Omitted, `null`, or empty means no config options are advertised.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient_vec"
+    )]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionOptionsResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            modes: None,
+            config_options: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionOptionsResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient, check serde_json::Value;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
 /// Response from setting the title of a session.
 ///
 /// Result of the `session/set_title` request (handled by the agent).
@@ -1925,7 +2173,7 @@ pub struct SetSessionTitleResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1954,9 +2202,108 @@ support::read_struct! { SetSessionTitleResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Response from resuming an existing session.
+///
+/// Result of the `session/resume` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ResumeSessionResponse {
+    /// Initial mode state if supported by the Agent
+    ///
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    #[serde(
+        rename = "modes",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub modes: Option<SessionModeState>,
+    /// Initial session configuration options if supported by the Agent.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient_vec"
+    )]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ResumeSessionResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            modes: None,
+            config_options: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { ResumeSessionResponse {
+    modes: Option<SessionModeState> = "modes", default with support::lenient, check serde_json::Value;
+    config_options: Option<Vec<SessionConfigOption>> = "configOptions", default with support::lenient_vec, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Response to `session/set_config_option` method.
+///
+/// Result of the `session/set_config_option` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SetSessionConfigOptionResponse {
+    /// The full set of configuration options and their current values.
+    #[serde(rename = "configOptions", deserialize_with = "support::lenient_vec_default")]
+    pub config_options: Vec<SessionConfigOption>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SetSessionConfigOptionResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(config_options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SetSessionConfigOptionResponse {
+    config_options: Vec<SessionConfigOption> = "configOptions", required with support::lenient_vec_default, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// Response from processing a user prompt.
 ///
-/// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
+/// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
 ///
 /// Result of the `session/prompt` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1980,7 +2327,7 @@ pub struct PromptResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -2055,7 +2402,7 @@ pub struct Usage {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -2098,7 +2445,7 @@ support::read_struct! { Usage {
 ///
 /// Used to stream real-time progress and results during prompt processing.
 ///
-/// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+/// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 ///
 /// Params of the `session/update` notification (handled by the client).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -2113,7 +2460,7 @@ pub struct SessionNotification {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -2148,7 +2495,7 @@ support::read_struct! { SessionNotification {
 ///
 /// These updates provide real-time feedback about the agent's progress.
 ///
-/// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+/// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
@@ -2172,23 +2519,17 @@ pub enum SessionUpdate {
     /// Tagged `"sessionUpdate": "tool_call_update"`.
     ToolCallUpdate(ToolCallUpdate),
     /// The agent's execution plan for complex tasks.
-    /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
+    /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     ///
     /// Tagged `"sessionUpdate": "plan"`.
     Plan(Plan),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// A content update for a plan identified by ID.
+    /// Replaces the plan with this ID. Agents MUST NOT send this update unless
+    /// the Client advertised `plan`.
     ///
     /// Tagged `"sessionUpdate": "plan_update"`.
     PlanUpdate(PlanUpdate),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Removal notice for a plan identified by ID.
+    /// Removes the plan with this ID. Agents MUST NOT send this update unless
+    /// the Client advertised `plan`.
     ///
     /// Tagged `"sessionUpdate": "plan_removed"`.
     PlanRemoved(PlanRemoved),
@@ -2198,7 +2539,7 @@ pub enum SessionUpdate {
     AvailableCommandsUpdate(AvailableCommandsUpdate),
     /// The current mode of the session has changed
     ///
-    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     ///
     /// Tagged `"sessionUpdate": "current_mode_update"`.
     CurrentModeUpdate(CurrentModeUpdate),
@@ -2239,25 +2580,50 @@ pub enum SessionUpdate {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
+    /// Replaces the session's current list of prompt suggestions.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `session.promptSuggestions` Client capability.
+    ///
+    /// Tagged `"sessionUpdate": "prompt_suggestions_update"`.
+    PromptSuggestionsUpdate(PromptSuggestionsUpdate),
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// A session cursor has been announced or its capabilities have changed.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `session.cursors` Client capability.
+    ///
+    /// Tagged `"sessionUpdate": "cursor_update"`.
+    CursorUpdate(CursorUpdate),
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
     ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
+    ///
     /// Tagged `"sessionUpdate": "subagent_update"`.
     SubagentUpdate(SubagentUpdate),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
     ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
+    ///
     /// Tagged `"sessionUpdate": "session_message"`.
     SessionMessage(SessionMessage),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// One content block appended to a sent or received session message.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
     ///
     /// Tagged `"sessionUpdate": "session_message_chunk"`.
     SessionMessageChunk(SessionMessageChunk),
@@ -2310,6 +2676,12 @@ impl Serialize for SessionUpdate {
             Self::CompactionSummaryChunk(v) => {
                 support::Tagged::new("sessionUpdate", "compaction_summary_chunk", v).serialize(serializer)
             }
+            Self::PromptSuggestionsUpdate(v) => {
+                support::Tagged::new("sessionUpdate", "prompt_suggestions_update", v).serialize(serializer)
+            }
+            Self::CursorUpdate(v) => {
+                support::Tagged::new("sessionUpdate", "cursor_update", v).serialize(serializer)
+            }
             Self::SubagentUpdate(v) => {
                 support::Tagged::new("sessionUpdate", "subagent_update", v).serialize(serializer)
             }
@@ -2348,6 +2720,8 @@ impl support::TaggedUnion for SessionUpdate {
             "notice" => Self::Notice(support::read_rest(rest)?),
             "compaction_update" => Self::CompactionUpdate(support::read_rest(rest)?),
             "compaction_summary_chunk" => Self::CompactionSummaryChunk(support::read_rest(rest)?),
+            "prompt_suggestions_update" => Self::PromptSuggestionsUpdate(support::read_rest(rest)?),
+            "cursor_update" => Self::CursorUpdate(support::read_rest(rest)?),
             "subagent_update" => Self::SubagentUpdate(support::read_rest(rest)?),
             "session_message" => Self::SessionMessage(support::read_rest(rest)?),
             "session_message_chunk" => Self::SessionMessageChunk(support::read_rest(rest)?),
@@ -2376,6 +2750,8 @@ impl support::TaggedUnion for SessionUpdate {
             "notice" => support::check_rest::<Notice, A>(rest)?,
             "compaction_update" => support::check_rest::<CompactionUpdate, A>(rest)?,
             "compaction_summary_chunk" => support::check_rest::<CompactionSummaryChunk, A>(rest)?,
+            "prompt_suggestions_update" => support::check_rest::<PromptSuggestionsUpdate, A>(rest)?,
+            "cursor_update" => support::check_rest::<CursorUpdate, A>(rest)?,
             "subagent_update" => support::check_rest::<SubagentUpdate, A>(rest)?,
             "session_message" => support::check_rest::<SessionMessage, A>(rest)?,
             "session_message_chunk" => support::check_rest::<SessionMessageChunk, A>(rest)?,
@@ -2403,6 +2779,8 @@ impl support::TaggedUnion for SessionUpdate {
             Some("notice") => support::from_map(map).map(Self::Notice),
             Some("compaction_update") => support::from_map(map).map(Self::CompactionUpdate),
             Some("compaction_summary_chunk") => support::from_map(map).map(Self::CompactionSummaryChunk),
+            Some("prompt_suggestions_update") => support::from_map(map).map(Self::PromptSuggestionsUpdate),
+            Some("cursor_update") => support::from_map(map).map(Self::CursorUpdate),
             Some("subagent_update") => support::from_map(map).map(Self::SubagentUpdate),
             Some("session_message") => support::from_map(map).map(Self::SessionMessage),
             Some("session_message_chunk") => support::from_map(map).map(Self::SessionMessageChunk),
@@ -2427,6 +2805,8 @@ impl support::TaggedUnion for SessionUpdate {
                     "notice",
                     "compaction_update",
                     "compaction_summary_chunk",
+                    "prompt_suggestions_update",
+                    "cursor_update",
                     "subagent_update",
                     "session_message",
                     "session_message_chunk",
@@ -2526,6 +2906,18 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
     }
 }
 
+impl From<PromptSuggestionsUpdate> for SessionUpdate {
+    fn from(value: PromptSuggestionsUpdate) -> Self {
+        Self::PromptSuggestionsUpdate(value)
+    }
+}
+
+impl From<CursorUpdate> for SessionUpdate {
+    fn from(value: CursorUpdate) -> Self {
+        Self::CursorUpdate(value)
+    }
+}
+
 impl From<SubagentUpdate> for SessionUpdate {
     fn from(value: SubagentUpdate) -> Self {
         Self::SubagentUpdate(value)
@@ -2544,41 +2936,331 @@ impl From<SessionMessageChunk> for SessionUpdate {
     }
 }
 
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Updated content for a plan.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PlanUpdateContent {
-    /// Structured plan entries.
+/// Session configuration options have been updated.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ConfigOptionUpdate {
+    /// The full set of configuration options and their current values.
+    #[serde(rename = "configOptions", deserialize_with = "support::lenient_vec_default")]
+    pub config_options: Vec<SessionConfigOption>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
     ///
-    /// Tagged `"type": "items"`.
-    Items(PlanItems),
-    /// A URI pointing to a file containing the plan.
-    ///
-    /// Tagged `"type": "file"`.
-    File(PlanFile),
-    /// Raw markdown content for the plan.
-    ///
-    /// Tagged `"type": "markdown"`.
-    Markdown(PlanMarkdown),
-    /// A `type` this schema version does not know (a newer peer's): the whole object, `type` included, kept as is so it survives a round trip.
-    Unknown(Map<String, Value>),
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-impl Serialize for PlanUpdateContent {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Items(v) => support::Tagged::new("type", "items", v).serialize(serializer),
-            Self::File(v) => support::Tagged::new("type", "file", v).serialize(serializer),
-            Self::Markdown(v) => support::Tagged::new("type", "markdown", v).serialize(serializer),
-            Self::Unknown(v) => v.serialize(serializer),
+impl ConfigOptionUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(config_options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options,
+            meta: None,
+            extra: Map::new(),
         }
     }
 }
 
-impl support::TaggedUnion for PlanUpdateContent {
+support::read_struct! { ConfigOptionUpdate {
+    config_options: Vec<SessionConfigOption> = "configOptions", required with support::lenient_vec_default, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A prompt the Agent predicts the user will send next.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PromptSuggestion {
+    /// The content of the suggested prompt.
+    ///
+    /// Required and non-null. Must contain at least one content block. This is
+    /// the same type as the `prompt` field of `session/prompt`, and the Client
+    /// can send it in that field unchanged.
+    ///
+    /// Agents MUST only use `text` and `resource_link` content blocks, and
+    /// other content block types that both the Agent's prompt capabilities
+    /// and the Client's `session.promptSuggestions` capability advertise.
+    /// Agents MUST NOT send a prompt whose only content is empty or
+    /// whitespace-only text.
+    #[serde(rename = "prompt")]
+    pub prompt: Vec<ContentBlock>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PromptSuggestion {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            prompt,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PromptSuggestion {
+    prompt: Vec<ContentBlock> = "prompt", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Replaces the session's current list of prompt suggestions.
+///
+/// A prompt suggestion is a prompt the Agent predicts the user will send next.
+/// The Client offers suggestions where the user writes the next prompt. The
+/// list in the most recent update is the current list until the Agent sends
+/// another update. A session starts with an empty list.
+///
+/// Suggestions are not part of session history. Agents SHOULD NOT include
+/// this update when they replay a session.
+///
+/// Agents MUST only send this update when the Client advertised
+/// the `session.promptSuggestions` Client capability.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PromptSuggestionsUpdate {
+    /// The suggestions the Client can offer, ordered most likely first.
+    ///
+    /// Required and non-null. An empty list withdraws the suggestions the
+    /// Client is offering.
+    #[serde(rename = "suggestions", deserialize_with = "support::skip_invalid_items")]
+    pub suggestions: Vec<PromptSuggestion>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PromptSuggestionsUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(suggestions: Vec<PromptSuggestion>) -> Self {
+        Self {
+            suggestions,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PromptSuggestionsUpdate {
+    suggestions: Vec<PromptSuggestion> = "suggestions", required with support::skip_invalid_items, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Unique identifier for a session cursor within a session.
+///
+/// The Agent generates it, and it is never reused for another position in the
+/// session. Clients MUST NOT parse, change, or construct it.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CursorId(pub String);
+
+support::string_newtype!(CursorId);
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// The methods that currently accept a session cursor.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CursorCapabilities {
+    /// Permits the Client to fork the session at this cursor with `session/fork`.
+    ///
+    /// Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
+    /// means supported.
+    #[serde(
+        rename = "fork",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub fork: Option<CursorForkCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CursorCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            fork: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { CursorCapabilities {
+    fork: Option<CursorForkCapabilities> = "fork", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capability to fork the session at a cursor with `session/fork`.
+///
+/// Supplying `{}` advertises support. An omitted or `null` `fork` does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CursorForkCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CursorForkCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { CursorForkCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Where a session cursor is, relative to an entity the Client holds.
+///
+/// The anchor names the entity by its type and ID, and `position` says on which
+/// side of that entity the cursor is. A known `type` with a malformed payload is
+/// an error. It does not fall back to the unknown-type variant.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CursorAnchor {
+    /// The cursor is next to a user message.
+    ///
+    /// Tagged `"type": "user_message"`.
+    UserMessage(CursorMessageAnchor),
+    /// The cursor is next to an agent message.
+    ///
+    /// Tagged `"type": "agent_message"`.
+    AgentMessage(CursorMessageAnchor),
+    /// The cursor is next to an agent thought.
+    ///
+    /// Tagged `"type": "agent_thought"`.
+    AgentThought(CursorMessageAnchor),
+    /// The cursor is next to a session-directed message.
+    ///
+    /// Tagged `"type": "session_message"`.
+    SessionMessage(CursorMessageAnchor),
+    /// The cursor is next to a tool call.
+    ///
+    /// Tagged `"type": "tool_call"`.
+    ToolCall(CursorToolCallAnchor),
+    /// The cursor is next to a compaction.
+    ///
+    /// Tagged `"type": "compaction"`.
+    Compaction(CursorCompactionAnchor),
+    /// Custom or future anchor type.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Unknown values that do not begin with `_` are reserved for
+    /// future ACP variants.
+    ///
+    /// A Client that does not recognize the type cannot place the cursor and
+    /// MUST NOT guess a place for it.
+    ///
+    /// Any other `type` value: the whole object, `type` included.
+    Other(Map<String, Value>),
+}
+
+impl Serialize for CursorAnchor {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::UserMessage(v) => support::Tagged::new("type", "user_message", v).serialize(serializer),
+            Self::AgentMessage(v) => support::Tagged::new("type", "agent_message", v).serialize(serializer),
+            Self::AgentThought(v) => support::Tagged::new("type", "agent_thought", v).serialize(serializer),
+            Self::SessionMessage(v) => {
+                support::Tagged::new("type", "session_message", v).serialize(serializer)
+            }
+            Self::ToolCall(v) => support::Tagged::new("type", "tool_call", v).serialize(serializer),
+            Self::Compaction(v) => support::Tagged::new("type", "compaction", v).serialize(serializer),
+            Self::Other(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl support::TaggedUnion for CursorAnchor {
     const TAG: &'static str = "type";
 
     fn read_variant<'de, A: serde::de::MapAccess<'de>>(
@@ -2586,9 +3268,12 @@ impl support::TaggedUnion for PlanUpdateContent {
         rest: A,
     ) -> Result<Result<Self, A>, A::Error> {
         Ok(Ok(match tag {
-            "items" => Self::Items(support::read_rest(rest)?),
-            "file" => Self::File(support::read_rest(rest)?),
-            "markdown" => Self::Markdown(support::read_rest(rest)?),
+            "user_message" => Self::UserMessage(support::read_rest(rest)?),
+            "agent_message" => Self::AgentMessage(support::read_rest(rest)?),
+            "agent_thought" => Self::AgentThought(support::read_rest(rest)?),
+            "session_message" => Self::SessionMessage(support::read_rest(rest)?),
+            "tool_call" => Self::ToolCall(support::read_rest(rest)?),
+            "compaction" => Self::Compaction(support::read_rest(rest)?),
             _ => return Ok(Err(rest)),
         }))
     }
@@ -2598,9 +3283,12 @@ impl support::TaggedUnion for PlanUpdateContent {
         rest: A,
     ) -> Result<Result<(), A>, A::Error> {
         match tag {
-            "items" => support::check_rest::<PlanItems, A>(rest)?,
-            "file" => support::check_rest::<PlanFile, A>(rest)?,
-            "markdown" => support::check_rest::<PlanMarkdown, A>(rest)?,
+            "user_message" => support::check_rest::<CursorMessageAnchor, A>(rest)?,
+            "agent_message" => support::check_rest::<CursorMessageAnchor, A>(rest)?,
+            "agent_thought" => support::check_rest::<CursorMessageAnchor, A>(rest)?,
+            "session_message" => support::check_rest::<CursorMessageAnchor, A>(rest)?,
+            "tool_call" => support::check_rest::<CursorToolCallAnchor, A>(rest)?,
+            "compaction" => support::check_rest::<CursorCompactionAnchor, A>(rest)?,
             _ => return Ok(Err(rest)),
         }
         Ok(Ok(()))
@@ -2609,525 +3297,93 @@ impl support::TaggedUnion for PlanUpdateContent {
     fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
-            Some("items") => support::from_map(map).map(Self::Items),
-            Some("file") => support::from_map(map).map(Self::File),
-            Some("markdown") => support::from_map(map).map(Self::Markdown),
-            Some(_) => Ok(Self::Unknown(support::restore(map, "type", tag))),
+            Some("user_message") => support::from_map(map).map(Self::UserMessage),
+            Some("agent_message") => support::from_map(map).map(Self::AgentMessage),
+            Some("agent_thought") => support::from_map(map).map(Self::AgentThought),
+            Some("session_message") => support::from_map(map).map(Self::SessionMessage),
+            Some("tool_call") => support::from_map(map).map(Self::ToolCall),
+            Some("compaction") => support::from_map(map).map(Self::Compaction),
+            Some(_) => Ok(Self::Other(support::restore(map, "type", tag))),
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),
-                &["items", "file", "markdown"],
+                &[
+                    "user_message",
+                    "agent_message",
+                    "agent_thought",
+                    "session_message",
+                    "tool_call",
+                    "compaction",
+                ],
             )),
         }
     }
 }
 
-impl<'de> Deserialize<'de> for PlanUpdateContent {
+impl<'de> Deserialize<'de> for CursorAnchor {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         support::tagged_union(deserializer)
     }
 }
 
-impl support::Check for PlanUpdateContent {
+impl support::Check for CursorAnchor {
     fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
         support::check_tagged::<Self, D>(deserializer)
     }
 }
 
-impl From<PlanItems> for PlanUpdateContent {
-    fn from(value: PlanItems) -> Self {
-        Self::Items(value)
+impl From<CursorToolCallAnchor> for CursorAnchor {
+    fn from(value: CursorToolCallAnchor) -> Self {
+        Self::ToolCall(value)
     }
 }
 
-impl From<PlanFile> for PlanUpdateContent {
-    fn from(value: PlanFile) -> Self {
-        Self::File(value)
+impl From<CursorCompactionAnchor> for CursorAnchor {
+    fn from(value: CursorCompactionAnchor) -> Self {
+        Self::Compaction(value)
     }
 }
 
-impl From<PlanMarkdown> for PlanUpdateContent {
-    fn from(value: PlanMarkdown) -> Self {
-        Self::Markdown(value)
-    }
-}
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Unique identifier for a plan within a session.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct PlanId(pub String);
-
-support::string_newtype!(PlanId);
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented as structured entries.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct PlanItems {
-    /// The plan ID to update.
-    #[serde(rename = "planId")]
-    pub plan_id: PlanId,
-    /// The list of tasks to be accomplished.
+support::string_enum! {
+    /// **UNSTABLE**
     ///
-    /// When updating an item-based plan, the agent must send a complete list of all entries
-    /// with their current status. The client replaces that plan with each update.
-    #[serde(rename = "entries", deserialize_with = "support::lenient_vec_default")]
-    pub entries: Vec<PlanEntry>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanItems {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: impl Into<PlanId>, entries: Vec<PlanEntry>) -> Self {
-        Self {
-            plan_id: plan_id.into(),
-            entries,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanItems {
-    plan_id: PlanId = "planId", required;
-    entries: Vec<PlanEntry> = "entries", required with support::lenient_vec_default, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented by a file URI.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct PlanFile {
-    /// The plan ID to update.
-    #[serde(rename = "planId")]
-    pub plan_id: PlanId,
-    /// The URI of the file containing the plan.
-    #[serde(rename = "uri")]
-    pub uri: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
+    /// On which side of the anchored entity a session cursor is.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanFile {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: impl Into<PlanId>, uri: impl Into<String>) -> Self {
-        Self {
-            plan_id: plan_id.into(),
-            uri: uri.into(),
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanFile {
-    plan_id: PlanId = "planId", required;
-    uri: String = "uri", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented as raw markdown content.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct PlanMarkdown {
-    /// The plan ID to update.
-    #[serde(rename = "planId")]
-    pub plan_id: PlanId,
-    /// Markdown content for the plan.
-    #[serde(rename = "content")]
-    pub content: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanMarkdown {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: impl Into<PlanId>, content: impl Into<String>) -> Self {
-        Self {
-            plan_id: plan_id.into(),
-            content: content.into(),
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanMarkdown {
-    plan_id: PlanId = "planId", required;
-    content: String = "content", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlanUpdate {
-    /// The updated plan content.
-    #[serde(rename = "plan")]
-    pub plan: PlanUpdateContent,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan: PlanUpdateContent) -> Self {
-        Self {
-            plan,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanUpdate {
-    plan: PlanUpdateContent = "plan", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Removal notice for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct PlanRemoved {
-    /// The plan ID to remove.
-    #[serde(rename = "planId")]
-    pub plan_id: PlanId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanRemoved {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan_id: impl Into<PlanId>) -> Self {
-        Self {
-            plan_id: plan_id.into(),
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanRemoved {
-    plan_id: PlanId = "planId", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Client-initiated session mutations permitted for a specific subagent session.
-///
-/// A mutation requires an explicit per-child capability. Support for the method
-/// on ordinary sessions does not grant support on a child.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SubagentSessionCapabilities {
-    /// Permits the client to cancel this child's current work without ending
-    /// the session. Omitted or `null` means unsupported. An object (including
-    /// `{}`) means supported.
-    #[serde(
-        rename = "cancel",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub cancel: Option<SessionCancelCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SubagentSessionCapabilities {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            cancel: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SubagentSessionCapabilities {
-    cancel: Option<SessionCancelCapabilities> = "cancel", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Capability to cancel work in a subagent session without ending that session.
-///
-/// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SessionCancelCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SessionCancelCapabilities {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SessionCancelCapabilities {
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Current foreground-work state of a reusable child session.
-///
-/// Each update is a whole-object snapshot. Idle does not terminate the child.
-/// The parent can message it again, transitioning it back to running.
-/// Background activity may still emit other session updates while idle.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StateUpdate {
-    /// Foreground work is in progress.
-    ///
-    /// Tagged `"state": "running"`.
-    Running(RunningStateUpdate),
-    /// The child is ready to process another prompt.
-    ///
-    /// Tagged `"state": "idle"`.
-    Idle(IdleStateUpdate),
-    /// Foreground work is blocked on user action.
-    ///
-    /// Tagged `"state": "requires_action"`.
-    RequiresAction(RequiresActionStateUpdate),
-    /// The Agent cannot currently determine foreground activity.
-    ///
-    /// This replaces previously confirmed activity without ending the work or session.
-    ///
-    /// Tagged `"state": "unknown"`.
-    Unknown(UnknownStateUpdate),
-    /// Custom or future state.
+    /// Other values: Custom or future position.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
-    /// extensions. Other unknown values are reserved for future ACP variants.
+    /// extensions. Other unknown values are reserved for future ACP positions.
+    /// A Client that does not recognize the value cannot place the cursor.
+    pub enum CursorAnchorPosition {
+        /// The cursor is immediately before the entity. The history before the
+        /// cursor does not include the entity.
+        Before = "before",
+        /// The cursor is immediately after the entity. The history before the
+        /// cursor includes the entity and nothing that follows it in the timeline.
+        After = "after",
+    }
+}
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a message. The anchor's `type` names the kind of message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CursorMessageAnchor {
+    /// The ID of the anchored message.
+    #[serde(rename = "messageId")]
+    pub message_id: MessageId,
+    /// On which side of the message the cursor is.
+    #[serde(rename = "position")]
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// Any other `state` value: the whole object, `state` included.
-    Other(Map<String, Value>),
-}
-
-impl Serialize for StateUpdate {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Running(v) => support::Tagged::new("state", "running", v).serialize(serializer),
-            Self::Idle(v) => support::Tagged::new("state", "idle", v).serialize(serializer),
-            Self::RequiresAction(v) => {
-                support::Tagged::new("state", "requires_action", v).serialize(serializer)
-            }
-            Self::Unknown(v) => support::Tagged::new("state", "unknown", v).serialize(serializer),
-            Self::Other(v) => v.serialize(serializer),
-        }
-    }
-}
-
-impl support::TaggedUnion for StateUpdate {
-    const TAG: &'static str = "state";
-
-    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
-        tag: &str,
-        rest: A,
-    ) -> Result<Result<Self, A>, A::Error> {
-        Ok(Ok(match tag {
-            "running" => Self::Running(support::read_rest(rest)?),
-            "idle" => Self::Idle(support::read_rest(rest)?),
-            "requires_action" => Self::RequiresAction(support::read_rest(rest)?),
-            "unknown" => Self::Unknown(support::read_rest(rest)?),
-            _ => return Ok(Err(rest)),
-        }))
-    }
-
-    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
-        tag: &str,
-        rest: A,
-    ) -> Result<Result<(), A>, A::Error> {
-        match tag {
-            "running" => support::check_rest::<RunningStateUpdate, A>(rest)?,
-            "idle" => support::check_rest::<IdleStateUpdate, A>(rest)?,
-            "requires_action" => support::check_rest::<RequiresActionStateUpdate, A>(rest)?,
-            "unknown" => support::check_rest::<UnknownStateUpdate, A>(rest)?,
-            _ => return Ok(Err(rest)),
-        }
-        Ok(Ok(()))
-    }
-
-    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
-        let tag = map.remove(Self::TAG);
-        match tag.as_ref().and_then(Value::as_str) {
-            Some("running") => support::from_map(map).map(Self::Running),
-            Some("idle") => support::from_map(map).map(Self::Idle),
-            Some("requires_action") => support::from_map(map).map(Self::RequiresAction),
-            Some("unknown") => support::from_map(map).map(Self::Unknown),
-            Some(_) => Ok(Self::Other(support::restore(map, "state", tag))),
-            _ => Err(support::bad_tag(
-                "state",
-                tag.as_ref(),
-                &["running", "idle", "requires_action", "unknown"],
-            )),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for StateUpdate {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        support::tagged_union(deserializer)
-    }
-}
-
-impl support::Check for StateUpdate {
-    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
-        support::check_tagged::<Self, D>(deserializer)
-    }
-}
-
-impl From<RunningStateUpdate> for StateUpdate {
-    fn from(value: RunningStateUpdate) -> Self {
-        Self::Running(value)
-    }
-}
-
-impl From<IdleStateUpdate> for StateUpdate {
-    fn from(value: IdleStateUpdate) -> Self {
-        Self::Idle(value)
-    }
-}
-
-impl From<RequiresActionStateUpdate> for StateUpdate {
-    fn from(value: RequiresActionStateUpdate) -> Self {
-        Self::RequiresAction(value)
-    }
-}
-
-impl From<UnknownStateUpdate> for StateUpdate {
-    fn from(value: UnknownStateUpdate) -> Self {
-        Self::Unknown(value)
-    }
-}
-
-/// Foreground work is in progress.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct RunningStateUpdate {
-    /// The _meta property is reserved by ACP for additional metadata.
-    /// Implementations MUST NOT make assumptions about values at these keys.
-    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -3140,17 +3396,21 @@ pub struct RunningStateUpdate {
     pub extra: Map<String, Value>,
 }
 
-impl RunningStateUpdate {
+impl CursorMessageAnchor {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
+    pub fn new(message_id: impl Into<MessageId>, position: CursorAnchorPosition) -> Self {
         Self {
+            message_id: message_id.into(),
+            position,
             meta: None,
             extra: Map::new(),
         }
     }
 }
 
-support::read_struct! { RunningStateUpdate {
+support::read_struct! { CursorMessageAnchor {
+    message_id: MessageId = "messageId", required;
+    position: CursorAnchorPosition = "position", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -3158,42 +3418,173 @@ support::read_struct! { RunningStateUpdate {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Details of a failure that ended a child's foreground work.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct ErrorStopReason {
-    /// The failure, as a JSON-RPC error object.
+/// A session cursor anchor to a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CursorToolCallAnchor {
+    /// The ID of the anchored tool call.
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: ToolCallId,
+    /// On which side of the tool call the cursor is.
+    #[serde(rename = "position")]
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// Optional. Omitted or `null` both mean the agent is not reporting failure details.
-    /// Agents SHOULD include it.
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
-        rename = "error",
+        rename = "_meta",
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "support::lenient"
     )]
-    pub error: Option<Error>,
+    pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
-impl ErrorStopReason {
+impl CursorToolCallAnchor {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
+    pub fn new(tool_call_id: impl Into<ToolCallId>, position: CursorAnchorPosition) -> Self {
         Self {
-            error: None,
+            tool_call_id: tool_call_id.into(),
+            position,
+            meta: None,
             extra: Map::new(),
         }
     }
 }
 
-support::read_struct! { ErrorStopReason {
-    error: Option<Error> = "error", default with support::lenient, check serde_json::Value;
+support::read_struct! { CursorToolCallAnchor {
+    tool_call_id: ToolCallId = "toolCallId", required;
+    position: CursorAnchorPosition = "position", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// The child is ready to process another prompt.
+/// **UNSTABLE**
 ///
-/// An omitted, `null`, or malformed `stopReason` means not reported.
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a compaction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CursorCompactionAnchor {
+    /// The ID of the anchored compaction.
+    #[serde(rename = "compactionId")]
+    pub compaction_id: CompactionId,
+    /// On which side of the compaction the cursor is.
+    #[serde(rename = "position")]
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CursorCompactionAnchor {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(compaction_id: impl Into<CompactionId>, position: CursorAnchorPosition) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            position,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { CursorCompactionAnchor {
+    compaction_id: CompactionId = "compactionId", required;
+    position: CursorAnchorPosition = "position", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor upsert. A cursor names one position in the session's timeline.
+///
+/// The first update for a `cursorId` MUST include `anchor`. The anchor is fixed
+/// after that, and later updates change only `capabilities`.
+///
+/// Agents MUST only send this update when the Client advertised
+/// the `session.cursors` Client capability.
+///
+/// `capabilities` and `_meta` have patch semantics: omission leaves the stored
+/// value unchanged, `null` clears it, and a concrete value replaces it.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CursorUpdate {
+    /// The Agent-owned ID of this cursor, unique within the session.
+    #[serde(rename = "cursorId")]
+    pub cursor_id: CursorId,
+    /// The methods that currently accept this cursor.
+    ///
+    /// Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
+    /// the whole previous value. A new cursor starts with none.
+    #[serde(
+        rename = "capabilities",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub capabilities: Option<CursorCapabilities>,
+    /// Where the cursor is, relative to an entity the Client holds.
+    ///
+    /// Required on the first update for a cursor. The Agent MUST NOT change it afterwards.
+    /// A later update can omit it or repeat the same anchor. Omitted and `null` are
+    /// equivalent and leave the stored anchor unchanged.
+    #[serde(rename = "anchor", default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<CursorAnchor>,
+    /// Extensible metadata patch for this cursor.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CursorUpdate {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(cursor_id: impl Into<CursorId>) -> Self {
+        Self {
+            cursor_id: cursor_id.into(),
+            capabilities: None,
+            anchor: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { CursorUpdate {
+    cursor_id: CursorId = "cursorId", required;
+    capabilities: Option<CursorCapabilities> = "capabilities", default with support::lenient, check serde_json::Value;
+    anchor: Option<CursorAnchor> = "anchor", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Foreground work is not in progress. The parent can give the child more work.
+///
+/// An omitted or `null` `stopReason` means not reported.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IdleStateUpdate {
     /// **UNSTABLE** Token usage for completed foreground work.
@@ -3262,462 +3653,6 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
 
 support::check_by_parse!(IdleStateUpdate);
 
-/// The `stopReason`-selected part of [`IdleStateUpdate`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum IdleStateUpdateStopReason {
-    /// The work ended successfully.
-    ///
-    /// Tagged `"stopReason": "end_turn"`.
-    EndTurn,
-    /// The work ended because the agent reached the maximum number of tokens.
-    ///
-    /// Tagged `"stopReason": "max_tokens"`.
-    MaxTokens,
-    /// The work ended because the agent reached the maximum number of allowed
-    /// agent requests.
-    ///
-    /// Tagged `"stopReason": "max_turn_requests"`.
-    MaxTurnRequests,
-    /// The work ended because the agent refused to continue.
-    ///
-    /// Tagged `"stopReason": "refusal"`.
-    Refusal,
-    /// The work was cancelled.
-    ///
-    /// Tagged `"stopReason": "cancelled"`.
-    Cancelled,
-    /// The work ended because something failed.
-    ///
-    /// Tagged `"stopReason": "error"`.
-    Error(ErrorStopReason),
-    /// No stop reason: `stopReason` is omitted or `null`.
-    ///
-    /// `stopReason` is absent, null or not a string.
-    Absent,
-    /// Custom or future stop reason.
-    ///
-    /// Values beginning with `_` are reserved for implementation-specific
-    /// extensions. Other unknown values are reserved for future ACP variants.
-    ///
-    /// Any other `stopReason` value (kept here; the object's other properties go to the enclosing `extra`).
-    Other(String),
-}
-
-impl Serialize for IdleStateUpdateStopReason {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::EndTurn => support::Tag::new("stopReason", "end_turn").serialize(serializer),
-            Self::MaxTokens => support::Tag::new("stopReason", "max_tokens").serialize(serializer),
-            Self::MaxTurnRequests => {
-                support::Tag::new("stopReason", "max_turn_requests").serialize(serializer)
-            }
-            Self::Refusal => support::Tag::new("stopReason", "refusal").serialize(serializer),
-            Self::Cancelled => support::Tag::new("stopReason", "cancelled").serialize(serializer),
-            Self::Error(v) => support::Tagged::new("stopReason", "error", v).serialize(serializer),
-            Self::Absent => Map::<String, Value>::new().serialize(serializer),
-            Self::Other(v) => support::Tag::new("stopReason", v).serialize(serializer),
-        }
-    }
-}
-
-impl IdleStateUpdateStopReason {
-    /// Moves this part's properties out of the enclosing object's `map`.
-    fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
-        let tag = map.remove("stopReason");
-        match tag.as_ref().and_then(Value::as_str) {
-            Some("end_turn") => Ok(Self::EndTurn),
-            Some("max_tokens") => Ok(Self::MaxTokens),
-            Some("max_turn_requests") => Ok(Self::MaxTurnRequests),
-            Some("refusal") => Ok(Self::Refusal),
-            Some("cancelled") => Ok(Self::Cancelled),
-            Some("error") => support::take_payload(map, &["error"]).map(Self::Error),
-            Some(other) => Ok(Self::Other(other.to_owned())),
-            _ => Ok(Self::Absent),
-        }
-    }
-}
-
-impl From<ErrorStopReason> for IdleStateUpdateStopReason {
-    fn from(value: ErrorStopReason) -> Self {
-        Self::Error(value)
-    }
-}
-
-/// Foreground work is blocked on user action.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct RequiresActionStateUpdate {
-    /// The _meta property is reserved by ACP for additional metadata.
-    /// Implementations MUST NOT make assumptions about values at these keys.
-    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl RequiresActionStateUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { RequiresActionStateUpdate {
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// The Agent cannot currently determine foreground activity.
-///
-/// Report this when activity becomes unobservable, not merely because the child
-/// has been quiet. The Client MUST stop presenting the previous state as confirmed
-/// current activity, but may retain it as last known. A later state replaces this
-/// snapshot normally.
-///
-/// This is not a task outcome or session closure. It does not cancel work, resolve
-/// pending requests, or revoke capabilities. Capabilities are updated separately.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct UnknownStateUpdate {
-    /// The _meta property is reserved by ACP for additional metadata.
-    /// Implementations MUST NOT make assumptions about values at these keys.
-    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl UnknownStateUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { UnknownStateUpdate {
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Notification that the enclosing parent session created and owns a child session.
-///
-/// Later updates modify the existing association's metadata, not its ownership.
-///
-/// Sent on the immediate parent session. The first update for an unknown
-/// `sessionId` announces the child and MUST be sent
-/// before any live child traffic or live message naming the child as sender
-/// or recipient. Parents may message and reuse an announced child across
-/// multiple operations.
-/// Child events are delivered automatically on the same connection. No child
-/// load, resume, or subscription is needed.
-///
-/// Only the subagent session ID is required. Omitted patch fields keep their
-/// previous values. `null` clears them. Clearing capabilities disables child
-/// mutations. Clearing state leaves current activity unset/unconfirmed: it does
-/// not imply idle, stop work, or create an `unknown` state snapshot. A concrete
-/// state replaces the entire previous state object, not the session.
-/// The title and description provide the parent's display metadata for the
-/// child. They do not replace the content of individual messages or operations.
-/// `cwd` and `additionalDirectories` report where the Agent placed the child.
-/// While unset, each inherits the immediate parent's effective value.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SubagentUpdate {
-    /// The opaque session ID identifying the child in all ACP messages.
-    #[serde(rename = "sessionId")]
-    pub session_id: SessionId,
-    /// The parent's human-readable display title for this child. It need not be unique.
-    ///
-    /// Omitted means unchanged. `null` clears it. If unset, the Client chooses
-    /// a fallback presentation.
-    #[serde(
-        rename = "title",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub title: Option<String>,
-    /// The parent's human-readable description of the child's role or purpose.
-    ///
-    /// Omitted means unchanged. `null` clears it. If unset, the Client chooses
-    /// a fallback presentation. This is current display metadata, not the
-    /// history of instructions sent to the child.
-    #[serde(
-        rename = "description",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub description: Option<String>,
-    /// Client-initiated session mutations permitted for this subagent session.
-    ///
-    /// Omitted means unchanged. `null` clears the capability set and disables
-    /// child mutations. If never supplied, no session mutations are permitted.
-    /// Read-only operations retain their normal protocol semantics and capability
-    /// requirements. A concrete object replaces the whole capability set.
-    #[serde(
-        rename = "capabilities",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub capabilities: Option<SubagentSessionCapabilities>,
-    /// Current state snapshot for the child session.
-    ///
-    /// Omitted means unchanged. `null` clears the current activity without
-    /// asserting idle or sending an `unknown` snapshot. A concrete state
-    /// replaces the previous state object wholesale. If never supplied, the
-    /// current activity is unset/unconfirmed.
-    #[serde(
-        rename = "state",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub state: Option<StateUpdate>,
-    /// The child's working directory. Must be an absolute path.
-    ///
-    /// Optional and nullable. Omitted means unchanged. `null` clears the
-    /// reported value. While unset, the child inherits its immediate parent's
-    /// effective working directory. Clients use this value for the child's
-    /// root set and as the default terminal working directory.
-    #[serde(rename = "cwd", default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Additional workspace roots for the child. Each path must be absolute.
-    ///
-    /// Optional and nullable. Omitted means unchanged. `null` clears the
-    /// reported value. While unset, the child inherits its immediate parent's
-    /// effective additional directories, independently of `cwd`. A concrete
-    /// array replaces the whole list. `[]` reports no additional directories.
-    /// Clients use these values for the child's root set.
-    #[serde(
-        rename = "additionalDirectories",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub additional_directories: Option<Vec<String>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    /// Omitted means unchanged. `null` removes the metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SubagentUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: impl Into<SessionId>) -> Self {
-        Self {
-            session_id: session_id.into(),
-            title: None,
-            description: None,
-            capabilities: None,
-            state: None,
-            cwd: None,
-            additional_directories: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SubagentUpdate {
-    session_id: SessionId = "sessionId", required;
-    title: Option<String> = "title", default with support::lenient, check serde_json::Value;
-    description: Option<String> = "description", default with support::lenient, check serde_json::Value;
-    capabilities: Option<SubagentSessionCapabilities> = "capabilities", default with support::lenient, check serde_json::Value;
-    state: Option<StateUpdate> = "state", default with support::lenient, check serde_json::Value;
-    cwd: Option<String> = "cwd", default;
-    additional_directories: Option<Vec<String>> = "additionalDirectories", default;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// An upsert for an inter-session message.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SessionMessage {
-    /// Identifier of this message within the enclosing session's transcript.
-    #[serde(rename = "messageId")]
-    pub message_id: MessageId,
-    /// The sending session.
-    ///
-    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
-    #[serde(
-        rename = "senderSessionId",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub sender_session_id: Option<SessionId>,
-    /// The receiving session.
-    ///
-    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
-    #[serde(
-        rename = "recipientSessionId",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub recipient_session_id: Option<SessionId>,
-    /// On an incoming view, the `messageId` of the same message's outgoing view in the
-    /// sender's transcript.
-    ///
-    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    /// after the message starts streaming.
-    #[serde(
-        rename = "senderMessageId",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub sender_message_id: Option<MessageId>,
-    /// On an outgoing view, the `messageId` of the same message's incoming view in the
-    /// recipient's transcript.
-    ///
-    /// Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    /// after the message starts streaming.
-    #[serde(
-        rename = "recipientMessageId",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub recipient_message_id: Option<MessageId>,
-    /// Omitted leaves content unchanged. `null` or `[]` clears it.
-    /// A non-empty array replaces all content.
-    #[serde(
-        rename = "content",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient_vec"
-    )]
-    pub content: Option<Vec<ContentBlock>>,
-    /// Omitted leaves metadata unchanged. `null` removes it.
-    ///
-    /// Implementations MUST NOT make assumptions about values in `_meta`.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SessionMessage {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(message_id: impl Into<MessageId>) -> Self {
-        Self {
-            message_id: message_id.into(),
-            sender_session_id: None,
-            recipient_session_id: None,
-            sender_message_id: None,
-            recipient_message_id: None,
-            content: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SessionMessage {
-    message_id: MessageId = "messageId", required;
-    sender_session_id: Option<SessionId> = "senderSessionId", default with support::lenient, check serde_json::Value;
-    recipient_session_id: Option<SessionId> = "recipientSessionId", default with support::lenient, check serde_json::Value;
-    sender_message_id: Option<MessageId> = "senderMessageId", default with support::lenient, check serde_json::Value;
-    recipient_message_id: Option<MessageId> = "recipientMessageId", default with support::lenient, check serde_json::Value;
-    content: Option<Vec<ContentBlock>> = "content", default with support::lenient_vec, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A streamed content block of an inter-session message.
-///
-/// A chunk carries only content. The message's participants and references come from
-/// `session_message` upserts, which can arrive before, between, or after its chunks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionMessageChunk {
-    /// Identifier of this message within the enclosing session's transcript.
-    #[serde(rename = "messageId")]
-    pub message_id: MessageId,
-    /// A single content block appended to the message.
-    #[serde(rename = "content")]
-    pub content: ContentBlock,
-    /// Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
-    ///
-    /// Implementations MUST NOT make assumptions about values in `_meta`.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl SessionMessageChunk {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(message_id: impl Into<MessageId>, content: ContentBlock) -> Self {
-        Self {
-            message_id: message_id.into(),
-            content,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { SessionMessageChunk {
-    message_id: MessageId = "messageId", required;
-    content: ContentBlock = "content", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3733,8 +3668,8 @@ support::read_struct! { SessionMessageChunk {
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
     ///
-    /// This is the only field clients should act on. Clients MUST treat values they
-    /// do not recognize as `unknown`.
+    /// Clients use this field to decide whether sign-in is needed. Clients MUST treat
+    /// values they do not recognize as `unknown`.
     #[serde(rename = "state")]
     pub state: AuthState,
     /// The accounts the agent has configured, for display.
@@ -3753,7 +3688,7 @@ pub struct AuthStatusUpdateNotification {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -3788,7 +3723,7 @@ support::read_struct! { AuthStatusUpdateNotification {
 ///
 /// Sent by the client to establish connection and negotiate capabilities.
 ///
-/// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+/// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 ///
 /// Params of the `initialize` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -3820,7 +3755,7 @@ pub struct InitializeRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -3858,7 +3793,7 @@ support::read_struct! { InitializeRequest {
 /// Advertised during initialization to inform the agent about
 /// available features and methods.
 ///
-/// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
+/// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
@@ -3893,16 +3828,14 @@ pub struct ClientCapabilities {
         deserialize_with = "support::lenient"
     )]
     pub session: Option<ClientSessionCapabilities>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// Whether the client understands exposed subagent sessions.
     ///
     /// Optional and nullable. Omitted or `null` both mean the client does not
     /// advertise support.
     /// Supplying `{}` means the client understands child associations, work-state
     /// snapshots, session-directed messages, and restricted-session semantics.
+    ///
+    /// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
     #[serde(
         rename = "subagents",
         default,
@@ -3910,14 +3843,10 @@ pub struct ClientCapabilities {
         deserialize_with = "support::lenient"
     )]
     pub subagents: Option<SubagentCapabilities>,
-    /// **UNSTABLE**
+    /// Whether the Client supports `plan_update` and `plan_removed` session updates.
     ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Whether the client supports `plan_update` and `plan_removed` session updates.
-    ///
-    /// Optional. Omitted or `null` both mean the client does not advertise support.
-    /// Supplying `{}` means the client can receive both update types.
+    /// Optional. Omitted or `null` both mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can receive both update types.
     #[serde(
         rename = "plan",
         default,
@@ -3953,7 +3882,7 @@ pub struct ClientCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -3994,21 +3923,76 @@ support::read_struct! { ClientCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Capability marker for exposing reusable child sessions as restricted ACP sessions.
-///
-/// Supplying `{}` advertises support for child association and state updates,
-/// session-directed messages, and restricted-session semantics. The client
-/// must advertise this capability before the agent sends subagent updates or
-/// session-directed messages.
+/// Session-related capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct SubagentCapabilities {
+pub struct ClientSessionCapabilities {
+    /// Support for ID-addressed context compaction updates. Omitted or `null`
+    /// means unsupported. `{}` advertises the complete compaction contract.
+    #[serde(
+        rename = "compaction",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub compaction: Option<CompactionCapabilities>,
+    /// Config option capabilities supported by the client.
+    ///
+    /// Omitted or `null` both mean the client does not advertise support for any
+    /// config option extensions.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub config_options: Option<SessionConfigOptionsCapabilities>,
+    /// Support for live user-facing `notice` session updates.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can present notices to the user.
+    #[serde(
+        rename = "notices",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub notices: Option<NoticeCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Support for `prompt_suggestions_update` session updates.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer prompt suggestions made of
+    /// `text` and `resource_link` content blocks.
+    #[serde(
+        rename = "promptSuggestions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub prompt_suggestions: Option<PromptSuggestionsCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Support for `cursor_update` session updates.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client handles `cursor_update`.
+    #[serde(
+        rename = "cursors",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub cursors: Option<SessionCursorsCapabilities>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4021,17 +4005,27 @@ pub struct SubagentCapabilities {
     pub extra: Map<String, Value>,
 }
 
-impl SubagentCapabilities {
+impl ClientSessionCapabilities {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
     pub fn new() -> Self {
         Self {
+            compaction: None,
+            config_options: None,
+            notices: None,
+            prompt_suggestions: None,
+            cursors: None,
             meta: None,
             extra: Map::new(),
         }
     }
 }
 
-support::read_struct! { SubagentCapabilities {
+support::read_struct! { ClientSessionCapabilities {
+    compaction: Option<CompactionCapabilities> = "compaction", default with support::lenient, check serde_json::Value;
+    config_options: Option<SessionConfigOptionsCapabilities> = "configOptions", default with support::lenient, check serde_json::Value;
+    notices: Option<NoticeCapabilities> = "notices", default with support::lenient, check serde_json::Value;
+    prompt_suggestions: Option<PromptSuggestionsCapabilities> = "promptSuggestions", default with support::lenient, check serde_json::Value;
+    cursors: Option<SessionCursorsCapabilities> = "cursors", default with support::lenient, check serde_json::Value;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -4039,14 +4033,53 @@ support::read_struct! { SubagentCapabilities {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Capabilities for receiving `plan_update` and `plan_removed` session updates.
+/// Client support for `prompt_suggestions_update` session updates.
+///
+/// Supplying `{}` means the client can offer prompt suggestions made of `text`
+/// and `resource_link` content blocks. The client opts in to other content
+/// block types with the fields below. They have the same names as the agent's
+/// prompt capabilities.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct PlanCapabilities {
+pub struct PromptSuggestionsCapabilities {
+    /// Whether prompt suggestions may include `image` content blocks.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer suggestions that include images.
+    #[serde(
+        rename = "image",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub image: Option<PromptSuggestionsImageCapabilities>,
+    /// Whether prompt suggestions may include `audio` content blocks.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer suggestions that include audio.
+    #[serde(
+        rename = "audio",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub audio: Option<PromptSuggestionsAudioCapabilities>,
+    /// Whether prompt suggestions may include `resource` content blocks.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer suggestions that include
+    /// embedded resources.
+    #[serde(
+        rename = "embeddedContext",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub embedded_context: Option<PromptSuggestionsEmbeddedContextCapabilities>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4059,7 +4092,53 @@ pub struct PlanCapabilities {
     pub extra: Map<String, Value>,
 }
 
-impl PlanCapabilities {
+impl PromptSuggestionsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            image: None,
+            audio: None,
+            embedded_context: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PromptSuggestionsCapabilities {
+    image: Option<PromptSuggestionsImageCapabilities> = "image", default with support::lenient, check serde_json::Value;
+    audio: Option<PromptSuggestionsAudioCapabilities> = "audio", default with support::lenient, check serde_json::Value;
+    embedded_context: Option<PromptSuggestionsEmbeddedContextCapabilities> = "embeddedContext", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for image content in prompt suggestions.
+///
+/// Supplying `{}` means the client can offer suggestions that include images.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PromptSuggestionsImageCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PromptSuggestionsImageCapabilities {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
     pub fn new() -> Self {
         Self {
@@ -4069,8 +4148,113 @@ impl PlanCapabilities {
     }
 }
 
-support::read_struct! { PlanCapabilities {
+support::read_struct! { PromptSuggestionsImageCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for audio content in prompt suggestions.
+///
+/// Supplying `{}` means the client can offer suggestions that include audio.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PromptSuggestionsAudioCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PromptSuggestionsAudioCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PromptSuggestionsAudioCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for embedded resources in prompt suggestions.
+///
+/// Supplying `{}` means the client can offer suggestions that include
+/// `resource` content blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PromptSuggestionsEmbeddedContextCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PromptSuggestionsEmbeddedContextCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { PromptSuggestionsEmbeddedContextCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Client support for `cursor_update` session updates.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionCursorsCapabilities {
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionCursorsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self { extra: Map::new() }
+    }
+}
+
+support::read_struct! { SessionCursorsCapabilities {
 } }
 
 /// **UNSTABLE**
@@ -4086,7 +4270,7 @@ pub struct ListProvidersRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4141,7 +4325,7 @@ pub struct SetProviderRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4196,7 +4380,7 @@ pub struct DisableProviderRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4243,7 +4427,7 @@ pub struct AuthStatusRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4272,7 +4456,7 @@ support::read_struct! { AuthStatusRequest {
 
 /// Request parameters for creating a new session.
 ///
-/// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+/// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 ///
 /// Params of the `session/new` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -4280,7 +4464,7 @@ pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots for this session. Each path must be absolute.
+    /// Additional workspace roots for this session. Each path MUST be absolute.
     ///
     /// These expand the session's filesystem scope without changing `cwd`, which
     /// remains the base for relative paths. When omitted or empty, no
@@ -4294,10 +4478,6 @@ pub struct NewSessionRequest {
     /// List of MCP (Model Context Protocol) servers the agent should connect to.
     #[serde(rename = "mcpServers", deserialize_with = "support::null_default")]
     pub mcp_servers: Vec<McpServer>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the new session.
     ///
     /// Optional. Omitted and `null` are equivalent and mean the Agent uses its
@@ -4305,11 +4485,30 @@ pub struct NewSessionRequest {
     /// advertises `sessionCapabilities.systemPrompt`.
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+    /// and SHOULD NOT send other `session/update` notifications caused by applying them
+    /// before it responds.
+    #[serde(rename = "configOptions", default, skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4330,6 +4529,7 @@ impl NewSessionRequest {
             additional_directories: None,
             mcp_servers,
             system_prompt: None,
+            config_options: None,
             meta: None,
             extra: Map::new(),
         }
@@ -4341,6 +4541,7 @@ support::read_struct! { NewSessionRequest {
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     mcp_servers: Vec<McpServer> = "mcpServers", required with support::null_default, check Option<Vec<McpServer>>;
     system_prompt: Option<SystemPrompt> = "systemPrompt", default;
+    config_options: Option<Vec<InitialSessionConfigOption>> = "configOptions", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -4349,7 +4550,7 @@ support::read_struct! { NewSessionRequest {
 /// MCP servers provide tools and context that the agent can use when
 /// processing prompts.
 ///
-/// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
+/// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 #[derive(Debug, Clone, PartialEq)]
 pub enum McpServer {
     /// HTTP transport configuration
@@ -4492,7 +4693,7 @@ pub struct McpServerAcp {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4527,37 +4728,24 @@ support::read_struct! { McpServerAcp {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Client-provided system-level instructions for a session.
+/// An initial value for a config option, sent on session setup requests.
 ///
-/// Clients MUST only send this when the Agent advertises
-/// `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
-/// because of an unadvertised mode or an unsupported content block type, MUST
-/// return an error instead of creating, loading, resuming, or forking the
-/// session.
+/// Same shape as `session/set_config_option` without `sessionId`. Unlike
+/// `session/set_config_option`, an unknown `configId`, a `type` that does not match the
+/// option, or a value that is not allowed is ignored instead of rejected.
+///
+/// Clients only send `type: "boolean"` entries when they advertise
+/// `sessionCapabilities.configOptions.boolean`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SystemPrompt {
-    /// How the Agent combines `content` with its own instructions.
-    ///
-    /// Required. Agents MUST return an error for a mode they do not support rather than
-    /// treating it as `append` or `override`.
-    #[serde(rename = "mode")]
-    pub mode: SystemPromptMode,
-    /// The system prompt content.
-    ///
-    /// Agents advertising the capability MUST accept `text` content blocks.
-    /// Clients MUST NOT send other content block types until a future
-    /// capability allows them, and Agents MUST return an error for content
-    /// blocks they do not support.
-    ///
-    /// Clients MUST NOT send an empty array. Agents MAY reject one with
-    /// `-32602` without creating, loading, resuming, or forking the session.
-    #[serde(rename = "content")]
-    pub content: Vec<ContentBlock>,
+pub struct InitialSessionConfigOption {
+    /// The ID of the configuration option to set.
+    #[serde(rename = "configId")]
+    pub config_id: SessionConfigId,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4565,70 +4753,163 @@ pub struct SystemPrompt {
         deserialize_with = "support::lenient"
     )]
     pub meta: Option<Map<String, Value>>,
+    /// The part of this object selected by its `type` property.
+    #[serde(flatten)]
+    pub kind: InitialSessionConfigOptionKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
-impl SystemPrompt {
+impl InitialSessionConfigOption {
     /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(mode: SystemPromptMode, content: Vec<ContentBlock>) -> Self {
+    pub fn new(config_id: impl Into<SessionConfigId>, kind: InitialSessionConfigOptionKind) -> Self {
         Self {
-            mode,
-            content,
+            config_id: config_id.into(),
             meta: None,
+            kind,
             extra: Map::new(),
         }
     }
 }
 
-support::read_struct! { SystemPrompt {
-    mode: SystemPromptMode = "mode", required;
-    content: Vec<ContentBlock> = "content", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
+impl<'de> Deserialize<'de> for InitialSessionConfigOption {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Common {
+            #[serde(rename = "configId")]
+            config_id: SessionConfigId,
+            #[serde(rename = "_meta", default, deserialize_with = "support::lenient")]
+            meta: Option<Map<String, Value>>,
+            #[serde(flatten)]
+            extra: Map<String, Value>,
+        }
 
-support::string_enum! {
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// How the Agent combines a client-provided system prompt with its own instructions.
-    ///
-    /// Unknown modes are preserved so they can be stored,
-    /// proxied, or forwarded. An Agent MUST return an error for a mode it does not
-    /// support rather than treating it as `append` or `override`.
-    ///
-    /// Other values: Custom or future system prompt mode.
-    ///
-    /// Values beginning with `_` are reserved for implementation-specific
-    /// extensions. Unknown values that do not begin with `_` are reserved for
-    /// future ACP variants.
-    pub enum SystemPromptMode {
-        /// Add the content to the Agent's own instructions rather than replacing them.
-        ///
-        /// Every Agent that advertises `sessionCapabilities.systemPrompt` supports this mode.
-        /// Agents SHOULD give the content system-level precedence, for example in the
-        /// model's system prompt or developer instructions rather than in user-turn
-        /// content. Where it is placed and how it is formatted is implementation-defined.
-        Append = "append",
-        /// Replace the Agent's built-in default instructions with the content.
-        ///
-        /// This does not change tool availability, MCP servers, permissions, or session
-        /// configuration. Context the Agent supplies from the workspace or environment
-        /// MAY still be included. Clients that use this mode take responsibility for any
-        /// tool guidance or safety instructions the Agent's default instructions
-        /// provided, and MUST only use it when the Agent advertises
-        /// `sessionCapabilities.systemPrompt.mode.override`.
-        Override = "override",
+        let mut map = support::object(deserializer)?;
+        let kind = InitialSessionConfigOptionKind::take_from(&mut map).map_err(D::Error::custom)?;
+        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        Ok(Self {
+            config_id: common.config_id,
+            meta: common.meta,
+            kind,
+            extra: common.extra,
+        })
     }
 }
+
+support::check_by_parse!(InitialSessionConfigOption);
+
+/// The `type`-selected part of [`InitialSessionConfigOption`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum InitialSessionConfigOptionKind {
+    /// A boolean value (`type: "boolean"`).
+    ///
+    /// Tagged `"type": "boolean"`.
+    Boolean(InitialSessionConfigOptionBoolean),
+    /// A `SessionConfigValueId` string value.
+    ///
+    /// This is the default when `type` is absent on the wire. Unknown `type`
+    /// values with string payloads also gracefully deserialize into this
+    /// variant.
+    ///
+    /// Used when `type` is absent or not one of the values above.
+    ValueId(InitialSessionConfigOptionValueId),
+}
+
+impl Serialize for InitialSessionConfigOptionKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Boolean(v) => support::Tagged::new("type", "boolean", v).serialize(serializer),
+            Self::ValueId(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl InitialSessionConfigOptionKind {
+    /// Moves this part's properties out of the enclosing object's `map`.
+    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove("type");
+        match tag.as_ref().and_then(Value::as_str) {
+            Some("boolean") => support::take_payload(map, &["value"]).map(Self::Boolean),
+            _ => {
+                support::restore_in(map, "type", tag);
+                support::take_payload(map, &["value"]).map(Self::ValueId)
+            }
+        }
+    }
+}
+
+impl From<InitialSessionConfigOptionBoolean> for InitialSessionConfigOptionKind {
+    fn from(value: InitialSessionConfigOptionBoolean) -> Self {
+        Self::Boolean(value)
+    }
+}
+
+impl From<InitialSessionConfigOptionValueId> for InitialSessionConfigOptionKind {
+    fn from(value: InitialSessionConfigOptionValueId) -> Self {
+        Self::ValueId(value)
+    }
+}
+
+/// A boolean value (`type: "boolean"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct InitialSessionConfigOptionBoolean {
+    /// The boolean value.
+    #[serde(rename = "value")]
+    pub value: bool,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl InitialSessionConfigOptionBoolean {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(value: bool) -> Self {
+        Self {
+            value,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { InitialSessionConfigOptionBoolean {
+    value: bool = "value", required;
+} }
+
+/// A `SessionConfigValueId` string value.
+///
+/// This is the default when `type` is absent on the wire. Unknown `type`
+/// values with string payloads also gracefully deserialize into this
+/// variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct InitialSessionConfigOptionValueId {
+    /// The value ID.
+    #[serde(rename = "value")]
+    pub value: SessionConfigValueId,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl InitialSessionConfigOptionValueId {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
+        Self {
+            value: value.into(),
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { InitialSessionConfigOptionValueId {
+    value: SessionConfigValueId = "value", required;
+} }
 
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
 ///
-/// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+/// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
 ///
 /// Params of the `session/load` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -4639,11 +4920,11 @@ pub struct LoadSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the loaded
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -4654,24 +4935,37 @@ pub struct LoadSessionRequest {
     /// The ID of the session to load.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the loaded session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the session or use its default instructions.
     /// Clients MUST only send this when the Agent advertises
     /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     /// when the session was created.
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
+    #[serde(rename = "configOptions", default, skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4697,6 +4991,7 @@ impl LoadSessionRequest {
             additional_directories: None,
             session_id: session_id.into(),
             system_prompt: None,
+            config_options: None,
             meta: None,
             extra: Map::new(),
         }
@@ -4709,6 +5004,7 @@ support::read_struct! { LoadSessionRequest {
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     session_id: SessionId = "sessionId", required;
     system_prompt: Option<SystemPrompt> = "systemPrompt", default;
+    config_options: Option<Vec<InitialSessionConfigOption>> = "configOptions", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -4740,7 +5036,7 @@ pub struct ListSessionsRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4815,10 +5111,24 @@ pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// The session cursor to fork at. The new session's history is the source
+    /// session's history before the cursor.
+    ///
+    /// Optional. Omitted and `null` are equivalent and fork the whole session.
+    /// Clients MUST only send the ID of a cursor that the Agent announced on the
+    /// source session and that currently advertises `capabilities.fork`. The Agent
+    /// rejects any other ID with `-32602`. It does not fall back to forking the
+    /// whole session.
+    #[serde(rename = "cursorId", default, skip_serializing_if = "Option::is_none")]
+    pub cursor_id: Option<CursorId>,
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the forked
@@ -4832,24 +5142,40 @@ pub struct ForkSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the forked session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the source session or use its default
     /// instructions. Clients MUST only send this when the Agent advertises
     /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     /// for the source session.
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the forked session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order on top of the configuration the fork
+    /// starts with, as if the Client had called `session/set_config_option` for each entry
+    /// after the session was set up. Malformed entries and duplicate `configId` values fail
+    /// the request with `-32602`. The Agent MUST ignore an entry whose `configId` is unknown,
+    /// whose `type` does not match the option, or whose value is not allowed when it is
+    /// applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+    /// and SHOULD NOT send other `session/update` notifications caused by applying them
+    /// before it responds.
+    #[serde(rename = "configOptions", default, skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4867,10 +5193,12 @@ impl ForkSessionRequest {
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
+            cursor_id: None,
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
             system_prompt: None,
+            config_options: None,
             meta: None,
             extra: Map::new(),
         }
@@ -4879,10 +5207,12 @@ impl ForkSessionRequest {
 
 support::read_struct! { ForkSessionRequest {
     session_id: SessionId = "sessionId", required;
+    cursor_id: Option<CursorId> = "cursorId", default;
     cwd: String = "cwd", required;
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     mcp_servers: Option<Vec<McpServer>> = "mcpServers", default;
     system_prompt: Option<SystemPrompt> = "systemPrompt", default;
+    config_options: Option<Vec<InitialSessionConfigOption>> = "configOptions", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -4909,7 +5239,7 @@ pub struct ArchiveSessionRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -4962,7 +5292,7 @@ pub struct UnarchiveSessionRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5013,7 +5343,7 @@ pub struct SessionStatusRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5039,6 +5369,82 @@ impl SessionStatusRequest {
 
 support::read_struct! { SessionStatusRequest {
     session_id: SessionId = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Request parameters for `session/options`, which returns the config options a session
+/// would start with, without creating or resuming a session.
+///
+/// Only available if the Agent supports the `sessionCapabilities.options` capability.
+///
+/// `session/options` MUST NOT create or resume a session, send `session/update`
+/// notifications, add an entry to `session/list`, or change an existing session. Agents
+/// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+/// the options. The rules above still hold for it.
+///
+/// Params of the `session/options` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SessionOptionsRequest {
+    /// The working directory to resolve options for. Must be an absolute path.
+    #[serde(rename = "cwd")]
+    pub cwd: String,
+    /// Additional workspace roots to resolve options for. Each path MUST be absolute.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list.
+    #[serde(
+        rename = "additionalDirectories",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub additional_directories: Option<Vec<String>>,
+    /// The session to resolve options for.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean a new session. When present,
+    /// the Agent returns what `session/load` or `session/resume` with the same `cwd` and
+    /// `additionalDirectories` would return, with the same `cwd` rules. A session the
+    /// Agent does not know gets `-32002`.
+    /// Clients MUST only send this when the Agent supports `session/load` (`loadSession`)
+    /// or `session/resume` (`sessionCapabilities.resume`).
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<SessionId>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionOptionsRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(cwd: impl Into<String>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            additional_directories: None,
+            session_id: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SessionOptionsRequest {
+    cwd: String = "cwd", required;
+    additional_directories: Option<Vec<String>> = "additionalDirectories", default;
+    session_id: Option<SessionId> = "sessionId", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -5074,7 +5480,7 @@ pub struct SetSessionTitleRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5121,11 +5527,11 @@ pub struct ResumeSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     #[serde(rename = "cwd")]
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the resumed
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -5136,24 +5542,37 @@ pub struct ResumeSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the resumed session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the session or use its default instructions.
     /// Clients MUST only send this when the Agent advertises
     /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     /// when the session was created.
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
+    #[serde(rename = "configOptions", default, skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5175,6 +5594,7 @@ impl ResumeSessionRequest {
             additional_directories: None,
             mcp_servers: None,
             system_prompt: None,
+            config_options: None,
             meta: None,
             extra: Map::new(),
         }
@@ -5187,6 +5607,7 @@ support::read_struct! { ResumeSessionRequest {
     additional_directories: Option<Vec<String>> = "additionalDirectories", default;
     mcp_servers: Option<Vec<McpServer>> = "mcpServers", default;
     system_prompt: Option<SystemPrompt> = "systemPrompt", default;
+    config_options: Option<Vec<InitialSessionConfigOption>> = "configOptions", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -5266,10 +5687,10 @@ support::read_struct! { MessageMcpResponseError {
 /// inner MCP outcome: an opaque result (including JSON null), or an MCP error.
 /// Outer ACP errors are reserved for binding and runtime failures.
 ///
-/// Both branches require their carrier key. An error must be a non-null object.
+/// Both branches require their carrier key. An error MUST be a non-null object.
 /// Unknown outer fields are ignored. Inner result and error fields are preserved.
-/// Carrier `_meta` is optional. Null or invalid values are treated as absent.
-/// Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+/// Carrier `_meta` is optional. Omitted and `null` are equivalent.
+/// Senders MUST include exactly one outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageMcpResponse {
     /// An opaque inner MCP result.
@@ -5388,7 +5809,7 @@ pub struct MessageMcpNotification {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5484,7 +5905,7 @@ pub struct ProxySuccessorRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5566,7 +5987,7 @@ pub struct ProxySuccessorNotification {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -5647,6 +6068,9 @@ pub mod method {
 
     /// `session/new`: request with params [`NewSessionRequest`](super::NewSessionRequest), result [`NewSessionResponse`](super::NewSessionResponse).
     pub const SESSION_NEW: &str = "session/new";
+
+    /// `session/options`: request with params [`SessionOptionsRequest`](super::SessionOptionsRequest), result [`SessionOptionsResponse`](super::SessionOptionsResponse).
+    pub const SESSION_OPTIONS: &str = "session/options";
 
     /// `session/prompt`: request with params [`PromptRequest`](super::PromptRequest), result [`PromptResponse`](super::PromptResponse).
     pub const SESSION_PROMPT: &str = "session/prompt";
@@ -5844,6 +6268,14 @@ pub const AGENT_METHODS: &[MethodInfo] = &[
         notification: false,
         handler: "new_session",
         unstable: false,
+    },
+    MethodInfo {
+        name: method::SESSION_OPTIONS,
+        params: "SessionOptionsRequest",
+        result: Some("SessionOptionsResponse"),
+        notification: false,
+        handler: "session_options",
+        unstable: true,
     },
     MethodInfo {
         name: method::SESSION_PROMPT,
@@ -6070,6 +6502,7 @@ pub(crate) fn check_agent_request(
         method::SESSION_LIST => support::check_params::<ListSessionsRequest>(method, params),
         method::SESSION_LOAD => support::check_params::<LoadSessionRequest>(method, params),
         method::SESSION_NEW => support::check_params::<NewSessionRequest>(method, params),
+        method::SESSION_OPTIONS => support::check_params::<SessionOptionsRequest>(method, params),
         method::SESSION_PROMPT => support::check_params::<PromptRequest>(method, params),
         method::SESSION_RESUME => support::check_params::<ResumeSessionRequest>(method, params),
         method::SESSION_SET_CONFIG_OPTION => {
@@ -6186,6 +6619,9 @@ pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Vec<bool> {
     }
     if method == method::SESSION_NEW {
         agree.push(support::check_agrees::<NewSessionRequest>(text));
+    }
+    if method == method::SESSION_OPTIONS {
+        agree.push(support::check_agrees::<SessionOptionsRequest>(text));
     }
     if method == method::SESSION_PROMPT {
         agree.push(support::check_agrees::<PromptRequest>(text));

@@ -185,7 +185,9 @@ export type ToolCallContent =
   /** File modification shown as a diff. */
   | (Diff & { type: "diff" })
   /** Embed a terminal created with `terminal/create` by its id. */
-  | (Terminal & { type: "terminal" });
+  | (Terminal & { type: "terminal" })
+  /** A display-only reference to another session, such as a subagent. */
+  | (SessionReference & { type: "session" });
 
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -416,13 +418,35 @@ export type TerminalId = string;
 /**
  * Embed a terminal created with `terminal/create` by its id.
  *
- * The terminal must be added before calling `terminal/release`.
+ * The terminal MUST be added before calling `terminal/release`.
  *
  * See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
  */
 export interface Terminal {
   /** Identifier of the terminal instance to embed in the content stream. */
   terminalId: TerminalId;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * A display-only reference to another session that this tool call operates on,
+ * such as a subagent it created, delegated to, or is waiting on.
+ *
+ * The referenced session must already be known to the Client through ordinary
+ * session setup or a `subagent_update` announcement. The reference does not
+ * establish ownership, grant any Client-initiated controls, or report that the
+ * referenced session received or finished any work.
+ */
+export interface SessionReference {
+  /** The referenced session. */
+  sessionId: SessionId;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -700,7 +724,7 @@ export interface ElicitationSchema {
    */
   title?: string | null;
   /**
-   * Property definitions (must be primitive types).
+   * Property definitions (MUST be primitive types).
    *
    * Default: `{}`.
    */
@@ -1114,7 +1138,7 @@ export interface InitializeResponse {
    * The protocol version the client specified if supported by the agent,
    * or the latest protocol version supported by the agent.
    *
-   * The client should disconnect, if it doesn't support this version.
+   * The client SHOULD disconnect, if it doesn't support this version.
    */
   protocolVersion: ProtocolVersion;
   /**
@@ -1311,6 +1335,13 @@ export interface SessionCapabilities {
    */
   additionalDirectories?: SessionAdditionalDirectoriesCapabilities | null;
   /**
+   * Whether the agent supports `systemPrompt` on session lifecycle requests.
+   *
+   * Optional. Omitted or `null` both mean the agent does not advertise support.
+   * Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+   */
+  systemPrompt?: SessionSystemPromptCapabilities | null;
+  /**
    * Whether the agent supports `session/resume`.
    *
    * Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -1375,6 +1406,71 @@ export interface SessionDeleteCapabilities {
  * complete ordered additional-root list associated with a listed session.
  */
 export interface SessionAdditionalDirectoriesCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Capabilities for client-provided system prompts.
+ *
+ * Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+ * requests in `append` mode.
+ */
+export interface SessionSystemPromptCapabilities {
+  /**
+   * Delivery modes the agent supports in addition to `append`.
+   *
+   * Optional. Omitted or `null` both mean the agent supports only `append`.
+   */
+  mode?: SessionSystemPromptModeCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * System prompt delivery modes the agent supports in addition to `append`.
+ *
+ * `append` has no entry because every agent advertising
+ * `sessionCapabilities.systemPrompt` supports it.
+ */
+export interface SessionSystemPromptModeCapabilities {
+  /**
+   * Whether the agent supports `override` mode.
+   *
+   * Optional. Omitted or `null` both mean the agent does not advertise support.
+   * Supplying `{}` means the agent supports replacing its built-in default
+   * instructions with the client-provided system prompt.
+   */
+  override?: SessionSystemPromptOverrideCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Capabilities for the `override` system prompt mode.
+ *
+ * Supplying `{}` means the agent supports replacing its built-in default
+ * instructions with the client-provided system prompt.
+ */
+export interface SessionSystemPromptOverrideCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1542,7 +1638,7 @@ export interface Implementation {
    * Intended for UI and end-user contexts and optimized to be human-readable
    * and easily understood.
    *
-   * If not provided, the name should be used for display.
+   * If not provided, the name SHOULD be used for display.
    */
   title?: string | null;
   /**
@@ -1827,7 +1923,7 @@ export interface SessionInfo {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots reported for this session. Each path must be absolute.
+   * Additional workspace roots reported for this session. Each path MUST be absolute.
    *
    * When present, this is the complete ordered additional-root list reported
    * by the Agent. Omitted and empty values are equivalent: the response
@@ -1985,12 +2081,12 @@ export type ExtResponse = unknown;
 export interface Error {
   /**
    * A number indicating the error type that occurred.
-   * This must be an integer as defined in the JSON-RPC specification.
+   * This MUST be an integer as defined in the JSON-RPC specification.
    */
   code: ErrorCode;
   /**
    * A string providing a short description of the error.
-   * The message should be limited to a concise single sentence.
+   * The message SHOULD be limited to a concise single sentence.
    */
   message: string;
   /**
@@ -2058,6 +2154,16 @@ export type SessionUpdate =
    * See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
    */
   | (Plan & { sessionUpdate: "plan" })
+  /**
+   * Replaces the plan with this ID. Agents MUST NOT send this update unless
+   * the Client advertised `plan`.
+   */
+  | (PlanUpdate & { sessionUpdate: "plan_update" })
+  /**
+   * Removes the plan with this ID. Agents MUST NOT send this update unless
+   * the Client advertised `plan`.
+   */
+  | (PlanRemoved & { sessionUpdate: "plan_removed" })
   /** Available commands are ready or have changed */
   | (AvailableCommandsUpdate & { sessionUpdate: "available_commands_update" })
   /** The current mode of the session has changed */
@@ -2073,7 +2179,19 @@ export type SessionUpdate =
   /** A context compaction has been created or updated. */
   | (CompactionUpdate & { sessionUpdate: "compaction_update" })
   /** A content block appended to a context compaction's retained summary. */
-  | (CompactionSummaryChunk & { sessionUpdate: "compaction_summary_chunk" });
+  | (CompactionSummaryChunk & { sessionUpdate: "compaction_summary_chunk" })
+  /**
+   * Announces a child session created and owned by this session, or updates
+   * that ownership association's metadata.
+   */
+  | (SubagentUpdate & { sessionUpdate: "subagent_update" })
+  /**
+   * A message upsert observed in this session's transcript, sent to or
+   * received from another session.
+   */
+  | (SessionMessage & { sessionUpdate: "session_message" })
+  /** One content block appended to a sent or received session message. */
+  | (SessionMessageChunk & { sessionUpdate: "session_message_chunk" });
 
 /** Unique identifier for a message within a session. */
 export type MessageId = string;
@@ -2192,11 +2310,7 @@ export type PlanEntryPriority = "high" | "medium" | "low";
 export type PlanEntryStatus = "pending" | "in_progress" | "completed";
 
 /**
- * An execution plan for accomplishing complex tasks.
- *
- * Plans consist of multiple entries representing individual tasks or goals.
- * Agents report plans to clients to provide visibility into their execution strategy.
- * Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+ * A checklist sent with the `plan` session update.
  *
  * See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
  */
@@ -2204,10 +2318,93 @@ export interface Plan {
   /**
    * The list of tasks to be accomplished.
    *
-   * When updating a plan, the agent must send a complete list of all entries
-   * with their current status. The client replaces the entire plan with each update.
+   * The Agent MUST send all entries with their current status.
+   * The Client MUST replace the entire checklist with each update.
    */
   entries: PlanEntry[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Updated content for a plan. */
+export type PlanUpdateContent =
+  /** Structured plan entries. */
+  | (PlanItems & { type: "items" })
+  /** The complete plan as Markdown. */
+  | (PlanMarkdown & { type: "markdown" });
+
+/** Unique identifier for a plan within a session. */
+export type PlanId = string;
+
+/** A plan represented as structured entries. */
+export interface PlanItems {
+  /** The plan ID to update. */
+  planId: PlanId;
+  /**
+   * The list of tasks to be accomplished.
+   *
+   * The Agent MUST send all entries with their current status.
+   * The Client MUST replace the checklist with this `planId` on each update.
+   */
+  entries: PlanEntry[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** A plan represented as Markdown. */
+export interface PlanMarkdown {
+  /** The plan ID to update. */
+  planId: PlanId;
+  /** The complete plan as Markdown, not just the text that changed. */
+  content: string;
+  /**
+   * The absolute path of the file that holds this plan.
+   *
+   * Omitted and `null` both mean the plan has no file. A supplied path MUST
+   * be absolute. `content` is the plan to display whether or not `path` is set.
+   * Clients can use `path` to open the file.
+   */
+  path?: string | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** A content update for a plan identified by ID. */
+export interface PlanUpdate {
+  /** Replaces the whole plan with this `planId`, even if its `type` changes. */
+  plan: PlanUpdateContent;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Removal notice for a plan identified by ID. */
+export interface PlanRemoved {
+  /** The plan ID to remove. Clients MUST ignore a removal for an unknown ID. */
+  planId: PlanId;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2451,6 +2648,307 @@ export interface CompactionSummaryChunk {
 }
 
 /**
+ * Client-initiated session mutations permitted for a specific subagent session.
+ *
+ * A mutation requires an explicit per-child capability. Support for the method
+ * on ordinary sessions does not grant support on a child.
+ */
+export interface SubagentSessionCapabilities {
+  /**
+   * Permits the client to cancel this child's current work without ending
+   * the session. Omitted or `null` means unsupported. An object (including
+   * `{}`) means supported.
+   */
+  cancel?: SessionCancelCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Capability to cancel work in a subagent session without ending that session.
+ *
+ * Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+ */
+export interface SessionCancelCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Current foreground-work state of a reusable child session.
+ *
+ * Each update is a whole-object snapshot. Idle does not terminate the child.
+ * The parent can message it again, transitioning it back to running.
+ * Background activity may still emit other session updates while idle.
+ *
+ * Other `state` values may appear too (not typed here): Custom or future state.
+ */
+export type StateUpdate =
+  /** Foreground work is in progress. */
+  | (RunningStateUpdate & { state: "running" })
+  /** Foreground work is not in progress. The parent can give the child more work. */
+  | (IdleStateUpdate & { state: "idle" })
+  /** Foreground work is blocked on user action. */
+  | (RequiresActionStateUpdate & { state: "requires_action" })
+  /** The Agent cannot currently determine foreground activity. */
+  | (UnknownStateUpdate & { state: "unknown" });
+
+/** Foreground work is in progress. */
+export interface RunningStateUpdate {
+  /**
+   * The _meta property is reserved by ACP for additional metadata.
+   * Implementations MUST NOT make assumptions about values at these keys.
+   * Optional. Omitted and `null` mean no metadata for this state snapshot.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Details of a failure that ended a child's foreground work. */
+export interface ErrorStopReason {
+  /**
+   * The failure, as a JSON-RPC error object.
+   *
+   * Optional. Omitted or `null` both mean the agent is not reporting failure details.
+   * Agents SHOULD include it.
+   */
+  error?: Error | null;
+}
+
+/**
+ * Foreground work is not in progress. The parent can give the child more work.
+ *
+ * An omitted or `null` `stopReason` means not reported.
+ */
+export type IdleStateUpdate = {
+  /**
+   * The _meta property is reserved by ACP for additional metadata.
+   * Implementations MUST NOT make assumptions about values at these keys.
+   * Optional. Omitted and `null` mean no metadata for this state snapshot.
+   */
+  _meta?: { [key: string]: unknown } | null;
+} & IdleStateUpdateStopReason;
+
+/**
+ * The `stopReason`-selected part of `IdleStateUpdate`.
+ *
+ * Other `stopReason` values may appear too (not typed here): Custom or future stop reason.
+ */
+export type IdleStateUpdateStopReason =
+  /** The work ended successfully. */
+  | { stopReason: "end_turn" }
+  /** The work ended because the agent reached the maximum number of tokens. */
+  | { stopReason: "max_tokens" }
+  /**
+   * The work ended because the agent reached the maximum number of allowed
+   * agent requests.
+   */
+  | { stopReason: "max_turn_requests" }
+  /** The work ended because the agent refused to continue. */
+  | { stopReason: "refusal" }
+  /** The work was cancelled. */
+  | { stopReason: "cancelled" }
+  /** The work ended because something failed. */
+  | (ErrorStopReason & { stopReason: "error" })
+  /** No stop reason: `stopReason` is omitted or `null`. */
+  | { stopReason?: null };
+
+/** Foreground work is blocked on user action. */
+export interface RequiresActionStateUpdate {
+  /**
+   * The _meta property is reserved by ACP for additional metadata.
+   * Implementations MUST NOT make assumptions about values at these keys.
+   * Optional. Omitted and `null` mean no metadata for this state snapshot.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The Agent cannot currently determine foreground activity.
+ *
+ * Report this when activity becomes unobservable, not merely because the child
+ * has been quiet. The Client MUST stop presenting the previous state as confirmed
+ * current activity, but may retain it as last known. A later state replaces this
+ * snapshot normally.
+ *
+ * This is not a task outcome or session closure. It does not cancel work, resolve
+ * pending requests, or revoke capabilities. If a control is no longer available,
+ * the Agent updates the capabilities explicitly. Unfinished tool calls and
+ * terminals stay as last reported. The Agent does not invent a final status
+ * for them, and Clients do not present them as confirmed live activity.
+ */
+export interface UnknownStateUpdate {
+  /**
+   * The _meta property is reserved by ACP for additional metadata.
+   * Implementations MUST NOT make assumptions about values at these keys.
+   * Optional. Omitted and `null` mean no metadata for this state snapshot.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Notification that the enclosing parent session created and owns a child session.
+ *
+ * Later updates modify the existing association's metadata, not its ownership.
+ *
+ * Sent on the immediate parent session. The first update for an unknown
+ * `sessionId` announces the child and MUST be sent
+ * before any live child traffic or live message naming the child as sender
+ * or recipient. Parents may message and reuse an announced child across
+ * multiple operations.
+ * Child events are delivered automatically on the same connection. No child
+ * load, resume, or subscription is needed.
+ *
+ * Only the subagent session ID is required. Omitted patch fields keep their
+ * previous values. `null` clears them. Clearing capabilities disables child
+ * mutations. Clearing state leaves current activity unset/unconfirmed: it does
+ * not imply idle, stop work, or create an `unknown` state snapshot. A concrete
+ * state replaces the entire previous state object, not the session.
+ * The title and description provide the parent's display metadata for the
+ * child. They do not replace the content of individual messages or operations.
+ * `cwd` and `additionalDirectories` report where the Agent placed the child.
+ * While unset, each inherits the immediate parent's effective value.
+ */
+export interface SubagentUpdate {
+  /** The opaque session ID identifying the child in all ACP messages. */
+  sessionId: SessionId;
+  /**
+   * The parent's human-readable display title for this child. It need not be unique.
+   *
+   * Omitted means unchanged. `null` clears it. If unset, the Client chooses
+   * a fallback presentation.
+   */
+  title?: string | null;
+  /**
+   * The parent's human-readable description of the child's role or purpose.
+   *
+   * Omitted means unchanged. `null` clears it. If unset, the Client chooses
+   * a fallback presentation. This is current display metadata, not the
+   * history of instructions sent to the child.
+   */
+  description?: string | null;
+  /**
+   * Client-initiated session mutations permitted for this subagent session.
+   *
+   * Omitted means unchanged. `null` clears the capability set and disables
+   * child mutations. If never supplied, no session mutations are permitted.
+   * Read-only operations retain their normal protocol semantics and capability
+   * requirements. A concrete object replaces the whole capability set.
+   */
+  capabilities?: SubagentSessionCapabilities | null;
+  /**
+   * Current state snapshot for the child session.
+   *
+   * Omitted means unchanged. `null` clears the current activity without
+   * asserting idle or sending an `unknown` snapshot. A concrete state
+   * replaces the previous state object wholesale. If never supplied, the
+   * current activity is unset/unconfirmed.
+   */
+  state?: StateUpdate | null;
+  /**
+   * The child's working directory. Must be an absolute path.
+   *
+   * Optional and nullable. Omitted means unchanged. `null` clears the
+   * reported value. While unset, the child inherits its immediate parent's
+   * effective working directory. Clients use this value for the child's
+   * root set and as the default terminal working directory.
+   */
+  cwd?: string | null;
+  /**
+   * Additional workspace roots for the child. Each path MUST be absolute.
+   *
+   * Optional and nullable. Omitted means unchanged. `null` clears the
+   * reported value. While unset, the child inherits its immediate parent's
+   * effective additional directories, independently of `cwd`. A concrete
+   * array replaces the whole list. `[]` reports no additional directories.
+   * Clients use these values for the child's root set.
+   */
+  additionalDirectories?: string[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   * Omitted means unchanged. `null` removes the metadata.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** An upsert for an inter-session message. */
+export interface SessionMessage {
+  /** Identifier of this message within the enclosing session's transcript. */
+  messageId: MessageId;
+  /**
+   * The sending session.
+   *
+   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+   */
+  senderSessionId?: SessionId | null;
+  /**
+   * The receiving session.
+   *
+   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+   */
+  recipientSessionId?: SessionId | null;
+  /**
+   * On an incoming view, the `messageId` of the same message's outgoing view in the
+   * sender's transcript.
+   *
+   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
+   * after the message starts streaming.
+   */
+  senderMessageId?: MessageId | null;
+  /**
+   * On an outgoing view, the `messageId` of the same message's incoming view in the
+   * recipient's transcript.
+   *
+   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
+   * after the message starts streaming.
+   */
+  recipientMessageId?: MessageId | null;
+  /**
+   * Omitted leaves content unchanged. `null` or `[]` clears it.
+   * A non-empty array replaces all content.
+   */
+  content?: ContentBlock[] | null;
+  /**
+   * Omitted leaves metadata unchanged. `null` removes it.
+   *
+   * Implementations MUST NOT make assumptions about values in `_meta`.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * A streamed content block of an inter-session message.
+ *
+ * A chunk carries only content. The message's participants and references come from
+ * `session_message` upserts, which can arrive before, between, or after its chunks.
+ */
+export interface SessionMessageChunk {
+  /** Identifier of this message within the enclosing session's transcript. */
+  messageId: MessageId;
+  /** A single content block appended to the message. */
+  content: ContentBlock;
+  /**
+   * Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
+   *
+   * Implementations MUST NOT make assumptions about values in `_meta`.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
  * Notification sent by the agent when a URL-based elicitation is complete.
  *
  * Params of the `elicitation/complete` notification (handled by the client).
@@ -2542,6 +3040,24 @@ export interface ClientCapabilities {
    * session-related extensions.
    */
   session?: ClientSessionCapabilities | null;
+  /**
+   * Whether the client understands exposed subagent sessions.
+   *
+   * Optional and nullable. Omitted or `null` both mean the client does not
+   * advertise support.
+   * Supplying `{}` means the client understands child associations, work-state
+   * snapshots, session-directed messages, and restricted-session semantics.
+   *
+   * See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
+   */
+  subagents?: SubagentCapabilities | null;
+  /**
+   * Whether the Client supports `plan_update` and `plan_removed` session updates.
+   *
+   * Optional. Omitted or `null` both mean the Client does not advertise support.
+   * Supplying `{}` means the Client can receive both update types.
+   */
+  plan?: PlanCapabilities | null;
   /**
    * Authentication capabilities supported by the client.
    * Determines which authentication method types the agent may include
@@ -2673,6 +3189,35 @@ export interface NoticeCapabilities {
 }
 
 /**
+ * Capability marker for exposing reusable child sessions as restricted ACP sessions.
+ *
+ * Supplying `{}` advertises support for child association and state updates,
+ * session-directed messages, and restricted-session semantics. The client
+ * must advertise this capability before the agent sends subagent updates or
+ * session-directed messages.
+ */
+export interface SubagentCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Capabilities for receiving `plan_update` and `plan_removed` session updates. */
+export interface PlanCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
  * Authentication capabilities supported by the client.
  *
  * Advertised during initialization to inform the agent which authentication
@@ -2683,9 +3228,9 @@ export interface AuthCapabilities {
   /**
    * Whether the client supports `terminal` authentication methods.
    *
-   * The client should set this to `true` only when it can reproduce the
+   * The client SHOULD set this to `true` only when it can reproduce the
    * configured agent invocation in an interactive terminal. When `true`, the
-   * agent may include `terminal` entries in its authentication methods.
+   * agent MAY include `terminal` entries in its authentication methods.
    *
    * Default: `false`.
    */
@@ -2816,7 +3361,7 @@ export interface NewSessionRequest {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots for this session. Each path must be absolute.
+   * Additional workspace roots for this session. Each path MUST be absolute.
    *
    * These expand the session's filesystem scope without changing `cwd`, which
    * remains the base for relative paths. When omitted or empty, no
@@ -2825,6 +3370,14 @@ export interface NewSessionRequest {
   additionalDirectories?: string[];
   /** List of MCP (Model Context Protocol) servers the agent should connect to. */
   mcpServers: McpServer[];
+  /**
+   * System-level instructions for the new session.
+   *
+   * Optional. Omitted and `null` are equivalent and mean the Agent uses its
+   * own default instructions. Clients MUST only send this when the Agent
+   * advertises `sessionCapabilities.systemPrompt`.
+   */
+  systemPrompt?: SystemPrompt | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2926,6 +3479,59 @@ export interface McpServerStdio {
 }
 
 /**
+ * Client-provided system-level instructions for a session.
+ *
+ * Clients MUST only send this when the Agent advertises
+ * `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
+ * because of an unadvertised mode or an unsupported content block type, MUST
+ * return an error instead of creating, loading, or resuming the session.
+ */
+export interface SystemPrompt {
+  /**
+   * How the Agent combines `content` with its own instructions.
+   *
+   * Required. Agents MUST return an error for a mode they do not support rather than
+   * treating it as `append` or `override`.
+   */
+  mode: SystemPromptMode;
+  /**
+   * The system prompt content.
+   *
+   * Agents advertising the capability MUST accept `text` content blocks.
+   * Clients MUST NOT send other content block types until a future
+   * capability allows them, and Agents MUST return an error for content
+   * blocks they do not support.
+   *
+   * Clients MUST NOT send an empty array. Agents MAY reject one with
+   * `-32602` without creating, loading, or resuming the session.
+   */
+  content: ContentBlock[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * How the Agent combines a client-provided system prompt with its own instructions.
+ *
+ * Unknown modes are preserved so they can be stored,
+ * proxied, or forwarded. An Agent MUST return an error for a mode it does not
+ * support rather than treating it as `append` or `override`.
+ *
+ * Other values: Custom or future system prompt mode.
+ *
+ * Values beginning with `_` are reserved for implementation-specific
+ * extensions. Unknown values that do not begin with `_` are reserved for
+ * future ACP variants.
+ */
+export type SystemPromptMode = "append" | "override" | (string & {});
+
+/**
  * Request parameters for loading an existing session.
  *
  * Only available if the Agent supports the `loadSession` capability.
@@ -2940,16 +3546,26 @@ export interface LoadSessionRequest {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots to activate for this session. Each path must be absolute.
+   * Additional workspace roots to activate for this session. Each path MUST be absolute.
    *
    * When omitted or empty, no additional roots are activated. When non-empty,
    * this is the complete resulting additional-root list for the loaded
-   * session. It may differ from any previously used or reported list as long as
+   * session. It MAY differ from any previously used or reported list as long as
    * the request `cwd` matches the session's `cwd`.
    */
   additionalDirectories?: string[];
   /** The ID of the session to load. */
   sessionId: SessionId;
+  /**
+   * System-level instructions for the loaded session.
+   *
+   * Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
+   * system prompt it stored with the session or use its default instructions.
+   * Clients MUST only send this when the Agent advertises
+   * `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
+   * when the session was created.
+   */
+  systemPrompt?: SystemPrompt | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3018,16 +3634,26 @@ export interface ResumeSessionRequest {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots to activate for this session. Each path must be absolute.
+   * Additional workspace roots to activate for this session. Each path MUST be absolute.
    *
    * When omitted or empty, no additional roots are activated. When non-empty,
    * this is the complete resulting additional-root list for the resumed
-   * session. It may differ from any previously used or reported list as long as
+   * session. It MAY differ from any previously used or reported list as long as
    * the request `cwd` matches the session's `cwd`.
    */
   additionalDirectories?: string[];
   /** List of MCP servers to connect to for this session. */
   mcpServers?: McpServer[];
+  /**
+   * System-level instructions for the resumed session.
+   *
+   * Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
+   * system prompt it stored with the session or use its default instructions.
+   * Clients MUST only send this when the Agent advertises
+   * `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
+   * when the session was created.
+   */
+  systemPrompt?: SystemPrompt | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -28,7 +28,6 @@ from ..schema import (  # the stable types, where this schema has them as they a
     BooleanPropertySchema as BooleanPropertySchema,
     CancelNotification as CancelNotification,
     CancelRequestNotification as CancelRequestNotification,
-    ClientSessionCapabilities as ClientSessionCapabilities,
     CloseSessionRequest as CloseSessionRequest,
     CloseSessionResponse as CloseSessionResponse,
     CompactionCapabilities as CompactionCapabilities,
@@ -37,7 +36,6 @@ from ..schema import (  # the stable types, where this schema has them as they a
     CompactionSummaryChunk as CompactionSummaryChunk,
     CompactionUpdate as CompactionUpdate,
     CompleteElicitationNotification as CompleteElicitationNotification,
-    ConfigOptionUpdate as ConfigOptionUpdate,
     Content as Content,
     ContentBlock as ContentBlock,
     ContentBlockAudio as ContentBlockAudio,
@@ -90,6 +88,7 @@ from ..schema import (  # the stable types, where this schema has them as they a
     EnvVariable as EnvVariable,
     Error as Error,
     ErrorCode as ErrorCode,
+    ErrorStopReason as ErrorStopReason,
     ExtNotification as ExtNotification,
     ExtRequest as ExtRequest,
     ExtResponse as ExtResponse,
@@ -100,7 +99,6 @@ from ..schema import (  # the stable types, where this schema has them as they a
     IntegerPropertySchema as IntegerPropertySchema,
     KillTerminalRequest as KillTerminalRequest,
     KillTerminalResponse as KillTerminalResponse,
-    LoadSessionResponse as LoadSessionResponse,
     LogoutCapabilities as LogoutCapabilities,
     LogoutRequest as LogoutRequest,
     LogoutResponse as LogoutResponse,
@@ -111,7 +109,6 @@ from ..schema import (  # the stable types, where this schema has them as they a
     MultiSelectItems as MultiSelectItems,
     MultiSelectItemsString as MultiSelectItemsString,
     MultiSelectPropertySchema as MultiSelectPropertySchema,
-    NewSessionResponse as NewSessionResponse,
     Notice as Notice,
     NoticeCapabilities as NoticeCapabilities,
     NoticeSeverity as NoticeSeverity,
@@ -120,9 +117,18 @@ from ..schema import (  # the stable types, where this schema has them as they a
     PermissionOptionId as PermissionOptionId,
     PermissionOptionKind as PermissionOptionKind,
     Plan as Plan,
+    PlanCapabilities as PlanCapabilities,
     PlanEntry as PlanEntry,
     PlanEntryPriority as PlanEntryPriority,
     PlanEntryStatus as PlanEntryStatus,
+    PlanId as PlanId,
+    PlanItems as PlanItems,
+    PlanMarkdown as PlanMarkdown,
+    PlanRemoved as PlanRemoved,
+    PlanUpdate as PlanUpdate,
+    PlanUpdateContent as PlanUpdateContent,
+    PlanUpdateContentItems as PlanUpdateContentItems,
+    PlanUpdateContentMarkdown as PlanUpdateContentMarkdown,
     PromptCapabilities as PromptCapabilities,
     PromptRequest as PromptRequest,
     ProtocolVersion as ProtocolVersion,
@@ -136,19 +142,17 @@ from ..schema import (  # the stable types, where this schema has them as they a
     RequestPermissionOutcomeSelected as RequestPermissionOutcomeSelected,
     RequestPermissionRequest as RequestPermissionRequest,
     RequestPermissionResponse as RequestPermissionResponse,
+    RequiresActionStateUpdate as RequiresActionStateUpdate,
     ResourceLink as ResourceLink,
-    ResumeSessionResponse as ResumeSessionResponse,
     Role as Role,
+    RunningStateUpdate as RunningStateUpdate,
     SelectedPermissionOutcome as SelectedPermissionOutcome,
     SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
+    SessionCancelCapabilities as SessionCancelCapabilities,
     SessionCloseCapabilities as SessionCloseCapabilities,
     SessionConfigBoolean as SessionConfigBoolean,
     SessionConfigGroupId as SessionConfigGroupId,
     SessionConfigId as SessionConfigId,
-    SessionConfigOption as SessionConfigOption,
-    SessionConfigOptionBoolean as SessionConfigOptionBoolean,
-    SessionConfigOptionCategory as SessionConfigOptionCategory,
-    SessionConfigOptionSelect as SessionConfigOptionSelect,
     SessionConfigOptionsCapabilities as SessionConfigOptionsCapabilities,
     SessionConfigSelect as SessionConfigSelect,
     SessionConfigSelectGroup as SessionConfigSelectGroup,
@@ -159,20 +163,41 @@ from ..schema import (  # the stable types, where this schema has them as they a
     SessionId as SessionId,
     SessionInfoUpdate as SessionInfoUpdate,
     SessionListCapabilities as SessionListCapabilities,
+    SessionMessage as SessionMessage,
+    SessionMessageChunk as SessionMessageChunk,
     SessionMode as SessionMode,
     SessionModeId as SessionModeId,
     SessionModeState as SessionModeState,
+    SessionReference as SessionReference,
     SessionResumeCapabilities as SessionResumeCapabilities,
+    SessionSystemPromptCapabilities as SessionSystemPromptCapabilities,
+    SessionSystemPromptModeCapabilities as SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities as SessionSystemPromptOverrideCapabilities,
     SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
     SetSessionConfigOptionRequestBoolean as SetSessionConfigOptionRequestBoolean,
     SetSessionConfigOptionRequestValueId as SetSessionConfigOptionRequestValueId,
-    SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
     SetSessionModeRequest as SetSessionModeRequest,
     SetSessionModeResponse as SetSessionModeResponse,
+    StateUpdate as StateUpdate,
+    StateUpdateIdleCancelled as StateUpdateIdleCancelled,
+    StateUpdateIdleEndTurn as StateUpdateIdleEndTurn,
+    StateUpdateIdleError as StateUpdateIdleError,
+    StateUpdateIdleMaxTokens as StateUpdateIdleMaxTokens,
+    StateUpdateIdleMaxTurnRequests as StateUpdateIdleMaxTurnRequests,
+    StateUpdateIdleNone as StateUpdateIdleNone,
+    StateUpdateIdleRefusal as StateUpdateIdleRefusal,
+    StateUpdateRequiresAction as StateUpdateRequiresAction,
+    StateUpdateRunning as StateUpdateRunning,
+    StateUpdateUnknown as StateUpdateUnknown,
     StopReason as StopReason,
     StringFormat as StringFormat,
     StringMultiSelectItems as StringMultiSelectItems,
     StringPropertySchema as StringPropertySchema,
+    SubagentCapabilities as SubagentCapabilities,
+    SubagentSessionCapabilities as SubagentSessionCapabilities,
+    SubagentUpdate as SubagentUpdate,
+    SystemPrompt as SystemPrompt,
+    SystemPromptMode as SystemPromptMode,
     Terminal as Terminal,
     TerminalExitStatus as TerminalExitStatus,
     TerminalId as TerminalId,
@@ -185,12 +210,14 @@ from ..schema import (  # the stable types, where this schema has them as they a
     ToolCallContent as ToolCallContent,
     ToolCallContentContent as ToolCallContentContent,
     ToolCallContentDiff as ToolCallContentDiff,
+    ToolCallContentSession as ToolCallContentSession,
     ToolCallContentTerminal as ToolCallContentTerminal,
     ToolCallId as ToolCallId,
     ToolCallLocation as ToolCallLocation,
     ToolCallStatus as ToolCallStatus,
     ToolCallUpdate as ToolCallUpdate,
     ToolKind as ToolKind,
+    UnknownStateUpdate as UnknownStateUpdate,
     UnstructuredCommandInput as UnstructuredCommandInput,
     UsageUpdate as UsageUpdate,
     WaitForTerminalExitRequest as WaitForTerminalExitRequest,
@@ -210,7 +237,6 @@ from ..schema import (  # the stable types, where this schema has them as they a
     _CompactionSummaryChunkBase as _CompactionSummaryChunkBase,
     _CompactionUpdateBase as _CompactionUpdateBase,
     _CompleteElicitationNotificationBase as _CompleteElicitationNotificationBase,
-    _ConfigOptionUpdateBase as _ConfigOptionUpdateBase,
     _ContentBase as _ContentBase,
     _ContentChunkBase as _ContentChunkBase,
     _CostBase as _CostBase,
@@ -237,11 +263,14 @@ from ..schema import (  # the stable types, where this schema has them as they a
     _McpServerSseBase as _McpServerSseBase,
     _McpServerStdioBase as _McpServerStdioBase,
     _MultiSelectPropertySchemaBase as _MultiSelectPropertySchemaBase,
-    _NewSessionResponseBase as _NewSessionResponseBase,
     _NoticeBase as _NoticeBase,
     _PermissionOptionBase as _PermissionOptionBase,
     _PlanBase as _PlanBase,
     _PlanEntryBase as _PlanEntryBase,
+    _PlanItemsBase as _PlanItemsBase,
+    _PlanMarkdownBase as _PlanMarkdownBase,
+    _PlanRemovedBase as _PlanRemovedBase,
+    _PlanUpdateBase as _PlanUpdateBase,
     _PromptRequestBase as _PromptRequestBase,
     _ReadTextFileRequestBase as _ReadTextFileRequestBase,
     _ReadTextFileResponseBase as _ReadTextFileResponseBase,
@@ -250,17 +279,19 @@ from ..schema import (  # the stable types, where this schema has them as they a
     _RequestPermissionResponseBase as _RequestPermissionResponseBase,
     _ResourceLinkBase as _ResourceLinkBase,
     _SelectedPermissionOutcomeBase as _SelectedPermissionOutcomeBase,
-    _SessionConfigOptionFields as _SessionConfigOptionFields,
-    _SessionConfigOptionFieldsBase as _SessionConfigOptionFieldsBase,
     _SessionConfigSelectGroupBase as _SessionConfigSelectGroupBase,
     _SessionConfigSelectOptionBase as _SessionConfigSelectOptionBase,
+    _SessionMessageBase as _SessionMessageBase,
+    _SessionMessageChunkBase as _SessionMessageChunkBase,
     _SessionModeBase as _SessionModeBase,
     _SessionModeStateBase as _SessionModeStateBase,
+    _SessionReferenceBase as _SessionReferenceBase,
     _SetSessionConfigOptionRequestFields as _SetSessionConfigOptionRequestFields,
     _SetSessionConfigOptionRequestFieldsBase as _SetSessionConfigOptionRequestFieldsBase,
-    _SetSessionConfigOptionResponseBase as _SetSessionConfigOptionResponseBase,
     _SetSessionModeRequestBase as _SetSessionModeRequestBase,
     _StringMultiSelectItemsBase as _StringMultiSelectItemsBase,
+    _SubagentUpdateBase as _SubagentUpdateBase,
+    _SystemPromptBase as _SystemPromptBase,
     _TerminalBase as _TerminalBase,
     _TerminalOutputRequestBase as _TerminalOutputRequestBase,
     _TerminalOutputResponseBase as _TerminalOutputResponseBase,
@@ -343,61 +374,6 @@ class McpCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class SessionSystemPromptOverrideCapabilities(TypedDict, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `override` system prompt mode.
-
-    Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionSystemPromptModeCapabilities(TypedDict, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    System prompt delivery modes the agent supports in addition to `append`.
-
-    `append` has no entry because every agent advertising
-    `sessionCapabilities.systemPrompt` supports it.
-    """
-
-    # Whether the agent supports `override` mode.
-    override: Optional[SessionSystemPromptOverrideCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class SessionSystemPromptCapabilities(TypedDict, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for client-provided system prompts.
-
-    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
-    requests in `append` mode.
-    """
-
-    # Delivery modes the agent supports in addition to `append`.
-    mode: Optional[SessionSystemPromptModeCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
 class SessionForkCapabilities(TypedDict, total=False):
     """**UNSTABLE**
 
@@ -447,6 +423,23 @@ class SessionStatusCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class SessionOptionsCapabilities(TypedDict, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/options` method.
+
+    Supplying `{}` means the agent supports `session/options` and accepts initial config
+    option values on session setup requests.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class SessionTitleCapabilities(TypedDict, total=False):
     """**UNSTABLE**
 
@@ -473,7 +466,7 @@ class SessionCapabilities(TypedDict, total=False):
 
     Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
 
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
 
     # Whether the agent supports `session/list`.
@@ -482,7 +475,7 @@ class SessionCapabilities(TypedDict, total=False):
     delete: Optional[SessionDeleteCapabilities]
     # Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
     additionalDirectories: Optional[SessionAdditionalDirectoriesCapabilities]
-    # **UNSTABLE**
+    # Whether the agent supports `systemPrompt` on session lifecycle requests.
     systemPrompt: Optional[SessionSystemPromptCapabilities]
     # **UNSTABLE**
     fork: Optional[SessionForkCapabilities]
@@ -490,6 +483,8 @@ class SessionCapabilities(TypedDict, total=False):
     archive: Optional[SessionArchiveCapabilities]
     # **UNSTABLE**
     status: Optional[SessionStatusCapabilities]
+    # **UNSTABLE**
+    options: Optional[SessionOptionsCapabilities]
     # **UNSTABLE**
     title: Optional[SessionTitleCapabilities]
     # Whether the agent supports `session/resume`.
@@ -553,7 +548,7 @@ class AgentCapabilities(TypedDict, total=False):
     Advertised during initialization to inform the client about
     available features and content types.
 
-    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)
+    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
     """
 
     # Whether the agent supports `session/load`.
@@ -585,7 +580,7 @@ class InitializeResponse(_InitializeResponseBase, total=False):
 
     Contains the negotiated protocol version and agent capabilities.
 
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 
     Result of the `initialize` request (handled by the agent).
     """
@@ -654,7 +649,7 @@ class _ProviderInfoBase(TypedDict):
     # Supported protocol types for this provider.
     supported: List[LlmProtocol]
     # Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    # If true, clients must not call `providers/disable` for this provider ID.
+    # If true, clients MUST NOT call `providers/disable` for this provider ID.
     required: bool
 
 
@@ -762,6 +757,9 @@ class AuthAccount(_AuthAccountBase, total=False):
     telemetry.
     """
 
+    # Short text shown with the label, such as the credential source, for example
+    # `API key helper`. MUST NOT contain credentials.
+    description: Optional[str]
     # Whether the agent currently uses this account by default.
     active: Optional[bool]
     # Display name of the user, such as a username or full name.
@@ -799,6 +797,96 @@ class AuthStatusResponse(_AuthStatusResponseBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+SessionConfigOptionCategory = Union[Literal["mode", "model", "model_config", "speed", "thought_level"], str]
+"""Semantic category for a session configuration option.
+
+This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
+
+Category names beginning with `_` are free for custom use, like other ACP extension methods.
+Category names that do not begin with `_` are reserved for the ACP spec.
+
+Other values: Unknown / uncategorized selector.
+"""
+
+
+class _SessionConfigOptionFieldsBase(TypedDict):
+    # Unique identifier for the configuration option.
+    id: SessionConfigId
+    # Human-readable label for the option.
+    name: str
+
+
+class _SessionConfigOptionFields(_SessionConfigOptionFieldsBase, total=False):
+    """The keys every `SessionConfigOption` has."""
+
+    # Optional description for the Client to display to the user.
+    description: Optional[str]
+    # Optional semantic category for this option (UX only).
+    category: Optional[SessionConfigOptionCategory]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionConfigOptionSelect(_SessionConfigOptionFields, SessionConfigSelect):
+    """Single-value selector (dropdown)."""
+
+    type: Literal["select"]
+
+
+class SessionConfigOptionBoolean(_SessionConfigOptionFields, SessionConfigBoolean):
+    """Boolean on/off toggle."""
+
+    type: Literal["boolean"]
+
+
+SessionConfigOption = Union[SessionConfigOptionSelect, SessionConfigOptionBoolean]
+"""A session configuration option selector and its current state."""
+
+
+class _NewSessionResponseBase(TypedDict):
+    # Unique identifier for the created session.
+    sessionId: SessionId
+
+
+class NewSessionResponse(_NewSessionResponseBase, total=False):
+    """Response from creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
+
+    Result of the `session/new` request (handled by the agent).
+    """
+
+    # Initial mode state if supported by the Agent
+    modes: Optional[SessionModeState]
+    # Initial session configuration options if supported by the Agent.
+    configOptions: Optional[List[SessionConfigOption]]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class LoadSessionResponse(TypedDict, total=False):
+    """Response from loading an existing session.
+
+    Result of the `session/load` request (handled by the agent).
+    """
+
+    # Initial mode state if supported by the Agent
+    modes: Optional[SessionModeState]
+    # Initial session configuration options if supported by the Agent.
+    configOptions: Optional[List[SessionConfigOption]]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class _SessionInfoBase(TypedDict):
     # Unique identifier for the session
     sessionId: SessionId
@@ -809,7 +897,7 @@ class _SessionInfoBase(TypedDict):
 class SessionInfo(_SessionInfoBase, total=False):
     """Information about a session returned by session/list"""
 
-    # Additional workspace roots reported for this session. Each path must be absolute.
+    # Additional workspace roots reported for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
     # Human-readable title for the session
     title: Optional[str]
@@ -940,6 +1028,33 @@ class SessionStatusResponse(_SessionStatusResponseBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class SessionOptionsResponse(TypedDict, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response from `session/options`.
+
+    The result is a snapshot. The options a session actually starts with are the ones in
+    the session setup response.
+
+    Agents only return `type: "boolean"` options when the Client advertises
+    `sessionCapabilities.configOptions.boolean`.
+
+    Result of the `session/options` request (handled by the agent).
+    """
+
+    # The mode state the session would start with, if the Agent supports modes.
+    modes: Optional[SessionModeState]
+    # The config options the session would start with, with the same rules as on
+    # `NewSessionResponse`.
+    configOptions: Optional[List[SessionConfigOption]]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class _SetSessionTitleResponseBase(TypedDict):
     # The title the Agent stored.
     title: str
@@ -953,6 +1068,39 @@ class SetSessionTitleResponse(_SetSessionTitleResponseBase, total=False):
     Response from setting the title of a session.
 
     Result of the `session/set_title` request (handled by the agent).
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class ResumeSessionResponse(TypedDict, total=False):
+    """Response from resuming an existing session.
+
+    Result of the `session/resume` request (handled by the agent).
+    """
+
+    # Initial mode state if supported by the Agent
+    modes: Optional[SessionModeState]
+    # Initial session configuration options if supported by the Agent.
+    configOptions: Optional[List[SessionConfigOption]]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _SetSessionConfigOptionResponseBase(TypedDict):
+    # The full set of configuration options and their current values.
+    configOptions: List[SessionConfigOption]
+
+
+class SetSessionConfigOptionResponse(_SetSessionConfigOptionResponseBase, total=False):
+    """Response to `session/set_config_option` method.
+
+    Result of the `session/set_config_option` request (handled by the agent).
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -998,7 +1146,7 @@ class _PromptResponseBase(TypedDict):
 class PromptResponse(_PromptResponseBase, total=False):
     """Response from processing a user prompt.
 
-    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
+    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
 
     Result of the `session/prompt` request (handled by the agent).
     """
@@ -1011,199 +1159,285 @@ class PromptResponse(_PromptResponseBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-PlanId = str
+class _ConfigOptionUpdateBase(TypedDict):
+    # The full set of configuration options and their current values.
+    configOptions: List[SessionConfigOption]
+
+
+class ConfigOptionUpdate(_ConfigOptionUpdateBase, total=False):
+    """Session configuration options have been updated."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _PromptSuggestionBase(TypedDict):
+    # The content of the suggested prompt.
+    prompt: List[ContentBlock]
+
+
+class PromptSuggestion(_PromptSuggestionBase, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A prompt the Agent predicts the user will send next.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _PromptSuggestionsUpdateBase(TypedDict):
+    # The suggestions the Client can offer, ordered most likely first.
+    suggestions: List[PromptSuggestion]
+
+
+class PromptSuggestionsUpdate(_PromptSuggestionsUpdateBase, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Replaces the session's current list of prompt suggestions.
+
+    A prompt suggestion is a prompt the Agent predicts the user will send next.
+    The Client offers suggestions where the user writes the next prompt. The
+    list in the most recent update is the current list until the Agent sends
+    another update. A session starts with an empty list.
+
+    Suggestions are not part of session history. Agents SHOULD NOT include
+    this update when they replay a session.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.promptSuggestions` Client capability.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+CursorId = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Unique identifier for a plan within a session.
+Unique identifier for a session cursor within a session.
+
+The Agent generates it, and it is never reused for another position in the
+session. Clients MUST NOT parse, change, or construct it.
+
+See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
 """
 
 
-class _PlanItemsBase(TypedDict):
-    # The plan ID to update.
-    planId: PlanId
-    # The list of tasks to be accomplished.
-    entries: List[PlanEntry]
-
-
-class PlanItems(_PlanItemsBase, total=False):
+class CursorForkCapabilities(TypedDict, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented as structured entries.
+    Capability to fork the session at a cursor with `session/fork`.
+
+    Supplying `{}` advertises support. An omitted or `null` `fork` does not.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
+    # metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    # Implementations MUST NOT assign meaning to keys they do not recognize.
     _meta: Optional[Dict[str, Any]]
 
 
-class _PlanFileBase(TypedDict):
-    # The plan ID to update.
-    planId: PlanId
-    # The URI of the file containing the plan.
-    uri: str
-
-
-class PlanFile(_PlanFileBase, total=False):
+class CursorCapabilities(TypedDict, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented by a file URI.
+    The methods that currently accept a session cursor.
+
+    See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
     """
 
+    # Permits the Client to fork the session at this cursor with `session/fork`.
+    fork: Optional[CursorForkCapabilities]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
+    # metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    # Implementations MUST NOT assign meaning to keys they do not recognize.
     _meta: Optional[Dict[str, Any]]
 
 
-class _PlanMarkdownBase(TypedDict):
-    # The plan ID to update.
-    planId: PlanId
-    # Markdown content for the plan.
-    content: str
-
-
-class PlanMarkdown(_PlanMarkdownBase, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A plan represented as raw markdown content.
-    """
-
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class PlanUpdateContentItems(PlanItems):
-    """Structured plan entries."""
-
-    type: Literal["items"]
-
-
-class PlanUpdateContentFile(PlanFile):
-    """A URI pointing to a file containing the plan."""
-
-    type: Literal["file"]
-
-
-class PlanUpdateContentMarkdown(PlanMarkdown):
-    """Raw markdown content for the plan."""
-
-    type: Literal["markdown"]
-
-
-PlanUpdateContent = Union[PlanUpdateContentItems, PlanUpdateContentFile, PlanUpdateContentMarkdown]
+CursorAnchorPosition = Union[Literal["before", "after"], str]
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Updated content for a plan.
+On which side of the anchored entity a session cursor is.
+
+Other values: Custom or future position.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Other unknown values are reserved for future ACP positions.
+A Client that does not recognize the value cannot place the cursor.
 """
 
 
-class _PlanUpdateBase(TypedDict):
-    # The updated plan content.
-    plan: PlanUpdateContent
+class _CursorMessageAnchorBase(TypedDict):
+    # The ID of the anchored message.
+    messageId: MessageId
+    # On which side of the message the cursor is.
+    position: CursorAnchorPosition
 
 
-class PlanUpdate(_PlanUpdateBase, total=False):
+class CursorMessageAnchor(_CursorMessageAnchorBase, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A content update for a plan identified by ID.
+    A session cursor anchor to a message. The anchor's `type` names the kind of message.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
+    # metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    # Implementations MUST NOT assign meaning to keys they do not recognize.
     _meta: Optional[Dict[str, Any]]
 
 
-class _PlanRemovedBase(TypedDict):
-    # The plan ID to remove.
-    planId: PlanId
+class _CursorToolCallAnchorBase(TypedDict):
+    # The ID of the anchored tool call.
+    toolCallId: ToolCallId
+    # On which side of the tool call the cursor is.
+    position: CursorAnchorPosition
 
 
-class PlanRemoved(_PlanRemovedBase, total=False):
+class CursorToolCallAnchor(_CursorToolCallAnchorBase, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Removal notice for a plan identified by ID.
+    A session cursor anchor to a tool call.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
+    # metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    # Implementations MUST NOT assign meaning to keys they do not recognize.
     _meta: Optional[Dict[str, Any]]
 
 
-class SessionCancelCapabilities(TypedDict, total=False):
+class _CursorCompactionAnchorBase(TypedDict):
+    # The ID of the anchored compaction.
+    compactionId: CompactionId
+    # On which side of the compaction the cursor is.
+    position: CursorAnchorPosition
+
+
+class CursorCompactionAnchor(_CursorCompactionAnchorBase, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Capability to cancel work in a subagent session without ending that session.
-
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    A session cursor anchor to a compaction.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
+    # metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    # Implementations MUST NOT assign meaning to keys they do not recognize.
     _meta: Optional[Dict[str, Any]]
 
 
-class SubagentSessionCapabilities(TypedDict, total=False):
+class CursorAnchorUserMessage(CursorMessageAnchor):
+    """The cursor is next to a user message."""
+
+    type: Literal["user_message"]
+
+
+class CursorAnchorAgentMessage(CursorMessageAnchor):
+    """The cursor is next to an agent message."""
+
+    type: Literal["agent_message"]
+
+
+class CursorAnchorAgentThought(CursorMessageAnchor):
+    """The cursor is next to an agent thought."""
+
+    type: Literal["agent_thought"]
+
+
+class CursorAnchorSessionMessage(CursorMessageAnchor):
+    """The cursor is next to a session-directed message."""
+
+    type: Literal["session_message"]
+
+
+class CursorAnchorToolCall(CursorToolCallAnchor):
+    """The cursor is next to a tool call."""
+
+    type: Literal["tool_call"]
+
+
+class CursorAnchorCompaction(CursorCompactionAnchor):
+    """The cursor is next to a compaction."""
+
+    type: Literal["compaction"]
+
+
+CursorAnchor = Union[
+    CursorAnchorUserMessage,
+    CursorAnchorAgentMessage,
+    CursorAnchorAgentThought,
+    CursorAnchorSessionMessage,
+    CursorAnchorToolCall,
+    CursorAnchorCompaction,
+]
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Where a session cursor is, relative to an entity the Client holds.
+
+The anchor names the entity by its type and ID, and `position` says on which
+side of that entity the cursor is. A known `type` with a malformed payload is
+an error. It does not fall back to the unknown-type variant.
+
+See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+
+Other `type` values may appear too (not typed here): Custom or future anchor type.
+"""
+
+
+class _CursorUpdateBase(TypedDict):
+    # The Agent-owned ID of this cursor, unique within the session.
+    cursorId: CursorId
+
+
+class CursorUpdate(_CursorUpdateBase, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Client-initiated session mutations permitted for a specific subagent session.
+    A session cursor upsert. A cursor names one position in the session's timeline.
 
-    A mutation requires an explicit per-child capability. Support for the method
-    on ordinary sessions does not grant support on a child.
+    The first update for a `cursorId` MUST include `anchor`. The anchor is fixed
+    after that, and later updates change only `capabilities`.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.cursors` Client capability.
+
+    `capabilities` and `_meta` have patch semantics: omission leaves the stored
+    value unchanged, `null` clears it, and a concrete value replaces it.
+
+    See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
     """
 
-    # Permits the client to cancel this child's current work without ending
-    # the session. Omitted or `null` means unsupported. An object (including
-    # `{}`) means supported.
-    cancel: Optional[SessionCancelCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
+    # The methods that currently accept this cursor.
+    capabilities: Optional[CursorCapabilities]
+    # Where the cursor is, relative to an entity the Client holds.
+    anchor: Optional[CursorAnchor]
+    # Extensible metadata patch for this cursor.
     _meta: Optional[Dict[str, Any]]
-
-
-class RunningStateUpdate(TypedDict, total=False):
-    """Foreground work is in progress."""
-
-    # The _meta property is reserved by ACP for additional metadata.
-    # Implementations MUST NOT make assumptions about values at these keys.
-    # Optional. Omitted and `null` mean no metadata for this state snapshot.
-    _meta: Optional[Dict[str, Any]]
-
-
-class ErrorStopReason(TypedDict, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Details of a failure that ended a child's foreground work.
-    """
-
-    # The failure, as a JSON-RPC error object.
-    error: Optional[Error]
 
 
 class _IdleStateUpdateFields(TypedDict, total=False):
@@ -1271,235 +1505,12 @@ IdleStateUpdate = Union[
     IdleStateUpdateError,
     IdleStateUpdateNone,
 ]
-"""The child is ready to process another prompt.
+"""Foreground work is not in progress. The parent can give the child more work.
 
-An omitted, `null`, or malformed `stopReason` means not reported.
+An omitted or `null` `stopReason` means not reported.
 
 Other `stopReason` values may appear too (not typed here): Custom or future stop reason.
 """
-
-
-class RequiresActionStateUpdate(TypedDict, total=False):
-    """Foreground work is blocked on user action."""
-
-    # The _meta property is reserved by ACP for additional metadata.
-    # Implementations MUST NOT make assumptions about values at these keys.
-    # Optional. Omitted and `null` mean no metadata for this state snapshot.
-    _meta: Optional[Dict[str, Any]]
-
-
-class UnknownStateUpdate(TypedDict, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-
-    Report this when activity becomes unobservable, not merely because the child
-    has been quiet. The Client MUST stop presenting the previous state as confirmed
-    current activity, but may retain it as last known. A later state replaces this
-    snapshot normally.
-
-    This is not a task outcome or session closure. It does not cancel work, resolve
-    pending requests, or revoke capabilities. Capabilities are updated separately.
-    """
-
-    # The _meta property is reserved by ACP for additional metadata.
-    # Implementations MUST NOT make assumptions about values at these keys.
-    # Optional. Omitted and `null` mean no metadata for this state snapshot.
-    _meta: Optional[Dict[str, Any]]
-
-
-class StateUpdateRunning(RunningStateUpdate):
-    """Foreground work is in progress."""
-
-    state: Literal["running"]
-
-
-class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateIdleError(IdleStateUpdateError):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateIdleNone(IdleStateUpdateNone):
-    """The child is ready to process another prompt."""
-
-    state: Literal["idle"]
-
-
-class StateUpdateRequiresAction(RequiresActionStateUpdate):
-    """Foreground work is blocked on user action."""
-
-    state: Literal["requires_action"]
-
-
-class StateUpdateUnknown(UnknownStateUpdate):
-    """The Agent cannot currently determine foreground activity.
-
-    This replaces previously confirmed activity without ending the work or session.
-    """
-
-    state: Literal["unknown"]
-
-
-StateUpdate = Union[
-    StateUpdateRunning,
-    StateUpdateIdleEndTurn,
-    StateUpdateIdleMaxTokens,
-    StateUpdateIdleMaxTurnRequests,
-    StateUpdateIdleRefusal,
-    StateUpdateIdleCancelled,
-    StateUpdateIdleError,
-    StateUpdateIdleNone,
-    StateUpdateRequiresAction,
-    StateUpdateUnknown,
-]
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Current foreground-work state of a reusable child session.
-
-Each update is a whole-object snapshot. Idle does not terminate the child.
-The parent can message it again, transitioning it back to running.
-Background activity may still emit other session updates while idle.
-
-Other `state` values may appear too (not typed here): Custom or future state.
-"""
-
-
-class _SubagentUpdateBase(TypedDict):
-    # The opaque session ID identifying the child in all ACP messages.
-    sessionId: SessionId
-
-
-class SubagentUpdate(_SubagentUpdateBase, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Notification that the enclosing parent session created and owns a child session.
-
-    Later updates modify the existing association's metadata, not its ownership.
-
-    Sent on the immediate parent session. The first update for an unknown
-    `sessionId` announces the child and MUST be sent
-    before any live child traffic or live message naming the child as sender
-    or recipient. Parents may message and reuse an announced child across
-    multiple operations.
-    Child events are delivered automatically on the same connection. No child
-    load, resume, or subscription is needed.
-
-    Only the subagent session ID is required. Omitted patch fields keep their
-    previous values. `null` clears them. Clearing capabilities disables child
-    mutations. Clearing state leaves current activity unset/unconfirmed: it does
-    not imply idle, stop work, or create an `unknown` state snapshot. A concrete
-    state replaces the entire previous state object, not the session.
-    The title and description provide the parent's display metadata for the
-    child. They do not replace the content of individual messages or operations.
-    `cwd` and `additionalDirectories` report where the Agent placed the child.
-    While unset, each inherits the immediate parent's effective value.
-    """
-
-    # The parent's human-readable display title for this child. It need not be unique.
-    title: Optional[str]
-    # The parent's human-readable description of the child's role or purpose.
-    description: Optional[str]
-    # Client-initiated session mutations permitted for this subagent session.
-    capabilities: Optional[SubagentSessionCapabilities]
-    # Current state snapshot for the child session.
-    state: Optional[StateUpdate]
-    # The child's working directory. Must be an absolute path.
-    cwd: Optional[str]
-    # Additional workspace roots for the child. Each path must be absolute.
-    additionalDirectories: Optional[List[str]]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SessionMessageBase(TypedDict):
-    # Identifier of this message within the enclosing session's transcript.
-    messageId: MessageId
-
-
-class SessionMessage(_SessionMessageBase, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    An upsert for an inter-session message.
-    """
-
-    # The sending session.
-    senderSessionId: Optional[SessionId]
-    # The receiving session.
-    recipientSessionId: Optional[SessionId]
-    # On an incoming view, the `messageId` of the same message's outgoing view in the
-    # sender's transcript.
-    senderMessageId: Optional[MessageId]
-    # On an outgoing view, the `messageId` of the same message's incoming view in the
-    # recipient's transcript.
-    recipientMessageId: Optional[MessageId]
-    # Omitted leaves content unchanged. `null` or `[]` clears it.
-    # A non-empty array replaces all content.
-    content: Optional[List[ContentBlock]]
-    # Omitted leaves metadata unchanged. `null` removes it.
-    _meta: Optional[Dict[str, Any]]
-
-
-class _SessionMessageChunkBase(TypedDict):
-    # Identifier of this message within the enclosing session's transcript.
-    messageId: MessageId
-    # A single content block appended to the message.
-    content: ContentBlock
-
-
-class SessionMessageChunk(_SessionMessageChunkBase, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A streamed content block of an inter-session message.
-
-    A chunk carries only content. The message's participants and references come from
-    `session_message` upserts, which can arrive before, between, or after its chunks.
-    """
-
-    # Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
-    _meta: Optional[Dict[str, Any]]
 
 
 class SessionUpdateUserMessageChunk(ContentChunk):
@@ -1534,29 +1545,23 @@ class SessionUpdateToolCallUpdate(ToolCallUpdate):
 
 class SessionUpdatePlan(Plan):
     """The agent's execution plan for complex tasks.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
 
     sessionUpdate: Literal["plan"]
 
 
 class SessionUpdatePlanUpdate(PlanUpdate):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A content update for a plan identified by ID.
+    """Replaces the plan with this ID. Agents MUST NOT send this update unless
+    the Client advertised `plan`.
     """
 
     sessionUpdate: Literal["plan_update"]
 
 
 class SessionUpdatePlanRemoved(PlanRemoved):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Removal notice for a plan identified by ID.
+    """Removes the plan with this ID. Agents MUST NOT send this update unless
+    the Client advertised `plan`.
     """
 
     sessionUpdate: Literal["plan_removed"]
@@ -1571,7 +1576,7 @@ class SessionUpdateAvailableCommandsUpdate(AvailableCommandsUpdate):
 class SessionUpdateCurrentModeUpdate(CurrentModeUpdate):
     """The current mode of the session has changed
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
     sessionUpdate: Literal["current_mode_update"]
@@ -1625,36 +1630,67 @@ class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk):
     sessionUpdate: Literal["compaction_summary_chunk"]
 
 
-class SessionUpdateSubagentUpdate(SubagentUpdate):
+class SessionUpdatePromptSuggestionsUpdate(PromptSuggestionsUpdate):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Announces a child session created and owned by this session, or updates
+    Replaces the session's current list of prompt suggestions.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.promptSuggestions` Client capability.
+    """
+
+    sessionUpdate: Literal["prompt_suggestions_update"]
+
+
+class SessionUpdateCursorUpdate(CursorUpdate):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A session cursor has been announced or its capabilities have changed.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.cursors` Client capability.
+    """
+
+    sessionUpdate: Literal["cursor_update"]
+
+
+class SessionUpdateSubagentUpdate(SubagentUpdate):
+    """Announces a child session created and owned by this session, or updates
     that ownership association's metadata.
+
+    Agents MUST only send this update when the Client advertised
+    the `subagents` Client capability.
+
+    See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
     """
 
     sessionUpdate: Literal["subagent_update"]
 
 
 class SessionUpdateSessionMessage(SessionMessage):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A message upsert observed in this session's transcript, sent to or
+    """A message upsert observed in this session's transcript, sent to or
     received from another session.
+
+    Agents MUST only send this update when the Client advertised
+    the `subagents` Client capability.
+
+    See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
     """
 
     sessionUpdate: Literal["session_message"]
 
 
 class SessionUpdateSessionMessageChunk(SessionMessageChunk):
-    """**UNSTABLE**
+    """One content block appended to a sent or received session message.
 
-    This capability is not part of the spec yet, and may be removed or changed at any point.
+    Agents MUST only send this update when the Client advertised
+    the `subagents` Client capability.
 
-    One content block appended to a sent or received session message.
+    See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
     """
 
     sessionUpdate: Literal["session_message_chunk"]
@@ -1677,6 +1713,8 @@ SessionUpdate = Union[
     SessionUpdateNotice,
     SessionUpdateCompactionUpdate,
     SessionUpdateCompactionSummaryChunk,
+    SessionUpdatePromptSuggestionsUpdate,
+    SessionUpdateCursorUpdate,
     SessionUpdateSubagentUpdate,
     SessionUpdateSessionMessage,
     SessionUpdateSessionMessageChunk,
@@ -1685,7 +1723,7 @@ SessionUpdate = Union[
 
 These updates provide real-time feedback about the agent's progress.
 
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 """
 
 
@@ -1701,7 +1739,7 @@ class SessionNotification(_SessionNotificationBase, total=False):
 
     Used to stream real-time progress and results during prompt processing.
 
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 
     Params of the `session/update` notification (handled by the client).
     """
@@ -1739,17 +1777,14 @@ class AuthStatusUpdateNotification(_AuthStatusUpdateNotificationBase, total=Fals
     _meta: Optional[Dict[str, Any]]
 
 
-class SubagentCapabilities(TypedDict, total=False):
+class PromptSuggestionsImageCapabilities(TypedDict, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Capability marker for exposing reusable child sessions as restricted ACP sessions.
+    Capabilities for image content in prompt suggestions.
 
-    Supplying `{}` advertises support for child association and state updates,
-    session-directed messages, and restricted-session semantics. The client
-    must advertise this capability before the agent sends subagent updates or
-    session-directed messages.
+    Supplying `{}` means the client can offer suggestions that include images.
     """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1758,14 +1793,89 @@ class SubagentCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class PlanCapabilities(TypedDict, total=False):
+class PromptSuggestionsAudioCapabilities(TypedDict, total=False):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    Capabilities for audio content in prompt suggestions.
+
+    Supplying `{}` means the client can offer suggestions that include audio.
     """
 
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class PromptSuggestionsEmbeddedContextCapabilities(TypedDict, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for embedded resources in prompt suggestions.
+
+    Supplying `{}` means the client can offer suggestions that include
+    `resource` content blocks.
+    """
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class PromptSuggestionsCapabilities(TypedDict, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client support for `prompt_suggestions_update` session updates.
+
+    Supplying `{}` means the client can offer prompt suggestions made of `text`
+    and `resource_link` content blocks. The client opts in to other content
+    block types with the fields below. They have the same names as the agent's
+    prompt capabilities.
+    """
+
+    # Whether prompt suggestions may include `image` content blocks.
+    image: Optional[PromptSuggestionsImageCapabilities]
+    # Whether prompt suggestions may include `audio` content blocks.
+    audio: Optional[PromptSuggestionsAudioCapabilities]
+    # Whether prompt suggestions may include `resource` content blocks.
+    embeddedContext: Optional[PromptSuggestionsEmbeddedContextCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionCursorsCapabilities(TypedDict):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client support for `cursor_update` session updates.
+
+    See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+    """
+
+
+class ClientSessionCapabilities(TypedDict, total=False):
+    """Session-related capabilities supported by the client."""
+
+    # Support for ID-addressed context compaction updates. Omitted or `null`
+    # means unsupported. `{}` advertises the complete compaction contract.
+    compaction: Optional[CompactionCapabilities]
+    # Config option capabilities supported by the client.
+    configOptions: Optional[SessionConfigOptionsCapabilities]
+    # Support for live user-facing `notice` session updates.
+    notices: Optional[NoticeCapabilities]
+    # **UNSTABLE**
+    promptSuggestions: Optional[PromptSuggestionsCapabilities]
+    # **UNSTABLE**
+    cursors: Optional[SessionCursorsCapabilities]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -1778,7 +1888,7 @@ class ClientCapabilities(TypedDict, total=False):
     Advertised during initialization to inform the agent about
     available features and methods.
 
-    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
+    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
     # File system capabilities supported by the client.
@@ -1788,9 +1898,9 @@ class ClientCapabilities(TypedDict, total=False):
     terminal: bool
     # Session-related capabilities supported by the client.
     session: Optional[ClientSessionCapabilities]
-    # **UNSTABLE**
+    # Whether the client understands exposed subagent sessions.
     subagents: Optional[SubagentCapabilities]
-    # **UNSTABLE**
+    # Whether the Client supports `plan_update` and `plan_removed` session updates.
     plan: Optional[PlanCapabilities]
     # Authentication capabilities supported by the client.
     # Determines which authentication method types the agent may include
@@ -1815,7 +1925,7 @@ class InitializeRequest(_InitializeRequestBase, total=False):
 
     Sent by the client to establish connection and negotiate capabilities.
 
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 
     Params of the `initialize` request (handled by the agent).
     """
@@ -1980,56 +2090,64 @@ McpServer = Union[McpServerHttpVariant, McpServerSseVariant, McpServerAcpVariant
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 
 A value without `type` is a `McpServerStdio`.
 """
 
 
-SystemPromptMode = Union[Literal["append", "override"], str]
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-How the Agent combines a client-provided system prompt with its own instructions.
-
-Unknown modes are preserved so they can be stored,
-proxied, or forwarded. An Agent MUST return an error for a mode it does not
-support rather than treating it as `append` or `override`.
-
-Other values: Custom or future system prompt mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-"""
+class _InitialSessionConfigOptionFieldsBase(TypedDict):
+    # The ID of the configuration option to set.
+    configId: SessionConfigId
 
 
-class _SystemPromptBase(TypedDict):
-    # How the Agent combines `content` with its own instructions.
-    mode: SystemPromptMode
-    # The system prompt content.
-    content: List[ContentBlock]
-
-
-class SystemPrompt(_SystemPromptBase, total=False):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Client-provided system-level instructions for a session.
-
-    Clients MUST only send this when the Agent advertises
-    `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
-    because of an unadvertised mode or an unsupported content block type, MUST
-    return an error instead of creating, loading, resuming, or forking the
-    session.
-    """
+class _InitialSessionConfigOptionFields(_InitialSessionConfigOptionFieldsBase, total=False):
+    """The keys every `InitialSessionConfigOption` has."""
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
     _meta: Optional[Dict[str, Any]]
+
+
+class InitialSessionConfigOptionBoolean(_InitialSessionConfigOptionFields):
+    """A boolean value (`type: "boolean"`)."""
+
+    type: Literal["boolean"]
+    # The boolean value.
+    value: bool
+
+
+class InitialSessionConfigOptionValueId(_InitialSessionConfigOptionFields):
+    """A `SessionConfigValueId` string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+
+    Used when `type` is absent.
+    """
+
+    # The value ID.
+    value: SessionConfigValueId
+
+
+InitialSessionConfigOption = Union[InitialSessionConfigOptionBoolean, InitialSessionConfigOptionValueId]
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+An initial value for a config option, sent on session setup requests.
+
+Same shape as `session/set_config_option` without `sessionId`. Unlike
+`session/set_config_option`, an unknown `configId`, a `type` that does not match the
+option, or a value that is not allowed is ignored instead of rejected.
+
+Clients only send `type: "boolean"` entries when they advertise
+`sessionCapabilities.configOptions.boolean`.
+
+A value without `type` is a `InitialSessionConfigOptionValueId`.
+"""
 
 
 class _NewSessionRequestBase(TypedDict):
@@ -2042,15 +2160,17 @@ class _NewSessionRequestBase(TypedDict):
 class NewSessionRequest(_NewSessionRequestBase, total=False):
     """Request parameters for creating a new session.
 
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 
     Params of the `session/new` request (handled by the agent).
     """
 
-    # Additional workspace roots for this session. Each path must be absolute.
+    # Additional workspace roots for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
-    # **UNSTABLE**
+    # System-level instructions for the new session.
     systemPrompt: Optional[SystemPrompt]
+    # **UNSTABLE**
+    configOptions: List[InitialSessionConfigOption]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2071,15 +2191,17 @@ class LoadSessionRequest(_LoadSessionRequestBase, total=False):
 
     Only available if the Agent supports the `loadSession` capability.
 
-    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
 
     Params of the `session/load` request (handled by the agent).
     """
 
-    # Additional workspace roots to activate for this session. Each path must be absolute.
+    # Additional workspace roots to activate for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
-    # **UNSTABLE**
+    # System-level instructions for the loaded session.
     systemPrompt: Optional[SystemPrompt]
+    # **UNSTABLE**
+    configOptions: List[InitialSessionConfigOption]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2146,12 +2268,16 @@ class ForkSessionRequest(_ForkSessionRequestBase, total=False):
     Params of the `session/fork` request (handled by the agent).
     """
 
-    # Additional workspace roots to activate for this session. Each path must be absolute.
+    # **UNSTABLE**
+    cursorId: Optional[CursorId]
+    # Additional workspace roots to activate for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
     # List of MCP servers to connect to for this session.
     mcpServers: List[McpServer]
-    # **UNSTABLE**
+    # System-level instructions for the forked session.
     systemPrompt: Optional[SystemPrompt]
+    # **UNSTABLE**
+    configOptions: List[InitialSessionConfigOption]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2242,6 +2368,39 @@ class SessionStatusRequest(_SessionStatusRequestBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class _SessionOptionsRequestBase(TypedDict):
+    # The working directory to resolve options for. Must be an absolute path.
+    cwd: str
+
+
+class SessionOptionsRequest(_SessionOptionsRequestBase, total=False):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `session/options`, which returns the config options a session
+    would start with, without creating or resuming a session.
+
+    Only available if the Agent supports the `sessionCapabilities.options` capability.
+
+    `session/options` MUST NOT create or resume a session, send `session/update`
+    notifications, add an entry to `session/list`, or change an existing session. Agents
+    SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+    the options. The rules above still hold for it.
+
+    Params of the `session/options` request (handled by the agent).
+    """
+
+    # Additional workspace roots to resolve options for. Each path MUST be absolute.
+    additionalDirectories: List[str]
+    # The session to resolve options for.
+    sessionId: Optional[SessionId]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class _SetSessionTitleRequestBase(TypedDict):
     # The ID of the session to retitle.
     sessionId: SessionId
@@ -2291,12 +2450,14 @@ class ResumeSessionRequest(_ResumeSessionRequestBase, total=False):
     Params of the `session/resume` request (handled by the agent).
     """
 
-    # Additional workspace roots to activate for this session. Each path must be absolute.
+    # Additional workspace roots to activate for this session. Each path MUST be absolute.
     additionalDirectories: List[str]
     # List of MCP servers to connect to for this session.
     mcpServers: List[McpServer]
-    # **UNSTABLE**
+    # System-level instructions for the resumed session.
     systemPrompt: Optional[SystemPrompt]
+    # **UNSTABLE**
+    configOptions: List[InitialSessionConfigOption]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2354,10 +2515,10 @@ The successful outer ACP `mcp/message` response carries exactly one
 inner MCP outcome: an opaque result (including JSON null), or an MCP error.
 Outer ACP errors are reserved for binding and runtime failures.
 
-Both branches require their carrier key. An error must be a non-null object.
+Both branches require their carrier key. An error MUST be a non-null object.
 Unknown outer fields are ignored. Inner result and error fields are preserved.
-Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+Carrier `_meta` is optional. Omitted and `null` are equivalent.
+Senders MUST include exactly one outcome.
 """
 
 
@@ -2527,6 +2688,7 @@ AGENT_METHODS: Dict[str, MethodInfo] = {
     "session/list": MethodInfo("session_list", "request", "ListSessionsRequest", "ListSessionsResponse", "list_sessions", False),
     "session/load": MethodInfo("session_load", "request", "LoadSessionRequest", "LoadSessionResponse", "load_session", False),
     "session/new": MethodInfo("session_new", "request", "NewSessionRequest", "NewSessionResponse", "new_session", False),
+    "session/options": MethodInfo("session_options", "request", "SessionOptionsRequest", "SessionOptionsResponse", "session_options", True),
     "session/prompt": MethodInfo("session_prompt", "request", "PromptRequest", "PromptResponse", "prompt", False),
     "session/resume": MethodInfo("session_resume", "request", "ResumeSessionRequest", "ResumeSessionResponse", "resume_session", False),
     "session/set_config_option": MethodInfo("session_set_config_option", "request", "SetSessionConfigOptionRequest", "SetSessionConfigOptionResponse", "set_session_config_option", False),

@@ -27,6 +27,7 @@ export const AGENT_METHODS = Object.freeze({
   session_list: "session/list",
   session_load: "session/load",
   session_new: "session/new",
+  session_options: "session/options",
   session_prompt: "session/prompt",
   session_resume: "session/resume",
   session_set_config_option: "session/set_config_option",
@@ -103,7 +104,7 @@ export interface Agent {
    *
    * Sent by the client to establish connection and negotiate capabilities.
    *
-   * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+   * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
    *
    * Handles the `initialize` request.
    */
@@ -181,7 +182,7 @@ export interface Agent {
   /**
    * Notification to cancel ongoing operations for a session.
    *
-   * See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+   * See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
    *
    * Handles the `session/cancel` notification.
    */
@@ -234,7 +235,7 @@ export interface Agent {
    *
    * Only available if the Agent supports the `loadSession` capability.
    *
-   * See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+   * See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
    *
    * Handles the `session/load` request (also found as `unstable_loadSession`).
    */
@@ -242,17 +243,35 @@ export interface Agent {
   /**
    * Request parameters for creating a new session.
    *
-   * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+   * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
    *
    * Handles the `session/new` request.
    */
   newSession(params: schema.NewSessionRequest, context: RequestContext): MaybePromise<schema.NewSessionResponse>;
   /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Request parameters for `session/options`, which returns the config options a session
+   * would start with, without creating or resuming a session.
+   *
+   * Only available if the Agent supports the `sessionCapabilities.options` capability.
+   *
+   * `session/options` MUST NOT create or resume a session, send `session/update`
+   * notifications, add an entry to `session/list`, or change an existing session. Agents
+   * SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+   * the options. The rules above still hold for it.
+   *
+   * Handles the `session/options` request (also found as `sessionOptions`).
+   */
+  unstable_sessionOptions?(params: schema.SessionOptionsRequest, context: RequestContext): MaybePromise<schema.SessionOptionsResponse | void>;
+  /**
    * Request parameters for sending a user prompt to the agent.
    *
    * Contains the user's message and any additional context.
    *
-   * See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
+   * See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
    *
    * Handles the `session/prompt` request.
    */
@@ -358,6 +377,7 @@ export const AGENT_HANDLERS: HandlerTable = new Map([
   ["session/list", { names: ["listSessions", "unstable_listSessions"], notification: false }],
   ["session/load", { names: ["loadSession", "unstable_loadSession"], notification: false }],
   ["session/new", { names: ["newSession", "unstable_newSession"], notification: false }],
+  ["session/options", { names: ["unstable_sessionOptions", "sessionOptions"], notification: false }],
   ["session/prompt", { names: ["prompt", "unstable_prompt"], notification: false }],
   ["session/resume", { names: ["resumeSession", "unstable_resumeSession"], notification: false }],
   ["session/set_config_option", { names: ["setSessionConfigOption", "unstable_setSessionConfigOption"], notification: false }],
@@ -435,7 +455,7 @@ export interface Client {
    *
    * Sent when the agent needs authorization before performing a sensitive operation.
    *
-   * See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+   * See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
    *
    * Handles the `session/request_permission` request.
    */
@@ -445,7 +465,7 @@ export interface Client {
    *
    * Used to stream real-time progress and results during prompt processing.
    *
-   * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+   * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
    *
    * Handles the `session/update` notification.
    */
@@ -593,7 +613,7 @@ export class AgentSideConnection extends AgentSide {
    *
    * Sent when the agent needs authorization before performing a sensitive operation.
    *
-   * See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+   * See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
    *
    * Sends the `session/request_permission` request.
    */
@@ -606,7 +626,7 @@ export class AgentSideConnection extends AgentSide {
    *
    * Used to stream real-time progress and results during prompt processing.
    *
-   * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+   * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
    *
    * Sends the `session/update` notification.
    */
@@ -704,7 +724,7 @@ export class ClientSideConnection extends ClientSide {
    *
    * Sent by the client to establish connection and negotiate capabilities.
    *
-   * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+   * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
    *
    * Sends the `initialize` request.
    */
@@ -803,7 +823,7 @@ export class ClientSideConnection extends ClientSide {
   /**
    * Notification to cancel ongoing operations for a session.
    *
-   * See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+   * See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
    *
    * Sends the `session/cancel` notification.
    */
@@ -871,7 +891,7 @@ export class ClientSideConnection extends ClientSide {
    *
    * Only available if the Agent supports the `loadSession` capability.
    *
-   * See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+   * See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
    *
    * Sends the `session/load` request.
    */
@@ -882,7 +902,7 @@ export class ClientSideConnection extends ClientSide {
   /**
    * Request parameters for creating a new session.
    *
-   * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+   * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
    *
    * Sends the `session/new` request.
    */
@@ -891,11 +911,32 @@ export class ClientSideConnection extends ClientSide {
   }
 
   /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Request parameters for `session/options`, which returns the config options a session
+   * would start with, without creating or resuming a session.
+   *
+   * Only available if the Agent supports the `sessionCapabilities.options` capability.
+   *
+   * `session/options` MUST NOT create or resume a session, send `session/update`
+   * notifications, add an entry to `session/list`, or change an existing session. Agents
+   * SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+   * the options. The rules above still hold for it.
+   *
+   * Sends the `session/options` request.
+   */
+  unstable_sessionOptions(params: schema.SessionOptionsRequest): Promise<schema.SessionOptionsResponse> {
+    return this._request("session/options", params) as Promise<schema.SessionOptionsResponse>;
+  }
+
+  /**
    * Request parameters for sending a user prompt to the agent.
    *
    * Contains the user's message and any additional context.
    *
-   * See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
+   * See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
    *
    * Sends the `session/prompt` request.
    */

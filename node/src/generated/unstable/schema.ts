@@ -21,7 +21,6 @@ import type {
   BooleanPropertySchema,
   CancelNotification,
   CancelRequestNotification,
-  ClientSessionCapabilities,
   CloseSessionRequest,
   CloseSessionResponse,
   CompactionCapabilities,
@@ -30,7 +29,6 @@ import type {
   CompactionSummaryChunk,
   CompactionUpdate,
   CompleteElicitationNotification,
-  ConfigOptionUpdate,
   Content,
   ContentBlock,
   ContentChunk,
@@ -65,17 +63,18 @@ import type {
   EnvVariable,
   Error,
   ErrorCode,
+  ErrorStopReason,
   ExtNotification,
   ExtRequest,
   ExtResponse,
   FileSystemCapabilities,
   HttpHeader,
+  IdleStateUpdateStopReason,
   ImageContent,
   Implementation,
   IntegerPropertySchema,
   KillTerminalRequest,
   KillTerminalResponse,
-  LoadSessionResponse,
   LogoutCapabilities,
   LogoutRequest,
   LogoutResponse,
@@ -85,7 +84,6 @@ import type {
   MessageId,
   MultiSelectItems,
   MultiSelectPropertySchema,
-  NewSessionResponse,
   Notice,
   NoticeCapabilities,
   NoticeSeverity,
@@ -94,9 +92,16 @@ import type {
   PermissionOptionId,
   PermissionOptionKind,
   Plan,
+  PlanCapabilities,
   PlanEntry,
   PlanEntryPriority,
   PlanEntryStatus,
+  PlanId,
+  PlanItems,
+  PlanMarkdown,
+  PlanRemoved,
+  PlanUpdate,
+  PlanUpdateContent,
   PromptCapabilities,
   PromptRequest,
   ProtocolVersion,
@@ -108,17 +113,17 @@ import type {
   RequestPermissionOutcome,
   RequestPermissionRequest,
   RequestPermissionResponse,
+  RequiresActionStateUpdate,
   ResourceLink,
-  ResumeSessionResponse,
   Role,
+  RunningStateUpdate,
   SelectedPermissionOutcome,
   SessionAdditionalDirectoriesCapabilities,
+  SessionCancelCapabilities,
   SessionCloseCapabilities,
   SessionConfigBoolean,
   SessionConfigGroupId,
   SessionConfigId,
-  SessionConfigOption,
-  SessionConfigOptionCategory,
   SessionConfigOptionKind,
   SessionConfigOptionsCapabilities,
   SessionConfigSelect,
@@ -130,21 +135,32 @@ import type {
   SessionId,
   SessionInfoUpdate,
   SessionListCapabilities,
+  SessionMessage,
+  SessionMessageChunk,
   SessionMode,
   SessionModeId,
   SessionModeState,
+  SessionReference,
   SessionResumeCapabilities,
+  SessionSystemPromptCapabilities,
+  SessionSystemPromptModeCapabilities,
+  SessionSystemPromptOverrideCapabilities,
   SetSessionConfigOptionRequest,
   SetSessionConfigOptionRequestBoolean,
   SetSessionConfigOptionRequestKind,
   SetSessionConfigOptionRequestValueId,
-  SetSessionConfigOptionResponse,
   SetSessionModeRequest,
   SetSessionModeResponse,
+  StateUpdate,
   StopReason,
   StringFormat,
   StringMultiSelectItems,
   StringPropertySchema,
+  SubagentCapabilities,
+  SubagentSessionCapabilities,
+  SubagentUpdate,
+  SystemPrompt,
+  SystemPromptMode,
   Terminal,
   TerminalExitStatus,
   TerminalId,
@@ -160,6 +176,7 @@ import type {
   ToolCallStatus,
   ToolCallUpdate,
   ToolKind,
+  UnknownStateUpdate,
   UnstructuredCommandInput,
   UsageUpdate,
   WaitForTerminalExitRequest,
@@ -185,7 +202,6 @@ export type {
   BooleanPropertySchema,
   CancelNotification,
   CancelRequestNotification,
-  ClientSessionCapabilities,
   CloseSessionRequest,
   CloseSessionResponse,
   CompactionCapabilities,
@@ -194,7 +210,6 @@ export type {
   CompactionSummaryChunk,
   CompactionUpdate,
   CompleteElicitationNotification,
-  ConfigOptionUpdate,
   Content,
   ContentBlock,
   ContentChunk,
@@ -229,17 +244,18 @@ export type {
   EnvVariable,
   Error,
   ErrorCode,
+  ErrorStopReason,
   ExtNotification,
   ExtRequest,
   ExtResponse,
   FileSystemCapabilities,
   HttpHeader,
+  IdleStateUpdateStopReason,
   ImageContent,
   Implementation,
   IntegerPropertySchema,
   KillTerminalRequest,
   KillTerminalResponse,
-  LoadSessionResponse,
   LogoutCapabilities,
   LogoutRequest,
   LogoutResponse,
@@ -249,7 +265,6 @@ export type {
   MessageId,
   MultiSelectItems,
   MultiSelectPropertySchema,
-  NewSessionResponse,
   Notice,
   NoticeCapabilities,
   NoticeSeverity,
@@ -258,9 +273,16 @@ export type {
   PermissionOptionId,
   PermissionOptionKind,
   Plan,
+  PlanCapabilities,
   PlanEntry,
   PlanEntryPriority,
   PlanEntryStatus,
+  PlanId,
+  PlanItems,
+  PlanMarkdown,
+  PlanRemoved,
+  PlanUpdate,
+  PlanUpdateContent,
   PromptCapabilities,
   PromptRequest,
   ProtocolVersion,
@@ -272,17 +294,17 @@ export type {
   RequestPermissionOutcome,
   RequestPermissionRequest,
   RequestPermissionResponse,
+  RequiresActionStateUpdate,
   ResourceLink,
-  ResumeSessionResponse,
   Role,
+  RunningStateUpdate,
   SelectedPermissionOutcome,
   SessionAdditionalDirectoriesCapabilities,
+  SessionCancelCapabilities,
   SessionCloseCapabilities,
   SessionConfigBoolean,
   SessionConfigGroupId,
   SessionConfigId,
-  SessionConfigOption,
-  SessionConfigOptionCategory,
   SessionConfigOptionKind,
   SessionConfigOptionsCapabilities,
   SessionConfigSelect,
@@ -294,21 +316,32 @@ export type {
   SessionId,
   SessionInfoUpdate,
   SessionListCapabilities,
+  SessionMessage,
+  SessionMessageChunk,
   SessionMode,
   SessionModeId,
   SessionModeState,
+  SessionReference,
   SessionResumeCapabilities,
+  SessionSystemPromptCapabilities,
+  SessionSystemPromptModeCapabilities,
+  SessionSystemPromptOverrideCapabilities,
   SetSessionConfigOptionRequest,
   SetSessionConfigOptionRequestBoolean,
   SetSessionConfigOptionRequestKind,
   SetSessionConfigOptionRequestValueId,
-  SetSessionConfigOptionResponse,
   SetSessionModeRequest,
   SetSessionModeResponse,
+  StateUpdate,
   StopReason,
   StringFormat,
   StringMultiSelectItems,
   StringPropertySchema,
+  SubagentCapabilities,
+  SubagentSessionCapabilities,
+  SubagentUpdate,
+  SystemPrompt,
+  SystemPromptMode,
   Terminal,
   TerminalExitStatus,
   TerminalId,
@@ -324,6 +357,7 @@ export type {
   ToolCallStatus,
   ToolCallUpdate,
   ToolKind,
+  UnknownStateUpdate,
   UnstructuredCommandInput,
   UsageUpdate,
   WaitForTerminalExitRequest,
@@ -359,7 +393,7 @@ export interface MessageMcpRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -393,7 +427,7 @@ export type McpRequestId = string;
  *
  * Contains the negotiated protocol version and agent capabilities.
  *
- * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+ * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
  *
  * Result of the `initialize` request (handled by the agent).
  */
@@ -402,7 +436,7 @@ export interface InitializeResponse {
    * The protocol version the client specified if supported by the agent,
    * or the latest protocol version supported by the agent.
    *
-   * The client should disconnect, if it doesn't support this version.
+   * The client SHOULD disconnect, if it doesn't support this version.
    */
   protocolVersion: ProtocolVersion;
   /**
@@ -428,7 +462,7 @@ export interface InitializeResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -439,7 +473,7 @@ export interface InitializeResponse {
  * Advertised during initialization to inform the client about
  * available features and content types.
  *
- * See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)
+ * See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
  */
 export interface AgentCapabilities {
   /**
@@ -488,7 +522,7 @@ export interface AgentCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -522,7 +556,7 @@ export interface McpCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -536,7 +570,7 @@ export interface McpCapabilities {
  *
  * Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
  *
- * See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
+ * See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
  */
 export interface SessionCapabilities {
   /**
@@ -566,10 +600,6 @@ export interface SessionCapabilities {
    */
   additionalDirectories?: SessionAdditionalDirectoriesCapabilities | null;
   /**
-   * **UNSTABLE**
-   *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
    * Whether the agent supports `systemPrompt` on session lifecycle requests.
    *
    * Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -615,6 +645,18 @@ export interface SessionCapabilities {
    *
    * This capability is not part of the spec yet, and may be removed or changed at any point.
    *
+   * Whether the agent supports `session/options`.
+   *
+   * Optional. Omitted or `null` both mean the agent does not advertise support.
+   * Supplying `{}` means the agent supports `session/options` and accepts initial
+   * config option values on session setup requests.
+   */
+  options?: SessionOptionsCapabilities | null;
+  /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
    * Whether the agent supports `session/set_title`.
    *
    * Agents report titles through `session/list` and `session_info_update` without this
@@ -643,84 +685,7 @@ export interface SessionCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Capabilities for client-provided system prompts.
- *
- * Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
- * requests in `append` mode.
- */
-export interface SessionSystemPromptCapabilities {
-  /**
-   * Delivery modes the agent supports in addition to `append`.
-   *
-   * Optional. Omitted or `null` both mean the agent supports only `append`.
-   */
-  mode?: SessionSystemPromptModeCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
-   *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * System prompt delivery modes the agent supports in addition to `append`.
- *
- * `append` has no entry because every agent advertising
- * `sessionCapabilities.systemPrompt` supports it.
- */
-export interface SessionSystemPromptModeCapabilities {
-  /**
-   * Whether the agent supports `override` mode.
-   *
-   * Optional. Omitted or `null` both mean the agent does not advertise support.
-   * Supplying `{}` means the agent supports replacing its built-in default
-   * instructions with the client-provided system prompt.
-   */
-  override?: SessionSystemPromptOverrideCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
-   *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Capabilities for the `override` system prompt mode.
- *
- * Supplying `{}` means the agent supports replacing its built-in default
- * instructions with the client-provided system prompt.
- */
-export interface SessionSystemPromptOverrideCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
-   *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -740,7 +705,7 @@ export interface SessionForkCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -761,7 +726,7 @@ export interface SessionArchiveCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -781,7 +746,28 @@ export interface SessionStatusCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Capabilities for the `session/options` method.
+ *
+ * Supplying `{}` means the agent supports `session/options` and accepts initial config
+ * option values on session setup requests.
+ */
+export interface SessionOptionsCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -802,7 +788,7 @@ export interface SessionTitleCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -832,7 +818,7 @@ export interface AgentAuthCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -852,7 +838,7 @@ export interface AuthStatusCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -872,7 +858,7 @@ export interface ProvidersCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -894,7 +880,7 @@ export interface ListProvidersResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -913,7 +899,7 @@ export interface ProviderInfo {
   supported: LlmProtocol[];
   /**
    * Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-   * If true, clients must not call `providers/disable` for this provider ID.
+   * If true, clients MUST NOT call `providers/disable` for this provider ID.
    */
   required: boolean;
   /**
@@ -926,7 +912,7 @@ export interface ProviderInfo {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -973,7 +959,7 @@ export interface ProviderCurrentConfig {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -993,7 +979,7 @@ export interface SetProviderResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1013,7 +999,7 @@ export interface DisableProviderResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1031,8 +1017,8 @@ export interface AuthStatusResponse {
   /**
    * Whether the agent can start sessions without the user signing in first.
    *
-   * This is the only field clients should act on. Clients MUST treat values they
-   * do not recognize as `unknown`.
+   * Clients use this field to decide whether sign-in is needed. Clients MUST treat
+   * values they do not recognize as `unknown`.
    */
   state: AuthState;
   /**
@@ -1048,7 +1034,7 @@ export interface AuthStatusResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1087,6 +1073,13 @@ export interface AuthAccount {
    */
   label: string;
   /**
+   * Short text shown with the label, such as the credential source, for example
+   * `API key helper`. MUST NOT contain credentials.
+   *
+   * Optional. Omitted and `null` are equivalent and mean no description is reported.
+   */
+  description?: string | null;
+  /**
    * Whether the agent currently uses this account by default.
    *
    * Several accounts MAY be active, for example one per provider.
@@ -1117,7 +1110,98 @@ export interface AuthAccount {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Response from creating a new session.
+ *
+ * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
+ *
+ * Result of the `session/new` request (handled by the agent).
+ */
+export interface NewSessionResponse {
+  /**
+   * Unique identifier for the created session.
+   *
+   * Used in all subsequent requests for this conversation.
+   */
+  sessionId: SessionId;
+  /**
+   * Initial mode state if supported by the Agent
+   *
+   * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+   */
+  modes?: SessionModeState | null;
+  /** Initial session configuration options if supported by the Agent. */
+  configOptions?: SessionConfigOption[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** A session configuration option selector and its current state. */
+export type SessionConfigOption = {
+  /** Unique identifier for the configuration option. */
+  id: SessionConfigId;
+  /** Human-readable label for the option. */
+  name: string;
+  /** Optional description for the Client to display to the user. */
+  description?: string | null;
+  /** Optional semantic category for this option (UX only). */
+  category?: SessionConfigOptionCategory | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+} & SessionConfigOptionKind;
+
+/**
+ * Semantic category for a session configuration option.
+ *
+ * This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+ * session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+ * placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+ * categories gracefully.
+ *
+ * Category names beginning with `_` are free for custom use, like other ACP extension methods.
+ * Category names that do not begin with `_` are reserved for the ACP spec.
+ *
+ * Other values: Unknown / uncategorized selector.
+ */
+export type SessionConfigOptionCategory = "mode" | "model" | "model_config" | "speed" | "thought_level" | (string & {});
+
+/**
+ * Response from loading an existing session.
+ *
+ * Result of the `session/load` request (handled by the agent).
+ */
+export interface LoadSessionResponse {
+  /**
+   * Initial mode state if supported by the Agent
+   *
+   * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+   */
+  modes?: SessionModeState | null;
+  /** Initial session configuration options if supported by the Agent. */
+  configOptions?: SessionConfigOption[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1140,7 +1224,7 @@ export interface ListSessionsResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1152,7 +1236,7 @@ export interface SessionInfo {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots reported for this session. Each path must be absolute.
+   * Additional workspace roots reported for this session. Each path MUST be absolute.
    *
    * When present, this is the complete ordered additional-root list reported
    * by the Agent. Omitted and empty values are equivalent: the response
@@ -1179,7 +1263,7 @@ export interface SessionInfo {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1199,7 +1283,7 @@ export interface ForkSessionResponse {
   /**
    * Initial mode state if supported by the Agent
    *
-   * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+   * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
    */
   modes?: SessionModeState | null;
   /** Initial session configuration options if supported by the Agent. */
@@ -1209,7 +1293,7 @@ export interface ForkSessionResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1229,7 +1313,7 @@ export interface ArchiveSessionResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1249,7 +1333,7 @@ export interface UnarchiveSessionResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1278,7 +1362,7 @@ export interface SessionStatusResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1304,6 +1388,45 @@ export type SessionStatus = "open" | "saved" | (string & {});
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
+ * Response from `session/options`.
+ *
+ * The result is a snapshot. The options a session actually starts with are the ones in
+ * the session setup response.
+ *
+ * Agents only return `type: "boolean"` options when the Client advertises
+ * `sessionCapabilities.configOptions.boolean`.
+ *
+ * Result of the `session/options` request (handled by the agent).
+ */
+export interface SessionOptionsResponse {
+  /**
+   * The mode state the session would start with, if the Agent supports modes.
+   *
+   * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+   */
+  modes?: SessionModeState | null;
+  /**
+   * The config options the session would start with, with the same rules as on
+   * `NewSessionResponse`.
+   *
+   * Optional. Omitted, `null`, or empty means no config options are advertised.
+   */
+  configOptions?: SessionConfigOption[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
  * Response from setting the title of a session.
  *
  * Result of the `session/set_title` request (handled by the agent).
@@ -1321,7 +1444,49 @@ export interface SetSessionTitleResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Response from resuming an existing session.
+ *
+ * Result of the `session/resume` request (handled by the agent).
+ */
+export interface ResumeSessionResponse {
+  /**
+   * Initial mode state if supported by the Agent
+   *
+   * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+   */
+  modes?: SessionModeState | null;
+  /** Initial session configuration options if supported by the Agent. */
+  configOptions?: SessionConfigOption[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Response to `session/set_config_option` method.
+ *
+ * Result of the `session/set_config_option` request (handled by the agent).
+ */
+export interface SetSessionConfigOptionResponse {
+  /** The full set of configuration options and their current values. */
+  configOptions: SessionConfigOption[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1329,7 +1494,7 @@ export interface SetSessionTitleResponse {
 /**
  * Response from processing a user prompt.
  *
- * See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
+ * See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
  *
  * Result of the `session/prompt` request (handled by the agent).
  */
@@ -1349,7 +1514,7 @@ export interface PromptResponse {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1379,7 +1544,7 @@ export interface Usage {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1389,7 +1554,7 @@ export interface Usage {
  *
  * Used to stream real-time progress and results during prompt processing.
  *
- * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+ * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
  *
  * Params of the `session/update` notification (handled by the client).
  */
@@ -1403,7 +1568,7 @@ export interface SessionNotification {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1413,7 +1578,7 @@ export interface SessionNotification {
  *
  * These updates provide real-time feedback about the agent's progress.
  *
- * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+ * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
  */
 export type SessionUpdate =
   /** A chunk of the user's message being streamed. */
@@ -1428,12 +1593,18 @@ export type SessionUpdate =
   | (ToolCallUpdate & { sessionUpdate: "tool_call_update" })
   /**
    * The agent's execution plan for complex tasks.
-   * See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
+   * See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
    */
   | (Plan & { sessionUpdate: "plan" })
-  /** **UNSTABLE** */
+  /**
+   * Replaces the plan with this ID. Agents MUST NOT send this update unless
+   * the Client advertised `plan`.
+   */
   | (PlanUpdate & { sessionUpdate: "plan_update" })
-  /** **UNSTABLE** */
+  /**
+   * Removes the plan with this ID. Agents MUST NOT send this update unless
+   * the Client advertised `plan`.
+   */
   | (PlanRemoved & { sessionUpdate: "plan_removed" })
   /** Available commands are ready or have changed */
   | (AvailableCommandsUpdate & { sessionUpdate: "available_commands_update" })
@@ -1452,59 +1623,32 @@ export type SessionUpdate =
   /** A content block appended to a context compaction's retained summary. */
   | (CompactionSummaryChunk & { sessionUpdate: "compaction_summary_chunk" })
   /** **UNSTABLE** */
+  | (PromptSuggestionsUpdate & { sessionUpdate: "prompt_suggestions_update" })
+  /** **UNSTABLE** */
+  | (CursorUpdate & { sessionUpdate: "cursor_update" })
+  /**
+   * Announces a child session created and owned by this session, or updates
+   * that ownership association's metadata.
+   */
   | (SubagentUpdate & { sessionUpdate: "subagent_update" })
-  /** **UNSTABLE** */
+  /**
+   * A message upsert observed in this session's transcript, sent to or
+   * received from another session.
+   */
   | (SessionMessage & { sessionUpdate: "session_message" })
-  /** **UNSTABLE** */
+  /** One content block appended to a sent or received session message. */
   | (SessionMessageChunk & { sessionUpdate: "session_message_chunk" });
 
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Updated content for a plan.
- */
-export type PlanUpdateContent =
-  /** Structured plan entries. */
-  | (PlanItems & { type: "items" })
-  /** A URI pointing to a file containing the plan. */
-  | (PlanFile & { type: "file" })
-  /** Raw markdown content for the plan. */
-  | (PlanMarkdown & { type: "markdown" });
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Unique identifier for a plan within a session.
- */
-export type PlanId = string;
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * A plan represented as structured entries.
- */
-export interface PlanItems {
-  /** The plan ID to update. */
-  planId: PlanId;
-  /**
-   * The list of tasks to be accomplished.
-   *
-   * When updating an item-based plan, the agent must send a complete list of all entries
-   * with their current status. The client replaces that plan with each update.
-   */
-  entries: PlanEntry[];
+/** Session configuration options have been updated. */
+export interface ConfigOptionUpdate {
+  /** The full set of configuration options and their current values. */
+  configOptions: SessionConfigOption[];
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1514,19 +1658,29 @@ export interface PlanItems {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * A plan represented by a file URI.
+ * A prompt the Agent predicts the user will send next.
  */
-export interface PlanFile {
-  /** The plan ID to update. */
-  planId: PlanId;
-  /** The URI of the file containing the plan. */
-  uri: string;
+export interface PromptSuggestion {
+  /**
+   * The content of the suggested prompt.
+   *
+   * Required and non-null. Must contain at least one content block. This is
+   * the same type as the `prompt` field of `session/prompt`, and the Client
+   * can send it in that field unchanged.
+   *
+   * Agents MUST only use `text` and `resource_link` content blocks, and
+   * other content block types that both the Agent's prompt capabilities
+   * and the Client's `session.promptSuggestions` capability advertise.
+   * Agents MUST NOT send a prompt whose only content is empty or
+   * whitespace-only text.
+   */
+  prompt: ContentBlock[];
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1536,19 +1690,33 @@ export interface PlanFile {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * A plan represented as raw markdown content.
+ * Replaces the session's current list of prompt suggestions.
+ *
+ * A prompt suggestion is a prompt the Agent predicts the user will send next.
+ * The Client offers suggestions where the user writes the next prompt. The
+ * list in the most recent update is the current list until the Agent sends
+ * another update. A session starts with an empty list.
+ *
+ * Suggestions are not part of session history. Agents SHOULD NOT include
+ * this update when they replay a session.
+ *
+ * Agents MUST only send this update when the Client advertised
+ * the `session.promptSuggestions` Client capability.
  */
-export interface PlanMarkdown {
-  /** The plan ID to update. */
-  planId: PlanId;
-  /** Markdown content for the plan. */
-  content: string;
+export interface PromptSuggestionsUpdate {
+  /**
+   * The suggestions the Client can offer, ordered most likely first.
+   *
+   * Required and non-null. An empty list withdraws the suggestions the
+   * Client is offering.
+   */
+  suggestions: PromptSuggestion[];
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1558,17 +1726,38 @@ export interface PlanMarkdown {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * A content update for a plan identified by ID.
+ * Unique identifier for a session cursor within a session.
+ *
+ * The Agent generates it, and it is never reused for another position in the
+ * session. Clients MUST NOT parse, change, or construct it.
+ *
+ * See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
  */
-export interface PlanUpdate {
-  /** The updated plan content. */
-  plan: PlanUpdateContent;
+export type CursorId = string;
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * The methods that currently accept a session cursor.
+ *
+ * See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+ */
+export interface CursorCapabilities {
+  /**
+   * Permits the Client to fork the session at this cursor with `session/fork`.
+   *
+   * Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
+   * means supported.
+   */
+  fork?: CursorForkCapabilities | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1578,17 +1767,17 @@ export interface PlanUpdate {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * Removal notice for a plan identified by ID.
+ * Capability to fork the session at a cursor with `session/fork`.
+ *
+ * Supplying `{}` advertises support. An omitted or `null` `fork` does not.
  */
-export interface PlanRemoved {
-  /** The plan ID to remove. */
-  planId: PlanId;
+export interface CursorForkCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1598,22 +1787,63 @@ export interface PlanRemoved {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * Client-initiated session mutations permitted for a specific subagent session.
+ * Where a session cursor is, relative to an entity the Client holds.
  *
- * A mutation requires an explicit per-child capability. Support for the method
- * on ordinary sessions does not grant support on a child.
+ * The anchor names the entity by its type and ID, and `position` says on which
+ * side of that entity the cursor is. A known `type` with a malformed payload is
+ * an error. It does not fall back to the unknown-type variant.
+ *
+ * See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+ *
+ * Other `type` values may appear too (not typed here): Custom or future anchor type.
  */
-export interface SubagentSessionCapabilities {
-  /**
-   * Permits the client to cancel this child's current work without ending
-   * the session. Omitted or `null` means unsupported. An object (including
-   * `{}`) means supported.
-   */
-  cancel?: SessionCancelCapabilities | null;
+export type CursorAnchor =
+  /** The cursor is next to a user message. */
+  | (CursorMessageAnchor & { type: "user_message" })
+  /** The cursor is next to an agent message. */
+  | (CursorMessageAnchor & { type: "agent_message" })
+  /** The cursor is next to an agent thought. */
+  | (CursorMessageAnchor & { type: "agent_thought" })
+  /** The cursor is next to a session-directed message. */
+  | (CursorMessageAnchor & { type: "session_message" })
+  /** The cursor is next to a tool call. */
+  | (CursorToolCallAnchor & { type: "tool_call" })
+  /** The cursor is next to a compaction. */
+  | (CursorCompactionAnchor & { type: "compaction" });
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * On which side of the anchored entity a session cursor is.
+ *
+ * Other values: Custom or future position.
+ *
+ * Values beginning with `_` are reserved for implementation-specific
+ * extensions. Other unknown values are reserved for future ACP positions.
+ * A Client that does not recognize the value cannot place the cursor.
+ */
+export type CursorAnchorPosition = "before" | "after" | (string & {});
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * A session cursor anchor to a message. The anchor's `type` names the kind of message.
+ */
+export interface CursorMessageAnchor {
+  /** The ID of the anchored message. */
+  messageId: MessageId;
+  /** On which side of the message the cursor is. */
+  position: CursorAnchorPosition;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1623,17 +1853,19 @@ export interface SubagentSessionCapabilities {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * Capability to cancel work in a subagent session without ending that session.
- *
- * Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+ * A session cursor anchor to a tool call.
  */
-export interface SessionCancelCapabilities {
+export interface CursorToolCallAnchor {
+  /** The ID of the anchored tool call. */
+  toolCallId: ToolCallId;
+  /** On which side of the tool call the cursor is. */
+  position: CursorAnchorPosition;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1643,30 +1875,19 @@ export interface SessionCancelCapabilities {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * Current foreground-work state of a reusable child session.
- *
- * Each update is a whole-object snapshot. Idle does not terminate the child.
- * The parent can message it again, transitioning it back to running.
- * Background activity may still emit other session updates while idle.
- *
- * Other `state` values may appear too (not typed here): Custom or future state.
+ * A session cursor anchor to a compaction.
  */
-export type StateUpdate =
-  /** Foreground work is in progress. */
-  | (RunningStateUpdate & { state: "running" })
-  /** The child is ready to process another prompt. */
-  | (IdleStateUpdate & { state: "idle" })
-  /** Foreground work is blocked on user action. */
-  | (RequiresActionStateUpdate & { state: "requires_action" })
-  /** The Agent cannot currently determine foreground activity. */
-  | (UnknownStateUpdate & { state: "unknown" });
-
-/** Foreground work is in progress. */
-export interface RunningStateUpdate {
+export interface CursorCompactionAnchor {
+  /** The ID of the anchored compaction. */
+  compactionId: CompactionId;
+  /** On which side of the compaction the cursor is. */
+  position: CursorAnchorPosition;
   /**
-   * The _meta property is reserved by ACP for additional metadata.
-   * Implementations MUST NOT make assumptions about values at these keys.
-   * Optional. Omitted and `null` mean no metadata for this state snapshot.
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1676,22 +1897,45 @@ export interface RunningStateUpdate {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * Details of a failure that ended a child's foreground work.
+ * A session cursor upsert. A cursor names one position in the session's timeline.
+ *
+ * The first update for a `cursorId` MUST include `anchor`. The anchor is fixed
+ * after that, and later updates change only `capabilities`.
+ *
+ * Agents MUST only send this update when the Client advertised
+ * the `session.cursors` Client capability.
+ *
+ * `capabilities` and `_meta` have patch semantics: omission leaves the stored
+ * value unchanged, `null` clears it, and a concrete value replaces it.
+ *
+ * See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
  */
-export interface ErrorStopReason {
+export interface CursorUpdate {
+  /** The Agent-owned ID of this cursor, unique within the session. */
+  cursorId: CursorId;
   /**
-   * The failure, as a JSON-RPC error object.
+   * The methods that currently accept this cursor.
    *
-   * Optional. Omitted or `null` both mean the agent is not reporting failure details.
-   * Agents SHOULD include it.
+   * Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
+   * the whole previous value. A new cursor starts with none.
    */
-  error?: Error | null;
+  capabilities?: CursorCapabilities | null;
+  /**
+   * Where the cursor is, relative to an entity the Client holds.
+   *
+   * Required on the first update for a cursor. The Agent MUST NOT change it afterwards.
+   * A later update can omit it or repeat the same anchor. Omitted and `null` are
+   * equivalent and leave the stored anchor unchanged.
+   */
+  anchor?: CursorAnchor | null;
+  /** Extensible metadata patch for this cursor. */
+  _meta?: { [key: string]: unknown } | null;
 }
 
 /**
- * The child is ready to process another prompt.
+ * Foreground work is not in progress. The parent can give the child more work.
  *
- * An omitted, `null`, or malformed `stopReason` means not reported.
+ * An omitted or `null` `stopReason` means not reported.
  */
 export type IdleStateUpdate = {
   /**
@@ -1707,231 +1951,6 @@ export type IdleStateUpdate = {
    */
   _meta?: { [key: string]: unknown } | null;
 } & IdleStateUpdateStopReason;
-
-/**
- * The `stopReason`-selected part of `IdleStateUpdate`.
- *
- * Other `stopReason` values may appear too (not typed here): Custom or future stop reason.
- */
-export type IdleStateUpdateStopReason =
-  /** The work ended successfully. */
-  | { stopReason: "end_turn" }
-  /** The work ended because the agent reached the maximum number of tokens. */
-  | { stopReason: "max_tokens" }
-  /**
-   * The work ended because the agent reached the maximum number of allowed
-   * agent requests.
-   */
-  | { stopReason: "max_turn_requests" }
-  /** The work ended because the agent refused to continue. */
-  | { stopReason: "refusal" }
-  /** The work was cancelled. */
-  | { stopReason: "cancelled" }
-  /** The work ended because something failed. */
-  | (ErrorStopReason & { stopReason: "error" })
-  /** No stop reason: `stopReason` is omitted or `null`. */
-  | { stopReason?: null };
-
-/** Foreground work is blocked on user action. */
-export interface RequiresActionStateUpdate {
-  /**
-   * The _meta property is reserved by ACP for additional metadata.
-   * Implementations MUST NOT make assumptions about values at these keys.
-   * Optional. Omitted and `null` mean no metadata for this state snapshot.
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * The Agent cannot currently determine foreground activity.
- *
- * Report this when activity becomes unobservable, not merely because the child
- * has been quiet. The Client MUST stop presenting the previous state as confirmed
- * current activity, but may retain it as last known. A later state replaces this
- * snapshot normally.
- *
- * This is not a task outcome or session closure. It does not cancel work, resolve
- * pending requests, or revoke capabilities. Capabilities are updated separately.
- */
-export interface UnknownStateUpdate {
-  /**
-   * The _meta property is reserved by ACP for additional metadata.
-   * Implementations MUST NOT make assumptions about values at these keys.
-   * Optional. Omitted and `null` mean no metadata for this state snapshot.
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Notification that the enclosing parent session created and owns a child session.
- *
- * Later updates modify the existing association's metadata, not its ownership.
- *
- * Sent on the immediate parent session. The first update for an unknown
- * `sessionId` announces the child and MUST be sent
- * before any live child traffic or live message naming the child as sender
- * or recipient. Parents may message and reuse an announced child across
- * multiple operations.
- * Child events are delivered automatically on the same connection. No child
- * load, resume, or subscription is needed.
- *
- * Only the subagent session ID is required. Omitted patch fields keep their
- * previous values. `null` clears them. Clearing capabilities disables child
- * mutations. Clearing state leaves current activity unset/unconfirmed: it does
- * not imply idle, stop work, or create an `unknown` state snapshot. A concrete
- * state replaces the entire previous state object, not the session.
- * The title and description provide the parent's display metadata for the
- * child. They do not replace the content of individual messages or operations.
- * `cwd` and `additionalDirectories` report where the Agent placed the child.
- * While unset, each inherits the immediate parent's effective value.
- */
-export interface SubagentUpdate {
-  /** The opaque session ID identifying the child in all ACP messages. */
-  sessionId: SessionId;
-  /**
-   * The parent's human-readable display title for this child. It need not be unique.
-   *
-   * Omitted means unchanged. `null` clears it. If unset, the Client chooses
-   * a fallback presentation.
-   */
-  title?: string | null;
-  /**
-   * The parent's human-readable description of the child's role or purpose.
-   *
-   * Omitted means unchanged. `null` clears it. If unset, the Client chooses
-   * a fallback presentation. This is current display metadata, not the
-   * history of instructions sent to the child.
-   */
-  description?: string | null;
-  /**
-   * Client-initiated session mutations permitted for this subagent session.
-   *
-   * Omitted means unchanged. `null` clears the capability set and disables
-   * child mutations. If never supplied, no session mutations are permitted.
-   * Read-only operations retain their normal protocol semantics and capability
-   * requirements. A concrete object replaces the whole capability set.
-   */
-  capabilities?: SubagentSessionCapabilities | null;
-  /**
-   * Current state snapshot for the child session.
-   *
-   * Omitted means unchanged. `null` clears the current activity without
-   * asserting idle or sending an `unknown` snapshot. A concrete state
-   * replaces the previous state object wholesale. If never supplied, the
-   * current activity is unset/unconfirmed.
-   */
-  state?: StateUpdate | null;
-  /**
-   * The child's working directory. Must be an absolute path.
-   *
-   * Optional and nullable. Omitted means unchanged. `null` clears the
-   * reported value. While unset, the child inherits its immediate parent's
-   * effective working directory. Clients use this value for the child's
-   * root set and as the default terminal working directory.
-   */
-  cwd?: string | null;
-  /**
-   * Additional workspace roots for the child. Each path must be absolute.
-   *
-   * Optional and nullable. Omitted means unchanged. `null` clears the
-   * reported value. While unset, the child inherits its immediate parent's
-   * effective additional directories, independently of `cwd`. A concrete
-   * array replaces the whole list. `[]` reports no additional directories.
-   * Clients use these values for the child's root set.
-   */
-  additionalDirectories?: string[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
-   *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-   * Omitted means unchanged. `null` removes the metadata.
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * An upsert for an inter-session message.
- */
-export interface SessionMessage {
-  /** Identifier of this message within the enclosing session's transcript. */
-  messageId: MessageId;
-  /**
-   * The sending session.
-   *
-   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
-   */
-  senderSessionId?: SessionId | null;
-  /**
-   * The receiving session.
-   *
-   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
-   */
-  recipientSessionId?: SessionId | null;
-  /**
-   * On an incoming view, the `messageId` of the same message's outgoing view in the
-   * sender's transcript.
-   *
-   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-   * after the message starts streaming.
-   */
-  senderMessageId?: MessageId | null;
-  /**
-   * On an outgoing view, the `messageId` of the same message's incoming view in the
-   * recipient's transcript.
-   *
-   * Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-   * after the message starts streaming.
-   */
-  recipientMessageId?: MessageId | null;
-  /**
-   * Omitted leaves content unchanged. `null` or `[]` clears it.
-   * A non-empty array replaces all content.
-   */
-  content?: ContentBlock[] | null;
-  /**
-   * Omitted leaves metadata unchanged. `null` removes it.
-   *
-   * Implementations MUST NOT make assumptions about values in `_meta`.
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * A streamed content block of an inter-session message.
- *
- * A chunk carries only content. The message's participants and references come from
- * `session_message` upserts, which can arrive before, between, or after its chunks.
- */
-export interface SessionMessageChunk {
-  /** Identifier of this message within the enclosing session's transcript. */
-  messageId: MessageId;
-  /** A single content block appended to the message. */
-  content: ContentBlock;
-  /**
-   * Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
-   *
-   * Implementations MUST NOT make assumptions about values in `_meta`.
-   */
-  _meta?: { [key: string]: unknown } | null;
-}
 
 /**
  * **UNSTABLE**
@@ -1950,8 +1969,8 @@ export interface AuthStatusUpdateNotification {
   /**
    * Whether the agent can start sessions without the user signing in first.
    *
-   * This is the only field clients should act on. Clients MUST treat values they
-   * do not recognize as `unknown`.
+   * Clients use this field to decide whether sign-in is needed. Clients MUST treat
+   * values they do not recognize as `unknown`.
    */
   state: AuthState;
   /**
@@ -1967,7 +1986,7 @@ export interface AuthStatusUpdateNotification {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -1977,7 +1996,7 @@ export interface AuthStatusUpdateNotification {
  *
  * Sent by the client to establish connection and negotiate capabilities.
  *
- * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+ * See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
  *
  * Params of the `initialize` request (handled by the agent).
  */
@@ -2001,7 +2020,7 @@ export interface InitializeRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2012,7 +2031,7 @@ export interface InitializeRequest {
  * Advertised during initialization to inform the agent about
  * available features and methods.
  *
- * See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
+ * See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
  */
 export interface ClientCapabilities {
   /**
@@ -2036,27 +2055,21 @@ export interface ClientCapabilities {
    */
   session?: ClientSessionCapabilities | null;
   /**
-   * **UNSTABLE**
-   *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
    * Whether the client understands exposed subagent sessions.
    *
    * Optional and nullable. Omitted or `null` both mean the client does not
    * advertise support.
    * Supplying `{}` means the client understands child associations, work-state
    * snapshots, session-directed messages, and restricted-session semantics.
+   *
+   * See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
    */
   subagents?: SubagentCapabilities | null;
   /**
-   * **UNSTABLE**
+   * Whether the Client supports `plan_update` and `plan_removed` session updates.
    *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
-   * Whether the client supports `plan_update` and `plan_removed` session updates.
-   *
-   * Optional. Omitted or `null` both mean the client does not advertise support.
-   * Supplying `{}` means the client can receive both update types.
+   * Optional. Omitted or `null` both mean the Client does not advertise support.
+   * Supplying `{}` means the Client can receive both update types.
    */
   plan?: PlanCapabilities | null;
   /**
@@ -2080,48 +2093,181 @@ export interface ClientCapabilities {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
 
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Capability marker for exposing reusable child sessions as restricted ACP sessions.
- *
- * Supplying `{}` advertises support for child association and state updates,
- * session-directed messages, and restricted-session semantics. The client
- * must advertise this capability before the agent sends subagent updates or
- * session-directed messages.
- */
-export interface SubagentCapabilities {
+/** Session-related capabilities supported by the client. */
+export interface ClientSessionCapabilities {
   /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional
-   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
-   * these keys.
+   * Support for ID-addressed context compaction updates. Omitted or `null`
+   * means unsupported. `{}` advertises the complete compaction contract.
    */
-  _meta?: { [key: string]: unknown } | null;
-}
-
-/**
- * **UNSTABLE**
- *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * Capabilities for receiving `plan_update` and `plan_removed` session updates.
- */
-export interface PlanCapabilities {
+  compaction?: CompactionCapabilities | null;
+  /**
+   * Config option capabilities supported by the client.
+   *
+   * Omitted or `null` both mean the client does not advertise support for any
+   * config option extensions.
+   */
+  configOptions?: SessionConfigOptionsCapabilities | null;
+  /**
+   * Support for live user-facing `notice` session updates.
+   *
+   * Optional. Omitted or `null` both mean the client does not advertise support.
+   * Supplying `{}` means the client can present notices to the user.
+   */
+  notices?: NoticeCapabilities | null;
+  /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Support for `prompt_suggestions_update` session updates.
+   *
+   * Optional. Omitted or `null` both mean the client does not advertise support.
+   * Supplying `{}` means the client can offer prompt suggestions made of
+   * `text` and `resource_link` content blocks.
+   */
+  promptSuggestions?: PromptSuggestionsCapabilities | null;
+  /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Support for `cursor_update` session updates.
+   *
+   * Optional. Omitted or `null` both mean the client does not advertise support.
+   * Supplying `{}` means the client handles `cursor_update`.
+   */
+  cursors?: SessionCursorsCapabilities | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Client support for `prompt_suggestions_update` session updates.
+ *
+ * Supplying `{}` means the client can offer prompt suggestions made of `text`
+ * and `resource_link` content blocks. The client opts in to other content
+ * block types with the fields below. They have the same names as the agent's
+ * prompt capabilities.
+ */
+export interface PromptSuggestionsCapabilities {
+  /**
+   * Whether prompt suggestions may include `image` content blocks.
+   *
+   * Optional. Omitted or `null` both mean the client does not advertise support.
+   * Supplying `{}` means the client can offer suggestions that include images.
+   */
+  image?: PromptSuggestionsImageCapabilities | null;
+  /**
+   * Whether prompt suggestions may include `audio` content blocks.
+   *
+   * Optional. Omitted or `null` both mean the client does not advertise support.
+   * Supplying `{}` means the client can offer suggestions that include audio.
+   */
+  audio?: PromptSuggestionsAudioCapabilities | null;
+  /**
+   * Whether prompt suggestions may include `resource` content blocks.
+   *
+   * Optional. Omitted or `null` both mean the client does not advertise support.
+   * Supplying `{}` means the client can offer suggestions that include
+   * embedded resources.
+   */
+  embeddedContext?: PromptSuggestionsEmbeddedContextCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Capabilities for image content in prompt suggestions.
+ *
+ * Supplying `{}` means the client can offer suggestions that include images.
+ */
+export interface PromptSuggestionsImageCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Capabilities for audio content in prompt suggestions.
+ *
+ * Supplying `{}` means the client can offer suggestions that include audio.
+ */
+export interface PromptSuggestionsAudioCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Capabilities for embedded resources in prompt suggestions.
+ *
+ * Supplying `{}` means the client can offer suggestions that include
+ * `resource` content blocks.
+ */
+export interface PromptSuggestionsEmbeddedContextCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Client support for `cursor_update` session updates.
+ *
+ * See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+ */
+export interface SessionCursorsCapabilities {
 }
 
 /**
@@ -2139,7 +2285,7 @@ export interface ListProvidersRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2172,7 +2318,7 @@ export interface SetProviderRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2194,7 +2340,7 @@ export interface DisableProviderRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2219,7 +2365,7 @@ export interface AuthStatusRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2227,7 +2373,7 @@ export interface AuthStatusRequest {
 /**
  * Request parameters for creating a new session.
  *
- * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+ * See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
  *
  * Params of the `session/new` request (handled by the agent).
  */
@@ -2235,7 +2381,7 @@ export interface NewSessionRequest {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots for this session. Each path must be absolute.
+   * Additional workspace roots for this session. Each path MUST be absolute.
    *
    * These expand the session's filesystem scope without changing `cwd`, which
    * remains the base for relative paths. When omitted or empty, no
@@ -2245,10 +2391,6 @@ export interface NewSessionRequest {
   /** List of MCP (Model Context Protocol) servers the agent should connect to. */
   mcpServers: McpServer[];
   /**
-   * **UNSTABLE**
-   *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
    * System-level instructions for the new session.
    *
    * Optional. Omitted and `null` are equivalent and mean the Agent uses its
@@ -2257,11 +2399,31 @@ export interface NewSessionRequest {
    */
   systemPrompt?: SystemPrompt | null;
   /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Initial values for the session's config options.
+   *
+   * Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+   * this when the Agent advertises `sessionCapabilities.options`.
+   *
+   * The Agent applies the entries in list order, as if the Client had called
+   * `session/set_config_option` for each entry after the session was set up. Malformed
+   * entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+   * ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+   * or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+   * has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+   * and SHOULD NOT send other `session/update` notifications caused by applying them
+   * before it responds.
+   */
+  configOptions?: InitialSessionConfigOption[];
+  /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2272,7 +2434,7 @@ export interface NewSessionRequest {
  * MCP servers provide tools and context that the agent can use when
  * processing prompts.
  *
- * See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
+ * See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
  *
  * A value without `type` is a `McpServerStdio`.
  */
@@ -2311,7 +2473,7 @@ export interface McpServerAcp {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2321,69 +2483,63 @@ export interface McpServerAcp {
  *
  * This capability is not part of the spec yet, and may be removed or changed at any point.
  *
- * Client-provided system-level instructions for a session.
+ * An initial value for a config option, sent on session setup requests.
  *
- * Clients MUST only send this when the Agent advertises
- * `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
- * because of an unadvertised mode or an unsupported content block type, MUST
- * return an error instead of creating, loading, resuming, or forking the
- * session.
+ * Same shape as `session/set_config_option` without `sessionId`. Unlike
+ * `session/set_config_option`, an unknown `configId`, a `type` that does not match the
+ * option, or a value that is not allowed is ignored instead of rejected.
+ *
+ * Clients only send `type: "boolean"` entries when they advertise
+ * `sessionCapabilities.configOptions.boolean`.
  */
-export interface SystemPrompt {
-  /**
-   * How the Agent combines `content` with its own instructions.
-   *
-   * Required. Agents MUST return an error for a mode they do not support rather than
-   * treating it as `append` or `override`.
-   */
-  mode: SystemPromptMode;
-  /**
-   * The system prompt content.
-   *
-   * Agents advertising the capability MUST accept `text` content blocks.
-   * Clients MUST NOT send other content block types until a future
-   * capability allows them, and Agents MUST return an error for content
-   * blocks they do not support.
-   *
-   * Clients MUST NOT send an empty array. Agents MAY reject one with
-   * `-32602` without creating, loading, resuming, or forking the session.
-   */
-  content: ContentBlock[];
+export type InitialSessionConfigOption = {
+  /** The ID of the configuration option to set. */
+  configId: SessionConfigId;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
+} & InitialSessionConfigOptionKind;
+
+/**
+ * The `type`-selected part of `InitialSessionConfigOption`.
+ *
+ * A value without `type` is a `InitialSessionConfigOptionValueId`.
+ */
+export type InitialSessionConfigOptionKind =
+  /** A boolean value (`type: "boolean"`). */
+  | (InitialSessionConfigOptionBoolean & { type: "boolean" })
+  /** A `SessionConfigValueId` string value. */
+  | (InitialSessionConfigOptionValueId & { type?: undefined });
+
+/** A boolean value (`type: "boolean"`). */
+export interface InitialSessionConfigOptionBoolean {
+  /** The boolean value. */
+  value: boolean;
 }
 
 /**
- * **UNSTABLE**
+ * A `SessionConfigValueId` string value.
  *
- * This capability is not part of the spec yet, and may be removed or changed at any point.
- *
- * How the Agent combines a client-provided system prompt with its own instructions.
- *
- * Unknown modes are preserved so they can be stored,
- * proxied, or forwarded. An Agent MUST return an error for a mode it does not
- * support rather than treating it as `append` or `override`.
- *
- * Other values: Custom or future system prompt mode.
- *
- * Values beginning with `_` are reserved for implementation-specific
- * extensions. Unknown values that do not begin with `_` are reserved for
- * future ACP variants.
+ * This is the default when `type` is absent on the wire. Unknown `type`
+ * values with string payloads also gracefully deserialize into this
+ * variant.
  */
-export type SystemPromptMode = "append" | "override" | (string & {});
+export interface InitialSessionConfigOptionValueId {
+  /** The value ID. */
+  value: SessionConfigValueId;
+}
 
 /**
  * Request parameters for loading an existing session.
  *
  * Only available if the Agent supports the `loadSession` capability.
  *
- * See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+ * See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
  *
  * Params of the `session/load` request (handled by the agent).
  */
@@ -2393,24 +2549,20 @@ export interface LoadSessionRequest {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots to activate for this session. Each path must be absolute.
+   * Additional workspace roots to activate for this session. Each path MUST be absolute.
    *
    * When omitted or empty, no additional roots are activated. When non-empty,
    * this is the complete resulting additional-root list for the loaded
-   * session. It may differ from any previously used or reported list as long as
+   * session. It MAY differ from any previously used or reported list as long as
    * the request `cwd` matches the session's `cwd`.
    */
   additionalDirectories?: string[];
   /** The ID of the session to load. */
   sessionId: SessionId;
   /**
-   * **UNSTABLE**
-   *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
    * System-level instructions for the loaded session.
    *
-   * Optional. Omitted and `null` are equivalent. The Agent may then keep a
+   * Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
    * system prompt it stored with the session or use its default instructions.
    * Clients MUST only send this when the Agent advertises
    * `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
@@ -2418,11 +2570,29 @@ export interface LoadSessionRequest {
    */
   systemPrompt?: SystemPrompt | null;
   /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Initial values for the session's config options.
+   *
+   * Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+   * this when the Agent advertises `sessionCapabilities.options`.
+   *
+   * The Agent applies the entries in list order, as if the Client had called
+   * `session/set_config_option` for each entry after the session was set up. Malformed
+   * entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+   * ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+   * or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+   * has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
+   */
+  configOptions?: InitialSessionConfigOption[];
+  /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2456,7 +2626,7 @@ export interface ListSessionsRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2496,10 +2666,25 @@ export type SessionArchiveFilter = "exclude" | "include" | "only" | (string & {}
 export interface ForkSessionRequest {
   /** The ID of the session to fork. */
   sessionId: SessionId;
+  /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * The session cursor to fork at. The new session's history is the source
+   * session's history before the cursor.
+   *
+   * Optional. Omitted and `null` are equivalent and fork the whole session.
+   * Clients MUST only send the ID of a cursor that the Agent announced on the
+   * source session and that currently advertises `capabilities.fork`. The Agent
+   * rejects any other ID with `-32602`. It does not fall back to forking the
+   * whole session.
+   */
+  cursorId?: CursorId | null;
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots to activate for this session. Each path must be absolute.
+   * Additional workspace roots to activate for this session. Each path MUST be absolute.
    *
    * When omitted or empty, no additional roots are activated. When non-empty,
    * this is the complete resulting additional-root list for the forked
@@ -2509,13 +2694,9 @@ export interface ForkSessionRequest {
   /** List of MCP servers to connect to for this session. */
   mcpServers?: McpServer[];
   /**
-   * **UNSTABLE**
-   *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
    * System-level instructions for the forked session.
    *
-   * Optional. Omitted and `null` are equivalent. The Agent may then keep a
+   * Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
    * system prompt it stored with the source session or use its default
    * instructions. Clients MUST only send this when the Agent advertises
    * `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
@@ -2523,11 +2704,32 @@ export interface ForkSessionRequest {
    */
   systemPrompt?: SystemPrompt | null;
   /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Initial values for the forked session's config options.
+   *
+   * Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+   * this when the Agent advertises `sessionCapabilities.options`.
+   *
+   * The Agent applies the entries in list order on top of the configuration the fork
+   * starts with, as if the Client had called `session/set_config_option` for each entry
+   * after the session was set up. Malformed entries and duplicate `configId` values fail
+   * the request with `-32602`. The Agent MUST ignore an entry whose `configId` is unknown,
+   * whose `type` does not match the option, or whose value is not allowed when it is
+   * applied. The `configOptions` in the response contain the values the session actually
+   * has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+   * and SHOULD NOT send other `session/update` notifications caused by applying them
+   * before it responds.
+   */
+  configOptions?: InitialSessionConfigOption[];
+  /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2556,7 +2758,7 @@ export interface ArchiveSessionRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2586,7 +2788,7 @@ export interface UnarchiveSessionRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2614,7 +2816,54 @@ export interface SessionStatusRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * **UNSTABLE**
+ *
+ * This capability is not part of the spec yet, and may be removed or changed at any point.
+ *
+ * Request parameters for `session/options`, which returns the config options a session
+ * would start with, without creating or resuming a session.
+ *
+ * Only available if the Agent supports the `sessionCapabilities.options` capability.
+ *
+ * `session/options` MUST NOT create or resume a session, send `session/update`
+ * notifications, add an entry to `session/list`, or change an existing session. Agents
+ * SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+ * the options. The rules above still hold for it.
+ *
+ * Params of the `session/options` request (handled by the agent).
+ */
+export interface SessionOptionsRequest {
+  /** The working directory to resolve options for. Must be an absolute path. */
+  cwd: string;
+  /**
+   * Additional workspace roots to resolve options for. Each path MUST be absolute.
+   *
+   * Optional. Omitted and `null` are equivalent to an empty list.
+   */
+  additionalDirectories?: string[];
+  /**
+   * The session to resolve options for.
+   *
+   * Optional. Omitted and `null` are equivalent and mean a new session. When present,
+   * the Agent returns what `session/load` or `session/resume` with the same `cwd` and
+   * `additionalDirectories` would return, with the same `cwd` rules. A session the
+   * Agent does not know gets `-32002`.
+   * Clients MUST only send this when the Agent supports `session/load` (`loadSession`)
+   * or `session/resume` (`sessionCapabilities.resume`).
+   */
+  sessionId?: SessionId | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2653,7 +2902,7 @@ export interface SetSessionTitleRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2674,24 +2923,20 @@ export interface ResumeSessionRequest {
   /** The working directory for this session. Must be an absolute path. */
   cwd: string;
   /**
-   * Additional workspace roots to activate for this session. Each path must be absolute.
+   * Additional workspace roots to activate for this session. Each path MUST be absolute.
    *
    * When omitted or empty, no additional roots are activated. When non-empty,
    * this is the complete resulting additional-root list for the resumed
-   * session. It may differ from any previously used or reported list as long as
+   * session. It MAY differ from any previously used or reported list as long as
    * the request `cwd` matches the session's `cwd`.
    */
   additionalDirectories?: string[];
   /** List of MCP servers to connect to for this session. */
   mcpServers?: McpServer[];
   /**
-   * **UNSTABLE**
-   *
-   * This capability is not part of the spec yet, and may be removed or changed at any point.
-   *
    * System-level instructions for the resumed session.
    *
-   * Optional. Omitted and `null` are equivalent. The Agent may then keep a
+   * Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
    * system prompt it stored with the session or use its default instructions.
    * Clients MUST only send this when the Agent advertises
    * `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
@@ -2699,11 +2944,29 @@ export interface ResumeSessionRequest {
    */
   systemPrompt?: SystemPrompt | null;
   /**
+   * **UNSTABLE**
+   *
+   * This capability is not part of the spec yet, and may be removed or changed at any point.
+   *
+   * Initial values for the session's config options.
+   *
+   * Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+   * this when the Agent advertises `sessionCapabilities.options`.
+   *
+   * The Agent applies the entries in list order, as if the Client had called
+   * `session/set_config_option` for each entry after the session was set up. Malformed
+   * entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+   * ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+   * or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+   * has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
+   */
+  configOptions?: InitialSessionConfigOption[];
+  /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2731,10 +2994,10 @@ export interface MessageMcpResponseError {
  * inner MCP outcome: an opaque result (including JSON null), or an MCP error.
  * Outer ACP errors are reserved for binding and runtime failures.
  *
- * Both branches require their carrier key. An error must be a non-null object.
+ * Both branches require their carrier key. An error MUST be a non-null object.
  * Unknown outer fields are ignored. Inner result and error fields are preserved.
- * Carrier `_meta` is optional. Null or invalid values are treated as absent.
- * Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+ * Carrier `_meta` is optional. Omitted and `null` are equivalent.
+ * Senders MUST include exactly one outcome.
  */
 export type MessageMcpResponse =
   /** An opaque inner MCP result. */
@@ -2789,7 +3052,7 @@ export interface MessageMcpNotification {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2855,7 +3118,7 @@ export interface ProxySuccessorRequest {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2917,7 +3180,7 @@ export interface ProxySuccessorNotification {
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
    * these keys.
    *
-   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
    */
   _meta?: { [key: string]: unknown } | null;
 }
@@ -2956,6 +3219,8 @@ export interface AgentMethods {
   "session/load": { params: LoadSessionRequest; result: LoadSessionResponse };
   /** A request; key `session_new`. */
   "session/new": { params: NewSessionRequest; result: NewSessionResponse };
+  /** A request; key `session_options`. */
+  "session/options": { params: SessionOptionsRequest; result: SessionOptionsResponse };
   /** A request; key `session_prompt`. */
   "session/prompt": { params: PromptRequest; result: PromptResponse };
   /** A request; key `session_resume`. */

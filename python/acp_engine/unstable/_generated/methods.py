@@ -67,6 +67,8 @@ if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run
         ResumeSessionRequest,
         ResumeSessionResponse,
         SessionNotification,
+        SessionOptionsRequest,
+        SessionOptionsResponse,
         SessionStatusRequest,
         SessionStatusResponse,
         SetProviderRequest,
@@ -128,7 +130,7 @@ class Agent(metaclass=ABCMeta):
 
         Sent by the client to establish connection and negotiate capabilities.
 
-        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 
         Handles the ``initialize`` request
         """
@@ -213,7 +215,7 @@ class Agent(metaclass=ABCMeta):
     async def cancel(self, params: CancelNotification) -> None:
         """Notification to cancel ongoing operations for a session.
 
-        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
 
         Handles the ``session/cancel`` notification
         """
@@ -270,7 +272,7 @@ class Agent(metaclass=ABCMeta):
 
         Only available if the Agent supports the `loadSession` capability.
 
-        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
 
         Handles the ``session/load`` request; until overridden, -32601.
         """
@@ -280,10 +282,29 @@ class Agent(metaclass=ABCMeta):
     async def new_session(self, params: NewSessionRequest) -> NewSessionResponse:
         """Request parameters for creating a new session.
 
-        See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+        See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 
         Handles the ``session/new`` request
         """
+
+    async def session_options(self, params: SessionOptionsRequest) -> SessionOptionsResponse:
+        """**UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Request parameters for `session/options`, which returns the config options a session
+        would start with, without creating or resuming a session.
+
+        Only available if the Agent supports the `sessionCapabilities.options` capability.
+
+        `session/options` MUST NOT create or resume a session, send `session/update`
+        notifications, add an entry to `session/list`, or change an existing session. Agents
+        SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+        the options. The rules above still hold for it.
+
+        Handles the ``session/options`` request; until overridden, -32601.
+        """
+        raise RequestError.method_not_found("session/options")
 
     @abstractmethod
     async def prompt(self, params: PromptRequest) -> PromptResponse:
@@ -291,7 +312,7 @@ class Agent(metaclass=ABCMeta):
 
         Contains the user's message and any additional context.
 
-        See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
+        See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
 
         Handles the ``session/prompt`` request
         """
@@ -403,6 +424,7 @@ AGENT_HANDLERS: Dict[str, str] = {
     "session/list": "list_sessions",
     "session/load": "load_session",
     "session/new": "new_session",
+    "session/options": "session_options",
     "session/prompt": "prompt",
     "session/resume": "resume_session",
     "session/set_config_option": "set_session_config_option",
@@ -492,7 +514,7 @@ class Client(metaclass=ABCMeta):
 
         Sent when the agent needs authorization before performing a sensitive operation.
 
-        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
 
         Handles the ``session/request_permission`` request
         """
@@ -503,7 +525,7 @@ class Client(metaclass=ABCMeta):
 
         Used to stream real-time progress and results during prompt processing.
 
-        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 
         Handles the ``session/update`` notification
         """
@@ -651,7 +673,7 @@ class _ClientMethods:
 
         Sent when the agent needs authorization before performing a sensitive operation.
 
-        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
 
         Sends the ``session/request_permission`` request.
         """
@@ -662,7 +684,7 @@ class _ClientMethods:
 
         Used to stream real-time progress and results during prompt processing.
 
-        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 
         Sends the ``session/update`` notification.
         """
@@ -743,7 +765,7 @@ class _AgentMethods:
 
         Sent by the client to establish connection and negotiate capabilities.
 
-        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 
         Sends the ``initialize`` request.
         """
@@ -828,7 +850,7 @@ class _AgentMethods:
     def cancel(self, params: CancelNotification) -> Awaitable[None]:
         """Notification to cancel ongoing operations for a session.
 
-        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
 
         Sends the ``session/cancel`` notification.
         """
@@ -886,7 +908,7 @@ class _AgentMethods:
 
         Only available if the Agent supports the `loadSession` capability.
 
-        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
 
         Sends the ``session/load`` request.
         """
@@ -895,18 +917,37 @@ class _AgentMethods:
     def new_session(self, params: NewSessionRequest) -> Awaitable[NewSessionResponse]:
         """Request parameters for creating a new session.
 
-        See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+        See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 
         Sends the ``session/new`` request.
         """
         return self._request("session/new", params)
+
+    def session_options(self, params: SessionOptionsRequest) -> Awaitable[SessionOptionsResponse]:
+        """**UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Request parameters for `session/options`, which returns the config options a session
+        would start with, without creating or resuming a session.
+
+        Only available if the Agent supports the `sessionCapabilities.options` capability.
+
+        `session/options` MUST NOT create or resume a session, send `session/update`
+        notifications, add an entry to `session/list`, or change an existing session. Agents
+        SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+        the options. The rules above still hold for it.
+
+        Sends the ``session/options`` request.
+        """
+        return self._request("session/options", params)
 
     def prompt(self, params: PromptRequest) -> Awaitable[PromptResponse]:
         """Request parameters for sending a user prompt to the agent.
 
         Contains the user's message and any additional context.
 
-        See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
+        See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
 
         Sends the ``session/prompt`` request.
         """

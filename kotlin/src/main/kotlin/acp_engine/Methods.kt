@@ -72,6 +72,10 @@ object AgentMethods {
      */
     const val SESSION_NEW: String = "session/new"
     /**
+     * `session/options`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val SESSION_OPTIONS: String = "session/options"
+    /**
      * `session/prompt`: a request.
      */
     const val SESSION_PROMPT: String = "session/prompt"
@@ -268,6 +272,14 @@ interface Agent {
     suspend fun newSession(params: JsonObject): JsonObject
 
     /**
+     * Request parameters for `session/options`, which returns the config options a session
+     * would start with, without creating or resuming a session. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun sessionOptions(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.SESSION_OPTIONS)
+
+    /**
      * Request parameters for sending a user prompt to the agent.
      */
     suspend fun prompt(params: JsonObject): JsonObject
@@ -340,6 +352,7 @@ internal suspend fun dispatchAgentRequest(agent: Agent, method: String, params: 
         AgentMethods.SESSION_LIST -> agent.listSessions(params)
         AgentMethods.SESSION_LOAD -> agent.loadSession(params)
         AgentMethods.SESSION_NEW -> agent.newSession(params)
+        AgentMethods.SESSION_OPTIONS -> agent.sessionOptions(params)
         AgentMethods.SESSION_PROMPT -> agent.prompt(params)
         AgentMethods.SESSION_RESUME -> agent.resumeSession(params)
         AgentMethods.SESSION_SET_CONFIG_OPTION -> agent.setSessionConfigOption(params)
@@ -472,6 +485,14 @@ abstract class AgentPeer internal constructor() {
      */
     suspend fun newSession(params: JsonObject): JsonObject =
         connection.request(AgentMethods.SESSION_NEW, params)
+
+    /**
+     * Sends `session/options` to the agent. Request parameters for `session/options`, which returns the config options a session
+     * would start with, without creating or resuming a session. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun sessionOptions(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.SESSION_OPTIONS, params)
 
     /**
      * Sends `session/prompt` to the agent. Request parameters for sending a user prompt to the agent.
