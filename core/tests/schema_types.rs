@@ -574,13 +574,6 @@ fn unstable_session_updates() {
         update(json!({"sessionUpdate": "notice", "severity": "warning", "title": "Low on context"})),
         &["", "/update"],
     );
-    check::<SessionNotification>(
-        update(json!({
-            "sessionUpdate": "plan_update",
-            "plan": {"type": "markdown", "planId": "p1", "content": "# Plan"}
-        })),
-        &["", "/update", "/update/plan"],
-    );
     check::<PromptResponse>(
         json!({"stopReason": "end_turn", "usage": {"totalTokens": 3, "inputTokens": 2, "outputTokens": 1}}),
         &["", "/usage"],
@@ -588,6 +581,115 @@ fn unstable_session_updates() {
     check::<NewSessionRequest>(
         json!({"cwd": "/", "mcpServers": [{"type": "acp", "name": "inner", "serverId": "srv-1"}]}),
         &["", "/mcpServers/0"],
+    );
+}
+
+/// Stable since the merged schema (promoted from the npm bundle's unstable or added by
+/// the crate): plan operations, subagents and session messages, the client's system
+/// prompt, and the capabilities that announce them. Each must be its own variant, not
+/// the `Unknown` fallback.
+#[test]
+fn plan_operations_subagents_and_system_prompt() {
+    let n = check::<SessionNotification>(
+        update(json!({
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "markdown", "planId": "p1", "content": "# Plan", "path": "PLAN.md"}
+        })),
+        &["", "/update", "/update/plan"],
+    );
+    assert!(matches!(&n.update, SessionUpdate::PlanUpdate(u)
+        if matches!(&u.plan, PlanUpdateContent::Markdown(m) if m.content == "# Plan")));
+    let n = check::<SessionNotification>(
+        update(json!({
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "items", "planId": "p2", "entries": [
+                {"content": "read", "priority": "high", "status": "completed"}
+            ]}
+        })),
+        &["", "/update", "/update/plan", "/update/plan/entries/0"],
+    );
+    assert!(matches!(&n.update, SessionUpdate::PlanUpdate(u)
+        if matches!(&u.plan, PlanUpdateContent::Items(i) if i.entries.len() == 1)));
+    let n = check::<SessionNotification>(
+        update(json!({"sessionUpdate": "plan_removed", "planId": "p1"})),
+        &["", "/update"],
+    );
+    assert!(matches!(&n.update, SessionUpdate::PlanRemoved(r) if r.plan_id.as_str() == "p1"));
+
+    let n = check::<SessionNotification>(
+        update(json!({
+            "sessionUpdate": "subagent_update",
+            "sessionId": "child-1",
+            "title": "Explore the tests",
+            "state": {"state": "running"},
+            "cwd": "/work"
+        })),
+        &["", "/update", "/update/state"],
+    );
+    assert!(matches!(&n.update, SessionUpdate::SubagentUpdate(u)
+        if u.session_id.as_str() == "child-1" && u.state.is_some()));
+    let n = check::<SessionNotification>(
+        update(json!({
+            "sessionUpdate": "session_message",
+            "messageId": "m1",
+            "senderSessionId": "child-1",
+            "content": [{"type": "text", "text": "done"}]
+        })),
+        &["", "/update", "/update/content/0"],
+    );
+    assert!(matches!(&n.update, SessionUpdate::SessionMessage(m) if m.message_id.as_str() == "m1"));
+    let n = check::<SessionNotification>(
+        update(json!({
+            "sessionUpdate": "session_message_chunk",
+            "messageId": "m2",
+            "content": {"type": "text", "text": "par"}
+        })),
+        &["", "/update", "/update/content"],
+    );
+    assert!(matches!(&n.update, SessionUpdate::SessionMessageChunk(_)));
+    let n = check::<SessionNotification>(
+        update(json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": "call-9",
+            "title": "Subagent",
+            "content": [{"type": "session", "sessionId": "child-1"}]
+        })),
+        &["", "/update", "/update/content/0"],
+    );
+    let SessionUpdate::ToolCall(call) = &n.update else {
+        panic!("{n:?}")
+    };
+    assert!(
+        matches!(call.content.as_deref(), Some([ToolCallContent::Session(_)])),
+        "{call:?}"
+    );
+
+    let request = check::<NewSessionRequest>(
+        json!({
+            "cwd": "/work",
+            "mcpServers": [],
+            "systemPrompt": {"mode": "append", "content": [{"type": "text", "text": "Be brief."}]}
+        }),
+        &["", "/systemPrompt", "/systemPrompt/content/0"],
+    );
+    assert!(matches!(
+        request.system_prompt,
+        Some(SystemPrompt {
+            mode: SystemPromptMode::Append,
+            ..
+        })
+    ));
+    check::<InitializeRequest>(
+        json!({
+            "protocolVersion": 1,
+            "clientCapabilities": {"subagents": {}, "plan": {}}
+        }),
+        &[
+            "",
+            "/clientCapabilities",
+            "/clientCapabilities/subagents",
+            "/clientCapabilities/plan",
+        ],
     );
 }
 
