@@ -102,6 +102,7 @@ fn each_broken_agent_fails_the_case_for_its_defect() {
         ("crash-on-garbage", &["garbage-then-turn", "parse-error"][..]),
         ("no-cancel", &["session-cancel"][..]),
         ("ignores-capabilities", &["client-capabilities"][..]),
+        ("echoes-version", &["version-negotiation"][..]),
     ] {
         let agent = broken(defect);
         let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);

@@ -34,7 +34,18 @@ pub struct Case {
     /// instead of the prelude's (every capability).
     #[serde(default)]
     pub client_capabilities: Option<Value>,
+    /// The `protocolVersion` the handshake's `initialize` asks for, and
+    /// the pattern its answer's `protocolVersion` must match, instead of
+    /// the prelude's (1 and 1).
+    #[serde(default)]
+    pub protocol_version: Option<VersionAsked>,
     pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct VersionAsked {
+    pub ask: Value,
+    pub answer: Value,
 }
 
 /// The steps every case starts with (`cli/cases/agent/_prelude.json`).
@@ -146,6 +157,7 @@ pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings)
         session: true,
         hold_permissions: false,
         client_capabilities: None,
+        protocol_version: None,
         steps: Vec::new(),
     };
     let (outcome, answers) = run_case(&probe, prelude, agent, settings).await;
@@ -323,18 +335,30 @@ async fn run_in(
 }
 
 /// The prelude's handshake, advertising the case's client capabilities
-/// when it names them.
+/// and asking for its protocol version when it names them.
 fn handshake_for(case: &Case, prelude: &Prelude) -> Vec<Step> {
     let mut handshake = prelude.handshake.clone();
-    if let Some(capabilities) = &case.client_capabilities {
-        for step in &mut handshake {
-            if let Step::Send(message) = step {
+    let mut init_id = None;
+    for step in &mut handshake {
+        match step {
+            Step::Send(message)
                 if message.get("method").and_then(Value::as_str)
-                    == Some(acp_engine::schema::method::INITIALIZE)
-                {
+                    == Some(acp_engine::schema::method::INITIALIZE) =>
+            {
+                init_id = message.get("id").cloned();
+                if let Some(capabilities) = &case.client_capabilities {
                     message["params"]["clientCapabilities"] = capabilities.clone();
                 }
+                if let Some(version) = &case.protocol_version {
+                    message["params"]["protocolVersion"] = version.ask.clone();
+                }
             }
+            Step::Expect(expectation) if expectation.message.get("id") == init_id.as_ref() => {
+                if let Some(version) = &case.protocol_version {
+                    expectation.message["result"]["protocolVersion"] = version.answer.clone();
+                }
+            }
+            _ => {}
         }
     }
     handshake

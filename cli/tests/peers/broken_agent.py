@@ -7,7 +7,8 @@ DEFECT is one or more, comma-separated, of: ordering (a message chunk
 after the turn's answer), no-invalid-params (session/new takes any
 params), crash-on-garbage (exits on a line that is not JSON), no-cancel (a
 cancelled turn ends end_turn), ignores-capabilities (a turn reads a file
-whatever the client advertised). And traits that are no defect: bare-init
+whatever the client advertised), echoes-version (initialize answers the
+protocol version asked for, whatever it is). And traits that are no defect: bare-init
 (initialize answers without agentCapabilities), needs-auth (session/new
 is refused -32000 until `authenticate` with method "key"), one-dir
 (session/new fails in a cwd another session already used: it leaves a
@@ -61,6 +62,8 @@ def request(message):
     global authenticated
     if method == "initialize":
         result = {"protocolVersion": 1}
+        if "echoes-version" in defects:
+            result["protocolVersion"] = params.get("protocolVersion")
         if "bare-init" not in defects:
             result["agentCapabilities"] = {}
         if "needs-auth" in defects:
