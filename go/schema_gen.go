@@ -3354,7 +3354,7 @@ type StateUpdate struct {
 	// `state` is "unknown". The Agent cannot currently determine foreground activity.
 	Unknown *UnknownStateUpdate
 	// A value whose `state` this schema does not list: its JSON, kept as it is. Custom or future state.
-	Unknown json.RawMessage
+	Other json.RawMessage
 }
 
 // MarshalJSON writes the set variant with its `state`.
@@ -3368,8 +3368,8 @@ func (v StateUpdate) MarshalJSON() ([]byte, error) {
 		return tagged("\"state\"", "\"requires_action\"", v.RequiresAction)
 	case v.Unknown != nil:
 		return tagged("\"state\"", "\"unknown\"", v.Unknown)
-	case v.Unknown != nil:
-		return v.Unknown, nil
+	case v.Other != nil:
+		return v.Other, nil
 	}
 	return nil, emptyUnion("StateUpdate")
 }
@@ -3395,7 +3395,7 @@ func (v *StateUpdate) UnmarshalJSON(data []byte) error {
 		v.Unknown = new(UnknownStateUpdate)
 		return decodeJSON(data, v.Unknown)
 	default:
-		v.Unknown = append(json.RawMessage(nil), data...)
+		v.Other = append(json.RawMessage(nil), data...)
 		return nil
 	}
 }

@@ -13,7 +13,8 @@ Mapping (Go names are the schema's names; JSON keys are the wire names):
   maps and raw JSON) with ``omitempty``; a required array or map is written as ``[]`` /
   ``{}`` when nil. A struct with a union part gets the union as a field (``json:"-"``) whose
   properties share the struct's JSON object.
-* TaggedUnion -> a struct with one pointer per variant (exactly one is set) and ``Unknown``,
+* TaggedUnion -> a struct with one pointer per variant (exactly one is set) and ``Unknown``
+  (``Other`` when a variant is called unknown),
   the whole JSON of a value whose tag this schema does not list (kept as it is, so a newer
   peer's values pass through); a default variant is chosen when the tag is absent.
 * UntaggedUnion -> a struct with one field per variant, told apart by shape (the JSON kind,
@@ -329,10 +330,12 @@ class GoEmitter:
         if u.absent:
             absent_field = exported(u.absent.title)
             self.emit(*go_doc(f"`{u.tag}` absent or null. {first_paragraph(u.absent.doc)}".strip(), "\t"), f"\t{absent_field} bool")
+        # A variant may itself be called "unknown" (StateUpdate): the kept JSON is then `Other`.
+        unknown = "Other" if "Unknown" in fields else "Unknown"
         unknown_doc = f"A value whose `{u.tag}` this schema does not list: its JSON, kept as it is."
         if u.other:
             unknown_doc += " " + first_paragraph(u.other.doc)
-        self.emit(*go_doc(unknown_doc, "\t"), "\tUnknown json.RawMessage", "}")
+        self.emit(*go_doc(unknown_doc, "\t"), f"\t{unknown} json.RawMessage", "}")
 
         # MarshalJSON
         self.emit("", f"// MarshalJSON writes the set variant with its `{u.tag}`.", f"func (v {u.name}) MarshalJSON() ([]byte, error) {{", "\tswitch {")
@@ -347,7 +350,7 @@ class GoEmitter:
             self.emit(f"\tcase v.{default_field} != nil:", f"\t\treturn json.Marshal(v.{default_field})")
         if absent_field:
             self.emit(f"\tcase v.{absent_field}:", '\t\treturn []byte("{}"), nil')
-        self.emit("\tcase v.Unknown != nil:", "\t\treturn v.Unknown, nil", "\t}", f'\treturn nil, emptyUnion("{u.name}")', "}")
+        self.emit(f"\tcase v.{unknown} != nil:", f"\t\treturn v.{unknown}, nil", "\t}", f'\treturn nil, emptyUnion("{u.name}")', "}")
 
         # UnmarshalJSON
         self.emit(
@@ -372,7 +375,7 @@ class GoEmitter:
         if default_field:
             self.emit("\tdefault:", f"\t\tv.{default_field} = new({u.default.payload})", f"\t\treturn decodeJSON(data, v.{default_field})")
         else:
-            self.emit("\tdefault:", "\t\tv.Unknown = append(json.RawMessage(nil), data...)", "\t\treturn nil")
+            self.emit("\tdefault:", f"\t\tv.{unknown} = append(json.RawMessage(nil), data...)", "\t\treturn nil")
         self.emit("\t}", "}")
 
     def shape(self, t: ir.TypeExpr) -> str:
