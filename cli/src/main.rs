@@ -1,7 +1,8 @@
 //! `acp-engine`: the command-line tool for people who build ACP agents and
 //! clients. `serve` puts any stdio agent behind a WebSocket server;
 //! `connect` bridges this process's stdio to a remote agent; `trace`
-//! records what an editor and an agent say to each other, `view` shows it.
+//! records what an editor and an agent say to each other, `view` shows it;
+//! `conduct` runs a proxy chain as one agent.
 //!
 //! Exit status: 0 done, 1 a failure at run time (printed on stderr), 2 a
 //! usage error; `trace` passes on its agent's.
@@ -12,6 +13,7 @@ mod out;
 mod agent_command;
 mod args;
 mod check;
+mod conduct;
 mod connect;
 mod interrupt;
 mod run;
@@ -37,12 +39,13 @@ commands:
   check     run the conformance cases against an agent or a client
             (`check agent -- AGENT`, `check client -- CLIENT`)
   run       a terminal client: type prompts to any agent, watch it work
+  conduct   run a proxy chain (proxies in front of an agent) as one agent on stdio
 
 `acp-engine <command> --help` says more. Exit status: 0 done, 1 failed, 2 usage error.
 ";
 
 /// The commands a user types.
-const COMMANDS: &[&str] = &["serve", "connect", "trace", "view", "check", "run"];
+const COMMANDS: &[&str] = &["serve", "connect", "trace", "view", "check", "run", "conduct"];
 
 fn main() -> ExitCode {
     let mut argv = std::env::args().skip(1);
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         // The agent side of `check client` (started by the client under test).
         Some("check-peer") => check::peer_agent::main(rest),
         Some("run") => run::main(rest),
+        Some("conduct") => conduct::main(rest),
         Some("-h" | "--help" | "help") => {
             out!("{USAGE}");
             return ExitCode::SUCCESS;

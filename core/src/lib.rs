@@ -30,6 +30,7 @@
 
 mod agent;
 mod client;
+pub mod conductor;
 mod connection;
 mod engine;
 pub mod error;
