@@ -120,7 +120,7 @@ impl Chain {
         request: IncomingRequest,
     ) -> Result<RawJson, RequestError> {
         let route = self.route(hop, &request.method, request.params)?;
-        let params = route.params.unwrap_or_else(null);
+        let params = route.params.unwrap_or_else(envelope::no_params);
         // Dropping this future (the requester cancelled) drops the pending
         // request, which cancels it on the next hop.
         self.connection(route.to)?
@@ -138,7 +138,7 @@ impl Chain {
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
         let route = self.route(hop, &notification.method, notification.params)?;
-        let params = route.params.unwrap_or_else(null);
+        let params = route.params.unwrap_or_else(envelope::no_params);
         self.connection(route.to)?
             .send_notification(&route.method, &params)
             .await
@@ -149,9 +149,4 @@ struct Route {
     to: usize,
     method: String,
     params: Option<RawJson>,
-}
-
-/// No params: the engine leaves `null` params out of the frame.
-fn null() -> RawJson {
-    serde_json::value::RawValue::from_string("null".to_owned()).expect("null is JSON")
 }

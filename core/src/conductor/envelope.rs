@@ -50,6 +50,11 @@ pub fn unwrap(params: Option<&RawJson>) -> Result<Inner, RequestError> {
     })
 }
 
+/// No params: the engine leaves `null` params out of the frame.
+pub fn no_params() -> RawJson {
+    RawValue::from_string("null".to_owned()).expect("null is JSON")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

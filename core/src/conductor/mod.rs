@@ -22,9 +22,12 @@
 //! every component, and a component that exits ends the chain (its pending
 //! requests fail at once with its close reason, then the editor's
 //! connection closes), so no process outlives the conductor.
+//!
+//! [`proxy`] is the other side: the API a proxy is written on.
 
 mod chain;
 mod envelope;
+pub mod proxy;
 
 use std::fmt;
 use std::sync::Arc;
