@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Proxy chains across implementations (part of `make test-interop`): our
+# conductor (`acp-engine conduct`) with our proxy (core/examples/proxy.rs)
+# and the official TypeScript SDK's (ts/proxy.mjs), and the official Rust
+# SDK's conductor (agent-client-protocol-conductor 5.0.0, built in
+# bench/official-rust) with ours. Each chain is driven by a client through a
+# whole session (prompt, permission, file read, terminal, cancellation: the
+# client prints "interop ok"), and every proxy must log the prompt going
+# down and the permission request coming up. (cli/tests/conduct.rs checks
+# the messages on every hop exactly.)
+# Expects target/debug/{acp-engine,examples/*} built and interop/setup.sh run.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+bin="$root/target/debug"
+work="$(mktemp -d "${TMPDIR:-/tmp}/acp-conduct.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+cargo build --release -q --manifest-path "$root/bench/official-rust/Cargo.toml" --bin official-conductor || exit 1
+official="$root/bench/official-rust/target/release/official-conductor"
+# A proxy of ours / of the TS SDK named $1; with a second word, it also puts
+# a text block before every prompt (only before our agent: the official TS
+# agent's script expects its prompts as its client sent them).
+ours() { echo "$bin/examples/proxy --name $1 --log $work/proxies.log${2:+ --prefix $1}"; }
+theirs() { echo "node $here/ts/proxy.mjs $1 $work/proxies.log${2:+ --prefix}"; }
+our_client="$bin/examples/client"
+ts_client=(node "$here/ts/client.mjs")
+passed=0
+failed=0
+
+# chain NAME CLIENT... -- CONDUCTOR...: the client runs the chain as its
+# agent. PROXY_MARKS (set before the call) are the proxies' log prefixes to
+# find in $work/proxies.log (the official conductor keeps its components'
+# stderr to itself).
+chain() {
+  local name="$1"; shift
+  local ok=1 mark
+  : >"$work/proxies.log"
+  if ! ACP_INTEROP_NEWS=1 timeout -k 5 60 "$@" </dev/null >"$work/out" 2>"$work/err" || ! grep -qx "interop ok" "$work/out"; then
+    ok=0
+  fi
+  for mark in "${PROXY_MARKS[@]}"; do
+    grep -qF "$mark -> session/prompt" "$work/proxies.log" &&
+      grep -qF "$mark <- session/request_permission" "$work/proxies.log" || ok=0
+  done
+  if [[ $ok == 1 ]]; then
+    echo "PASS $name"; passed=$((passed + 1))
+  else
+    echo "FAIL $name"; tail -n 30 "$work/err" "$work/proxies.log" | sed 's/^/  | /'; failed=$((failed + 1))
+  fi
+}
+
+PROXY_MARKS=("[proxy ours]" "[ts-proxy theirs]")
+chain "our conductor: our proxy -> official TS proxy -> our agent (our client)" \
+  "$our_client" "$bin/acp-engine" conduct "$(ours ours rewrite)" "$(theirs theirs rewrite)" "$bin/examples/agent"
+PROXY_MARKS=("[ts-proxy theirs]" "[proxy ours]")
+chain "our conductor: official TS proxy -> our proxy -> official TS agent (official TS client)" \
+  "${ts_client[@]}" "$bin/acp-engine" conduct "$(theirs theirs)" "$(ours ours)" "node $here/ts/agent.mjs"
+PROXY_MARKS=("[proxy one]" "[proxy two]")
+chain "official Rust conductor: our proxy -> our proxy -> our agent (our client)" \
+  "$our_client" "$official" agent "$(ours one rewrite)" "$(ours two rewrite)" "$bin/examples/agent"
+PROXY_MARKS=("[proxy ours]" "[ts-proxy theirs]")
+chain "official Rust conductor: our proxy -> official TS proxy -> official TS agent (official TS client)" \
+  "${ts_client[@]}" "$official" agent "$(ours ours)" "$(theirs theirs)" "node $here/ts/agent.mjs"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
