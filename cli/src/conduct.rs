@@ -33,7 +33,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         return Ok(());
     }
     if args.rest.is_empty() {
-        return Err(Failure::Usage("conduct needs an agent command (and proxies before it)".to_owned()));
+        return Err(Failure::Usage(
+            "conduct needs an agent command (and proxies before it)".to_owned(),
+        ));
     }
     let mut components = Vec::with_capacity(args.rest.len());
     for line in &args.rest {
