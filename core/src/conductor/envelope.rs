@@ -66,13 +66,13 @@ mod tests {
     #[test]
     fn wrapping_keeps_the_params_byte_for_byte() {
         let params = raw(r#"{"sessionId":"s1","n":1.50,"_meta":{"k":[]}}"#);
-        let envelope = wrap("session/prompt", Some(&params));
+        let envelope = wrap("x/prompt", Some(&params));
         assert_eq!(
             envelope.get(),
-            r#"{"method":"session/prompt","params":{"sessionId":"s1","n":1.50,"_meta":{"k":[]}}}"#
+            r#"{"method":"x/prompt","params":{"sessionId":"s1","n":1.50,"_meta":{"k":[]}}}"#
         );
         let inner = unwrap(Some(&envelope)).unwrap();
-        assert_eq!(inner.method, "session/prompt");
+        assert_eq!(inner.method, "x/prompt");
         assert_eq!(inner.params.unwrap().get(), params.get());
         assert_eq!(wrap("a/b", None).get(), r#"{"method":"a/b"}"#);
     }
