@@ -35,6 +35,9 @@ options:
   --token TOKEN           require `Authorization: Bearer TOKEN` (401 otherwise, before any
                           agent starts); or set ACP_ENGINE_TOKEN
   --path PATH             the endpoint (default /acp; other paths get 404)
+  --health-path PATH      a GET here says how the server is, for a load balancer: 200 (status ok)
+                          or 503 (full, draining), with the connections open; no token needed
+                          (default /healthz; an empty PATH for none)
   --max-connections N     connections at once (default 1024; beyond it 503)
   --max-message-size N    the largest message a client may send, in bytes (default 64 MiB)
   --output-stall-timeout-ms N
@@ -59,6 +62,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "listen",
             "token",
             "path",
+            "health-path",
             "max-connections",
             "max-message-size",
             "output-stall-timeout-ms",
@@ -97,6 +101,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     };
     if let Some(path) = args.value("path") {
         options.path = path.to_owned();
+    }
+    if let Some(path) = args.value("health-path") {
+        options.health_path = (!path.is_empty()).then(|| path.to_owned());
     }
     if let Some(max) = args.number("max-connections")? {
         options.max_connections = max;

@@ -413,6 +413,51 @@ async fn the_connection_limit_refuses_with_503() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_check_counts_connections_needs_no_token_and_says_full() {
+    let (server, seen) = agent_server(ServeOptions {
+        max_connections: 1,
+        bearer_token: Some("secret".to_owned()),
+        ..ServeOptions::default()
+    })
+    .await;
+    let get = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_eq!(
+        raw(&server, get).await,
+        (
+            200,
+            r#"{"status":"ok","connections":0,"maxConnections":1}"#.to_owned()
+        )
+    );
+    let with_token = ConnectOptions {
+        bearer_token: Some("secret".to_owned()),
+        ..ConnectOptions::default()
+    };
+    let (first, _) = initialized(&server.websocket_url(), &with_token).await;
+    // Every slot taken: a load balancer should send the next client elsewhere.
+    assert_eq!(
+        raw(&server, get).await,
+        (
+            503,
+            r#"{"status":"full","connections":1,"maxConnections":1}"#.to_owned()
+        )
+    );
+    first.close();
+    eventually("the slot is free", || server.connections() == 0).await;
+    assert_eq!(raw(&server, get).await.0, 200);
+    // Only GET, only its path; nothing reached an agent but the one client.
+    let post = "POST /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+    assert_eq!(raw(&server, post).await.0, 404);
+    assert_eq!(seen.opened.load(Ordering::SeqCst), 1);
+
+    let (without, _) = agent_server(ServeOptions {
+        health_path: None,
+        ..ServeOptions::default()
+    })
+    .await;
+    assert_eq!(raw(&without, get).await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_serves_wss_and_https_to_clients_that_trust_its_ca() {
     let key = rcgen::KeyPair::generate().unwrap();
     let params = rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();

@@ -32,6 +32,9 @@ mod streamable;
 /// The path served by default (the official SDK's examples use it too).
 pub const DEFAULT_PATH: &str = "/acp";
 
+/// The health check's path by default ([`ServeOptions::health_path`]).
+pub const DEFAULT_HEALTH_PATH: &str = "/healthz";
+
 /// Default for [`ServeOptions::output_stall_timeout`] (the tables' `defaults`).
 pub const DEFAULT_SERVER_STALL_TIMEOUT: Duration = crate::tables::defaults::SERVER_OUTPUT_STALL_TIMEOUT;
 
@@ -75,6 +78,14 @@ pub struct ServeOptions {
     /// Told of every request refused before it reached an agent (404, 401,
     /// 403, 503), for a server's log.
     pub on_refused: Option<OnRefused>,
+    /// A `GET` here answers how the server is, for a load balancer's health
+    /// check (default [`DEFAULT_HEALTH_PATH`]; None: no health check): 200
+    /// `{"status":"ok","connections":N,"maxConnections":M}` while it takes
+    /// connections, 503 with `"status":"full"` when every slot is taken and
+    /// `"draining"` once it is shutting down. It needs no token (probes
+    /// carry none) and tells nothing but those counts; the ACP path wins if
+    /// both are the same.
+    pub health_path: Option<String>,
 }
 
 /// A request [`Server`] refused, as [`ServeOptions::on_refused`] hears of it.
@@ -131,6 +142,7 @@ impl Default for ServeOptions {
             tls: None,
             authorize: None,
             on_refused: None,
+            health_path: Some(DEFAULT_HEALTH_PATH.to_owned()),
         }
     }
 }
@@ -325,6 +337,11 @@ where
 
 async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
     if request.uri().path() != shared.options.path {
+        if shared.options.health_path.as_deref() == Some(request.uri().path())
+            && request.method() == hyper::Method::GET
+        {
+            return health(&shared);
+        }
         return refuse(&shared, address, StatusCode::NOT_FOUND, "no ACP endpoint here");
     }
     if let Some(token) = &shared.options.bearer_token {
@@ -359,6 +376,26 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
         return upgrade(request, address, &shared);
     }
     streamable::handle(request, address, &shared).await
+}
+
+/// The health check's answer: connections open, and whether more are taken.
+fn health(shared: &Shared) -> Response<Body> {
+    // The slots' count (at least 1, as the semaphore was made).
+    let max = shared.options.max_connections.max(1);
+    let open = max.saturating_sub(shared.slots.available_permits());
+    let (status, word) = if shared.shutdown.is_cancelled() {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining")
+    } else if open >= max {
+        (StatusCode::SERVICE_UNAVAILABLE, "full")
+    } else {
+        (StatusCode::OK, "ok")
+    };
+    let body = format!(r#"{{"status":"{word}","connections":{open},"maxConnections":{max}}}"#);
+    let mut response = json(status, body);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 /// Accept a WebSocket upgrade and hand its socket to the callback.
