@@ -82,6 +82,17 @@ IMPLS = {
                      os.path.join(KOTLIN_OFFICIAL, "target", "classpath.txt"), "official.bench.AgentKt"),
         "pairs_within": "jvm",
     },
+    # Not an SDK: two C processes bouncing the scenario's lines over pipes,
+    # the least a round trip costs here (bench/floor/floor.c); measured in
+    # the same run so that the report can give each pair's rpc and perm as
+    # a fraction of it.
+    "pipe floor (C)": {
+        "client": [os.path.join(ENGINE_BIN, "floor")],
+        "agent": [os.path.join(ENGINE_BIN, "floor"), "--agent"],
+        "pairs_within": "floor",
+        "scenarios": ("rpc", "perm"),
+        "floor": True,
+    },
 }
 
 # Each language: our implementation and the official SDK it is measured
@@ -110,6 +121,8 @@ def run(cmd, cwd=ROOT):
 def build():
     run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench", "-p", "acp-engine-ffi"])
     run(["cargo", "build", "--release", "-q", "--manifest-path", os.path.join(OFFICIAL_DIR, "Cargo.toml")])
+    run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "bench/floor/floor.c",
+         "-o", os.path.join(ENGINE_BIN, "floor")])
     for program in ("agent", "client"):
         run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "include", f"bench/c/{program}.c",
              "-L", ENGINE_BIN, "-lacp_engine", f"-Wl,-rpath,{ENGINE_BIN}",

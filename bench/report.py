@@ -38,6 +38,9 @@ def summarize(record):
         "rss_client_mb": max(rss_client) / 1024 if rss_client else None,
         "rss_agent_mb": max(rss_agent) / 1024 if rss_agent else None,
         "late": max(r.get("late", 0) for r in runs),
+        # Round-trip latencies, from the clients that report them (the floor).
+        "p50_us": median([r["p50_us"] for r in runs]) if all("p50_us" in r for r in runs) else None,
+        "p99_us": median([r["p99_us"] for r in runs]) if all("p99_us" in r for r in runs) else None,
     }
 
 
@@ -79,7 +82,8 @@ def markdown(records, meta):
     by_key = {(r["scenario"], r["client"], r["agent"]): r for r in records}
     scenarios = list(dict.fromkeys(r["scenario"] for r in records))
     present = set(r["client"] for r in records)
-    names = [name for name in IMPLS if name in present]
+    # The SDKs' pairs; the floor has a section of its own.
+    names = [name for name in IMPLS if name in present and not IMPLS[name].get("floor")]
     lines = [
         "# acp-engine benchmarks",
         "",
@@ -117,6 +121,7 @@ def markdown(records, meta):
                 row.append(f"**{a / b:.1f}×** ({a:,.0f} vs {b:,.0f})")
         lines.append("| " + " | ".join(row) + " |")
     lines += through_the_c_library(by_key, scenarios, present)
+    lines += against_the_floor(by_key, present)
     lines += [
         "",
         "## Memory (peak RSS of each SDK's own pair, stream scenario)",
@@ -151,6 +156,51 @@ def markdown(records, meta):
         lines += ["", "## Failures", ""]
         lines += [f"- {r['scenario']}: {r['client']} → {r['agent']}: {r['error']}" for r in failed]
     return "\n".join(lines) + "\n"
+
+
+def against_the_floor(by_key, present):
+    """Each language's own pair's round trips as a fraction of the pipe floor."""
+    floors = [name for name in IMPLS if IMPLS[name].get("floor") and name in present]
+    scenarios = [s for s in ("rpc", "perm") if floors and (s, floors[0], floors[0]) in by_key]
+    if not scenarios:
+        return []
+    floor = floors[0]
+    base = {s: summarize(by_key[(s, floor, floor)]) for s in scenarios}
+    lines = [
+        "",
+        "## Round trips against the pipe floor",
+        "",
+        "The floor: two C processes bouncing the scenario's lines over pipes, both blocked in `read` "
+        "between them, no SDK and no JSON parsing (`bench/floor/floor.c`), in the same run. Each cell: "
+        "a language's own client/agent pair, round trips/s and the fraction of the floor's.",
+        "",
+        "| implementation | " + " | ".join(scenarios) + " |",
+        "|---|" + "---:|" * len(scenarios),
+    ]
+    row = [floor]
+    for scenario in scenarios:
+        summary = base[scenario]
+        if summary is None:
+            row.append("FAIL")
+            continue
+        text = f"{summary['rate']:,.0f}"
+        if summary["p50_us"] is not None:
+            text += f"<br><sub>p50 {summary['p50_us']:.0f} µs, p99 {summary['p99_us']:.0f} µs</sub>"
+        row.append(text)
+    lines.append("| " + " | ".join(row) + " |")
+    for name in IMPLS:
+        if IMPLS[name].get("floor") or name not in present:
+            continue
+        row = [name]
+        for scenario in scenarios:
+            record = by_key.get((scenario, name, name))
+            mine = summarize(record) if record else None
+            if mine is None or base[scenario] is None:
+                row.append("n/a")
+            else:
+                row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%})")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
 
 
 def through_the_c_library(by_key, scenarios, present):
@@ -190,7 +240,8 @@ def chart(records, path):
     by_key = {(r["scenario"], r["client"], r["agent"]): r for r in records}
     scenarios = [s for s in dict.fromkeys(r["scenario"] for r in records)]
     present = set(r["client"] for r in records)
-    names = [name for name in IMPLS if name in present and "client" in IMPLS[name] and "agent" in IMPLS[name]]
+    names = [name for name in IMPLS if name in present and "client" in IMPLS[name] and "agent" in IMPLS[name]
+             and not IMPLS[name].get("floor")]
     figure, axes = plt.subplots(1, len(scenarios), figsize=(3.2 * len(scenarios), 4.8), squeeze=False)
     colors = {name: ("#1f77b4" if name.startswith("acp-engine") else "#b0b0b0") for name in names}
     for axis, scenario in zip(axes[0], scenarios):

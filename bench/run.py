@@ -36,7 +36,7 @@ SCENARIOS = {
 
 
 def official(name):
-    return not name.startswith("acp-engine")
+    return not name.startswith("acp-engine") and not IMPLS[name].get("floor")
 
 
 def excused(record):
@@ -77,7 +77,8 @@ def main():
         n = quick_n if args.quick else full_n
         pairs = [(client_name, client, agent_name, agent)
                  for client_name, client in chosen.items() for agent_name, agent in chosen.items()
-                 if paired(client_name, agent_name) and (client_name == agent_name or not args.quick)]
+                 if paired(client_name, agent_name) and (client_name == agent_name or not args.quick)
+                 and scenario in client.get("scenarios", SCENARIOS)]
         scenario_records = [{"scenario": scenario, "client": client_name, "agent": agent_name, "n": n,
                              "runs": [], "error": None} for client_name, _, agent_name, _ in pairs]
         # Each repetition goes through every pair before the next one starts:
