@@ -3,7 +3,8 @@
 # conductor (`acp-engine conduct`) with our proxy (core/examples/proxy.rs)
 # and the official TypeScript SDK's (ts/proxy.mjs), and the official Rust
 # SDK's conductor (agent-client-protocol-conductor 5.0.0, built in
-# bench/official-rust) with ours. Each chain is driven by a client through a
+# bench/official-rust) with ours; and each conductor nested as a proxy in
+# the other's chain. Each chain is driven by a client through a
 # whole session (prompt, permission, file read, terminal, cancellation: the
 # client prints "interop ok"), and every proxy must log the prompt going
 # down and the permission request coming up. (cli/tests/conduct.rs checks
@@ -61,5 +62,14 @@ chain "official Rust conductor: our proxy -> our proxy -> our agent (our client)
 PROXY_MARKS=("[proxy ours]" "[ts-proxy theirs]")
 chain "official Rust conductor: our proxy -> official TS proxy -> official TS agent (official TS client)" \
   "${ts_client[@]}" "$official" agent "$(ours ours)" "$(theirs theirs)" "node $here/ts/agent.mjs"
+# Conductors nested as proxies, each kind inside the other.
+PROXY_MARKS=("[proxy outer]" "[proxy in1]" "[proxy in2]")
+chain "official Rust conductor: our proxy -> our conductor (--proxy: our proxy -> our proxy) -> our agent" \
+  "$our_client" "$official" agent "$(ours outer rewrite)" \
+  "$bin/acp-engine conduct --proxy '$(ours in1 rewrite)' '$(ours in2 rewrite)'" "$bin/examples/agent"
+PROXY_MARKS=("[proxy outer]" "[proxy in1]" "[ts-proxy in2]")
+chain "our conductor: our proxy -> official Rust conductor (proxy: our proxy -> official TS proxy) -> our agent" \
+  "$our_client" "$bin/acp-engine" conduct "$(ours outer rewrite)" \
+  "$official proxy '$(ours in1 rewrite)' '$(theirs in2 rewrite)'" "$bin/examples/agent"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,13 +1,14 @@
 //! `acp-engine conduct`: a proxy chain as one agent on stdio, `editor ->
 //! conduct -> proxy... -> agent` (acp_engine::conductor).
 
-use acp_engine::conductor::{ChainEnd, Conductor};
+use acp_engine::conductor::{ChainEnd, Conductor, NestedConductor};
 use acp_engine::{SpawnOptions, Transport};
 
 use crate::args::{Args, Failure};
 
 const HELP: &str = "\
 usage: acp-engine conduct [options] [--] PROXY... AGENT
+       acp-engine conduct --proxy [--] PROXY...
 
 Runs a proxy chain and speaks for it on stdin/stdout as one agent: the
 editor's messages go through each PROXY in order to the AGENT and back
@@ -22,12 +23,17 @@ first, the editor's pending requests fail with the reason and the chain
 stops. Exits 0 when the editor closed, 1 when a component could not start
 or exited first (which one and why on stderr), 2 on a usage error.
 
+With --proxy the chain is proxies only and is itself a proxy in another
+conductor's chain (which initializes it with `proxy/initialize`): what its
+last PROXY sends on goes to that conductor's next component.
+
 options:
+  --proxy       run as a proxy (every component is a proxy)
   -h, --help    this text
 ";
 
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
-    let args = Args::parse(argv, &[])?;
+    let args = Args::parse_with_flags(argv, &[], &["proxy"])?;
     if args.help {
         out!("{HELP}");
         return Ok(());
@@ -45,14 +51,22 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         crate::agent_command::require(&words)?;
         components.push(SpawnOptions::new(&words[0]).args(&words[1..]));
     }
-    let agent = components.pop().expect("at least one component");
-    let conductor = components
-        .into_iter()
-        .fold(Conductor::new(), Conductor::proxy)
-        .agent(agent);
     let runtime = crate::runtime()?;
-    // The stdio transport registers with the runtime: make it inside.
-    match runtime.block_on(async { conductor.run(Transport::stdio()).await }) {
+    let ended = if args.flag("proxy") {
+        let nested = components
+            .into_iter()
+            .fold(NestedConductor::new(), NestedConductor::proxy);
+        // The stdio transport registers with the runtime: make it inside.
+        runtime.block_on(async { nested.run(Transport::stdio()).await })
+    } else {
+        let agent = components.pop().expect("at least one component");
+        let conductor = components
+            .into_iter()
+            .fold(Conductor::new(), Conductor::proxy)
+            .agent(agent);
+        runtime.block_on(async { conductor.run(Transport::stdio()).await })
+    };
+    match ended {
         Ok(ChainEnd::EditorClosed) => Ok(()),
         Ok(end) => Err(Failure::Run(end.to_string())),
         Err(error) => Err(Failure::Run(error.to_string())),

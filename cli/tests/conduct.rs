@@ -19,9 +19,18 @@ struct Editor {
 }
 
 impl Editor {
+    /// Two proxies, "one" and "two", before the echo agent.
     fn start(log: &std::path::Path) -> Editor {
         let proxy = example("proxy");
         let proxy = proxy.to_str().unwrap();
+        Editor::chain(
+            &[format!("{proxy} --prefix one"), format!("{proxy} --prefix two")],
+            log,
+        )
+    }
+
+    /// `acp-engine conduct PROXIES... <echo agent>`.
+    fn chain(proxies: &[String], log: &std::path::Path) -> Editor {
         let agent = format!(
             "python3 {} {}",
             here("tests/peers/echo_agent.py").display(),
@@ -29,8 +38,7 @@ impl Editor {
         );
         let mut child = acp_engine()
             .arg("conduct")
-            .arg(format!("{proxy} --prefix one"))
-            .arg(format!("{proxy} --prefix two"))
+            .args(proxies)
             .arg(agent)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -215,4 +223,38 @@ fn a_component_that_cannot_start_is_one_clear_error() {
     assert!(stderr.contains("no-such-proxy-program"), "{stderr}");
     let output = acp_engine().args(["conduct"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_conductor_runs_nested_as_a_proxy() {
+    let scratch = Scratch::new("conduct-nested");
+    let log = scratch.join("agent.jsonl");
+    let proxy = example("proxy");
+    let proxy = proxy.to_str().unwrap();
+    let tool = env!("CARGO_BIN_EXE_acp-engine");
+    let nested = format!("{tool} conduct --proxy '{proxy} --prefix two' '{proxy} --prefix three'");
+    let mut editor = Editor::chain(&[format!("{proxy} --prefix one"), nested], &log);
+    editor.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}));
+    assert_eq!(editor.next()["result"]["protocolVersion"], 1);
+    editor.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}}));
+    let update = editor.next();
+    assert_eq!(
+        update["params"]["update"]["content"]["text"], "three two one hi",
+        "{update}"
+    );
+    let permission = editor.next();
+    assert_eq!(permission["method"], "session/request_permission", "{permission}");
+    editor.send(
+        json!({"jsonrpc": "2.0", "id": permission["id"], "result": {"outcome": {"outcome": "cancelled"}}}),
+    );
+    let answer = editor.next();
+    assert_eq!(
+        answer["result"]["_meta"]["permission"],
+        json!({"outcome": {"outcome": "cancelled"}}),
+        "{answer}"
+    );
+    let received = agent_received(&log);
+    assert_eq!(received[0]["method"], "initialize");
+    editor.stdin.take();
+    assert_eq!(editor.exit_code(), Some(0));
 }

@@ -10,6 +10,12 @@
 //!   component wrapped in `proxy/successor`, and the editor plain; a proxy
 //!   sends it on plain.
 //!
+//! A conductor that is itself a proxy (nested in another chain) has a
+//! successor beyond its last component: hop 0 is then its own conductor,
+//! which initializes it with `proxy/initialize` and brings what comes from
+//! beyond wrapped in `proxy/successor`; every component is a proxy, and
+//! what the last one sends its successor goes out to hop 0 still wrapped.
+//!
 //! Every hop has its own request ids (the engine's); results and errors
 //! pass unchanged. Cancellation is per hop: `$/cancel_request` for a
 //! request cancels its handler here, which drops the request it forwarded,
@@ -30,13 +36,18 @@ use super::envelope;
 /// others before they exist).
 pub struct Chain {
     hops: Vec<OnceLock<Connection>>,
+    /// This conductor is a proxy itself: there is a successor beyond the
+    /// last component, reached through hop 0.
+    nested: bool,
 }
 
 impl Chain {
-    /// A chain of the editor and `components` components.
-    pub fn new(components: usize) -> Arc<Self> {
+    /// A chain of the editor (or, `nested`, this conductor's own
+    /// conductor) and `components` components.
+    pub fn new(components: usize, nested: bool) -> Arc<Self> {
         Arc::new(Chain {
             hops: (0..=components).map(|_| OnceLock::new()).collect(),
+            nested,
         })
     }
 
@@ -53,7 +64,7 @@ impl Chain {
     }
 
     fn is_proxy(&self, hop: usize) -> bool {
-        hop >= 1 && hop < self.last()
+        hop >= 1 && (hop < self.last() || self.nested)
     }
 
     fn connection(&self, hop: usize) -> Result<&Connection, RequestError> {
@@ -68,12 +79,40 @@ impl Chain {
                 "error": format!("{what} is only exchanged between the conductor and the proxies it initialized")
             }))
         };
+        if self.nested && hop == 0 {
+            // From this conductor's own conductor.
+            if method == PROXY_INITIALIZE {
+                return Ok(self.toward_agent(1, INITIALIZE.to_owned(), params));
+            }
+            if method == INITIALIZE {
+                return Err(RequestError::invalid_request().with_data(serde_json::json!({
+                    "error": "a conductor that is a proxy is initialized with `proxy/initialize`"
+                })));
+            }
+            if method == PROXY_SUCCESSOR {
+                // From beyond, for the last component, wrapped as it came.
+                let last = self.last();
+                return Ok(Route {
+                    to: last,
+                    method: PROXY_SUCCESSOR.to_owned(),
+                    params,
+                });
+            }
+        }
         if method == PROXY_INITIALIZE {
             return Err(misplaced("`proxy/initialize`"));
         }
         if method == PROXY_SUCCESSOR {
             if !self.is_proxy(hop) {
                 return Err(misplaced("`proxy/successor`"));
+            }
+            if self.nested && hop == self.last() {
+                // For the successor beyond: out through this conductor's own.
+                return Ok(Route {
+                    to: 0,
+                    method: PROXY_SUCCESSOR.to_owned(),
+                    params,
+                });
             }
             let inner = envelope::unwrap(params.as_ref())?;
             if inner.method == PROXY_SUCCESSOR || inner.method == PROXY_INITIALIZE {

@@ -50,6 +50,39 @@ pub struct Conductor {
     agent: Option<SpawnOptions>,
 }
 
+/// A chain of proxies only, run as one proxy inside another conductor's
+/// chain (its predecessor initializes it with `proxy/initialize`, and what
+/// its last proxy sends on goes to that conductor's next component).
+#[derive(Default)]
+pub struct NestedConductor {
+    proxies: Vec<SpawnOptions>,
+}
+
+impl NestedConductor {
+    /// An empty chain: add its proxies.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a proxy after the ones added before.
+    pub fn proxy(mut self, proxy: SpawnOptions) -> Self {
+        self.proxies.push(proxy);
+        self
+    }
+
+    /// Start every proxy, then relay between `conductor` (this chain's
+    /// own conductor) and them until one end closes.
+    pub async fn run(self, conductor: Transport) -> std::io::Result<ChainEnd> {
+        if self.proxies.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a nested chain needs a proxy",
+            ));
+        }
+        relay(self.proxies, true, conductor).await
+    }
+}
+
 /// How a chain ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChainEnd {
@@ -105,55 +138,59 @@ impl Conductor {
         let agent = self
             .agent
             .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "a chain needs an agent"))?;
-        let components: Vec<SpawnOptions> = self.proxies.into_iter().chain([agent]).collect();
-        let programs: Vec<String> = components
-            .iter()
-            .map(|options| options.command.to_string_lossy().into_owned())
-            .collect();
-        let chain = Chain::new(components.len());
-        let mut connections = Vec::with_capacity(components.len());
-        for (index, options) in components.into_iter().enumerate() {
-            match Transport::spawn(options) {
-                Ok(transport) => {
-                    let connection = hop(&chain, index + 1).connect(transport);
-                    chain.set(index + 1, connection.clone());
-                    connections.push(connection);
-                }
-                Err(error) => {
-                    stop(&connections).await;
-                    return Err(std::io::Error::new(
-                        error.kind(),
-                        format!("cannot start {:?}: {error}", programs[index]),
-                    ));
-                }
-            }
-        }
-        let editor = hop(&chain, 0).connect(editor);
-        chain.set(0, editor.clone());
-
-        let first_component_closed = futures_util::future::select_all(
-            connections.iter().map(|connection| Box::pin(connection.closed())),
-        );
-        let end = tokio::select! {
-            _ = editor.closed() => ChainEnd::EditorClosed,
-            (_, index, _) = first_component_closed => {
-                let reason = connections[index].close_reason().unwrap_or_else(|| "closed".to_owned());
-                ChainEnd::ComponentClosed { index, program: programs[index].clone(), reason }
-            }
-        };
-        if end != ChainEnd::EditorClosed {
-            // The editor's requests waiting on the chain failed when the
-            // component closed; let their answers go out first.
-            let deadline = tokio::time::Instant::now() + DRAIN;
-            while editor.running_requests() > 0 && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            editor.close();
-            editor.closed().await;
-        }
-        stop(&connections).await;
-        Ok(end)
+        relay(self.proxies.into_iter().chain([agent]).collect(), false, editor).await
     }
+}
+
+/// Start `components`, then relay between `editor` (hop 0) and them until
+/// one end closes.
+async fn relay(components: Vec<SpawnOptions>, nested: bool, editor: Transport) -> std::io::Result<ChainEnd> {
+    let programs: Vec<String> = components
+        .iter()
+        .map(|options| options.command.to_string_lossy().into_owned())
+        .collect();
+    let chain = Chain::new(components.len(), nested);
+    let mut connections = Vec::with_capacity(components.len());
+    for (index, options) in components.into_iter().enumerate() {
+        match Transport::spawn(options) {
+            Ok(transport) => {
+                let connection = hop(&chain, index + 1).connect(transport);
+                chain.set(index + 1, connection.clone());
+                connections.push(connection);
+            }
+            Err(error) => {
+                stop(&connections).await;
+                return Err(std::io::Error::new(
+                    error.kind(),
+                    format!("cannot start {:?}: {error}", programs[index]),
+                ));
+            }
+        }
+    }
+    let editor = hop(&chain, 0).connect(editor);
+    chain.set(0, editor.clone());
+
+    let first_component_closed =
+        futures_util::future::select_all(connections.iter().map(|connection| Box::pin(connection.closed())));
+    let end = tokio::select! {
+        _ = editor.closed() => ChainEnd::EditorClosed,
+        (_, index, _) = first_component_closed => {
+            let reason = connections[index].close_reason().unwrap_or_else(|| "closed".to_owned());
+            ChainEnd::ComponentClosed { index, program: programs[index].clone(), reason }
+        }
+    };
+    if end != ChainEnd::EditorClosed {
+        // The editor's requests waiting on the chain failed when the
+        // component closed; let their answers go out first.
+        let deadline = tokio::time::Instant::now() + DRAIN;
+        while editor.running_requests() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        editor.close();
+        editor.closed().await;
+    }
+    stop(&connections).await;
+    Ok(end)
 }
 
 /// A hop's connection: every request and notification it receives is
