@@ -91,10 +91,11 @@ test-readme:
 
 ## test-interop: our example agent/client against the official SDKs' (installed here); proxy
 ## chains: our conductor with our and the official TypeScript SDK's proxies, the official Rust
-## conductor (built in bench/official-rust) with ours
+## conductor (built in bench/official-rust) with ours; MCP-over-ACP with the official MCP SDK's server
 test-interop: build
 	OURS_CLIENT=$(CURDIR)/$(EXAMPLES)/client OURS_AGENT=$(CURDIR)/$(EXAMPLES)/agent bash interop/run.sh
 	bash interop/conductor.sh
+	bash interop/mcp.sh
 
 ## test-remote: remote agents over WebSocket on loopback: `acp-engine serve` / `connect`
 ## with the official SDKs' clients and agents, the token check, malformed frames, a vanished client

@@ -40,6 +40,7 @@ pub mod fuzzing;
 mod handler;
 pub mod host;
 pub mod legacy;
+pub mod mcp;
 pub mod message;
 mod method_check;
 mod permission_cancel;
