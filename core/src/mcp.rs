@@ -44,6 +44,8 @@ const MCP_PROTOCOL_VERSION: &str = "2025-06-18";
 /// MCP's handshake: the request (named as ACP's is), then the notification.
 const MCP_INITIALIZE: &str = "initialize";
 const MCP_INITIALIZED: &str = "notifications/initialized";
+/// MCP's cancellation of a request (it does not know `$/cancel_request`).
+const MCP_CANCELLED: &str = "notifications/cancelled";
 
 /// MCP servers offered over ACP, each bridged to a real one on stdio.
 #[derive(Default)]
@@ -119,7 +121,15 @@ impl McpServers {
             return answer("result", &initialized);
         }
         let params = message.params.unwrap_or_else(null);
-        let outcome = connection.start_request(&message.method, &params).await?.await;
+        let pending = connection.start_request(&message.method, &params).await?;
+        // The agent cancelling its `mcp/message` drops this future: tell the
+        // server in MCP's words.
+        let cancel = CancelOnDrop {
+            connection: Some(connection.clone()),
+            request_id: pending.id().clone(),
+        };
+        let outcome = pending.await;
+        cancel.disarm();
         match outcome {
             Ok(result) => answer("result", &result),
             // The server closed: the bridge failed, not the MCP request.
@@ -139,6 +149,33 @@ impl McpServers {
 impl Drop for McpServers {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// Sends MCP's `notifications/cancelled` for a request still running when
+/// dropped.
+struct CancelOnDrop {
+    connection: Option<Connection>,
+    request_id: crate::message::RequestId,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.connection = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(connection) = self.connection.take() else {
+            return;
+        };
+        let params = json!({"requestId": self.request_id, "reason": "cancelled by the agent"});
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = connection.send_notification(MCP_CANCELLED, &params).await;
+            });
+        }
     }
 }
 

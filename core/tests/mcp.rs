@@ -6,13 +6,21 @@ use acp_engine::{RawJson, SpawnOptions};
 use serde_json::{json, Value};
 
 /// An MCP server in a few lines: the handshake, `tools/call` echoing its
-/// arguments, -32601 for anything else; "exit" ends it.
+/// arguments, -32601 for anything else; "exit" ends it, "slow" is never
+/// answered, "cancelled" answers the request ids MCP cancelled.
 const SERVER: &str = r#"
 import json, sys
+cancelled = []
 for line in sys.stdin:
     m = json.loads(line)
+    if m.get("method") == "notifications/cancelled":
+        cancelled.append(m["params"]["requestId"])
     if "id" not in m:
         continue
+    if m["method"] == "tools/call" and m["params"]["name"] == "slow":
+        continue
+    if m["method"] == "tools/call" and m["params"]["name"] == "cancelled":
+        m["params"]["arguments"] = cancelled
     if m["method"] == "initialize":
         r = {"result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "1"}}}
     elif m["method"] == "tools/call" and m["params"]["name"] == "exit":
@@ -88,6 +96,35 @@ async fn mcp_message_reaches_the_server_and_its_answer_comes_back_inside_the_res
         .await
         .unwrap_err();
     assert_eq!(error.code, -32602, "{error:?}");
+
+    // The agent cancelling its mcp/message (the future dropped) cancels the
+    // MCP request in MCP's words.
+    let slow = message(&entry, "tools/call", json!({"name": "slow", "arguments": {}}));
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(200),
+        servers.message(Some(&slow)),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the slow call was answered");
+    let mut seen = Value::Null;
+    for _ in 0..50 {
+        let answer = servers
+            .message(Some(&message(
+                &entry,
+                "tools/call",
+                json!({"name": "cancelled", "arguments": {}}),
+            )))
+            .await
+            .unwrap();
+        let answer: Value = serde_json::from_str(answer.get()).unwrap();
+        seen = answer["result"]["content"][0]["text"].clone();
+        if seen != "[]" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The bridge's fourth request: initialize, add, nope/nope, slow.
+    assert_eq!(seen, "[4]");
 
     // A server that went away fails the request (the bridge failed) at once.
     let error = servers
