@@ -656,10 +656,11 @@ async fn the_http_wire_refuses_what_the_official_server_refuses() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialled_transport_closes_with_the_reason_it_could_not_connect() {
-    // Nothing listens there.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    drop(listener);
+    // Nothing listens there: the port is bound but not listening, so no
+    // other test's server can take it meanwhile (a freed port could be).
+    let reserved = tokio::net::TcpSocket::new_v4().unwrap();
+    reserved.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = reserved.local_addr().unwrap();
     for url in [
         format!("ws://{address}/acp"),
         format!("http://{address}/acp"),
