@@ -33,7 +33,7 @@ static void on_invalid_notification(void *user_data, const acp_connection *c, co
                              (char *)error->data_json);
 }
 
-/* The answer to a request of acp_go_send_request: the handle is its Go channel's. */
+/* The answer to a request of acp_go_send_request: user_data is its slot (go/waiting.go). */
 static void on_response(void *user_data, const acp_connection *c, int64_t id, const char *result,
                         const acp_error *error) {
     (void)c;

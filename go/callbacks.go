@@ -47,17 +47,16 @@ func acpGoCancel(handle C.uintptr_t, responder *C.acp_responder) {
 	connOf(handle).cancelled(responder)
 }
 
+// acpGoResponse: the answer to a Call that waits in Go (waiting.go); slot
+// is its user data.
+//
 //export acpGoResponse
-func acpGoResponse(handle C.uintptr_t, result *C.char, code C.int64_t, message *C.char, data *C.char) {
-	waiting := cgo.Handle(handle)
-	var answer response
+func acpGoResponse(slot C.uintptr_t, result *C.char, code C.int64_t, message *C.char, data *C.char) {
 	if result != nil {
-		answer.result = goBytes(result)
-	} else {
-		answer.err = &RequestError{Code: int64(code), Message: C.GoString(message), Data: goBytes(data)}
+		answer(uintptr(slot), cBytes(result), nil)
+		return
 	}
-	waiting.Value().(chan response) <- answer
-	waiting.Delete()
+	answer(uintptr(slot), nil, &RequestError{Code: int64(code), Message: C.GoString(message), Data: goBytes(data)})
 }
 
 //export acpGoClose

@@ -128,12 +128,6 @@ type Conn struct {
 // not gated: their threads are bounded by the in-flight limit.)
 const sendSlots = 256
 
-// response is an answer a Call waits for.
-type response struct {
-	result []byte
-	err    error
-}
-
 // NewConnection opens a plain JSON-RPC connection (no ACP checks) over
 // stream; handler handles what the peer sends.
 func NewConnection(handler Handler, stream Stream, options *Options) (*Conn, error) {
@@ -472,37 +466,6 @@ func (conn *Conn) await(ctx context.Context, method string, params any, result a
 		}
 		return failure(rc, text)
 	})
-}
-
-// wait sends a request whose answer the connection's dispatch thread hands
-// to this goroutine.
-func (conn *Conn) wait(ctx context.Context, method string, params any, result any) error {
-	waiting := make(chan response, 1)
-	handle := cgo.NewHandle(waiting)
-	methodText := cString(method)
-	var id C.int64_t
-	err := withParams(params, encodeForCall, func(body []byte) error {
-		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
-			return C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(handle), &id, text.ptr(), text.size())
-		})
-	})
-	if err != nil {
-		// Not sent: no answer will delete it.
-		handle.Delete()
-		return err
-	}
-	select {
-	case answer := <-waiting:
-		if answer.err != nil {
-			return answer.err
-		}
-		return decodeResult(answer.result, result)
-	case <-ctx.Done():
-		// The engine answers it -32800 (to the channel, unread) and tells
-		// the peer.
-		conn.cancelRequest(id)
-		return ctx.Err()
-	}
 }
 
 func (conn *Conn) cancelRequest(id C.int64_t) {
