@@ -136,7 +136,7 @@ fn the_junit_report_and_the_table_name_the_failure() {
         .find(|line| line.starts_with("session-cancel"))
         .unwrap();
     assert!(row.contains("FAIL") && row.contains("end_turn"), "{row}");
-    assert!(table.contains("12 passed, 1 failed, 0 skipped"), "{table}");
+    assert!(table.contains("13 passed, 1 failed, 0 skipped"), "{table}");
     assert!(!table.contains('\x1b'), "no colour when stdout is not a terminal");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("failures=\"1\""), "{xml}");
