@@ -120,8 +120,7 @@ impl McpServers {
         if message.method == MCP_INITIALIZE {
             return answer("result", &initialized);
         }
-        let params = message.params.unwrap_or_else(null);
-        let pending = connection.start_request(&message.method, &params).await?;
+        let pending = connection.start_request(&message.method, &message.params).await?;
         // The agent cancelling its `mcp/message` drops this future: tell the
         // server in MCP's words.
         let cancel = CancelOnDrop {
@@ -183,8 +182,4 @@ impl Drop for CancelOnDrop {
 fn answer(key: &str, value: &impl serde::Serialize) -> Result<RawJson, RequestError> {
     let value = serde_json::to_string(value).map_err(RequestError::from)?;
     RawValue::from_string(format!("{{\"{key}\":{value}}}")).map_err(RequestError::from)
-}
-
-fn null() -> RawJson {
-    RawValue::from_string("null".to_owned()).expect("null is JSON")
 }

@@ -159,11 +159,10 @@ impl Chain {
         request: IncomingRequest,
     ) -> Result<RawJson, RequestError> {
         let route = self.route(hop, &request.method, request.params)?;
-        let params = route.params.unwrap_or_else(envelope::no_params);
         // Dropping this future (the requester cancelled) drops the pending
         // request, which cancels it on the next hop.
         self.connection(route.to)?
-            .start_request(&route.method, &params)
+            .start_request(&route.method, &route.params)
             .await?
             .await
     }
@@ -177,9 +176,8 @@ impl Chain {
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
         let route = self.route(hop, &notification.method, notification.params)?;
-        let params = route.params.unwrap_or_else(envelope::no_params);
         self.connection(route.to)?
-            .send_notification(&route.method, &params)
+            .send_notification(&route.method, &route.params)
             .await
     }
 }

@@ -10,10 +10,12 @@ use serde_json::value::RawValue;
 use crate::error::RequestError;
 use crate::message::RawJson;
 
-/// A message taken out of an envelope.
+/// A message taken out of a `proxy/successor` envelope.
 #[derive(Debug)]
-pub struct Inner {
+pub struct Message {
+    /// The method name.
     pub method: String,
+    /// The params as JSON text; None when it had none.
     pub params: Option<RawJson>,
 }
 
@@ -37,22 +39,17 @@ pub fn wrap(method: &str, params: Option<&RawJson>) -> RawJson {
 
 /// The message in a `proxy/successor`'s params; -32602 naming what is wrong
 /// when they are not an envelope.
-pub fn unwrap(params: Option<&RawJson>) -> Result<Inner, RequestError> {
+pub fn unwrap(params: Option<&RawJson>) -> Result<Message, RequestError> {
     let text = params.map_or("null", |params| params.get());
     let envelope: Envelope = serde_json::from_str(text).map_err(|error| {
         RequestError::invalid_params().with_data(serde_json::json!({ "error": error.to_string() }))
     })?;
     // `"params": null` is the same as no params.
     let params = envelope.params.filter(|params| params.get() != "null");
-    Ok(Inner {
+    Ok(Message {
         method: envelope.method,
         params,
     })
-}
-
-/// No params: the engine leaves `null` params out of the frame.
-pub fn no_params() -> RawJson {
-    RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
 #[cfg(test)]

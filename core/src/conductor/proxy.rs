@@ -73,13 +73,11 @@ pub struct Predecessor {
 impl Predecessor {
     /// Send a request to the predecessor; dropping the future cancels it.
     pub async fn request(&self, method: &str, params: Option<RawJson>) -> Result<RawJson, RequestError> {
-        let params = params.unwrap_or_else(envelope::no_params);
         self.connection.start_request(method, &params).await?.await
     }
 
     /// Send a notification to the predecessor.
     pub async fn notify(&self, method: &str, params: Option<RawJson>) -> Result<(), RequestError> {
-        let params = params.unwrap_or_else(envelope::no_params);
         self.connection.send_notification(method, &params).await
     }
 }
@@ -133,11 +131,15 @@ pub trait Proxy: Send + Sync + 'static {
 }
 
 /// A message from the agent side, taken out of its `proxy/successor`.
-pub struct AgentMessage {
-    /// The method name.
-    pub method: String,
-    /// The params as JSON text; None when it had none.
-    pub params: Option<RawJson>,
+pub use super::envelope::Message as AgentMessage;
+
+/// The message from the agent side in a `proxy/successor`, or None for a
+/// message from the client side.
+fn from_successor(method: &str, params: Option<&RawJson>) -> Result<Option<AgentMessage>, RequestError> {
+    if method != PROXY_SUCCESSOR {
+        return Ok(None);
+    }
+    envelope::unwrap(params).map(Some)
 }
 
 /// Serve `proxy` on `transport` (its connection to the conductor) until
@@ -151,12 +153,7 @@ pub async fn run_proxy(proxy: impl Proxy, transport: Transport) {
             let proxy = requests.clone();
             async move {
                 let connection = request.connection.clone();
-                if request.method == PROXY_SUCCESSOR {
-                    let inner = envelope::unwrap(request.params.as_ref())?;
-                    let message = AgentMessage {
-                        method: inner.method,
-                        params: inner.params,
-                    };
+                if let Some(message) = from_successor(&request.method, request.params.as_ref())? {
                     return proxy.agent_request(message, Predecessor { connection }).await;
                 }
                 if request.method == PROXY_INITIALIZE {
