@@ -21,11 +21,17 @@ use crate::schema::{v1, v1_unstable};
 /// schema. A listed method wins over the schema's table: its params are not
 /// checked either way. On a typed connection they reach the handler's
 /// `ext_method` / `ext_notification`, and are sent with the connection's
-/// generic request and notification calls.
+/// generic request and notification calls. The name [`UncheckedMethods::ALL`]
+/// (`*`) lets every method outside the schema through, as the official
+/// TypeScript SDK 2.x does for custom methods; the schema's own methods are
+/// still checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UncheckedMethods(Arc<[String]>);
 
 impl UncheckedMethods {
+    /// Listed, every method outside the schema is unchecked.
+    pub const ALL: &'static str = "*";
+
     /// These method names, exactly as on the wire.
     pub fn new<I, S>(methods: I) -> Self
     where
@@ -38,6 +44,11 @@ impl UncheckedMethods {
     /// Whether `method` is one of them.
     pub fn contains(&self, method: &str) -> bool {
         self.0.iter().any(|listed| listed == method)
+    }
+
+    /// Whether every method outside the schema is unchecked ([`Self::ALL`] is listed).
+    pub fn all_outside_schema(&self) -> bool {
+        self.contains(Self::ALL)
     }
 
     /// The names, as given.
@@ -103,7 +114,7 @@ pub(crate) fn check(
     };
     match found {
         Some(checked) => checked.map(|()| true),
-        None if method.starts_with('_') => Ok(false),
+        None if method.starts_with('_') || unchecked.all_outside_schema() => Ok(false),
         None => Err(RequestError::method_not_found(method)),
     }
 }
@@ -116,4 +127,42 @@ pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Option<bool> 
     let mut agree = v1::check_agrees_with_parse(method, text);
     agree.extend(v1_unstable::check_agrees_with_parse(method, text));
     agree.into_iter().reduce(|a, b| a && b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::codes;
+
+    #[test]
+    fn all_lets_every_method_outside_the_schema_through_and_still_checks_the_schema() {
+        let all = UncheckedMethods::new([UncheckedMethods::ALL]);
+        let none = UncheckedMethods::default();
+        let check_request = |unchecked: &UncheckedMethods, method: &str, params: &str| {
+            check(
+                Protocol::Stable,
+                unchecked,
+                Receiver::Agent,
+                false,
+                method,
+                Some(params),
+            )
+        };
+        assert_eq!(check_request(&all, "vendor/echo", "{}"), Ok(false));
+        assert_eq!(
+            check_request(&none, "vendor/echo", "{}").unwrap_err().code,
+            codes::METHOD_NOT_FOUND
+        );
+        // A schema method is checked either way.
+        assert_eq!(
+            check_request(&all, v1::method::SESSION_NEW, "{}")
+                .unwrap_err()
+                .code,
+            codes::INVALID_PARAMS
+        );
+        assert_eq!(
+            check_request(&all, v1::method::SESSION_NEW, r#"{"cwd":"/","mcpServers":[]}"#),
+            Ok(true)
+        );
+    }
 }
