@@ -3,7 +3,8 @@
 #   1. npm ci (pinned @napi-rs/cli, typescript, @types/node)
 #   2. build the addon in release (napi build) and the package (tsc)
 #   3. npm pack, install the tarball into an empty temp dir
-#   4. node:test suite against the INSTALLED package (test/*.test.mjs)
+#   4. node:test suite against the INSTALLED package (test/*.test.mjs), and
+#      the official SDK's own tests (official-tests/run.mjs)
 #   5. tsc --noEmit --strict on the examples (and compile them, for 6)
 #   6. interop rows with the Node peers (interop/run.sh with
 #      ACP_CLIENT_node / ACP_AGENT_node; the Rust examples too when
@@ -124,6 +125,25 @@ else
   if [[ "${t_fail:-0}" -ne 0 ]]; then
     grep -B2 -A30 '^not ok' "$tmp/node-test.tap" | head -n 150 >&2
   fi
+fi
+
+# The official TypeScript SDK's own tests against the installed package,
+# with only their import specifiers rewritten (official-tests/run.mjs).
+official="$node_dir/official-tests"
+# (npm ci refuses npm 11's own lock file here too: see the first step.)
+if (cd "$official" && { npm ci --no-audit --no-fund >"$tmp/official-ci.log" 2>&1 ||
+      { grep -q "from lock file" "$tmp/official-ci.log" &&
+        npm install --no-audit --no-fund --no-save >>"$tmp/official-ci.log" 2>&1; }; }); then
+  rm -rf "$official/node_modules/acp-engine"
+  cp -r "$app/node_modules/acp-engine" "$official/node_modules/acp-engine"
+  if (cd "$official" && node run.mjs) >"$tmp/official.log" 2>&1; then
+    pass "the official SDK's tests: $(tail -n 1 "$tmp/official.log")"
+  else
+    grep -E '^(FAILED|PASSED|listed)|passed,' "$tmp/official.log" >&2
+    fail "the official SDK's tests: $(tail -n 1 "$tmp/official.log")"
+  fi
+else
+  cat "$tmp/official-ci.log" >&2; fail "npm ci (official-tests)"
 fi
 
 if [[ -z "${ACP_NODE_SKIP_INTEROP:-}" ]]; then

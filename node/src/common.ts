@@ -17,3 +17,6 @@ export {
   type RemoteStreamOptions,
 } from "./streams.js";
 export { TerminalHandle } from "./terminal.js";
+export { ActiveSession, SessionBuilder, type ActiveSessionMessage } from "./app/session.js";
+export { AcpConnection, AgentConnection, AgentContext, ClientConnection, ClientContext } from "./app/context.js";
+export type { AppOptions, ParamsParser, SendRequestOptions } from "./app/options.js";

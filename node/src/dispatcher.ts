@@ -10,7 +10,8 @@
 import { closedError, fromNativeError, isRequestError, logHandlerError, RequestError } from "./errors.js";
 import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
 import { EVENT_KINDS, type NativeConnection } from "./native.js";
-import { kOpen, Side, toStream, type MessageStream, type Stream } from "./streams.js";
+import { WebStreamsTransport } from "./web-streams.js";
+import { kOpen, Side, toStream, type MessageStream, type OpenOptions, type Stream } from "./streams.js";
 
 // Event kinds, from the engine.
 const { request: REQUEST, notification: NOTIFICATION, result: RESULT, error: ERROR } = EVENT_KINDS;
@@ -91,6 +92,9 @@ export class Dispatcher {
 
   private resolveClosed!: () => void;
   private closeReason: string | undefined;
+  // A user's Web stream that failed: pending and later calls reject with its
+  // own error, as the official SDK's do.
+  private streamFailure: { error: unknown } | null = null;
   private readonly pending = new Map<number, Waiter<unknown>>();
   private readonly tickets = new Map<number, Waiter<void>>();
   private readonly inflight = new Map<number, InboundContext>();
@@ -98,8 +102,7 @@ export class Dispatcher {
   private queue: Event[] = [];
   private head = 0;
   private running = false;
-  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private webStreams: WebStreamsTransport | null = null;
   private currentMethod = "";
   // pendingCount[0]: how many of our requests await a response; the addon
   // spins briefly for a response only while some do.
@@ -124,12 +127,13 @@ export class Dispatcher {
     private readonly onRequest: OnRequest,
     private readonly onNotification: OnNotification,
     private readonly onInvalidNotification: OnInvalidNotification = warnInvalidNotification,
+    open?: OpenOptions,
   ) {
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
     try {
-      this.native = toStream(stream)[kOpen](side, unstable, () => this.onWake(), this);
+      this.native = toStream(stream)[kOpen](side, unstable, () => this.onWake(), this, open);
     } catch (error) {
       throw fromNativeError(error);
     }
@@ -142,28 +146,17 @@ export class Dispatcher {
 
   /** Web Streams transport: move bytes between the user's streams and the engine. */
   attachByteStreams(native: NativeConnection, output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): void {
-    this.writer = output.getWriter();
-    this.writer.closed.catch(() => {});
-    const reader = input.getReader();
-    this.reader = reader;
-    void (async () => {
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (value && value.byteLength) native.feed(value);
-        }
-      } catch {
-        // The input failed: same as its end.
-      }
-      native.endInput();
-    })();
+    this.webStreams = new WebStreamsTransport(native, output, input, (error) => {
+      if (this.isClosed) return;
+      this.streamFailure ??= { error };
+      native.close();
+    });
   }
 
   private onWake(): void {
     // Called by the engine before the constructor returned: nothing to do yet.
     if (this.native === undefined) return;
-    if (this.writer !== null) this.flushOutput();
+    this.webStreams?.flush();
     const text = this.native.drain();
     if (text != null) this.onEvents(text);
   }
@@ -185,18 +178,6 @@ export class Dispatcher {
       this.queue = events;
       this.head = 0;
       this.pump();
-    }
-  }
-
-  private flushOutput(): void {
-    let bytes;
-    while ((bytes = this.native.takeOutput()) != null) {
-      this.writer?.write(bytes).catch(() => {});
-    }
-    if (this.native.outputEnded() && this.writer !== null) {
-      const writer = this.writer;
-      this.writer = null;
-      writer.close().catch(() => {});
     }
   }
 
@@ -246,13 +227,19 @@ export class Dispatcher {
       case REQUEST:
         this.startRequest(event[1] as number, event[2] as string, event[3]);
         return undefined;
-      case RESULT:
-        this.settle(event[1] as number)?.resolve(event[2]);
-        return undefined;
+      case RESULT: {
+        const waiter = this.settle(event[1] as number);
+        waiter?.resolve(event[2]);
+        return waiter === undefined ? undefined : this.afterResponse();
+      }
       case ERROR: {
         const error = event[2] as { code: number; message: string; data?: unknown };
-        this.settle(event[1] as number)?.reject(new RequestError(error.code, error.message, error.data));
-        return undefined;
+        const waiter = this.settle(event[1] as number);
+        // The engine fails what is pending when the input ends; when a user's
+        // stream failed, that failure is the reason.
+        const failed = error.code === ERROR_CODES.connectionClosed && this.streamFailure !== null;
+        waiter?.reject(failed ? this.streamFailure!.error : new RequestError(error.code, error.message, error.data));
+        return waiter === undefined ? undefined : this.afterResponse();
       }
       case CANCELLED: {
         const token = event[1] as number;
@@ -270,7 +257,7 @@ export class Dispatcher {
         if (waiter !== undefined) {
           this.tickets.delete(event[1] as number);
           if (event[2]) waiter.resolve();
-          else waiter.reject(closedError(this.closeReason ?? "closed"));
+          else waiter.reject(this.closedReason());
         }
         return undefined;
       }
@@ -289,6 +276,15 @@ export class Dispatcher {
       default:
         return undefined;
     }
+  }
+
+  /** A response's continuation runs before the peer's next message is
+   * handled (as the official SDK guarantees): when a notification or request
+   * follows it in the queue, handling waits for the microtasks to run. */
+  private afterResponse(): PromiseLike<unknown> | undefined {
+    const next = this.queue[this.head];
+    if (next === undefined || (next[0] !== NOTIFICATION && next[0] !== REQUEST)) return undefined;
+    return new Promise((resolve) => setImmediate(resolve));
   }
 
   private settle(id: number): Waiter<unknown> | undefined {
@@ -374,7 +370,7 @@ export class Dispatcher {
     if (this.isClosed) return;
     this.isClosed = true;
     this.closeReason = reason;
-    const error = closedError(reason);
+    const error = this.streamFailure !== null ? this.streamFailure.error : closedError(reason);
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
     this.pendingCount[0] = 0;
@@ -382,19 +378,15 @@ export class Dispatcher {
     this.tickets.clear();
     for (const context of this.inflight.values()) context.abort(error);
     this.inflight.clear();
-    if (this.writer !== null) this.flushOutput();
-    if (this.writer !== null) {
-      const writer = this.writer;
-      this.writer = null;
-      writer.close().catch(() => {});
-    }
-    if (this.reader !== null) {
-      this.reader.cancel().catch(() => {});
-      this.reader = null;
-    }
+    this.webStreams?.close();
     this.native.release();
     this.controller.abort(error);
     this.resolveClosed();
+  }
+
+  /** Why calls fail once closed: the user's stream's own error, or the engine's close. */
+  private closedReason(): unknown {
+    return this.streamFailure !== null ? this.streamFailure.error : closedError(this.closeReason ?? "closed");
   }
 
   sendRequest(method: string, params: unknown): Promise<unknown> {
@@ -408,7 +400,7 @@ export class Dispatcher {
       id = this.sendRequestNative(method, params === undefined ? undefined : JSON.stringify(params));
       this.scheduleFlush();
     } catch (error) {
-      return { id: undefined, promise: Promise.reject(fromNativeError(error)) };
+      return { id: undefined, promise: Promise.reject(this.streamFailure !== null ? this.streamFailure.error : fromNativeError(error)) };
     }
     const promise = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -423,7 +415,7 @@ export class Dispatcher {
       ticket = this.sendNotificationNative(method, params === undefined ? undefined : JSON.stringify(params));
       this.scheduleFlush();
     } catch (error) {
-      return Promise.reject(fromNativeError(error));
+      return Promise.reject(this.streamFailure !== null ? this.streamFailure.error : fromNativeError(error));
     }
     return ticket === 0 ? RESOLVED : this.waitTicket(ticket);
   }

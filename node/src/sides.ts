@@ -94,9 +94,11 @@ abstract class TypedConnection extends Lifecycle {
     impl = make(this as never);
   }
 
-  /** @internal A request to the peer (what the generated peer methods call). */
-  protected _request(method: string, params: unknown): Promise<unknown> {
-    return this.dispatcher.sendRequest(method, params);
+  /** @internal A request to the peer (what the generated peer methods call);
+   * `emptyResult`: a result with no required field, where `null` reads as `{}`. */
+  protected _request(method: string, params: unknown, emptyResult = false): Promise<unknown> {
+    const sent = this.dispatcher.sendRequest(method, params);
+    return emptyResult ? sent.then((result) => result ?? {}) : sent;
   }
 
   /** @internal A notification to the peer. */
@@ -128,6 +130,16 @@ abstract class TypedConnection extends Lifecycle {
   /** A notification with `method` sent as it is (see `sendRequest`). */
   sendNotification(method: string, params?: unknown): Promise<void> {
     return this.dispatcher.sendNotification(method, params);
+  }
+
+  /** The official SDK 1.x's name for `sendRequest`. */
+  request<T = unknown>(method: string, params?: unknown): Promise<T> {
+    return this.sendRequest<T>(method, params);
+  }
+
+  /** The official SDK 1.x's name for `sendNotification`. */
+  notify(method: string, params?: unknown): Promise<void> {
+    return this.sendNotification(method, params);
   }
 }
 

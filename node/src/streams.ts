@@ -18,7 +18,13 @@ export interface ByteStreamHost {
   attachByteStreams(native: NativeConnection, output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): void;
 }
 
-export type Opener = (side: Side, unstable: boolean, wake: () => void, host: ByteStreamHost) => NativeConnection;
+/** What the connection adds to the stream's own options. */
+export interface OpenOptions {
+  /** Unchecked methods besides the stream's own `uncheckedMethods` (the app API: `*`). */
+  uncheckedMethods?: readonly string[];
+}
+
+export type Opener = (side: Side, unstable: boolean, wake: () => void, host: ByteStreamHost, open?: OpenOptions) => NativeConnection;
 
 export const kOpen: unique symbol = Symbol("acp-engine.open");
 
@@ -83,8 +89,9 @@ export interface SpawnOptions extends StreamOptions {
 }
 
 /** @internal A connection's settings for the native side. */
-export function settings(side: Side, unstable: boolean, options: StreamOptions | undefined) {
+export function settings(side: Side, unstable: boolean, options: StreamOptions | undefined, open?: OpenOptions) {
   const limits = options?.limits;
+  const unchecked = [...(options?.uncheckedMethods ?? []), ...(open?.uncheckedMethods ?? [])].map(String);
   return {
     side,
     unstable,
@@ -92,7 +99,7 @@ export function settings(side: Side, unstable: boolean, options: StreamOptions |
     maxInFlightRequests: limits?.maxInFlightRequests,
     maxBufferedBytes: limits?.maxBufferedBytes,
     outputStallTimeoutMs: limits?.outputStallTimeoutMs,
-    uncheckedMethods: options?.uncheckedMethods?.map(String),
+    uncheckedMethods: unchecked.length === 0 ? undefined : unchecked,
   };
 }
 
@@ -108,8 +115,8 @@ export function ndJsonStream(
 ): Stream {
   return {
     kind: "ndjson",
-    [kOpen](side, unstable, wake, host) {
-      const native = NativeConnection.pipe(settings(side, unstable, options), wake);
+    [kOpen](side, unstable, wake, host, open) {
+      const native = NativeConnection.pipe(settings(side, unstable, options, open), wake);
       host.attachByteStreams(native, output, input);
       return native;
     },
@@ -120,8 +127,8 @@ export function ndJsonStream(
 export function stdioStream(options?: StreamOptions): Stream {
   return {
     kind: "stdio",
-    [kOpen](side, unstable, wake) {
-      return NativeConnection.stdio(settings(side, unstable, options), wake);
+    [kOpen](side, unstable, wake, _host, open) {
+      return NativeConnection.stdio(settings(side, unstable, options, open), wake);
     },
   };
 }
@@ -143,8 +150,8 @@ export interface RemoteStreamOptions extends StreamOptions {
 export function remoteStream(url: string, options: RemoteStreamOptions = {}): Stream {
   return {
     kind: "remote",
-    [kOpen](side, unstable, wake) {
-      return NativeConnection.remote(settings(side, unstable, options), url, options.token, options.caFile, wake);
+    [kOpen](side, unstable, wake, _host, open) {
+      return NativeConnection.remote(settings(side, unstable, options, open), url, options.token, options.caFile, wake);
     },
   };
 }
@@ -159,7 +166,7 @@ export function remoteStream(url: string, options: RemoteStreamOptions = {}): St
 export function spawnStream(command: string, args: readonly string[] = [], options: SpawnOptions = {}): Stream {
   return {
     kind: "spawn",
-    [kOpen](side, unstable, wake) {
+    [kOpen](side, unstable, wake, _host, open) {
       const env =
         options.env === undefined
           ? undefined
@@ -169,7 +176,7 @@ export function spawnStream(command: string, args: readonly string[] = [], optio
                 .map(([key, value]) => [key, String(value)]),
             );
       return NativeConnection.spawn(
-        settings(side, unstable, options),
+        settings(side, unstable, options, open),
         command,
         args.map(String),
         {

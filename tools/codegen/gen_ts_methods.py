@@ -69,6 +69,64 @@ def optional_params(schema: ir.Schema, name: str) -> bool:
     return isinstance(d, ir.Struct) and d.union is None and not any(f.required for f in d.fields)
 
 
+def lower_camel(word: str) -> str:
+    head, *rest = word.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def nest(tree: dict, path: list[str], value: str) -> None:
+    for part in path[:-1]:
+        tree = tree.setdefault(part, {})
+    tree[path[-1]] = value
+
+
+def emit_tree(tree: dict, indent: str) -> list[str]:
+    lines: list[str] = []
+    for key, value in tree.items():
+        name = key if key.isidentifier() else json.dumps(key)
+        if isinstance(value, dict):
+            lines += [f"{indent}{name}: {{", *emit_tree(value, indent + "  "), f"{indent}}},"]
+        else:
+            lines.append(f"{indent}{name}: {json.dumps(value)},")
+    return lines
+
+
+def app_tables(schema: ir.Schema) -> list[str]:
+    """The app API's tables (the official SDK 2.x's ``methods``): wire names nested by their
+    path (``session/set_mode`` -> ``methods.agent.session.setMode``), and per side the params
+    and result type of each method, which the app's handler types are derived from."""
+    tree: dict = {}
+    for m in schema.methods:
+        if m.side not in ("agent", "client", "protocol"):
+            continue
+        path = [lower_camel(part) for part in m.name.removeprefix("$/").split("/")]
+        nest(tree, [m.side, *path], m.name)
+    out = ["", *jsdoc("ACP method names by side and path, as the official SDK 2.x's `methods`."), "export const methods = {"]
+    out += emit_tree(tree, "  ")
+    out.append("} as const;")
+    empty = sorted(m.name for m in schema.methods if m.result is not None and may_be_empty(schema, m.result))
+    out += [
+        "",
+        *jsdoc("Requests whose result has no required property: a `null` or missing result reads as `{}`."),
+        "export const EMPTY_RESULT_METHODS: ReadonlySet<string> = new Set([",
+        *[f"  {json.dumps(name)}," for name in empty],
+        "]);",
+    ]
+    for side in ("agent", "client"):
+        for notification in (False, True):
+            kind = "Notifications" if notification else "Requests"
+            handled = [m for m in schema.methods if m.side == side and m.notification == notification]
+            out += ["", *jsdoc(f"The {kind.lower()} the {side} handles: wire name -> params" + ("" if notification else " and result") + " types."), f"export type {side.capitalize()}{kind} = {{"]
+            for m in handled:
+                if notification:
+                    out.append(f"  {json.dumps(m.name)}: {{ params: schema.{m.params} }};")
+                else:
+                    void = " | void" if may_be_empty(schema, m.result) else ""
+                    out.append(f"  {json.dumps(m.name)}: {{ params: schema.{m.params}; result: schema.{m.result}; handlerResult: schema.{m.result}{void} }};")
+            out.append("};")
+    return out
+
+
 def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str:
     """``up``: the path from the module to ``node/src`` (``..`` or ``../..``)."""
     out: list[str] = [
@@ -81,6 +139,10 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
         f'import {{ AgentSide, ClientSide, type HandlerTable, type MaybePromise, type RequestContext }} from "{up}/sides.js";',
         f'import type {{ RequestError }} from "{up}/errors.js";',
         f'import type {{ TerminalHandle }} from "{up}/terminal.js";',
+        f'import {{ AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext }} from "{up}/app/app.js";',
+        f'import type {{ AgentConnection, AgentContext, ClientConnection, ClientContext }} from "{up}/app/context.js";',
+        f'import type {{ AppOptions, ParamsParser }} from "{up}/app/options.js";',
+        f'import type {{ AppProtocol }} from "{up}/app/protocol.js";',
         'import type * as schema from "./schema.js";',
     ]
     for const, side, doc in METHOD_TABLES:
@@ -91,6 +153,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
         out += [f"  {key}: {json.dumps(name)}," for key, name in entries.items()]
         out.append("} as const);")
     out += ["", "/** The protocol version these types describe. */", f"export const PROTOCOL_VERSION = {schema.protocol_version};"]
+    out += app_tables(schema)
 
     for side, peer in (("agent", "client"), ("client", "agent")):
         iface = side.capitalize()
@@ -153,11 +216,101 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
                 handle, wrapper = HANDLE_RESULTS[m.result]
                 out += [f"  {name}({params}): Promise<{handle}> {{", f"    return this.{wrapper}({json.dumps(m.name)}, params);", "  }"]
             else:
+                empty = ", true" if may_be_empty(schema, m.result) else ""
                 out += [
                     f"  {name}({params}): Promise<schema.{m.result}> {{",
-                    f"    return this._request({json.dumps(m.name)}, params) as Promise<schema.{m.result}>;",
+                    f"    return this._request({json.dumps(m.name)}, params{empty}) as Promise<schema.{m.result}>;",
                     "  }",
                 ]
         out.append("}")
+    out += app_classes(schema)
     return "\n".join(out) + "\n"
+
+
+APP_DOCS = {
+    "agent": "An agent app (the official SDK 2.x's `agent()`): handlers registered by ACP method "
+    "name, served on the engine by `connect` / `connectWith`. With an `initialize` handler, other "
+    "requests answer -32600 until `initialize` succeeded.",
+    "client": "A client app (the official SDK 2.x's `client()`): handlers registered by ACP method "
+    "name; `connectWith` runs a workflow with the agent's context (`request`, `buildSession`).",
+}
+
+
+def app_classes(schema: ir.Schema) -> list[str]:
+    """``AgentApp`` / ``ClientApp`` over the hand-written bases (``app/app.ts``), typed by the
+    generated request / notification maps."""
+    unstable = "true" if schema.stable is not None else "false"
+    out = [
+        "",
+        "const APP_PROTOCOL: AppProtocol = {",
+        f"  unstable: {unstable},",
+        "  methods,",
+        "  emptyResults: EMPTY_RESULT_METHODS,",
+        "  idempotentMethods: new Set([methods.agent.session.close, methods.agent.session.delete]),",
+        "  initializeMethod: methods.agent.initialize,",
+        "  agentHandlers: AGENT_HANDLERS,",
+        "  clientHandlers: CLIENT_HANDLERS,",
+        "};",
+    ]
+    for side, peer in (("agent", "client"), ("client", "agent")):
+        S, P = side.capitalize(), peer.capitalize()
+        ctx = f"{S}Context<{P}Requests, {P}Notifications>"
+        conn = f"{S}Connection<{P}Requests, {P}Notifications>"
+        out += [
+            "",
+            f"/** What an {side} request handler gets: `method`, `params`, `requestId`, `signal`, and `{peer}` to call the {peer}. */",
+            f"export type {S}RequestContext<Params> = RequestHandlerContext<Params> & {{ {peer}: {ctx} }};",
+            f"/** What an {side} notification handler gets. */",
+            f"export type {S}NotificationContext<Params> = HandlerContext<Params> & {{ {peer}: {ctx} }};",
+            f"export type {S}RequestHandler<Params, Response> = (context: {S}RequestContext<Params>) => MaybePromise<Response>;",
+            f"export type {S}NotificationHandler<Params> = (context: {S}NotificationContext<Params>) => MaybePromise<void>;",
+            f"export type {S}RequestMethod = keyof {S}Requests & string;",
+            f"export type {S}NotificationMethod = keyof {S}Notifications & string;",
+            f"export type {S}ConnectHandler = (connection: {conn}) => MaybePromise<void>;",
+            "",
+            *jsdoc(textwrap.fill(APP_DOCS[side], 92)),
+            f"export class {S}App extends {S}AppBase<{P}App> {{",
+            "  constructor(options?: AppOptions) {",
+            "    super(APP_PROTOCOL, options);",
+            "  }",
+            "",
+            f"  /** Serves this app on `target`: a stream, or a {peer} app (in memory). */",
+            f"  connect(target: Stream | MessageStream | {P}App): {conn} {{",
+            f"    return this.connectTo(target) as {conn};",
+            "  }",
+            "",
+            "  /** Connects for the lifetime of `op`, then closes; rejects if the connection closes first. */",
+            f"  connectWith<T>(target: Stream | MessageStream | {P}App, op: ({peer}: {ctx}) => MaybePromise<T>): Promise<T> {{",
+            "    return this.runWith(target, op);",
+            "  }",
+            "",
+            "  /** Runs on each connection before its first message is handled; a throw closes it. */",
+            f"  onConnect(handler: {S}ConnectHandler): this {{",
+            "    this.connectHandlers.push(handler as never);",
+            "    return this;",
+            "  }",
+            "",
+            "  /** A request handler by ACP method name; custom methods take a params parser; `*`: the fallback. */",
+            f'  onRequest(method: "*", handler: {S}RequestHandler<unknown, unknown>): this;',
+            f'  onRequest<Method extends {S}RequestMethod>(method: Method, handler: {S}RequestHandler<{S}Requests[Method]["params"], {S}Requests[Method]["handlerResult"]>): this;',
+            f"  onRequest<Params, Response>(method: string, params: ParamsParser<Params>, handler: {S}RequestHandler<Params, Response>): this;",
+            "  onRequest(method: string, parserOrHandler: unknown, handler?: unknown): this {",
+            '    return this.register("request", method, parserOrHandler, handler);',
+            "  }",
+            "",
+            "  /** A notification handler; handlers start in arrival order without waiting for each other. */",
+            f'  onNotification(method: "*", handler: {S}NotificationHandler<unknown>): this;',
+            f'  onNotification<Method extends {S}NotificationMethod>(method: Method, handler: {S}NotificationHandler<{S}Notifications[Method]["params"]>): this;',
+            f"  onNotification<Params>(method: string, params: ParamsParser<Params>, handler: {S}NotificationHandler<Params>): this;",
+            "  onNotification(method: string, parserOrHandler: unknown, handler?: unknown): this {",
+            '    return this.register("notification", method, parserOrHandler, handler);',
+            "  }",
+            "}",
+            "",
+            f"/** Creates an {side} app. */",
+            f"export function {side}(options?: AppOptions): {S}App {{",
+            f"  return new {S}App(options);",
+            "}",
+        ]
+    return out
 

@@ -7,6 +7,10 @@ import type { MessageStream, Stream } from "../../streams.js";
 import { AgentSide, ClientSide, type HandlerTable, type MaybePromise, type RequestContext } from "../../sides.js";
 import type { RequestError } from "../../errors.js";
 import type { TerminalHandle } from "../../terminal.js";
+import { AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext } from "../../app/app.js";
+import type { AgentConnection, AgentContext, ClientConnection, ClientContext } from "../../app/context.js";
+import type { AppOptions, ParamsParser } from "../../app/options.js";
+import type { AppProtocol } from "../../app/protocol.js";
 import type * as schema from "./schema.js";
 
 /** Methods the agent handles (the client sends them): key -> wire name. */
@@ -67,6 +71,147 @@ export const PROXY_METHODS = Object.freeze({
 
 /** The protocol version these types describe. */
 export const PROTOCOL_VERSION = 1;
+
+/** ACP method names by side and path, as the official SDK 2.x's `methods`. */
+export const methods = {
+  agent: {
+    auth: {
+      status: "auth/status",
+    },
+    authenticate: "authenticate",
+    initialize: "initialize",
+    logout: "logout",
+    mcp: {
+      message: "mcp/message",
+    },
+    providers: {
+      disable: "providers/disable",
+      list: "providers/list",
+      set: "providers/set",
+    },
+    session: {
+      archive: "session/archive",
+      cancel: "session/cancel",
+      close: "session/close",
+      delete: "session/delete",
+      fork: "session/fork",
+      list: "session/list",
+      load: "session/load",
+      new: "session/new",
+      options: "session/options",
+      prompt: "session/prompt",
+      resume: "session/resume",
+      setConfigOption: "session/set_config_option",
+      setMode: "session/set_mode",
+      setTitle: "session/set_title",
+      status: "session/status",
+      unarchive: "session/unarchive",
+    },
+  },
+  client: {
+    auth: {
+      statusUpdate: "auth/status_update",
+    },
+    elicitation: {
+      complete: "elicitation/complete",
+      create: "elicitation/create",
+    },
+    fs: {
+      readTextFile: "fs/read_text_file",
+      writeTextFile: "fs/write_text_file",
+    },
+    mcp: {
+      message: "mcp/message",
+    },
+    session: {
+      requestPermission: "session/request_permission",
+      update: "session/update",
+    },
+    terminal: {
+      create: "terminal/create",
+      kill: "terminal/kill",
+      output: "terminal/output",
+      release: "terminal/release",
+      waitForExit: "terminal/wait_for_exit",
+    },
+  },
+  protocol: {
+    cancelRequest: "$/cancel_request",
+  },
+} as const;
+
+/** Requests whose result has no required property: a `null` or missing result reads as `{}`. */
+export const EMPTY_RESULT_METHODS: ReadonlySet<string> = new Set([
+  "authenticate",
+  "fs/write_text_file",
+  "logout",
+  "providers/disable",
+  "providers/set",
+  "session/archive",
+  "session/close",
+  "session/delete",
+  "session/load",
+  "session/options",
+  "session/resume",
+  "session/set_mode",
+  "session/unarchive",
+  "terminal/kill",
+  "terminal/release",
+  "terminal/wait_for_exit",
+]);
+
+/** The requests the agent handles: wire name -> params and result types. */
+export type AgentRequests = {
+  "auth/status": { params: schema.AuthStatusRequest; result: schema.AuthStatusResponse; handlerResult: schema.AuthStatusResponse };
+  "authenticate": { params: schema.AuthenticateRequest; result: schema.AuthenticateResponse; handlerResult: schema.AuthenticateResponse | void };
+  "initialize": { params: schema.InitializeRequest; result: schema.InitializeResponse; handlerResult: schema.InitializeResponse };
+  "logout": { params: schema.LogoutRequest; result: schema.LogoutResponse; handlerResult: schema.LogoutResponse | void };
+  "providers/disable": { params: schema.DisableProviderRequest; result: schema.DisableProviderResponse; handlerResult: schema.DisableProviderResponse | void };
+  "providers/list": { params: schema.ListProvidersRequest; result: schema.ListProvidersResponse; handlerResult: schema.ListProvidersResponse };
+  "providers/set": { params: schema.SetProviderRequest; result: schema.SetProviderResponse; handlerResult: schema.SetProviderResponse | void };
+  "session/archive": { params: schema.ArchiveSessionRequest; result: schema.ArchiveSessionResponse; handlerResult: schema.ArchiveSessionResponse | void };
+  "session/close": { params: schema.CloseSessionRequest; result: schema.CloseSessionResponse; handlerResult: schema.CloseSessionResponse | void };
+  "session/delete": { params: schema.DeleteSessionRequest; result: schema.DeleteSessionResponse; handlerResult: schema.DeleteSessionResponse | void };
+  "session/fork": { params: schema.ForkSessionRequest; result: schema.ForkSessionResponse; handlerResult: schema.ForkSessionResponse };
+  "session/list": { params: schema.ListSessionsRequest; result: schema.ListSessionsResponse; handlerResult: schema.ListSessionsResponse };
+  "session/load": { params: schema.LoadSessionRequest; result: schema.LoadSessionResponse; handlerResult: schema.LoadSessionResponse | void };
+  "session/new": { params: schema.NewSessionRequest; result: schema.NewSessionResponse; handlerResult: schema.NewSessionResponse };
+  "session/options": { params: schema.SessionOptionsRequest; result: schema.SessionOptionsResponse; handlerResult: schema.SessionOptionsResponse | void };
+  "session/prompt": { params: schema.PromptRequest; result: schema.PromptResponse; handlerResult: schema.PromptResponse };
+  "session/resume": { params: schema.ResumeSessionRequest; result: schema.ResumeSessionResponse; handlerResult: schema.ResumeSessionResponse | void };
+  "session/set_config_option": { params: schema.SetSessionConfigOptionRequest; result: schema.SetSessionConfigOptionResponse; handlerResult: schema.SetSessionConfigOptionResponse };
+  "session/set_mode": { params: schema.SetSessionModeRequest; result: schema.SetSessionModeResponse; handlerResult: schema.SetSessionModeResponse | void };
+  "session/set_title": { params: schema.SetSessionTitleRequest; result: schema.SetSessionTitleResponse; handlerResult: schema.SetSessionTitleResponse };
+  "session/status": { params: schema.SessionStatusRequest; result: schema.SessionStatusResponse; handlerResult: schema.SessionStatusResponse };
+  "session/unarchive": { params: schema.UnarchiveSessionRequest; result: schema.UnarchiveSessionResponse; handlerResult: schema.UnarchiveSessionResponse | void };
+};
+
+/** The notifications the agent handles: wire name -> params types. */
+export type AgentNotifications = {
+  "mcp/message": { params: schema.MessageMcpNotification };
+  "session/cancel": { params: schema.CancelNotification };
+};
+
+/** The requests the client handles: wire name -> params and result types. */
+export type ClientRequests = {
+  "elicitation/create": { params: schema.CreateElicitationRequest; result: schema.CreateElicitationResponse; handlerResult: schema.CreateElicitationResponse };
+  "fs/read_text_file": { params: schema.ReadTextFileRequest; result: schema.ReadTextFileResponse; handlerResult: schema.ReadTextFileResponse };
+  "fs/write_text_file": { params: schema.WriteTextFileRequest; result: schema.WriteTextFileResponse; handlerResult: schema.WriteTextFileResponse | void };
+  "mcp/message": { params: schema.MessageMcpRequest; result: schema.MessageMcpResponse; handlerResult: schema.MessageMcpResponse };
+  "session/request_permission": { params: schema.RequestPermissionRequest; result: schema.RequestPermissionResponse; handlerResult: schema.RequestPermissionResponse };
+  "terminal/create": { params: schema.CreateTerminalRequest; result: schema.CreateTerminalResponse; handlerResult: schema.CreateTerminalResponse };
+  "terminal/kill": { params: schema.KillTerminalRequest; result: schema.KillTerminalResponse; handlerResult: schema.KillTerminalResponse | void };
+  "terminal/output": { params: schema.TerminalOutputRequest; result: schema.TerminalOutputResponse; handlerResult: schema.TerminalOutputResponse };
+  "terminal/release": { params: schema.ReleaseTerminalRequest; result: schema.ReleaseTerminalResponse; handlerResult: schema.ReleaseTerminalResponse | void };
+  "terminal/wait_for_exit": { params: schema.WaitForTerminalExitRequest; result: schema.WaitForTerminalExitResponse; handlerResult: schema.WaitForTerminalExitResponse | void };
+};
+
+/** The notifications the client handles: wire name -> params types. */
+export type ClientNotifications = {
+  "auth/status_update": { params: schema.AuthStatusUpdateNotification };
+  "elicitation/complete": { params: schema.CompleteElicitationNotification };
+  "session/update": { params: schema.SessionNotification };
+};
 
 /**
  * What an agent implements. `initialize`, `newSession`, `prompt` and `cancel` are required
@@ -592,7 +737,7 @@ export class AgentSideConnection extends AgentSide {
    * Sends the `fs/write_text_file` request.
    */
   writeTextFile(params: schema.WriteTextFileRequest): Promise<schema.WriteTextFileResponse> {
-    return this._request("fs/write_text_file", params) as Promise<schema.WriteTextFileResponse>;
+    return this._request("fs/write_text_file", params, true) as Promise<schema.WriteTextFileResponse>;
   }
 
   /**
@@ -649,7 +794,7 @@ export class AgentSideConnection extends AgentSide {
    * Sends the `terminal/kill` request.
    */
   killTerminal(params: schema.KillTerminalRequest): Promise<schema.KillTerminalResponse> {
-    return this._request("terminal/kill", params) as Promise<schema.KillTerminalResponse>;
+    return this._request("terminal/kill", params, true) as Promise<schema.KillTerminalResponse>;
   }
 
   /**
@@ -667,7 +812,7 @@ export class AgentSideConnection extends AgentSide {
    * Sends the `terminal/release` request.
    */
   releaseTerminal(params: schema.ReleaseTerminalRequest): Promise<schema.ReleaseTerminalResponse> {
-    return this._request("terminal/release", params) as Promise<schema.ReleaseTerminalResponse>;
+    return this._request("terminal/release", params, true) as Promise<schema.ReleaseTerminalResponse>;
   }
 
   /**
@@ -676,7 +821,7 @@ export class AgentSideConnection extends AgentSide {
    * Sends the `terminal/wait_for_exit` request.
    */
   waitForTerminalExit(params: schema.WaitForTerminalExitRequest): Promise<schema.WaitForTerminalExitResponse> {
-    return this._request("terminal/wait_for_exit", params) as Promise<schema.WaitForTerminalExitResponse>;
+    return this._request("terminal/wait_for_exit", params, true) as Promise<schema.WaitForTerminalExitResponse>;
   }
 }
 
@@ -716,7 +861,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `authenticate` request.
    */
   authenticate(params: schema.AuthenticateRequest): Promise<schema.AuthenticateResponse> {
-    return this._request("authenticate", params) as Promise<schema.AuthenticateResponse>;
+    return this._request("authenticate", params, true) as Promise<schema.AuthenticateResponse>;
   }
 
   /**
@@ -740,7 +885,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `logout` request.
    */
   logout(params: schema.LogoutRequest = {}): Promise<schema.LogoutResponse> {
-    return this._request("logout", params) as Promise<schema.LogoutResponse>;
+    return this._request("logout", params, true) as Promise<schema.LogoutResponse>;
   }
 
   /**
@@ -769,7 +914,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `providers/disable` request.
    */
   unstable_disableProvider(params: schema.DisableProviderRequest): Promise<schema.DisableProviderResponse> {
-    return this._request("providers/disable", params) as Promise<schema.DisableProviderResponse>;
+    return this._request("providers/disable", params, true) as Promise<schema.DisableProviderResponse>;
   }
 
   /**
@@ -797,7 +942,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `providers/set` request.
    */
   unstable_setProvider(params: schema.SetProviderRequest): Promise<schema.SetProviderResponse> {
-    return this._request("providers/set", params) as Promise<schema.SetProviderResponse>;
+    return this._request("providers/set", params, true) as Promise<schema.SetProviderResponse>;
   }
 
   /**
@@ -817,7 +962,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/archive` request.
    */
   unstable_archiveSession(params: schema.ArchiveSessionRequest): Promise<schema.ArchiveSessionResponse> {
-    return this._request("session/archive", params) as Promise<schema.ArchiveSessionResponse>;
+    return this._request("session/archive", params, true) as Promise<schema.ArchiveSessionResponse>;
   }
 
   /**
@@ -843,7 +988,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/close` request.
    */
   closeSession(params: schema.CloseSessionRequest): Promise<schema.CloseSessionResponse> {
-    return this._request("session/close", params) as Promise<schema.CloseSessionResponse>;
+    return this._request("session/close", params, true) as Promise<schema.CloseSessionResponse>;
   }
 
   /**
@@ -854,7 +999,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/delete` request.
    */
   deleteSession(params: schema.DeleteSessionRequest): Promise<schema.DeleteSessionResponse> {
-    return this._request("session/delete", params) as Promise<schema.DeleteSessionResponse>;
+    return this._request("session/delete", params, true) as Promise<schema.DeleteSessionResponse>;
   }
 
   /**
@@ -896,7 +1041,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/load` request.
    */
   loadSession(params: schema.LoadSessionRequest): Promise<schema.LoadSessionResponse> {
-    return this._request("session/load", params) as Promise<schema.LoadSessionResponse>;
+    return this._request("session/load", params, true) as Promise<schema.LoadSessionResponse>;
   }
 
   /**
@@ -928,7 +1073,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/options` request.
    */
   unstable_sessionOptions(params: schema.SessionOptionsRequest): Promise<schema.SessionOptionsResponse> {
-    return this._request("session/options", params) as Promise<schema.SessionOptionsResponse>;
+    return this._request("session/options", params, true) as Promise<schema.SessionOptionsResponse>;
   }
 
   /**
@@ -955,7 +1100,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/resume` request.
    */
   resumeSession(params: schema.ResumeSessionRequest): Promise<schema.ResumeSessionResponse> {
-    return this._request("session/resume", params) as Promise<schema.ResumeSessionResponse>;
+    return this._request("session/resume", params, true) as Promise<schema.ResumeSessionResponse>;
   }
 
   /**
@@ -973,7 +1118,7 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/set_mode` request.
    */
   setSessionMode(params: schema.SetSessionModeRequest): Promise<schema.SetSessionModeResponse> {
-    return this._request("session/set_mode", params) as Promise<schema.SetSessionModeResponse>;
+    return this._request("session/set_mode", params, true) as Promise<schema.SetSessionModeResponse>;
   }
 
   /**
@@ -1034,6 +1179,131 @@ export class ClientSideConnection extends ClientSide {
    * Sends the `session/unarchive` request.
    */
   unstable_unarchiveSession(params: schema.UnarchiveSessionRequest): Promise<schema.UnarchiveSessionResponse> {
-    return this._request("session/unarchive", params) as Promise<schema.UnarchiveSessionResponse>;
+    return this._request("session/unarchive", params, true) as Promise<schema.UnarchiveSessionResponse>;
   }
+}
+
+const APP_PROTOCOL: AppProtocol = {
+  unstable: true,
+  methods,
+  emptyResults: EMPTY_RESULT_METHODS,
+  idempotentMethods: new Set([methods.agent.session.close, methods.agent.session.delete]),
+  initializeMethod: methods.agent.initialize,
+  agentHandlers: AGENT_HANDLERS,
+  clientHandlers: CLIENT_HANDLERS,
+};
+
+/** What an agent request handler gets: `method`, `params`, `requestId`, `signal`, and `client` to call the client. */
+export type AgentRequestContext<Params> = RequestHandlerContext<Params> & { client: AgentContext<ClientRequests, ClientNotifications> };
+/** What an agent notification handler gets. */
+export type AgentNotificationContext<Params> = HandlerContext<Params> & { client: AgentContext<ClientRequests, ClientNotifications> };
+export type AgentRequestHandler<Params, Response> = (context: AgentRequestContext<Params>) => MaybePromise<Response>;
+export type AgentNotificationHandler<Params> = (context: AgentNotificationContext<Params>) => MaybePromise<void>;
+export type AgentRequestMethod = keyof AgentRequests & string;
+export type AgentNotificationMethod = keyof AgentNotifications & string;
+export type AgentConnectHandler = (connection: AgentConnection<ClientRequests, ClientNotifications>) => MaybePromise<void>;
+
+/**
+ * An agent app (the official SDK 2.x's `agent()`): handlers registered by ACP method name,
+ * served on the engine by `connect` / `connectWith`. With an `initialize` handler, other
+ * requests answer -32600 until `initialize` succeeded.
+ */
+export class AgentApp extends AgentAppBase<ClientApp> {
+  constructor(options?: AppOptions) {
+    super(APP_PROTOCOL, options);
+  }
+
+  /** Serves this app on `target`: a stream, or a client app (in memory). */
+  connect(target: Stream | MessageStream | ClientApp): AgentConnection<ClientRequests, ClientNotifications> {
+    return this.connectTo(target) as AgentConnection<ClientRequests, ClientNotifications>;
+  }
+
+  /** Connects for the lifetime of `op`, then closes; rejects if the connection closes first. */
+  connectWith<T>(target: Stream | MessageStream | ClientApp, op: (client: AgentContext<ClientRequests, ClientNotifications>) => MaybePromise<T>): Promise<T> {
+    return this.runWith(target, op);
+  }
+
+  /** Runs on each connection before its first message is handled; a throw closes it. */
+  onConnect(handler: AgentConnectHandler): this {
+    this.connectHandlers.push(handler as never);
+    return this;
+  }
+
+  /** A request handler by ACP method name; custom methods take a params parser; `*`: the fallback. */
+  onRequest(method: "*", handler: AgentRequestHandler<unknown, unknown>): this;
+  onRequest<Method extends AgentRequestMethod>(method: Method, handler: AgentRequestHandler<AgentRequests[Method]["params"], AgentRequests[Method]["handlerResult"]>): this;
+  onRequest<Params, Response>(method: string, params: ParamsParser<Params>, handler: AgentRequestHandler<Params, Response>): this;
+  onRequest(method: string, parserOrHandler: unknown, handler?: unknown): this {
+    return this.register("request", method, parserOrHandler, handler);
+  }
+
+  /** A notification handler; handlers start in arrival order without waiting for each other. */
+  onNotification(method: "*", handler: AgentNotificationHandler<unknown>): this;
+  onNotification<Method extends AgentNotificationMethod>(method: Method, handler: AgentNotificationHandler<AgentNotifications[Method]["params"]>): this;
+  onNotification<Params>(method: string, params: ParamsParser<Params>, handler: AgentNotificationHandler<Params>): this;
+  onNotification(method: string, parserOrHandler: unknown, handler?: unknown): this {
+    return this.register("notification", method, parserOrHandler, handler);
+  }
+}
+
+/** Creates an agent app. */
+export function agent(options?: AppOptions): AgentApp {
+  return new AgentApp(options);
+}
+
+/** What an client request handler gets: `method`, `params`, `requestId`, `signal`, and `agent` to call the agent. */
+export type ClientRequestContext<Params> = RequestHandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications> };
+/** What an client notification handler gets. */
+export type ClientNotificationContext<Params> = HandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications> };
+export type ClientRequestHandler<Params, Response> = (context: ClientRequestContext<Params>) => MaybePromise<Response>;
+export type ClientNotificationHandler<Params> = (context: ClientNotificationContext<Params>) => MaybePromise<void>;
+export type ClientRequestMethod = keyof ClientRequests & string;
+export type ClientNotificationMethod = keyof ClientNotifications & string;
+export type ClientConnectHandler = (connection: ClientConnection<AgentRequests, AgentNotifications>) => MaybePromise<void>;
+
+/**
+ * A client app (the official SDK 2.x's `client()`): handlers registered by ACP method name;
+ * `connectWith` runs a workflow with the agent's context (`request`, `buildSession`).
+ */
+export class ClientApp extends ClientAppBase<AgentApp> {
+  constructor(options?: AppOptions) {
+    super(APP_PROTOCOL, options);
+  }
+
+  /** Serves this app on `target`: a stream, or a agent app (in memory). */
+  connect(target: Stream | MessageStream | AgentApp): ClientConnection<AgentRequests, AgentNotifications> {
+    return this.connectTo(target) as ClientConnection<AgentRequests, AgentNotifications>;
+  }
+
+  /** Connects for the lifetime of `op`, then closes; rejects if the connection closes first. */
+  connectWith<T>(target: Stream | MessageStream | AgentApp, op: (agent: ClientContext<AgentRequests, AgentNotifications>) => MaybePromise<T>): Promise<T> {
+    return this.runWith(target, op);
+  }
+
+  /** Runs on each connection before its first message is handled; a throw closes it. */
+  onConnect(handler: ClientConnectHandler): this {
+    this.connectHandlers.push(handler as never);
+    return this;
+  }
+
+  /** A request handler by ACP method name; custom methods take a params parser; `*`: the fallback. */
+  onRequest(method: "*", handler: ClientRequestHandler<unknown, unknown>): this;
+  onRequest<Method extends ClientRequestMethod>(method: Method, handler: ClientRequestHandler<ClientRequests[Method]["params"], ClientRequests[Method]["handlerResult"]>): this;
+  onRequest<Params, Response>(method: string, params: ParamsParser<Params>, handler: ClientRequestHandler<Params, Response>): this;
+  onRequest(method: string, parserOrHandler: unknown, handler?: unknown): this {
+    return this.register("request", method, parserOrHandler, handler);
+  }
+
+  /** A notification handler; handlers start in arrival order without waiting for each other. */
+  onNotification(method: "*", handler: ClientNotificationHandler<unknown>): this;
+  onNotification<Method extends ClientNotificationMethod>(method: Method, handler: ClientNotificationHandler<ClientNotifications[Method]["params"]>): this;
+  onNotification<Params>(method: string, params: ParamsParser<Params>, handler: ClientNotificationHandler<Params>): this;
+  onNotification(method: string, parserOrHandler: unknown, handler?: unknown): this {
+    return this.register("notification", method, parserOrHandler, handler);
+  }
+}
+
+/** Creates an client app. */
+export function client(options?: AppOptions): ClientApp {
+  return new ClientApp(options);
 }

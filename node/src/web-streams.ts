@@ -1,0 +1,95 @@
+// Moving bytes between the engine and a user's Web Streams (`ndJsonStream`):
+// the input is read into the engine; the engine's output is written to the
+// output stream. The output's writer is held only while writes are in
+// flight (as the official SDK holds it per write), so the user may close or
+// reuse the stream while the connection is idle.
+
+import type { NativeConnection } from "./native.js";
+
+export class WebStreamsTransport {
+  private output: WritableStream<Uint8Array> | null;
+  private reader: ReadableStreamDefaultReader<Uint8Array> | null;
+  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  private writesInFlight = 0;
+
+  /** `onFailure`: a stream failed (its error); the connection is to close with it. */
+  constructor(
+    private readonly native: NativeConnection,
+    output: WritableStream<Uint8Array>,
+    input: ReadableStream<Uint8Array>,
+    private readonly onFailure: (error: unknown) => void,
+  ) {
+    this.output = output;
+    const reader = input.getReader();
+    this.reader = reader;
+    void (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          if (value && value.byteLength) native.feed(value);
+        }
+      } catch (error) {
+        onFailure(error);
+      }
+      native.endInput();
+    })();
+  }
+
+  /** Write what the engine has for the output, in order; close it once the engine's output ended. */
+  flush(): void {
+    const output = this.output;
+    if (output === null) return;
+    let bytes = this.native.takeOutput();
+    const ended = this.native.outputEnded();
+    if (bytes == null && !ended) return;
+    if (ended) this.output = null;
+    let writer = this.writer;
+    if (writer === null) {
+      try {
+        writer = this.writer = output.getWriter();
+      } catch (error) {
+        if (!ended) this.onFailure(error);
+        return;
+      }
+    }
+    const held = writer;
+    const settled = () => {
+      if (--this.writesInFlight === 0 && this.writer === held) {
+        this.writer = null;
+        held.releaseLock();
+      }
+    };
+    const failed = (error: unknown) => {
+      if (!ended) this.onFailure(error);
+      settled();
+    };
+    for (; bytes != null; bytes = this.native.takeOutput()) {
+      this.writesInFlight++;
+      held.write(bytes).then(settled, failed);
+    }
+    if (ended) {
+      this.writesInFlight++;
+      held.close().then(settled, settled);
+    }
+  }
+
+  /** The connection closed: write what is left, close the output, stop reading. */
+  close(): void {
+    this.flush();
+    if (this.output !== null) {
+      const output = this.output;
+      this.output = null;
+      if (this.writer !== null) {
+        this.writesInFlight++;
+        this.writer.close().catch(() => {});
+      } else {
+        output.close().catch(() => {});
+      }
+    }
+    if (this.reader !== null) {
+      this.reader.cancel().catch(() => {});
+      this.reader = null;
+    }
+  }
+}
