@@ -3,7 +3,9 @@
 // 2.4.0, installed by interop/setup.sh in interop/ts/node_modules).
 import { Readable, Writable } from "node:stream";
 
-import * as acp from "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js";
+// bench/node-app runs this same program on acp-engine's app API: it names
+// the package in `globalThis.ACP_BENCH_SDK` (not inherited by children).
+const acp = await import(globalThis.ACP_BENCH_SDK ?? "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js");
 
 const CHUNK_TEXT = "chunk of agent text";
 const LARGE = 16 * 1024 * 1024;

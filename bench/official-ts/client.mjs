@@ -6,7 +6,8 @@ const t0 = performance.now(); // setup includes loading the SDK
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 
-const acp = await import("../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js");
+// bench/node-app runs this same program on acp-engine's app API (see agent.mjs).
+const acp = await import(globalThis.ACP_BENCH_SDK ?? "../../interop/ts/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js");
 
 const args = process.argv.slice(2);
 const flag = (name) => args[args.indexOf(name) + 1];
