@@ -63,7 +63,7 @@ IMPLS = {
         "agent": ["node", os.path.join(BENCH, "node", "agent.mjs")],
     },
     # The official SDK's own bench programs (its app API), importing our package.
-    "acp-engine (Node, app API)": {
+    "acp-engine (Node app API)": {
         "client": ["node", os.path.join(BENCH, "node-app", "client.mjs")],
         "agent": ["node", os.path.join(BENCH, "node-app", "agent.mjs")],
     },
@@ -109,7 +109,7 @@ LANGUAGES = [
     ("Go", "acp-engine (Go)", "official Rust SDK"),
     ("Python", "acp-engine (Python)", "official Python SDK"),
     ("Node", "acp-engine (Node)", "official TypeScript SDK"),
-    ("Node (app API)", "acp-engine (Node, app API)", "official TypeScript SDK"),
+    ("Node (app API)", "acp-engine (Node app API)", "official TypeScript SDK"),
     ("Kotlin", "acp-engine (Kotlin)", "official Kotlin SDK"),
 ]
 
