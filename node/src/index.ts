@@ -1,7 +1,8 @@
 // acp-engine for Node.js: the Agent Client Protocol on the acp-engine Rust
-// core, with the official TypeScript SDK's shapes (AgentSideConnection,
-// ClientSideConnection, RequestError, ndJsonStream): switching is a change
-// of import. The unstable protocol: `acp-engine/unstable`.
+// core, with the official TypeScript SDK's shapes: its 2.x app API (`agent()`,
+// `client()`, `methods`) and its 1.x classes (AgentSideConnection,
+// ClientSideConnection), RequestError, ndJsonStream: switching is a change of
+// import. The unstable protocol: `acp-engine/unstable`.
 
 export * from "./common.js";
 export * from "./generated/methods.js";
