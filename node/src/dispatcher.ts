@@ -145,8 +145,13 @@ export class Dispatcher {
   }
 
   /** Web Streams transport: move bytes between the user's streams and the engine. */
-  attachByteStreams(native: NativeConnection, output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): void {
-    this.webStreams = new WebStreamsTransport(native, output, input, (error) => {
+  attachByteStreams(
+    native: NativeConnection,
+    output: WritableStream<Uint8Array>,
+    input: ReadableStream<Uint8Array>,
+    closeOutput: boolean,
+  ): void {
+    this.webStreams = new WebStreamsTransport(native, output, input, closeOutput, (error) => {
       if (this.isClosed) return;
       this.streamFailure ??= { error };
       native.close();

@@ -15,7 +15,13 @@ export enum Side {
 /** What an opened stream may ask of the connection's dispatcher: to move
  * the bytes of web streams the engine cannot read itself. */
 export interface ByteStreamHost {
-  attachByteStreams(native: NativeConnection, output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): void;
+  /** `closeOutput`: the output is ours (an in-memory pipe), closed when the connection ends. */
+  attachByteStreams(
+    native: NativeConnection,
+    output: WritableStream<Uint8Array>,
+    input: ReadableStream<Uint8Array>,
+    closeOutput: boolean,
+  ): void;
 }
 
 /** What the connection adds to the stream's own options. */
@@ -106,18 +112,35 @@ export function settings(side: Side, unstable: boolean, options: StreamOptions |
 /**
  * Newline-delimited JSON over Web Streams, for any transport a user brings.
  * Framing and parsing stay in the engine: the bytes of `input` are fed to it
- * and the bytes it writes go to `output`.
+ * and the bytes it writes go to `output`. As with the official SDK, the
+ * connection never closes `output`: the caller ends it (a child's stdin, a
+ * socket) when it is done with it.
  */
 export function ndJsonStream(
   output: WritableStream<Uint8Array>,
   input: ReadableStream<Uint8Array>,
   options?: StreamOptions,
 ): Stream {
+  return byteStream(output, input, options, false);
+}
+
+/** @internal Web Streams the package made itself (in-memory pipes): the
+ * connection closes `output` when it ends, which is the peer's end of input. */
+export function ownedByteStream(output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>): Stream {
+  return byteStream(output, input, undefined, true);
+}
+
+function byteStream(
+  output: WritableStream<Uint8Array>,
+  input: ReadableStream<Uint8Array>,
+  options: StreamOptions | undefined,
+  closeOutput: boolean,
+): Stream {
   return {
     kind: "ndjson",
     [kOpen](side, unstable, wake, host, open) {
       const native = NativeConnection.pipe(settings(side, unstable, options, open), wake);
-      host.attachByteStreams(native, output, input);
+      host.attachByteStreams(native, output, input, closeOutput);
       return native;
     },
   };
@@ -226,7 +249,7 @@ export function messageStream(stream: MessageStream): Stream {
       return messages.cancel(reason);
     },
   });
-  return ndJsonStream(output, input);
+  return ownedByteStream(output, input);
 }
 
 /** The stream a connection runs over: ours, or an official-SDK message stream. */

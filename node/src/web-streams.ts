@@ -2,7 +2,11 @@
 // the input is read into the engine; the engine's output is written to the
 // output stream. The output's writer is held only while writes are in
 // flight (as the official SDK holds it per write), so the user may close or
-// reuse the stream while the connection is idle.
+// reuse the stream while the connection is idle. A user's output is never
+// closed by the connection (the official SDK does not either; and Node 20's
+// `Writable.toWeb` adapter throws from an event callback when its web stream
+// is closed while the caller ends the Node stream); one the package made
+// (`closeOutput`) is closed once the engine's output ended.
 
 import type { NativeConnection } from "./native.js";
 
@@ -17,6 +21,7 @@ export class WebStreamsTransport {
     private readonly native: NativeConnection,
     output: WritableStream<Uint8Array>,
     input: ReadableStream<Uint8Array>,
+    private readonly closeOutput: boolean,
     private readonly onFailure: (error: unknown) => void,
   ) {
     this.output = output;
@@ -42,8 +47,8 @@ export class WebStreamsTransport {
     if (output === null) return;
     let bytes = this.native.takeOutput();
     const ended = this.native.outputEnded();
-    if (bytes == null && !ended) return;
     if (ended) this.output = null;
+    if (bytes == null && !(ended && this.closeOutput)) return;
     let writer = this.writer;
     if (writer === null) {
       try {
@@ -68,23 +73,25 @@ export class WebStreamsTransport {
       this.writesInFlight++;
       held.write(bytes).then(settled, failed);
     }
-    if (ended) {
+    if (ended && this.closeOutput) {
       this.writesInFlight++;
       held.close().then(settled, settled);
     }
   }
 
-  /** The connection closed: write what is left, close the output, stop reading. */
+  /** The connection closed: write what is left (closing an output of ours), stop reading. */
   close(): void {
     this.flush();
     if (this.output !== null) {
       const output = this.output;
       this.output = null;
-      if (this.writer !== null) {
-        this.writesInFlight++;
-        this.writer.close().catch(() => {});
-      } else {
-        output.close().catch(() => {});
+      if (this.closeOutput) {
+        if (this.writer !== null) {
+          this.writesInFlight++;
+          this.writer.close().catch(() => {});
+        } else {
+          output.close().catch(() => {});
+        }
       }
     }
     if (this.reader !== null) {

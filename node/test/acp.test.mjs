@@ -455,6 +455,9 @@ test("ndJsonStream over Web Streams (a child process's pipes)", async () => {
   assert.equal(client.updates[999], "999");
   conn.close();
   await conn.closed;
+  // The connection leaves the caller's output open (as the official SDK
+  // does); ending the child's stdin is the caller's, and the agent exits.
+  child.stdin.end();
   assert.equal(await exited, 0);
 });
 

@@ -6,7 +6,7 @@
 import { Dispatcher, type RequestContext } from "../dispatcher.js";
 import { isRequestError, logHandlerError, RequestError } from "../errors.js";
 import type { MaybePromise } from "../sides.js";
-import { ndJsonStream, Side, type MessageStream, type Stream } from "../streams.js";
+import { ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
 import { AgentConnection, AgentContext, ClientConnection, ClientContext, sessionRouterOf, type AcpConnection } from "./context.js";
 import { parseParams, type AppOptions, type ParamsParser } from "./options.js";
 import type { AppProtocol } from "./protocol.js";
@@ -45,7 +45,7 @@ const peers = new WeakMap<AcpConnection, AcpConnection>();
 function memoryStreams(): [Stream, Stream] {
   const there = new TransformStream<Uint8Array, Uint8Array>();
   const back = new TransformStream<Uint8Array, Uint8Array>();
-  return [ndJsonStream(there.writable, back.readable), ndJsonStream(back.writable, there.readable)];
+  return [ownedByteStream(there.writable, back.readable), ownedByteStream(back.writable, there.readable)];
 }
 
 /** Registration and serving, shared by the two sides. */
