@@ -80,7 +80,7 @@ function flushOnExit(dispatcher: Dispatcher): void {
   });
 }
 
-function thenable(value: unknown): value is PromiseLike<unknown> {
+export function thenable(value: unknown): value is PromiseLike<unknown> {
   return value != null && typeof (value as PromiseLike<unknown>).then === "function";
 }
 
@@ -242,8 +242,8 @@ export class Dispatcher {
         const waiter = this.settle(event[1] as number);
         // The engine fails what is pending when the input ends; when a user's
         // stream failed, that failure is the reason.
-        const failed = error.code === ERROR_CODES.connectionClosed && this.streamFailure !== null;
-        waiter?.reject(failed ? this.streamFailure!.error : new RequestError(error.code, error.message, error.data));
+        const failure = () => new RequestError(error.code, error.message, error.data);
+        waiter?.reject(error.code === ERROR_CODES.connectionClosed ? this.failureOr(failure) : failure());
         return waiter === undefined ? undefined : this.afterResponse();
       }
       case CANCELLED: {
@@ -375,7 +375,7 @@ export class Dispatcher {
     if (this.isClosed) return;
     this.isClosed = true;
     this.closeReason = reason;
-    const error = this.streamFailure !== null ? this.streamFailure.error : closedError(reason);
+    const error = this.closedReason();
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
     this.pendingCount[0] = 0;
@@ -391,7 +391,12 @@ export class Dispatcher {
 
   /** Why calls fail once closed: the user's stream's own error, or the engine's close. */
   private closedReason(): unknown {
-    return this.streamFailure !== null ? this.streamFailure.error : closedError(this.closeReason ?? "closed");
+    return this.failureOr(() => closedError(this.closeReason ?? "closed"));
+  }
+
+  /** The user's failed stream's error if there is one, else `otherwise()`. */
+  private failureOr(otherwise: () => unknown): unknown {
+    return this.streamFailure !== null ? this.streamFailure.error : otherwise();
   }
 
   sendRequest(method: string, params: unknown): Promise<unknown> {
@@ -405,7 +410,7 @@ export class Dispatcher {
       id = this.sendRequestNative(method, params === undefined ? undefined : JSON.stringify(params));
       this.scheduleFlush();
     } catch (error) {
-      return { id: undefined, promise: Promise.reject(this.streamFailure !== null ? this.streamFailure.error : fromNativeError(error)) };
+      return { id: undefined, promise: Promise.reject(this.failureOr(() => fromNativeError(error))) };
     }
     const promise = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -420,7 +425,7 @@ export class Dispatcher {
       ticket = this.sendNotificationNative(method, params === undefined ? undefined : JSON.stringify(params));
       this.scheduleFlush();
     } catch (error) {
-      return Promise.reject(this.streamFailure !== null ? this.streamFailure.error : fromNativeError(error));
+      return Promise.reject(this.failureOr(() => fromNativeError(error)));
     }
     return ticket === 0 ? RESOLVED : this.waitTicket(ticket);
   }

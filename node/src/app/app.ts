@@ -3,7 +3,7 @@
 // message against the side's schema before a handler sees it; this layer
 // only routes and shapes what handlers get.
 
-import { Dispatcher, type RequestContext } from "../dispatcher.js";
+import { Dispatcher, thenable, type RequestContext } from "../dispatcher.js";
 import { isRequestError, logHandlerError, RequestError } from "../errors.js";
 import type { MaybePromise } from "../sides.js";
 import { ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
@@ -120,7 +120,7 @@ export abstract class AppBase<Peer extends object> {
         const context = { method, params: parsed, signal: dispatcher.controller.signal, [this.peerKey]: this.peerContext(dispatcher) };
         // Handlers start in arrival order; an async one does not hold up the next message.
         const result = (entry.handler as (c: unknown) => unknown)(context);
-        if (result instanceof Promise) result.catch((error: unknown) => logHandlerError("notification", method, error));
+        if (thenable(result)) Promise.resolve(result).catch((error: unknown) => logHandlerError("notification", method, error));
       } catch (error) {
         logHandlerError("notification", method, error);
       }
@@ -144,18 +144,26 @@ export abstract class AppBase<Peer extends object> {
     }
   }
 
-  private async respond(dispatcher: Dispatcher, method: string, signal: AbortSignal, run: () => unknown): Promise<unknown> {
+  /** Runs a request's handler; a result it returns at once is answered at
+   * once (the dispatcher's fast path), a promise when it settles. */
+  private respond(dispatcher: Dispatcher, method: string, signal: AbortSignal, run: () => unknown): unknown {
+    // A handler that gave up because its request was cancelled: -32800.
+    const failed = (error: unknown): never => {
+      throw signal.aborted && !isRequestError(error) ? RequestError.requestCancelled() : error;
+    };
     let result: unknown;
     try {
-      result = await run();
+      result = run();
     } catch (error) {
-      // A handler that gave up because its request was cancelled: -32800.
-      if (signal.aborted && !isRequestError(error)) throw RequestError.requestCancelled();
-      throw error;
+      return failed(error);
     }
+    if (thenable(result)) return Promise.resolve(result).then((value) => this.answer(dispatcher, method, value), failed);
+    return this.answer(dispatcher, method, result);
+  }
+
+  private answer(dispatcher: Dispatcher, method: string, result: unknown): unknown {
     this.answered(dispatcher, method);
-    if (result == null && this.protocol.emptyResults.has(method)) return {};
-    return result;
+    return result == null && this.protocol.emptyResults.has(method) ? {} : result;
   }
 
   /** @internal Connects, running `onConnect` handlers before the first message is handled. */
