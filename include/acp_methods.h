@@ -16,9 +16,19 @@
 /* Handled by an agent (a client sends them). */
 #define ACP_METHOD_AUTH_STATUS "auth/status" /* request, unstable */
 #define ACP_METHOD_AUTHENTICATE "authenticate" /* request */
+#define ACP_METHOD_DOCUMENT_DIDCHANGE "document/didChange" /* notification, unstable */
+#define ACP_METHOD_DOCUMENT_DIDCLOSE "document/didClose" /* notification, unstable */
+#define ACP_METHOD_DOCUMENT_DIDFOCUS "document/didFocus" /* notification, unstable */
+#define ACP_METHOD_DOCUMENT_DIDOPEN "document/didOpen" /* notification, unstable */
+#define ACP_METHOD_DOCUMENT_DIDSAVE "document/didSave" /* notification, unstable */
 #define ACP_METHOD_INITIALIZE "initialize" /* request */
 #define ACP_METHOD_LOGOUT "logout" /* request */
 #define ACP_METHOD_MCP_MESSAGE "mcp/message" /* notification, request (client), unstable */
+#define ACP_METHOD_NES_ACCEPT "nes/accept" /* notification, unstable */
+#define ACP_METHOD_NES_CLOSE "nes/close" /* request, unstable */
+#define ACP_METHOD_NES_REJECT "nes/reject" /* notification, unstable */
+#define ACP_METHOD_NES_START "nes/start" /* request, unstable */
+#define ACP_METHOD_NES_SUGGEST "nes/suggest" /* request, unstable */
 #define ACP_METHOD_PROVIDERS_DISABLE "providers/disable" /* request, unstable */
 #define ACP_METHOD_PROVIDERS_LIST "providers/list" /* request, unstable */
 #define ACP_METHOD_PROVIDERS_SET "providers/set" /* request, unstable */
@@ -45,6 +55,8 @@
 #define ACP_METHOD_ELICITATION_CREATE "elicitation/create" /* request */
 #define ACP_METHOD_FS_READ_TEXT_FILE "fs/read_text_file" /* request */
 #define ACP_METHOD_FS_WRITE_TEXT_FILE "fs/write_text_file" /* request */
+#define ACP_METHOD_MCP_CONNECT "mcp/connect" /* request, unstable */
+#define ACP_METHOD_MCP_DISCONNECT "mcp/disconnect" /* request, unstable */
 #define ACP_METHOD_SESSION_REQUEST_PERMISSION "session/request_permission" /* request */
 #define ACP_METHOD_SESSION_UPDATE "session/update" /* notification */
 #define ACP_METHOD_TERMINAL_CREATE "terminal/create" /* request */

@@ -240,6 +240,15 @@ def report(args, npm: dict, merged: dict, sources: dict, losses: dict) -> str:
         f"- **npm**: `{args.npm_label}`, `package/schema/v1/` (the official generator's JSON; `schema/upstream/npm/v1/`).",
         f"- **crate**: `{args.crate_label}`, its types run through schemars by",
         "  `tools/schema-derive/` with the official generator's settings (`schema/upstream/crate/v1/`).",
+    ]
+    if args.extra:
+        lines += [
+            f"- **pypi**: `{args.extra_label}`: the unstable methods only the official Python SDK has (generated",
+            "  from a newer schema release), its pydantic models as JSON Schema in schemars' shape by",
+            "  `tools/schema-derive-py/` (`schema/upstream/pypi/v1/`); only definitions neither other source",
+            "  has, added to the unstable file.",
+        ]
+    lines += [
         "",
         "Per definition: present in one source, that one; in both, the crate's (the newer",
         "protocol source: it carries every npm definition, and the merge fails if a shared",
@@ -250,7 +259,8 @@ def report(args, npm: dict, merged: dict, sources: dict, losses: dict) -> str:
         "|---|---|---|---|---|",
     ]
     for file, src, m in (("schema.json", ss, ms), ("schema.unstable.json", su, mu)):
-        count = {s: sum(1 for v in src.values() if v["status"] == s) for s in ("same", "docs", "changed", "added", "npm-only", "dropped")}
+        count = {s: sum(1 for v in src.values() if v["status"] == s and v["source"] != "pypi")
+                 for s in ("same", "docs", "changed", "added", "npm-only", "dropped")}
         lines.append(
             f"| `{file}` | {len(m)} | {count['same']} / {count['docs']} / {count['changed']} / {count['added']} "
             f"| {count['npm-only']} / {count['dropped']} | {len(methods(merged[file]))} |"
@@ -313,10 +323,64 @@ def report(args, npm: dict, merged: dict, sources: dict, losses: dict) -> str:
 def dump_sources(args, sources: dict) -> str:
     """sources.json, one definition a line."""
     lines = ["{", f'  "npm": {json.dumps(args.npm_label)},', f'  "crate": {json.dumps(args.crate_label)},']
+    if args.extra:
+        lines.append(f'  "pypi": {json.dumps(args.extra_label)},')
     for i, f in enumerate(FILES):
         entries = [f"    {json.dumps(n)}: {json.dumps(v)}" for n, v in sources[f].items()]
         lines += [f"  {json.dumps(f)}: {{", ",\n".join(entries), "  }" + ("," if i + 1 < len(FILES) else "")]
     return "\n".join(lines + ["}"]) + "\n"
+
+
+# Where a method's params / result go in the JSON-RPC envelopes: (side that handles it,
+# kind) -> envelope of the params, envelope of the result.
+ENVELOPES = {
+    ("agent", "request"): ("ClientRequest", "AgentResponse"),
+    ("agent", "notification"): ("ClientNotification", None),
+    ("client", "request"): ("AgentRequest", "ClientResponse"),
+    ("client", "notification"): ("AgentNotification", None),
+}
+
+
+def variant_list(envelope: Any, defs: dict, side: str) -> list:
+    """The envelope's list of method variants (those referring to ``side``'s definitions)."""
+    if isinstance(envelope, dict):
+        for key, value in envelope.items():
+            if key in ("anyOf", "oneOf") and any(
+                defs.get(r, {}).get("x-side") == side for r in (refs(v) for v in value) for r in r
+            ) and all(isinstance(v, dict) and "allOf" in v for v in value):
+                return value
+            found = variant_list(value, defs, side)
+            if found is not None:
+                return found
+    elif isinstance(envelope, list):
+        for value in envelope:
+            found = variant_list(value, defs, side)
+            if found is not None:
+                return found
+    return None  # type: ignore[return-value]
+
+
+def add_extra(merged: dict, sources: dict, extra: dict) -> None:
+    """Definitions only the extra source has, into the unstable file: added as they are,
+    each method's params / result listed in the JSON-RPC envelopes."""
+    defs = merged["$defs"]
+    added = [name for name in extra["$defs"] if name not in defs]
+    for name in added:
+        defs[name] = extra["$defs"][name]
+        sources[name] = {"source": "pypi", "status": "added"}
+    for method in extra["x-methods"]:
+        if method["params"] not in added:
+            continue
+        for envelope, name in zip(ENVELOPES[(method["side"], method["kind"])], (method["params"], method["result"])):
+            if envelope is None:
+                continue
+            variants = variant_list(defs[envelope], defs, method["side"])
+            if variants is None:
+                raise SystemExit(f"merge_schema: no method list in {envelope} for {method['method']}")
+            variants.append({"title": name, "allOf": [{"$ref": f"#/$defs/{name}"}]})
+    dangling = sorted(refs(merged) - defs.keys())
+    if dangling:
+        raise SystemExit(f"merge_schema: the extra definitions refer to unknown ones: {dangling}")
 
 
 def main() -> None:
@@ -327,6 +391,8 @@ def main() -> None:
     p.add_argument("--crate-label", required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--sources-md", type=Path, required=True)
+    p.add_argument("--extra", type=Path, help="a directory whose schema.unstable.json adds unstable definitions")
+    p.add_argument("--extra-label")
     p.add_argument("--allow-loss", action="store_true")
     args = p.parse_args()
 
@@ -337,6 +403,8 @@ def main() -> None:
         # Unstable definitions may change or go at any time: losses there are listed, not fatal.
         allow = args.allow_loss or f == "schema.unstable.json"
         merged[f], sources[f], losses[f] = merge_file(npm[f], crate[f], allow)
+    if args.extra:
+        add_extra(merged["schema.unstable.json"], sources["schema.unstable.json"], load(args.extra / "schema.unstable.json"))
     missing = [n for n in merged["schema.json"]["$defs"] if n not in merged["schema.unstable.json"]["$defs"]]
     if missing:
         raise SystemExit(f"merge_schema: the merged unstable schema lacks stable definitions: {missing}")

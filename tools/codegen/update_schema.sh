@@ -8,15 +8,20 @@
 #     tools/schema-derive/Cargo.toml and Cargo.lock), whose types are what the
 #     official generator turns into that JSON: derived with schemars into
 #     schema/upstream/crate/v1/.
-# The two v1 are merged definition by definition, the newer of each
-# (tools/codegen/merge_schema.py), into schema/v1/ with schema/v1/SOURCES.md
-# (where each definition came from). Record the pins in schema/README.md.
+#   - the official Python SDK (PyPI agent-client-protocol, pinned below), whose
+#     models come from a newer schema release than either: the unstable methods
+#     only it has, derived from its pydantic models by tools/schema-derive-py/
+#     into schema/upstream/pypi/v1/.
+# The first two v1 are merged definition by definition, the newer of each
+# (tools/codegen/merge_schema.py), the third adds what neither has, into
+# schema/v1/ with schema/v1/SOURCES.md (where each definition came from).
+# Record the pins in schema/README.md.
 #
 #   tools/codegen/update_schema.sh            # the pinned versions
 #   ACP_SCHEMA_VERSION=2.5.0 tools/codegen/update_schema.sh
 #   ACP_SCHEMA_OUT=/tmp/x tools/codegen/update_schema.sh   # write there instead
 #   ACP_SCHEMA_DERIVE=0 tools/codegen/update_schema.sh     # merge the committed
-#       schema/upstream/crate/v1 instead of building tools/schema-derive (no cargo)
+#       schema/upstream/crate/v1 and pypi/v1 instead of deriving them (no cargo, no pip)
 #   (make schema-check runs it with ACP_SCHEMA_DERIVE=0 into a temporary
 #   directory and compares: schema/ is what the pins give; make
 #   schema-check-all builds the derivation too)
@@ -35,6 +40,9 @@ deriver="$repo/tools/schema-derive"
 crate="agent-client-protocol-schema"
 crate_version="$(sed -n 's/^agent-client-protocol-schema = { version = "=\([^"]*\)".*/\1/p' "$deriver/Cargo.toml")"
 crate_checksum="$(grep -A3 "^name = \"$crate\"\$" "$deriver/Cargo.lock" | sed -n 's/^checksum = "\(.*\)"/\1/p')"
+pypi_package="agent-client-protocol"
+pypi_version="1.0.0rc3"
+pypi_pydantic="2.13.4"  # the JSON Schema pydantic writes depends on its version
 work="$(mktemp -d "${TMPDIR:-/tmp}/acp-schema.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
@@ -73,9 +81,25 @@ if [ "$derive" = 1 ]; then
 elif [ "$root" != "$repo" ]; then
   cp "$repo/schema/upstream/crate/v1/"*.json "$derived/"
 fi
+# The Python SDK's additions, derived in a venv of their own.
+pypi="$root/schema/upstream/pypi/v1"
+mkdir -p "$pypi"
+if [ "$derive" = 1 ]; then
+  python3 -m venv "$work/pypi-venv"
+  "$work/pypi-venv/bin/pip" download -q --disable-pip-version-check --no-deps -d "$work/pypi" \
+    "$pypi_package==$pypi_version"
+  "$work/pypi-venv/bin/pip" install -q --disable-pip-version-check "$work/pypi/"*.whl "pydantic==$pypi_pydantic"
+  "$work/pypi-venv/bin/python" "$repo/tools/schema-derive-py/derive.py" \
+    --have "$npm_v1/schema.unstable.json" --have "$derived/schema.unstable.json" --out "$pypi" >/dev/null
+  sha256sum "$work/pypi/"*.whl | cut -d' ' -f1 >"$pypi/wheel.sha256"
+elif [ "$root" != "$repo" ]; then
+  cp "$repo/schema/upstream/pypi/v1/"* "$pypi/"
+fi
+pypi_checksum="$(cat "$pypi/wheel.sha256")"
 python3 "$repo/tools/codegen/merge_schema.py" \
   --npm "$npm_v1" --npm-label "$package@$version" \
   --crate "$derived" --crate-label "$crate@$crate_version" \
+  --extra "$pypi" --extra-label "$pypi_package@$pypi_version" \
   --out "$root/schema/v1" --sources-md "$root/schema/v1/SOURCES.md"
 
 stable="$root/schema/v1/schema.json"
@@ -93,6 +117,7 @@ update-schema\`); do not edit by hand.
 |---|---|---|
 | npm \`$package\` | $version | $published, \`$integrity\` |
 | crates.io \`$crate\` | $crate_version | \`$crate_checksum\` |
+| PyPI \`$pypi_package\` (wheel, with pydantic $pypi_pydantic) | $pypi_version | \`sha256:$pypi_checksum\` |
 
 ## v1: what codegen reads
 
@@ -102,7 +127,8 @@ update-schema\`); do not edit by hand.
 - \`v1/sources.json\` and \`v1/SOURCES.md\`: where each definition came from, and
   what changed against the npm bundle (added, changed, promoted to stable).
 
-Each definition is the newer of the two sources' (\`tools/codegen/merge_schema.py\`).
+Each definition is the newer of the first two sources' (\`tools/codegen/merge_schema.py\`);
+the third adds only what neither has.
 Every method's params and result definitions carry \`x-method\` (the wire
 name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 \`proxy\` for the conductor's proxy-chain methods). The generators in
@@ -115,6 +141,9 @@ name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 - \`upstream/npm/v1/\`: \`package/schema/v1/\` of the npm package ($(count "$npm_v1/schema.json") and $(count "$npm_v1/schema.unstable.json") definitions).
 - \`upstream/crate/v1/\`: the crate's types as JSON Schema, derived with schemars the way
   the official generator does (\`tools/schema-derive/\`), with its method-name tables.
+- \`upstream/pypi/v1/\`: the unstable methods only the official Python SDK has (\`nes/*\`,
+  \`document/*\`, \`mcp/connect\`, \`mcp/disconnect\`) and their types, from its pydantic
+  models in schemars' shape (\`tools/schema-derive-py/\`); merged into the unstable file only.
 
 ## v2 (draft)
 
@@ -122,4 +151,4 @@ name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions), as shipped. acp-engine speaks
 v1; nothing is generated from v2 yet.
 EOF
-echo "schema/v1 merged from $package@$version ($published) and $crate@$crate_version; schema/v2 from $package@$version"
+echo "schema/v1 merged from $package@$version ($published), $crate@$crate_version and $pypi_package@$pypi_version; schema/v2 from $package@$version"

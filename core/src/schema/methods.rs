@@ -67,6 +67,18 @@ pub(crate) mod agent {
             ///
             /// Terminates the current authenticated session.
             logout(LogoutRequest) -> LogoutResponse = "logout";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
             /// **UNSTABLE**
             ///
             /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -233,6 +245,26 @@ pub(crate) mod agent {
             cancel(CancelNotification) = "session/cancel";
         }
         optional_notifications {
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_change_document(DidChangeDocumentNotification) = "document/didChange";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_close_document(DidCloseDocumentNotification) = "document/didClose";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_save_document(DidSaveDocumentNotification) = "document/didSave";
             /// **UNSTABLE**
             ///
             /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -245,6 +277,14 @@ pub(crate) mod agent {
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             message_mcp(MessageMcpNotification) = "mcp/message";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            accept_nes(AcceptNesNotification) = "nes/accept";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            reject_nes(RejectNesNotification) = "nes/reject";
         }
     }
 
@@ -265,6 +305,14 @@ pub(crate) mod agent {
                 ///
                 /// Only available if the client supports the `fs.writeTextFile` capability.
                 write_text_file(WriteTextFileRequest) -> WriteTextFileResponse = "fs/write_text_file";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
                 /// **UNSTABLE**
                 ///
                 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -357,6 +405,14 @@ pub(crate) mod client {
             ///
             /// Only available if the client supports the `fs.writeTextFile` capability.
             write_text_file(WriteTextFileRequest) -> WriteTextFileResponse = "fs/write_text_file";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
             /// **UNSTABLE**
             ///
             /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -435,6 +491,18 @@ pub(crate) mod client {
                 ///
                 /// Terminates the current authenticated session.
                 logout(LogoutRequest) -> LogoutResponse = "logout";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
                 /// **UNSTABLE**
                 ///
                 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -607,6 +675,26 @@ pub(crate) mod client {
             handles {
             }
             notifications {
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_change_document(DidChangeDocumentNotification) = "document/didChange";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_close_document(DidCloseDocumentNotification) = "document/didClose";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_save_document(DidSaveDocumentNotification) = "document/didSave";
                 /// **UNSTABLE**
                 ///
                 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -619,6 +707,14 @@ pub(crate) mod client {
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 message_mcp(MessageMcpNotification) = "mcp/message";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                accept_nes(AcceptNesNotification) = "nes/accept";
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                reject_nes(RejectNesNotification) = "nes/reject";
                 /// Notification to cancel ongoing operations for a session.
                 ///
                 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)

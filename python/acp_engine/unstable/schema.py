@@ -2658,6 +2658,596 @@ class ProxySuccessorNotification(_ProxySuccessorNotificationBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class _AcceptNesNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The ID of the accepted suggestion.
+    id: str
+
+
+class AcceptNesNotification(_AcceptNesNotificationBase, total=False):
+    """Params of the `nes/accept` notification (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _CloseNesRequestBase(TypedDict):
+    # The ID of the NES session to close.
+    sessionId: str
+
+
+class CloseNesRequest(_CloseNesRequestBase, total=False):
+    """Params of the `nes/close` request (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class CloseNesResponse(TypedDict, total=False):
+    """Result of the `nes/close` request (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _ConnectMcpRequestBase(TypedDict):
+    # The ACP MCP server ID that was provided by the component declaring the MCP server.
+    serverId: str
+
+
+class ConnectMcpRequest(_ConnectMcpRequestBase, total=False):
+    """Params of the `mcp/connect` request (handled by the client)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _ConnectMcpResponseBase(TypedDict):
+    # The unique identifier for this MCP-over-ACP connection.
+    connectionId: str
+
+
+class ConnectMcpResponse(_ConnectMcpResponseBase, total=False):
+    """Result of the `mcp/connect` request (handled by the client)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _PositionBase(TypedDict):
+    # Zero-based line number.
+    line: int
+    # Zero-based character offset (encoding-dependent).
+    character: int
+
+
+class Position(_PositionBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _RangeBase(TypedDict):
+    # The start position (inclusive).
+    start: Position
+    # The end position (exclusive).
+    end: Position
+
+
+class Range(_RangeBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _TextDocumentContentChangeEventBase(TypedDict):
+    # The new text for the range, or the full document content if `range` is `None`.
+    text: str
+
+
+class TextDocumentContentChangeEvent(_TextDocumentContentChangeEventBase, total=False):
+    # The range of the document that changed. If `None`, the entire content is replaced.
+    range: Optional[Range]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _DidChangeDocumentNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The URI of the changed document.
+    uri: str
+    # The new version number of the document.
+    version: int
+    # The content changes.
+    contentChanges: List[TextDocumentContentChangeEvent]
+
+
+class DidChangeDocumentNotification(_DidChangeDocumentNotificationBase, total=False):
+    """Params of the `document/didChange` notification (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _DidCloseDocumentNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The URI of the closed document.
+    uri: str
+
+
+class DidCloseDocumentNotification(_DidCloseDocumentNotificationBase, total=False):
+    """Params of the `document/didClose` notification (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _DidFocusDocumentNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The URI of the focused document.
+    uri: str
+    # The version number of the document.
+    version: int
+    # The current cursor position.
+    position: Position
+    # The portion of the file currently visible in the editor viewport.
+    visibleRange: Range
+
+
+class DidFocusDocumentNotification(_DidFocusDocumentNotificationBase, total=False):
+    """Params of the `document/didFocus` notification (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _DidOpenDocumentNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The URI of the opened document.
+    uri: str
+    # The language identifier of the document (e.g., "rust", "python").
+    languageId: str
+    # The version number of the document.
+    version: int
+    # The full text content of the document.
+    text: str
+
+
+class DidOpenDocumentNotification(_DidOpenDocumentNotificationBase, total=False):
+    """Params of the `document/didOpen` notification (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _DidSaveDocumentNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The URI of the saved document.
+    uri: str
+
+
+class DidSaveDocumentNotification(_DidSaveDocumentNotificationBase, total=False):
+    """Params of the `document/didSave` notification (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _DisconnectMcpRequestBase(TypedDict):
+    # The MCP-over-ACP connection to close.
+    connectionId: str
+
+
+class DisconnectMcpRequest(_DisconnectMcpRequestBase, total=False):
+    """Params of the `mcp/disconnect` request (handled by the client)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class DisconnectMcpResponse(TypedDict, total=False):
+    """Result of the `mcp/disconnect` request (handled by the client)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+NesDiagnosticSeverity = Literal["error", "warning", "information", "hint"]
+
+
+class _NesDiagnosticBase(TypedDict):
+    # The URI of the file containing the diagnostic.
+    uri: str
+    # The range of the diagnostic.
+    range: Range
+    severity: NesDiagnosticSeverity
+    # The diagnostic message.
+    message: str
+
+
+class NesDiagnostic(_NesDiagnosticBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesEditHistoryEntryBase(TypedDict):
+    # The URI of the edited file.
+    uri: str
+    # A diff representing the edit.
+    diff: str
+
+
+class NesEditHistoryEntry(_NesEditHistoryEntryBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesTextEditBase(TypedDict):
+    # The range to replace.
+    range: Range
+    # The replacement text.
+    newText: str
+
+
+class NesTextEdit(_NesTextEditBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesEditSuggestionBase(TypedDict):
+    # Unique identifier for accept/reject tracking.
+    id: str
+    # The URI of the file to edit.
+    uri: str
+    # The text edits to apply.
+    edits: List[NesTextEdit]
+
+
+class NesEditSuggestion(_NesEditSuggestionBase, total=False):
+    # Optional suggested cursor position after applying edits.
+    cursorPosition: Optional[Position]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesExcerptBase(TypedDict):
+    # The start line of the excerpt (zero-based).
+    startLine: int
+    # The end line of the excerpt (zero-based).
+    endLine: int
+    # The text content of the excerpt.
+    text: str
+
+
+class NesExcerpt(_NesExcerptBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesJumpSuggestionBase(TypedDict):
+    # Unique identifier for accept/reject tracking.
+    id: str
+    # The file to navigate to.
+    uri: str
+    # The target position within the file.
+    position: Position
+
+
+class NesJumpSuggestion(_NesJumpSuggestionBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesOpenFileBase(TypedDict):
+    # The URI of the file.
+    uri: str
+    # The language identifier.
+    languageId: str
+
+
+class NesOpenFile(_NesOpenFileBase, total=False):
+    # The visible range in the editor, if any.
+    visibleRange: Optional[Range]
+    # Timestamp in milliseconds since epoch of when the file was last focused.
+    lastFocusedMs: Optional[int]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesRecentFileBase(TypedDict):
+    # The URI of the file.
+    uri: str
+    # The language identifier.
+    languageId: str
+    # The full text content of the file.
+    text: str
+
+
+class NesRecentFile(_NesRecentFileBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesRelatedSnippetBase(TypedDict):
+    # The URI of the file containing the snippets.
+    uri: str
+    # The code excerpts.
+    excerpts: List[NesExcerpt]
+
+
+class NesRelatedSnippet(_NesRelatedSnippetBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesRenameSuggestionBase(TypedDict):
+    # Unique identifier for accept/reject tracking.
+    id: str
+    # The file URI containing the symbol.
+    uri: str
+    # The position of the symbol to rename.
+    position: Position
+    # The new name for the symbol.
+    newName: str
+
+
+class NesRenameSuggestion(_NesRenameSuggestionBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesRepositoryBase(TypedDict):
+    # The repository name.
+    name: str
+    # The repository owner.
+    owner: str
+    # The remote URL of the repository.
+    remoteUrl: str
+
+
+class NesRepository(_NesRepositoryBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesSearchAndReplaceSuggestionBase(TypedDict):
+    # Unique identifier for accept/reject tracking.
+    id: str
+    # The file URI to search within.
+    uri: str
+    # The text or pattern to find.
+    search: str
+    # The replacement text.
+    replace: str
+
+
+class NesSearchAndReplaceSuggestion(_NesSearchAndReplaceSuggestionBase, total=False):
+    # Whether `search` is a regular expression. Defaults to `false`.
+    isRegex: Optional[bool]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _NesUserActionBase(TypedDict):
+    # The kind of action (e.g., "insertChar", "cursorMovement").
+    action: str
+    # The URI of the file where the action occurred.
+    uri: str
+    # The position where the action occurred.
+    position: Position
+    # Timestamp in milliseconds since epoch.
+    timestampMs: int
+
+
+class NesUserAction(_NesUserActionBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesSuggestContext(TypedDict, total=False):
+    # Recently accessed files.
+    recentFiles: Optional[List[NesRecentFile]]
+    # Related code snippets.
+    relatedSnippets: Optional[List[NesRelatedSnippet]]
+    # Recent edit history.
+    editHistory: Optional[List[NesEditHistoryEntry]]
+    # Recent user actions (typing, navigation, etc.).
+    userActions: Optional[List[NesUserAction]]
+    # Currently open files in the editor.
+    openFiles: Optional[List[NesOpenFile]]
+    # Current diagnostics (errors, warnings).
+    diagnostics: Optional[List[NesDiagnostic]]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesSuggestionEdit(NesEditSuggestion):
+    kind: Literal["edit"]
+
+
+class NesSuggestionJump(NesJumpSuggestion):
+    kind: Literal["jump"]
+
+
+class NesSuggestionRename(NesRenameSuggestion):
+    kind: Literal["rename"]
+
+
+class NesSuggestionSearchAndReplace(NesSearchAndReplaceSuggestion):
+    kind: Literal["searchAndReplace"]
+
+
+NesSuggestion = Union[NesSuggestionEdit, NesSuggestionJump, NesSuggestionRename, NesSuggestionSearchAndReplace]
+
+
+RejectNesNotificationReason = Literal["rejected", "ignored", "replaced", "cancelled"]
+
+
+class _RejectNesNotificationBase(TypedDict):
+    # The session ID for this notification.
+    sessionId: str
+    # The ID of the rejected suggestion.
+    id: str
+
+
+class RejectNesNotification(_RejectNesNotificationBase, total=False):
+    """Params of the `nes/reject` notification (handled by the agent)."""
+
+    # The reason for rejection.
+    reason: Optional[RejectNesNotificationReason]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _WorkspaceFolderBase(TypedDict):
+    # The URI of the folder.
+    uri: str
+    # The display name of the folder.
+    name: str
+
+
+class WorkspaceFolder(_WorkspaceFolderBase, total=False):
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class StartNesRequest(TypedDict, total=False):
+    """Params of the `nes/start` request (handled by the agent)."""
+
+    # The root URI of the workspace.
+    workspaceUri: Optional[str]
+    # The workspace folders.
+    workspaceFolders: Optional[List[WorkspaceFolder]]
+    # Repository metadata, if the workspace is a git repository.
+    repository: Optional[NesRepository]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _StartNesResponseBase(TypedDict):
+    # The session ID for the newly started NES session.
+    sessionId: str
+
+
+class StartNesResponse(_StartNesResponseBase, total=False):
+    """Result of the `nes/start` request (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+SuggestNesRequestTriggerKind = Literal["automatic", "diagnostic", "manual"]
+
+
+class _SuggestNesRequestBase(TypedDict):
+    # The session ID for this request.
+    sessionId: str
+    # The URI of the document to suggest for.
+    uri: str
+    # The version number of the document.
+    version: int
+    # The current cursor position.
+    position: Position
+    triggerKind: SuggestNesRequestTriggerKind
+
+
+class SuggestNesRequest(_SuggestNesRequestBase, total=False):
+    """Params of the `nes/suggest` request (handled by the agent)."""
+
+    # The current text selection range, if any.
+    selection: Optional[Range]
+    # Context for the suggestion, included based on agent capabilities.
+    context: Optional[NesSuggestContext]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class _SuggestNesResponseBase(TypedDict):
+    # The list of suggestions.
+    suggestions: List[NesSuggestion]
+
+
+class SuggestNesResponse(_SuggestNesResponseBase, total=False):
+    """Result of the `nes/suggest` request (handled by the agent)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class MethodInfo(NamedTuple):
     """A protocol method: its ``key`` (``session_new``), whether it is a request or a
     notification, the names of its params and result types (``result`` is None for
@@ -2674,9 +3264,19 @@ class MethodInfo(NamedTuple):
 AGENT_METHODS: Dict[str, MethodInfo] = {
     "auth/status": MethodInfo("auth_status", "request", "AuthStatusRequest", "AuthStatusResponse", "auth_status", True),
     "authenticate": MethodInfo("authenticate", "request", "AuthenticateRequest", "AuthenticateResponse", "authenticate", False),
+    "document/didChange": MethodInfo("document_didChange", "notification", "DidChangeDocumentNotification", None, "did_change_document", True),
+    "document/didClose": MethodInfo("document_didClose", "notification", "DidCloseDocumentNotification", None, "did_close_document", True),
+    "document/didFocus": MethodInfo("document_didFocus", "notification", "DidFocusDocumentNotification", None, "did_focus_document", True),
+    "document/didOpen": MethodInfo("document_didOpen", "notification", "DidOpenDocumentNotification", None, "did_open_document", True),
+    "document/didSave": MethodInfo("document_didSave", "notification", "DidSaveDocumentNotification", None, "did_save_document", True),
     "initialize": MethodInfo("initialize", "request", "InitializeRequest", "InitializeResponse", "initialize", False),
     "logout": MethodInfo("logout", "request", "LogoutRequest", "LogoutResponse", "logout", False),
     "mcp/message": MethodInfo("mcp_message", "notification", "MessageMcpNotification", None, "message_mcp", True),
+    "nes/accept": MethodInfo("nes_accept", "notification", "AcceptNesNotification", None, "accept_nes", True),
+    "nes/close": MethodInfo("nes_close", "request", "CloseNesRequest", "CloseNesResponse", "close_nes", True),
+    "nes/reject": MethodInfo("nes_reject", "notification", "RejectNesNotification", None, "reject_nes", True),
+    "nes/start": MethodInfo("nes_start", "request", "StartNesRequest", "StartNesResponse", "start_nes", True),
+    "nes/suggest": MethodInfo("nes_suggest", "request", "SuggestNesRequest", "SuggestNesResponse", "suggest_nes", True),
     "providers/disable": MethodInfo("providers_disable", "request", "DisableProviderRequest", "DisableProviderResponse", "disable_provider", True),
     "providers/list": MethodInfo("providers_list", "request", "ListProvidersRequest", "ListProvidersResponse", "list_providers", True),
     "providers/set": MethodInfo("providers_set", "request", "SetProviderRequest", "SetProviderResponse", "set_provider", True),
@@ -2706,6 +3306,8 @@ CLIENT_METHODS: Dict[str, MethodInfo] = {
     "elicitation/create": MethodInfo("elicitation_create", "request", "CreateElicitationRequest", "CreateElicitationResponse", "create_elicitation", False),
     "fs/read_text_file": MethodInfo("fs_read_text_file", "request", "ReadTextFileRequest", "ReadTextFileResponse", "read_text_file", False),
     "fs/write_text_file": MethodInfo("fs_write_text_file", "request", "WriteTextFileRequest", "WriteTextFileResponse", "write_text_file", False),
+    "mcp/connect": MethodInfo("mcp_connect", "request", "ConnectMcpRequest", "ConnectMcpResponse", "connect_mcp", True),
+    "mcp/disconnect": MethodInfo("mcp_disconnect", "request", "DisconnectMcpRequest", "DisconnectMcpResponse", "disconnect_mcp", True),
     "mcp/message": MethodInfo("mcp_message", "request", "MessageMcpRequest", "MessageMcpResponse", "message_mcp", True),
     "session/request_permission": MethodInfo("session_request_permission", "request", "RequestPermissionRequest", "RequestPermissionResponse", "request_permission", False),
     "session/update": MethodInfo("session_update", "notification", "SessionNotification", None, "session_update", False),

@@ -17,9 +17,19 @@ import type * as schema from "./schema.js";
 export const AGENT_METHODS = Object.freeze({
   auth_status: "auth/status",
   authenticate: "authenticate",
+  document_didChange: "document/didChange",
+  document_didClose: "document/didClose",
+  document_didFocus: "document/didFocus",
+  document_didOpen: "document/didOpen",
+  document_didSave: "document/didSave",
   initialize: "initialize",
   logout: "logout",
   mcp_message: "mcp/message",
+  nes_accept: "nes/accept",
+  nes_close: "nes/close",
+  nes_reject: "nes/reject",
+  nes_start: "nes/start",
+  nes_suggest: "nes/suggest",
   providers_disable: "providers/disable",
   providers_list: "providers/list",
   providers_set: "providers/set",
@@ -48,6 +58,8 @@ export const CLIENT_METHODS = Object.freeze({
   elicitation_create: "elicitation/create",
   fs_read_text_file: "fs/read_text_file",
   fs_write_text_file: "fs/write_text_file",
+  mcp_connect: "mcp/connect",
+  mcp_disconnect: "mcp/disconnect",
   mcp_message: "mcp/message",
   session_request_permission: "session/request_permission",
   session_update: "session/update",
@@ -79,10 +91,24 @@ export const methods = {
       status: "auth/status",
     },
     authenticate: "authenticate",
+    document: {
+      didChange: "document/didChange",
+      didClose: "document/didClose",
+      didFocus: "document/didFocus",
+      didOpen: "document/didOpen",
+      didSave: "document/didSave",
+    },
     initialize: "initialize",
     logout: "logout",
     mcp: {
       message: "mcp/message",
+    },
+    nes: {
+      accept: "nes/accept",
+      close: "nes/close",
+      reject: "nes/reject",
+      start: "nes/start",
+      suggest: "nes/suggest",
     },
     providers: {
       disable: "providers/disable",
@@ -121,6 +147,8 @@ export const methods = {
       writeTextFile: "fs/write_text_file",
     },
     mcp: {
+      connect: "mcp/connect",
+      disconnect: "mcp/disconnect",
       message: "mcp/message",
     },
     session: {
@@ -145,6 +173,8 @@ export const EMPTY_RESULT_METHODS: ReadonlySet<string> = new Set([
   "authenticate",
   "fs/write_text_file",
   "logout",
+  "mcp/disconnect",
+  "nes/close",
   "providers/disable",
   "providers/set",
   "session/archive",
@@ -166,6 +196,9 @@ export type AgentRequests = {
   "authenticate": { params: schema.AuthenticateRequest; result: schema.AuthenticateResponse; handlerResult: schema.AuthenticateResponse | void };
   "initialize": { params: schema.InitializeRequest; result: schema.InitializeResponse; handlerResult: schema.InitializeResponse };
   "logout": { params: schema.LogoutRequest; result: schema.LogoutResponse; handlerResult: schema.LogoutResponse | void };
+  "nes/close": { params: schema.CloseNesRequest; result: schema.CloseNesResponse; handlerResult: schema.CloseNesResponse | void };
+  "nes/start": { params: schema.StartNesRequest; result: schema.StartNesResponse; handlerResult: schema.StartNesResponse };
+  "nes/suggest": { params: schema.SuggestNesRequest; result: schema.SuggestNesResponse; handlerResult: schema.SuggestNesResponse };
   "providers/disable": { params: schema.DisableProviderRequest; result: schema.DisableProviderResponse; handlerResult: schema.DisableProviderResponse | void };
   "providers/list": { params: schema.ListProvidersRequest; result: schema.ListProvidersResponse; handlerResult: schema.ListProvidersResponse };
   "providers/set": { params: schema.SetProviderRequest; result: schema.SetProviderResponse; handlerResult: schema.SetProviderResponse | void };
@@ -188,7 +221,14 @@ export type AgentRequests = {
 
 /** The notifications the agent handles: wire name -> params types. */
 export type AgentNotifications = {
+  "document/didChange": { params: schema.DidChangeDocumentNotification };
+  "document/didClose": { params: schema.DidCloseDocumentNotification };
+  "document/didFocus": { params: schema.DidFocusDocumentNotification };
+  "document/didOpen": { params: schema.DidOpenDocumentNotification };
+  "document/didSave": { params: schema.DidSaveDocumentNotification };
   "mcp/message": { params: schema.MessageMcpNotification };
+  "nes/accept": { params: schema.AcceptNesNotification };
+  "nes/reject": { params: schema.RejectNesNotification };
   "session/cancel": { params: schema.CancelNotification };
 };
 
@@ -197,6 +237,8 @@ export type ClientRequests = {
   "elicitation/create": { params: schema.CreateElicitationRequest; result: schema.CreateElicitationResponse; handlerResult: schema.CreateElicitationResponse };
   "fs/read_text_file": { params: schema.ReadTextFileRequest; result: schema.ReadTextFileResponse; handlerResult: schema.ReadTextFileResponse };
   "fs/write_text_file": { params: schema.WriteTextFileRequest; result: schema.WriteTextFileResponse; handlerResult: schema.WriteTextFileResponse | void };
+  "mcp/connect": { params: schema.ConnectMcpRequest; result: schema.ConnectMcpResponse; handlerResult: schema.ConnectMcpResponse };
+  "mcp/disconnect": { params: schema.DisconnectMcpRequest; result: schema.DisconnectMcpResponse; handlerResult: schema.DisconnectMcpResponse | void };
   "mcp/message": { params: schema.MessageMcpRequest; result: schema.MessageMcpResponse; handlerResult: schema.MessageMcpResponse };
   "session/request_permission": { params: schema.RequestPermissionRequest; result: schema.RequestPermissionResponse; handlerResult: schema.RequestPermissionResponse };
   "terminal/create": { params: schema.CreateTerminalRequest; result: schema.CreateTerminalResponse; handlerResult: schema.CreateTerminalResponse };
@@ -244,6 +286,16 @@ export interface Agent {
    * Handles the `authenticate` request (also found as `unstable_authenticate`).
    */
   authenticate?(params: schema.AuthenticateRequest, context: RequestContext): MaybePromise<schema.AuthenticateResponse | void>;
+  /** Handles the `document/didChange` notification (also found as `didChangeDocument`). */
+  unstable_didChangeDocument?(params: schema.DidChangeDocumentNotification): MaybePromise<void>;
+  /** Handles the `document/didClose` notification (also found as `didCloseDocument`). */
+  unstable_didCloseDocument?(params: schema.DidCloseDocumentNotification): MaybePromise<void>;
+  /** Handles the `document/didFocus` notification (also found as `didFocusDocument`). */
+  unstable_didFocusDocument?(params: schema.DidFocusDocumentNotification): MaybePromise<void>;
+  /** Handles the `document/didOpen` notification (also found as `didOpenDocument`). */
+  unstable_didOpenDocument?(params: schema.DidOpenDocumentNotification): MaybePromise<void>;
+  /** Handles the `document/didSave` notification (also found as `didSaveDocument`). */
+  unstable_didSaveDocument?(params: schema.DidSaveDocumentNotification): MaybePromise<void>;
   /**
    * Request parameters for the initialize method.
    *
@@ -275,6 +327,16 @@ export interface Agent {
    * Handles the `mcp/message` notification (also found as `messageMcp`).
    */
   unstable_messageMcp?(params: schema.MessageMcpNotification): MaybePromise<void>;
+  /** Handles the `nes/accept` notification (also found as `acceptNes`). */
+  unstable_acceptNes?(params: schema.AcceptNesNotification): MaybePromise<void>;
+  /** Handles the `nes/close` request (also found as `closeNes`). */
+  unstable_closeNes?(params: schema.CloseNesRequest, context: RequestContext): MaybePromise<schema.CloseNesResponse | void>;
+  /** Handles the `nes/reject` notification (also found as `rejectNes`). */
+  unstable_rejectNes?(params: schema.RejectNesNotification): MaybePromise<void>;
+  /** Handles the `nes/start` request (also found as `startNes`). */
+  unstable_startNes?(params: schema.StartNesRequest, context: RequestContext): MaybePromise<schema.StartNesResponse>;
+  /** Handles the `nes/suggest` request (also found as `suggestNes`). */
+  unstable_suggestNes?(params: schema.SuggestNesRequest, context: RequestContext): MaybePromise<schema.SuggestNesResponse>;
   /**
    * **UNSTABLE**
    *
@@ -508,9 +570,19 @@ export interface Agent {
 export const AGENT_HANDLERS: HandlerTable = new Map([
   ["auth/status", { names: ["unstable_authStatus", "authStatus"], notification: false }],
   ["authenticate", { names: ["authenticate", "unstable_authenticate"], notification: false }],
+  ["document/didChange", { names: ["unstable_didChangeDocument", "didChangeDocument"], notification: true }],
+  ["document/didClose", { names: ["unstable_didCloseDocument", "didCloseDocument"], notification: true }],
+  ["document/didFocus", { names: ["unstable_didFocusDocument", "didFocusDocument"], notification: true }],
+  ["document/didOpen", { names: ["unstable_didOpenDocument", "didOpenDocument"], notification: true }],
+  ["document/didSave", { names: ["unstable_didSaveDocument", "didSaveDocument"], notification: true }],
   ["initialize", { names: ["initialize", "unstable_initialize"], notification: false }],
   ["logout", { names: ["logout", "unstable_logout"], notification: false }],
   ["mcp/message", { names: ["unstable_messageMcp", "messageMcp"], notification: true }],
+  ["nes/accept", { names: ["unstable_acceptNes", "acceptNes"], notification: true }],
+  ["nes/close", { names: ["unstable_closeNes", "closeNes"], notification: false }],
+  ["nes/reject", { names: ["unstable_rejectNes", "rejectNes"], notification: true }],
+  ["nes/start", { names: ["unstable_startNes", "startNes"], notification: false }],
+  ["nes/suggest", { names: ["unstable_suggestNes", "suggestNes"], notification: false }],
   ["providers/disable", { names: ["unstable_disableProvider", "disableProvider"], notification: false }],
   ["providers/list", { names: ["unstable_listProviders", "listProviders"], notification: false }],
   ["providers/set", { names: ["unstable_setProvider", "setProvider"], notification: false }],
@@ -585,6 +657,10 @@ export interface Client {
    * Handles the `fs/write_text_file` request (also found as `unstable_writeTextFile`).
    */
   writeTextFile?(params: schema.WriteTextFileRequest, context: RequestContext): MaybePromise<schema.WriteTextFileResponse | void>;
+  /** Handles the `mcp/connect` request (also found as `connectMcp`). */
+  unstable_connectMcp?(params: schema.ConnectMcpRequest, context: RequestContext): MaybePromise<schema.ConnectMcpResponse>;
+  /** Handles the `mcp/disconnect` request (also found as `disconnectMcp`). */
+  unstable_disconnectMcp?(params: schema.DisconnectMcpRequest, context: RequestContext): MaybePromise<schema.DisconnectMcpResponse | void>;
   /**
    * **UNSTABLE**
    *
@@ -660,6 +736,8 @@ export const CLIENT_HANDLERS: HandlerTable = new Map([
   ["elicitation/create", { names: ["createElicitation", "unstable_createElicitation"], notification: false }],
   ["fs/read_text_file", { names: ["readTextFile", "unstable_readTextFile"], notification: false }],
   ["fs/write_text_file", { names: ["writeTextFile", "unstable_writeTextFile"], notification: false }],
+  ["mcp/connect", { names: ["unstable_connectMcp", "connectMcp"], notification: false }],
+  ["mcp/disconnect", { names: ["unstable_disconnectMcp", "disconnectMcp"], notification: false }],
   ["mcp/message", { names: ["unstable_messageMcp", "messageMcp"], notification: false }],
   ["session/request_permission", { names: ["requestPermission", "unstable_requestPermission"], notification: false }],
   ["session/update", { names: ["sessionUpdate", "unstable_sessionUpdate"], notification: true }],
@@ -738,6 +816,16 @@ export class AgentSideConnection extends AgentSide {
    */
   writeTextFile(params: schema.WriteTextFileRequest): Promise<schema.WriteTextFileResponse> {
     return this._request("fs/write_text_file", params, true) as Promise<schema.WriteTextFileResponse>;
+  }
+
+  /** Sends the `mcp/connect` request. */
+  unstable_connectMcp(params: schema.ConnectMcpRequest): Promise<schema.ConnectMcpResponse> {
+    return this._request("mcp/connect", params) as Promise<schema.ConnectMcpResponse>;
+  }
+
+  /** Sends the `mcp/disconnect` request. */
+  unstable_disconnectMcp(params: schema.DisconnectMcpRequest): Promise<schema.DisconnectMcpResponse> {
+    return this._request("mcp/disconnect", params, true) as Promise<schema.DisconnectMcpResponse>;
   }
 
   /**
@@ -864,6 +952,31 @@ export class ClientSideConnection extends ClientSide {
     return this._request("authenticate", params, true) as Promise<schema.AuthenticateResponse>;
   }
 
+  /** Sends the `document/didChange` notification. */
+  unstable_didChangeDocument(params: schema.DidChangeDocumentNotification): Promise<void> {
+    return this._notify("document/didChange", params);
+  }
+
+  /** Sends the `document/didClose` notification. */
+  unstable_didCloseDocument(params: schema.DidCloseDocumentNotification): Promise<void> {
+    return this._notify("document/didClose", params);
+  }
+
+  /** Sends the `document/didFocus` notification. */
+  unstable_didFocusDocument(params: schema.DidFocusDocumentNotification): Promise<void> {
+    return this._notify("document/didFocus", params);
+  }
+
+  /** Sends the `document/didOpen` notification. */
+  unstable_didOpenDocument(params: schema.DidOpenDocumentNotification): Promise<void> {
+    return this._notify("document/didOpen", params);
+  }
+
+  /** Sends the `document/didSave` notification. */
+  unstable_didSaveDocument(params: schema.DidSaveDocumentNotification): Promise<void> {
+    return this._notify("document/didSave", params);
+  }
+
   /**
    * Request parameters for the initialize method.
    *
@@ -902,6 +1015,31 @@ export class ClientSideConnection extends ClientSide {
    */
   unstable_messageMcp(params: schema.MessageMcpNotification): Promise<void> {
     return this._notify("mcp/message", params);
+  }
+
+  /** Sends the `nes/accept` notification. */
+  unstable_acceptNes(params: schema.AcceptNesNotification): Promise<void> {
+    return this._notify("nes/accept", params);
+  }
+
+  /** Sends the `nes/close` request. */
+  unstable_closeNes(params: schema.CloseNesRequest): Promise<schema.CloseNesResponse> {
+    return this._request("nes/close", params, true) as Promise<schema.CloseNesResponse>;
+  }
+
+  /** Sends the `nes/reject` notification. */
+  unstable_rejectNes(params: schema.RejectNesNotification): Promise<void> {
+    return this._notify("nes/reject", params);
+  }
+
+  /** Sends the `nes/start` request. */
+  unstable_startNes(params: schema.StartNesRequest = {}): Promise<schema.StartNesResponse> {
+    return this._request("nes/start", params) as Promise<schema.StartNesResponse>;
+  }
+
+  /** Sends the `nes/suggest` request. */
+  unstable_suggestNes(params: schema.SuggestNesRequest): Promise<schema.SuggestNesResponse> {
+    return this._request("nes/suggest", params) as Promise<schema.SuggestNesResponse>;
   }
 
   /**

@@ -3185,18 +3185,642 @@ export interface ProxySuccessorNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** Params of the `nes/accept` notification (handled by the agent). */
+export interface AcceptNesNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The ID of the accepted suggestion. */
+  id: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `nes/close` request (handled by the agent). */
+export interface CloseNesRequest {
+  /** The ID of the NES session to close. */
+  sessionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Result of the `nes/close` request (handled by the agent). */
+export interface CloseNesResponse {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `mcp/connect` request (handled by the client). */
+export interface ConnectMcpRequest {
+  /** The ACP MCP server ID that was provided by the component declaring the MCP server. */
+  serverId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Result of the `mcp/connect` request (handled by the client). */
+export interface ConnectMcpResponse {
+  /** The unique identifier for this MCP-over-ACP connection. */
+  connectionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `document/didChange` notification (handled by the agent). */
+export interface DidChangeDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the changed document. */
+  uri: string;
+  /** The new version number of the document. */
+  version: number;
+  /** The content changes. */
+  contentChanges: TextDocumentContentChangeEvent[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `document/didClose` notification (handled by the agent). */
+export interface DidCloseDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the closed document. */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `document/didFocus` notification (handled by the agent). */
+export interface DidFocusDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the focused document. */
+  uri: string;
+  /** The version number of the document. */
+  version: number;
+  /** The current cursor position. */
+  position: Position;
+  /** The portion of the file currently visible in the editor viewport. */
+  visibleRange: Range;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `document/didOpen` notification (handled by the agent). */
+export interface DidOpenDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the opened document. */
+  uri: string;
+  /** The language identifier of the document (e.g., "rust", "python"). */
+  languageId: string;
+  /** The version number of the document. */
+  version: number;
+  /** The full text content of the document. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `document/didSave` notification (handled by the agent). */
+export interface DidSaveDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the saved document. */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `mcp/disconnect` request (handled by the client). */
+export interface DisconnectMcpRequest {
+  /** The MCP-over-ACP connection to close. */
+  connectionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Result of the `mcp/disconnect` request (handled by the client). */
+export interface DisconnectMcpResponse {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesDiagnostic {
+  /** The URI of the file containing the diagnostic. */
+  uri: string;
+  /** The range of the diagnostic. */
+  range: Range;
+  severity: NesDiagnosticSeverity;
+  /** The diagnostic message. */
+  message: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export type NesDiagnosticSeverity = "error" | "warning" | "information" | "hint";
+
+export interface NesEditHistoryEntry {
+  /** The URI of the edited file. */
+  uri: string;
+  /** A diff representing the edit. */
+  diff: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesEditSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  id: string;
+  /** The URI of the file to edit. */
+  uri: string;
+  /** The text edits to apply. */
+  edits: NesTextEdit[];
+  /** Optional suggested cursor position after applying edits. */
+  cursorPosition?: Position | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesExcerpt {
+  /** The start line of the excerpt (zero-based). */
+  startLine: number;
+  /** The end line of the excerpt (zero-based). */
+  endLine: number;
+  /** The text content of the excerpt. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesJumpSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  id: string;
+  /** The file to navigate to. */
+  uri: string;
+  /** The target position within the file. */
+  position: Position;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesOpenFile {
+  /** The URI of the file. */
+  uri: string;
+  /** The language identifier. */
+  languageId: string;
+  /** The visible range in the editor, if any. */
+  visibleRange?: Range | null;
+  /** Timestamp in milliseconds since epoch of when the file was last focused. */
+  lastFocusedMs?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesRecentFile {
+  /** The URI of the file. */
+  uri: string;
+  /** The language identifier. */
+  languageId: string;
+  /** The full text content of the file. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesRelatedSnippet {
+  /** The URI of the file containing the snippets. */
+  uri: string;
+  /** The code excerpts. */
+  excerpts: NesExcerpt[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesRenameSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  id: string;
+  /** The file URI containing the symbol. */
+  uri: string;
+  /** The position of the symbol to rename. */
+  position: Position;
+  /** The new name for the symbol. */
+  newName: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesRepository {
+  /** The repository name. */
+  name: string;
+  /** The repository owner. */
+  owner: string;
+  /** The remote URL of the repository. */
+  remoteUrl: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesSearchAndReplaceSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  id: string;
+  /** The file URI to search within. */
+  uri: string;
+  /** The text or pattern to find. */
+  search: string;
+  /** The replacement text. */
+  replace: string;
+  /** Whether `search` is a regular expression. Defaults to `false`. */
+  isRegex?: boolean | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesSuggestContext {
+  /** Recently accessed files. */
+  recentFiles?: NesRecentFile[] | null;
+  /** Related code snippets. */
+  relatedSnippets?: NesRelatedSnippet[] | null;
+  /** Recent edit history. */
+  editHistory?: NesEditHistoryEntry[] | null;
+  /** Recent user actions (typing, navigation, etc.). */
+  userActions?: NesUserAction[] | null;
+  /** Currently open files in the editor. */
+  openFiles?: NesOpenFile[] | null;
+  /** Current diagnostics (errors, warnings). */
+  diagnostics?: NesDiagnostic[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export type NesSuggestion =
+  | (NesEditSuggestion & { kind: "edit" })
+  | (NesJumpSuggestion & { kind: "jump" })
+  | (NesRenameSuggestion & { kind: "rename" })
+  | (NesSearchAndReplaceSuggestion & { kind: "searchAndReplace" });
+
+export interface NesTextEdit {
+  /** The range to replace. */
+  range: Range;
+  /** The replacement text. */
+  newText: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface NesUserAction {
+  /** The kind of action (e.g., "insertChar", "cursorMovement"). */
+  action: string;
+  /** The URI of the file where the action occurred. */
+  uri: string;
+  /** The position where the action occurred. */
+  position: Position;
+  /** Timestamp in milliseconds since epoch. */
+  timestampMs: number;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface Position {
+  /** Zero-based line number. */
+  line: number;
+  /** Zero-based character offset (encoding-dependent). */
+  character: number;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface Range {
+  /** The start position (inclusive). */
+  start: Position;
+  /** The end position (exclusive). */
+  end: Position;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `nes/reject` notification (handled by the agent). */
+export interface RejectNesNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The ID of the rejected suggestion. */
+  id: string;
+  /** The reason for rejection. */
+  reason?: RejectNesNotificationReason | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export type RejectNesNotificationReason = "rejected" | "ignored" | "replaced" | "cancelled";
+
+/** Params of the `nes/start` request (handled by the agent). */
+export interface StartNesRequest {
+  /** The root URI of the workspace. */
+  workspaceUri?: string | null;
+  /** The workspace folders. */
+  workspaceFolders?: WorkspaceFolder[] | null;
+  /** Repository metadata, if the workspace is a git repository. */
+  repository?: NesRepository | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Result of the `nes/start` request (handled by the agent). */
+export interface StartNesResponse {
+  /** The session ID for the newly started NES session. */
+  sessionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of the `nes/suggest` request (handled by the agent). */
+export interface SuggestNesRequest {
+  /** The session ID for this request. */
+  sessionId: string;
+  /** The URI of the document to suggest for. */
+  uri: string;
+  /** The version number of the document. */
+  version: number;
+  /** The current cursor position. */
+  position: Position;
+  /** The current text selection range, if any. */
+  selection?: Range | null;
+  triggerKind: SuggestNesRequestTriggerKind;
+  /** Context for the suggestion, included based on agent capabilities. */
+  context?: NesSuggestContext | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export type SuggestNesRequestTriggerKind = "automatic" | "diagnostic" | "manual";
+
+/** Result of the `nes/suggest` request (handled by the agent). */
+export interface SuggestNesResponse {
+  /** The list of suggestions. */
+  suggestions: NesSuggestion[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface TextDocumentContentChangeEvent {
+  /** The range of the document that changed. If `None`, the entire content is replaced. */
+  range?: Range | null;
+  /** The new text for the range, or the full document content if `range` is `None`. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+export interface WorkspaceFolder {
+  /** The URI of the folder. */
+  uri: string;
+  /** The display name of the folder. */
+  name: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /** Methods the agent handles (the client sends them): wire method name -> params and result types (`void` for notifications). */
 export interface AgentMethods {
   /** A request; key `auth_status`. */
   "auth/status": { params: AuthStatusRequest; result: AuthStatusResponse };
   /** A request; key `authenticate`. */
   authenticate: { params: AuthenticateRequest; result: AuthenticateResponse };
+  /** A notification; key `document_didChange`. */
+  "document/didChange": { params: DidChangeDocumentNotification; result: void };
+  /** A notification; key `document_didClose`. */
+  "document/didClose": { params: DidCloseDocumentNotification; result: void };
+  /** A notification; key `document_didFocus`. */
+  "document/didFocus": { params: DidFocusDocumentNotification; result: void };
+  /** A notification; key `document_didOpen`. */
+  "document/didOpen": { params: DidOpenDocumentNotification; result: void };
+  /** A notification; key `document_didSave`. */
+  "document/didSave": { params: DidSaveDocumentNotification; result: void };
   /** A request; key `initialize`. */
   initialize: { params: InitializeRequest; result: InitializeResponse };
   /** A request; key `logout`. */
   logout: { params: LogoutRequest; result: LogoutResponse };
   /** A notification; key `mcp_message`. */
   "mcp/message": { params: MessageMcpNotification; result: void };
+  /** A notification; key `nes_accept`. */
+  "nes/accept": { params: AcceptNesNotification; result: void };
+  /** A request; key `nes_close`. */
+  "nes/close": { params: CloseNesRequest; result: CloseNesResponse };
+  /** A notification; key `nes_reject`. */
+  "nes/reject": { params: RejectNesNotification; result: void };
+  /** A request; key `nes_start`. */
+  "nes/start": { params: StartNesRequest; result: StartNesResponse };
+  /** A request; key `nes_suggest`. */
+  "nes/suggest": { params: SuggestNesRequest; result: SuggestNesResponse };
   /** A request; key `providers_disable`. */
   "providers/disable": { params: DisableProviderRequest; result: DisableProviderResponse };
   /** A request; key `providers_list`. */
@@ -3249,6 +3873,10 @@ export interface ClientMethods {
   "fs/read_text_file": { params: ReadTextFileRequest; result: ReadTextFileResponse };
   /** A request; key `fs_write_text_file`. */
   "fs/write_text_file": { params: WriteTextFileRequest; result: WriteTextFileResponse };
+  /** A request; key `mcp_connect`. */
+  "mcp/connect": { params: ConnectMcpRequest; result: ConnectMcpResponse };
+  /** A request; key `mcp_disconnect`. */
+  "mcp/disconnect": { params: DisconnectMcpRequest; result: DisconnectMcpResponse };
   /** A request; key `mcp_message`. */
   "mcp/message": { params: MessageMcpRequest; result: MessageMcpResponse };
   /** A request; key `session_request_permission`. */

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run
     from ..._terminal import TerminalHandle
     from ..._transport import Stream
     from ..schema import (
+        AcceptNesNotification,
         ArchiveSessionRequest,
         ArchiveSessionResponse,
         AuthStatusRequest,
@@ -26,17 +27,28 @@ if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run
         AuthenticateRequest,
         AuthenticateResponse,
         CancelNotification,
+        CloseNesRequest,
+        CloseNesResponse,
         CloseSessionRequest,
         CloseSessionResponse,
         CompleteElicitationNotification,
+        ConnectMcpRequest,
+        ConnectMcpResponse,
         CreateElicitationRequest,
         CreateElicitationResponse,
         CreateTerminalRequest,
         CreateTerminalResponse,
         DeleteSessionRequest,
         DeleteSessionResponse,
+        DidChangeDocumentNotification,
+        DidCloseDocumentNotification,
+        DidFocusDocumentNotification,
+        DidOpenDocumentNotification,
+        DidSaveDocumentNotification,
         DisableProviderRequest,
         DisableProviderResponse,
+        DisconnectMcpRequest,
+        DisconnectMcpResponse,
         ForkSessionRequest,
         ForkSessionResponse,
         InitializeRequest,
@@ -60,6 +72,7 @@ if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run
         PromptResponse,
         ReadTextFileRequest,
         ReadTextFileResponse,
+        RejectNesNotification,
         ReleaseTerminalRequest,
         ReleaseTerminalResponse,
         RequestPermissionRequest,
@@ -79,6 +92,10 @@ if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run
         SetSessionModeResponse,
         SetSessionTitleRequest,
         SetSessionTitleResponse,
+        StartNesRequest,
+        StartNesResponse,
+        SuggestNesRequest,
+        SuggestNesResponse,
         TerminalOutputRequest,
         TerminalOutputResponse,
         UnarchiveSessionRequest,
@@ -124,6 +141,26 @@ class Agent(metaclass=ABCMeta):
         """
         raise RequestError.method_not_found("authenticate")
 
+    async def did_change_document(self, params: DidChangeDocumentNotification) -> None:
+        """Handles the ``document/didChange`` notification; ignored until overridden."""
+        return None
+
+    async def did_close_document(self, params: DidCloseDocumentNotification) -> None:
+        """Handles the ``document/didClose`` notification; ignored until overridden."""
+        return None
+
+    async def did_focus_document(self, params: DidFocusDocumentNotification) -> None:
+        """Handles the ``document/didFocus`` notification; ignored until overridden."""
+        return None
+
+    async def did_open_document(self, params: DidOpenDocumentNotification) -> None:
+        """Handles the ``document/didOpen`` notification; ignored until overridden."""
+        return None
+
+    async def did_save_document(self, params: DidSaveDocumentNotification) -> None:
+        """Handles the ``document/didSave`` notification; ignored until overridden."""
+        return None
+
     @abstractmethod
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
         """Request parameters for the initialize method.
@@ -157,6 +194,26 @@ class Agent(metaclass=ABCMeta):
         Handles the ``mcp/message`` notification; ignored until overridden.
         """
         return None
+
+    async def accept_nes(self, params: AcceptNesNotification) -> None:
+        """Handles the ``nes/accept`` notification; ignored until overridden."""
+        return None
+
+    async def close_nes(self, params: CloseNesRequest) -> CloseNesResponse:
+        """Handles the ``nes/close`` request; until overridden, -32601."""
+        raise RequestError.method_not_found("nes/close")
+
+    async def reject_nes(self, params: RejectNesNotification) -> None:
+        """Handles the ``nes/reject`` notification; ignored until overridden."""
+        return None
+
+    async def start_nes(self, params: StartNesRequest) -> StartNesResponse:
+        """Handles the ``nes/start`` request; until overridden, -32601."""
+        raise RequestError.method_not_found("nes/start")
+
+    async def suggest_nes(self, params: SuggestNesRequest) -> SuggestNesResponse:
+        """Handles the ``nes/suggest`` request; until overridden, -32601."""
+        raise RequestError.method_not_found("nes/suggest")
 
     async def disable_provider(self, params: DisableProviderRequest) -> DisableProviderResponse:
         """**UNSTABLE**
@@ -410,9 +467,19 @@ class Agent(metaclass=ABCMeta):
 AGENT_HANDLERS: Dict[str, str] = {
     "auth/status": "auth_status",
     "authenticate": "authenticate",
+    "document/didChange": "did_change_document",
+    "document/didClose": "did_close_document",
+    "document/didFocus": "did_focus_document",
+    "document/didOpen": "did_open_document",
+    "document/didSave": "did_save_document",
     "initialize": "initialize",
     "logout": "logout",
     "mcp/message": "message_mcp",
+    "nes/accept": "accept_nes",
+    "nes/close": "close_nes",
+    "nes/reject": "reject_nes",
+    "nes/start": "start_nes",
+    "nes/suggest": "suggest_nes",
     "providers/disable": "disable_provider",
     "providers/list": "list_providers",
     "providers/set": "set_provider",
@@ -434,7 +501,7 @@ AGENT_HANDLERS: Dict[str, str] = {
     "session/unarchive": "unarchive_session",
 }
 """Each agent method (wire name) and the ``Agent`` method that handles it."""
-AGENT_NOTIFICATIONS: FrozenSet[str] = frozenset({"mcp/message", "session/cancel"})
+AGENT_NOTIFICATIONS: FrozenSet[str] = frozenset({"document/didChange", "document/didClose", "document/didFocus", "document/didOpen", "document/didSave", "mcp/message", "nes/accept", "nes/reject", "session/cancel"})
 """The notifications among ``AGENT_HANDLERS``."""
 
 
@@ -496,6 +563,14 @@ class Client(metaclass=ABCMeta):
         Handles the ``fs/write_text_file`` request; until overridden, -32601.
         """
         raise RequestError.method_not_found("fs/write_text_file")
+
+    async def connect_mcp(self, params: ConnectMcpRequest) -> ConnectMcpResponse:
+        """Handles the ``mcp/connect`` request; until overridden, -32601."""
+        raise RequestError.method_not_found("mcp/connect")
+
+    async def disconnect_mcp(self, params: DisconnectMcpRequest) -> DisconnectMcpResponse:
+        """Handles the ``mcp/disconnect`` request; until overridden, -32601."""
+        raise RequestError.method_not_found("mcp/disconnect")
 
     async def message_mcp(self, params: MessageMcpRequest) -> MessageMcpResponse:
         """**UNSTABLE**
@@ -580,6 +655,8 @@ CLIENT_HANDLERS: Dict[str, str] = {
     "elicitation/create": "create_elicitation",
     "fs/read_text_file": "read_text_file",
     "fs/write_text_file": "write_text_file",
+    "mcp/connect": "connect_mcp",
+    "mcp/disconnect": "disconnect_mcp",
     "mcp/message": "message_mcp",
     "session/request_permission": "request_permission",
     "session/update": "session_update",
@@ -656,6 +733,14 @@ class _ClientMethods:
         Sends the ``fs/write_text_file`` request.
         """
         return self._request("fs/write_text_file", params)
+
+    def connect_mcp(self, params: ConnectMcpRequest) -> Awaitable[ConnectMcpResponse]:
+        """Sends the ``mcp/connect`` request."""
+        return self._request("mcp/connect", params)
+
+    def disconnect_mcp(self, params: DisconnectMcpRequest) -> Awaitable[DisconnectMcpResponse]:
+        """Sends the ``mcp/disconnect`` request."""
+        return self._request("mcp/disconnect", params)
 
     def message_mcp(self, params: MessageMcpRequest) -> Awaitable[MessageMcpResponse]:
         """**UNSTABLE**
@@ -760,6 +845,26 @@ class _AgentMethods:
         """
         return self._request("authenticate", params)
 
+    def did_change_document(self, params: DidChangeDocumentNotification) -> Awaitable[None]:
+        """Sends the ``document/didChange`` notification."""
+        return self._notify("document/didChange", params)
+
+    def did_close_document(self, params: DidCloseDocumentNotification) -> Awaitable[None]:
+        """Sends the ``document/didClose`` notification."""
+        return self._notify("document/didClose", params)
+
+    def did_focus_document(self, params: DidFocusDocumentNotification) -> Awaitable[None]:
+        """Sends the ``document/didFocus`` notification."""
+        return self._notify("document/didFocus", params)
+
+    def did_open_document(self, params: DidOpenDocumentNotification) -> Awaitable[None]:
+        """Sends the ``document/didOpen`` notification."""
+        return self._notify("document/didOpen", params)
+
+    def did_save_document(self, params: DidSaveDocumentNotification) -> Awaitable[None]:
+        """Sends the ``document/didSave`` notification."""
+        return self._notify("document/didSave", params)
+
     def initialize(self, params: InitializeRequest) -> Awaitable[InitializeResponse]:
         """Request parameters for the initialize method.
 
@@ -793,6 +898,26 @@ class _AgentMethods:
         Sends the ``mcp/message`` notification.
         """
         return self._notify("mcp/message", params)
+
+    def accept_nes(self, params: AcceptNesNotification) -> Awaitable[None]:
+        """Sends the ``nes/accept`` notification."""
+        return self._notify("nes/accept", params)
+
+    def close_nes(self, params: CloseNesRequest) -> Awaitable[CloseNesResponse]:
+        """Sends the ``nes/close`` request."""
+        return self._request("nes/close", params)
+
+    def reject_nes(self, params: RejectNesNotification) -> Awaitable[None]:
+        """Sends the ``nes/reject`` notification."""
+        return self._notify("nes/reject", params)
+
+    def start_nes(self, params: StartNesRequest) -> Awaitable[StartNesResponse]:
+        """Sends the ``nes/start`` request."""
+        return self._request("nes/start", params)
+
+    def suggest_nes(self, params: SuggestNesRequest) -> Awaitable[SuggestNesResponse]:
+        """Sends the ``nes/suggest`` request."""
+        return self._request("nes/suggest", params)
 
     def disable_provider(self, params: DisableProviderRequest) -> Awaitable[DisableProviderResponse]:
         """**UNSTABLE**

@@ -16,6 +16,26 @@ object AgentMethods {
      */
     const val AUTHENTICATE: String = "authenticate"
     /**
+     * `document/didChange`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDCHANGE: String = "document/didChange"
+    /**
+     * `document/didClose`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDCLOSE: String = "document/didClose"
+    /**
+     * `document/didFocus`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDFOCUS: String = "document/didFocus"
+    /**
+     * `document/didOpen`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDOPEN: String = "document/didOpen"
+    /**
+     * `document/didSave`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDSAVE: String = "document/didSave"
+    /**
      * `initialize`: a request.
      */
     const val INITIALIZE: String = "initialize"
@@ -27,6 +47,26 @@ object AgentMethods {
      * `mcp/message`: a notification. (Unstable protocol: see [UnstableProtocol].)
      */
     const val MCP_MESSAGE: String = "mcp/message"
+    /**
+     * `nes/accept`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_ACCEPT: String = "nes/accept"
+    /**
+     * `nes/close`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_CLOSE: String = "nes/close"
+    /**
+     * `nes/reject`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_REJECT: String = "nes/reject"
+    /**
+     * `nes/start`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_START: String = "nes/start"
+    /**
+     * `nes/suggest`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_SUGGEST: String = "nes/suggest"
     /**
      * `providers/disable`: a request. (Unstable protocol: see [UnstableProtocol].)
      */
@@ -130,6 +170,14 @@ object ClientMethods {
      */
     const val FS_WRITE_TEXT_FILE: String = "fs/write_text_file"
     /**
+     * `mcp/connect`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val MCP_CONNECT: String = "mcp/connect"
+    /**
+     * `mcp/disconnect`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val MCP_DISCONNECT: String = "mcp/disconnect"
+    /**
      * `mcp/message`: a request. (Unstable protocol: see [UnstableProtocol].)
      */
     const val MCP_MESSAGE: String = "mcp/message"
@@ -186,6 +234,36 @@ interface Agent {
         throw RequestError.methodNotFound(AgentMethods.AUTHENTICATE)
 
     /**
+     * Handles `document/didChange`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didChangeDocument(params: JsonObject) {}
+
+    /**
+     * Handles `document/didClose`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didCloseDocument(params: JsonObject) {}
+
+    /**
+     * Handles `document/didFocus`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didFocusDocument(params: JsonObject) {}
+
+    /**
+     * Handles `document/didOpen`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didOpenDocument(params: JsonObject) {}
+
+    /**
+     * Handles `document/didSave`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didSaveDocument(params: JsonObject) {}
+
+    /**
      * Request parameters for the initialize method.
      */
     suspend fun initialize(params: JsonObject): JsonObject
@@ -201,6 +279,39 @@ interface Agent {
      */
     @UnstableProtocol
     suspend fun messageMcp(params: JsonObject) {}
+
+    /**
+     * Handles `nes/accept`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun acceptNes(params: JsonObject) {}
+
+    /**
+     * Handles `nes/close`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun closeNes(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.NES_CLOSE)
+
+    /**
+     * Handles `nes/reject`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun rejectNes(params: JsonObject) {}
+
+    /**
+     * Handles `nes/start`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun startNes(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.NES_START)
+
+    /**
+     * Handles `nes/suggest`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun suggestNes(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.NES_SUGGEST)
 
     /**
      * Request parameters for `providers/disable`. (Unstable protocol: see [UnstableProtocol].)
@@ -342,6 +453,9 @@ internal suspend fun dispatchAgentRequest(agent: Agent, method: String, params: 
         AgentMethods.AUTHENTICATE -> agent.authenticate(params)
         AgentMethods.INITIALIZE -> agent.initialize(params)
         AgentMethods.LOGOUT -> agent.logout(params)
+        AgentMethods.NES_CLOSE -> agent.closeNes(params)
+        AgentMethods.NES_START -> agent.startNes(params)
+        AgentMethods.NES_SUGGEST -> agent.suggestNes(params)
         AgentMethods.PROVIDERS_DISABLE -> agent.disableProvider(params)
         AgentMethods.PROVIDERS_LIST -> agent.listProviders(params)
         AgentMethods.PROVIDERS_SET -> agent.setProvider(params)
@@ -366,7 +480,14 @@ internal suspend fun dispatchAgentRequest(agent: Agent, method: String, params: 
 @OptIn(UnstableProtocol::class)
 internal suspend fun dispatchAgentNotification(agent: Agent, method: String, params: JsonObject) {
     when (method) {
+        AgentMethods.DOCUMENT_DIDCHANGE -> agent.didChangeDocument(params)
+        AgentMethods.DOCUMENT_DIDCLOSE -> agent.didCloseDocument(params)
+        AgentMethods.DOCUMENT_DIDFOCUS -> agent.didFocusDocument(params)
+        AgentMethods.DOCUMENT_DIDOPEN -> agent.didOpenDocument(params)
+        AgentMethods.DOCUMENT_DIDSAVE -> agent.didSaveDocument(params)
         AgentMethods.MCP_MESSAGE -> agent.messageMcp(params)
+        AgentMethods.NES_ACCEPT -> agent.acceptNes(params)
+        AgentMethods.NES_REJECT -> agent.rejectNes(params)
         AgentMethods.SESSION_CANCEL -> agent.cancel(params)
         else -> agent.extNotification(method, params)
     }
@@ -395,6 +516,46 @@ abstract class AgentPeer internal constructor() {
         connection.request(AgentMethods.AUTHENTICATE, params)
 
     /**
+     * Sends `document/didChange` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didChangeDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDCHANGE, params)
+    }
+
+    /**
+     * Sends `document/didClose` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didCloseDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDCLOSE, params)
+    }
+
+    /**
+     * Sends `document/didFocus` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didFocusDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDFOCUS, params)
+    }
+
+    /**
+     * Sends `document/didOpen` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didOpenDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDOPEN, params)
+    }
+
+    /**
+     * Sends `document/didSave` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didSaveDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDSAVE, params)
+    }
+
+    /**
      * Sends `initialize` to the agent. Request parameters for the initialize method.
      */
     suspend fun initialize(params: JsonObject): JsonObject =
@@ -413,6 +574,43 @@ abstract class AgentPeer internal constructor() {
     suspend fun messageMcp(params: JsonObject) {
         connection.sendNotification(AgentMethods.MCP_MESSAGE, params)
     }
+
+    /**
+     * Sends `nes/accept` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun acceptNes(params: JsonObject) {
+        connection.sendNotification(AgentMethods.NES_ACCEPT, params)
+    }
+
+    /**
+     * Sends `nes/close` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun closeNes(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.NES_CLOSE, params)
+
+    /**
+     * Sends `nes/reject` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun rejectNes(params: JsonObject) {
+        connection.sendNotification(AgentMethods.NES_REJECT, params)
+    }
+
+    /**
+     * Sends `nes/start` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun startNes(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.NES_START, params)
+
+    /**
+     * Sends `nes/suggest` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun suggestNes(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.NES_SUGGEST, params)
 
     /**
      * Sends `providers/disable` to the agent. Request parameters for `providers/disable`. (Unstable protocol: see [UnstableProtocol].)
@@ -592,6 +790,20 @@ interface Client {
         throw RequestError.methodNotFound(ClientMethods.FS_WRITE_TEXT_FILE)
 
     /**
+     * Handles `mcp/connect`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun connectMcp(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(ClientMethods.MCP_CONNECT)
+
+    /**
+     * Handles `mcp/disconnect`. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun disconnectMcp(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(ClientMethods.MCP_DISCONNECT)
+
+    /**
      * Request parameters for `mcp/message`. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
@@ -656,6 +868,8 @@ internal suspend fun dispatchClientRequest(client: Client, method: String, param
         ClientMethods.ELICITATION_CREATE -> client.createElicitation(params)
         ClientMethods.FS_READ_TEXT_FILE -> client.readTextFile(params)
         ClientMethods.FS_WRITE_TEXT_FILE -> client.writeTextFile(params)
+        ClientMethods.MCP_CONNECT -> client.connectMcp(params)
+        ClientMethods.MCP_DISCONNECT -> client.disconnectMcp(params)
         ClientMethods.MCP_MESSAGE -> client.messageMcp(params)
         ClientMethods.SESSION_REQUEST_PERMISSION -> client.requestPermission(params)
         ClientMethods.TERMINAL_CREATE -> client.createTerminal(params)
@@ -717,6 +931,20 @@ abstract class ClientPeer internal constructor() {
      */
     suspend fun writeTextFile(params: JsonObject): JsonObject =
         connection.request(ClientMethods.FS_WRITE_TEXT_FILE, params)
+
+    /**
+     * Sends `mcp/connect` to the client. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun connectMcp(params: JsonObject): JsonObject =
+        connection.request(ClientMethods.MCP_CONNECT, params)
+
+    /**
+     * Sends `mcp/disconnect` to the client. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun disconnectMcp(params: JsonObject): JsonObject =
+        connection.request(ClientMethods.MCP_DISCONNECT, params)
 
     /**
      * Sends `mcp/message` to the client. Request parameters for `mcp/message`. (Unstable protocol: see [UnstableProtocol].)
