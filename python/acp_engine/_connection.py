@@ -27,6 +27,7 @@ from typing import (
     Dict,
     Generator,
     Generic,
+    List,
     Mapping,
     Optional,
     Sequence,
@@ -133,6 +134,10 @@ class _Resume(Generic[T]):
         return _go_on(self.coroutine, self.waiting_on)
 
 
+async def _wrap(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
 async def _go_on_as_task(
     coroutine: Coroutine[Any, Any, None], waiting_on: Any, token: int, running: Dict[int, Any]
 ) -> None:
@@ -193,6 +198,12 @@ class Connection:
         self._closed: "asyncio.Future[str]" = self._loop.create_future()
         self._close_reason: Optional[str] = None
         self._waiter: "Optional[asyncio.Future[None]]" = None
+        # Events taken from the engine while a notification handler waited,
+        # handled once it is done (see `_run_notification`).
+        self._backlog: List[List[Any]] = []
+        self._last_request_id = 0
+        self._input_fd: Optional[int] = None
+        self._turn_started = 0.0
         self._flush_due = False
         self._flush_handle: Optional[asyncio.Handle] = None
         self._sent: "asyncio.Future[None]" = self._loop.create_future()
@@ -209,6 +220,7 @@ class Connection:
             id, _ticket = self._native.send_request(method, params)
         except _native.EngineError as error:
             raise RequestError._from_native(error) from None
+        self._last_request_id = id
         if not self._flush_due:
             self._schedule_flush()
         # A parked send needs no wait here: its response cannot come first.
@@ -346,6 +358,54 @@ class Connection:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    async def _next_events(self, until: "Optional[asyncio.Future[Any]]" = None) -> Optional[List[List[Any]]]:
+        """The next chunk of events: the backlog first, then the engine's,
+        waiting for input if there is none. With ``until``: None once that
+        completes (a notification handler being waited for)."""
+        if self._backlog:
+            backlog = self._backlog
+            self._backlog = []
+            return backlog
+        native = self._native
+        loop = self._loop
+        while until is None or not until.done():
+            if loop.time() - self._turn_started > FAIR_SLICE_S:
+                # A peer that never pauses must not starve the loop's
+                # other tasks, timers and connections: give them a turn.
+                await asyncio.sleep(0)
+                self._turn_started = loop.time()
+            events = native.drain()
+            if events is None and self._input_fd is not None:
+                if self._flush_due:
+                    self._flush()  # what we answered goes out first
+                if not native.pump():
+                    self._input_fd = None
+                elif self._idle():
+                    # Nothing else to run: wait for the peer's answer
+                    # a moment without sleeping (waking a sleeping
+                    # thread costs more than most answers take here).
+                    native.pump_for(SPIN_US)
+                events = native.drain()
+            if events is not None:
+                return events
+            self._waiter = waiter = loop.create_future()
+            if until is not None:
+                until.add_done_callback(lambda _: self._on_input())
+            # At its limits the engine reads nothing until the peer
+            # reads: the wake fd says when to pump again.
+            input_fd = self._input_fd
+            if input_fd is not None and not native.reading_paused():
+                loop.add_reader(input_fd, self._on_input)
+                try:
+                    await waiter
+                finally:
+                    loop.remove_reader(input_fd)
+            else:
+                await waiter
+            self._waiter = None
+            self._turn_started = loop.time()
+        return None
+
     async def _dispatch(self) -> None:
         native = self._native
         loop = self._loop
@@ -356,43 +416,12 @@ class Connection:
         # The stream itself, when this thread reads it: watched only while
         # the dispatcher waits, so input waits in the pipe (backpressure)
         # while handlers are busy.
-        input_fd = native.read_fd()
-        time = loop.time
-        turn_started = time()
+        self._input_fd = native.read_fd()
+        self._turn_started = loop.time()
         try:
             while True:
-                if time() - turn_started > FAIR_SLICE_S:
-                    # A peer that never pauses must not starve the loop's
-                    # other tasks, timers and connections: give them a turn.
-                    await asyncio.sleep(0)
-                    turn_started = time()
-                events = native.drain()
-                if events is None and input_fd is not None:
-                    if self._flush_due:
-                        self._flush()  # what we answered goes out first
-                    if not native.pump():
-                        input_fd = None
-                    elif self._idle():
-                        # Nothing else to run: wait for the peer's answer
-                        # a moment without sleeping (waking a sleeping
-                        # thread costs more than most answers take here).
-                        native.pump_for(SPIN_US)
-                    events = native.drain()
-                if events is None:
-                    self._waiter = waiter = loop.create_future()
-                    # At its limits the engine reads nothing until the peer
-                    # reads: the wake fd says when to pump again.
-                    if input_fd is not None and not native.reading_paused():
-                        loop.add_reader(input_fd, self._on_input)
-                        try:
-                            await waiter
-                        finally:
-                            loop.remove_reader(input_fd)
-                    else:
-                        await waiter
-                    self._waiter = None
-                    turn_started = time()
-                    continue
+                events = await self._next_events()
+                assert events is not None
                 for event in events:
                     kind = event[0]
                     if kind == _NOTIFICATION:
@@ -405,7 +434,7 @@ class Connection:
                             else:
                                 continue
                             if awaitable is not None:
-                                await awaitable
+                                await self._run_notification(awaitable)
                         except Exception:
                             logger.exception("notification handler for %s failed", event[1])
                     elif kind == _RESULT:
@@ -439,6 +468,64 @@ class Connection:
             loop.remove_reader(fd)
             native.close()
             await self._finish()
+
+    async def _run_notification(self, awaitable: Awaitable[None]) -> None:
+        """Run a notification handler to its end before the next message.
+        One that waits on a request it sent itself is not starved: while it
+        waits, answers to requests sent since it started are delivered (and
+        the peer's requests start, write tickets and cancellations go on);
+        other answers and notifications wait in the backlog, in order."""
+        if not asyncio.iscoroutine(awaitable):
+            awaitable = _wrap(awaitable)
+        started_after = self._last_request_id
+        try:
+            waiting_on = awaitable.send(None)
+        except StopIteration:
+            return  # done without waiting: the common case, no Task
+        task = self._loop.create_task(_go_on_as_task(awaitable, waiting_on, -1, {}))
+        held: List[List[Any]] = []
+        try:
+            while not task.done():
+                events = await self._next_events(until=task)
+                if events is None:
+                    break
+                for event in events:
+                    kind = event[0]
+                    if kind in (_RESULT, _ERROR):
+                        if event[1] <= started_after:
+                            held.append(event)  # its continuation runs after this handler
+                            continue
+                        future = self._pending.pop(event[1], None)
+                        if future is not None and not future.done():
+                            if kind == _RESULT:
+                                future.set_result(event[2])
+                            else:
+                                future.set_exception(RequestError._from_object(event[2]))
+                    elif kind == _REQUEST:
+                        # Requests run concurrently anyway; the peer may wait on
+                        # one before it answers ours.
+                        self._start_request(event[1], event[2], event[3])
+                    elif kind == _WRITTEN:
+                        ticket = self._tickets.pop(event[1], None)
+                        if ticket is not None and not ticket.done():
+                            ticket.set_result(event[2])
+                    elif kind == _CANCELLED:
+                        running = self._running.pop(event[1], None)
+                        if running is not None:
+                            running.cancel()
+                    else:  # notifications wait their turn; a close ends the handler
+                        held.append(event)
+                        if kind == _CLOSED:
+                            task.cancel()
+        finally:
+            self._backlog = held + self._backlog
+            if not task.done():  # the dispatcher itself was cancelled
+                task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
 
     def _start_request(self, token: int, method: str, params: Any) -> None:
         # Run the handler's first step right here: most answer without

@@ -128,3 +128,42 @@ async def test_asyncio_streams() -> None:
     assert [p["update"]["content"]["text"] for p in received] == [str(i) for i in range(300)]
     await connection.aclose()
     assert await asyncio.wait_for(process.wait(), 10) == 0
+
+
+@run_async
+async def test_a_notification_handler_may_await_its_own_request() -> None:
+    """Notifications run one at a time, in order, and a response waits for the
+    notifications before it; a notification handler that awaits a request of
+    its own still gets that answer (it used to wait forever), while the
+    answer to an earlier request and the next notification wait for it."""
+    import socket
+
+    a, b = socket.socketpair()
+    order: List[str] = []
+    release = asyncio.Event()
+
+    async def peer_request(method: str, params: Any) -> Any:
+        if method == "outer":
+            # Answer only after a notification and once `nested` was answered.
+            await peer.send_notification("note", {"n": 1})
+            await release.wait()
+            return {"answer": "outer"}
+        release.set()
+        await peer.send_notification("note", {"n": 2})
+        return {"answer": method}
+
+    async def on_notification(method: str, params: Any) -> None:
+        order.append(f"note {params['n']} starts")
+        if params["n"] == 1:
+            nested = await ours.send_request("nested", {})
+            order.append(f"note 1 got {nested['answer']}")
+
+    peer = Connection(fd_stream(a.fileno(), a.fileno()), peer_request)
+    ours = Connection(fd_stream(b.fileno(), b.fileno()), on_notification=on_notification)
+    a.close()
+    b.close()
+    outer = await asyncio.wait_for(ours.send_request("outer", {}), 10)
+    order.append(f"outer got {outer['answer']}")
+    assert order == ["note 1 starts", "note 1 got nested", "note 2 starts", "outer got outer"]
+    await ours.aclose()
+    await peer.aclose()
