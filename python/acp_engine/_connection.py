@@ -202,6 +202,10 @@ class Connection:
         # handled once it is done (see `_run_notification`).
         self._backlog: List[List[Any]] = []
         self._last_request_id = 0
+        # Requests whose handler the engine cancelled (it answered them), and
+        # whether the connection is being torn down.
+        self._engine_cancelled: Set[int] = set()
+        self._finishing = False
         self._input_fd: Optional[int] = None
         self._turn_started = 0.0
         self._flush_due = False
@@ -450,6 +454,7 @@ class Connection:
                     elif kind == _CANCELLED:
                         task = self._running.pop(event[1], None)
                         if task is not None:
+                            self._engine_cancelled.add(event[1])
                             task.cancel()
                     elif kind == _WRITTEN:
                         ticket = self._tickets.pop(event[1], None)
@@ -512,6 +517,7 @@ class Connection:
                     elif kind == _CANCELLED:
                         running = self._running.pop(event[1], None)
                         if running is not None:
+                            self._engine_cancelled.add(event[1])
                             running.cancel()
                     else:  # notifications wait their turn; a close ends the handler
                         held.append(event)
@@ -545,9 +551,13 @@ class Connection:
         try:
             result = await self._on_request(method, params)
         except asyncio.CancelledError:
-            # The peer cancelled it or the connection closed: the engine
-            # has answered already (or nobody can read an answer).
-            return
+            if token in self._engine_cancelled or self._finishing:
+                # The peer cancelled it or the connection closed: the engine
+                # has answered already (or nobody can read an answer).
+                self._engine_cancelled.discard(token)
+                return
+            # The handler cancelled itself: the peer is still owed an answer.
+            self._answer_error(token, RequestError.request_cancelled())
         except RequestError as error:
             self._answer_error(token, error)
         except Exception:
@@ -574,6 +584,7 @@ class Connection:
             pass
 
     async def _finish(self) -> None:
+        self._finishing = True
         _open_connections.discard(self._native)
         error = self._closed_error()
         for future in self._pending.values():

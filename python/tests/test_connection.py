@@ -167,3 +167,26 @@ async def test_a_notification_handler_may_await_its_own_request() -> None:
     assert order == ["note 1 starts", "note 1 got nested", "note 2 starts", "outer got outer"]
     await ours.aclose()
     await peer.aclose()
+
+
+@run_async
+async def test_a_handler_that_cancels_itself_still_answers() -> None:
+    """A request whose handler ends in a CancelledError of its own (not the
+    peer's $/cancel_request, not a close) is answered -32800, not dropped."""
+    import socket
+
+    async def on_request(method: str, params: Any) -> Any:
+        inner = asyncio.ensure_future(asyncio.Event().wait())
+        inner.cancel()
+        return await inner
+
+    a, b = socket.socketpair()
+    server = Connection(fd_stream(a.fileno(), a.fileno()), on_request)
+    caller = Connection(fd_stream(b.fileno(), b.fileno()))
+    a.close()
+    b.close()
+    with pytest.raises(RequestError) as cancelled:
+        await asyncio.wait_for(caller.send_request("x", {}), 10)
+    assert cancelled.value.code == -32800
+    await caller.aclose()
+    await server.aclose()
