@@ -213,6 +213,8 @@ schema-check-all:
 codegen:
 	python3 tools/codegen/gen_rust.py
 	python3 tools/codegen/gen_python.py
+	python3 tools/codegen/gen_py_models.py
+	python3 tools/codegen/gen_py_compat.py
 	python3 tools/codegen/gen_ts.py
 	python3 tools/codegen/gen_c.py
 	python3 tools/codegen/gen_go.py
@@ -225,6 +227,8 @@ codegen:
 codegen-check:
 	python3 tools/codegen/gen_rust.py --check
 	python3 tools/codegen/gen_python.py --check
+	python3 tools/codegen/gen_py_models.py --check
+	python3 tools/codegen/gen_py_compat.py --check
 	python3 tools/codegen/gen_ts.py --check
 	python3 tools/codegen/gen_c.py --check
 	python3 tools/codegen/gen_go.py --check

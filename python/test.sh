@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Python package, tested the way a user gets it: build the abi3 wheel
 # with maturin, install it into a fresh venv, then run the pytest suite
-# against the installed wheel (not the source tree), type-check the
-# examples with mypy --strict, and run the interop rows of our Python agent
-# and client against the official SDKs and our Rust and C examples.
+# against the installed wheel (not the source tree), the official Python
+# SDK's own tests against acp_engine.compat, type-check the examples with
+# mypy --strict, and run the interop rows of our Python agent and client
+# against the official SDKs and our Rust and C examples.
 # Last line: "N passed, M failed".
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +25,11 @@ venv="$root/target/python-venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
 py="$venv/bin/python"
-"$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0 ruff==0.8.6
+"$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0 ruff==0.8.6 \
+  pydantic==2.13.4 pytest-asyncio==1.3.0
+# The official Python SDK's sdist, for its own tests (run against acp_engine.compat).
+"$py" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: -d "$work/official" \
+  agent-client-protocol==1.0.0rc3
 # The wheel lands where a plain `maturin build` puts it (target/wheels), kept for
 # tools/readme (the README examples, run from a venv of their own).
 rm -f "$root"/target/wheels/acp_engine-*.whl
@@ -39,7 +44,10 @@ step "pytest" bash -c "cd '$here/tests' && '$py' -m pytest -q -p no:cacheprovide
 step "mypy --strict examples" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' '$here/examples/agent.py' '$here/examples/client.py'"
 step "mypy --strict acp_engine (installed)" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' -p acp_engine"
 step "stubtest: _native.pyi matches the built module" bash -c "cd '$work' && '$py' -m mypy.stubtest --mypy-config-file '$here/pyproject.toml' acp_engine._native"
-step "ruff" "$venv/bin/ruff" check --config "$here/pyproject.toml" "$here" "$root/bench/python" "$root/bench/official-python"
+step "ruff" "$venv/bin/ruff" check --config "$here/pyproject.toml" "$here" "$root/bench/python" "$root/bench/official-python" \
+  "$root/tools/schema-derive-py"
+step "the official Python SDK's tests against acp_engine.compat" \
+  bash -c "cd '$work' && '$py' '$here/official-tests/run.py' --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' 2>'$work/official-tests.log' | tail -12"
 step "example client -> example agent" bash -c "'$py' '$here/examples/client.py' '$py' '$here/examples/agent.py' | tail -1 | grep -qx 'interop ok'"
 
 # Interop: our Python agent and client in the matrix with the official SDKs

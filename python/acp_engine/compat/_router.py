@@ -1,0 +1,90 @@
+"""Routes the peer's messages to an official-style handler object: params are
+validated into the method's model and passed as keyword arguments (``field_meta``
+spread into them, as the official SDK does); extension methods (``_name``) go to
+``ext_method(name, params)`` / ``ext_notification(name, params)``."""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Dict, Iterable, Optional
+
+from pydantic import BaseModel, RootModel, TypeAdapter
+
+from .._errors import RequestError
+from . import schema
+from ._methods import Route
+
+Call = Callable[[Any], Awaitable[Any]]
+
+
+def model_to_kwargs(model: Any) -> Dict[str, Any]:
+    """The handler's keyword arguments: every field but ``field_meta``, whose
+    entries are spread in."""
+    if isinstance(model, RootModel):
+        model = model.root
+    kwargs = {name: getattr(model, name) for name in type(model).model_fields if name != "field_meta"}
+    meta = getattr(model, "field_meta", None)
+    if meta:
+        kwargs.update(meta)
+    return kwargs
+
+
+def _call_of(handler: Callable[..., Awaitable[Any]], params_type: Any) -> Call:
+    validate = TypeAdapter(params_type).validate_python
+
+    def call(params: Any) -> Awaitable[Any]:
+        return handler(**model_to_kwargs(validate(params if params is not None else {})))
+
+    return call
+
+
+class Router:
+    """``await router(method, params, is_notification)``: a MethodHandler."""
+
+    def __init__(self, routes: Iterable[Route], obj: Any) -> None:
+        self._obj = obj
+        self._requests: Dict[str, Call] = {}
+        self._notifications: Dict[str, Call] = {}
+        for route in routes:
+            handler = getattr(obj, route.handler, None)
+            if not callable(handler):
+                continue
+            table = self._notifications if route.result is None else self._requests
+            table[route.wire] = _call_of(handler, getattr(schema, route.params))
+
+    async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
+        if method.startswith("_"):
+            payload = params if isinstance(params, dict) else {}
+            if is_notification:
+                ext_notification = getattr(self._obj, "ext_notification", None)
+                if ext_notification is not None:
+                    await ext_notification(method[1:], payload)
+                return None
+            ext_method = getattr(self._obj, "ext_method", None)
+            if ext_method is None:
+                raise RequestError.method_not_found(method)
+            return await ext_method(method[1:], payload)
+        call = (self._notifications if is_notification else self._requests).get(method)
+        if call is None:
+            if is_notification:
+                return None
+            raise RequestError.method_not_found(method)
+        result = await call(params)
+        # None answers an empty result (`{}`: the engine writes it).
+        return None if is_notification else result
+
+
+def validate_result(result: Any, result_type: Optional[str]) -> Any:
+    """The peer's result as the method's result model."""
+    if result_type is None:
+        return None
+    model = getattr(schema, result_type)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model.model_validate(result if result is not None else {})
+    return TypeAdapter(model).validate_python(result)
+
+
+def build_params(params_type: str, values: Dict[str, Any]) -> Any:
+    """Params whose model has a union part (the variant's fields given as keywords)."""
+    return TypeAdapter(getattr(schema, params_type)).validate_python(
+        {name: value for name, value in values.items() if value is not None}
+    )

@@ -1,0 +1,89 @@
+"""What both compat connections share: serving the user's handler object through
+the route table, calling the peer with models, extensions and lifecycle."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterable, Optional
+
+from .._connection import Side
+from ._methods import Route
+from ._router import Router, validate_result
+from .connection import Connection, MethodHandler
+from .utils import serialize_params
+
+_STREAMS_ERROR = "{cls} requires asyncio StreamWriter/StreamReader"
+
+
+class SideConnection:
+    _side: Side
+    _routes: Iterable[Route]
+
+    def __init__(
+        self,
+        to_handler: Any,
+        input_stream: Any,
+        output_stream: Any = None,
+        listening: bool = True,
+        *,
+        use_unstable_protocol: bool = False,
+        **connection_kwargs: Any,
+    ) -> None:
+        handler, router = self._prepare(to_handler)
+        self._conn = Connection(
+            router,
+            input_stream,
+            output_stream,
+            listening=listening,
+            _side=self._side,
+            _unstable=use_unstable_protocol,
+            **connection_kwargs,
+        )
+        self._notify_connected(handler)
+
+    def _prepare(self, to_handler: Any) -> tuple[Any, Router]:
+        handler = to_handler(self) if callable(to_handler) else to_handler
+        return handler, Router(self._routes, handler)
+
+    def _notify_connected(self, handler: Any) -> None:
+        on_connect = getattr(handler, "on_connect", None)
+        if on_connect is not None:
+            on_connect(self)
+
+    @classmethod
+    def attach(cls, to_handler: Any, connection: Connection, *, use_unstable_protocol: bool = False) -> tuple[Any, MethodHandler]:
+        """A wrapper over an existing connection, and the handler to route its messages to."""
+        self = cls.__new__(cls)
+        handler, router = self._prepare(to_handler)
+        self._conn = connection
+        self._notify_connected(handler)
+        return self, router
+
+    async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
+        return validate_result(await self._conn.send_request(method, serialize_params(params)), result)
+
+    async def _notify(self, method: str, params: Any) -> None:
+        await self._conn.send_notification(method, serialize_params(params))
+
+    async def ext_method(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        """An extension request: sent as ``_method``."""
+        return await self._conn.send_request(f"_{method}", params)  # type: ignore[no-any-return]
+
+    async def ext_notification(self, method: str, params: Dict[str, Any]) -> None:
+        """An extension notification: sent as ``_method``."""
+        await self._conn.send_notification(f"_{method}", params)
+
+    async def listen(self) -> None:
+        """Returns once the connection is closed."""
+        await self._conn.main_loop()
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+ToHandler = Callable[[Any], Any]

@@ -1,0 +1,3 @@
+from .connection import AgentSideConnection
+
+__all__ = ["AgentSideConnection"]

@@ -1,0 +1,3 @@
+from .connection import ClientSideConnection
+
+__all__ = ["ClientSideConnection"]

@@ -1,0 +1,21 @@
+"""``acp.client.connection``: the client's connection to its agent."""
+
+from __future__ import annotations
+
+from typing import final
+
+from ..._connection import Side
+from .._methods import CLIENT_ROUTES
+from .._peers import AgentMethods
+from .._side import SideConnection
+
+__all__ = ["ClientSideConnection"]
+
+
+@final
+class ClientSideConnection(SideConnection, AgentMethods):
+    """``ClientSideConnection(client, writer, reader)``: serves ``client`` (or
+    ``to_client(conn)``) and calls the agent with the methods below."""
+
+    _side = Side.CLIENT
+    _routes = CLIENT_ROUTES

@@ -1,0 +1,138 @@
+"""``acp.connection``: the official SDK's low-level JSON-RPC connection, on the engine.
+
+``Connection(handler, writer, reader)`` calls ``handler(method, params,
+is_notification)`` for every message from the peer; the engine does the framing,
+ids, ordering, ``$/cancel_request`` and limits. What the handler returns (a model
+or plain JSON) answers the request; a ``RequestError`` answers with that error, a
+pydantic ``ValidationError`` with -32602, anything else with -32603.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Awaitable, Callable, Optional, Sequence
+
+from pydantic import BaseModel, ValidationError
+
+from .._connection import Connection as _EngineConnection
+from .._connection import Side
+from .._errors import RequestError
+from .._tables import Messages
+from .._transport import Stream, asyncio_stream
+
+__all__ = ["Connection", "JsonValue", "MethodHandler"]
+
+logger = logging.getLogger("acp_engine.compat")
+
+JsonValue = Any
+MethodHandler = Callable[[str, Optional[JsonValue], bool], Awaitable[Optional[JsonValue]]]
+
+# Methods outside our schema (those of a newer one) go through unchecked, to the
+# handler, which answers -32601 for what it does not know.
+_EVERY_UNKNOWN_METHOD = ("*",)
+
+
+def dump_result(result: Any) -> Any:
+    """A handler's result as wire JSON (models by alias, unset fields left out)."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+    return result
+
+
+def _as_request_error(error: Exception) -> RequestError:
+    if isinstance(error, RequestError):
+        return error
+    if isinstance(error, ValidationError):
+        return RequestError.invalid_params({"errors": json.loads(error.json(include_url=False))})
+    try:
+        data = json.loads(str(error))
+    except ValueError:
+        data = {"details": str(error)}
+    return RequestError.internal_error(data)
+
+
+def _stream_of(writer: Any, reader: Any) -> Stream:
+    if isinstance(writer, Stream) and reader is None:
+        return writer
+    if isinstance(writer, asyncio.StreamWriter) and isinstance(reader, asyncio.StreamReader):
+        return asyncio_stream(reader, writer)
+    raise TypeError("Connection needs an asyncio StreamWriter and StreamReader (or an acp_engine Stream)")
+
+
+class Connection:
+    """A JSON-RPC 2.0 connection over newline-delimited JSON (see the module)."""
+
+    def __init__(
+        self,
+        handler: MethodHandler,
+        writer: Any,
+        reader: Optional[asyncio.StreamReader] = None,
+        *,
+        observers: Optional[list[Any]] = None,
+        listening: bool = True,
+        receive_timeout: Optional[float] = None,
+        _side: Side = Side.RAW,
+        _unstable: bool = False,
+        _unchecked_methods: Sequence[str] = _EVERY_UNKNOWN_METHOD,
+    ) -> None:
+        if observers:
+            raise NotImplementedError("stream observers are not supported by acp_engine.compat yet")
+        self._handler = handler
+        self._engine = _EngineConnection(
+            _stream_of(writer, reader),
+            self._on_request,
+            self._on_notification,
+            side=_side,
+            unstable=_unstable,
+            unchecked_methods=_unchecked_methods,
+        )
+
+    async def _on_request(self, method: str, params: Any) -> Any:
+        try:
+            return dump_result(await self._handler(method, params, False))
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            if not isinstance(error, (RequestError, ValidationError)):
+                logger.exception("Unhandled error while handling request method=%s", method)
+            raise _as_request_error(error) from None
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        try:
+            await self._handler(method, params, True)
+        except Exception:
+            logger.exception("Unhandled error while handling notification method=%s", method)
+
+    async def send_request(self, method: str, params: Optional[JsonValue] = None) -> Any:
+        """Send a request and return its result; raises RequestError, or
+        ConnectionError once the connection is closed."""
+        try:
+            return await self._engine.send_request(method, params)
+        except RequestError as error:
+            if error.is_connection_closed():
+                raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+            raise
+
+    async def send_notification(self, method: str, params: Optional[JsonValue] = None) -> None:
+        try:
+            await self._engine.send_notification(method, params)
+        except RequestError as error:
+            if error.is_connection_closed():
+                raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+            raise
+
+    async def main_loop(self) -> None:
+        """Returns once the connection is closed (the engine reads from the start)."""
+        await asyncio.shield(self._engine.closed)
+
+    async def close(self) -> None:
+        """Close: pending calls fail, handlers are cancelled."""
+        await self._engine.aclose()
+
+    async def __aenter__(self) -> "Connection":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
