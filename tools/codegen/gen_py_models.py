@@ -5,26 +5,34 @@
     python3 tools/codegen/gen_py_models.py           # (re)write python/acp_engine/compat/schema.py
     python3 tools/codegen/gen_py_models.py --check   # exit 1 if it is out of date
 
-From ``schema/v1/schema.unstable.json`` (the IR of ``acp_schema``):
+From ``schema/v1/schema.unstable.json`` (the IR of ``acp_schema``; the JSON itself for
+numeric bounds, ``format: uri`` and the JSON-RPC envelopes), with the official
+package's names for what the schema leaves unnamed from ``py_model_names.json``:
 
 * an object: a model (snake_case attributes, camelCase aliases, ``_meta`` as
-  ``field_meta``, optional fields default None), lenient fields wrapped as the
+  ``field_meta``, optional fields default None, a default object read as the
+  model, ``ge``/``le``/``min_length`` from the schema), lenient fields wrapped as the
   schema says (``x-deserialize-default-on-error``, ``-skip-invalid-items``);
 * a tagged union: one model per variant, a subclass of its payload with the tag
   as a one-value Literal (``TextContentBlock(TextContent)``, ``type = "text"``),
-  named as the official package names it (``VARIANT_NAMES``, else
-  ``{Tag}{Union}``), and the union under the schema's name, discriminated by
-  the tag when every variant carries one; a payload named like its variant
-  becomes ``{Name}Base``;
+  named by the table, else ``{Tag}{Union}``; a payload named like its variant
+  becomes ``{Name}Base``; the union under the schema's name, discriminated by the
+  tag when it is closed (no default or catch-all variant);
 * an object with a union part: one model per variant (the object's fields, the
-  tag, the payload's fields) and the union under the object's name;
+  tag, the payload's fields) and the union under the object's name; a variant
+  whose payload has scopes (session or request) is itself a union, one model per
+  scope (a subclass of the scope's model), and so is its catch-all;
 * string constants: a Literal (any string, when the set is open); identifiers
-  and aliases: what they stand for.
+  and aliases: what they stand for; the unions the table lists as RootModels:
+  RootModel classes;
+* the envelopes (``AgentRequest``, ``ClientResponse``, ...): models whose
+  ``params``/``result`` are the union of every method's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import keyword
 import re
 import sys
@@ -43,75 +51,22 @@ SCHEMA = "schema/v1/schema.unstable.json"
 STABLE = "schema/v1/schema.json"
 OUT = "python/acp_engine/compat/schema.py"
 
-# The official package's names for union variants, by (union, tag); a default
-# variant (no tag) by (union, None). Others: {Tag}{Union}.
-VARIANT_NAMES = {
-    ("ContentBlock", "text"): "TextContentBlock",
-    ("ContentBlock", "image"): "ImageContentBlock",
-    ("ContentBlock", "audio"): "AudioContentBlock",
-    ("ContentBlock", "resource_link"): "ResourceContentBlock",
-    ("ContentBlock", "resource"): "EmbeddedResourceContentBlock",
-    ("ToolCallContent", "content"): "ContentToolCallContent",
-    ("ToolCallContent", "diff"): "FileEditToolCallContent",
-    ("ToolCallContent", "terminal"): "TerminalToolCallContent",
-    ("ToolCallContent", "session"): "SessionToolCallContent",
-    ("SessionUpdate", "user_message_chunk"): "UserMessageChunk",
-    ("SessionUpdate", "agent_message_chunk"): "AgentMessageChunk",
-    ("SessionUpdate", "agent_thought_chunk"): "AgentThoughtChunk",
-    ("SessionUpdate", "tool_call"): "ToolCallStart",
-    ("SessionUpdate", "tool_call_update"): "ToolCallProgress",
-    ("SessionUpdate", "plan"): "AgentPlanUpdate",
-    ("SessionUpdate", "plan_update"): "AgentPlanContentUpdate",
-    ("SessionUpdate", "plan_removed"): "AgentPlanRemovedUpdate",
-    ("SessionUpdate", "notice"): "SessionUpdateNotice",
-    ("SessionUpdate", "compaction_update"): "SessionUpdateCompactionUpdate",
-    ("SessionUpdate", "compaction_summary_chunk"): "SessionUpdateCompactionSummaryChunk",
-    ("PlanUpdateContent", "items"): "PlanUpdateItems",
-    ("PlanUpdateContent", "markdown"): "PlanUpdateMarkdown",
-    ("McpServer", "http"): "HttpMcpServer",
-    ("McpServer", "sse"): "SseMcpServer",
-    ("McpServer", "acp"): "AcpMcpServer",
-    ("AuthMethod", "terminal"): "TerminalAuthMethod",
-    ("RequestPermissionOutcome", "cancelled"): "DeniedOutcome",
-    ("RequestPermissionOutcome", "selected"): "AllowedOutcome",
-    ("ElicitationPropertySchema", "string"): "ElicitationStringPropertySchema",
-    ("ElicitationPropertySchema", "number"): "ElicitationNumberPropertySchema",
-    ("ElicitationPropertySchema", "integer"): "ElicitationIntegerPropertySchema",
-    ("ElicitationPropertySchema", "boolean"): "ElicitationBooleanPropertySchema",
-    ("ElicitationPropertySchema", "array"): "ElicitationMultiSelectPropertySchema",
-    ("NesSuggestion", "edit"): "NesEditSuggestionVariant",
-    ("NesSuggestion", "jump"): "NesJumpSuggestionVariant",
-    ("NesSuggestion", "rename"): "NesRenameSuggestionVariant",
-    ("NesSuggestion", "searchAndReplace"): "NesSearchAndReplaceSuggestionVariant",
-    ("SetSessionConfigOptionRequest", "boolean"): "SetSessionConfigOptionBooleanRequest",
-    ("SetSessionConfigOptionRequest", None): "SetSessionConfigOptionSelectRequest",
-    ("SessionConfigOption", "select"): "SessionConfigOptionSelect",
-    ("SessionConfigOption", "boolean"): "SessionConfigOptionBoolean",
-    ("CreateElicitationResponse", "accept"): "AcceptElicitationResponse",
-    ("CreateElicitationResponse", "decline"): "DeclineElicitationResponse",
-    ("CreateElicitationResponse", "cancel"): "CancelElicitationResponse",
-    ("CreateElicitationRequest", "form"): "CreateFormElicitationRequest",
-    ("CreateElicitationRequest", "url"): "CreateUrlElicitationRequest",
-    ("ElicitationFormMode", "Session"): "ElicitationFormSessionMode",
-    ("ElicitationFormMode", "Request"): "ElicitationFormRequestMode",
-    ("ElicitationUrlMode", "Session"): "ElicitationUrlSessionMode",
-    ("ElicitationUrlMode", "Request"): "ElicitationUrlRequestMode",
-}
-# The catch-all variant (any other tag), by union; others: Other{Union}.
-OTHER_NAMES = {
-    "CreateElicitationRequest": "CreateOtherElicitationRequest",
-    "CreateElicitationResponse": "OtherElicitationResponse",
-    "ElicitationPropertySchema": "ElicitationOtherPropertySchema",
-}
-# Other names the official package has for the same thing.
-ALIASES = {
-    "AgentAuthMethod": "AuthMethodAgent",
-    "ElicitationMode": "Union[ElicitationFormMode, ElicitationUrlMode]",
-}
+# The official package's names for what our schema leaves unnamed (union variants,
+# catch-alls, RootModel unions, aliases): data, in py_model_names.json.
+NAMES = json.loads((Path(__file__).resolve().parent / "py_model_names.json").read_text(encoding="utf-8"))
+VARIANT_NAMES: dict = NAMES["variants"]
+OTHER_NAMES: dict = NAMES["other"]
+ROOT_MODELS: set[str] = set(NAMES["root_models"])
+COERCE_PROTOCOL_VERSION: set[str] = set(NAMES["coerce_protocol_version"])
+ALIASES: dict[str, str] = NAMES["aliases"]
+# The JSON-RPC envelopes (not definitions of the IR): read from the schema itself.
+ENVELOPES = ["AgentRequest", "AgentResponse", "AgentNotification", "ClientRequest", "ClientResponse",
+             "ClientNotification"]
 PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 PYDANTIC_NAMES = {"schema", "json", "dict", "copy", "construct", "validate", "fields", "model_config"}
 
-HEADER = '''"""The ACP schema as pydantic models: the official ``acp.schema``, on our schema.
+HEADER = '''\
+"""The ACP schema as pydantic models: the official ``acp.schema``, on our schema.
 
 Generated by {generator} from {schema}.
 Do not edit: change the schema or the generator, then run `make codegen`.
@@ -119,11 +74,27 @@ Do not edit: change the schema or the generator, then run `make codegen`.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, ClassVar, Dict, FrozenSet, List, Literal, Optional, Tuple, Union
 
-from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
+from pydantic import AnyUrl, ConfigDict, Field, RootModel, ValidatorFunctionWrapHandler, field_validator
 
-from ._schema_base import BaseModel, default_on_error, skip_invalid_items
+from ._schema_base import (
+    BaseModel,
+    coerce_protocol_version,
+    rebuild_models,
+    skip_invalid_items,
+    use_default_on_error,
+)
+'''
+FOOTER = '''
+
+class Jsonrpc(Enum):
+    field_2_0 = "2.0"
+
+
+# Every model complete at import (annotations name classes and aliases defined later).
+rebuild_models(globals())
 '''
 
 
@@ -140,13 +111,20 @@ def attr_name(wire: str) -> str:
     return name
 
 
+def identifiers(expression: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expression))
+
+
 class Emitter:
-    def __init__(self, schema: ir.Schema) -> None:
+    def __init__(self, schema: ir.Schema, raw: Optional[dict] = None) -> None:
         self.schema = schema
         self.defs = schema.definitions
+        # The schema's $defs, as JSON: numeric bounds, URIs, the envelopes.
+        self.raw = raw if raw is not None else json.loads((ROOT / SCHEMA).read_text(encoding="utf-8"))["$defs"]
         self.renamed: dict[str, str] = {}  # payload struct -> its class name (Base)
         self.variant_classes: list[list[str]] = []
         self.aliases: list[tuple[str, str, set[str]]] = []  # name, expression, names it uses
+        self.roots: list[list[str]] = []
         self.classes: list[list[str]] = []
         self.names: set[str] = set()
 
@@ -160,6 +138,10 @@ class Emitter:
         if isinstance(t, ir.Array):
             return f"List[{self.type_of(t.item)}]"
         if isinstance(t, ir.MapOf):
+            value = self.defs.get(t.value.name) if isinstance(t.value, ir.Ref) else None
+            if isinstance(value, ir.UntaggedUnion) and value.name in ROOT_MODELS:
+                # A map's values as plain data, not RootModel objects (as the official reads them)
+                return f"Dict[str, Union[{', '.join(self.type_of(v.type) for v in value.variants)}]]"
             return f"Dict[str, {self.type_of(t.value)}]"
         if isinstance(t, ir.JsonObject):
             return "Dict[str, Any]"
@@ -176,86 +158,146 @@ class Emitter:
             return self.renamed.get(t.name, t.name)
         return "Any"
 
+    def raw_property(self, owner: str, wire: str) -> dict:
+        return (self.raw.get(owner) or {}).get("properties", {}).get(wire) or {}
+
+    def bounds(self, owner: str, wire: str) -> list[str]:
+        """``ge``/``le``/``min_length`` of a property: its own, or its named type's."""
+        prop = self.raw_property(owner, wire)
+        if not prop:
+            return []
+        schemas = [prop]
+        for part in prop.get("allOf", []) + prop.get("anyOf", []):
+            ref = part.get("$ref", "")
+            schemas.append(self.raw.get(ref.rsplit("/", 1)[-1], {}) if ref else part)
+        out: list[str] = []
+        for key, arg in (("minimum", "ge"), ("maximum", "le"), ("minLength", "min_length"), ("maxLength", "max_length")):
+            for schema in schemas:
+                if key in schema:
+                    out.append(f"{arg}={schema[key]!r}")
+                    break
+        return out
+
     # -- fields ------------------------------------------------------------
 
-    def field_lines(self, fields: list[ir.Field], owner: str) -> tuple[list[str], list[str]]:
-        """The class body lines of ``fields`` and their validators."""
+    def field_lines(self, fields: list[tuple[str, ir.Field]]) -> tuple[list[str], list[str]]:
+        """The class body lines of ``fields`` (each with the definition it comes from)
+        and their validators."""
         body: list[str] = []
         lenient: list[str] = []
         skipping: list[str] = []
-        for f in fields:
+        coerced: list[str] = []
+        for owner, f in fields:
             name = attr_name(f.wire_name)
             t = self.type_of(f.type)
+            if self.raw_property(owner, f.wire_name).get("format") == "uri":
+                t = t.replace("str", "AnyUrl", 1)  # as the official models read a URI
             if not f.required and not t.startswith("Optional["):
                 t = f"Optional[{t}]"
             extras = [f'alias="{f.wire_name}"'] if name != f.wire_name else []
+            extras += self.bounds(owner, f.wire_name)
+            if f.has_default and isinstance(f.default, dict) and isinstance(f.type, (ir.Ref, ir.Nullable)):
+                extras.append("validate_default=True")  # the schema's default, read as the model
             annotation = f"Annotated[{t}, Field({', '.join(extras)})]" if extras else t
             if f.required:
                 body.append(f"    {name}: {annotation}")
-            elif f.has_default and isinstance(f.default, dict) and isinstance(f.type, (ir.Ref, ir.Nullable)):
-                model = t.removeprefix("Optional[").removesuffix("]")
-                body.append(f"    {name}: {annotation} = Field(default_factory=lambda: {model}.model_validate({f.default!r}))")
             elif f.has_default and f.default is not None:
                 body.append(f"    {name}: {annotation} = {f.default!r}")
             else:
                 body.append(f"    {name}: {annotation} = None")
             if f.doc:
                 body += docstring(f.doc.strip(), "    ")
-            if f.lenient and not f.required:
+            # ``_meta`` is lenient on every model (the base class); a list that drops
+            # its invalid items is not also replaced by its default.
+            if f.lenient and not f.required and f.wire_name != "_meta" and not f.skip_invalid_items:
                 lenient.append(name)
             if f.skip_invalid_items:
                 skipping.append(name)
+            if f"{owner}.{f.wire_name}" in COERCE_PROTOCOL_VERSION:
+                coerced.append(name)
         validators: list[str] = []
-        if lenient:
-            names = ", ".join(f'"{n}"' for n in lenient)
-            validators += [
-                "",
-                f'    @field_validator({names}, mode="wrap")',
-                "    @classmethod",
-                "    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:",
-                "        return default_on_error(value, handler)",
-            ]
-        if skipping:
-            names = ", ".join(f'"{n}"' for n in skipping)
-            validators += [
-                "",
-                f'    @field_validator({names}, mode="wrap")',
-                "    @classmethod",
-                "    def _skip_invalid_items(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:",
-                "        return skip_invalid_items(value, handler)",
-            ]
+        for names, method, helper, mode in ((lenient, "_use_default_on_error", "use_default_on_error", "wrap"),
+                                            (skipping, "_skip_invalid_items", "skip_invalid_items", "wrap"),
+                                            (coerced, "_coerce_protocol_version", "coerce_protocol_version", "before")):
+            if not names:
+                continue
+            quoted = ", ".join(f'"{n}"' for n in names)
+            validators += ["", f'    @field_validator({quoted}, mode="{mode}")', "    @classmethod"]
+            if mode == "wrap":
+                validators += [
+                    f"    def {method}(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:",
+                    f"        return {helper}(value, handler)",
+                ]
+            else:
+                validators += [f"    def {method}(cls, value: Any) -> Any:", f"        return {helper}(value)"]
         return body, validators
 
-    def model(self, name: str, doc: str, fields: list[ir.Field], base: str = "BaseModel",
-              tag: Optional[tuple[str, str]] = None) -> list[str]:
+    def model(self, name: str, doc: str, fields: list[tuple[str, ir.Field]], base: str = "BaseModel",
+              tag: Optional[tuple[str, str]] = None, config: Optional[list[str]] = None) -> list[str]:
         self.names.add(name)
         lines = ["", "", f"class {name}({base}):"]
         if doc:
             lines += docstring(doc.strip(), "    ")
-        body, validators = self.field_lines(fields, name)
+        lines += config or []
+        body, validators = self.field_lines(fields)
         if tag is not None:
             wire, value = tag
             attr = attr_name(wire)
-            alias = f', Field(alias="{wire}")' if attr != wire else ""
-            body.append(f'    {attr}: Annotated[Literal["{value}"]{alias}] = "{value}"'
-                        if alias else f'    {attr}: Literal["{value}"] = "{value}"')
-        if not body and not validators:
+            body.append(f'    {attr}: Annotated[Literal["{value}"], Field(alias="{wire}")] = "{value}"'
+                        if attr != wire else f'    {attr}: Literal["{value}"] = "{value}"')
+        if not body and not validators and not config:
             body = ["    pass"]
         return lines + body + validators
 
+    def own(self, s: ir.Struct) -> list[tuple[str, ir.Field]]:
+        return [(s.name, f) for f in s.fields]
+
+    # -- names -------------------------------------------------------------
+
+    def variant_name(self, union: str, tag: Optional[str], scope: Optional[str] = None,
+                     payload: Optional[str] = None) -> str:
+        """The table's name; else a payload named as its tag (``usage_update``,
+        ``UsageUpdate``) lends the variant its name; else ``{Tag}{Scope}{Union}``."""
+        known = VARIANT_NAMES.get(union, {}).get(tag or "")
+        if isinstance(known, dict):
+            known = known.get(scope or "")
+        if known:
+            return known
+        if tag and payload and scope is None and camel(tag) == payload:
+            return payload
+        return f"{camel(tag or 'default')}{camel(scope or '')}{union}"
+
+    def other_name(self, union: str, scope: Optional[str] = None) -> str:
+        known = OTHER_NAMES.get(union)
+        if isinstance(known, dict):
+            known = known.get(scope or "")
+        return known or f"Other{camel(scope or '')}{union}"
+
     # -- definitions -------------------------------------------------------
 
-    def merged_fields(self, s: ir.Struct) -> list[ir.Field]:
+    def scopes(self, s: Optional[ir.Definition]) -> Optional[ir.UntaggedUnion]:
+        """The untagged union part of an object (its scopes: session or request), if any."""
+        if isinstance(s, ir.Struct) and s.union is not None:
+            u = self.defs[s.union.union]
+            if isinstance(u, ir.UntaggedUnion):
+                return u
+        return None
+
+    def scope_fields(self, v: ir.UntaggedVariant) -> list[tuple[str, ir.Field]]:
+        target = self.defs.get(v.type.name) if isinstance(v.type, ir.Ref) else None
+        return self.merged_fields(target) if isinstance(target, ir.Struct) else []
+
+    def merged_fields(self, s: ir.Struct) -> list[tuple[str, ir.Field]]:
         """An object's fields with its union part's folded in (all optional): how a
         union inside a variant's payload is read (one level of variants only)."""
+        fields = self.own(s)
         if s.union is None:
-            return list(s.fields)
-        fields = list(s.fields)
-        seen = {f.wire_name for f in fields}
+            return fields
+        seen = {f.wire_name for _, f in fields}
         u = self.defs[s.union.union]
         payloads: list[str] = []
         if isinstance(u, ir.TaggedUnion):
-            fields.append(ir.Field(u.tag, ir.Prim("string"), False, u.doc))
+            fields.append((s.name, ir.Field(u.tag, ir.Prim("string"), False, u.doc)))
             seen.add(u.tag)
             payloads = [v.payload for v in u.variants if v.payload] + ([u.default.payload] if u.default else [])
         elif isinstance(u, ir.UntaggedUnion):
@@ -263,35 +305,44 @@ class Emitter:
         for name in payloads:
             payload = self.defs[name]
             if isinstance(payload, ir.Struct):
-                for f in self.merged_fields(payload):
+                for owner, f in self.merged_fields(payload):
                     if f.wire_name not in seen:
                         seen.add(f.wire_name)
-                        fields.append(ir.Field(f.wire_name, f.type, False, f.doc, lenient=f.lenient))
+                        fields.append((owner, ir.Field(f.wire_name, f.type, False, f.doc, lenient=f.lenient)))
         return fields
 
-    def other_variant(self, union: str, u: ir.TaggedUnion, fields: list[ir.Field]) -> str:
+    def other_variant(self, union: str, u: ir.TaggedUnion, fields: list[tuple[str, ir.Field]],
+                      scope: Optional[str] = None, base: str = "BaseModel") -> str:
         """The catch-all variant: any tag but the known ones, other fields kept."""
-        name = OTHER_NAMES.get(union, f"Other{union}")
+        name = self.other_name(union, scope)
         known = ", ".join(f'"{v.tag}"' for v in u.variants)
-        lines = self.model(name, u.other.doc if u.other else "", fields + [ir.Field(u.tag, ir.Prim("string"), True)])
-        lines += [
-            '    model_config = ConfigDict(extra="allow")',
-            f'    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("{u.tag}", frozenset({{{known}}}))',
-        ]
-        self.variant_classes.append(lines)
+        config = ['    model_config = ConfigDict(extra="allow")',
+                  f'    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("{u.tag}", frozenset({{{known}}}))']
+        tag = ir.Field(u.tag, ir.Prim("string"), True, u.other.doc if u.other else "")
+        self.variant_classes.append(self.model(name, u.other.doc if u.other else "", fields + [(union, tag)],
+                                               base=base, config=config))
         return name
 
-    def variant_name(self, union: str, tag: Optional[str]) -> str:
-        return VARIANT_NAMES.get((union, tag)) or f"{camel(tag or 'default')}{union}"
+    def union_alias(self, name: str, members: list[str], doc: str = "", discriminator: Optional[str] = None) -> None:
+        expression = f"Union[{', '.join(members)}]" if len(members) > 1 else members[0]
+        if name in ROOT_MODELS:
+            lines = ["", "", f"class {name}(RootModel[{expression}]):", f"    root: {expression}"]
+            lines += docstring(doc.strip(), "    ") if doc else []
+            self.roots.append(lines)
+            self.names.add(name)
+            return
+        if discriminator is not None and len(members) > 1:
+            expression = f'Annotated[{expression}, Field(discriminator="{discriminator}")]'
+        self.aliases.append((name, expression, identifiers(expression)))
 
     def tagged_union(self, u: ir.TaggedUnion) -> None:
         members = []
         for v in u.variants:
-            name = self.variant_name(u.name, v.tag)
+            name = self.variant_name(u.name, v.tag, payload=v.payload)
             payload = self.defs[v.payload] if v.payload else None
             if isinstance(payload, ir.Struct) and payload.union is not None:
                 # A payload that is itself a union: its fields, folded in.
-                fields = [f for f in self.merged_fields(payload) if f.wire_name != u.tag]
+                fields = [(o, f) for o, f in self.merged_fields(payload) if f.wire_name != u.tag]
                 self.variant_classes.append(self.model(name, v.doc, fields, tag=(u.tag, v.tag)))
                 members.append(name)
                 continue
@@ -304,22 +355,41 @@ class Emitter:
             members.append(self.renamed.get(u.default.payload, u.default.payload))
         if u.other is not None:
             members.append(self.other_variant(u.name, u, []))
-        union = f"Union[{', '.join(members)}]" if len(members) > 1 else members[0]
-        if u.default is None and u.other is None and len(members) > 1:
-            union = f'Annotated[{union}, Field(discriminator="{attr_name(u.tag)}")]'
-        self.aliases.append((u.name, union, set(members)))
+        closed = u.default is None and u.other is None
+        self.union_alias(u.name, members, u.doc, attr_name(u.tag) if closed else None)
 
     def struct_with_union(self, s: ir.Struct) -> None:
-        """An object with a union part: a model per variant, the union under its name."""
+        """An object with a union part: a model per variant, the union under its name.
+        A variant whose payload has scopes (an untagged union part) is a union itself:
+        one model per scope, with every field of the object, the payload and the scope."""
         assert s.union is not None
         if s.name in self.names:
             return  # a union's variant already has this name (its fields folded in)
         u = self.defs[s.union.union]
-        own = [f for f in s.fields]
+        own = self.own(s)
         members = []
         if isinstance(u, ir.TaggedUnion):
+            shared_scopes = None
             for v in u.variants:
                 payload = self.defs[v.payload] if v.payload else None
+                scopes = self.scopes(payload)
+                if scopes is not None and isinstance(payload, ir.Struct):
+                    # {Variant}Base: the object's fields and the tag; {Scoped}Base: the
+                    # scope's and the payload's; {Scoped}: both.
+                    shared_scopes = scopes
+                    name = self.variant_name(s.name, v.tag)
+                    self.variant_classes.append(self.model(f"{name}Base", s.doc, own, tag=(u.tag, v.tag)))
+                    scoped = []
+                    for w in scopes.variants:
+                        scoped_name = self.variant_name(s.name, v.tag, w.title)
+                        self.variant_classes.append(self.model(f"{scoped_name}Base", w.doc, self.own(payload),
+                                                               base=self.type_of(w.type)))
+                        self.variant_classes.append(self.model(scoped_name, v.doc, [],
+                                                               base=f"{scoped_name}Base, {name}Base"))
+                        scoped.append(scoped_name)
+                    self.union_alias(name, scoped, v.doc)
+                    members.append(name)
+                    continue
                 fields = own + (self.merged_fields(payload) if isinstance(payload, ir.Struct) else [])
                 name = self.variant_name(s.name, v.tag)
                 self.variant_classes.append(self.model(name, s.doc, fields, tag=(u.tag, v.tag)))
@@ -330,17 +400,97 @@ class Emitter:
                 name = self.variant_name(s.name, None)
                 self.variant_classes.append(self.model(name, s.doc, fields))
                 members.append(name)
-            if u.other is not None:
+            if u.other is not None and shared_scopes is not None:
+                # The catch-all has the same scopes as the known variants.
+                scoped = [self.other_variant(s.name, u, own, w.title, base=self.type_of(w.type))
+                          for w in shared_scopes.variants]
+                name = self.other_name(s.name)
+                self.union_alias(name, scoped)
+                members.append(name)
+            elif u.other is not None:
                 members.append(self.other_variant(s.name, u, own))
+            if u.default is None and u.other is None:
+                self.union_alias(s.name, members, s.doc, attr_name(u.tag))
+                return
         else:  # untagged: each variant's fields next to the object's
             assert isinstance(u, ir.UntaggedUnion)
             for v in u.variants:
-                target = self.defs.get(v.type.name) if isinstance(v.type, ir.Ref) else None
-                fields = own + (self.merged_fields(target) if isinstance(target, ir.Struct) else [])
+                # A subclass of the variant's own model, with the object's fields.
                 name = self.variant_name(s.name, v.title)
-                self.variant_classes.append(self.model(name, s.doc, fields))
+                base = self.type_of(v.type) if isinstance(v.type, ir.Ref) else "BaseModel"
+                self.variant_classes.append(self.model(name, v.doc or s.doc, own, base=base))
                 members.append(name)
-        self.aliases.append((s.name, f"Union[{', '.join(members)}]", set(members)))
+        self.union_alias(s.name, members, s.doc)
+
+    # -- the JSON-RPC envelopes ----------------------------------------------
+
+    def raw_members(self, schema: dict, inline: list[tuple[str, dict]], names: dict[str, str]) -> list[str]:
+        """The types a schema's JSON (an envelope's property) allows, unions flattened
+        (``None`` for null): a named variant object becomes a model (``names``, by
+        title), an unnamed one ``Any``."""
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[-1]
+            return ["Any" if name.startswith("Ext") else self.type_of(ir.Ref(name))]
+        if len(schema.get("allOf", [])) == 1:
+            return self.raw_members(schema["allOf"][0], inline, names)
+        parts = schema.get("anyOf") or schema.get("oneOf")
+        if parts:
+            members: list[str] = []
+            for part in parts:
+                members += [m for m in self.raw_members(part, inline, names) if m not in members]
+            return members
+        kind = schema.get("type")
+        if kind == "null":
+            return ["None"]
+        if kind == "object" and "properties" in schema:
+            title = schema.get("title", "")
+            if title in names:
+                inline.append((names[title], schema))
+                return [names[title]]
+            return ["Any"]
+        return [PRIMITIVES.get(kind, "Any") if isinstance(kind, str) else "Any"]
+
+    def raw_type(self, schema: dict, inline: list[tuple[str, dict]], names: dict[str, str]) -> str:
+        members = self.raw_members(schema, inline, names)
+        nullable = "None" in members
+        members = [m for m in members if m not in ("None", "Any")] + (["Any"] if "Any" in members else [])
+        t = f"Union[{', '.join(members)}]" if len(members) > 1 else members[0]
+        return f"Optional[{t}]" if nullable and t != "Any" else t
+
+    def envelope_model(self, name: str, schema: dict, names: dict[str, str]) -> list[tuple[str, dict]]:
+        inline: list[tuple[str, dict]] = []
+        required = set(schema.get("required", []))
+        lines = ["", "", f"class {name}(BaseModel):"]
+        lines += docstring(schema.get("description", "").strip(), "    ")
+        for wire, prop in schema["properties"].items():
+            t = self.raw_type(prop, inline, names)
+            attr = attr_name(wire)
+            annotation = f'Annotated[{t}, Field(alias="{wire}")]' if attr != wire else t
+            if wire in required:
+                lines.append(f"    {attr}: {annotation}")
+            else:
+                if not t.startswith("Optional[") and t != "Any":
+                    annotation = annotation.replace(t, f"Optional[{t}]", 1)
+                lines.append(f"    {attr}: {annotation} = None")
+            lines += docstring(prop.get("description", "").strip(), "    ")
+        self.classes.append(lines)
+        self.names.add(name)
+        return inline
+
+    def envelope(self, name: str) -> None:
+        schema = self.raw.get(name)
+        if schema is None:
+            return
+        names = {title: cls for title, cls in VARIANT_NAMES.get(name, {}).items()}
+        if "properties" in schema:
+            self.envelope_model(name, schema, names)
+            return
+        members = []
+        for part in schema.get("anyOf", []):
+            cls = names.get(part.get("title", ""), f"{name}{part.get('title', '')}")
+            self.envelope_model(cls, part, {})
+            members.append(cls)
+        self.union_alias(name, members, schema.get("description", ""))
 
     def generate(self) -> str:
         embedded = {d.name for d in self.defs.values()
@@ -356,21 +506,47 @@ class Emitter:
                 if d.union is not None:
                     self.struct_with_union(d)
                 else:
-                    self.classes.append(self.model(self.renamed.get(d.name, d.name), d.doc, d.fields))
+                    self.classes.append(self.model(self.renamed.get(d.name, d.name), d.doc, self.own(d)))
             elif isinstance(d, ir.UntaggedUnion):
-                members = [self.type_of(v.type) for v in d.variants]
-                self.aliases.append((d.name, f"Union[{', '.join(members)}]", set()))
+                self.union_alias(d.name, [self.type_of(v.type) for v in d.variants], d.doc)
             elif isinstance(d, ir.StringEnum):
                 values = ", ".join(f'"{v.value}"' for v in d.values)
-                self.aliases.append((d.name, f"Union[Literal[{values}], str]" if d.open else f"Literal[{values}]",
-                                     set()))
-        out = [HEADER.format(generator=GENERATOR, schema=SCHEMA)]
-        for lines in self.classes + self.variant_classes:
+                expression = f"Union[Literal[{values}], str]" if d.open else f"Literal[{values}]"
+                self.aliases.append((d.name, expression, set()))
+        for name in ENVELOPES:
+            self.envelope(name)
+        self.aliases += [(name, expression, identifiers(expression)) for name, expression in ALIASES.items()]
+        # Aliases that name no class first (field annotations use them); the rest after
+        # the classes, each after the aliases it names.
+        classes = self.names
+        order: list[tuple[str, str]] = []
+        placed: set[str] = set()
+        pending = [(name, expression) for name, expression, _ in self.aliases]
+        alias_names = {n for n, _ in pending}
+        while pending:
+            rest = []
+            for name, expression in pending:
+                if (identifiers(expression) & alias_names) - placed:
+                    rest.append((name, expression))
+                else:
+                    order.append((name, expression))
+                    placed.add(name)
+            if len(rest) == len(pending):
+                raise SystemExit(f"{GENERATOR}: aliases name each other: {[n for n, _ in rest]}")
+            pending = rest
+        early_names: set[str] = set()
+        for n, e in order:
+            if not identifiers(e) & classes and not (identifiers(e) & alias_names) - early_names:
+                early_names.add(n)
+        early = [(n, e) for n, e in order if n in early_names]
+        late = [(n, e) for n, e in order if n not in early_names]
+        out = [HEADER.format(generator=GENERATOR, schema=SCHEMA), ""]
+        out += [f"{name} = {expression}" for name, expression in early]
+        for lines in self.classes + self.variant_classes + self.roots:
             out += lines
         out += ["", ""]
-        out += [f"{name} = {expression}" for name, expression, _ in self.aliases]
-        out += [f"{alias} = {target}" for alias, target in ALIASES.items()]
-        return "\n".join(out) + "\n"
+        out += [f"{name} = {expression}" for name, expression in late]
+        return "\n".join(out) + "\n" + FOOTER
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -378,7 +554,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
     args = parser.parse_args(argv)
     schema = ir.load(ROOT / SCHEMA, ROOT / STABLE)
-    return write_or_check([(OUT, Emitter(schema).generate())], args.check, GENERATOR)
+    raw = json.loads((ROOT / SCHEMA).read_text(encoding="utf-8"))["$defs"]
+    return write_or_check([(OUT, Emitter(schema, raw).generate())], args.check, GENERATOR)
 
 
 if __name__ == "__main__":

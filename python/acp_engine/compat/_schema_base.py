@@ -1,8 +1,10 @@
 """What every generated model of ``acp_engine.compat.schema`` shares, as the
 official ``acp`` models behave: snake_case attributes with camelCase aliases
 (either accepted), a camelCase attribute read as its snake_case one, a
-variant's tag written even when it is the default, and the lenient field
-validators the schema asks for."""
+variant's tag written even when it is the default, ``_meta`` read leniently,
+and the validators the schema asks for (a malformed optional field reads as
+its default, invalid list items are dropped, a legacy protocol version is
+not an error)."""
 
 from __future__ import annotations
 
@@ -14,10 +16,46 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_snake
+from pydantic_core import PydanticUseDefault
+
+
+def use_default_on_error(value: Any, handler: Callable[[Any], Any]) -> Any:
+    """A value that does not validate reads as the field's default
+    (``x-deserialize-default-on-error``)."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticUseDefault() from None
+
+
+def skip_invalid_items(value: Any, handler: Callable[[Any], Any]) -> Any:
+    """Items of a list that do not validate are dropped, the others validated
+    as the field says (``x-deserialize-skip-invalid-items``)."""
+    if not isinstance(value, list):
+        return handler(value)
+    kept = []
+    for item in value:
+        try:
+            kept.append(handler([item])[0])
+        except ValidationError:
+            continue
+    return kept
+
+
+def coerce_protocol_version(value: Any) -> Any:
+    """A protocol version as an integer: a numeric string is read as its number,
+    anything else that is not an integer (a legacy date string) as version 1."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 1
 
 
 class BaseModel(pydantic.BaseModel):
@@ -39,6 +77,11 @@ class BaseModel(pydantic.BaseModel):
                 raise ValueError(f"{wire} value is reserved by a known variant")
         return value
 
+    @field_validator("field_meta", mode="wrap", check_fields=False)
+    @classmethod
+    def _meta_default_on_error(cls, value: Any, handler: Callable[[Any], Any]) -> Any:
+        return use_default_on_error(value, handler)
+
     def __getattr__(self, item: str) -> Any:
         if item.lower() != item and not item.startswith("_"):
             return getattr(self, to_snake(item))
@@ -47,7 +90,7 @@ class BaseModel(pydantic.BaseModel):
     @model_serializer(mode="wrap")
     def _write_tags(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         # A variant's tag (a one-value Literal) is what tells it apart: keep it
-        # even when excluding defaults.
+        # even when excluding defaults or unset fields.
         data = handler(self)
         if not isinstance(data, dict):
             return data
@@ -59,29 +102,18 @@ class BaseModel(pydantic.BaseModel):
                 info.exclude is not None and name in info.exclude
             ):
                 continue
-            data[(field.alias or name) if info.by_alias else name] = getattr(self, name)
+            key = (field.serialization_alias or field.alias or name) if info.by_alias else name
+            data[key] = getattr(self, name)
         return data
 
 
-def default_on_error(value: Any, handler: Callable[[Any], Any], default: Any = None) -> Any:
-    """A value that does not validate reads as the field's default."""
-    try:
-        return handler(value)
-    except ValidationError:
-        return default
-
-
-def skip_invalid_items(value: Any, handler: Callable[[Any], Any]) -> Any:
-    """Items of a list that do not validate are dropped."""
-    try:
-        return handler(value)
-    except ValidationError:
-        if not isinstance(value, list):
-            raise
-        kept = []
-        for item in value:
-            try:
-                kept.extend(handler([item]))
-            except ValidationError:
-                continue
-        return kept
+def rebuild_models(namespace: dict[str, Any]) -> None:
+    """Complete every model of a module whose annotations name what the module
+    defines after it (so ``model_fields`` are final at import)."""
+    for value in list(namespace.values()):
+        if (
+            isinstance(value, type)
+            and issubclass(value, (pydantic.BaseModel, pydantic.RootModel))
+            and not value.__pydantic_complete__
+        ):
+            value.model_rebuild(_types_namespace=namespace)

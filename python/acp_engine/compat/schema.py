@@ -6,12 +6,42 @@ Do not edit: change the schema or the generator, then run `make codegen`.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, ClassVar, Dict, FrozenSet, List, Literal, Optional, Tuple, Union
 
-from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
+from pydantic import AnyUrl, ConfigDict, Field, RootModel, ValidatorFunctionWrapHandler, field_validator
 
-from ._schema_base import BaseModel, default_on_error, skip_invalid_items
+from ._schema_base import (
+    BaseModel,
+    coerce_protocol_version,
+    rebuild_models,
+    skip_invalid_items,
+    use_default_on_error,
+)
 
+
+RequestId = Union[None, int, str]
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
+Role = Literal["assistant", "user"]
+PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+ElicitationSchemaType = Literal["object"]
+StringFormat = Literal["email", "uri", "date", "date-time"]
+LlmProtocol = Union[Literal["anthropic", "openai", "azure", "vertex", "bedrock"], str]
+AuthState = Union[Literal["authenticated", "unauthenticated", "not_required", "unknown"], str]
+SessionConfigOptionCategory = Union[Literal["mode", "model", "model_config", "speed", "thought_level"], str]
+SessionStatus = Union[Literal["open", "saved"], str]
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+PlanEntryPriority = Literal["high", "medium", "low"]
+PlanEntryStatus = Literal["pending", "in_progress", "completed"]
+NoticeSeverity = Union[Literal["info", "warning", "error"], str]
+CompactionStatus = Union[Literal["in_progress", "completed", "failed", "cancelled"], str]
+CursorAnchorPosition = Union[Literal["before", "after"], str]
+SystemPromptMode = Union[Literal["append", "override"], str]
+SessionArchiveFilter = Union[Literal["exclude", "include", "only"], str]
+NesDiagnosticSeverity = Literal["error", "warning", "information", "hint"]
+RejectNesNotificationReason = Literal["rejected", "ignored", "replaced", "cancelled"]
+SuggestNesRequestTriggerKind = Literal["automatic", "diagnostic", "manual"]
 
 
 class WriteTextFileRequest(BaseModel):
@@ -33,11 +63,6 @@ class WriteTextFileRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ReadTextFileRequest(BaseModel):
     """Request to read content from a text file.
@@ -48,9 +73,9 @@ class ReadTextFileRequest(BaseModel):
     """The session ID for this request."""
     path: str
     """Absolute path to the file to read."""
-    line: Optional[int] = None
+    line: Annotated[Optional[int], Field(ge=0)] = None
     """Line number to start reading from (1-based)."""
-    limit: Optional[int] = None
+    limit: Annotated[Optional[int], Field(ge=0)] = None
     """Maximum number of lines to read."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -59,11 +84,6 @@ class ReadTextFileRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class RequestPermissionRequest(BaseModel):
@@ -86,11 +106,6 @@ class RequestPermissionRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ToolCallUpdate(BaseModel):
@@ -131,10 +146,10 @@ class ToolCallUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("kind", "status", "title", "name", "content", "locations", "raw_input", "raw_output", "field_meta", mode="wrap")
+    @field_validator("kind", "status", "title", "name", "raw_input", "raw_output", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("content", "locations", mode="wrap")
     @classmethod
@@ -158,10 +173,10 @@ class Annotations(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("audience", "last_modified", "priority", "field_meta", mode="wrap")
+    @field_validator("last_modified", "priority", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("audience", mode="wrap")
     @classmethod
@@ -183,10 +198,10 @@ class TextContent(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("annotations", "field_meta", mode="wrap")
+    @field_validator("annotations", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ImageContent(BaseModel):
@@ -207,10 +222,10 @@ class ImageContent(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("annotations", "uri", "field_meta", mode="wrap")
+    @field_validator("annotations", "uri", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class AudioContent(BaseModel):
@@ -229,10 +244,10 @@ class AudioContent(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("annotations", "field_meta", mode="wrap")
+    @field_validator("annotations", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ResourceLink(BaseModel):
@@ -259,10 +274,10 @@ class ResourceLink(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("annotations", "description", "mime_type", "size", "title", "field_meta", mode="wrap")
+    @field_validator("annotations", "description", "mime_type", "size", "title", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class TextResourceContents(BaseModel):
@@ -281,10 +296,10 @@ class TextResourceContents(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("mime_type", "field_meta", mode="wrap")
+    @field_validator("mime_type", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class BlobResourceContents(BaseModel):
@@ -303,10 +318,10 @@ class BlobResourceContents(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("mime_type", "field_meta", mode="wrap")
+    @field_validator("mime_type", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class EmbeddedResource(BaseModel):
@@ -323,10 +338,10 @@ class EmbeddedResource(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("annotations", "field_meta", mode="wrap")
+    @field_validator("annotations", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Content(BaseModel):
@@ -340,11 +355,6 @@ class Content(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class Diff(BaseModel):
@@ -368,10 +378,10 @@ class Diff(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("old_text", "field_meta", mode="wrap")
+    @field_validator("old_text", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Terminal(BaseModel):
@@ -390,11 +400,6 @@ class Terminal(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionReference(BaseModel):
@@ -416,11 +421,6 @@ class SessionReference(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ToolCallLocation(BaseModel):
     """A file location being accessed or modified by a tool.
@@ -432,7 +432,7 @@ class ToolCallLocation(BaseModel):
     """
     path: str
     """The absolute file path being accessed or modified."""
-    line: Optional[int] = None
+    line: Annotated[Optional[int], Field(ge=0)] = None
     """Optional 1-based line number within the file."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -442,10 +442,10 @@ class ToolCallLocation(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("line", "field_meta", mode="wrap")
+    @field_validator("line", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class PermissionOption(BaseModel):
@@ -464,11 +464,6 @@ class PermissionOption(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CreateTerminalRequest(BaseModel):
     """Request to create a new terminal and execute a command."""
@@ -482,7 +477,7 @@ class CreateTerminalRequest(BaseModel):
     """Environment variables for the command."""
     cwd: Optional[str] = None
     """Working directory for the command. Must be an absolute path."""
-    output_byte_limit: Annotated[Optional[int], Field(alias="outputByteLimit")] = None
+    output_byte_limit: Annotated[Optional[int], Field(alias="outputByteLimit", ge=0)] = None
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -500,11 +495,6 @@ class CreateTerminalRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class EnvVariable(BaseModel):
     """An environment variable to set when launching an MCP server."""
@@ -519,11 +509,6 @@ class EnvVariable(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class TerminalOutputRequest(BaseModel):
@@ -540,11 +525,6 @@ class TerminalOutputRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ReleaseTerminalRequest(BaseModel):
     """Request to release a terminal and free its resources."""
@@ -559,11 +539,6 @@ class ReleaseTerminalRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class WaitForTerminalExitRequest(BaseModel):
@@ -580,11 +555,6 @@ class WaitForTerminalExitRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class KillTerminalRequest(BaseModel):
     """Request to kill a terminal without releasing it."""
@@ -599,11 +569,6 @@ class KillTerminalRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ElicitationSessionScope(BaseModel):
@@ -624,8 +589,8 @@ class ElicitationSessionScope(BaseModel):
 
     @field_validator("tool_call_id", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ElicitationRequestScope(BaseModel):
@@ -671,10 +636,10 @@ class ElicitationSchema(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("type", "title", "description", "field_meta", mode="wrap")
+    @field_validator("type", "title", "description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class EnumOption(BaseModel):
@@ -698,10 +663,10 @@ class EnumOption(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("description", "field_meta", mode="wrap")
+    @field_validator("description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class StringPropertySchema(BaseModel):
@@ -720,12 +685,12 @@ class StringPropertySchema(BaseModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: Annotated[Optional[int], Field(alias="minLength")] = None
+    min_length: Annotated[Optional[int], Field(alias="minLength", ge=0)] = None
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: Annotated[Optional[int], Field(alias="maxLength")] = None
+    max_length: Annotated[Optional[int], Field(alias="maxLength", ge=0)] = None
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
@@ -765,10 +730,10 @@ class StringPropertySchema(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "description", "default", "field_meta", mode="wrap")
+    @field_validator("title", "description", "default", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class NumberPropertySchema(BaseModel):
@@ -808,10 +773,10 @@ class NumberPropertySchema(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "description", "default", "field_meta", mode="wrap")
+    @field_validator("title", "description", "default", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class IntegerPropertySchema(BaseModel):
@@ -851,10 +816,10 @@ class IntegerPropertySchema(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "description", "default", "field_meta", mode="wrap")
+    @field_validator("title", "description", "default", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class BooleanPropertySchema(BaseModel):
@@ -884,10 +849,10 @@ class BooleanPropertySchema(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "description", "default", "field_meta", mode="wrap")
+    @field_validator("title", "description", "default", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class StringMultiSelectItemsBase(BaseModel):
@@ -904,11 +869,6 @@ class StringMultiSelectItemsBase(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class TitledMultiSelectItems(BaseModel):
     """Items definition for titled multi-select enum properties."""
@@ -924,11 +884,6 @@ class TitledMultiSelectItems(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class MultiSelectPropertySchema(BaseModel):
     """Schema for multi-select (array) properties in an elicitation form."""
@@ -942,12 +897,12 @@ class MultiSelectPropertySchema(BaseModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: Annotated[Optional[int], Field(alias="minItems")] = None
+    min_items: Annotated[Optional[int], Field(alias="minItems", ge=0)] = None
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: Annotated[Optional[int], Field(alias="maxItems")] = None
+    max_items: Annotated[Optional[int], Field(alias="maxItems", ge=0)] = None
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -969,10 +924,10 @@ class MultiSelectPropertySchema(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "description", "default", "field_meta", mode="wrap")
+    @field_validator("title", "description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("default", mode="wrap")
     @classmethod
@@ -1006,11 +961,6 @@ class MessageMcpRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class InitializeResponse(BaseModel):
     """Response to the `initialize` method.
@@ -1019,13 +969,13 @@ class InitializeResponse(BaseModel):
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
-    protocol_version: Annotated[int, Field(alias="protocolVersion")]
+    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
     """The protocol version the client specified if supported by the agent,
     or the latest protocol version supported by the agent.
 
     The client SHOULD disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[Optional[AgentCapabilities], Field(alias="agentCapabilities")] = Field(default_factory=lambda: AgentCapabilities.model_validate({'loadSession': False, 'promptCapabilities': {'image': False, 'audio': False, 'embeddedContext': False}, 'mcpCapabilities': {'http': False, 'sse': False, 'acp': False}, 'sessionCapabilities': {}, 'auth': {}}))
+    agent_capabilities: Annotated[Optional[AgentCapabilities], Field(alias="agentCapabilities", validate_default=True)] = {'loadSession': False, 'promptCapabilities': {'image': False, 'audio': False, 'embeddedContext': False}, 'mcpCapabilities': {'http': False, 'sse': False, 'acp': False}, 'sessionCapabilities': {}, 'auth': {}}
     """Capabilities supported by the agent."""
     auth_methods: Annotated[Optional[List[AuthMethod]], Field(alias="authMethods")] = []
     """Authentication methods supported by the agent."""
@@ -1042,10 +992,10 @@ class InitializeResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("agent_capabilities", "auth_methods", "agent_info", "field_meta", mode="wrap")
+    @field_validator("agent_capabilities", "agent_info", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("auth_methods", mode="wrap")
     @classmethod
@@ -1063,13 +1013,13 @@ class AgentCapabilities(BaseModel):
     """
     load_session: Annotated[Optional[bool], Field(alias="loadSession")] = False
     """Whether the agent supports `session/load`."""
-    prompt_capabilities: Annotated[Optional[PromptCapabilities], Field(alias="promptCapabilities")] = Field(default_factory=lambda: PromptCapabilities.model_validate({'image': False, 'audio': False, 'embeddedContext': False}))
+    prompt_capabilities: Annotated[Optional[PromptCapabilities], Field(alias="promptCapabilities", validate_default=True)] = {'image': False, 'audio': False, 'embeddedContext': False}
     """Prompt capabilities supported by the agent."""
-    mcp_capabilities: Annotated[Optional[McpCapabilities], Field(alias="mcpCapabilities")] = Field(default_factory=lambda: McpCapabilities.model_validate({'http': False, 'sse': False, 'acp': False}))
+    mcp_capabilities: Annotated[Optional[McpCapabilities], Field(alias="mcpCapabilities", validate_default=True)] = {'http': False, 'sse': False, 'acp': False}
     """MCP capabilities supported by the agent."""
-    session_capabilities: Annotated[Optional[SessionCapabilities], Field(alias="sessionCapabilities")] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
+    session_capabilities: Annotated[Optional[SessionCapabilities], Field(alias="sessionCapabilities", validate_default=True)] = {}
     """Session lifecycle and prompt capabilities advertised by the agent."""
-    auth: Optional[AgentAuthCapabilities] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
+    auth: Annotated[Optional[AgentAuthCapabilities], Field(validate_default=True)] = {}
     """Authentication-related capabilities supported by the agent."""
     providers: Optional[ProvidersCapabilities] = None
     """**UNSTABLE**
@@ -1089,10 +1039,10 @@ class AgentCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("load_session", "prompt_capabilities", "mcp_capabilities", "session_capabilities", "auth", "providers", "field_meta", mode="wrap")
+    @field_validator("load_session", "prompt_capabilities", "mcp_capabilities", "session_capabilities", "auth", "providers", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class PromptCapabilities(BaseModel):
@@ -1127,10 +1077,10 @@ class PromptCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("image", "audio", "embedded_context", "field_meta", mode="wrap")
+    @field_validator("image", "audio", "embedded_context", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class McpCapabilities(BaseModel):
@@ -1154,10 +1104,10 @@ class McpCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("http", "sse", "acp", "field_meta", mode="wrap")
+    @field_validator("http", "sse", "acp", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionCapabilities(BaseModel):
@@ -1275,10 +1225,10 @@ class SessionCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("list", "delete", "additional_directories", "system_prompt", "fork", "archive", "status", "options", "title", "resume", "close", "field_meta", mode="wrap")
+    @field_validator("list", "delete", "additional_directories", "system_prompt", "fork", "archive", "status", "options", "title", "resume", "close", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionListCapabilities(BaseModel):
@@ -1294,11 +1244,6 @@ class SessionListCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SessionDeleteCapabilities(BaseModel):
     """Capabilities for the `session/delete` method.
@@ -1312,11 +1257,6 @@ class SessionDeleteCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionAdditionalDirectoriesCapabilities(BaseModel):
@@ -1334,11 +1274,6 @@ class SessionAdditionalDirectoriesCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionSystemPromptCapabilities(BaseModel):
@@ -1360,10 +1295,10 @@ class SessionSystemPromptCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("mode", "field_meta", mode="wrap")
+    @field_validator("mode", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionSystemPromptModeCapabilities(BaseModel):
@@ -1387,10 +1322,10 @@ class SessionSystemPromptModeCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("override", "field_meta", mode="wrap")
+    @field_validator("override", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionSystemPromptOverrideCapabilities(BaseModel):
@@ -1406,11 +1341,6 @@ class SessionSystemPromptOverrideCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionForkCapabilities(BaseModel):
@@ -1429,11 +1359,6 @@ class SessionForkCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionArchiveCapabilities(BaseModel):
@@ -1454,11 +1379,6 @@ class SessionArchiveCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SessionStatusCapabilities(BaseModel):
     """**UNSTABLE**
@@ -1476,11 +1396,6 @@ class SessionStatusCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionOptionsCapabilities(BaseModel):
@@ -1501,11 +1416,6 @@ class SessionOptionsCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SessionTitleCapabilities(BaseModel):
     """**UNSTABLE**
@@ -1525,11 +1435,6 @@ class SessionTitleCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SessionResumeCapabilities(BaseModel):
     """Capabilities for the `session/resume` method.
@@ -1544,11 +1449,6 @@ class SessionResumeCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SessionCloseCapabilities(BaseModel):
     """Capabilities for the `session/close` method.
@@ -1562,11 +1462,6 @@ class SessionCloseCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AgentAuthCapabilities(BaseModel):
@@ -1595,10 +1490,10 @@ class AgentAuthCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("status", "logout", "field_meta", mode="wrap")
+    @field_validator("status", "logout", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class AuthStatusCapabilities(BaseModel):
@@ -1618,11 +1513,6 @@ class AuthStatusCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class LogoutCapabilities(BaseModel):
     """Logout capabilities supported by the agent.
@@ -1636,11 +1526,6 @@ class LogoutCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ProvidersCapabilities(BaseModel):
@@ -1659,11 +1544,6 @@ class ProvidersCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AuthMethodTerminal(BaseModel):
@@ -1695,10 +1575,10 @@ class AuthMethodTerminal(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("description", "field_meta", mode="wrap")
+    @field_validator("description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class AuthMethodAgent(BaseModel):
@@ -1720,10 +1600,10 @@ class AuthMethodAgent(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("description", "field_meta", mode="wrap")
+    @field_validator("description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Implementation(BaseModel):
@@ -1753,10 +1633,10 @@ class Implementation(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "field_meta", mode="wrap")
+    @field_validator("title", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class AuthenticateResponse(BaseModel):
@@ -1768,11 +1648,6 @@ class AuthenticateResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ListProvidersResponse(BaseModel):
@@ -1791,11 +1666,6 @@ class ListProvidersResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ProviderInfo(BaseModel):
@@ -1825,11 +1695,6 @@ class ProviderInfo(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
     @field_validator("supported", mode="wrap")
     @classmethod
     def _skip_invalid_items(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -1855,11 +1720,6 @@ class ProviderCurrentConfig(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SetProviderResponse(BaseModel):
     """**UNSTABLE**
@@ -1875,11 +1735,6 @@ class SetProviderResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class DisableProviderResponse(BaseModel):
@@ -1897,11 +1752,6 @@ class DisableProviderResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class LogoutResponse(BaseModel):
     """Response to the `logout` method."""
@@ -1912,11 +1762,6 @@ class LogoutResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AuthStatusResponse(BaseModel):
@@ -1946,11 +1791,6 @@ class AuthStatusResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("accounts", "field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
     @field_validator("accounts", mode="wrap")
     @classmethod
@@ -2010,10 +1850,10 @@ class AuthAccount(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("description", "active", "name", "email", "organization", "field_meta", mode="wrap")
+    @field_validator("description", "active", "name", "email", "organization", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class NewSessionResponse(BaseModel):
@@ -2041,10 +1881,10 @@ class NewSessionResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("modes", "config_options", "field_meta", mode="wrap")
+    @field_validator("modes", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("config_options", mode="wrap")
     @classmethod
@@ -2065,11 +1905,6 @@ class SessionModeState(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
     @field_validator("available_modes", mode="wrap")
     @classmethod
@@ -2096,10 +1931,10 @@ class SessionMode(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("description", "field_meta", mode="wrap")
+    @field_validator("description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionConfigSelectOption(BaseModel):
@@ -2118,10 +1953,10 @@ class SessionConfigSelectOption(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("description", "field_meta", mode="wrap")
+    @field_validator("description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionConfigSelectGroup(BaseModel):
@@ -2139,11 +1974,6 @@ class SessionConfigSelectGroup(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
     @field_validator("options", mode="wrap")
     @classmethod
@@ -2182,10 +2012,10 @@ class LoadSessionResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("modes", "config_options", "field_meta", mode="wrap")
+    @field_validator("modes", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("config_options", mode="wrap")
     @classmethod
@@ -2209,10 +2039,10 @@ class ListSessionsResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("next_cursor", "field_meta", mode="wrap")
+    @field_validator("next_cursor", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("sessions", mode="wrap")
     @classmethod
@@ -2255,10 +2085,10 @@ class SessionInfo(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("additional_directories", "title", "updated_at", "archived", "field_meta", mode="wrap")
+    @field_validator("title", "updated_at", "archived", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -2275,11 +2105,6 @@ class DeleteSessionResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ForkSessionResponse(BaseModel):
@@ -2306,10 +2131,10 @@ class ForkSessionResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("modes", "config_options", "field_meta", mode="wrap")
+    @field_validator("modes", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("config_options", mode="wrap")
     @classmethod
@@ -2332,11 +2157,6 @@ class ArchiveSessionResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class UnarchiveSessionResponse(BaseModel):
     """**UNSTABLE**
@@ -2352,11 +2172,6 @@ class UnarchiveSessionResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionStatusResponse(BaseModel):
@@ -2381,11 +2196,6 @@ class SessionStatusResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionOptionsResponse(BaseModel):
@@ -2420,10 +2230,10 @@ class SessionOptionsResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("modes", "config_options", "field_meta", mode="wrap")
+    @field_validator("modes", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("config_options", mode="wrap")
     @classmethod
@@ -2452,11 +2262,6 @@ class SetSessionTitleResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ResumeSessionResponse(BaseModel):
     """Response from resuming an existing session."""
@@ -2475,10 +2280,10 @@ class ResumeSessionResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("modes", "config_options", "field_meta", mode="wrap")
+    @field_validator("modes", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("config_options", mode="wrap")
     @classmethod
@@ -2496,11 +2301,6 @@ class CloseSessionResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SetSessionModeResponse(BaseModel):
     """Response to `session/set_mode` method."""
@@ -2511,11 +2311,6 @@ class SetSessionModeResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SetSessionConfigOptionResponse(BaseModel):
@@ -2529,11 +2324,6 @@ class SetSessionConfigOptionResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
     @field_validator("config_options", mode="wrap")
     @classmethod
@@ -2563,10 +2353,10 @@ class PromptResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("usage", "field_meta", mode="wrap")
+    @field_validator("usage", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Usage(BaseModel):
@@ -2576,17 +2366,17 @@ class Usage(BaseModel):
 
     Token usage information for a prompt turn.
     """
-    total_tokens: Annotated[int, Field(alias="totalTokens")]
+    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0)]
     """Sum of all token types across session."""
-    input_tokens: Annotated[int, Field(alias="inputTokens")]
+    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0)]
     """Total input tokens across all turns."""
-    output_tokens: Annotated[int, Field(alias="outputTokens")]
+    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0)]
     """Total output tokens across all turns."""
-    thought_tokens: Annotated[Optional[int], Field(alias="thoughtTokens")] = None
+    thought_tokens: Annotated[Optional[int], Field(alias="thoughtTokens", ge=0)] = None
     """Total thought/reasoning tokens"""
-    cached_read_tokens: Annotated[Optional[int], Field(alias="cachedReadTokens")] = None
+    cached_read_tokens: Annotated[Optional[int], Field(alias="cachedReadTokens", ge=0)] = None
     """Total cache read tokens."""
-    cached_write_tokens: Annotated[Optional[int], Field(alias="cachedWriteTokens")] = None
+    cached_write_tokens: Annotated[Optional[int], Field(alias="cachedWriteTokens", ge=0)] = None
     """Total cache write tokens."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2596,10 +2386,10 @@ class Usage(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("thought_tokens", "cached_read_tokens", "cached_write_tokens", "field_meta", mode="wrap")
+    @field_validator("thought_tokens", "cached_read_tokens", "cached_write_tokens", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Error(BaseModel):
@@ -2625,8 +2415,8 @@ class Error(BaseModel):
 
     @field_validator("data", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionNotification(BaseModel):
@@ -2648,11 +2438,6 @@ class SessionNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ContentChunk(BaseModel):
     """A streamed item of content"""
@@ -2672,10 +2457,10 @@ class ContentChunk(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("message_id", "field_meta", mode="wrap")
+    @field_validator("message_id", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ToolCall(BaseModel):
@@ -2720,10 +2505,10 @@ class ToolCall(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("name", "kind", "status", "content", "locations", "raw_input", "raw_output", "field_meta", mode="wrap")
+    @field_validator("name", "kind", "status", "raw_input", "raw_output", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("content", "locations", mode="wrap")
     @classmethod
@@ -2754,11 +2539,6 @@ class PlanEntry(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class Plan(BaseModel):
     """A checklist sent with the `plan` session update.
@@ -2778,11 +2558,6 @@ class Plan(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
     @field_validator("entries", mode="wrap")
     @classmethod
@@ -2807,11 +2582,6 @@ class PlanItems(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
     @field_validator("entries", mode="wrap")
     @classmethod
@@ -2840,10 +2610,10 @@ class PlanMarkdown(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("path", "field_meta", mode="wrap")
+    @field_validator("path", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class PlanUpdate(BaseModel):
@@ -2858,11 +2628,6 @@ class PlanUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class PlanRemoved(BaseModel):
     """Removal notice for a plan identified by ID."""
@@ -2875,11 +2640,6 @@ class PlanRemoved(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AvailableCommand(BaseModel):
@@ -2898,10 +2658,10 @@ class AvailableCommand(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("input", "field_meta", mode="wrap")
+    @field_validator("input", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class UnstructuredCommandInput(BaseModel):
@@ -2916,13 +2676,8 @@ class UnstructuredCommandInput(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class AvailableCommandsUpdate(BaseModel):
+class AvailableCommandsUpdateBase(BaseModel):
     """Available commands are ready or have changed"""
     available_commands: Annotated[List[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute"""
@@ -2934,18 +2689,13 @@ class AvailableCommandsUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
     @field_validator("available_commands", mode="wrap")
     @classmethod
     def _skip_invalid_items(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         return skip_invalid_items(value, handler)
 
 
-class CurrentModeUpdate(BaseModel):
+class CurrentModeUpdateBase(BaseModel):
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
@@ -2960,13 +2710,8 @@ class CurrentModeUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class ConfigOptionUpdate(BaseModel):
+class ConfigOptionUpdateBase(BaseModel):
     """Session configuration options have been updated."""
     config_options: Annotated[List[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
@@ -2978,18 +2723,13 @@ class ConfigOptionUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
     @field_validator("config_options", mode="wrap")
     @classmethod
     def _skip_invalid_items(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         return skip_invalid_items(value, handler)
 
 
-class SessionInfoUpdate(BaseModel):
+class SessionInfoUpdateBase(BaseModel):
     """Update to session metadata. All fields are optional to support partial updates.
 
     Agents send this notification to update session information like title or custom metadata.
@@ -3007,10 +2747,10 @@ class SessionInfoUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("title", "updated_at", "field_meta", mode="wrap")
+    @field_validator("title", "updated_at", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Cost(BaseModel):
@@ -3029,17 +2769,12 @@ class Cost(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class UsageUpdate(BaseModel):
+class UsageUpdateBase(BaseModel):
     """Context window and cost update for a session."""
-    used: int
+    used: Annotated[int, Field(ge=0)]
     """Tokens currently in context."""
-    size: int
+    size: Annotated[int, Field(ge=0)]
     """Total context window size in tokens."""
     cost: Optional[Cost] = None
     """Cumulative session cost (optional)."""
@@ -3051,10 +2786,10 @@ class UsageUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("cost", "field_meta", mode="wrap")
+    @field_validator("cost", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class Notice(BaseModel):
@@ -3070,7 +2805,7 @@ class Notice(BaseModel):
     """
     severity: NoticeSeverity
     """Presentation severity hint."""
-    title: str
+    title: Annotated[str, Field(min_length=1)]
     """Required non-empty plain-text title that can stand alone."""
     description: Optional[str] = None
     """Optional plain-text detail or guidance.
@@ -3083,10 +2818,10 @@ class Notice(BaseModel):
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
-    @field_validator("description", "field_meta", mode="wrap")
+    @field_validator("description", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class CompactionUpdate(BaseModel):
@@ -3110,10 +2845,10 @@ class CompactionUpdate(BaseModel):
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """Extensible metadata patch for this compaction."""
 
-    @field_validator("summary", "error", "field_meta", mode="wrap")
+    @field_validator("error", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("summary", mode="wrap")
     @classmethod
@@ -3133,11 +2868,6 @@ class CompactionSummaryChunk(BaseModel):
     """One content block to append."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class PromptSuggestion(BaseModel):
@@ -3168,13 +2898,8 @@ class PromptSuggestion(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class PromptSuggestionsUpdate(BaseModel):
+class PromptSuggestionsUpdateBase(BaseModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3206,11 +2931,6 @@ class PromptSuggestionsUpdate(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
     @field_validator("suggestions", mode="wrap")
     @classmethod
     def _skip_invalid_items(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -3240,10 +2960,10 @@ class CursorCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("fork", "field_meta", mode="wrap")
+    @field_validator("fork", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class CursorForkCapabilities(BaseModel):
@@ -3262,11 +2982,6 @@ class CursorForkCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class CursorMessageAnchor(BaseModel):
@@ -3288,11 +3003,6 @@ class CursorMessageAnchor(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CursorToolCallAnchor(BaseModel):
     """**UNSTABLE**
@@ -3312,11 +3022,6 @@ class CursorToolCallAnchor(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class CursorCompactionAnchor(BaseModel):
@@ -3338,13 +3043,8 @@ class CursorCompactionAnchor(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class CursorUpdate(BaseModel):
+class CursorUpdateBase(BaseModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3380,10 +3080,10 @@ class CursorUpdate(BaseModel):
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """Extensible metadata patch for this cursor."""
 
-    @field_validator("capabilities", "field_meta", mode="wrap")
+    @field_validator("capabilities", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SubagentSessionCapabilities(BaseModel):
@@ -3403,10 +3103,10 @@ class SubagentSessionCapabilities(BaseModel):
     these keys.
     """
 
-    @field_validator("cancel", "field_meta", mode="wrap")
+    @field_validator("cancel", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionCancelCapabilities(BaseModel):
@@ -3422,11 +3122,6 @@ class SessionCancelCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class RunningStateUpdateBase(BaseModel):
     """Foreground work is in progress."""
@@ -3435,11 +3130,6 @@ class RunningStateUpdateBase(BaseModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ErrorStopReason(BaseModel):
@@ -3453,8 +3143,8 @@ class ErrorStopReason(BaseModel):
 
     @field_validator("error", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class RequiresActionStateUpdateBase(BaseModel):
@@ -3464,11 +3154,6 @@ class RequiresActionStateUpdateBase(BaseModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class UnknownStateUpdateBase(BaseModel):
@@ -3491,13 +3176,8 @@ class UnknownStateUpdateBase(BaseModel):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class SubagentUpdate(BaseModel):
+class SubagentUpdateBase(BaseModel):
     """Notification that the enclosing parent session created and owns a child session.
 
     Later updates modify the existing association's metadata, not its ownership.
@@ -3577,13 +3257,13 @@ class SubagentUpdate(BaseModel):
     Omitted means unchanged. `null` removes the metadata.
     """
 
-    @field_validator("title", "description", "capabilities", "state", "field_meta", mode="wrap")
+    @field_validator("title", "description", "capabilities", "state", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
-class SessionMessage(BaseModel):
+class SessionMessageBase(BaseModel):
     """An upsert for an inter-session message."""
     message_id: Annotated[str, Field(alias="messageId")]
     """Identifier of this message within the enclosing session's transcript."""
@@ -3621,10 +3301,10 @@ class SessionMessage(BaseModel):
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    @field_validator("sender_session_id", "recipient_session_id", "sender_message_id", "recipient_message_id", "content", "field_meta", mode="wrap")
+    @field_validator("sender_session_id", "recipient_session_id", "sender_message_id", "recipient_message_id", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
     @field_validator("content", mode="wrap")
     @classmethod
@@ -3632,7 +3312,7 @@ class SessionMessage(BaseModel):
         return skip_invalid_items(value, handler)
 
 
-class SessionMessageChunk(BaseModel):
+class SessionMessageChunkBase(BaseModel):
     """A streamed content block of an inter-session message.
 
     A chunk carries only content. The message's participants and references come from
@@ -3648,11 +3328,6 @@ class SessionMessageChunk(BaseModel):
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CompleteElicitationNotification(BaseModel):
     """Notification sent by the agent when a URL-based elicitation is complete."""
@@ -3667,11 +3342,6 @@ class CompleteElicitationNotification(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AuthStatusUpdateNotification(BaseModel):
@@ -3706,11 +3376,6 @@ class AuthStatusUpdateNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("accounts", "field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
     @field_validator("accounts", mode="wrap")
     @classmethod
     def _skip_invalid_items(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -3724,9 +3389,9 @@ class InitializeRequest(BaseModel):
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
-    protocol_version: Annotated[int, Field(alias="protocolVersion")]
+    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
     """The latest protocol version supported by the client."""
-    client_capabilities: Annotated[Optional[ClientCapabilities], Field(alias="clientCapabilities")] = Field(default_factory=lambda: ClientCapabilities.model_validate({'fs': {'readTextFile': False, 'writeTextFile': False}, 'terminal': False, 'auth': {'terminal': False}}))
+    client_capabilities: Annotated[Optional[ClientCapabilities], Field(alias="clientCapabilities", validate_default=True)] = {'fs': {'readTextFile': False, 'writeTextFile': False}, 'terminal': False, 'auth': {'terminal': False}}
     """Capabilities supported by the client."""
     client_info: Annotated[Optional[Implementation], Field(alias="clientInfo")] = None
     """Information about the Client name and version sent to the Agent.
@@ -3741,10 +3406,15 @@ class InitializeRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("client_capabilities", "client_info", "field_meta", mode="wrap")
+    @field_validator("client_capabilities", "client_info", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
+
+    @field_validator("protocol_version", mode="before")
+    @classmethod
+    def _coerce_protocol_version(cls, value: Any) -> Any:
+        return coerce_protocol_version(value)
 
 
 class ClientCapabilities(BaseModel):
@@ -3755,7 +3425,7 @@ class ClientCapabilities(BaseModel):
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
-    fs: Optional[FileSystemCapabilities] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({'readTextFile': False, 'writeTextFile': False}))
+    fs: Annotated[Optional[FileSystemCapabilities], Field(validate_default=True)] = {'readTextFile': False, 'writeTextFile': False}
     """File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
@@ -3783,7 +3453,7 @@ class ClientCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the Client does not advertise support.
     Supplying `{}` means the Client can receive both update types.
     """
-    auth: Optional[AuthCapabilities] = Field(default_factory=lambda: AuthCapabilities.model_validate({'terminal': False}))
+    auth: Annotated[Optional[AuthCapabilities], Field(validate_default=True)] = {'terminal': False}
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
@@ -3803,10 +3473,10 @@ class ClientCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("fs", "terminal", "session", "subagents", "plan", "auth", "elicitation", "field_meta", mode="wrap")
+    @field_validator("fs", "terminal", "session", "subagents", "plan", "auth", "elicitation", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class FileSystemCapabilities(BaseModel):
@@ -3826,10 +3496,10 @@ class FileSystemCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("read_text_file", "write_text_file", "field_meta", mode="wrap")
+    @field_validator("read_text_file", "write_text_file", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ClientSessionCapabilities(BaseModel):
@@ -3879,10 +3549,10 @@ class ClientSessionCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("compaction", "config_options", "notices", "prompt_suggestions", "cursors", "field_meta", mode="wrap")
+    @field_validator("compaction", "config_options", "notices", "prompt_suggestions", "cursors", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class CompactionCapabilities(BaseModel):
@@ -3908,10 +3578,10 @@ class SessionConfigOptionsCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("boolean", "field_meta", mode="wrap")
+    @field_validator("boolean", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class BooleanConfigOptionCapabilities(BaseModel):
@@ -3926,11 +3596,6 @@ class BooleanConfigOptionCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class NoticeCapabilities(BaseModel):
@@ -3977,10 +3642,10 @@ class PromptSuggestionsCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("image", "audio", "embedded_context", "field_meta", mode="wrap")
+    @field_validator("image", "audio", "embedded_context", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class PromptSuggestionsImageCapabilities(BaseModel):
@@ -4000,11 +3665,6 @@ class PromptSuggestionsImageCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class PromptSuggestionsAudioCapabilities(BaseModel):
     """**UNSTABLE**
@@ -4022,11 +3682,6 @@ class PromptSuggestionsAudioCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class PromptSuggestionsEmbeddedContextCapabilities(BaseModel):
@@ -4046,11 +3701,6 @@ class PromptSuggestionsEmbeddedContextCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionCursorsCapabilities(BaseModel):
@@ -4079,11 +3729,6 @@ class SubagentCapabilities(BaseModel):
     these keys.
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class PlanCapabilities(BaseModel):
     """Capabilities for receiving `plan_update` and `plan_removed` session updates."""
@@ -4094,11 +3739,6 @@ class PlanCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AuthCapabilities(BaseModel):
@@ -4123,10 +3763,10 @@ class AuthCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("terminal", "field_meta", mode="wrap")
+    @field_validator("terminal", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ElicitationCapabilities(BaseModel):
@@ -4153,10 +3793,10 @@ class ElicitationCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("form", "url", "field_meta", mode="wrap")
+    @field_validator("form", "url", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ElicitationFormCapabilities(BaseModel):
@@ -4174,11 +3814,6 @@ class ElicitationFormCapabilities(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ElicitationUrlCapabilities(BaseModel):
     """URL-based elicitation capabilities.
@@ -4194,11 +3829,6 @@ class ElicitationUrlCapabilities(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AuthenticateRequest(BaseModel):
@@ -4218,11 +3848,6 @@ class AuthenticateRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ListProvidersRequest(BaseModel):
     """**UNSTABLE**
@@ -4238,11 +3863,6 @@ class ListProvidersRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SetProviderRequest(BaseModel):
@@ -4272,11 +3892,6 @@ class SetProviderRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DisableProviderRequest(BaseModel):
     """**UNSTABLE**
@@ -4295,11 +3910,6 @@ class DisableProviderRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class LogoutRequest(BaseModel):
     """Request parameters for the logout method.
@@ -4313,11 +3923,6 @@ class LogoutRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class AuthStatusRequest(BaseModel):
@@ -4339,11 +3944,6 @@ class AuthStatusRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class NewSessionRequest(BaseModel):
@@ -4396,11 +3996,6 @@ class NewSessionRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class HttpHeader(BaseModel):
     """An HTTP header to set when making requests to the MCP server."""
@@ -4415,11 +4010,6 @@ class HttpHeader(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class McpServerHttp(BaseModel):
@@ -4438,11 +4028,6 @@ class McpServerHttp(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class McpServerSse(BaseModel):
     """SSE transport configuration for MCP."""
@@ -4459,11 +4044,6 @@ class McpServerSse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class McpServerAcp(BaseModel):
@@ -4492,11 +4072,6 @@ class McpServerAcp(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class McpServerStdio(BaseModel):
     """Stdio transport configuration for MCP."""
@@ -4515,11 +4090,6 @@ class McpServerStdio(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SystemPrompt(BaseModel):
@@ -4554,11 +4124,6 @@ class SystemPrompt(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class InitialSessionConfigOptionBoolean(BaseModel):
@@ -4633,11 +4198,6 @@ class LoadSessionRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ListSessionsRequest(BaseModel):
     """Request parameters for listing existing sessions.
@@ -4667,11 +4227,6 @@ class ListSessionsRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DeleteSessionRequest(BaseModel):
     """Request parameters for deleting an existing session from `session/list`.
@@ -4687,11 +4242,6 @@ class DeleteSessionRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ForkSessionRequest(BaseModel):
@@ -4770,11 +4320,6 @@ class ForkSessionRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ArchiveSessionRequest(BaseModel):
     """**UNSTABLE**
@@ -4799,11 +4344,6 @@ class ArchiveSessionRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class UnarchiveSessionRequest(BaseModel):
@@ -4831,11 +4371,6 @@ class UnarchiveSessionRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SessionStatusRequest(BaseModel):
     """**UNSTABLE**
@@ -4859,11 +4394,6 @@ class SessionStatusRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SessionOptionsRequest(BaseModel):
@@ -4906,11 +4436,6 @@ class SessionOptionsRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SetSessionTitleRequest(BaseModel):
     """**UNSTABLE**
@@ -4944,11 +4469,6 @@ class SetSessionTitleRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ResumeSessionRequest(BaseModel):
@@ -5007,11 +4527,6 @@ class ResumeSessionRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CloseSessionRequest(BaseModel):
     """Request parameters for closing an active session.
@@ -5032,11 +4547,6 @@ class CloseSessionRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SetSessionModeRequest(BaseModel):
     """Request parameters for setting a session mode."""
@@ -5051,11 +4561,6 @@ class SetSessionModeRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SetSessionConfigOptionRequestBoolean(BaseModel):
@@ -5107,11 +4612,6 @@ class PromptRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class WriteTextFileResponse(BaseModel):
     """Response to `fs/write_text_file`"""
@@ -5122,11 +4622,6 @@ class WriteTextFileResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ReadTextFileResponse(BaseModel):
@@ -5141,11 +4636,6 @@ class ReadTextFileResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class RequestPermissionResponse(BaseModel):
     """Response to a permission request."""
@@ -5158,11 +4648,6 @@ class RequestPermissionResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class SelectedPermissionOutcome(BaseModel):
@@ -5177,11 +4662,6 @@ class SelectedPermissionOutcome(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CreateTerminalResponse(BaseModel):
     """Response containing the ID of the created terminal."""
@@ -5194,11 +4674,6 @@ class CreateTerminalResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class TerminalOutputResponse(BaseModel):
@@ -5217,15 +4692,15 @@ class TerminalOutputResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("exit_status", "field_meta", mode="wrap")
+    @field_validator("exit_status", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class TerminalExitStatus(BaseModel):
     """Exit status of a terminal command."""
-    exit_code: Annotated[Optional[int], Field(alias="exitCode")] = None
+    exit_code: Annotated[Optional[int], Field(alias="exitCode", ge=0)] = None
     """The process exit code (may be null if terminated by signal)."""
     signal: Optional[str] = None
     """The signal that terminated the process (may be null if exited normally)."""
@@ -5237,10 +4712,10 @@ class TerminalExitStatus(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("exit_code", "signal", "field_meta", mode="wrap")
+    @field_validator("exit_code", "signal", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class ReleaseTerminalResponse(BaseModel):
@@ -5253,15 +4728,10 @@ class ReleaseTerminalResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class WaitForTerminalExitResponse(BaseModel):
     """Response containing the exit status of a terminal command."""
-    exit_code: Annotated[Optional[int], Field(alias="exitCode")] = None
+    exit_code: Annotated[Optional[int], Field(alias="exitCode", ge=0)] = None
     """The process exit code (may be null if terminated by signal)."""
     signal: Optional[str] = None
     """The signal that terminated the process (may be null if exited normally)."""
@@ -5273,10 +4743,10 @@ class WaitForTerminalExitResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("exit_code", "signal", "field_meta", mode="wrap")
+    @field_validator("exit_code", "signal", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class KillTerminalResponse(BaseModel):
@@ -5289,15 +4759,10 @@ class KillTerminalResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ElicitationAcceptAction(BaseModel):
     """The user accepted the elicitation and provided content."""
-    content: Optional[Dict[str, ElicitationContentValue]] = None
+    content: Optional[Dict[str, Union[str, int, float, bool, List[str]]]] = None
     """The user-provided content, if any, as an object matching the requested schema."""
 
 
@@ -5308,11 +4773,6 @@ class MessageMcpResponseResult(BaseModel):
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """Optional ACP carrier metadata."""
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class MessageMcpResponseError(BaseModel):
     """A structured inner MCP error."""
@@ -5320,11 +4780,6 @@ class MessageMcpResponseError(BaseModel):
     """Required, non-null MCP error object."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """Optional ACP carrier metadata."""
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class McpError(BaseModel):
@@ -5358,11 +4813,6 @@ class CancelNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class MessageMcpNotification(BaseModel):
     """**UNSTABLE**
@@ -5393,11 +4843,6 @@ class MessageMcpNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CancelRequestNotification(BaseModel):
     """Notification to cancel an ongoing request.
@@ -5413,11 +4858,6 @@ class CancelRequestNotification(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class ProxySuccessorRequest(BaseModel):
@@ -5461,11 +4901,6 @@ class ProxySuccessorRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ProxySuccessorNotification(BaseModel):
     """**UNSTABLE**
@@ -5501,13 +4936,9 @@ class ProxySuccessorNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class AcceptNesNotification(BaseModel):
+    """Parameters of the `nes/accept` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     id: str
@@ -5520,13 +4951,9 @@ class AcceptNesNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CloseNesRequest(BaseModel):
+    """Parameters of the `nes/close` request."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The ID of the NES session to close."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -5537,13 +4964,9 @@ class CloseNesRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CloseNesResponse(BaseModel):
+    """The result of the `nes/close` request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5552,13 +4975,9 @@ class CloseNesResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ConnectMcpRequest(BaseModel):
+    """Parameters of the `mcp/connect` request."""
     server_id: Annotated[str, Field(alias="serverId")]
     """The ACP MCP server ID that was provided by the component declaring the MCP server."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -5569,13 +4988,9 @@ class ConnectMcpRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class ConnectMcpResponse(BaseModel):
+    """The result of the `mcp/connect` request."""
     connection_id: Annotated[str, Field(alias="connectionId")]
     """The unique identifier for this MCP-over-ACP connection."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -5586,13 +5001,9 @@ class ConnectMcpResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DidChangeDocumentNotification(BaseModel):
+    """Parameters of the `document/didChange` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     uri: str
@@ -5609,13 +5020,9 @@ class DidChangeDocumentNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DidCloseDocumentNotification(BaseModel):
+    """Parameters of the `document/didClose` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     uri: str
@@ -5628,13 +5035,9 @@ class DidCloseDocumentNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DidFocusDocumentNotification(BaseModel):
+    """Parameters of the `document/didFocus` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     uri: str
@@ -5653,13 +5056,9 @@ class DidFocusDocumentNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DidOpenDocumentNotification(BaseModel):
+    """Parameters of the `document/didOpen` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     uri: str
@@ -5678,13 +5077,9 @@ class DidOpenDocumentNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DidSaveDocumentNotification(BaseModel):
+    """Parameters of the `document/didSave` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     uri: str
@@ -5697,13 +5092,9 @@ class DidSaveDocumentNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DisconnectMcpRequest(BaseModel):
+    """Parameters of the `mcp/disconnect` request."""
     connection_id: Annotated[str, Field(alias="connectionId")]
     """The MCP-over-ACP connection to close."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -5714,13 +5105,9 @@ class DisconnectMcpRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DisconnectMcpResponse(BaseModel):
+    """The result of the `mcp/disconnect` request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5729,18 +5116,15 @@ class DisconnectMcpResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesDiagnostic(BaseModel):
+    """`NesDiagnostic` (undocumented in the source)."""
     uri: str
     """The URI of the file containing the diagnostic."""
     range: Range
     """The range of the diagnostic."""
     severity: NesDiagnosticSeverity
+    """`severity` (undocumented in the source)."""
     message: str
     """The diagnostic message."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -5751,13 +5135,9 @@ class NesDiagnostic(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesEditHistoryEntry(BaseModel):
+    """`NesEditHistoryEntry` (undocumented in the source)."""
     uri: str
     """The URI of the edited file."""
     diff: str
@@ -5770,13 +5150,9 @@ class NesEditHistoryEntry(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesEditSuggestion(BaseModel):
+    """`NesEditSuggestion` (undocumented in the source)."""
     id: str
     """Unique identifier for accept/reject tracking."""
     uri: str
@@ -5793,16 +5169,17 @@ class NesEditSuggestion(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("cursor_position", "field_meta", mode="wrap")
+    @field_validator("cursor_position", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class NesExcerpt(BaseModel):
-    start_line: Annotated[int, Field(alias="startLine")]
+    """`NesExcerpt` (undocumented in the source)."""
+    start_line: Annotated[int, Field(alias="startLine", ge=0)]
     """The start line of the excerpt (zero-based)."""
-    end_line: Annotated[int, Field(alias="endLine")]
+    end_line: Annotated[int, Field(alias="endLine", ge=0)]
     """The end line of the excerpt (zero-based)."""
     text: str
     """The text content of the excerpt."""
@@ -5814,13 +5191,9 @@ class NesExcerpt(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesJumpSuggestion(BaseModel):
+    """`NesJumpSuggestion` (undocumented in the source)."""
     id: str
     """Unique identifier for accept/reject tracking."""
     uri: str
@@ -5835,20 +5208,16 @@ class NesJumpSuggestion(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesOpenFile(BaseModel):
+    """`NesOpenFile` (undocumented in the source)."""
     uri: str
     """The URI of the file."""
     language_id: Annotated[str, Field(alias="languageId")]
     """The language identifier."""
     visible_range: Annotated[Optional[Range], Field(alias="visibleRange")] = None
     """The visible range in the editor, if any."""
-    last_focused_ms: Annotated[Optional[int], Field(alias="lastFocusedMs")] = None
+    last_focused_ms: Annotated[Optional[int], Field(alias="lastFocusedMs", ge=0)] = None
     """Timestamp in milliseconds since epoch of when the file was last focused."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5858,13 +5227,14 @@ class NesOpenFile(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("visible_range", "last_focused_ms", "field_meta", mode="wrap")
+    @field_validator("visible_range", "last_focused_ms", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class NesRecentFile(BaseModel):
+    """`NesRecentFile` (undocumented in the source)."""
     uri: str
     """The URI of the file."""
     language_id: Annotated[str, Field(alias="languageId")]
@@ -5879,13 +5249,9 @@ class NesRecentFile(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesRelatedSnippet(BaseModel):
+    """`NesRelatedSnippet` (undocumented in the source)."""
     uri: str
     """The URI of the file containing the snippets."""
     excerpts: List[NesExcerpt]
@@ -5898,13 +5264,9 @@ class NesRelatedSnippet(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesRenameSuggestion(BaseModel):
+    """`NesRenameSuggestion` (undocumented in the source)."""
     id: str
     """Unique identifier for accept/reject tracking."""
     uri: str
@@ -5921,13 +5283,9 @@ class NesRenameSuggestion(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesRepository(BaseModel):
+    """`NesRepository` (undocumented in the source)."""
     name: str
     """The repository name."""
     owner: str
@@ -5942,13 +5300,9 @@ class NesRepository(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesSearchAndReplaceSuggestion(BaseModel):
+    """`NesSearchAndReplaceSuggestion` (undocumented in the source)."""
     id: str
     """Unique identifier for accept/reject tracking."""
     uri: str
@@ -5967,13 +5321,9 @@ class NesSearchAndReplaceSuggestion(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesSuggestContext(BaseModel):
+    """`NesSuggestContext` (undocumented in the source)."""
     recent_files: Annotated[Optional[List[NesRecentFile]], Field(alias="recentFiles")] = None
     """Recently accessed files."""
     related_snippets: Annotated[Optional[List[NesRelatedSnippet]], Field(alias="relatedSnippets")] = None
@@ -5994,13 +5344,9 @@ class NesSuggestContext(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesTextEdit(BaseModel):
+    """`NesTextEdit` (undocumented in the source)."""
     range: Range
     """The range to replace."""
     new_text: Annotated[str, Field(alias="newText")]
@@ -6013,20 +5359,16 @@ class NesTextEdit(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class NesUserAction(BaseModel):
+    """`NesUserAction` (undocumented in the source)."""
     action: str
     """The kind of action (e.g., "insertChar", "cursorMovement")."""
     uri: str
     """The URI of the file where the action occurred."""
     position: Position
     """The position where the action occurred."""
-    timestamp_ms: Annotated[int, Field(alias="timestampMs")]
+    timestamp_ms: Annotated[int, Field(alias="timestampMs", ge=0)]
     """Timestamp in milliseconds since epoch."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6036,16 +5378,12 @@ class NesUserAction(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class Position(BaseModel):
-    line: int
+    """`Position` (undocumented in the source)."""
+    line: Annotated[int, Field(ge=0)]
     """Zero-based line number."""
-    character: int
+    character: Annotated[int, Field(ge=0)]
     """Zero-based character offset (encoding-dependent)."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6055,13 +5393,9 @@ class Position(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class Range(BaseModel):
+    """`Range` (undocumented in the source)."""
     start: Position
     """The start position (inclusive)."""
     end: Position
@@ -6074,13 +5408,9 @@ class Range(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class RejectNesNotification(BaseModel):
+    """Parameters of the `nes/reject` notification."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this notification."""
     id: str
@@ -6095,13 +5425,14 @@ class RejectNesNotification(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("reason", "field_meta", mode="wrap")
+    @field_validator("reason", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class StartNesRequest(BaseModel):
+    """Parameters of the `nes/start` request."""
     workspace_uri: Annotated[Optional[str], Field(alias="workspaceUri")] = None
     """The root URI of the workspace."""
     workspace_folders: Annotated[Optional[List[WorkspaceFolder]], Field(alias="workspaceFolders")] = None
@@ -6116,13 +5447,14 @@ class StartNesRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("workspace_uri", "repository", "field_meta", mode="wrap")
+    @field_validator("workspace_uri", "repository", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class StartNesResponse(BaseModel):
+    """The result of the `nes/start` request."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for the newly started NES session."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -6133,13 +5465,9 @@ class StartNesResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SuggestNesRequest(BaseModel):
+    """Parameters of the `nes/suggest` request."""
     session_id: Annotated[str, Field(alias="sessionId")]
     """The session ID for this request."""
     uri: str
@@ -6151,6 +5479,7 @@ class SuggestNesRequest(BaseModel):
     selection: Optional[Range] = None
     """The current text selection range, if any."""
     trigger_kind: Annotated[SuggestNesRequestTriggerKind, Field(alias="triggerKind")]
+    """`triggerKind` (undocumented in the source)."""
     context: Optional[NesSuggestContext] = None
     """Context for the suggestion, included based on agent capabilities."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -6161,13 +5490,9 @@ class SuggestNesRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SuggestNesResponse(BaseModel):
+    """The result of the `nes/suggest` request."""
     suggestions: List[NesSuggestion]
     """The list of suggestions."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -6178,13 +5503,9 @@ class SuggestNesResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class TextDocumentContentChangeEvent(BaseModel):
+    """`TextDocumentContentChangeEvent` (undocumented in the source)."""
     range: Optional[Range] = None
     """The range of the document that changed. If `None`, the entire content is replaced."""
     text: str
@@ -6197,13 +5518,9 @@ class TextDocumentContentChangeEvent(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class WorkspaceFolder(BaseModel):
+    """`WorkspaceFolder` (undocumented in the source)."""
     uri: str
     """The URI of the folder."""
     name: str
@@ -6216,10 +5533,73 @@ class WorkspaceFolder(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+
+class AgentRequest(BaseModel):
+    """A JSON-RPC request object."""
+    id: RequestId
+    """The request id used to correlate the matching response."""
+    method: str
+    """The method name to invoke."""
+    params: Optional[Union[WriteTextFileRequest, ReadTextFileRequest, RequestPermissionRequest, CreateTerminalRequest, TerminalOutputRequest, ReleaseTerminalRequest, WaitForTerminalExitRequest, KillTerminalRequest, CreateElicitationRequest, MessageMcpRequest, ConnectMcpRequest, DisconnectMcpRequest, Any]] = None
+    """Method-specific request parameters."""
+
+
+class AgentResponseMessage(BaseModel):
+    """A successful JSON-RPC response."""
+    id: RequestId
+    """The id of the request this response answers."""
+    result: Union[InitializeResponse, AuthenticateResponse, ListProvidersResponse, SetProviderResponse, DisableProviderResponse, LogoutResponse, AuthStatusResponse, NewSessionResponse, LoadSessionResponse, ListSessionsResponse, DeleteSessionResponse, ForkSessionResponse, ArchiveSessionResponse, UnarchiveSessionResponse, SessionStatusResponse, SessionOptionsResponse, SetSessionTitleResponse, ResumeSessionResponse, CloseSessionResponse, SetSessionModeResponse, SetSessionConfigOptionResponse, PromptResponse, CloseNesResponse, StartNesResponse, SuggestNesResponse, Any]
+    """Method-specific response data."""
+
+
+class AgentErrorMessage(BaseModel):
+    """A failed JSON-RPC response."""
+    id: RequestId
+    """The id of the request this response answers."""
+    error: Error
+    """Method-specific error data."""
+
+
+class AgentNotification(BaseModel):
+    """A JSON-RPC notification object."""
+    method: str
+    """The notification method name."""
+    params: Optional[Union[SessionNotification, CompleteElicitationNotification, AuthStatusUpdateNotification, Any]] = None
+    """Method-specific notification parameters."""
+
+
+class ClientRequest(BaseModel):
+    """A JSON-RPC request object."""
+    id: RequestId
+    """The request id used to correlate the matching response."""
+    method: str
+    """The method name to invoke."""
+    params: Optional[Union[InitializeRequest, AuthenticateRequest, ListProvidersRequest, SetProviderRequest, DisableProviderRequest, LogoutRequest, AuthStatusRequest, NewSessionRequest, LoadSessionRequest, ListSessionsRequest, DeleteSessionRequest, ForkSessionRequest, ArchiveSessionRequest, UnarchiveSessionRequest, SessionStatusRequest, SessionOptionsRequest, SetSessionTitleRequest, ResumeSessionRequest, CloseSessionRequest, SetSessionModeRequest, SetSessionConfigOptionRequest, PromptRequest, CloseNesRequest, StartNesRequest, SuggestNesRequest, Any]] = None
+    """Method-specific request parameters."""
+
+
+class ClientResponseMessage(BaseModel):
+    """A successful JSON-RPC response."""
+    id: RequestId
+    """The id of the request this response answers."""
+    result: Union[WriteTextFileResponse, ReadTextFileResponse, RequestPermissionResponse, CreateTerminalResponse, TerminalOutputResponse, ReleaseTerminalResponse, WaitForTerminalExitResponse, KillTerminalResponse, CreateElicitationResponse, MessageMcpResponse, ConnectMcpResponse, DisconnectMcpResponse, Any]
+    """Method-specific response data."""
+
+
+class ClientErrorMessage(BaseModel):
+    """A failed JSON-RPC response."""
+    id: RequestId
+    """The id of the request this response answers."""
+    error: Error
+    """Method-specific error data."""
+
+
+class ClientNotification(BaseModel):
+    """A JSON-RPC notification object."""
+    method: str
+    """The notification method name."""
+    params: Optional[Union[CancelNotification, MessageMcpNotification, DidChangeDocumentNotification, DidCloseDocumentNotification, DidFocusDocumentNotification, DidOpenDocumentNotification, DidSaveDocumentNotification, AcceptNesNotification, RejectNesNotification, Any]] = None
+    """Method-specific notification parameters."""
 
 
 class ContentToolCallContent(Content):
@@ -6332,9 +5712,19 @@ class ElicitationOtherPropertySchema(BaseModel):
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control.
     """
-    type: str
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"string", "number", "integer", "boolean", "array"}))
+    type: str
+    """Custom or future elicitation property schema.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this property schema type SHOULD preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control.
+    """
 
 
 class StringMultiSelectItems(StringMultiSelectItemsBase):
@@ -6344,9 +5734,10 @@ class StringMultiSelectItems(StringMultiSelectItemsBase):
 
 class OtherMultiSelectItems(BaseModel):
     """Custom or future typed multi-select items."""
-    type: str
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"string"}))
+    type: str
+    """Custom or future typed multi-select items."""
 
 
 class TerminalAuthMethod(AuthMethodTerminal):
@@ -6402,12 +5793,12 @@ class AgentPlanRemovedUpdate(PlanRemoved):
     session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")] = "plan_removed"
 
 
-class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
+class AvailableCommandsUpdate(AvailableCommandsUpdateBase):
     """Available commands are ready or have changed"""
     session_update: Annotated[Literal["available_commands_update"], Field(alias="sessionUpdate")] = "available_commands_update"
 
 
-class CurrentModeUpdateSessionUpdate(CurrentModeUpdate):
+class CurrentModeUpdate(CurrentModeUpdateBase):
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
@@ -6415,17 +5806,17 @@ class CurrentModeUpdateSessionUpdate(CurrentModeUpdate):
     session_update: Annotated[Literal["current_mode_update"], Field(alias="sessionUpdate")] = "current_mode_update"
 
 
-class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
+class ConfigOptionUpdate(ConfigOptionUpdateBase):
     """Session configuration options have been updated."""
     session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = "config_option_update"
 
 
-class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
+class SessionInfoUpdate(SessionInfoUpdateBase):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = "session_info_update"
 
 
-class UsageUpdateSessionUpdate(UsageUpdate):
+class UsageUpdate(UsageUpdateBase):
     """Context window and cost update for the session."""
     session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = "usage_update"
 
@@ -6457,7 +5848,7 @@ class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk):
     session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = "compaction_summary_chunk"
 
 
-class PromptSuggestionsUpdateSessionUpdate(PromptSuggestionsUpdate):
+class PromptSuggestionsUpdate(PromptSuggestionsUpdateBase):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6470,7 +5861,7 @@ class PromptSuggestionsUpdateSessionUpdate(PromptSuggestionsUpdate):
     session_update: Annotated[Literal["prompt_suggestions_update"], Field(alias="sessionUpdate")] = "prompt_suggestions_update"
 
 
-class CursorUpdateSessionUpdate(CursorUpdate):
+class CursorUpdate(CursorUpdateBase):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6483,7 +5874,7 @@ class CursorUpdateSessionUpdate(CursorUpdate):
     session_update: Annotated[Literal["cursor_update"], Field(alias="sessionUpdate")] = "cursor_update"
 
 
-class SubagentUpdateSessionUpdate(SubagentUpdate):
+class SubagentUpdate(SubagentUpdateBase):
     """Announces a child session created and owned by this session, or updates
     that ownership association's metadata.
 
@@ -6495,7 +5886,7 @@ class SubagentUpdateSessionUpdate(SubagentUpdate):
     session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")] = "subagent_update"
 
 
-class SessionMessageSessionUpdate(SessionMessage):
+class SessionMessage(SessionMessageBase):
     """A message upsert observed in this session's transcript, sent to or
     received from another session.
 
@@ -6507,7 +5898,7 @@ class SessionMessageSessionUpdate(SessionMessage):
     session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")] = "session_message"
 
 
-class SessionMessageChunkSessionUpdate(SessionMessageChunk):
+class SessionMessageChunk(SessionMessageChunkBase):
     """One content block appended to a sent or received session message.
 
     Agents MUST only send this update when the Client advertised
@@ -6568,9 +5959,18 @@ class OtherCursorAnchor(BaseModel):
     A Client that does not recognize the type cannot place the cursor and
     MUST NOT guess a place for it.
     """
-    type: str
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"user_message", "agent_message", "agent_thought", "session_message", "tool_call", "compaction"}))
+    type: str
+    """Custom or future anchor type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    A Client that does not recognize the type cannot place the cursor and
+    MUST NOT guess a place for it.
+    """
 
 
 class RunningStateUpdate(RunningStateUpdateBase):
@@ -6599,10 +5999,10 @@ class IdleStateUpdate(BaseModel):
     """
     state: Literal["idle"] = "idle"
 
-    @field_validator("usage", "field_meta", "error", mode="wrap")
+    @field_validator("usage", "error", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class RequiresActionStateUpdate(RequiresActionStateUpdateBase):
@@ -6624,9 +6024,14 @@ class OtherStateUpdate(BaseModel):
     Values beginning with `_` are reserved for implementation-specific
     extensions. Other unknown values are reserved for future ACP variants.
     """
-    state: str
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("state", frozenset({"running", "idle", "requires_action", "unknown"}))
+    state: str
+    """Custom or future state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Other unknown values are reserved for future ACP variants.
+    """
 
 
 class HttpMcpServer(McpServerHttp):
@@ -6676,22 +6081,26 @@ class AllowedOutcome(SelectedPermissionOutcome):
 
 
 class NesEditSuggestionVariant(NesEditSuggestion):
+    """The `edit` variant."""
     kind: Literal["edit"] = "edit"
 
 
 class NesJumpSuggestionVariant(NesJumpSuggestion):
+    """The `jump` variant."""
     kind: Literal["jump"] = "jump"
 
 
 class NesRenameSuggestionVariant(NesRenameSuggestion):
+    """The `rename` variant."""
     kind: Literal["rename"] = "rename"
 
 
 class NesSearchAndReplaceSuggestionVariant(NesSearchAndReplaceSuggestion):
+    """The `searchAndReplace` variant."""
     kind: Literal["searchAndReplace"] = "searchAndReplace"
 
 
-class CreateFormElicitationRequest(BaseModel):
+class CreateFormElicitationRequestBase(BaseModel):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -6708,28 +6117,35 @@ class CreateFormElicitationRequest(BaseModel):
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    mode: Literal["form"] = "form"
+
+
+class CreateFormSessionElicitationRequestBase(ElicitationSessionScope):
+    """Tied to a session, optionally to a specific tool call within that session."""
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+class CreateFormSessionElicitationRequest(CreateFormSessionElicitationRequestBase, CreateFormElicitationRequestBase):
+    """Form-based elicitation where the client renders a form from the provided schema."""
+    pass
+
+
+class CreateFormRequestElicitationRequestBase(ElicitationRequestScope):
+    """Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
     """
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: Annotated[Optional[str], Field(alias="sessionId")] = None
-    """The session this elicitation is tied to."""
-    tool_call_id: Annotated[Optional[str], Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-    request_id: Annotated[Optional[RequestId], Field(alias="requestId")] = None
-    """The request this elicitation is tied to."""
-    mode: Literal["form"] = "form"
-
-    @field_validator("field_meta", "tool_call_id", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
-class CreateUrlElicitationRequest(BaseModel):
+class CreateFormRequestElicitationRequest(CreateFormRequestElicitationRequestBase, CreateFormElicitationRequestBase):
+    """Form-based elicitation where the client renders a form from the provided schema."""
+    pass
+
+
+class CreateUrlElicitationRequestBase(BaseModel):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -6747,29 +6163,38 @@ class CreateUrlElicitationRequest(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-    url: str
-    """The URL to direct the user to."""
-    session_id: Annotated[Optional[str], Field(alias="sessionId")] = None
-    """The session this elicitation is tied to."""
-    tool_call_id: Annotated[Optional[str], Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-    request_id: Annotated[Optional[RequestId], Field(alias="requestId")] = None
-    """The request this elicitation is tied to."""
     mode: Literal["url"] = "url"
 
-    @field_validator("field_meta", "tool_call_id", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+
+class CreateUrlSessionElicitationRequestBase(ElicitationSessionScope):
+    """Tied to a session, optionally to a specific tool call within that session."""
+    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+    url: AnyUrl
+    """The URL to direct the user to."""
 
 
-class CreateOtherElicitationRequest(BaseModel):
+class CreateUrlSessionElicitationRequest(CreateUrlSessionElicitationRequestBase, CreateUrlElicitationRequestBase):
+    """URL-based elicitation where the client directs the user to a URL."""
+    pass
+
+
+class CreateUrlRequestElicitationRequestBase(ElicitationRequestScope):
+    """Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
+    """
+    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+    url: AnyUrl
+    """The URL to direct the user to."""
+
+
+class CreateUrlRequestElicitationRequest(CreateUrlRequestElicitationRequestBase, CreateUrlElicitationRequestBase):
+    """URL-based elicitation where the client directs the user to a URL."""
+    pass
+
+
+class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6780,6 +6205,8 @@ class CreateOtherElicitationRequest(BaseModel):
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode.
     """
+    model_config = ConfigDict(extra="allow")
+    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("mode", frozenset({"form", "url"}))
     message: str
     """A human-readable message describing what input is needed."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
@@ -6792,71 +6219,85 @@ class CreateOtherElicitationRequest(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
     mode: str
+    """Custom or future elicitation mode.
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode SHOULD preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+    """
+
+
+class CreateOtherRequestElicitationRequest(ElicitationRequestScope):
+    """Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode SHOULD preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+    """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("mode", frozenset({"form", "url"}))
+    message: str
+    """A human-readable message describing what input is needed."""
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
 
+    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-class ElicitationFormSessionMode(BaseModel):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-    session_id: Annotated[str, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-    tool_call_id: Annotated[Optional[str], Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    mode: str
+    """Custom or future elicitation mode.
 
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode SHOULD preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
     """
 
-    @field_validator("tool_call_id", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
-
-class ElicitationFormRequestMode(BaseModel):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
+class ElicitationFormSessionMode(ElicitationSessionScope):
+    """Tied to a session, optionally to a specific tool call within that session."""
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """A JSON Schema describing the form fields to present to the user."""
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
 
 
-class ElicitationUrlSessionMode(BaseModel):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-    url: str
-    """The URL to direct the user to."""
-    session_id: Annotated[str, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-    tool_call_id: Annotated[Optional[str], Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+class ElicitationFormRequestMode(ElicitationRequestScope):
+    """Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
     """
-
-    @field_validator("tool_call_id", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
 
 
-class ElicitationUrlRequestMode(BaseModel):
-    """URL-based elicitation mode where the client directs the user to a URL."""
+class ElicitationUrlSessionMode(ElicitationSessionScope):
+    """Tied to a session, optionally to a specific tool call within that session."""
     elicitation_id: Annotated[str, Field(alias="elicitationId")]
     """The unique identifier for this elicitation."""
-    url: str
+    url: AnyUrl
     """The URL to direct the user to."""
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
+
+
+class ElicitationUrlRequestMode(ElicitationRequestScope):
+    """Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
+    """
+    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+    url: AnyUrl
+    """The URL to direct the user to."""
 
 
 class SessionConfigOptionSelect(BaseModel):
@@ -6882,10 +6323,10 @@ class SessionConfigOptionSelect(BaseModel):
     """The set of selectable options."""
     type: Literal["select"] = "select"
 
-    @field_validator("description", "category", "field_meta", mode="wrap")
+    @field_validator("description", "category", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class SessionConfigOptionBoolean(BaseModel):
@@ -6909,10 +6350,10 @@ class SessionConfigOptionBoolean(BaseModel):
     """The current value of the boolean option."""
     type: Literal["boolean"] = "boolean"
 
-    @field_validator("description", "category", "field_meta", mode="wrap")
+    @field_validator("description", "category", mode="wrap")
     @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
+    def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return use_default_on_error(value, handler)
 
 
 class BooleanInitialSessionConfigOption(BaseModel):
@@ -6942,11 +6383,6 @@ class BooleanInitialSessionConfigOption(BaseModel):
     """The boolean value."""
     type: Literal["boolean"] = "boolean"
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class DefaultInitialSessionConfigOption(BaseModel):
     """**UNSTABLE**
@@ -6974,11 +6410,6 @@ class DefaultInitialSessionConfigOption(BaseModel):
     value: str
     """The value ID."""
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SetSessionConfigOptionBooleanRequest(BaseModel):
     """Request parameters for setting a session configuration option."""
@@ -6997,11 +6428,6 @@ class SetSessionConfigOptionBooleanRequest(BaseModel):
     """The boolean value."""
     type: Literal["boolean"] = "boolean"
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class SetSessionConfigOptionSelectRequest(BaseModel):
     """Request parameters for setting a session configuration option."""
@@ -7019,11 +6445,6 @@ class SetSessionConfigOptionSelectRequest(BaseModel):
     value: str
     """The value ID."""
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class AcceptElicitationResponse(BaseModel):
     """Response from the client to an elicitation request."""
@@ -7036,14 +6457,9 @@ class AcceptElicitationResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    content: Optional[Dict[str, ElicitationContentValue]] = None
+    content: Optional[Dict[str, Union[str, int, float, bool, List[str]]]] = None
     """The user-provided content, if any, as an object matching the requested schema."""
     action: Literal["accept"] = "accept"
-
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
 
 
 class DeclineElicitationResponse(BaseModel):
@@ -7059,11 +6475,6 @@ class DeclineElicitationResponse(BaseModel):
     """
     action: Literal["decline"] = "decline"
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class CancelElicitationResponse(BaseModel):
     """Response from the client to an elicitation request."""
@@ -7078,11 +6489,6 @@ class CancelElicitationResponse(BaseModel):
     """
     action: Literal["cancel"] = "cancel"
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-
 
 class OtherElicitationResponse(BaseModel):
     """Custom or future elicitation action.
@@ -7095,6 +6501,8 @@ class OtherElicitationResponse(BaseModel):
     payload when storing, replaying, proxying, or forwarding elicitation
     responses. They MUST NOT treat it as a known elicitation action.
     """
+    model_config = ConfigDict(extra="allow")
+    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("action", frozenset({"accept", "decline", "cancel"}))
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7105,13 +6513,46 @@ class OtherElicitationResponse(BaseModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
     action: str
+    """Custom or future elicitation action.
 
-    @field_validator("field_meta", mode="wrap")
-    @classmethod
-    def _default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return default_on_error(value, handler)
-    model_config = ConfigDict(extra="allow")
-    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("action", frozenset({"accept", "decline", "cancel"}))
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this action SHOULD preserve the raw
+    payload when storing, replaying, proxying, or forwarding elicitation
+    responses. They MUST NOT treat it as a known elicitation action.
+    """
+
+
+class ElicitationFormMode(RootModel[Union[ElicitationFormSessionMode, ElicitationFormRequestMode]]):
+    root: Union[ElicitationFormSessionMode, ElicitationFormRequestMode]
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
+class ElicitationUrlMode(RootModel[Union[ElicitationUrlSessionMode, ElicitationUrlRequestMode]]):
+    root: Union[ElicitationUrlSessionMode, ElicitationUrlRequestMode]
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+
+class AvailableCommandInput(RootModel[UnstructuredCommandInput]):
+    root: UnstructuredCommandInput
+    """The input specification for a command."""
+
+
+class ElicitationContentValue(RootModel[Union[str, int, float, bool, List[str]]]):
+    root: Union[str, int, float, bool, List[str]]
+    """Allowed wire representations for `ElicitationContentValue`."""
+
+
+class AgentResponse(RootModel[Union[AgentResponseMessage, AgentErrorMessage]]):
+    root: Union[AgentResponseMessage, AgentErrorMessage]
+    """A JSON-RPC response object."""
+
+
+class ClientResponse(RootModel[Union[ClientResponseMessage, ClientErrorMessage]]):
+    root: Union[ClientResponseMessage, ClientErrorMessage]
+    """A JSON-RPC response object."""
 
 
 ToolCallContent = Annotated[Union[ContentToolCallContent, FileEditToolCallContent, TerminalToolCallContent, SessionToolCallContent], Field(discriminator="type")]
@@ -7119,46 +6560,31 @@ ContentBlock = Annotated[Union[TextContentBlock, ImageContentBlock, AudioContent
 ElicitationPropertySchema = Union[ElicitationStringPropertySchema, ElicitationNumberPropertySchema, ElicitationIntegerPropertySchema, ElicitationBooleanPropertySchema, ElicitationMultiSelectPropertySchema, ElicitationOtherPropertySchema]
 MultiSelectItems = Union[StringMultiSelectItems, TitledMultiSelectItems, OtherMultiSelectItems]
 AuthMethod = Union[TerminalAuthMethod, AuthMethodAgent]
-SessionUpdate = Annotated[Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, AgentPlanUpdate, AgentPlanContentUpdate, AgentPlanRemovedUpdate, AvailableCommandsUpdateSessionUpdate, CurrentModeUpdateSessionUpdate, ConfigOptionUpdateSessionUpdate, SessionInfoUpdateSessionUpdate, UsageUpdateSessionUpdate, SessionUpdateNotice, SessionUpdateCompactionUpdate, SessionUpdateCompactionSummaryChunk, PromptSuggestionsUpdateSessionUpdate, CursorUpdateSessionUpdate, SubagentUpdateSessionUpdate, SessionMessageSessionUpdate, SessionMessageChunkSessionUpdate], Field(discriminator="session_update")]
+SessionUpdate = Annotated[Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, AgentPlanUpdate, AgentPlanContentUpdate, AgentPlanRemovedUpdate, AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, UsageUpdate, SessionUpdateNotice, SessionUpdateCompactionUpdate, SessionUpdateCompactionSummaryChunk, PromptSuggestionsUpdate, CursorUpdate, SubagentUpdate, SessionMessage, SessionMessageChunk], Field(discriminator="session_update")]
 PlanUpdateContent = Annotated[Union[PlanUpdateItems, PlanUpdateMarkdown], Field(discriminator="type")]
 CursorAnchor = Union[UserMessageCursorAnchor, AgentMessageCursorAnchor, AgentThoughtCursorAnchor, SessionMessageCursorAnchor, ToolCallCursorAnchor, CompactionCursorAnchor, OtherCursorAnchor]
 StateUpdate = Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate, OtherStateUpdate]
 McpServer = Union[HttpMcpServer, SseMcpServer, AcpMcpServer, McpServerStdio]
 RequestPermissionOutcome = Annotated[Union[DeniedOutcome, AllowedOutcome], Field(discriminator="outcome")]
 NesSuggestion = Annotated[Union[NesEditSuggestionVariant, NesJumpSuggestionVariant, NesRenameSuggestionVariant, NesSearchAndReplaceSuggestionVariant], Field(discriminator="kind")]
-RequestId = Union[None, int, str]
-ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
-ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
-Role = Literal["assistant", "user"]
 EmbeddedResourceResource = Union[TextResourceContents, BlobResourceContents]
-PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+CreateFormElicitationRequest = Union[CreateFormSessionElicitationRequest, CreateFormRequestElicitationRequest]
+CreateUrlElicitationRequest = Union[CreateUrlSessionElicitationRequest, CreateUrlRequestElicitationRequest]
+CreateOtherElicitationRequest = Union[CreateOtherSessionElicitationRequest, CreateOtherRequestElicitationRequest]
 CreateElicitationRequest = Union[CreateFormElicitationRequest, CreateUrlElicitationRequest, CreateOtherElicitationRequest]
-ElicitationSchemaType = Literal["object"]
-StringFormat = Literal["email", "uri", "date", "date-time"]
-ElicitationFormMode = Union[ElicitationFormSessionMode, ElicitationFormRequestMode]
-ElicitationUrlMode = Union[ElicitationUrlSessionMode, ElicitationUrlRequestMode]
-LlmProtocol = Union[Literal["anthropic", "openai", "azure", "vertex", "bedrock"], str]
-AuthState = Union[Literal["authenticated", "unauthenticated", "not_required", "unknown"], str]
-SessionConfigOption = Union[SessionConfigOptionSelect, SessionConfigOptionBoolean]
-SessionConfigOptionCategory = Union[Literal["mode", "model", "model_config", "speed", "thought_level"], str]
+SessionConfigOption = Annotated[Union[SessionConfigOptionSelect, SessionConfigOptionBoolean], Field(discriminator="type")]
 SessionConfigSelectOptions = Union[List[SessionConfigSelectOption], List[SessionConfigSelectGroup]]
-SessionStatus = Union[Literal["open", "saved"], str]
-StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-PlanEntryPriority = Literal["high", "medium", "low"]
-PlanEntryStatus = Literal["pending", "in_progress", "completed"]
-AvailableCommandInput = Union[UnstructuredCommandInput]
-NoticeSeverity = Union[Literal["info", "warning", "error"], str]
-CompactionStatus = Union[Literal["in_progress", "completed", "failed", "cancelled"], str]
-CursorAnchorPosition = Union[Literal["before", "after"], str]
-SystemPromptMode = Union[Literal["append", "override"], str]
 InitialSessionConfigOption = Union[BooleanInitialSessionConfigOption, DefaultInitialSessionConfigOption]
-SessionArchiveFilter = Union[Literal["exclude", "include", "only"], str]
 SetSessionConfigOptionRequest = Union[SetSessionConfigOptionBooleanRequest, SetSessionConfigOptionSelectRequest]
 CreateElicitationResponse = Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse, OtherElicitationResponse]
-ElicitationContentValue = Union[str, int, float, bool, List[str]]
 MessageMcpResponse = Union[MessageMcpResponseResult, MessageMcpResponseError]
-NesDiagnosticSeverity = Literal["error", "warning", "information", "hint"]
-RejectNesNotificationReason = Literal["rejected", "ignored", "replaced", "cancelled"]
-SuggestNesRequestTriggerKind = Literal["automatic", "diagnostic", "manual"]
 AgentAuthMethod = AuthMethodAgent
-ElicitationMode = Union[ElicitationFormMode, ElicitationUrlMode]
+ElicitationMode = Union[ElicitationFormSessionMode, ElicitationFormRequestMode, ElicitationUrlSessionMode, ElicitationUrlRequestMode]
+
+
+class Jsonrpc(Enum):
+    field_2_0 = "2.0"
+
+
+# Every model complete at import (annotations name classes and aliases defined later).
+rebuild_models(globals())
