@@ -390,9 +390,14 @@ class Emitter:
                     self.union_alias(name, scoped, v.doc)
                     members.append(name)
                     continue
-                fields = own + (self.merged_fields(payload) if isinstance(payload, ir.Struct) else [])
                 name = self.variant_name(s.name, v.tag)
-                self.variant_classes.append(self.model(name, s.doc, fields, tag=(u.tag, v.tag)))
+                if isinstance(payload, ir.Struct) and payload.union is None and payload.inline_of is None:
+                    # A subclass of the payload's (named) model, with the object's fields and the tag.
+                    base = self.renamed.get(payload.name, payload.name)
+                    self.variant_classes.append(self.model(name, s.doc, own, base=base, tag=(u.tag, v.tag)))
+                else:
+                    fields = own + (self.merged_fields(payload) if isinstance(payload, ir.Struct) else [])
+                    self.variant_classes.append(self.model(name, s.doc, fields, tag=(u.tag, v.tag)))
                 members.append(name)
             if u.default is not None:
                 payload = self.defs[u.default.payload]

@@ -6300,7 +6300,7 @@ class ElicitationUrlRequestMode(ElicitationRequestScope):
     """The URL to direct the user to."""
 
 
-class SessionConfigOptionSelect(BaseModel):
+class SessionConfigOptionSelect(SessionConfigSelect):
     """A session configuration option selector and its current state."""
     id: str
     """Unique identifier for the configuration option."""
@@ -6317,10 +6317,6 @@ class SessionConfigOptionSelect(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    current_value: Annotated[str, Field(alias="currentValue")]
-    """The currently selected value."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
     type: Literal["select"] = "select"
 
     @field_validator("description", "category", mode="wrap")
@@ -6329,7 +6325,7 @@ class SessionConfigOptionSelect(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class SessionConfigOptionBoolean(BaseModel):
+class SessionConfigOptionBoolean(SessionConfigBoolean):
     """A session configuration option selector and its current state."""
     id: str
     """Unique identifier for the configuration option."""
@@ -6346,8 +6342,6 @@ class SessionConfigOptionBoolean(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    current_value: Annotated[bool, Field(alias="currentValue")]
-    """The current value of the boolean option."""
     type: Literal["boolean"] = "boolean"
 
     @field_validator("description", "category", mode="wrap")
@@ -6446,7 +6440,7 @@ class SetSessionConfigOptionSelectRequest(BaseModel):
     """The value ID."""
 
 
-class AcceptElicitationResponse(BaseModel):
+class AcceptElicitationResponse(ElicitationAcceptAction):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6457,8 +6451,6 @@ class AcceptElicitationResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    content: Optional[Dict[str, Union[str, int, float, bool, List[str]]]] = None
-    """The user-provided content, if any, as an object matching the requested schema."""
     action: Literal["accept"] = "accept"
 
 
