@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_snake
 from pydantic_core import PydanticUseDefault
 
 
-def use_default_on_error(value: Any, handler: Callable[[Any], Any]) -> Any:
+def use_default_on_error(value: Any, handler: Callable[[Any], Any], _info: Any = None) -> Any:
     """A value that does not validate reads as the field's default
     (``x-deserialize-default-on-error``)."""
     try:
@@ -33,7 +33,7 @@ def use_default_on_error(value: Any, handler: Callable[[Any], Any]) -> Any:
         raise PydanticUseDefault() from None
 
 
-def skip_invalid_items(value: Any, handler: Callable[[Any], Any]) -> Any:
+def skip_invalid_items(value: Any, handler: Callable[[Any], Any], _info: Any = None) -> Any:
     """Items of a list that do not validate are dropped, the others validated
     as the field says (``x-deserialize-skip-invalid-items``)."""
     if not isinstance(value, list):
@@ -47,7 +47,7 @@ def skip_invalid_items(value: Any, handler: Callable[[Any], Any]) -> Any:
     return kept
 
 
-def coerce_protocol_version(value: Any) -> Any:
+def coerce_protocol_version(value: Any, _info: Any = None) -> Any:
     """A protocol version as an integer: a numeric string is read as its number,
     anything else that is not an integer (a legacy date string) as version 1."""
     if isinstance(value, int):

@@ -42,6 +42,7 @@ SessionArchiveFilter = Union[Literal["exclude", "include", "only"], str]
 NesDiagnosticSeverity = Literal["error", "warning", "information", "hint"]
 RejectNesNotificationReason = Literal["rejected", "ignored", "replaced", "cancelled"]
 SuggestNesRequestTriggerKind = Literal["automatic", "diagnostic", "manual"]
+ElicitationContent = Dict[str, Union[str, int, float, bool, List[str]]]
 
 
 class WriteTextFileRequest(BaseModel):
