@@ -104,7 +104,10 @@ class Converter:
             return {"$ref": REF + self.lift_union(node)}
         if "enum" in node and node.get("type") == "string" and field is not None:
             name = owner + camel(snake_to_camel(field))
-            self.out[name] = {"oneOf": [{"type": "string", "const": value} for value in node["enum"]]}
+            self.out[name] = {
+                "description": f"The values of `{owner}.{field}`.",
+                "oneOf": [{"description": f"`{value}`.", "type": "string", "const": value} for value in node["enum"]],
+            }
             return {"$ref": REF + name}
         out: dict[str, Any] = {}
         for key, value in node.items():
@@ -125,6 +128,8 @@ class Converter:
 
     def property(self, prop: dict[str, Any], owner: str, name: str) -> dict[str, Any]:
         converted = self.node(prop, owner, name)
+        # The source has no text for some: every generated field is documented.
+        converted.setdefault("description", f"`{name}` (undocumented in the source).")
         if "$ref" in converted and len(converted) > 1:
             ref = converted.pop("$ref")
             converted = {**converted, "allOf": [{"$ref": ref}]}
@@ -144,16 +149,19 @@ class Converter:
             raw["properties"].pop(tag, None)
             raw["required"] = [r for r in raw.get("required", []) if r != tag]
             self.define(payload, raw)
-            variants.append({"type": "object", "properties": {tag: {"type": "string", "const": value}},
+            variants.append({"description": f"The `{value}` variant.", "type": "object",
+                             "properties": {tag: {"type": "string", "const": value}},
                              "required": [tag], "allOf": [{"$ref": REF + payload}]})
         (name,) = union_names
         order = [ref[len(REF):].removesuffix("Variant") for ref in (b["$ref"] for b in node["oneOf"])]
         variants.sort(key=lambda v: order.index(v["allOf"][0]["$ref"][len(REF):]))
-        self.out[name] = {"oneOf": variants, "discriminator": {"propertyName": tag}}
+        self.out[name] = {"description": f"One of the variants told apart by `{tag}`.", "oneOf": variants,
+                          "discriminator": {"propertyName": tag}}
         return name
 
     def define(self, name: str, raw: dict[str, Any]) -> None:
         converted = self.node(raw, name, None)
+        converted = {"description": raw.get("description") or f"`{name}` (undocumented in the source).", **converted}
         model = getattr(acp.schema, name, None)
         if isinstance(model, type) and issubclass(model, BaseModel):
             for prop in lenient_fields(model):
@@ -183,6 +191,9 @@ def main() -> int:
     for m in methods:
         for role in ("params", "result"):
             if m[role]:
+                if converter.out[m[role]]["description"].endswith("(undocumented in the source)."):
+                    what = "Parameters of" if role == "params" else "The result of"
+                    converter.out[m[role]]["description"] = f"{what} the `{m['method']}` {m['kind']}."
                 converter.out[m[role]]["x-side"] = m["side"]
                 converter.out[m[role]]["x-method"] = m["method"]
     # What the definitions refer to must exist here or in --have.

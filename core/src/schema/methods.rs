@@ -67,14 +67,17 @@ pub(crate) mod agent {
             ///
             /// Terminates the current authenticated session.
             logout(LogoutRequest) -> LogoutResponse = "logout";
+            /// Parameters of the `nes/close` request.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+            /// Parameters of the `nes/start` request.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+            /// Parameters of the `nes/suggest` request.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
@@ -245,22 +248,27 @@ pub(crate) mod agent {
             cancel(CancelNotification) = "session/cancel";
         }
         optional_notifications {
+            /// Parameters of the `document/didChange` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             did_change_document(DidChangeDocumentNotification) = "document/didChange";
+            /// Parameters of the `document/didClose` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             did_close_document(DidCloseDocumentNotification) = "document/didClose";
+            /// Parameters of the `document/didFocus` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+            /// Parameters of the `document/didOpen` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+            /// Parameters of the `document/didSave` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
@@ -277,10 +285,12 @@ pub(crate) mod agent {
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             message_mcp(MessageMcpNotification) = "mcp/message";
+            /// Parameters of the `nes/accept` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             accept_nes(AcceptNesNotification) = "nes/accept";
+            /// Parameters of the `nes/reject` notification.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
@@ -305,10 +315,12 @@ pub(crate) mod agent {
                 ///
                 /// Only available if the client supports the `fs.writeTextFile` capability.
                 write_text_file(WriteTextFileRequest) -> WriteTextFileResponse = "fs/write_text_file";
+                /// Parameters of the `mcp/connect` request.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+                /// Parameters of the `mcp/disconnect` request.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
@@ -405,10 +417,12 @@ pub(crate) mod client {
             ///
             /// Only available if the client supports the `fs.writeTextFile` capability.
             write_text_file(WriteTextFileRequest) -> WriteTextFileResponse = "fs/write_text_file";
+            /// Parameters of the `mcp/connect` request.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+            /// Parameters of the `mcp/disconnect` request.
             ///
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
@@ -491,14 +505,17 @@ pub(crate) mod client {
                 ///
                 /// Terminates the current authenticated session.
                 logout(LogoutRequest) -> LogoutResponse = "logout";
+                /// Parameters of the `nes/close` request.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+                /// Parameters of the `nes/start` request.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+                /// Parameters of the `nes/suggest` request.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
@@ -675,22 +692,27 @@ pub(crate) mod client {
             handles {
             }
             notifications {
+                /// Parameters of the `document/didChange` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 did_change_document(DidChangeDocumentNotification) = "document/didChange";
+                /// Parameters of the `document/didClose` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 did_close_document(DidCloseDocumentNotification) = "document/didClose";
+                /// Parameters of the `document/didFocus` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+                /// Parameters of the `document/didOpen` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+                /// Parameters of the `document/didSave` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
@@ -707,10 +729,12 @@ pub(crate) mod client {
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 message_mcp(MessageMcpNotification) = "mcp/message";
+                /// Parameters of the `nes/accept` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 accept_nes(AcceptNesNotification) = "nes/accept";
+                /// Parameters of the `nes/reject` notification.
                 ///
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]

@@ -6018,6 +6018,8 @@ support::read_struct! { ProxySuccessorNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `nes/accept` notification.
+///
 /// Params of the `nes/accept` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct AcceptNesNotification {
@@ -6062,6 +6064,8 @@ support::read_struct! { AcceptNesNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `nes/close` request.
+///
 /// Params of the `nes/close` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseNesRequest {
@@ -6101,6 +6105,8 @@ support::read_struct! { CloseNesRequest {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// The result of the `nes/close` request.
+///
 /// Result of the `nes/close` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CloseNesResponse {
@@ -6135,6 +6141,8 @@ support::read_struct! { CloseNesResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `mcp/connect` request.
+///
 /// Params of the `mcp/connect` request (handled by the client).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ConnectMcpRequest {
@@ -6174,6 +6182,8 @@ support::read_struct! { ConnectMcpRequest {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// The result of the `mcp/connect` request.
+///
 /// Result of the `mcp/connect` request (handled by the client).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ConnectMcpResponse {
@@ -6213,6 +6223,8 @@ support::read_struct! { ConnectMcpResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `document/didChange` notification.
+///
 /// Params of the `document/didChange` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidChangeDocumentNotification {
@@ -6272,6 +6284,8 @@ support::read_struct! { DidChangeDocumentNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `document/didClose` notification.
+///
 /// Params of the `document/didClose` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidCloseDocumentNotification {
@@ -6316,6 +6330,8 @@ support::read_struct! { DidCloseDocumentNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `document/didFocus` notification.
+///
 /// Params of the `document/didFocus` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidFocusDocumentNotification {
@@ -6381,6 +6397,8 @@ support::read_struct! { DidFocusDocumentNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `document/didOpen` notification.
+///
 /// Params of the `document/didOpen` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidOpenDocumentNotification {
@@ -6446,6 +6464,8 @@ support::read_struct! { DidOpenDocumentNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `document/didSave` notification.
+///
 /// Params of the `document/didSave` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DidSaveDocumentNotification {
@@ -6490,6 +6510,8 @@ support::read_struct! { DidSaveDocumentNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `mcp/disconnect` request.
+///
 /// Params of the `mcp/disconnect` request (handled by the client).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DisconnectMcpRequest {
@@ -6529,6 +6551,8 @@ support::read_struct! { DisconnectMcpRequest {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// The result of the `mcp/disconnect` request.
+///
 /// Result of the `mcp/disconnect` request (handled by the client).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DisconnectMcpResponse {
@@ -6563,6 +6587,7 @@ support::read_struct! { DisconnectMcpResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesDiagnostic` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NesDiagnostic {
     /// The URI of the file containing the diagnostic.
@@ -6571,6 +6596,7 @@ pub struct NesDiagnostic {
     /// The range of the diagnostic.
     #[serde(rename = "range")]
     pub range: Range,
+    /// `severity` (undocumented in the source).
     #[serde(rename = "severity")]
     pub severity: NesDiagnosticSeverity,
     /// The diagnostic message.
@@ -6621,14 +6647,20 @@ support::read_struct! { NesDiagnostic {
 } }
 
 support::string_enum! {
+    /// The values of `NesDiagnostic.severity`.
     pub enum NesDiagnosticSeverity {
+        /// `error`.
         Error = "error",
+        /// `warning`.
         Warning = "warning",
+        /// `information`.
         Information = "information",
+        /// `hint`.
         Hint = "hint",
     }
 }
 
+/// `NesEditHistoryEntry` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesEditHistoryEntry {
     /// The URI of the edited file.
@@ -6672,6 +6704,7 @@ support::read_struct! { NesEditHistoryEntry {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesEditSuggestion` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesEditSuggestion {
     /// Unique identifier for accept/reject tracking.
@@ -6730,6 +6763,7 @@ support::read_struct! { NesEditSuggestion {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesExcerpt` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesExcerpt {
     /// The start line of the excerpt (zero-based).
@@ -6778,6 +6812,7 @@ support::read_struct! { NesExcerpt {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesJumpSuggestion` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesJumpSuggestion {
     /// Unique identifier for accept/reject tracking.
@@ -6826,6 +6861,7 @@ support::read_struct! { NesJumpSuggestion {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesOpenFile` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesOpenFile {
     /// The URI of the file.
@@ -6889,6 +6925,7 @@ support::read_struct! { NesOpenFile {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesRecentFile` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRecentFile {
     /// The URI of the file.
@@ -6937,6 +6974,7 @@ support::read_struct! { NesRecentFile {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesRelatedSnippet` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRelatedSnippet {
     /// The URI of the file containing the snippets.
@@ -6980,6 +7018,7 @@ support::read_struct! { NesRelatedSnippet {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesRenameSuggestion` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRenameSuggestion {
     /// Unique identifier for accept/reject tracking.
@@ -7038,6 +7077,7 @@ support::read_struct! { NesRenameSuggestion {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesRepository` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRepository {
     /// The repository name.
@@ -7086,6 +7126,7 @@ support::read_struct! { NesRepository {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesSearchAndReplaceSuggestion` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesSearchAndReplaceSuggestion {
     /// Unique identifier for accept/reject tracking.
@@ -7149,6 +7190,7 @@ support::read_struct! { NesSearchAndReplaceSuggestion {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesSuggestContext` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesSuggestContext {
     /// Recently accessed files.
@@ -7212,14 +7254,23 @@ support::read_struct! { NesSuggestContext {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// One of the variants told apart by `kind`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NesSuggestion {
+    /// The `edit` variant.
+    ///
     /// Tagged `"kind": "edit"`.
     Edit(NesEditSuggestion),
+    /// The `jump` variant.
+    ///
     /// Tagged `"kind": "jump"`.
     Jump(NesJumpSuggestion),
+    /// The `rename` variant.
+    ///
     /// Tagged `"kind": "rename"`.
     Rename(NesRenameSuggestion),
+    /// The `searchAndReplace` variant.
+    ///
     /// Tagged `"kind": "searchAndReplace"`.
     SearchAndReplace(NesSearchAndReplaceSuggestion),
     /// A `kind` this schema version does not know (a newer peer's): the whole object, `kind` included, kept as is so it survives a round trip.
@@ -7323,6 +7374,7 @@ impl From<NesSearchAndReplaceSuggestion> for NesSuggestion {
     }
 }
 
+/// `NesTextEdit` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesTextEdit {
     /// The range to replace.
@@ -7366,6 +7418,7 @@ support::read_struct! { NesTextEdit {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesUserAction` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesUserAction {
     /// The kind of action (e.g., "insertChar", "cursorMovement").
@@ -7424,6 +7477,7 @@ support::read_struct! { NesUserAction {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `Position` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Position {
     /// Zero-based line number.
@@ -7467,6 +7521,7 @@ support::read_struct! { Position {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `Range` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Range {
     /// The start position (inclusive).
@@ -7510,6 +7565,8 @@ support::read_struct! { Range {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `nes/reject` notification.
+///
 /// Params of the `nes/reject` notification (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct RejectNesNotification {
@@ -7565,14 +7622,21 @@ support::read_struct! { RejectNesNotification {
 } }
 
 support::string_enum! {
+    /// The values of `RejectNesNotification.reason`.
     pub enum RejectNesNotificationReason {
+        /// `rejected`.
         Rejected = "rejected",
+        /// `ignored`.
         Ignored = "ignored",
+        /// `replaced`.
         Replaced = "replaced",
+        /// `cancelled`.
         Cancelled = "cancelled",
     }
 }
 
+/// Parameters of the `nes/start` request.
+///
 /// Params of the `nes/start` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StartNesRequest {
@@ -7632,6 +7696,8 @@ support::read_struct! { StartNesRequest {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// The result of the `nes/start` request.
+///
 /// Result of the `nes/start` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct StartNesResponse {
@@ -7671,6 +7737,8 @@ support::read_struct! { StartNesResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `nes/suggest` request.
+///
 /// Params of the `nes/suggest` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SuggestNesRequest {
@@ -7689,6 +7757,7 @@ pub struct SuggestNesRequest {
     /// The current text selection range, if any.
     #[serde(rename = "selection", default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<Range>,
+    /// `triggerKind` (undocumented in the source).
     #[serde(rename = "triggerKind")]
     pub trigger_kind: SuggestNesRequestTriggerKind,
     /// Context for the suggestion, included based on agent capabilities.
@@ -7746,13 +7815,19 @@ support::read_struct! { SuggestNesRequest {
 } }
 
 support::string_enum! {
+    /// The values of `SuggestNesRequest.triggerKind`.
     pub enum SuggestNesRequestTriggerKind {
+        /// `automatic`.
         Automatic = "automatic",
+        /// `diagnostic`.
         Diagnostic = "diagnostic",
+        /// `manual`.
         Manual = "manual",
     }
 }
 
+/// The result of the `nes/suggest` request.
+///
 /// Result of the `nes/suggest` request (handled by the agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SuggestNesResponse {
@@ -7792,6 +7867,7 @@ support::read_struct! { SuggestNesResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `TextDocumentContentChangeEvent` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextDocumentContentChangeEvent {
     /// The range of the document that changed. If `None`, the entire content is replaced.
@@ -7835,6 +7911,7 @@ support::read_struct! { TextDocumentContentChangeEvent {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `WorkspaceFolder` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct WorkspaceFolder {
     /// The URI of the folder.

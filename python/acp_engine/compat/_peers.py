@@ -65,9 +65,11 @@ class ClientMethods(_Peer):
         return await self._call(CLIENT_METHODS["fs_write_text_file"], _schema.WriteTextFileRequest(session_id=session_id, path=path, content=content, field_meta=kwargs or None), 'WriteTextFileResponse')  # type: ignore[no-any-return]
 
     async def connect_mcp(self, server_id: str, **kwargs: Any) -> _schema.ConnectMcpResponse:
+        """Parameters of the `mcp/connect` request."""
         return await self._call(CLIENT_METHODS["mcp_connect"], _schema.ConnectMcpRequest(server_id=server_id, field_meta=kwargs or None), 'ConnectMcpResponse')  # type: ignore[no-any-return]
 
     async def disconnect_mcp(self, connection_id: str, **kwargs: Any) -> _schema.DisconnectMcpResponse:
+        """Parameters of the `mcp/disconnect` request."""
         return await self._call(CLIENT_METHODS["mcp_disconnect"], _schema.DisconnectMcpRequest(connection_id=connection_id, field_meta=kwargs or None), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
 
     async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
@@ -143,18 +145,23 @@ class AgentMethods(_Peer):
         return await self._call(AGENT_METHODS["authenticate"], _schema.AuthenticateRequest(method_id=method_id, field_meta=kwargs or None), 'AuthenticateResponse')  # type: ignore[no-any-return]
 
     async def did_change_document(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
+        """Parameters of the `document/didChange` notification."""
         await self._notify(AGENT_METHODS["document_didChange"], _schema.DidChangeDocumentNotification(session_id=session_id, uri=uri, version=version, content_changes=content_changes, field_meta=kwargs or None))
 
     async def did_close_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didClose` notification."""
         await self._notify(AGENT_METHODS["document_didClose"], _schema.DidCloseDocumentNotification(session_id=session_id, uri=uri, field_meta=kwargs or None))
 
     async def did_focus_document(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
+        """Parameters of the `document/didFocus` notification."""
         await self._notify(AGENT_METHODS["document_didFocus"], _schema.DidFocusDocumentNotification(session_id=session_id, uri=uri, version=version, position=position, visible_range=visible_range, field_meta=kwargs or None))
 
     async def did_open_document(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didOpen` notification."""
         await self._notify(AGENT_METHODS["document_didOpen"], _schema.DidOpenDocumentNotification(session_id=session_id, uri=uri, language_id=language_id, version=version, text=text, field_meta=kwargs or None))
 
     async def did_save_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didSave` notification."""
         await self._notify(AGENT_METHODS["document_didSave"], _schema.DidSaveDocumentNotification(session_id=session_id, uri=uri, field_meta=kwargs or None))
 
     async def initialize(self, protocol_version: int, client_capabilities: Optional[_schema.ClientCapabilities] = None, client_info: Optional[_schema.Implementation] = None, **kwargs: Any) -> _schema.InitializeResponse:
@@ -186,18 +193,23 @@ class AgentMethods(_Peer):
         await self._notify(AGENT_METHODS["mcp_message"], _schema.MessageMcpNotification(server_id=server_id, request_id=request_id, method=method, params=params, field_meta=kwargs or None))
 
     async def accept_nes(self, session_id: str, id: str, **kwargs: Any) -> None:
+        """Parameters of the `nes/accept` notification."""
         await self._notify(AGENT_METHODS["nes_accept"], _schema.AcceptNesNotification(session_id=session_id, id=id, field_meta=kwargs or None))
 
     async def close_nes(self, session_id: str, **kwargs: Any) -> _schema.CloseNesResponse:
+        """Parameters of the `nes/close` request."""
         return await self._call(AGENT_METHODS["nes_close"], _schema.CloseNesRequest(session_id=session_id, field_meta=kwargs or None), 'CloseNesResponse')  # type: ignore[no-any-return]
 
     async def reject_nes(self, session_id: str, id: str, reason: Optional[_schema.RejectNesNotificationReason] = None, **kwargs: Any) -> None:
+        """Parameters of the `nes/reject` notification."""
         await self._notify(AGENT_METHODS["nes_reject"], _schema.RejectNesNotification(session_id=session_id, id=id, reason=reason, field_meta=kwargs or None))
 
     async def start_nes(self, workspace_uri: Optional[str] = None, workspace_folders: Optional[List[_schema.WorkspaceFolder]] = None, repository: Optional[_schema.NesRepository] = None, **kwargs: Any) -> _schema.StartNesResponse:
+        """Parameters of the `nes/start` request."""
         return await self._call(AGENT_METHODS["nes_start"], _schema.StartNesRequest(workspace_uri=workspace_uri, workspace_folders=workspace_folders, repository=repository, field_meta=kwargs or None), 'StartNesResponse')  # type: ignore[no-any-return]
 
     async def suggest_nes(self, session_id: str, uri: str, version: int, position: _schema.Position, trigger_kind: _schema.SuggestNesRequestTriggerKind, selection: Optional[_schema.Range] = None, context: Optional[_schema.NesSuggestContext] = None, **kwargs: Any) -> _schema.SuggestNesResponse:
+        """Parameters of the `nes/suggest` request."""
         return await self._call(AGENT_METHODS["nes_suggest"], _schema.SuggestNesRequest(session_id=session_id, uri=uri, version=version, position=position, selection=selection, trigger_kind=trigger_kind, context=context, field_meta=kwargs or None), 'SuggestNesResponse')  # type: ignore[no-any-return]
 
     async def disable_provider(self, provider_id: str, **kwargs: Any) -> _schema.DisableProviderResponse:

@@ -56,9 +56,11 @@ class Client(Protocol):
         ...
 
     async def connect_mcp(self, server_id: str, **kwargs: Any) -> _schema.ConnectMcpResponse:
+        """Parameters of the `mcp/connect` request."""
         ...
 
     async def disconnect_mcp(self, connection_id: str, **kwargs: Any) -> _schema.DisconnectMcpResponse:
+        """Parameters of the `mcp/disconnect` request."""
         ...
 
     async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
@@ -139,18 +141,23 @@ class Agent(Protocol):
         ...
 
     async def did_change_document(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
+        """Parameters of the `document/didChange` notification."""
         ...
 
     async def did_close_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didClose` notification."""
         ...
 
     async def did_focus_document(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
+        """Parameters of the `document/didFocus` notification."""
         ...
 
     async def did_open_document(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didOpen` notification."""
         ...
 
     async def did_save_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didSave` notification."""
         ...
 
     async def initialize(self, protocol_version: int, client_capabilities: Optional[_schema.ClientCapabilities] = None, client_info: Optional[_schema.Implementation] = None, **kwargs: Any) -> _schema.InitializeResponse:
@@ -182,18 +189,23 @@ class Agent(Protocol):
         ...
 
     async def accept_nes(self, session_id: str, id: str, **kwargs: Any) -> None:
+        """Parameters of the `nes/accept` notification."""
         ...
 
     async def close_nes(self, session_id: str, **kwargs: Any) -> _schema.CloseNesResponse:
+        """Parameters of the `nes/close` request."""
         ...
 
     async def reject_nes(self, session_id: str, id: str, reason: Optional[_schema.RejectNesNotificationReason] = None, **kwargs: Any) -> None:
+        """Parameters of the `nes/reject` notification."""
         ...
 
     async def start_nes(self, workspace_uri: Optional[str] = None, workspace_folders: Optional[List[_schema.WorkspaceFolder]] = None, repository: Optional[_schema.NesRepository] = None, **kwargs: Any) -> _schema.StartNesResponse:
+        """Parameters of the `nes/start` request."""
         ...
 
     async def suggest_nes(self, session_id: str, uri: str, version: int, position: _schema.Position, trigger_kind: _schema.SuggestNesRequestTriggerKind, selection: Optional[_schema.Range] = None, context: Optional[_schema.NesSuggestContext] = None, **kwargs: Any) -> _schema.SuggestNesResponse:
+        """Parameters of the `nes/suggest` request."""
         ...
 
     async def disable_provider(self, provider_id: str, **kwargs: Any) -> _schema.DisableProviderResponse:

@@ -2666,7 +2666,10 @@ class _AcceptNesNotificationBase(TypedDict):
 
 
 class AcceptNesNotification(_AcceptNesNotificationBase, total=False):
-    """Params of the `nes/accept` notification (handled by the agent)."""
+    """Parameters of the `nes/accept` notification.
+
+    Params of the `nes/accept` notification (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2680,7 +2683,10 @@ class _CloseNesRequestBase(TypedDict):
 
 
 class CloseNesRequest(_CloseNesRequestBase, total=False):
-    """Params of the `nes/close` request (handled by the agent)."""
+    """Parameters of the `nes/close` request.
+
+    Params of the `nes/close` request (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2689,7 +2695,10 @@ class CloseNesRequest(_CloseNesRequestBase, total=False):
 
 
 class CloseNesResponse(TypedDict, total=False):
-    """Result of the `nes/close` request (handled by the agent)."""
+    """The result of the `nes/close` request.
+
+    Result of the `nes/close` request (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2703,7 +2712,10 @@ class _ConnectMcpRequestBase(TypedDict):
 
 
 class ConnectMcpRequest(_ConnectMcpRequestBase, total=False):
-    """Params of the `mcp/connect` request (handled by the client)."""
+    """Parameters of the `mcp/connect` request.
+
+    Params of the `mcp/connect` request (handled by the client).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2717,7 +2729,10 @@ class _ConnectMcpResponseBase(TypedDict):
 
 
 class ConnectMcpResponse(_ConnectMcpResponseBase, total=False):
-    """Result of the `mcp/connect` request (handled by the client)."""
+    """The result of the `mcp/connect` request.
+
+    Result of the `mcp/connect` request (handled by the client).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2733,6 +2748,8 @@ class _PositionBase(TypedDict):
 
 
 class Position(_PositionBase, total=False):
+    """`Position` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2747,6 +2764,8 @@ class _RangeBase(TypedDict):
 
 
 class Range(_RangeBase, total=False):
+    """`Range` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2759,6 +2778,8 @@ class _TextDocumentContentChangeEventBase(TypedDict):
 
 
 class TextDocumentContentChangeEvent(_TextDocumentContentChangeEventBase, total=False):
+    """`TextDocumentContentChangeEvent` (undocumented in the source)."""
+
     # The range of the document that changed. If `None`, the entire content is replaced.
     range: Optional[Range]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2779,7 +2800,10 @@ class _DidChangeDocumentNotificationBase(TypedDict):
 
 
 class DidChangeDocumentNotification(_DidChangeDocumentNotificationBase, total=False):
-    """Params of the `document/didChange` notification (handled by the agent)."""
+    """Parameters of the `document/didChange` notification.
+
+    Params of the `document/didChange` notification (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2795,7 +2819,10 @@ class _DidCloseDocumentNotificationBase(TypedDict):
 
 
 class DidCloseDocumentNotification(_DidCloseDocumentNotificationBase, total=False):
-    """Params of the `document/didClose` notification (handled by the agent)."""
+    """Parameters of the `document/didClose` notification.
+
+    Params of the `document/didClose` notification (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2817,7 +2844,10 @@ class _DidFocusDocumentNotificationBase(TypedDict):
 
 
 class DidFocusDocumentNotification(_DidFocusDocumentNotificationBase, total=False):
-    """Params of the `document/didFocus` notification (handled by the agent)."""
+    """Parameters of the `document/didFocus` notification.
+
+    Params of the `document/didFocus` notification (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2839,7 +2869,10 @@ class _DidOpenDocumentNotificationBase(TypedDict):
 
 
 class DidOpenDocumentNotification(_DidOpenDocumentNotificationBase, total=False):
-    """Params of the `document/didOpen` notification (handled by the agent)."""
+    """Parameters of the `document/didOpen` notification.
+
+    Params of the `document/didOpen` notification (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2855,7 +2888,10 @@ class _DidSaveDocumentNotificationBase(TypedDict):
 
 
 class DidSaveDocumentNotification(_DidSaveDocumentNotificationBase, total=False):
-    """Params of the `document/didSave` notification (handled by the agent)."""
+    """Parameters of the `document/didSave` notification.
+
+    Params of the `document/didSave` notification (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2869,7 +2905,10 @@ class _DisconnectMcpRequestBase(TypedDict):
 
 
 class DisconnectMcpRequest(_DisconnectMcpRequestBase, total=False):
-    """Params of the `mcp/disconnect` request (handled by the client)."""
+    """Parameters of the `mcp/disconnect` request.
+
+    Params of the `mcp/disconnect` request (handled by the client).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2878,7 +2917,10 @@ class DisconnectMcpRequest(_DisconnectMcpRequestBase, total=False):
 
 
 class DisconnectMcpResponse(TypedDict, total=False):
-    """Result of the `mcp/disconnect` request (handled by the client)."""
+    """The result of the `mcp/disconnect` request.
+
+    Result of the `mcp/disconnect` request (handled by the client).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2887,6 +2929,7 @@ class DisconnectMcpResponse(TypedDict, total=False):
 
 
 NesDiagnosticSeverity = Literal["error", "warning", "information", "hint"]
+"""The values of `NesDiagnostic.severity`."""
 
 
 class _NesDiagnosticBase(TypedDict):
@@ -2894,12 +2937,15 @@ class _NesDiagnosticBase(TypedDict):
     uri: str
     # The range of the diagnostic.
     range: Range
+    # `severity` (undocumented in the source).
     severity: NesDiagnosticSeverity
     # The diagnostic message.
     message: str
 
 
 class NesDiagnostic(_NesDiagnosticBase, total=False):
+    """`NesDiagnostic` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2914,6 +2960,8 @@ class _NesEditHistoryEntryBase(TypedDict):
 
 
 class NesEditHistoryEntry(_NesEditHistoryEntryBase, total=False):
+    """`NesEditHistoryEntry` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2928,6 +2976,8 @@ class _NesTextEditBase(TypedDict):
 
 
 class NesTextEdit(_NesTextEditBase, total=False):
+    """`NesTextEdit` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2944,6 +2994,8 @@ class _NesEditSuggestionBase(TypedDict):
 
 
 class NesEditSuggestion(_NesEditSuggestionBase, total=False):
+    """`NesEditSuggestion` (undocumented in the source)."""
+
     # Optional suggested cursor position after applying edits.
     cursorPosition: Optional[Position]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2962,6 +3014,8 @@ class _NesExcerptBase(TypedDict):
 
 
 class NesExcerpt(_NesExcerptBase, total=False):
+    """`NesExcerpt` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2978,6 +3032,8 @@ class _NesJumpSuggestionBase(TypedDict):
 
 
 class NesJumpSuggestion(_NesJumpSuggestionBase, total=False):
+    """`NesJumpSuggestion` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -2992,6 +3048,8 @@ class _NesOpenFileBase(TypedDict):
 
 
 class NesOpenFile(_NesOpenFileBase, total=False):
+    """`NesOpenFile` (undocumented in the source)."""
+
     # The visible range in the editor, if any.
     visibleRange: Optional[Range]
     # Timestamp in milliseconds since epoch of when the file was last focused.
@@ -3012,6 +3070,8 @@ class _NesRecentFileBase(TypedDict):
 
 
 class NesRecentFile(_NesRecentFileBase, total=False):
+    """`NesRecentFile` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3026,6 +3086,8 @@ class _NesRelatedSnippetBase(TypedDict):
 
 
 class NesRelatedSnippet(_NesRelatedSnippetBase, total=False):
+    """`NesRelatedSnippet` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3044,6 +3106,8 @@ class _NesRenameSuggestionBase(TypedDict):
 
 
 class NesRenameSuggestion(_NesRenameSuggestionBase, total=False):
+    """`NesRenameSuggestion` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3060,6 +3124,8 @@ class _NesRepositoryBase(TypedDict):
 
 
 class NesRepository(_NesRepositoryBase, total=False):
+    """`NesRepository` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3078,6 +3144,8 @@ class _NesSearchAndReplaceSuggestionBase(TypedDict):
 
 
 class NesSearchAndReplaceSuggestion(_NesSearchAndReplaceSuggestionBase, total=False):
+    """`NesSearchAndReplaceSuggestion` (undocumented in the source)."""
+
     # Whether `search` is a regular expression. Defaults to `false`.
     isRegex: Optional[bool]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3098,6 +3166,8 @@ class _NesUserActionBase(TypedDict):
 
 
 class NesUserAction(_NesUserActionBase, total=False):
+    """`NesUserAction` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3105,6 +3175,8 @@ class NesUserAction(_NesUserActionBase, total=False):
 
 
 class NesSuggestContext(TypedDict, total=False):
+    """`NesSuggestContext` (undocumented in the source)."""
+
     # Recently accessed files.
     recentFiles: Optional[List[NesRecentFile]]
     # Related code snippets.
@@ -3124,25 +3196,35 @@ class NesSuggestContext(TypedDict, total=False):
 
 
 class NesSuggestionEdit(NesEditSuggestion):
+    """The `edit` variant."""
+
     kind: Literal["edit"]
 
 
 class NesSuggestionJump(NesJumpSuggestion):
+    """The `jump` variant."""
+
     kind: Literal["jump"]
 
 
 class NesSuggestionRename(NesRenameSuggestion):
+    """The `rename` variant."""
+
     kind: Literal["rename"]
 
 
 class NesSuggestionSearchAndReplace(NesSearchAndReplaceSuggestion):
+    """The `searchAndReplace` variant."""
+
     kind: Literal["searchAndReplace"]
 
 
 NesSuggestion = Union[NesSuggestionEdit, NesSuggestionJump, NesSuggestionRename, NesSuggestionSearchAndReplace]
+"""One of the variants told apart by `kind`."""
 
 
 RejectNesNotificationReason = Literal["rejected", "ignored", "replaced", "cancelled"]
+"""The values of `RejectNesNotification.reason`."""
 
 
 class _RejectNesNotificationBase(TypedDict):
@@ -3153,7 +3235,10 @@ class _RejectNesNotificationBase(TypedDict):
 
 
 class RejectNesNotification(_RejectNesNotificationBase, total=False):
-    """Params of the `nes/reject` notification (handled by the agent)."""
+    """Parameters of the `nes/reject` notification.
+
+    Params of the `nes/reject` notification (handled by the agent).
+    """
 
     # The reason for rejection.
     reason: Optional[RejectNesNotificationReason]
@@ -3171,6 +3256,8 @@ class _WorkspaceFolderBase(TypedDict):
 
 
 class WorkspaceFolder(_WorkspaceFolderBase, total=False):
+    """`WorkspaceFolder` (undocumented in the source)."""
+
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.
@@ -3178,7 +3265,10 @@ class WorkspaceFolder(_WorkspaceFolderBase, total=False):
 
 
 class StartNesRequest(TypedDict, total=False):
-    """Params of the `nes/start` request (handled by the agent)."""
+    """Parameters of the `nes/start` request.
+
+    Params of the `nes/start` request (handled by the agent).
+    """
 
     # The root URI of the workspace.
     workspaceUri: Optional[str]
@@ -3198,7 +3288,10 @@ class _StartNesResponseBase(TypedDict):
 
 
 class StartNesResponse(_StartNesResponseBase, total=False):
-    """Result of the `nes/start` request (handled by the agent)."""
+    """The result of the `nes/start` request.
+
+    Result of the `nes/start` request (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3207,6 +3300,7 @@ class StartNesResponse(_StartNesResponseBase, total=False):
 
 
 SuggestNesRequestTriggerKind = Literal["automatic", "diagnostic", "manual"]
+"""The values of `SuggestNesRequest.triggerKind`."""
 
 
 class _SuggestNesRequestBase(TypedDict):
@@ -3218,11 +3312,15 @@ class _SuggestNesRequestBase(TypedDict):
     version: int
     # The current cursor position.
     position: Position
+    # `triggerKind` (undocumented in the source).
     triggerKind: SuggestNesRequestTriggerKind
 
 
 class SuggestNesRequest(_SuggestNesRequestBase, total=False):
-    """Params of the `nes/suggest` request (handled by the agent)."""
+    """Parameters of the `nes/suggest` request.
+
+    Params of the `nes/suggest` request (handled by the agent).
+    """
 
     # The current text selection range, if any.
     selection: Optional[Range]
@@ -3240,7 +3338,10 @@ class _SuggestNesResponseBase(TypedDict):
 
 
 class SuggestNesResponse(_SuggestNesResponseBase, total=False):
-    """Result of the `nes/suggest` request (handled by the agent)."""
+    """The result of the `nes/suggest` request.
+
+    Result of the `nes/suggest` request (handled by the agent).
+    """
 
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -286,15 +286,35 @@ export interface Agent {
    * Handles the `authenticate` request (also found as `unstable_authenticate`).
    */
   authenticate?(params: schema.AuthenticateRequest, context: RequestContext): MaybePromise<schema.AuthenticateResponse | void>;
-  /** Handles the `document/didChange` notification (also found as `didChangeDocument`). */
+  /**
+   * Parameters of the `document/didChange` notification.
+   *
+   * Handles the `document/didChange` notification (also found as `didChangeDocument`).
+   */
   unstable_didChangeDocument?(params: schema.DidChangeDocumentNotification): MaybePromise<void>;
-  /** Handles the `document/didClose` notification (also found as `didCloseDocument`). */
+  /**
+   * Parameters of the `document/didClose` notification.
+   *
+   * Handles the `document/didClose` notification (also found as `didCloseDocument`).
+   */
   unstable_didCloseDocument?(params: schema.DidCloseDocumentNotification): MaybePromise<void>;
-  /** Handles the `document/didFocus` notification (also found as `didFocusDocument`). */
+  /**
+   * Parameters of the `document/didFocus` notification.
+   *
+   * Handles the `document/didFocus` notification (also found as `didFocusDocument`).
+   */
   unstable_didFocusDocument?(params: schema.DidFocusDocumentNotification): MaybePromise<void>;
-  /** Handles the `document/didOpen` notification (also found as `didOpenDocument`). */
+  /**
+   * Parameters of the `document/didOpen` notification.
+   *
+   * Handles the `document/didOpen` notification (also found as `didOpenDocument`).
+   */
   unstable_didOpenDocument?(params: schema.DidOpenDocumentNotification): MaybePromise<void>;
-  /** Handles the `document/didSave` notification (also found as `didSaveDocument`). */
+  /**
+   * Parameters of the `document/didSave` notification.
+   *
+   * Handles the `document/didSave` notification (also found as `didSaveDocument`).
+   */
   unstable_didSaveDocument?(params: schema.DidSaveDocumentNotification): MaybePromise<void>;
   /**
    * Request parameters for the initialize method.
@@ -327,15 +347,35 @@ export interface Agent {
    * Handles the `mcp/message` notification (also found as `messageMcp`).
    */
   unstable_messageMcp?(params: schema.MessageMcpNotification): MaybePromise<void>;
-  /** Handles the `nes/accept` notification (also found as `acceptNes`). */
+  /**
+   * Parameters of the `nes/accept` notification.
+   *
+   * Handles the `nes/accept` notification (also found as `acceptNes`).
+   */
   unstable_acceptNes?(params: schema.AcceptNesNotification): MaybePromise<void>;
-  /** Handles the `nes/close` request (also found as `closeNes`). */
+  /**
+   * Parameters of the `nes/close` request.
+   *
+   * Handles the `nes/close` request (also found as `closeNes`).
+   */
   unstable_closeNes?(params: schema.CloseNesRequest, context: RequestContext): MaybePromise<schema.CloseNesResponse | void>;
-  /** Handles the `nes/reject` notification (also found as `rejectNes`). */
+  /**
+   * Parameters of the `nes/reject` notification.
+   *
+   * Handles the `nes/reject` notification (also found as `rejectNes`).
+   */
   unstable_rejectNes?(params: schema.RejectNesNotification): MaybePromise<void>;
-  /** Handles the `nes/start` request (also found as `startNes`). */
+  /**
+   * Parameters of the `nes/start` request.
+   *
+   * Handles the `nes/start` request (also found as `startNes`).
+   */
   unstable_startNes?(params: schema.StartNesRequest, context: RequestContext): MaybePromise<schema.StartNesResponse>;
-  /** Handles the `nes/suggest` request (also found as `suggestNes`). */
+  /**
+   * Parameters of the `nes/suggest` request.
+   *
+   * Handles the `nes/suggest` request (also found as `suggestNes`).
+   */
   unstable_suggestNes?(params: schema.SuggestNesRequest, context: RequestContext): MaybePromise<schema.SuggestNesResponse>;
   /**
    * **UNSTABLE**
@@ -657,9 +697,17 @@ export interface Client {
    * Handles the `fs/write_text_file` request (also found as `unstable_writeTextFile`).
    */
   writeTextFile?(params: schema.WriteTextFileRequest, context: RequestContext): MaybePromise<schema.WriteTextFileResponse | void>;
-  /** Handles the `mcp/connect` request (also found as `connectMcp`). */
+  /**
+   * Parameters of the `mcp/connect` request.
+   *
+   * Handles the `mcp/connect` request (also found as `connectMcp`).
+   */
   unstable_connectMcp?(params: schema.ConnectMcpRequest, context: RequestContext): MaybePromise<schema.ConnectMcpResponse>;
-  /** Handles the `mcp/disconnect` request (also found as `disconnectMcp`). */
+  /**
+   * Parameters of the `mcp/disconnect` request.
+   *
+   * Handles the `mcp/disconnect` request (also found as `disconnectMcp`).
+   */
   unstable_disconnectMcp?(params: schema.DisconnectMcpRequest, context: RequestContext): MaybePromise<schema.DisconnectMcpResponse | void>;
   /**
    * **UNSTABLE**
@@ -818,12 +866,20 @@ export class AgentSideConnection extends AgentSide {
     return this._request("fs/write_text_file", params, true) as Promise<schema.WriteTextFileResponse>;
   }
 
-  /** Sends the `mcp/connect` request. */
+  /**
+   * Parameters of the `mcp/connect` request.
+   *
+   * Sends the `mcp/connect` request.
+   */
   unstable_connectMcp(params: schema.ConnectMcpRequest): Promise<schema.ConnectMcpResponse> {
     return this._request("mcp/connect", params) as Promise<schema.ConnectMcpResponse>;
   }
 
-  /** Sends the `mcp/disconnect` request. */
+  /**
+   * Parameters of the `mcp/disconnect` request.
+   *
+   * Sends the `mcp/disconnect` request.
+   */
   unstable_disconnectMcp(params: schema.DisconnectMcpRequest): Promise<schema.DisconnectMcpResponse> {
     return this._request("mcp/disconnect", params, true) as Promise<schema.DisconnectMcpResponse>;
   }
@@ -952,27 +1008,47 @@ export class ClientSideConnection extends ClientSide {
     return this._request("authenticate", params, true) as Promise<schema.AuthenticateResponse>;
   }
 
-  /** Sends the `document/didChange` notification. */
+  /**
+   * Parameters of the `document/didChange` notification.
+   *
+   * Sends the `document/didChange` notification.
+   */
   unstable_didChangeDocument(params: schema.DidChangeDocumentNotification): Promise<void> {
     return this._notify("document/didChange", params);
   }
 
-  /** Sends the `document/didClose` notification. */
+  /**
+   * Parameters of the `document/didClose` notification.
+   *
+   * Sends the `document/didClose` notification.
+   */
   unstable_didCloseDocument(params: schema.DidCloseDocumentNotification): Promise<void> {
     return this._notify("document/didClose", params);
   }
 
-  /** Sends the `document/didFocus` notification. */
+  /**
+   * Parameters of the `document/didFocus` notification.
+   *
+   * Sends the `document/didFocus` notification.
+   */
   unstable_didFocusDocument(params: schema.DidFocusDocumentNotification): Promise<void> {
     return this._notify("document/didFocus", params);
   }
 
-  /** Sends the `document/didOpen` notification. */
+  /**
+   * Parameters of the `document/didOpen` notification.
+   *
+   * Sends the `document/didOpen` notification.
+   */
   unstable_didOpenDocument(params: schema.DidOpenDocumentNotification): Promise<void> {
     return this._notify("document/didOpen", params);
   }
 
-  /** Sends the `document/didSave` notification. */
+  /**
+   * Parameters of the `document/didSave` notification.
+   *
+   * Sends the `document/didSave` notification.
+   */
   unstable_didSaveDocument(params: schema.DidSaveDocumentNotification): Promise<void> {
     return this._notify("document/didSave", params);
   }
@@ -1017,27 +1093,47 @@ export class ClientSideConnection extends ClientSide {
     return this._notify("mcp/message", params);
   }
 
-  /** Sends the `nes/accept` notification. */
+  /**
+   * Parameters of the `nes/accept` notification.
+   *
+   * Sends the `nes/accept` notification.
+   */
   unstable_acceptNes(params: schema.AcceptNesNotification): Promise<void> {
     return this._notify("nes/accept", params);
   }
 
-  /** Sends the `nes/close` request. */
+  /**
+   * Parameters of the `nes/close` request.
+   *
+   * Sends the `nes/close` request.
+   */
   unstable_closeNes(params: schema.CloseNesRequest): Promise<schema.CloseNesResponse> {
     return this._request("nes/close", params, true) as Promise<schema.CloseNesResponse>;
   }
 
-  /** Sends the `nes/reject` notification. */
+  /**
+   * Parameters of the `nes/reject` notification.
+   *
+   * Sends the `nes/reject` notification.
+   */
   unstable_rejectNes(params: schema.RejectNesNotification): Promise<void> {
     return this._notify("nes/reject", params);
   }
 
-  /** Sends the `nes/start` request. */
+  /**
+   * Parameters of the `nes/start` request.
+   *
+   * Sends the `nes/start` request.
+   */
   unstable_startNes(params: schema.StartNesRequest = {}): Promise<schema.StartNesResponse> {
     return this._request("nes/start", params) as Promise<schema.StartNesResponse>;
   }
 
-  /** Sends the `nes/suggest` request. */
+  /**
+   * Parameters of the `nes/suggest` request.
+   *
+   * Sends the `nes/suggest` request.
+   */
   unstable_suggestNes(params: schema.SuggestNesRequest): Promise<schema.SuggestNesResponse> {
     return this._request("nes/suggest", params) as Promise<schema.SuggestNesResponse>;
   }

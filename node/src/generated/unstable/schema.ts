@@ -3185,7 +3185,11 @@ export interface ProxySuccessorNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `nes/accept` notification (handled by the agent). */
+/**
+ * Parameters of the `nes/accept` notification.
+ *
+ * Params of the `nes/accept` notification (handled by the agent).
+ */
 export interface AcceptNesNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3201,7 +3205,11 @@ export interface AcceptNesNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `nes/close` request (handled by the agent). */
+/**
+ * Parameters of the `nes/close` request.
+ *
+ * Params of the `nes/close` request (handled by the agent).
+ */
 export interface CloseNesRequest {
   /** The ID of the NES session to close. */
   sessionId: string;
@@ -3215,7 +3223,11 @@ export interface CloseNesRequest {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Result of the `nes/close` request (handled by the agent). */
+/**
+ * The result of the `nes/close` request.
+ *
+ * Result of the `nes/close` request (handled by the agent).
+ */
 export interface CloseNesResponse {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3227,7 +3239,11 @@ export interface CloseNesResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `mcp/connect` request (handled by the client). */
+/**
+ * Parameters of the `mcp/connect` request.
+ *
+ * Params of the `mcp/connect` request (handled by the client).
+ */
 export interface ConnectMcpRequest {
   /** The ACP MCP server ID that was provided by the component declaring the MCP server. */
   serverId: string;
@@ -3241,7 +3257,11 @@ export interface ConnectMcpRequest {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Result of the `mcp/connect` request (handled by the client). */
+/**
+ * The result of the `mcp/connect` request.
+ *
+ * Result of the `mcp/connect` request (handled by the client).
+ */
 export interface ConnectMcpResponse {
   /** The unique identifier for this MCP-over-ACP connection. */
   connectionId: string;
@@ -3255,7 +3275,11 @@ export interface ConnectMcpResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `document/didChange` notification (handled by the agent). */
+/**
+ * Parameters of the `document/didChange` notification.
+ *
+ * Params of the `document/didChange` notification (handled by the agent).
+ */
 export interface DidChangeDocumentNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3275,7 +3299,11 @@ export interface DidChangeDocumentNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `document/didClose` notification (handled by the agent). */
+/**
+ * Parameters of the `document/didClose` notification.
+ *
+ * Params of the `document/didClose` notification (handled by the agent).
+ */
 export interface DidCloseDocumentNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3291,7 +3319,11 @@ export interface DidCloseDocumentNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `document/didFocus` notification (handled by the agent). */
+/**
+ * Parameters of the `document/didFocus` notification.
+ *
+ * Params of the `document/didFocus` notification (handled by the agent).
+ */
 export interface DidFocusDocumentNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3313,7 +3345,11 @@ export interface DidFocusDocumentNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `document/didOpen` notification (handled by the agent). */
+/**
+ * Parameters of the `document/didOpen` notification.
+ *
+ * Params of the `document/didOpen` notification (handled by the agent).
+ */
 export interface DidOpenDocumentNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3335,7 +3371,11 @@ export interface DidOpenDocumentNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `document/didSave` notification (handled by the agent). */
+/**
+ * Parameters of the `document/didSave` notification.
+ *
+ * Params of the `document/didSave` notification (handled by the agent).
+ */
 export interface DidSaveDocumentNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3351,7 +3391,11 @@ export interface DidSaveDocumentNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `mcp/disconnect` request (handled by the client). */
+/**
+ * Parameters of the `mcp/disconnect` request.
+ *
+ * Params of the `mcp/disconnect` request (handled by the client).
+ */
 export interface DisconnectMcpRequest {
   /** The MCP-over-ACP connection to close. */
   connectionId: string;
@@ -3365,7 +3409,11 @@ export interface DisconnectMcpRequest {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Result of the `mcp/disconnect` request (handled by the client). */
+/**
+ * The result of the `mcp/disconnect` request.
+ *
+ * Result of the `mcp/disconnect` request (handled by the client).
+ */
 export interface DisconnectMcpResponse {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3377,11 +3425,13 @@ export interface DisconnectMcpResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesDiagnostic` (undocumented in the source). */
 export interface NesDiagnostic {
   /** The URI of the file containing the diagnostic. */
   uri: string;
   /** The range of the diagnostic. */
   range: Range;
+  /** `severity` (undocumented in the source). */
   severity: NesDiagnosticSeverity;
   /** The diagnostic message. */
   message: string;
@@ -3395,8 +3445,10 @@ export interface NesDiagnostic {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** The values of `NesDiagnostic.severity`. */
 export type NesDiagnosticSeverity = "error" | "warning" | "information" | "hint";
 
+/** `NesEditHistoryEntry` (undocumented in the source). */
 export interface NesEditHistoryEntry {
   /** The URI of the edited file. */
   uri: string;
@@ -3412,6 +3464,7 @@ export interface NesEditHistoryEntry {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesEditSuggestion` (undocumented in the source). */
 export interface NesEditSuggestion {
   /** Unique identifier for accept/reject tracking. */
   id: string;
@@ -3431,6 +3484,7 @@ export interface NesEditSuggestion {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesExcerpt` (undocumented in the source). */
 export interface NesExcerpt {
   /** The start line of the excerpt (zero-based). */
   startLine: number;
@@ -3448,6 +3502,7 @@ export interface NesExcerpt {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesJumpSuggestion` (undocumented in the source). */
 export interface NesJumpSuggestion {
   /** Unique identifier for accept/reject tracking. */
   id: string;
@@ -3465,6 +3520,7 @@ export interface NesJumpSuggestion {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesOpenFile` (undocumented in the source). */
 export interface NesOpenFile {
   /** The URI of the file. */
   uri: string;
@@ -3484,6 +3540,7 @@ export interface NesOpenFile {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesRecentFile` (undocumented in the source). */
 export interface NesRecentFile {
   /** The URI of the file. */
   uri: string;
@@ -3501,6 +3558,7 @@ export interface NesRecentFile {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesRelatedSnippet` (undocumented in the source). */
 export interface NesRelatedSnippet {
   /** The URI of the file containing the snippets. */
   uri: string;
@@ -3516,6 +3574,7 @@ export interface NesRelatedSnippet {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesRenameSuggestion` (undocumented in the source). */
 export interface NesRenameSuggestion {
   /** Unique identifier for accept/reject tracking. */
   id: string;
@@ -3535,6 +3594,7 @@ export interface NesRenameSuggestion {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesRepository` (undocumented in the source). */
 export interface NesRepository {
   /** The repository name. */
   name: string;
@@ -3552,6 +3612,7 @@ export interface NesRepository {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesSearchAndReplaceSuggestion` (undocumented in the source). */
 export interface NesSearchAndReplaceSuggestion {
   /** Unique identifier for accept/reject tracking. */
   id: string;
@@ -3573,6 +3634,7 @@ export interface NesSearchAndReplaceSuggestion {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesSuggestContext` (undocumented in the source). */
 export interface NesSuggestContext {
   /** Recently accessed files. */
   recentFiles?: NesRecentFile[] | null;
@@ -3596,12 +3658,18 @@ export interface NesSuggestContext {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** One of the variants told apart by `kind`. */
 export type NesSuggestion =
+  /** The `edit` variant. */
   | (NesEditSuggestion & { kind: "edit" })
+  /** The `jump` variant. */
   | (NesJumpSuggestion & { kind: "jump" })
+  /** The `rename` variant. */
   | (NesRenameSuggestion & { kind: "rename" })
+  /** The `searchAndReplace` variant. */
   | (NesSearchAndReplaceSuggestion & { kind: "searchAndReplace" });
 
+/** `NesTextEdit` (undocumented in the source). */
 export interface NesTextEdit {
   /** The range to replace. */
   range: Range;
@@ -3617,6 +3685,7 @@ export interface NesTextEdit {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesUserAction` (undocumented in the source). */
 export interface NesUserAction {
   /** The kind of action (e.g., "insertChar", "cursorMovement"). */
   action: string;
@@ -3636,6 +3705,7 @@ export interface NesUserAction {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `Position` (undocumented in the source). */
 export interface Position {
   /** Zero-based line number. */
   line: number;
@@ -3651,6 +3721,7 @@ export interface Position {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `Range` (undocumented in the source). */
 export interface Range {
   /** The start position (inclusive). */
   start: Position;
@@ -3666,7 +3737,11 @@ export interface Range {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `nes/reject` notification (handled by the agent). */
+/**
+ * Parameters of the `nes/reject` notification.
+ *
+ * Params of the `nes/reject` notification (handled by the agent).
+ */
 export interface RejectNesNotification {
   /** The session ID for this notification. */
   sessionId: string;
@@ -3684,9 +3759,14 @@ export interface RejectNesNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** The values of `RejectNesNotification.reason`. */
 export type RejectNesNotificationReason = "rejected" | "ignored" | "replaced" | "cancelled";
 
-/** Params of the `nes/start` request (handled by the agent). */
+/**
+ * Parameters of the `nes/start` request.
+ *
+ * Params of the `nes/start` request (handled by the agent).
+ */
 export interface StartNesRequest {
   /** The root URI of the workspace. */
   workspaceUri?: string | null;
@@ -3704,7 +3784,11 @@ export interface StartNesRequest {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Result of the `nes/start` request (handled by the agent). */
+/**
+ * The result of the `nes/start` request.
+ *
+ * Result of the `nes/start` request (handled by the agent).
+ */
 export interface StartNesResponse {
   /** The session ID for the newly started NES session. */
   sessionId: string;
@@ -3718,7 +3802,11 @@ export interface StartNesResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/** Params of the `nes/suggest` request (handled by the agent). */
+/**
+ * Parameters of the `nes/suggest` request.
+ *
+ * Params of the `nes/suggest` request (handled by the agent).
+ */
 export interface SuggestNesRequest {
   /** The session ID for this request. */
   sessionId: string;
@@ -3730,6 +3818,7 @@ export interface SuggestNesRequest {
   position: Position;
   /** The current text selection range, if any. */
   selection?: Range | null;
+  /** `triggerKind` (undocumented in the source). */
   triggerKind: SuggestNesRequestTriggerKind;
   /** Context for the suggestion, included based on agent capabilities. */
   context?: NesSuggestContext | null;
@@ -3743,9 +3832,14 @@ export interface SuggestNesRequest {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** The values of `SuggestNesRequest.triggerKind`. */
 export type SuggestNesRequestTriggerKind = "automatic" | "diagnostic" | "manual";
 
-/** Result of the `nes/suggest` request (handled by the agent). */
+/**
+ * The result of the `nes/suggest` request.
+ *
+ * Result of the `nes/suggest` request (handled by the agent).
+ */
 export interface SuggestNesResponse {
   /** The list of suggestions. */
   suggestions: NesSuggestion[];
@@ -3759,6 +3853,7 @@ export interface SuggestNesResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `TextDocumentContentChangeEvent` (undocumented in the source). */
 export interface TextDocumentContentChangeEvent {
   /** The range of the document that changed. If `None`, the entire content is replaced. */
   range?: Range | null;
@@ -3774,6 +3869,7 @@ export interface TextDocumentContentChangeEvent {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `WorkspaceFolder` (undocumented in the source). */
 export interface WorkspaceFolder {
   /** The URI of the folder. */
   uri: string;

@@ -142,23 +142,38 @@ class Agent(metaclass=ABCMeta):
         raise RequestError.method_not_found("authenticate")
 
     async def did_change_document(self, params: DidChangeDocumentNotification) -> None:
-        """Handles the ``document/didChange`` notification; ignored until overridden."""
+        """Parameters of the `document/didChange` notification.
+
+        Handles the ``document/didChange`` notification; ignored until overridden.
+        """
         return None
 
     async def did_close_document(self, params: DidCloseDocumentNotification) -> None:
-        """Handles the ``document/didClose`` notification; ignored until overridden."""
+        """Parameters of the `document/didClose` notification.
+
+        Handles the ``document/didClose`` notification; ignored until overridden.
+        """
         return None
 
     async def did_focus_document(self, params: DidFocusDocumentNotification) -> None:
-        """Handles the ``document/didFocus`` notification; ignored until overridden."""
+        """Parameters of the `document/didFocus` notification.
+
+        Handles the ``document/didFocus`` notification; ignored until overridden.
+        """
         return None
 
     async def did_open_document(self, params: DidOpenDocumentNotification) -> None:
-        """Handles the ``document/didOpen`` notification; ignored until overridden."""
+        """Parameters of the `document/didOpen` notification.
+
+        Handles the ``document/didOpen`` notification; ignored until overridden.
+        """
         return None
 
     async def did_save_document(self, params: DidSaveDocumentNotification) -> None:
-        """Handles the ``document/didSave`` notification; ignored until overridden."""
+        """Parameters of the `document/didSave` notification.
+
+        Handles the ``document/didSave`` notification; ignored until overridden.
+        """
         return None
 
     @abstractmethod
@@ -196,23 +211,38 @@ class Agent(metaclass=ABCMeta):
         return None
 
     async def accept_nes(self, params: AcceptNesNotification) -> None:
-        """Handles the ``nes/accept`` notification; ignored until overridden."""
+        """Parameters of the `nes/accept` notification.
+
+        Handles the ``nes/accept`` notification; ignored until overridden.
+        """
         return None
 
     async def close_nes(self, params: CloseNesRequest) -> CloseNesResponse:
-        """Handles the ``nes/close`` request; until overridden, -32601."""
+        """Parameters of the `nes/close` request.
+
+        Handles the ``nes/close`` request; until overridden, -32601.
+        """
         raise RequestError.method_not_found("nes/close")
 
     async def reject_nes(self, params: RejectNesNotification) -> None:
-        """Handles the ``nes/reject`` notification; ignored until overridden."""
+        """Parameters of the `nes/reject` notification.
+
+        Handles the ``nes/reject`` notification; ignored until overridden.
+        """
         return None
 
     async def start_nes(self, params: StartNesRequest) -> StartNesResponse:
-        """Handles the ``nes/start`` request; until overridden, -32601."""
+        """Parameters of the `nes/start` request.
+
+        Handles the ``nes/start`` request; until overridden, -32601.
+        """
         raise RequestError.method_not_found("nes/start")
 
     async def suggest_nes(self, params: SuggestNesRequest) -> SuggestNesResponse:
-        """Handles the ``nes/suggest`` request; until overridden, -32601."""
+        """Parameters of the `nes/suggest` request.
+
+        Handles the ``nes/suggest`` request; until overridden, -32601.
+        """
         raise RequestError.method_not_found("nes/suggest")
 
     async def disable_provider(self, params: DisableProviderRequest) -> DisableProviderResponse:
@@ -565,11 +595,17 @@ class Client(metaclass=ABCMeta):
         raise RequestError.method_not_found("fs/write_text_file")
 
     async def connect_mcp(self, params: ConnectMcpRequest) -> ConnectMcpResponse:
-        """Handles the ``mcp/connect`` request; until overridden, -32601."""
+        """Parameters of the `mcp/connect` request.
+
+        Handles the ``mcp/connect`` request; until overridden, -32601.
+        """
         raise RequestError.method_not_found("mcp/connect")
 
     async def disconnect_mcp(self, params: DisconnectMcpRequest) -> DisconnectMcpResponse:
-        """Handles the ``mcp/disconnect`` request; until overridden, -32601."""
+        """Parameters of the `mcp/disconnect` request.
+
+        Handles the ``mcp/disconnect`` request; until overridden, -32601.
+        """
         raise RequestError.method_not_found("mcp/disconnect")
 
     async def message_mcp(self, params: MessageMcpRequest) -> MessageMcpResponse:
@@ -735,11 +771,17 @@ class _ClientMethods:
         return self._request("fs/write_text_file", params)
 
     def connect_mcp(self, params: ConnectMcpRequest) -> Awaitable[ConnectMcpResponse]:
-        """Sends the ``mcp/connect`` request."""
+        """Parameters of the `mcp/connect` request.
+
+        Sends the ``mcp/connect`` request.
+        """
         return self._request("mcp/connect", params)
 
     def disconnect_mcp(self, params: DisconnectMcpRequest) -> Awaitable[DisconnectMcpResponse]:
-        """Sends the ``mcp/disconnect`` request."""
+        """Parameters of the `mcp/disconnect` request.
+
+        Sends the ``mcp/disconnect`` request.
+        """
         return self._request("mcp/disconnect", params)
 
     def message_mcp(self, params: MessageMcpRequest) -> Awaitable[MessageMcpResponse]:
@@ -846,23 +888,38 @@ class _AgentMethods:
         return self._request("authenticate", params)
 
     def did_change_document(self, params: DidChangeDocumentNotification) -> Awaitable[None]:
-        """Sends the ``document/didChange`` notification."""
+        """Parameters of the `document/didChange` notification.
+
+        Sends the ``document/didChange`` notification.
+        """
         return self._notify("document/didChange", params)
 
     def did_close_document(self, params: DidCloseDocumentNotification) -> Awaitable[None]:
-        """Sends the ``document/didClose`` notification."""
+        """Parameters of the `document/didClose` notification.
+
+        Sends the ``document/didClose`` notification.
+        """
         return self._notify("document/didClose", params)
 
     def did_focus_document(self, params: DidFocusDocumentNotification) -> Awaitable[None]:
-        """Sends the ``document/didFocus`` notification."""
+        """Parameters of the `document/didFocus` notification.
+
+        Sends the ``document/didFocus`` notification.
+        """
         return self._notify("document/didFocus", params)
 
     def did_open_document(self, params: DidOpenDocumentNotification) -> Awaitable[None]:
-        """Sends the ``document/didOpen`` notification."""
+        """Parameters of the `document/didOpen` notification.
+
+        Sends the ``document/didOpen`` notification.
+        """
         return self._notify("document/didOpen", params)
 
     def did_save_document(self, params: DidSaveDocumentNotification) -> Awaitable[None]:
-        """Sends the ``document/didSave`` notification."""
+        """Parameters of the `document/didSave` notification.
+
+        Sends the ``document/didSave`` notification.
+        """
         return self._notify("document/didSave", params)
 
     def initialize(self, params: InitializeRequest) -> Awaitable[InitializeResponse]:
@@ -900,23 +957,38 @@ class _AgentMethods:
         return self._notify("mcp/message", params)
 
     def accept_nes(self, params: AcceptNesNotification) -> Awaitable[None]:
-        """Sends the ``nes/accept`` notification."""
+        """Parameters of the `nes/accept` notification.
+
+        Sends the ``nes/accept`` notification.
+        """
         return self._notify("nes/accept", params)
 
     def close_nes(self, params: CloseNesRequest) -> Awaitable[CloseNesResponse]:
-        """Sends the ``nes/close`` request."""
+        """Parameters of the `nes/close` request.
+
+        Sends the ``nes/close`` request.
+        """
         return self._request("nes/close", params)
 
     def reject_nes(self, params: RejectNesNotification) -> Awaitable[None]:
-        """Sends the ``nes/reject`` notification."""
+        """Parameters of the `nes/reject` notification.
+
+        Sends the ``nes/reject`` notification.
+        """
         return self._notify("nes/reject", params)
 
     def start_nes(self, params: StartNesRequest) -> Awaitable[StartNesResponse]:
-        """Sends the ``nes/start`` request."""
+        """Parameters of the `nes/start` request.
+
+        Sends the ``nes/start`` request.
+        """
         return self._request("nes/start", params)
 
     def suggest_nes(self, params: SuggestNesRequest) -> Awaitable[SuggestNesResponse]:
-        """Sends the ``nes/suggest`` request."""
+        """Parameters of the `nes/suggest` request.
+
+        Sends the ``nes/suggest`` request.
+        """
         return self._request("nes/suggest", params)
 
     def disable_provider(self, params: DisableProviderRequest) -> Awaitable[DisableProviderResponse]:

@@ -234,31 +234,31 @@ interface Agent {
         throw RequestError.methodNotFound(AgentMethods.AUTHENTICATE)
 
     /**
-     * Handles `document/didChange`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `document/didChange` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didChangeDocument(params: JsonObject) {}
 
     /**
-     * Handles `document/didClose`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `document/didClose` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didCloseDocument(params: JsonObject) {}
 
     /**
-     * Handles `document/didFocus`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `document/didFocus` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didFocusDocument(params: JsonObject) {}
 
     /**
-     * Handles `document/didOpen`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `document/didOpen` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didOpenDocument(params: JsonObject) {}
 
     /**
-     * Handles `document/didSave`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `document/didSave` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didSaveDocument(params: JsonObject) {}
@@ -281,33 +281,33 @@ interface Agent {
     suspend fun messageMcp(params: JsonObject) {}
 
     /**
-     * Handles `nes/accept`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `nes/accept` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun acceptNes(params: JsonObject) {}
 
     /**
-     * Handles `nes/close`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `nes/close` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun closeNes(params: JsonObject): JsonObject =
         throw RequestError.methodNotFound(AgentMethods.NES_CLOSE)
 
     /**
-     * Handles `nes/reject`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `nes/reject` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun rejectNes(params: JsonObject) {}
 
     /**
-     * Handles `nes/start`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `nes/start` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun startNes(params: JsonObject): JsonObject =
         throw RequestError.methodNotFound(AgentMethods.NES_START)
 
     /**
-     * Handles `nes/suggest`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `nes/suggest` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun suggestNes(params: JsonObject): JsonObject =
@@ -516,7 +516,7 @@ abstract class AgentPeer internal constructor() {
         connection.request(AgentMethods.AUTHENTICATE, params)
 
     /**
-     * Sends `document/didChange` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `document/didChange` to the agent. Parameters of the `document/didChange` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didChangeDocument(params: JsonObject) {
@@ -524,7 +524,7 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `document/didClose` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `document/didClose` to the agent. Parameters of the `document/didClose` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didCloseDocument(params: JsonObject) {
@@ -532,7 +532,7 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `document/didFocus` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `document/didFocus` to the agent. Parameters of the `document/didFocus` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didFocusDocument(params: JsonObject) {
@@ -540,7 +540,7 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `document/didOpen` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `document/didOpen` to the agent. Parameters of the `document/didOpen` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didOpenDocument(params: JsonObject) {
@@ -548,7 +548,7 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `document/didSave` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `document/didSave` to the agent. Parameters of the `document/didSave` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun didSaveDocument(params: JsonObject) {
@@ -576,7 +576,7 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `nes/accept` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `nes/accept` to the agent. Parameters of the `nes/accept` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun acceptNes(params: JsonObject) {
@@ -584,14 +584,14 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `nes/close` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `nes/close` to the agent. Parameters of the `nes/close` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun closeNes(params: JsonObject): JsonObject =
         connection.request(AgentMethods.NES_CLOSE, params)
 
     /**
-     * Sends `nes/reject` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `nes/reject` to the agent. Parameters of the `nes/reject` notification. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun rejectNes(params: JsonObject) {
@@ -599,14 +599,14 @@ abstract class AgentPeer internal constructor() {
     }
 
     /**
-     * Sends `nes/start` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `nes/start` to the agent. Parameters of the `nes/start` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun startNes(params: JsonObject): JsonObject =
         connection.request(AgentMethods.NES_START, params)
 
     /**
-     * Sends `nes/suggest` to the agent. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `nes/suggest` to the agent. Parameters of the `nes/suggest` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun suggestNes(params: JsonObject): JsonObject =
@@ -790,14 +790,14 @@ interface Client {
         throw RequestError.methodNotFound(ClientMethods.FS_WRITE_TEXT_FILE)
 
     /**
-     * Handles `mcp/connect`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `mcp/connect` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun connectMcp(params: JsonObject): JsonObject =
         throw RequestError.methodNotFound(ClientMethods.MCP_CONNECT)
 
     /**
-     * Handles `mcp/disconnect`. (Unstable protocol: see [UnstableProtocol].)
+     * Parameters of the `mcp/disconnect` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun disconnectMcp(params: JsonObject): JsonObject =
@@ -933,14 +933,14 @@ abstract class ClientPeer internal constructor() {
         connection.request(ClientMethods.FS_WRITE_TEXT_FILE, params)
 
     /**
-     * Sends `mcp/connect` to the client. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `mcp/connect` to the client. Parameters of the `mcp/connect` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun connectMcp(params: JsonObject): JsonObject =
         connection.request(ClientMethods.MCP_CONNECT, params)
 
     /**
-     * Sends `mcp/disconnect` to the client. (Unstable protocol: see [UnstableProtocol].)
+     * Sends `mcp/disconnect` to the client. Parameters of the `mcp/disconnect` request. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
     suspend fun disconnectMcp(params: JsonObject): JsonObject =
