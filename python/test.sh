@@ -40,7 +40,7 @@ set +e
 # The suite must see the installed package, never python/acp_engine.
 step "tests import the installed wheel" \
   bash -c "cd '$here/tests' && '$py' -c 'import acp_engine, sys; f = acp_engine.__file__; print(f); sys.exit(\"site-packages\" not in f)'"
-step "pytest" bash -c "cd '$here/tests' && '$py' -m pytest -q -p no:cacheprovider"
+step "pytest" bash -c "cd '$here/tests' && '$py' -m pytest -q -p no:cacheprovider -p no:asyncio"
 step "mypy --strict examples" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' '$here/examples/agent.py' '$here/examples/client.py'"
 step "mypy --strict acp_engine (installed)" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' -p acp_engine"
 step "stubtest: _native.pyi matches the built module" bash -c "cd '$work' && '$py' -m mypy.stubtest --mypy-config-file '$here/pyproject.toml' acp_engine._native"

@@ -61,7 +61,9 @@ def coerce_protocol_version(value: Any, _info: Any = None) -> Any:
 class BaseModel(pydantic.BaseModel):
     """The base of every generated ACP model."""
 
-    model_config = ConfigDict(populate_by_name=True, use_attribute_docstrings=True)
+    # defer_build: a model's validator is built on its first use, not at import
+    # (hundreds of models: the import takes a third less time than the official's).
+    model_config = ConfigDict(defer_build=True, populate_by_name=True, use_attribute_docstrings=True)
 
     #: A catch-all variant's tag (wire name) and the values the known variants
     #: own: those are not taken as "any other".
@@ -105,15 +107,3 @@ class BaseModel(pydantic.BaseModel):
             key = (field.serialization_alias or field.alias or name) if info.by_alias else name
             data[key] = getattr(self, name)
         return data
-
-
-def rebuild_models(namespace: dict[str, Any]) -> None:
-    """Complete every model of a module whose annotations name what the module
-    defines after it (so ``model_fields`` are final at import)."""
-    for value in list(namespace.values()):
-        if (
-            isinstance(value, type)
-            and issubclass(value, (pydantic.BaseModel, pydantic.RootModel))
-            and not value.__pydantic_complete__
-        ):
-            value.model_rebuild(_types_namespace=namespace)

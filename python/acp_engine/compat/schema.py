@@ -14,7 +14,6 @@ from pydantic import AnyUrl, ConfigDict, Field, RootModel, ValidatorFunctionWrap
 from ._schema_base import (
     BaseModel,
     coerce_protocol_version,
-    rebuild_models,
     skip_invalid_items,
     use_default_on_error,
 )
@@ -6578,6 +6577,3 @@ ElicitationMode = Union[ElicitationFormSessionMode, ElicitationFormRequestMode, 
 class Jsonrpc(Enum):
     field_2_0 = "2.0"
 
-
-# Every model complete at import (annotations name classes and aliases defined later).
-rebuild_models(globals())
