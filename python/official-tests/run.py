@@ -10,7 +10,9 @@ the tests spawn too).
 The sdist is checked against the sha256 pinned below before anything runs. Every
 test that fails must be listed in ``expected.json`` with the reason (the official
 package's private internals, deliberate differences, work not done yet); the run
-fails when an unlisted test fails or a listed one passes (the list must stay true).
+fails when an unlisted test fails or a listed one passes (the list must stay true);
+a test listed with a reason starting "timing:" depends on how busy the machine is
+and may go either way (the run says which).
 
     python run.py --sdist FILE [--official] [--json FILE]
     (last line: "N passed, M expected failures, K unexpected")
@@ -150,8 +152,10 @@ def main() -> int:
         print(f"official package: {len(passed)} passed, {len(failed)} failed", *sorted(failed), sep="\n")
         print(f"{len(passed)} passed, {len(failed)} failed")
         return 0
+    # A test whose outcome depends on how busy the machine is may go either way.
+    timing = {test for test, why in expected.items() if why.startswith("timing:")}
     unexpected = sorted(failed - expected.keys())
-    stale = sorted(test for test in expected if seen.get(test) == "passed")
+    stale = sorted(test for test in expected.keys() - timing if seen.get(test) == "passed")
     missing = sorted(test for test in expected if test not in seen)
     for test in unexpected:
         print(f"UNEXPECTED FAILURE {test}")
@@ -160,6 +164,8 @@ def main() -> int:
     for test in missing:
         print(f"NOT RUN (remove from expected.json) {test}")
     bad = len(unexpected) + len(stale) + len(missing)
+    for test in sorted(timing):
+        print(f"timing-dependent, {seen.get(test, 'not run')} this time: {test}")
     print(f"{len(passed)} passed, {len(failed & expected.keys())} expected failures, {bad} unexpected")
     return 1 if bad else 0
 

@@ -198,7 +198,9 @@ class Emitter:
             if f.required:
                 body.append(f"    {name}: {annotation}")
             elif f.has_default and f.default is not None:
-                body.append(f"    {name}: {annotation} = {f.default!r}")
+                # A model's default is written as the schema's JSON (validated into the model).
+                ignore = "  # type: ignore[assignment]" if "validate_default=True" in annotation else ""
+                body.append(f"    {name}: {annotation} = {f.default!r}{ignore}")
             else:
                 body.append(f"    {name}: {annotation} = None")
             if f.doc:

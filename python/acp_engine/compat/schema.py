@@ -975,7 +975,7 @@ class InitializeResponse(BaseModel):
 
     The client SHOULD disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[Optional[AgentCapabilities], Field(alias="agentCapabilities", validate_default=True)] = {'loadSession': False, 'promptCapabilities': {'image': False, 'audio': False, 'embeddedContext': False}, 'mcpCapabilities': {'http': False, 'sse': False, 'acp': False}, 'sessionCapabilities': {}, 'auth': {}}
+    agent_capabilities: Annotated[Optional[AgentCapabilities], Field(alias="agentCapabilities", validate_default=True)] = {'loadSession': False, 'promptCapabilities': {'image': False, 'audio': False, 'embeddedContext': False}, 'mcpCapabilities': {'http': False, 'sse': False, 'acp': False}, 'sessionCapabilities': {}, 'auth': {}}  # type: ignore[assignment]
     """Capabilities supported by the agent."""
     auth_methods: Annotated[Optional[List[AuthMethod]], Field(alias="authMethods")] = []
     """Authentication methods supported by the agent."""
@@ -1013,13 +1013,13 @@ class AgentCapabilities(BaseModel):
     """
     load_session: Annotated[Optional[bool], Field(alias="loadSession")] = False
     """Whether the agent supports `session/load`."""
-    prompt_capabilities: Annotated[Optional[PromptCapabilities], Field(alias="promptCapabilities", validate_default=True)] = {'image': False, 'audio': False, 'embeddedContext': False}
+    prompt_capabilities: Annotated[Optional[PromptCapabilities], Field(alias="promptCapabilities", validate_default=True)] = {'image': False, 'audio': False, 'embeddedContext': False}  # type: ignore[assignment]
     """Prompt capabilities supported by the agent."""
-    mcp_capabilities: Annotated[Optional[McpCapabilities], Field(alias="mcpCapabilities", validate_default=True)] = {'http': False, 'sse': False, 'acp': False}
+    mcp_capabilities: Annotated[Optional[McpCapabilities], Field(alias="mcpCapabilities", validate_default=True)] = {'http': False, 'sse': False, 'acp': False}  # type: ignore[assignment]
     """MCP capabilities supported by the agent."""
-    session_capabilities: Annotated[Optional[SessionCapabilities], Field(alias="sessionCapabilities", validate_default=True)] = {}
+    session_capabilities: Annotated[Optional[SessionCapabilities], Field(alias="sessionCapabilities", validate_default=True)] = {}  # type: ignore[assignment]
     """Session lifecycle and prompt capabilities advertised by the agent."""
-    auth: Annotated[Optional[AgentAuthCapabilities], Field(validate_default=True)] = {}
+    auth: Annotated[Optional[AgentAuthCapabilities], Field(validate_default=True)] = {}  # type: ignore[assignment]
     """Authentication-related capabilities supported by the agent."""
     providers: Optional[ProvidersCapabilities] = None
     """**UNSTABLE**
@@ -3391,7 +3391,7 @@ class InitializeRequest(BaseModel):
     """
     protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
     """The latest protocol version supported by the client."""
-    client_capabilities: Annotated[Optional[ClientCapabilities], Field(alias="clientCapabilities", validate_default=True)] = {'fs': {'readTextFile': False, 'writeTextFile': False}, 'terminal': False, 'auth': {'terminal': False}}
+    client_capabilities: Annotated[Optional[ClientCapabilities], Field(alias="clientCapabilities", validate_default=True)] = {'fs': {'readTextFile': False, 'writeTextFile': False}, 'terminal': False, 'auth': {'terminal': False}}  # type: ignore[assignment]
     """Capabilities supported by the client."""
     client_info: Annotated[Optional[Implementation], Field(alias="clientInfo")] = None
     """Information about the Client name and version sent to the Agent.
@@ -3425,7 +3425,7 @@ class ClientCapabilities(BaseModel):
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
-    fs: Annotated[Optional[FileSystemCapabilities], Field(validate_default=True)] = {'readTextFile': False, 'writeTextFile': False}
+    fs: Annotated[Optional[FileSystemCapabilities], Field(validate_default=True)] = {'readTextFile': False, 'writeTextFile': False}  # type: ignore[assignment]
     """File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
@@ -3453,7 +3453,7 @@ class ClientCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the Client does not advertise support.
     Supplying `{}` means the Client can receive both update types.
     """
-    auth: Annotated[Optional[AuthCapabilities], Field(validate_default=True)] = {'terminal': False}
+    auth: Annotated[Optional[AuthCapabilities], Field(validate_default=True)] = {'terminal': False}  # type: ignore[assignment]
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
