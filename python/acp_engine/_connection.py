@@ -365,7 +365,8 @@ class Connection:
     async def _next_events(self, until: "Optional[asyncio.Future[Any]]" = None) -> Optional[List[List[Any]]]:
         """The next chunk of events: the backlog first, then the engine's,
         waiting for input if there is none. With ``until``: None once that
-        completes (a notification handler being waited for)."""
+        completes (a notification handler being waited for, whose end wakes
+        the waiter)."""
         if self._backlog:
             backlog = self._backlog
             self._backlog = []
@@ -393,8 +394,6 @@ class Connection:
             if events is not None:
                 return events
             self._waiter = waiter = loop.create_future()
-            if until is not None:
-                until.add_done_callback(lambda _: self._on_input())
             # At its limits the engine reads nothing until the peer
             # reads: the wake fd says when to pump again.
             input_fd = self._input_fd
@@ -488,6 +487,7 @@ class Connection:
         except StopIteration:
             return  # done without waiting: the common case, no Task
         task = self._loop.create_task(_go_on_as_task(awaitable, waiting_on, -1, {}))
+        task.add_done_callback(lambda _: self._on_input())  # wakes `_next_events`
         held: List[List[Any]] = []
         try:
             while not task.done():

@@ -345,9 +345,9 @@ def variant_list(envelope: Any, defs: dict, side: str) -> list:
     """The envelope's list of method variants (those referring to ``side``'s definitions)."""
     if isinstance(envelope, dict):
         for key, value in envelope.items():
-            if key in ("anyOf", "oneOf") and any(
-                defs.get(r, {}).get("x-side") == side for r in (refs(v) for v in value) for r in r
-            ) and all(isinstance(v, dict) and "allOf" in v for v in value):
+            if key in ("anyOf", "oneOf") and all(isinstance(v, dict) and "allOf" in v for v in value) and any(
+                defs.get(name, {}).get("x-side") == side for name in refs(value)
+            ):
                 return value
             found = variant_list(value, defs, side)
             if found is not None:

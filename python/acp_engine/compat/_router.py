@@ -5,6 +5,7 @@ spread into them, as the official SDK does); extension methods (``_name``) go to
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Awaitable, Callable, Dict, Iterable, Optional
 
 from pydantic import BaseModel, RootModel, TypeAdapter
@@ -28,8 +29,18 @@ def model_to_kwargs(model: Any) -> Dict[str, Any]:
     return kwargs
 
 
-def _call_of(handler: Callable[..., Awaitable[Any]], params_type: Any) -> Call:
-    validate = TypeAdapter(params_type).validate_python
+@lru_cache(maxsize=None)
+def validator(model_name: str) -> Callable[[Any], Any]:
+    """The validator of a model (or union) of the schema, built once per process:
+    not per connection, not per message."""
+    model = getattr(schema, model_name)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model.model_validate
+    return TypeAdapter(model).validate_python
+
+
+def _call_of(handler: Callable[..., Awaitable[Any]], params_type: str) -> Call:
+    validate = validator(params_type)
 
     def call(params: Any) -> Awaitable[Any]:
         return handler(**model_to_kwargs(validate(params if params is not None else {})))
@@ -49,7 +60,7 @@ class Router:
             if not callable(handler):
                 continue
             table = self._notifications if route.result is None else self._requests
-            table[route.wire] = _call_of(handler, getattr(schema, route.params))
+            table[route.wire] = _call_of(handler, route.params)
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if method.startswith("_"):
@@ -77,14 +88,9 @@ def validate_result(result: Any, result_type: Optional[str]) -> Any:
     """The peer's result as the method's result model."""
     if result_type is None:
         return None
-    model = getattr(schema, result_type)
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return model.model_validate(result if result is not None else {})
-    return TypeAdapter(model).validate_python(result)
+    return validator(result_type)(result if result is not None else {})
 
 
 def build_params(params_type: str, values: Dict[str, Any]) -> Any:
     """Params whose model has a union part (the variant's fields given as keywords)."""
-    return TypeAdapter(getattr(schema, params_type)).validate_python(
-        {name: value for name, value in values.items() if value is not None}
-    )
+    return validator(params_type)({name: value for name, value in values.items() if value is not None})

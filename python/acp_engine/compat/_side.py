@@ -3,7 +3,7 @@ the route table, calling the peer with models, extensions and lifecycle."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional
 
 from .._connection import Side
 from ._methods import Route
@@ -85,5 +85,3 @@ class SideConnection:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-
-ToHandler = Callable[[Any], Any]
