@@ -1,7 +1,11 @@
 // The per-connection dispatcher: drains the engine's events in wire order and
 // runs them. Notification handlers run one at a time (awaited only when they
 // return a promise; reading pauses meanwhile), responses to our requests
-// resolve in the same order, request handlers start in order.
+// resolve in the same order, request handlers start in order. A notification
+// handler that waits on a request of its own is not starved: while it waits,
+// answers to requests sent since it started are delivered and the peer's
+// requests start (reading resumes for them); other answers and notifications
+// wait their turn.
 //
 // Over pipes and sockets (spawnAgent, stdioStream) the addon reads on Node's
 // own thread and hands each batch of events to `onEvents` as one JSON array
@@ -104,6 +108,10 @@ export class Dispatcher {
   private running = false;
   private webStreams: WebStreamsTransport | null = null;
   private currentMethod = "";
+  // Our newest request id, and while a notification handler waits, what it
+  // was when that handler started (answers to later ids are its own).
+  private lastRequestId = -1;
+  private notificationStartedAfter: number | null = null;
   // pendingCount[0]: how many of our requests await a response; the addon
   // spins briefly for a response only while some do.
   private readonly pendingCount = new Int32Array(1);
@@ -114,10 +122,13 @@ export class Dispatcher {
   private readonly sendRequestNative: (method: string, params?: string | null) => number;
   private readonly sendNotificationNative: (method: string, params?: string | null) => number;
   private readonly respondNative: (token: number, result: string) => number;
-  private readonly resume = () => this.pump();
+  private readonly resume = () => {
+    this.notificationStartedAfter = null;
+    this.pump();
+  };
   private readonly resumeAfterError = (error: unknown) => {
     logHandlerError("notification", this.currentMethod, error);
-    this.pump();
+    this.resume();
   };
 
   constructor(
@@ -176,7 +187,7 @@ export class Dispatcher {
     }
     if (this.running) {
       for (const event of events) {
-        if (event[0] === CANCELLED || event[0] === WRITTEN) this.handle(event);
+        if (this.jumpsQueue(event)) this.handle(event);
         else this.queue.push(event);
       }
     } else {
@@ -192,13 +203,16 @@ export class Dispatcher {
     this.running = true;
     const queue = this.queue;
     while (this.head < queue.length) {
-      const wait = this.handle(queue[this.head++]);
+      const event = queue[this.head++];
+      const startedAfter = this.lastRequestId;
+      const wait = this.handle(event);
       if (wait !== undefined) {
         // Backpressure: read no more input until the queue is through.
         if (this.hostReads && !this.readingPaused && !this.isClosed) {
           this.readingPaused = true;
           this.native.pauseReading();
         }
+        if (event[0] === NOTIFICATION) this.waitOnNotification(startedAfter);
         wait.then(this.resume, this.resumeAfterError);
         return;
       }
@@ -210,6 +224,39 @@ export class Dispatcher {
       this.readingPaused = false;
       if (!this.isClosed) this.native.resumeReading();
     }
+  }
+
+  /** Events handled on arrival even while the queue waits: cancellations and
+   * write tickets always; while a notification handler waits, the peer's
+   * requests (it may wait on one before it answers ours) and answers to the
+   * requests sent since that handler started. */
+  private jumpsQueue(event: Event): boolean {
+    const kind = event[0];
+    if (kind === CANCELLED || kind === WRITTEN) return true;
+    const startedAfter = this.notificationStartedAfter;
+    if (startedAfter === null) return false;
+    return kind === REQUEST || ((kind === RESULT || kind === ERROR) && (event[1] as number) > startedAfter);
+  }
+
+  private waitOnNotification(startedAfter: number): void {
+    this.notificationStartedAfter = startedAfter;
+    const rest = this.queue.slice(this.head);
+    this.queue = [];
+    this.head = 0;
+    for (const event of rest) {
+      if (this.jumpsQueue(event)) this.handle(event);
+      else this.queue.push(event);
+    }
+    // The handler may already have sent its request.
+    if (this.lastRequestId > startedAfter) this.readForWaitingNotification();
+  }
+
+  /** Reading paused behind a notification handler resumes once it sends a
+   * request: its answer must get through. */
+  private readForWaitingNotification(): void {
+    if (!this.readingPaused || this.isClosed) return;
+    this.readingPaused = false;
+    this.native.resumeReading();
   }
 
   private handle(event: Event): PromiseLike<unknown> | undefined {
@@ -408,6 +455,8 @@ export class Dispatcher {
     let id: number;
     try {
       id = this.sendRequestNative(method, params === undefined ? undefined : JSON.stringify(params));
+      this.lastRequestId = id;
+      if (this.notificationStartedAfter !== null) this.readForWaitingNotification();
       this.scheduleFlush();
     } catch (error) {
       return { id: undefined, promise: Promise.reject(this.failureOr(() => fromNativeError(error))) };

@@ -539,3 +539,41 @@ test("generic Connection: requests, notifications and cancel notifications both 
   conn.close();
   await conn.closed;
 });
+
+test("a notification handler may await its own requests; the peer's requests are served meanwhile", async () => {
+  // The raw echo peer answers "note" with an "echoed" notification, echoes
+  // requests, and answers "call-me" by calling our "back" first.
+  const peer = path.join(here, "peers", "raw-echo.mjs");
+  const seen = [];
+  let done;
+  const bothDone = new Promise((resolve) => (done = resolve));
+  const conn = new Connection(
+    (method, params) => ({ served: method, params }),
+    async (method, params) => {
+      if (method !== "echoed") return;
+      const which = params.note.which;
+      seen.push(`start ${which}`);
+      seen.push(await conn.sendRequest("anything", which));
+      seen.push(await conn.sendRequest("call-me", which));
+      seen.push(`end ${which}`);
+      if (which === "b") done();
+    },
+    spawnStream(process.execPath, [peer]),
+  );
+  await conn.sendNotification("note", { which: "a" });
+  await conn.sendNotification("note", { which: "b" });
+  await bothDone;
+  // One handler at a time, each one's answers inside it.
+  assert.deepEqual(seen, [
+    "start a",
+    { method: "anything", params: "a" },
+    { served: "back", params: "a" },
+    "end a",
+    "start b",
+    { method: "anything", params: "b" },
+    { served: "back", params: "b" },
+    "end b",
+  ]);
+  conn.close();
+  await conn.closed;
+});
