@@ -19,6 +19,7 @@ import logging
 import os
 import weakref
 from enum import Enum
+from types import MappingProxyType
 from typing import (
     Any,
     Awaitable,
@@ -313,6 +314,11 @@ class Connection:
     @property
     def close_reason(self) -> Optional[str]:
         return self._close_reason or self._native.close_reason
+
+    @property
+    def pending_requests(self) -> Mapping[int, "asyncio.Future[Any]"]:
+        """Our requests awaiting an answer, by id (a read-only view)."""
+        return MappingProxyType(self._pending)
 
     @property
     def pid(self) -> Optional[int]:

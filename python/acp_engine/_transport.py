@@ -62,14 +62,13 @@ class _Fds(Stream):
         return NativeConnection.from_fds(settings, self.read_fd, self.write_fd)
 
 
-class _AsyncioStreams(Stream):
-    """The engine reads and writes one end of a socket pair; two tasks copy
-    between the other end and the caller's streams."""
+class SocketPairStream(Stream):
+    """A stream the engine reads and writes as one end of a socket pair;
+    subclasses move bytes between the other end and whatever the caller
+    has (``_copy_in``: into the engine; ``_copy_out``: out of it)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self._ours: Optional[socket.socket] = None
+    _ours: Optional[socket.socket] = None
+    _native: Optional[NativeConnection] = None
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         engine_end, ours = socket.socketpair()
@@ -79,12 +78,13 @@ class _AsyncioStreams(Stream):
             engine_end.close()  # the engine holds duplicates
         ours.setblocking(False)
         self._ours = ours
+        self._native = native
         return native
 
     def _after_open(self, loop: asyncio.AbstractEventLoop) -> Callable[[], Awaitable[None]]:
         ours = self._ours
         assert ours is not None
-        inbound = loop.create_task(self._copy_in(loop, ours))
+        inbound = loop.create_task(self._feed_engine(loop, ours))
         outbound = loop.create_task(self._copy_out(loop, ours))
 
         async def finished() -> None:
@@ -92,8 +92,37 @@ class _AsyncioStreams(Stream):
             inbound.cancel()
             await asyncio.gather(inbound, outbound, return_exceptions=True)
             ours.close()
+            await self._closed()
 
         return finished
+
+    async def _feed_engine(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        try:
+            await self._copy_in(loop, ours)
+        except OSError:
+            pass
+        finally:
+            try:
+                ours.shutdown(socket.SHUT_WR)  # the engine reads end of input
+            except OSError:
+                pass
+
+    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        raise NotImplementedError
+
+    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        raise NotImplementedError
+
+    async def _closed(self) -> None:
+        """After both copies ended and the socket is closed."""
+
+
+class _AsyncioStreams(SocketPairStream):
+    """Two tasks copy between the socket pair and the caller's streams."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
 
     async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
         try:
@@ -102,13 +131,8 @@ class _AsyncioStreams(Stream):
                 if not chunk:
                     break
                 await loop.sock_sendall(ours, chunk)
-        except (OSError, asyncio.IncompleteReadError):
+        except asyncio.IncompleteReadError:
             pass
-        finally:
-            try:
-                ours.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
 
     async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Awaitable, Callable, Optional, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,6 +21,7 @@ from .._connection import Side
 from .._errors import RequestError
 from .._tables import Messages
 from .._transport import Stream, asyncio_stream
+from ._transport import TransportStream, is_transport
 
 __all__ = ["Connection", "JsonValue", "MethodHandler"]
 
@@ -58,7 +59,11 @@ def _stream_of(writer: Any, reader: Any) -> Stream:
         return writer
     if isinstance(writer, asyncio.StreamWriter) and isinstance(reader, asyncio.StreamReader):
         return asyncio_stream(reader, writer)
-    raise TypeError("Connection needs an asyncio StreamWriter and StreamReader (or an acp_engine Stream)")
+    if reader is None and is_transport(writer):
+        return TransportStream(writer)
+    raise TypeError(
+        "Connection needs an asyncio StreamWriter and StreamReader, a message Transport, or an acp_engine Stream"
+    )
 
 
 class Connection:
@@ -80,8 +85,9 @@ class Connection:
         if observers:
             raise NotImplementedError("stream observers are not supported by acp_engine.compat yet")
         self._handler = handler
+        self._stream = _stream_of(writer, reader)
         self._engine = _EngineConnection(
-            _stream_of(writer, reader),
+            self._stream,
             self._on_request,
             self._on_notification,
             side=_side,
@@ -129,7 +135,14 @@ class Connection:
 
     async def close(self) -> None:
         """Close: pending calls fail, handlers are cancelled."""
+        if isinstance(self._stream, TransportStream):
+            self._stream.cancel_send()
         await self._engine.aclose()
+
+    @property
+    def _pending(self) -> Mapping[int, Any]:
+        """Our requests awaiting an answer, by id (the official attribute)."""
+        return self._engine.pending_requests
 
     async def __aenter__(self) -> "Connection":
         return self
