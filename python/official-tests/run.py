@@ -44,31 +44,9 @@ COPIED = ("tests", "examples")
 # The official generator's own tests (its scripts/ are not part of the package).
 NOT_RUN = {"tests/test_gen_all.py": "tests the official SDK's code generator scripts, not the package"}
 
-ALIAS = '''"""`acp` is acp_engine.compat: the module and every submodule, one object each."""
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-
-TARGET = "acp_engine.compat"
-
-
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, fullname, path, target=None):
-        if fullname.startswith("acp."):
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        return importlib.import_module(TARGET + spec.name[len("acp"):])
-
-    def exec_module(self, module):
-        pass
-
-
-sys.meta_path.insert(0, _Alias())
-sys.modules["acp"] = importlib.import_module(TARGET)
-'''
+# `acp` is acp_engine.compat (the module and every submodule, one object each),
+# in this Python and in the processes the tests spawn.
+ALIAS_PTH = "import acp_engine.compat.as_acp as alias; alias.install()\n"
 
 
 def sha256(path: Path) -> str:
@@ -128,10 +106,7 @@ def main() -> int:
         if not args.official:
             # Importable as `acp` in this Python, also by the processes the tests
             # spawn (which get a trimmed environment: no PYTHONPATH), for this run.
-            alias = work / "alias" / "acp"
-            alias.mkdir(parents=True)
-            (alias / "__init__.py").write_text(ALIAS)
-            pth.write_text(f"{alias.parent}\n")
+            pth.write_text(ALIAS_PTH)
         junit = work / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=native", f"--junitxml={junit}",
                    "-o", "asyncio_default_fixture_loop_scope=function", "--continue-on-collection-errors", "tests"]

@@ -1,0 +1,45 @@
+"""Run code written for the official SDK unmodified: after :func:`install`,
+``import acp`` (and ``acp.schema``, ``acp.core``, ...) is this package.
+
+``python -m acp_engine.compat SCRIPT [ARGS...]`` (or ``-m MODULE``) does that
+for a whole program; a ``.pth`` line ``import acp_engine.compat.as_acp as a;
+a.install()`` does it for every Python process of an environment."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from typing import Optional, Sequence
+
+__all__ = ["install"]
+
+_OFFICIAL = "acp"
+_OURS = "acp_engine.compat"
+
+
+class _AcpAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``acp`` and ``acp.X`` resolve to ``acp_engine.compat`` and its ``X``:
+    the same module objects, imported only when first asked for."""
+
+    def find_spec(
+        self, fullname: str, path: Optional[Sequence[str]] = None, target: Optional[types.ModuleType] = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname == _OFFICIAL or fullname.startswith(_OFFICIAL + "."):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return importlib.import_module(_OURS + spec.name[len(_OFFICIAL) :])
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass  # already executed under its own name
+
+
+def install() -> None:
+    """Make ``import acp`` give this package (idempotent)."""
+    if not any(isinstance(finder, _AcpAlias) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AcpAlias())
