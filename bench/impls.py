@@ -58,6 +58,12 @@ IMPLS = {
         "client": [PY, os.path.join(BENCH, "official-python", "client.py")],
         "agent": [PY, os.path.join(BENCH, "official-python", "agent.py")],
     },
+    # The official SDK's bench programs above, unmodified, with `acp` being
+    # acp_engine.compat (its API on our engine).
+    "acp-engine (Python official API)": {
+        "client": [PY, "-m", "acp_engine.compat", os.path.join(BENCH, "official-python", "client.py")],
+        "agent": [PY, "-m", "acp_engine.compat", os.path.join(BENCH, "official-python", "agent.py")],
+    },
     "acp-engine (Node)": {
         "client": ["node", os.path.join(BENCH, "node", "client.mjs")],
         "agent": ["node", os.path.join(BENCH, "node", "agent.mjs")],
@@ -108,6 +114,7 @@ LANGUAGES = [
     ("C", "acp-engine (C)", "official Rust SDK"),
     ("Go", "acp-engine (Go)", "official Rust SDK"),
     ("Python", "acp-engine (Python)", "official Python SDK"),
+    ("Python (official API)", "acp-engine (Python official API)", "official Python SDK"),
     ("Node", "acp-engine (Node)", "official TypeScript SDK"),
     ("Node (app API)", "acp-engine (Node app API)", "official TypeScript SDK"),
     ("Kotlin", "acp-engine (Kotlin)", "official Kotlin SDK"),

@@ -6,10 +6,12 @@ from typing import Any
 
 import acp
 from acp.schema import (
+    AgentMessageChunk,
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
+    TextContentBlock,
     ToolCallUpdate,
 )
 
@@ -36,8 +38,13 @@ class BenchAgent:
         n = int(count)
         client = self.client
         if scenario == "stream":
+            # A model per update, as the SDK's update_agent_message_text helper
+            # (gone in 1.0) built it.
             for _ in range(n):
-                await client.session_update(session_id=session_id, update=acp.update_agent_message_text(CHUNK_TEXT))
+                chunk = AgentMessageChunk(
+                    session_update="agent_message_chunk", content=TextContentBlock(type="text", text=CHUNK_TEXT)
+                )
+                await client.session_update(session_id=session_id, update=chunk)
         elif scenario == "rpc":
             for _ in range(n):
                 await client.read_text_file(session_id=session_id, path="/bench/file.txt")

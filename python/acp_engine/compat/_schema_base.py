@@ -8,7 +8,7 @@ not an error)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, FrozenSet, Literal, Optional, Tuple, get_args, get_origin
+from typing import Any, Callable, ClassVar, Dict, FrozenSet, Literal, Optional, Tuple, get_args, get_origin
 
 import pydantic
 from pydantic import (
@@ -94,16 +94,29 @@ class BaseModel(pydantic.BaseModel):
         # A variant's tag (a one-value Literal) is what tells it apart: keep it
         # even when excluding defaults or unset fields.
         data = handler(self)
-        if not isinstance(data, dict):
+        tags = _tag_fields(type(self))
+        if not tags or not isinstance(data, dict):
             return data
-        for name, field in type(self).model_fields.items():
-            annotation = field.annotation
-            if get_origin(annotation) is not Literal or len(get_args(annotation)) != 1:
-                continue
+        for name, alias in tags:
             if (info.include is not None and name not in info.include) or (
                 info.exclude is not None and name in info.exclude
             ):
                 continue
-            key = (field.serialization_alias or field.alias or name) if info.by_alias else name
-            data[key] = getattr(self, name)
+            data[alias if info.by_alias else name] = getattr(self, name)
         return data
+
+
+# A model class -> its tag fields, (attribute, wire name): found once per
+# class, since every dump of every model asks.
+_TAG_FIELDS: Dict[type, Tuple[Tuple[str, str], ...]] = {}
+
+
+def _tag_fields(model: type[pydantic.BaseModel]) -> Tuple[Tuple[str, str], ...]:
+    tags = _TAG_FIELDS.get(model)
+    if tags is None:
+        tags = _TAG_FIELDS[model] = tuple(
+            (name, field.serialization_alias or field.alias or name)
+            for name, field in model.model_fields.items()
+            if get_origin(field.annotation) is Literal and len(get_args(field.annotation)) == 1
+        )
+    return tags

@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Mapping, Optional, Tuple, Union
 from .agent.connection import AgentSideConnection
 from .client.connection import ClientSideConnection
 from .connection import Connection, MethodHandler
-from .transports import spawn_stdio_transport
+from .transports import spawn_for_engine
 
 __all__ = ["spawn_agent_process", "spawn_client_process", "spawn_stdio_connection", "stdio_streams"]
 
@@ -38,8 +38,8 @@ async def spawn_stdio_connection(
     **transport_kwargs: Any,
 ) -> AsyncIterator[Tuple[Connection, aio_subprocess.Process]]:
     """Spawn ``command`` and bind its stdio to a low-level Connection."""
-    async with spawn_stdio_transport(command, *args, env=env, cwd=cwd, **transport_kwargs) as (reader, writer, process):
-        conn = Connection(handler, writer, reader, observers=observers)
+    async with spawn_for_engine(command, *args, env=env, cwd=cwd, **transport_kwargs) as (stream, process):
+        conn = Connection(handler, stream, observers=observers)
         try:
             yield conn, process
         finally:
@@ -57,10 +57,8 @@ async def spawn_agent_process(
     **connection_kwargs: Any,
 ) -> AsyncIterator[Tuple[ClientSideConnection, aio_subprocess.Process]]:
     """Spawn an ACP agent; yields a ClientSideConnection to it and the process."""
-    async with spawn_stdio_transport(
-        command, *args, env=env, cwd=cwd, **dict(transport_kwargs or {})
-    ) as (reader, writer, process):
-        conn = ClientSideConnection(to_client, writer, reader, **connection_kwargs)
+    async with spawn_for_engine(command, *args, env=env, cwd=cwd, **dict(transport_kwargs or {})) as (stream, process):
+        conn = ClientSideConnection(to_client, stream, None, **connection_kwargs)
         try:
             yield conn, process
         finally:
@@ -78,10 +76,8 @@ async def spawn_client_process(
     **connection_kwargs: Any,
 ) -> AsyncIterator[Tuple[AgentSideConnection, aio_subprocess.Process]]:
     """Spawn an ACP client; yields an AgentSideConnection to it and the process."""
-    async with spawn_stdio_transport(
-        command, *args, env=env, cwd=cwd, **dict(transport_kwargs or {})
-    ) as (reader, writer, process):
-        conn = AgentSideConnection(to_agent, writer, reader, **connection_kwargs)
+    async with spawn_for_engine(command, *args, env=env, cwd=cwd, **dict(transport_kwargs or {})) as (stream, process):
+        conn = AgentSideConnection(to_agent, stream, None, **connection_kwargs)
         try:
             yield conn, process
         finally:

@@ -8,7 +8,10 @@ import contextlib
 import os
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Dict, Mapping, Optional, Tuple, Union
+
+from .._native import NativeConnection
+from .._transport import Stream, fd_stream
 
 __all__ = ["DEFAULT_INHERITED_ENV_VARS", "default_environment", "spawn_stdio_transport"]
 
@@ -72,3 +75,80 @@ async def spawn_stdio_transport(
             except asyncio.TimeoutError:
                 process.kill()
                 await process.wait()
+
+
+@asynccontextmanager
+async def spawn_for_engine(
+    command: str,
+    *args: str,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Union[str, Path, None] = None,
+    stderr: Optional[int] = aio_subprocess.PIPE,
+    limit: Optional[int] = None,
+    shutdown_timeout: float = 2.0,
+) -> AsyncIterator[Tuple[Stream, aio_subprocess.Process]]:
+    """Start ``command`` as :func:`spawn_stdio_transport` does, with its stdin
+    and stdout on plain pipes the engine reads and writes itself (no asyncio
+    streams and no copying between them; ``process.stdin`` / ``stdout`` are
+    None). Yields (the stream for a connection, the process); the pipes are
+    ours until the caller's connection is open. On exit, once the connection
+    is closed (the child's stdin with it): wait, then terminate, then kill."""
+    del limit  # asyncio's line limit: the engine has its own limits
+    merged_env = default_environment()
+    if env:
+        merged_env.update(env)
+    child_stdin, to_child = os.pipe()
+    from_child, child_stdout = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *args,
+            stdin=child_stdin,
+            stdout=child_stdout,
+            stderr=stderr,
+            env=merged_env,
+            cwd=str(cwd) if cwd is not None else None,
+        )
+    except BaseException:
+        for fd in (to_child, from_child):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (child_stdin, child_stdout):
+            os.close(fd)
+    stream = _OwnedFds(from_child, to_child)
+    try:
+        yield stream, process
+    finally:
+        stream.release()  # never opened: the child sees its stdin end
+        try:
+            await asyncio.wait_for(process.wait(), timeout=shutdown_timeout)
+        except asyncio.TimeoutError:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), timeout=shutdown_timeout)
+            except asyncio.TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+class _OwnedFds(Stream):
+    """Two descriptors handed to the engine (which duplicates them), closed
+    here once it has; a stream opened at most once."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._fds: Optional[Tuple[int, int]] = (read_fd, write_fd)
+
+    def _open(self, settings: Dict[str, Any]) -> NativeConnection:
+        if self._fds is None:
+            raise RuntimeError("this process's pipes are already in use by a connection")
+        try:
+            return fd_stream(*self._fds)._open(settings)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Close our descriptors (the engine's duplicates stay open)."""
+        fds, self._fds = self._fds, None
+        for fd in fds or ():
+            os.close(fd)
