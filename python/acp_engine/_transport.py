@@ -85,7 +85,7 @@ class SocketPairStream(Stream):
         ours = self._ours
         assert ours is not None
         inbound = loop.create_task(self._feed_engine(loop, ours))
-        outbound = loop.create_task(self._copy_out(loop, ours))
+        outbound = loop.create_task(self._take_from_engine(loop, ours))
 
         async def finished() -> None:
             # The engine's end is closed: nothing more to feed it.
@@ -106,6 +106,14 @@ class SocketPairStream(Stream):
                 ours.shutdown(socket.SHUT_WR)  # the engine reads end of input
             except OSError:
                 pass
+
+    async def _take_from_engine(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        try:
+            await self._copy_out(loop, ours)
+        finally:
+            # The engine wrote its last (or the loop is shutting down with the
+            # connection left open): the socket goes now, not at garbage collection.
+            ours.close()
 
     async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
         raise NotImplementedError

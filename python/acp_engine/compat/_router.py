@@ -12,6 +12,7 @@ from pydantic import BaseModel, RootModel, TypeAdapter
 
 from .._errors import RequestError
 from . import schema
+from ._legacy import resolve_handler, warn_legacy_handler
 from ._methods import Route
 
 Call = Callable[[Any], Awaitable[Any]]
@@ -48,6 +49,17 @@ def _call_of(handler: Callable[..., Awaitable[Any]], params_type: str) -> Call:
     return call
 
 
+def _model_call_of(obj: Any, name: str, handler: Callable[..., Awaitable[Any]], params_type: str) -> Call:
+    """A pre-1.0 handler: called with the params model (deprecated)."""
+    validate = validator(params_type)
+
+    def call(params: Any) -> Awaitable[Any]:
+        warn_legacy_handler(obj, name)
+        return handler(validate(params if params is not None else {}))
+
+    return call
+
+
 class Router:
     """``await router(method, params, is_notification)``: a MethodHandler."""
 
@@ -56,24 +68,37 @@ class Router:
         self._requests: Dict[str, Call] = {}
         self._notifications: Dict[str, Call] = {}
         for route in routes:
-            handler = getattr(obj, route.handler, None)
-            if not callable(handler):
+            handler, name, takes_model = resolve_handler(obj, route.handler)
+            if handler is None:
                 continue
             table = self._notifications if route.result is None else self._requests
-            table[route.wire] = _call_of(handler, route.params)
+            call = _model_call_of(obj, name, handler, route.params) if takes_model else _call_of(handler, route.params)
+            table[route.wire] = call
+        self._ext_method = self._extension_handler("ext_method")
+        self._ext_notification = self._extension_handler("ext_notification")
+
+    def _extension_handler(self, name: str) -> Optional[Callable[[str, Dict[str, Any]], Awaitable[Any]]]:
+        handler, found, camel_case = resolve_handler(self._obj, name)
+        if handler is None or not camel_case:
+            return handler
+        obj = self._obj
+
+        def call(method: str, params: Dict[str, Any]) -> Awaitable[Any]:
+            warn_legacy_handler(obj, found)
+            return handler(method, params)  # type: ignore[no-any-return]
+
+        return call
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if method.startswith("_"):
             payload = params if isinstance(params, dict) else {}
             if is_notification:
-                ext_notification = getattr(self._obj, "ext_notification", None)
-                if ext_notification is not None:
-                    await ext_notification(method[1:], payload)
+                if self._ext_notification is not None:
+                    await self._ext_notification(method[1:], payload)
                 return None
-            ext_method = getattr(self._obj, "ext_method", None)
-            if ext_method is None:
+            if self._ext_method is None:
                 raise RequestError.method_not_found(method)
-            return await ext_method(method[1:], payload)
+            return await self._ext_method(method[1:], payload)
         call = (self._notifications if is_notification else self._requests).get(method)
         if call is None:
             if is_notification:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import final
 
 from ..._connection import Side
-from .._methods import AGENT_ROUTES
+from .._legacy import add_model_calls_for
+from .._methods import AGENT_ROUTES, CLIENT_ROUTES
 from .._peers import ClientMethods
 from .._side import SideConnection
 
@@ -13,6 +14,7 @@ __all__ = ["AgentSideConnection"]
 
 
 @final
+@add_model_calls_for(CLIENT_ROUTES)
 class AgentSideConnection(SideConnection, ClientMethods):
     """``AgentSideConnection(agent, writer, reader)``: serves ``agent`` (or
     ``to_agent(conn)``) and calls the client back with the methods below."""

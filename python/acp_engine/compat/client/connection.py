@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import final
 
 from ..._connection import Side
-from .._methods import CLIENT_ROUTES
+from .._legacy import add_model_calls_for
+from .._methods import AGENT_ROUTES, CLIENT_ROUTES
 from .._peers import AgentMethods
 from .._side import SideConnection
 
@@ -13,6 +14,7 @@ __all__ = ["ClientSideConnection"]
 
 
 @final
+@add_model_calls_for(AGENT_ROUTES)
 class ClientSideConnection(SideConnection, AgentMethods):
     """``ClientSideConnection(client, writer, reader)``: serves ``client`` (or
     ``to_client(conn)``) and calls the agent with the methods below."""
