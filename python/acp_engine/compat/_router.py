@@ -72,7 +72,14 @@ class Router:
             if handler is None:
                 continue
             table = self._notifications if route.result is None else self._requests
-            call = _model_call_of(obj, name, handler, route.params) if takes_model else _call_of(handler, route.params)
+            if takes_model:
+                call = _model_call_of(obj, name, handler, route.params)
+            elif route.params == "CreateElicitationRequest":  # its mode and scope as one model
+                from ._elicitation import elicitation_call_of  # it imports the peers, which import this
+
+                call = elicitation_call_of(handler, validator(route.params))
+            else:
+                call = _call_of(handler, route.params)
             table[route.wire] = call
         self._ext_method = self._extension_handler("ext_method")
         self._ext_notification = self._extension_handler("ext_notification")

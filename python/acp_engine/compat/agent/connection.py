@@ -7,7 +7,7 @@ from typing import final
 from ..._connection import Side
 from .._legacy import add_model_calls_for
 from .._methods import AGENT_ROUTES, CLIENT_ROUTES
-from .._peers import ClientMethods
+from .._elicitation import ScopedElicitationCalls
 from .._side import SideConnection
 
 __all__ = ["AgentSideConnection"]
@@ -15,7 +15,7 @@ __all__ = ["AgentSideConnection"]
 
 @final
 @add_model_calls_for(CLIENT_ROUTES)
-class AgentSideConnection(SideConnection, ClientMethods):
+class AgentSideConnection(SideConnection, ScopedElicitationCalls):
     """``AgentSideConnection(agent, writer, reader)``: serves ``agent`` (or
     ``to_agent(conn)``) and calls the client back with the methods below."""
 
