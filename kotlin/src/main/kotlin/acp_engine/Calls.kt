@@ -9,6 +9,7 @@ import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.launch
 
 /** How one of our requests ended: its [result], or the [error] it failed with. */
@@ -42,6 +43,7 @@ internal class Calls(private val native: NativeConnection, private val directId:
      * peer (`$/cancel_request`).
      */
     suspend fun request(method: String, params: String?): Any? {
+        check(currentCoroutineContext()[InNotification] == null) { InNotification.WAIT_IN_NOTIFICATION }
         val id = DirectSend.sendRequest(directId, method, params)
         val answer = CompletableDeferred<Outcome>()
         var arrived: Outcome? = null

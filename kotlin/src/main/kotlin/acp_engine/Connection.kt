@@ -8,6 +8,7 @@ import acp_engine.ffi.eventKinds
 import acp_engine.ffi.SpawnConfig
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 
 /**
  * How to start an agent process, and how the connection to it behaves.
@@ -207,7 +208,7 @@ internal class Events<T>(
             event as List<*>
             when ((event[0] as Number).toInt()) {
                 NOTIFICATION -> try {
-                    notification(target, event[1] as String, event[2])
+                    withContext(InNotification) { notification(target, event[1] as String, event[2]) }
                 } catch (cancelled: CancellationException) {
                     throw cancelled
                 } catch (error: Throwable) {

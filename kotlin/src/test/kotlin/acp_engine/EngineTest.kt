@@ -110,6 +110,30 @@ class EngineTest {
     }
 
     @Test
+    fun `a notification handler that waits for an answer is refused at once instead of hanging`() = runBlocking {
+        withTimeout(30_000) {
+            val refusal = CompletableDeferred<String?>()
+            lateinit var connection: ClientSideConnection
+            val waitingClient = object : Client by client {
+                override suspend fun sessionUpdate(params: JsonObject) {
+                    if (refusal.isCompleted) return
+                    val failure = runCatching { connection.extMethod("_test/echo", emptyMap<String, Any?>()) }.exceptionOrNull()
+                    refusal.complete(failure?.message)
+                }
+            }
+            val command = Peers.jvm("acp_engine.TestAgentKt")
+            connection = spawnAgent(command.first(), command.drop(1)) { waitingClient }
+            agent = connection
+            connection.initialize(mapOf("protocolVersion" to 1, "clientCapabilities" to emptyMap<String, Any?>()))
+            val session = connection.newSession(mapOf("cwd" to "/tmp", "mcpServers" to emptyList<Any?>()))["sessionId"]
+            assertEquals("end_turn", connection.prompt(prompt(session, "burst 3"))["stopReason"])
+            assertEquals(InNotification.WAIT_IN_NOTIFICATION, refusal.await())
+            // The connection goes on: the same request from outside a notification handler.
+            assertEquals(mapOf("method" to "_test/echo", "params" to mapOf("x" to 1L)), connection.extMethod("_test/echo", mapOf("x" to 1L)))
+        }
+    }
+
+    @Test
     fun `extension methods both ways and outbound checks`() = runBlocking {
         withTimeout(30_000) {
             val (agent, session) = start()
