@@ -220,7 +220,9 @@ class Connection:
 
     async def send_request(self, method: str, params: Any = None) -> Any:
         """Send a request and return its result; raises RequestError. If the
-        awaiting task is cancelled, the peer gets ``$/cancel_request``."""
+        awaiting task is cancelled, the peer gets ``$/cancel_request``.
+        ``params``: a JSON value, or ``bytes`` holding one (sent as they are,
+        e.g. a serializer's output; ValueError if they are not one value)."""
         try:
             id, _ticket = self._native.send_request(method, params)
         except _native.EngineError as error:

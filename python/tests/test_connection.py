@@ -190,3 +190,29 @@ async def test_a_handler_that_cancels_itself_still_answers() -> None:
     assert cancelled.value.code == -32800
     await caller.aclose()
     await server.aclose()
+
+
+@run_async
+async def test_params_and_results_as_json_bytes() -> None:
+    """``bytes`` holding one JSON value go out as they are (a serializer's
+    output needs no second pass through Python objects), as params and as a
+    handler's result; bytes that are not one JSON value are refused before
+    anything is sent, and the connection goes on."""
+    import socket
+
+    a, b = socket.socketpair()
+
+    async def peer_request(method: str, params: Any) -> Any:
+        return b'{"echo":' + (b"null" if params is None else str(params["n"]).encode()) + b"}"
+
+    peer = Connection(fd_stream(a.fileno(), a.fileno()), peer_request)
+    ours = Connection(fd_stream(b.fileno(), b.fileno()))
+    a.close()
+    b.close()
+    assert await asyncio.wait_for(ours.send_request("echo", b'{"n": 7}'), 10) == {"echo": 7}
+    for bad in (b'{"n": ', b"1 2", b"\xff"):
+        with pytest.raises(ValueError):
+            await ours.send_request("echo", bad)
+    assert await asyncio.wait_for(ours.send_request("echo", b'{"n":8}'), 10) == {"echo": 8}
+    await ours.aclose()
+    await peer.aclose()

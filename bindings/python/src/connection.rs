@@ -10,7 +10,7 @@ use acp_engine::host::{self, HostConnection, HostOptions, Side};
 use acp_engine::{Protocol, RequestError, SpawnOptions, Transport, UncheckedMethods};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::json::to_json;
 use crate::EngineError;
@@ -39,11 +39,26 @@ pub(crate) fn engine_error(error: RequestError) -> PyErr {
     EngineError::new_err((error.code, error.message, data))
 }
 
+/// Params or a result as JSON text: a Python value, or `bytes` that already
+/// are one JSON value (a serializer's output, e.g. pydantic's `to_json`: no
+/// second pass through Python objects), checked to be one.
 fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     match params {
-        Some(params) if !params.is_none() => Ok(Some(to_json(params)?)),
+        Some(params) if !params.is_none() => match params.cast::<PyBytes>() {
+            Ok(bytes) => json_bytes(bytes.as_bytes()).map(Some),
+            Err(_) => Ok(Some(to_json(params)?)),
+        },
         _ => Ok(None),
     }
+}
+
+fn json_bytes(bytes: &[u8]) -> PyResult<String> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|error| PyValueError::new_err(format!("JSON bytes are not UTF-8: {error}")))?;
+    serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|error| {
+        PyValueError::new_err(format!("bytes given as JSON are not one JSON value: {error}"))
+    })?;
+    Ok(text.to_owned())
 }
 
 /// The most events one `drain` returns (see `HostOptions::drain_chunk`).

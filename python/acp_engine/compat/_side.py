@@ -8,8 +8,7 @@ from typing import Any, Dict, Iterable, Optional
 from .._connection import Side
 from ._methods import Route
 from ._router import Router, validate_result
-from .connection import Connection, MethodHandler
-from .utils import serialize_params
+from .connection import Connection, MethodHandler, wire_params
 
 _STREAMS_ERROR = "{cls} requires asyncio StreamWriter/StreamReader"
 
@@ -59,10 +58,10 @@ class SideConnection:
         return self, router
 
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
-        return validate_result(await self._conn.send_request(method, serialize_params(params)), result)
+        return validate_result(await self._conn.send_request(method, wire_params(params)), result)
 
     async def _notify(self, method: str, params: Any) -> None:
-        await self._conn.send_notification(method, serialize_params(params))
+        await self._conn.send_notification(method, wire_params(params))
 
     async def ext_method(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """An extension request: sent as ``_method``."""

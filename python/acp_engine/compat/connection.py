@@ -36,10 +36,19 @@ _EVERY_UNKNOWN_METHOD = ("*",)
 
 
 def dump_result(result: Any) -> Any:
-    """A handler's result as wire JSON (models by alias, unset fields left out)."""
+    """A handler's result as wire JSON (models by alias, unset fields left
+    out): a model as JSON bytes, which the engine takes as they are."""
     if isinstance(result, BaseModel):
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+        return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True, exclude_unset=True)
     return result
+
+
+def wire_params(params: Any) -> Any:
+    """Params for the engine: a model as JSON bytes (by alias; unset defaults
+    and None left out, as ``serialize_params``), anything else as it is."""
+    if isinstance(params, BaseModel):
+        return params.__pydantic_serializer__.to_json(params, by_alias=True, exclude_none=True, exclude_defaults=True)
+    return params
 
 
 def _as_request_error(error: Exception) -> RequestError:
