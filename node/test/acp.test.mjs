@@ -552,11 +552,16 @@ test("a notification handler may await its own requests; the peer's requests are
     async (method, params) => {
       if (method !== "echoed") return;
       const which = params.note.which;
-      seen.push(`start ${which}`);
-      seen.push(await conn.sendRequest("anything", which));
-      seen.push(await conn.sendRequest("call-me", which));
-      seen.push(`end ${which}`);
-      if (which === "b") done();
+      try {
+        seen.push(`start ${which}`);
+        seen.push(await conn.sendRequest("anything", { which }));
+        seen.push(await conn.sendRequest("call-me", { which }));
+        seen.push(`end ${which}`);
+      } catch (error) {
+        seen.push(`${which} failed: ${error}`);
+      } finally {
+        if (which === "b") done();
+      }
     },
     spawnStream(process.execPath, [peer]),
   );
@@ -566,12 +571,12 @@ test("a notification handler may await its own requests; the peer's requests are
   // One handler at a time, each one's answers inside it.
   assert.deepEqual(seen, [
     "start a",
-    { method: "anything", params: "a" },
-    { served: "back", params: "a" },
+    { method: "anything", params: { which: "a" } },
+    { served: "back", params: { which: "a" } },
     "end a",
     "start b",
-    { method: "anything", params: "b" },
-    { served: "back", params: "b" },
+    { method: "anything", params: { which: "b" } },
+    { served: "back", params: { which: "b" } },
     "end b",
   ]);
   conn.close();
