@@ -107,6 +107,7 @@ export class Dispatcher {
   private head = 0;
   private running = false;
   private webStreams: WebStreamsTransport | null = null;
+  private releaseOnceFlushed = false;
   private currentMethod = "";
   // Our newest request id, and while a notification handler waits, what it
   // was when that handler started (answers to later ids are its own).
@@ -172,7 +173,10 @@ export class Dispatcher {
   private onWake(): void {
     // Called by the engine before the constructor returned: nothing to do yet.
     if (this.native === undefined) return;
-    this.webStreams?.flush();
+    if (this.webStreams !== null && this.webStreams.flushed() && this.releaseOnceFlushed) {
+      this.releaseOnceFlushed = false;
+      this.native.release();
+    }
     const text = this.native.drain();
     if (text != null) this.onEvents(text);
   }
@@ -430,8 +434,10 @@ export class Dispatcher {
     this.tickets.clear();
     for (const context of this.inflight.values()) context.abort(error);
     this.inflight.clear();
-    this.webStreams?.close();
-    this.native.release();
+    // The engine's last output may still be on its way to the Web stream:
+    // hold the wake-ups (and the process) until it was written.
+    if (this.webStreams === null || this.webStreams.close()) this.native.release();
+    else this.releaseOnceFlushed = true;
     this.controller.abort(error);
     this.resolveClosed();
   }

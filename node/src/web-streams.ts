@@ -79,24 +79,22 @@ export class WebStreamsTransport {
     }
   }
 
-  /** The connection closed: write what is left (closing an output of ours), stop reading. */
-  close(): void {
+  /** Write what the engine has for the output; true once its output ended and all was written. */
+  flushed(): boolean {
     this.flush();
-    if (this.output !== null) {
-      const output = this.output;
-      this.output = null;
-      if (this.closeOutput) {
-        if (this.writer !== null) {
-          this.writesInFlight++;
-          this.writer.close().catch(() => {});
-        } else {
-          output.close().catch(() => {});
-        }
-      }
-    }
+    return this.output === null;
+  }
+
+  /** The connection closed: stop reading, write what is left. True once all
+   * of the engine's output was handed to the output stream (closing one of
+   * ours); otherwise its last bytes are still on their way from the engine's
+   * thread, and the next `flush` (on the next wake-up) writes them. */
+  close(): boolean {
     if (this.reader !== null) {
       this.reader.cancel().catch(() => {});
       this.reader = null;
     }
+    this.flush();
+    return this.output === null;
   }
 }
