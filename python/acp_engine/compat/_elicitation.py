@@ -13,8 +13,6 @@ from pydantic import BaseModel
 
 from .._errors import RequestError
 from . import schema
-from ._peers import ClientMethods
-from .meta import CLIENT_METHODS
 
 # The request variants and their mode models share these names.
 _VARIANTS = ("FormSession", "FormRequest", "UrlSession", "UrlRequest")
@@ -55,16 +53,3 @@ def elicitation_call_of(handler: Callable[..., Awaitable[Any]], validate: Callab
         return handler(message=request.message, mode=mode_of(request), **(request.field_meta or {}))
 
     return call
-
-
-class ScopedElicitationCalls(ClientMethods):
-    """An agent's ``create_elicitation`` also taking a mode model."""
-
-    async def create_elicitation(self, message: str, mode: Any = None, **kwargs: Any) -> schema.CreateElicitationResponse:
-        request = request_of(message, mode, kwargs)
-        if request is None:  # the flat form: mode="form", session_id=..., ...
-            if mode is not None:
-                kwargs["mode"] = mode
-            return await super().create_elicitation(message, **kwargs)
-        result = await self._call(CLIENT_METHODS["elicitation_create"], request, "CreateElicitationResponse")
-        return result  # type: ignore[no-any-return]

@@ -13,11 +13,7 @@ from typing import Any, Callable, Iterable, Optional, Tuple, TypeVar, Union, get
 
 from . import schema
 from ._methods import Route
-
-
-def to_camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.title() for part in rest)
+from .utils import model_to_kwargs, to_camel_case
 
 
 def resolve_handler(obj: Any, name: str) -> Tuple[Optional[Callable[..., Any]], str, bool]:
@@ -27,7 +23,7 @@ def resolve_handler(obj: Any, name: str) -> Tuple[Optional[Callable[..., Any]], 
     handler = getattr(obj, name, None)
     legacy = False
     if handler is None and "_" in name:
-        name = to_camel(name)
+        name = to_camel_case(name)
         handler = getattr(obj, name, None)
         legacy = True
     elif callable(handler) and "_" not in name:
@@ -86,14 +82,12 @@ def _add_model_calls(cls: type, routes: Iterable[Route]) -> None:
             continue
         models = _models(route.params)
         if "_" in route.handler:
-            setattr(cls, to_camel(route.handler), _taking_model(method, models))
+            setattr(cls, to_camel_case(route.handler), _taking_model(method, models))
         else:
             setattr(cls, route.handler, _taking_model_or_keywords(method, models))
 
 
 def _taking_model(method: Callable[..., Any], models: Tuple[type, ...]) -> Callable[..., Any]:
-    from ._router import model_to_kwargs  # the router imports this module
-
     @functools.wraps(method)
     def with_model(self: Any, params: Any) -> Any:
         _warn_model_call(method.__name__, models)
@@ -103,8 +97,6 @@ def _taking_model(method: Callable[..., Any], models: Tuple[type, ...]) -> Calla
 
 
 def _taking_model_or_keywords(method: Callable[..., Any], models: Tuple[type, ...]) -> Callable[..., Any]:
-    from ._router import model_to_kwargs
-
     @functools.wraps(method)
     def either(self: Any, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs:

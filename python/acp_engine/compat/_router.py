@@ -8,26 +8,16 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Awaitable, Callable, Dict, Iterable, Optional
 
-from pydantic import BaseModel, RootModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from .._errors import RequestError
 from . import schema
+from ._elicitation import elicitation_call_of
 from ._legacy import resolve_handler, warn_legacy_handler
 from ._methods import Route
+from .utils import model_to_kwargs
 
 Call = Callable[[Any], Awaitable[Any]]
-
-
-def model_to_kwargs(model: Any) -> Dict[str, Any]:
-    """The handler's keyword arguments: every field but ``field_meta``, whose
-    entries are spread in."""
-    if isinstance(model, RootModel):
-        model = model.root
-    kwargs = {name: getattr(model, name) for name in type(model).model_fields if name != "field_meta"}
-    meta = getattr(model, "field_meta", None)
-    if meta:
-        kwargs.update(meta)
-    return kwargs
 
 
 @lru_cache(maxsize=None)
@@ -75,8 +65,6 @@ class Router:
             if takes_model:
                 call = _model_call_of(obj, name, handler, route.params)
             elif route.params == "CreateElicitationRequest":  # its mode and scope as one model
-                from ._elicitation import elicitation_call_of  # it imports the peers, which import this
-
                 call = elicitation_call_of(handler, validator(route.params))
             else:
                 call = _call_of(handler, route.params)

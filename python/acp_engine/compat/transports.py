@@ -45,9 +45,6 @@ async def spawn_stdio_transport(
 ) -> AsyncIterator[Tuple[asyncio.StreamReader, asyncio.StreamWriter, aio_subprocess.Process]]:
     """Start ``command``; yields (its stdout, its stdin, the process). On exit:
     close its stdin, wait, then terminate, then kill."""
-    merged_env = default_environment()
-    if env:
-        merged_env.update(env)
     extra = {} if limit is None else {"limit": limit}
     process = await asyncio.create_subprocess_exec(
         command,
@@ -55,7 +52,7 @@ async def spawn_stdio_transport(
         stdin=aio_subprocess.PIPE,
         stdout=aio_subprocess.PIPE,
         stderr=stderr,
-        env=merged_env,
+        env=_environment(env),
         cwd=str(cwd) if cwd is not None else None,
         **extra,  # type: ignore[arg-type]
     )
@@ -66,15 +63,7 @@ async def spawn_stdio_transport(
         with contextlib.suppress(Exception):
             process.stdin.close()
             await asyncio.wait_for(process.stdin.wait_closed(), timeout=shutdown_timeout)
-        try:
-            await asyncio.wait_for(process.wait(), timeout=shutdown_timeout)
-        except asyncio.TimeoutError:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), timeout=shutdown_timeout)
-            except asyncio.TimeoutError:
-                process.kill()
-                await process.wait()
+        await _stop(process, shutdown_timeout)
 
 
 @asynccontextmanager
@@ -94,9 +83,6 @@ async def spawn_for_engine(
     ours until the caller's connection is open. On exit, once the connection
     is closed (the child's stdin with it): wait, then terminate, then kill."""
     del limit  # asyncio's line limit: the engine has its own limits
-    merged_env = default_environment()
-    if env:
-        merged_env.update(env)
     child_stdin, to_child = os.pipe()
     from_child, child_stdout = os.pipe()
     try:
@@ -106,7 +92,7 @@ async def spawn_for_engine(
             stdin=child_stdin,
             stdout=child_stdout,
             stderr=stderr,
-            env=merged_env,
+            env=_environment(env),
             cwd=str(cwd) if cwd is not None else None,
         )
     except BaseException:
@@ -121,15 +107,28 @@ async def spawn_for_engine(
         yield stream, process
     finally:
         stream.release()  # never opened: the child sees its stdin end
+        await _stop(process, shutdown_timeout)
+
+
+def _environment(env: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """A spawned peer's environment: the default one, with ``env`` over it."""
+    merged = default_environment()
+    if env:
+        merged.update(env)
+    return merged
+
+
+async def _stop(process: aio_subprocess.Process, timeout: float) -> None:
+    """Once its stdin is closed: wait for the process, then terminate it, then kill it."""
+    try:
+        await asyncio.wait_for(process.wait(), timeout=timeout)
+    except asyncio.TimeoutError:
+        process.terminate()
         try:
-            await asyncio.wait_for(process.wait(), timeout=shutdown_timeout)
+            await asyncio.wait_for(process.wait(), timeout=timeout)
         except asyncio.TimeoutError:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), timeout=shutdown_timeout)
-            except asyncio.TimeoutError:
-                process.kill()
-                await process.wait()
+            process.kill()
+            await process.wait()
 
 
 class _OwnedFds(Stream):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Type, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
-__all__ = ["ensure_dict", "normalize_result", "serialize_params", "to_camel_case", "validate_model"]
+__all__ = ["ensure_dict", "model_to_kwargs", "normalize_result", "serialize_params", "to_camel_case", "validate_model"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -36,3 +36,16 @@ def validate_model(payload: Any, model_type: Type[ModelT]) -> ModelT:
 def to_camel_case(snake_str: str) -> str:
     first, *rest = snake_str.split("_")
     return first + "".join(word.title() for word in rest)
+
+
+def model_to_kwargs(model: Any, request_type: Any = None) -> Dict[str, Any]:
+    """A handler's keyword arguments from a params model: every field but
+    ``field_meta``, whose entries are spread in. (``request_type`` is taken
+    for the official signature; the model's own fields are used.)"""
+    if isinstance(model, RootModel):
+        model = model.root
+    kwargs = {name: getattr(model, name) for name in type(model).model_fields if name != "field_meta"}
+    meta = getattr(model, "field_meta", None)
+    if meta:
+        kwargs.update(meta)
+    return kwargs

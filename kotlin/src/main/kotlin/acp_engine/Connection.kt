@@ -8,7 +8,6 @@ import acp_engine.ffi.eventKinds
 import acp_engine.ffi.SpawnConfig
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.runBlocking
-import kotlinx.coroutines.withContext
 
 /**
  * How to start an agent process, and how the connection to it behaves.
@@ -202,13 +201,16 @@ internal class Events<T>(
     private val request: suspend (T, String, Any?) -> Any?,
     private val notification: suspend (T, String, Any?) -> Unit,
 ) {
-    /** Handle one batch: a JSON array of event arrays. */
-    fun handle(batch: String) = runBlocking {
+    /**
+     * Handle one batch: a JSON array of event arrays. Only notification handlers run in
+     * this scope (the peer's requests run on [Calls]' own), hence the [InNotification] mark.
+     */
+    fun handle(batch: String) = runBlocking(InNotification) {
         for (event in Json.parse(batch) as List<*>) {
             event as List<*>
             when ((event[0] as Number).toInt()) {
                 NOTIFICATION -> try {
-                    withContext(InNotification) { notification(target, event[1] as String, event[2]) }
+                    notification(target, event[1] as String, event[2])
                 } catch (cancelled: CancellationException) {
                     throw cancelled
                 } catch (error: Throwable) {
