@@ -223,6 +223,10 @@ async fn eof_fails_pending_requests_then_closes(host_reads: bool) {
     assert!(events.iter().any(|e| e[0] == kind::CANCELLED));
     assert_eq!(events.last().unwrap()[0], kind::CLOSED);
     assert!(host.connection.send_notification("late", None).is_err());
+    // CLOSED is the last event: the handler's end reports nothing after it.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    host.connection.pump();
+    assert_eq!(host.connection.drain(), None);
 }
 
 async fn typed_sides_check_both_ways(host_reads: bool) {

@@ -70,6 +70,10 @@ if [[ ! -f "$target/libacp_engine.so" ]]; then
 fi
 
 cflags=(-std=c11 -Wall -Wextra -Werror -g -I "$root/include")
+# A hung test fails with its log instead of stalling the suite (valgrind
+# runs are ~20x slower).
+limit=(timeout -k 10 300)
+valgrind_limit=(timeout -k 10 900)
 link=(-L "$target" -lacp_engine "-Wl,-rpath,$target" -lpthread)
 
 # ---- 1. the header ---------------------------------------------------------------
@@ -119,7 +123,7 @@ tests=()
 for src in "$here"/test_*.c; do
   t="$(basename "$src" .c)"
   tests+=("$t")
-  check "$t" bash -c "gcc ${cflags[*]} '$src' -o '$build/$t' ${link[*]} && '$build/$t'"
+  check "$t" bash -c "gcc ${cflags[*]} '$src' -o '$build/$t' ${link[*]} && ${limit[*]} '$build/$t'"
 done
 
 # ---- 3. valgrind -----------------------------------------------------------------
@@ -127,7 +131,7 @@ done
 # valgrind cannot show (a child's exec failure: it runs vfork as fork).
 valgrind_one() {
   local t="$1"
-  ACP_TEST_SLOW=10 ACP_UNDER_VALGRIND=1 valgrind --leak-check=full \
+  ACP_TEST_SLOW=10 ACP_UNDER_VALGRIND=1 "${valgrind_limit[@]}" valgrind --leak-check=full \
     --errors-for-leak-kinds=definite,indirect --error-exitcode=1 "$build/$t" 2>&1 \
     | grep -v -e 'unhandled amd64-linux syscall: 434' -e 'write your own handler' \
               -e 'README_MISSING_SYSCALL_OR_IOCTL' -e 'Nevertheless we consider' -e 'valgrind.org/support/bug_reports'
@@ -157,7 +161,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}"
 for t in "${tests[@]}"; do
   check "asan+ubsan $t" bash -c "gcc ${cflags[*]} -fsanitize=address,undefined -fno-omit-frame-pointer \
-    '$here/$t.c' -o '$build/$t.asan' ${link[*]} && '$build/$t.asan'"
+    '$here/$t.c' -o '$build/$t.asan' ${link[*]} && ${limit[*]} '$build/$t.asan'"
 done
 
 # ---- 5. ctypes -----------------------------------------------------------------------

@@ -38,6 +38,9 @@ struct State {
     total: usize,
     /// `wake` was called since the last drain.
     signaled: bool,
+    /// `CLOSED` was queued: it is the last event a host gets (hosts stop
+    /// taking events there; a late write or handler reports nothing).
+    closed: bool,
 }
 
 pub(crate) struct HostQueue {
@@ -59,6 +62,7 @@ impl HostQueue {
                 chunks: VecDeque::new(),
                 total: 0,
                 signaled: false,
+                closed: false,
             }),
             space: Notify::new(),
             capacity: capacity.max(1),
@@ -68,11 +72,15 @@ impl HostQueue {
     }
 
     /// Append one event of about `size` bytes, built by `write` into the
-    /// buffer.
-    fn push(&self, size: usize, write: impl FnOnce(&mut String)) {
+    /// buffer (nothing once `CLOSED` was queued; `closes`: this is it).
+    fn push(&self, size: usize, closes: bool, write: impl FnOnce(&mut String)) {
         let wake = {
             let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *guard;
+            if state.closed {
+                return;
+            }
+            state.closed = closes;
             if state.count == self.chunk {
                 state.close_chunk();
             }
@@ -144,7 +152,7 @@ impl HostQueue {
 
     /// `push_request` without waiting for room.
     pub fn push_request_now(&self, token: u64, method: &str, params: Option<&RawValue>) {
-        self.push(method.len() + raw_len(params), |text| {
+        self.push(method.len() + raw_len(params), false, |text| {
             text.push_str("[0,");
             push_number(text, token);
             text.push(',');
@@ -162,7 +170,7 @@ impl HostQueue {
 
     /// `push_notification` without waiting for room.
     pub fn push_notification_now(&self, method: &str, params: Option<&RawValue>) {
-        self.push(method.len() + raw_len(params), |text| {
+        self.push(method.len() + raw_len(params), false, |text| {
             text.push_str("[1,");
             push_string(text, method);
             text.push(',');
@@ -178,7 +186,7 @@ impl HostQueue {
 
     /// `push_invalid_notification` without waiting for room.
     pub fn push_invalid_notification_now(&self, method: &str, error: &RequestError) {
-        self.push(method.len(), |text| {
+        self.push(method.len(), false, |text| {
             text.push_str("[7,");
             push_string(text, method);
             text.push(',');
@@ -189,7 +197,7 @@ impl HostQueue {
 
     pub fn push_response(&self, id: i64, outcome: &Result<RawJson, RequestError>) {
         let size = outcome.as_ref().map_or(0, |result| result.get().len());
-        self.push(size, |text| {
+        self.push(size, false, |text| {
             match outcome {
                 Ok(result) => {
                     text.push_str("[2,");
@@ -209,7 +217,7 @@ impl HostQueue {
     }
 
     pub fn push_cancelled(&self, token: u64) {
-        self.push(0, |text| {
+        self.push(0, false, |text| {
             text.push_str("[4,");
             push_number(text, token);
             text.push(']');
@@ -217,7 +225,7 @@ impl HostQueue {
     }
 
     pub fn push_written(&self, ticket: u64, ok: bool) {
-        self.push(0, |text| {
+        self.push(0, false, |text| {
             text.push_str("[5,");
             push_number(text, ticket);
             text.push_str(if ok { ",true]" } else { ",false]" });
@@ -225,7 +233,7 @@ impl HostQueue {
     }
 
     pub fn push_closed(&self, reason: &str) {
-        self.push(0, |text| {
+        self.push(0, true, |text| {
             text.push_str("[6,");
             push_string(text, reason);
             text.push(']');
@@ -402,5 +410,19 @@ mod tests {
         queue.push_cancelled(3);
         assert_eq!(queue.drain().unwrap(), "[[4,3]]");
         assert!(queue.drain().is_none());
+    }
+
+    #[tokio::test]
+    async fn closed_is_the_last_event() {
+        let (queue, wakes) = queue(8);
+        queue.push_cancelled(1);
+        queue.push_closed("peer gone");
+        // Hosts stop taking events at CLOSED: nothing may queue behind it.
+        queue.push_cancelled(2);
+        queue.push_written(3, false);
+        queue.push_notification("late", None).await;
+        assert_eq!(queue.drain().unwrap(), r#"[[4,1],[6,"peer gone"]]"#);
+        assert!(queue.drain().is_none());
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
     }
 }
