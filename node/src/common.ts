@@ -11,6 +11,7 @@ export {
   remoteStream,
   type Limits,
   type MessageStream,
+  type NdJsonStream,
   type SpawnOptions,
   type Stream,
   type StreamOptions,

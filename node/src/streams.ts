@@ -1,6 +1,7 @@
 // Streams: what a connection runs over. The engine owns the bytes and the
 // framing in every case; these only say where the bytes come from and go.
 
+import { messageView } from "./message-view.js";
 import { NativeConnection } from "./native.js";
 
 /** Which side of ACP a connection plays: the engine checks what it receives
@@ -111,17 +112,56 @@ export function settings(side: Side, unstable: boolean, options: StreamOptions |
 
 /**
  * Newline-delimited JSON over Web Streams, for any transport a user brings.
- * Framing and parsing stay in the engine: the bytes of `input` are fed to it
- * and the bytes it writes go to `output`. As with the official SDK, the
- * connection never closes `output`: the caller ends it (a child's stdin, a
- * socket) when it is done with it.
+ * Given to a connection, framing and parsing stay in the engine: the bytes
+ * of `input` are fed to it and the bytes it writes go to `output`. As with
+ * the official SDK, the connection never closes `output`: the caller ends
+ * it (a child's stdin, a socket) when it is done with it.
+ *
+ * It is also the official SDK's `{ readable, writable }` of JSON-RPC message
+ * objects, for code that reads or writes messages itself: once either is
+ * taken, a connection given this stream runs over those messages.
  */
 export function ndJsonStream(
   output: WritableStream<Uint8Array>,
   input: ReadableStream<Uint8Array>,
   options?: StreamOptions,
-): Stream {
-  return byteStream(output, input, options, false);
+): NdJsonStream {
+  return new NdJsonStream(output, input, options);
+}
+
+/** What `ndJsonStream` returns: a stream for a connection, and its messages. */
+export class NdJsonStream implements Stream, MessageStream {
+  readonly kind = "ndjson" as const;
+  private messages?: MessageStream;
+
+  constructor(
+    private readonly output: WritableStream<Uint8Array>,
+    private readonly input: ReadableStream<Uint8Array>,
+    private readonly options?: StreamOptions,
+  ) {}
+
+  /** The messages read from `input` (a line that is not a JSON object is answered on `output`). */
+  get readable(): ReadableStream<unknown> {
+    return this.messageView().readable;
+  }
+
+  /** Messages written to `output`, one line each. */
+  get writable(): WritableStream<unknown> {
+    return this.messageView().writable;
+  }
+
+  /** @internal */
+  [kOpen](side: Side, unstable: boolean, wake: () => void, host: ByteStreamHost, open?: OpenOptions): NativeConnection {
+    const stream = this.messages
+      ? messageStream(this.messages, this.options)
+      : byteStream(this.output, this.input, this.options, false);
+    return stream[kOpen](side, unstable, wake, host, open);
+  }
+
+  private messageView(): MessageStream {
+    this.messages ??= messageView(this.output, this.input, this.options?.maxMessageSize);
+    return this.messages;
+  }
 }
 
 /** @internal Web Streams the package made itself (in-memory pipes): the
@@ -216,7 +256,7 @@ export function spawnStream(command: string, args: readonly string[] = [], optio
 }
 
 /** An official-SDK style stream of message objects, as bytes for the engine. */
-export function messageStream(stream: MessageStream): Stream {
+export function messageStream(stream: MessageStream, options?: StreamOptions): Stream {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   let buffered = "";
@@ -249,7 +289,7 @@ export function messageStream(stream: MessageStream): Stream {
       return messages.cancel(reason);
     },
   });
-  return ownedByteStream(output, input);
+  return byteStream(output, input, options, true);
 }
 
 /** The stream a connection runs over: ours, or an official-SDK message stream. */

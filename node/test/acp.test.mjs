@@ -461,6 +461,62 @@ test("ndJsonStream over Web Streams (a child process's pipes)", async () => {
   assert.equal(await exited, 0);
 });
 
+test("ndJsonStream's messages: a connection runs over a tap of them (a logging proxy)", async () => {
+  const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
+  const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const seen = [];
+  const tap = (direction) =>
+    new TransformStream({
+      transform(message, controller) {
+        seen.push([direction, message.method ?? (message.error ? "error" : "result")]);
+        controller.enqueue(message);
+      },
+    });
+  const toAgent = tap("out");
+  toAgent.readable.pipeTo(stream.writable);
+  const client = makeClient();
+  const conn = new ClientSideConnection(() => client, {
+    readable: stream.readable.pipeThrough(tap("in")),
+    writable: toAgent.writable,
+  });
+  await conn.initialize({ protocolVersion: 1 });
+  const { sessionId } = await conn.newSession({ cwd: "/tmp", mcpServers: [] });
+  await conn.prompt({ sessionId, prompt: text("burst 3") });
+  assert.deepEqual(client.updates, ["0", "1", "2"]);
+  assert.deepEqual(seen.slice(0, 4), [
+    ["out", "initialize"],
+    ["in", "result"],
+    ["out", "session/new"],
+    ["in", "result"],
+  ]);
+  assert.equal(seen.filter(([direction, method]) => direction === "in" && method === "session/update").length, 3);
+  conn.close();
+  await conn.closed;
+  child.stdin.end();
+  assert.equal(await exited, 0);
+});
+
+test("ndJsonStream's messages: a line that is not a JSON object is answered and skipped", async () => {
+  const written = [];
+  const output = new WritableStream({ write: (chunk) => written.push(new TextDecoder().decode(chunk)) });
+  const lines = ['{"jsonrpc":"2.0","method":"a"}', "nonsense", "[1]", "7", '{"jsonrpc":"2.0","method":"b"}'];
+  const input = new ReadableStream({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(lines.join("\n")));
+      controller.close();
+    },
+  });
+  const messages = [];
+  for await (const message of ndJsonStream(output, input).readable) messages.push(message.method);
+  assert.deepEqual(messages, ["a", "b"]);
+  const answers = written.join("").trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(
+    answers.map((answer) => [answer.id, answer.error.code]),
+    [[null, -32700], [null, -32600], [null, -32600]],
+  );
+});
+
 test("an official-SDK style message stream ({readable, writable} of objects)", async () => {
   // In-memory JSON-RPC peer written by hand: answers initialize.
   const toPeer = new TransformStream();
