@@ -6,7 +6,7 @@
 
 export * from "./common.js";
 export * from "./generated/methods.js";
-export type * from "./generated/schema.js";
+export * from "./generated/guards.js";
 export { connectAgent, runAgent, spawnAgent } from "./run.js";
 export { AgentServer, serveAgent, type ServeAgentOptions } from "./server.js";
 export { LIMIT_DEFAULTS } from "./generated/tables.js";

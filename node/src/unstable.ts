@@ -7,4 +7,4 @@
 
 export * from "./common.js";
 export * from "./generated/unstable/methods.js";
-export type * from "./generated/unstable/schema.js";
+export * from "./generated/unstable/guards.js";

@@ -831,6 +831,7 @@ class RustEmitter:
                 )
             self.emit("];")
         self.gen_checks()
+        self.gen_extensible_check()
 
     def gen_checks(self) -> None:
         """The params check of every method, by the side that receives it (see
@@ -869,6 +870,32 @@ class RustEmitter:
                     "    }",
                 )
         self.emit("    agree", "}")
+
+
+    def gen_extensible_check(self) -> None:
+        """Whether a value is valid, for the definitions holding a union with a catch-all
+        variant: the packages' narrowing guards (`CreateElicitationRequest.isForm()`)
+        check the value's payload with it, as the engine checks the wire."""
+        self.emit(
+            "",
+            "/// Whether `text` is a valid `definition`, for the definitions holding a union with a",
+            "/// catch-all variant (what the packages' narrowing guards check); `None` for any other.",
+            "pub(crate) fn is_valid_extensible(definition: &str, text: &str) -> Option<bool> {",
+            "    Some(match definition {",
+        )
+        for name in extensible_definitions(self.s):
+            self.emit(f"        {rust_str(name)} => serde_json::from_str::<{name}>(text).is_ok(),")
+        self.emit("        _ => return None,", "    })", "}")
+
+
+def extensible_definitions(schema: ir.Schema) -> list[str]:
+    """The definitions holding a union with a catch-all (*other*) variant: the union
+    itself, or the struct it is embedded in."""
+    return sorted(
+        d.embedded_in or d.name
+        for d in schema.definitions.values()
+        if isinstance(d, ir.TaggedUnion) and d.other is not None
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the sources
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_schema as ir  # noqa: E402
+import gen_ts_guards  # noqa: E402
 import gen_ts_methods  # noqa: E402
 from gen_python import ROOT, write_or_check  # noqa: E402
 from text import jsdoc  # noqa: E402
@@ -264,6 +265,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         emitted[schema_rel] = emitter
         outputs.append((f"{out_dir}/schema.ts", emitter.generate()))
         outputs.append((f"{out_dir}/methods.ts", gen_ts_methods.generate(schema, schema_rel, GENERATOR, up)))
+        guards = gen_ts_guards.generate(schema, schema_rel, GENERATOR, up, unstable=stable_rel is not None)
+        outputs.append((f"{out_dir}/guards.ts", guards))
     return write_or_check(outputs, args.check, GENERATOR)
 
 

@@ -184,6 +184,13 @@ pub struct EngineEventKinds {
     pub invalid_notification: u8,
 }
 
+/// Whether `json` is a valid `definition` (a union with a catch-all variant) of the stable
+/// or unstable schema: the narrowing guards' check. Null for any other definition.
+#[napi]
+pub fn guard_check(unstable: bool, definition: String, json: String) -> Option<bool> {
+    acp_engine::schema::guard_check(unstable, &definition, &json)
+}
+
 /// The event kinds.
 #[napi]
 pub fn engine_event_kinds() -> EngineEventKinds {

@@ -82,3 +82,44 @@ pub use v1::*;
 pub(crate) mod v1_unstable;
 #[cfg(feature = "unstable")]
 pub use v1_unstable::*;
+
+/// Whether `text` (JSON) is a valid `definition` of the stable (or `unstable`) schema, for
+/// the definitions holding a union with a catch-all variant: what the packages' narrowing
+/// guards (`CreateElicitationRequest.isForm()` in Node) check a value's payload with, by
+/// the rules the engine checks the wire with. `None` for any other definition.
+pub fn guard_check(unstable: bool, definition: &str, text: &str) -> Option<bool> {
+    if unstable {
+        v1_unstable::is_valid_extensible(definition, text)
+    } else {
+        v1::is_valid_extensible(definition, text)
+    }
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::guard_check;
+
+    #[test]
+    fn a_guard_checks_the_whole_value_of_its_definition() {
+        let accept = r#"{"action":"accept","content":{"name":"Ada"}}"#;
+        assert_eq!(
+            guard_check(false, "CreateElicitationResponse", accept),
+            Some(true)
+        );
+        let malformed = r#"{"action":"accept","content":{"bad":{"nested":1}}}"#;
+        assert_eq!(
+            guard_check(false, "CreateElicitationResponse", malformed),
+            Some(false)
+        );
+        assert_eq!(
+            guard_check(false, "CreateElicitationResponse", "not json"),
+            Some(false)
+        );
+        // Only the definitions holding a union with a catch-all variant.
+        assert_eq!(guard_check(false, "SessionId", r#""s""#), None);
+        // Unstable ones only with `unstable`.
+        let anchor = r#"{"type":"_vendor"}"#;
+        assert_eq!(guard_check(false, "CursorAnchor", anchor), None);
+        assert_eq!(guard_check(true, "CursorAnchor", anchor), Some(true));
+    }
+}
