@@ -29,6 +29,7 @@ const SUPPORT_FILES = [`${SUPPORT}/streams.js`];
 /** `--official`: run the tests against the official SDK itself (what it fails on this machine). */
 const OFFICIAL = process.argv.includes("--official");
 const PACKAGE = OFFICIAL ? "official-sdk" : "acp-engine/unstable";
+const NES = OFFICIAL ? "official-sdk/experimental/nes" : "acp-engine/experimental/nes";
 
 /** Specifier -> ours. Anything relative that is not listed here is refused. */
 const PUBLIC = new Map([
@@ -36,8 +37,9 @@ const PUBLIC = new Map([
   ["./acp.js", PACKAGE],
   ["./schema/index.js", PACKAGE],
   ["./stream.js", PACKAGE],
+  ["./nes/acp.js", NES],
 ]);
-const INTERNAL = new Set(["./schema/zod.gen.js", "./nes/acp.js", "./schema/guards.gen.js", "./jsonrpc.js"]);
+const INTERNAL = new Set(["./schema/zod.gen.js", "./schema/guards.gen.js", "./jsonrpc.js"]);
 const KEEP = new Set(["vitest", "zod/v3", "zod/v4", "zod"]);
 
 const IMPORT_FROM = /^(\s*(?:import|export)\b[^"']*?\bfrom\s*|\}\s*from\s*)(["'])([^"']+)\2(;?\s*)$/;

@@ -88,3 +88,13 @@ test("notice and compaction updates arrive unchanged, unknown fields included", 
   conn.close();
   await conn.closed;
 });
+
+test("acp-engine/experimental/nes: the unstable API, its method table under the official SDK's keys too", async () => {
+  const nes = await import("acp-engine/experimental/nes");
+  const unstable = await import("acp-engine/unstable");
+  assert.equal(nes.AGENT_METHODS.nes_start, "nes/start");
+  assert.equal(nes.AGENT_METHODS.document_did_open, unstable.AGENT_METHODS.document_didOpen);
+  assert.equal(nes.AGENT_METHODS.document_did_focus, "document/didFocus");
+  assert.equal(nes.ClientSideConnection, unstable.ClientSideConnection);
+  assert.equal(nes.agent, unstable.agent);
+});

@@ -1,0 +1,18 @@
+// acp-engine/experimental/nes: next edit suggestions (`nes/*`) and document
+// notifications (`document/*`), as the official SDK's `experimental/nes`
+// offers them: the unstable protocol's API (which has these methods), with
+// the method table under the official SDK's keys (`document_did_open`).
+
+import { AGENT_METHODS as UNSTABLE_AGENT_METHODS } from "../unstable.js";
+
+export * from "../unstable.js";
+
+/** The agent's methods, the NES and document ones under the official SDK's keys too. */
+export const AGENT_METHODS = {
+  ...UNSTABLE_AGENT_METHODS,
+  document_did_open: UNSTABLE_AGENT_METHODS.document_didOpen,
+  document_did_change: UNSTABLE_AGENT_METHODS.document_didChange,
+  document_did_close: UNSTABLE_AGENT_METHODS.document_didClose,
+  document_did_save: UNSTABLE_AGENT_METHODS.document_didSave,
+  document_did_focus: UNSTABLE_AGENT_METHODS.document_didFocus,
+} as const;
