@@ -62,8 +62,10 @@ class BaseModel(pydantic.BaseModel):
     """The base of every generated ACP model."""
 
     # defer_build: a model's validator is built on its first use, not at import
-    # (hundreds of models: the import takes a third less time than the official's).
-    model_config = ConfigDict(defer_build=True, populate_by_name=True, use_attribute_docstrings=True)
+    # (hundreds of models). Field descriptions are generated into `Field(...)`:
+    # pydantic reading them from the docstrings (`use_attribute_docstrings`, as
+    # the official models do) parses each class's source at import.
+    model_config = ConfigDict(defer_build=True, populate_by_name=True)
 
     #: A catch-all variant's tag (wire name) and the values the known variants
     #: own: those are not taken as "any other".

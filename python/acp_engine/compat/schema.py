@@ -49,13 +49,13 @@ class WriteTextFileRequest(BaseModel):
 
     Only available if the client supports the `fs.writeTextFile` capability.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    path: str
+    path: Annotated[str, Field(description='Absolute path to the file to write.')]
     """Absolute path to the file to write."""
-    content: str
+    content: Annotated[str, Field(description='The text content to write to the file.')]
     """The text content to write to the file."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -69,15 +69,15 @@ class ReadTextFileRequest(BaseModel):
 
     Only available if the client supports the `fs.readTextFile` capability.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    path: str
+    path: Annotated[str, Field(description='Absolute path to the file to read.')]
     """Absolute path to the file to read."""
-    line: Annotated[Optional[int], Field(ge=0)] = None
+    line: Annotated[Optional[int], Field(ge=0, description='Line number to start reading from (1-based).')] = None
     """Line number to start reading from (1-based)."""
-    limit: Annotated[Optional[int], Field(ge=0)] = None
+    limit: Annotated[Optional[int], Field(ge=0, description='Maximum number of lines to read.')] = None
     """Maximum number of lines to read."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -93,13 +93,13 @@ class RequestPermissionRequest(BaseModel):
 
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
+    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall", description='Details about the tool call requiring permission.')]
     """Details about the tool call requiring permission."""
-    options: List[PermissionOption]
+    options: Annotated[List[PermissionOption], Field(description='Available permission options for the user to choose from.')]
     """Available permission options for the user to choose from."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -116,29 +116,29 @@ class ToolCallUpdate(BaseModel):
 
     See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
     """
-    tool_call_id: Annotated[str, Field(alias="toolCallId")]
+    tool_call_id: Annotated[str, Field(alias="toolCallId", description='The ID of the tool call being updated.')]
     """The ID of the tool call being updated."""
-    kind: Optional[ToolKind] = None
+    kind: Annotated[Optional[ToolKind], Field(description='Update the tool kind.')] = None
     """Update the tool kind."""
-    status: Optional[ToolCallStatus] = None
+    status: Annotated[Optional[ToolCallStatus], Field(description='Update the execution status.')] = None
     """Update the execution status."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Update the human-readable title.')] = None
     """Update the human-readable title."""
-    name: Optional[str] = None
+    name: Annotated[Optional[str], Field(description='Update the programmatic name of the tool being invoked.\n\nThis field is optional. Omitting it or sending `null` both mean that\nthe existing name is left unchanged.')] = None
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
-    content: Optional[List[ToolCallContent]] = None
+    content: Annotated[Optional[List[ToolCallContent]], Field(description='Replace the content collection.')] = None
     """Replace the content collection."""
-    locations: Optional[List[ToolCallLocation]] = None
+    locations: Annotated[Optional[List[ToolCallLocation]], Field(description='Replace the locations collection.')] = None
     """Replace the locations collection."""
-    raw_input: Annotated[Optional[Any], Field(alias="rawInput")] = None
+    raw_input: Annotated[Optional[Any], Field(alias="rawInput", description='Update the raw input.')] = None
     """Update the raw input."""
-    raw_output: Annotated[Optional[Any], Field(alias="rawOutput")] = None
+    raw_output: Annotated[Optional[Any], Field(alias="rawOutput", description='Update the raw output.')] = None
     """Update the raw output."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -159,13 +159,13 @@ class ToolCallUpdate(BaseModel):
 
 class Annotations(BaseModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-    audience: Optional[List[Role]] = None
+    audience: Annotated[Optional[List[Role]], Field(description='Intended recipients for this content, such as the user or assistant.')] = None
     """Intended recipients for this content, such as the user or assistant."""
-    last_modified: Annotated[Optional[str], Field(alias="lastModified")] = None
+    last_modified: Annotated[Optional[str], Field(alias="lastModified", description='Timestamp indicating when the underlying resource was last modified.')] = None
     """Timestamp indicating when the underlying resource was last modified."""
-    priority: Optional[float] = None
+    priority: Annotated[Optional[float], Field(description='Relative importance of this content when clients choose what to surface.')] = None
     """Relative importance of this content when clients choose what to surface."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -186,11 +186,11 @@ class Annotations(BaseModel):
 
 class TextContent(BaseModel):
     """Text provided to or from an LLM."""
-    annotations: Optional[Annotations] = None
+    annotations: Annotated[Optional[Annotations], Field(description='Optional annotations that help clients decide how to display or route this content.')] = None
     """Optional annotations that help clients decide how to display or route this content."""
-    text: str
+    text: Annotated[str, Field(description='Text payload carried by this content block.')]
     """Text payload carried by this content block."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -206,15 +206,15 @@ class TextContent(BaseModel):
 
 class ImageContent(BaseModel):
     """An image provided to or from an LLM."""
-    annotations: Optional[Annotations] = None
+    annotations: Annotated[Optional[Annotations], Field(description='Optional annotations that help clients decide how to display or route this content.')] = None
     """Optional annotations that help clients decide how to display or route this content."""
-    data: str
+    data: Annotated[str, Field(description='Base64-encoded media payload.')]
     """Base64-encoded media payload."""
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[str, Field(alias="mimeType", description='MIME type describing the encoded media payload.')]
     """MIME type describing the encoded media payload."""
-    uri: Optional[str] = None
+    uri: Annotated[Optional[str], Field(description='URI associated with this resource or media payload.')] = None
     """URI associated with this resource or media payload."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -230,13 +230,13 @@ class ImageContent(BaseModel):
 
 class AudioContent(BaseModel):
     """Audio provided to or from an LLM."""
-    annotations: Optional[Annotations] = None
+    annotations: Annotated[Optional[Annotations], Field(description='Optional annotations that help clients decide how to display or route this content.')] = None
     """Optional annotations that help clients decide how to display or route this content."""
-    data: str
+    data: Annotated[str, Field(description='Base64-encoded media payload.')]
     """Base64-encoded media payload."""
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[str, Field(alias="mimeType", description='MIME type describing the encoded media payload.')]
     """MIME type describing the encoded media payload."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -252,21 +252,21 @@ class AudioContent(BaseModel):
 
 class ResourceLink(BaseModel):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
-    annotations: Optional[Annotations] = None
+    annotations: Annotated[Optional[Annotations], Field(description='Optional annotations that help clients decide how to display or route this content.')] = None
     """Optional annotations that help clients decide how to display or route this content."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional human-readable details shown with this protocol object.')] = None
     """Optional human-readable details shown with this protocol object."""
-    mime_type: Annotated[Optional[str], Field(alias="mimeType")] = None
+    mime_type: Annotated[Optional[str], Field(alias="mimeType", description='MIME type describing the encoded media payload.')] = None
     """MIME type describing the encoded media payload."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name shown for this protocol object.')]
     """Human-readable name shown for this protocol object."""
-    size: Optional[int] = None
+    size: Annotated[Optional[int], Field(description='Optional size of the linked resource in bytes, if known.')] = None
     """Optional size of the linked resource in bytes, if known."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional display title for end-user UI.')] = None
     """Optional display title for end-user UI."""
-    uri: str
+    uri: Annotated[str, Field(description='URI associated with this resource or media payload.')]
     """URI associated with this resource or media payload."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -282,13 +282,13 @@ class ResourceLink(BaseModel):
 
 class TextResourceContents(BaseModel):
     """Text-based resource contents."""
-    mime_type: Annotated[Optional[str], Field(alias="mimeType")] = None
+    mime_type: Annotated[Optional[str], Field(alias="mimeType", description='MIME type describing the encoded media payload.')] = None
     """MIME type describing the encoded media payload."""
-    text: str
+    text: Annotated[str, Field(description='Text payload carried by this content block.')]
     """Text payload carried by this content block."""
-    uri: str
+    uri: Annotated[str, Field(description='URI associated with this resource or media payload.')]
     """URI associated with this resource or media payload."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -304,13 +304,13 @@ class TextResourceContents(BaseModel):
 
 class BlobResourceContents(BaseModel):
     """Binary resource contents."""
-    blob: str
+    blob: Annotated[str, Field(description='Base64-encoded bytes for a binary resource payload.')]
     """Base64-encoded bytes for a binary resource payload."""
-    mime_type: Annotated[Optional[str], Field(alias="mimeType")] = None
+    mime_type: Annotated[Optional[str], Field(alias="mimeType", description='MIME type describing the encoded media payload.')] = None
     """MIME type describing the encoded media payload."""
-    uri: str
+    uri: Annotated[str, Field(description='URI associated with this resource or media payload.')]
     """URI associated with this resource or media payload."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -326,11 +326,11 @@ class BlobResourceContents(BaseModel):
 
 class EmbeddedResource(BaseModel):
     """The contents of a resource, embedded into a prompt or tool call result."""
-    annotations: Optional[Annotations] = None
+    annotations: Annotated[Optional[Annotations], Field(description='Optional annotations that help clients decide how to display or route this content.')] = None
     """Optional annotations that help clients decide how to display or route this content."""
-    resource: EmbeddedResourceResource
+    resource: Annotated[EmbeddedResourceResource, Field(description='Embedded resource payload, either text or binary data.')]
     """Embedded resource payload, either text or binary data."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -346,9 +346,9 @@ class EmbeddedResource(BaseModel):
 
 class Content(BaseModel):
     """Standard content block (text, images, resources)."""
-    content: ContentBlock
+    content: Annotated[ContentBlock, Field(description='The actual content block.')]
     """The actual content block."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -364,13 +364,13 @@ class Diff(BaseModel):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
     """
-    path: str
+    path: Annotated[str, Field(description='The absolute file path being modified.')]
     """The absolute file path being modified."""
-    old_text: Annotated[Optional[str], Field(alias="oldText")] = None
+    old_text: Annotated[Optional[str], Field(alias="oldText", description='The original content (omitted or `null` for new files).')] = None
     """The original content (omitted or `null` for new files)."""
-    new_text: Annotated[str, Field(alias="newText")]
+    new_text: Annotated[str, Field(alias="newText", description='The new content after modification.')]
     """The new content after modification."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -391,9 +391,9 @@ class Terminal(BaseModel):
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     """
-    terminal_id: Annotated[str, Field(alias="terminalId")]
+    terminal_id: Annotated[str, Field(alias="terminalId", description='Identifier of the terminal instance to embed in the content stream.')]
     """Identifier of the terminal instance to embed in the content stream."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -411,9 +411,9 @@ class SessionReference(BaseModel):
     establish ownership, grant any Client-initiated controls, or report that the
     referenced session received or finished any work.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The referenced session.')]
     """The referenced session."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -430,11 +430,11 @@ class ToolCallLocation(BaseModel):
 
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
     """
-    path: str
+    path: Annotated[str, Field(description='The absolute file path being accessed or modified.')]
     """The absolute file path being accessed or modified."""
-    line: Annotated[Optional[int], Field(ge=0)] = None
+    line: Annotated[Optional[int], Field(ge=0, description='Optional 1-based line number within the file.')] = None
     """Optional 1-based line number within the file."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -450,13 +450,13 @@ class ToolCallLocation(BaseModel):
 
 class PermissionOption(BaseModel):
     """An option presented to the user when requesting permission."""
-    option_id: Annotated[str, Field(alias="optionId")]
+    option_id: Annotated[str, Field(alias="optionId", description='Unique identifier for this permission option.')]
     """Unique identifier for this permission option."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable label to display to the user.')]
     """Human-readable label to display to the user."""
-    kind: PermissionOptionKind
+    kind: Annotated[PermissionOptionKind, Field(description='Hint about the nature of this permission option.')]
     """Hint about the nature of this permission option."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -467,17 +467,17 @@ class PermissionOption(BaseModel):
 
 class CreateTerminalRequest(BaseModel):
     """Request to create a new terminal and execute a command."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    command: str
+    command: Annotated[str, Field(description='The command to execute.')]
     """The command to execute."""
-    args: Optional[List[str]] = None
+    args: Annotated[Optional[List[str]], Field(description='Array of command arguments.')] = None
     """Array of command arguments."""
-    env: Optional[List[EnvVariable]] = None
+    env: Annotated[Optional[List[EnvVariable]], Field(description='Environment variables for the command.')] = None
     """Environment variables for the command."""
-    cwd: Optional[str] = None
+    cwd: Annotated[Optional[str], Field(description='Working directory for the command. Must be an absolute path.')] = None
     """Working directory for the command. Must be an absolute path."""
-    output_byte_limit: Annotated[Optional[int], Field(alias="outputByteLimit", ge=0)] = None
+    output_byte_limit: Annotated[Optional[int], Field(alias="outputByteLimit", ge=0, description='Maximum number of output bytes to retain.\n\nWhen the limit is exceeded, the Client truncates from the beginning of the output\nto stay within the limit.\n\nThe Client MUST ensure truncation happens at a character boundary to maintain valid\nstring output, even if this means the retained output is slightly less than the\nspecified limit.')] = None
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -487,7 +487,7 @@ class CreateTerminalRequest(BaseModel):
     string output, even if this means the retained output is slightly less than the
     specified limit.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -498,11 +498,11 @@ class CreateTerminalRequest(BaseModel):
 
 class EnvVariable(BaseModel):
     """An environment variable to set when launching an MCP server."""
-    name: str
+    name: Annotated[str, Field(description='The name of the environment variable.')]
     """The name of the environment variable."""
-    value: str
+    value: Annotated[str, Field(description='The value to set for the environment variable.')]
     """The value to set for the environment variable."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -513,11 +513,11 @@ class EnvVariable(BaseModel):
 
 class TerminalOutputRequest(BaseModel):
     """Request to get the current output and status of a terminal."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    terminal_id: Annotated[str, Field(alias="terminalId")]
+    terminal_id: Annotated[str, Field(alias="terminalId", description='The ID of the terminal to get output from.')]
     """The ID of the terminal to get output from."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -528,11 +528,11 @@ class TerminalOutputRequest(BaseModel):
 
 class ReleaseTerminalRequest(BaseModel):
     """Request to release a terminal and free its resources."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    terminal_id: Annotated[str, Field(alias="terminalId")]
+    terminal_id: Annotated[str, Field(alias="terminalId", description='The ID of the terminal to release.')]
     """The ID of the terminal to release."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -543,11 +543,11 @@ class ReleaseTerminalRequest(BaseModel):
 
 class WaitForTerminalExitRequest(BaseModel):
     """Request to wait for a terminal command to exit."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    terminal_id: Annotated[str, Field(alias="terminalId")]
+    terminal_id: Annotated[str, Field(alias="terminalId", description='The ID of the terminal to wait for.')]
     """The ID of the terminal to wait for."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -558,11 +558,11 @@ class WaitForTerminalExitRequest(BaseModel):
 
 class KillTerminalRequest(BaseModel):
     """Request to kill a terminal without releasing it."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    terminal_id: Annotated[str, Field(alias="terminalId")]
+    terminal_id: Annotated[str, Field(alias="terminalId", description='The ID of the terminal to kill.')]
     """The ID of the terminal to kill."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -578,9 +578,9 @@ class ElicitationSessionScope(BaseModel):
     This is useful when an agent receives an elicitation from an MCP server
     during a tool call and needs to redirect it to the user.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session this elicitation is tied to.')]
     """The session this elicitation is tied to."""
-    tool_call_id: Annotated[Optional[str], Field(alias="toolCallId")] = None
+    tool_call_id: Annotated[Optional[str], Field(alias="toolCallId", description='Optional tool call within the session.\n\nOptional. Omitted and `null` are equivalent and mean the elicitation is scoped to the\nsession without a specific tool call.')] = None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -597,7 +597,7 @@ class ElicitationRequestScope(BaseModel):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
-    request_id: Annotated[RequestId, Field(alias="requestId")]
+    request_id: Annotated[RequestId, Field(alias="requestId", description='The request this elicitation is tied to.')]
     """The request this elicitation is tied to."""
 
 
@@ -607,26 +607,26 @@ class ElicitationSchema(BaseModel):
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification.
     """
-    type: Optional[ElicitationSchemaType] = 'object'
+    type: Annotated[Optional[ElicitationSchemaType], Field(description='Type discriminator. Always `"object"`.')] = 'object'
     """Type discriminator. Always `"object"`."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional title for the schema.\n\nOptional. Omitted and `null` are equivalent and mean no title is provided.')] = None
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    properties: Optional[Dict[str, ElicitationPropertySchema]] = {}
+    properties: Annotated[Optional[Dict[str, ElicitationPropertySchema]], Field(description='Property definitions (MUST be primitive types).')] = {}
     """Property definitions (MUST be primitive types)."""
-    required: Optional[List[str]] = None
+    required: Annotated[Optional[List[str]], Field(description='List of required property names.\n\nOptional. Omitted and `null` are equivalent and mean no property names are required.')] = None
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional description of what this schema represents.\n\nOptional. Omitted and `null` are equivalent and mean no schema description is provided.')] = None
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -644,16 +644,16 @@ class ElicitationSchema(BaseModel):
 
 class EnumOption(BaseModel):
     """A titled enum option with a const value, human-readable title, and optional description."""
-    const: str
+    const: Annotated[str, Field(description='The constant value for this option.')]
     """The constant value for this option."""
-    title: str
+    title: Annotated[str, Field(description='Human-readable title for this option.')]
     """Human-readable title for this option."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Human-readable description.\n\nOptional. Omitted and `null` are equivalent and mean no description is provided.')] = None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -675,52 +675,52 @@ class StringPropertySchema(BaseModel):
     When `enum` or `oneOf` is set, this represents a single-select enum
     with `"type": "string"`.
     """
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional title for the property.\n\nOptional. Omitted and `null` are equivalent and mean no title is provided.')] = None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Human-readable description.\n\nOptional. Omitted and `null` are equivalent and mean no description is provided.')] = None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: Annotated[Optional[int], Field(alias="minLength", ge=0)] = None
+    min_length: Annotated[Optional[int], Field(alias="minLength", ge=0, description='Minimum string length.\n\nOptional. Omitted and `null` are equivalent and mean there is no minimum length constraint.')] = None
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: Annotated[Optional[int], Field(alias="maxLength", ge=0)] = None
+    max_length: Annotated[Optional[int], Field(alias="maxLength", ge=0, description='Maximum string length.\n\nOptional. Omitted and `null` are equivalent and mean there is no maximum length constraint.')] = None
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
-    pattern: Optional[str] = None
+    pattern: Annotated[Optional[str], Field(description='Pattern the string must match.\n\nOptional. Omitted and `null` are equivalent and mean there is no pattern constraint.')] = None
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: Optional[StringFormat] = None
+    format: Annotated[Optional[StringFormat], Field(description='String format.\n\nOptional. Omitted and `null` are equivalent and mean there is no format constraint.')] = None
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: Optional[str] = None
+    default: Annotated[Optional[str], Field(description='Default value.\n\nOptional. Omitted and `null` are equivalent and mean no default value is provided.')] = None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    enum: Optional[List[str]] = None
+    enum: Annotated[Optional[List[str]], Field(description='Enum values for untitled single-select enums.\nOptional. Omitted and `null` are equivalent and mean no untitled single-select choices are\ndeclared by `enum`.')] = None
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
-    one_of: Annotated[Optional[List[EnumOption]], Field(alias="oneOf")] = None
+    one_of: Annotated[Optional[List[EnumOption]], Field(alias="oneOf", description='Titled enum options for titled single-select enums.\nOptional. Omitted and `null` are equivalent and mean no titled single-select choices are\ndeclared by `oneOf`.')] = None
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -738,32 +738,32 @@ class StringPropertySchema(BaseModel):
 
 class NumberPropertySchema(BaseModel):
     """Schema for number (floating-point) properties in an elicitation form."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional title for the property.\n\nOptional. Omitted and `null` are equivalent and mean no title is provided.')] = None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Human-readable description.\n\nOptional. Omitted and `null` are equivalent and mean no description is provided.')] = None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: Optional[float] = None
+    minimum: Annotated[Optional[float], Field(description='Minimum value (inclusive).\n\nOptional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.')] = None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: Optional[float] = None
+    maximum: Annotated[Optional[float], Field(description='Maximum value (inclusive).\n\nOptional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.')] = None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: Optional[float] = None
+    default: Annotated[Optional[float], Field(description='Default value.\n\nOptional. Omitted and `null` are equivalent and mean no default value is provided.')] = None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -781,32 +781,32 @@ class NumberPropertySchema(BaseModel):
 
 class IntegerPropertySchema(BaseModel):
     """Schema for integer properties in an elicitation form."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional title for the property.\n\nOptional. Omitted and `null` are equivalent and mean no title is provided.')] = None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Human-readable description.\n\nOptional. Omitted and `null` are equivalent and mean no description is provided.')] = None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: Optional[int] = None
+    minimum: Annotated[Optional[int], Field(description='Minimum value (inclusive).\n\nOptional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.')] = None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: Optional[int] = None
+    maximum: Annotated[Optional[int], Field(description='Maximum value (inclusive).\n\nOptional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.')] = None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: Optional[int] = None
+    default: Annotated[Optional[int], Field(description='Default value.\n\nOptional. Omitted and `null` are equivalent and mean no default value is provided.')] = None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -824,22 +824,22 @@ class IntegerPropertySchema(BaseModel):
 
 class BooleanPropertySchema(BaseModel):
     """Schema for boolean properties in an elicitation form."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional title for the property.\n\nOptional. Omitted and `null` are equivalent and mean no title is provided.')] = None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Human-readable description.\n\nOptional. Omitted and `null` are equivalent and mean no description is provided.')] = None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: Optional[bool] = None
+    default: Annotated[Optional[bool], Field(description='Default value.\n\nOptional. Omitted and `null` are equivalent and mean no default value is provided.')] = None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -857,9 +857,9 @@ class BooleanPropertySchema(BaseModel):
 
 class StringMultiSelectItemsBase(BaseModel):
     """String item schema for multi-select enum properties."""
-    enum: List[str]
+    enum: Annotated[List[str], Field(description='Allowed enum values.')]
     """Allowed enum values."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -872,9 +872,9 @@ class StringMultiSelectItemsBase(BaseModel):
 
 class TitledMultiSelectItems(BaseModel):
     """Items definition for titled multi-select enum properties."""
-    any_of: Annotated[List[EnumOption], Field(alias="anyOf")]
+    any_of: Annotated[List[EnumOption], Field(alias="anyOf", description='Titled enum options.')]
     """Titled enum options."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -887,34 +887,34 @@ class TitledMultiSelectItems(BaseModel):
 
 class MultiSelectPropertySchema(BaseModel):
     """Schema for multi-select (array) properties in an elicitation form."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Optional title for the property.\n\nOptional. Omitted and `null` are equivalent and mean no title is provided.')] = None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Human-readable description.\n\nOptional. Omitted and `null` are equivalent and mean no description is provided.')] = None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: Annotated[Optional[int], Field(alias="minItems", ge=0)] = None
+    min_items: Annotated[Optional[int], Field(alias="minItems", ge=0, description='Minimum number of items to select.\n\nOptional. Omitted and `null` are equivalent and mean there is no minimum selection count.')] = None
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: Annotated[Optional[int], Field(alias="maxItems", ge=0)] = None
+    max_items: Annotated[Optional[int], Field(alias="maxItems", ge=0, description='Maximum number of items to select.\n\nOptional. Omitted and `null` are equivalent and mean there is no maximum selection count.')] = None
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
     """
-    items: MultiSelectItems
+    items: Annotated[MultiSelectItems, Field(description='The items definition describing allowed values.')]
     """The items definition describing allowed values."""
-    default: Optional[List[str]] = None
+    default: Annotated[Optional[List[str]], Field(description='Default selected values.\n\nOptional. Omitted and `null` are equivalent and mean no default selections are provided.')] = None
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -942,18 +942,18 @@ class MessageMcpRequest(BaseModel):
 
     Request parameters for `mcp/message`.
     """
-    server_id: Annotated[str, Field(alias="serverId")]
+    server_id: Annotated[str, Field(alias="serverId", description='The declared ACP MCP server receiving this request.')]
     """The declared ACP MCP server receiving this request."""
-    request_id: Annotated[str, Field(alias="requestId")]
+    request_id: Annotated[str, Field(alias="requestId", description='The caller-generated identifier for the inner MCP request.')]
     """The caller-generated identifier for the inner MCP request."""
-    method: str
+    method: Annotated[str, Field(description='The inner MCP method name.')]
     """The inner MCP method name."""
-    params: Optional[Dict[str, Any]] = None
+    params: Annotated[Optional[Dict[str, Any]], Field(description='Optional inner MCP params.\n\nIf omitted or set to `null`, the inner MCP message has no params.')] = None
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -969,22 +969,22 @@ class InitializeResponse(BaseModel):
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
-    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
+    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535, description="The protocol version the client specified if supported by the agent,\nor the latest protocol version supported by the agent.\n\nThe client SHOULD disconnect, if it doesn't support this version.")]
     """The protocol version the client specified if supported by the agent,
     or the latest protocol version supported by the agent.
 
     The client SHOULD disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[Optional[AgentCapabilities], Field(alias="agentCapabilities", validate_default=True)] = {'loadSession': False, 'promptCapabilities': {'image': False, 'audio': False, 'embeddedContext': False}, 'mcpCapabilities': {'http': False, 'sse': False, 'acp': False}, 'sessionCapabilities': {}, 'auth': {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[Optional[AgentCapabilities], Field(alias="agentCapabilities", validate_default=True, description='Capabilities supported by the agent.')] = {'loadSession': False, 'promptCapabilities': {'image': False, 'audio': False, 'embeddedContext': False}, 'mcpCapabilities': {'http': False, 'sse': False, 'acp': False}, 'sessionCapabilities': {}, 'auth': {}}  # type: ignore[assignment]
     """Capabilities supported by the agent."""
-    auth_methods: Annotated[Optional[List[AuthMethod]], Field(alias="authMethods")] = []
+    auth_methods: Annotated[Optional[List[AuthMethod]], Field(alias="authMethods", description='Authentication methods supported by the agent.')] = []
     """Authentication methods supported by the agent."""
-    agent_info: Annotated[Optional[Implementation], Field(alias="agentInfo")] = None
+    agent_info: Annotated[Optional[Implementation], Field(alias="agentInfo", description='Information about the Agent name and version sent to the Client.\n\nNote: in future versions of the protocol, this will be required.')] = None
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1011,17 +1011,17 @@ class AgentCapabilities(BaseModel):
 
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
     """
-    load_session: Annotated[Optional[bool], Field(alias="loadSession")] = False
+    load_session: Annotated[Optional[bool], Field(alias="loadSession", description='Whether the agent supports `session/load`.')] = False
     """Whether the agent supports `session/load`."""
-    prompt_capabilities: Annotated[Optional[PromptCapabilities], Field(alias="promptCapabilities", validate_default=True)] = {'image': False, 'audio': False, 'embeddedContext': False}  # type: ignore[assignment]
+    prompt_capabilities: Annotated[Optional[PromptCapabilities], Field(alias="promptCapabilities", validate_default=True, description='Prompt capabilities supported by the agent.')] = {'image': False, 'audio': False, 'embeddedContext': False}  # type: ignore[assignment]
     """Prompt capabilities supported by the agent."""
-    mcp_capabilities: Annotated[Optional[McpCapabilities], Field(alias="mcpCapabilities", validate_default=True)] = {'http': False, 'sse': False, 'acp': False}  # type: ignore[assignment]
+    mcp_capabilities: Annotated[Optional[McpCapabilities], Field(alias="mcpCapabilities", validate_default=True, description='MCP capabilities supported by the agent.')] = {'http': False, 'sse': False, 'acp': False}  # type: ignore[assignment]
     """MCP capabilities supported by the agent."""
-    session_capabilities: Annotated[Optional[SessionCapabilities], Field(alias="sessionCapabilities", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[Optional[SessionCapabilities], Field(alias="sessionCapabilities", validate_default=True, description='Session lifecycle and prompt capabilities advertised by the agent.')] = {}  # type: ignore[assignment]
     """Session lifecycle and prompt capabilities advertised by the agent."""
-    auth: Annotated[Optional[AgentAuthCapabilities], Field(validate_default=True)] = {}  # type: ignore[assignment]
+    auth: Annotated[Optional[AgentAuthCapabilities], Field(validate_default=True, description='Authentication-related capabilities supported by the agent.')] = {}  # type: ignore[assignment]
     """Authentication-related capabilities supported by the agent."""
-    providers: Optional[ProvidersCapabilities] = None
+    providers: Annotated[Optional[ProvidersCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nProvider configuration capabilities supported by the agent.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports provider configuration methods.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1031,7 +1031,7 @@ class AgentCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports provider configuration methods.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1059,17 +1059,17 @@ class PromptCapabilities(BaseModel):
 
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
     """
-    image: Optional[bool] = False
+    image: Annotated[Optional[bool], Field(description='Agent supports `image` content blocks.')] = False
     """Agent supports `image` content blocks."""
-    audio: Optional[bool] = False
+    audio: Annotated[Optional[bool], Field(description='Agent supports `audio` content blocks.')] = False
     """Agent supports `audio` content blocks."""
-    embedded_context: Annotated[Optional[bool], Field(alias="embeddedContext")] = False
+    embedded_context: Annotated[Optional[bool], Field(alias="embeddedContext", description='Agent supports embedded context in `session/prompt` requests.\n\nWhen enabled, the Client is allowed to include `resource` content blocks\nin prompt requests for pieces of context that are referenced in the message.')] = False
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1085,18 +1085,18 @@ class PromptCapabilities(BaseModel):
 
 class McpCapabilities(BaseModel):
     """MCP capabilities supported by the agent"""
-    http: Optional[bool] = False
+    http: Annotated[Optional[bool], Field(description='Agent supports `http` MCP servers.')] = False
     """Agent supports `http` MCP servers."""
-    sse: Optional[bool] = False
+    sse: Annotated[Optional[bool], Field(description='Agent supports `sse` MCP servers.')] = False
     """Agent supports `sse` MCP servers."""
-    acp: Optional[bool] = False
+    acp: Annotated[Optional[bool], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nAgent supports `acp` MCP servers.')] = False
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Agent supports `acp` MCP servers.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1121,19 +1121,19 @@ class SessionCapabilities(BaseModel):
 
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
-    list: Optional[SessionListCapabilities] = None
+    list: Annotated[Optional[SessionListCapabilities], Field(description='Whether the agent supports `session/list`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports listing sessions.')] = None
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
-    delete: Optional[SessionDeleteCapabilities] = None
+    delete: Annotated[Optional[SessionDeleteCapabilities], Field(description='Whether the agent supports `session/delete`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports deleting sessions from `session/list`.')] = None
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[Optional[SessionAdditionalDirectoriesCapabilities], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[SessionAdditionalDirectoriesCapabilities], Field(alias="additionalDirectories", description='Whether the agent supports `additionalDirectories` on supported session lifecycle requests.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports `additionalDirectories` on\nsupported session lifecycle requests.\n\nAgents that also support `session/list` may return\n`SessionInfo.additionalDirectories` to report the complete ordered\nadditional-root list associated with a listed session.')] = None
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -1144,13 +1144,13 @@ class SessionCapabilities(BaseModel):
     `SessionInfo.additionalDirectories` to report the complete ordered
     additional-root list associated with a listed session.
     """
-    system_prompt: Annotated[Optional[SessionSystemPromptCapabilities], Field(alias="systemPrompt")] = None
+    system_prompt: Annotated[Optional[SessionSystemPromptCapabilities], Field(alias="systemPrompt", description='Whether the agent supports `systemPrompt` on session lifecycle requests.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports `systemPrompt` in `append` mode.')] = None
     """Whether the agent supports `systemPrompt` on session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
     """
-    fork: Optional[SessionForkCapabilities] = None
+    fork: Annotated[Optional[SessionForkCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the agent supports `session/fork`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports forking sessions.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1160,7 +1160,7 @@ class SessionCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports forking sessions.
     """
-    archive: Optional[SessionArchiveCapabilities] = None
+    archive: Annotated[Optional[SessionArchiveCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the agent supports `session/archive` and `session/unarchive`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports both methods, the `archived` filter on\n`session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1171,7 +1171,7 @@ class SessionCapabilities(BaseModel):
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.
     """
-    status: Optional[SessionStatusCapabilities] = None
+    status: Annotated[Optional[SessionStatusCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the agent supports `session/status`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports checking session status.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1181,7 +1181,7 @@ class SessionCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports checking session status.
     """
-    options: Optional[SessionOptionsCapabilities] = None
+    options: Annotated[Optional[SessionOptionsCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the agent supports `session/options`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports `session/options` and accepts initial\nconfig option values on session setup requests.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1192,7 +1192,7 @@ class SessionCapabilities(BaseModel):
     Supplying `{}` means the agent supports `session/options` and accepts initial
     config option values on session setup requests.
     """
-    title: Optional[SessionTitleCapabilities] = None
+    title: Annotated[Optional[SessionTitleCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the agent supports `session/set_title`.\n\nAgents report titles through `session/list` and `session_info_update` without this\ncapability. It only advertises that Clients can set titles.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports setting session titles.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1205,19 +1205,19 @@ class SessionCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports setting session titles.
     """
-    resume: Optional[SessionResumeCapabilities] = None
+    resume: Annotated[Optional[SessionResumeCapabilities], Field(description='Whether the agent supports `session/resume`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports resuming sessions.')] = None
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
-    close: Optional[SessionCloseCapabilities] = None
+    close: Annotated[Optional[SessionCloseCapabilities], Field(description='Whether the agent supports `session/close`.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports closing sessions.')] = None
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1236,7 +1236,7 @@ class SessionListCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports listing sessions.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1250,7 +1250,7 @@ class SessionDeleteCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1267,7 +1267,7 @@ class SessionAdditionalDirectoriesCapabilities(BaseModel):
     `session/list` may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1282,12 +1282,12 @@ class SessionSystemPromptCapabilities(BaseModel):
     Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
     requests in `append` mode.
     """
-    mode: Optional[SessionSystemPromptModeCapabilities] = None
+    mode: Annotated[Optional[SessionSystemPromptModeCapabilities], Field(description='Delivery modes the agent supports in addition to `append`.\n\nOptional. Omitted or `null` both mean the agent supports only `append`.')] = None
     """Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted or `null` both mean the agent supports only `append`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1307,14 +1307,14 @@ class SessionSystemPromptModeCapabilities(BaseModel):
     `append` has no entry because every agent advertising
     `sessionCapabilities.systemPrompt` supports it.
     """
-    override: Optional[SessionSystemPromptOverrideCapabilities] = None
+    override: Annotated[Optional[SessionSystemPromptOverrideCapabilities], Field(description='Whether the agent supports `override` mode.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports replacing its built-in default\ninstructions with the client-provided system prompt.')] = None
     """Whether the agent supports `override` mode.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1334,7 +1334,7 @@ class SessionSystemPromptOverrideCapabilities(BaseModel):
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1352,7 +1352,7 @@ class SessionForkCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports forking sessions.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1371,7 +1371,7 @@ class SessionArchiveCapabilities(BaseModel):
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1389,7 +1389,7 @@ class SessionStatusCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports checking session status.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1408,7 +1408,7 @@ class SessionOptionsCapabilities(BaseModel):
     Supplying `{}` means the agent supports `session/options` and accepts initial config
     option values on session setup requests.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1427,7 +1427,7 @@ class SessionTitleCapabilities(BaseModel):
     Supplying `{}` means the agent supports `session/set_title`. Agents report titles
     through `session/list` and `session_info_update` without this capability.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1441,7 +1441,7 @@ class SessionResumeCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports resuming sessions.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1455,7 +1455,7 @@ class SessionCloseCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports closing sessions.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1466,7 +1466,7 @@ class SessionCloseCapabilities(BaseModel):
 
 class AgentAuthCapabilities(BaseModel):
     """Authentication-related capabilities supported by the agent."""
-    status: Optional[AuthStatusCapabilities] = None
+    status: Annotated[Optional[AuthStatusCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the agent supports the `auth/status` method.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports the `auth/status` method.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1476,13 +1476,13 @@ class AgentAuthCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the `auth/status` method.
     """
-    logout: Optional[LogoutCapabilities] = None
+    logout: Annotated[Optional[LogoutCapabilities], Field(description='Whether the agent supports the logout method.\n\nOptional. Omitted or `null` both mean the agent does not advertise support.\nSupplying `{}` means the agent supports the logout method.')] = None
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1505,7 +1505,7 @@ class AuthStatusCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports the `auth/status` method.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1519,7 +1519,7 @@ class LogoutCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports the logout method.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1537,7 +1537,7 @@ class ProvidersCapabilities(BaseModel):
 
     Supplying `{}` means the agent supports provider configuration methods.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1555,19 +1555,19 @@ class AuthMethodTerminal(BaseModel):
     A zero exit status signals success. Any other termination signals failure.
     The client MUST NOT pass this method to `authenticate`.
     """
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for this authentication method.')]
     """Unique identifier for this authentication method."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name of the authentication method.')]
     """Human-readable name of the authentication method."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional human-readable description of this authentication method.')] = None
     """Optional human-readable description of this authentication method."""
-    args: Optional[List[str]] = None
+    args: Annotated[Optional[List[str]], Field(description='Additional arguments to append to the configured agent invocation for terminal auth.')] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: Optional[Dict[str, str]] = None
+    env: Annotated[Optional[Dict[str, str]], Field(description='Additional environment variables to set on the configured agent invocation for terminal auth.\nThese values override same-named variables in the base launch configuration.')] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1586,13 +1586,13 @@ class AuthMethodAgent(BaseModel):
 
     This is the default authentication method type.
     """
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for this authentication method.')]
     """Unique identifier for this authentication method."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name of the authentication method.')]
     """Human-readable name of the authentication method."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional human-readable description of this authentication method.')] = None
     """Optional human-readable description of this authentication method."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1611,21 +1611,21 @@ class Implementation(BaseModel):
     Describes the name and version of an ACP implementation, with an optional
     title for UI representation.
     """
-    name: str
+    name: Annotated[str, Field(description="Intended for programmatic or logical use, but can be used as a display\nname fallback if title isn't present.")]
     """Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Intended for UI and end-user contexts and optimized to be human-readable\nand easily understood.\n\nIf not provided, the name SHOULD be used for display.')] = None
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
     If not provided, the name SHOULD be used for display.
     """
-    version: str
+    version: Annotated[str, Field(description='Version of the implementation. Can be displayed to the user or used\nfor debugging or metrics purposes. (e.g. "1.0.0").')]
     """Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1641,7 +1641,7 @@ class Implementation(BaseModel):
 
 class AuthenticateResponse(BaseModel):
     """Response to the `authenticate` method."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1657,9 +1657,9 @@ class ListProvidersResponse(BaseModel):
 
     Response to `providers/list`.
     """
-    providers: List[ProviderInfo]
+    providers: Annotated[List[ProviderInfo], Field(description='Configurable providers with current routing info suitable for UI display.')]
     """Configurable providers with current routing info suitable for UI display."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1675,19 +1675,19 @@ class ProviderInfo(BaseModel):
 
     Information about a configurable LLM provider.
     """
-    provider_id: Annotated[str, Field(alias="providerId")]
+    provider_id: Annotated[str, Field(alias="providerId", description='Provider identifier, for example "main" or "openai".')]
     """Provider identifier, for example "main" or "openai"."""
-    supported: List[LlmProtocol]
+    supported: Annotated[List[LlmProtocol], Field(description='Supported protocol types for this provider.')]
     """Supported protocol types for this provider."""
-    required: bool
+    required: Annotated[bool, Field(description='Whether this provider is mandatory and cannot be disabled via `providers/disable`.\nIf true, clients MUST NOT call `providers/disable` for this provider ID.')]
     """Whether this provider is mandatory and cannot be disabled via `providers/disable`.
     If true, clients MUST NOT call `providers/disable` for this provider ID.
     """
-    current: Optional[ProviderCurrentConfig] = None
+    current: Annotated[Optional[ProviderCurrentConfig], Field(description='Current effective non-secret routing config.\nNull or omitted means provider is disabled.')] = None
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1708,11 +1708,11 @@ class ProviderCurrentConfig(BaseModel):
 
     Current effective non-secret routing configuration for a provider.
     """
-    api_type: Annotated[LlmProtocol, Field(alias="apiType")]
+    api_type: Annotated[LlmProtocol, Field(alias="apiType", description='Protocol currently used by this provider.')]
     """Protocol currently used by this provider."""
-    base_url: Annotated[str, Field(alias="baseUrl")]
+    base_url: Annotated[str, Field(alias="baseUrl", description='Base URL currently used by this provider.')]
     """Base URL currently used by this provider."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1728,7 +1728,7 @@ class SetProviderResponse(BaseModel):
 
     Response to `providers/set`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1744,7 +1744,7 @@ class DisableProviderResponse(BaseModel):
 
     Response to `providers/disable`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1755,7 +1755,7 @@ class DisableProviderResponse(BaseModel):
 
 class LogoutResponse(BaseModel):
     """Response to the `logout` method."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1771,20 +1771,20 @@ class AuthStatusResponse(BaseModel):
 
     Response to the `auth/status` method.
     """
-    state: AuthState
+    state: Annotated[AuthState, Field(description='Whether the agent can start sessions without the user signing in first.\n\nClients use this field to decide whether sign-in is needed. Clients MUST treat\nvalues they do not recognize as `unknown`.')]
     """Whether the agent can start sessions without the user signing in first.
 
     Clients use this field to decide whether sign-in is needed. Clients MUST treat
     values they do not recognize as `unknown`.
     """
-    accounts: Optional[List[AuthAccount]] = None
+    accounts: Annotated[Optional[List[AuthAccount]], Field(description='The accounts the agent has configured, for display.\n\nOptional. Omitted and empty are equivalent and mean no accounts are reported.\nAgents that hold credentials for several providers or accounts SHOULD list each\nof them and mark the ones in effect with `active`.')] = None
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1810,39 +1810,39 @@ class AuthAccount(BaseModel):
     account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
     telemetry.
     """
-    label: str
+    label: Annotated[str, Field(description='Human-readable name for the account, suitable for display on its own,\nfor example `Claude Max`, `OpenAI API key`, or `Vertex AI`.')]
     """Human-readable name for the account, suitable for display on its own,
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Short text shown with the label, such as the credential source, for example\n`API key helper`. MUST NOT contain credentials.\n\nOptional. Omitted and `null` are equivalent and mean no description is reported.')] = None
     """Short text shown with the label, such as the credential source, for example
     `API key helper`. MUST NOT contain credentials.
 
     Optional. Omitted and `null` are equivalent and mean no description is reported.
     """
-    active: Optional[bool] = None
+    active: Annotated[Optional[bool], Field(description='Whether the agent currently uses this account by default.\n\nSeveral accounts MAY be active, for example one per provider.\n\nOptional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.')] = None
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
     """
-    name: Optional[str] = None
+    name: Annotated[Optional[str], Field(description='Display name of the user, such as a username or full name.\n\nOptional. Omitted and `null` are equivalent and mean no name is reported.')] = None
     """Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported.
     """
-    email: Optional[str] = None
+    email: Annotated[Optional[str], Field(description='Email address of the user.\n\nOptional. Omitted and `null` are equivalent and mean no email is reported.')] = None
     """Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported.
     """
-    organization: Optional[str] = None
+    organization: Annotated[Optional[str], Field(description='Display name of the organization, team, or workspace the account is using.\n\nOptional. Omitted and `null` are equivalent and mean no organization is reported.')] = None
     """Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1861,19 +1861,19 @@ class NewSessionResponse(BaseModel):
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='Unique identifier for the created session.\n\nUsed in all subsequent requests for this conversation.')]
     """Unique identifier for the created session.
 
     Used in all subsequent requests for this conversation.
     """
-    modes: Optional[SessionModeState] = None
+    modes: Annotated[Optional[SessionModeState], Field(description='Initial mode state if supported by the Agent\n\nSee protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)')] = None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions", description='Initial session configuration options if supported by the Agent.')] = None
     """Initial session configuration options if supported by the Agent."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1894,11 +1894,11 @@ class NewSessionResponse(BaseModel):
 
 class SessionModeState(BaseModel):
     """The set of modes and the one currently active."""
-    current_mode_id: Annotated[str, Field(alias="currentModeId")]
+    current_mode_id: Annotated[str, Field(alias="currentModeId", description='The current mode the Agent is in.')]
     """The current mode the Agent is in."""
-    available_modes: Annotated[List[SessionMode], Field(alias="availableModes")]
+    available_modes: Annotated[List[SessionMode], Field(alias="availableModes", description='The set of modes that the Agent can operate in')]
     """The set of modes that the Agent can operate in"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1917,13 +1917,13 @@ class SessionMode(BaseModel):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    id: str
+    id: Annotated[str, Field(description='Stable identifier used to refer to this protocol object in later messages.')]
     """Stable identifier used to refer to this protocol object in later messages."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name shown for this protocol object.')]
     """Human-readable name shown for this protocol object."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional human-readable details shown with this protocol object.')] = None
     """Optional human-readable details shown with this protocol object."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1939,13 +1939,13 @@ class SessionMode(BaseModel):
 
 class SessionConfigSelectOption(BaseModel):
     """A possible value for a session configuration option."""
-    value: str
+    value: Annotated[str, Field(description='Unique identifier for this option value.')]
     """Unique identifier for this option value."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable label for this option value.')]
     """Human-readable label for this option value."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional description for this option value.')] = None
     """Optional description for this option value."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1961,13 +1961,13 @@ class SessionConfigSelectOption(BaseModel):
 
 class SessionConfigSelectGroup(BaseModel):
     """A group of possible values for a session configuration option."""
-    group: str
+    group: Annotated[str, Field(description='Unique identifier for this group.')]
     """Unique identifier for this group."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable label for this group.')]
     """Human-readable label for this group."""
-    options: List[SessionConfigSelectOption]
+    options: Annotated[List[SessionConfigSelectOption], Field(description='The set of option values in this group.')]
     """The set of option values in this group."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1983,28 +1983,28 @@ class SessionConfigSelectGroup(BaseModel):
 
 class SessionConfigSelect(BaseModel):
     """A single-value selector (dropdown) session configuration option payload."""
-    current_value: Annotated[str, Field(alias="currentValue")]
+    current_value: Annotated[str, Field(alias="currentValue", description='The currently selected value.')]
     """The currently selected value."""
-    options: SessionConfigSelectOptions
+    options: Annotated[SessionConfigSelectOptions, Field(description='The set of selectable options.')]
     """The set of selectable options."""
 
 
 class SessionConfigBoolean(BaseModel):
     """A boolean on/off toggle session configuration option payload."""
-    current_value: Annotated[bool, Field(alias="currentValue")]
+    current_value: Annotated[bool, Field(alias="currentValue", description='The current value of the boolean option.')]
     """The current value of the boolean option."""
 
 
 class LoadSessionResponse(BaseModel):
     """Response from loading an existing session."""
-    modes: Optional[SessionModeState] = None
+    modes: Annotated[Optional[SessionModeState], Field(description='Initial mode state if supported by the Agent\n\nSee protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)')] = None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions", description='Initial session configuration options if supported by the Agent.')] = None
     """Initial session configuration options if supported by the Agent."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2025,13 +2025,13 @@ class LoadSessionResponse(BaseModel):
 
 class ListSessionsResponse(BaseModel):
     """Response from listing sessions."""
-    sessions: List[SessionInfo]
+    sessions: Annotated[List[SessionInfo], Field(description='Array of session information objects')]
     """Array of session information objects"""
-    next_cursor: Annotated[Optional[str], Field(alias="nextCursor")] = None
+    next_cursor: Annotated[Optional[str], Field(alias="nextCursor", description="Opaque cursor token. If present, pass this in the next request's cursor parameter\nto fetch the next page. If absent, there are no more results.")] = None
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2052,22 +2052,22 @@ class ListSessionsResponse(BaseModel):
 
 class SessionInfo(BaseModel):
     """Information about a session returned by session/list"""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='Unique identifier for the session')]
     """Unique identifier for the session"""
-    cwd: str
+    cwd: Annotated[str, Field(description='The working directory for this session. Must be an absolute path.')]
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description='Additional workspace roots reported for this session. Each path MUST be absolute.\n\nWhen present, this is the complete ordered additional-root list reported\nby the Agent. Omitted and empty values are equivalent: the response\nreports no additional roots.')] = None
     """Additional workspace roots reported for this session. Each path MUST be absolute.
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Human-readable title for the session')] = None
     """Human-readable title for the session"""
-    updated_at: Annotated[Optional[str], Field(alias="updatedAt")] = None
+    updated_at: Annotated[Optional[str], Field(alias="updatedAt", description='ISO 8601 timestamp of last activity')] = None
     """ISO 8601 timestamp of last activity"""
-    archived: Optional[bool] = None
+    archived: Annotated[Optional[bool], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nWhether the session is archived.\n\nOptional. Omitted and `null` are equivalent and mean the archive state is not reported.\nAgents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2077,7 +2077,7 @@ class SessionInfo(BaseModel):
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
     Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2098,7 +2098,7 @@ class SessionInfo(BaseModel):
 
 class DeleteSessionResponse(BaseModel):
     """Response from deleting a session."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2114,16 +2114,16 @@ class ForkSessionResponse(BaseModel):
 
     Response from forking an existing session.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='Unique identifier for the newly created forked session.')]
     """Unique identifier for the newly created forked session."""
-    modes: Optional[SessionModeState] = None
+    modes: Annotated[Optional[SessionModeState], Field(description='Initial mode state if supported by the Agent\n\nSee protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)')] = None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions", description='Initial session configuration options if supported by the Agent.')] = None
     """Initial session configuration options if supported by the Agent."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2149,7 +2149,7 @@ class ArchiveSessionResponse(BaseModel):
 
     Response from archiving a session.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2165,7 +2165,7 @@ class UnarchiveSessionResponse(BaseModel):
 
     Response from unarchiving a session.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2184,12 +2184,12 @@ class SessionStatusResponse(BaseModel):
     The result is a snapshot. A session reported `open` may be closed or evicted before
     the Client's next request.
     """
-    status: SessionStatus
+    status: Annotated[SessionStatus, Field(description='Whether the Agent has the session in memory.\n\nRequired. Clients MUST treat a value they do not recognize as `saved`.')]
     """Whether the Agent has the session in memory.
 
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2211,18 +2211,18 @@ class SessionOptionsResponse(BaseModel):
     Agents only return `type: "boolean"` options when the Client advertises
     `sessionCapabilities.configOptions.boolean`.
     """
-    modes: Optional[SessionModeState] = None
+    modes: Annotated[Optional[SessionModeState], Field(description='The mode state the session would start with, if the Agent supports modes.\n\nSee protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)')] = None
     """The mode state the session would start with, if the Agent supports modes.
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions", description='The config options the session would start with, with the same rules as on\n`NewSessionResponse`.\n\nOptional. Omitted, `null`, or empty means no config options are advertised.')] = None
     """The config options the session would start with, with the same rules as on
     `NewSessionResponse`.
 
     Optional. Omitted, `null`, or empty means no config options are advertised.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2248,13 +2248,13 @@ class SetSessionTitleResponse(BaseModel):
 
     Response from setting the title of a session.
     """
-    title: str
+    title: Annotated[str, Field(description='The title the Agent stored.\n\nThis differs from the requested title if the Agent normalized it. Clients SHOULD\ndisplay this value rather than the one they sent.')]
     """The title the Agent stored.
 
     This differs from the requested title if the Agent normalized it. Clients SHOULD
     display this value rather than the one they sent.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2265,14 +2265,14 @@ class SetSessionTitleResponse(BaseModel):
 
 class ResumeSessionResponse(BaseModel):
     """Response from resuming an existing session."""
-    modes: Optional[SessionModeState] = None
+    modes: Annotated[Optional[SessionModeState], Field(description='Initial mode state if supported by the Agent\n\nSee protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)')] = None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[SessionConfigOption]], Field(alias="configOptions", description='Initial session configuration options if supported by the Agent.')] = None
     """Initial session configuration options if supported by the Agent."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2293,7 +2293,7 @@ class ResumeSessionResponse(BaseModel):
 
 class CloseSessionResponse(BaseModel):
     """Response from closing a session."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2304,7 +2304,7 @@ class CloseSessionResponse(BaseModel):
 
 class SetSessionModeResponse(BaseModel):
     """Response to `session/set_mode` method."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2315,9 +2315,9 @@ class SetSessionModeResponse(BaseModel):
 
 class SetSessionConfigOptionResponse(BaseModel):
     """Response to `session/set_config_option` method."""
-    config_options: Annotated[List[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[List[SessionConfigOption], Field(alias="configOptions", description='The full set of configuration options and their current values.')]
     """The full set of configuration options and their current values."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2336,16 +2336,16 @@ class PromptResponse(BaseModel):
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
     """
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")]
+    stop_reason: Annotated[StopReason, Field(alias="stopReason", description='Indicates why the agent stopped processing the turn.')]
     """Indicates why the agent stopped processing the turn."""
-    usage: Optional[Usage] = None
+    usage: Annotated[Optional[Usage], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nToken usage for this turn (optional).')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Token usage for this turn (optional).
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2366,19 +2366,19 @@ class Usage(BaseModel):
 
     Token usage information for a prompt turn.
     """
-    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0)]
+    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0, description='Sum of all token types across session.')]
     """Sum of all token types across session."""
-    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0)]
+    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0, description='Total input tokens across all turns.')]
     """Total input tokens across all turns."""
-    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0)]
+    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0, description='Total output tokens across all turns.')]
     """Total output tokens across all turns."""
-    thought_tokens: Annotated[Optional[int], Field(alias="thoughtTokens", ge=0)] = None
+    thought_tokens: Annotated[Optional[int], Field(alias="thoughtTokens", ge=0, description='Total thought/reasoning tokens')] = None
     """Total thought/reasoning tokens"""
-    cached_read_tokens: Annotated[Optional[int], Field(alias="cachedReadTokens", ge=0)] = None
+    cached_read_tokens: Annotated[Optional[int], Field(alias="cachedReadTokens", ge=0, description='Total cache read tokens.')] = None
     """Total cache read tokens."""
-    cached_write_tokens: Annotated[Optional[int], Field(alias="cachedWriteTokens", ge=0)] = None
+    cached_write_tokens: Annotated[Optional[int], Field(alias="cachedWriteTokens", ge=0, description='Total cache write tokens.')] = None
     """Total cache write tokens."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2400,15 +2400,15 @@ class Error(BaseModel):
 
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
     """
-    code: int
+    code: Annotated[int, Field(description='A number indicating the error type that occurred.\nThis MUST be an integer as defined in the JSON-RPC specification.')]
     """A number indicating the error type that occurred.
     This MUST be an integer as defined in the JSON-RPC specification.
     """
-    message: str
+    message: Annotated[str, Field(description='A string providing a short description of the error.\nThe message SHOULD be limited to a concise single sentence.')]
     """A string providing a short description of the error.
     The message SHOULD be limited to a concise single sentence.
     """
-    data: Optional[Any] = None
+    data: Annotated[Optional[Any], Field(description='Optional primitive or structured value that contains additional information about the error.\nThis may include debugging information or context-specific details.')] = None
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
     """
@@ -2426,11 +2426,11 @@ class SessionNotification(BaseModel):
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session this update pertains to.')]
     """The ID of the session this update pertains to."""
-    update: SessionUpdate
+    update: Annotated[SessionUpdate, Field(description='The actual update content.')]
     """The actual update content."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2441,15 +2441,15 @@ class SessionNotification(BaseModel):
 
 class ContentChunk(BaseModel):
     """A streamed item of content"""
-    content: ContentBlock
+    content: Annotated[ContentBlock, Field(description='A single item of content')]
     """A single item of content"""
-    message_id: Annotated[Optional[str], Field(alias="messageId")] = None
+    message_id: Annotated[Optional[str], Field(alias="messageId", description='A unique identifier for the message this chunk belongs to.\n\nAll chunks belonging to the same message share the same `messageId`.\nA change in `messageId` indicates a new message has started.')] = None
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2471,33 +2471,33 @@ class ToolCall(BaseModel):
 
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
     """
-    tool_call_id: Annotated[str, Field(alias="toolCallId")]
+    tool_call_id: Annotated[str, Field(alias="toolCallId", description='Unique identifier for this tool call within the session.')]
     """Unique identifier for this tool call within the session."""
-    title: str
+    title: Annotated[str, Field(description='Human-readable title describing what the tool is doing.')]
     """Human-readable title describing what the tool is doing."""
-    name: Optional[str] = None
+    name: Annotated[Optional[str], Field(description='Programmatic name of the tool being invoked.\n\nThis field is optional. Omitting it or sending `null` both mean that no\ntool name is available.')] = None
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
-    kind: Optional[ToolKind] = None
+    kind: Annotated[Optional[ToolKind], Field(description='The category of tool being invoked.\nHelps clients choose appropriate icons and UI treatment.')] = None
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: Optional[ToolCallStatus] = None
+    status: Annotated[Optional[ToolCallStatus], Field(description='Current execution status of the tool call.')] = None
     """Current execution status of the tool call."""
-    content: Optional[List[ToolCallContent]] = None
+    content: Annotated[Optional[List[ToolCallContent]], Field(description='Content produced by the tool call.')] = None
     """Content produced by the tool call."""
-    locations: Optional[List[ToolCallLocation]] = None
+    locations: Annotated[Optional[List[ToolCallLocation]], Field(description='File locations affected by this tool call.\nEnables "follow-along" features in clients.')] = None
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Optional[Any], Field(alias="rawInput")] = None
+    raw_input: Annotated[Optional[Any], Field(alias="rawInput", description='Raw input parameters sent to the tool.')] = None
     """Raw input parameters sent to the tool."""
-    raw_output: Annotated[Optional[Any], Field(alias="rawOutput")] = None
+    raw_output: Annotated[Optional[Any], Field(alias="rawOutput", description='Raw output returned by the tool.')] = None
     """Raw output returned by the tool."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2523,15 +2523,15 @@ class PlanEntry(BaseModel):
     as part of fulfilling the user's request.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
     """
-    content: str
+    content: Annotated[str, Field(description='Human-readable description of what this task aims to accomplish.')]
     """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority
+    priority: Annotated[PlanEntryPriority, Field(description='The relative importance of this task.\nUsed to indicate which tasks are most critical to the overall goal.')]
     """The relative importance of this task.
     Used to indicate which tasks are most critical to the overall goal.
     """
-    status: PlanEntryStatus
+    status: Annotated[PlanEntryStatus, Field(description='Current execution status of this task.')]
     """Current execution status of this task."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2545,13 +2545,13 @@ class Plan(BaseModel):
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
-    entries: List[PlanEntry]
+    entries: Annotated[List[PlanEntry], Field(description='The list of tasks to be accomplished.\n\nThe Agent MUST send all entries with their current status.\nThe Client MUST replace the entire checklist with each update.')]
     """The list of tasks to be accomplished.
 
     The Agent MUST send all entries with their current status.
     The Client MUST replace the entire checklist with each update.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2567,15 +2567,15 @@ class Plan(BaseModel):
 
 class PlanItems(BaseModel):
     """A plan represented as structured entries."""
-    plan_id: Annotated[str, Field(alias="planId")]
+    plan_id: Annotated[str, Field(alias="planId", description='The plan ID to update.')]
     """The plan ID to update."""
-    entries: List[PlanEntry]
+    entries: Annotated[List[PlanEntry], Field(description='The list of tasks to be accomplished.\n\nThe Agent MUST send all entries with their current status.\nThe Client MUST replace the checklist with this `planId` on each update.')]
     """The list of tasks to be accomplished.
 
     The Agent MUST send all entries with their current status.
     The Client MUST replace the checklist with this `planId` on each update.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2591,18 +2591,18 @@ class PlanItems(BaseModel):
 
 class PlanMarkdown(BaseModel):
     """A plan represented as Markdown."""
-    plan_id: Annotated[str, Field(alias="planId")]
+    plan_id: Annotated[str, Field(alias="planId", description='The plan ID to update.')]
     """The plan ID to update."""
-    content: str
+    content: Annotated[str, Field(description='The complete plan as Markdown, not just the text that changed.')]
     """The complete plan as Markdown, not just the text that changed."""
-    path: Optional[str] = None
+    path: Annotated[Optional[str], Field(description='The absolute path of the file that holds this plan.\n\nOmitted and `null` both mean the plan has no file. A supplied path MUST\nbe absolute. `content` is the plan to display whether or not `path` is set.\nClients can use `path` to open the file.')] = None
     """The absolute path of the file that holds this plan.
 
     Omitted and `null` both mean the plan has no file. A supplied path MUST
     be absolute. `content` is the plan to display whether or not `path` is set.
     Clients can use `path` to open the file.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2618,9 +2618,9 @@ class PlanMarkdown(BaseModel):
 
 class PlanUpdate(BaseModel):
     """A content update for a plan identified by ID."""
-    plan: PlanUpdateContent
+    plan: Annotated[PlanUpdateContent, Field(description='Replaces the whole plan with this `planId`, even if its `type` changes.')]
     """Replaces the whole plan with this `planId`, even if its `type` changes."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2631,9 +2631,9 @@ class PlanUpdate(BaseModel):
 
 class PlanRemoved(BaseModel):
     """Removal notice for a plan identified by ID."""
-    plan_id: Annotated[str, Field(alias="planId")]
+    plan_id: Annotated[str, Field(alias="planId", description='The plan ID to remove. Clients MUST ignore a removal for an unknown ID.')]
     """The plan ID to remove. Clients MUST ignore a removal for an unknown ID."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2644,13 +2644,13 @@ class PlanRemoved(BaseModel):
 
 class AvailableCommand(BaseModel):
     """Information about a command."""
-    name: str
+    name: Annotated[str, Field(description='Command name (e.g., `create_plan`, `research_codebase`).')]
     """Command name (e.g., `create_plan`, `research_codebase`)."""
-    description: str
+    description: Annotated[str, Field(description='Human-readable description of what the command does.')]
     """Human-readable description of what the command does."""
-    input: Optional[AvailableCommandInput] = None
+    input: Annotated[Optional[AvailableCommandInput], Field(description='Input for the command if required')] = None
     """Input for the command if required"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2666,9 +2666,9 @@ class AvailableCommand(BaseModel):
 
 class UnstructuredCommandInput(BaseModel):
     """All text that was typed after the command name is provided as input."""
-    hint: str
+    hint: Annotated[str, Field(description="A hint to display when the input hasn't been provided yet")]
     """A hint to display when the input hasn't been provided yet"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2679,9 +2679,9 @@ class UnstructuredCommandInput(BaseModel):
 
 class AvailableCommandsUpdateBase(BaseModel):
     """Available commands are ready or have changed"""
-    available_commands: Annotated[List[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[List[AvailableCommand], Field(alias="availableCommands", description='Commands the agent can execute')]
     """Commands the agent can execute"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2700,9 +2700,9 @@ class CurrentModeUpdateBase(BaseModel):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    current_mode_id: Annotated[str, Field(alias="currentModeId")]
+    current_mode_id: Annotated[str, Field(alias="currentModeId", description='The ID of the current mode')]
     """The ID of the current mode"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2713,9 +2713,9 @@ class CurrentModeUpdateBase(BaseModel):
 
 class ConfigOptionUpdateBase(BaseModel):
     """Session configuration options have been updated."""
-    config_options: Annotated[List[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[List[SessionConfigOption], Field(alias="configOptions", description='The full set of configuration options and their current values.')]
     """The full set of configuration options and their current values."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2735,11 +2735,11 @@ class SessionInfoUpdateBase(BaseModel):
     Agents send this notification to update session information like title or custom metadata.
     Clients can use it to keep session titles and state current.
     """
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description='Human-readable title for the session. Set to null to clear.')] = None
     """Human-readable title for the session. Set to null to clear."""
-    updated_at: Annotated[Optional[str], Field(alias="updatedAt")] = None
+    updated_at: Annotated[Optional[str], Field(alias="updatedAt", description='ISO 8601 timestamp of last activity. Set to null to clear.')] = None
     """ISO 8601 timestamp of last activity. Set to null to clear."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2755,13 +2755,13 @@ class SessionInfoUpdateBase(BaseModel):
 
 class Cost(BaseModel):
     """Cost information for a session."""
-    amount: float
+    amount: Annotated[float, Field(description='Total cumulative cost for session.')]
     """Total cumulative cost for session."""
-    currency: str
+    currency: Annotated[str, Field(description='Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another\nunit such as "credits".')]
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2772,13 +2772,13 @@ class Cost(BaseModel):
 
 class UsageUpdateBase(BaseModel):
     """Context window and cost update for a session."""
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[int, Field(ge=0, description='Tokens currently in context.')]
     """Tokens currently in context."""
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0, description='Total context window size in tokens.')]
     """Total context window size in tokens."""
-    cost: Optional[Cost] = None
+    cost: Annotated[Optional[Cost], Field(description='Cumulative session cost (optional).')] = None
     """Cumulative session cost (optional)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2803,16 +2803,16 @@ class Notice(BaseModel):
 
     See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
     """
-    severity: NoticeSeverity
+    severity: Annotated[NoticeSeverity, Field(description='Presentation severity hint.')]
     """Presentation severity hint."""
-    title: Annotated[str, Field(min_length=1)]
+    title: Annotated[str, Field(min_length=1, description='Required non-empty plain-text title that can stand alone.')]
     """Required non-empty plain-text title that can stand alone."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional plain-text detail or guidance.\n\nOmitted and `null` are equivalent and mean no description was supplied.')] = None
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Metadata scoped to this notice.\n\nOmitted and `null` are equivalent and mean no metadata was supplied.')] = None
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
@@ -2834,15 +2834,15 @@ class CompactionUpdate(BaseModel):
     stored value unchanged, `null` clears it, and a concrete value replaces it.
     `summary: []` also clears the summary.
     """
-    compaction_id: Annotated[str, Field(alias="compactionId")]
+    compaction_id: Annotated[str, Field(alias="compactionId", description='The Agent-owned ID of this compaction, unique within the session.')]
     """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus
+    status: Annotated[CompactionStatus, Field(description='Current lifecycle status.')]
     """Current lifecycle status."""
-    summary: Optional[List[ContentBlock]] = None
+    summary: Annotated[Optional[List[ContentBlock]], Field(description='Complete replacement user-displayable summary content for the compaction.')] = None
     """Complete replacement user-displayable summary content for the compaction."""
-    error: Optional[str] = None
+    error: Annotated[Optional[str], Field(description='Human-readable error details for the compaction.')] = None
     """Human-readable error details for the compaction."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Extensible metadata patch for this compaction.')] = None
     """Extensible metadata patch for this compaction."""
 
     @field_validator("error", mode="wrap")
@@ -2862,11 +2862,11 @@ class CompactionSummaryChunk(BaseModel):
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability.
     """
-    compaction_id: Annotated[str, Field(alias="compactionId")]
+    compaction_id: Annotated[str, Field(alias="compactionId", description='ID of the compaction whose summary receives this content.')]
     """ID of the compaction whose summary receives this content."""
-    content: ContentBlock
+    content: Annotated[ContentBlock, Field(description='One content block to append.')]
     """One content block to append."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Metadata scoped to this chunk. Omission and `null` both mean absent.')] = None
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
 
@@ -2877,7 +2877,7 @@ class PromptSuggestion(BaseModel):
 
     A prompt the Agent predicts the user will send next.
     """
-    prompt: List[ContentBlock]
+    prompt: Annotated[List[ContentBlock], Field(description="The content of the suggested prompt.\n\nRequired and non-null. Must contain at least one content block. This is\nthe same type as the `prompt` field of `session/prompt`, and the Client\ncan send it in that field unchanged.\n\nAgents MUST only use `text` and `resource_link` content blocks, and\nother content block types that both the Agent's prompt capabilities\nand the Client's `session.promptSuggestions` capability advertise.\nAgents MUST NOT send a prompt whose only content is empty or\nwhitespace-only text.")]
     """The content of the suggested prompt.
 
     Required and non-null. Must contain at least one content block. This is
@@ -2890,7 +2890,7 @@ class PromptSuggestion(BaseModel):
     Agents MUST NOT send a prompt whose only content is empty or
     whitespace-only text.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2917,13 +2917,13 @@ class PromptSuggestionsUpdateBase(BaseModel):
     Agents MUST only send this update when the Client advertised
     the `session.promptSuggestions` Client capability.
     """
-    suggestions: List[PromptSuggestion]
+    suggestions: Annotated[List[PromptSuggestion], Field(description='The suggestions the Client can offer, ordered most likely first.\n\nRequired and non-null. An empty list withdraws the suggestions the\nClient is offering.')]
     """The suggestions the Client can offer, ordered most likely first.
 
     Required and non-null. An empty list withdraws the suggestions the
     Client is offering.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2946,13 +2946,13 @@ class CursorCapabilities(BaseModel):
 
     See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
     """
-    fork: Optional[CursorForkCapabilities] = None
+    fork: Annotated[Optional[CursorForkCapabilities], Field(description='Permits the Client to fork the session at this cursor with `session/fork`.\n\nOmitted and `null` are equivalent and mean unsupported. An object (including `{}`)\nmeans supported.')] = None
     """Permits the Client to fork the session at this cursor with `session/fork`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2975,7 +2975,7 @@ class CursorForkCapabilities(BaseModel):
 
     Supplying `{}` advertises support. An omitted or `null` `fork` does not.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2991,11 +2991,11 @@ class CursorMessageAnchor(BaseModel):
 
     A session cursor anchor to a message. The anchor's `type` names the kind of message.
     """
-    message_id: Annotated[str, Field(alias="messageId")]
+    message_id: Annotated[str, Field(alias="messageId", description='The ID of the anchored message.')]
     """The ID of the anchored message."""
-    position: CursorAnchorPosition
+    position: Annotated[CursorAnchorPosition, Field(description='On which side of the message the cursor is.')]
     """On which side of the message the cursor is."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3011,11 +3011,11 @@ class CursorToolCallAnchor(BaseModel):
 
     A session cursor anchor to a tool call.
     """
-    tool_call_id: Annotated[str, Field(alias="toolCallId")]
+    tool_call_id: Annotated[str, Field(alias="toolCallId", description='The ID of the anchored tool call.')]
     """The ID of the anchored tool call."""
-    position: CursorAnchorPosition
+    position: Annotated[CursorAnchorPosition, Field(description='On which side of the tool call the cursor is.')]
     """On which side of the tool call the cursor is."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3031,11 +3031,11 @@ class CursorCompactionAnchor(BaseModel):
 
     A session cursor anchor to a compaction.
     """
-    compaction_id: Annotated[str, Field(alias="compactionId")]
+    compaction_id: Annotated[str, Field(alias="compactionId", description='The ID of the anchored compaction.')]
     """The ID of the anchored compaction."""
-    position: CursorAnchorPosition
+    position: Annotated[CursorAnchorPosition, Field(description='On which side of the compaction the cursor is.')]
     """On which side of the compaction the cursor is."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3062,22 +3062,22 @@ class CursorUpdateBase(BaseModel):
 
     See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
     """
-    cursor_id: Annotated[str, Field(alias="cursorId")]
+    cursor_id: Annotated[str, Field(alias="cursorId", description='The Agent-owned ID of this cursor, unique within the session.')]
     """The Agent-owned ID of this cursor, unique within the session."""
-    capabilities: Optional[CursorCapabilities] = None
+    capabilities: Annotated[Optional[CursorCapabilities], Field(description='The methods that currently accept this cursor.\n\nOmission leaves the capabilities unchanged, `null` clears them, and an object replaces\nthe whole previous value. A new cursor starts with none.')] = None
     """The methods that currently accept this cursor.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new cursor starts with none.
     """
-    anchor: Optional[CursorAnchor] = None
+    anchor: Annotated[Optional[CursorAnchor], Field(description='Where the cursor is, relative to an entity the Client holds.\n\nRequired on the first update for a cursor. The Agent MUST NOT change it afterwards.\nA later update can omit it or repeat the same anchor. Omitted and `null` are\nequivalent and leave the stored anchor unchanged.')] = None
     """Where the cursor is, relative to an entity the Client holds.
 
     Required on the first update for a cursor. The Agent MUST NOT change it afterwards.
     A later update can omit it or repeat the same anchor. Omitted and `null` are
     equivalent and leave the stored anchor unchanged.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Extensible metadata patch for this cursor.')] = None
     """Extensible metadata patch for this cursor."""
 
     @field_validator("capabilities", mode="wrap")
@@ -3092,12 +3092,12 @@ class SubagentSessionCapabilities(BaseModel):
     A mutation requires an explicit per-child capability. Support for the method
     on ordinary sessions does not grant support on a child.
     """
-    cancel: Optional[SessionCancelCapabilities] = None
+    cancel: Annotated[Optional[SessionCancelCapabilities], Field(description="Permits the client to cancel this child's current work without ending\nthe session. Omitted or `null` means unsupported. An object (including\n`{}`) means supported.")] = None
     """Permits the client to cancel this child's current work without ending
     the session. Omitted or `null` means unsupported. An object (including
     `{}`) means supported.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3114,7 +3114,7 @@ class SessionCancelCapabilities(BaseModel):
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3125,7 +3125,7 @@ class SessionCancelCapabilities(BaseModel):
 
 class RunningStateUpdateBase(BaseModel):
     """Foreground work is in progress."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP for additional metadata.\nImplementations MUST NOT make assumptions about values at these keys.\nOptional. Omitted and `null` mean no metadata for this state snapshot.')] = None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
@@ -3134,7 +3134,7 @@ class RunningStateUpdateBase(BaseModel):
 
 class ErrorStopReason(BaseModel):
     """Details of a failure that ended a child's foreground work."""
-    error: Optional[Error] = None
+    error: Annotated[Optional[Error], Field(description='The failure, as a JSON-RPC error object.\n\nOptional. Omitted or `null` both mean the agent is not reporting failure details.\nAgents SHOULD include it.')] = None
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
@@ -3149,7 +3149,7 @@ class ErrorStopReason(BaseModel):
 
 class RequiresActionStateUpdateBase(BaseModel):
     """Foreground work is blocked on user action."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP for additional metadata.\nImplementations MUST NOT make assumptions about values at these keys.\nOptional. Omitted and `null` mean no metadata for this state snapshot.')] = None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
@@ -3170,7 +3170,7 @@ class UnknownStateUpdateBase(BaseModel):
     terminals stay as last reported. The Agent does not invent a final status
     for them, and Clients do not present them as confirmed live activity.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP for additional metadata.\nImplementations MUST NOT make assumptions about values at these keys.\nOptional. Omitted and `null` mean no metadata for this state snapshot.')] = None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
@@ -3200,22 +3200,22 @@ class SubagentUpdateBase(BaseModel):
     `cwd` and `additionalDirectories` report where the Agent placed the child.
     While unset, each inherits the immediate parent's effective value.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The opaque session ID identifying the child in all ACP messages.')]
     """The opaque session ID identifying the child in all ACP messages."""
-    title: Optional[str] = None
+    title: Annotated[Optional[str], Field(description="The parent's human-readable display title for this child. It need not be unique.\n\nOmitted means unchanged. `null` clears it. If unset, the Client chooses\na fallback presentation.")] = None
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation.
     """
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description="The parent's human-readable description of the child's role or purpose.\n\nOmitted means unchanged. `null` clears it. If unset, the Client chooses\na fallback presentation. This is current display metadata, not the\nhistory of instructions sent to the child.")] = None
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation. This is current display metadata, not the
     history of instructions sent to the child.
     """
-    capabilities: Optional[SubagentSessionCapabilities] = None
+    capabilities: Annotated[Optional[SubagentSessionCapabilities], Field(description='Client-initiated session mutations permitted for this subagent session.\n\nOmitted means unchanged. `null` clears the capability set and disables\nchild mutations. If never supplied, no session mutations are permitted.\nRead-only operations retain their normal protocol semantics and capability\nrequirements. A concrete object replaces the whole capability set.')] = None
     """Client-initiated session mutations permitted for this subagent session.
 
     Omitted means unchanged. `null` clears the capability set and disables
@@ -3223,7 +3223,7 @@ class SubagentUpdateBase(BaseModel):
     Read-only operations retain their normal protocol semantics and capability
     requirements. A concrete object replaces the whole capability set.
     """
-    state: Optional[StateUpdate] = None
+    state: Annotated[Optional[StateUpdate], Field(description='Current state snapshot for the child session.\n\nOmitted means unchanged. `null` clears the current activity without\nasserting idle or sending an `unknown` snapshot. A concrete state\nreplaces the previous state object wholesale. If never supplied, the\ncurrent activity is unset/unconfirmed.')] = None
     """Current state snapshot for the child session.
 
     Omitted means unchanged. `null` clears the current activity without
@@ -3231,7 +3231,7 @@ class SubagentUpdateBase(BaseModel):
     replaces the previous state object wholesale. If never supplied, the
     current activity is unset/unconfirmed.
     """
-    cwd: Optional[str] = None
+    cwd: Annotated[Optional[str], Field(description="The child's working directory. Must be an absolute path.\n\nOptional and nullable. Omitted means unchanged. `null` clears the\nreported value. While unset, the child inherits its immediate parent's\neffective working directory. Clients use this value for the child's\nroot set and as the default terminal working directory.")] = None
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -3239,7 +3239,7 @@ class SubagentUpdateBase(BaseModel):
     effective working directory. Clients use this value for the child's
     root set and as the default terminal working directory.
     """
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description="Additional workspace roots for the child. Each path MUST be absolute.\n\nOptional and nullable. Omitted means unchanged. `null` clears the\nreported value. While unset, the child inherits its immediate parent's\neffective additional directories, independently of `cwd`. A concrete\narray replaces the whole list. `[]` reports no additional directories.\nClients use these values for the child's root set.")] = None
     """Additional workspace roots for the child. Each path MUST be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -3248,7 +3248,7 @@ class SubagentUpdateBase(BaseModel):
     array replaces the whole list. `[]` reports no additional directories.
     Clients use these values for the child's root set.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)\nOmitted means unchanged. `null` removes the metadata.')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3265,37 +3265,37 @@ class SubagentUpdateBase(BaseModel):
 
 class SessionMessageBase(BaseModel):
     """An upsert for an inter-session message."""
-    message_id: Annotated[str, Field(alias="messageId")]
+    message_id: Annotated[str, Field(alias="messageId", description="Identifier of this message within the enclosing session's transcript.")]
     """Identifier of this message within the enclosing session's transcript."""
-    sender_session_id: Annotated[Optional[str], Field(alias="senderSessionId")] = None
+    sender_session_id: Annotated[Optional[str], Field(alias="senderSessionId", description='The sending session.\n\nOmitted leaves the stored value unchanged. `null` clears it. A value replaces it.')] = None
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
-    recipient_session_id: Annotated[Optional[str], Field(alias="recipientSessionId")] = None
+    recipient_session_id: Annotated[Optional[str], Field(alias="recipientSessionId", description='The receiving session.\n\nOmitted leaves the stored value unchanged. `null` clears it. A value replaces it.')] = None
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
-    sender_message_id: Annotated[Optional[str], Field(alias="senderMessageId")] = None
+    sender_message_id: Annotated[Optional[str], Field(alias="senderMessageId", description="On an incoming view, the `messageId` of the same message's outgoing view in the\nsender's transcript.\n\nOmitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive\nafter the message starts streaming.")] = None
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
     """
-    recipient_message_id: Annotated[Optional[str], Field(alias="recipientMessageId")] = None
+    recipient_message_id: Annotated[Optional[str], Field(alias="recipientMessageId", description="On an outgoing view, the `messageId` of the same message's incoming view in the\nrecipient's transcript.\n\nOmitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive\nafter the message starts streaming.")] = None
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
     """
-    content: Optional[List[ContentBlock]] = None
+    content: Annotated[Optional[List[ContentBlock]], Field(description='Omitted leaves content unchanged. `null` or `[]` clears it.\nA non-empty array replaces all content.')] = None
     """Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Omitted leaves metadata unchanged. `null` removes it.\n\nImplementations MUST NOT make assumptions about values in `_meta`.')] = None
     """Omitted leaves metadata unchanged. `null` removes it.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
@@ -3318,11 +3318,11 @@ class SessionMessageChunkBase(BaseModel):
     A chunk carries only content. The message's participants and references come from
     `session_message` upserts, which can arrive before, between, or after its chunks.
     """
-    message_id: Annotated[str, Field(alias="messageId")]
+    message_id: Annotated[str, Field(alias="messageId", description="Identifier of this message within the enclosing session's transcript.")]
     """Identifier of this message within the enclosing session's transcript."""
-    content: ContentBlock
+    content: Annotated[ContentBlock, Field(description='A single content block appended to the message.')]
     """A single content block appended to the message."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Optional and nullable chunk-scoped metadata. Omitted or `null` means none.\n\nImplementations MUST NOT make assumptions about values in `_meta`.')] = None
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
@@ -3331,9 +3331,9 @@ class SessionMessageChunkBase(BaseModel):
 
 class CompleteElicitationNotification(BaseModel):
     """Notification sent by the agent when a URL-based elicitation is complete."""
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[str, Field(alias="elicitationId", description='The ID of the elicitation that completed.')]
     """The ID of the elicitation that completed."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3355,20 +3355,20 @@ class AuthStatusUpdateNotification(BaseModel):
     `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
     send it when the reported status differs from the last one sent on the connection.
     """
-    state: AuthState
+    state: Annotated[AuthState, Field(description='Whether the agent can start sessions without the user signing in first.\n\nClients use this field to decide whether sign-in is needed. Clients MUST treat\nvalues they do not recognize as `unknown`.')]
     """Whether the agent can start sessions without the user signing in first.
 
     Clients use this field to decide whether sign-in is needed. Clients MUST treat
     values they do not recognize as `unknown`.
     """
-    accounts: Optional[List[AuthAccount]] = None
+    accounts: Annotated[Optional[List[AuthAccount]], Field(description='The accounts the agent has configured, for display.\n\nOptional. Omitted and empty are equivalent and mean no accounts are reported.\nAgents that hold credentials for several providers or accounts SHOULD list each\nof them and mark the ones in effect with `active`.')] = None
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3389,16 +3389,16 @@ class InitializeRequest(BaseModel):
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
-    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
+    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535, description='The latest protocol version supported by the client.')]
     """The latest protocol version supported by the client."""
-    client_capabilities: Annotated[Optional[ClientCapabilities], Field(alias="clientCapabilities", validate_default=True)] = {'fs': {'readTextFile': False, 'writeTextFile': False}, 'terminal': False, 'auth': {'terminal': False}}  # type: ignore[assignment]
+    client_capabilities: Annotated[Optional[ClientCapabilities], Field(alias="clientCapabilities", validate_default=True, description='Capabilities supported by the client.')] = {'fs': {'readTextFile': False, 'writeTextFile': False}, 'terminal': False, 'auth': {'terminal': False}}  # type: ignore[assignment]
     """Capabilities supported by the client."""
-    client_info: Annotated[Optional[Implementation], Field(alias="clientInfo")] = None
+    client_info: Annotated[Optional[Implementation], Field(alias="clientInfo", description='Information about the Client name and version sent to the Agent.\n\nNote: in future versions of the protocol, this will be required.')] = None
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3425,19 +3425,19 @@ class ClientCapabilities(BaseModel):
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
-    fs: Annotated[Optional[FileSystemCapabilities], Field(validate_default=True)] = {'readTextFile': False, 'writeTextFile': False}  # type: ignore[assignment]
+    fs: Annotated[Optional[FileSystemCapabilities], Field(validate_default=True, description='File system capabilities supported by the client.\nDetermines which file operations the agent can request.')] = {'readTextFile': False, 'writeTextFile': False}  # type: ignore[assignment]
     """File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
-    terminal: Optional[bool] = False
+    terminal: Annotated[Optional[bool], Field(description='Whether the Client support all `terminal/*` methods.')] = False
     """Whether the Client support all `terminal/*` methods."""
-    session: Optional[ClientSessionCapabilities] = None
+    session: Annotated[Optional[ClientSessionCapabilities], Field(description='Session-related capabilities supported by the client.\n\nOptional. Omitted or `null` both mean the client does not advertise any\nsession-related extensions.')] = None
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
-    subagents: Optional[SubagentCapabilities] = None
+    subagents: Annotated[Optional[SubagentCapabilities], Field(description='Whether the client understands exposed subagent sessions.\n\nOptional and nullable. Omitted or `null` both mean the client does not\nadvertise support.\nSupplying `{}` means the client understands child associations, work-state\nsnapshots, session-directed messages, and restricted-session semantics.\n\nSee protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)')] = None
     """Whether the client understands exposed subagent sessions.
 
     Optional and nullable. Omitted or `null` both mean the client does not
@@ -3447,25 +3447,25 @@ class ClientCapabilities(BaseModel):
 
     See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
     """
-    plan: Optional[PlanCapabilities] = None
+    plan: Annotated[Optional[PlanCapabilities], Field(description='Whether the Client supports `plan_update` and `plan_removed` session updates.\n\nOptional. Omitted or `null` both mean the Client does not advertise support.\nSupplying `{}` means the Client can receive both update types.')] = None
     """Whether the Client supports `plan_update` and `plan_removed` session updates.
 
     Optional. Omitted or `null` both mean the Client does not advertise support.
     Supplying `{}` means the Client can receive both update types.
     """
-    auth: Annotated[Optional[AuthCapabilities], Field(validate_default=True)] = {'terminal': False}  # type: ignore[assignment]
+    auth: Annotated[Optional[AuthCapabilities], Field(validate_default=True, description='Authentication capabilities supported by the client.\nDetermines which authentication method types the agent may include\nin its `InitializeResponse`.')] = {'terminal': False}  # type: ignore[assignment]
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
     """
-    elicitation: Optional[ElicitationCapabilities] = None
+    elicitation: Annotated[Optional[ElicitationCapabilities], Field(description='Elicitation capabilities supported by the client.\nDetermines which elicitation modes the agent may use.\n\nOptional. Omitted or `null` both mean the client does not advertise\nelicitation support.')] = None
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3484,11 +3484,11 @@ class FileSystemCapabilities(BaseModel):
 
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
     """
-    read_text_file: Annotated[Optional[bool], Field(alias="readTextFile")] = False
+    read_text_file: Annotated[Optional[bool], Field(alias="readTextFile", description='Whether the Client supports `fs/read_text_file` requests.')] = False
     """Whether the Client supports `fs/read_text_file` requests."""
-    write_text_file: Annotated[Optional[bool], Field(alias="writeTextFile")] = False
+    write_text_file: Annotated[Optional[bool], Field(alias="writeTextFile", description='Whether the Client supports `fs/write_text_file` requests.')] = False
     """Whether the Client supports `fs/write_text_file` requests."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3504,23 +3504,23 @@ class FileSystemCapabilities(BaseModel):
 
 class ClientSessionCapabilities(BaseModel):
     """Session-related capabilities supported by the client."""
-    compaction: Optional[CompactionCapabilities] = None
+    compaction: Annotated[Optional[CompactionCapabilities], Field(description='Support for ID-addressed context compaction updates. Omitted or `null`\nmeans unsupported. `{}` advertises the complete compaction contract.')] = None
     """Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
-    config_options: Annotated[Optional[SessionConfigOptionsCapabilities], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[SessionConfigOptionsCapabilities], Field(alias="configOptions", description='Config option capabilities supported by the client.\n\nOmitted or `null` both mean the client does not advertise support for any\nconfig option extensions.')] = None
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
-    notices: Optional[NoticeCapabilities] = None
+    notices: Annotated[Optional[NoticeCapabilities], Field(description='Support for live user-facing `notice` session updates.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client can present notices to the user.')] = None
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
-    prompt_suggestions: Annotated[Optional[PromptSuggestionsCapabilities], Field(alias="promptSuggestions")] = None
+    prompt_suggestions: Annotated[Optional[PromptSuggestionsCapabilities], Field(alias="promptSuggestions", description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nSupport for `prompt_suggestions_update` session updates.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client can offer prompt suggestions made of\n`text` and `resource_link` content blocks.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3531,7 +3531,7 @@ class ClientSessionCapabilities(BaseModel):
     Supplying `{}` means the client can offer prompt suggestions made of
     `text` and `resource_link` content blocks.
     """
-    cursors: Optional[SessionCursorsCapabilities] = None
+    cursors: Annotated[Optional[SessionCursorsCapabilities], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nSupport for `cursor_update` session updates.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client handles `cursor_update`.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3541,7 +3541,7 @@ class ClientSessionCapabilities(BaseModel):
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client handles `cursor_update`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3562,7 +3562,7 @@ class CompactionCapabilities(BaseModel):
 
 class SessionConfigOptionsCapabilities(BaseModel):
     """Session configuration option capabilities supported by the client."""
-    boolean: Optional[BooleanConfigOptionCapabilities] = None
+    boolean: Annotated[Optional[BooleanConfigOptionCapabilities], Field(description='Whether the client supports boolean session configuration options.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means agents may include `type: "boolean"` entries in\n`configOptions`, and the client may send `session/set_config_option`\nrequests with `type: "boolean"` and a boolean `value`.')] = None
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -3570,7 +3570,7 @@ class SessionConfigOptionsCapabilities(BaseModel):
     `configOptions`, and the client may send `session/set_config_option`
     requests with `type: "boolean"` and a boolean `value`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3589,7 +3589,7 @@ class BooleanConfigOptionCapabilities(BaseModel):
 
     Supplying `{}` means the client supports boolean session configuration options.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3615,26 +3615,26 @@ class PromptSuggestionsCapabilities(BaseModel):
     block types with the fields below. They have the same names as the agent's
     prompt capabilities.
     """
-    image: Optional[PromptSuggestionsImageCapabilities] = None
+    image: Annotated[Optional[PromptSuggestionsImageCapabilities], Field(description='Whether prompt suggestions may include `image` content blocks.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client can offer suggestions that include images.')] = None
     """Whether prompt suggestions may include `image` content blocks.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can offer suggestions that include images.
     """
-    audio: Optional[PromptSuggestionsAudioCapabilities] = None
+    audio: Annotated[Optional[PromptSuggestionsAudioCapabilities], Field(description='Whether prompt suggestions may include `audio` content blocks.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client can offer suggestions that include audio.')] = None
     """Whether prompt suggestions may include `audio` content blocks.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can offer suggestions that include audio.
     """
-    embedded_context: Annotated[Optional[PromptSuggestionsEmbeddedContextCapabilities], Field(alias="embeddedContext")] = None
+    embedded_context: Annotated[Optional[PromptSuggestionsEmbeddedContextCapabilities], Field(alias="embeddedContext", description='Whether prompt suggestions may include `resource` content blocks.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client can offer suggestions that include\nembedded resources.')] = None
     """Whether prompt suggestions may include `resource` content blocks.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can offer suggestions that include
     embedded resources.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3657,7 +3657,7 @@ class PromptSuggestionsImageCapabilities(BaseModel):
 
     Supplying `{}` means the client can offer suggestions that include images.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3675,7 +3675,7 @@ class PromptSuggestionsAudioCapabilities(BaseModel):
 
     Supplying `{}` means the client can offer suggestions that include audio.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3694,7 +3694,7 @@ class PromptSuggestionsEmbeddedContextCapabilities(BaseModel):
     Supplying `{}` means the client can offer suggestions that include
     `resource` content blocks.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3723,7 +3723,7 @@ class SubagentCapabilities(BaseModel):
     must advertise this capability before the agent sends subagent updates or
     session-directed messages.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3732,7 +3732,7 @@ class SubagentCapabilities(BaseModel):
 
 class PlanCapabilities(BaseModel):
     """Capabilities for receiving `plan_update` and `plan_removed` session updates."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3748,14 +3748,14 @@ class AuthCapabilities(BaseModel):
     method types the client can handle. This governs opt-in types that require
     additional client-side support.
     """
-    terminal: Optional[bool] = False
+    terminal: Annotated[Optional[bool], Field(description='Whether the client supports `terminal` authentication methods.\n\nThe client SHOULD set this to `true` only when it can reproduce the\nconfigured agent invocation in an interactive terminal. When `true`, the\nagent MAY include `terminal` entries in its authentication methods.')] = False
     """Whether the client supports `terminal` authentication methods.
 
     The client SHOULD set this to `true` only when it can reproduce the
     configured agent invocation in an interactive terminal. When `true`, the
     agent MAY include `terminal` entries in its authentication methods.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3771,19 +3771,19 @@ class AuthCapabilities(BaseModel):
 
 class ElicitationCapabilities(BaseModel):
     """Elicitation capabilities supported by the client."""
-    form: Optional[ElicitationFormCapabilities] = None
+    form: Annotated[Optional[ElicitationFormCapabilities], Field(description='Whether the client supports form-based elicitation.\n\nOptional. Omitted and `null` are equivalent and mean form support is not advertised.\nSupplying `{}` explicitly advertises form support.')] = None
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: Optional[ElicitationUrlCapabilities] = None
+    url: Annotated[Optional[ElicitationUrlCapabilities], Field(description='Whether the client supports URL-based elicitation.\n\nOptional. Omitted or `null` both mean the client does not advertise support.\nSupplying `{}` means the client supports URL-based elicitation.')] = None
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3804,7 +3804,7 @@ class ElicitationFormCapabilities(BaseModel):
 
     Supplying `{}` means the client supports form-based elicitation.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3820,7 +3820,7 @@ class ElicitationUrlCapabilities(BaseModel):
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3836,11 +3836,11 @@ class AuthenticateRequest(BaseModel):
 
     Specifies which authentication method to use.
     """
-    method_id: Annotated[str, Field(alias="methodId")]
+    method_id: Annotated[str, Field(alias="methodId", description='The ID of the authentication method to use.\nMust be one of the methods advertised in the initialize response.')]
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3856,7 +3856,7 @@ class ListProvidersRequest(BaseModel):
 
     Request parameters for `providers/list`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3874,17 +3874,17 @@ class SetProviderRequest(BaseModel):
 
     Replaces the full configuration for one provider ID.
     """
-    provider_id: Annotated[str, Field(alias="providerId")]
+    provider_id: Annotated[str, Field(alias="providerId", description='Provider ID to configure.')]
     """Provider ID to configure."""
-    api_type: Annotated[LlmProtocol, Field(alias="apiType")]
+    api_type: Annotated[LlmProtocol, Field(alias="apiType", description='Protocol type for this provider.')]
     """Protocol type for this provider."""
-    base_url: Annotated[str, Field(alias="baseUrl")]
+    base_url: Annotated[str, Field(alias="baseUrl", description='Base URL for requests sent through this provider.')]
     """Base URL for requests sent through this provider."""
-    headers: Optional[Dict[str, str]] = None
+    headers: Annotated[Optional[Dict[str, str]], Field(description='Full headers map for this provider.\nMay include authorization, routing, or other integration-specific headers.')] = None
     """Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3900,9 +3900,9 @@ class DisableProviderRequest(BaseModel):
 
     Request parameters for `providers/disable`.
     """
-    provider_id: Annotated[str, Field(alias="providerId")]
+    provider_id: Annotated[str, Field(alias="providerId", description='Provider ID to disable.')]
     """Provider ID to disable."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3916,7 +3916,7 @@ class LogoutRequest(BaseModel):
 
     Terminates the current authenticated session.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3937,7 +3937,7 @@ class AuthStatusRequest(BaseModel):
     Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
     whether authentication is required.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3951,25 +3951,25 @@ class NewSessionRequest(BaseModel):
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
     """
-    cwd: str
+    cwd: Annotated[str, Field(description='The working directory for this session. Must be an absolute path.')]
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description="Additional workspace roots for this session. Each path MUST be absolute.\n\nThese expand the session's filesystem scope without changing `cwd`, which\nremains the base for relative paths. When omitted or empty, no\nadditional roots are activated for the new session.")] = None
     """Additional workspace roots for this session. Each path MUST be absolute.
 
     These expand the session's filesystem scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[List[McpServer], Field(alias="mcpServers")]
+    mcp_servers: Annotated[List[McpServer], Field(alias="mcpServers", description='List of MCP (Model Context Protocol) servers the agent should connect to.')]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
-    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt")] = None
+    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt", description='System-level instructions for the new session.\n\nOptional. Omitted and `null` are equivalent and mean the Agent uses its\nown default instructions. Clients MUST only send this when the Agent\nadvertises `sessionCapabilities.systemPrompt`.')] = None
     """System-level instructions for the new session.
 
     Optional. Omitted and `null` are equivalent and mean the Agent uses its
     own default instructions. Clients MUST only send this when the Agent
     advertises `sessionCapabilities.systemPrompt`.
     """
-    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions", description="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nInitial values for the session's config options.\n\nOptional. Omitted and `null` are equivalent to an empty list. Clients MUST only send\nthis when the Agent advertises `sessionCapabilities.options`.\n\nThe Agent applies the entries in list order, as if the Client had called\n`session/set_config_option` for each entry after the session was set up. Malformed\nentries and duplicate `configId` values fail the request with `-32602`. The Agent MUST\nignore an entry whose `configId` is unknown, whose `type` does not match the option,\nor whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually\nhas. The Agent SHOULD NOT send `config_option_update` notifications for these entries,\nand SHOULD NOT send other `session/update` notifications caused by applying them\nbefore it responds.")] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3988,7 +3988,7 @@ class NewSessionRequest(BaseModel):
     and SHOULD NOT send other `session/update` notifications caused by applying them
     before it responds.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3999,11 +3999,11 @@ class NewSessionRequest(BaseModel):
 
 class HttpHeader(BaseModel):
     """An HTTP header to set when making requests to the MCP server."""
-    name: str
+    name: Annotated[str, Field(description='The name of the HTTP header.')]
     """The name of the HTTP header."""
-    value: str
+    value: Annotated[str, Field(description='The value to set for the HTTP header.')]
     """The value to set for the HTTP header."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4014,13 +4014,13 @@ class HttpHeader(BaseModel):
 
 class McpServerHttp(BaseModel):
     """HTTP transport configuration for MCP."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name identifying this MCP server.')]
     """Human-readable name identifying this MCP server."""
-    url: str
+    url: Annotated[str, Field(description='URL to the MCP server.')]
     """URL to the MCP server."""
-    headers: List[HttpHeader]
+    headers: Annotated[List[HttpHeader], Field(description='HTTP headers to set when making requests to the MCP server.')]
     """HTTP headers to set when making requests to the MCP server."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4031,13 +4031,13 @@ class McpServerHttp(BaseModel):
 
 class McpServerSse(BaseModel):
     """SSE transport configuration for MCP."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name identifying this MCP server.')]
     """Human-readable name identifying this MCP server."""
-    url: str
+    url: Annotated[str, Field(description='URL to the MCP server.')]
     """URL to the MCP server."""
-    headers: List[HttpHeader]
+    headers: Annotated[List[HttpHeader], Field(description='HTTP headers to set when making requests to the MCP server.')]
     """HTTP headers to set when making requests to the MCP server."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4056,15 +4056,15 @@ class McpServerAcp(BaseModel):
     The MCP server is provided by an ACP component and communicates over the ACP channel
     using `mcp/message`.
     """
-    name: str
+    name: Annotated[str, Field(description='Human-readable name identifying this MCP server.')]
     """Human-readable name identifying this MCP server."""
-    server_id: Annotated[str, Field(alias="serverId")]
+    server_id: Annotated[str, Field(alias="serverId", description='Unique identifier for this MCP server, generated by the component providing it.\n\nProviders MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible\non the same ACP connection.')]
     """Unique identifier for this MCP server, generated by the component providing it.
 
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4075,15 +4075,15 @@ class McpServerAcp(BaseModel):
 
 class McpServerStdio(BaseModel):
     """Stdio transport configuration for MCP."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable name identifying this MCP server.')]
     """Human-readable name identifying this MCP server."""
-    command: str
+    command: Annotated[str, Field(description='Absolute path to the MCP server executable.')]
     """Absolute path to the MCP server executable."""
-    args: List[str]
+    args: Annotated[List[str], Field(description='Command-line arguments to pass to the MCP server.')]
     """Command-line arguments to pass to the MCP server."""
-    env: List[EnvVariable]
+    env: Annotated[List[EnvVariable], Field(description='Environment variables to set when launching the MCP server.')]
     """Environment variables to set when launching the MCP server."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4100,13 +4100,13 @@ class SystemPrompt(BaseModel):
     because of an unadvertised mode or an unsupported content block type, MUST
     return an error instead of creating, loading, or resuming the session.
     """
-    mode: SystemPromptMode
+    mode: Annotated[SystemPromptMode, Field(description='How the Agent combines `content` with its own instructions.\n\nRequired. Agents MUST return an error for a mode they do not support rather than\ntreating it as `append` or `override`.')]
     """How the Agent combines `content` with its own instructions.
 
     Required. Agents MUST return an error for a mode they do not support rather than
     treating it as `append` or `override`.
     """
-    content: List[ContentBlock]
+    content: Annotated[List[ContentBlock], Field(description='The system prompt content.\n\nAgents advertising the capability MUST accept `text` content blocks.\nClients MUST NOT send other content block types until a future\ncapability allows them, and Agents MUST return an error for content\nblocks they do not support.\n\nClients MUST NOT send an empty array. Agents MAY reject one with\n`-32602` without creating, loading, or resuming the session.')]
     """The system prompt content.
 
     Agents advertising the capability MUST accept `text` content blocks.
@@ -4117,7 +4117,7 @@ class SystemPrompt(BaseModel):
     Clients MUST NOT send an empty array. Agents MAY reject one with
     `-32602` without creating, loading, or resuming the session.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4128,7 +4128,7 @@ class SystemPrompt(BaseModel):
 
 class InitialSessionConfigOptionBoolean(BaseModel):
     """A boolean value (`type: "boolean"`)."""
-    value: bool
+    value: Annotated[bool, Field(description='The boolean value.')]
     """The boolean value."""
 
 
@@ -4139,7 +4139,7 @@ class InitialSessionConfigOptionValueId(BaseModel):
     values with string payloads also gracefully deserialize into this
     variant.
     """
-    value: str
+    value: Annotated[str, Field(description='The value ID.')]
     """The value ID."""
 
 
@@ -4150,11 +4150,11 @@ class LoadSessionRequest(BaseModel):
 
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
-    mcp_servers: Annotated[List[McpServer], Field(alias="mcpServers")]
+    mcp_servers: Annotated[List[McpServer], Field(alias="mcpServers", description='List of MCP servers to connect to for this session.')]
     """List of MCP servers to connect to for this session."""
-    cwd: str
+    cwd: Annotated[str, Field(description='The working directory for this session. Must be an absolute path.')]
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description="Additional workspace roots to activate for this session. Each path MUST be absolute.\n\nWhen omitted or empty, no additional roots are activated. When non-empty,\nthis is the complete resulting additional-root list for the loaded\nsession. It MAY differ from any previously used or reported list as long as\nthe request `cwd` matches the session's `cwd`.")] = None
     """Additional workspace roots to activate for this session. Each path MUST be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -4162,9 +4162,9 @@ class LoadSessionRequest(BaseModel):
     session. It MAY differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to load.')]
     """The ID of the session to load."""
-    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt")] = None
+    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt", description='System-level instructions for the loaded session.\n\nOptional. Omitted and `null` are equivalent. The Agent MAY then keep a\nsystem prompt it stored with the session or use its default instructions.\nClients MUST only send this when the Agent advertises\n`sessionCapabilities.systemPrompt`, and SHOULD send the same value they used\nwhen the session was created.')] = None
     """System-level instructions for the loaded session.
 
     Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
@@ -4173,7 +4173,7 @@ class LoadSessionRequest(BaseModel):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created.
     """
-    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions", description="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nInitial values for the session's config options.\n\nOptional. Omitted and `null` are equivalent to an empty list. Clients MUST only send\nthis when the Agent advertises `sessionCapabilities.options`.\n\nThe Agent applies the entries in list order, as if the Client had called\n`session/set_config_option` for each entry after the session was set up. Malformed\nentries and duplicate `configId` values fail the request with `-32602`. The Agent MUST\nignore an entry whose `configId` is unknown, whose `type` does not match the option,\nor whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually\nhas. The Agent SHOULD NOT send `config_option_update` notifications for these entries.")] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4190,7 +4190,7 @@ class LoadSessionRequest(BaseModel):
     or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
     has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4204,11 +4204,11 @@ class ListSessionsRequest(BaseModel):
 
     Only available if the Agent supports the `sessionCapabilities.list` capability.
     """
-    cwd: Optional[str] = None
+    cwd: Annotated[Optional[str], Field(description='Filter sessions by working directory. Must be an absolute path.')] = None
     """Filter sessions by working directory. Must be an absolute path."""
-    cursor: Optional[str] = None
+    cursor: Annotated[Optional[str], Field(description="Opaque cursor token from a previous response's nextCursor field for cursor-based pagination")] = None
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
-    archived: Optional[SessionArchiveFilter] = None
+    archived: Annotated[Optional[SessionArchiveFilter], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nFilter sessions by archive state.\n\nOptional. Omitted and `null` are equivalent and mean `exclude`. Only send this when\nthe Agent advertises the `sessionCapabilities.archive` capability. The filter combines with `cwd` and\napplies before pagination. Clients keep the same value when following `nextCursor`.')] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4219,7 +4219,7 @@ class ListSessionsRequest(BaseModel):
     the Agent advertises the `sessionCapabilities.archive` capability. The filter combines with `cwd` and
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4233,9 +4233,9 @@ class DeleteSessionRequest(BaseModel):
 
     Only available if the Agent supports the `sessionCapabilities.delete` capability.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to delete.')]
     """The ID of the session to delete."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4256,9 +4256,9 @@ class ForkSessionRequest(BaseModel):
 
     Only available if the Agent supports the `session.fork` capability.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to fork.')]
     """The ID of the session to fork."""
-    cursor_id: Annotated[Optional[str], Field(alias="cursorId")] = None
+    cursor_id: Annotated[Optional[str], Field(alias="cursorId", description="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nThe session cursor to fork at. The new session's history is the source\nsession's history before the cursor.\n\nOptional. Omitted and `null` are equivalent and fork the whole session.\nClients MUST only send the ID of a cursor that the Agent announced on the\nsource session and that currently advertises `capabilities.fork`. The Agent\nrejects any other ID with `-32602`. It does not fall back to forking the\nwhole session.")] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4272,18 +4272,18 @@ class ForkSessionRequest(BaseModel):
     rejects any other ID with `-32602`. It does not fall back to forking the
     whole session.
     """
-    cwd: str
+    cwd: Annotated[str, Field(description='The working directory for this session. Must be an absolute path.')]
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description='Additional workspace roots to activate for this session. Each path MUST be absolute.\n\nWhen omitted or empty, no additional roots are activated. When non-empty,\nthis is the complete resulting additional-root list for the forked\nsession.')] = None
     """Additional workspace roots to activate for this session. Each path MUST be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
     session.
     """
-    mcp_servers: Annotated[Optional[List[McpServer]], Field(alias="mcpServers")] = None
+    mcp_servers: Annotated[Optional[List[McpServer]], Field(alias="mcpServers", description='List of MCP servers to connect to for this session.')] = None
     """List of MCP servers to connect to for this session."""
-    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt")] = None
+    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt", description='System-level instructions for the forked session.\n\nOptional. Omitted and `null` are equivalent. The Agent MAY then keep a\nsystem prompt it stored with the source session or use its default\ninstructions. Clients MUST only send this when the Agent advertises\n`sessionCapabilities.systemPrompt`, and SHOULD send the same value they used\nfor the source session.')] = None
     """System-level instructions for the forked session.
 
     Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
@@ -4292,7 +4292,7 @@ class ForkSessionRequest(BaseModel):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     for the source session.
     """
-    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions", description="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nInitial values for the forked session's config options.\n\nOptional. Omitted and `null` are equivalent to an empty list. Clients MUST only send\nthis when the Agent advertises `sessionCapabilities.options`.\n\nThe Agent applies the entries in list order on top of the configuration the fork\nstarts with, as if the Client had called `session/set_config_option` for each entry\nafter the session was set up. Malformed entries and duplicate `configId` values fail\nthe request with `-32602`. The Agent MUST ignore an entry whose `configId` is unknown,\nwhose `type` does not match the option, or whose value is not allowed when it is\napplied. The `configOptions` in the response contain the values the session actually\nhas. The Agent SHOULD NOT send `config_option_update` notifications for these entries,\nand SHOULD NOT send other `session/update` notifications caused by applying them\nbefore it responds.")] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4312,7 +4312,7 @@ class ForkSessionRequest(BaseModel):
     and SHOULD NOT send other `session/update` notifications caused by applying them
     before it responds.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4335,9 +4335,9 @@ class ArchiveSessionRequest(BaseModel):
     free the session's resources as if `session/close` had been called, then archive it.
     Archiving an archived session succeeds. A session that does not exist gets `-32002`.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to archive.')]
     """The ID of the session to archive."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4361,9 +4361,9 @@ class UnarchiveSessionRequest(BaseModel):
     Unarchiving a session that is not archived succeeds. A session that does not exist
     gets `-32002`.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to unarchive.')]
     """The ID of the session to unarchive."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4385,9 +4385,9 @@ class SessionStatusRequest(BaseModel):
     close, or change the session, and does not attach the requesting connection to it.
     A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to check.')]
     """The ID of the session to check."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4411,14 +4411,14 @@ class SessionOptionsRequest(BaseModel):
     SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
     the options. The rules above still hold for it.
     """
-    cwd: str
+    cwd: Annotated[str, Field(description='The working directory to resolve options for. Must be an absolute path.')]
     """The working directory to resolve options for. Must be an absolute path."""
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description='Additional workspace roots to resolve options for. Each path MUST be absolute.\n\nOptional. Omitted and `null` are equivalent to an empty list.')] = None
     """Additional workspace roots to resolve options for. Each path MUST be absolute.
 
     Optional. Omitted and `null` are equivalent to an empty list.
     """
-    session_id: Annotated[Optional[str], Field(alias="sessionId")] = None
+    session_id: Annotated[Optional[str], Field(alias="sessionId", description='The session to resolve options for.\n\nOptional. Omitted and `null` are equivalent and mean a new session. When present,\nthe Agent returns what `session/load` or `session/resume` with the same `cwd` and\n`additionalDirectories` would return, with the same `cwd` rules. A session the\nAgent does not know gets `-32002`.\nClients MUST only send this when the Agent supports `session/load` (`loadSession`)\nor `session/resume` (`sessionCapabilities.resume`).')] = None
     """The session to resolve options for.
 
     Optional. Omitted and `null` are equivalent and mean a new session. When present,
@@ -4428,7 +4428,7 @@ class SessionOptionsRequest(BaseModel):
     Clients MUST only send this when the Agent supports `session/load` (`loadSession`)
     or `session/resume` (`sessionCapabilities.resume`).
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4452,9 +4452,9 @@ class SetSessionTitleRequest(BaseModel):
     The Agent responds only after it has stored the title. After a successful response, the
     Agent SHOULD NOT replace the title with one it generates automatically.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to retitle.')]
     """The ID of the session to retitle."""
-    title: str
+    title: Annotated[str, Field(description='The new title for the session.\n\nRequired and non-null. Omission and explicit `null` are both invalid. The Agent MAY\nnormalize the title before storing it, for example by trimming whitespace or\ntruncating it. The Agent rejects a title that fails its validation, including one\nthat is empty after normalization, with `-32602`.')]
     """The new title for the session.
 
     Required and non-null. Omission and explicit `null` are both invalid. The Agent MAY
@@ -4462,7 +4462,7 @@ class SetSessionTitleRequest(BaseModel):
     truncating it. The Agent rejects a title that fails its validation, including one
     that is empty after normalization, with `-32602`.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4479,11 +4479,11 @@ class ResumeSessionRequest(BaseModel):
 
     Only available if the Agent supports the `sessionCapabilities.resume` capability.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to resume.')]
     """The ID of the session to resume."""
-    cwd: str
+    cwd: Annotated[str, Field(description='The working directory for this session. Must be an absolute path.')]
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories")] = None
+    additional_directories: Annotated[Optional[List[str]], Field(alias="additionalDirectories", description="Additional workspace roots to activate for this session. Each path MUST be absolute.\n\nWhen omitted or empty, no additional roots are activated. When non-empty,\nthis is the complete resulting additional-root list for the resumed\nsession. It MAY differ from any previously used or reported list as long as\nthe request `cwd` matches the session's `cwd`.")] = None
     """Additional workspace roots to activate for this session. Each path MUST be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -4491,9 +4491,9 @@ class ResumeSessionRequest(BaseModel):
     session. It MAY differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[Optional[List[McpServer]], Field(alias="mcpServers")] = None
+    mcp_servers: Annotated[Optional[List[McpServer]], Field(alias="mcpServers", description='List of MCP servers to connect to for this session.')] = None
     """List of MCP servers to connect to for this session."""
-    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt")] = None
+    system_prompt: Annotated[Optional[SystemPrompt], Field(alias="systemPrompt", description='System-level instructions for the resumed session.\n\nOptional. Omitted and `null` are equivalent. The Agent MAY then keep a\nsystem prompt it stored with the session or use its default instructions.\nClients MUST only send this when the Agent advertises\n`sessionCapabilities.systemPrompt`, and SHOULD send the same value they used\nwhen the session was created.')] = None
     """System-level instructions for the resumed session.
 
     Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
@@ -4502,7 +4502,7 @@ class ResumeSessionRequest(BaseModel):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created.
     """
-    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions")] = None
+    config_options: Annotated[Optional[List[InitialSessionConfigOption]], Field(alias="configOptions", description="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nInitial values for the session's config options.\n\nOptional. Omitted and `null` are equivalent to an empty list. Clients MUST only send\nthis when the Agent advertises `sessionCapabilities.options`.\n\nThe Agent applies the entries in list order, as if the Client had called\n`session/set_config_option` for each entry after the session was set up. Malformed\nentries and duplicate `configId` values fail the request with `-32602`. The Agent MUST\nignore an entry whose `configId` is unknown, whose `type` does not match the option,\nor whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually\nhas. The Agent SHOULD NOT send `config_option_update` notifications for these entries.")] = None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4519,7 +4519,7 @@ class ResumeSessionRequest(BaseModel):
     or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
     has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4537,9 +4537,9 @@ class CloseSessionRequest(BaseModel):
 
     Only available if the Agent supports the `sessionCapabilities.close` capability.
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to close.')]
     """The ID of the session to close."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4550,11 +4550,11 @@ class CloseSessionRequest(BaseModel):
 
 class SetSessionModeRequest(BaseModel):
     """Request parameters for setting a session mode."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to set the mode for.')]
     """The ID of the session to set the mode for."""
-    mode_id: Annotated[str, Field(alias="modeId")]
+    mode_id: Annotated[str, Field(alias="modeId", description='The ID of the mode to set.')]
     """The ID of the mode to set."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4565,7 +4565,7 @@ class SetSessionModeRequest(BaseModel):
 
 class SetSessionConfigOptionRequestBoolean(BaseModel):
     """A boolean value (`type: "boolean"`)."""
-    value: bool
+    value: Annotated[bool, Field(description='The boolean value.')]
     """The boolean value."""
 
 
@@ -4576,7 +4576,7 @@ class SetSessionConfigOptionRequestValueId(BaseModel):
     values with string payloads also gracefully deserialize into this
     variant.
     """
-    value: str
+    value: Annotated[str, Field(description='The value ID.')]
     """The value ID."""
 
 
@@ -4587,9 +4587,9 @@ class PromptRequest(BaseModel):
 
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to send this user message to')]
     """The ID of the session to send this user message to"""
-    prompt: List[ContentBlock]
+    prompt: Annotated[List[ContentBlock], Field(description="The blocks of content that compose the user's message.\n\nAs a baseline, the Agent MUST support `text` and `resource_link` content blocks,\nwhile other variants are optionally enabled via `PromptCapabilities`.\n\nThe Client MUST adapt its interface according to `PromptCapabilities`.\n\nThe client MAY include referenced pieces of context as either\n`resource` or `resource_link` content blocks.\n\nWhen available, `resource` is preferred\nas it avoids extra round-trips and allows the message to include\npieces of context from sources the agent may not have access to.")]
     """The blocks of content that compose the user's message.
 
     As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -4604,7 +4604,7 @@ class PromptRequest(BaseModel):
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4615,7 +4615,7 @@ class PromptRequest(BaseModel):
 
 class WriteTextFileResponse(BaseModel):
     """Response to `fs/write_text_file`"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4626,9 +4626,9 @@ class WriteTextFileResponse(BaseModel):
 
 class ReadTextFileResponse(BaseModel):
     """Response containing the contents of a text file."""
-    content: str
+    content: Annotated[str, Field(description='Content payload returned by this response.')]
     """Content payload returned by this response."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4639,9 +4639,9 @@ class ReadTextFileResponse(BaseModel):
 
 class RequestPermissionResponse(BaseModel):
     """Response to a permission request."""
-    outcome: RequestPermissionOutcome
+    outcome: Annotated[RequestPermissionOutcome, Field(description="The user's decision on the permission request.")]
     """The user's decision on the permission request."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4652,9 +4652,9 @@ class RequestPermissionResponse(BaseModel):
 
 class SelectedPermissionOutcome(BaseModel):
     """The user selected one of the provided options."""
-    option_id: Annotated[str, Field(alias="optionId")]
+    option_id: Annotated[str, Field(alias="optionId", description='The ID of the option the user selected.')]
     """The ID of the option the user selected."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4665,9 +4665,9 @@ class SelectedPermissionOutcome(BaseModel):
 
 class CreateTerminalResponse(BaseModel):
     """Response containing the ID of the created terminal."""
-    terminal_id: Annotated[str, Field(alias="terminalId")]
+    terminal_id: Annotated[str, Field(alias="terminalId", description='The unique identifier for the created terminal.')]
     """The unique identifier for the created terminal."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4678,13 +4678,13 @@ class CreateTerminalResponse(BaseModel):
 
 class TerminalOutputResponse(BaseModel):
     """Response containing the terminal output and exit status."""
-    output: str
+    output: Annotated[str, Field(description='The terminal output captured so far.')]
     """The terminal output captured so far."""
-    truncated: bool
+    truncated: Annotated[bool, Field(description='Whether the output was truncated due to byte limits.')]
     """Whether the output was truncated due to byte limits."""
-    exit_status: Annotated[Optional[TerminalExitStatus], Field(alias="exitStatus")] = None
+    exit_status: Annotated[Optional[TerminalExitStatus], Field(alias="exitStatus", description='Exit status if the command has completed.')] = None
     """Exit status if the command has completed."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4700,11 +4700,11 @@ class TerminalOutputResponse(BaseModel):
 
 class TerminalExitStatus(BaseModel):
     """Exit status of a terminal command."""
-    exit_code: Annotated[Optional[int], Field(alias="exitCode", ge=0)] = None
+    exit_code: Annotated[Optional[int], Field(alias="exitCode", ge=0, description='The process exit code (may be null if terminated by signal).')] = None
     """The process exit code (may be null if terminated by signal)."""
-    signal: Optional[str] = None
+    signal: Annotated[Optional[str], Field(description='The signal that terminated the process (may be null if exited normally).')] = None
     """The signal that terminated the process (may be null if exited normally)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4720,7 +4720,7 @@ class TerminalExitStatus(BaseModel):
 
 class ReleaseTerminalResponse(BaseModel):
     """Response to terminal/release method"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4731,11 +4731,11 @@ class ReleaseTerminalResponse(BaseModel):
 
 class WaitForTerminalExitResponse(BaseModel):
     """Response containing the exit status of a terminal command."""
-    exit_code: Annotated[Optional[int], Field(alias="exitCode", ge=0)] = None
+    exit_code: Annotated[Optional[int], Field(alias="exitCode", ge=0, description='The process exit code (may be null if terminated by signal).')] = None
     """The process exit code (may be null if terminated by signal)."""
-    signal: Optional[str] = None
+    signal: Annotated[Optional[str], Field(description='The signal that terminated the process (may be null if exited normally).')] = None
     """The signal that terminated the process (may be null if exited normally)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4751,7 +4751,7 @@ class WaitForTerminalExitResponse(BaseModel):
 
 class KillTerminalResponse(BaseModel):
     """Response to `terminal/kill` method"""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4762,23 +4762,23 @@ class KillTerminalResponse(BaseModel):
 
 class ElicitationAcceptAction(BaseModel):
     """The user accepted the elicitation and provided content."""
-    content: Optional[Dict[str, Union[str, int, float, bool, List[str]]]] = None
+    content: Annotated[Optional[Dict[str, Union[str, int, float, bool, List[str]]]], Field(description='The user-provided content, if any, as an object matching the requested schema.')] = None
     """The user-provided content, if any, as an object matching the requested schema."""
 
 
 class MessageMcpResponseResult(BaseModel):
     """An opaque inner MCP result."""
-    result: Any
+    result: Annotated[Any, Field(description='Required, even if JSON null.')]
     """Required, even if JSON null."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Optional ACP carrier metadata.')] = None
     """Optional ACP carrier metadata."""
 
 
 class MessageMcpResponseError(BaseModel):
     """A structured inner MCP error."""
-    error: McpError
+    error: Annotated[McpError, Field(description='Required, non-null MCP error object.')]
     """Required, non-null MCP error object."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='Optional ACP carrier metadata.')] = None
     """Optional ACP carrier metadata."""
 
 
@@ -4790,11 +4790,11 @@ class McpError(BaseModel):
     `code` and `message` are required and non-null. `data` is optional.
     Explicit `null` is preserved separately from an omitted key.
     """
-    code: int
+    code: Annotated[int, Field(description='Inner MCP error code. Never an ACP error code.')]
     """Inner MCP error code. Never an ACP error code."""
-    message: str
+    message: Annotated[str, Field(description='Inner MCP error message.')]
     """Inner MCP error message."""
-    data: Optional[Any] = None
+    data: Annotated[Optional[Any], Field(description='Optional error data. Explicit null is retained.')] = None
     """Optional error data. Explicit null is retained."""
 
 
@@ -4803,9 +4803,9 @@ class CancelNotification(BaseModel):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
     """
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to cancel operations for.')]
     """The ID of the session to cancel operations for."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4824,18 +4824,18 @@ class MessageMcpNotification(BaseModel):
     Sent by the provider to the consumer for an active request (including
     subscription acknowledgements and updates). The outer envelope has no `id`.
     """
-    server_id: Annotated[str, Field(alias="serverId")]
+    server_id: Annotated[str, Field(alias="serverId", description='The declared ACP MCP server handling the associated request.')]
     """The declared ACP MCP server handling the associated request."""
-    request_id: Annotated[str, Field(alias="requestId")]
+    request_id: Annotated[str, Field(alias="requestId", description='The identifier of the active inner MCP request.')]
     """The identifier of the active inner MCP request."""
-    method: str
+    method: Annotated[str, Field(description='The inner MCP method name.')]
     """The inner MCP method name."""
-    params: Optional[Dict[str, Any]] = None
+    params: Annotated[Optional[Dict[str, Any]], Field(description='Optional inner MCP params.\n\nIf omitted or set to `null`, the inner MCP message has no params.')] = None
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4849,9 +4849,9 @@ class CancelRequestNotification(BaseModel):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
     """
-    request_id: Annotated[RequestId, Field(alias="requestId")]
+    request_id: Annotated[RequestId, Field(alias="requestId", description='The ID of the request to cancel.')]
     """The ID of the request to cancel."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4880,16 +4880,16 @@ class ProxySuccessorRequest(BaseModel):
 
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
-    method: str
+    method: Annotated[str, Field(description='Method name of the wrapped request.')]
     """Method name of the wrapped request."""
-    params: Optional[Any] = None
+    params: Annotated[Optional[Any], Field(description="Params of the wrapped request, forwarded unchanged.\n\nOptional. Omitted and `null` are equivalent and mean the wrapped request has no params.\nWhen present, it MUST be a JSON object or array, as JSON-RPC requires.\nThe wrapped request's own `_meta` stays inside these params.")] = None
     """Params of the wrapped request, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped request's own `_meta` stays inside these params.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description="Metadata for the `proxy/successor` envelope itself, separate from the wrapped\nmessage's `_meta`. It is hop-local: the conductor does not copy it into the message\nit unwraps.\n\nThe _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)")] = None
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -4915,16 +4915,16 @@ class ProxySuccessorNotification(BaseModel):
 
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
-    method: str
+    method: Annotated[str, Field(description='Method name of the wrapped notification.')]
     """Method name of the wrapped notification."""
-    params: Optional[Any] = None
+    params: Annotated[Optional[Any], Field(description="Params of the wrapped notification, forwarded unchanged.\n\nOptional. Omitted and `null` are equivalent and mean the wrapped notification has no params.\nWhen present, it MUST be a JSON object or array, as JSON-RPC requires.\nThe wrapped notification's own `_meta` stays inside these params.")] = None
     """Params of the wrapped notification, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped notification's own `_meta` stays inside these params.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description="Metadata for the `proxy/successor` envelope itself, separate from the wrapped\nmessage's `_meta`. It is hop-local: the conductor does not copy it into the message\nit unwraps.\n\nThe _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)")] = None
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -4939,11 +4939,11 @@ class ProxySuccessorNotification(BaseModel):
 
 class AcceptNesNotification(BaseModel):
     """Parameters of the `nes/accept` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    id: str
+    id: Annotated[str, Field(description='The ID of the accepted suggestion.')]
     """The ID of the accepted suggestion."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4954,9 +4954,9 @@ class AcceptNesNotification(BaseModel):
 
 class CloseNesRequest(BaseModel):
     """Parameters of the `nes/close` request."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the NES session to close.')]
     """The ID of the NES session to close."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4967,7 +4967,7 @@ class CloseNesRequest(BaseModel):
 
 class CloseNesResponse(BaseModel):
     """The result of the `nes/close` request."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4978,9 +4978,9 @@ class CloseNesResponse(BaseModel):
 
 class ConnectMcpRequest(BaseModel):
     """Parameters of the `mcp/connect` request."""
-    server_id: Annotated[str, Field(alias="serverId")]
+    server_id: Annotated[str, Field(alias="serverId", description='The ACP MCP server ID that was provided by the component declaring the MCP server.')]
     """The ACP MCP server ID that was provided by the component declaring the MCP server."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4991,9 +4991,9 @@ class ConnectMcpRequest(BaseModel):
 
 class ConnectMcpResponse(BaseModel):
     """The result of the `mcp/connect` request."""
-    connection_id: Annotated[str, Field(alias="connectionId")]
+    connection_id: Annotated[str, Field(alias="connectionId", description='The unique identifier for this MCP-over-ACP connection.')]
     """The unique identifier for this MCP-over-ACP connection."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5004,15 +5004,15 @@ class ConnectMcpResponse(BaseModel):
 
 class DidChangeDocumentNotification(BaseModel):
     """Parameters of the `document/didChange` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the changed document.')]
     """The URI of the changed document."""
-    version: int
+    version: Annotated[int, Field(description='The new version number of the document.')]
     """The new version number of the document."""
-    content_changes: Annotated[List[TextDocumentContentChangeEvent], Field(alias="contentChanges")]
+    content_changes: Annotated[List[TextDocumentContentChangeEvent], Field(alias="contentChanges", description='The content changes.')]
     """The content changes."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5023,11 +5023,11 @@ class DidChangeDocumentNotification(BaseModel):
 
 class DidCloseDocumentNotification(BaseModel):
     """Parameters of the `document/didClose` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the closed document.')]
     """The URI of the closed document."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5038,17 +5038,17 @@ class DidCloseDocumentNotification(BaseModel):
 
 class DidFocusDocumentNotification(BaseModel):
     """Parameters of the `document/didFocus` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the focused document.')]
     """The URI of the focused document."""
-    version: int
+    version: Annotated[int, Field(description='The version number of the document.')]
     """The version number of the document."""
-    position: Position
+    position: Annotated[Position, Field(description='The current cursor position.')]
     """The current cursor position."""
-    visible_range: Annotated[Range, Field(alias="visibleRange")]
+    visible_range: Annotated[Range, Field(alias="visibleRange", description='The portion of the file currently visible in the editor viewport.')]
     """The portion of the file currently visible in the editor viewport."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5059,17 +5059,17 @@ class DidFocusDocumentNotification(BaseModel):
 
 class DidOpenDocumentNotification(BaseModel):
     """Parameters of the `document/didOpen` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the opened document.')]
     """The URI of the opened document."""
-    language_id: Annotated[str, Field(alias="languageId")]
+    language_id: Annotated[str, Field(alias="languageId", description='The language identifier of the document (e.g., "rust", "python").')]
     """The language identifier of the document (e.g., "rust", "python")."""
-    version: int
+    version: Annotated[int, Field(description='The version number of the document.')]
     """The version number of the document."""
-    text: str
+    text: Annotated[str, Field(description='The full text content of the document.')]
     """The full text content of the document."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5080,11 +5080,11 @@ class DidOpenDocumentNotification(BaseModel):
 
 class DidSaveDocumentNotification(BaseModel):
     """Parameters of the `document/didSave` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the saved document.')]
     """The URI of the saved document."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5095,9 +5095,9 @@ class DidSaveDocumentNotification(BaseModel):
 
 class DisconnectMcpRequest(BaseModel):
     """Parameters of the `mcp/disconnect` request."""
-    connection_id: Annotated[str, Field(alias="connectionId")]
+    connection_id: Annotated[str, Field(alias="connectionId", description='The MCP-over-ACP connection to close.')]
     """The MCP-over-ACP connection to close."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5108,7 +5108,7 @@ class DisconnectMcpRequest(BaseModel):
 
 class DisconnectMcpResponse(BaseModel):
     """The result of the `mcp/disconnect` request."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5119,15 +5119,15 @@ class DisconnectMcpResponse(BaseModel):
 
 class NesDiagnostic(BaseModel):
     """`NesDiagnostic` (undocumented in the source)."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the file containing the diagnostic.')]
     """The URI of the file containing the diagnostic."""
-    range: Range
+    range: Annotated[Range, Field(description='The range of the diagnostic.')]
     """The range of the diagnostic."""
-    severity: NesDiagnosticSeverity
+    severity: Annotated[NesDiagnosticSeverity, Field(description='`severity` (undocumented in the source).')]
     """`severity` (undocumented in the source)."""
-    message: str
+    message: Annotated[str, Field(description='The diagnostic message.')]
     """The diagnostic message."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5138,11 +5138,11 @@ class NesDiagnostic(BaseModel):
 
 class NesEditHistoryEntry(BaseModel):
     """`NesEditHistoryEntry` (undocumented in the source)."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the edited file.')]
     """The URI of the edited file."""
-    diff: str
+    diff: Annotated[str, Field(description='A diff representing the edit.')]
     """A diff representing the edit."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5153,15 +5153,15 @@ class NesEditHistoryEntry(BaseModel):
 
 class NesEditSuggestion(BaseModel):
     """`NesEditSuggestion` (undocumented in the source)."""
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for accept/reject tracking.')]
     """Unique identifier for accept/reject tracking."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the file to edit.')]
     """The URI of the file to edit."""
-    edits: List[NesTextEdit]
+    edits: Annotated[List[NesTextEdit], Field(description='The text edits to apply.')]
     """The text edits to apply."""
-    cursor_position: Annotated[Optional[Position], Field(alias="cursorPosition")] = None
+    cursor_position: Annotated[Optional[Position], Field(alias="cursorPosition", description='Optional suggested cursor position after applying edits.')] = None
     """Optional suggested cursor position after applying edits."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5177,13 +5177,13 @@ class NesEditSuggestion(BaseModel):
 
 class NesExcerpt(BaseModel):
     """`NesExcerpt` (undocumented in the source)."""
-    start_line: Annotated[int, Field(alias="startLine", ge=0)]
+    start_line: Annotated[int, Field(alias="startLine", ge=0, description='The start line of the excerpt (zero-based).')]
     """The start line of the excerpt (zero-based)."""
-    end_line: Annotated[int, Field(alias="endLine", ge=0)]
+    end_line: Annotated[int, Field(alias="endLine", ge=0, description='The end line of the excerpt (zero-based).')]
     """The end line of the excerpt (zero-based)."""
-    text: str
+    text: Annotated[str, Field(description='The text content of the excerpt.')]
     """The text content of the excerpt."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5194,13 +5194,13 @@ class NesExcerpt(BaseModel):
 
 class NesJumpSuggestion(BaseModel):
     """`NesJumpSuggestion` (undocumented in the source)."""
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for accept/reject tracking.')]
     """Unique identifier for accept/reject tracking."""
-    uri: str
+    uri: Annotated[str, Field(description='The file to navigate to.')]
     """The file to navigate to."""
-    position: Position
+    position: Annotated[Position, Field(description='The target position within the file.')]
     """The target position within the file."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5211,15 +5211,15 @@ class NesJumpSuggestion(BaseModel):
 
 class NesOpenFile(BaseModel):
     """`NesOpenFile` (undocumented in the source)."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the file.')]
     """The URI of the file."""
-    language_id: Annotated[str, Field(alias="languageId")]
+    language_id: Annotated[str, Field(alias="languageId", description='The language identifier.')]
     """The language identifier."""
-    visible_range: Annotated[Optional[Range], Field(alias="visibleRange")] = None
+    visible_range: Annotated[Optional[Range], Field(alias="visibleRange", description='The visible range in the editor, if any.')] = None
     """The visible range in the editor, if any."""
-    last_focused_ms: Annotated[Optional[int], Field(alias="lastFocusedMs", ge=0)] = None
+    last_focused_ms: Annotated[Optional[int], Field(alias="lastFocusedMs", ge=0, description='Timestamp in milliseconds since epoch of when the file was last focused.')] = None
     """Timestamp in milliseconds since epoch of when the file was last focused."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5235,13 +5235,13 @@ class NesOpenFile(BaseModel):
 
 class NesRecentFile(BaseModel):
     """`NesRecentFile` (undocumented in the source)."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the file.')]
     """The URI of the file."""
-    language_id: Annotated[str, Field(alias="languageId")]
+    language_id: Annotated[str, Field(alias="languageId", description='The language identifier.')]
     """The language identifier."""
-    text: str
+    text: Annotated[str, Field(description='The full text content of the file.')]
     """The full text content of the file."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5252,11 +5252,11 @@ class NesRecentFile(BaseModel):
 
 class NesRelatedSnippet(BaseModel):
     """`NesRelatedSnippet` (undocumented in the source)."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the file containing the snippets.')]
     """The URI of the file containing the snippets."""
-    excerpts: List[NesExcerpt]
+    excerpts: Annotated[List[NesExcerpt], Field(description='The code excerpts.')]
     """The code excerpts."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5267,15 +5267,15 @@ class NesRelatedSnippet(BaseModel):
 
 class NesRenameSuggestion(BaseModel):
     """`NesRenameSuggestion` (undocumented in the source)."""
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for accept/reject tracking.')]
     """Unique identifier for accept/reject tracking."""
-    uri: str
+    uri: Annotated[str, Field(description='The file URI containing the symbol.')]
     """The file URI containing the symbol."""
-    position: Position
+    position: Annotated[Position, Field(description='The position of the symbol to rename.')]
     """The position of the symbol to rename."""
-    new_name: Annotated[str, Field(alias="newName")]
+    new_name: Annotated[str, Field(alias="newName", description='The new name for the symbol.')]
     """The new name for the symbol."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5286,13 +5286,13 @@ class NesRenameSuggestion(BaseModel):
 
 class NesRepository(BaseModel):
     """`NesRepository` (undocumented in the source)."""
-    name: str
+    name: Annotated[str, Field(description='The repository name.')]
     """The repository name."""
-    owner: str
+    owner: Annotated[str, Field(description='The repository owner.')]
     """The repository owner."""
-    remote_url: Annotated[str, Field(alias="remoteUrl")]
+    remote_url: Annotated[str, Field(alias="remoteUrl", description='The remote URL of the repository.')]
     """The remote URL of the repository."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5303,17 +5303,17 @@ class NesRepository(BaseModel):
 
 class NesSearchAndReplaceSuggestion(BaseModel):
     """`NesSearchAndReplaceSuggestion` (undocumented in the source)."""
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for accept/reject tracking.')]
     """Unique identifier for accept/reject tracking."""
-    uri: str
+    uri: Annotated[str, Field(description='The file URI to search within.')]
     """The file URI to search within."""
-    search: str
+    search: Annotated[str, Field(description='The text or pattern to find.')]
     """The text or pattern to find."""
-    replace: str
+    replace: Annotated[str, Field(description='The replacement text.')]
     """The replacement text."""
-    is_regex: Annotated[Optional[bool], Field(alias="isRegex")] = None
+    is_regex: Annotated[Optional[bool], Field(alias="isRegex", description='Whether `search` is a regular expression. Defaults to `false`.')] = None
     """Whether `search` is a regular expression. Defaults to `false`."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5324,19 +5324,19 @@ class NesSearchAndReplaceSuggestion(BaseModel):
 
 class NesSuggestContext(BaseModel):
     """`NesSuggestContext` (undocumented in the source)."""
-    recent_files: Annotated[Optional[List[NesRecentFile]], Field(alias="recentFiles")] = None
+    recent_files: Annotated[Optional[List[NesRecentFile]], Field(alias="recentFiles", description='Recently accessed files.')] = None
     """Recently accessed files."""
-    related_snippets: Annotated[Optional[List[NesRelatedSnippet]], Field(alias="relatedSnippets")] = None
+    related_snippets: Annotated[Optional[List[NesRelatedSnippet]], Field(alias="relatedSnippets", description='Related code snippets.')] = None
     """Related code snippets."""
-    edit_history: Annotated[Optional[List[NesEditHistoryEntry]], Field(alias="editHistory")] = None
+    edit_history: Annotated[Optional[List[NesEditHistoryEntry]], Field(alias="editHistory", description='Recent edit history.')] = None
     """Recent edit history."""
-    user_actions: Annotated[Optional[List[NesUserAction]], Field(alias="userActions")] = None
+    user_actions: Annotated[Optional[List[NesUserAction]], Field(alias="userActions", description='Recent user actions (typing, navigation, etc.).')] = None
     """Recent user actions (typing, navigation, etc.)."""
-    open_files: Annotated[Optional[List[NesOpenFile]], Field(alias="openFiles")] = None
+    open_files: Annotated[Optional[List[NesOpenFile]], Field(alias="openFiles", description='Currently open files in the editor.')] = None
     """Currently open files in the editor."""
-    diagnostics: Optional[List[NesDiagnostic]] = None
+    diagnostics: Annotated[Optional[List[NesDiagnostic]], Field(description='Current diagnostics (errors, warnings).')] = None
     """Current diagnostics (errors, warnings)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5347,11 +5347,11 @@ class NesSuggestContext(BaseModel):
 
 class NesTextEdit(BaseModel):
     """`NesTextEdit` (undocumented in the source)."""
-    range: Range
+    range: Annotated[Range, Field(description='The range to replace.')]
     """The range to replace."""
-    new_text: Annotated[str, Field(alias="newText")]
+    new_text: Annotated[str, Field(alias="newText", description='The replacement text.')]
     """The replacement text."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5362,15 +5362,15 @@ class NesTextEdit(BaseModel):
 
 class NesUserAction(BaseModel):
     """`NesUserAction` (undocumented in the source)."""
-    action: str
+    action: Annotated[str, Field(description='The kind of action (e.g., "insertChar", "cursorMovement").')]
     """The kind of action (e.g., "insertChar", "cursorMovement")."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the file where the action occurred.')]
     """The URI of the file where the action occurred."""
-    position: Position
+    position: Annotated[Position, Field(description='The position where the action occurred.')]
     """The position where the action occurred."""
-    timestamp_ms: Annotated[int, Field(alias="timestampMs", ge=0)]
+    timestamp_ms: Annotated[int, Field(alias="timestampMs", ge=0, description='Timestamp in milliseconds since epoch.')]
     """Timestamp in milliseconds since epoch."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5381,11 +5381,11 @@ class NesUserAction(BaseModel):
 
 class Position(BaseModel):
     """`Position` (undocumented in the source)."""
-    line: Annotated[int, Field(ge=0)]
+    line: Annotated[int, Field(ge=0, description='Zero-based line number.')]
     """Zero-based line number."""
-    character: Annotated[int, Field(ge=0)]
+    character: Annotated[int, Field(ge=0, description='Zero-based character offset (encoding-dependent).')]
     """Zero-based character offset (encoding-dependent)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5396,11 +5396,11 @@ class Position(BaseModel):
 
 class Range(BaseModel):
     """`Range` (undocumented in the source)."""
-    start: Position
+    start: Annotated[Position, Field(description='The start position (inclusive).')]
     """The start position (inclusive)."""
-    end: Position
+    end: Annotated[Position, Field(description='The end position (exclusive).')]
     """The end position (exclusive)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5411,13 +5411,13 @@ class Range(BaseModel):
 
 class RejectNesNotification(BaseModel):
     """Parameters of the `nes/reject` notification."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
     """The session ID for this notification."""
-    id: str
+    id: Annotated[str, Field(description='The ID of the rejected suggestion.')]
     """The ID of the rejected suggestion."""
-    reason: Optional[RejectNesNotificationReason] = None
+    reason: Annotated[Optional[RejectNesNotificationReason], Field(description='The reason for rejection.')] = None
     """The reason for rejection."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5433,13 +5433,13 @@ class RejectNesNotification(BaseModel):
 
 class StartNesRequest(BaseModel):
     """Parameters of the `nes/start` request."""
-    workspace_uri: Annotated[Optional[str], Field(alias="workspaceUri")] = None
+    workspace_uri: Annotated[Optional[str], Field(alias="workspaceUri", description='The root URI of the workspace.')] = None
     """The root URI of the workspace."""
-    workspace_folders: Annotated[Optional[List[WorkspaceFolder]], Field(alias="workspaceFolders")] = None
+    workspace_folders: Annotated[Optional[List[WorkspaceFolder]], Field(alias="workspaceFolders", description='The workspace folders.')] = None
     """The workspace folders."""
-    repository: Optional[NesRepository] = None
+    repository: Annotated[Optional[NesRepository], Field(description='Repository metadata, if the workspace is a git repository.')] = None
     """Repository metadata, if the workspace is a git repository."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5455,9 +5455,9 @@ class StartNesRequest(BaseModel):
 
 class StartNesResponse(BaseModel):
     """The result of the `nes/start` request."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for the newly started NES session.')]
     """The session ID for the newly started NES session."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5468,21 +5468,21 @@ class StartNesResponse(BaseModel):
 
 class SuggestNesRequest(BaseModel):
     """Parameters of the `nes/suggest` request."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
     """The session ID for this request."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the document to suggest for.')]
     """The URI of the document to suggest for."""
-    version: int
+    version: Annotated[int, Field(description='The version number of the document.')]
     """The version number of the document."""
-    position: Position
+    position: Annotated[Position, Field(description='The current cursor position.')]
     """The current cursor position."""
-    selection: Optional[Range] = None
+    selection: Annotated[Optional[Range], Field(description='The current text selection range, if any.')] = None
     """The current text selection range, if any."""
-    trigger_kind: Annotated[SuggestNesRequestTriggerKind, Field(alias="triggerKind")]
+    trigger_kind: Annotated[SuggestNesRequestTriggerKind, Field(alias="triggerKind", description='`triggerKind` (undocumented in the source).')]
     """`triggerKind` (undocumented in the source)."""
-    context: Optional[NesSuggestContext] = None
+    context: Annotated[Optional[NesSuggestContext], Field(description='Context for the suggestion, included based on agent capabilities.')] = None
     """Context for the suggestion, included based on agent capabilities."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5493,9 +5493,9 @@ class SuggestNesRequest(BaseModel):
 
 class SuggestNesResponse(BaseModel):
     """The result of the `nes/suggest` request."""
-    suggestions: List[NesSuggestion]
+    suggestions: Annotated[List[NesSuggestion], Field(description='The list of suggestions.')]
     """The list of suggestions."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5506,11 +5506,11 @@ class SuggestNesResponse(BaseModel):
 
 class TextDocumentContentChangeEvent(BaseModel):
     """`TextDocumentContentChangeEvent` (undocumented in the source)."""
-    range: Optional[Range] = None
+    range: Annotated[Optional[Range], Field(description='The range of the document that changed. If `None`, the entire content is replaced.')] = None
     """The range of the document that changed. If `None`, the entire content is replaced."""
-    text: str
+    text: Annotated[str, Field(description='The new text for the range, or the full document content if `range` is `None`.')]
     """The new text for the range, or the full document content if `range` is `None`."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5521,11 +5521,11 @@ class TextDocumentContentChangeEvent(BaseModel):
 
 class WorkspaceFolder(BaseModel):
     """`WorkspaceFolder` (undocumented in the source)."""
-    uri: str
+    uri: Annotated[str, Field(description='The URI of the folder.')]
     """The URI of the folder."""
-    name: str
+    name: Annotated[str, Field(description='The display name of the folder.')]
     """The display name of the folder."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5536,69 +5536,69 @@ class WorkspaceFolder(BaseModel):
 
 class AgentRequest(BaseModel):
     """A JSON-RPC request object."""
-    id: RequestId
+    id: Annotated[RequestId, Field(description='The request id used to correlate the matching response.')]
     """The request id used to correlate the matching response."""
-    method: str
+    method: Annotated[str, Field(description='The method name to invoke.')]
     """The method name to invoke."""
-    params: Optional[Union[WriteTextFileRequest, ReadTextFileRequest, RequestPermissionRequest, CreateTerminalRequest, TerminalOutputRequest, ReleaseTerminalRequest, WaitForTerminalExitRequest, KillTerminalRequest, CreateElicitationRequest, MessageMcpRequest, ConnectMcpRequest, DisconnectMcpRequest, Any]] = None
+    params: Annotated[Optional[Union[WriteTextFileRequest, ReadTextFileRequest, RequestPermissionRequest, CreateTerminalRequest, TerminalOutputRequest, ReleaseTerminalRequest, WaitForTerminalExitRequest, KillTerminalRequest, CreateElicitationRequest, MessageMcpRequest, ConnectMcpRequest, DisconnectMcpRequest, Any]], Field(description='Method-specific request parameters.')] = None
     """Method-specific request parameters."""
 
 
 class AgentResponseMessage(BaseModel):
     """A successful JSON-RPC response."""
-    id: RequestId
+    id: Annotated[RequestId, Field(description='The id of the request this response answers.')]
     """The id of the request this response answers."""
-    result: Union[InitializeResponse, AuthenticateResponse, ListProvidersResponse, SetProviderResponse, DisableProviderResponse, LogoutResponse, AuthStatusResponse, NewSessionResponse, LoadSessionResponse, ListSessionsResponse, DeleteSessionResponse, ForkSessionResponse, ArchiveSessionResponse, UnarchiveSessionResponse, SessionStatusResponse, SessionOptionsResponse, SetSessionTitleResponse, ResumeSessionResponse, CloseSessionResponse, SetSessionModeResponse, SetSessionConfigOptionResponse, PromptResponse, CloseNesResponse, StartNesResponse, SuggestNesResponse, Any]
+    result: Annotated[Union[InitializeResponse, AuthenticateResponse, ListProvidersResponse, SetProviderResponse, DisableProviderResponse, LogoutResponse, AuthStatusResponse, NewSessionResponse, LoadSessionResponse, ListSessionsResponse, DeleteSessionResponse, ForkSessionResponse, ArchiveSessionResponse, UnarchiveSessionResponse, SessionStatusResponse, SessionOptionsResponse, SetSessionTitleResponse, ResumeSessionResponse, CloseSessionResponse, SetSessionModeResponse, SetSessionConfigOptionResponse, PromptResponse, CloseNesResponse, StartNesResponse, SuggestNesResponse, Any], Field(description='Method-specific response data.')]
     """Method-specific response data."""
 
 
 class AgentErrorMessage(BaseModel):
     """A failed JSON-RPC response."""
-    id: RequestId
+    id: Annotated[RequestId, Field(description='The id of the request this response answers.')]
     """The id of the request this response answers."""
-    error: Error
+    error: Annotated[Error, Field(description='Method-specific error data.')]
     """Method-specific error data."""
 
 
 class AgentNotification(BaseModel):
     """A JSON-RPC notification object."""
-    method: str
+    method: Annotated[str, Field(description='The notification method name.')]
     """The notification method name."""
-    params: Optional[Union[SessionNotification, CompleteElicitationNotification, AuthStatusUpdateNotification, Any]] = None
+    params: Annotated[Optional[Union[SessionNotification, CompleteElicitationNotification, AuthStatusUpdateNotification, Any]], Field(description='Method-specific notification parameters.')] = None
     """Method-specific notification parameters."""
 
 
 class ClientRequest(BaseModel):
     """A JSON-RPC request object."""
-    id: RequestId
+    id: Annotated[RequestId, Field(description='The request id used to correlate the matching response.')]
     """The request id used to correlate the matching response."""
-    method: str
+    method: Annotated[str, Field(description='The method name to invoke.')]
     """The method name to invoke."""
-    params: Optional[Union[InitializeRequest, AuthenticateRequest, ListProvidersRequest, SetProviderRequest, DisableProviderRequest, LogoutRequest, AuthStatusRequest, NewSessionRequest, LoadSessionRequest, ListSessionsRequest, DeleteSessionRequest, ForkSessionRequest, ArchiveSessionRequest, UnarchiveSessionRequest, SessionStatusRequest, SessionOptionsRequest, SetSessionTitleRequest, ResumeSessionRequest, CloseSessionRequest, SetSessionModeRequest, SetSessionConfigOptionRequest, PromptRequest, CloseNesRequest, StartNesRequest, SuggestNesRequest, Any]] = None
+    params: Annotated[Optional[Union[InitializeRequest, AuthenticateRequest, ListProvidersRequest, SetProviderRequest, DisableProviderRequest, LogoutRequest, AuthStatusRequest, NewSessionRequest, LoadSessionRequest, ListSessionsRequest, DeleteSessionRequest, ForkSessionRequest, ArchiveSessionRequest, UnarchiveSessionRequest, SessionStatusRequest, SessionOptionsRequest, SetSessionTitleRequest, ResumeSessionRequest, CloseSessionRequest, SetSessionModeRequest, SetSessionConfigOptionRequest, PromptRequest, CloseNesRequest, StartNesRequest, SuggestNesRequest, Any]], Field(description='Method-specific request parameters.')] = None
     """Method-specific request parameters."""
 
 
 class ClientResponseMessage(BaseModel):
     """A successful JSON-RPC response."""
-    id: RequestId
+    id: Annotated[RequestId, Field(description='The id of the request this response answers.')]
     """The id of the request this response answers."""
-    result: Union[WriteTextFileResponse, ReadTextFileResponse, RequestPermissionResponse, CreateTerminalResponse, TerminalOutputResponse, ReleaseTerminalResponse, WaitForTerminalExitResponse, KillTerminalResponse, CreateElicitationResponse, MessageMcpResponse, ConnectMcpResponse, DisconnectMcpResponse, Any]
+    result: Annotated[Union[WriteTextFileResponse, ReadTextFileResponse, RequestPermissionResponse, CreateTerminalResponse, TerminalOutputResponse, ReleaseTerminalResponse, WaitForTerminalExitResponse, KillTerminalResponse, CreateElicitationResponse, MessageMcpResponse, ConnectMcpResponse, DisconnectMcpResponse, Any], Field(description='Method-specific response data.')]
     """Method-specific response data."""
 
 
 class ClientErrorMessage(BaseModel):
     """A failed JSON-RPC response."""
-    id: RequestId
+    id: Annotated[RequestId, Field(description='The id of the request this response answers.')]
     """The id of the request this response answers."""
-    error: Error
+    error: Annotated[Error, Field(description='Method-specific error data.')]
     """Method-specific error data."""
 
 
 class ClientNotification(BaseModel):
     """A JSON-RPC notification object."""
-    method: str
+    method: Annotated[str, Field(description='The notification method name.')]
     """The notification method name."""
-    params: Optional[Union[CancelNotification, MessageMcpNotification, DidChangeDocumentNotification, DidCloseDocumentNotification, DidFocusDocumentNotification, DidOpenDocumentNotification, DidSaveDocumentNotification, AcceptNesNotification, RejectNesNotification, Any]] = None
+    params: Annotated[Optional[Union[CancelNotification, MessageMcpNotification, DidChangeDocumentNotification, DidCloseDocumentNotification, DidFocusDocumentNotification, DidOpenDocumentNotification, DidSaveDocumentNotification, AcceptNesNotification, RejectNesNotification, Any]], Field(description='Method-specific notification parameters.')] = None
     """Method-specific notification parameters."""
 
 
@@ -5714,7 +5714,7 @@ class ElicitationOtherPropertySchema(BaseModel):
     """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"string", "number", "integer", "boolean", "array"}))
-    type: str
+    type: Annotated[str, Field(description='Custom or future elicitation property schema.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.\n\nClients that do not understand this property schema type SHOULD preserve\nthe raw schema when storing, replaying, proxying, or forwarding\nelicitation requests. They MUST NOT render it as a known input control.')]
     """Custom or future elicitation property schema.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5736,7 +5736,7 @@ class OtherMultiSelectItems(BaseModel):
     """Custom or future typed multi-select items."""
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"string"}))
-    type: str
+    type: Annotated[str, Field(description='Custom or future typed multi-select items.')]
     """Custom or future typed multi-select items."""
 
 
@@ -5961,7 +5961,7 @@ class OtherCursorAnchor(BaseModel):
     """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"user_message", "agent_message", "agent_thought", "session_message", "tool_call", "compaction"}))
-    type: str
+    type: Annotated[str, Field(description='Custom or future anchor type.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.\n\nA Client that does not recognize the type cannot place the cursor and\nMUST NOT guess a place for it.')]
     """Custom or future anchor type.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5980,18 +5980,18 @@ class RunningStateUpdate(RunningStateUpdateBase):
 
 class IdleStateUpdate(BaseModel):
     """Foreground work is not in progress. The parent can give the child more work."""
-    usage: Optional[Usage] = None
+    usage: Annotated[Optional[Usage], Field(description='**UNSTABLE** Token usage for completed foreground work.\n\nOptional. Omitted or `null` means not reported.')] = None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP for additional metadata.\nImplementations MUST NOT make assumptions about values at these keys.\nOptional. Omitted and `null` mean no metadata for this state snapshot.')] = None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
     stop_reason: Annotated[Optional[str], Field(alias="stopReason")] = None
-    error: Optional[Error] = None
+    error: Annotated[Optional[Error], Field(description='The failure, as a JSON-RPC error object.\n\nOptional. Omitted or `null` both mean the agent is not reporting failure details.\nAgents SHOULD include it.')] = None
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
@@ -6026,7 +6026,7 @@ class OtherStateUpdate(BaseModel):
     """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("state", frozenset({"running", "idle", "requires_action", "unknown"}))
-    state: str
+    state: Annotated[str, Field(description='Custom or future state.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Other unknown values are reserved for future ACP variants.')]
     """Custom or future state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6107,9 +6107,9 @@ class CreateFormElicitationRequestBase(BaseModel):
     either via a form or by directing them to a URL.
     Elicitations are tied to a session (optionally a tool call) or a request.
     """
-    message: str
+    message: Annotated[str, Field(description='A human-readable message describing what input is needed.')]
     """A human-readable message describing what input is needed."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6123,7 +6123,7 @@ class CreateFormElicitationRequestBase(BaseModel):
 
 class CreateFormSessionElicitationRequestBase(ElicitationSessionScope):
     """Tied to a session, optionally to a specific tool call within that session."""
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema", description='A JSON Schema describing the form fields to present to the user.')]
     """A JSON Schema describing the form fields to present to the user."""
 
 
@@ -6136,7 +6136,7 @@ class CreateFormRequestElicitationRequestBase(ElicitationRequestScope):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema", description='A JSON Schema describing the form fields to present to the user.')]
     """A JSON Schema describing the form fields to present to the user."""
 
 
@@ -6152,9 +6152,9 @@ class CreateUrlElicitationRequestBase(BaseModel):
     either via a form or by directing them to a URL.
     Elicitations are tied to a session (optionally a tool call) or a request.
     """
-    message: str
+    message: Annotated[str, Field(description='A human-readable message describing what input is needed.')]
     """A human-readable message describing what input is needed."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6168,9 +6168,9 @@ class CreateUrlElicitationRequestBase(BaseModel):
 
 class CreateUrlSessionElicitationRequestBase(ElicitationSessionScope):
     """Tied to a session, optionally to a specific tool call within that session."""
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[str, Field(alias="elicitationId", description='The unique identifier for this elicitation.')]
     """The unique identifier for this elicitation."""
-    url: AnyUrl
+    url: Annotated[AnyUrl, Field(description='The URL to direct the user to.')]
     """The URL to direct the user to."""
 
 
@@ -6183,9 +6183,9 @@ class CreateUrlRequestElicitationRequestBase(ElicitationRequestScope):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[str, Field(alias="elicitationId", description='The unique identifier for this elicitation.')]
     """The unique identifier for this elicitation."""
-    url: AnyUrl
+    url: Annotated[AnyUrl, Field(description='The URL to direct the user to.')]
     """The URL to direct the user to."""
 
 
@@ -6207,9 +6207,9 @@ class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
     """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("mode", frozenset({"form", "url"}))
-    message: str
+    message: Annotated[str, Field(description='A human-readable message describing what input is needed.')]
     """A human-readable message describing what input is needed."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6218,7 +6218,7 @@ class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: str
+    mode: Annotated[str, Field(description='Custom or future elicitation mode.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.\n\nClients that do not understand this mode SHOULD preserve the raw payload\nwhen storing, replaying, proxying, or forwarding elicitation requests.\nThey MUST NOT render it as a known elicitation mode.')]
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6244,9 +6244,9 @@ class CreateOtherRequestElicitationRequest(ElicitationRequestScope):
     """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("mode", frozenset({"form", "url"}))
-    message: str
+    message: Annotated[str, Field(description='A human-readable message describing what input is needed.')]
     """A human-readable message describing what input is needed."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6255,7 +6255,7 @@ class CreateOtherRequestElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: str
+    mode: Annotated[str, Field(description='Custom or future elicitation mode.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.\n\nClients that do not understand this mode SHOULD preserve the raw payload\nwhen storing, replaying, proxying, or forwarding elicitation requests.\nThey MUST NOT render it as a known elicitation mode.')]
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6270,7 +6270,7 @@ class CreateOtherRequestElicitationRequest(ElicitationRequestScope):
 
 class ElicitationFormSessionMode(ElicitationSessionScope):
     """Tied to a session, optionally to a specific tool call within that session."""
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema", description='A JSON Schema describing the form fields to present to the user.')]
     """A JSON Schema describing the form fields to present to the user."""
 
 
@@ -6278,15 +6278,15 @@ class ElicitationFormRequestMode(ElicitationRequestScope):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema", description='A JSON Schema describing the form fields to present to the user.')]
     """A JSON Schema describing the form fields to present to the user."""
 
 
 class ElicitationUrlSessionMode(ElicitationSessionScope):
     """Tied to a session, optionally to a specific tool call within that session."""
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[str, Field(alias="elicitationId", description='The unique identifier for this elicitation.')]
     """The unique identifier for this elicitation."""
-    url: AnyUrl
+    url: Annotated[AnyUrl, Field(description='The URL to direct the user to.')]
     """The URL to direct the user to."""
 
 
@@ -6294,23 +6294,23 @@ class ElicitationUrlRequestMode(ElicitationRequestScope):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[str, Field(alias="elicitationId", description='The unique identifier for this elicitation.')]
     """The unique identifier for this elicitation."""
-    url: AnyUrl
+    url: Annotated[AnyUrl, Field(description='The URL to direct the user to.')]
     """The URL to direct the user to."""
 
 
 class SessionConfigOptionSelect(SessionConfigSelect):
     """A session configuration option selector and its current state."""
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for the configuration option.')]
     """Unique identifier for the configuration option."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable label for the option.')]
     """Human-readable label for the option."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional description for the Client to display to the user.')] = None
     """Optional description for the Client to display to the user."""
-    category: Optional[SessionConfigOptionCategory] = None
+    category: Annotated[Optional[SessionConfigOptionCategory], Field(description='Optional semantic category for this option (UX only).')] = None
     """Optional semantic category for this option (UX only)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6327,15 +6327,15 @@ class SessionConfigOptionSelect(SessionConfigSelect):
 
 class SessionConfigOptionBoolean(SessionConfigBoolean):
     """A session configuration option selector and its current state."""
-    id: str
+    id: Annotated[str, Field(description='Unique identifier for the configuration option.')]
     """Unique identifier for the configuration option."""
-    name: str
+    name: Annotated[str, Field(description='Human-readable label for the option.')]
     """Human-readable label for the option."""
-    description: Optional[str] = None
+    description: Annotated[Optional[str], Field(description='Optional description for the Client to display to the user.')] = None
     """Optional description for the Client to display to the user."""
-    category: Optional[SessionConfigOptionCategory] = None
+    category: Annotated[Optional[SessionConfigOptionCategory], Field(description='Optional semantic category for this option (UX only).')] = None
     """Optional semantic category for this option (UX only)."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6364,16 +6364,16 @@ class BooleanInitialSessionConfigOption(BaseModel):
     Clients only send `type: "boolean"` entries when they advertise
     `sessionCapabilities.configOptions.boolean`.
     """
-    config_id: Annotated[str, Field(alias="configId")]
+    config_id: Annotated[str, Field(alias="configId", description='The ID of the configuration option to set.')]
     """The ID of the configuration option to set."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    value: bool
+    value: Annotated[bool, Field(description='The boolean value.')]
     """The boolean value."""
     type: Literal["boolean"] = "boolean"
 
@@ -6392,57 +6392,57 @@ class DefaultInitialSessionConfigOption(BaseModel):
     Clients only send `type: "boolean"` entries when they advertise
     `sessionCapabilities.configOptions.boolean`.
     """
-    config_id: Annotated[str, Field(alias="configId")]
+    config_id: Annotated[str, Field(alias="configId", description='The ID of the configuration option to set.')]
     """The ID of the configuration option to set."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    value: str
+    value: Annotated[str, Field(description='The value ID.')]
     """The value ID."""
 
 
 class SetSessionConfigOptionBooleanRequest(BaseModel):
     """Request parameters for setting a session configuration option."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to set the configuration option for.')]
     """The ID of the session to set the configuration option for."""
-    config_id: Annotated[str, Field(alias="configId")]
+    config_id: Annotated[str, Field(alias="configId", description='The ID of the configuration option to set.')]
     """The ID of the configuration option to set."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    value: bool
+    value: Annotated[bool, Field(description='The boolean value.')]
     """The boolean value."""
     type: Literal["boolean"] = "boolean"
 
 
 class SetSessionConfigOptionSelectRequest(BaseModel):
     """Request parameters for setting a session configuration option."""
-    session_id: Annotated[str, Field(alias="sessionId")]
+    session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to set the configuration option for.')]
     """The ID of the session to set the configuration option for."""
-    config_id: Annotated[str, Field(alias="configId")]
+    config_id: Annotated[str, Field(alias="configId", description='The ID of the configuration option to set.')]
     """The ID of the configuration option to set."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    value: str
+    value: Annotated[str, Field(description='The value ID.')]
     """The value ID."""
 
 
 class AcceptElicitationResponse(ElicitationAcceptAction):
     """Response from the client to an elicitation request."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6456,7 +6456,7 @@ class AcceptElicitationResponse(ElicitationAcceptAction):
 
 class DeclineElicitationResponse(BaseModel):
     """Response from the client to an elicitation request."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6470,7 +6470,7 @@ class DeclineElicitationResponse(BaseModel):
 
 class CancelElicitationResponse(BaseModel):
     """Response from the client to an elicitation request."""
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6495,7 +6495,7 @@ class OtherElicitationResponse(BaseModel):
     """
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("action", frozenset({"accept", "decline", "cancel"}))
-    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta")] = None
+    field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6504,7 +6504,7 @@ class OtherElicitationResponse(BaseModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    action: str
+    action: Annotated[str, Field(description='Custom or future elicitation action.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.\n\nAgents that do not understand this action SHOULD preserve the raw\npayload when storing, replaying, proxying, or forwarding elicitation\nresponses. They MUST NOT treat it as a known elicitation action.')]
     """Custom or future elicitation action.
 
     Values beginning with `_` are reserved for implementation-specific
