@@ -13,16 +13,15 @@ const NEWLINE = 0x0a;
 
 /** What a connection writes for a line it cannot take (the request's id is unknown). */
 function errorResponse(error: RequestError): object {
-  const { code, message, data } = error;
-  return { jsonrpc: "2.0", id: null, error: data === undefined ? { code, message } : { code, message, data } };
+  return { jsonrpc: "2.0", id: null, error: error.toErrorResponse() };
 }
 
 /** Bytes cut into lines (without their newline), at most `maxLineBytes` each. */
-class LineSplitter {
+export class LineSplitter {
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
 
-  constructor(private readonly maxLineBytes: number) {}
+  constructor(private readonly maxLineBytes = Infinity) {}
 
   push(chunk: Uint8Array): Uint8Array[] {
     const lines: Uint8Array[] = [];

@@ -1,7 +1,7 @@
 // Streams: what a connection runs over. The engine owns the bytes and the
 // framing in every case; these only say where the bytes come from and go.
 
-import { messageView } from "./message-view.js";
+import { LineSplitter, messageView } from "./message-view.js";
 import { NativeConnection } from "./native.js";
 
 /** Which side of ACP a connection plays: the engine checks what it receives
@@ -259,18 +259,15 @@ export function spawnStream(command: string, args: readonly string[] = [], optio
 export function messageStream(stream: MessageStream, options?: StreamOptions): Stream {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
-  let buffered = "";
+  const lines = new LineSplitter();
   const messageWriter = stream.writable.getWriter();
   messageWriter.closed.catch(() => {});
   const output = new WritableStream<Uint8Array>({
     write(bytes) {
       let last: Promise<void> | undefined;
-      buffered += decoder.decode(bytes, { stream: true });
-      let newline;
-      while ((newline = buffered.indexOf("\n")) !== -1) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (line) last = messageWriter.write(JSON.parse(line));
+      for (const line of lines.push(bytes)) {
+        const text = decoder.decode(line).trim();
+        if (text) last = messageWriter.write(JSON.parse(text));
       }
       return last;
     },

@@ -396,6 +396,16 @@ class Schema:
         assert isinstance(d, Struct), name
         return [f.wire_name for f in d.fields if f.required]
 
+    def extensible(self) -> list[tuple[str, TaggedUnion]]:
+        """The unions with a catch-all (*other*) variant, each with the definition that
+        holds it (the union itself, or the struct it is embedded in), by that name: what
+        the packages' narrowing guards cover."""
+        return sorted(
+            ((d.embedded_in or d.name, d) for d in self.definitions.values()
+             if isinstance(d, TaggedUnion) and d.other is not None),
+            key=lambda pair: pair[0],
+        )
+
 
 # --------------------------------------------------------------------------------------
 # Loading

@@ -875,7 +875,8 @@ class RustEmitter:
     def gen_extensible_check(self) -> None:
         """Whether a value is valid, for the definitions holding a union with a catch-all
         variant: the packages' narrowing guards (`CreateElicitationRequest.isForm()`)
-        check the value's payload with it, as the engine checks the wire."""
+        check the value's payload with it, as the engine checks the wire. The unstable
+        module leaves the definitions it shares with the stable one to the stable check."""
         self.emit(
             "",
             "/// Whether `text` is a valid `definition`, for the definitions holding a union with a",
@@ -883,19 +884,11 @@ class RustEmitter:
             "pub(crate) fn is_valid_extensible(definition: &str, text: &str) -> Option<bool> {",
             "    Some(match definition {",
         )
-        for name in extensible_definitions(self.s):
-            self.emit(f"        {rust_str(name)} => serde_json::from_str::<{name}>(text).is_ok(),")
-        self.emit("        _ => return None,", "    })", "}")
-
-
-def extensible_definitions(schema: ir.Schema) -> list[str]:
-    """The definitions holding a union with a catch-all (*other*) variant: the union
-    itself, or the struct it is embedded in."""
-    return sorted(
-        d.embedded_in or d.name
-        for d in schema.definitions.values()
-        if isinstance(d, ir.TaggedUnion) and d.other is not None
-    )
+        for name, _ in self.s.extensible():
+            if name not in self.shared:
+                self.emit(f"        {rust_str(name)} => serde_json::from_str::<{name}>(text).is_ok(),")
+        fallback = "super::v1::is_valid_extensible(definition, text)" if self.shared else "None"
+        self.emit(f"        _ => return {fallback},", "    })", "}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -265,7 +265,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         emitted[schema_rel] = emitter
         outputs.append((f"{out_dir}/schema.ts", emitter.generate()))
         outputs.append((f"{out_dir}/methods.ts", gen_ts_methods.generate(schema, schema_rel, GENERATOR, up)))
-        guards = gen_ts_guards.generate(schema, schema_rel, GENERATOR, up, unstable=stable_rel is not None)
+        unstable = stable_rel is not None
+        guards = gen_ts_guards.generate(schema, schema_rel, GENERATOR, up, unstable, frozenset(emitter.shared))
         outputs.append((f"{out_dir}/guards.ts", guards))
     return write_or_check(outputs, args.check, GENERATOR)
 

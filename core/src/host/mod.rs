@@ -166,12 +166,8 @@ impl HostConnection {
             let reason = closing.close_reason().unwrap_or_else(|| "closed".to_owned());
             // Requests the host still owes an answer are cancelled before
             // CLOSED, the last event (their handlers end with the connection).
-            let mut owed = closed_shared.responders.tokens();
-            owed.sort_unstable();
-            for token in owed {
-                if closed_shared.responders.take(token).is_some() {
-                    closed_shared.queue.push_cancelled(token);
-                }
+            for token in closed_shared.responders.take_all() {
+                closed_shared.queue.push_cancelled(token);
             }
             closed_shared.queue.push_closed(&reason);
         });

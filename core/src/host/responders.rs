@@ -83,6 +83,15 @@ impl Responders {
         self.lock().keys().copied().collect()
     }
 
+    /// Take every request still waiting for its answer out (the connection
+    /// closed), in the order they arrived.
+    pub fn take_all(&self) -> Vec<u64> {
+        let mut tokens: Vec<u64> = self.tokens();
+        tokens.sort_unstable();
+        tokens.retain(|&token| self.take(token).is_some());
+        tokens
+    }
+
     /// After this client sent `session/cancel` with `params`: the tokens of
     /// that session's open permission requests, to be answered `cancelled`.
     pub fn withdraw_permissions(&self, params: Option<&str>) -> Vec<u64> {

@@ -8807,13 +8807,8 @@ pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Vec<bool> {
 /// catch-all variant (what the packages' narrowing guards check); `None` for any other.
 pub(crate) fn is_valid_extensible(definition: &str, text: &str) -> Option<bool> {
     Some(match definition {
-        "CreateElicitationRequest" => serde_json::from_str::<CreateElicitationRequest>(text).is_ok(),
-        "CreateElicitationResponse" => serde_json::from_str::<CreateElicitationResponse>(text).is_ok(),
         "CursorAnchor" => serde_json::from_str::<CursorAnchor>(text).is_ok(),
-        "ElicitationPropertySchema" => serde_json::from_str::<ElicitationPropertySchema>(text).is_ok(),
         "IdleStateUpdate" => serde_json::from_str::<IdleStateUpdate>(text).is_ok(),
-        "MultiSelectItems" => serde_json::from_str::<MultiSelectItems>(text).is_ok(),
-        "StateUpdate" => serde_json::from_str::<StateUpdate>(text).is_ok(),
-        _ => return None,
+        _ => return super::v1::is_valid_extensible(definition, text),
     })
 }
