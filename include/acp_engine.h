@@ -188,6 +188,13 @@
 #define ACP_ERROR_REQUEST_CANCELLED -32800
 
 /*
+ ACP: `initialize` asked for a protocol version this side does not speak (with
+ `data.requested` and `data.supported`; the code is the version 2 draft's, which the official
+ SDKs send for v1 too). ("Unsupported protocol version")
+ */
+#define ACP_ERROR_UNSUPPORTED_PROTOCOL_VERSION -32022
+
+/*
  acp-engine: the connection closed before the request was answered (every pending request
  fails with it; a send on a closed connection too). Local, never sent to a peer; in
  JSON-RPC's range for implementation-defined errors. ("Connection closed")

@@ -95,10 +95,13 @@ impl RequestError {
     }
 
     /// ACP: `initialize` asked for a protocol version this side does not speak
-    /// (-32602 with the requested and the supported versions).
+    /// (-32022 with the requested and the supported versions).
     pub fn unsupported_protocol_version(requested: u16, supported: &[u16]) -> Self {
-        Self::new(codes::INVALID_PARAMS, messages::UNSUPPORTED_PROTOCOL_VERSION)
-            .with_data(json!({ "requested": requested, "supported": supported }))
+        Self::new(
+            codes::UNSUPPORTED_PROTOCOL_VERSION,
+            messages::UNSUPPORTED_PROTOCOL_VERSION,
+        )
+        .with_data(json!({ "requested": requested, "supported": supported }))
     }
 
     /// What every pending and later request fails with once the connection

@@ -53,6 +53,7 @@ mod tables;
 mod terminal;
 pub mod transport;
 mod typed;
+pub mod version;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};
 pub use client::{spawn_agent, Client, ClientSideConnection};
@@ -69,6 +70,7 @@ pub use message::{from_raw, to_raw, RawJson, RequestId};
 pub use method_check::{Protocol, UncheckedMethods};
 pub use process_tree::ProcessTree;
 pub use tables::defaults;
+pub use version::ProtocolVersions;
 
 pub use terminal::TerminalHandle;
 pub use tokio_util::sync::CancellationToken;
@@ -107,6 +109,7 @@ pub mod validate {
                 .map_err(RequestError::from);
         }
         check(
+            crate::version::V1,
             protocol,
             unchecked,
             receiver,
@@ -119,6 +122,7 @@ pub mod validate {
     /// A request an agent receives.
     pub fn agent_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
+            crate::version::V1,
             Protocol::COMPILED,
             &UncheckedMethods::default(),
             Receiver::Agent,
@@ -132,6 +136,7 @@ pub mod validate {
     /// A notification an agent receives (an `Err`: drop it).
     pub fn agent_notification(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
+            crate::version::V1,
             Protocol::COMPILED,
             &UncheckedMethods::default(),
             Receiver::Agent,
@@ -145,6 +150,7 @@ pub mod validate {
     /// A request a client receives.
     pub fn client_request(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
+            crate::version::V1,
             Protocol::COMPILED,
             &UncheckedMethods::default(),
             Receiver::Client,
@@ -158,6 +164,7 @@ pub mod validate {
     /// A notification a client receives (an `Err`: drop it).
     pub fn client_notification(method: &str, params: Option<&RawValue>) -> Result<(), RequestError> {
         check(
+            crate::version::V1,
             Protocol::COMPILED,
             &UncheckedMethods::default(),
             Receiver::Client,

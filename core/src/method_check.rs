@@ -13,7 +13,8 @@
 use std::sync::Arc;
 
 use crate::error::RequestError;
-use crate::schema::{v1, v1_unstable};
+use crate::schema::{v1, v1_unstable, v2, v2_unstable};
+use crate::version::V2;
 
 /// Methods outside the schema that a connection sends and receives as they
 /// are, unchecked: for peers that still use methods the schema dropped (the
@@ -86,10 +87,12 @@ pub enum Receiver {
     Client,
 }
 
-/// Check an inbound message for `receiver`: `Ok(true)` when the params were
-/// checked (so they are one valid JSON value), `Ok(false)` for an extension
-/// method (nothing read), an error otherwise (see the module docs).
+/// Check an inbound message for `receiver` in ACP `version` (1, or 2 for the
+/// draft): `Ok(true)` when the params were checked (so they are one valid
+/// JSON value), `Ok(false)` for an extension method (nothing read), an error
+/// otherwise (see the module docs).
 pub(crate) fn check(
+    version: u16,
     protocol: Protocol,
     unchecked: &UncheckedMethods,
     receiver: Receiver,
@@ -100,7 +103,28 @@ pub(crate) fn check(
     if unchecked.contains(method) {
         return Ok(false);
     }
-    let found = match (protocol, receiver, notification) {
+    let found = if version == V2 {
+        check_v2(protocol, receiver, notification, method, params)
+    } else {
+        check_v1(protocol, receiver, notification, method, params)
+    };
+    match found {
+        Some(checked) => checked.map(|()| true),
+        None if method.starts_with('_') || unchecked.all_outside_schema() => Ok(false),
+        None => Err(RequestError::method_not_found(method)),
+    }
+}
+
+type Found = Option<Result<(), RequestError>>;
+
+fn check_v1(
+    protocol: Protocol,
+    receiver: Receiver,
+    notification: bool,
+    method: &str,
+    params: Option<&str>,
+) -> Found {
+    match (protocol, receiver, notification) {
         (Protocol::Stable, Receiver::Agent, false) => v1::check_agent_request(method, params),
         (Protocol::Stable, Receiver::Agent, true) => v1::check_agent_notification(method, params),
         (Protocol::Stable, Receiver::Client, false) => v1::check_client_request(method, params),
@@ -111,21 +135,39 @@ pub(crate) fn check(
         (Protocol::Unstable, Receiver::Client, true) => {
             v1_unstable::check_client_notification(method, params)
         }
-    };
-    match found {
-        Some(checked) => checked.map(|()| true),
-        None if method.starts_with('_') || unchecked.all_outside_schema() => Ok(false),
-        None => Err(RequestError::method_not_found(method)),
+    }
+}
+
+fn check_v2(
+    protocol: Protocol,
+    receiver: Receiver,
+    notification: bool,
+    method: &str,
+    params: Option<&str>,
+) -> Found {
+    match (protocol, receiver, notification) {
+        (Protocol::Stable, Receiver::Agent, false) => v2::check_agent_request(method, params),
+        (Protocol::Stable, Receiver::Agent, true) => v2::check_agent_notification(method, params),
+        (Protocol::Stable, Receiver::Client, false) => v2::check_client_request(method, params),
+        (Protocol::Stable, Receiver::Client, true) => v2::check_client_notification(method, params),
+        (Protocol::Unstable, Receiver::Agent, false) => v2_unstable::check_agent_request(method, params),
+        (Protocol::Unstable, Receiver::Agent, true) => v2_unstable::check_agent_notification(method, params),
+        (Protocol::Unstable, Receiver::Client, false) => v2_unstable::check_client_request(method, params),
+        (Protocol::Unstable, Receiver::Client, true) => {
+            v2_unstable::check_client_notification(method, params)
+        }
     }
 }
 
 /// Whether the schema check and the full parse agree on `text` as the params
-/// of `method`, in every protocol, side and kind that receives it (None: no
+/// of `method`, in every version, protocol, side and kind that receives it (None: no
 /// side receives it). Disagreeing is a bug: the check must accept exactly
 /// what the typed handlers accept.
 pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Option<bool> {
     let mut agree = v1::check_agrees_with_parse(method, text);
     agree.extend(v1_unstable::check_agrees_with_parse(method, text));
+    agree.extend(v2::check_agrees_with_parse(method, text));
+    agree.extend(v2_unstable::check_agrees_with_parse(method, text));
     agree.into_iter().reduce(|a, b| a && b)
 }
 
@@ -140,6 +182,7 @@ mod tests {
         let none = UncheckedMethods::default();
         let check_request = |unchecked: &UncheckedMethods, method: &str, params: &str| {
             check(
+                crate::version::V1,
                 Protocol::Stable,
                 unchecked,
                 Receiver::Agent,

@@ -67,7 +67,7 @@ export class RequestError extends Error {
   }
 
   static unsupportedProtocolVersion(requested: number, supported: readonly number[]): RequestError {
-    return new RequestError(ERROR_CODES.invalidParams, ERROR_MESSAGES.unsupportedProtocolVersion, { requested, supported });
+    return new RequestError(ERROR_CODES.unsupportedProtocolVersion, ERROR_MESSAGES.unsupportedProtocolVersion, { requested, supported });
   }
 
   /** Whether this is the error calls fail with once the connection closed. */

@@ -69,8 +69,8 @@ class RequestError(Exception):
 
     @classmethod
     def unsupported_protocol_version(cls, requested: int, supported: List[int]) -> "RequestError":
-        """``initialize`` asked for a protocol version this side does not speak."""
-        return cls(Codes.INVALID_PARAMS, Messages.UNSUPPORTED_PROTOCOL_VERSION, {"requested": requested, "supported": supported})
+        """``initialize`` asked for a protocol version this side does not speak (-32022)."""
+        return cls(Codes.UNSUPPORTED_PROTOCOL_VERSION, Messages.UNSUPPORTED_PROTOCOL_VERSION, {"requested": requested, "supported": supported})
 
     def is_connection_closed(self) -> bool:
         """True for the error calls fail with once the connection closed."""

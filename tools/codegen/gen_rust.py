@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Generate the Rust ACP protocol types from the JSON Schema.
 
-    python3 tools/codegen/gen_rust.py           # (re)write core/src/schema/v1.rs and v1_unstable.rs
+    python3 tools/codegen/gen_rust.py           # (re)write core/src/schema/v{1,2}{,_unstable}.rs
     python3 tools/codegen/gen_rust.py --check   # exit 1 if a checked-in file is out of date
 
 Inputs: schema/v1/schema.json (stable) and schema/v1/schema.unstable.json (stable and
-unstable; what the stable one lacks is marked unstable).  The schema is loaded into the language-neutral IR of ``acp_schema``;
+unstable; what the stable one lacks is marked unstable), and the same two of the version 2
+draft (schema/v2/).  Each module after the first defines only what differs from the one it
+builds on (v1_unstable and v2 on v1, v2_unstable on v2) and re-exports the rest.  The schema is loaded into the language-neutral IR of ``acp_schema``;
 this module only decides how each IR node looks in Rust.  Output is piped through rustfmt
 (with the workspace ``rustfmt.toml``) both when writing and when checking, so the check
 compares exactly what is checked in.
@@ -49,11 +51,15 @@ from text import METHOD_TABLES, baseline_list  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = "tools/codegen/gen_rust.py"
 
-# (schema, the stable schema it extends or None, output), relative to ROOT.
+# (schema, the stable schema whose methods it extends or None, the module it shares
+# definitions with or None, output), relative to ROOT. A module is named after its file.
 TARGETS = [
-    ("schema/v1/schema.json", None, "core/src/schema/v1.rs"),
-    ("schema/v1/schema.unstable.json", "schema/v1/schema.json", "core/src/schema/v1_unstable.rs"),
+    ("schema/v1/schema.json", None, None, "core/src/schema/v1.rs"),
+    ("schema/v1/schema.unstable.json", "schema/v1/schema.json", "v1", "core/src/schema/v1_unstable.rs"),
+    ("schema/v2/schema.json", None, "v1", "core/src/schema/v2.rs"),
+    ("schema/v2/schema.unstable.json", "schema/v2/schema.json", "v2", "core/src/schema/v2_unstable.rs"),
 ]
+MODULE_SCHEMAS = {Path(out).stem: schema for schema, _, _, out in TARGETS}
 
 RUST_KEYWORDS = {
     "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
@@ -111,11 +117,14 @@ def join_docs(*parts: str) -> str:
 
 
 class RustEmitter:
-    def __init__(self, schema: ir.Schema, schema_rel: str, shared: frozenset[str] = frozenset()):
+    def __init__(
+        self, schema: ir.Schema, schema_rel: str, shared: frozenset[str] = frozenset(), shared_module: str = ""
+    ):
         self.s = schema
         self.schema_rel = schema_rel
-        # Definitions the stable module already has as they are: re-exported, not repeated.
+        # Definitions `shared_module` already has as they are: re-exported, not repeated.
         self.shared = shared
+        self.shared_module = shared_module
         self.out: list[str] = []
         self.uses: set[str] = set()
         self._default_memo: dict[str, bool] = {}
@@ -307,9 +316,9 @@ class RustEmitter:
         lines.append("")
         lines.append("use super::support::{self, MethodInfo};")
         if self.shared:
-            lines += ["", "// The stable schema's definitions, where this schema has them as they are (down to",
-                      "// every type they hold); only what differs is defined below.",
-                      f"pub use super::v1::{{{', '.join(sorted(self.shared))}}};"]
+            lines += ["", f"// The definitions of `{self.shared_module}` this schema has as they are (down to every",
+                      "// type they hold); only what differs is defined below.",
+                      f"pub use super::{self.shared_module}::{{{', '.join(sorted(self.shared))}}};"]
         return lines
 
     def method_doc(self, d: ir.Struct) -> str:
@@ -401,7 +410,11 @@ class RustEmitter:
                 kind = "default"
             else:
                 kind = "required"
-            check = f"Option<{ty}>" if with_fn == "support::null_default" else "serde_json::Value"
+            check = {
+                "support::null_default": f"Option<{ty}>",
+                # Any items, but an array.
+                "support::skip_invalid_items": "Vec<serde_json::Value>",
+            }.get(with_fn, "serde_json::Value")
             with_part = f" with {with_fn}, check {check}" if with_fn else ""
             lines.append(f"    {name}: {ty} = {rust_str(f.wire_name)}, {kind}{with_part};")
         self.emit("", f"support::read_struct! {{ {d.name} {{", *lines, "} }")
@@ -693,6 +706,14 @@ class RustEmitter:
             )
         self.variant_from_impls(u.name, payload_variants)
 
+    def variant_doc(self, v) -> str:
+        """A variant the schema says nothing about: named after what it holds."""
+        if isinstance(v.type, ir.Ref):
+            return f"A [`{v.type.name}`]."
+        if isinstance(v.type, ir.Null):
+            return "`null`."
+        return "Any other value."
+
     def gen_untagged_union(self, u: ir.UntaggedUnion) -> None:
         embedded = u.embedded_in is not None
         objects = all(isinstance(v.type, ir.Ref) and isinstance(self.s.get(v.type.name), ir.Struct) for v in u.variants)
@@ -703,7 +724,7 @@ class RustEmitter:
             derives = ["Debug", "Clone", "PartialEq"] + (["Eq", "Hash"] if eq else []) + ["Serialize", "Deserialize"]
             self.emit(f"#[derive({', '.join(derives)})]", "#[serde(untagged)]", f"pub enum {u.name} {{")
             for v in u.variants:
-                self.emit_doc(v.doc, "    ")
+                self.emit_doc(v.doc or self.variant_doc(v), "    ")
                 if isinstance(v.type, ir.Null):
                     self.emit(f"    {v.title},")
                 else:
@@ -887,7 +908,7 @@ class RustEmitter:
         for name, _ in self.s.extensible():
             if name not in self.shared:
                 self.emit(f"        {rust_str(name)} => serde_json::from_str::<{name}>(text).is_ok(),")
-        fallback = "super::v1::is_valid_extensible(definition, text)" if self.shared else "None"
+        fallback = f"super::{self.shared_module}::is_valid_extensible(definition, text)" if self.shared else "None"
         self.emit(f"        _ => return {fallback},", "    })", "}")
 
 
@@ -1018,10 +1039,12 @@ def rustfmt(text: str) -> str:
     return proc.stdout
 
 
-def generate(schema_rel: str, stable_rel: Optional[str]) -> str:
+def generate(schema_rel: str, stable_rel: Optional[str], shared_module: Optional[str]) -> str:
     schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
-    shared = frozenset(ir.same_as_stable(schema, ir.load(ROOT / stable_rel))) if stable_rel else frozenset()
-    return rustfmt(RustEmitter(schema, schema_rel, shared).generate())
+    shared = frozenset()
+    if shared_module:
+        shared = frozenset(ir.same_as_stable(schema, ir.load(ROOT / MODULE_SCHEMAS[shared_module])))
+    return rustfmt(RustEmitter(schema, schema_rel, shared, shared_module or "").generate())
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -1029,9 +1052,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if a checked-in output is out of date")
     args = parser.parse_args(argv)
     stale = []
-    jobs = [(out_rel, schema_rel, stable_rel) for schema_rel, stable_rel, out_rel in TARGETS] + [(METHODS_OUT, None, None)]
-    for out_rel, schema_rel, stable_rel in jobs:
-        text = generate(schema_rel, stable_rel) if schema_rel else generate_methods()
+    jobs = [(out, schema, stable, shares) for schema, stable, shares, out in TARGETS] + [(METHODS_OUT, None, None, None)]
+    for out_rel, schema_rel, stable_rel, shared_module in jobs:
+        text = generate(schema_rel, stable_rel, shared_module) if schema_rel else generate_methods()
         path = ROOT / out_rel
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if args.check:

@@ -5,8 +5,8 @@ the kinds of the host contract's events, and the limits' defaults.
     python3 tools/codegen/gen_tables.py           # (re)write the files below
     python3 tools/codegen/gen_tables.py --check   # exit 1 if a checked-in file is out of date
 
-Input: the schema's ``ErrorCode`` (schema/v1/schema.json: each code with its title, the
-error's message) and core/tables.json (which of those codes the engine names, its
+Input: the schema's ``ErrorCode`` (schema/v1/schema.json, and the codes the version 2 draft
+adds: each code with its title, the error's message) and core/tables.json (which of those codes the engine names, its
 own code, the messages of errors that share a code, the event kinds, the limits). Output:
 
 * Rust, the engine: ``core/src/tables.rs`` (``codes``, ``messages``, ``kind``, ``defaults``).
@@ -36,24 +36,27 @@ from gen_python import ROOT, write_or_check  # noqa: E402
 from gen_go import gofmt  # noqa: E402
 
 GENERATOR = "tools/codegen/gen_tables.py"
-SOURCES = "schema/v1/schema.json (ErrorCode) and core/tables.json"
+SOURCES = "schema/v{1,2}/schema.json (ErrorCode) and core/tables.json"
 
 
 def load() -> dict:
     """The tables, with every error's code and message resolved."""
     tables = json.loads((ROOT / "core/tables.json").read_text())
-    schema_codes = {
-        entry["title"]: entry["const"]
-        for entry in json.loads((ROOT / "schema/v1/schema.json").read_text())["$defs"]["ErrorCode"]["anyOf"]
-        if "const" in entry
-    }
+    def schema_codes(version: int) -> dict[str, int]:
+        schema = json.loads((ROOT / f"schema/v{version}/schema.json").read_text())
+        return {entry["title"]: entry["const"] for entry in schema["$defs"]["ErrorCode"]["anyOf"] if "const" in entry}
+
+    v1_codes = schema_codes(1)
+    # The version 2 draft's codes that v1 lacks (-32022, Unsupported protocol version).
+    v2_codes = {title: code for title, code in schema_codes(2).items() if title not in v1_codes}
     errors = []
     for error in tables["errors"]:
         if "schema" in error:
             title = error["schema"]
-            if title not in schema_codes:
+            if title not in v1_codes and title not in v2_codes:
                 raise SystemExit(f"{GENERATOR}: the schema's ErrorCode has no {title!r}")
-            error = {**error, "code": schema_codes[title], "message": title}
+            error = {**error, "code": v1_codes.get(title, v2_codes.get(title)), "message": title,
+                     "in_v1": title in v1_codes}
         errors.append(error)
     by_name = {error["name"]: error for error in errors}
     messages = [{"name": e["name"], "message": e["message"], "doc": e["doc"]} for e in errors]
@@ -200,7 +203,7 @@ def go(t: dict) -> str:
                 for i, line in enumerate(wrap(error["doc"], 80))]
         # The schema's codes are its generated ErrorCode constants, as int64.
         value = (f"int64(ErrorCode{''.join(word.capitalize() for word in error['schema'].split())})"
-                 if "schema" in error else str(error["code"]))
+                 if error.get("in_v1") else str(error["code"]))
         out += [f"\tCode{pascal(error['name'])} int64 = {value}"]
     out += [")", "", "// The message each error is made with.", "const ("]
     for message in t["messages"]:

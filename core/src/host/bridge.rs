@@ -28,12 +28,8 @@ pub(crate) struct TaskBridge {
 
 impl TaskBridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
-        self.side.check_request(
-            self.protocol,
-            &self.unchecked,
-            &request.method,
-            request.params.as_deref(),
-        )?;
+        self.shared
+            .check_request(self.side, self.protocol, &self.unchecked, &request)?;
         let (answered, answer) = tokio::sync::oneshot::channel();
         let token = self.shared.responders.register(&request, Some(answered));
         let guard = Unanswered {
@@ -56,6 +52,7 @@ impl TaskBridge {
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
         if let Err(error) = self.side.check_notification(
+            self.shared.negotiation.current(),
             self.protocol,
             &self.unchecked,
             &notification.method,
@@ -88,6 +85,7 @@ pub(crate) struct ReaderBridge {
 impl ReaderHandler for ReaderBridge {
     fn notification(&self, notification: IncomingNotification) {
         if let Err(error) = self.side.check_notification(
+            self.shared.negotiation.current(),
             self.protocol,
             &self.unchecked,
             &notification.method,
@@ -108,12 +106,8 @@ impl ReaderHandler for ReaderBridge {
     }
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
-        self.side.check_request(
-            self.protocol,
-            &self.unchecked,
-            &request.method,
-            request.params.as_deref(),
-        )?;
+        self.shared
+            .check_request(self.side, self.protocol, &self.unchecked, &request)?;
         let token = self.shared.responders.register(&request, None);
         self.shared
             .queue

@@ -36,9 +36,11 @@ use tokio::runtime::Handle;
 use crate::connection::Connection;
 use crate::engine::{Outgoing, Waiter};
 use crate::error::RequestError;
+use crate::handler::IncomingRequest;
 use crate::message::{frame, RequestId};
 use crate::permission_cancel;
 use crate::transport::Transport;
+use crate::version::Negotiation;
 use crate::{Protocol, UncheckedMethods};
 
 pub use options::{BlockWhenFull, HostOptions};
@@ -68,6 +70,25 @@ pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
 pub(crate) struct Shared {
     pub queue: queue::HostQueue,
     pub responders: responders::Responders,
+    pub negotiation: Negotiation,
+}
+
+impl Shared {
+    /// Check an inbound request for `side`, in the version the connection
+    /// speaks (which an agent's `initialize` selects first).
+    pub fn check_request(
+        &self,
+        side: Side,
+        protocol: Protocol,
+        unchecked: &UncheckedMethods,
+        request: &IncomingRequest,
+    ) -> Result<(), RequestError> {
+        let params = request.params.as_deref();
+        let version = self
+            .negotiation
+            .inbound_request(side, &request.method, params.map(RawValue::get))?;
+        side.check_request(version, protocol, unchecked, &request.method, params)
+    }
 }
 
 /// A connection driven by a host language. Dropping it closes it.
@@ -98,6 +119,7 @@ impl HostConnection {
         let shared = Arc::new(Shared {
             queue: queue::HostQueue::new(options.queue_capacity, options.drain_chunk, Box::new(wake)),
             responders: responders::Responders::new(options.side == Side::Client),
+            negotiation: Negotiation::new(options.protocol_versions),
         });
         let mut builder = Connection::builder()
             .guard_sigpipe(options.guard_sigpipe)
@@ -183,6 +205,14 @@ impl HostConnection {
         }
     }
 
+    /// The ACP version the connection speaks now: the lowest of
+    /// `HostOptions::protocol_versions` until `initialize` selects one (an
+    /// agent handling `initialize` already sees the selected version; a
+    /// client, once the answer arrives).
+    pub fn protocol_version(&self) -> u16 {
+        self.shared.negotiation.current()
+    }
+
     /// With `HostOptions::host_reads`: the fd to watch for readability
     /// (then call `pump`). None when the engine reads by itself.
     pub fn read_fd(&self) -> Option<std::os::fd::RawFd> {
@@ -265,7 +295,14 @@ impl HostConnection {
         let id = inner.next_request_id();
         before_send(id);
         let shared = self.shared.clone();
-        let waiter = Waiter::Callback(Box::new(move |outcome| shared.queue.push_response(id, &outcome)));
+        let settles = shared.negotiation.settles(self.side, method);
+        let waiter = Waiter::Callback(Box::new(move |outcome| {
+            // Before the host sees the answer: it may send in the new version at once.
+            if let (true, Ok(result)) = (settles, &outcome) {
+                shared.negotiation.initialize_answered(result.get());
+            }
+            shared.queue.push_response(id, &outcome)
+        }));
         inner.register(id, waiter)?;
         match self
             .output
@@ -415,10 +452,17 @@ impl HostConnection {
         request: bool,
     ) -> Result<Option<&'t str>, RequestError> {
         // What we send is what the peer receives.
-        let checked = self
-            .side
-            .peer()
-            .check_text(self.protocol, &self.unchecked, method, params, request);
+        let version = if request {
+            self.shared
+                .negotiation
+                .outbound_request(self.side, method, params)
+        } else {
+            self.shared.negotiation.current()
+        };
+        let checked =
+            self.side
+                .peer()
+                .check_text(version, self.protocol, &self.unchecked, method, params, request);
         if !matches!(checked, Ok(true)) {
             // Text that is not JSON at all says so before any schema complaint.
             if let Some(text) = params {

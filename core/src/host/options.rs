@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::Side;
-use crate::{Limits, Protocol, UncheckedMethods};
+use crate::{Limits, Protocol, ProtocolVersions, UncheckedMethods};
 
 /// What `HostOptions::block_when_full` runs on the sending thread before
 /// it waits for room in the write queue (a binding that runs callbacks on a
@@ -24,6 +24,9 @@ pub struct HostOptions {
     pub side: Side,
     /// Speak the unstable protocol too (its methods are unknown otherwise).
     pub protocol: Protocol,
+    /// Which ACP versions the connection speaks (v1 by default); with v2,
+    /// `initialize` negotiates the version (see [`crate::version`]).
+    pub protocol_versions: ProtocolVersions,
     /// Methods outside the schema sent and received as they are (see
     /// [`UncheckedMethods`]).
     pub unchecked_methods: UncheckedMethods,
@@ -67,6 +70,7 @@ impl Default for HostOptions {
         Self {
             side: Side::Raw,
             protocol: Protocol::Stable,
+            protocol_versions: ProtocolVersions::V1,
             unchecked_methods: UncheckedMethods::default(),
             queue_capacity: 4096,
             max_message_size: crate::framing::DEFAULT_MAX_MESSAGE_SIZE,

@@ -38,35 +38,52 @@ impl Side {
         }
     }
 
-    /// Check an inbound request for this side: an unknown method is -32601,
+    /// Check an inbound request for this side in ACP `version`: an unknown method is -32601,
     /// params that do not fit the schema -32602 (`Raw` accepts anything).
     pub fn check_request(
         self,
+        version: u16,
         protocol: Protocol,
         unchecked: &UncheckedMethods,
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.check_text(protocol, unchecked, method, params.map(RawValue::get), true)
-            .map(drop)
+        self.check_text(
+            version,
+            protocol,
+            unchecked,
+            method,
+            params.map(RawValue::get),
+            true,
+        )
+        .map(drop)
     }
 
     /// Check an inbound notification for this side (an `Err`: drop it).
     pub fn check_notification(
         self,
+        version: u16,
         protocol: Protocol,
         unchecked: &UncheckedMethods,
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), RequestError> {
-        self.check_text(protocol, unchecked, method, params.map(RawValue::get), false)
-            .map(drop)
+        self.check_text(
+            version,
+            protocol,
+            unchecked,
+            method,
+            params.map(RawValue::get),
+            false,
+        )
+        .map(drop)
     }
 
     /// Check params text for this side: `Ok(true)` when the check read all of it (so
     /// it is valid JSON), `Ok(false)` when nothing did (`Raw`, extension methods).
     pub(super) fn check_text(
         self,
+        version: u16,
         protocol: Protocol,
         unchecked: &UncheckedMethods,
         method: &str,
@@ -75,7 +92,9 @@ impl Side {
     ) -> Result<bool, RequestError> {
         match self.receiver() {
             None => Ok(false),
-            Some(receiver) => method_check::check(protocol, unchecked, receiver, !request, method, params),
+            Some(receiver) => {
+                method_check::check(version, protocol, unchecked, receiver, !request, method, params)
+            }
         }
     }
 }

@@ -512,6 +512,74 @@ mod tests {
         }
     }
 
+    /// Messages of the version 2 draft, where it differs from v1.
+    fn v2_seeds() -> Vec<(&'static str, Value)> {
+        use crate::schema::v2::method as v2;
+        let tool_call = json!({"toolCallId": "call-1", "title": "Edit", "kind": "edit", "status": "pending"});
+        let text = json!([{"type": "text", "text": "hi"}]);
+        vec![
+            (
+                v2::INITIALIZE,
+                json!({"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}),
+            ),
+            (
+                v2::SESSION_NEW,
+                json!({"cwd": "/tmp", "additionalDirectories": ["/a"]}),
+            ),
+            (v2::SESSION_PROMPT, json!({"sessionId": "s", "prompt": text})),
+            (
+                v2::SESSION_UPDATE,
+                json!({"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "running"}}),
+            ),
+            (
+                v2::SESSION_UPDATE,
+                json!({"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "idle",
+                    "stopReason": "end_turn", "background": []}}),
+            ),
+            (
+                v2::SESSION_UPDATE,
+                json!({"sessionId": "s", "update": {"sessionUpdate": "user_message", "messageId": "m", "content": text}}),
+            ),
+            (
+                v2::SESSION_REQUEST_PERMISSION,
+                json!({"sessionId": "s", "title": "Edit?", "subject": {"type": "tool_call", "toolCall": tool_call},
+                    "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}]}),
+            ),
+            (
+                v2::TOOL_CALL_CANCEL,
+                json!({"sessionId": "s", "toolCallId": "call-1"}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn v2_seeds_are_valid_v2_params() {
+        use crate::method_check::{check, Protocol, Receiver};
+        for (method, seed) in v2_seeds() {
+            let text = seed.to_string();
+            let valid = [
+                (Receiver::Agent, false),
+                (Receiver::Client, false),
+                (Receiver::Client, true),
+                (Receiver::Agent, true),
+            ]
+            .into_iter()
+            .any(|(receiver, notification)| {
+                let none = crate::UncheckedMethods::default();
+                check(
+                    crate::version::V2,
+                    Protocol::Stable,
+                    &none,
+                    receiver,
+                    notification,
+                    method,
+                    Some(&text),
+                ) == Ok(true)
+            });
+            assert!(valid, "{method}: {seed}");
+        }
+    }
+
     #[test]
     fn seeds_are_valid_params() {
         for (method, seed) in seeds() {
@@ -532,7 +600,7 @@ mod tests {
     #[test]
     fn checking_accepts_exactly_what_parsing_accepts() {
         let mut compared = 0;
-        for (method, seed) in seeds() {
+        for (method, seed) in seeds().into_iter().chain(v2_seeds()) {
             for mutated in mutations(&seed) {
                 for order in 0..3 {
                     let mut text = String::new();

@@ -83,6 +83,23 @@ pub(crate) mod v1_unstable;
 #[cfg(feature = "unstable")]
 pub use v1_unstable::*;
 
+/// The ACP version 2 draft: its message types, generated from `schema/v2/schema.json` the
+/// same way as v1's (see the mapping above). Definitions v2 has exactly as v1 has them are
+/// v1's own types, re-exported; every other one is defined here. A connection speaks v2
+/// when its [`ProtocolVersions`](crate::ProtocolVersions) include it and `initialize`
+/// negotiates it.
+#[allow(dead_code)]
+pub mod v2;
+
+/// The version 2 draft's unstable additions, layered on [`v2`] as `schema.unstable.json`
+/// adds to `schema.json`: needs the `unstable` cargo feature to be public.
+#[cfg(feature = "unstable")]
+#[allow(dead_code)]
+pub mod v2_unstable;
+#[cfg(not(feature = "unstable"))]
+#[allow(dead_code, unused_imports)]
+pub(crate) mod v2_unstable;
+
 /// Whether `text` (JSON) is a valid `definition` of the stable (or `unstable`) schema, for
 /// the definitions holding a union with a catch-all variant: what the packages' narrowing
 /// guards (`CreateElicitationRequest.isForm()` in Node) check a value's payload with, by

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::support::{self, MethodInfo};
 
-// The stable schema's definitions, where this schema has them as they are (down to
-// every type they hold); only what differs is defined below.
+// The definitions of `v1` this schema has as they are (down to every
+// type they hold); only what differs is defined below.
 pub use super::v1::{
     Annotations, AudioContent, AuthCapabilities, AuthMethod, AuthMethodAgent, AuthMethodId,
     AuthMethodTerminal, AuthenticateRequest, AuthenticateResponse, AvailableCommand, AvailableCommandInput,
@@ -3081,7 +3081,7 @@ impl PromptSuggestionsUpdate {
 }
 
 support::read_struct! { PromptSuggestionsUpdate {
-    suggestions: Vec<PromptSuggestion> = "suggestions", required with support::skip_invalid_items, check serde_json::Value;
+    suggestions: Vec<PromptSuggestion> = "suggestions", required with support::skip_invalid_items, check Vec<serde_json::Value>;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 

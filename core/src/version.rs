@@ -1,0 +1,273 @@
+//! Which ACP versions a connection speaks, and the one `initialize`
+//! negotiates: the rule of the official SDKs' protocol routers (TypeScript
+//! `agentProtocolRouter`), once for every binding.
+//!
+//! - A side that speaks only v1 (the default) negotiates nothing: every
+//!   message is checked against v1, as before v2 existed; the client and
+//!   the agent settle the version in their `initialize` handlers.
+//! - An agent that speaks v2 selects, for a client requesting version `n`,
+//!   v2 when `n >= 2`, else v1 when it speaks v1 (and `n >= 1`); no such
+//!   version is -32022 (Unsupported protocol version). A `protocolVersion`
+//!   that is not an integer in 0..=65535 is -32602. The selection stands for
+//!   the connection's life: a repeated `initialize` on v2 that asks for less
+//!   than 2 is -32600.
+//! - A client that speaks v2 and sends `initialize` for `n >= 2` checks
+//!   what it sends as v2 from then on; the agent's answer settles it (an
+//!   agent answering 1 turns the connection to v1, if the client speaks it).
+//! - Until `initialize` settles it, a connection checks as its lowest
+//!   version.
+
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use serde::Deserialize;
+
+use crate::error::RequestError;
+use crate::host::Side;
+
+/// ACP version 1.
+pub const V1: u16 = 1;
+/// ACP version 2 (draft).
+pub const V2: u16 = 2;
+
+/// The method that negotiates the version (the same name in v1 and v2).
+const INITIALIZE: &str = crate::schema::v2::method::INITIALIZE;
+
+/// Which ACP versions a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProtocolVersions {
+    v1: bool,
+    v2: bool,
+}
+
+impl ProtocolVersions {
+    /// Version 1 only: the default; nothing is negotiated by the engine.
+    pub const V1: Self = Self { v1: true, v2: false };
+    /// The version 2 draft only.
+    pub const V2: Self = Self { v1: false, v2: true };
+    /// Both: an agent serves each client the version it asks for (a v1/v2
+    /// router); a client asks for v2 and falls back to v1 if the agent does.
+    pub const V1_AND_V2: Self = Self { v1: true, v2: true };
+
+    /// The versions in `versions` (1 and 2 are known; None if it holds
+    /// another, or nothing).
+    pub fn from_list(versions: &[u16]) -> Option<Self> {
+        let mut speaks = Self { v1: false, v2: false };
+        for &version in versions {
+            match version {
+                V1 => speaks.v1 = true,
+                V2 => speaks.v2 = true,
+                _ => return None,
+            }
+        }
+        (speaks.v1 || speaks.v2).then_some(speaks)
+    }
+
+    /// Whether `version` is one of them.
+    pub fn speaks(self, version: u16) -> bool {
+        (version == V1 && self.v1) || (version == V2 && self.v2)
+    }
+
+    /// The versions, lowest first.
+    pub fn list(self) -> Vec<u16> {
+        [V1, V2]
+            .into_iter()
+            .filter(|&version| self.speaks(version))
+            .collect()
+    }
+
+    fn lowest(self) -> u16 {
+        if self.v1 {
+            V1
+        } else {
+            V2
+        }
+    }
+
+    /// The version an agent speaking these selects for a client that
+    /// requests `requested`; None: none fits.
+    pub fn select(self, requested: u16) -> Option<u16> {
+        if self.v2 && requested >= V2 {
+            Some(V2)
+        } else if self.v1 && (requested >= V1 || !self.v2) {
+            Some(V1)
+        } else {
+            None
+        }
+    }
+}
+
+impl Default for ProtocolVersions {
+    fn default() -> Self {
+        Self::V1
+    }
+}
+
+/// The version a connection speaks now (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Negotiation {
+    speaks: ProtocolVersions,
+    /// The version `initialize` selected; 0 until then.
+    selected: AtomicU16,
+}
+
+/// What the engine reads of `initialize` params and its result.
+#[derive(Deserialize)]
+struct VersionOnly {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: serde_json::Value,
+}
+
+/// `protocolVersion` in `text`: Some(Ok(n)) for a valid version, Some(Err)
+/// for an invalid one, None when it is absent (or `text` is no object).
+fn protocol_version(text: Option<&str>) -> Option<Result<u16, ()>> {
+    let read: VersionOnly = serde_json::from_str(text?).ok()?;
+    Some(
+        read.protocol_version
+            .as_u64()
+            .and_then(|version| u16::try_from(version).ok())
+            .ok_or(()),
+    )
+}
+
+impl Negotiation {
+    pub fn new(speaks: ProtocolVersions) -> Self {
+        Self {
+            speaks,
+            selected: AtomicU16::new(0),
+        }
+    }
+
+    /// The version messages are checked as now.
+    pub fn current(&self) -> u16 {
+        match self.selected.load(Ordering::Acquire) {
+            0 => self.speaks.lowest(),
+            selected => selected,
+        }
+    }
+
+    /// The version an inbound request to `side` is checked as; an agent's
+    /// `initialize` selects it first (or fails as the module docs say).
+    pub fn inbound_request(
+        &self,
+        side: Side,
+        method: &str,
+        params: Option<&str>,
+    ) -> Result<u16, RequestError> {
+        if side == Side::Agent && method == INITIALIZE && self.speaks.v2 {
+            self.select_for_client(params)?;
+        }
+        Ok(self.current())
+    }
+
+    fn select_for_client(&self, params: Option<&str>) -> Result<(), RequestError> {
+        let requested = match protocol_version(params) {
+            Some(Ok(requested)) => requested,
+            // Absent: the schema check names the missing property.
+            None => return Ok(()),
+            Some(Err(())) => {
+                return Err(RequestError::invalid_params()
+                    .with_message_detail("initialize.protocolVersion must be a valid ACP protocol version"))
+            }
+        };
+        let previous = self.selected.load(Ordering::Acquire);
+        if previous == V2 && requested < V2 {
+            return Err(RequestError::invalid_request()
+                .with_message_detail("a repeated initialize must request the version already selected"));
+        }
+        if previous != 0 {
+            return Ok(());
+        }
+        match self.speaks.select(requested) {
+            Some(selected) => {
+                self.selected.store(selected, Ordering::Release);
+                Ok(())
+            }
+            None => Err(RequestError::unsupported_protocol_version(
+                requested,
+                &self.speaks.list(),
+            )),
+        }
+    }
+
+    /// The version an outbound request from `side` is checked as; a client's
+    /// `initialize` asking for v2 turns the connection to v2 (the answer
+    /// settles it: [`Self::initialize_answered`]).
+    pub fn outbound_request(&self, side: Side, method: &str, params: Option<&str>) -> u16 {
+        if side == Side::Client && method == INITIALIZE && self.speaks.v2 {
+            if let Some(Ok(requested)) = protocol_version(params) {
+                if let Some(selected) = self.speaks.select(requested) {
+                    self.selected.store(selected, Ordering::Release);
+                }
+            }
+        }
+        self.current()
+    }
+
+    /// Whether the client must read the answer to its `method` request
+    /// ([`Self::initialize_answered`]).
+    pub fn settles(&self, side: Side, method: &str) -> bool {
+        side == Side::Client && method == INITIALIZE && self.speaks.v2
+    }
+
+    /// The agent answered the client's `initialize` with `result`: the
+    /// version it names, if the client speaks it, is the connection's.
+    pub fn initialize_answered(&self, result: &str) {
+        if let Some(Ok(answered)) = protocol_version(Some(result)) {
+            if self.speaks.speaks(answered) {
+                self.selected.store(answered, Ordering::Release);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::codes;
+
+    #[test]
+    fn an_agent_selects_as_the_official_router_does() {
+        assert_eq!(ProtocolVersions::V1_AND_V2.select(2), Some(V2));
+        assert_eq!(ProtocolVersions::V1_AND_V2.select(7), Some(V2));
+        assert_eq!(ProtocolVersions::V1_AND_V2.select(1), Some(V1));
+        assert_eq!(ProtocolVersions::V1_AND_V2.select(0), None);
+        assert_eq!(ProtocolVersions::V2.select(1), None);
+        // v1 alone keeps the legacy fallback: every client gets v1.
+        assert_eq!(ProtocolVersions::V1.select(0), Some(V1));
+        assert_eq!(ProtocolVersions::V1.select(2), Some(V1));
+    }
+
+    #[test]
+    fn initialize_settles_the_agents_version_once() {
+        let agent = Negotiation::new(ProtocolVersions::V1_AND_V2);
+        assert_eq!(agent.current(), V1);
+        let v2 = Some(r#"{"protocolVersion":2,"info":{"name":"c","version":"1"}}"#);
+        assert_eq!(agent.inbound_request(Side::Agent, INITIALIZE, v2), Ok(V2));
+        let v1 = Some(r#"{"protocolVersion":1}"#);
+        let repeat = agent.inbound_request(Side::Agent, INITIALIZE, v1).unwrap_err();
+        assert_eq!(repeat.code, codes::INVALID_REQUEST);
+        assert_eq!(agent.current(), V2);
+
+        let v2_only = Negotiation::new(ProtocolVersions::V2);
+        let refused = v2_only.inbound_request(Side::Agent, INITIALIZE, v1).unwrap_err();
+        assert_eq!(refused.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            refused.data,
+            Some(serde_json::json!({"requested": 1, "supported": [2]}))
+        );
+        let invalid = v2_only
+            .inbound_request(Side::Agent, INITIALIZE, Some(r#"{"protocolVersion":"2"}"#))
+            .unwrap_err();
+        assert_eq!(invalid.code, codes::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_client_asking_for_v2_falls_back_to_what_the_agent_answers() {
+        let client = Negotiation::new(ProtocolVersions::V1_AND_V2);
+        let asked = client.outbound_request(Side::Client, INITIALIZE, Some(r#"{"protocolVersion":2}"#));
+        assert_eq!(asked, V2);
+        assert!(client.settles(Side::Client, INITIALIZE));
+        client.initialize_answered(r#"{"protocolVersion":1,"agentCapabilities":{}}"#);
+        assert_eq!(client.current(), V1);
+    }
+}
