@@ -155,7 +155,10 @@ class Connection:
     RequestError answers -32603), notifications to ``on_notification`` (one
     at a time, in arrival order). With ``side`` :attr:`Side.AGENT` or
     :attr:`Side.CLIENT` the engine checks ACP messages both ways
-    (``unstable``: the unstable protocol's methods too). ``unchecked_methods``:
+    (``unstable``: the unstable protocol's methods too; ``protocol_versions``:
+    the ACP versions it speaks, ``(1,)`` by default, ``(1, 2)`` to serve or
+    ask for the version 2 draft too, negotiated at ``initialize``: see
+    :attr:`protocol_version`). ``unchecked_methods``:
     methods outside the schema it sends and receives as they are, unchecked
     (the legacy ``session/set_model``, methods of a newer schema).
     ``on_invalid_notification(method, error)`` hears of every notification
@@ -172,6 +175,7 @@ class Connection:
         max_message_size: Optional[int] = None,
         limits: Optional[Limits] = None,
         unstable: bool = False,
+        protocol_versions: Sequence[int] = (1,),
         unchecked_methods: Sequence[str] = (),
         on_invalid_notification: Optional[InvalidNotificationHandler] = None,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
@@ -187,6 +191,7 @@ class Connection:
             "side": Side(side).value,
             "max_message_size": max_message_size,
             "unstable": unstable,
+            "protocol_versions": list(protocol_versions),
             "unchecked_methods": list(unchecked_methods),
         }
         if limits is not None:
@@ -316,6 +321,14 @@ class Connection:
     @property
     def close_reason(self) -> Optional[str]:
         return self._close_reason or self._native.close_reason
+
+    @property
+    def protocol_version(self) -> int:
+        """The ACP version the connection speaks now: the lowest of
+        ``protocol_versions`` until ``initialize`` selects one (an agent's
+        ``initialize`` handler already sees the selected version; a client,
+        once the answer arrived)."""
+        return int(self._native.protocol_version)
 
     @property
     def pending_requests(self) -> Mapping[int, "asyncio.Future[Any]"]:

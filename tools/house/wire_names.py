@@ -26,9 +26,10 @@ OTHER_PROTOCOL = {("core/src/mcp.rs", "initialize")}
 
 def wire_names() -> set[str]:
     names = set()
-    for schema in ("schema.json", "schema.unstable.json"):
-        defs = json.loads((ROOT / "schema/v1" / schema).read_text())["$defs"]
-        names |= {d["x-method"] for d in defs.values() if "x-method" in d}
+    for version in ("v1", "v2"):
+        for schema in ("schema.json", "schema.unstable.json"):
+            defs = json.loads((ROOT / "schema" / version / schema).read_text())["$defs"]
+            names |= {d["x-method"] for d in defs.values() if "x-method" in d}
     return names
 
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use acp_engine::host::{self, HostConnection, HostOptions, Side};
-use acp_engine::{Protocol, RequestError, SpawnOptions, Transport, UncheckedMethods};
+use acp_engine::{Protocol, ProtocolVersions, RequestError, SpawnOptions, Transport, UncheckedMethods};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -65,7 +65,7 @@ fn json_bytes(bytes: &[u8]) -> PyResult<String> {
 const DRAIN_CHUNK: usize = 64;
 
 /// A connection's settings, from the dict the package passes (`side`,
-/// `max_message_size`, `unstable`, `unchecked_methods`, the limits `max_in_flight_requests`,
+/// `max_message_size`, `unstable`, `protocol_versions`, `unchecked_methods`, the limits `max_in_flight_requests`,
 /// `max_buffered_bytes`, `output_stall_timeout_ms`; absent or None: the
 /// default).
 fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
@@ -95,6 +95,14 @@ fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
         if unstable.extract::<bool>()? {
             options.protocol = Protocol::Unstable;
         }
+    }
+    if let Some(versions) = settings.get_item("protocol_versions")?.filter(|v| !v.is_none()) {
+        let versions = versions.extract::<Vec<u16>>()?;
+        options.protocol_versions = ProtocolVersions::from_list(&versions).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "protocol_versions must name 1, 2 or both, not {versions:?}"
+            ))
+        })?;
     }
     if let Some(methods) = settings.get_item("unchecked_methods")?.filter(|v| !v.is_none()) {
         options.unchecked_methods = UncheckedMethods::new(methods.extract::<Vec<String>>()?);
@@ -324,6 +332,11 @@ impl NativeConnection {
     #[getter]
     fn close_reason(&self) -> Option<String> {
         self.host.close_reason()
+    }
+
+    #[getter]
+    fn protocol_version(&self) -> u16 {
+        self.host.protocol_version()
     }
 
     #[getter]

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// A client of the ACP version 2 draft, on the official TypeScript SDK's
+// `experimental/v2` API: what acp-engine's v2 agents are tested against.
+//
+// Usage: node v2-client.mjs <agent command> [agent args...]
+//
+// initialize asking for version 2, session/new, one "Hello" turn (v2's
+// prompt is acknowledged with a messageId; the turn's text and its end come
+// as session updates: agent_message_chunk, then a state_update to idle with
+// stopReason end_turn), then EOF on the agent's stdin. Passes when the
+// agent answered version 2, the turn said something and ended with
+// end_turn, and the agent exits by itself (status 0) within 2 s. Prints
+// "v2 ok" on success.
+
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+
+import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+
+import { traced } from "./trace.mjs";
+
+const log = (...args) => console.error("[v2-client]", ...args);
+const fail = (why) => {
+  console.error(`FAIL: ${why}`);
+  process.exit(1);
+};
+
+const argv = process.argv.slice(2);
+if (argv.length === 0) {
+  console.error("usage: v2-client.mjs <agent command> [agent args...]");
+  process.exit(2);
+}
+
+const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+agentProc.stdin.on("error", () => {});
+const agentExited = new Promise((resolve) => {
+  agentProc.on("exit", (code, signal) => resolve({ code, signal }));
+  agentProc.on("error", (err) => resolve({ error: err.message }));
+});
+
+const stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
+try {
+  await acp.client({ name: "v2-client" }).connectWith(stream, async (agent) => {
+    const init = await agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      info: { name: "v2-client", version: "1.0.0" },
+      capabilities: {},
+    });
+    if (init.protocolVersion !== 2) fail(`initialize: protocolVersion ${JSON.stringify(init.protocolVersion)}`);
+    await agent.buildSession(process.cwd()).withSession(async (session) => {
+      const ack = await session.prompt("Hello");
+      if (typeof ack.messageId !== "string") fail(`prompt: no messageId in ${JSON.stringify(ack)}`);
+      const text = await session.readTextUntilIdle();
+      if (text.length === 0) fail("prompt: no agent text before the session went idle");
+      log(`agent said ${JSON.stringify(text)}`);
+    });
+  });
+} catch (err) {
+  fail(`${err instanceof acp.RequestError ? `JSON-RPC error ${err.code}: ` : ""}${err?.message ?? err}`);
+}
+
+agentProc.stdin.end();
+const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
+const exit = await agentExited;
+clearTimeout(timer);
+if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
+console.log("v2 ok");
