@@ -6,6 +6,8 @@
 #   4. node:test suite against the INSTALLED package (test/*.test.mjs), and
 #      the official SDK's own tests (official-tests/run.mjs)
 #   5. tsc --noEmit --strict on the examples (and compile them, for 6)
+#   5b. a real agent from npm (claude-agent-acp) with the package as its SDK
+#      through npm overrides: transcripts equal to the official SDK's (drop-in/)
 #   6. interop rows with the Node peers (interop/run.sh with
 #      ACP_CLIENT_node / ACP_AGENT_node; the Rust examples too when
 #      target/debug/examples/{client,agent} are built)
@@ -144,6 +146,17 @@ if (cd "$official" && { npm ci --no-audit --no-fund >"$tmp/official-ci.log" 2>&1
   fi
 else
   cat "$tmp/official-ci.log" >&2; fail "npm ci (official-tests)"
+fi
+
+# A real 2.x program from npm with our package as its SDK, through npm
+# `overrides` (drop-in/run.mjs): its transcripts under the official clients
+# must be the official SDK's. The clients come from interop/ts.
+if bash "$root/interop/setup.sh" >"$tmp/interop-setup.log" 2>&1 &&
+  node "$node_dir/drop-in/run.mjs" "$packs/$tarball" >"$tmp/drop-in.log" 2>&1; then
+  pass "claude-agent-acp on acp-engine (drop-in): $(tail -n 1 "$tmp/drop-in.log")"
+else
+  cat "$tmp/interop-setup.log" "$tmp/drop-in.log" | tail -n 40 >&2
+  fail "claude-agent-acp on acp-engine (drop-in): $(tail -n 1 "$tmp/drop-in.log" 2>/dev/null)"
 fi
 
 if [[ -z "${ACP_NODE_SKIP_INTEROP:-}" ]]; then

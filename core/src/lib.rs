@@ -41,6 +41,7 @@ mod handler;
 pub mod host;
 pub mod legacy;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod message;
 mod method_check;
 mod permission_cancel;

@@ -87,11 +87,12 @@ export class RequestError extends Error {
 }
 
 /** An error thrown by the addon: engine errors carry a numeric `code` (and
- * `data`), anything else (a bad argument) is passed on as it is. */
+ * their `data` as JSON text, `dataJson`), anything else (a bad argument) is
+ * passed on as it is. */
 export function fromNativeError(error: unknown): unknown {
   if (error instanceof Error && typeof (error as { code?: unknown }).code === "number") {
-    const { code, data } = error as Error & { code: number; data?: unknown };
-    return new RequestError(code, error.message, data);
+    const { code, dataJson } = error as Error & { code: number; dataJson?: string };
+    return new RequestError(code, error.message, dataJson === undefined ? undefined : JSON.parse(dataJson));
   }
   return error;
 }

@@ -9,8 +9,8 @@ function tagOf(value: unknown, key: string): unknown {
   return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 }
 
-/** The checks of the stable or the unstable schema. */
-export function narrowing(unstable: boolean) {
+/** The checks of the stable or the unstable schema of ACP `version`. */
+export function narrowing(version: number, unstable: boolean) {
   const valid = (definition: string, value: unknown): boolean => {
     let json: string | undefined;
     try {
@@ -18,7 +18,7 @@ export function narrowing(unstable: boolean) {
     } catch {
       return false;
     }
-    return json !== undefined && guardCheck(unstable, definition, json) === true;
+    return json !== undefined && guardCheck(version, unstable, definition, json) === true;
   };
   return {
     /** `value[key]` is `tag`, and `value` a valid `definition`. */

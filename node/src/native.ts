@@ -18,3 +18,5 @@ export const EVENT_KINDS = loaded.engineEventKinds();
 /** Whether JSON text is a valid definition (a union with a catch-all
  * variant) of the stable or unstable schema; null for any other definition. */
 export const guardCheck = loaded.guardCheck;
+/** Throws the engine's RequestError for the first MCP server an ACP v2 agent cannot accept. */
+export const checkSupportedMcpServers = loaded.checkSupportedMcpServers;

@@ -29,6 +29,8 @@ export interface ByteStreamHost {
 export interface OpenOptions {
   /** Unchecked methods besides the stream's own `uncheckedMethods` (the app API: `*`). */
   uncheckedMethods?: readonly string[];
+  /** The ACP versions the connection speaks (default: 1), selected at `initialize`. */
+  protocolVersions?: readonly number[];
 }
 
 export type Opener = (side: Side, unstable: boolean, wake: () => void, host: ByteStreamHost, open?: OpenOptions) => NativeConnection;
@@ -107,6 +109,7 @@ export function settings(side: Side, unstable: boolean, options: StreamOptions |
     maxBufferedBytes: limits?.maxBufferedBytes,
     outputStallTimeoutMs: limits?.outputStallTimeoutMs,
     uncheckedMethods: unchecked.length === 0 ? undefined : unchecked,
+    protocolVersions: open?.protocolVersions === undefined ? undefined : [...open.protocolVersions],
   };
 }
 

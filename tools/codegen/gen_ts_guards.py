@@ -70,8 +70,8 @@ def generate(
     ]
     reused = sorted(name for name, _ in extensible if name in shared)
     if reused:
-        out += ["// The stable schema's, as they are.", f'export {{ {", ".join(reused)} }} from "../guards.js";']
-    out += ["", f"const check = narrowing({'true' if unstable else 'false'});"]
+        out += ["// The shared schema's, as they are.", f'export {{ {", ".join(reused)} }} from "../guards.js";']
+    out += ["", f"const check = narrowing({schema.protocol_version}, {'true' if unstable else 'false'});"]
     for name, u in own:
         out += namespace(name, u)
     return "\n".join(out) + "\n"

@@ -138,7 +138,8 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
         f'import type {{ MessageStream, Stream }} from "{up}/streams.js";',
         f'import {{ AgentSide, ClientSide, type HandlerTable, type MaybePromise, type RequestContext }} from "{up}/sides.js";',
         f'import type {{ RequestError }} from "{up}/errors.js";',
-        f'import type {{ TerminalHandle }} from "{up}/terminal.js";',
+        *([f'import type {{ TerminalHandle }} from "{up}/terminal.js";']
+          if any(m.result in HANDLE_RESULTS for m in schema.methods) else []),
         f'import {{ AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext }} from "{up}/app/app.js";',
         f'import type {{ AgentConnection, AgentContext, ClientConnection, ClientContext }} from "{up}/app/context.js";',
         f'import type {{ AppOptions, ParamsParser }} from "{up}/app/options.js";',
@@ -244,6 +245,7 @@ def app_classes(schema: ir.Schema) -> list[str]:
         "",
         "const APP_PROTOCOL: AppProtocol = {",
         f"  unstable: {unstable},",
+        f"  protocolVersion: {schema.protocol_version},",
         "  methods,",
         "  emptyResults: EMPTY_RESULT_METHODS,",
         "  idempotentMethods: new Set([methods.agent.session.close, methods.agent.session.delete]),",

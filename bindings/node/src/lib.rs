@@ -31,7 +31,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_engine::host::{runtime, HostConnection, HostOptions, Side};
-use acp_engine::{Protocol, RequestError, RequestId, SpawnOptions, Transport, UncheckedMethods};
+use acp_engine::{
+    Protocol, ProtocolVersions, RequestError, RequestId, SpawnOptions, Transport, UncheckedMethods,
+};
 use napi::bindgen_prelude::{Buffer, FromNapiValue, Function, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
@@ -92,6 +94,8 @@ pub struct NativeSettings {
     pub output_stall_timeout_ms: Option<u32>,
     /// Methods outside the ACP schema sent and received as they are, unchecked.
     pub unchecked_methods: Option<Vec<String>>,
+    /// The ACP versions spoken (1, 2 or both; default 1), selected at `initialize`.
+    pub protocol_versions: Option<Vec<u32>>,
 }
 
 /// Spawn options from JS.
@@ -160,6 +164,15 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
     if let Some(methods) = &settings.unchecked_methods {
         options.unchecked_methods = UncheckedMethods::new(methods.iter().cloned());
     }
+    if let Some(versions) = &settings.protocol_versions {
+        let listed: Vec<u16> = versions.iter().map(|&v| u16::try_from(v).unwrap_or(0)).collect();
+        options.protocol_versions = ProtocolVersions::from_list(&listed).ok_or_else(|| {
+            Error::new(
+                Status::InvalidArg,
+                format!("acp-engine: protocolVersions must name 1, 2 or both, not {versions:?}"),
+            )
+        })?;
+    }
     Ok(options)
 }
 
@@ -185,10 +198,23 @@ pub struct EngineEventKinds {
 }
 
 /// Whether `json` is a valid `definition` (a union with a catch-all variant) of the stable
-/// or unstable schema: the narrowing guards' check. Null for any other definition.
+/// or unstable schema of ACP `version`: the narrowing guards' check. Null for any other
+/// definition.
 #[napi]
-pub fn guard_check(unstable: bool, definition: String, json: String) -> Option<bool> {
-    acp_engine::schema::guard_check(unstable, &definition, &json)
+pub fn guard_check(version: u32, unstable: bool, definition: String, json: String) -> Option<bool> {
+    let version = u16::try_from(version).ok()?;
+    acp_engine::schema::guard_check(version, unstable, &definition, &json)
+}
+
+/// Throws the -32602 `RequestError` for the first of `servers` (JSON: `McpServer[]` or null)
+/// an ACP v2 agent advertising `capabilities` (JSON: `McpCapabilities` or null) cannot
+/// accept (`acp_engine::mcp_servers`).
+#[napi]
+pub fn check_supported_mcp_servers(env: Env, servers: String, capabilities: String) -> Result<()> {
+    let parse =
+        |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or(serde_json::Value::Null);
+    acp_engine::mcp_servers::check_supported_mcp_servers(&parse(&servers), &parse(&capabilities))
+        .map_err(|error| errors::request_error(&env, &error))
 }
 
 /// The event kinds.
@@ -582,6 +608,12 @@ impl NativeConnection {
         self.stop_reading();
         self.end_input();
         self.waker.release();
+    }
+
+    /// The ACP version the connection speaks now (selected at `initialize`).
+    #[napi(getter)]
+    pub fn protocol_version(&self) -> u32 {
+        self.connection.protocol_version().into()
     }
 
     /// The spawned agent's process id.

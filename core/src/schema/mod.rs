@@ -100,15 +100,18 @@ pub mod v2_unstable;
 #[allow(dead_code, unused_imports)]
 pub(crate) mod v2_unstable;
 
-/// Whether `text` (JSON) is a valid `definition` of the stable (or `unstable`) schema, for
-/// the definitions holding a union with a catch-all variant: what the packages' narrowing
-/// guards (`CreateElicitationRequest.isForm()` in Node) check a value's payload with, by
-/// the rules the engine checks the wire with. `None` for any other definition.
-pub fn guard_check(unstable: bool, definition: &str, text: &str) -> Option<bool> {
-    if unstable {
-        v1_unstable::is_valid_extensible(definition, text)
-    } else {
-        v1::is_valid_extensible(definition, text)
+/// Whether `text` (JSON) is a valid `definition` of the stable (or `unstable`) schema of
+/// ACP `version` (1, or 2 for the draft), for the definitions holding a union with a
+/// catch-all variant: what the packages' narrowing guards (`CreateElicitationRequest.isForm()`
+/// in Node) check a value's payload with, by the rules the engine checks the wire with.
+/// `None` for any other definition, or version.
+pub fn guard_check(version: u16, unstable: bool, definition: &str, text: &str) -> Option<bool> {
+    match (version, unstable) {
+        (crate::version::V1, false) => v1::is_valid_extensible(definition, text),
+        (crate::version::V1, true) => v1_unstable::is_valid_extensible(definition, text),
+        (crate::version::V2, false) => v2::is_valid_extensible(definition, text),
+        (crate::version::V2, true) => v2_unstable::is_valid_extensible(definition, text),
+        _ => None,
     }
 }
 
@@ -120,23 +123,27 @@ mod guard_tests {
     fn a_guard_checks_the_whole_value_of_its_definition() {
         let accept = r#"{"action":"accept","content":{"name":"Ada"}}"#;
         assert_eq!(
-            guard_check(false, "CreateElicitationResponse", accept),
+            guard_check(1, false, "CreateElicitationResponse", accept),
             Some(true)
         );
         let malformed = r#"{"action":"accept","content":{"bad":{"nested":1}}}"#;
         assert_eq!(
-            guard_check(false, "CreateElicitationResponse", malformed),
+            guard_check(1, false, "CreateElicitationResponse", malformed),
             Some(false)
         );
         assert_eq!(
-            guard_check(false, "CreateElicitationResponse", "not json"),
+            guard_check(1, false, "CreateElicitationResponse", "not json"),
             Some(false)
         );
         // Only the definitions holding a union with a catch-all variant.
-        assert_eq!(guard_check(false, "SessionId", r#""s""#), None);
+        assert_eq!(guard_check(1, false, "SessionId", r#""s""#), None);
         // Unstable ones only with `unstable`.
         let anchor = r#"{"type":"_vendor"}"#;
-        assert_eq!(guard_check(false, "CursorAnchor", anchor), None);
-        assert_eq!(guard_check(true, "CursorAnchor", anchor), Some(true));
+        assert_eq!(guard_check(1, false, "CursorAnchor", anchor), None);
+        assert_eq!(guard_check(1, true, "CursorAnchor", anchor), Some(true));
+        // v2's own shapes: a state update is v2's.
+        let idle = r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}"#;
+        assert_eq!(guard_check(2, false, "SessionUpdate", idle), Some(true));
+        assert_eq!(guard_check(3, false, "SessionUpdate", idle), None);
     }
 }

@@ -28,8 +28,10 @@ interface Registered<H> {
 }
 
 const WILDCARD = "*";
-/** The engine's name for "every method outside the schema" (`UncheckedMethods::ALL`). */
-const ALL_UNCHECKED = { uncheckedMethods: ["*"] };
+/** The engine's name for "every method outside the schema" (`UncheckedMethods::ALL`):
+ * methods outside the schema are custom methods, as in the official SDK 2.x, sent and
+ * received unchecked (the schema's own methods are still checked). */
+export const ALL_UNCHECKED = { uncheckedMethods: ["*"] };
 
 /** A stream, or the other side's app to connect to in memory. */
 export type ConnectTarget<Peer> = Stream | MessageStream | Peer;
@@ -85,7 +87,7 @@ export abstract class AppBase<Peer extends object> {
   /** @internal A handler's view of the peer. */
   protected abstract peerContext(dispatcher: Dispatcher, requestId?: string | number): object;
   /** @internal The handle `connect` returns. */
-  protected abstract connection(dispatcher: Dispatcher): AcpConnection;
+  abstract connection(dispatcher: Dispatcher): AcpConnection;
   /** @internal Notifications the side consumes before the user's handlers. */
   protected routeNotification(_dispatcher: Dispatcher, _method: string, _params: unknown): void {}
   /** @internal Whether a request may be served yet. */
@@ -93,42 +95,50 @@ export abstract class AppBase<Peer extends object> {
   /** @internal A request was answered. */
   protected answered(_dispatcher: Dispatcher, _method: string): void {}
 
+  /** @internal Handles a request of the connection `dispatcher` runs. */
+  handleRequest(dispatcher: Dispatcher, method: string, params: unknown, context: RequestContext): unknown {
+    this.admit(dispatcher, method);
+    const entry = this.#requests.get(method) ?? this.#requests.get(WILDCARD);
+    if (entry === undefined) throw RequestError.methodNotFound(method);
+    const parsed = this.parse(entry, params);
+    const handlerContext = {
+      method,
+      params: parsed,
+      requestId: context.requestId,
+      signal: context.signal,
+      [this.peerKey]: this.peerContext(dispatcher, context.requestId),
+    };
+    return this.respond(dispatcher, method, context.signal, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
+  }
+
+  /** @internal Handles a notification of the connection `dispatcher` runs. */
+  handleNotification(dispatcher: Dispatcher, method: string, params: unknown): undefined {
+    this.routeNotification(dispatcher, method, params);
+    const entry = this.#notifications.get(method) ?? this.#notifications.get(WILDCARD);
+    if (entry === undefined) return undefined;
+    try {
+      const parsed = this.parse(entry, params);
+      const context = { method, params: parsed, signal: dispatcher.controller.signal, [this.peerKey]: this.peerContext(dispatcher) };
+      // Handlers start in arrival order; an async one does not hold up the next message.
+      const result = (entry.handler as (c: unknown) => unknown)(context);
+      if (thenable(result)) Promise.resolve(result).catch((error: unknown) => logHandlerError("notification", method, error));
+    } catch (error) {
+      logHandlerError("notification", method, error);
+    }
+    return undefined;
+  }
+
   /** @internal Opens `stream` with this app's handlers. */
   protected open(stream: Stream | MessageStream): Dispatcher {
     // eslint-disable-next-line prefer-const
     let dispatcher: Dispatcher;
-    const onRequest = (method: string, params: unknown, context: RequestContext): unknown => {
-      this.admit(dispatcher, method);
-      const entry = this.#requests.get(method) ?? this.#requests.get(WILDCARD);
-      if (entry === undefined) throw RequestError.methodNotFound(method);
-      const parsed = this.parse(entry, params);
-      const handlerContext = {
-        method,
-        params: parsed,
-        requestId: context.requestId,
-        signal: context.signal,
-        [this.peerKey]: this.peerContext(dispatcher, context.requestId),
-      };
-      return this.respond(dispatcher, method, context.signal, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
-    };
-    const onNotification = (method: string, params: unknown): undefined => {
-      this.routeNotification(dispatcher, method, params);
-      const entry = this.#notifications.get(method) ?? this.#notifications.get(WILDCARD);
-      if (entry === undefined) return undefined;
-      try {
-        const parsed = this.parse(entry, params);
-        const context = { method, params: parsed, signal: dispatcher.controller.signal, [this.peerKey]: this.peerContext(dispatcher) };
-        // Handlers start in arrival order; an async one does not hold up the next message.
-        const result = (entry.handler as (c: unknown) => unknown)(context);
-        if (thenable(result)) Promise.resolve(result).catch((error: unknown) => logHandlerError("notification", method, error));
-      } catch (error) {
-        logHandlerError("notification", method, error);
-      }
-      return undefined;
-    };
-    // Methods outside the schema are custom methods, as in the official SDK 2.x:
-    // sent and received unchecked (the schema's own methods are still checked).
-    dispatcher = new Dispatcher(stream, this.side, this.protocol.unstable, onRequest, onNotification, undefined, ALL_UNCHECKED);
+    const onRequest = (method: string, params: unknown, context: RequestContext): unknown =>
+      this.handleRequest(dispatcher, method, params, context);
+    const onNotification = (method: string, params: unknown): undefined => this.handleNotification(dispatcher, method, params);
+    dispatcher = new Dispatcher(stream, this.side, this.protocol.unstable, onRequest, onNotification, undefined, {
+      ...ALL_UNCHECKED,
+      protocolVersions: [this.protocol.protocolVersion],
+    });
     return dispatcher;
   }
 
@@ -185,7 +195,7 @@ export abstract class AppBase<Peer extends object> {
   }
 
   /** @internal */
-  protected runConnectHandlers(connection: AcpConnection): void {
+  runConnectHandlers(connection: AcpConnection): void {
     for (const handler of this.connectHandlers) {
       let result: unknown;
       try {
@@ -226,6 +236,11 @@ export abstract class AppBase<Peer extends object> {
 
 /** The agent's side of the app API. */
 export class AgentAppBase<Peer extends object> extends AppBase<Peer> {
+  /** @internal The method table the app was made for (the protocol router reads it). */
+  get appProtocol(): AppProtocol {
+    return this.protocol;
+  }
+
   protected readonly side = Side.Agent;
   protected readonly peerKey = "client";
   readonly #initialized = new WeakSet<Dispatcher>();
@@ -244,7 +259,7 @@ export class AgentAppBase<Peer extends object> extends AppBase<Peer> {
     return new AgentContext(dispatcher, this.protocol, requestId);
   }
 
-  protected connection(dispatcher: Dispatcher): AcpConnection {
+  connection(dispatcher: Dispatcher): AcpConnection {
     return new AgentConnection(dispatcher, this.protocol);
   }
 
@@ -271,7 +286,7 @@ export class ClientAppBase<Peer extends object> extends AppBase<Peer> {
     return new ClientContext(dispatcher, this.protocol, requestId);
   }
 
-  protected connection(dispatcher: Dispatcher): AcpConnection {
+  connection(dispatcher: Dispatcher): AcpConnection {
     return new ClientConnection(dispatcher, this.protocol);
   }
 

@@ -81,6 +81,7 @@ export class AgentContext<
   /** Runs a command in a new client terminal; release the handle when done (`await using` does). */
   async createTerminal(params: { sessionId: string; command: string; [key: string]: unknown }, options?: SendRequestOptions): Promise<TerminalHandle> {
     const terminal = this.protocol.methods.client.terminal;
+    if (terminal === undefined) throw new Error("createTerminal: ACP v2 has no client terminals");
     const created = (await this.request(terminal.create, params, options)) as { terminalId: string };
     const calls: TerminalCalls = {
       terminalOutput: (p) => this.request(terminal.output, p) as never,

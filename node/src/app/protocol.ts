@@ -7,13 +7,16 @@ export interface MethodNames {
   agent: { session: { new: string; prompt: string; close: string; delete: string; update?: string } };
   client: {
     session: { update: string };
-    terminal: { create: string; output: string; waitForExit: string; kill: string; release: string };
+    /** v1 only: v2 has no client terminals. */
+    terminal?: { create: string; output: string; waitForExit: string; kill: string; release: string };
   };
 }
 
 export interface AppProtocol {
   /** Whether the engine lets the unstable methods through. */
   readonly unstable: boolean;
+  /** The ACP version the method table is of (1, or 2 for the draft). */
+  readonly protocolVersion: number;
   readonly methods: MethodNames;
   /** Requests whose `null` result reads as `{}`. */
   readonly emptyResults: ReadonlySet<string>;

@@ -9,7 +9,7 @@ import type * as schema from "./schema.js";
 
 export type * from "./schema.js";
 
-const check = narrowing(false);
+const check = narrowing(1, false);
 
 export type CreateElicitationRequest = schema.CreateElicitationRequest;
 

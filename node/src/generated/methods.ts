@@ -701,6 +701,7 @@ export class ClientSideConnection extends ClientSide {
 
 const APP_PROTOCOL: AppProtocol = {
   unstable: false,
+  protocolVersion: 1,
   methods,
   emptyResults: EMPTY_RESULT_METHODS,
   idempotentMethods: new Set([methods.agent.session.close, methods.agent.session.delete]),

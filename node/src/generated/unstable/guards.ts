@@ -8,10 +8,10 @@ import { narrowing } from "../../narrowing.js";
 import type * as schema from "./schema.js";
 
 export type * from "./schema.js";
-// The stable schema's, as they are.
+// The shared schema's, as they are.
 export { CreateElicitationRequest, CreateElicitationResponse, ElicitationPropertySchema, MultiSelectItems, StateUpdate } from "../guards.js";
 
-const check = narrowing(true);
+const check = narrowing(1, true);
 
 export type CursorAnchor = schema.CursorAnchor;
 

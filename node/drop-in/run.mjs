@@ -1,0 +1,139 @@
+// A real agent from npm on our package: @agentclientprotocol/claude-agent-acp
+// (pinned below; built on the official TypeScript SDK 2.4.0 and its v1/v2
+// router) installed twice, once as published and once with our package in
+// place of the SDK through an npm `overrides` entry, the one-line switch the
+// README documents. The official SDK's v1 client and its v2 client
+// (interop/ts/transcript-client.mjs) drive each through initialize,
+// session/new and a prompt, which without credentials ends in -32000
+// Authentication required. The two installs' transcripts must be the same:
+// the client's messages in the same order, the agent's the same set (their
+// interleaving is the agent's own timing), every uuid renumbered by first
+// appearance, keys sorted.
+//
+// Usage: node run.mjs <acp-engine tarball>   (last line: "N passed, M failed")
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const AGENT = "@agentclientprotocol/claude-agent-acp";
+const AGENT_VERSION = "0.101.0";
+const SDK = "@agentclientprotocol/sdk";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "../..");
+const tarball = process.argv[2];
+if (tarball === undefined) {
+  console.error("usage: node run.mjs <acp-engine tarball>");
+  process.exit(2);
+}
+const work = join(root, "target", "drop-in");
+let passed = 0;
+let failed = 0;
+const row = (name, problem) => {
+  if (problem === undefined) {
+    passed += 1;
+    console.log(`PASS ${name}`);
+  } else {
+    failed += 1;
+    console.log(`FAIL ${name}\n  | ${problem.split("\n").join("\n  | ")}`);
+  }
+};
+
+/** Installs the agent into `dir`, with `overrides` (ours) or as published. */
+function install(dir, ours) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const manifest = { name: `drop-in-${ours ? "ours" : "official"}`, private: true, dependencies: { [AGENT]: AGENT_VERSION } };
+  if (ours) {
+    manifest.dependencies["acp-engine"] = `file:${resolve(tarball)}`;
+    manifest.overrides = { [SDK]: "$acp-engine" };
+  }
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  // What stands in the SDK's place (its package.json: the official one exports no `./package.json`).
+  return JSON.parse(readFileSync(join(dir, "node_modules", SDK, "package.json"), "utf8")).name;
+}
+
+/** The transcript of one run of the official client `version` against the agent in `dir`. */
+function transcript(dir, version) {
+  const home = mkdtempSync(join(tmpdir(), "drop-in-home-"));
+  try {
+    const output = execFileSync(
+      "node",
+      [join(root, "interop", "ts", "transcript-client.mjs"), version, "node", join(dir, "node_modules", AGENT, "dist", "index.js")],
+      // No user settings; IS_SANDBOX: the agent's CLI refuses to skip permission prompts as root otherwise.
+      { cwd: here, encoding: "utf8", timeout: 90_000, env: { ...process.env, HOME: home, IS_SANDBOX: "1" } },
+    );
+    return output.trim().split("\n").map((line) => JSON.parse(line));
+  } finally {
+    rmSync(home, { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+function canonical(value) {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical(value[key])]));
+  }
+  return value;
+}
+
+/** Each line as canonical JSON text, uuids renumbered by first appearance. */
+function normalize(lines) {
+  const seen = new Map();
+  return lines.map((line) =>
+    JSON.stringify(canonical(line)).replace(UUID, (uuid) => {
+      if (!seen.has(uuid)) seen.set(uuid, `<uuid ${seen.size}>`);
+      return seen.get(uuid);
+    }),
+  );
+}
+
+function differences(official, ours) {
+  const [a, b] = [normalize(official), normalize(ours)];
+  const sent = (lines) => lines.filter((line) => line.startsWith('{"dir":"->"'));
+  const received = (lines) => lines.filter((line) => line.startsWith('{"dir":"<-"')).sort();
+  const ends = (lines) => lines.filter((line) => line.startsWith('{"end"'));
+  for (const [what, pick] of [["sent", sent], ["received", received], ["end", ends]]) {
+    const [x, y] = [pick(a), pick(b)];
+    for (let i = 0; i < Math.max(x.length, y.length); i += 1) {
+      if (x[i] !== y[i]) return `${what} #${i}:\n official: ${(x[i] ?? "(none)").slice(0, 400)}\n ours:     ${(y[i] ?? "(none)").slice(0, 400)}`;
+    }
+  }
+  if (!a.some((line) => line.includes("Authentication required"))) return "the runs did not end in Authentication required";
+  return undefined;
+}
+
+const official = join(work, "official");
+const ours = join(work, "ours");
+let installed = true;
+for (const [dir, isOurs] of [[official, false], [ours, true]]) {
+  try {
+    const name = install(dir, isOurs);
+    const want = isOurs ? "acp-engine" : SDK;
+    row(`install ${AGENT}@${AGENT_VERSION} (${SDK} is ${name})`, name === want ? undefined : `expected ${want}`);
+  } catch (error) {
+    installed = false;
+    row(`install ${AGENT}@${AGENT_VERSION}${isOurs ? " with our package as its SDK" : ""}`, String(error.message ?? error));
+  }
+}
+if (installed) {
+  for (const version of ["v1", "v2"]) {
+    let problem;
+    try {
+      problem = differences(transcript(official, version), transcript(ours, version));
+    } catch (error) {
+      problem = String(error.message ?? error);
+    }
+    row(`${AGENT} on acp-engine: the official ${version} client's transcript is the official SDK's`, problem);
+  }
+}
+// The installs take 800 MB; kept only to look into a failure.
+if (failed === 0) rmSync(work, { recursive: true, force: true });
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
