@@ -29,16 +29,18 @@ function official(script) {
   return join(TS, script);
 }
 
-/** interop/ts/dual-agent.mjs on our package: its import lines changed, nothing else. */
-function oursDualAgent() {
-  const text = readFileSync(official("dual-agent.mjs"), "utf8");
+/** An interop/ts program on our package: its SDK import lines changed, nothing else. */
+function ours(script) {
+  const text = readFileSync(official(script), "utf8");
   const rewritten = text.replaceAll('from "@agentclientprotocol/sdk', 'from "acp-engine');
   const changed = text.split("\n").filter((line, i) => line !== rewritten.split("\n")[i]);
-  assert.ok(changed.length === 2 && changed.every((line) => line.startsWith("import ")), "only import lines change");
-  const file = join(programs, "dual-agent.mjs");
-  writeFileSync(file, rewritten);
-  return file;
+  assert.ok(changed.length > 0 && changed.every((line) => line.startsWith("import ")), "only import lines change");
+  writeFileSync(join(programs, script), rewritten);
+  // What it imports beside it, as it is.
+  writeFileSync(join(programs, "trace.mjs"), readFileSync(official("trace.mjs")));
+  return join(programs, script);
 }
+const oursDualAgent = () => ours("dual-agent.mjs");
 
 /** An agent of the v2 app API alone, in a process of its own. */
 function v2OnlyAgent() {
@@ -55,7 +57,8 @@ v2.agent({ name: "v2-only" })
 }
 
 function drive(client, agent) {
-  return execFileSync(process.execPath, [official(client), process.execPath, agent], {
+  const program = client.startsWith("/") ? client : official(client);
+  return execFileSync(process.execPath, [program, process.execPath, agent], {
     encoding: "utf8",
     timeout: 60_000,
     env: { ...process.env, ACP_INTEROP_TRACE: "" },
@@ -68,6 +71,12 @@ test("the official v2 client gets v2 from a router on our package", () => {
 
 test("the official v1 client gets v1 from the same router", () => {
   assert.equal(drive("readme-client.mjs", oursDualAgent()).split("\n").at(-1), "readme ok");
+});
+
+test("the official v2 client program runs on our package: against our router and the official one", () => {
+  const client = ours("v2-client.mjs");
+  assert.equal(drive(client, oursDualAgent()).split("\n").at(-1), "v2 ok");
+  assert.equal(drive(client, official("dual-agent.mjs")).split("\n").at(-1), "v2 ok");
 });
 
 test("our v2 client app drives the official router agent in v2", async () => {

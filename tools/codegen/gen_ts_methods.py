@@ -142,6 +142,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
           if any(m.result in HANDLE_RESULTS for m in schema.methods) else []),
         f'import {{ AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext }} from "{up}/app/app.js";',
         f'import type {{ AgentConnection, AgentContext, ClientConnection, ClientContext }} from "{up}/app/context.js";',
+        *([f'import type {{ ActiveSessionV2 }} from "{up}/app/session-v2.js";'] if schema.protocol_version >= 2 else []),
         f'import type {{ AppOptions, ParamsParser }} from "{up}/app/options.js";',
         f'import type {{ AppProtocol }} from "{up}/app/protocol.js";',
         'import type * as schema from "./schema.js";',
@@ -256,8 +257,10 @@ def app_classes(schema: ir.Schema) -> list[str]:
     ]
     for side, peer in (("agent", "client"), ("client", "agent")):
         S, P = side.capitalize(), peer.capitalize()
-        ctx = f"{S}Context<{P}Requests, {P}Notifications>"
-        conn = f"{S}Connection<{P}Requests, {P}Notifications>"
+        # v2's turns end with an idle state update: its client gets v2's sessions.
+        session = ", ActiveSessionV2" if side == "client" and schema.protocol_version >= 2 else ""
+        ctx = f"{S}Context<{P}Requests, {P}Notifications{session}>"
+        conn = f"{S}Connection<{P}Requests, {P}Notifications{session}>"
         out += [
             "",
             f"/** What an {side} request handler gets: `method`, `params`, `requestId`, `signal`, and `{peer}` to call the {peer}. */",

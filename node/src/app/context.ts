@@ -8,7 +8,8 @@ import { ERROR_CODES } from "../generated/tables.js";
 import { TerminalHandle, type TerminalCalls } from "../terminal.js";
 import type { AppProtocol } from "./protocol.js";
 import type { SendRequestOptions } from "./options.js";
-import { SessionBuilder, SessionUpdateRouter, type NewSessionRequestLike, type SessionCalls } from "./session.js";
+import { SessionBuilder, type ActiveSession } from "./session.js";
+import { SessionUpdateRouter, type NewSessionRequestLike, type SessionCalls } from "./session-queue.js";
 
 /** A request map: wire method -> its params and result types. */
 export type RequestMap = Record<string, { params: unknown; result: unknown }>;
@@ -105,19 +106,19 @@ export function sessionRouterOf(dispatcher: Dispatcher): SessionUpdateRouter {
 export class ClientContext<
   PeerRequests extends RequestMap = RequestMap,
   PeerNotifications extends NotificationMap = NotificationMap,
+  Session = ActiveSession,
 > extends AcpContext<PeerRequests, PeerNotifications> {
   /** A builder for a session: `cwd` alone, or a whole `session/new` request. */
-  buildSession(cwdOrRequest: string | NewSessionRequestLike): SessionBuilder {
+  buildSession(cwdOrRequest: string | NewSessionRequestLike): SessionBuilder<NewSessionRequestLike, Session> {
     const request = typeof cwdOrRequest === "string" ? { cwd: cwdOrRequest, mcpServers: [] } : cwdOrRequest;
-    const session = this.protocol.methods.agent.session;
     const calls: SessionCalls = {
       request: (method, params, options) => this.request(method, params, options),
       sessionRouter: sessionRouterOf(this.dispatcher),
       connectionSignal: this.dispatcher.controller.signal,
-      sessionNewMethod: session.new,
-      sessionPromptMethod: session.prompt,
+      methods: this.protocol.methods.agent,
+      protocolVersion: this.protocol.protocolVersion,
     };
-    return new SessionBuilder(calls, request);
+    return new SessionBuilder<NewSessionRequestLike, Session>(calls, request);
   }
 }
 
@@ -159,8 +160,12 @@ export class AgentConnection<PeerRequests extends RequestMap = RequestMap, PeerN
 }
 
 /** A client app's connection: `agent` calls the agent. */
-export class ClientConnection<PeerRequests extends RequestMap = RequestMap, PeerNotifications extends NotificationMap = NotificationMap> extends AcpConnection {
-  readonly agent: ClientContext<PeerRequests, PeerNotifications>;
+export class ClientConnection<
+  PeerRequests extends RequestMap = RequestMap,
+  PeerNotifications extends NotificationMap = NotificationMap,
+  Session = ActiveSession,
+> extends AcpConnection {
+  readonly agent: ClientContext<PeerRequests, PeerNotifications, Session>;
 
   /** @internal */
   constructor(dispatcher: Dispatcher, protocol: AppProtocol) {

@@ -4,7 +4,12 @@
 import type { HandlerTable } from "../sides.js";
 
 export interface MethodNames {
-  agent: { session: { new: string; prompt: string; close: string; delete: string; update?: string } };
+  agent: {
+    session: { new: string; prompt: string; close: string; delete: string; setConfigOption?: string; update?: string };
+    /** v2 only: cancelling one tool call or terminal. */
+    toolCall?: { cancel: string };
+    terminal?: { cancel: string };
+  };
   client: {
     session: { update: string };
     /** v1 only: v2 has no client terminals. */

@@ -8,6 +8,7 @@ import { AgentSide, ClientSide, type HandlerTable, type MaybePromise, type Reque
 import type { RequestError } from "../../errors.js";
 import { AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext } from "../../app/app.js";
 import type { AgentConnection, AgentContext, ClientConnection, ClientContext } from "../../app/context.js";
+import type { ActiveSessionV2 } from "../../app/session-v2.js";
 import type { AppOptions, ParamsParser } from "../../app/options.js";
 import type { AppProtocol } from "../../app/protocol.js";
 import type * as schema from "./schema.js";
@@ -737,14 +738,14 @@ export function agent(options?: AppOptions): AgentApp {
 }
 
 /** What an client request handler gets: `method`, `params`, `requestId`, `signal`, and `agent` to call the agent. */
-export type ClientRequestContext<Params> = RequestHandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications> };
+export type ClientRequestContext<Params> = RequestHandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications, ActiveSessionV2> };
 /** What an client notification handler gets. */
-export type ClientNotificationContext<Params> = HandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications> };
+export type ClientNotificationContext<Params> = HandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications, ActiveSessionV2> };
 export type ClientRequestHandler<Params, Response> = (context: ClientRequestContext<Params>) => MaybePromise<Response>;
 export type ClientNotificationHandler<Params> = (context: ClientNotificationContext<Params>) => MaybePromise<void>;
 export type ClientRequestMethod = keyof ClientRequests & string;
 export type ClientNotificationMethod = keyof ClientNotifications & string;
-export type ClientConnectHandler = (connection: ClientConnection<AgentRequests, AgentNotifications>) => MaybePromise<void>;
+export type ClientConnectHandler = (connection: ClientConnection<AgentRequests, AgentNotifications, ActiveSessionV2>) => MaybePromise<void>;
 
 /**
  * A client app (the official SDK 2.x's `client()`): handlers registered by ACP method name;
@@ -756,12 +757,12 @@ export class ClientApp extends ClientAppBase<AgentApp> {
   }
 
   /** Serves this app on `target`: a stream, or a agent app (in memory). */
-  connect(target: Stream | MessageStream | AgentApp): ClientConnection<AgentRequests, AgentNotifications> {
-    return this.connectTo(target) as ClientConnection<AgentRequests, AgentNotifications>;
+  connect(target: Stream | MessageStream | AgentApp): ClientConnection<AgentRequests, AgentNotifications, ActiveSessionV2> {
+    return this.connectTo(target) as ClientConnection<AgentRequests, AgentNotifications, ActiveSessionV2>;
   }
 
   /** Connects for the lifetime of `op`, then closes; rejects if the connection closes first. */
-  connectWith<T>(target: Stream | MessageStream | AgentApp, op: (agent: ClientContext<AgentRequests, AgentNotifications>) => MaybePromise<T>): Promise<T> {
+  connectWith<T>(target: Stream | MessageStream | AgentApp, op: (agent: ClientContext<AgentRequests, AgentNotifications, ActiveSessionV2>) => MaybePromise<T>): Promise<T> {
     return this.runWith(target, op);
   }
 
