@@ -103,6 +103,28 @@ pub mod validate {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<bool, RequestError> {
+        message_in(
+            crate::version::V1,
+            protocol,
+            unchecked,
+            receiver,
+            notification,
+            method,
+            params,
+        )
+    }
+
+    /// [`message`] in ACP `version` (1, or 2 for the draft): what a
+    /// connection that negotiated that version checks.
+    pub fn message_in(
+        version: u16,
+        protocol: Protocol,
+        unchecked: &UncheckedMethods,
+        receiver: Receiver,
+        notification: bool,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<bool, RequestError> {
         // The protocol's own notification, which both sides take.
         if notification && method == crate::CANCEL_REQUEST_METHOD {
             return crate::from_raw::<crate::schema::CancelRequestNotification>(params)
@@ -110,7 +132,7 @@ pub mod validate {
                 .map_err(RequestError::from);
         }
         check(
-            crate::version::V1,
+            version,
             protocol,
             unchecked,
             receiver,

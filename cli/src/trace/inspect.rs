@@ -11,6 +11,7 @@ use acp_engine::error::codes;
 use acp_engine::message::{classify, Inbound};
 use acp_engine::schema::{self as v1, method, SessionId, SessionUpdate};
 use acp_engine::validate::{self, Protocol, Receiver};
+use acp_engine::version::{V1, V2};
 use acp_engine::{from_raw, legacy, RawJson, RequestError, RequestId, UncheckedMethods};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -98,6 +99,18 @@ pub struct Inspector {
     /// By the direction the request went, and its id.
     open: HashMap<(Direction, RequestId), Open>,
     sessions: HashMap<SessionId, Session>,
+    /// The ACP version the agent's answer to `initialize` named (1 until then).
+    version: Option<u16>,
+}
+
+/// `protocolVersion` of `initialize` params or its result, when it is one.
+fn protocol_version(json: Option<&serde_json::value::RawValue>) -> Option<u16> {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: u16,
+    }
+    parse::<Versioned>(json).map(|v| v.protocol_version)
 }
 
 impl Inspector {
@@ -106,7 +119,7 @@ impl Inspector {
         match classify(line) {
             Inbound::Request { id, method, params } => self.request(direction, id, method, params, at),
             Inbound::Notification { method, params } => self.notification(direction, method, params),
-            Inbound::Response { id, outcome } => self.response(direction, id, outcome.is_err(), at),
+            Inbound::Response { id, outcome } => self.response(direction, id, outcome, at),
             Inbound::Invalid { id, error } => Finding {
                 kind: Some(Kind::Invalid),
                 id: (id != RequestId::Null).then_some(id),
@@ -132,7 +145,19 @@ impl Inspector {
             id: Some(id.clone()),
             ..Finding::default()
         };
-        check(&mut finding, direction, false, &method, params.as_deref());
+        // A client asking for the version 2 draft sends v2's initialize.
+        let mut version = self.version();
+        if method == method::INITIALIZE && protocol_version(params.as_deref()).is_some_and(|v| v >= V2) {
+            version = V2;
+        }
+        check(
+            &mut finding,
+            version,
+            direction,
+            false,
+            &method,
+            params.as_deref(),
+        );
         let session = session_of(&method, params.as_deref());
         if let Some(session) = &session {
             let turns = self.sessions.entry(session.clone()).or_default();
@@ -166,9 +191,18 @@ impl Inspector {
             kind: Some(Kind::Notification),
             ..Finding::default()
         };
-        check(&mut finding, direction, true, &method, params.as_deref());
+        check(
+            &mut finding,
+            self.version(),
+            direction,
+            true,
+            &method,
+            params.as_deref(),
+        );
         finding.session = session_of(&method, params.as_deref());
-        if method == method::SESSION_UPDATE && direction == Direction::AgentToClient {
+        // v1's turns end with the prompt's answer; v2's with an idle state update, which may
+        // come after it.
+        if method == method::SESSION_UPDATE && direction == Direction::AgentToClient && self.version() == V1 {
             if let Some(update) = parse::<v1::SessionNotification>(params.as_deref()) {
                 self.check_turn(&update, &mut finding);
             }
@@ -203,7 +237,19 @@ impl Inspector {
         }
     }
 
-    fn response(&mut self, direction: Direction, id: RequestId, failed: bool, at: Instant) -> Finding {
+    /// The version messages are checked as: what `initialize` settled, else 1.
+    fn version(&self) -> u16 {
+        self.version.unwrap_or(V1)
+    }
+
+    fn response(
+        &mut self,
+        direction: Direction,
+        id: RequestId,
+        outcome: Result<RawJson, RequestError>,
+        at: Instant,
+    ) -> Finding {
+        let failed = outcome.is_err();
         let mut finding = Finding {
             kind: Some(if failed { Kind::Error } else { Kind::Response }),
             id: Some(id.clone()),
@@ -230,6 +276,11 @@ impl Inspector {
                 _ => {}
             }
         }
+        if open.method == method::INITIALIZE && direction == Direction::AgentToClient {
+            if let Some(answered) = outcome.ok().and_then(|result| protocol_version(Some(&result))) {
+                self.version = Some(answered);
+            }
+        }
         finding.latency = Some(at.saturating_duration_since(open.at));
         finding.method = Some(open.method);
         finding.session = open.session;
@@ -237,10 +288,11 @@ impl Inspector {
     }
 }
 
-/// The receiving side's schema check: the stable protocol, else the
-/// unstable one (then noted); problems if neither accepts.
+/// The receiving side's schema check in ACP `version`: the stable
+/// protocol, else the unstable one (then noted); problems if neither accepts.
 fn check(
     finding: &mut Finding,
+    version: u16,
     direction: Direction,
     notification: bool,
     method: &str,
@@ -252,11 +304,26 @@ fn check(
         finding.legacy = true;
         return;
     }
-    let Err(stable) = validate::message(Protocol::Stable, &none, receiver, notification, method, params)
-    else {
+    let Err(stable) = validate::message_in(
+        version,
+        Protocol::Stable,
+        &none,
+        receiver,
+        notification,
+        method,
+        params,
+    ) else {
         return;
     };
-    match validate::message(Protocol::Unstable, &none, receiver, notification, method, params) {
+    match validate::message_in(
+        version,
+        Protocol::Unstable,
+        &none,
+        receiver,
+        notification,
+        method,
+        params,
+    ) {
         Ok(_) => finding.unstable = true,
         Err(error) => finding.problems.push(Problem {
             rule: if error.code == codes::METHOD_NOT_FOUND {
