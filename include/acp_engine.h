@@ -393,6 +393,26 @@ typedef enum {
 } acp_transport;
 
 /*
+ The values of `acp_options::protocol_versions`.
+ */
+typedef enum {
+  /*
+   Version 1 only (what 0 means too).
+   */
+  ACP_PROTOCOL_VERSIONS_V1 = 1,
+  /*
+   The version 2 draft only: a v1 client's `initialize` is answered
+   -32022 (Unsupported protocol version).
+   */
+  ACP_PROTOCOL_VERSIONS_V2 = 2,
+  /*
+   Both: an agent serves each client the version it asks for; a client
+   asking for 2 follows the agent's answer.
+   */
+  ACP_PROTOCOL_VERSIONS_V1_AND_V2 = 3,
+} acp_protocol_versions;
+
+/*
  A connection to a peer. Opaque; every function on it may be called from
  any thread, except that `acp_connection_free` must be the last call. The
  pointer callbacks receive is the same one the constructor returned.
@@ -485,6 +505,13 @@ typedef struct {
    connections).
    */
   const char *const *unchecked_methods;
+  /*
+   The ACP versions this connection speaks: an `acp_protocol_versions`
+   (0: the default, version 1 only). With version 2, `initialize`
+   selects the version (`acp_connection_protocol_version`) and every
+   later message is checked against it, both ways.
+   */
+  uint32_t protocol_versions;
 } acp_options;
 
 /*
@@ -899,6 +926,14 @@ acp_result acp_connection_wait_closed(const acp_connection *connection, int32_t 
  The process id of the peer `acp_connection_spawn` started, or -1.
  */
 int64_t acp_connection_pid(const acp_connection *connection);
+
+/*
+ The ACP version the connection speaks now: 1, or 2 once `initialize`
+ selected the version 2 draft (see `acp_options::protocol_versions`); an
+ agent's `initialize` handler already sees the selected version, a
+ client once the answer arrived. 0 for a NULL connection.
+ */
+uint16_t acp_connection_protocol_version(const acp_connection *connection);
 
 /*
  True once the connection is closing or closed (later sends fail).

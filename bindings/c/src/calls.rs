@@ -438,6 +438,17 @@ pub unsafe extern "C" fn acp_connection_pid(connection: *const acp_connection) -
     })
 }
 
+/// The ACP version the connection speaks now: 1, or 2 once `initialize`
+/// selected the version 2 draft (see `acp_options::protocol_versions`); an
+/// agent's `initialize` handler already sees the selected version, a
+/// client once the answer arrived. 0 for a NULL connection.
+#[no_mangle]
+pub unsafe extern "C" fn acp_connection_protocol_version(connection: *const acp_connection) -> u16 {
+    guard_value(0, || {
+        connection_arg(connection).map_or(0, |c| c.host.protocol_version())
+    })
+}
+
 /// True once the connection is closing or closed (later sends fail).
 #[no_mangle]
 pub unsafe extern "C" fn acp_connection_is_closed(connection: *const acp_connection) -> bool {

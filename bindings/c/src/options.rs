@@ -1,7 +1,7 @@
 //! A connection's settings as C gives them, and what they mean to the engine.
 
 use acp_engine::host::{HostOptions, Side};
-use acp_engine::{Protocol, UncheckedMethods};
+use acp_engine::{Protocol, ProtocolVersions, UncheckedMethods};
 use std::ffi::{c_char, c_int};
 use std::mem::{offset_of, size_of};
 use std::ptr;
@@ -80,6 +80,25 @@ pub struct acp_options {
     /// outlive that call (nor `acp_server_start`, for a server's
     /// connections).
     pub unchecked_methods: *const *const c_char,
+    /// The ACP versions this connection speaks: an `acp_protocol_versions`
+    /// (0: the default, version 1 only). With version 2, `initialize`
+    /// selects the version (`acp_connection_protocol_version`) and every
+    /// later message is checked against it, both ways.
+    pub protocol_versions: u32,
+}
+
+/// The values of `acp_options::protocol_versions`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum acp_protocol_versions {
+    /// Version 1 only (what 0 means too).
+    ACP_PROTOCOL_VERSIONS_V1 = 1,
+    /// The version 2 draft only: a v1 client's `initialize` is answered
+    /// -32022 (Unsupported protocol version).
+    ACP_PROTOCOL_VERSIONS_V2 = 2,
+    /// Both: an agent serves each client the version it asks for; a client
+    /// asking for 2 follows the agent's answer.
+    ACP_PROTOCOL_VERSIONS_V1_AND_V2 = 3,
 }
 
 impl Default for acp_options {
@@ -95,6 +114,7 @@ impl Default for acp_options {
             max_buffered_bytes: 0,
             output_stall_timeout_ms: 0,
             unchecked_methods: ptr::null(),
+            protocol_versions: 0,
         }
     }
 }
@@ -178,6 +198,17 @@ impl acp_options {
             ));
         }
         options.unchecked_methods = self.unchecked_methods()?;
+        options.protocol_versions = match self.protocol_versions {
+            0 | 1 => ProtocolVersions::V1,
+            2 => ProtocolVersions::V2,
+            3 => ProtocolVersions::V1_AND_V2,
+            other => {
+                return Err(Failure::new(
+                    ACP_ERR_INVALID_ARGUMENT,
+                    format!("options->protocol_versions is {other}, not an acp_protocol_versions"),
+                ))
+            }
+        };
         Ok(options)
     }
 
