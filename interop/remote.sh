@@ -8,7 +8,8 @@
 # (AcpServer); a bearer token checked before any agent starts; malformed
 # frames and bodies; a client that vanishes mid-turn (its agent process is
 # stopped); a server killed mid-request (the pending request fails at once);
-# a slow reader; `acp-engine trace` in front of a remote agent. Expects target/debug/acp-engine,
+# a slow reader; `acp-engine trace` in front of a remote agent; the official
+# v2 client through serve (v2 and dual-version agents). Expects target/debug/acp-engine,
 # the Rust examples and the C library built, and interop/setup.sh run; the
 # Python, Node, Go and Kotlin rows join when their suites left their
 # examples built (target/python-venv, target/node-app, target/go-bin,
@@ -111,6 +112,25 @@ official_rows "official Python agent"
 if [[ -x "$our_py" ]]; then
   serve ours-py -- "$our_py" "$root/python/examples/agent.py"
   official_rows "acp-engine (Python) agent"
+fi
+
+# The ACP v2 draft through serve: the official SDK's v2 client over each
+# transport, against its own dual-version agent (its protocol router) and
+# ours (the engine selects the version at initialize).
+v2_row() {
+  local name="$1"; shift
+  if timeout 60 "$@" >"$work/row.out" 2>&1 && grep -qx "v2 ok" "$work/row.out"; then pass "$name"
+  else fail "$name" "$work/row.out"; fi
+}
+v2_rows() {
+  v2_row "official TypeScript v2 client (WebSocket) -> serve -> $1" node "$here/ts/v2-client.mjs" "$ws_url"
+  v2_row "official TypeScript v2 client (Streamable HTTP) -> serve -> $1" node "$here/ts/v2-client.mjs" "$http_url"
+}
+serve ts-dual -- node "$here/ts/dual-agent.mjs"
+v2_rows "official TypeScript dual-version agent"
+if [[ -x "$our_py" ]]; then
+  serve ours-py-dual -- "$our_py" "$root/python/tests/peers/dual_version_agent.py"
+  v2_rows "acp-engine (Python) dual-version agent"
 fi
 
 # Our clients in every language (their example clients take a URL) against

@@ -3,14 +3,16 @@
 // `experimental/v2` API: what acp-engine's v2 agents are tested against.
 //
 // Usage: node v2-client.mjs <agent command> [agent args...]
+//        node v2-client.mjs ws://HOST:PORT/acp | http://HOST:PORT/acp
 //
 // initialize asking for version 2, session/new, one "Hello" turn (v2's
 // prompt is acknowledged with a messageId; the turn's text and its end come
 // as session updates: agent_message_chunk, then a state_update to idle with
 // stopReason end_turn), then EOF on the agent's stdin. Passes when the
 // agent answered version 2, the turn said something and ended with
-// end_turn, and the agent exits by itself (status 0) within 2 s. Prints
-// "v2 ok" on success.
+// end_turn, and (a local agent) the agent exits by itself (status 0)
+// within 2 s. A URL is reached with the SDK's WebSocket or Streamable HTTP
+// stream. Prints "v2 ok" on success.
 
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -31,14 +33,32 @@ if (argv.length === 0) {
   process.exit(2);
 }
 
-const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-agentProc.stdin.on("error", () => {});
-const agentExited = new Promise((resolve) => {
-  agentProc.on("exit", (code, signal) => resolve({ code, signal }));
-  agentProc.on("error", (err) => resolve({ error: err.message }));
-});
+/** The official SDK's stream to a remote agent: WebSocket, or Streamable HTTP. */
+async function remoteStream(url) {
+  if (/^https?:/.test(url)) {
+    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
+    return createHttpStream(url);
+  }
+  const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
+  const { WebSocket } = await import("ws");
+  return createWebSocketStream(url, { WebSocket });
+}
 
-const stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
+const remote = /^(wss?|https?):\/\//.test(argv[0]);
+let agentProc;
+let agentExited;
+let stream;
+if (remote) {
+  stream = traced(await remoteStream(argv[0]), log);
+} else {
+  agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  agentProc.stdin.on("error", () => {});
+  agentExited = new Promise((resolve) => {
+    agentProc.on("exit", (code, signal) => resolve({ code, signal }));
+    agentProc.on("error", (err) => resolve({ error: err.message }));
+  });
+  stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
+}
 try {
   await acp.client({ name: "v2-client" }).connectWith(stream, async (agent) => {
     const init = await agent.request(acp.methods.agent.initialize, {
@@ -59,9 +79,12 @@ try {
   fail(`${err instanceof acp.RequestError ? `JSON-RPC error ${err.code}: ` : ""}${err?.message ?? err}`);
 }
 
-agentProc.stdin.end();
-const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
-const exit = await agentExited;
-clearTimeout(timer);
-if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
+if (!remote) {
+  agentProc.stdin.end();
+  const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
+  const exit = await agentExited;
+  clearTimeout(timer);
+  if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
+}
 console.log("v2 ok");
+process.exit(0);
