@@ -135,6 +135,9 @@ test("v2's guards check v2's shapes, and the unstable entry point has v2's unsta
   assert.equal(v2.PROTOCOL_VERSION, 2);
   assert.equal(v2.methods.agent.toolCall.cancel, "tool_call/cancel");
   assert.equal(v2Unstable.methods.agent.session.fork, "session/fork");
+  // A custom variant's own required properties are checked too.
+  assert.equal(v2.AuthMethod.isCustom({ type: "_vendor", methodId: "m", name: "Vendor" }), true);
+  assert.equal(v2.AuthMethod.isCustom({ type: "_vendor", name: "Vendor" }), false);
   assert.equal(v2.methods.agent.session.fork, undefined);
 });
 

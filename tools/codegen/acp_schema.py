@@ -247,10 +247,13 @@ class AbsentVariant:
 
 @dataclass
 class OtherVariant:
-    """The catch-all variant (any tag string not listed), whose content is free-form."""
+    """The catch-all variant (any tag string not listed), whose content is free-form but for
+    ``required``: the properties (besides the tag) it must have, each with what its value must
+    be (``"string"``, or ``"any"``)."""
 
     title: str
     doc: str = ""
+    required: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -749,6 +752,20 @@ class _Loader:
                                    variants, embedded_in=name))
         return UnionPart(union_name, part_field, f"The part of this object that is one of {len(refs)} shapes.")
 
+    def catch_all_required(self, b: dict, tag: str) -> list[tuple[str, str]]:
+        """A catch-all variant's required properties besides the tag: a string (or a string
+        identifier) must be a string; anything else is only required."""
+        props = b.get("properties") or {}
+        required = []
+        for wire in b.get("required") or []:
+            if wire == tag:
+                continue
+            node = props.get(wire) or {}
+            ref = node.get("$ref") and _ref_name(node["$ref"]) or _single_allof_ref(node)
+            target = self.defs_raw.get(ref, {}) if ref else node
+            required.append((wire, "string" if target.get("type") == "string" and "const" not in target else "any"))
+        return required
+
     def add_tagged_variant(self, u: TaggedUnion, name: str, b: dict) -> None:
         tag = u.tag
         owner = u.embedded_in or name
@@ -773,7 +790,7 @@ class _Loader:
             # A catch-all: any other tag value, free-form content.
             if u.other is not None:
                 raise SchemaError(f"{name}: more than one catch-all variant")
-            u.other = OtherVariant(camel(b.get("title") or "other"), bdoc)
+            u.other = OtherVariant(camel(b.get("title") or "other"), bdoc, self.catch_all_required(b, tag))
             if u.embedded_in and ("anyOf" in b or "oneOf" in b or props):
                 self.notes.append(
                     f"{name}: the catch-all `{tag}` variant keeps only the `{tag}` value; its other "
@@ -971,6 +988,9 @@ def _references(node: object) -> set[str]:
     """Every definition name a definition (or a part of one) refers to."""
     if isinstance(node, Ref):
         return {node.name}
+    if isinstance(node, UnionPart):
+        # An object's union part is a definition of its own, which may differ.
+        return {node.union}
     if isinstance(node, (list, tuple)):
         return set().union(*(_references(item) for item in node)) if node else set()
     if isinstance(node, dict):

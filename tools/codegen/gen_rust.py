@@ -607,10 +607,14 @@ class RustEmitter:
             else:
                 arms.append(f"Some({rust_str(v.tag)}) => support::from_map(map).map(Self::{vname}),")
         if other_name:
+            # The catch-all's own required properties (v2's custom auth methods need a methodId).
+            required = ", ".join(f"({rust_str(wire)}, {'true' if kind == 'string' else 'false'})"
+                                 for wire, kind in u.other.required)
+            check = f"support::check_required({'map' if embedded else '&map'}, &[{required}])?;" if required else ""
             if embedded:
-                arms.append(f"Some(other) => Ok(Self::{other_name}(other.to_owned())),")
+                arms.append(f"Some(other) => {{ {check} Ok(Self::{other_name}(other.to_owned())) }},")
             else:
-                arms.append(f"Some(_) => Ok(Self::{other_name}(support::restore(map, {tag}, tag))),")
+                arms.append(f"Some(_) => {{ {check} Ok(Self::{other_name}(support::restore(map, {tag}, tag))) }},")
         if absent_name:
             arms.append(f"_ => Ok(Self::{absent_name}),")
         elif default_name:

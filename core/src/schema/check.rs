@@ -549,6 +549,16 @@ mod tests {
                 v2::TOOL_CALL_CANCEL,
                 json!({"sessionId": "s", "toolCallId": "call-1"}),
             ),
+            // Catch-all variants with required properties of their own.
+            (
+                v2::SESSION_UPDATE,
+                json!({"sessionId": "s", "update": {"sessionUpdate": "available_commands_update", "availableCommands": [
+                    {"type": "_vendor", "name": "deploy", "description": "Ship it"}]}}),
+            ),
+            (
+                v2::SESSION_SET_CONFIG_OPTION,
+                json!({"sessionId": "s", "configId": "c", "type": "_vendor", "value": {"level": 2}}),
+            ),
         ]
     }
 

@@ -72,6 +72,14 @@ impl<'de> Fields<'de> {
         self.0.iter().any(|(name, _)| name == key)
     }
 
+    /// Property `key`'s raw JSON text.
+    pub(crate) fn raw(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, raw)| raw.as_ref())
+    }
+
     /// Reads `T` from the buffered properties.
     pub(crate) fn read<T: de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         T::deserialize(FieldsDeserializer { fields: &self.0 })

@@ -145,5 +145,17 @@ mod guard_tests {
         let idle = r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}"#;
         assert_eq!(guard_check(2, false, "SessionUpdate", idle), Some(true));
         assert_eq!(guard_check(3, false, "SessionUpdate", idle), None);
+        // A catch-all variant's own required properties: v2's custom auth method needs a
+        // string methodId and name.
+        let custom = |json: &str| guard_check(2, false, "AuthMethod", json);
+        assert_eq!(
+            custom(r#"{"type":"_vendor","methodId":"m","name":"Vendor"}"#),
+            Some(true)
+        );
+        assert_eq!(custom(r#"{"type":"_vendor","name":"Vendor"}"#), Some(false));
+        assert_eq!(
+            custom(r#"{"type":"_vendor","methodId":7,"name":"Vendor"}"#),
+            Some(false)
+        );
     }
 }

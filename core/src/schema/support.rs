@@ -395,6 +395,27 @@ pub(crate) fn restore_in(map: &mut Fields<'_>, key: &str, tag: Option<Value>) {
     }
 }
 
+/// A catch-all variant's own required properties (`(name, must be a string)`): each
+/// present, and a string where the schema says so.
+pub(crate) fn check_required(
+    map: &Fields<'_>,
+    required: &[(&'static str, bool)],
+) -> Result<(), serde_json::Error> {
+    for &(key, string) in required {
+        match map.raw(key) {
+            None => return Err(de::Error::missing_field(key)),
+            // Raw text from serde_json is exact JSON: a string starts with its quote.
+            Some(raw) if string && !raw.trim_start().starts_with('"') => {
+                return Err(de::Error::custom(format_args!(
+                    "invalid type for `{key}`: expected a string"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Whether `map` has every one of `fields`.
 pub(crate) fn has_all(map: &Fields<'_>, fields: &[&str]) -> bool {
     fields.iter().all(|name| map.contains_key(name))

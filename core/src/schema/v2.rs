@@ -21,14 +21,14 @@ pub use super::v1::{
     CreateElicitationRequestMode, CreateElicitationResponse, CreateElicitationResponseAction,
     DeleteSessionRequest, DeleteSessionResponse, ElicitationCapabilities, ElicitationFormCapabilities,
     ElicitationId, ElicitationPropertySchema, ElicitationSchemaType, ElicitationSessionScope,
-    ElicitationUrlCapabilities, ElicitationUrlMode, EnumOption, EnvVariable, ExtNotification, ExtRequest,
-    ExtResponse, HttpHeader, IdleStateUpdateStopReason, Implementation, IntegerPropertySchema, MessageId,
+    ElicitationUrlCapabilities, EnumOption, EnvVariable, ExtNotification, ExtRequest, ExtResponse,
+    HttpHeader, IdleStateUpdateStopReason, Implementation, IntegerPropertySchema, MessageId,
     MultiSelectItems, MultiSelectPropertySchema, Notice, NoticeSeverity, NumberPropertySchema,
     PermissionOptionId, PlanId, ProtocolVersion, SelectedPermissionOutcome,
     SessionAdditionalDirectoriesCapabilities, SessionConfigBoolean, SessionConfigGroupId, SessionConfigId,
     SessionConfigSelectOption, SessionConfigValueId, SessionDeleteCapabilities, SessionId,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionRequestBoolean, StringMultiSelectItems, Terminal,
-    TerminalId, TitledMultiSelectItems, ToolCallId, UsageUpdate,
+    SetSessionConfigOptionRequestBoolean, StringMultiSelectItems, Terminal, TerminalId,
+    TitledMultiSelectItems, ToolCallId, UsageUpdate,
 };
 
 /// A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
@@ -2527,6 +2527,65 @@ impl From<ElicitationRequestScope> for ElicitationScope {
     }
 }
 
+/// URL-based elicitation mode where the client directs the user to a URL.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElicitationUrlMode {
+    /// The unique identifier for this elicitation.
+    #[serde(rename = "elicitationId")]
+    pub elicitation_id: ElicitationId,
+    /// The URL to direct the user to.
+    #[serde(rename = "url")]
+    pub url: String,
+    /// The part of this object that is one of 2 shapes.
+    #[serde(flatten)]
+    pub scope: ElicitationScope,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ElicitationUrlMode {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        elicitation_id: impl Into<ElicitationId>,
+        url: impl Into<String>,
+        scope: ElicitationScope,
+    ) -> Self {
+        Self {
+            elicitation_id: elicitation_id.into(),
+            url: url.into(),
+            scope,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ElicitationUrlMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Common {
+            #[serde(rename = "elicitationId")]
+            elicitation_id: ElicitationId,
+            #[serde(rename = "url")]
+            url: String,
+            #[serde(flatten)]
+            extra: Map<String, Value>,
+        }
+
+        let mut map = support::object(deserializer)?;
+        let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
+        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        Ok(Self {
+            elicitation_id: common.elicitation_id,
+            url: common.url,
+            scope,
+            extra: common.extra,
+        })
+    }
+}
+
+support::check_by_parse!(ElicitationUrlMode);
+
 /// Response to the `initialize` method.
 ///
 /// Contains the negotiated protocol version and agent capabilities.
@@ -3215,7 +3274,10 @@ impl support::TaggedUnion for AuthMethod {
         match tag.as_ref().and_then(Value::as_str) {
             Some("terminal") => support::from_map(map).map(Self::Terminal),
             Some("agent") => support::from_map(map).map(Self::Agent),
-            Some(_) => Ok(Self::Other(support::restore(map, "type", tag))),
+            Some(_) => {
+                support::check_required(&map, &[("methodId", true), ("name", true)])?;
+                Ok(Self::Other(support::restore(map, "type", tag)))
+            }
             _ => Err(support::bad_tag("type", tag.as_ref(), &["terminal", "agent"])),
         }
     }
@@ -3886,7 +3948,10 @@ impl support::TaggedUnion for AvailableCommand {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
             Some("command") => support::from_map(map).map(Self::Command),
-            Some(_) => Ok(Self::Other(support::restore(map, "type", tag))),
+            Some(_) => {
+                support::check_required(&map, &[("name", true), ("description", true)])?;
+                Ok(Self::Other(support::restore(map, "type", tag)))
+            }
             _ => Err(support::bad_tag("type", tag.as_ref(), &["command"])),
         }
     }
@@ -6424,7 +6489,10 @@ impl support::TaggedUnion for PlanUpdateContent {
         let tag = map.remove(Self::TAG);
         match tag.as_ref().and_then(Value::as_str) {
             Some("items") => support::from_map(map).map(Self::Items),
-            Some(_) => Ok(Self::Other(support::restore(map, "type", tag))),
+            Some(_) => {
+                support::check_required(&map, &[("planId", true)])?;
+                Ok(Self::Other(support::restore(map, "type", tag)))
+            }
             _ => Err(support::bad_tag("type", tag.as_ref(), &["items"])),
         }
     }
@@ -7856,6 +7924,89 @@ support::read_struct! { CancelTerminalRequest {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Request parameters for setting a session configuration option.
+///
+/// Agents MUST support this method for any session where they advertise config options.
+/// Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+/// configuration unchanged.
+///
+/// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
+///
+/// Params of the `session/set_config_option` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SetSessionConfigOptionRequest {
+    /// The ID of the session to set the configuration option for.
+    #[serde(rename = "sessionId")]
+    pub session_id: SessionId,
+    /// The ID of the configuration option to set.
+    #[serde(rename = "configId")]
+    pub config_id: SessionConfigId,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// The part of this object selected by its `type` property.
+    #[serde(flatten)]
+    pub kind: SetSessionConfigOptionRequestKind,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SetSessionConfigOptionRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        config_id: impl Into<SessionConfigId>,
+        kind: SetSessionConfigOptionRequestKind,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            config_id: config_id.into(),
+            meta: None,
+            kind,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Common {
+            #[serde(rename = "sessionId")]
+            session_id: SessionId,
+            #[serde(rename = "configId")]
+            config_id: SessionConfigId,
+            #[serde(rename = "_meta", default, deserialize_with = "support::lenient")]
+            meta: Option<Map<String, Value>>,
+            #[serde(flatten)]
+            extra: Map<String, Value>,
+        }
+
+        let mut map = support::object(deserializer)?;
+        let kind = SetSessionConfigOptionRequestKind::take_from(&mut map).map_err(D::Error::custom)?;
+        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        Ok(Self {
+            session_id: common.session_id,
+            config_id: common.config_id,
+            meta: common.meta,
+            kind,
+            extra: common.extra,
+        })
+    }
+}
+
+support::check_by_parse!(SetSessionConfigOptionRequest);
+
 /// The `type`-selected part of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SetSessionConfigOptionRequestKind {
@@ -7897,7 +8048,10 @@ impl SetSessionConfigOptionRequestKind {
         match tag.as_ref().and_then(Value::as_str) {
             Some("id") => support::take_payload(map, &["value"]).map(Self::Id),
             Some("boolean") => support::take_payload(map, &["value"]).map(Self::Boolean),
-            Some(other) => Ok(Self::Other(other.to_owned())),
+            Some(other) => {
+                support::check_required(map, &[("value", false)])?;
+                Ok(Self::Other(other.to_owned()))
+            }
             _ => Err(support::bad_tag("type", tag.as_ref(), &["id", "boolean"])),
         }
     }
@@ -8724,6 +8878,9 @@ pub(crate) fn is_valid_extensible(definition: &str, text: &str) -> Option<bool> 
         "RequestPermissionSubject" => serde_json::from_str::<RequestPermissionSubject>(text).is_ok(),
         "SessionConfigOption" => serde_json::from_str::<SessionConfigOption>(text).is_ok(),
         "SessionUpdate" => serde_json::from_str::<SessionUpdate>(text).is_ok(),
+        "SetSessionConfigOptionRequest" => {
+            serde_json::from_str::<SetSessionConfigOptionRequest>(text).is_ok()
+        }
         "StateUpdate" => serde_json::from_str::<StateUpdate>(text).is_ok(),
         "ToolCallContent" => serde_json::from_str::<ToolCallContent>(text).is_ok(),
         _ => return super::v1::is_valid_extensible(definition, text),

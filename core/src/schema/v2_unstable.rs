@@ -3292,7 +3292,10 @@ impl support::TaggedUnion for PlanUpdateContent {
             Some("items") => support::from_map(map).map(Self::Items),
             Some("file") => support::from_map(map).map(Self::File),
             Some("markdown") => support::from_map(map).map(Self::Markdown),
-            Some(_) => Ok(Self::Other(support::restore(map, "type", tag))),
+            Some(_) => {
+                support::check_required(&map, &[("planId", true)])?;
+                Ok(Self::Other(support::restore(map, "type", tag)))
+            }
             _ => Err(support::bad_tag(
                 "type",
                 tag.as_ref(),

@@ -9,7 +9,7 @@ import type * as schema from "./schema.js";
 
 export type * from "./schema.js";
 // The shared schema's, as they are.
-export { CreateElicitationRequest, CreateElicitationResponse, ElicitationPropertySchema, MultiSelectItems, SetSessionConfigOptionRequest } from "../guards.js";
+export { CreateElicitationRequest, CreateElicitationResponse, ElicitationPropertySchema, MultiSelectItems } from "../guards.js";
 
 const check = narrowing(2, false);
 
@@ -354,6 +354,24 @@ export const SessionUpdate = {
   /** A custom or future variant: a `sessionUpdate` no known variant has, with a valid payload. */
   isCustom(value: unknown): value is schema.SessionUpdate {
     return check.custom(value, "SessionUpdate", "sessionUpdate", ["user_message_chunk", "user_message", "agent_message_chunk", "agent_message", "agent_thought_chunk", "agent_thought", "state_update", "tool_call_content_chunk", "tool_call_update", "terminal_update", "terminal_output_chunk", "plan_update", "available_commands_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"]);
+  },
+};
+
+export type SetSessionConfigOptionRequest = schema.SetSessionConfigOptionRequest;
+
+/** Narrowing guards for `SetSessionConfigOptionRequest`'s variants (by `type`). */
+export const SetSessionConfigOptionRequest = {
+  /** The `id` variant, with a valid payload. */
+  isId(value: unknown): value is Extract<schema.SetSessionConfigOptionRequest, { type: "id" }> {
+    return check.tagged(value, "SetSessionConfigOptionRequest", "type", "id");
+  },
+  /** The `boolean` variant, with a valid payload. */
+  isBoolean(value: unknown): value is Extract<schema.SetSessionConfigOptionRequest, { type: "boolean" }> {
+    return check.tagged(value, "SetSessionConfigOptionRequest", "type", "boolean");
+  },
+  /** A custom or future variant: a `type` no known variant has, with a valid payload. */
+  isCustom(value: unknown): value is schema.SetSessionConfigOptionRequest {
+    return check.custom(value, "SetSessionConfigOptionRequest", "type", ["id", "boolean"]);
   },
 };
 

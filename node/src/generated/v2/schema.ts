@@ -25,7 +25,6 @@ import type {
   ElicitationSchemaType,
   ElicitationSessionScope,
   ElicitationUrlCapabilities,
-  ElicitationUrlMode,
   EnumOption,
   EnvVariable,
   ExtNotification,
@@ -53,7 +52,6 @@ import type {
   SessionConfigValueId,
   SessionDeleteCapabilities,
   SessionId,
-  SetSessionConfigOptionRequest,
   SetSessionConfigOptionRequestBoolean,
   StringMultiSelectItems,
   Terminal,
@@ -84,7 +82,6 @@ export type {
   ElicitationSchemaType,
   ElicitationSessionScope,
   ElicitationUrlCapabilities,
-  ElicitationUrlMode,
   EnumOption,
   EnvVariable,
   ExtNotification,
@@ -112,7 +109,6 @@ export type {
   SessionConfigValueId,
   SessionDeleteCapabilities,
   SessionId,
-  SetSessionConfigOptionRequest,
   SetSessionConfigOptionRequestBoolean,
   StringMultiSelectItems,
   Terminal,
@@ -1084,6 +1080,14 @@ export type ElicitationScope =
    * (e.g., during auth/configuration phases before any session is started).
    */
   | ElicitationRequestScope;
+
+/** URL-based elicitation mode where the client directs the user to a URL. */
+export type ElicitationUrlMode = {
+  /** The unique identifier for this elicitation. */
+  elicitationId: ElicitationId;
+  /** The URL to direct the user to. */
+  url: string;
+} & ElicitationScope;
 
 /**
  * Response to the `initialize` method.
@@ -3205,6 +3209,32 @@ export interface CancelTerminalRequest {
    */
   _meta?: { [key: string]: unknown } | null;
 }
+
+/**
+ * Request parameters for setting a session configuration option.
+ *
+ * Agents MUST support this method for any session where they advertise config options.
+ * Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+ * configuration unchanged.
+ *
+ * See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
+ *
+ * Params of the `session/set_config_option` request (handled by the agent).
+ */
+export type SetSessionConfigOptionRequest = {
+  /** The ID of the session to set the configuration option for. */
+  sessionId: SessionId;
+  /** The ID of the configuration option to set. */
+  configId: SessionConfigId;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+} & SetSessionConfigOptionRequestKind;
 
 /**
  * The `type`-selected part of `SetSessionConfigOptionRequest`.
