@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use serde::Deserialize;
 
 use crate::error::RequestError;
-use crate::host::Side;
 
 /// ACP version 1.
 pub const V1: u16 = 1;
@@ -145,15 +144,10 @@ impl Negotiation {
         }
     }
 
-    /// The version an inbound request to `side` is checked as; an agent's
+    /// The version a request the agent receives is checked as; its
     /// `initialize` selects it first (or fails as the module docs say).
-    pub fn inbound_request(
-        &self,
-        side: Side,
-        method: &str,
-        params: Option<&str>,
-    ) -> Result<u16, RequestError> {
-        if side == Side::Agent && method == INITIALIZE && self.speaks.v2 {
+    pub fn agent_receives(&self, method: &str, params: Option<&str>) -> Result<u16, RequestError> {
+        if method == INITIALIZE && self.speaks.v2 {
             self.select_for_client(params)?;
         }
         Ok(self.current())
@@ -189,11 +183,11 @@ impl Negotiation {
         }
     }
 
-    /// The version an outbound request from `side` is checked as; a client's
+    /// The version a request the client sends is checked as; its
     /// `initialize` asking for v2 turns the connection to v2 (the answer
     /// settles it: [`Self::initialize_answered`]).
-    pub fn outbound_request(&self, side: Side, method: &str, params: Option<&str>) -> u16 {
-        if side == Side::Client && method == INITIALIZE && self.speaks.v2 {
+    pub fn client_sends(&self, method: &str, params: Option<&str>) -> u16 {
+        if method == INITIALIZE && self.speaks.v2 {
             if let Some(Ok(requested)) = protocol_version(params) {
                 if let Some(selected) = self.speaks.select(requested) {
                     self.selected.store(selected, Ordering::Release);
@@ -205,8 +199,8 @@ impl Negotiation {
 
     /// Whether the client must read the answer to its `method` request
     /// ([`Self::initialize_answered`]).
-    pub fn settles(&self, side: Side, method: &str) -> bool {
-        side == Side::Client && method == INITIALIZE && self.speaks.v2
+    pub fn client_reads_answer(&self, method: &str) -> bool {
+        method == INITIALIZE && self.speaks.v2
     }
 
     /// The agent answered the client's `initialize` with `result`: the
@@ -242,21 +236,21 @@ mod tests {
         let agent = Negotiation::new(ProtocolVersions::V1_AND_V2);
         assert_eq!(agent.current(), V1);
         let v2 = Some(r#"{"protocolVersion":2,"info":{"name":"c","version":"1"}}"#);
-        assert_eq!(agent.inbound_request(Side::Agent, INITIALIZE, v2), Ok(V2));
+        assert_eq!(agent.agent_receives(INITIALIZE, v2), Ok(V2));
         let v1 = Some(r#"{"protocolVersion":1}"#);
-        let repeat = agent.inbound_request(Side::Agent, INITIALIZE, v1).unwrap_err();
+        let repeat = agent.agent_receives(INITIALIZE, v1).unwrap_err();
         assert_eq!(repeat.code, codes::INVALID_REQUEST);
         assert_eq!(agent.current(), V2);
 
         let v2_only = Negotiation::new(ProtocolVersions::V2);
-        let refused = v2_only.inbound_request(Side::Agent, INITIALIZE, v1).unwrap_err();
+        let refused = v2_only.agent_receives(INITIALIZE, v1).unwrap_err();
         assert_eq!(refused.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(
             refused.data,
             Some(serde_json::json!({"requested": 1, "supported": [2]}))
         );
         let invalid = v2_only
-            .inbound_request(Side::Agent, INITIALIZE, Some(r#"{"protocolVersion":"2"}"#))
+            .agent_receives(INITIALIZE, Some(r#"{"protocolVersion":"2"}"#))
             .unwrap_err();
         assert_eq!(invalid.code, codes::INVALID_PARAMS);
     }
@@ -264,9 +258,9 @@ mod tests {
     #[test]
     fn a_client_asking_for_v2_falls_back_to_what_the_agent_answers() {
         let client = Negotiation::new(ProtocolVersions::V1_AND_V2);
-        let asked = client.outbound_request(Side::Client, INITIALIZE, Some(r#"{"protocolVersion":2}"#));
+        let asked = client.client_sends(INITIALIZE, Some(r#"{"protocolVersion":2}"#));
         assert_eq!(asked, V2);
-        assert!(client.settles(Side::Client, INITIALIZE));
+        assert!(client.client_reads_answer(INITIALIZE));
         client.initialize_answered(r#"{"protocolVersion":1,"agentCapabilities":{}}"#);
         assert_eq!(client.current(), V1);
     }

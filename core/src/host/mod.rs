@@ -84,9 +84,12 @@ impl Shared {
         request: &IncomingRequest,
     ) -> Result<(), RequestError> {
         let params = request.params.as_deref();
-        let version = self
-            .negotiation
-            .inbound_request(side, &request.method, params.map(RawValue::get))?;
+        let version = match side {
+            Side::Agent => self
+                .negotiation
+                .agent_receives(&request.method, params.map(RawValue::get))?,
+            _ => self.negotiation.current(),
+        };
         side.check_request(version, protocol, unchecked, &request.method, params)
     }
 }
@@ -295,7 +298,7 @@ impl HostConnection {
         let id = inner.next_request_id();
         before_send(id);
         let shared = self.shared.clone();
-        let settles = shared.negotiation.settles(self.side, method);
+        let settles = self.side == Side::Client && shared.negotiation.client_reads_answer(method);
         let waiter = Waiter::Callback(Box::new(move |outcome| {
             // Before the host sees the answer: it may send in the new version at once.
             if let (true, Ok(result)) = (settles, &outcome) {
@@ -452,10 +455,8 @@ impl HostConnection {
         request: bool,
     ) -> Result<Option<&'t str>, RequestError> {
         // What we send is what the peer receives.
-        let version = if request {
-            self.shared
-                .negotiation
-                .outbound_request(self.side, method, params)
+        let version = if request && self.side == Side::Client {
+            self.shared.negotiation.client_sends(method, params)
         } else {
             self.shared.negotiation.current()
         };
