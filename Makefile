@@ -91,11 +91,13 @@ test-readme:
 
 ## test-interop: our example agent/client against the official SDKs' (installed here); proxy
 ## chains: our conductor with our and the official TypeScript SDK's proxies, the official Rust
-## conductor (built in bench/official-rust) with ours; MCP-over-ACP with the official MCP SDK's server
+## conductor (built in bench/official-rust) with ours; MCP-over-ACP with the official MCP SDK's server;
+## ACP v2: the official Rust SDK's v2 client against our dual-version agents
 test-interop: build
 	OURS_CLIENT=$(CURDIR)/$(EXAMPLES)/client OURS_AGENT=$(CURDIR)/$(EXAMPLES)/agent bash interop/run.sh
 	bash interop/conductor.sh
 	bash interop/mcp.sh
+	bash interop/v2.sh
 
 ## test-remote: remote agents over WebSocket on loopback: `acp-engine serve` / `connect`
 ## with the official SDKs' clients and agents, the token check, malformed frames, a vanished client

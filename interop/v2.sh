@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# ACP v2 (the draft) against a second official implementation: the official
+# Rust SDK's v2 client (bench/official-rust, `Client.v2()`) drives our
+# dual-version agents, Python's (a plain Connection with protocol_versions
+# (1, 2)) and Node's (the official TypeScript router agent, interop/ts/
+# dual-agent.mjs, on our package with only its imports changed), and the
+# official TypeScript one for comparison, through initialize, a session and
+# a turn reported by state updates. (The official TypeScript v2 client runs
+# against the same agents in the Python and Node suites, and through
+# `serve` in remote.sh.) Expects interop/setup.sh run; the Python and Node
+# rows join when their suites left target/python-venv and target/node-app.
+# Last line: "N passed, M failed".
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+passed=0
+failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; [[ -n "${2:-}" ]] && tail -n 20 "$2" | sed 's/^/  | /'; failed=$((failed + 1)); }
+work="$(mktemp -d "${TMPDIR:-/tmp}/acp-v2.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+cargo build --release -q --manifest-path "$root/bench/official-rust/Cargo.toml" --bin official-v2-client || exit 1
+client="$root/bench/official-rust/target/release/official-v2-client"
+
+# row NAME AGENT_COMMAND_LINE: the official Rust v2 client's turn must end with "v2 ok".
+row() {
+  if timeout 60 "$client" "$2" >"$work/row.out" 2>&1 && grep -qx "v2 ok" "$work/row.out"; then pass "$1"
+  else fail "$1" "$work/row.out"; fi
+}
+
+row "official Rust v2 client -> official TypeScript dual-version agent" "node $here/ts/dual-agent.mjs"
+our_py="$root/target/python-venv/bin/python"
+if [[ -x "$our_py" ]]; then
+  row "official Rust v2 client -> acp-engine (Python) dual-version agent" "$our_py $root/python/tests/peers/dual_version_agent.py"
+else
+  echo "SKIP official Rust v2 client -> acp-engine (Python): target/python-venv not built (make test-python)"
+fi
+app="$root/target/node-app"
+if [[ -f "$app/node_modules/acp-engine/dist/experimental/v2.js" ]]; then
+  # The official router agent on our package: its SDK imports changed, nothing else.
+  sed 's#from "@agentclientprotocol/sdk#from "acp-engine#' "$here/ts/dual-agent.mjs" >"$app/dual-agent.mjs"
+  row "official Rust v2 client -> acp-engine (Node) agentProtocolRouter" "node $app/dual-agent.mjs"
+else
+  echo "SKIP official Rust v2 client -> acp-engine (Node): target/node-app not built (make test-node)"
+fi
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
