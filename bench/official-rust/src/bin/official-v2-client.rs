@@ -56,7 +56,12 @@ async fn run(command: &str) -> Result<String, Error> {
             if answer.protocol_version != ProtocolVersion::V2 {
                 return Err(Error::internal_error().data(format!("answered {:?}", answer.protocol_version)));
             }
-            let session = connection.build_session_cwd()?.start_session().block_task().await?.session;
+            let session = connection
+                .build_session_cwd()?
+                .start_session()
+                .block_task()
+                .await?
+                .session;
             session.send_prompt("Hello").block_task().await?;
             let mut text = String::new();
             let mut active = false;
@@ -67,7 +72,9 @@ async fn run(command: &str) -> Result<String, Error> {
                 match notification.update {
                     schema::SessionUpdate::StateUpdate(schema::StateUpdate::Idle(idle)) if active => {
                         if idle.stop_reason != Some(schema::StopReason::EndTurn) {
-                            return Err(Error::internal_error().data(format!("stopped: {:?}", idle.stop_reason)));
+                            return Err(
+                                Error::internal_error().data(format!("stopped: {:?}", idle.stop_reason))
+                            );
                         }
                         break;
                     }
