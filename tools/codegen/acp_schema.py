@@ -254,6 +254,9 @@ class OtherVariant:
     title: str
     doc: str = ""
     required: list[tuple[str, str]] = field(default_factory=list)
+    #: Alternatives (an ``anyOf`` of objects, such as an elicitation's scopes), each a
+    #: ``required`` of its own: at least one must hold.
+    one_of: list[list[tuple[str, str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -753,8 +756,9 @@ class _Loader:
         return UnionPart(union_name, part_field, f"The part of this object that is one of {len(refs)} shapes.")
 
     def catch_all_required(self, b: dict, tag: str) -> list[tuple[str, str]]:
-        """A catch-all variant's required properties besides the tag: a string (or a string
-        identifier) must be a string; anything else is only required."""
+        """A catch-all variant's (or one of its alternatives') required properties besides
+        the tag: a string (or a string identifier) must be a string; anything else is only
+        required."""
         props = b.get("properties") or {}
         required = []
         for wire in b.get("required") or []:
@@ -765,6 +769,18 @@ class _Loader:
             target = self.defs_raw.get(ref, {}) if ref else node
             required.append((wire, "string" if target.get("type") == "string" and "const" not in target else "any"))
         return required
+
+    def catch_all_alternatives(self, b: dict, tag: str) -> list[list[tuple[str, str]]]:
+        """A catch-all variant's ``anyOf`` of objects (each a ``$ref``): their required
+        properties, one list per alternative."""
+        alternatives = []
+        for branch in b.get("anyOf") or b.get("oneOf") or []:
+            ref = _single_allof_ref(branch) or (branch.get("$ref") and _ref_name(branch["$ref"]))
+            target = self.defs_raw.get(ref) if ref else branch
+            if not isinstance(target, dict) or target.get("type") != "object":
+                raise SchemaError(f"catch-all alternative {branch.get('title')!r} is not an object")
+            alternatives.append(self.catch_all_required(target, tag))
+        return alternatives
 
     def add_tagged_variant(self, u: TaggedUnion, name: str, b: dict) -> None:
         tag = u.tag
@@ -790,11 +806,13 @@ class _Loader:
             # A catch-all: any other tag value, free-form content.
             if u.other is not None:
                 raise SchemaError(f"{name}: more than one catch-all variant")
-            u.other = OtherVariant(camel(b.get("title") or "other"), bdoc, self.catch_all_required(b, tag))
+            u.other = OtherVariant(camel(b.get("title") or "other"), bdoc, self.catch_all_required(b, tag),
+                                   self.catch_all_alternatives(b, tag))
             if u.embedded_in and ("anyOf" in b or "oneOf" in b or props):
                 self.notes.append(
                     f"{name}: the catch-all `{tag}` variant keeps only the `{tag}` value; its other "
-                    "properties (here: an anyOf of scopes) land in the parent's unknown-field map"
+                    "properties (here: an anyOf of scopes) land in the parent's unknown-field map, "
+                    "checked for the properties they require"
                 )
         else:
             title = b.get("title")

@@ -610,7 +610,14 @@ class RustEmitter:
             # The catch-all's own required properties (v2's custom auth methods need a methodId).
             required = ", ".join(f"({rust_str(wire)}, {'true' if kind == 'string' else 'false'})"
                                  for wire, kind in u.other.required)
-            check = f"support::check_required({'map' if embedded else '&map'}, &[{required}])?;" if required else ""
+            target = "map" if embedded else "&map"
+            check = f"support::check_required({target}, &[{required}])?;" if required else ""
+            if u.other.one_of:
+                alternatives = ", ".join(
+                    "&[" + ", ".join(f"({rust_str(w)}, {'true' if k == 'string' else 'false'})" for w, k in alt) + "]"
+                    for alt in u.other.one_of
+                )
+                check += f" support::check_one_of({target}, &[{alternatives}])?;"
             if embedded:
                 arms.append(f"Some(other) => {{ {check} Ok(Self::{other_name}(other.to_owned())) }},")
             else:

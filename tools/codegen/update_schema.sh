@@ -148,7 +148,11 @@ name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 ## v2 (draft)
 
 \`v2/schema.json\` and \`v2/schema.unstable.json\`: the npm package's protocol
-version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions), as shipped. acp-engine speaks
-v1; nothing is generated from v2 yet.
+version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions), as shipped. The engine's v2
+types and checks are generated from them (\`core/src/schema/v2.rs\`,
+\`v2_unstable.rs\`, by \`tools/codegen/gen_rust.py\`; what v2 has exactly as
+v1 is v1's type, re-exported), and Node's (\`node/src/generated/v2/\`). A
+connection speaks v2 when its \`protocol_versions\` include it and
+\`initialize\` selects it (\`core/src/version.rs\`).
 EOF
 echo "schema/v1 merged from $package@$version ($published), $crate@$crate_version and $pypi_package@$pypi_version; schema/v2 from $package@$version"

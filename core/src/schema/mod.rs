@@ -157,5 +157,15 @@ mod guard_tests {
             custom(r#"{"type":"_vendor","methodId":7,"name":"Vendor"}"#),
             Some(false)
         );
+        // ... and one of its alternatives: a custom elicitation mode needs a session or a
+        // request scope.
+        let elicitation = |scope: &str| {
+            let json = format!(r#"{{"mode":"_vendor","message":"Pick"{scope}}}"#);
+            guard_check(1, false, "CreateElicitationRequest", &json)
+        };
+        assert_eq!(elicitation(r#","sessionId":"s""#), Some(true));
+        assert_eq!(elicitation(r#","requestId":7"#), Some(true));
+        assert_eq!(elicitation(""), Some(false));
+        assert_eq!(elicitation(r#","sessionId":7"#), Some(false));
     }
 }

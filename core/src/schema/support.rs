@@ -416,6 +416,22 @@ pub(crate) fn check_required(
     Ok(())
 }
 
+/// A catch-all variant's alternatives (an elicitation's scopes): at least one holds, as
+/// [`check_required`] says.
+pub(crate) fn check_one_of(
+    map: &Fields<'_>,
+    alternatives: &[&[(&'static str, bool)]],
+) -> Result<(), serde_json::Error> {
+    let mut first = None;
+    for required in alternatives {
+        match check_required(map, required) {
+            Ok(()) => return Ok(()),
+            Err(error) => first = first.or(Some(error)),
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
 /// Whether `map` has every one of `fields`.
 pub(crate) fn has_all(map: &Fields<'_>, fields: &[&str]) -> bool {
     fields.iter().all(|name| map.contains_key(name))

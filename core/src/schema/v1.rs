@@ -1989,7 +1989,10 @@ impl CreateElicitationRequestMode {
                 &["elicitationId", "url", "sessionId", "toolCallId", "requestId"],
             )
             .map(Self::Url),
-            Some(other) => Ok(Self::Other(other.to_owned())),
+            Some(other) => {
+                support::check_one_of(map, &[&[("sessionId", true)], &[("requestId", false)]])?;
+                Ok(Self::Other(other.to_owned()))
+            }
             _ => Err(support::bad_tag("mode", tag.as_ref(), &["form", "url"])),
         }
     }
