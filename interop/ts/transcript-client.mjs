@@ -4,7 +4,8 @@
 // every message on the wire as one JSON line `{"dir": "->" | "<-", "msg": ...}`
 // (-> to the agent). For comparing one agent's transcripts on two SDKs
 // (node/drop-in/run.mjs). The prompt may fail (an agent without credentials
-// answers -32000); the last line is `{"end": ...}`: the prompt's outcome.
+// answers -32000); the client then waits until the agent has been quiet for
+// 1 s, and the last line is `{"end": ...}`: the prompt's outcome.
 //
 // Usage: node transcript-client.mjs v1|v2 <agent command> [agent args...]
 
@@ -21,6 +22,7 @@ if ((version !== "v1" && version !== "v2") || argv.length === 0) {
 }
 const acp = version === "v1" ? v1 : v2;
 const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+let lastReceived = Date.now();
 
 const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"] });
 agentProc.stdin.on("error", () => {});
@@ -30,6 +32,7 @@ const stream = {
   readable: inner.readable.pipeThrough(
     new TransformStream({
       transform(msg, controller) {
+        lastReceived = Date.now();
         print({ dir: "<-", msg });
         controller.enqueue(msg);
       },
@@ -66,6 +69,13 @@ try {
       return version === "v1" ? { answer } : { answer: "acknowledged", idle: await turnEnded };
     } catch (error) {
       return { error: { code: error.code, message: error.message } };
+    } finally {
+      // What the agent sends on its own (status, commands) until it has been quiet for 1 s
+      // (5 s at most): a late one would otherwise be in one transcript and not the other.
+      const started = Date.now();
+      while (Date.now() - lastReceived < 1000 && Date.now() - started < 5000) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
   });
 } catch (error) {

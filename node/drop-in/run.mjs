@@ -6,9 +6,10 @@
 // (interop/ts/transcript-client.mjs) drive each through initialize,
 // session/new and a prompt, which without credentials ends in -32000
 // Authentication required. The two installs' transcripts must be the same:
-// the client's messages in the same order, the agent's the same set (their
-// interleaving is the agent's own timing), every uuid renumbered by first
-// appearance, keys sorted.
+// the client's messages in the same order, the agent's the same set of
+// distinct messages (their interleaving, and how often it repeats an
+// update it sends on its own, is the agent's own timing), every uuid and
+// timestamp replaced by a placeholder, keys sorted.
 //
 // Usage: node run.mjs <acp-engine tarball>   (last line: "N passed, M failed")
 
@@ -74,6 +75,7 @@ function transcript(dir, version) {
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const TIMESTAMP = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
 
 function canonical(value) {
   if (Array.isArray(value)) return value.map(canonical);
@@ -83,21 +85,18 @@ function canonical(value) {
   return value;
 }
 
-/** Each line as canonical JSON text, uuids renumbered by first appearance. */
+/** Each line as canonical JSON text, every uuid (a session's, a message's: new each
+ * run) and timestamp replaced by a placeholder: numbering uuids by first appearance
+ * would depend on the agent's own interleaving. */
 function normalize(lines) {
-  const seen = new Map();
-  return lines.map((line) =>
-    JSON.stringify(canonical(line)).replace(UUID, (uuid) => {
-      if (!seen.has(uuid)) seen.set(uuid, `<uuid ${seen.size}>`);
-      return seen.get(uuid);
-    }),
-  );
+  return lines.map((line) => JSON.stringify(canonical(line)).replace(UUID, "<uuid>").replace(TIMESTAMP, "<time>"));
 }
 
 function differences(official, ours) {
   const [a, b] = [normalize(official), normalize(ours)];
   const sent = (lines) => lines.filter((line) => line.startsWith('{"dir":"->"'));
-  const received = (lines) => lines.filter((line) => line.startsWith('{"dir":"<-"')).sort();
+  // What the agent sends on its own may come more than once (its command list, as it loads).
+  const received = (lines) => [...new Set(lines.filter((line) => line.startsWith('{"dir":"<-"')))].sort();
   const ends = (lines) => lines.filter((line) => line.startsWith('{"end"'));
   for (const [what, pick] of [["sent", sent], ["received", received], ["end", ends]]) {
     const [x, y] = [pick(a), pick(b)];
