@@ -128,6 +128,13 @@ fn protocol_version(text: Option<&str>) -> Option<Result<u16, ()>> {
     )
 }
 
+/// The `protocolVersion` of `initialize` params or of its result (JSON text),
+/// when it is a valid version: for tools that follow a conversation
+/// (`acp-engine trace`) as the engine does.
+pub fn protocol_version_in(text: &str) -> Option<u16> {
+    protocol_version(Some(text))?.ok()
+}
+
 impl Negotiation {
     pub fn new(speaks: ProtocolVersions) -> Self {
         Self {
@@ -147,7 +154,7 @@ impl Negotiation {
     /// The version a request the agent receives is checked as; its
     /// `initialize` selects it first (or fails as the module docs say).
     pub fn agent_receives(&self, method: &str, params: Option<&str>) -> Result<u16, RequestError> {
-        if method == INITIALIZE && self.speaks.v2 {
+        if self.speaks.v2 && method == INITIALIZE {
             self.select_for_client(params)?;
         }
         Ok(self.current())
@@ -187,7 +194,7 @@ impl Negotiation {
     /// `initialize` asking for v2 turns the connection to v2 (the answer
     /// settles it: [`Self::initialize_answered`]).
     pub fn client_sends(&self, method: &str, params: Option<&str>) -> u16 {
-        if method == INITIALIZE && self.speaks.v2 {
+        if self.speaks.v2 && method == INITIALIZE {
             if let Some(Ok(requested)) = protocol_version(params) {
                 if let Some(selected) = self.speaks.select(requested) {
                     self.selected.store(selected, Ordering::Release);
@@ -200,7 +207,7 @@ impl Negotiation {
     /// Whether the client must read the answer to its `method` request
     /// ([`Self::initialize_answered`]).
     pub fn client_reads_answer(&self, method: &str) -> bool {
-        method == INITIALIZE && self.speaks.v2
+        self.speaks.v2 && method == INITIALIZE
     }
 
     /// The agent answered the client's `initialize` with `result`: the

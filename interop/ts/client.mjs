@@ -24,6 +24,7 @@ import { isDeepStrictEqual } from "node:util";
 
 import * as acp from "@agentclientprotocol/sdk";
 
+import { remoteStream } from "./remote-stream.mjs";
 import { traced } from "./trace.mjs";
 
 const IMPL = "ts";
@@ -246,7 +247,7 @@ async function main() {
   // session/update notifications are consumed through ActiveSession below.
 
   const stream = traced(
-    remote ? await remoteStream(argv[0]) : acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)),
+    remote ? await remoteStream(argv[0], bearer()) : acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)),
     log,
   );
   const conn = app.connect(stream);
@@ -325,17 +326,11 @@ async function main() {
   process.exit(0);
 }
 
-/** The official SDK's stream to a remote agent: WebSocket, or Streamable HTTP. */
-async function remoteStream(url) {
+
+/** `Authorization: Bearer` from ACP_ENGINE_TOKEN, when it is set. */
+function bearer() {
   const token = process.env.ACP_ENGINE_TOKEN;
-  const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
-  if (/^https?:/.test(url)) {
-    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
-    return createHttpStream(url, { headers });
-  }
-  const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
-  const { WebSocket } = await import("ws");
-  return createWebSocketStream(url, { WebSocket, headers });
+  return token ? { Authorization: `Bearer ${token}` } : undefined;
 }
 
 main().catch((err) => {

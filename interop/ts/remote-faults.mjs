@@ -15,6 +15,8 @@
 // Prints "ok ..." and exits 0, or the reason and exits 1.
 import * as acp from "@agentclientprotocol/sdk";
 
+import { remoteStream } from "./remote-stream.mjs";
+
 const [kind, url, pid] = process.argv.slice(2);
 
 function fail(message) {
@@ -22,15 +24,6 @@ function fail(message) {
   process.exit(1);
 }
 
-async function stream(url) {
-  if (/^https?:/.test(url)) {
-    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
-    return createHttpStream(url);
-  }
-  const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
-  const { WebSocket } = await import("ws");
-  return createWebSocketStream(url, { WebSocket });
-}
 
 /** A client that never answers permission requests; `asked` resolves on the first. */
 async function heldClient(url) {
@@ -40,7 +33,7 @@ async function heldClient(url) {
     onAsked();
     return new Promise(() => {});
   });
-  const agent = app.connect(await stream(url)).agent;
+  const agent = app.connect(await remoteStream(url)).agent;
   await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   const session = await agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start();
   return { session, asked };
@@ -124,7 +117,7 @@ async function malformed() {
   }
   const wrongType = await fetch(url, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
   if (wrongType.status !== 415) fail(`text/plain: expected 415, got ${wrongType.status}`);
-  const agent = acp.client({ name: "faults" }).connect(await stream(url)).agent;
+  const agent = acp.client({ name: "faults" }).connect(await remoteStream(url)).agent;
   const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   if (init.protocolVersion !== 1) fail(`initialize after the malformed posts: ${JSON.stringify(init)}`);
   await agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start();

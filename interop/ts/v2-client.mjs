@@ -19,6 +19,7 @@ import { Readable, Writable } from "node:stream";
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
+import { remoteStream } from "./remote-stream.mjs";
 import { traced } from "./trace.mjs";
 
 const log = (...args) => console.error("[v2-client]", ...args);
@@ -31,17 +32,6 @@ const argv = process.argv.slice(2);
 if (argv.length === 0) {
   console.error("usage: v2-client.mjs <agent command> [agent args...]");
   process.exit(2);
-}
-
-/** The official SDK's stream to a remote agent: WebSocket, or Streamable HTTP. */
-async function remoteStream(url) {
-  if (/^https?:/.test(url)) {
-    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
-    return createHttpStream(url);
-  }
-  const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
-  const { WebSocket } = await import("ws");
-  return createWebSocketStream(url, { WebSocket });
 }
 
 const remote = /^(wss?|https?):\/\//.test(argv[0]);

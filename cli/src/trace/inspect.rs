@@ -105,12 +105,7 @@ pub struct Inspector {
 
 /// `protocolVersion` of `initialize` params or its result, when it is one.
 fn protocol_version(json: Option<&serde_json::value::RawValue>) -> Option<u16> {
-    #[derive(serde::Deserialize)]
-    struct Versioned {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: u16,
-    }
-    parse::<Versioned>(json).map(|v| v.protocol_version)
+    acp_engine::version::protocol_version_in(json?.get())
 }
 
 impl Inspector {
