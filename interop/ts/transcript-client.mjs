@@ -24,7 +24,8 @@ const acp = version === "v1" ? v1 : v2;
 const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 let lastReceived = Date.now();
 
-const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"] });
+// In a process group of its own: what it starts (its CLI) goes with it at the end.
+const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
 agentProc.stdin.on("error", () => {});
 const inner = acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout));
 const writer = inner.writable.getWriter();
@@ -88,3 +89,8 @@ agentProc.stdin.end();
 const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
 await exited;
 clearTimeout(timer);
+try {
+  process.kill(-agentProc.pid, "SIGKILL");
+} catch {
+  // The group is gone already.
+}
