@@ -34,6 +34,7 @@ pub mod conductor;
 mod connection;
 mod engine;
 pub mod error;
+mod fed;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -25,6 +25,16 @@ pub struct Transport {
     /// The non-blocking pipe or socket `reader` reads, when it is one (the
     /// host can then read it from its own thread: `take_host_reader`).
     pub(crate) read_fd: Option<std::os::fd::RawFd>,
+    /// The bytes the host moves itself (`Transport::fed`).
+    pub(crate) fed: Option<std::sync::Arc<crate::fed::Fed>>,
+}
+
+/// Where a host that reads on its own thread gets the input from.
+pub(crate) enum HostSource {
+    /// A non-blocking pipe or socket to watch for readability.
+    Fd(std::os::fd::RawFd),
+    /// Bytes the host feeds (`HostConnection::feed`).
+    Fed,
 }
 
 impl Transport {
@@ -38,6 +48,19 @@ impl Transport {
             writer: Box::new(writer),
             child: None,
             read_fd: None,
+            fed: None,
+        }
+    }
+
+    /// Bytes the host moves itself, for streams the engine cannot reach (a
+    /// host language's own streams): the host feeds what the peer sent
+    /// (`HostConnection::feed`) and takes what to send it
+    /// (`HostConnection::take_output`). Only for `HostConnection`s.
+    pub fn fed() -> Self {
+        let fed = std::sync::Arc::new(crate::fed::Fed::default());
+        Self {
+            fed: Some(fed.clone()),
+            ..Self::new(crate::fed::FedReader(fed.clone()), crate::fed::FedWriter(fed))
         }
     }
 
@@ -67,6 +90,7 @@ impl Transport {
             writer: streams.writer,
             child: None,
             read_fd: streams.read_fd,
+            fed: None,
         }
     }
 
@@ -110,6 +134,7 @@ impl Transport {
         let read_fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
         Ok(Self {
             read_fd: Some(read_fd),
+            fed: None,
             reader: Box::new(stdout),
             writer: Box::new(stdin),
             child: Some(ChildProcess {
@@ -120,10 +145,13 @@ impl Transport {
     }
 
     /// Read the stream from the caller's thread instead of the reactor (for
-    /// `ReaderMode::Host`): returns the file descriptor to watch for
-    /// readability, or None if the stream is not a pipe or socket.
-    pub(crate) fn take_host_reader(&mut self) -> Option<std::os::fd::RawFd> {
+    /// `ReaderMode::Host`): fed bytes, or the file descriptor to watch for
+    /// readability; None if the stream is neither (a pipe or socket).
+    pub(crate) fn take_host_reader(&mut self) -> Option<HostSource> {
         use std::os::fd::{AsRawFd, BorrowedFd};
+        if self.fed.is_some() {
+            return Some(HostSource::Fed);
+        }
         let fd = self.read_fd.take()?;
         // SAFETY: `fd` is owned by `self.reader`, alive while we borrow it.
         let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?;
@@ -131,7 +159,7 @@ impl Transport {
         // The duplicate shares the (already non-blocking) open file; dropping
         // the reactor's reader closes the original and deregisters it.
         self.reader = Box::new(crate::stdio::NonBlockingReader::new(owned));
-        Some(raw)
+        Some(HostSource::Fd(raw))
     }
 
     /// The byte streams themselves, for a program that moves bytes rather

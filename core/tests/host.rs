@@ -10,23 +10,38 @@ use std::time::Duration;
 
 use acp_engine::host::{kind, HostConnection, HostOptions, Side};
 use acp_engine::RequestError;
+use acp_engine::Transport;
 use serde_json::{json, Value};
-use support::{raw_fd_transport, raw_transport, RawPeer};
+use support::{raw_fd_transport, raw_socket, raw_transport, RawPeer};
 
 struct Host {
     connection: Arc<HostConnection>,
     wakes: Arc<AtomicUsize>,
 }
 
-/// Every test runs twice: the engine reads (a task), and the host reads
-/// (`host_reads`: the test's thread pumps, as Python's loop does).
-macro_rules! both_modes {
+/// Who reads the connection's input, and from where.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// A socket, read by an engine task.
+    EngineReads,
+    /// A socket's fd, read by the host (`host_reads`: the test's thread
+    /// pumps, as Python's loop does).
+    HostReads,
+    /// `Transport::fed`: the host moves the socket's bytes itself (as Node
+    /// does for Web Streams) and pumps them.
+    HostFeeds,
+    /// `Transport::fed`, read by an engine task.
+    HostFeedsEngineReads,
+}
+
+/// Every test runs in every mode.
+macro_rules! every_mode {
     ($($name:ident),* $(,)?) => {
         mod engine_reads {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    super::$name(false).await
+                    super::$name(super::Mode::EngineReads).await
                 }
             )*
         }
@@ -34,14 +49,30 @@ macro_rules! both_modes {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    super::$name(true).await
+                    super::$name(super::Mode::HostReads).await
+                }
+            )*
+        }
+        mod host_feeds {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Mode::HostFeeds).await
+                }
+            )*
+        }
+        mod host_feeds_engine_reads {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Mode::HostFeedsEngineReads).await
                 }
             )*
         }
     };
 }
 
-both_modes!(
+every_mode!(
     a_burst_arrives_in_order_in_few_drains,
     requests_both_ways,
     cancellation_both_ways,
@@ -52,11 +83,21 @@ both_modes!(
 );
 
 impl Host {
-    fn new(side: Side, host_reads: bool) -> (Self, RawPeer) {
-        let (transport, peer) = if host_reads {
-            raw_fd_transport()
-        } else {
-            raw_transport()
+    fn new(side: Side, mode: Mode) -> (Self, RawPeer) {
+        let host_reads = matches!(mode, Mode::HostReads | Mode::HostFeeds);
+        let (transport, peer, fed_socket) = match mode {
+            Mode::EngineReads => {
+                let (transport, peer) = raw_transport();
+                (transport, peer, None)
+            }
+            Mode::HostReads => {
+                let (transport, peer) = raw_fd_transport();
+                (transport, peer, None)
+            }
+            Mode::HostFeeds | Mode::HostFeedsEngineReads => {
+                let (socket, peer) = raw_socket();
+                (Transport::fed(), peer, Some(socket))
+            }
         };
         let wakes = Arc::new(AtomicUsize::new(0));
         let counter = wakes.clone();
@@ -73,11 +114,14 @@ impl Host {
                 counter.fetch_add(1, Ordering::SeqCst);
             },
         );
-        assert_eq!(connection.read_fd().is_some(), host_reads);
+        assert_eq!(connection.read_fd().is_some(), mode == Mode::HostReads);
         let host = Self {
             connection: Arc::new(connection),
             wakes,
         };
+        if let Some(socket) = fed_socket {
+            host.move_bytes(socket);
+        }
         if host_reads {
             // What the host's loop does: pump whenever input may be there.
             let connection = host.connection.clone();
@@ -88,6 +132,44 @@ impl Host {
             });
         }
         (host, peer)
+    }
+
+    /// What a host with streams of its own does on a fed transport: feed
+    /// what the socket brings (more only once the last was read), write
+    /// what the engine wrote, end each side when its stream ends.
+    fn move_bytes(&self, socket: tokio::net::UnixStream) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut read, mut write) = socket.into_split();
+        let input = self.connection.clone();
+        tokio::spawn(async move {
+            let mut buffer = vec![0u8; 4096];
+            loop {
+                let n = read.read(&mut buffer).await.unwrap_or(0);
+                if n == 0 {
+                    input.end_input();
+                    return;
+                }
+                assert!(input.feed(&buffer[..n]));
+                while input.input_backlog() > 0 && !input.is_closed() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        });
+        let output = self.connection.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Some(bytes) = output.take_output() {
+                    if write.write_all(&bytes).await.is_err() {
+                        return;
+                    }
+                } else if output.output_ended() {
+                    let _ = write.shutdown().await;
+                    return;
+                } else {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        });
     }
 
     /// Wait for events and return them (one or more drains).
@@ -112,8 +194,8 @@ impl Host {
     }
 }
 
-async fn a_burst_arrives_in_order_in_few_drains(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Raw, host_reads);
+async fn a_burst_arrives_in_order_in_few_drains(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Raw, mode);
     let mut burst = String::new();
     for i in 0..1000 {
         burst.push_str(&format!(
@@ -133,8 +215,8 @@ async fn a_burst_arrives_in_order_in_few_drains(host_reads: bool) {
     );
 }
 
-async fn requests_both_ways(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Raw, host_reads);
+async fn requests_both_ways(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Raw, mode);
     let (id, ticket) = host.connection.send_request("ping", Some(r#"{"n":1}"#)).unwrap();
     assert_eq!(ticket, None);
     let request = peer.recv().await;
@@ -171,8 +253,8 @@ async fn requests_both_ways(host_reads: bool) {
 
 /// A host may hand over pretty-printed JSON: its line breaks are whitespace,
 /// and must not end the frame early.
-async fn pretty_printed_json_from_the_host_stays_one_line(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Raw, host_reads);
+async fn pretty_printed_json_from_the_host_stays_one_line(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Raw, mode);
     let params = "{\n  \"a\": [1,\r\n 2],\n  \"s\": \"x\\ny\"\n}\n";
     host.connection.send_notification("n", Some(params)).unwrap();
     host.connection.send_request("r", Some("[\n1\n]")).unwrap();
@@ -185,8 +267,8 @@ async fn pretty_printed_json_from_the_host_stays_one_line(host_reads: bool) {
     peer.expect_silence(20).await;
 }
 
-async fn cancellation_both_ways(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Raw, host_reads);
+async fn cancellation_both_ways(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Raw, mode);
     peer.request(json!(9), "slow", json!({})).await;
     let token = host.events(1).await[0][1].as_u64().unwrap();
     peer.notify("$/cancel_request", json!({"requestId": 9})).await;
@@ -203,8 +285,8 @@ async fn cancellation_both_ways(host_reads: bool) {
     assert_eq!(peer.recv().await["method"], "$/cancel_request");
 }
 
-async fn eof_fails_pending_requests_then_closes(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Raw, host_reads);
+async fn eof_fails_pending_requests_then_closes(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Raw, mode);
     let (a, _) = host.connection.send_request("a", None).unwrap();
     let (b, _) = host.connection.send_request("b", None).unwrap();
     peer.request(json!(1), "handler", json!({})).await;
@@ -229,8 +311,8 @@ async fn eof_fails_pending_requests_then_closes(host_reads: bool) {
     assert_eq!(host.connection.drain(), None);
 }
 
-async fn typed_sides_check_both_ways(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Agent, host_reads);
+async fn typed_sides_check_both_ways(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Agent, mode);
     // Inbound: bad params never reach the host.
     peer.request(json!(1), "session/new", json!({"cwd": 5})).await;
     assert_eq!(peer.recv().await["error"]["code"], -32602);
@@ -255,8 +337,8 @@ async fn typed_sides_check_both_ways(host_reads: bool) {
     assert_eq!(peer.recv().await["params"]["update"]["content"]["text"], "hi");
 }
 
-async fn an_invalid_notification_is_told_and_an_unknown_one_is_not(host_reads: bool) {
-    let (host, mut peer) = Host::new(Side::Client, host_reads);
+async fn an_invalid_notification_is_told_and_an_unknown_one_is_not(mode: Mode) {
+    let (host, mut peer) = Host::new(Side::Client, mode);
     // claude-agent-acp 0.23's usage_update: "used" must be a number.
     let bad =
         json!({"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": null, "size": 10}});
@@ -301,4 +383,50 @@ async fn buffered_output_goes_out_on_flush_in_order() {
     host.send_notification("last", None).unwrap();
     host.close();
     assert_eq!(peer.recv().await["method"], "last");
+}
+
+/// A host that stops taking a fed connection's output holds it at its
+/// limits; the stall timeout closes it, and its output still ends (what
+/// the writer left can be taken), so the host learns it may stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fed_output_the_host_never_takes_stalls_closes_and_ends() {
+    let options = HostOptions {
+        host_reads: true,
+        limits: acp_engine::Limits {
+            max_buffered_bytes: 64 * 1024,
+            output_stall_timeout: Some(Duration::from_millis(200)),
+            ..acp_engine::Limits::default()
+        },
+        ..HostOptions::default()
+    };
+    let host = HostConnection::connect(
+        Transport::fed(),
+        options,
+        &tokio::runtime::Handle::current(),
+        || {},
+    );
+    let big = format!("{{\"s\":\"{}\"}}", "x".repeat(60_000));
+    // More than the fed output (1 MiB) holds: the rest waits in the engine.
+    for _ in 0..32 {
+        host.send_notification("big", Some(&big)).unwrap();
+    }
+    // Reading now waits for the host to take output, and nothing moves.
+    assert!(host.feed(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}\n"));
+    support::eventually(|| {
+        host.pump();
+        host.is_closed()
+    })
+    .await;
+    assert!(host.input_backlog() > 0, "the request was read past the limits");
+    let reason = host.close_reason().unwrap_or_default();
+    assert!(reason.contains("stalled"), "{reason}");
+    let mut taken = 0;
+    support::eventually(|| {
+        while let Some(bytes) = host.take_output() {
+            taken += bytes.len();
+        }
+        host.output_ended()
+    })
+    .await;
+    assert!(taken >= 1024 * 1024, "took {taken} bytes");
 }

@@ -14,7 +14,7 @@
 import { closedError, fromNativeError, isRequestError, logHandlerError, RequestError } from "./errors.js";
 import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
 import { EVENT_KINDS, type NativeConnection } from "./native.js";
-import { WebStreamsTransport } from "./web-streams.js";
+import { WebStreamsTransport, type Reading } from "./web-streams.js";
 import { kOpen, Side, toStream, type MessageStream, type OpenOptions, type Stream } from "./streams.js";
 
 // Event kinds, from the engine.
@@ -107,7 +107,6 @@ export class Dispatcher {
   private head = 0;
   private running = false;
   private webStreams: WebStreamsTransport | null = null;
-  private releaseOnceFlushed = false;
   private currentMethod = "";
   // Our newest request id, and while a notification handler waits, what it
   // was when that handler started (answers to later ids are its own).
@@ -116,7 +115,9 @@ export class Dispatcher {
   // pendingCount[0]: how many of our requests await a response; the addon
   // spins briefly for a response only while some do.
   private readonly pendingCount = new Int32Array(1);
-  private readonly hostReads: boolean;
+  // Who reads the input, if reading can wait: the addon (a pipe or socket
+  // Node's thread reads) or the Web Streams transport.
+  private reading: Reading | null = null;
   private readingPaused = false;
   private flushScheduled = false;
   // The per-message sends are plain functions, cheaper to call than methods.
@@ -152,7 +153,8 @@ export class Dispatcher {
     this.sendRequestNative = this.native.requestFunction();
     this.sendNotificationNative = this.native.notifyFunction();
     this.respondNative = this.native.respondFunction();
-    this.hostReads = this.native.startReading((text) => this.onEvents(text), this.pendingCount);
+    if (this.native.startReading((text) => this.onEvents(text), this.pendingCount)) this.reading = this.native;
+    else this.reading = this.webStreams;
     flushOnExit(this);
   }
 
@@ -163,20 +165,33 @@ export class Dispatcher {
     input: ReadableStream<Uint8Array>,
     closeOutput: boolean,
   ): void {
-    this.webStreams = new WebStreamsTransport(native, output, input, closeOutput, (error) => {
-      if (this.isClosed) return;
-      this.streamFailure ??= { error };
-      native.close();
-    });
+    this.webStreams = new WebStreamsTransport(
+      native,
+      output,
+      input,
+      closeOutput,
+      (error) => {
+        if (this.isClosed) return;
+        this.streamFailure ??= { error };
+        native.close();
+      },
+      () => this.drainEvents(),
+    );
   }
 
   private onWake(): void {
     // Called by the engine before the constructor returned: nothing to do yet.
     if (this.native === undefined) return;
-    if (this.webStreams !== null && this.webStreams.flushed() && this.releaseOnceFlushed) {
-      this.releaseOnceFlushed = false;
-      this.native.release();
+    const webStreams = this.webStreams;
+    if (webStreams !== null) {
+      // Reading may go on after the limits held it.
+      if (!this.isClosed) webStreams.pumpInput();
+      webStreams.flush();
     }
+    this.drainEvents();
+  }
+
+  private drainEvents(): void {
     const text = this.native.drain();
     if (text != null) this.onEvents(text);
   }
@@ -212,9 +227,9 @@ export class Dispatcher {
       const wait = this.handle(event);
       if (wait !== undefined) {
         // Backpressure: read no more input until the queue is through.
-        if (this.hostReads && !this.readingPaused && !this.isClosed) {
+        if (this.reading !== null && !this.readingPaused && !this.isClosed) {
           this.readingPaused = true;
-          this.native.pauseReading();
+          this.reading.pauseReading();
         }
         if (event[0] === NOTIFICATION) this.waitOnNotification(startedAfter);
         wait.then(this.resume, this.resumeAfterError);
@@ -226,7 +241,7 @@ export class Dispatcher {
     this.running = false;
     if (this.readingPaused) {
       this.readingPaused = false;
-      if (!this.isClosed) this.native.resumeReading();
+      if (!this.isClosed) this.reading?.resumeReading();
     }
   }
 
@@ -260,7 +275,7 @@ export class Dispatcher {
   private readForWaitingNotification(): void {
     if (!this.readingPaused || this.isClosed) return;
     this.readingPaused = false;
-    this.native.resumeReading();
+    this.reading?.resumeReading();
   }
 
   private handle(event: Event): PromiseLike<unknown> | undefined {
@@ -436,8 +451,8 @@ export class Dispatcher {
     this.inflight.clear();
     // The engine's last output may still be on its way to the Web stream:
     // hold the wake-ups (and the process) until it was written.
-    if (this.webStreams === null || this.webStreams.close()) this.native.release();
-    else this.releaseOnceFlushed = true;
+    if (this.webStreams === null) this.native.release();
+    else this.webStreams.close(() => this.native.release());
     this.controller.abort(error);
     this.resolveClosed();
   }
@@ -522,6 +537,8 @@ export class Dispatcher {
       } catch {
         // Closed meanwhile: the sends fail on their own.
       }
+      // A pipe's output was written here, on this thread: pass it on now.
+      this.webStreams?.flush();
     });
   }
 

@@ -1,6 +1,10 @@
 // Moving bytes between the engine and a user's Web Streams (`ndJsonStream`):
-// the input is read into the engine; the engine's output is written to the
-// output stream. The output's writer is held only while writes are in
+// the input is fed to the engine and read, framed and checked right here on
+// Node's thread (`pump`), and what the engine writes from this thread is
+// passed on at once, so a round trip crosses no thread. Input is read only
+// once what was fed is through (reading waits while a notification handler
+// is busy or the connection is at its limits); output is written as fast
+// as the output stream takes it. The output's writer is held only while writes are in
 // flight (as the official SDK holds it per write), so the user may close or
 // reuse the stream while the connection is idle. A user's output is never
 // closed by the connection (the official SDK does not either; and Node 20's
@@ -10,52 +14,130 @@
 
 import type { NativeConnection } from "./native.js";
 
-export class WebStreamsTransport {
+/** Batches handled per turn at most, so other I/O gets its turn. */
+const MAX_ROUNDS = 64;
+
+/** Reading the connection's input can wait (backpressure). */
+export interface Reading {
+  pauseReading(): void;
+  resumeReading(): void;
+}
+
+export class WebStreamsTransport implements Reading {
   private output: WritableStream<Uint8Array> | null;
   private reader: ReadableStreamDefaultReader<Uint8Array> | null;
   private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   private writesInFlight = 0;
+  private pausedByHost = false;
+  private pumping = false;
+  // The read loop waits for what was fed to be read before it reads more.
+  private inputRead: (() => void) | null = null;
+  // Called once the engine's output ended and all of it was written.
+  private onFlushed: (() => void) | null = null;
 
-  /** `onFailure`: a stream failed (its error); the connection is to close with it. */
+  /** `onFailure`: a stream failed (its error); the connection is to close
+   * with it. `deliver`: drain the engine's events and handle them. */
   constructor(
     private readonly native: NativeConnection,
     output: WritableStream<Uint8Array>,
     input: ReadableStream<Uint8Array>,
     private readonly closeOutput: boolean,
     private readonly onFailure: (error: unknown) => void,
+    private readonly deliver: () => void,
   ) {
     this.output = output;
     const reader = input.getReader();
     this.reader = reader;
-    void (async () => {
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (value && value.byteLength) native.feed(value);
-        }
-      } catch (error) {
-        onFailure(error);
-      }
-      native.endInput();
-    })();
+    void this.readInput(reader);
   }
 
-  /** Write what the engine has for the output, in order; close it once the engine's output ended. */
+  /** Feed what `input` brings, reading more only once that was read. */
+  private async readInput(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    const native = this.native;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (!value || !value.byteLength) continue;
+        native.feed(value);
+        this.pumpInput();
+        if (native.inputBacklog() > 0 && this.reader !== null) {
+          await new Promise<void>((resolve) => {
+            this.inputRead = resolve;
+          });
+        }
+      }
+    } catch (error) {
+      this.onFailure(error);
+    }
+    native.endInput();
+    this.pumpInput();
+  }
+
+  /** Read and handle what was fed, here on this thread, and write the
+   * answers made meanwhile; again after a pause or the engine's wake. */
+  pumpInput(): void {
+    if (this.pumping || this.pausedByHost) return;
+    this.pumping = true;
+    let rounds = 0;
+    try {
+      for (; rounds < MAX_ROUNDS; rounds++) {
+        if (this.native.readingPaused()) break; // at the limits: the engine wakes us
+        const open = this.native.pump();
+        this.deliver();
+        if (!open || this.pausedByHost || this.native.inputBacklog() === 0) break;
+      }
+    } finally {
+      this.pumping = false;
+    }
+    try {
+      this.native.flush();
+    } catch {
+      // Closed meanwhile.
+    }
+    this.flush();
+    if (this.native.inputBacklog() === 0) {
+      const read = this.inputRead;
+      this.inputRead = null;
+      read?.();
+    } else if (rounds === MAX_ROUNDS && !this.pausedByHost) {
+      setImmediate(() => this.pumpInput());
+    }
+  }
+
+  /** A handler is busy: handle no more input until `resumeReading`. */
+  pauseReading(): void {
+    this.pausedByHost = true;
+  }
+
+  resumeReading(): void {
+    if (!this.pausedByHost) return;
+    this.pausedByHost = false;
+    queueMicrotask(() => this.pumpInput());
+  }
+
+  /** Write what the engine has for the output, in order, as fast as the
+   * output takes it: one write in flight, of everything the engine wrote
+   * meanwhile (a stream's `desiredSize` counts chunks, not bytes: Node's
+   * `Writable.toWeb` asks for 16,384 of them). The rest waits in the
+   * engine, where the connection's limits hold a peer that does not read.
+   * Once the connection closed, everything goes to the output at once (its
+   * last bytes wait for no one). Close the output once the engine's output
+   * ended. */
   flush(): void {
     const output = this.output;
-    if (output === null) return;
+    if (output === null || (this.writesInFlight > 0 && this.onFlushed === null)) return;
     let bytes = this.native.takeOutput();
     const ended = this.native.outputEnded();
     if (ended) this.output = null;
-    if (bytes == null && !(ended && this.closeOutput)) return;
+    if (bytes == null && !(ended && this.closeOutput)) return this.endedIf(ended);
     let writer = this.writer;
     if (writer === null) {
       try {
         writer = this.writer = output.getWriter();
       } catch (error) {
         if (!ended) this.onFailure(error);
-        return;
+        return this.endedIf(ended);
       }
     }
     const held = writer;
@@ -65,36 +147,47 @@ export class WebStreamsTransport {
         held.releaseLock();
       }
     };
+    // The output took a write: pass on what came meanwhile.
+    const written = () => {
+      settled();
+      this.flush();
+    };
     const failed = (error: unknown) => {
       if (!ended) this.onFailure(error);
       settled();
     };
-    for (; bytes != null; bytes = this.native.takeOutput()) {
+    if (bytes != null) {
       this.writesInFlight++;
-      held.write(bytes).then(settled, failed);
+      held.write(bytes).then(written, failed);
     }
     if (ended && this.closeOutput) {
       this.writesInFlight++;
       held.close().then(settled, settled);
     }
+    this.endedIf(ended);
   }
 
-  /** Write what the engine has for the output; true once its output ended and all was written. */
-  flushed(): boolean {
-    this.flush();
-    return this.output === null;
+  private endedIf(ended: boolean): void {
+    if (!ended) return;
+    const flushed = this.onFlushed;
+    this.onFlushed = null;
+    flushed?.();
   }
 
-  /** The connection closed: stop reading, write what is left. True once all
-   * of the engine's output was handed to the output stream (closing one of
-   * ours); otherwise its last bytes are still on their way from the engine's
-   * thread, and the next `flush` (on the next wake-up) writes them. */
-  close(): boolean {
+  /** The connection closed: stop reading, write what is left; `flushed`
+   * is called once all of the engine's output was handed to the output
+   * stream (closing one of ours): at once, or once its last bytes came
+   * from the engine's thread and the output took them. */
+  close(flushed: () => void): void {
     if (this.reader !== null) {
       this.reader.cancel().catch(() => {});
       this.reader = null;
     }
+    const read = this.inputRead;
+    this.inputRead = null;
+    read?.();
+    if (this.output === null) return flushed();
+    this.onFlushed = flushed;
     this.flush();
-    return this.output === null;
   }
 }

@@ -461,6 +461,36 @@ test("ndJsonStream over Web Streams (a child process's pipes)", async () => {
   assert.equal(await exited, 0);
 });
 
+test("ndJsonStream over Web Streams: a slow notification handler holds reading, in order", async () => {
+  const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
+  const handled = [];
+  let busy = false;
+  const client = makeClient({
+    async sessionUpdate(params) {
+      // One handler at a time, each taking a turn of the loop.
+      assert.equal(busy, false);
+      busy = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      handled.push(params.update.content.text);
+      busy = false;
+    },
+  });
+  const conn = new ClientSideConnection(
+    () => client,
+    ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)),
+  );
+  await conn.initialize({ protocolVersion: 1 });
+  const { sessionId } = await conn.newSession({ cwd: "/tmp", mcpServers: [] });
+  await conn.prompt({ sessionId, prompt: text("burst-nowait 500") });
+  // The answer came after every update was handled, in the agent's order.
+  assert.deepEqual(handled, Array.from({ length: 500 }, (_, i) => String(i)));
+  conn.close();
+  await conn.closed;
+  child.stdin.end();
+  assert.equal(await exited, 0);
+});
+
 test("ndJsonStream's messages: a connection runs over a tap of them (a logging proxy)", async () => {
   const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));

@@ -13,8 +13,9 @@
 //! - The thread-safe function is strong (it keeps Node alive) while the
 //!   connection is open; JS calls `release()` when it handles the CLOSED
 //!   event, after which nothing of the connection keeps the process alive.
-//! - Transports: this process's stdio, a spawned agent, or a byte pipe fed
-//!   from JS (`feed` / `takeOutput`) for Web Streams (`ndJsonStream`); the
+//! - Transports: this process's stdio, a spawned agent, or bytes JS moves
+//!   (`feed` / `pump` / `takeOutput`, the engine's `Transport::fed`) for Web
+//!   Streams (`ndJsonStream`), read and written on Node's thread too; the
 //!   framing and the protocol stay in Rust in every case.
 
 #![warn(missing_docs)]
@@ -38,8 +39,6 @@ use napi::bindgen_prelude::{Buffer, FromNapiValue, Function, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
 
 type WakeFn = ThreadsafeFunction<(), (), (), Status, false>;
 
@@ -67,14 +66,6 @@ impl Waker {
         let tsfn = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
         drop(tsfn);
     }
-}
-
-/// Bytes the engine wrote, waiting for JS (the Web Streams transport).
-#[derive(Default)]
-struct Output {
-    bytes: Vec<u8>,
-    /// The engine's side of the pipe is shut: no more bytes will come.
-    ended: bool,
 }
 
 /// A connection's settings from JS.
@@ -120,8 +111,6 @@ pub struct NativeConnection {
     poll: RefCell<Option<Rc<poll::Poll>>>,
     connection: Arc<HostConnection>,
     waker: Waker,
-    input: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
-    output: Option<Arc<Mutex<Output>>>,
 }
 
 fn side(side: u32) -> Result<Side> {
@@ -266,12 +255,7 @@ fn ticket(ticket: Option<u64>) -> f64 {
 
 #[napi]
 impl NativeConnection {
-    pub(crate) fn start(
-        transport: Transport,
-        options: HostOptions,
-        waker: Waker,
-        output: Option<Arc<Mutex<Output>>>,
-    ) -> Self {
+    pub(crate) fn start(transport: Transport, options: HostOptions, waker: Waker) -> Self {
         let engine_waker = waker.clone();
         let connection = HostConnection::connect(transport, options, engine_runtime(), move || {
             // Events queued while this thread pumps are drained right after.
@@ -283,8 +267,6 @@ impl NativeConnection {
             poll: RefCell::new(None),
             connection: Arc::new(connection),
             waker,
-            input: Mutex::new(None),
-            output,
         }
     }
 
@@ -294,7 +276,7 @@ impl NativeConnection {
         let options = options(&settings)?;
         let waker = Waker::new(wake)?;
         let _guard = enter();
-        Ok(Self::start(Transport::stdio(), options, waker, None))
+        Ok(Self::start(Transport::stdio(), options, waker))
     }
 
     /// A client of a spawned agent process. A failure to start it throws an
@@ -337,7 +319,7 @@ impl NativeConnection {
             Transport::spawn(options_).map_err(|error| errors::spawn_error(&env, &error))?
         };
         let waker = Waker::new(wake)?;
-        Ok(Self::start(transport, options, waker, None))
+        Ok(Self::start(transport, options, waker))
     }
 
     /// A client of a remote agent (`ws://`, `wss://`, `http://` or
@@ -363,55 +345,18 @@ impl NativeConnection {
         };
         let waker = Waker::new(wake)?;
         let _guard = enter();
-        Ok(Self::start(transport, options, waker, None))
+        Ok(Self::start(transport, options, waker))
     }
 
-    /// A connection over bytes that JS moves: `feed()` what the peer sent,
-    /// `takeOutput()` what to send it (a wake-up says when there is some).
+    /// A connection over bytes that JS moves: `feed()` what the peer sent
+    /// and `pump()`, `takeOutput()` what to send it (a wake-up says when
+    /// there is some that did not come from a call on this thread).
     #[napi(factory)]
     pub fn pipe(settings: NativeSettings, wake: Function<(), ()>) -> Result<Self> {
         let options = options(&settings)?;
         let waker = Waker::new(wake)?;
-        let (engine_end, host_end) = tokio::io::duplex(256 * 1024);
-        let (mut host_read, mut host_write) = tokio::io::split(host_end);
-        let (input, mut input_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let output = Arc::new(Mutex::new(Output::default()));
-        let rt = engine_runtime();
-        rt.spawn(async move {
-            while let Some(bytes) = input_rx.recv().await {
-                if host_write.write_all(&bytes).await.is_err() {
-                    return;
-                }
-            }
-            let _ = host_write.shutdown().await;
-        });
-        let out = output.clone();
-        let out_waker = waker.clone();
-        rt.spawn(async move {
-            let mut buffer = vec![0u8; 64 * 1024];
-            loop {
-                let n = host_read.read(&mut buffer).await.unwrap_or(0);
-                let was_empty = {
-                    let mut output = out.lock().unwrap_or_else(|p| p.into_inner());
-                    let was_empty = output.bytes.is_empty() && !output.ended;
-                    if n == 0 {
-                        output.ended = true;
-                    } else {
-                        output.bytes.extend_from_slice(&buffer[..n]);
-                    }
-                    was_empty
-                };
-                if was_empty {
-                    out_waker.wake();
-                }
-                if n == 0 {
-                    return;
-                }
-            }
-        });
-        let connection = Self::start(Transport::from_stream(engine_end), options, waker, Some(output));
-        *connection.input.lock().unwrap() = Some(input);
-        Ok(connection)
+        let _guard = enter();
+        Ok(Self::start(Transport::fed(), options, waker))
     }
 
     /// Read the stream on this thread: `onEvents` gets every batch of
@@ -473,35 +418,47 @@ impl NativeConnection {
     /// Bytes to write to the peer (pipe connections), if any.
     #[napi]
     pub fn take_output(&self) -> Option<Buffer> {
-        let output = self.output.as_ref()?;
-        let mut output = output.lock().unwrap_or_else(|p| p.into_inner());
-        if output.bytes.is_empty() {
-            return None;
-        }
-        Some(std::mem::take(&mut output.bytes).into())
+        self.connection.take_output().map(Into::into)
     }
 
     /// The engine will write nothing more (pipe connections) and all was taken.
     #[napi]
     pub fn output_ended(&self) -> bool {
-        self.output.as_ref().is_none_or(|output| {
-            let output = output.lock().unwrap_or_else(|p| p.into_inner());
-            output.ended && output.bytes.is_empty()
-        })
+        self.connection.output_ended()
     }
 
-    /// Bytes the peer sent (pipe connections).
+    /// Bytes the peer sent (pipe connections); `pump()` reads them.
     #[napi]
     pub fn feed(&self, bytes: Uint8Array) {
-        if let Some(input) = self.input.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            let _ = input.send(bytes.to_vec());
-        }
+        self.connection.feed(&bytes);
     }
 
-    /// The peer's byte stream ended (pipe connections).
+    /// The peer's byte stream ended (pipe connections); `pump()` reads the end.
     #[napi]
     pub fn end_input(&self) {
-        self.input.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.connection.end_input();
+    }
+
+    /// Read and handle what was fed (pipe connections), on this thread;
+    /// `drain()` right after brings the events (they wake no one). False
+    /// once the input ended or the connection closed.
+    #[napi]
+    pub fn pump(&self) -> bool {
+        let _runtime = enter();
+        poll::while_pumping(|| self.connection.pump())
+    }
+
+    /// Bytes fed and not read yet (pipe connections): feed more once it is 0.
+    #[napi]
+    pub fn input_backlog(&self) -> u32 {
+        self.connection.input_backlog().min(u32::MAX as usize) as u32
+    }
+
+    /// Reading waits at the connection's limits: a wake-up says when it may
+    /// go on (then `pump()` again).
+    #[napi]
+    pub fn reading_paused(&self) -> bool {
+        self.connection.reading_paused()
     }
 
     /// `request(method, params?)`: send a request; returns its id (its outcome
@@ -537,7 +494,13 @@ impl NativeConnection {
     #[napi]
     pub fn flush(&self, env: Env) -> Result<f64> {
         let _runtime = enter();
-        let flushed = self.connection.flush();
+        // A pipe connection's output is written on this thread, into
+        // `takeOutput()`, which JS calls next: no wake-up is due for it.
+        let flushed = if self.connection.is_fed() {
+            poll::while_pumping(|| self.connection.flush())
+        } else {
+            self.connection.flush()
+        };
         flushed
             .map(ticket)
             .map_err(|error| errors::request_error(&env, &error))
@@ -606,7 +569,7 @@ impl NativeConnection {
     #[napi]
     pub fn release(&self) {
         self.stop_reading();
-        self.end_input();
+        self.connection.end_input();
         self.waker.release();
     }
 

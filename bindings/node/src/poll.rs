@@ -55,9 +55,19 @@ thread_local! {
     static PUMPING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// True while the current thread is inside `pump` / `pump_for` of a poll.
+/// True while the current thread is inside `pump` / `pump_for` of a poll
+/// (or `while_pumping`).
 pub fn pumping() -> bool {
     PUMPING.with(Cell::get)
+}
+
+/// Run `work` on the JS thread as a pump: what it queues or writes wakes no
+/// one, since the caller drains and takes the output right after.
+pub fn while_pumping<T>(work: impl FnOnce() -> T) -> T {
+    let was = PUMPING.with(|p| p.replace(true));
+    let result = work();
+    PUMPING.with(|p| p.set(was));
+    result
 }
 
 /// How long to pump without sleeping while a response is expected.
@@ -304,17 +314,11 @@ impl Poll {
 
     /// Pump once; false at the end of the stream.
     fn pump(&self) -> bool {
-        PUMPING.with(|p| p.set(true));
-        let open = self.host.pump();
-        PUMPING.with(|p| p.set(false));
-        open
+        while_pumping(|| self.host.pump())
     }
 
     fn pump_for(&self, spin: Duration) -> bool {
-        PUMPING.with(|p| p.set(true));
-        let ready = self.host.pump_for(spin);
-        PUMPING.with(|p| p.set(false));
-        ready
+        while_pumping(|| self.host.pump_for(spin))
     }
 
     /// The fd is readable: pump, drain, call JS; repeat while input (or,

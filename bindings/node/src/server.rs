@@ -121,12 +121,7 @@ impl NativeServer {
         let options = options(&settings)?;
         let waker = Waker::new(wake)?;
         let _guard = enter();
-        Ok(Some(NativeConnection::start(
-            accepted.transport,
-            options,
-            waker,
-            None,
-        )))
+        Ok(Some(NativeConnection::start(accepted.transport, options, waker)))
     }
 
     /// `ws://` (or `wss://`) URL of the endpoint.

@@ -103,8 +103,11 @@ pub struct HostConnection {
     unchecked: UncheckedMethods,
     output: output::Output,
     pid: Option<u32>,
-    /// The host-driven reader and the fd it reads (`HostOptions::host_reads`).
-    host_reader: Option<(crate::engine::HostReader, std::os::fd::RawFd)>,
+    /// The host-driven reader and the fd it reads, if it reads one
+    /// (`HostOptions::host_reads`).
+    host_reader: Option<(crate::engine::HostReader, Option<std::os::fd::RawFd>)>,
+    /// The bytes the host moves itself (`Transport::fed`).
+    fed: Option<Arc<crate::fed::Fed>>,
 }
 
 impl HostConnection {
@@ -124,6 +127,12 @@ impl HostConnection {
             responders: responders::Responders::new(options.side == Side::Client),
             negotiation: Negotiation::new(options.protocol_versions),
         });
+        let fed = transport.fed.clone();
+        if let Some(fed) = &fed {
+            // Output to take wakes the host as events do.
+            let woken = shared.clone();
+            fed.set_notify(move || woken.queue.wake_host());
+        }
         let mut builder = Connection::builder()
             .guard_sigpipe(options.guard_sigpipe)
             .max_message_size(options.max_message_size)
@@ -135,13 +144,17 @@ impl HostConnection {
             // bytes (4 MiB), not in thousands of batches.
             builder = builder.write_queue_capacity(OUTPUT_QUEUE_BATCHES);
         }
-        let read_fd = if options.host_reads {
+        let host_source = if options.host_reads {
             transport.take_host_reader()
         } else {
             None
         };
-        let (connection, host_reader) = match read_fd {
-            Some(fd) => {
+        let (connection, host_reader) = match host_source {
+            Some(source) => {
+                let fd = match source {
+                    crate::transport::HostSource::Fd(fd) => Some(fd),
+                    crate::transport::HostSource::Fed => None,
+                };
                 let bridge = Arc::new(bridge::ReaderBridge {
                     side: options.side,
                     protocol: options.protocol,
@@ -186,8 +199,13 @@ impl HostConnection {
         );
         let closing = connection.clone();
         let closed_shared = shared.clone();
+        let closed_fed = fed.clone();
         runtime.spawn(async move {
             closing.closed().await;
+            // What the writer left is still taken; nothing more comes.
+            if let Some(fed) = closed_fed {
+                fed.end_output();
+            }
             let reason = closing.close_reason().unwrap_or_else(|| "closed".to_owned());
             // Requests the host still owes an answer are cancelled before
             // CLOSED, the last event (their handlers end with the connection).
@@ -205,6 +223,7 @@ impl HostConnection {
             output,
             pid,
             host_reader,
+            fed,
         }
     }
 
@@ -219,19 +238,58 @@ impl HostConnection {
     /// With `HostOptions::host_reads`: the fd to watch for readability
     /// (then call `pump`). None when the engine reads by itself.
     pub fn read_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.host_reader.as_ref().map(|(_, fd)| *fd)
+        self.host_reader.as_ref().and_then(|(_, fd)| *fd)
     }
 
     /// Read and handle what the stream holds now, on this thread, without
     /// waiting; the events land in the queue (`drain`). Call it after
-    /// draining, when `read_fd` is readable. False once the stream ended
-    /// (stop watching the fd; a `CLOSED` event follows). While
+    /// draining, when `read_fd` is readable or after `feed`. False once the
+    /// stream ended (stop watching the fd; a `CLOSED` event follows). While
     /// `reading_paused` it reads nothing.
     pub fn pump(&self) -> bool {
         match &self.host_reader {
             Some((reader, _)) => reader.pump() != crate::engine::Pumped::Done,
             None => false,
         }
+    }
+
+    /// Bytes the peer sent, on a `Transport::fed` connection: read by `pump`
+    /// with `HostOptions::host_reads`, else by the engine. False once the
+    /// input ended (or the transport is not fed).
+    pub fn feed(&self, bytes: &[u8]) -> bool {
+        self.fed.as_ref().is_some_and(|fed| fed.feed(bytes))
+    }
+
+    /// Whether the host moves this connection's bytes (`Transport::fed`).
+    pub fn is_fed(&self) -> bool {
+        self.fed.is_some()
+    }
+
+    /// The peer's stream ended (`Transport::fed`): the connection closes
+    /// once what was fed is read.
+    pub fn end_input(&self) {
+        if let Some(fed) = &self.fed {
+            fed.end_input();
+        }
+    }
+
+    /// Bytes fed and not read yet: feed more only once this is 0, so the
+    /// input stays bounded while reading waits (`reading_paused`).
+    pub fn input_backlog(&self) -> usize {
+        self.fed.as_ref().map_or(0, |fed| fed.input_backlog())
+    }
+
+    /// What to send the peer (`Transport::fed`): the host's wake is called
+    /// when some becomes available. A send from the host's thread is often
+    /// here as soon as `flush` returns.
+    pub fn take_output(&self) -> Option<Vec<u8>> {
+        self.fed.as_ref().and_then(|fed| fed.take_output())
+    }
+
+    /// The engine will write nothing more and all was taken (`Transport::fed`;
+    /// true for other transports).
+    pub fn output_ended(&self) -> bool {
+        self.fed.as_ref().is_none_or(|fed| fed.output_ended())
     }
 
     /// Whether reading waits until the peer reads or requests finish (the

@@ -29,6 +29,12 @@ pub struct RawPeer {
 
 /// A transport for the engine and the raw peer on its other end.
 pub fn raw_transport() -> (Transport, RawPeer) {
+    let (ours, peer) = raw_socket();
+    (Transport::from_stream(ours), peer)
+}
+
+/// One end of a socket pair, and the raw peer on its other end.
+pub fn raw_socket() -> (UnixStream, RawPeer) {
     let (ours, theirs) = UnixStream::pair().expect("socketpair");
     let (read, write) = theirs.into_split();
     let peer = RawPeer {
@@ -37,7 +43,7 @@ pub fn raw_transport() -> (Transport, RawPeer) {
         checked: false,
         sent: HashMap::new(),
     };
-    (Transport::from_stream(ours), peer)
+    (ours, peer)
 }
 
 /// `raw_transport`, with the engine's end as a plain file descriptor (what
