@@ -4,9 +4,9 @@
 // passed on at once, so a round trip crosses no thread. Input is read only
 // once what was fed is through (reading waits while a notification handler
 // is busy or the connection is at its limits); output is written as fast
-// as the output stream takes it. The output's writer is held only while writes are in
-// flight (as the official SDK holds it per write), so the user may close or
-// reuse the stream while the connection is idle. A user's output is never
+// as the output stream takes it. The output's writer is held only while
+// writes are in flight (as the official SDK holds it per write), so the
+// user may close or reuse the stream while the connection is idle. A user's output is never
 // closed by the connection (the official SDK does not either; and Node 20's
 // `Writable.toWeb` adapter throws from an event callback when its web stream
 // is closed while the caller ends the Node stream); one the package made
