@@ -105,10 +105,13 @@ export abstract class AppBase<Peer extends object> {
       method,
       params: parsed,
       requestId: context.requestId,
-      signal: context.signal,
+      // Made on first use: most handlers never look at it.
+      get signal() {
+        return context.signal;
+      },
       [this.peerKey]: this.peerContext(dispatcher, context.requestId),
     };
-    return this.respond(dispatcher, method, context.signal, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
+    return this.respond(dispatcher, method, context, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
   }
 
   /** @internal Handles a notification of the connection `dispatcher` runs. */
@@ -156,10 +159,10 @@ export abstract class AppBase<Peer extends object> {
 
   /** Runs a request's handler; a result it returns at once is answered at
    * once (the dispatcher's fast path), a promise when it settles. */
-  private respond(dispatcher: Dispatcher, method: string, signal: AbortSignal, run: () => unknown): unknown {
+  private respond(dispatcher: Dispatcher, method: string, context: RequestContext, run: () => unknown): unknown {
     // A handler that gave up because its request was cancelled: -32800.
     const failed = (error: unknown): never => {
-      throw signal.aborted && !isRequestError(error) ? RequestError.requestCancelled() : error;
+      throw context.signal.aborted && !isRequestError(error) ? RequestError.requestCancelled() : error;
     };
     let result: unknown;
     try {
