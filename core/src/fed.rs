@@ -160,7 +160,8 @@ impl Fed {
     }
 
     /// No more output: the writer shut down, or the connection is closed
-    /// (a writer that gave up on a stalled host never shuts down).
+    /// (a writer that gave up on a stalled host never shuts down; the host
+    /// connection ends the output then).
     pub fn end_output(&self) {
         let waiting = {
             let mut output = locked(&self.output);
@@ -201,14 +202,6 @@ impl AsyncWrite for FedWriter {
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.0.end_output();
         Poll::Ready(Ok(()))
-    }
-}
-
-impl Drop for FedWriter {
-    /// A writer dropped without a shutdown (the connection was torn down)
-    /// ends the output all the same: the host stops waiting for it.
-    fn drop(&mut self) {
-        self.0.end_output();
     }
 }
 

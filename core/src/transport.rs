@@ -30,6 +30,7 @@ pub struct Transport {
 }
 
 /// Where a host that reads on its own thread gets the input from.
+#[derive(Clone, Copy)]
 pub(crate) enum HostSource {
     /// A non-blocking pipe or socket to watch for readability.
     Fd(std::os::fd::RawFd),
@@ -146,7 +147,7 @@ impl Transport {
 
     /// Read the stream from the caller's thread instead of the reactor (for
     /// `ReaderMode::Host`): fed bytes, or the file descriptor to watch for
-    /// readability; None if the stream is neither (a pipe or socket).
+    /// readability; None for any other stream.
     pub(crate) fn take_host_reader(&mut self) -> Option<HostSource> {
         use std::os::fd::{AsRawFd, BorrowedFd};
         if self.fed.is_some() {

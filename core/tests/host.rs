@@ -34,41 +34,27 @@ enum Mode {
     HostFeedsEngineReads,
 }
 
+/// The tests of one mode, in a module of its own.
+macro_rules! mode_tests {
+    ($module:ident, $mode:ident, [$($name:ident),*]) => {
+        mod $module {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Mode::$mode).await
+                }
+            )*
+        }
+    };
+}
+
 /// Every test runs in every mode.
 macro_rules! every_mode {
     ($($name:ident),* $(,)?) => {
-        mod engine_reads {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Mode::EngineReads).await
-                }
-            )*
-        }
-        mod host_reads {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Mode::HostReads).await
-                }
-            )*
-        }
-        mod host_feeds {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Mode::HostFeeds).await
-                }
-            )*
-        }
-        mod host_feeds_engine_reads {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Mode::HostFeedsEngineReads).await
-                }
-            )*
-        }
+        mode_tests!(engine_reads, EngineReads, [$($name),*]);
+        mode_tests!(host_reads, HostReads, [$($name),*]);
+        mode_tests!(host_feeds, HostFeeds, [$($name),*]);
+        mode_tests!(host_feeds_engine_reads, HostFeedsEngineReads, [$($name),*]);
     };
 }
 

@@ -182,12 +182,7 @@ export class Dispatcher {
   private onWake(): void {
     // Called by the engine before the constructor returned: nothing to do yet.
     if (this.native === undefined) return;
-    const webStreams = this.webStreams;
-    if (webStreams !== null) {
-      // Reading may go on after the limits held it.
-      if (!this.isClosed) webStreams.pumpInput();
-      webStreams.flush();
-    }
+    this.webStreams?.onWake();
     this.drainEvents();
   }
 

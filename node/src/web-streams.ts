@@ -32,6 +32,9 @@ export class WebStreamsTransport implements Reading {
   private pumping = false;
   // The read loop waits for what was fed to be read before it reads more.
   private inputRead: (() => void) | null = null;
+  // The input stream ended (`endInput`); the engine read its end, or closed.
+  private inputEnded = false;
+  private inputDone = false;
   // Called once the engine's output ended and all of it was written.
   private onFlushed: (() => void) | null = null;
 
@@ -60,8 +63,7 @@ export class WebStreamsTransport implements Reading {
         if (done) break;
         if (!value || !value.byteLength) continue;
         native.feed(value);
-        this.pumpInput();
-        if (native.inputBacklog() > 0 && this.reader !== null) {
+        if (this.pumpInput() && this.reader !== null) {
           await new Promise<void>((resolve) => {
             this.inputRead = resolve;
           });
@@ -71,13 +73,27 @@ export class WebStreamsTransport implements Reading {
       this.onFailure(error);
     }
     native.endInput();
+    this.inputEnded = true;
     this.pumpInput();
   }
 
+  /** Whether fed input, or the end of the input, is left for the engine to read. */
+  private inputLeft(): boolean {
+    return !this.inputDone && (this.inputEnded || this.native.inputBacklog() > 0);
+  }
+
+  /** The engine's wake: reading may go on after the limits held it, and
+   * output written on its thread is to be passed on. */
+  onWake(): void {
+    if (this.inputLeft()) this.pumpInput();
+    this.flush();
+  }
+
   /** Read and handle what was fed, here on this thread, and write the
-   * answers made meanwhile; again after a pause or the engine's wake. */
-  pumpInput(): void {
-    if (this.pumping || this.pausedByHost) return;
+   * answers made meanwhile; again after a pause or the engine's wake.
+   * True while input is left to read. */
+  private pumpInput(): boolean {
+    if (this.pumping || this.pausedByHost) return this.inputLeft();
     this.pumping = true;
     let rounds = 0;
     try {
@@ -85,7 +101,8 @@ export class WebStreamsTransport implements Reading {
         if (this.native.readingPaused()) break; // at the limits: the engine wakes us
         const open = this.native.pump();
         this.deliver();
-        if (!open || this.pausedByHost || this.native.inputBacklog() === 0) break;
+        if (!open) this.inputDone = true;
+        if (this.pausedByHost || !this.inputLeft()) break;
       }
     } finally {
       this.pumping = false;
@@ -96,13 +113,14 @@ export class WebStreamsTransport implements Reading {
       // Closed meanwhile.
     }
     this.flush();
-    if (this.native.inputBacklog() === 0) {
+    if (!this.inputLeft()) {
       const read = this.inputRead;
       this.inputRead = null;
       read?.();
-    } else if (rounds === MAX_ROUNDS && !this.pausedByHost) {
-      setImmediate(() => this.pumpInput());
+      return false;
     }
+    if (rounds === MAX_ROUNDS && !this.pausedByHost) setImmediate(() => this.pumpInput());
+    return true;
   }
 
   /** A handler is busy: handle no more input until `resumeReading`. */

@@ -440,30 +440,39 @@ test("an agent on stdio answers and exits by itself at EOF", async () => {
   assert.equal(typeof lines[1].result.sessionId, "string");
 });
 
-test("ndJsonStream over Web Streams (a child process's pipes)", async () => {
+/** A session with the test agent, spawned by the test, over its pipes as
+ * Web Streams; `end()` closes the connection and the agent's stdin and
+ * waits for the agent to exit. */
+async function webStreamsSession(client) {
   const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
-  const client = makeClient();
   const conn = new ClientSideConnection(
     () => client,
     ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)),
   );
   await conn.initialize({ protocolVersion: 1 });
   const { sessionId } = await conn.newSession({ cwd: "/tmp", mcpServers: [] });
+  const end = async () => {
+    conn.close();
+    await conn.closed;
+    // The connection leaves the caller's output open (as the official SDK
+    // does); ending the child's stdin is the caller's, and the agent exits.
+    child.stdin.end();
+    assert.equal(await exited, 0);
+  };
+  return { conn, sessionId, end };
+}
+
+test("ndJsonStream over Web Streams (a child process's pipes)", async () => {
+  const client = makeClient();
+  const { conn, sessionId, end } = await webStreamsSession(client);
   await conn.prompt({ sessionId, prompt: text("burst 1000") });
   assert.equal(client.updates.length, 1000);
   assert.equal(client.updates[999], "999");
-  conn.close();
-  await conn.closed;
-  // The connection leaves the caller's output open (as the official SDK
-  // does); ending the child's stdin is the caller's, and the agent exits.
-  child.stdin.end();
-  assert.equal(await exited, 0);
+  await end();
 });
 
 test("ndJsonStream over Web Streams: a slow notification handler holds reading, in order", async () => {
-  const child = spawn(process.execPath, [AGENT], { stdio: ["pipe", "pipe", "inherit"] });
-  const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
   const handled = [];
   let busy = false;
   const client = makeClient({
@@ -476,19 +485,11 @@ test("ndJsonStream over Web Streams: a slow notification handler holds reading, 
       busy = false;
     },
   });
-  const conn = new ClientSideConnection(
-    () => client,
-    ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)),
-  );
-  await conn.initialize({ protocolVersion: 1 });
-  const { sessionId } = await conn.newSession({ cwd: "/tmp", mcpServers: [] });
+  const { conn, sessionId, end } = await webStreamsSession(client);
   await conn.prompt({ sessionId, prompt: text("burst-nowait 500") });
   // The answer came after every update was handled, in the agent's order.
   assert.deepEqual(handled, Array.from({ length: 500 }, (_, i) => String(i)));
-  conn.close();
-  await conn.closed;
-  child.stdin.end();
-  assert.equal(await exited, 0);
+  await end();
 });
 
 test("ndJsonStream's messages: a connection runs over a tap of them (a logging proxy)", async () => {

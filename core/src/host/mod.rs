@@ -39,7 +39,7 @@ use crate::error::RequestError;
 use crate::handler::IncomingRequest;
 use crate::message::{frame, RequestId};
 use crate::permission_cancel;
-use crate::transport::Transport;
+use crate::transport::{HostSource, Transport};
 use crate::version::Negotiation;
 use crate::{Protocol, UncheckedMethods};
 
@@ -103,9 +103,8 @@ pub struct HostConnection {
     unchecked: UncheckedMethods,
     output: output::Output,
     pid: Option<u32>,
-    /// The host-driven reader and the fd it reads, if it reads one
-    /// (`HostOptions::host_reads`).
-    host_reader: Option<(crate::engine::HostReader, Option<std::os::fd::RawFd>)>,
+    /// The host-driven reader and what it reads (`HostOptions::host_reads`).
+    host_reader: Option<(crate::engine::HostReader, HostSource)>,
     /// The bytes the host moves itself (`Transport::fed`).
     fed: Option<Arc<crate::fed::Fed>>,
 }
@@ -151,10 +150,6 @@ impl HostConnection {
         };
         let (connection, host_reader) = match host_source {
             Some(source) => {
-                let fd = match source {
-                    crate::transport::HostSource::Fd(fd) => Some(fd),
-                    crate::transport::HostSource::Fed => None,
-                };
                 let bridge = Arc::new(bridge::ReaderBridge {
                     side: options.side,
                     protocol: options.protocol,
@@ -170,7 +165,7 @@ impl HostConnection {
                 let resumed = shared.clone();
                 let reader = reader.map(|mut reader| {
                     reader.set_resume(move || resumed.queue.wake_host());
-                    (reader, fd)
+                    (reader, source)
                 });
                 (connection, reader)
             }
@@ -238,7 +233,10 @@ impl HostConnection {
     /// With `HostOptions::host_reads`: the fd to watch for readability
     /// (then call `pump`). None when the engine reads by itself.
     pub fn read_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.host_reader.as_ref().and_then(|(_, fd)| *fd)
+        match self.host_reader {
+            Some((_, HostSource::Fd(fd))) => Some(fd),
+            _ => None,
+        }
     }
 
     /// Read and handle what the stream holds now, on this thread, without
