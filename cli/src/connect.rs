@@ -32,6 +32,10 @@ options:
   --token TOKEN           send `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
   --max-message-size N    the largest message accepted, in bytes (default 64 MiB)
   --ca-file PEM           trust these certificates too (a private CA, a self-signed server)
+  --reconnect-timeout-ms N
+                          Streamable HTTP: reopen a broken event stream after the last event
+                          received (the server sends what was lost) and retry POSTs that cannot
+                          reach the server, for up to N ms (default 0: end at the first break)
   -h, --help              this text
 ";
 
@@ -39,7 +43,10 @@ options:
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
-    let args = Args::parse(argv, &["token", "max-message-size", "ca-file"])?;
+    let args = Args::parse(
+        argv,
+        &["token", "max-message-size", "ca-file", "reconnect-timeout-ms"],
+    )?;
     if args.help {
         out!("{HELP}");
         return Ok(());
@@ -55,6 +62,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         options.max_message_size = max;
     }
     options.ca_file = args.value("ca-file").map(Into::into);
+    if let Some(ms) = args.number("reconnect-timeout-ms")? {
+        options.reconnect_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
+    }
     let url = url.clone();
     let max_size = options.max_message_size;
     let runtime = crate::runtime()?;

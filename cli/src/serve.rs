@@ -46,7 +46,11 @@ options:
   --max-buffered-bytes N  Streamable HTTP: output held per connection for its client before
                           the agent's output waits (default 64 MiB)
   --idle-timeout-ms N     Streamable HTTP: end a connection with no event stream open and
-                          nothing sent for N ms (default 60000; 0: never)
+                          nothing sent for N ms (default 60000; 0: never); until then a
+                          client that lost its network can come back to the same agent
+  --max-replay-bytes N    Streamable HTTP: event-stream output kept per connection after it
+                          was sent, for a client that reopens a broken stream with
+                          Last-Event-ID (default 4 MiB; a resume needing more gets 410)
   --tls-cert PEM --tls-key PEM
                           serve wss:// and https:// with this certificate chain and key
   -h, --help              this text
@@ -68,6 +72,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "output-stall-timeout-ms",
             "max-buffered-bytes",
             "idle-timeout-ms",
+            "max-replay-bytes",
             "tls-cert",
             "tls-key",
         ],
@@ -119,6 +124,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     if let Some(ms) = args.number("idle-timeout-ms")? {
         options.idle_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
+    }
+    if let Some(max) = args.number("max-replay-bytes")? {
+        options.max_replay_bytes = max;
     }
     match (args.value("tls-cert"), args.value("tls-key")) {
         (Some(cert), Some(key)) => {

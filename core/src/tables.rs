@@ -107,4 +107,14 @@ pub mod defaults {
     /// Streamable HTTP: a server ends a connection whose client has had no event stream open
     /// and sent nothing this long. Default: 60 s.
     pub const IDLE_TIMEOUT: Duration = Duration::from_millis(60000);
+    /// Streamable HTTP: event-stream output a server keeps for one connection after sending it,
+    /// so that a client reconnecting with Last-Event-ID gets what its broken stream lost; a
+    /// resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB.
+    pub const MAX_REPLAY_BYTES: usize = 4194304;
+    /// Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a
+    /// broken event stream after the last event it got, or to reach the server for a POST,
+    /// before the connection ends with the reason. 0, the default, ends the connection at the
+    /// first break, so that a dead server fails what is pending at once; a gateway's clients
+    /// set it (10 s, say). Default: 0 s.
+    pub const RECONNECT_TIMEOUT: Duration = Duration::from_millis(0);
 }

@@ -12,6 +12,11 @@
 //! (401, 403, 404, 410), a network error, or a refused notification or
 //! answer ends the transport with the reason. Cookies the server sets are
 //! sent back, for load balancers' affinity.
+//!
+//! Beyond the official client: an event stream that breaks is reopened
+//! with `Last-Event-ID` (the server sends again what the broken one lost),
+//! and a POST whose connection cannot be made is retried, both with backoff
+//! for up to `reconnect_timeout`; only then does the transport end.
 
 use std::collections::HashMap;
 use std::io;
@@ -27,8 +32,10 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::OnceCell;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::backoff::Backoff;
 use super::endpoint::Endpoint;
 use super::failing::Failure;
 use super::peek::{self, Kind};
@@ -41,6 +48,7 @@ pub(crate) const CONNECTION_ID: &str = "acp-connection-id";
 pub(crate) const SESSION_ID: &str = "acp-session-id";
 pub(crate) const JSON: &str = "application/json";
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
 /// How much of a refusal's body goes into the error (as the official SDK).
 const MAX_ERROR_BODY: usize = 8 * 1024;
@@ -108,6 +116,19 @@ enum Refusal {
     Detached,
     /// The connection is unusable: end the transport with this reason.
     Fatal(String),
+    /// The server could not be reached (or a proxy said it is down): worth
+    /// another try while reconnecting.
+    Unreachable(String),
+}
+
+/// How reading an event stream ended.
+enum StreamEnd {
+    /// The server ended it, or it failed in a way reconnecting cannot mend.
+    Ended(Result<(), String>),
+    /// The connection under it broke.
+    Broken(String),
+    /// The transport ended.
+    Done,
 }
 
 impl Client {
@@ -173,7 +194,7 @@ impl Client {
             match self.session_stream(session).await {
                 Ok(()) => {}
                 Err(Refusal::Detached) => return self.refused_in_session(&peeked, session),
-                Err(Refusal::Fatal(reason)) => return Err(reason),
+                Err(Refusal::Fatal(reason) | Refusal::Unreachable(reason)) => return Err(reason),
             }
         }
         let request_id = match (peeked.kind, &peeked.id) {
@@ -276,9 +297,9 @@ impl Client {
         self.deliver(body).await;
         let client = self.clone();
         tokio::spawn(async move {
-            match client.open_stream(None).await {
+            match client.open_stream(None, None).await {
                 Ok(body) => client.read_stream(body, None).await,
-                Err(Refusal::Fatal(reason)) => client.end(Some(reason)).await,
+                Err(Refusal::Fatal(reason) | Refusal::Unreachable(reason)) => client.end(Some(reason)).await,
                 Err(Refusal::Detached) => {
                     client
                         .end(Some("the connection stream was refused (409)".into()))
@@ -300,7 +321,7 @@ impl Client {
             .or_default()
             .clone();
         cell.get_or_init(|| async {
-            let body = self.open_stream(Some(session)).await?;
+            let body = self.open_stream(Some(session), None).await?;
             let client = self.clone();
             let session = session.to_owned();
             tokio::spawn(client.read_stream(body, Some(session)));
@@ -310,67 +331,150 @@ impl Client {
         .clone()
     }
 
-    /// GET an SSE stream, on a connection of its own.
-    async fn open_stream(&self, session: Option<&str>) -> Result<Incoming, Refusal> {
-        let fatal = |error: io::Error| Refusal::Fatal(format!("opening an event stream: {error}"));
-        let mut sender = self.handshake().await.map_err(fatal)?;
+    /// GET an SSE stream, on a connection of its own; with `last_event_id`,
+    /// resume it after that event.
+    async fn open_stream(
+        &self,
+        session: Option<&str>,
+        last_event_id: Option<&str>,
+    ) -> Result<Incoming, Refusal> {
+        let unreachable =
+            |error: io::Error| Refusal::Unreachable(format!("opening an event stream: {error}"));
+        let mut sender = self.handshake().await.map_err(unreachable)?;
         let mut request = self.request(Method::GET, session, Full::default());
-        request
-            .headers_mut()
-            .insert(header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+        let headers = request.headers_mut();
+        headers.insert(header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+        if let Some(id) = last_event_id.and_then(|id| HeaderValue::try_from(id).ok()) {
+            headers.insert(LAST_EVENT_ID, id);
+        }
         let response = sender
             .send_request(request)
             .await
-            .map_err(|e| fatal(io::Error::other(e)))?;
+            .map_err(|e| unreachable(io::Error::other(e)))?;
         self.keep_cookies(&response);
         match response.status() {
             StatusCode::OK => Ok(response.into_body()),
             StatusCode::CONFLICT if session.is_some() => Err(Refusal::Detached),
             status => {
                 let body = error_body(response).await;
-                Err(Refusal::Fatal(format!(
-                    "the event stream was refused: HTTP {status}: {body}"
-                )))
+                let why = format!("the event stream was refused: HTTP {status}: {body}");
+                // A proxy's answers while the server behind it is away.
+                let away = matches!(status.as_u16(), 502..=504);
+                Err(if away {
+                    Refusal::Unreachable(why)
+                } else {
+                    Refusal::Fatal(why)
+                })
             }
         }
     }
 
-    /// Deliver a stream's events until it ends. The connection's stream
-    /// ending ends the transport; a session's fails the session's requests.
+    /// Deliver a stream's events until it ends, reopening it where it broke
+    /// while `reconnect_timeout` allows. The connection's stream ending
+    /// ends the transport; a session's fails the session's requests.
     /// (Boxed: reading a stream may open another, which reads in turn.)
     fn read_stream(self: Arc<Self>, mut body: Incoming, session: Option<String>) -> crate::BoxFuture<()> {
         Box::pin(async move {
-            let mut parser = sse::Parser::new(self.options.max_message_size);
-            let mut events = Vec::new();
-            let ended: Result<(), String> = loop {
-                let frame = tokio::select! {
-                    biased;
-                    _ = self.done.cancelled() => return,
-                    frame = body.frame() => frame,
+            // Ids start at 1: "0" asks for everything the server kept.
+            let mut last_event_id = "0".to_owned();
+            let ended = loop {
+                let broken = match self
+                    .read_events(&mut body, session.as_deref(), &mut last_event_id)
+                    .await
+                {
+                    StreamEnd::Done => return,
+                    StreamEnd::Ended(ended) => break ended,
+                    StreamEnd::Broken(why) => why,
                 };
-                let chunk = match frame {
-                    None => break parser.finish(&mut events).map_err(|_| too_large()),
-                    Some(Err(error)) => break Err(format!("the event stream failed: {error}")),
-                    Some(Ok(frame)) => match frame.into_data() {
-                        Ok(chunk) => chunk,
-                        Err(_) => continue,
-                    },
-                };
-                if parser.feed(&chunk, &mut events).is_err() {
-                    break Err(too_large());
-                }
-                for event in events.drain(..) {
-                    self.receive(event, session.as_deref()).await;
+                match self.reopen(session.as_deref(), &last_event_id, broken).await {
+                    Ok(reopened) => body = reopened,
+                    Err(Refusal::Fatal(reason)) if session.is_some() => return self.end(Some(reason)).await,
+                    Err(Refusal::Detached) => break Err("the session was detached (HTTP 409)".to_owned()),
+                    Err(Refusal::Fatal(reason) | Refusal::Unreachable(reason)) => break Err(reason),
                 }
             };
-            for event in events.drain(..) {
-                self.receive(event, session.as_deref()).await;
-            }
             match session {
                 None => self.end(ended.err()).await,
                 Some(session) => self.session_stream_ended(&session, ended.err()).await,
             }
         })
+    }
+
+    /// Read one response's events, noting the id of each one delivered.
+    async fn read_events(
+        self: &Arc<Self>,
+        body: &mut Incoming,
+        session: Option<&str>,
+        last_event_id: &mut String,
+    ) -> StreamEnd {
+        let mut parser = sse::Parser::new(self.options.max_message_size);
+        let mut events = Vec::new();
+        loop {
+            let frame = tokio::select! {
+                biased;
+                _ = self.done.cancelled() => return StreamEnd::Done,
+                frame = body.frame() => frame,
+            };
+            let chunk = match frame {
+                None => {
+                    let finished = parser.finish(&mut events).map_err(|_| too_large());
+                    for event in events.drain(..) {
+                        self.receive(event, session).await;
+                    }
+                    return StreamEnd::Ended(finished);
+                }
+                Some(Err(error)) => return StreamEnd::Broken(format!("the event stream failed: {error}")),
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(chunk) => chunk,
+                    Err(_) => continue,
+                },
+            };
+            let fed = parser.feed(&chunk, &mut events);
+            for event in events.drain(..) {
+                self.receive(event, session).await;
+            }
+            if let Some(id) = parser.last_event_id() {
+                *last_event_id = String::from_utf8_lossy(id).into_owned();
+            }
+            if fed.is_err() {
+                return StreamEnd::Ended(Err(too_large()));
+            }
+        }
+    }
+
+    /// Reopen a broken stream after `last_event_id`, trying again with
+    /// backoff while the server cannot be reached, up to `reconnect_timeout`.
+    async fn reopen(
+        &self,
+        session: Option<&str>,
+        last_event_id: &str,
+        broken: String,
+    ) -> Result<Incoming, Refusal> {
+        let Some(budget) = self.options.reconnect_timeout else {
+            return Err(Refusal::Fatal(broken));
+        };
+        let deadline = Instant::now() + budget;
+        let mut backoff = Backoff::new();
+        loop {
+            let why = tokio::select! {
+                _ = self.done.cancelled() => return Err(Refusal::Fatal(broken)),
+                opened = self.open_stream(session, Some(last_event_id)) => match opened {
+                    Err(Refusal::Unreachable(why)) => why,
+                    opened => return opened,
+                },
+            };
+            let delay = backoff.next_delay();
+            if Instant::now() + delay >= deadline {
+                return Err(Refusal::Unreachable(format!(
+                    "{broken}; not reopened within {} ms: {why}",
+                    budget.as_millis()
+                )));
+            }
+            tokio::select! {
+                _ = self.done.cancelled() => return Err(Refusal::Fatal(broken)),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
     }
 
     /// One event from the agent: note what routing needs, then hand it on.
@@ -385,7 +489,9 @@ impl Client {
                         // Open the new session's stream now; its first POST waits for it.
                         let client = self.clone();
                         tokio::spawn(async move {
-                            if let Err(Refusal::Fatal(reason)) = client.session_stream(&session).await {
+                            if let Err(Refusal::Fatal(reason) | Refusal::Unreachable(reason)) =
+                                client.session_stream(&session).await
+                            {
                                 client.end(Some(reason)).await;
                             }
                         });
@@ -450,7 +556,7 @@ impl Client {
             let mut post = self.post.lock().await;
             // A kept-alive connection the server has closed meanwhile: a new one.
             if post.as_ref().is_none_or(|sender| sender.is_closed()) {
-                *post = Some(self.handshake().await.map_err(|e| e.to_string())?);
+                *post = Some(self.handshake_retrying().await.map_err(|e| e.to_string())?);
             }
             let sender = post.as_mut().expect("connected above");
             let response = match sender.ready().await {
@@ -487,7 +593,7 @@ impl Client {
         post: &mut Option<SendRequest<Full<Bytes>>>,
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, String> {
-        let mut sender = self.handshake().await.map_err(|e| e.to_string())?;
+        let mut sender = self.handshake_retrying().await.map_err(|e| e.to_string())?;
         let response = sender.send_request(request).await.map_err(|e| e.to_string());
         *post = Some(sender);
         response
@@ -571,6 +677,30 @@ impl Client {
             }
         });
         Ok(sender)
+    }
+
+    /// A connection for POSTs: nothing was sent yet, so a failure to make
+    /// one is tried again, with backoff, for up to `reconnect_timeout`.
+    async fn handshake_retrying(&self) -> io::Result<SendRequest<Full<Bytes>>> {
+        let Some(budget) = self.options.reconnect_timeout else {
+            return self.handshake().await;
+        };
+        let deadline = Instant::now() + budget;
+        let mut backoff = Backoff::new();
+        loop {
+            let error = match self.handshake().await {
+                Ok(sender) => return Ok(sender),
+                Err(error) => error,
+            };
+            let delay = backoff.next_delay();
+            if Instant::now() + delay >= deadline || self.done.is_cancelled() {
+                return Err(io::Error::new(
+                    error.kind(),
+                    format!("{error} (tried for {} ms)", budget.as_millis()),
+                ));
+            }
+            tokio::time::sleep(delay).await;
+        }
     }
 
     /// Hand a message to the engine (waits while the engine is full).

@@ -28,6 +28,7 @@ use tokio::io::DuplexStream;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::transport::Transport;
 
+mod backoff;
 mod endpoint;
 mod failing;
 mod http_client;
@@ -91,6 +92,14 @@ pub struct ConnectOptions {
     /// A PEM file of certificates to trust besides the system's, for
     /// `wss://` and `https://` servers with a private CA.
     pub ca_file: Option<PathBuf>,
+    /// Streamable HTTP: when an event stream breaks, reopen it after the
+    /// last event received (`Last-Event-ID`; the server sends what was
+    /// lost, once) and retry a POST that could not reach the server, with
+    /// backoff and jitter, for this long before the connection ends with
+    /// the reason. None (the default) ends it at the first break, so that a
+    /// dead server fails what is pending at once; a gateway's clients set
+    /// it (10 s, say).
+    pub reconnect_timeout: Option<Duration>,
 }
 
 impl Default for ConnectOptions {
@@ -101,6 +110,7 @@ impl Default for ConnectOptions {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             output_stall_timeout: None,
             ca_file: None,
+            reconnect_timeout: None,
         }
     }
 }

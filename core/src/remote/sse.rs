@@ -3,16 +3,20 @@
 //! SDK's client: lines end in CRLF, LF or a bare CR, a BOM at a line's start
 //! is dropped, only `data:` lines count (several are joined with `\n`), a
 //! blank line ends an event, and an event pending at the end of the stream
-//! is still delivered.
+//! is still delivered. Every event a server sends carries an `id:` (a
+//! number that grows through the connection), and a client that reopens a
+//! broken stream sends the last one it got as `Last-Event-ID`.
 
 /// Why a stream of events cannot be read on.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct TooLarge;
 
-/// One message as an event.
-pub(crate) fn event(message: &[u8]) -> Vec<u8> {
-    let mut frame = Vec::with_capacity(message.len() + 8);
-    frame.extend_from_slice(b"data: ");
+/// One message as event `id`.
+pub(crate) fn event(id: u64, message: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(message.len() + 32);
+    frame.extend_from_slice(b"id: ");
+    frame.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+    frame.extend_from_slice(b"\ndata: ");
     frame.extend_from_slice(message);
     frame.extend_from_slice(b"\n\n");
     frame
@@ -29,6 +33,9 @@ pub(crate) struct Parser {
     line: Vec<u8>,
     data: Vec<u8>,
     has_data: bool,
+    /// The `id:` of the event being read, and of the last one delivered.
+    pending_id: Option<Vec<u8>>,
+    last_id: Option<Vec<u8>>,
     /// The last chunk ended in CR: an LF starting the next one belongs to it.
     after_cr: bool,
     max_event: usize,
@@ -40,6 +47,8 @@ impl Parser {
             line: Vec::new(),
             data: Vec::new(),
             has_data: false,
+            pending_id: None,
+            last_id: None,
             after_cr: false,
             max_event,
         }
@@ -93,6 +102,14 @@ impl Parser {
             self.dispatch(events);
             return Ok(());
         }
+        if let Some(id) = line.strip_prefix(b"id:") {
+            let id = id.strip_prefix(b" ").unwrap_or(id);
+            // As the SSE spec: an id holding NUL is ignored.
+            if !id.contains(&0) {
+                self.pending_id = Some(id.to_vec());
+            }
+            return Ok(());
+        }
         let Some(value) = line.strip_prefix(b"data:") else {
             return Ok(());
         };
@@ -108,7 +125,16 @@ impl Parser {
         Ok(())
     }
 
+    /// The `id:` of the last event delivered (not of one still being read:
+    /// a stream broken mid-event resumes before that event).
+    pub(crate) fn last_event_id(&self) -> Option<&[u8]> {
+        self.last_id.as_deref()
+    }
+
     fn dispatch(&mut self, events: &mut Vec<Vec<u8>>) {
+        if let Some(id) = self.pending_id.take() {
+            self.last_id = Some(id);
+        }
         if self.has_data {
             events.push(std::mem::take(&mut self.data));
             self.has_data = false;
@@ -144,6 +170,23 @@ mod tests {
         assert_eq!(parse(&[b"\xEF\xBB\xBFdata: b\n", b"\n"]), ["b"]);
         assert_eq!(parse(&[b"da", b"ta: sp", b"lit\n\n"]), ["split"]);
         assert_eq!(parse(&[b":\n\n:\n\n"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_last_event_id_is_that_of_an_event_delivered_whole() {
+        let mut parser = Parser::new(1024);
+        let mut events = Vec::new();
+        parser.feed(&event(7, b"{}"), &mut events).unwrap();
+        assert_eq!(parser.last_event_id(), Some(b"7".as_slice()));
+        parser.feed(b"id: 8\ndata: {", &mut events).unwrap();
+        assert_eq!(
+            parser.last_event_id(),
+            Some(b"7".as_slice()),
+            "event 8 is not whole"
+        );
+        parser.feed(b"}\n\n", &mut events).unwrap();
+        assert_eq!(parser.last_event_id(), Some(b"8".as_slice()));
+        assert_eq!(events, [b"{}".to_vec(), b"{}".to_vec()]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! a real socket pair, and paths to the example binaries.
 #![allow(dead_code)]
 
+pub mod cut_proxy;
 pub mod schema;
 
 use std::collections::HashMap;

@@ -65,6 +65,11 @@ pub struct ServeOptions {
     /// before the agent's output is no longer read and its requests wait
     /// (default 64 MiB, as the official server's `maxBufferedBytes`).
     pub max_buffered_bytes: usize,
+    /// Streamable HTTP: event-stream output kept per connection after it
+    /// was sent (default 4 MiB), so that a client whose stream broke and
+    /// that reopens it with `Last-Event-ID` gets what it lost; a resume
+    /// needing more than was kept is answered 410 and ends the connection.
+    pub max_replay_bytes: usize,
     /// Streamable HTTP: end a connection whose client has had no event
     /// stream open and sent nothing for this long (default 60 s; None:
     /// keep it until DELETE). A WebSocket ends with its socket instead.
@@ -138,6 +143,7 @@ impl Default for ServeOptions {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             output_stall_timeout: Some(DEFAULT_SERVER_STALL_TIMEOUT),
             max_buffered_bytes: crate::DEFAULT_MAX_BUFFERED_BYTES,
+            max_replay_bytes: crate::tables::defaults::MAX_REPLAY_BYTES,
             idle_timeout: Some(crate::tables::defaults::IDLE_TIMEOUT),
             tls: None,
             authorize: None,

@@ -6,6 +6,11 @@
 //! connection's, and one per session (a message with `params.sessionId`,
 //! and the answer to a request that had one). DELETE ends the connection.
 //!
+//! Every event has an id; a GET with `Last-Event-ID` resumes its stream
+//! (mailbox.rs), so a client whose stream broke loses nothing, and the
+//! connection, its agent and the agent's work outlive a client that is
+//! away for less than `idle_timeout`.
+//!
 //! The agent's output is read only while the connection holds less than
 //! `max_buffered_bytes` for its client, and the client's requests wait for
 //! room too, so a client that stops reading bounds what is held for it;
@@ -25,11 +30,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHal
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use super::mailbox::{Next, Outbox, StreamKey};
+use super::mailbox::{Next, Outbox, Refusal as StreamRefusal, StreamKey};
 use super::{json, text, Body, Peer, PeerTransport, Shared};
 use crate::error::{codes, RequestError};
 use crate::message::RequestId;
-use crate::remote::http_client::{CONNECTION_ID, EVENT_STREAM, JSON, SESSION_ID};
+use crate::remote::http_client::{CONNECTION_ID, EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_ID};
 use crate::remote::peek::{self, Kind, Peek};
 use crate::remote::{one_line, sse, BRIDGE_BUFFER};
 use crate::schema::method;
@@ -293,7 +298,7 @@ async fn initialize(
         id: id.clone(),
         to_agent: tokio::sync::Mutex::new(Some(to_agent)),
         routes: Mutex::new(Routes {
-            outbox: Outbox::new(),
+            outbox: Outbox::new(shared.options.max_replay_bytes),
             client_requests: HashMap::new(),
             agent_requests: HashMap::new(),
         }),
@@ -354,7 +359,7 @@ async fn route_outbound(
         let unread_sessions = {
             let mut routes = connection.routes.lock().unwrap();
             let key = route_of(&mut routes, peek::peek(message));
-            routes.outbox.push(key, Bytes::from(sse::event(message)));
+            routes.outbox.push(key, message);
             routes.outbox.unread_sessions()
         };
         if unread_sessions > MAX_UNREAD_SESSIONS {
@@ -485,17 +490,36 @@ fn get(request: Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> {
             &format!("Session ID exceeds maxIdLength ({MAX_ID_LENGTH})"),
         );
     }
-    let attached = connection.routes.lock().unwrap().outbox.attach(&key);
-    let Ok(wake) = attached else {
-        return text(
-            StatusCode::CONFLICT,
-            "Outbound stream already has an active receiver",
-        );
+    let resume = match header(&request, LAST_EVENT_ID).map(|id| id.trim().parse::<u64>()) {
+        None => None,
+        Some(Ok(id)) => Some(id),
+        Some(Err(_)) => return text(StatusCode::BAD_REQUEST, "Last-Event-ID is not an event id"),
+    };
+    let attached = connection.routes.lock().unwrap().outbox.attach(&key, resume);
+    let reader = match attached {
+        Ok(reader) => reader,
+        Err(StreamRefusal::AlreadyAttached) => {
+            return text(
+                StatusCode::CONFLICT,
+                "Outbound stream already has an active receiver",
+            )
+        }
+        Err(StreamRefusal::Forgotten) => {
+            // Resuming would lose messages: the connection ends instead.
+            tracing::warn!(connection = %connection.id, "a resume asked for events no longer kept: ending the connection");
+            shared.http.connections.lock().unwrap().remove(&connection.id);
+            connection.ended.cancel();
+            return text(
+                StatusCode::GONE,
+                "The events after Last-Event-ID are no longer kept (max_replay_bytes): the connection is ended",
+            );
+        }
     };
     let reader = StreamReader {
         connection,
         key,
-        wake,
+        number: reader.number,
+        wake: reader.wake,
     };
     let events = futures_util::stream::unfold(reader, |reader| async move {
         let event = reader.next().await?;
@@ -513,6 +537,7 @@ fn get(request: Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> {
 struct StreamReader {
     connection: Arc<Connection>,
     key: StreamKey,
+    number: u64,
     wake: Arc<Notify>,
 }
 
@@ -520,7 +545,13 @@ impl StreamReader {
     /// The next event, a keep-alive comment when idle, None at the end.
     async fn next(&self) -> Option<Bytes> {
         loop {
-            let next = self.connection.routes.lock().unwrap().outbox.take(&self.key);
+            let next = self
+                .connection
+                .routes
+                .lock()
+                .unwrap()
+                .outbox
+                .take(&self.key, self.number);
             match next {
                 Next::Event(event) => {
                     self.connection.room.notify_waiters();
@@ -540,7 +571,12 @@ impl StreamReader {
 
 impl Drop for StreamReader {
     fn drop(&mut self) {
-        self.connection.routes.lock().unwrap().outbox.detach(&self.key);
+        self.connection
+            .routes
+            .lock()
+            .unwrap()
+            .outbox
+            .detach(&self.key, self.number);
     }
 }
 

@@ -1,0 +1,80 @@
+//! A TCP proxy on loopback whose connections a test can cut, as a network
+//! that drops does: every connection it carries ends at once, and for a
+//! while new ones are dropped as soon as they are made.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub struct CutProxy {
+    address: SocketAddr,
+    state: Arc<State>,
+}
+
+struct State {
+    /// Cancelled by a cut: every connection made before it ends.
+    carried: Mutex<CancellationToken>,
+    /// New connections are dropped until then.
+    down_until: Mutex<Option<Instant>>,
+    made: AtomicUsize,
+}
+
+impl CutProxy {
+    /// Forward connections on a new loopback port to `target`.
+    pub async fn start(target: SocketAddr) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let state = Arc::new(State {
+            carried: Mutex::new(CancellationToken::new()),
+            down_until: Mutex::new(None),
+            made: AtomicUsize::new(0),
+        });
+        tokio::spawn(accept(listener, target, state.clone()));
+        Self { address, state }
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// End every connection carried now, and drop new ones for `down`.
+    pub fn cut_for(&self, down: Duration) {
+        *self.state.down_until.lock().unwrap() = Some(Instant::now() + down);
+        let old = std::mem::take(&mut *self.state.carried.lock().unwrap());
+        old.cancel();
+    }
+
+    /// Connections forwarded so far.
+    pub fn connections_made(&self) -> usize {
+        self.state.made.load(Ordering::SeqCst)
+    }
+}
+
+async fn accept(listener: TcpListener, target: SocketAddr, state: Arc<State>) {
+    while let Ok((mut client, _)) = listener.accept().await {
+        let down = state
+            .down_until
+            .lock()
+            .unwrap()
+            .is_some_and(|until| Instant::now() < until);
+        if down {
+            continue; // dropped: the client sees its connection end
+        }
+        let Ok(mut server) = TcpStream::connect(target).await else {
+            continue;
+        };
+        state.made.fetch_add(1, Ordering::SeqCst);
+        let cut = state.carried.lock().unwrap().clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                _ = cut.cancelled() => {}
+            }
+        });
+    }
+}
