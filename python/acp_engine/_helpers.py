@@ -54,6 +54,7 @@ async def connect_agent(
     *,
     token: Optional[str] = None,
     ca_file: Optional[str] = None,
+    reconnect_timeout: Optional[float] = None,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
 ) -> AsyncIterator[ClientSideConnection]:
@@ -61,7 +62,7 @@ async def connect_agent(
     ``async with connect_agent(lambda conn: MyClient(), "http://host:8080/acp") as agent: ...``
     (``ws://``, ``wss://``, ``http://`` or ``https://``; see :func:`remote_stream`).
     On exit the connection is closed."""
-    stream = remote_stream(url, token=token, ca_file=ca_file)
+    stream = remote_stream(url, token=token, ca_file=ca_file, reconnect_timeout=reconnect_timeout)
     connection = ClientSideConnection(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
     try:
         yield connection

@@ -49,7 +49,11 @@ class NativeConnection:
     ) -> NativeConnection: ...
     @staticmethod
     def remote(
-        settings: Dict[str, Any], url: str, token: Optional[str] = None, ca_file: Optional[str] = None
+        settings: Dict[str, Any],
+        url: str,
+        token: Optional[str] = None,
+        ca_file: Optional[str] = None,
+        reconnect_timeout_ms: Optional[int] = None,
     ) -> NativeConnection: ...
     @staticmethod
     def from_fds(settings: Dict[str, Any], read_fd: int, write_fd: int) -> NativeConnection: ...

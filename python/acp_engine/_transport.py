@@ -44,13 +44,16 @@ class _Spawn(Stream):
 
 
 class _Remote(Stream):
-    def __init__(self, url: str, token: Optional[str], ca_file: Optional[str]) -> None:
+    def __init__(
+        self, url: str, token: Optional[str], ca_file: Optional[str], reconnect_timeout: Optional[float]
+    ) -> None:
         self.url = url
         self.token = token
         self.ca_file = ca_file
+        self.reconnect_timeout_ms = None if reconnect_timeout is None else int(reconnect_timeout * 1000)
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
-        return NativeConnection.remote(settings, self.url, self.token, self.ca_file)
+        return NativeConnection.remote(settings, self.url, self.token, self.ca_file, self.reconnect_timeout_ms)
 
 
 class _Fds(Stream):
@@ -182,14 +185,27 @@ def asyncio_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -
     return _AsyncioStreams(reader, writer)
 
 
-def remote_stream(url: str, *, token: Optional[str] = None, ca_file: Optional[str] = None) -> Stream:
+def remote_stream(
+    url: str,
+    *,
+    token: Optional[str] = None,
+    ca_file: Optional[str] = None,
+    reconnect_timeout: Optional[float] = None,
+) -> Stream:
     """A remote agent at ``url``: ``ws://`` or ``wss://`` (WebSocket), ``http://``
     or ``https://`` (Streamable HTTP), as ``acp-engine serve`` and the official
     SDKs' servers serve them, with ``Authorization: Bearer <token>`` when
     given; ``ca_file`` (PEM) trusts a private CA besides the system's. The
     connection is made in the background; if it fails, the connection closes
-    with the reason and pending calls fail."""
-    return _Remote(url, token, None if ca_file is None else os.fspath(ca_file))
+    with the reason and pending calls fail.
+
+    ``reconnect_timeout`` (seconds; Streamable HTTP): when an event stream
+    breaks, reopen it after the last event received (the server sends what
+    was lost, once) and retry POSTs that cannot reach the server, with
+    backoff, for up to this long before the connection closes. None or 0
+    (the default): close at the first break, so that a dead server fails
+    what is pending at once."""
+    return _Remote(url, token, None if ca_file is None else os.fspath(ca_file), reconnect_timeout)
 
 
 def fd_stream(read_fd: int, write_fd: int) -> Stream:

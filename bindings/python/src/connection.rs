@@ -170,18 +170,22 @@ impl NativeConnection {
 
     /// A connection to a remote agent (`ws://`, `wss://`, `http://` or
     /// `https://`), made in the background: a failure closes the connection
-    /// with the reason.
+    /// with the reason. `reconnect_timeout_ms`: 0 or None, off.
     #[staticmethod]
-    #[pyo3(signature = (settings, url, token=None, ca_file=None))]
+    #[pyo3(signature = (settings, url, token=None, ca_file=None, reconnect_timeout_ms=None))]
     fn remote(
         settings: &Bound<'_, PyDict>,
         url: &str,
         token: Option<String>,
         ca_file: Option<String>,
+        reconnect_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
         let options = acp_engine::remote::ConnectOptions {
             bearer_token: token,
             ca_file: ca_file.map(Into::into),
+            reconnect_timeout: reconnect_timeout_ms
+                .filter(|ms| *ms > 0)
+                .map(std::time::Duration::from_millis),
             ..Default::default()
         };
         let runtime = host::runtime();

@@ -26,7 +26,8 @@ fn os_error(error: std::io::Error) -> PyErr {
 
 /// A server's settings, from the dict the package passes (`path`, `token`,
 /// `max_connections`, `max_message_size`, `output_stall_timeout_ms`,
-/// `max_buffered_bytes`, `idle_timeout_ms`, `tls_cert`, `tls_key`; absent
+/// `max_buffered_bytes`, `max_replay_bytes`, `idle_timeout_ms`, `tls_cert`,
+/// `tls_key`; absent
 /// or None: the default; a timeout of 0: none).
 fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     let mut options = ServeOptions::default();
@@ -49,6 +50,9 @@ fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     }
     if let Some(max) = get("max_buffered_bytes")? {
         options.max_buffered_bytes = max.extract()?;
+    }
+    if let Some(max) = get("max_replay_bytes")? {
+        options.max_replay_bytes = max.extract()?;
     }
     if let Some(ms) = get("idle_timeout_ms")? {
         options.idle_timeout = timeout(ms.extract()?);
