@@ -24,6 +24,8 @@ export interface ServeAgentOptions extends StreamOptions {
   outputStallTimeoutMs?: number;
   /** Streamable HTTP: output held per connection for its client (default `LIMIT_DEFAULTS.maxBufferedBytes`). */
   maxBufferedBytes?: number;
+  /** Streamable HTTP: event-stream output kept per connection after sending, for clients that resume with `Last-Event-ID` (default `LIMIT_DEFAULTS.maxReplayBytes`; a resume needing more gets 410). */
+  maxReplayBytes?: number;
   /** Streamable HTTP: end a connection with no event stream open and nothing sent this long (default `LIMIT_DEFAULTS.idleTimeoutMs`; 0: never). */
   idleTimeoutMs?: number;
 }
@@ -114,6 +116,7 @@ export async function serveAgent(
       maxMessageSize: options.maxMessageSize,
       outputStallTimeoutMs: options.outputStallTimeoutMs,
       maxBufferedBytes: options.maxBufferedBytes,
+      maxReplayBytes: options.maxReplayBytes,
       idleTimeoutMs: options.idleTimeoutMs,
       tlsCert: options.tlsCert,
       tlsKey: options.tlsKey,

@@ -204,6 +204,14 @@ export interface RemoteStreamOptions extends StreamOptions {
   token?: string;
   /** A PEM file of CA certificates to trust besides the system's (`wss://`, `https://`). */
   caFile?: string;
+  /**
+   * Streamable HTTP: when an event stream breaks, reopen it after the last
+   * event received (the server sends what was lost, once) and retry POSTs
+   * that cannot reach the server, with backoff, for up to this many ms
+   * before the connection closes. 0 or absent (the default): close at the
+   * first break, so that a dead server fails what is pending at once.
+   */
+  reconnectTimeoutMs?: number;
 }
 
 /**
@@ -217,7 +225,14 @@ export function remoteStream(url: string, options: RemoteStreamOptions = {}): St
   return {
     kind: "remote",
     [kOpen](side, unstable, wake, _host, open) {
-      return NativeConnection.remote(settings(side, unstable, options, open), url, options.token, options.caFile, wake);
+      return NativeConnection.remote(
+        settings(side, unstable, options, open),
+        url,
+        options.token,
+        options.caFile,
+        options.reconnectTimeoutMs,
+        wake,
+      );
     },
   };
 }

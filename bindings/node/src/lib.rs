@@ -324,19 +324,23 @@ impl NativeConnection {
 
     /// A client of a remote agent (`ws://`, `wss://`, `http://` or
     /// `https://`), connected in the background: a failure closes the
-    /// connection with the reason.
+    /// connection with the reason. `reconnect_timeout_ms`: 0 or absent, off.
     #[napi(factory)]
     pub fn remote(
         settings: NativeSettings,
         url: String,
         token: Option<String>,
         ca_file: Option<String>,
+        reconnect_timeout_ms: Option<u32>,
         wake: Function<(), ()>,
     ) -> Result<Self> {
         let options = options(&settings)?;
         let connect = acp_engine::remote::ConnectOptions {
             bearer_token: token,
             ca_file: ca_file.map(Into::into),
+            reconnect_timeout: reconnect_timeout_ms
+                .filter(|ms| *ms > 0)
+                .map(|ms| std::time::Duration::from_millis(ms.into())),
             ..Default::default()
         };
         let transport = {

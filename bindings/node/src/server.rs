@@ -29,6 +29,8 @@ pub struct NativeServeOptions {
     pub output_stall_timeout_ms: Option<u32>,
     /// Streamable HTTP: output held per connection for its client.
     pub max_buffered_bytes: Option<f64>,
+    /// Streamable HTTP: output kept per connection after sending, for resumes.
+    pub max_replay_bytes: Option<f64>,
     /// Streamable HTTP: end a connection quiet this long.
     pub idle_timeout_ms: Option<u32>,
     /// PEM certificate chain, to serve `wss://` and `https://`.
@@ -55,6 +57,9 @@ fn serve_options(settings: NativeServeOptions) -> Result<ServeOptions> {
     }
     if let Some(max) = settings.max_buffered_bytes {
         options.max_buffered_bytes = max.max(1.0) as usize;
+    }
+    if let Some(max) = settings.max_replay_bytes {
+        options.max_replay_bytes = max.max(0.0) as usize;
     }
     if let Some(ms) = settings.idle_timeout_ms {
         options.idle_timeout = timeout(ms);
