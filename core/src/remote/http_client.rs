@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,7 +32,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
-use tokio::sync::OnceCell;
+use tokio::sync::{Notify, OnceCell};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -73,6 +74,8 @@ pub(crate) async fn start(
         to_engine: tokio::sync::Mutex::new(None),
         failure,
         done: CancellationToken::new(),
+        session_readers: AtomicUsize::new(0),
+        session_reader_left: Notify::new(),
     });
     *client.post.lock().await = Some(client.handshake().await?);
     let (from_engine, to_engine) = tokio::io::split(inner);
@@ -93,6 +96,9 @@ struct Client {
     failure: Failure,
     /// Cancelled when the transport ends: every stream stops.
     done: CancellationToken,
+    /// Session streams being read, and a wake for when one ends.
+    session_readers: AtomicUsize,
+    session_reader_left: Notify,
 }
 
 #[derive(Default)]
@@ -375,6 +381,7 @@ impl Client {
     /// (Boxed: reading a stream may open another, which reads in turn.)
     fn read_stream(self: Arc<Self>, mut body: Incoming, session: Option<String>) -> crate::BoxFuture<()> {
         Box::pin(async move {
+            let _reading = session.as_ref().map(|_| SessionReader::new(&self));
             // Ids start at 1: "0" asks for everything the server kept.
             let mut last_event_id = "0".to_owned();
             let ended = loop {
@@ -394,10 +401,34 @@ impl Client {
                 }
             };
             match session {
-                None => self.end(ended.err()).await,
+                None => {
+                    if ended.is_ok() {
+                        self.session_streams_ended().await;
+                    }
+                    self.end(ended.err()).await
+                }
                 Some(session) => self.session_stream_ended(&session, ended.err()).await,
             }
         })
+    }
+
+    /// The server ended the connection's stream, and ends the sessions'
+    /// with it: their last events (the answer to a turn, say) travel on
+    /// other sockets and may come a moment later, so wait for them (a
+    /// little while at most) before the transport ends.
+    async fn session_streams_ended(&self) {
+        let all_ended = async {
+            loop {
+                let left = self.session_reader_left.notified();
+                tokio::pin!(left);
+                left.as_mut().enable();
+                if self.session_readers.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                left.await;
+            }
+        };
+        let _ = tokio::time::timeout(CLOSE_GRACE, all_ended).await;
     }
 
     /// Read one response's events, noting the id of each one delivered.
@@ -766,6 +797,23 @@ impl Client {
             let _ = tokio::time::timeout(CLOSE_GRACE, connection).await;
         });
         Ok(sender)
+    }
+}
+
+/// A session stream being read, counted while it is.
+struct SessionReader<'a>(&'a Client);
+
+impl<'a> SessionReader<'a> {
+    fn new(client: &'a Client) -> Self {
+        client.session_readers.fetch_add(1, Ordering::SeqCst);
+        Self(client)
+    }
+}
+
+impl Drop for SessionReader<'_> {
+    fn drop(&mut self) {
+        self.0.session_readers.fetch_sub(1, Ordering::SeqCst);
+        self.0.session_reader_left.notify_waiters();
     }
 }
 
