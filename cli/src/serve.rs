@@ -30,14 +30,25 @@ The first two lines on stdout are the URLs served, `ws://HOST:PORT/acp` and
 the system chose). Connections, their ends, refused requests (401, 403,
 404, 503) and failures are logged on stderr.
 
+SIGTERM drains: no new connection is taken (503, and /readyz says so),
+each connection ends once its agent has answered every request of its
+client's, and what is left when the drain timeout passes is ended; then
+serve exits 0. SIGINT (Ctrl-C) ends every connection at once.
+
 options:
   --listen HOST:PORT      where to listen (required; loopback unless you mean it)
   --token TOKEN           require `Authorization: Bearer TOKEN` (401 otherwise, before any
                           agent starts); or set ACP_ENGINE_TOKEN
   --path PATH             the endpoint (default /acp; other paths get 404)
-  --health-path PATH      a GET here says how the server is, for a load balancer: 200 (status ok)
-                          or 503 (full, draining), with the connections open; no token needed
+  --health-path PATH      liveness: a GET here answers 200 while serve runs, with its status
+                          (ok, full, draining) and the connections open; no token needed
                           (default /healthz; an empty PATH for none)
+  --ready-path PATH       readiness, for a load balancer: the same answer, 503 when full or
+                          draining (default /readyz; an empty PATH for none)
+  --metrics-path PATH     Prometheus metrics (connections, sessions, messages and bytes each
+                          way, refusals, resumes, requests in flight, held output); the token
+                          is needed if set (default /metrics; an empty PATH for none)
+  --drain-timeout-ms N    on SIGTERM, end what is still busy after N ms (default 30000)
   --max-connections N     connections at once (default 1024; beyond it 503)
   --max-message-size N    the largest message a client may send, in bytes (default 64 MiB)
   --output-stall-timeout-ms N
@@ -59,6 +70,9 @@ options:
 /// How long an agent may take to exit after its stdin closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
+/// How long SIGTERM's drain waits for busy connections, by default.
+const DRAIN_TIMEOUT_MS: usize = 30_000;
+
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let args = Args::parse(
         argv,
@@ -67,6 +81,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "token",
             "path",
             "health-path",
+            "ready-path",
+            "metrics-path",
+            "drain-timeout-ms",
             "max-connections",
             "max-message-size",
             "output-stall-timeout-ms",
@@ -110,6 +127,14 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     if let Some(path) = args.value("health-path") {
         options.health_path = (!path.is_empty()).then(|| path.to_owned());
     }
+    if let Some(path) = args.value("ready-path") {
+        options.ready_path = (!path.is_empty()).then(|| path.to_owned());
+    }
+    if let Some(path) = args.value("metrics-path") {
+        options.metrics_path = (!path.is_empty()).then(|| path.to_owned());
+    }
+    let drain_timeout =
+        Duration::from_millis(args.number("drain-timeout-ms")?.unwrap_or(DRAIN_TIMEOUT_MS) as u64);
     if let Some(max) = args.number("max-connections")? {
         options.max_connections = max;
     }
@@ -151,14 +176,19 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         let mut server = server;
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|error| Failure::Run(error.to_string()))?;
-        let served = tokio::select! {
-            served = server.wait() => served.map_err(|error| Failure::Run(format!("serving failed: {error}"))),
-            _ = tokio::signal::ctrl_c() => Ok(()),
-            _ = terminate.recv() => Ok(()),
+        let (served, drain) = tokio::select! {
+            served = server.wait() => (served.map_err(|error| Failure::Run(format!("serving failed: {error}"))), false),
+            _ = tokio::signal::ctrl_c() => (Ok(()), false),
+            _ = terminate.recv() => (Ok(()), true),
         };
         // Every connection ends, so every agent's stdin closes; dropping the
         // runtime then kills any agent still running.
-        server.shutdown().await;
+        if drain {
+            errln!("acp-engine: draining (up to {} ms)", drain_timeout.as_millis());
+            server.drain(drain_timeout).await;
+        } else {
+            server.shutdown().await;
+        }
         served
     })
 }

@@ -304,3 +304,123 @@ fn check_finishes_when_its_reader_left() {
     assert!(!log.contains("panicked"), "{log}");
     assert_eq!(status.code(), Some(0), "{log}");
 }
+
+/// Lines from a child's stdout, each within a bound (a hang guard).
+fn next_line(lines: &std::sync::mpsc::Receiver<String>) -> serde_json::Value {
+    let line = lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("a line from connect in time");
+    serde_json::from_str(&line).unwrap()
+}
+
+/// The status line of `GET path` on the server of `url`.
+fn status_of(url: &str, path: &str) -> Option<String> {
+    use std::io::Read;
+    let address = url.split("://").nth(1)?.split('/').next()?;
+    let mut socket = std::net::TcpStream::connect(address).ok()?;
+    write!(
+        socket,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    socket.read_to_string(&mut response).ok()?;
+    response.lines().next().map(str::to_owned)
+}
+
+#[test]
+fn serve_drains_on_sigterm_letting_a_turn_finish() {
+    // The agent's turn sends a chunk, asks one permission and ends when it is answered.
+    let agent = vec![
+        "python3".to_owned(),
+        here("tests/peers/broken_agent.py").display().to_string(),
+    ];
+    for transport in ["ws", "http"] {
+        let mut server = acp_engine()
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--drain-timeout-ms",
+                "60000",
+                "--",
+            ])
+            .args(&agent)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut urls = BufReader::new(server.stdout.take().unwrap()).lines();
+        let (ws, http) = (urls.next().unwrap().unwrap(), urls.next().unwrap().unwrap());
+        let url = if transport == "ws" { ws } else { http };
+        let mut client = acp_engine()
+            .args(["connect", &url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut to_agent = client.stdin.take().unwrap();
+        let (sender, from_agent) = std::sync::mpsc::channel();
+        let stdout = client.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = sender.send(line);
+            }
+        });
+        writeln!(to_agent, "{INIT}\n{}", session_new(2)).unwrap();
+        assert_eq!(next_line(&from_agent)["id"], 1);
+        let session = next_line(&from_agent)["result"]["sessionId"].clone();
+        let prompt = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}});
+        writeln!(to_agent, "{prompt}").unwrap();
+        let permission = loop {
+            let message = next_line(&from_agent);
+            if message["method"] == "session/request_permission" {
+                break message;
+            }
+        };
+
+        // Mid-turn: SIGTERM. serve stays up, says it is draining, takes no one new.
+        unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while status_of(&url, "/readyz").as_deref() != Some("HTTP/1.1 503 Service Unavailable") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{transport}: /readyz never said draining"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            server.try_wait().unwrap().is_none(),
+            "{transport}: serve waits for the turn"
+        );
+
+        // The turn finishes; then the connection ends and serve exits 0.
+        let option = &permission["params"]["options"][0]["optionId"];
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": permission["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": option}}});
+        writeln!(to_agent, "{answer}").unwrap();
+        let ended = loop {
+            let message = next_line(&from_agent);
+            if message["id"] == 3 {
+                break message;
+            }
+        };
+        assert_eq!(ended["result"]["stopReason"], "end_turn", "{transport}: {ended}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = server.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{transport}: serve did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "{transport}: {status}");
+        drop(to_agent);
+        let _ = client.kill();
+        let _ = client.wait();
+    }
+}

@@ -413,37 +413,31 @@ async fn the_connection_limit_refuses_with_503() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_health_check_counts_connections_needs_no_token_and_says_full() {
+async fn the_liveness_and_readiness_checks_count_connections_need_no_token_and_say_full() {
     let (server, seen) = agent_server(ServeOptions {
         max_connections: 1,
         bearer_token: Some("secret".to_owned()),
         ..ServeOptions::default()
     })
     .await;
-    let get = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    assert_eq!(
-        raw(&server, get).await,
-        (
-            200,
-            r#"{"status":"ok","connections":0,"maxConnections":1}"#.to_owned()
-        )
-    );
+    let live = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    let ready = "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    let ok = r#"{"status":"ok","connections":0,"maxConnections":1}"#.to_owned();
+    assert_eq!(raw(&server, live).await, (200, ok.clone()));
+    assert_eq!(raw(&server, ready).await, (200, ok));
     let with_token = ConnectOptions {
         bearer_token: Some("secret".to_owned()),
         ..ConnectOptions::default()
     };
     let (first, _) = initialized(&server.websocket_url(), &with_token).await;
-    // Every slot taken: a load balancer should send the next client elsewhere.
-    assert_eq!(
-        raw(&server, get).await,
-        (
-            503,
-            r#"{"status":"full","connections":1,"maxConnections":1}"#.to_owned()
-        )
-    );
+    // Every slot taken: alive, but a load balancer should send the next
+    // client elsewhere.
+    let full = r#"{"status":"full","connections":1,"maxConnections":1}"#.to_owned();
+    assert_eq!(raw(&server, live).await, (200, full.clone()));
+    assert_eq!(raw(&server, ready).await, (503, full));
     first.close();
     eventually("the slot is free", || server.connections() == 0).await;
-    assert_eq!(raw(&server, get).await.0, 200);
+    assert_eq!(raw(&server, ready).await.0, 200);
     // Only GET, only its path; nothing reached an agent but the one client.
     let post = "POST /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
     assert_eq!(raw(&server, post).await.0, 404);
@@ -451,10 +445,12 @@ async fn the_health_check_counts_connections_needs_no_token_and_says_full() {
 
     let (without, _) = agent_server(ServeOptions {
         health_path: None,
+        ready_path: None,
         ..ServeOptions::default()
     })
     .await;
-    assert_eq!(raw(&without, get).await.0, 404);
+    assert_eq!(raw(&without, live).await.0, 404);
+    assert_eq!(raw(&without, ready).await.0, 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,6 +15,7 @@ use acp_engine::schema::method;
 use acp_engine::{Connection, IncomingNotification, IncomingRequest, RequestError, Transport};
 use serde_json::{json, Value};
 use support::cut_proxy::CutProxy;
+use support::scrape::scrape;
 use support::PATIENCE;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -320,6 +321,12 @@ async fn a_resume_gets_exactly_the_events_after_its_id_and_takes_the_stream_over
     // A plain second GET is refused while the stream has its reader.
     let (status, _) = RawStream::open(&server, &connection, None).await;
     assert!(status.contains(" 409 "), "{status}");
+    let samples = scrape(server.local_addr(), None).await.unwrap();
+    assert_eq!(
+        samples.get("acp_stream_resumes_total{outcome=\"resumed\"}"),
+        Some(&1.0)
+    );
+    assert_eq!(samples.get("acp_replayed_events_total"), Some(&11.0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -345,4 +352,14 @@ async fn a_resume_past_the_replay_budget_ends_the_connection_with_410() {
     )
     .await;
     assert_eq!(status, 404, "the connection is ended");
+    let samples = scrape(server.local_addr(), None).await.unwrap();
+    assert_eq!(
+        samples.get("acp_stream_resumes_total{outcome=\"refused\"}"),
+        Some(&1.0)
+    );
+    assert_eq!(
+        samples.get("acp_stream_resumes_total{outcome=\"resumed\"}"),
+        Some(&1.0)
+    );
+    assert_eq!(samples.get("acp_replayed_events_total"), Some(&0.0));
 }

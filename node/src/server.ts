@@ -88,6 +88,18 @@ export class AgentServer {
     })();
     return this.#closing;
   }
+
+  /** Drain, then stop: take no new connection (503; `/readyz` says
+   * `draining`), end each connection once its agent has answered every
+   * request of its client's, and after `timeoutMs` (default 30 s) end what
+   * is left, as `close()` does. Resolves when every connection has ended. */
+  drain(timeoutMs = 30_000): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#native.drain(timeoutMs);
+      await Promise.all([...this.#connections].map((connection) => connection.closed));
+    })();
+    return this.#closing;
+  }
 }
 
 /**

@@ -107,3 +107,53 @@ test("close() ends every connection and fails what is pending", async () => {
   await agent.closed;
   await made[0].connection.closed;
 });
+
+/** The status line and body of `GET path` on loopback `port`. */
+async function getStatus(port, path) {
+  const { connect } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk) => (text += chunk));
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+  });
+}
+
+for (const transport of ["websocket", "http"]) {
+  test(`draining lets a ${transport} turn finish, then ends the connection`, async () => {
+    let reached;
+    const turnReached = new Promise((resolve) => (reached = resolve));
+    let open;
+    const gate = new Promise((resolve) => (open = resolve));
+    const server = await serveAgent((connection) => ({
+      initialize: () => ({ protocolVersion: 1 }),
+      newSession: () => ({ sessionId: "s" }),
+      async prompt() {
+        reached();
+        await gate;
+        return { stopReason: "end_turn" };
+      },
+      cancel() {},
+    }));
+    const url = transport === "websocket" ? server.websocketUrl : server.httpUrl;
+    const port = Number(new URL(url).port);
+    const agent = connectAgent(() => choosingClient(), url);
+    await agent.initialize(INITIALIZE);
+    await agent.newSession({ cwd: "/tmp", mcpServers: [] });
+    const turn = agent.prompt({ sessionId: "s", prompt: [] });
+    await turnReached;
+    const draining = server.drain(60_000);
+    let ready = "";
+    for (let i = 0; i < 500 && !ready.startsWith("HTTP/1.1 503"); i++) {
+      ready = await getStatus(port, "/readyz");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.match(ready, /"status":"draining"/);
+    open();
+    assert.equal((await turn).stopReason, "end_turn", "the turn in flight finishes");
+    await draining;
+    await agent.closed;
+  });
+}

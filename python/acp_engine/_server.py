@@ -88,6 +88,21 @@ class AgentServer:
         """Serve until :meth:`aclose` (or the task is cancelled)."""
         await asyncio.shield(self._stopped)
 
+    async def drain(self, timeout: float = 30.0) -> None:
+        """Drain, then stop: take no new connection (503; ``/readyz`` says
+        ``draining``), end each connection once its agent has answered every
+        request of its client's, and after ``timeout`` seconds end what is
+        left, as :meth:`aclose` does."""
+        if self._stopped.done():
+            return
+        self._loop.remove_reader(self._native.fileno())
+        await self._loop.run_in_executor(None, self._native.drain, int(timeout * 1000))
+        open_connections = [connection.closed for connection in self._connections]
+        if open_connections:
+            await asyncio.wait(open_connections, timeout=5)
+        if not self._stopped.done():
+            self._stopped.set_result(None)
+
     async def aclose(self) -> None:
         """Stop accepting and end every connection: each agent's connection
         closes, failing what is pending on both sides."""
@@ -98,7 +113,8 @@ class AgentServer:
         open_connections = [connection.closed for connection in self._connections]
         if open_connections:
             await asyncio.wait(open_connections, timeout=5)
-        self._stopped.set_result(None)
+        if not self._stopped.done():
+            self._stopped.set_result(None)
 
 
 @contextlib.asynccontextmanager

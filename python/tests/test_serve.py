@@ -6,7 +6,7 @@ pending."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, List
+from typing import Any, Dict, List
 
 import pytest
 from conftest import run_async
@@ -117,3 +117,63 @@ async def test_closing_the_server_fails_what_is_pending() -> None:
                 await asyncio.wait_for(turn, 5)
             assert failed.value.is_connection_closed(), failed.value
             await EchoAgent.made[0].connection.closed
+
+
+class GatedAgent(Agent):
+    """A prompt waits until the test opens the gate."""
+
+    def __init__(self, connection: AgentSideConnection) -> None:
+        self.connection = connection
+
+    async def initialize(self, params: Any) -> Any:
+        return {"protocolVersion": 1}
+
+    async def new_session(self, params: Any) -> Any:
+        return {"sessionId": "s"}
+
+    async def prompt(self, params: Any) -> Any:
+        GATES["reached"].set()
+        await GATES["open"].wait()
+        return {"stopReason": "end_turn"}
+
+    async def cancel(self, params: Any) -> None:
+        pass
+
+
+# Made by each test, on its own event loop.
+GATES: Dict[str, asyncio.Event] = {}
+
+
+async def _get_status(port: int, path: str) -> str:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    response = (await reader.read()).decode()
+    writer.close()
+    return response
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+@run_async
+async def test_draining_lets_a_turn_finish_then_ends_the_connection(transport: str) -> None:
+    GATES.update(open=asyncio.Event(), reached=asyncio.Event())
+    async with serve_agent(GatedAgent) as server:
+        url = server.websocket_url if transport == "websocket" else server.http_url
+        port = server.address[1]
+        async with connect_agent(lambda _agent: ChoosingClient(), url) as agent:
+            await agent.initialize(INITIALIZE)  # type: ignore[arg-type]
+            await agent.new_session({"cwd": "/tmp", "mcpServers": []})
+            turn = asyncio.ensure_future(agent.prompt({"sessionId": "s", "prompt": []}))
+            await asyncio.wait_for(GATES["reached"].wait(), 10)
+            draining = asyncio.ensure_future(server.drain(60))
+            for _ in range(500):
+                ready = await _get_status(port, "/readyz")
+                if ready.startswith("HTTP/1.1 503"):
+                    break
+                await asyncio.sleep(0.01)
+            assert '"status":"draining"' in ready, ready
+            assert not turn.done(), "the turn is still running"
+            GATES["open"].set()
+            result = await asyncio.wait_for(turn, 10)
+            assert result["stopReason"] == "end_turn"
+            await asyncio.wait_for(draining, 10)
+            await asyncio.wait_for(agent.closed, 10)

@@ -162,4 +162,14 @@ impl NativeServer {
         let server = self.server.clone();
         std::thread::spawn(move || server.shutdown());
     }
+
+    /// Drain, then stop (on a thread of its own: JS waits for its
+    /// connections' `closed`): no new connection; each ends once its agent
+    /// has answered its client's requests, the rest after `timeout_ms`.
+    #[napi]
+    pub fn drain(&self, timeout_ms: u32) {
+        self.waker.release();
+        let server = self.server.clone();
+        std::thread::spawn(move || server.drain(Duration::from_millis(timeout_ms.into())));
+    }
 }

@@ -138,4 +138,11 @@ impl NativeServer {
     fn close(&self, py: Python<'_>) {
         py.detach(|| self.server.shutdown())
     }
+
+    /// Drain, then stop: no new connection; each ends once its agent has
+    /// answered its client's requests, the rest after `timeout_ms` (blocks
+    /// until then, without the GIL: call it off the event loop).
+    fn drain(&self, py: Python<'_>, timeout_ms: u64) {
+        py.detach(|| self.server.drain(std::time::Duration::from_millis(timeout_ms)))
+    }
 }

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::runtime::Handle;
 
@@ -111,6 +112,20 @@ impl HostServer {
             self.runtime.block_on(server.shutdown());
         }
         // Accepted and never taken: their clients see the end too.
+        self.accepted.lock().unwrap().clear();
+    }
+}
+
+impl HostServer {
+    /// Drain, then stop ([`Server::drain`]): no new connection; each ends
+    /// once its agent has answered its client's requests, the rest after
+    /// `deadline`. Blocks until every connection ended, so call it from a
+    /// thread other than the one the agents' handlers run on.
+    pub fn drain(&self, deadline: Duration) {
+        let server = self.server.lock().unwrap().take();
+        if let Some(server) = server {
+            self.runtime.block_on(server.drain(deadline));
+        }
         self.accepted.lock().unwrap().clear();
     }
 }

@@ -26,6 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::endpoint::Endpoint;
 use super::net::{self, Stream};
+use super::peek::peek;
+use super::server::metrics::Tap;
 use super::ConnectOptions;
 
 /// Open a client WebSocket to `endpoint` (handshake done).
@@ -66,10 +68,14 @@ fn to_io(error: WsError) -> io::Error {
 }
 
 /// How a bridged socket ends besides its peer: a server shutting down
-/// (close 1001), and what to release when it is done.
+/// (close 1001), a server draining (the agent's input ends; once its output
+/// has, close 1001), and what to release when it is done. A server's
+/// socket also has its messages counted (`tap`).
 #[derive(Default)]
 pub(crate) struct Ending {
     pub(crate) shutdown: Option<CancellationToken>,
+    pub(crate) drain: Option<CancellationToken>,
+    pub(crate) tap: Option<Tap>,
     pub(crate) release: Option<Box<dyn Send + Sync>>,
 }
 
@@ -93,11 +99,16 @@ pub(crate) fn bridge<S>(
     let closing = sink.clone();
     let shutdown = ending.shutdown.unwrap_or_default();
     let shutting_down = shutdown.clone();
+    let drain = ending.drain.unwrap_or_default();
+    let draining = drain.clone();
+    let (tap, inbound_tap) = (ending.tap.clone(), ending.tap);
     let inbound = tokio::spawn(async move {
         let reason = loop {
             let frame = tokio::select! {
                 frame = frames.next() => frame,
                 _ = shutting_down.cancelled() => break Some((CloseCode::Away, "the server is shutting down")),
+                // The agent's input ends; the socket closes when its output has.
+                _ = draining.cancelled() => break None,
             };
             let Some(frame) = frame else {
                 break None;
@@ -107,6 +118,9 @@ pub(crate) fn bridge<S>(
                 // UTF-8 JSON gets the engine's -32700, as on a pipe.
                 Ok(message @ (Message::Text(_) | Message::Binary(_))) => {
                     let mut line = message.into_data().to_vec();
+                    if let Some(Tap { traffic, metrics }) = &inbound_tap {
+                        traffic.to_agent(metrics, line.len(), peek(&line).as_ref());
+                    }
                     super::one_line(&mut line);
                     line.push(b'\n');
                     if inner_write.write_all(&line).await.is_err() {
@@ -153,6 +167,9 @@ pub(crate) fn bridge<S>(
             if bytes.last() == Some(&b'\n') {
                 bytes.pop();
             }
+            if let Some(Tap { traffic, metrics }) = &tap {
+                traffic.to_client(metrics, bytes.len(), peek(&bytes).as_ref());
+            }
             let message = match String::from_utf8(bytes) {
                 Ok(text) => Message::text(text),
                 Err(not_text) => Message::binary(not_text.into_bytes()),
@@ -183,10 +200,17 @@ pub(crate) fn bridge<S>(
                 break;
             }
         }
-        if shutdown.is_cancelled() {
+        let away = if shutdown.is_cancelled() {
+            Some("the server is shutting down")
+        } else if drain.is_cancelled() && !stalled_or_failed {
+            Some("the server is draining")
+        } else {
+            None
+        };
+        if let Some(reason) = away {
             let frame = CloseFrame {
                 code: CloseCode::Away,
-                reason: "the server is shutting down".into(),
+                reason: reason.into(),
             };
             let _ = tokio::time::timeout(Duration::from_secs(1), async {
                 sink.lock().await.send(Message::Close(Some(frame))).await

@@ -4,6 +4,7 @@
 
 pub mod cut_proxy;
 pub mod schema;
+pub mod scrape;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

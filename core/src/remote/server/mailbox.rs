@@ -59,6 +59,8 @@ pub(crate) struct Reader {
     /// Which of the stream's readers (a newer one takes over).
     pub(crate) number: u64,
     pub(crate) wake: Arc<Notify>,
+    /// Events a resume gets again.
+    pub(crate) replayed: usize,
 }
 
 /// What a stream's reader finds.
@@ -114,6 +116,7 @@ impl Outbox {
         if busy && resume.is_none() {
             return Err(Refusal::AlreadyAttached);
         }
+        let mut replayed = 0;
         if let Some(last_id) = resume {
             if self
                 .forgotten_through
@@ -122,7 +125,7 @@ impl Outbox {
             {
                 return Err(Refusal::Forgotten);
             }
-            self.requeue(key, last_id);
+            replayed = self.requeue(key, last_id);
         }
         let mailbox = self.streams.entry(key.clone()).or_default();
         // The reader taken over ends at its next look.
@@ -135,12 +138,13 @@ impl Outbox {
         Ok(Reader {
             number: mailbox.reader,
             wake: mailbox.wake.clone(),
+            replayed,
         })
     }
 
-    /// Put `key`'s taken events after `last_id` back in front of its queue;
-    /// forget those up to it (its client has them).
-    fn requeue(&mut self, key: &StreamKey, last_id: u64) {
+    /// Put `key`'s taken events after `last_id` back in front of its queue
+    /// (how many: the result); forget those up to it (its client has them).
+    fn requeue(&mut self, key: &StreamKey, last_id: u64) -> usize {
         let mut again = Vec::new();
         let sent_bytes = &mut self.sent_bytes;
         self.sent.retain(|(stream, event)| {
@@ -154,10 +158,12 @@ impl Outbox {
             false
         });
         let mailbox = self.streams.entry(key.clone()).or_default();
+        let replayed = again.len();
         for event in again.into_iter().rev() {
             self.buffered += event.frame.len();
             mailbox.events.push_front(event);
         }
+        replayed
     }
 
     /// Reader `number` left. A session's empty queue goes; one holding
@@ -285,6 +291,7 @@ mod tests {
         }
         // The client got events 1 and 2; 3 was lost with its stream.
         let second = outbox.attach(&None, Some(2)).unwrap();
+        assert_eq!(second.replayed, 1);
         assert_eq!(event(outbox.take(&None, first.number)), "finished", "taken over");
         outbox.detach(&None, first.number);
         assert_eq!(event(outbox.take(&None, second.number)), "id: 3\ndata: 2\n\n");

@@ -2,7 +2,9 @@
 //! upgrade there is a WebSocket connection, and POST, GET and DELETE there
 //! are Streamable HTTP (streamable.rs). Before anything reaches an agent the
 //! path (404), the bearer token (401) and, for a new connection, a free
-//! slot (503) are checked. TLS, when configured, is terminated here.
+//! slot (503, also while draining) are checked. TLS, when configured, is
+//! terminated here. Beside the endpoint: a liveness check, a readiness
+//! check and Prometheus metrics (metrics.rs), for operators.
 
 use std::convert::Infallible;
 use std::io;
@@ -18,7 +20,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
@@ -27,13 +29,22 @@ use super::{websocket, Lines, ServerTls, BRIDGE_BUFFER};
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 
 mod mailbox;
+pub(crate) mod metrics;
 mod streamable;
+
+use metrics::{Metrics, Tap, Traffic};
 
 /// The path served by default (the official SDK's examples use it too).
 pub const DEFAULT_PATH: &str = "/acp";
 
-/// The health check's path by default ([`ServeOptions::health_path`]).
+/// The liveness check's path by default ([`ServeOptions::health_path`]).
 pub const DEFAULT_HEALTH_PATH: &str = "/healthz";
+
+/// The readiness check's path by default ([`ServeOptions::ready_path`]).
+pub const DEFAULT_READY_PATH: &str = "/readyz";
+
+/// The metrics' path by default ([`ServeOptions::metrics_path`]).
+pub const DEFAULT_METRICS_PATH: &str = "/metrics";
 
 /// Default for [`ServeOptions::output_stall_timeout`] (the tables' `defaults`).
 pub const DEFAULT_SERVER_STALL_TIMEOUT: Duration = crate::tables::defaults::SERVER_OUTPUT_STALL_TIMEOUT;
@@ -83,14 +94,24 @@ pub struct ServeOptions {
     /// Told of every request refused before it reached an agent (404, 401,
     /// 403, 503), for a server's log.
     pub on_refused: Option<OnRefused>,
-    /// A `GET` here answers how the server is, for a load balancer's health
-    /// check (default [`DEFAULT_HEALTH_PATH`]; None: no health check): 200
-    /// `{"status":"ok","connections":N,"maxConnections":M}` while it takes
-    /// connections, 503 with `"status":"full"` when every slot is taken and
-    /// `"draining"` once it is shutting down. It needs no token (probes
-    /// carry none) and tells nothing but those counts; the ACP path wins if
-    /// both are the same.
+    /// A `GET` here says the server is alive, for a liveness probe
+    /// (default [`DEFAULT_HEALTH_PATH`]; None: none): always 200, with
+    /// `{"status":S,"connections":N,"maxConnections":M}`, S being `"ok"`,
+    /// `"full"` (every slot taken) or `"draining"`. It needs no token
+    /// (probes carry none) and tells nothing but those counts; the ACP path
+    /// wins if both are the same.
     pub health_path: Option<String>,
+    /// A `GET` here says whether the server takes new connections, for a
+    /// load balancer's health check or a readiness probe (default
+    /// [`DEFAULT_READY_PATH`]; None: none): the same body as the liveness
+    /// check's, 200 when `"ok"` and 503 when `"full"` or `"draining"`.
+    pub ready_path: Option<String>,
+    /// A `GET` here answers the server's metrics in the Prometheus text
+    /// format (default [`DEFAULT_METRICS_PATH`]; None: none): connections,
+    /// sessions, messages and bytes each way, refusals by reason, stream
+    /// resumes and replayed events, requests in flight, held output. With
+    /// a `bearer_token`, it is required here too.
+    pub metrics_path: Option<String>,
 }
 
 /// A request [`Server`] refused, as [`ServeOptions::on_refused`] hears of it.
@@ -149,6 +170,8 @@ impl Default for ServeOptions {
             authorize: None,
             on_refused: None,
             health_path: Some(DEFAULT_HEALTH_PATH.to_owned()),
+            ready_path: Some(DEFAULT_READY_PATH.to_owned()),
+            metrics_path: Some(DEFAULT_METRICS_PATH.to_owned()),
         }
     }
 }
@@ -180,7 +203,29 @@ struct Shared {
     /// One permit per open connection, both transports.
     slots: Arc<Semaphore>,
     shutdown: CancellationToken,
+    /// Cancelled when draining starts: no new connection is taken.
+    draining: CancellationToken,
     http: streamable::Registry,
+    metrics: Arc<Metrics>,
+}
+
+/// A connection's hold on the server: its slot, and its traffic, counted
+/// until the hold is dropped (when the connection has ended).
+pub(crate) struct Slot {
+    _permit: OwnedSemaphorePermit,
+    tap: Tap,
+}
+
+impl Slot {
+    fn tap(&self) -> Tap {
+        self.tap.clone()
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.tap.metrics.closed(&self.tap.traffic);
+    }
 }
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -223,7 +268,9 @@ impl Server {
             options,
             on_connection: Arc::new(on_connection),
             shutdown: CancellationToken::new(),
+            draining: CancellationToken::new(),
             http: streamable::Registry::default(),
+            metrics: Arc::new(Metrics::new()),
         });
         let accepting = tokio::spawn(accept(listener, shared.clone()));
         Ok(Self {
@@ -273,6 +320,22 @@ impl Server {
             Ok(result) => result,
             Err(_) => Ok(()),
         }
+    }
+
+    /// Drain, then stop: take no new connection (503, and the readiness
+    /// check says `"draining"`), end each connection once its agent has
+    /// answered every request of its client's (its input ends; a WebSocket
+    /// then closes with 1001), and after `deadline` end what is left as
+    /// [`Server::shutdown`] does. Returns when every connection has ended.
+    pub async fn drain(self, deadline: Duration) {
+        self.shared.draining.cancel();
+        for traffic in self.shared.metrics.open_connections() {
+            end_when_idle(traffic);
+        }
+        let all = self.shared.options.max_connections.max(1) as u32;
+        // Every slot free is every connection ended (the permits go at once).
+        let _ = tokio::time::timeout(deadline, self.shared.slots.acquire_many(all)).await;
+        self.shutdown().await;
     }
 
     /// Stop: accept nothing more, end every connection (a WebSocket closes
@@ -342,32 +405,24 @@ where
 }
 
 async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
-    if request.uri().path() != shared.options.path {
-        if shared.options.health_path.as_deref() == Some(request.uri().path())
-            && request.method() == hyper::Method::GET
-        {
-            return health(&shared);
+    let path = request.uri().path();
+    if path != shared.options.path {
+        let is = |wanted: &Option<String>| wanted.as_deref() == Some(path);
+        if request.method() == hyper::Method::GET {
+            if is(&shared.options.health_path) {
+                return health(&shared, false);
+            }
+            if is(&shared.options.ready_path) {
+                return health(&shared, true);
+            }
+            if is(&shared.options.metrics_path) {
+                return check_token(&request, address, &shared).unwrap_or_else(|| metrics(&shared));
+            }
         }
         return refuse(&shared, address, StatusCode::NOT_FOUND, "no ACP endpoint here");
     }
-    if let Some(token) = &shared.options.bearer_token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
-        if !given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
-            let mut refused = refuse(
-                &shared,
-                address,
-                StatusCode::UNAUTHORIZED,
-                "a valid bearer token is required",
-            );
-            refused
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return refused;
-        }
+    if let Some(refused) = check_token(&request, address, &shared) {
+        return refused;
     }
     if let Some(authorize) = &shared.options.authorize {
         let check = AuthRequest {
@@ -384,17 +439,47 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
     streamable::handle(request, address, &shared).await
 }
 
-/// The health check's answer: connections open, and whether more are taken.
-fn health(shared: &Shared) -> Response<Body> {
+/// The 401 for a request without the server's bearer token, if it has one.
+fn check_token<B>(request: &Request<B>, address: SocketAddr, shared: &Shared) -> Option<Response<Body>> {
+    let token = shared.options.bearer_token.as_ref()?;
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    if given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
+        return None;
+    }
+    let mut refused = refuse(
+        shared,
+        address,
+        StatusCode::UNAUTHORIZED,
+        "a valid bearer token is required",
+    );
+    refused
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    Some(refused)
+}
+
+/// The liveness check's answer (always 200), or with `ready` the readiness
+/// check's (503 unless new connections are taken): connections open, and
+/// whether more are taken.
+fn health(shared: &Shared, ready: bool) -> Response<Body> {
     // The slots' count (at least 1, as the semaphore was made).
     let max = shared.options.max_connections.max(1);
     let open = max.saturating_sub(shared.slots.available_permits());
-    let (status, word) = if shared.shutdown.is_cancelled() {
-        (StatusCode::SERVICE_UNAVAILABLE, "draining")
+    let word = if shared.draining.is_cancelled() || shared.shutdown.is_cancelled() {
+        "draining"
     } else if open >= max {
-        (StatusCode::SERVICE_UNAVAILABLE, "full")
+        "full"
     } else {
-        (StatusCode::OK, "ok")
+        "ok"
+    };
+    let status = if ready && word != "ok" {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
     };
     let body = format!(r#"{{"status":"{word}","connections":{open},"maxConnections":{max}}}"#);
     let mut response = json(status, body);
@@ -404,19 +489,68 @@ fn health(shared: &Shared) -> Response<Body> {
     response
 }
 
+/// The metrics, in the Prometheus text format.
+fn metrics(shared: &Shared) -> Response<Body> {
+    let draining = shared.draining.is_cancelled() || shared.shutdown.is_cancelled();
+    let text = shared.metrics.encode(shared.http.held_output_bytes(), draining);
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed_unsync());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A slot for a new connection over `transport`, or the 503 refusing it
+/// (every slot taken, or the server draining).
+fn take_slot(
+    shared: &Arc<Shared>,
+    address: SocketAddr,
+    transport: PeerTransport,
+) -> Result<Slot, Box<Response<Body>>> {
+    let refused = |reason| Box::new(refuse(shared, address, StatusCode::SERVICE_UNAVAILABLE, reason));
+    if shared.draining.is_cancelled() {
+        return Err(refused("the server is draining"));
+    }
+    let Ok(permit) = shared.slots.clone().try_acquire_owned() else {
+        return Err(refused("too many connections"));
+    };
+    let traffic = shared.metrics.opened(transport);
+    // Draining may have started since the check: this one drains too.
+    if shared.draining.is_cancelled() {
+        end_when_idle(traffic.clone());
+    }
+    Ok(Slot {
+        _permit: permit,
+        tap: Tap {
+            traffic,
+            metrics: shared.metrics.clone(),
+        },
+    })
+}
+
+/// While draining: end the connection once its agent has answered every
+/// request of its client's.
+fn end_when_idle(traffic: Arc<Traffic>) {
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = traffic.until_idle() => traffic.drain.cancel(),
+            _ = traffic.closed.cancelled() => {}
+        }
+    });
+}
+
 /// Accept a WebSocket upgrade and hand its socket to the callback.
 fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shared>) -> Response<Body> {
     let accept = match websocket::accept_key(&request) {
         Ok(accept) => accept,
         Err(why) => return text(StatusCode::BAD_REQUEST, why),
     };
-    let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
-        return refuse(
-            shared,
-            address,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many connections",
-        );
+    let slot = match take_slot(shared, address, PeerTransport::WebSocket) {
+        Ok(slot) => slot,
+        Err(refused) => return *refused,
     };
     let upgrading = hyper::upgrade::on(&mut request);
     let shared = shared.clone();
@@ -431,6 +565,8 @@ fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Sha
         let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
         let ending = websocket::Ending {
             shutdown: Some(shared.shutdown.clone()),
+            drain: Some(slot.tap().traffic.drain.clone()),
+            tap: Some(slot.tap()),
             release: Some(Box::new(slot)),
         };
         websocket::bridge(socket, inner, shared.options.output_stall_timeout, ending);
@@ -470,6 +606,7 @@ fn empty() -> Body {
 /// A plain-text answer (the official server's refusals are text too).
 /// Answer `status` with `reason`, and tell [`ServeOptions::on_refused`].
 fn refuse(shared: &Shared, address: SocketAddr, status: StatusCode, reason: &'static str) -> Response<Body> {
+    shared.metrics.refused(status.as_u16(), reason);
     if let Some(on_refused) = &shared.options.on_refused {
         (on_refused.0)(&Refusal {
             address,

@@ -27,11 +27,12 @@ use hyper::body::{Bytes, Frame, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
-use tokio::sync::{Notify, OwnedSemaphorePermit};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::mailbox::{Next, Outbox, Refusal as StreamRefusal, StreamKey};
-use super::{json, text, Body, Peer, PeerTransport, Shared};
+use super::metrics::Tap;
+use super::{json, text, Body, Peer, PeerTransport, Shared, Slot};
 use crate::error::{codes, RequestError};
 use crate::message::RequestId;
 use crate::remote::http_client::{CONNECTION_ID, EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_ID};
@@ -56,6 +57,15 @@ impl Registry {
     fn get(&self, id: &str) -> Option<Arc<Connection>> {
         self.connections.lock().unwrap().get(id).cloned()
     }
+
+    /// Output held for clients and not sent yet, all connections together.
+    pub(super) fn held_output_bytes(&self) -> usize {
+        let connections: Vec<_> = self.connections.lock().unwrap().values().cloned().collect();
+        connections
+            .iter()
+            .map(|connection| connection.routes.lock().unwrap().outbox.buffered())
+            .sum()
+    }
 }
 
 /// One client's connection to its agent.
@@ -70,6 +80,8 @@ struct Connection {
     ended: CancellationToken,
     /// When the client last sent something.
     last_post: Mutex<Instant>,
+    /// Counts what crosses.
+    tap: Tap,
 }
 
 struct Routes {
@@ -185,6 +197,9 @@ async fn post(request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shar
     if peeked.kind != Kind::Notification && !connection.wait_for_room(shared).await {
         return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
     }
+    let tap = &connection.tap;
+    tap.traffic
+        .to_agent(&tap.metrics, message.len() - 1, Some(&peeked));
     if !connection.to_agent(&message).await {
         return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
     }
@@ -251,17 +266,16 @@ async fn initialize(
     address: SocketAddr,
     shared: &Arc<Shared>,
 ) -> Response<Body> {
-    let Some(request_id) = peeked.id.filter(|id| *id != RequestId::Null) else {
+    let Some(request_id) = peeked.id.clone().filter(|id| *id != RequestId::Null) else {
         return text(StatusCode::BAD_REQUEST, "Initialize request must include an ID");
     };
-    let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
-        return super::refuse(
-            shared,
-            address,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many connections",
-        );
+    let slot = match super::take_slot(shared, address, PeerTransport::StreamableHttp) {
+        Ok(slot) => slot,
+        Err(refused) => return *refused,
     };
+    let tap = slot.tap();
+    tap.traffic
+        .to_agent(&tap.metrics, message.len() - 1, Some(&peeked));
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
     (shared.on_connection)(
         lines,
@@ -293,6 +307,9 @@ async fn initialize(
     if answered.as_ref() != Some(&request_id) {
         return failed("Expected initialize response from agent");
     }
+    let answer_peeked = peek::peek(&answer);
+    tap.traffic
+        .to_client(&tap.metrics, answer.len() - 1, answer_peeked.as_ref());
     let id = connection_id();
     let connection = Arc::new(Connection {
         id: id.clone(),
@@ -305,6 +322,7 @@ async fn initialize(
         room: Notify::new(),
         ended: shared.shutdown.child_token(),
         last_post: Mutex::new(Instant::now()),
+        tap,
     });
     shared
         .http
@@ -319,8 +337,9 @@ async fn initialize(
         slot,
     ));
     if let Some(idle) = shared.options.idle_timeout {
-        tokio::spawn(watch_idle(connection, idle));
+        tokio::spawn(watch_idle(connection.clone(), idle));
     }
+    tokio::spawn(end_input_on_drain(connection));
     let body = answer.strip_suffix(b"\n").unwrap_or(&answer).to_vec();
     let mut response = json(StatusCode::OK, body);
     if let Ok(id) = HeaderValue::try_from(id) {
@@ -335,7 +354,7 @@ async fn route_outbound(
     connection: Arc<Connection>,
     mut from_agent: BufReader<ReadHalf<DuplexStream>>,
     shared: Arc<Shared>,
-    slot: OwnedSemaphorePermit,
+    slot: Slot,
 ) {
     let mut line = Vec::new();
     loop {
@@ -356,9 +375,13 @@ async fn route_outbound(
         if message.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        let peeked = peek::peek(message);
+        let tap = &connection.tap;
+        tap.traffic
+            .to_client(&tap.metrics, message.len(), peeked.as_ref());
         let unread_sessions = {
             let mut routes = connection.routes.lock().unwrap();
-            let key = route_of(&mut routes, peek::peek(message));
+            let key = route_of(&mut routes, peeked);
             routes.outbox.push(key, message);
             routes.outbox.unread_sessions()
         };
@@ -394,6 +417,18 @@ fn route_of(routes: &mut Routes, peeked: Option<Peek>) -> StreamKey {
         }
         (Kind::Notification, _) => peeked.session,
         _ => None,
+    }
+}
+
+/// When a draining server ends the connection: the agent's input ends, and
+/// the streams deliver what the agent still sends, then end.
+async fn end_input_on_drain(connection: Arc<Connection>) {
+    tokio::select! {
+        _ = connection.tap.traffic.drain.cancelled() => {}
+        _ = connection.ended.cancelled() => return,
+    }
+    if let Some(mut to_agent) = connection.to_agent.lock().await.take() {
+        let _ = to_agent.shutdown().await;
     }
 }
 
@@ -496,6 +531,10 @@ fn get(request: Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> {
         Some(Err(_)) => return text(StatusCode::BAD_REQUEST, "Last-Event-ID is not an event id"),
     };
     let attached = connection.routes.lock().unwrap().outbox.attach(&key, resume);
+    if resume.is_some() {
+        let replayed = attached.as_ref().ok().map(|reader| reader.replayed);
+        shared.metrics.resumed(replayed);
+    }
     let reader = match attached {
         Ok(reader) => reader,
         Err(StreamRefusal::AlreadyAttached) => {
