@@ -9,10 +9,13 @@ use std::time::Duration;
 
 use acp_engine::remote::{Lines, OnRefused, Peer, PeerTransport, Refusal, ServeOptions, Server, ServerTls};
 use acp_engine::ProcessTree;
+use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use crate::args::{self, Args, Failure};
+
+mod log;
 
 const HELP: &str = "\
 usage: acp-engine serve --listen HOST:PORT [options] -- AGENT_COMMAND [ARGS...]
@@ -28,7 +31,8 @@ it started) gets SIGTERM, and SIGKILL 1 s later.
 The first two lines on stdout are the URLs served, `ws://HOST:PORT/acp` and
 `http://HOST:PORT/acp` (wss:// and https:// with TLS; with port 0, the port
 the system chose). Connections, their ends, refused requests (401, 403,
-404, 503) and failures are logged on stderr.
+404, 503) and failures are logged on stderr, as text or (--log-json) as
+one JSON object per line.
 
 SIGTERM drains: no new connection is taken (503, and /readyz says so),
 each connection ends once its agent has answered every request of its
@@ -49,6 +53,7 @@ options:
                           way, refusals, resumes, requests in flight, held output); the token
                           is needed if set (default /metrics; an empty PATH for none)
   --drain-timeout-ms N    on SIGTERM, end what is still busy after N ms (default 30000)
+  --log-json              log on stderr as JSON lines: {\"time\":SECONDS,\"event\":NAME,...}
   --max-connections N     connections at once (default 1024; beyond it 503)
   --max-message-size N    the largest message a client may send, in bytes (default 64 MiB)
   --output-stall-timeout-ms N
@@ -70,11 +75,52 @@ options:
 /// How long an agent may take to exit after its stdin closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
+/// After an agent's grace: SIGTERM, and SIGKILL this long after.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The agents running, so that serve outlives their stopping.
+#[derive(Default)]
+struct Agents {
+    running: std::sync::atomic::AtomicUsize,
+    stopped: tokio::sync::Notify,
+}
+
+impl Agents {
+    async fn all_stopped(&self) {
+        loop {
+            let stopped = self.stopped.notified();
+            tokio::pin!(stopped);
+            stopped.as_mut().enable();
+            if self.running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            stopped.await;
+        }
+    }
+}
+
+/// One agent running, until dropped.
+struct Running(Arc<Agents>);
+
+impl Running {
+    fn new(agents: &Arc<Agents>) -> Self {
+        agents.running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(agents.clone())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.stopped.notify_waiters();
+    }
+}
+
 /// How long SIGTERM's drain waits for busy connections, by default.
 const DRAIN_TIMEOUT_MS: usize = 30_000;
 
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
-    let args = Args::parse(
+    let args = Args::parse_with_flags(
         argv,
         &[
             "listen",
@@ -93,10 +139,14 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "tls-cert",
             "tls-key",
         ],
+        &["log-json"],
     )?;
     if args.help {
         out!("{HELP}");
         return Ok(());
+    }
+    if args.flag("log-json") {
+        log::use_json();
     }
     let listen = args
         .value("listen")
@@ -112,11 +162,15 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         // Refused before any agent starts: said, so an operator sees why a
         // client gets nowhere.
         on_refused: Some(OnRefused(Arc::new(|refusal: &Refusal| {
-            errln!(
-                "acp-engine: {} refused: {} ({})",
-                refusal.address,
-                refusal.status,
-                refusal.reason
+            log::event(
+                "refused",
+                json!({"peer": refusal.address.to_string(), "status": refusal.status, "reason": refusal.reason}),
+                || {
+                    format!(
+                        "{} refused: {} ({})",
+                        refusal.address, refusal.status, refusal.reason
+                    )
+                },
             )
         }))),
         ..ServeOptions::default()
@@ -165,8 +219,15 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     crate::agent_command::require(&args.rest)?;
     let agent = args.rest.clone();
     crate::runtime()?.block_on(async move {
+        let agents = Arc::new(Agents::default());
+        let counted = agents.clone();
         let server = Server::bind(&listen, options, move |lines, peer| {
-            tokio::spawn(run_agent(agent.clone(), lines, peer));
+            let running = Running::new(&counted);
+            let agent = agent.clone();
+            tokio::spawn(async move {
+                run_agent(agent, lines, peer).await;
+                drop(running);
+            });
         })
         .await
         .map_err(|error| Failure::Run(format!("cannot listen on {listen}: {error}")))?;
@@ -184,11 +245,17 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         // Every connection ends, so every agent's stdin closes; dropping the
         // runtime then kills any agent still running.
         if drain {
-            errln!("acp-engine: draining (up to {} ms)", drain_timeout.as_millis());
+            let timeout_ms = drain_timeout.as_millis() as u64;
+            log::event("draining", json!({ "timeout_ms": timeout_ms }), || {
+                format!("draining (up to {timeout_ms} ms)")
+            });
             server.drain(drain_timeout).await;
         } else {
             server.shutdown().await;
         }
+        // Each agent has its grace to exit before serve does (a runtime
+        // dropped under it would kill it at once).
+        let _ = tokio::time::timeout(EXIT_GRACE + STOP_GRACE, agents.all_stopped()).await;
         served
     })
 }
@@ -207,22 +274,23 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
     let mut agent = match ProcessTree::spawn(&mut spawn) {
         Ok(agent) => agent,
         Err(error) => {
-            errln!(
-                "acp-engine: {}: cannot start {:?}: {error}",
-                peer.address,
-                command[0]
+            log::event(
+                "agent_failed",
+                json!({"peer": peer.address.to_string(), "command": command[0], "error": error.to_string()}),
+                || format!("{}: cannot start {:?}: {error}", peer.address, command[0]),
             );
             return;
         }
     };
-    let transport = match peer.transport {
-        PeerTransport::WebSocket => "WebSocket",
-        PeerTransport::StreamableHttp => "Streamable HTTP",
+    let (transport, transport_name) = match peer.transport {
+        PeerTransport::WebSocket => ("WebSocket", "websocket"),
+        PeerTransport::StreamableHttp => ("Streamable HTTP", "streamable_http"),
     };
-    errln!(
-        "acp-engine: {} connected over {transport} (agent pid {})",
-        peer.address,
-        agent.id().unwrap_or(0)
+    let pid = agent.id().unwrap_or(0);
+    log::event(
+        "connected",
+        json!({"peer": peer.address.to_string(), "transport": transport_name, "agent_pid": pid}),
+        || format!("{} connected over {transport} (agent pid {pid})", peer.address),
     );
     let child = agent.child_mut();
     let (mut stdin, mut stdout) = (
@@ -251,9 +319,10 @@ async fn run_agent(command: Vec<String>, lines: Lines, peer: Peer) {
         ended = down => ended,
     };
     let status = agent.stop(EXIT_GRACE).await;
-    errln!(
-        "acp-engine: {} disconnected: {ended}; agent {}",
-        peer.address,
-        status.map_or_else(|| "gone".to_owned(), |status| status.to_string())
+    let agent_status = status.map_or_else(|| "gone".to_owned(), |status| status.to_string());
+    log::event(
+        "disconnected",
+        json!({"peer": peer.address.to_string(), "agent_pid": pid, "reason": ended, "agent_status": agent_status}),
+        || format!("{} disconnected: {ended}; agent {agent_status}", peer.address),
     );
 }

@@ -343,11 +343,12 @@ fn serve_drains_on_sigterm_letting_a_turn_finish() {
                 "127.0.0.1:0",
                 "--drain-timeout-ms",
                 "60000",
+                "--log-json",
                 "--",
             ])
             .args(&agent)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut urls = BufReader::new(server.stdout.take().unwrap()).lines();
@@ -419,6 +420,25 @@ fn serve_drains_on_sigterm_letting_a_turn_finish() {
             std::thread::sleep(Duration::from_millis(20));
         };
         assert!(status.success(), "{transport}: {status}");
+        // Its log: one JSON object per line, the events in order.
+        let mut log = String::new();
+        std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut log).unwrap();
+        let events: Vec<serde_json::Value> = log
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+            .collect();
+        let names: Vec<&str> = events
+            .iter()
+            .map(|event| event["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["connected", "draining", "disconnected"],
+            "{transport}: {log}"
+        );
+        assert!(events.iter().all(|event| event["time"].as_f64().unwrap() > 1.0e9));
+        assert_eq!(events[0]["agent_pid"], events[2]["agent_pid"]);
+        assert_eq!(events[1]["timeout_ms"], 60000);
         drop(to_agent);
         let _ = client.kill();
         let _ = client.wait();
