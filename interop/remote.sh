@@ -24,7 +24,8 @@ rust_client="$root/target/debug/examples/client"
 work="$(mktemp -d "${TMPDIR:-/tmp}/acp-remote.XXXXXX")"
 servers=()
 cleanup() {
-  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null; done
+  # SIGINT: every connection ends now (SIGTERM would drain `serve` first).
+  for pid in "${servers[@]}"; do kill -INT "$pid" 2>/dev/null; done
   rm -rf "$work"
 }
 trap cleanup EXIT
