@@ -326,7 +326,7 @@ mod tests {
         to_agent(
             &metrics,
             &traffic,
-            br#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"open","params":{}}"#,
         );
         to_agent(&metrics, &traffic, br#"{"jsonrpc":"2.0","method":"note"}"#);
         let text = metrics.encode(7, false);
