@@ -308,8 +308,9 @@ async fn initialize(
         return failed("Expected initialize response from agent");
     }
     let answer_peeked = peek::peek(&answer);
+    let answer_bytes = answer.strip_suffix(b"\n").unwrap_or(&answer).len();
     tap.traffic
-        .to_client(&tap.metrics, answer.len() - 1, answer_peeked.as_ref());
+        .to_client(&tap.metrics, answer_bytes, answer_peeked.as_ref());
     let id = connection_id();
     let connection = Arc::new(Connection {
         id: id.clone(),
