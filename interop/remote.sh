@@ -24,8 +24,8 @@ rust_client="$root/target/debug/examples/client"
 work="$(mktemp -d "${TMPDIR:-/tmp}/acp-remote.XXXXXX")"
 servers=()
 cleanup() {
-  # SIGINT: every connection ends now (SIGTERM would drain `serve` first).
-  for pid in "${servers[@]}"; do kill -INT "$pid" 2>/dev/null; done
+  # SIGTERM (a background job ignores SIGINT); `serve` drains for 2 s at most.
+  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -40,7 +40,7 @@ fail() { echo "FAIL $1"; [[ -n "${2:-}" ]] && tail -n 20 "$2" | sed 's/^/  | /';
 # $work/NAME.log.
 serve() {
   local name="$1"; shift
-  "$tool" serve --listen 127.0.0.1:0 "$@" >"$work/$name.url" 2>"$work/$name.log" &
+  "$tool" serve --listen 127.0.0.1:0 --drain-timeout-ms 2000 "$@" >"$work/$name.url" 2>"$work/$name.log" &
   servers+=("$!")
   wait_urls "$name"
 }
