@@ -14,9 +14,9 @@ use acp_engine::remote::{self, ConnectOptions, ServeOptions, Server};
 use acp_engine::schema::method;
 use acp_engine::{Connection, IncomingRequest, RequestError, Transport};
 use serde_json::{json, Value};
+use support::raw_http::get;
 use support::scrape::scrape;
 use support::PATIENCE;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "s3cret";
 
@@ -105,15 +105,6 @@ async fn scrape_until(server: &Server, done: impl Fn(&HashMap<String, f64>) -> b
     }
 }
 
-async fn status(server: &Server, path: &str) -> u16 {
-    let mut socket = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    socket.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    socket.read_to_string(&mut response).await.unwrap();
-    response[9..12].parse().unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_what_the_server_did() {
     let (server, _) = server(ServeOptions {
@@ -126,7 +117,7 @@ async fn metrics_count_what_the_server_did() {
         Some(401),
         "the token is needed"
     );
-    assert_eq!(status(&server, "/nowhere").await, 404);
+    assert_eq!(get(server.local_addr(), "/nowhere", None).await.0, 404);
     let mut clients = Vec::new();
     for (name, url) in [("ws", server.websocket_url()), ("http", server.http_url())] {
         let client = initialized(&url).await;
@@ -212,18 +203,14 @@ async fn draining_lets_requests_in_flight_finish_and_takes_no_new_connection() {
     tokio::time::timeout(PATIENCE, idle.closed())
         .await
         .expect("the idle connection ends");
-    let status_of = |path: &'static str| async move {
-        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        socket.write_all(request.as_bytes()).await.unwrap();
-        let mut response = String::new();
-        socket.read_to_string(&mut response).await.unwrap();
-        (response[9..12].parse::<u16>().unwrap(), response)
-    };
-    let (ready, body) = status_of("/readyz").await;
+    let (ready, body) = get(address, "/readyz", None).await;
     assert_eq!(ready, 503, "{body}");
     assert!(body.contains(r#""status":"draining""#), "{body}");
-    assert_eq!(status_of("/healthz").await.0, 200, "alive while draining");
+    assert_eq!(
+        get(address, "/healthz", None).await.0,
+        200,
+        "alive while draining"
+    );
     for url in [&ws_url, &http_url] {
         let refused = Connection::builder().connect(remote::dial(url, &options()));
         let _ = refused

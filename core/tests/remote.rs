@@ -486,15 +486,7 @@ async fn tls_serves_wss_and_https_to_clients_that_trust_its_ca() {
 
 /// One raw HTTP/1.1 exchange (`Connection: close`): status and body.
 async fn raw(server: &Server, request: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut response))
-        .await
-        .expect("no hang")
-        .unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let status = response[9..12].parse().unwrap();
+    let (status, response) = support::raw_http::exchange(server.local_addr(), request).await;
     let body = response
         .split_once("\r\n\r\n")
         .map(|(_, body)| body.to_owned())

@@ -125,46 +125,12 @@ async fn a_client_cut_off_mid_turn_resumes_and_misses_nothing() {
     assert!(client.close_reason().is_none());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn by_default_a_cut_ends_the_connection_with_the_reason() {
+/// A client with `options` mid-turn when the network goes down for good:
+/// how its turn failed, and why its connection closed.
+async fn cut_for_good(options: ConnectOptions) -> (RequestError, String) {
     let (server, _) = streaming_server(ServeOptions::default()).await;
     let proxy = CutProxy::start(server.local_addr()).await;
     let url = format!("http://{}/acp", proxy.address());
-    let client =
-        Connection::builder().connect(remote::connect(&url, &ConnectOptions::default()).await.unwrap());
-    let _: Value = client
-        .send_request(method::INITIALIZE, &json!({ "protocolVersion": 1 }))
-        .await
-        .unwrap();
-    let turn = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            client
-                .send_request::<_, Value>("stream", &json!({ "n": 100_000 }))
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    proxy.cut_for(Duration::from_secs(60));
-    let error = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("no hang")
-        .unwrap()
-        .unwrap_err();
-    assert!(error.is_connection_closed(), "{error}");
-    let reason = client.close_reason().unwrap_or_default();
-    assert!(reason.contains("event stream failed"), "{reason}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reconnecting_gives_up_after_its_timeout_with_the_reason() {
-    let (server, _) = streaming_server(ServeOptions::default()).await;
-    let proxy = CutProxy::start(server.local_addr()).await;
-    let url = format!("http://{}/acp", proxy.address());
-    let options = ConnectOptions {
-        reconnect_timeout: Some(Duration::from_millis(400)),
-        ..ConnectOptions::default()
-    };
     let client = Connection::builder().connect(remote::connect(&url, &options).await.unwrap());
     let _: Value = client
         .send_request(method::INITIALIZE, &json!({ "protocolVersion": 1 }))
@@ -185,8 +151,24 @@ async fn reconnecting_gives_up_after_its_timeout_with_the_reason() {
         .expect("no hang")
         .unwrap()
         .unwrap_err();
+    (error, client.close_reason().unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_a_cut_ends_the_connection_with_the_reason() {
+    let (error, reason) = cut_for_good(ConnectOptions::default()).await;
     assert!(error.is_connection_closed(), "{error}");
-    let reason = client.close_reason().unwrap_or_default();
+    assert!(reason.contains("event stream failed"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnecting_gives_up_after_its_timeout_with_the_reason() {
+    let (error, reason) = cut_for_good(ConnectOptions {
+        reconnect_timeout: Some(Duration::from_millis(400)),
+        ..ConnectOptions::default()
+    })
+    .await;
+    assert!(error.is_connection_closed(), "{error}");
     assert!(reason.contains("not reopened within 400 ms"), "{reason}");
 }
 
@@ -254,7 +236,6 @@ impl RawStream {
 
 /// POST `body` on `connection` by hand: the status.
 async fn raw_post(server: &Server, connection: Option<&str>, body: &str) -> (u16, String) {
-    let mut socket = TcpStream::connect(server.local_addr()).await.unwrap();
     let connection = connection
         .map(|id| format!("Acp-Connection-Id: {id}\r\n"))
         .unwrap_or_default();
@@ -262,13 +243,7 @@ async fn raw_post(server: &Server, connection: Option<&str>, body: &str) -> (u16
         "POST /acp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n{connection}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    socket.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tokio::time::timeout(PATIENCE, socket.read_to_string(&mut response))
-        .await
-        .expect("no hang")
-        .unwrap();
-    (response[9..12].parse().unwrap(), response)
+    support::raw_http::exchange(server.local_addr(), &request).await
 }
 
 /// A connection by hand, whose agent has streamed 20 notifications and its

@@ -82,11 +82,7 @@ export class AgentServer {
   /** Stop accepting and end every connection: each agent's connection closes,
    * failing what is pending on both sides. */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      this.#native.close();
-      await Promise.all([...this.#connections].map((connection) => connection.closed));
-    })();
-    return this.#closing;
+    return this.#stop(() => this.#native.close());
   }
 
   /** Drain, then stop: take no new connection (503; `/readyz` says
@@ -94,8 +90,14 @@ export class AgentServer {
    * request of its client's, and after `timeoutMs` (default 30 s) end what
    * is left, as `close()` does. Resolves when every connection has ended. */
   drain(timeoutMs = 30_000): Promise<void> {
+    return this.#stop(() => this.#native.drain(timeoutMs));
+  }
+
+  /** Stop the native server once (its own thread does the waiting), then
+   * wait for the connections to close. */
+  #stop(stopNative: () => void): Promise<void> {
     this.#closing ??= (async () => {
-      this.#native.drain(timeoutMs);
+      stopNative();
       await Promise.all([...this.#connections].map((connection) => connection.closed));
     })();
     return this.#closing;

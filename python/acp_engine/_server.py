@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from typing import Any, AsyncIterator, Callable, Dict, Optional, Sequence, Set, Tuple
 
@@ -93,23 +94,20 @@ class AgentServer:
         ``draining``), end each connection once its agent has answered every
         request of its client's, and after ``timeout`` seconds end what is
         left, as :meth:`aclose` does."""
-        if self._stopped.done():
-            return
-        self._loop.remove_reader(self._native.fileno())
-        await self._loop.run_in_executor(None, self._native.drain, int(timeout * 1000))
-        open_connections = [connection.closed for connection in self._connections]
-        if open_connections:
-            await asyncio.wait(open_connections, timeout=5)
-        if not self._stopped.done():
-            self._stopped.set_result(None)
+        await self._stop(functools.partial(self._native.drain, int(timeout * 1000)))
 
     async def aclose(self) -> None:
         """Stop accepting and end every connection: each agent's connection
         closes, failing what is pending on both sides."""
+        await self._stop(self._native.close)
+
+    async def _stop(self, stop_native: Callable[[], None]) -> None:
+        """Run ``stop_native`` off the event loop (the agents keep answering
+        on it), then wait for the connections to close."""
         if self._stopped.done():
             return
         self._loop.remove_reader(self._native.fileno())
-        await self._loop.run_in_executor(None, self._native.close)
+        await self._loop.run_in_executor(None, stop_native)
         open_connections = [connection.closed for connection in self._connections]
         if open_connections:
             await asyncio.wait(open_connections, timeout=5)

@@ -114,9 +114,7 @@ impl HostServer {
         // Accepted and never taken: their clients see the end too.
         self.accepted.lock().unwrap().clear();
     }
-}
 
-impl HostServer {
     /// Drain, then stop ([`Server::drain`]): no new connection; each ends
     /// once its agent has answered its client's requests, the rest after
     /// `deadline`. Blocks until every connection ended, so call it from a

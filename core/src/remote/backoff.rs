@@ -1,22 +1,59 @@
-//! How long to wait between reconnect attempts: doubling from 50 ms to at
-//! most 2 s, each wait between half and all of that (jitter), so clients
-//! cut off together do not come back together.
+//! Trying again until a deadline, with a wait between attempts that
+//! doubles from 50 ms to at most 2 s, each between half and all of that
+//! (jitter), so clients cut off together do not come back together.
 
 use std::collections::hash_map::RandomState;
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Run `attempt` until it succeeds, fails in a way `worth_another` says is
+/// final, or `budget` would be over before the next try: then its last
+/// error. `Err(None)` when `done` was cancelled first.
+pub(crate) async fn keep_trying<T, E, Attempt>(
+    budget: Duration,
+    done: &CancellationToken,
+    mut attempt: impl FnMut() -> Attempt,
+    worth_another: impl Fn(&E) -> bool,
+) -> Result<T, Option<E>>
+where
+    Attempt: Future<Output = Result<T, E>>,
+{
+    let deadline = Instant::now() + budget;
+    let mut backoff = Backoff::new();
+    loop {
+        let error = tokio::select! {
+            tried = attempt() => match tried {
+                Ok(value) => return Ok(value),
+                Err(error) => error,
+            },
+            _ = done.cancelled() => return Err(None),
+        };
+        let delay = backoff.next_delay();
+        if !worth_another(&error) || Instant::now() + delay >= deadline {
+            return Err(Some(error));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = done.cancelled() => return Err(None),
+        }
+    }
+}
 
 const FIRST: Duration = Duration::from_millis(50);
 const MOST: Duration = Duration::from_secs(2);
 
-pub(crate) struct Backoff {
+struct Backoff {
     step: Duration,
     random: RandomState,
     count: u64,
 }
 
 impl Backoff {
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         Self {
             step: FIRST,
             random: RandomState::new(),
@@ -25,7 +62,7 @@ impl Backoff {
     }
 
     /// The next wait.
-    pub(crate) fn next_delay(&mut self) -> Duration {
+    fn next_delay(&mut self) -> Duration {
         let step = self.step;
         self.step = (self.step * 2).min(MOST);
         // A random fraction in [0.5, 1): RandomState is seeded per process

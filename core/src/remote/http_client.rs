@@ -33,10 +33,9 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::{Notify, OnceCell};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::backoff::Backoff;
+use super::backoff;
 use super::endpoint::Endpoint;
 use super::failing::Failure;
 use super::peek::{self, Kind};
@@ -484,27 +483,22 @@ impl Client {
         let Some(budget) = self.options.reconnect_timeout else {
             return Err(Refusal::Fatal(broken));
         };
-        let deadline = Instant::now() + budget;
-        let mut backoff = Backoff::new();
-        loop {
-            let why = tokio::select! {
-                _ = self.done.cancelled() => return Err(Refusal::Fatal(broken)),
-                opened = self.open_stream(session, Some(last_event_id)) => match opened {
-                    Err(Refusal::Unreachable(why)) => why,
-                    opened => return opened,
-                },
-            };
-            let delay = backoff.next_delay();
-            if Instant::now() + delay >= deadline {
-                return Err(Refusal::Unreachable(format!(
-                    "{broken}; not reopened within {} ms: {why}",
-                    budget.as_millis()
-                )));
-            }
-            tokio::select! {
-                _ = self.done.cancelled() => return Err(Refusal::Fatal(broken)),
-                _ = tokio::time::sleep(delay) => {}
-            }
+        let unreachable = |refusal: &Refusal| matches!(refusal, Refusal::Unreachable(_));
+        let opened = backoff::keep_trying(
+            budget,
+            &self.done,
+            || self.open_stream(session, Some(last_event_id)),
+            unreachable,
+        )
+        .await;
+        match opened {
+            Ok(body) => Ok(body),
+            Err(Some(Refusal::Unreachable(why))) => Err(Refusal::Unreachable(format!(
+                "{broken}; not reopened within {} ms: {why}",
+                budget.as_millis()
+            ))),
+            Err(Some(refusal)) => Err(refusal),
+            Err(None) => Err(Refusal::Fatal(broken)),
         }
     }
 
@@ -716,22 +710,15 @@ impl Client {
         let Some(budget) = self.options.reconnect_timeout else {
             return self.handshake().await;
         };
-        let deadline = Instant::now() + budget;
-        let mut backoff = Backoff::new();
-        loop {
-            let error = match self.handshake().await {
-                Ok(sender) => return Ok(sender),
-                Err(error) => error,
-            };
-            let delay = backoff.next_delay();
-            if Instant::now() + delay >= deadline || self.done.is_cancelled() {
-                return Err(io::Error::new(
+        backoff::keep_trying(budget, &self.done, || self.handshake(), |_| true)
+            .await
+            .map_err(|error| match error {
+                Some(error) => io::Error::new(
                     error.kind(),
                     format!("{error} (tried for {} ms)", budget.as_millis()),
-                ));
-            }
-            tokio::time::sleep(delay).await;
-        }
+                ),
+                None => io::Error::other("the connection was closed"),
+            })
     }
 
     /// Hand a message to the engine (waits while the engine is full).

@@ -3,26 +3,11 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use super::PATIENCE;
-
 /// The samples of `GET /metrics` (with `token` as its bearer), by metric
 /// name and labels (`name{a="1",b="2"}`, labels sorted), or the HTTP status
 /// when it is not 200.
 pub async fn scrape(address: SocketAddr, token: Option<&str>) -> Result<HashMap<String, f64>, u16> {
-    let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
-    let auth = token
-        .map(|token| format!("Authorization: Bearer {token}\r\n"))
-        .unwrap_or_default();
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{auth}\r\n");
-    socket.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tokio::time::timeout(PATIENCE, socket.read_to_string(&mut response))
-        .await
-        .expect("no hang")
-        .unwrap();
-    let status: u16 = response[9..12].parse().unwrap();
+    let (status, response) = super::raw_http::get(address, "/metrics", token).await;
     if status != 200 {
         return Err(status);
     }

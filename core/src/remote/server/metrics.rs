@@ -4,7 +4,6 @@
 //! it has none) and the sessions the agent opened on it.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use prometheus_client::metrics::counter::Counter;
@@ -38,9 +37,8 @@ pub(crate) struct Metrics {
     requests_in_flight: Gauge,
     held_output_bytes: Gauge,
     draining: Gauge,
-    /// Each open connection's traffic, by a serial number.
-    open: Mutex<Vec<(u64, Arc<Traffic>)>>,
-    serial: AtomicU64,
+    /// Each open connection's traffic.
+    open: Mutex<Vec<Arc<Traffic>>>,
 }
 
 /// The direction a message crossed the server in.
@@ -88,7 +86,6 @@ impl Metrics {
             held_output_bytes: Gauge::default(),
             draining: Gauge::default(),
             open: Mutex::new(Vec::new()),
-            serial: AtomicU64::new(0),
         };
         let registry = &mut metrics.registry;
         registry.register(
@@ -155,14 +152,13 @@ impl Metrics {
         self.connections_opened.get_or_create(&label).inc();
         self.connections_open.get_or_create(&label).inc();
         let traffic = Arc::new(Traffic {
-            serial: self.serial.fetch_add(1, Ordering::Relaxed),
             transport,
             state: Mutex::default(),
             idle: Notify::new(),
             drain: CancellationToken::new(),
             closed: CancellationToken::new(),
         });
-        self.open.lock().unwrap().push((traffic.serial, traffic.clone()));
+        self.open.lock().unwrap().push(traffic.clone());
         traffic
     }
 
@@ -174,7 +170,7 @@ impl Metrics {
         self.open
             .lock()
             .unwrap()
-            .retain(|(serial, _)| *serial != traffic.serial);
+            .retain(|open| !std::ptr::eq(&**open, traffic));
     }
 
     pub(crate) fn relayed(&self, direction: Direction, bytes: usize) {
@@ -206,12 +202,7 @@ impl Metrics {
 
     /// Every open connection's traffic.
     pub(crate) fn open_connections(&self) -> Vec<Arc<Traffic>> {
-        self.open
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, traffic)| traffic.clone())
-            .collect()
+        self.open.lock().unwrap().clone()
     }
 
     /// The text of `/metrics`, with the gauges read now.
@@ -234,7 +225,6 @@ impl Metrics {
 
 /// One connection's traffic, as the server relays it.
 pub(crate) struct Traffic {
-    serial: u64,
     transport: PeerTransport,
     state: Mutex<TrafficState>,
     /// Woken when the last request in flight is answered.

@@ -332,9 +332,7 @@ impl Server {
         for traffic in self.shared.metrics.open_connections() {
             end_when_idle(traffic);
         }
-        let all = self.shared.options.max_connections.max(1) as u32;
-        // Every slot free is every connection ended (the permits go at once).
-        let _ = tokio::time::timeout(deadline, self.shared.slots.acquire_many(all)).await;
+        self.connections_ended(deadline).await;
         self.shutdown().await;
     }
 
@@ -344,8 +342,14 @@ impl Server {
     pub async fn shutdown(self) {
         self.shared.shutdown.cancel();
         self.accepting.abort();
+        self.connections_ended(SHUTDOWN_GRACE).await;
+    }
+
+    /// Until every connection has ended (every slot is free), `within` at most.
+    async fn connections_ended(&self, within: Duration) {
         let all = self.shared.options.max_connections.max(1) as u32;
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.shared.slots.acquire_many(all)).await;
+        // The permits are let go at once: this only waits for them.
+        let _ = tokio::time::timeout(within, self.shared.slots.acquire_many(all)).await;
     }
 }
 
