@@ -246,12 +246,9 @@ fn route_inbound(
                 (given, named) => given.or(named).map(str::to_owned),
             };
             if let (Kind::Request, Some(id)) = (peeked.kind, &peeked.id) {
-                // session/load's answer goes to the connection's stream, as the official server's.
-                let route = if peeked.method.as_deref() == Some(method::SESSION_LOAD) {
-                    None
-                } else {
-                    route
-                };
+                // session/load's answer too goes to the session's stream, after the
+                // history the agent replays there (the official server sends it on
+                // the connection's stream, so a client may see it before the history).
                 routes.client_requests.insert(id.clone(), route);
             }
         }
