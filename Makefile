@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-balancer test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -41,7 +41,7 @@ test-lane-languages:
 test-lane-processes:
 	@bash tools/test/lane.sh --log test-reliability test-interop test-trace test-check test-view
 test-lane-programs:
-	@bash tools/test/lane.sh --log test-remote test-real test-readme
+	@bash tools/test/lane.sh --log test-remote test-balancer test-real test-readme
 
 ## build: every crate of the workspace with its examples and binaries, debug: the one
 ## build the suites share (the same packages each time, so cargo resolves one feature
@@ -104,6 +104,13 @@ test-interop: build
 test-remote: build
 	bash interop/setup.sh >/dev/null
 	bash interop/remote.sh
+
+## test-balancer: three `acp-engine serve` backends behind HAProxy (deploy/haproxy.cfg, Debian's
+## haproxy): 1,000 sessions spread by cookie affinity, a backend killed with SIGKILL (its
+## sessions loaded on the others), a rolling restart with drain; needs make test-python's venv
+test-balancer: build
+	@[ -x target/python-venv/bin/python ] || { echo "test-balancer: no target/python-venv: run make test-python first"; exit 1; }
+	target/python-venv/bin/python interop/balancer.py
 
 ## test-trace: `acp-engine trace` between the official SDKs' peers and ours: sessions
 ## complete through the proxy and every message is judged ok

@@ -41,11 +41,11 @@ set +e
 step "tests import the installed wheel" \
   bash -c "cd '$here/tests' && '$py' -c 'import acp_engine, sys; f = acp_engine.__file__; print(f); sys.exit(\"site-packages\" not in f)'"
 step "pytest" bash -c "cd '$here/tests' && '$py' -m pytest -q -p no:cacheprovider -p no:asyncio"
-step "mypy --strict examples" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' '$here/examples/agent.py' '$here/examples/client.py'"
+step "mypy --strict examples" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' '$here/examples/agent.py' '$here/examples/client.py' '$root/interop/balancer.py'"
 step "mypy --strict acp_engine (installed)" bash -c "cd '$work' && '$py' -m mypy --strict --cache-dir '$work/mypy' -p acp_engine"
 step "stubtest: _native.pyi matches the built module" bash -c "cd '$work' && '$py' -m mypy.stubtest --mypy-config-file '$here/pyproject.toml' acp_engine._native"
 step "ruff" "$venv/bin/ruff" check --config "$here/pyproject.toml" "$here" "$root/bench/python" "$root/bench/official-python" \
-  "$root/tools/schema-derive-py"
+  "$root/tools/schema-derive-py" "$root/interop/balancer.py"
 step "the official Python SDK's tests against acp_engine.compat" \
   bash -c "cd '$work' && '$py' '$here/official-tests/run.py' --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' 2>'$work/official-tests.log' | tail -12"
 step "example client -> example agent" bash -c "'$py' '$here/examples/client.py' '$py' '$here/examples/agent.py' | tail -1 | grep -qx 'interop ok'"
