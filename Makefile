@@ -110,6 +110,7 @@ test-remote: build
 ## sessions loaded on the others), a rolling restart with drain; needs make test-python's venv
 test-balancer: build
 	@[ -x target/python-venv/bin/python ] || { echo "test-balancer: no target/python-venv: run make test-python first"; exit 1; }
+	bash interop/setup.sh >/dev/null
 	target/python-venv/bin/python interop/balancer.py
 
 ## test-trace: `acp-engine trace` between the official SDKs' peers and ours: sessions

@@ -8,6 +8,9 @@ backends share, as a deployment shares a volume.
   spread over the three backends by round robin; every reply is whole and
   comes from an agent of the backend the cookie pinned the connection to.
   Reports connections, memory per session and CPU per message per backend.
+- official clients: the official TypeScript SDK's Streamable HTTP and
+  WebSocket clients (interop/ts/durable-client.mjs): two turns on one
+  connection, then `session/load` on another.
 - backend killed: a slow turn in flight on every connection, one backend
   gets SIGKILL. Its clients' turns fail with a clear error (within the
   reconnect budget), every other turn completes; its agents exit; its
@@ -20,8 +23,8 @@ backends share, as a deployment shares a volume.
   turn lost); it exits 0, its clients reload their sessions elsewhere, and
   it comes back.
 
-Expects target/debug/acp-engine, target/debug/examples/durable_agent and
-`haproxy` (Debian's package). Last line: "N passed, M failed".
+Expects target/debug/acp-engine, target/debug/examples/durable_agent,
+`haproxy` (Debian's package) and interop/setup.sh run (the official SDK). Last line: "N passed, M failed".
 
     python interop/balancer.py
 """
@@ -355,6 +358,23 @@ async def spread(farm: Farm) -> None:
         print(f"  {backend.name:10} {len(users):12} {sessions:9} {messages:9.0f} {memory:12.2f} {cpu:15.1f}")
 
 
+async def official_clients(farm: Farm) -> None:
+    """The official TypeScript SDK's clients through the balancer:
+    interop/ts/durable-client.mjs, three over each transport."""
+    script = ROOT / "interop/ts/durable-client.mjs"
+    runs = []
+    for scheme in ("http", "ws") * 3:
+        runs.append(
+            await asyncio.create_subprocess_exec(
+                "node", str(script), farm.balancer.url(scheme), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+        )
+    outputs = await all_of([run.communicate() for run in runs])
+    first_error(outputs)
+    for run, (out, err) in zip(runs, outputs):
+        assert run.returncode == 0 and out.decode().strip() == "durable ok", err.decode()[-2000:]
+
+
 async def backend_killed(farm: Farm) -> None:
     victim = farm.backends[1]
     doomed = [user for user in farm.users if farm.backend_of(user) is victim]
@@ -426,7 +446,7 @@ async def main() -> int:
     passed = failed = 0
     try:
         await farm.until_up()
-        for check in (spread, backend_killed, rolling_restart):
+        for check in (spread, official_clients, backend_killed, rolling_restart):
             name = check.__name__.replace("_", " ")
             try:
                 await check(farm)
@@ -436,7 +456,7 @@ async def main() -> int:
                 break
             print(f"PASS {name}")
             passed += 1
-        failed += 3 - passed - failed
+        failed += 4 - passed - failed
     finally:
         await all_of([user.close() for user in farm.users], timeout=30)
         farm.stop()
