@@ -78,8 +78,9 @@ const (
 	DefaultMaxReplayBytes = 4194304
 	// DefaultReconnectTimeout: Streamable HTTP: how long a client keeps trying, with backoff
 	// and jitter, to reopen a broken event stream after the last event it got, or to reach
-	// the server for a POST, before the connection ends with the reason. 0, the default,
-	// ends the connection at the first break, so that a dead server fails what is pending at
-	// once; a gateway's clients set it (10 s, say). Default: 0 s.
+	// the server for a POST (and for an initialize answered 502 to 504: a proxy with no
+	// backend up, a server draining or full), before the connection ends with the reason. 0,
+	// the default, ends the connection at the first break, so that a dead server fails what
+	// is pending at once; a gateway's clients set it (10 s, say). Default: 0 s.
 	DefaultReconnectTimeout = 0 * time.Millisecond
 )

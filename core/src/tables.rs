@@ -112,9 +112,10 @@ pub mod defaults {
     /// resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB.
     pub const MAX_REPLAY_BYTES: usize = 4194304;
     /// Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a
-    /// broken event stream after the last event it got, or to reach the server for a POST,
-    /// before the connection ends with the reason. 0, the default, ends the connection at the
-    /// first break, so that a dead server fails what is pending at once; a gateway's clients
-    /// set it (10 s, say). Default: 0 s.
+    /// broken event stream after the last event it got, or to reach the server for a POST (and
+    /// for an initialize answered 502 to 504: a proxy with no backend up, a server draining or
+    /// full), before the connection ends with the reason. 0, the default, ends the connection
+    /// at the first break, so that a dead server fails what is pending at once; a gateway's
+    /// clients set it (10 s, say). Default: 0 s.
     pub const RECONNECT_TIMEOUT: Duration = Duration::from_millis(0);
 }

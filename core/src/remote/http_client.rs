@@ -76,7 +76,7 @@ pub(crate) async fn start(
         session_readers: AtomicUsize::new(0),
         session_reader_left: Notify::new(),
     });
-    *client.post.lock().await = Some(client.handshake().await?);
+    *client.post.lock().await = Some(client.handshake_retrying().await?);
     let (from_engine, to_engine) = tokio::io::split(inner);
     *client.to_engine.lock().await = Some(to_engine);
     tokio::spawn(client.run(from_engine));
@@ -272,7 +272,7 @@ impl Client {
             .filter(|p| p.kind == Kind::Request && p.method.as_deref() == Some(method::INITIALIZE))
             .and_then(|p| p.id)
             .ok_or("the first message over Streamable HTTP must be an initialize request")?;
-        let response = self.post(message, None).await?;
+        let response = self.post_initialize(message).await?;
         let status = response.status();
         if !status.is_success() {
             let body = error_body(response).await;
@@ -313,6 +313,28 @@ impl Client {
             }
         });
         Ok(())
+    }
+
+    /// The initialize POST. With `reconnect_timeout`, an answer of 502 to
+    /// 504 (a proxy with no backend up; a server draining or full) is tried
+    /// again, with backoff: no agent took the message.
+    async fn post_initialize(&self, message: &[u8]) -> Result<Response<Incoming>, String> {
+        let Some(budget) = self.options.reconnect_timeout else {
+            return self.post(message, None).await;
+        };
+        let attempt = || async {
+            match self.post(message, None).await {
+                Ok(response) if matches!(response.status().as_u16(), 502..=504) => Err(Ok(response)),
+                Ok(response) => Ok(response),
+                Err(failed) => Err(Err(failed)),
+            }
+        };
+        let busy = |answer: &Result<Response<Incoming>, String>| answer.is_ok();
+        match backoff::keep_trying(budget, &self.done, attempt, busy).await {
+            Ok(response) | Err(Some(Ok(response))) => Ok(response),
+            Err(Some(Err(failed))) => Err(failed),
+            Err(None) => Err("the connection was closed".to_owned()),
+        }
     }
 
     /// Open `session`'s stream unless it is open; wait for its headers.

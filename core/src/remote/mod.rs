@@ -94,7 +94,8 @@ pub struct ConnectOptions {
     pub ca_file: Option<PathBuf>,
     /// Streamable HTTP: when an event stream breaks, reopen it after the
     /// last event received (`Last-Event-ID`; the server sends what was
-    /// lost, once) and retry a POST that could not reach the server, with
+    /// lost, once) and retry a POST that could not reach the server (or an
+    /// `initialize` a proxy or a draining server answered 502 to 504), with
     /// backoff and jitter, for this long before the connection ends with
     /// the reason. None (the default) ends it at the first break, so that a
     /// dead server fails what is pending at once; a gateway's clients set

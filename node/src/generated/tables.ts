@@ -68,6 +68,6 @@ export const LIMIT_DEFAULTS = {
   idleTimeoutMs: 60000,
   /** Streamable HTTP: event-stream output a server keeps for one connection after sending it, so that a client reconnecting with Last-Event-ID gets what its broken stream lost; a resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB. */
   maxReplayBytes: 4194304,
-  /** Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a broken event stream after the last event it got, or to reach the server for a POST, before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s. */
+  /** Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a broken event stream after the last event it got, or to reach the server for a POST (and for an initialize answered 502 to 504: a proxy with no backend up, a server draining or full), before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s. */
   reconnectTimeoutMs: 0,
 } as const;
