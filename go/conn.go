@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	json "github.com/goccy/go-json"
+	"math"
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
@@ -170,6 +171,9 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 	}
 	if stream.exitGrace > 0 {
 		copts.exit_grace_ms = C.uint32_t(stream.exitGrace.Milliseconds())
+	}
+	if stream.reconnectTimeout > 0 {
+		copts.reconnect_timeout_ms = C.uint32_t(min(max(1, stream.reconnectTimeout.Milliseconds()), math.MaxUint32))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	conn := &Conn{

@@ -20,6 +20,9 @@ type Stream struct {
 	open func(options *C.acp_options, handlers *C.acp_handlers, out **C.acp_connection, text *errorText) C.acp_result
 	// How the spawned child may exit: filled into the options.
 	exitGrace time.Duration
+	// How long a remote stream keeps trying to reconnect: filled into the
+	// options.
+	reconnectTimeout time.Duration
 }
 
 // StdioStream is this process's stdin and stdout (an agent launched by its
@@ -84,6 +87,13 @@ type RemoteOptions struct {
 	// CAFile, unless "", is a PEM file of CA certificates to trust besides
 	// the system's (wss:// and https:// servers with a private CA).
 	CAFile string
+	// ReconnectTimeout (Streamable HTTP): how long to keep trying, with
+	// backoff and jitter, to reopen a broken event stream (the server
+	// sends what it lost, once) or to reach the server for a message (an
+	// initialize answered 502 to 504 too), before the connection closes
+	// with the reason. 0 (DefaultReconnectTimeout): close at the first
+	// break, so that a dead server fails what is pending at once.
+	ReconnectTimeout time.Duration
 }
 
 // RemoteStream is a remote agent at url: ws:// or wss:// (WebSocket), http://
@@ -104,7 +114,7 @@ func RemoteStream(url string, options RemoteOptions) Stream {
 			defer C.free(unsafe.Pointer(remote.ca_file))
 		}
 		return C.acp_go_connect_url(curl, &remote, copts, handlers, out, text.ptr(), text.size())
-	}}
+	}, reconnectTimeout: options.ReconnectTimeout}
 }
 
 // FDStream talks over two file descriptors, which the connection owns from

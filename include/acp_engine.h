@@ -248,10 +248,11 @@
 
 /*
  Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a broken
- event stream after the last event it got, or to reach the server for a POST, before the
- connection ends with the reason. 0, the default, ends the connection at the first break, so
- that a dead server fails what is pending at once; a gateway's clients set it (10 s, say).
- Default: 0 s.
+ event stream after the last event it got, or to reach the server for a POST (and for an
+ initialize answered 502 to 504: a proxy with no backend up, a server draining or full),
+ before the connection ends with the reason. 0, the default, ends the connection at the first
+ break, so that a dead server fails what is pending at once; a gateway's clients set it (10
+ s, say). Default: 0 s.
  */
 #define ACP_DEFAULT_RECONNECT_TIMEOUT_MS 0
 
@@ -528,6 +529,21 @@ typedef struct {
    later message is checked against it, both ways.
    */
   uint32_t protocol_versions;
+  /*
+   acp_connection_connect_url, Streamable HTTP: how long to keep
+   trying, with backoff and jitter, to reopen a broken event stream
+   (the server sends what it lost, once) or to reach the server for a
+   message, before the connection closes with the reason (0: the
+   default, ACP_DEFAULT_RECONNECT_TIMEOUT_MS, closes at the first break).
+   */
+  uint32_t reconnect_timeout_ms;
+  /*
+   acp_server_start, Streamable HTTP: event-stream output kept for each
+   connection after it was sent, for a client that reopens a broken
+   stream with Last-Event-ID (0: the default,
+   ACP_DEFAULT_MAX_REPLAY_BYTES; a resume that needs more gets 410).
+   */
+  size_t max_replay_bytes;
 } acp_options;
 
 /*
@@ -1097,6 +1113,15 @@ size_t acp_server_connections(const acp_server *server);
  not be called from one of the server's own callbacks.
  */
 acp_result acp_server_stop(acp_server *server);
+
+/*
+ Drain, for a graceful stop: take no new connection (clients get 503,
+ the readiness path says so), let each connection's agent answer every
+ request its client sent, end each connection once it has none, and end
+ what is left after `timeout_ms`; then return once every connection is
+ freed. Must not be called from one of the server's own callbacks.
+ */
+acp_result acp_server_drain(acp_server *server, uint32_t timeout_ms);
 
 /*
  Stop the server (as `acp_server_stop`) and free it. NULL is ignored.

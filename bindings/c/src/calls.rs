@@ -151,12 +151,15 @@ pub unsafe extern "C" fn acp_connection_connect_url(
 ) -> acp_result {
     guard(|| {
         let url = str_arg(url, "url")?;
-        let connect = match remote.as_ref() {
+        let mut connect = match remote.as_ref() {
             Some(remote) => remote.connect_options()?,
-            None => Default::default(),
+            None => acp_engine::remote::ConnectOptions::default(),
         };
         start(
-            move |_| Ok(acp_engine::remote::dial(url, &connect)),
+            move |settings| {
+                connect.reconnect_timeout = settings.reconnect_timeout;
+                Ok(acp_engine::remote::dial(url, &connect))
+            },
             options,
             handlers,
             out,

@@ -85,6 +85,17 @@ pub struct acp_options {
     /// selects the version (`acp_connection_protocol_version`) and every
     /// later message is checked against it, both ways.
     pub protocol_versions: u32,
+    /// acp_connection_connect_url, Streamable HTTP: how long to keep
+    /// trying, with backoff and jitter, to reopen a broken event stream
+    /// (the server sends what it lost, once) or to reach the server for a
+    /// message, before the connection closes with the reason (0: the
+    /// default, ACP_DEFAULT_RECONNECT_TIMEOUT_MS, closes at the first break).
+    pub reconnect_timeout_ms: u32,
+    /// acp_server_start, Streamable HTTP: event-stream output kept for each
+    /// connection after it was sent, for a client that reopens a broken
+    /// stream with Last-Event-ID (0: the default,
+    /// ACP_DEFAULT_MAX_REPLAY_BYTES; a resume that needs more gets 410).
+    pub max_replay_bytes: usize,
 }
 
 /// The values of `acp_options::protocol_versions`.
@@ -115,6 +126,8 @@ impl Default for acp_options {
             output_stall_timeout_ms: 0,
             unchecked_methods: ptr::null(),
             protocol_versions: 0,
+            reconnect_timeout_ms: 0,
+            max_replay_bytes: 0,
         }
     }
 }
@@ -130,6 +143,10 @@ pub(crate) struct Settings {
     pub exit_grace_ms: u32,
     /// `acp_options::quick_response_callbacks`.
     pub quick_response_callbacks: bool,
+    /// `acp_options::reconnect_timeout_ms` (None: off).
+    pub reconnect_timeout: Option<std::time::Duration>,
+    /// `acp_options::max_replay_bytes` (None: the default).
+    pub max_replay_bytes: Option<usize>,
 }
 
 impl Settings {
@@ -141,6 +158,9 @@ impl Settings {
             host: options.host_options()?,
             exit_grace_ms: options.exit_grace_ms,
             quick_response_callbacks: options.quick_response_callbacks,
+            reconnect_timeout: (options.reconnect_timeout_ms > 0)
+                .then(|| std::time::Duration::from_millis(options.reconnect_timeout_ms.into())),
+            max_replay_bytes: (options.max_replay_bytes > 0).then_some(options.max_replay_bytes),
         })
     }
 }

@@ -156,7 +156,10 @@ pub unsafe extern "C" fn acp_server_start(
         };
         // Read now: what `options` points to need not outlive this call.
         let settings = Settings::read(options)?;
-        let serve = serve_options(serve.as_ref())?;
+        let mut serve = serve_options(serve.as_ref())?;
+        if let Some(max_replay_bytes) = settings.max_replay_bytes {
+            serve.max_replay_bytes = max_replay_bytes;
+        }
         let accept_user_data = Carried(accept_user_data);
         let start = move |accepted: Accepted| {
             let accept_user_data = &accept_user_data;
@@ -235,6 +238,19 @@ pub unsafe extern "C" fn acp_server_connections(server: *const acp_server) -> us
 pub unsafe extern "C" fn acp_server_stop(server: *mut acp_server) -> acp_result {
     guard(|| {
         server_arg(server)?.stop();
+        Ok(())
+    })
+}
+
+/// Drain, for a graceful stop: take no new connection (clients get 503,
+/// the readiness path says so), let each connection's agent answer every
+/// request its client sent, end each connection once it has none, and end
+/// what is left after `timeout_ms`; then return once every connection is
+/// freed. Must not be called from one of the server's own callbacks.
+#[no_mangle]
+pub unsafe extern "C" fn acp_server_drain(server: *mut acp_server, timeout_ms: u32) -> acp_result {
+    guard(|| {
+        server_arg(server)?.drain(Duration::from_millis(timeout_ms.into()));
         Ok(())
     })
 }

@@ -2,7 +2,8 @@
  * HTTP. Each connection gets its own state from the accept callback (freed
  * in on_close); requests go both ways (the agent calls its client back);
  * the token is checked before any agent starts; stopping the server fails
- * what is pending; argument checks. */
+ * what is pending; draining lets it finish; a client with a reconnect
+ * timeout keeps trying until the server is there; argument checks. */
 #include "harness.h"
 
 /* One agent's state: its number, and the requests it answered. */
@@ -162,6 +163,87 @@ static void test_stopping_fails_what_is_pending(void) {
     acp_server_free(server);
 }
 
+static void *drain_server(void *server) {
+    CHECK_RC(acp_server_drain(server, 10000), ACP_OK);
+    return NULL;
+}
+
+static void test_draining_lets_a_request_finish(void) {
+    held = NULL;
+    acp_server *server = start_server(NULL);
+    char *url = acp_server_http_url(server);
+    acp_connection *conn = client(url, NULL);
+    char *result = NULL;
+    CHECK_RC(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result),
+             ACP_OK);
+    acp_string_free(result);
+    int64_t id = 0;
+    CHECK_RC(acp_connection_start_request(conn, "hang", "{}", &id), ACP_OK);
+    for (int waited = 0; held == NULL && waited < slow(5000); waited += 10) sleep_ms(10);
+    CHECK(held != NULL);
+    pthread_t draining;
+    CHECK(pthread_create(&draining, NULL, drain_server, server) == 0);
+    sleep_ms(100);
+    /* A newcomer is refused while the server drains. */
+    acp_connection *late = client(url, NULL);
+    CHECK(acp_connection_request(late, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
+          ACP_OK);
+    acp_string_free(result);
+    CHECK_RC(acp_connection_wait_closed(late, slow(10000)), ACP_OK);
+    char *reason = acp_connection_close_reason(late);
+    CHECK_CONTAINS(reason, "503");
+    acp_string_free(reason);
+    acp_connection_free(late);
+    /* The request in flight is answered, then the drain ends the connection. */
+    CHECK_RC(acp_responder_ok(held, "{\"finished\":true}"), ACP_OK);
+    CHECK_RC(acp_connection_await(conn, id, slow(10000), &result), ACP_OK);
+    CHECK_STR_EQ(result, "{\"finished\":true}");
+    acp_string_free(result);
+    CHECK(pthread_join(draining, NULL) == 0);
+    CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
+    CHECK_EQ_INT((int)acp_server_connections(server), 0);
+    acp_connection_free(conn);
+    acp_string_free(url);
+    acp_server_free(server);
+}
+
+/* A client started before its server: with reconnect_timeout_ms it keeps
+ * trying until the server listens; without, it fails at once. */
+static void test_a_reconnecting_client_waits_for_its_server(void) {
+    acp_server *gone = start_server(NULL);
+    char *url = acp_server_http_url(gone);
+    const char *address = url + strlen("http://");
+    char listen_on[64];
+    snprintf(listen_on, sizeof listen_on, "%.*s", (int)strcspn(address, "/"), address);
+    acp_server_free(gone); /* nothing listens there now */
+
+    acp_connection *impatient = client(url, NULL);
+    char *result = NULL;
+    CHECK(acp_connection_request(impatient, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
+          ACP_OK);
+    acp_string_free(result);
+    acp_connection_free(impatient);
+
+    acp_options options = ACP_OPTIONS_INIT;
+    options.reconnect_timeout_ms = (uint32_t)slow(10000);
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = client_request};
+    acp_connection *patient = NULL;
+    CHECK_RC(acp_connection_connect_url(url, NULL, &options, &handlers, &patient), ACP_OK);
+    int64_t id = 0;
+    CHECK_RC(acp_connection_start_request(patient, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", &id), ACP_OK);
+    sleep_ms(300);
+    acp_serve_options serve = {0};
+    acp_handlers agent = {.struct_size = sizeof(acp_handlers), .on_request = agent_request, .on_close = agent_closed};
+    acp_server *server = NULL;
+    CHECK_RC(acp_server_start(listen_on, &serve, NULL, &agent, on_accept, &accepted, &server), ACP_OK);
+    CHECK_RC(acp_connection_await(patient, id, slow(10000), &result), ACP_OK);
+    CHECK(json_int(result, "agent", -1) > 0);
+    acp_string_free(result);
+    acp_connection_free(patient);
+    acp_string_free(url);
+    acp_server_free(server);
+}
+
 static void test_arguments(void) {
     acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = agent_request};
     acp_server *server = NULL;
@@ -178,6 +260,7 @@ static void test_arguments(void) {
     CHECK(acp_server_http_url(NULL) == NULL);
     CHECK_EQ_INT((int)acp_server_connections(NULL), 0);
     CHECK_RC(acp_server_stop(NULL), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_server_drain(NULL, 0), ACP_ERR_NULL_ARGUMENT);
     acp_server_free(NULL);
 }
 
@@ -186,6 +269,8 @@ int main(void) {
     test_calls_both_ways_over_both_transports();
     test_the_token_is_checked_before_any_agent_starts();
     test_stopping_fails_what_is_pending();
+    test_draining_lets_a_request_finish();
+    test_a_reconnecting_client_waits_for_its_server();
     test_arguments();
     return harness_finish();
 }

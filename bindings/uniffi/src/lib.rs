@@ -317,16 +317,22 @@ impl NativeConnection {
     /// `https://`), connected in the background: a failure closes the
     /// connection with the reason. `ca_file`: a PEM file of CA
     /// certificates to trust besides the system's.
+    /// `reconnect_timeout_millis`: `ConnectOptions::reconnect_timeout`
+    /// (None or 0: off).
     #[uniffi::constructor]
     pub fn remote(
         settings: Settings,
         url: String,
         bearer_token: Option<String>,
         ca_file: Option<String>,
+        reconnect_timeout_millis: Option<u64>,
     ) -> Arc<Self> {
         let connect = acp_engine::remote::ConnectOptions {
             bearer_token,
             ca_file: ca_file.map(Into::into),
+            reconnect_timeout: reconnect_timeout_millis
+                .filter(|millis| *millis > 0)
+                .map(std::time::Duration::from_millis),
             ..Default::default()
         };
         let transport = {

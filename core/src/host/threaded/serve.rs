@@ -58,6 +58,21 @@ impl Serving {
     /// released. Not from one of the server's own callbacks.
     pub fn stop(&self) {
         self.host.shutdown();
+        self.release_all();
+    }
+
+    /// Drain ([`HostServer::drain`]: no new connection, each ends once its
+    /// agent answered its client's requests, the rest after `deadline`),
+    /// then return once each was released. Not from one of the server's
+    /// own callbacks.
+    pub fn drain(&self, deadline: Duration) {
+        self.host.drain(deadline);
+        self.release_all();
+    }
+
+    /// Once every connection ended: wait until the accepting thread has
+    /// released them all.
+    fn release_all(&self) {
         self.stopping.store(true, Ordering::Release);
         let accepting = self.accepting.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(accepting) = accepting {
