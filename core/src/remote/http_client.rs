@@ -36,6 +36,7 @@ use tokio::sync::{Notify, OnceCell};
 use tokio_util::sync::CancellationToken;
 
 use super::backoff;
+use super::cookies::CookieJar;
 use super::endpoint::Endpoint;
 use super::failing::Failure;
 use super::peek::{self, Kind};
@@ -110,8 +111,8 @@ struct State {
     agent_requests: HashMap<RequestId, String>,
     /// Our requests not answered yet, with their session.
     in_flight: HashMap<RequestId, Option<String>>,
-    /// `name=value` pairs the server set.
-    cookies: Vec<(String, String)>,
+    /// The cookies the server set.
+    cookies: CookieJar,
 }
 
 /// Why a stream or a POST was refused.
@@ -670,45 +671,13 @@ impl Client {
         if let Some(session) = session.and_then(|s| HeaderValue::try_from(s).ok()) {
             headers.insert(SESSION_ID, session);
         }
-        if !state.cookies.is_empty() {
-            let mut pairs: Vec<String> = state
-                .cookies
-                .iter()
-                .map(|(name, value)| format!("{name}={value}"))
-                .collect();
-            // The caller's own Cookie header keeps its pairs.
-            if let Some(own) = headers.get(header::COOKIE).and_then(|v| v.to_str().ok()) {
-                let own_names: Vec<&str> = own
-                    .split(';')
-                    .filter_map(|p| p.trim().split('=').next())
-                    .collect();
-                pairs.retain(|pair| !own_names.contains(&pair.split('=').next().unwrap_or("")));
-                pairs.push(own.to_owned());
-            }
-            if let Ok(value) = HeaderValue::try_from(pairs.join("; ")) {
-                headers.insert(header::COOKIE, value);
-            }
-        }
+        state.cookies.apply(headers);
         request
     }
 
-    /// Remember the `name=value` of each cookie set (for affinity; attributes
-    /// and expiry are ignored, as the official client does).
+    /// Remember the cookies the server set (for affinity).
     fn keep_cookies(&self, response: &Response<Incoming>) {
-        let mut state = self.state.lock().unwrap();
-        for set in response.headers().get_all(header::SET_COOKIE) {
-            let Some((name, value)) = set
-                .to_str()
-                .ok()
-                .and_then(|set| set.split(';').next())
-                .and_then(|pair| pair.split_once('='))
-            else {
-                continue;
-            };
-            let (name, value) = (name.trim().to_owned(), value.trim().to_owned());
-            state.cookies.retain(|(known, _)| *known != name);
-            state.cookies.push((name, value));
-        }
+        self.state.lock().unwrap().cookies.keep(response.headers());
     }
 
     async fn handshake(&self) -> io::Result<SendRequest<Full<Bytes>>> {
