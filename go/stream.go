@@ -87,9 +87,10 @@ type RemoteOptions struct {
 	// CAFile, unless "", is a PEM file of CA certificates to trust besides
 	// the system's (wss:// and https:// servers with a private CA).
 	CAFile string
-	// ReconnectTimeout (Streamable HTTP): how long to keep trying, with
-	// backoff and jitter, to reopen a broken event stream (the server
-	// sends what it lost, once) or to reach the server for a message (an
+	// ReconnectTimeout: how long to keep trying, with backoff and jitter,
+	// to reopen a broken Streamable HTTP event stream or resume a broken
+	// WebSocket (the server sends what was lost, once; see
+	// docs/websocket-resume.md) or to reach the server for a message (an
 	// initialize answered 502 to 504 too), before the connection closes
 	// with the reason. 0 (DefaultReconnectTimeout): close at the first
 	// break, so that a dead server fails what is pending at once.

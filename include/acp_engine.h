@@ -234,25 +234,28 @@
 #define ACP_DEFAULT_SERVER_OUTPUT_STALL_TIMEOUT_MS 60000
 
 /*
- Streamable HTTP: a server ends a connection whose client has had no event stream open and
- sent nothing this long. Default: 60 s.
+ A server ends a Streamable HTTP connection whose client has had no event stream open and
+ sent nothing this long, and a resumable WebSocket connection whose socket broke and was not
+ resumed this long. Default: 60 s.
  */
 #define ACP_DEFAULT_IDLE_TIMEOUT_MS 60000
 
 /*
- Streamable HTTP: event-stream output a server keeps for one connection after sending it, so
- that a client reconnecting with Last-Event-ID gets what its broken stream lost; a resume
- that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB.
+ Output a server keeps for one connection after sending it (Streamable HTTP events; messages
+ of a resumable WebSocket), so that a client reconnecting with Last-Event-ID gets what its
+ broken stream or socket lost; a resume that needs more than was kept ends the connection
+ (HTTP 410). Default: 4 MiB.
  */
 #define ACP_DEFAULT_MAX_REPLAY_BYTES 4194304
 
 /*
- Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a broken
- event stream after the last event it got, or to reach the server for a POST (and for an
- initialize answered 502 to 504: a proxy with no backend up, a server draining or full),
- before the connection ends with the reason. 0, the default, ends the connection at the first
- break, so that a dead server fails what is pending at once; a gateway's clients set it (10
- s, say). Default: 0 s.
+ How long a remote client keeps trying, with backoff and jitter, to reopen a broken
+ Streamable HTTP event stream after the last event it got or resume a broken WebSocket
+ (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize
+ answered 502 to 504: a proxy with no backend up, a server draining or full), before the
+ connection ends with the reason. 0, the default, ends the connection at the first break, so
+ that a dead server fails what is pending at once; a gateway's clients set it (10 s, say).
+ Default: 0 s.
  */
 #define ACP_DEFAULT_RECONNECT_TIMEOUT_MS 0
 
@@ -530,17 +533,17 @@ typedef struct {
    */
   uint32_t protocol_versions;
   /*
-   acp_connection_connect_url, Streamable HTTP: how long to keep
-   trying, with backoff and jitter, to reopen a broken event stream
-   (the server sends what it lost, once) or to reach the server for a
-   message, before the connection closes with the reason (0: the
+   acp_connection_connect_url: how long to keep trying, with backoff
+   and jitter, to reopen a broken Streamable HTTP event stream or
+   resume a broken WebSocket (the server sends what was lost, once) or
+   to reach the server for a message, before the connection closes with the reason (0: the
    default, ACP_DEFAULT_RECONNECT_TIMEOUT_MS, closes at the first break).
    */
   uint32_t reconnect_timeout_ms;
   /*
-   acp_server_start, Streamable HTTP: event-stream output kept for each
-   connection after it was sent, for a client that reopens a broken
-   stream with Last-Event-ID (0: the default,
+   acp_server_start: output kept for each connection after it was sent
+   (Streamable HTTP events, resumable WebSocket messages), for a client
+   that comes back with Last-Event-ID (0: the default,
    ACP_DEFAULT_MAX_REPLAY_BYTES; a resume that needs more gets 410).
    */
   size_t max_replay_bytes;

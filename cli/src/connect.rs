@@ -33,9 +33,10 @@ options:
   --max-message-size N    the largest message accepted, in bytes (default 64 MiB)
   --ca-file PEM           trust these certificates too (a private CA, a self-signed server)
   --reconnect-timeout-ms N
-                          Streamable HTTP: reopen a broken event stream after the last event
-                          received (the server sends what was lost) and retry POSTs that cannot
-                          reach the server, for up to N ms (default 0: end at the first break)
+                          reopen a broken Streamable HTTP event stream after the last event
+                          received, or resume a broken WebSocket (the server sends what was
+                          lost), and retry what cannot reach the server, for up to N ms
+                          (default 0: end at the first break)
   -h, --help              this text
 ";
 

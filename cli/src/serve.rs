@@ -61,12 +61,13 @@ options:
                           output waits (default 60000; 0: never)
   --max-buffered-bytes N  Streamable HTTP: output held per connection for its client before
                           the agent's output waits (default 64 MiB)
-  --idle-timeout-ms N     Streamable HTTP: end a connection with no event stream open and
-                          nothing sent for N ms (default 60000; 0: never); until then a
-                          client that lost its network can come back to the same agent
-  --max-replay-bytes N    Streamable HTTP: event-stream output kept per connection after it
-                          was sent, for a client that reopens a broken stream with
-                          Last-Event-ID (default 4 MiB; a resume needing more gets 410)
+  --idle-timeout-ms N     end a Streamable HTTP connection with no event stream open and
+                          nothing sent, or a resumable WebSocket whose socket broke, after
+                          N ms (default 60000; 0: never); until then a client that lost
+                          its network can come back to the same agent
+  --max-replay-bytes N    output kept per connection after it was sent, for a client that
+                          comes back with Last-Event-ID (Streamable HTTP, resumable
+                          WebSocket; default 4 MiB; a resume needing more gets 410)
   --tls-cert PEM --tls-key PEM
                           serve wss:// and https:// with this certificate chain and key
   -h, --help              this text

@@ -104,18 +104,21 @@ pub mod defaults {
     /// official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall
     /// timeout unless one is set. Default: 60 s.
     pub const SERVER_OUTPUT_STALL_TIMEOUT: Duration = Duration::from_millis(60000);
-    /// Streamable HTTP: a server ends a connection whose client has had no event stream open
-    /// and sent nothing this long. Default: 60 s.
+    /// A server ends a Streamable HTTP connection whose client has had no event stream open and
+    /// sent nothing this long, and a resumable WebSocket connection whose socket broke and was
+    /// not resumed this long. Default: 60 s.
     pub const IDLE_TIMEOUT: Duration = Duration::from_millis(60000);
-    /// Streamable HTTP: event-stream output a server keeps for one connection after sending it,
-    /// so that a client reconnecting with Last-Event-ID gets what its broken stream lost; a
-    /// resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB.
+    /// Output a server keeps for one connection after sending it (Streamable HTTP events;
+    /// messages of a resumable WebSocket), so that a client reconnecting with Last-Event-ID
+    /// gets what its broken stream or socket lost; a resume that needs more than was kept ends
+    /// the connection (HTTP 410). Default: 4 MiB.
     pub const MAX_REPLAY_BYTES: usize = 4194304;
-    /// Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a
-    /// broken event stream after the last event it got, or to reach the server for a POST (and
-    /// for an initialize answered 502 to 504: a proxy with no backend up, a server draining or
-    /// full), before the connection ends with the reason. 0, the default, ends the connection
-    /// at the first break, so that a dead server fails what is pending at once; a gateway's
-    /// clients set it (10 s, say). Default: 0 s.
+    /// How long a remote client keeps trying, with backoff and jitter, to reopen a broken
+    /// Streamable HTTP event stream after the last event it got or resume a broken WebSocket
+    /// (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize
+    /// answered 502 to 504: a proxy with no backend up, a server draining or full), before the
+    /// connection ends with the reason. 0, the default, ends the connection at the first break,
+    /// so that a dead server fails what is pending at once; a gateway's clients set it (10 s,
+    /// say). Default: 0 s.
     pub const RECONNECT_TIMEOUT: Duration = Duration::from_millis(0);
 }

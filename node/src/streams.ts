@@ -205,9 +205,10 @@ export interface RemoteStreamOptions extends StreamOptions {
   /** A PEM file of CA certificates to trust besides the system's (`wss://`, `https://`). */
   caFile?: string;
   /**
-   * Streamable HTTP: when an event stream breaks, reopen it after the last
-   * event received (the server sends what was lost, once) and retry POSTs
-   * that cannot reach the server, with backoff, for up to this many ms
+   * When a Streamable HTTP event stream breaks, reopen it after the last
+   * event received (the server sends what was lost, once); resume a broken
+   * WebSocket likewise (docs/websocket-resume.md); retry POSTs that cannot
+   * reach the server; with backoff, for up to this many ms
    * before the connection closes. 0 or absent (the default): close at the
    * first break, so that a dead server fails what is pending at once.
    */

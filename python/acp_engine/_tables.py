@@ -73,8 +73,8 @@ class Defaults:
     SERVER_OUTPUT_STALL_TIMEOUT: Final = 60.0
     """A server drops a client that takes nothing this long while output waits for it (as the official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall timeout unless one is set. Default: 60 s."""
     IDLE_TIMEOUT: Final = 60.0
-    """Streamable HTTP: a server ends a connection whose client has had no event stream open and sent nothing this long. Default: 60 s."""
+    """A server ends a Streamable HTTP connection whose client has had no event stream open and sent nothing this long, and a resumable WebSocket connection whose socket broke and was not resumed this long. Default: 60 s."""
     MAX_REPLAY_BYTES: Final = 4194304
-    """Streamable HTTP: event-stream output a server keeps for one connection after sending it, so that a client reconnecting with Last-Event-ID gets what its broken stream lost; a resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB."""
+    """Output a server keeps for one connection after sending it (Streamable HTTP events; messages of a resumable WebSocket), so that a client reconnecting with Last-Event-ID gets what its broken stream or socket lost; a resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB."""
     RECONNECT_TIMEOUT: Final = 0.0
-    """Streamable HTTP: how long a client keeps trying, with backoff and jitter, to reopen a broken event stream after the last event it got, or to reach the server for a POST (and for an initialize answered 502 to 504: a proxy with no backend up, a server draining or full), before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s."""
+    """How long a remote client keeps trying, with backoff and jitter, to reopen a broken Streamable HTTP event stream after the last event it got or resume a broken WebSocket (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize answered 502 to 504: a proxy with no backend up, a server draining or full), before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s."""

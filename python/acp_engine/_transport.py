@@ -199,10 +199,12 @@ def remote_stream(
     connection is made in the background; if it fails, the connection closes
     with the reason and pending calls fail.
 
-    ``reconnect_timeout`` (seconds; Streamable HTTP): when an event stream
+    ``reconnect_timeout`` (seconds): when a Streamable HTTP event stream
     breaks, reopen it after the last event received (the server sends what
-    was lost, once) and retry POSTs that cannot reach the server, with
-    backoff, for up to this long before the connection closes. None or 0
+    was lost, once); resume a broken WebSocket likewise (the connection is
+    asked to be resumable: docs/websocket-resume.md); retry POSTs that
+    cannot reach the server; with backoff, for up to this long before the
+    connection closes. None or 0
     (the default): close at the first break, so that a dead server fails
     what is pending at once."""
     return _Remote(url, token, None if ca_file is None else os.fspath(ca_file), reconnect_timeout)

@@ -85,15 +85,15 @@ pub struct acp_options {
     /// selects the version (`acp_connection_protocol_version`) and every
     /// later message is checked against it, both ways.
     pub protocol_versions: u32,
-    /// acp_connection_connect_url, Streamable HTTP: how long to keep
-    /// trying, with backoff and jitter, to reopen a broken event stream
-    /// (the server sends what it lost, once) or to reach the server for a
-    /// message, before the connection closes with the reason (0: the
+    /// acp_connection_connect_url: how long to keep trying, with backoff
+    /// and jitter, to reopen a broken Streamable HTTP event stream or
+    /// resume a broken WebSocket (the server sends what was lost, once) or
+    /// to reach the server for a message, before the connection closes with the reason (0: the
     /// default, ACP_DEFAULT_RECONNECT_TIMEOUT_MS, closes at the first break).
     pub reconnect_timeout_ms: u32,
-    /// acp_server_start, Streamable HTTP: event-stream output kept for each
-    /// connection after it was sent, for a client that reopens a broken
-    /// stream with Last-Event-ID (0: the default,
+    /// acp_server_start: output kept for each connection after it was sent
+    /// (Streamable HTTP events, resumable WebSocket messages), for a client
+    /// that comes back with Last-Event-ID (0: the default,
     /// ACP_DEFAULT_MAX_REPLAY_BYTES; a resume that needs more gets 410).
     pub max_replay_bytes: usize,
 }

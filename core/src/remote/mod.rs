@@ -29,11 +29,13 @@ use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::transport::Transport;
 
 mod backoff;
+mod cookies;
 mod endpoint;
 mod failing;
 mod http_client;
 mod net;
 mod peek;
+mod resumable;
 mod server;
 mod sse;
 mod tls;
@@ -92,9 +94,11 @@ pub struct ConnectOptions {
     /// A PEM file of certificates to trust besides the system's, for
     /// `wss://` and `https://` servers with a private CA.
     pub ca_file: Option<PathBuf>,
-    /// Streamable HTTP: when an event stream breaks, reopen it after the
+    /// When a Streamable HTTP event stream breaks, reopen it after the
     /// last event received (`Last-Event-ID`; the server sends what was
-    /// lost, once) and retry a POST that could not reach the server (or an
+    /// lost, once), and resume a broken WebSocket likewise
+    /// (docs/websocket-resume.md: the connection is asked to be resumable
+    /// when this is set); retry a POST that could not reach the server (or an
     /// `initialize` a proxy or a draining server answered 502 to 504), with
     /// backoff and jitter, for this long before the connection ends with
     /// the reason. None (the default) ends it at the first break, so that a
@@ -167,9 +171,7 @@ async fn attach(
     use endpoint::Scheme;
     match endpoint.scheme {
         Scheme::WebSocket | Scheme::SecureWebSocket => {
-            let socket = websocket::open(&endpoint, &options).await?;
-            websocket::bridge(socket, inner, options.output_stall_timeout, Default::default());
-            Ok(())
+            websocket::attach(endpoint, options, inner, failure).await
         }
         Scheme::Http | Scheme::Https => http_client::start(endpoint, options, inner, failure).await,
     }

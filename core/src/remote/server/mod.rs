@@ -25,12 +25,13 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
-use super::{websocket, Lines, ServerTls, BRIDGE_BUFFER};
+use super::{resumable, websocket, Lines, ServerTls, BRIDGE_BUFFER};
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 
 mod mailbox;
 pub(crate) mod metrics;
 mod streamable;
+mod websocket_resume;
 
 use metrics::{Metrics, Tap, Traffic};
 
@@ -76,14 +77,18 @@ pub struct ServeOptions {
     /// before the agent's output is no longer read and its requests wait
     /// (default 64 MiB, as the official server's `maxBufferedBytes`).
     pub max_buffered_bytes: usize,
-    /// Streamable HTTP: event-stream output kept per connection after it
-    /// was sent (default 4 MiB), so that a client whose stream broke and
-    /// that reopens it with `Last-Event-ID` gets what it lost; a resume
+    /// Output kept per connection after it was sent (default 4 MiB): the
+    /// events of a Streamable HTTP connection and the messages of a
+    /// resumable WebSocket, so that a client whose stream or socket broke
+    /// and that comes back with `Last-Event-ID` gets what it lost; a resume
     /// needing more than was kept is answered 410 and ends the connection.
     pub max_replay_bytes: usize,
-    /// Streamable HTTP: end a connection whose client has had no event
-    /// stream open and sent nothing for this long (default 60 s; None:
-    /// keep it until DELETE). A WebSocket ends with its socket instead.
+    /// End a Streamable HTTP connection whose client has had no event
+    /// stream open and sent nothing for this long, and a resumable
+    /// WebSocket connection whose socket broke and was not resumed this
+    /// long (default 60 s; None: keep it until DELETE, or the server
+    /// stops). A WebSocket the client did not ask to resume ends with its
+    /// socket (docs/websocket-resume.md).
     pub idle_timeout: Option<Duration>,
     /// Serve `wss://` and `https://` with this certificate.
     pub tls: Option<ServerTls>,
@@ -206,6 +211,8 @@ struct Shared {
     /// Cancelled when draining starts: no new connection is taken.
     draining: CancellationToken,
     http: streamable::Registry,
+    /// Resumable WebSocket connections, by id.
+    websockets: Arc<websocket_resume::Registry>,
     metrics: Arc<Metrics>,
 }
 
@@ -270,6 +277,7 @@ impl Server {
             shutdown: CancellationToken::new(),
             draining: CancellationToken::new(),
             http: streamable::Registry::default(),
+            websockets: Arc::default(),
             metrics: Arc::new(Metrics::new()),
         });
         let accepting = tokio::spawn(accept(listener, shared.clone()));
@@ -438,7 +446,7 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
         }
     }
     if websocket::is_upgrade(&request) {
-        return upgrade(request, address, &shared);
+        return upgrade(request, address, &shared).await;
     }
     streamable::handle(request, address, &shared).await
 }
@@ -546,19 +554,43 @@ fn end_when_idle(traffic: Arc<Traffic>) {
     });
 }
 
-/// Accept a WebSocket upgrade and hand its socket to the callback.
-fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shared>) -> Response<Body> {
+/// Accept a WebSocket upgrade and hand its socket to the callback; or, for
+/// a client resuming a connection (`Acp-Connection-Id` and
+/// `Last-Event-ID`), carry that connection on over the new socket.
+async fn upgrade(
+    mut request: Request<Incoming>,
+    address: SocketAddr,
+    shared: &Arc<Shared>,
+) -> Response<Body> {
     let accept = match websocket::accept_key(&request) {
         Ok(accept) => accept,
         Err(why) => return text(StatusCode::BAD_REQUEST, why),
     };
+    let header = |name: &str| request.headers().get(name).and_then(|value| value.to_str().ok());
+    let theirs = match header(resumable::LAST_EVENT_ID).map(|n| n.trim().parse::<u64>()) {
+        None => None,
+        Some(Ok(theirs)) => Some(theirs),
+        Some(Err(_)) => return text(StatusCode::BAD_REQUEST, "Last-Event-ID is not a message count"),
+    };
+    if let Some(id) = header(resumable::CONNECTION_ID) {
+        let Some(theirs) = theirs else {
+            return text(StatusCode::BAD_REQUEST, "resuming needs Last-Event-ID");
+        };
+        let id = id.to_owned();
+        return resume(request, accept, &id, theirs, shared).await;
+    }
     let slot = match take_slot(shared, address, PeerTransport::WebSocket) {
         Ok(slot) => slot,
         Err(refused) => return *refused,
     };
+    // A client that sends Last-Event-ID (0) asks for a connection it can
+    // come back to: its id goes back in the 101.
+    let id = theirs.map(|_| streamable::connection_id());
     let upgrading = hyper::upgrade::on(&mut request);
-    let shared = shared.clone();
+    let shared_now = shared.clone();
+    let resumable = id.clone();
     tokio::spawn(async move {
+        let shared = shared_now;
         let upgraded = match upgrading.await {
             Ok(upgraded) => upgraded,
             Err(error) => return tracing::debug!(%address, %error, "WebSocket upgrade failed"),
@@ -573,7 +605,23 @@ fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Sha
             tap: Some(slot.tap()),
             release: Some(Box::new(slot)),
         };
-        websocket::bridge(socket, inner, shared.options.output_stall_timeout, ending);
+        let stall = shared.options.output_stall_timeout;
+        match resumable {
+            Some(id) => {
+                let waiting = shared
+                    .websockets
+                    .open(id, shared.options.idle_timeout, shared.metrics.clone());
+                resumable::run(
+                    socket,
+                    inner,
+                    shared.options.max_replay_bytes,
+                    stall,
+                    ending,
+                    waiting,
+                );
+            }
+            None => websocket::bridge(socket, inner, stall, ending),
+        }
         (shared.on_connection)(
             lines,
             Peer {
@@ -582,6 +630,48 @@ fn upgrade(mut request: Request<Incoming>, address: SocketAddr, shared: &Arc<Sha
             },
         );
     });
+    let mut response = switching_protocols(&accept);
+    if let Some(id) = id.and_then(|id| HeaderValue::try_from(id).ok()) {
+        response.headers_mut().insert(resumable::CONNECTION_ID, id);
+    }
+    response
+}
+
+/// Carry connection `id` on over the socket of this upgrade, its client
+/// having received `theirs` of its messages.
+async fn resume(
+    mut request: Request<Incoming>,
+    accept: String,
+    id: &str,
+    theirs: u64,
+    shared: &Arc<Shared>,
+) -> Response<Body> {
+    let (received, socket_to) = match shared.websockets.resume(id, theirs).await {
+        Ok(resumed) => resumed,
+        Err(websocket_resume::Refused::Unknown) => {
+            return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id")
+        }
+        Err(websocket_resume::Refused::Forgotten(why)) => {
+            return text(StatusCode::GONE, &format!("the connection ended: {why}"))
+        }
+    };
+    let upgrading = hyper::upgrade::on(&mut request);
+    let max_message_size = shared.options.max_message_size;
+    tokio::spawn(async move {
+        let Ok(upgraded) = upgrading.await else { return };
+        let config = websocket::config(max_message_size);
+        let socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
+        let _ = socket_to.send(socket);
+    });
+    let mut response = switching_protocols(&accept);
+    response
+        .headers_mut()
+        .insert(resumable::RECEIVED, HeaderValue::from(received));
+    response
+}
+
+fn switching_protocols(accept: &str) -> Response<Body> {
     let mut response = Response::new(empty());
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let headers = response.headers_mut();

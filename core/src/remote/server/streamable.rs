@@ -630,7 +630,7 @@ fn delete(request: Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> {
 }
 
 /// A random (version 4) UUID, as the official server's ids.
-fn connection_id() -> String {
+pub(super) fn connection_id() -> String {
     let mut bytes = [0u8; 16];
     let mut filled = 0;
     while filled < bytes.len() {

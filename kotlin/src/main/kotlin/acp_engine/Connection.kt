@@ -324,9 +324,9 @@ class ClientSideConnection private constructor(override val connection: Connecti
          * Connect to a remote agent at [url]: `ws://` or `wss://` (WebSocket), `http://` or
          * `https://` (Streamable HTTP), in the background: a failure closes the connection
          * with the reason. [caFile]: a PEM file of CA certificates to trust besides the
-         * system's. [reconnectTimeoutMillis] (Streamable HTTP): how long to keep trying, with
-         * backoff and jitter, to reopen a broken event stream (the server sends what it lost,
-         * once) or to reach the server for a message (an `initialize` answered 502 to 504
+         * system's. [reconnectTimeoutMillis]: how long to keep trying, with backoff and jitter,
+         * to reopen a broken Streamable HTTP event stream or resume a broken WebSocket (the
+         * server sends what was lost, once) or to reach the server for a message (an `initialize` answered 502 to 504
          * too), before the connection closes with the reason; null or 0
          * ([Defaults.RECONNECT_TIMEOUT_MS]) closes it at the first break.
          */
