@@ -11,6 +11,10 @@ backends share, as a deployment shares a volume.
 - official clients: the official TypeScript SDK's Streamable HTTP and
   WebSocket clients (interop/ts/durable-client.mjs): two turns on one
   connection, then `session/load` on another.
+- balancer restarted: HAProxy killed and started again with a slow turn in
+  flight on every connection: each client resumes its broken event stream
+  or socket on the backend its cookie names, and every turn completes on
+  the agent it started on.
 - backend killed: a slow turn in flight on every connection, one backend
   gets SIGKILL. Its clients' turns fail with a clear error (within the
   reconnect budget), every other turn completes; its agents exit; its
@@ -181,11 +185,21 @@ class Balancer:
     def __init__(self, backends: List[Backend], logs: Path) -> None:
         self.port = free_port()
         self.stats = f"127.0.0.1:{free_port()}"
-        env = dict(os.environ, ACP_FRONTEND=f"127.0.0.1:{self.port}", ACP_STATS=self.stats)
+        self.env = dict(os.environ, ACP_FRONTEND=f"127.0.0.1:{self.port}", ACP_STATS=self.stats)
         for number, backend in enumerate(backends, 1):
-            env[f"ACP_BACKEND_{number}"] = backend.address
-        with open(logs / "haproxy.log", "ab") as log:
-            self.process = subprocess.Popen(["haproxy", "-db", "-f", str(HAPROXY_CONFIG)], env=env, stderr=log)
+            self.env[f"ACP_BACKEND_{number}"] = backend.address
+        self.log = logs / "haproxy.log"
+        self.start()
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(["haproxy", "-db", "-f", str(HAPROXY_CONFIG)], env=self.env, stderr=log)
+
+    def restart(self) -> None:
+        """Killed (every connection through it cut, its stick table lost), and started again."""
+        self.process.kill()
+        self.process.wait()
+        self.start()
 
     def url(self, scheme: str) -> str:
         return f"{scheme}://127.0.0.1:{self.port}/acp"
@@ -239,8 +253,7 @@ class User:
 
     async def connect(self) -> None:
         self.recorder = Recorder()
-        reconnect = RECONNECT_TIMEOUT if self.url.startswith("http") else None
-        self._opened = connect_agent(lambda _conn: self.recorder, self.url, reconnect_timeout=reconnect)
+        self._opened = connect_agent(lambda _conn: self.recorder, self.url, reconnect_timeout=RECONNECT_TIMEOUT)
         self.agent = await self._opened.__aenter__()
         await self.agent.initialize({"protocolVersion": 1, "clientCapabilities": {}})
 
@@ -375,6 +388,23 @@ async def official_clients(farm: Farm) -> None:
         assert run.returncode == 0 and out.decode().strip() == "durable ok", err.decode()[-2000:]
 
 
+async def balancer_restarted(farm: Farm) -> None:
+    """HAProxy killed and started again mid-turn: every event stream and
+    socket through it breaks; each client comes back (its cookie leads it
+    to its backend) and resumes, and every turn completes on the agent it
+    started on."""
+    agents = [user.agent_pid for user in farm.users]
+    turns = [user.turn(next(iter(user.sessions)), "slow 1000") for user in farm.users]
+    started = asyncio.ensure_future(all_of(turns))
+    await asyncio.sleep(0.3)
+    farm.balancer.restart()
+    first_error(await started)
+    moved = [user for user, agent in zip(farm.users, agents) if user.agent_pid != agent]
+    assert not moved, f"{len(moved)} turns finished on another agent"
+    await farm.until_up()
+    print(f"  {len(farm.users)} turns in flight through a restarted HAProxy all completed, each on its agent")
+
+
 async def backend_killed(farm: Farm) -> None:
     victim = farm.backends[1]
     doomed = [user for user in farm.users if farm.backend_of(user) is victim]
@@ -446,7 +476,7 @@ async def main() -> int:
     passed = failed = 0
     try:
         await farm.until_up()
-        for check in (spread, official_clients, backend_killed, rolling_restart):
+        for check in (spread, official_clients, balancer_restarted, backend_killed, rolling_restart):
             name = check.__name__.replace("_", " ")
             try:
                 await check(farm)
@@ -456,7 +486,7 @@ async def main() -> int:
                 break
             print(f"PASS {name}")
             passed += 1
-        failed += 4 - passed - failed
+        failed += 5 - passed - failed
     finally:
         await all_of([user.close() for user in farm.users], timeout=30)
         farm.stop()
