@@ -274,17 +274,19 @@ check: lint codegen-check header-check
 
 ## bench: every SDK's client against every SDK's agent (ours and the official ones), six
 ## scenarios, three runs; then what `acp-engine trace` costs and the remote transports
-## (WebSocket, Streamable HTTP) against the official TypeScript SDK's; rewrites docs/benchmarks/
+## (WebSocket, Streamable HTTP) against the official TypeScript SDK's, and resumes; rewrites docs/benchmarks/
 bench:
 	python3 bench/run.py
 	python3 bench/trace_overhead.py
 	python3 bench/remote.py --no-build
+	python3 bench/resume.py
 
 ## bench-quick: every pair once with a small N (a smoke test, no figures asserted)
 bench-quick:
 	python3 bench/run.py --quick
 	python3 bench/trace_overhead.py --quick
 	python3 bench/remote.py --quick --no-build
+	python3 bench/resume.py --quick
 
 clean:
 	$(CARGO) clean

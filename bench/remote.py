@@ -30,7 +30,8 @@ QUICK_N = {"stream": 1_000, "rpc": 100}
 def serve(agent, rss_file):
     """Start `agent --serve` on a free loopback port: (process, ws URL, http URL)."""
     # A session of its own: `stop` reaches the agent under `time` too.
-    server = subprocess.Popen([TIME, "-f", "%M", "-o", rss_file] + agent + ["--serve", "127.0.0.1:0"],
+    # %U %S: the serving process's CPU seconds (user, system); %M last, as read_kb reads it.
+    server = subprocess.Popen([TIME, "-f", "%U %S %M", "-o", rss_file] + agent + ["--serve", "127.0.0.1:0"],
                               cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                               start_new_session=True)
     urls = [server.stdout.readline().strip(), server.stdout.readline().strip()]
@@ -86,7 +87,18 @@ def measure_remote(pair, transport, scenario, n, timeout):
         if not result.get("ok") and not (late and result.get("count", 0) + late == n):
             return None, f"count {result.get('count')} of {n}"
         result["rss_agent_kb"] = read_kb(rss_file)
+        result["server_cpu_s"] = read_cpu_s(rss_file)
         return result, None
+
+
+def read_cpu_s(path):
+    """User plus system CPU seconds from `time -f "%U %S %M"`, or None."""
+    try:
+        with open(path) as f:
+            user, system = f.read().split()[-3:-1]
+        return float(user) + float(system)
+    except (OSError, ValueError):
+        return None
 
 
 def main():
@@ -103,6 +115,7 @@ def main():
     sizes = QUICK_N if args.quick else SCENARIOS
     reps = 1 if args.quick else args.reps
     rates = {}  # (pair, transport, scenario) -> [messages per second]
+    per_cpu = {}  # (pair, transport, scenario) -> [messages per serving-process CPU second]
     failed = False
     for scenario, n in sizes.items():
         for _ in range(reps):
@@ -118,7 +131,9 @@ def main():
                         failed = True
                         continue
                     rates.setdefault((pair, transport, scenario), []).append(n / result["run_s"])
-    page = table(rates, transports, sizes, reps)
+                    if result.get("server_cpu_s"):
+                        per_cpu.setdefault((pair, transport, scenario), []).append(n / result["server_cpu_s"])
+    page = table(rates, transports, sizes, reps) + cpu_table(per_cpu, transports, sizes)
     print(page)
     if not args.quick and not failed:
         with open(os.path.join(ROOT, "docs", "benchmarks", "remote.md"), "w") as f:
@@ -148,6 +163,36 @@ def table(rates, transports, sizes, reps):
                 runs = rates.get((pair, transport, scenario))
                 if not runs:
                     cells.append("failed")
+                    continue
+                rate = statistics.median(runs)
+                ratio = f" ({rate / statistics.median(base):.1f}×)" if base and pair != BASELINE else ""
+                cells.append(f"{rate:,.0f}{ratio}")
+            lines.append(f"| {scenario} (N={n:,}) | {transport} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cpu_table(per_cpu, transports, sizes):
+    """Messages per CPU second of the serving process (the agent that serves,
+    with its server): what one core carries, against the official pair."""
+    lines = [
+        "",
+        "## Messages per CPU second of the serving process",
+        "",
+        "The same runs: messages divided by the user and system CPU time of the process that serves "
+        "(`/usr/bin/time`), so what one core of the server carries; × against the official TypeScript "
+        "pair (its `AcpServer`).",
+        "",
+        "| scenario | transport | " + " | ".join(PAIRS) + " |",
+        "|---|---|" + "---|" * len(PAIRS),
+    ]
+    for scenario, n in sizes.items():
+        for transport in [t for t in transports if t != "stdio"]:
+            base = per_cpu.get((BASELINE, transport, scenario))
+            cells = []
+            for pair in PAIRS:
+                runs = per_cpu.get((pair, transport, scenario))
+                if not runs:
+                    cells.append("n/a")
                     continue
                 rate = statistics.median(runs)
                 ratio = f" ({rate / statistics.median(base):.1f}×)" if base and pair != BASELINE else ""
