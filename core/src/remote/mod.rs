@@ -40,6 +40,7 @@ mod server;
 mod sse;
 mod tls;
 mod websocket;
+mod websocket_client;
 
 #[doc(hidden)]
 pub(crate) mod fuzzing {
@@ -171,7 +172,7 @@ async fn attach(
     use endpoint::Scheme;
     match endpoint.scheme {
         Scheme::WebSocket | Scheme::SecureWebSocket => {
-            websocket::attach(endpoint, options, inner, failure).await
+            websocket_client::attach(endpoint, options, inner, failure).await
         }
         Scheme::Http | Scheme::Https => http_client::start(endpoint, options, inner, failure).await,
     }

@@ -26,13 +26,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::cookies::CookieJar;
 use super::endpoint::Endpoint;
-use super::failing::Failure;
 use super::net::{self, Stream};
 use super::peek::peek;
-use super::resumable::{self, Next};
 use super::server::metrics::Tap;
-use super::{backoff, ConnectOptions};
-use crate::tables::defaults::MAX_REPLAY_BYTES;
+use super::ConnectOptions;
 
 /// Open a client WebSocket to `endpoint` (handshake done), with `extra`
 /// headers besides the options' and `cookies`; the server's answer's
@@ -60,125 +57,13 @@ pub(crate) async fn open(
     Ok((socket, response.into_parts().0.headers))
 }
 
-/// Connect `inner` (the far end of a transport's lines) to the WebSocket
-/// at `endpoint`. With a reconnect timeout the connection is asked to be
-/// resumable, and one the server made so outlives a broken socket.
-pub(crate) async fn attach(
-    endpoint: Endpoint,
-    options: ConnectOptions,
-    inner: DuplexStream,
-    failure: Failure,
-) -> io::Result<()> {
-    let Some(budget) = options.reconnect_timeout else {
-        let (socket, _) = open(&endpoint, &options, &[], &CookieJar::default())
-            .await
-            .map_err(to_io)?;
-        bridge(socket, inner, options.output_stall_timeout, Ending::default());
-        return Ok(());
-    };
-    let asking = [(resumable::LAST_EVENT_ID, "0".to_owned())];
-    let mut cookies = CookieJar::default();
-    let (socket, headers) = open(&endpoint, &options, &asking, &cookies)
-        .await
-        .map_err(to_io)?;
-    // A balancer's affinity cookie brings a resume back to this backend.
-    cookies.keep(&headers);
-    let id = headers
-        .get(resumable::CONNECTION_ID)
-        .and_then(|id| id.to_str().ok())
-        .map(str::to_owned);
-    let Some(id) = id else {
-        // A server that cannot resume (the official SDK's).
-        bridge(socket, inner, options.output_stall_timeout, Ending::default());
-        return Ok(());
-    };
-    let stall = options.output_stall_timeout;
-    let redial = Redial {
-        endpoint,
-        options,
-        id,
-        budget,
-        failure,
-        cookies,
-    };
-    resumable::run(socket, inner, MAX_REPLAY_BYTES, stall, Ending::default(), redial);
-    Ok(())
-}
-
-/// A client's way back to its resumable connection: dial again, with
-/// backoff, until the reconnect timeout is spent.
-struct Redial {
-    endpoint: Endpoint,
-    options: ConnectOptions,
-    id: String,
-    budget: Duration,
-    failure: Failure,
-    cookies: CookieJar,
-}
-
-impl Redial {
-    /// A new socket, and how many of our messages the server received.
-    async fn dial(&self, received: u64) -> Result<(WebSocketStream<Stream>, u64), WsError> {
-        let resuming = [
-            (resumable::CONNECTION_ID, self.id.clone()),
-            (resumable::LAST_EVENT_ID, received.to_string()),
-        ];
-        let (socket, headers) = open(&self.endpoint, &self.options, &resuming, &self.cookies).await?;
-        let theirs = headers
-            .get(resumable::RECEIVED)
-            .and_then(|n| n.to_str().ok())
-            .and_then(|n| n.trim().parse::<u64>().ok())
-            .ok_or_else(|| io::Error::other("the resumed WebSocket's answer has no Acp-Received"))?;
-        Ok((socket, theirs))
-    }
-
-    fn give_up(&self, why: String) -> Next<Stream> {
-        let _ = self.failure.set(why.clone());
-        Next::GiveUp(why)
-    }
-}
-
-impl resumable::Sockets<Stream> for Redial {
-    type Request = ();
-
-    async fn request(&mut self) {
-        std::future::pending().await
-    }
-
-    async fn next(&mut self, _: Option<()>, received: u64, journal: &resumable::Journal) -> Next<Stream> {
-        // Not there yet (refused, reset, a proxy's 502 to 504): try again.
-        // The server answering that it no longer has the connection: stop.
-        let worth_another = |error: &WsError| match error {
-            WsError::Http(response) => matches!(response.status().as_u16(), 502..=504),
-            _ => true,
-        };
-        let never = CancellationToken::new();
-        let dialled = backoff::keep_trying(self.budget, &never, || self.dial(received), worth_another).await;
-        match dialled {
-            Ok((socket, theirs)) => match journal.missing(theirs) {
-                Ok(lacking) => Next::Socket(Box::new(socket), lacking),
-                Err(why) => self.give_up(format!("the WebSocket could not be resumed: {why}")),
-            },
-            Err(None) => self.give_up("the WebSocket broke and the connection was closed".to_owned()),
-            Err(Some(error)) if !worth_another(&error) => {
-                self.give_up(format!("the WebSocket could not be resumed: {}", to_io(error)))
-            }
-            Err(Some(error)) => self.give_up(format!(
-                "the WebSocket broke and was not resumed within {} ms: {}",
-                self.budget.as_millis(),
-                to_io(error)
-            )),
-        }
-    }
-}
-
 pub(crate) fn config(max_message_size: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(max_message_size))
         .max_frame_size(Some(max_message_size))
 }
 
-fn to_io(error: WsError) -> io::Error {
+pub(crate) fn to_io(error: WsError) -> io::Error {
     match error {
         WsError::Io(error) => error,
         WsError::Http(response) => io::Error::new(
