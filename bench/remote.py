@@ -152,23 +152,8 @@ def table(rates, transports, sizes, reps):
         f"× is against the official TypeScript pair over the same transport, same run. "
         f"Run {time.strftime('%Y-%m-%d')} on a 2-core VM.",
         "",
-        "| scenario | transport | " + " | ".join(PAIRS) + " |",
-        "|---|---|" + "---|" * len(PAIRS),
     ]
-    for scenario, n in sizes.items():
-        for transport in transports:
-            base = rates.get((BASELINE, transport, scenario))
-            cells = []
-            for pair in PAIRS:
-                runs = rates.get((pair, transport, scenario))
-                if not runs:
-                    cells.append("failed")
-                    continue
-                rate = statistics.median(runs)
-                ratio = f" ({rate / statistics.median(base):.1f}×)" if base and pair != BASELINE else ""
-                cells.append(f"{rate:,.0f}{ratio}")
-            lines.append(f"| {scenario} (N={n:,}) | {transport} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + rows(rates, transports, sizes, "failed")) + "\n"
 
 
 def cpu_table(per_cpu, transports, sizes):
@@ -182,23 +167,29 @@ def cpu_table(per_cpu, transports, sizes):
         "(`/usr/bin/time`), so what one core of the server carries; × against the official TypeScript "
         "pair (its `AcpServer`).",
         "",
-        "| scenario | transport | " + " | ".join(PAIRS) + " |",
-        "|---|---|" + "---|" * len(PAIRS),
     ]
+    remote = [transport for transport in transports if transport != "stdio"]
+    return "\n".join(lines + rows(per_cpu, remote, sizes, "n/a")) + "\n"
+
+
+def rows(rates, transports, sizes, missing):
+    """A table of the pairs' medians by scenario and transport, with × against
+    the official pair; `missing` where a pair has none."""
+    lines = ["| scenario | transport | " + " | ".join(PAIRS) + " |", "|---|---|" + "---|" * len(PAIRS)]
     for scenario, n in sizes.items():
-        for transport in [t for t in transports if t != "stdio"]:
-            base = per_cpu.get((BASELINE, transport, scenario))
+        for transport in transports:
+            base = rates.get((BASELINE, transport, scenario))
             cells = []
             for pair in PAIRS:
-                runs = per_cpu.get((pair, transport, scenario))
+                runs = rates.get((pair, transport, scenario))
                 if not runs:
-                    cells.append("n/a")
+                    cells.append(missing)
                     continue
                 rate = statistics.median(runs)
                 ratio = f" ({rate / statistics.median(base):.1f}×)" if base and pair != BASELINE else ""
                 cells.append(f"{rate:,.0f}{ratio}")
             lines.append(f"| {scenario} (N={n:,}) | {transport} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 if __name__ == "__main__":

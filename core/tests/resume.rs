@@ -136,21 +136,7 @@ async fn cut_for_good(options: ConnectOptions) -> (RequestError, String) {
         .send_request(method::INITIALIZE, &json!({ "protocolVersion": 1 }))
         .await
         .unwrap();
-    let turn = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            client
-                .send_request::<_, Value>("stream", &json!({ "n": 100_000 }))
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    proxy.cut_for(Duration::from_secs(60));
-    let error = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("no hang")
-        .unwrap()
-        .unwrap_err();
+    let error = proxy.cut_a_long_turn(&client, Duration::from_secs(60)).await;
     (error, client.close_reason().unwrap_or_default())
 }
 

@@ -168,21 +168,7 @@ async fn a_websocket_client_back_after_the_grace_period_gets_a_clear_error() {
     let (server, _) = server(options).await;
     let proxy = CutProxy::start(server.local_addr()).await;
     let (client, _told) = client(&proxy, Duration::from_secs(5)).await;
-    let turn = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            client
-                .send_request::<_, Value>("stream", &json!({ "n": 100_000 }))
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    proxy.cut_for(Duration::from_millis(1000));
-    let error = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("no hang")
-        .unwrap()
-        .unwrap_err();
+    let error = proxy.cut_a_long_turn(&client, Duration::from_millis(1000)).await;
     assert!(error.is_connection_closed(), "{error}");
     let reason = client.close_reason().unwrap_or_default();
     assert!(
@@ -190,11 +176,7 @@ async fn a_websocket_client_back_after_the_grace_period_gets_a_clear_error() {
         "{reason}"
     );
     // The server gave the connection up after its grace: its agent's ended.
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while server.connections() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(server.connections(), 0);
+    support::eventually(|| server.connections() == 0).await;
     server.shutdown().await;
 }
 
@@ -211,6 +193,8 @@ async fn a_websocket_client_that_does_not_ask_is_not_kept() {
         .unwrap();
     assert_eq!(server.connections(), 1);
     proxy.cut_for(Duration::from_secs(60));
+    // Its agent ends with its socket, as before.
+    support::eventually(|| server.connections() == 0).await;
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while server.connections() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -78,6 +78,21 @@ static acp_connection *client(const char *url, const char *token) {
     return conn;
 }
 
+/* A client of `url` whose initialize is refused: the connection closes with
+ * a reason naming `status`. */
+static void check_refused(const char *url, const char *token, const char *status) {
+    acp_connection *conn = client(url, token);
+    char *result = NULL;
+    CHECK(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
+          ACP_OK);
+    acp_string_free(result);
+    CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
+    char *reason = acp_connection_close_reason(conn);
+    CHECK_CONTAINS(reason, status);
+    acp_string_free(reason);
+    acp_connection_free(conn);
+}
+
 static void test_calls_both_ways_over_both_transports(void) {
     int before = latch_get(&accepted);
     acp_server *server = start_server(NULL);
@@ -114,18 +129,7 @@ static void test_the_token_is_checked_before_any_agent_starts(void) {
     int before = latch_get(&accepted);
     acp_server *server = start_server("s3cret");
     char *urls[2] = {acp_server_websocket_url(server), acp_server_http_url(server)};
-    for (int i = 0; i < 2; i++) {
-        acp_connection *conn = client(urls[i], "guess");
-        char *result = NULL;
-        CHECK(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
-              ACP_OK);
-        acp_string_free(result);
-        CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
-        char *reason = acp_connection_close_reason(conn);
-        CHECK_CONTAINS(reason, "401");
-        acp_string_free(reason);
-        acp_connection_free(conn);
-    }
+    for (int i = 0; i < 2; i++) check_refused(urls[i], "guess", "401");
     CHECK_EQ_INT(latch_get(&accepted), before);
     acp_connection *conn = client(urls[1], "s3cret");
     char *result = NULL;
@@ -185,15 +189,7 @@ static void test_draining_lets_a_request_finish(void) {
     CHECK(pthread_create(&draining, NULL, drain_server, server) == 0);
     sleep_ms(100);
     /* A newcomer is refused while the server drains. */
-    acp_connection *late = client(url, NULL);
-    CHECK(acp_connection_request(late, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
-          ACP_OK);
-    acp_string_free(result);
-    CHECK_RC(acp_connection_wait_closed(late, slow(10000)), ACP_OK);
-    char *reason = acp_connection_close_reason(late);
-    CHECK_CONTAINS(reason, "503");
-    acp_string_free(reason);
-    acp_connection_free(late);
+    check_refused(url, NULL, "503");
     /* The request in flight is answered, then the drain ends the connection. */
     CHECK_RC(acp_responder_ok(held, "{\"finished\":true}"), ACP_OK);
     CHECK_RC(acp_connection_await(conn, id, slow(10000), &result), ACP_OK);

@@ -26,15 +26,13 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
-use super::peek::peek;
 use super::server::metrics::Tap;
-use super::websocket::Ending;
+use super::websocket::{frame_line, line_frame, Ending};
 
-/// The header a resumable connection's id travels in, both ways.
-pub(crate) const CONNECTION_ID: &str = "acp-connection-id";
-/// How many of the other side's messages the client received: 0 asks for
-/// a resumable connection; with `Acp-Connection-Id`, it resumes one.
-pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
+/// The headers Streamable HTTP uses too: a resumable connection's id (both
+/// ways), and how many of the server's messages the client received (0 asks
+/// for a resumable connection; with the id, it resumes one).
+pub(crate) use super::http_client::{CONNECTION_ID, LAST_EVENT_ID};
 /// How many of the client's messages the server received (on a resume).
 pub(crate) const RECEIVED: &str = "acp-received";
 
@@ -158,7 +156,7 @@ pub(crate) fn run<S, K>(
     let drain = ending.drain.clone().unwrap_or_default();
     let shutdown = ending.shutdown.clone().unwrap_or_default();
     let mut lines = Lines {
-        from_agent: read_lines(inner_read),
+        from_agent: read_lines(inner_read, ending.tap.clone()),
         to_agent: write_lines(inner_write, drain.clone()),
         tap: ending.tap.clone(),
     };
@@ -236,13 +234,7 @@ where
             let line = match frames.next().await {
                 None => return End::Broken("the socket ended without a close frame".into()),
                 Some(Ok(message @ (Message::Text(_) | Message::Binary(_)))) => {
-                    let mut line = message.into_data().to_vec();
-                    if let Some(Tap { traffic, metrics }) = tap.as_ref() {
-                        traffic.to_agent(metrics, line.len(), peek(&line).as_ref());
-                    }
-                    super::one_line(&mut line);
-                    line.push(b'\n');
-                    line
+                    frame_line(message, tap.as_ref())
                 }
                 Some(Ok(Message::Close(_))) => return End::Connection(None),
                 Some(Ok(_)) => continue,
@@ -271,10 +263,6 @@ where
                     .then_some((CloseCode::Away, "the server is draining"));
                 return End::Connection(away);
             };
-            if let Some(Tap { traffic, metrics }) = tap.as_ref() {
-                let bytes = message.clone().into_data();
-                traffic.to_client(metrics, bytes.len(), peek(&bytes).as_ref());
-            }
             journal.keep(&message);
             if let Err(why) = send(&mut sink, message, from_agent.is_empty(), stall).await {
                 return End::Broken(why);
@@ -330,7 +318,7 @@ where
 /// The agent's (or engine's) output, one message per line, read for as
 /// long as the connection lives; the channel holds one message, so output
 /// waits in the pipe while no socket takes it.
-fn read_lines<R: AsyncRead + Unpin + Send + 'static>(inner: R) -> mpsc::Receiver<Message> {
+fn read_lines<R: AsyncRead + Unpin + Send + 'static>(inner: R, tap: Option<Tap>) -> mpsc::Receiver<Message> {
     let (tx, rx) = mpsc::channel(1);
     tokio::spawn(async move {
         let mut lines = BufReader::new(inner);
@@ -340,16 +328,7 @@ fn read_lines<R: AsyncRead + Unpin + Send + 'static>(inner: R) -> mpsc::Receiver
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            // Bytes that are not UTF-8 (a bridge of raw input) cannot be a
-            // text frame.
-            let message = match String::from_utf8(line) {
-                Ok(text) => Message::text(text),
-                Err(not_text) => Message::binary(not_text.into_bytes()),
-            };
-            if tx.send(message).await.is_err() {
+            if tx.send(line_frame(line, tap.as_ref())).await.is_err() {
                 break;
             }
         }

@@ -127,12 +127,7 @@ pub(crate) fn bridge<S>(
                 // A binary frame's bytes are a message too: what is not
                 // UTF-8 JSON gets the engine's -32700, as on a pipe.
                 Ok(message @ (Message::Text(_) | Message::Binary(_))) => {
-                    let mut line = message.into_data().to_vec();
-                    if let Some(Tap { traffic, metrics }) = &inbound_tap {
-                        traffic.to_agent(metrics, line.len(), peek(&line).as_ref());
-                    }
-                    super::one_line(&mut line);
-                    line.push(b'\n');
+                    let line = frame_line(message, inbound_tap.as_ref());
                     if inner_write.write_all(&line).await.is_err() {
                         break None;
                     }
@@ -169,21 +164,7 @@ pub(crate) fn bridge<S>(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            // The line moves into the frame (a large message is not copied
-            // once more). The engine writes UTF-8 JSON; bytes that are not
-            // UTF-8 (a bridge of raw input: `acp-engine connect`) cannot be a
-            // text frame.
-            let mut bytes = std::mem::take(&mut line);
-            if bytes.last() == Some(&b'\n') {
-                bytes.pop();
-            }
-            if let Some(Tap { traffic, metrics }) = &tap {
-                traffic.to_client(metrics, bytes.len(), peek(&bytes).as_ref());
-            }
-            let message = match String::from_utf8(bytes) {
-                Ok(text) => Message::text(text),
-                Err(not_text) => Message::binary(not_text.into_bytes()),
-            };
+            let message = line_frame(std::mem::take(&mut line), tap.as_ref());
             let mut sink = sink.lock().await;
             let send = async {
                 sink.feed(message).await?;
@@ -233,6 +214,35 @@ pub(crate) fn bridge<S>(
         inbound.abort();
         drop(release);
     });
+}
+
+/// A frame from the peer as a line for the engine (counted by `tap`): raw
+/// newlines become spaces, and the line ends with one.
+pub(crate) fn frame_line(message: Message, tap: Option<&Tap>) -> Vec<u8> {
+    let mut line = message.into_data().to_vec();
+    if let Some(Tap { traffic, metrics }) = tap {
+        traffic.to_agent(metrics, line.len(), peek(&line).as_ref());
+    }
+    super::one_line(&mut line);
+    line.push(b'\n');
+    line
+}
+
+/// A line from the engine as a frame (counted by `tap`). The line moves into
+/// the frame (a large message is not copied once more). The engine writes
+/// UTF-8 JSON; bytes that are not UTF-8 (a bridge of raw input: `acp-engine
+/// connect`) cannot be a text frame.
+pub(crate) fn line_frame(mut line: Vec<u8>, tap: Option<&Tap>) -> Message {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if let Some(Tap { traffic, metrics }) = tap {
+        traffic.to_client(metrics, line.len(), peek(&line).as_ref());
+    }
+    match String::from_utf8(line) {
+        Ok(text) => Message::text(text),
+        Err(not_text) => Message::binary(not_text.into_bytes()),
+    }
 }
 
 /// Whether an HTTP request asks for a WebSocket upgrade.

@@ -49,6 +49,31 @@ impl CutProxy {
         old.cancel();
     }
 
+    /// Start a long turn on `client` (a `stream` request of 100,000
+    /// messages), cut the network mid-turn for `down`, and return how the
+    /// turn failed.
+    pub async fn cut_a_long_turn(
+        &self,
+        client: &acp_engine::Connection,
+        down: Duration,
+    ) -> acp_engine::RequestError {
+        let turn = {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .send_request::<_, serde_json::Value>("stream", &serde_json::json!({ "n": 100_000 }))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.cut_for(down);
+        tokio::time::timeout(super::PATIENCE, turn)
+            .await
+            .expect("no hang")
+            .unwrap()
+            .expect_err("the turn fails")
+    }
+
     /// Connections forwarded so far.
     pub fn connections_made(&self) -> usize {
         self.state.made.load(Ordering::SeqCst)

@@ -566,7 +566,7 @@ async fn upgrade(
         Ok(accept) => accept,
         Err(why) => return text(StatusCode::BAD_REQUEST, why),
     };
-    let header = |name: &str| request.headers().get(name).and_then(|value| value.to_str().ok());
+    let header = |name| streamable::header(&request, name);
     let theirs = match header(resumable::LAST_EVENT_ID).map(|n| n.trim().parse::<u64>()) {
         None => None,
         Some(Ok(theirs)) => Some(theirs),

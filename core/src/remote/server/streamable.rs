@@ -105,7 +105,7 @@ pub(super) async fn handle(
     }
 }
 
-fn header<'a, B>(request: &'a Request<B>, name: &str) -> Option<&'a str> {
+pub(super) fn header<'a, B>(request: &'a Request<B>, name: &str) -> Option<&'a str> {
     request.headers().get(name).and_then(|value| value.to_str().ok())
 }
 
