@@ -9,7 +9,8 @@
 # frames and bodies; a client that vanishes mid-turn (its agent process is
 # stopped); a server killed mid-request (the pending request fails at once);
 # a slow reader; `acp-engine trace` in front of a remote agent; the official
-# v2 client through serve (v2 and dual-version agents). Expects target/debug/acp-engine,
+# v2 client through serve (v2 and dual-version agents); two official clients
+# on one session (serve --attach). Expects target/debug/acp-engine,
 # the Rust examples and the C library built, and interop/setup.sh run; the
 # Python, Node, Go and Kotlin rows join when their suites left their
 # examples built (target/python-venv, target/node-app, target/go-bin,
@@ -75,12 +76,15 @@ self_served() {
   wait_urls "$name"
 }
 
-# row NAME COMMAND...: a client run that must print "interop ok".
-row() {
-  local name="$1"; shift
-  if timeout 60 "$@" >"$work/row.out" 2>&1 && grep -qx "interop ok" "$work/row.out"; then pass "$name"
+# said_row LINE NAME COMMAND...: a client run that must print LINE.
+said_row() {
+  local said="$1" name="$2"; shift 2
+  if timeout 60 "$@" >"$work/row.out" 2>&1 && grep -qx "$said" "$work/row.out"; then pass "$name"
   else fail "$name" "$work/row.out"; fi
 }
+
+# row NAME COMMAND...: a client run that must print "interop ok".
+row() { said_row "interop ok" "$@"; }
 
 ts_client=(node "$here/ts/client.mjs")
 official_ts_agent=(node "$here/ts/agent.mjs")
@@ -118,11 +122,7 @@ fi
 # The ACP v2 draft through serve: the official SDK's v2 client over each
 # transport, against its own dual-version agent (its protocol router) and
 # ours (the engine selects the version at initialize).
-v2_row() {
-  local name="$1"; shift
-  if timeout 60 "$@" >"$work/row.out" 2>&1 && grep -qx "v2 ok" "$work/row.out"; then pass "$name"
-  else fail "$name" "$work/row.out"; fi
-}
+v2_row() { said_row "v2 ok" "$@"; }
 v2_rows() {
   v2_row "official TypeScript v2 client (WebSocket) -> serve -> $1" node "$here/ts/v2-client.mjs" "$ws_url"
   v2_row "official TypeScript v2 client (Streamable HTTP) -> serve -> $1" node "$here/ts/v2-client.mjs" "$http_url"
@@ -332,6 +332,16 @@ for via in ws http; do
   else
     fail "a server killed mid-request ($via): $out"
   fi
+done
+
+# Several clients on one session (serve --attach): two official TypeScript
+# clients, the second attached by its plain session/load, over each
+# transport (interop/ts/attach-clients.mjs).
+mkdir -p "$work/sessions"
+serve attach --attach -- "$root/target/debug/examples/durable_agent" --sessions "$work/sessions"
+for transport_url in "WebSocket $ws_url" "Streamable HTTP $http_url"; do
+  said_row "attach ok" "two official TypeScript clients on one session (${transport_url% *}) -> serve --attach -> durable agent" \
+    node "$here/ts/attach-clients.mjs" "${transport_url##* }"
 done
 
 # A slow reader over each transport: the flood client (up to 400,000

@@ -70,6 +70,10 @@ options:
                           WebSocket; default 4 MiB; a resume needing more gets 410)
   --tls-cert PEM --tls-key PEM
                           serve wss:// and https:// with this certificate chain and key
+  --attach                let several clients share a session: a session/load of a session
+                          live on another connection attaches as an observer (its history,
+                          every update, permission requests: first answer wins; it may not
+                          prompt). docs/session-attach.md
   -h, --help              this text
 ";
 
@@ -140,7 +144,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "tls-cert",
             "tls-key",
         ],
-        &["log-json"],
+        &["log-json", "attach"],
     )?;
     if args.help {
         out!("{HELP}");
@@ -208,6 +212,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     if let Some(max) = args.number("max-replay-bytes")? {
         options.max_replay_bytes = max;
     }
+    options.attach = args.flag("attach");
     match (args.value("tls-cert"), args.value("tls-key")) {
         (Some(cert), Some(key)) => {
             let tls =

@@ -8,7 +8,9 @@
 //! A turn replies to the prompt's text, in four chunks, naming the turn and
 //! this process (`hello (turn 1, agent 4242)`); the prompt `slow N` spreads
 //! the chunks over N milliseconds, and a cancelled turn stops between
-//! chunks. `session/load` replays the session's finished turns as
+//! chunks; a prompt starting with `ask` first asks the client's permission
+//! (options `allow` and `reject`) and replies with the option chosen
+//! (`ask (allow, turn 2, agent 4242)`). `session/load` replays the session's finished turns as
 //! `user_message_chunk` and `agent_message_chunk` updates before answering.
 //!
 //! `acp-engine serve --listen 127.0.0.1:8080 -- target/debug/examples/durable_agent --sessions DIR`
@@ -46,6 +48,21 @@ struct DurableAgent {
 }
 
 impl DurableAgent {
+    /// Ask the client's permission for turn `turn`: the option chosen, or
+    /// `cancelled`.
+    async fn ask(&self, session_id: &SessionId, turn: u64) -> Result<String, RequestError> {
+        let options = vec![
+            PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        let tool_call = ToolCallUpdate::new(format!("turn-{turn}"));
+        let request = RequestPermissionRequest::new(session_id.clone(), tool_call, options);
+        Ok(match self.client.request_permission(request).await?.outcome {
+            RequestPermissionOutcome::Selected(selected) => selected.option_id.to_string(),
+            _ => "cancelled".to_owned(),
+        })
+    }
+
     fn new(client: AgentSideConnection, directory: PathBuf) -> Self {
         Self {
             client,
@@ -140,7 +157,11 @@ impl Agent for DurableAgent {
             .strip_prefix("slow ")
             .and_then(|ms| ms.trim().parse::<u64>().ok())
             .unwrap_or(0);
-        let reply = format!("{text} (turn {turn}, agent {})", std::process::id());
+        let chosen = match text.starts_with("ask") {
+            true => format!("{}, ", self.ask(&session_id, turn).await?),
+            false => String::new(),
+        };
+        let reply = format!("{text} ({chosen}turn {turn}, agent {})", std::process::id());
         let chunks = split_in_four(&reply);
         for chunk in &chunks {
             if self.take_cancelled(&session_id) {

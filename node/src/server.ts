@@ -28,6 +28,8 @@ export interface ServeAgentOptions extends StreamOptions {
   maxReplayBytes?: number;
   /** Streamable HTTP: end a connection with no event stream open and nothing sent this long (default `LIMIT_DEFAULTS.idleTimeoutMs`; 0: never). */
   idleTimeoutMs?: number;
+  /** Let several clients share a session (default false): a `session/load` of a session live on another connection attaches as an observer, with its history, every update and each permission request (the first answer wins); it may not prompt. docs/session-attach.md */
+  attach?: boolean;
 }
 
 /** A running server: every connection gets its own agent. Made by `serveAgent`. */
@@ -134,6 +136,7 @@ export async function serveAgent(
       idleTimeoutMs: options.idleTimeoutMs,
       tlsCert: options.tlsCert,
       tlsKey: options.tlsKey,
+      attach: options.attach,
     },
     () => server?._accept(toAgent, options),
   );

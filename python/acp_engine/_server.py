@@ -131,6 +131,7 @@ async def serve_agent(
     max_replay_bytes: Optional[int] = None,
     idle_timeout: Optional[float] = None,
     output_stall_timeout: Optional[float] = None,
+    attach: bool = False,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
     connection_class: Any = AgentSideConnection,
@@ -144,7 +145,9 @@ async def serve_agent(
 
     ``token``: clients must send ``Authorization: Bearer <token>`` (401
     otherwise, before any agent starts). ``tls_cert``/``tls_key``: PEM files
-    to serve ``wss://`` and ``https://``. Timeouts are in seconds (0: none;
+    to serve ``wss://`` and ``https://``. ``attach``: let several clients
+    share a session (a ``session/load`` of a session live on another
+    connection attaches as an observer; docs/session-attach.md). Timeouts are in seconds (0: none;
     None, as for every limit: :class:`Defaults`);
     ``limits`` bound each agent's connection; ``unchecked_methods`` as for
     :class:`Connection`. On exit every connection ends."""
@@ -161,6 +164,7 @@ async def serve_agent(
         "output_stall_timeout_ms": None if output_stall_timeout is None else int(output_stall_timeout * 1000),
         "tls_cert": None if tls_cert is None else os.fspath(tls_cert),
         "tls_key": None if tls_key is None else os.fspath(tls_key),
+        "attach": attach,
     }
     loop = asyncio.get_running_loop()
     native = await loop.run_in_executor(None, NativeServer.bind, f"{host}:{port}", options)

@@ -37,6 +37,8 @@ pub struct NativeServeOptions {
     pub tls_cert: Option<String>,
     /// Its PEM private key.
     pub tls_key: Option<String>,
+    /// Let several clients share a session (default false).
+    pub attach: Option<bool>,
 }
 
 fn serve_options(settings: NativeServeOptions) -> Result<ServeOptions> {
@@ -64,6 +66,7 @@ fn serve_options(settings: NativeServeOptions) -> Result<ServeOptions> {
     if let Some(ms) = settings.idle_timeout_ms {
         options.idle_timeout = timeout(ms);
     }
+    options.attach = settings.attach.unwrap_or(false);
     match (settings.tls_cert, settings.tls_key) {
         (Some(cert), Some(key)) => {
             let tls = ServerTls::from_pem_files(cert, key)

@@ -27,8 +27,7 @@ fn os_error(error: std::io::Error) -> PyErr {
 /// A server's settings, from the dict the package passes (`path`, `token`,
 /// `max_connections`, `max_message_size`, `output_stall_timeout_ms`,
 /// `max_buffered_bytes`, `max_replay_bytes`, `idle_timeout_ms`, `tls_cert`,
-/// `tls_key`; absent
-/// or None: the default; a timeout of 0: none).
+/// `tls_key`, `attach`; absent or None: the default; a timeout of 0: none).
 fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     let mut options = ServeOptions::default();
     let get = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
@@ -56,6 +55,9 @@ fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     }
     if let Some(ms) = get("idle_timeout_ms")? {
         options.idle_timeout = timeout(ms.extract()?);
+    }
+    if let Some(attach) = get("attach")? {
+        options.attach = attach.extract()?;
     }
     if let (Some(cert), Some(key)) = (get("tls_cert")?, get("tls_key")?) {
         let (cert, key): (String, String) = (cert.extract()?, key.extract()?);

@@ -65,7 +65,7 @@ pub(crate) mod fuzzing {
 
 pub use server::{
     serve, AuthRequest, Authorize, OnRefused, Peer, PeerTransport, Refusal, ServeOptions, Server,
-    DEFAULT_PATH, DEFAULT_SERVER_STALL_TIMEOUT,
+    ATTACH_META, DEFAULT_PATH, DEFAULT_SERVER_STALL_TIMEOUT,
 };
 pub use tls::ServerTls;
 

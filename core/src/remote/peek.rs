@@ -27,6 +27,8 @@ pub(crate) struct Peek {
     pub(crate) session: Option<String>,
     /// A successful response's `result.sessionId`.
     pub(crate) result_session: Option<String>,
+    /// A response with an error.
+    pub(crate) failed: bool,
 }
 
 #[derive(Deserialize)]
@@ -87,6 +89,7 @@ pub(crate) fn peek(text: &[u8]) -> Option<Peek> {
         method,
         session,
         result_session,
+        failed: kind == Kind::Response && fields.error.is_some(),
     })
 }
 

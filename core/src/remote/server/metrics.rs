@@ -36,6 +36,7 @@ pub(crate) struct Metrics {
     sessions: Gauge,
     requests_in_flight: Gauge,
     held_output_bytes: Gauge,
+    session_observers: Gauge,
     draining: Gauge,
     /// Each open connection's traffic.
     open: Mutex<Vec<Arc<Traffic>>>,
@@ -84,6 +85,7 @@ impl Metrics {
             sessions: Gauge::default(),
             requests_in_flight: Gauge::default(),
             held_output_bytes: Gauge::default(),
+            session_observers: Gauge::default(),
             draining: Gauge::default(),
             open: Mutex::new(Vec::new()),
         };
@@ -137,6 +139,11 @@ impl Metrics {
             "held_output_bytes",
             "Streamable HTTP output held for clients and not sent yet",
             metrics.held_output_bytes.clone(),
+        );
+        registry.register(
+            "session_observers",
+            "Clients attached to another connection's session as observers",
+            metrics.session_observers.clone(),
         );
         registry.register(
             "draining",
@@ -206,7 +213,7 @@ impl Metrics {
     }
 
     /// The text of `/metrics`, with the gauges read now.
-    pub(crate) fn encode(&self, held_output_bytes: usize, draining: bool) -> String {
+    pub(crate) fn encode(&self, held: Held, draining: bool) -> String {
         let (mut sessions, mut in_flight) = (0, 0);
         for traffic in self.open_connections() {
             let state = traffic.state.lock().unwrap();
@@ -215,12 +222,22 @@ impl Metrics {
         }
         self.sessions.set(sessions as i64);
         self.requests_in_flight.set(in_flight as i64);
-        self.held_output_bytes.set(held_output_bytes as i64);
+        self.held_output_bytes.set(held.output_bytes as i64);
+        self.session_observers.set(held.observers as i64);
         self.draining.set(i64::from(draining));
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry).expect("writing to a String");
         text
     }
+}
+
+/// What the server holds besides its connections' traffic, when the
+/// metrics are read.
+pub(crate) struct Held {
+    /// Streamable HTTP output held for clients.
+    pub(crate) output_bytes: usize,
+    /// Clients observing another connection's session.
+    pub(crate) observers: usize,
 }
 
 /// One connection's traffic, as the server relays it.
@@ -305,6 +322,13 @@ mod tests {
     use super::*;
     use crate::remote::peek::peek;
 
+    fn held(output_bytes: usize) -> Held {
+        Held {
+            output_bytes,
+            observers: 2,
+        }
+    }
+
     fn to_agent(metrics: &Metrics, traffic: &Traffic, message: &[u8]) {
         traffic.to_agent(metrics, message.len(), peek(message).as_ref());
     }
@@ -319,17 +343,18 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"open","params":{}}"#,
         );
         to_agent(&metrics, &traffic, br#"{"jsonrpc":"2.0","method":"note"}"#);
-        let text = metrics.encode(7, false);
+        let text = metrics.encode(held(7), false);
         assert!(text.contains("acp_requests_in_flight 1\n"), "{text}");
         let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#;
         traffic.to_client(&metrics, answer.len(), peek(answer).as_ref());
         metrics.refused(401, "a valid bearer token is required");
-        let text = metrics.encode(7, true);
+        let text = metrics.encode(held(7), true);
         for line in [
             "acp_requests_in_flight 0\n",
             "acp_sessions 1\n",
             "acp_held_output_bytes 7\n",
             "acp_draining 1\n",
+            "acp_session_observers 2\n",
             "acp_messages_total{direction=\"to_agent\"} 2\n",
             "acp_messages_total{direction=\"to_client\"} 1\n",
             "acp_connections_open{transport=\"websocket\"} 1\n",
@@ -339,7 +364,7 @@ mod tests {
         }
         metrics.closed(&traffic);
         assert!(metrics
-            .encode(0, false)
+            .encode(held(0), false)
             .contains("acp_connections_open{transport=\"websocket\"} 0\n"));
         assert!(metrics.open_connections().is_empty());
     }

@@ -28,11 +28,13 @@ use tokio_util::sync::CancellationToken;
 use super::{resumable, websocket, Lines, ServerTls, BRIDGE_BUFFER};
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 
+mod attach;
 mod mailbox;
 pub(crate) mod metrics;
 mod streamable;
 mod websocket_resume;
 
+pub use attach::ATTACH_META;
 use metrics::{Metrics, Tap, Traffic};
 
 /// The path served by default (the official SDK's examples use it too).
@@ -117,6 +119,14 @@ pub struct ServeOptions {
     /// resumes and replayed events, requests in flight, held output. With
     /// a `bearer_token`, it is required here too.
     pub metrics_path: Option<String>,
+    /// Let several clients share a session (default false): a client whose
+    /// `session/load` names a session live on another connection of this
+    /// server is attached to it as an observer, with its history so far
+    /// (kept up to `max_replay_bytes` per session), every later update,
+    /// and a copy of each permission request (the first answer wins); it
+    /// may not prompt. docs/session-attach.md. Every message then passes
+    /// one more task, so it is off unless asked for.
+    pub attach: bool,
 }
 
 /// A request [`Server`] refused, as [`ServeOptions::on_refused`] hears of it.
@@ -177,6 +187,7 @@ impl Default for ServeOptions {
             health_path: Some(DEFAULT_HEALTH_PATH.to_owned()),
             ready_path: Some(DEFAULT_READY_PATH.to_owned()),
             metrics_path: Some(DEFAULT_METRICS_PATH.to_owned()),
+            attach: false,
         }
     }
 }
@@ -214,6 +225,20 @@ struct Shared {
     /// Resumable WebSocket connections, by id.
     websockets: Arc<websocket_resume::Registry>,
     metrics: Arc<Metrics>,
+    /// Live sessions and their clients, with [`ServeOptions::attach`].
+    board: Option<Arc<attach::Board>>,
+}
+
+impl Shared {
+    /// Hand a new connection's lines to the callback (through a relay
+    /// when sessions may be shared).
+    fn hand_over(&self, lines: Lines, peer: Peer) {
+        let lines = match &self.board {
+            Some(board) => attach::relay(board.clone(), lines),
+            None => lines,
+        };
+        (self.on_connection)(lines, peer);
+    }
 }
 
 /// A connection's hold on the server: its slot, and its traffic, counted
@@ -270,7 +295,11 @@ impl Server {
         F: Fn(Lines, Peer) + Send + Sync + 'static,
     {
         let local_addr = listener.local_addr()?;
+        let board = options
+            .attach
+            .then(|| Arc::new(attach::Board::new(options.max_replay_bytes)));
         let shared = Arc::new(Shared {
+            board,
             slots: Arc::new(Semaphore::new(options.max_connections.max(1))),
             options,
             on_connection: Arc::new(on_connection),
@@ -504,7 +533,11 @@ fn health(shared: &Shared, ready: bool) -> Response<Body> {
 /// The metrics, in the Prometheus text format.
 fn metrics(shared: &Shared) -> Response<Body> {
     let draining = shared.draining.is_cancelled() || shared.shutdown.is_cancelled();
-    let text = shared.metrics.encode(shared.http.held_output_bytes(), draining);
+    let held = metrics::Held {
+        output_bytes: shared.http.held_output_bytes(),
+        observers: shared.board.as_ref().map_or(0, |board| board.observers()),
+    };
+    let text = shared.metrics.encode(held, draining);
     let mut response = Response::new(Full::new(Bytes::from(text)).boxed_unsync());
     let headers = response.headers_mut();
     headers.insert(
@@ -622,7 +655,7 @@ async fn upgrade(
             }
             None => websocket::bridge(socket, inner, stall, ending),
         }
-        (shared.on_connection)(
+        shared.hand_over(
             lines,
             Peer {
                 address,

@@ -274,7 +274,7 @@ async fn initialize(
     tap.traffic
         .to_agent(&tap.metrics, message.len() - 1, Some(&peeked));
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
-    (shared.on_connection)(
+    shared.hand_over(
         lines,
         Peer {
             address,

@@ -1,0 +1,468 @@
+//! What the connections of one server share about their live sessions:
+//! who controls each, who observes it, what it said so far, and the
+//! permission requests still waiting for an answer. Every operation holds
+//! the lock only to decide and to queue without waiting (`try_send`): an
+//! observer whose queue is full is evicted rather than let stall the
+//! controller's agent.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::message::RequestId;
+use crate::schema::v1::{ContentBlock, ContentChunk, SessionNotification, SessionUpdate};
+
+/// Lines (each ending in a newline, possibly several) for one writer.
+pub(super) type Queue = mpsc::Sender<String>;
+
+/// The `_meta` key of a joiner's `session/load` answer.
+pub const ATTACH_META: &str = "acpEngine/attach";
+
+/// One served connection, as the board reaches it.
+#[derive(Clone)]
+pub(super) struct Party {
+    pub(super) id: u64,
+    /// Lines to its client.
+    pub(super) client: Queue,
+    /// Lines to its agent.
+    pub(super) agent: Queue,
+    /// Cancelled to end the connection (its queue overflowed, or it ended).
+    pub(super) ended: CancellationToken,
+}
+
+/// What a joiner's `session/load` came to.
+pub(super) enum Attached {
+    /// The session is not live on another connection: its own agent loads it.
+    NotLive,
+    /// History, pending permissions and the answer are queued to it.
+    Observing,
+    /// Its queue had no room for them: it is answered with this error.
+    Busy,
+}
+
+/// What to do with a client's response.
+pub(super) enum Answer {
+    /// Not an answer to a shared permission request: its own agent's.
+    Own,
+    /// An answer to a request withdrawn from it: dropped.
+    Late,
+    /// The first answer: this line (the agent's id) to this agent.
+    First(Queue, String),
+}
+
+struct Session {
+    controller: u64,
+    observers: Vec<u64>,
+    history: History,
+    /// The controller's `session/new` (or `session/load`) result, without
+    /// `sessionId`: a joiner's answer starts from it.
+    snapshot: Map<String, Value>,
+}
+
+/// A session's messages so far, the oldest let go past the byte budget.
+#[derive(Default)]
+struct History {
+    lines: VecDeque<String>,
+    bytes: usize,
+    dropped: u64,
+}
+
+impl History {
+    fn push(&mut self, line: &str, budget: usize) {
+        self.lines.push_back(line.to_owned());
+        self.bytes += line.len();
+        while self.bytes > budget {
+            let Some(oldest) = self.lines.pop_front() else {
+                break;
+            };
+            self.bytes -= oldest.len();
+            self.dropped += 1;
+        }
+    }
+}
+
+/// A `session/request_permission` sent to every client of its session.
+struct Permission {
+    session: String,
+    controller: u64,
+    /// The agent's id for it.
+    agent_id: RequestId,
+    params: Value,
+    /// Who holds it, under which id.
+    holders: Vec<(u64, RequestId)>,
+    /// Whether the controller's client has it queued (then observers,
+    /// joiners too, get copies).
+    delivered: bool,
+}
+
+#[derive(Default)]
+struct State {
+    parties: HashMap<u64, Party>,
+    sessions: HashMap<String, Session>,
+    permissions: HashMap<u64, Permission>,
+    /// (party, id it holds a permission under) -> the permission.
+    copies: HashMap<(u64, RequestId), u64>,
+    /// Copies withdrawn whose answers have not come: dropped when they do.
+    withdrawn: HashSet<(u64, RequestId)>,
+    next_permission: u64,
+}
+
+/// The live sessions of one server, shared by its connections.
+pub(crate) struct Board {
+    state: Mutex<State>,
+    next_party: AtomicU64,
+    /// Each session's history is kept up to this many bytes.
+    history_bytes: usize,
+}
+
+impl Board {
+    pub(crate) fn new(history_bytes: usize) -> Self {
+        Self {
+            state: Mutex::default(),
+            next_party: AtomicU64::new(1),
+            history_bytes,
+        }
+    }
+
+    /// A new connection.
+    pub(super) fn join(&self, client: Queue, agent: Queue) -> Party {
+        let party = Party {
+            id: self.next_party.fetch_add(1, Ordering::Relaxed),
+            client,
+            agent,
+            ended: CancellationToken::new(),
+        };
+        self.lock().parties.insert(party.id, party.clone());
+        party
+    }
+
+    /// Observers attached now, over every session.
+    pub(crate) fn observers(&self) -> usize {
+        self.lock().sessions.values().map(|s| s.observers.len()).sum()
+    }
+
+    /// `session` now lives on `controller`'s agent (created or loaded
+    /// there); `snapshot` is its `session/new` or `session/load` result.
+    pub(super) fn claim(&self, session: &str, controller: u64, snapshot: Option<Map<String, Value>>) {
+        let mut state = self.lock();
+        let entry = state
+            .sessions
+            .entry(session.to_owned())
+            .or_insert_with(|| Session {
+                controller,
+                observers: Vec::new(),
+                history: History::default(),
+                snapshot: Map::new(),
+            });
+        if entry.controller != controller {
+            return;
+        }
+        if let Some(mut snapshot) = snapshot {
+            snapshot.remove("sessionId");
+            entry.snapshot = snapshot;
+        }
+    }
+
+    /// `controller`'s agent failed to load `session`.
+    pub(super) fn release(&self, session: &str, controller: u64) {
+        let mut state = self.lock();
+        if state
+            .sessions
+            .get(session)
+            .is_some_and(|s| s.controller == controller)
+        {
+            state.sessions.remove(session);
+        }
+    }
+
+    /// Whether `party` observes `session` (and so may not steer it).
+    pub(super) fn observes(&self, party: u64, session: &str) -> bool {
+        self.lock()
+            .sessions
+            .get(session)
+            .is_some_and(|s| s.observers.contains(&party))
+    }
+
+    /// Whether `party` controls `session`.
+    pub(super) fn controls(&self, party: u64, session: &str) -> bool {
+        self.lock()
+            .sessions
+            .get(session)
+            .is_some_and(|s| s.controller == party)
+    }
+
+    /// `joiner` asked to load `session` (request `id`): attach it as an
+    /// observer if the session lives on another connection.
+    pub(super) fn attach(&self, session: &str, joiner: u64, id: &RequestId) -> Attached {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let Some(live) = state.sessions.get_mut(session) else {
+            return Attached::NotLive;
+        };
+        if live.controller == joiner {
+            return Attached::NotLive;
+        }
+        let Some(client) = state.parties.get(&joiner).map(|p| p.client.clone()) else {
+            return Attached::NotLive;
+        };
+        let mut batch: String = live.history.lines.iter().map(String::as_str).collect();
+        let waiting: Vec<u64> = state
+            .permissions
+            .iter()
+            .filter(|(_, p)| p.session == session && p.delivered)
+            .map(|(key, _)| *key)
+            .collect();
+        let mut copies = Vec::new();
+        for key in waiting {
+            let copy_id = copy_id(key, joiner);
+            let permission = &state.permissions[&key];
+            batch.push_str(&request_line(&copy_id, &permission.params));
+            copies.push((key, copy_id));
+        }
+        let mut result = live.snapshot.clone();
+        result.insert(
+            "_meta".to_owned(),
+            json!({ ATTACH_META: {
+                "role": "observer",
+                "replayed": live.history.lines.len(),
+                "dropped": live.history.dropped,
+            }}),
+        );
+        batch.push_str(&line(&json!({"jsonrpc": "2.0", "id": id, "result": result})));
+        if client.try_send(batch).is_err() {
+            return Attached::Busy;
+        }
+        if !live.observers.contains(&joiner) {
+            live.observers.push(joiner);
+        }
+        for (key, copy_id) in copies {
+            if let Some(permission) = state.permissions.get_mut(&key) {
+                permission.holders.push((joiner, copy_id.clone()));
+            }
+            state.copies.insert((joiner, copy_id), key);
+        }
+        Attached::Observing
+    }
+
+    /// `controller`'s agent sent `line`, a notification about `session`:
+    /// kept in its history and sent to its observers.
+    pub(super) fn notified(&self, session: &str, controller: u64, line: &str) {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let Some(live) = state.sessions.get_mut(session) else {
+            return;
+        };
+        if live.controller != controller {
+            return;
+        }
+        live.history.push(line, self.history_bytes);
+        let observers = live.observers.clone();
+        for observer in observers {
+            send_or_evict(state, observer, line.to_owned());
+        }
+    }
+
+    /// `controller`'s client prompted `session`: its observers see the
+    /// prompt as the agent would replay it (`user_message_chunk` updates).
+    pub(super) fn prompted(&self, session: &str, controller: u64, prompt: Vec<ContentBlock>) {
+        for content in prompt {
+            let update = SessionUpdate::UserMessageChunk(ContentChunk::new(content));
+            let notification = SessionNotification::new(session.to_owned(), update);
+            let message = json!({
+                "jsonrpc": "2.0",
+                "method": crate::schema::method::SESSION_UPDATE,
+                "params": notification,
+            });
+            self.notified(session, controller, &line(&message));
+        }
+    }
+
+    /// `controller`'s agent asks permission (`params`) as `agent_id` in
+    /// `session`. Its observers get copies once the controller's client has
+    /// it queued ([`Board::permission_delivered`]), so that no answer can
+    /// withdraw it from the controller before it is there.
+    pub(super) fn permission_asked(
+        &self,
+        session: &str,
+        controller: u64,
+        agent_id: &RequestId,
+        params: Value,
+    ) {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        if state
+            .sessions
+            .get(session)
+            .is_none_or(|s| s.controller != controller)
+        {
+            return;
+        }
+        let key = state.next_permission;
+        state.next_permission += 1;
+        state.copies.insert((controller, agent_id.clone()), key);
+        state.permissions.insert(
+            key,
+            Permission {
+                session: session.to_owned(),
+                controller,
+                agent_id: agent_id.clone(),
+                params,
+                holders: vec![(controller, agent_id.clone())],
+                delivered: false,
+            },
+        );
+    }
+
+    /// The controller's client has permission request `agent_id` queued:
+    /// every observer of its session gets a copy under an id of its own.
+    pub(super) fn permission_delivered(&self, controller: u64, agent_id: &RequestId) {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let Some(key) = state.copies.get(&(controller, agent_id.clone())).copied() else {
+            return;
+        };
+        let Some(permission) = state.permissions.get_mut(&key) else {
+            return;
+        };
+        permission.delivered = true;
+        let (session, params) = (permission.session.clone(), permission.params.clone());
+        let observers = state
+            .sessions
+            .get(&session)
+            .map(|s| s.observers.clone())
+            .unwrap_or_default();
+        for observer in observers {
+            let copy_id = copy_id(key, observer);
+            if send_or_evict(state, observer, request_line(&copy_id, &params)) {
+                state.copies.insert((observer, copy_id.clone()), key);
+                if let Some(permission) = state.permissions.get_mut(&key) {
+                    permission.holders.push((observer, copy_id));
+                }
+            }
+        }
+    }
+
+    /// `party`'s client answered `id` with `response` (a JSON object).
+    pub(super) fn answered(&self, party: u64, id: &RequestId, mut response: Value) -> Answer {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        if state.withdrawn.remove(&(party, id.clone())) {
+            return Answer::Late;
+        }
+        let Some(key) = state.copies.get(&(party, id.clone())).copied() else {
+            return Answer::Own;
+        };
+        let Some(permission) = withdraw(state, key, Some(party)) else {
+            return Answer::Own;
+        };
+        let Some(agent) = state.parties.get(&permission.controller).map(|p| p.agent.clone()) else {
+            return Answer::Late;
+        };
+        response["id"] = json!(permission.agent_id);
+        Answer::First(agent, line(&response))
+    }
+
+    /// `controller`'s agent withdrew its request `agent_id`
+    /// (`$/cancel_request`): withdrawn from the observers too.
+    pub(super) fn agent_withdrew(&self, controller: u64, agent_id: &RequestId) {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        if let Some(key) = state.copies.get(&(controller, agent_id.clone())).copied() {
+            // The controller's client gets the agent's own notification.
+            withdraw(state, key, Some(controller));
+        }
+    }
+
+    /// `party`'s connection ended: the sessions it controlled end (their
+    /// observers' waiting permissions are withdrawn), and it observes no more.
+    pub(super) fn leave(&self, party: u64) {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        state.parties.remove(&party);
+        state.sessions.retain(|_, s| s.controller != party);
+        for session in state.sessions.values_mut() {
+            session.observers.retain(|o| *o != party);
+        }
+        let orphaned: Vec<u64> = state
+            .permissions
+            .iter()
+            .filter(|(_, p)| p.controller == party)
+            .map(|(key, _)| *key)
+            .collect();
+        for key in orphaned {
+            withdraw(state, key, Some(party));
+        }
+        for permission in state.permissions.values_mut() {
+            permission.holders.retain(|(holder, _)| *holder != party);
+        }
+        state.copies.retain(|(holder, _), _| *holder != party);
+        state.withdrawn.retain(|(holder, _)| *holder != party);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Take permission `key` off the board and withdraw it from every holder
+/// but `except` (`$/cancel_request` for the id each holds it under).
+fn withdraw(state: &mut State, key: u64, except: Option<u64>) -> Option<Permission> {
+    let permission = state.permissions.remove(&key)?;
+    for (holder, id) in &permission.holders {
+        state.copies.remove(&(*holder, id.clone()));
+        if Some(*holder) == except {
+            continue;
+        }
+        let cancel = json!({
+            "jsonrpc": "2.0",
+            "method": crate::CANCEL_REQUEST_METHOD,
+            "params": {"requestId": id},
+        });
+        if send_or_evict(state, *holder, line(&cancel)) {
+            state.withdrawn.insert((*holder, id.clone()));
+        }
+    }
+    Some(permission)
+}
+
+/// Queue `text` to `party`'s client without waiting; a party whose queue
+/// is full (or gone) is evicted, and false returned.
+fn send_or_evict(state: &mut State, party: u64, text: String) -> bool {
+    let Some(to) = state.parties.get(&party) else {
+        return false;
+    };
+    if to.client.try_send(text).is_ok() {
+        return true;
+    }
+    tracing::warn!(party, "an observer fell behind its session: its connection ends");
+    to.ended.cancel();
+    for session in state.sessions.values_mut() {
+        session.observers.retain(|o| *o != party);
+    }
+    false
+}
+
+/// The id an observer gets permission `key` under: a string no client
+/// sends itself, unique per permission.
+fn copy_id(key: u64, party: u64) -> RequestId {
+    RequestId::Str(format!("acp-engine/attach/{party}/{key}"))
+}
+
+fn request_line(id: &RequestId, params: &Value) -> String {
+    line(&json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": crate::schema::method::SESSION_REQUEST_PERMISSION,
+        "params": params,
+    }))
+}
+
+fn line(value: &Value) -> String {
+    let mut text = value.to_string();
+    text.push('\n');
+    text
+}
