@@ -77,6 +77,13 @@ const (
 	// reconnecting with Last-Event-ID gets what its broken stream or socket lost; a resume
 	// that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB.
 	DefaultMaxReplayBytes = 4194304
+	// DefaultKeepAliveInterval: How often a remote connection shows it is alive while it has
+	// nothing to say: a server sends a comment on an idle Streamable HTTP event stream and
+	// pings each WebSocket, a client pings its WebSocket. A WebSocket or event stream that
+	// brings nothing (a pong included) for three intervals is taken as broken (a network
+	// that drops traffic without closing): resumed when that is on, ended with the reason
+	// otherwise. Default: 15 s.
+	DefaultKeepAliveInterval = 15000 * time.Millisecond
 	// DefaultReconnectTimeout: How long a remote client keeps trying, with backoff and
 	// jitter, to reopen a broken Streamable HTTP event stream after the last event it got or
 	// resume a broken WebSocket (docs/websocket-resume.md), or to reach the server for a

@@ -70,6 +70,9 @@ options:
                           WebSocket; default 4 MiB; a resume needing more gets 410)
   --tls-cert PEM --tls-key PEM
                           serve wss:// and https:// with this certificate chain and key
+  --keep-alive-ms N       ping each WebSocket and comment on each idle event stream every N ms
+                          (default 15000; 0: never); a WebSocket silent for three intervals
+                          is taken as broken (a network that drops traffic)
   --attach                let several clients share a session: a session/load of a session
                           live on another connection attaches as an observer (its history,
                           every update, permission requests: first answer wins; it may not
@@ -141,6 +144,7 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "max-buffered-bytes",
             "idle-timeout-ms",
             "max-replay-bytes",
+            "keep-alive-ms",
             "tls-cert",
             "tls-key",
         ],
@@ -211,6 +215,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     if let Some(max) = args.number("max-replay-bytes")? {
         options.max_replay_bytes = max;
+    }
+    if let Some(ms) = args.number("keep-alive-ms")? {
+        options.keep_alive_interval = (ms > 0).then(|| Duration::from_millis(ms as u64));
     }
     options.attach = args.flag("attach");
     match (args.value("tls-cert"), args.value("tls-key")) {

@@ -462,11 +462,17 @@ impl Client {
     ) -> StreamEnd {
         let mut parser = sse::Parser::new(self.options.max_message_size);
         let mut events = Vec::new();
+        // The server's keep-alive comes each interval on an idle stream.
+        let silence = self.options.keep_alive_interval.map(|every| every * 3);
         loop {
             let frame = tokio::select! {
                 biased;
                 _ = self.done.cancelled() => return StreamEnd::Done,
                 frame = body.frame() => frame,
+                _ = super::sleep_or_never(silence) => {
+                    let ms = silence.unwrap_or_default().as_millis();
+                    return StreamEnd::Broken(format!("nothing heard on the event stream for {ms} ms (three keep-alive intervals)"));
+                }
             };
             let chunk = match frame {
                 None => {

@@ -106,6 +106,13 @@ pub struct ConnectOptions {
     /// dead server fails what is pending at once; a gateway's clients set
     /// it (10 s, say).
     pub reconnect_timeout: Option<Duration>,
+    /// Ping a WebSocket this often while nothing is sent (default 15 s;
+    /// None: never), and take a WebSocket or Streamable HTTP event stream
+    /// that brought nothing (a pong, or the server's keep-alive, included)
+    /// for three intervals as broken: a network that drops traffic without
+    /// closing the connection. It is then resumed (`reconnect_timeout`), or
+    /// the connection ends with the reason, failing what is pending.
+    pub keep_alive_interval: Option<Duration>,
 }
 
 impl Default for ConnectOptions {
@@ -117,6 +124,7 @@ impl Default for ConnectOptions {
             output_stall_timeout: None,
             ca_file: None,
             reconnect_timeout: None,
+            keep_alive_interval: Some(crate::tables::defaults::KEEP_ALIVE_INTERVAL),
         }
     }
 }
@@ -206,5 +214,13 @@ fn one_line(message: &mut [u8]) {
         if *byte == b'\n' || *byte == b'\r' {
             *byte = b' ';
         }
+    }
+}
+
+/// Sleep for `duration`, or for ever when None (a timer that is off).
+pub(crate) async fn sleep_or_never(duration: Option<Duration>) {
+    match duration {
+        Some(duration) => tokio::time::sleep(duration).await,
+        None => std::future::pending().await,
     }
 }

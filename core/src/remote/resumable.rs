@@ -153,6 +153,10 @@ pub(crate) fn run<S, K>(
     K: Sockets<S>,
 {
     let (inner_read, inner_write) = tokio::io::split(inner);
+    let timers = Timers {
+        stall,
+        keep_alive: ending.keep_alive,
+    };
     let drain = ending.drain.clone().unwrap_or_default();
     let shutdown = ending.shutdown.clone().unwrap_or_default();
     let mut lines = Lines {
@@ -171,7 +175,7 @@ pub(crate) fn run<S, K>(
                 (&mut journal, &mut received),
                 &mut lines,
                 &mut sockets,
-                stall,
+                timers,
                 (&shutdown, &drain),
             )
             .await;
@@ -209,6 +213,15 @@ pub(crate) fn run<S, K>(
     });
 }
 
+/// How long a socket may go without taking what is sent (`stall`), and how
+/// often it is pinged (`keep_alive`; nothing heard for three intervals
+/// breaks it).
+#[derive(Clone, Copy)]
+struct Timers {
+    stall: Option<Duration>,
+    keep_alive: Option<Duration>,
+}
+
 /// Carry messages between `socket` and the connection's ends until one of
 /// them ends, the socket breaks, or another socket takes over.
 async fn attached<S, K: Sockets<S>>(
@@ -217,7 +230,7 @@ async fn attached<S, K: Sockets<S>>(
     (journal, received): (&mut Journal, &mut u64),
     lines: &mut Lines,
     sockets: &mut K,
-    stall: Option<Duration>,
+    Timers { stall, keep_alive }: Timers,
     (shutdown, drain): (&CancellationToken, &CancellationToken),
 ) -> End<K::Request>
 where
@@ -230,8 +243,16 @@ where
         tap,
     } = lines;
     let inbound = async {
+        let silence = keep_alive.map(|every| every * 3);
         loop {
-            let line = match frames.next().await {
+            let frame = tokio::select! {
+                frame = frames.next() => frame,
+                _ = super::sleep_or_never(silence) => {
+                    let ms = silence.unwrap_or_default().as_millis();
+                    return End::Broken(format!("nothing heard for {ms} ms (three keep-alive intervals)"));
+                }
+            };
+            let line = match frame {
                 None => return End::Broken("the socket ended without a close frame".into()),
                 Some(Ok(message @ (Message::Text(_) | Message::Binary(_)))) => {
                     frame_line(message, tap.as_ref())
@@ -257,7 +278,17 @@ where
             }
         }
         loop {
-            let Some(message) = from_agent.recv().await else {
+            let message = tokio::select! {
+                message = from_agent.recv() => message,
+                _ = super::sleep_or_never(keep_alive) => {
+                    // Nothing to send for an interval: a ping (the pong shows the way back works too).
+                    if let Err(why) = send(&mut sink, Message::Ping(Default::default()), true, stall).await {
+                        return End::Broken(why);
+                    }
+                    continue;
+                }
+            };
+            let Some(message) = message else {
                 let away = drain
                     .is_cancelled()
                     .then_some((CloseCode::Away, "the server is draining"));

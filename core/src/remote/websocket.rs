@@ -79,10 +79,12 @@ pub(crate) fn to_io(error: WsError) -> io::Error {
 
 /// How a bridged socket ends besides its peer: a server shutting down
 /// (close 1001), a server draining (the agent's input ends; once its output
-/// has, close 1001), and what to release when it is done. A server's
-/// socket also has its messages counted (`tap`).
+/// has, close 1001), silence for three `keep_alive` intervals (it is pinged
+/// each one; a network that drops traffic), and what to release when it is
+/// done. A server's socket also has its messages counted (`tap`).
 #[derive(Default)]
 pub(crate) struct Ending {
+    pub(crate) keep_alive: Option<Duration>,
     pub(crate) shutdown: Option<CancellationToken>,
     pub(crate) drain: Option<CancellationToken>,
     pub(crate) tap: Option<Tap>,
@@ -112,10 +114,21 @@ pub(crate) fn bridge<S>(
     let drain = ending.drain.unwrap_or_default();
     let draining = drain.clone();
     let (tap, inbound_tap) = (ending.tap.clone(), ending.tap);
+    let keep_alive = ending.keep_alive;
+    let silent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let heard_nothing = silent.clone();
+    let socket_done = CancellationToken::new();
+    ping_every(keep_alive, sink.clone(), socket_done.clone());
     let inbound = tokio::spawn(async move {
+        let _done = socket_done.drop_guard();
         let reason = loop {
             let frame = tokio::select! {
                 frame = frames.next() => frame,
+                _ = super::sleep_or_never(keep_alive.map(|every| every * 3)) => {
+                    tracing::warn!("nothing heard for three keep-alive intervals: the WebSocket is taken as broken");
+                    heard_nothing.store(true, std::sync::atomic::Ordering::SeqCst);
+                    break None;
+                }
                 _ = shutting_down.cancelled() => break Some((CloseCode::Away, "the server is shutting down")),
                 // The agent's input ends; the socket closes when its output has.
                 _ = draining.cancelled() => break None,
@@ -207,7 +220,7 @@ pub(crate) fn bridge<S>(
                 sink.lock().await.send(Message::Close(Some(frame))).await
             })
             .await;
-        } else if !stalled_or_failed {
+        } else if !stalled_or_failed && !silent.load(std::sync::atomic::Ordering::SeqCst) {
             let _ = sink.lock().await.close().await;
         }
         // The socket is done: stop reading it too.
@@ -215,6 +228,29 @@ pub(crate) fn bridge<S>(
         drop(release);
     });
 }
+
+/// Ping through `sink` every `keep_alive` until `done` (the peer answers
+/// with a pong, which shows the network still carries its traffic).
+fn ping_every<S>(keep_alive: Option<Duration>, sink: Arc<Mutex<WsSink<S>>>, done: CancellationToken)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Some(every) = keep_alive else { return };
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = done.cancelled() => return,
+            }
+            let ping = async { sink.lock().await.send(Message::Ping(Default::default())).await };
+            if !matches!(tokio::time::timeout(every, ping).await, Ok(Ok(()))) {
+                return;
+            }
+        }
+    });
+}
+
+type WsSink<S> = futures_util::stream::SplitSink<WebSocketStream<S>, Message>;
 
 /// A frame from the peer as a line for the engine (counted by `tap`): raw
 /// newlines become spaces, and the line ends with one.

@@ -32,7 +32,7 @@ pub(crate) async fn attach(
         let (socket, _) = open(&endpoint, &options, &[], &CookieJar::default())
             .await
             .map_err(to_io)?;
-        bridge(socket, inner, options.output_stall_timeout, Ending::default());
+        bridge(socket, inner, options.output_stall_timeout, pinging(&options));
         return Ok(());
     };
     let asking = [(resumable::LAST_EVENT_ID, "0".to_owned())];
@@ -48,10 +48,10 @@ pub(crate) async fn attach(
         .map(str::to_owned);
     let Some(id) = id else {
         // A server that cannot resume (the official SDK's).
-        bridge(socket, inner, options.output_stall_timeout, Ending::default());
+        bridge(socket, inner, options.output_stall_timeout, pinging(&options));
         return Ok(());
     };
-    let stall = options.output_stall_timeout;
+    let (stall, ending) = (options.output_stall_timeout, pinging(&options));
     let redial = Redial {
         endpoint,
         options,
@@ -60,8 +60,16 @@ pub(crate) async fn attach(
         failure,
         cookies,
     };
-    resumable::run(socket, inner, MAX_REPLAY_BYTES, stall, Ending::default(), redial);
+    resumable::run(socket, inner, MAX_REPLAY_BYTES, stall, ending, redial);
     Ok(())
+}
+
+/// A client socket's ending: its peer, or silence (it is pinged).
+fn pinging(options: &ConnectOptions) -> Ending {
+    Ending {
+        keep_alive: options.keep_alive_interval,
+        ..Ending::default()
+    }
 }
 
 /// A client's way back to its resumable connection: dial again, with

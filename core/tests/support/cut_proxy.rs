@@ -1,6 +1,7 @@
 //! A TCP proxy on loopback whose connections a test can cut, as a network
 //! that drops does: every connection it carries ends at once, and for a
-//! while new ones are dropped as soon as they are made.
+//! while new ones are dropped as soon as they are made. Or it can swallow
+//! them: what they carry stops, yet neither end sees them close.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +20,8 @@ pub struct CutProxy {
 struct State {
     /// Cancelled by a cut: every connection made before it ends.
     carried: Mutex<CancellationToken>,
+    /// Cancelled by a swallow: every connection made before it goes silent.
+    swallowed: Mutex<CancellationToken>,
     /// New connections are dropped until then.
     down_until: Mutex<Option<Instant>>,
     made: AtomicUsize,
@@ -31,6 +34,7 @@ impl CutProxy {
         let address = listener.local_addr().unwrap();
         let state = Arc::new(State {
             carried: Mutex::new(CancellationToken::new()),
+            swallowed: Mutex::new(CancellationToken::new()),
             down_until: Mutex::new(None),
             made: AtomicUsize::new(0),
         });
@@ -46,6 +50,13 @@ impl CutProxy {
     pub fn cut_for(&self, down: Duration) {
         *self.state.down_until.lock().unwrap() = Some(Instant::now() + down);
         let old = std::mem::take(&mut *self.state.carried.lock().unwrap());
+        old.cancel();
+    }
+
+    /// Stop carrying anything on the connections carried now, holding them
+    /// open (a network that drops traffic without a reset); new ones work.
+    pub fn swallow(&self) {
+        let old = std::mem::take(&mut *self.state.swallowed.lock().unwrap());
         old.cancel();
     }
 
@@ -95,10 +106,13 @@ async fn accept(listener: TcpListener, target: SocketAddr, state: Arc<State>) {
         };
         state.made.fetch_add(1, Ordering::SeqCst);
         let cut = state.carried.lock().unwrap().clone();
+        let swallowed = state.swallowed.lock().unwrap().clone();
         tokio::spawn(async move {
             tokio::select! {
                 _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
                 _ = cut.cancelled() => {}
+                // Held open, silent, until a cut.
+                _ = swallowed.cancelled() => cut.cancelled().await,
             }
         });
     }

@@ -68,6 +68,8 @@ export const LIMIT_DEFAULTS = {
   idleTimeoutMs: 60000,
   /** Output a server keeps for one connection after sending it (Streamable HTTP events; messages of a resumable WebSocket), so that a client reconnecting with Last-Event-ID gets what its broken stream or socket lost; a resume that needs more than was kept ends the connection (HTTP 410). Default: 4 MiB. */
   maxReplayBytes: 4194304,
+  /** How often a remote connection shows it is alive while it has nothing to say: a server sends a comment on an idle Streamable HTTP event stream and pings each WebSocket, a client pings its WebSocket. A WebSocket or event stream that brings nothing (a pong included) for three intervals is taken as broken (a network that drops traffic without closing): resumed when that is on, ended with the reason otherwise. Default: 15 s. */
+  keepAliveIntervalMs: 15000,
   /** How long a remote client keeps trying, with backoff and jitter, to reopen a broken Streamable HTTP event stream after the last event it got or resume a broken WebSocket (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize answered 502 to 504: a proxy with no backend up, a server draining or full), before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s. */
   reconnectTimeoutMs: 0,
 } as const;

@@ -127,6 +127,13 @@ pub struct ServeOptions {
     /// may not prompt. docs/session-attach.md. Every message then passes
     /// one more task, so it is off unless asked for.
     pub attach: bool,
+    /// While a connection has nothing to say, send a comment on each idle
+    /// Streamable HTTP event stream and a ping on each WebSocket this often
+    /// (default 15 s, as the official server's keep-alive; None: never). A
+    /// WebSocket from which nothing (a pong included) came for three
+    /// intervals is taken as broken: a resumable one waits for its client
+    /// (`idle_timeout`), another ends, and its agent with it.
+    pub keep_alive_interval: Option<Duration>,
 }
 
 /// A request [`Server`] refused, as [`ServeOptions::on_refused`] hears of it.
@@ -188,6 +195,7 @@ impl Default for ServeOptions {
             ready_path: Some(DEFAULT_READY_PATH.to_owned()),
             metrics_path: Some(DEFAULT_METRICS_PATH.to_owned()),
             attach: false,
+            keep_alive_interval: Some(crate::tables::defaults::KEEP_ALIVE_INTERVAL),
         }
     }
 }
@@ -633,6 +641,7 @@ async fn upgrade(
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
         let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
         let ending = websocket::Ending {
+            keep_alive: shared.options.keep_alive_interval,
             shutdown: Some(shared.shutdown.clone()),
             drain: Some(slot.tap().traffic.drain.clone()),
             tap: Some(slot.tap()),

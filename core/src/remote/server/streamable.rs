@@ -44,8 +44,6 @@ use crate::schema::method;
 const MAX_ID_LENGTH: usize = 1024;
 /// Session streams holding unread output, at most (the official server's).
 const MAX_UNREAD_SESSIONS: usize = 1024;
-/// An idle event stream carries a comment this often.
-const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
 /// The open connections, by id.
 #[derive(Default)]
@@ -557,6 +555,7 @@ fn get(request: Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> {
         key,
         number: reader.number,
         wake: reader.wake,
+        keep_alive: shared.options.keep_alive_interval,
     };
     let events = futures_util::stream::unfold(reader, |reader| async move {
         let event = reader.next().await?;
@@ -576,6 +575,8 @@ struct StreamReader {
     key: StreamKey,
     number: u64,
     wake: Arc<Notify>,
+    /// A comment goes out after this long idle.
+    keep_alive: Option<Duration>,
 }
 
 impl StreamReader {
@@ -600,7 +601,7 @@ impl StreamReader {
             tokio::select! {
                 _ = self.wake.notified() => {}
                 _ = self.connection.ended.cancelled() => return None,
-                _ = tokio::time::sleep(KEEP_ALIVE_EVERY) => return Some(Bytes::from_static(sse::KEEP_ALIVE)),
+                _ = crate::remote::sleep_or_never(self.keep_alive) => return Some(Bytes::from_static(sse::KEEP_ALIVE)),
             }
         }
     }
