@@ -122,7 +122,8 @@ pub struct ServeOptions {
     /// Let several clients share a session (default false): a client whose
     /// `session/load` names a session live on another connection of this
     /// server is attached to it as an observer, with its history so far
-    /// (kept up to `max_replay_bytes` per session), every later update,
+    /// (a connection's sessions keep `max_replay_bytes` of it together),
+    /// every later update,
     /// and a copy of each permission request (the first answer wins); it
     /// may not prompt. docs/session-attach.md. Every message then passes
     /// one more task, so it is off unless asked for.

@@ -63,7 +63,8 @@ struct Session {
     snapshot: Map<String, Value>,
 }
 
-/// A session's messages so far, the oldest let go past the byte budget.
+/// A session's messages so far; the oldest are let go when its
+/// connection's sessions hold more than the budget together.
 #[derive(Default)]
 struct History {
     lines: VecDeque<String>,
@@ -72,16 +73,14 @@ struct History {
 }
 
 impl History {
-    fn push(&mut self, line: &str, budget: usize) {
-        self.lines.push_back(line.to_owned());
-        self.bytes += line.len();
-        while self.bytes > budget {
-            let Some(oldest) = self.lines.pop_front() else {
-                break;
-            };
-            self.bytes -= oldest.len();
-            self.dropped += 1;
-        }
+    /// Let the oldest line go: the bytes freed.
+    fn drop_oldest(&mut self) -> usize {
+        let Some(oldest) = self.lines.pop_front() else {
+            return 0;
+        };
+        self.bytes -= oldest.len();
+        self.dropped += 1;
+        oldest.len()
     }
 }
 
@@ -103,6 +102,8 @@ struct Permission {
 struct State {
     parties: HashMap<u64, Party>,
     sessions: HashMap<String, Session>,
+    /// History bytes kept, by controlling connection.
+    history_bytes: HashMap<u64, usize>,
     permissions: HashMap<u64, Permission>,
     /// (party, id it holds a permission under) -> the permission.
     copies: HashMap<(u64, RequestId), u64>,
@@ -115,7 +116,8 @@ struct State {
 pub(crate) struct Board {
     state: Mutex<State>,
     next_party: AtomicU64,
-    /// Each session's history is kept up to this many bytes.
+    /// The histories of one connection's sessions are kept up to this many
+    /// bytes together (memory is bounded per connection).
     history_bytes: usize,
 }
 
@@ -175,7 +177,11 @@ impl Board {
             .get(session)
             .is_some_and(|s| s.controller == controller)
         {
-            state.sessions.remove(session);
+            if let Some(gone) = state.sessions.remove(session) {
+                if let Some(kept) = state.history_bytes.get_mut(&controller) {
+                    *kept -= gone.history.bytes;
+                }
+            }
         }
     }
 
@@ -259,8 +265,23 @@ impl Board {
         if live.controller != controller {
             return;
         }
-        live.history.push(line, self.history_bytes);
+        live.history.lines.push_back(line.to_owned());
+        live.history.bytes += line.len();
         let observers = live.observers.clone();
+        let kept = state.history_bytes.entry(controller).or_default();
+        *kept += line.len();
+        while *kept > self.history_bytes {
+            // The longest history of this connection's sessions gives way.
+            let longest = state
+                .sessions
+                .values_mut()
+                .filter(|s| s.controller == controller)
+                .max_by_key(|s| s.history.bytes);
+            match longest.map(|s| s.history.drop_oldest()) {
+                Some(freed) if freed > 0 => *kept -= freed,
+                _ => break,
+            }
+        }
         for observer in observers {
             send_or_evict(state, observer, line.to_owned());
         }
@@ -384,6 +405,7 @@ impl Board {
         let state = &mut *guard;
         state.parties.remove(&party);
         state.sessions.retain(|_, s| s.controller != party);
+        state.history_bytes.remove(&party);
         for session in state.sessions.values_mut() {
             session.observers.retain(|o| *o != party);
         }
@@ -465,4 +487,54 @@ fn line(value: &Value) -> String {
     let mut text = value.to_string();
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn party(board: &Board) -> (Party, mpsc::Receiver<String>) {
+        let (client, to_client) = mpsc::channel(16);
+        let (agent, _) = mpsc::channel(16);
+        (board.join(client, agent), to_client)
+    }
+
+    #[test]
+    fn a_connections_histories_share_one_budget_and_a_joiner_learns_what_was_dropped() {
+        let board = Board::new(100);
+        let (controller, _) = party(&board);
+        board.claim("quiet", controller.id, None);
+        board.claim("busy", controller.id, None);
+        board.notified("quiet", controller.id, &"q".repeat(40));
+        for _ in 0..10 {
+            board.notified("busy", controller.id, &"b".repeat(30));
+        }
+        let state = board.lock();
+        let (quiet, busy) = (&state.sessions["quiet"].history, &state.sessions["busy"].history);
+        assert!(
+            quiet.bytes + busy.bytes <= 100,
+            "{} + {}",
+            quiet.bytes,
+            busy.bytes
+        );
+        assert_eq!(state.history_bytes[&controller.id], quiet.bytes + busy.bytes);
+        assert_eq!(
+            (quiet.lines.len(), busy.lines.len()),
+            (1, 2),
+            "the longest gave way"
+        );
+        drop(state);
+        let (joiner, mut told) = party(&board);
+        assert!(matches!(
+            board.attach("busy", joiner.id, &RequestId::Number(1)),
+            Attached::Observing
+        ));
+        let batch = told.try_recv().unwrap();
+        assert!(
+            batch.contains(r#""dropped":8"#) && batch.contains(r#""replayed":2"#),
+            "{batch}"
+        );
+        board.leave(controller.id);
+        assert_eq!((board.observers(), board.lock().history_bytes.len()), (0, 0));
+    }
 }
