@@ -106,8 +106,9 @@ test-remote: build
 	bash interop/remote.sh
 
 ## test-balancer: three `acp-engine serve` backends behind HAProxy (deploy/haproxy.cfg, Debian's
-## haproxy): 1,000 sessions spread by cookie affinity, a backend killed with SIGKILL (its
-## sessions loaded on the others), a rolling restart with drain; needs make test-python's venv
+## haproxy): 1,000 sessions spread by cookie affinity, observers attached through it, a backend
+## killed with SIGKILL (its sessions loaded on the others), a rolling restart with drain; needs
+## make test-python's venv
 test-balancer: build
 	@[ -x target/python-venv/bin/python ] || { echo "test-balancer: no target/python-venv: run make test-python first"; exit 1; }
 	bash interop/setup.sh >/dev/null

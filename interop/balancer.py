@@ -11,6 +11,10 @@ backends share, as a deployment shares a volume.
 - official clients: the official TypeScript SDK's Streamable HTTP and
   WebSocket clients (interop/ts/durable-client.mjs): two turns on one
   connection, then `session/load` on another.
+- observers: the backends run with `--attach`; two official TypeScript
+  clients share one session (interop/ts/attach-clients.mjs) through the
+  balancer, the controller's affinity cookie leading the observer to its
+  backend: on each backend, over each transport.
 - balancer restarted: HAProxy killed and started again with a slow turn in
   flight on every connection: each client resumes its broken event stream
   or socket on the backend its cookie names, and every turn completes on
@@ -156,7 +160,7 @@ class Backend:
         return self.process.pid
 
     def start(self) -> None:
-        command = [str(TOOL), "serve", "--listen", self.address, "--drain-timeout-ms", "10000"]
+        command = [str(TOOL), "serve", "--listen", self.address, "--drain-timeout-ms", "10000", "--attach"]
         command += ["--", str(AGENT), "--sessions", str(self.sessions)]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
@@ -388,6 +392,34 @@ async def official_clients(farm: Farm) -> None:
         assert run.returncode == 0 and out.decode().strip() == "durable ok", err.decode()[-2000:]
 
 
+async def observers(farm: Farm) -> None:
+    """Two official TypeScript clients on one session through the balancer
+    (interop/ts/attach-clients.mjs): the controller's affinity cookie,
+    sent by the observer too, leads both to one backend, where the
+    observer's session/load attaches it; on each backend, over each
+    transport."""
+    script = ROOT / "interop/ts/attach-clients.mjs"
+    runs = []
+    for backend in farm.backends:
+        for scheme in ("http", "ws"):
+            cookie = f"ACP_BACKEND={backend.name}"
+            runs.append(
+                await asyncio.create_subprocess_exec(
+                    "node", str(script), farm.balancer.url(scheme), cookie, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                )
+            )
+    outputs = await all_of([run.communicate() for run in runs])
+    first_error(outputs)
+    for run, (out, err) in zip(runs, outputs):
+        assert run.returncode == 0 and out.decode().strip() == "attach ok", err.decode()[-2000:]
+
+    def observed() -> List[float]:
+        return [metric(backend.metrics(), "acp_session_observers") for backend in farm.backends]
+
+    await until(lambda: observed() == [0, 0, 0], "every observer detached when its client left")
+    print(f"  {len(runs)} controller and observer pairs, each on the backend their cookie named")
+
+
 async def balancer_restarted(farm: Farm) -> None:
     """HAProxy killed and started again mid-turn: every event stream and
     socket through it breaks; each client comes back (its cookie leads it
@@ -476,7 +508,8 @@ async def main() -> int:
     passed = failed = 0
     try:
         await farm.until_up()
-        for check in (spread, official_clients, balancer_restarted, backend_killed, rolling_restart):
+        checks = (spread, official_clients, observers, balancer_restarted, backend_killed, rolling_restart)
+        for check in checks:
             name = check.__name__.replace("_", " ")
             try:
                 await check(farm)
@@ -486,7 +519,7 @@ async def main() -> int:
                 break
             print(f"PASS {name}")
             passed += 1
-        failed += 5 - passed - failed
+        failed += len(checks) - passed - failed
     finally:
         await all_of([user.close() for user in farm.users], timeout=30)
         farm.stop()

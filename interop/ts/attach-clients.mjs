@@ -8,14 +8,17 @@
 // answers, and the controller's request is withdrawn (its handler's signal
 // aborts). The observer's own prompt is refused.
 //
-// Usage: node attach-clients.mjs http://host:port/acp   (or ws://...)
+// Usage: node attach-clients.mjs http://host:port/acp [COOKIE]   (or ws://...)
+// COOKIE (`ACP_BACKEND=backend-2`, say) goes with both clients' requests:
+// through a load balancer it leads them to the same backend.
 // Prints "attach ok" and exits 0, or the reason on stderr and exits 1.
 
 import * as acp from "@agentclientprotocol/sdk";
 
 import { remoteStream } from "./remote-stream.mjs";
 
-const url = process.argv[2];
+const [url, cookie] = process.argv.slice(2);
+const headers = cookie ? { Cookie: cookie } : {};
 
 /**
  * A client that keeps its session/update texts in order, and answers
@@ -42,7 +45,7 @@ async function open(name, answer) {
         else signal.addEventListener("abort", withdrawn);
       });
     });
-  peer.conn = app.connect(await remoteStream(url, {}));
+  peer.conn = app.connect(await remoteStream(url, headers));
   peer.agent = peer.conn.agent;
   await peer.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   return peer;
