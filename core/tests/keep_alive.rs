@@ -60,16 +60,7 @@ async fn agent(request: IncomingRequest) -> Result<acp_engine::RawJson, RequestE
     let answer = match request.method.as_str() {
         method::INITIALIZE => json!({ "protocolVersion": 1 }),
         "wait" => std::future::pending().await,
-        _ => {
-            for i in 0..params["n"].as_u64().unwrap_or(0) {
-                request
-                    .connection
-                    .send_notification("told", &json!({ "i": i }))
-                    .await?;
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            json!({ "streamed": params["n"] })
-        }
+        _ => support::stream_told(&request.connection, &params).await?,
     };
     Ok(acp_engine::to_raw(&answer).unwrap())
 }

@@ -55,16 +55,7 @@ async fn agent(request: IncomingRequest, seen: &Seen) -> Result<acp_engine::RawJ
             seen.echoes.fetch_add(1, Ordering::SeqCst);
             params
         }
-        _ => {
-            for i in 0..params["n"].as_u64().unwrap_or(0) {
-                request
-                    .connection
-                    .send_notification("told", &json!({ "i": i }))
-                    .await?;
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            json!({ "streamed": params["n"] })
-        }
+        _ => support::stream_told(&request.connection, &params).await?,
     };
     Ok(acp_engine::to_raw(&answer).unwrap())
 }

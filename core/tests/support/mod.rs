@@ -223,3 +223,15 @@ pub async fn eventually(mut done: impl FnMut() -> bool) {
     .await
     .expect("condition reached within the patience bound");
 }
+
+/// A long turn: `told` notifications `{"i": 0..n}` (n from `params`), a
+/// millisecond apart; then the answer `{"streamed": n}`.
+pub async fn stream_told(connection: &Connection, params: &Value) -> Result<Value, acp_engine::RequestError> {
+    for i in 0..params["n"].as_u64().unwrap_or(0) {
+        connection
+            .send_notification("told", &serde_json::json!({ "i": i }))
+            .await?;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    Ok(serde_json::json!({ "streamed": params["n"] }))
+}
