@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use crate::message::RequestId;
 use crate::schema::v1::{ContentBlock, ContentChunk, SessionNotification, SessionUpdate};
 
-/// Lines (each ending in a newline, possibly several) for one writer.
-pub(super) type Queue = mpsc::Sender<String>;
+/// Lines (each ending in a newline, possibly several) for one writer, as
+/// bytes: a line passes through unchanged, whatever it holds.
+pub(super) type Queue = mpsc::Sender<Vec<u8>>;
 
 /// The `_meta` key of a joiner's `session/load` answer.
 pub const ATTACH_META: &str = "acpEngine/attach";
@@ -51,7 +52,7 @@ pub(super) enum Answer {
     /// An answer to a request withdrawn from it: dropped.
     Late,
     /// The first answer: this line (the agent's id) to this agent.
-    First(Queue, String),
+    First(Queue, Vec<u8>),
 }
 
 struct Session {
@@ -67,7 +68,7 @@ struct Session {
 /// connection's sessions hold more than the budget together.
 #[derive(Default)]
 struct History {
-    lines: VecDeque<String>,
+    lines: VecDeque<Vec<u8>>,
     bytes: usize,
     dropped: u64,
 }
@@ -215,7 +216,7 @@ impl Board {
         let Some(client) = state.parties.get(&joiner).map(|p| p.client.clone()) else {
             return Attached::NotLive;
         };
-        let mut batch: String = live.history.lines.iter().map(String::as_str).collect();
+        let mut batch: Vec<u8> = live.history.lines.iter().flatten().copied().collect();
         let waiting: Vec<u64> = state
             .permissions
             .iter()
@@ -226,7 +227,7 @@ impl Board {
         for key in waiting {
             let copy_id = copy_id(key, joiner);
             let permission = &state.permissions[&key];
-            batch.push_str(&request_line(&copy_id, &permission.params));
+            batch.extend(request_line(&copy_id, &permission.params));
             copies.push((key, copy_id));
         }
         let mut result = live.snapshot.clone();
@@ -238,7 +239,7 @@ impl Board {
                 "dropped": live.history.dropped,
             }}),
         );
-        batch.push_str(&line(&json!({"jsonrpc": "2.0", "id": id, "result": result})));
+        batch.extend(line(&json!({"jsonrpc": "2.0", "id": id, "result": result})));
         if client.try_send(batch).is_err() {
             return Attached::Busy;
         }
@@ -256,7 +257,7 @@ impl Board {
 
     /// `controller`'s agent sent `line`, a notification about `session`:
     /// kept in its history and sent to its observers.
-    pub(super) fn notified(&self, session: &str, controller: u64, line: &str) {
+    pub(super) fn notified(&self, session: &str, controller: u64, line: &[u8]) {
         let mut guard = self.lock();
         let state = &mut *guard;
         let Some(live) = state.sessions.get_mut(session) else {
@@ -265,7 +266,7 @@ impl Board {
         if live.controller != controller {
             return;
         }
-        live.history.lines.push_back(line.to_owned());
+        live.history.lines.push_back(line.to_vec());
         live.history.bytes += line.len();
         let observers = live.observers.clone();
         let kept = state.history_bytes.entry(controller).or_default();
@@ -283,7 +284,7 @@ impl Board {
             }
         }
         for observer in observers {
-            send_or_evict(state, observer, line.to_owned());
+            send_or_evict(state, observer, line.to_vec());
         }
     }
 
@@ -453,7 +454,7 @@ fn withdraw(state: &mut State, key: u64, except: Option<u64>) -> Option<Permissi
 
 /// Queue `text` to `party`'s client without waiting; a party whose queue
 /// is full (or gone) is evicted, and false returned.
-fn send_or_evict(state: &mut State, party: u64, text: String) -> bool {
+fn send_or_evict(state: &mut State, party: u64, text: Vec<u8>) -> bool {
     let Some(to) = state.parties.get(&party) else {
         return false;
     };
@@ -474,7 +475,7 @@ fn copy_id(key: u64, party: u64) -> RequestId {
     RequestId::Str(format!("acp-engine/attach/{party}/{key}"))
 }
 
-fn request_line(id: &RequestId, params: &Value) -> String {
+fn request_line(id: &RequestId, params: &Value) -> Vec<u8> {
     line(&json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -483,9 +484,9 @@ fn request_line(id: &RequestId, params: &Value) -> String {
     }))
 }
 
-fn line(value: &Value) -> String {
-    let mut text = value.to_string();
-    text.push('\n');
+fn line(value: &Value) -> Vec<u8> {
+    let mut text = value.to_string().into_bytes();
+    text.push(b'\n');
     text
 }
 
@@ -493,7 +494,7 @@ fn line(value: &Value) -> String {
 mod tests {
     use super::*;
 
-    fn party(board: &Board) -> (Party, mpsc::Receiver<String>) {
+    fn party(board: &Board) -> (Party, mpsc::Receiver<Vec<u8>>) {
         let (client, to_client) = mpsc::channel(16);
         let (agent, _) = mpsc::channel(16);
         (board.join(client, agent), to_client)
@@ -505,9 +506,9 @@ mod tests {
         let (controller, _) = party(&board);
         board.claim("quiet", controller.id, None);
         board.claim("busy", controller.id, None);
-        board.notified("quiet", controller.id, &"q".repeat(40));
+        board.notified("quiet", controller.id, &[b'q'; 40]);
         for _ in 0..10 {
-            board.notified("busy", controller.id, &"b".repeat(30));
+            board.notified("busy", controller.id, &[b'b'; 30]);
         }
         let state = board.lock();
         let (quiet, busy) = (&state.sessions["quiet"].history, &state.sessions["busy"].history);
@@ -529,7 +530,7 @@ mod tests {
             board.attach("busy", joiner.id, &RequestId::Number(1)),
             Attached::Observing
         ));
-        let batch = told.try_recv().unwrap();
+        let batch = String::from_utf8(told.try_recv().unwrap()).unwrap();
         assert!(
             batch.contains(r#""dropped":8"#) && batch.contains(r#""replayed":2"#),
             "{batch}"

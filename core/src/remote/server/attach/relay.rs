@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::board::{Answer, Attached, Board, Party};
+use super::board::{Answer, Attached, Board, Party, Queue};
 use crate::error::RequestError;
 use crate::message::RequestId;
 use crate::remote::peek::{self, Kind, Peek};
@@ -56,7 +56,7 @@ pub(crate) fn relay(board: Arc<Board>, client: Lines) -> Lines {
 /// Write queued lines until the queue closes or `stop` (then what is
 /// queued already), and end the stream.
 async fn write_lines<W: AsyncWrite + Unpin>(
-    mut queue: mpsc::Receiver<String>,
+    mut queue: mpsc::Receiver<Vec<u8>>,
     mut to: W,
     stop: CancellationToken,
 ) {
@@ -67,11 +67,23 @@ async fn write_lines<W: AsyncWrite + Unpin>(
             _ = stop.cancelled() => queue.try_recv().ok(),
         };
         let Some(text) = text else { break };
-        if to.write_all(text.as_bytes()).await.is_err() {
+        if to.write_all(&text).await.is_err() {
             break;
         }
     }
     let _ = to.shutdown().await;
+}
+
+/// Where a client's line goes.
+enum Route {
+    /// On to its own agent, unchanged.
+    Own,
+    /// Back to the client: this answer instead.
+    Back(Vec<u8>),
+    /// To another connection's agent: this line instead.
+    To(Queue, Vec<u8>),
+    /// Nowhere: it was handled here.
+    Nowhere,
 }
 
 async fn from_client<R: AsyncRead + Unpin>(
@@ -81,9 +93,8 @@ async fn from_client<R: AsyncRead + Unpin>(
     asked: Asked,
     input_over: CancellationToken,
 ) {
-    let mut line = Vec::new();
     loop {
-        line.clear();
+        let mut line = Vec::new();
         let read = tokio::select! {
             read = from.read_until(b'\n', &mut line) => read,
             _ = party.ended.cancelled() => break,
@@ -91,52 +102,43 @@ async fn from_client<R: AsyncRead + Unpin>(
         if !matches!(read, Ok(n) if n > 0) {
             break;
         }
-        let text = String::from_utf8_lossy(&line).into_owned();
-        let Some(peeked) = peek::peek(&line) else {
-            // Not an object: its own agent answers it.
-            if party.agent.send(text).await.is_err() {
-                break;
-            }
-            continue;
+        // Not an object: its own agent answers it.
+        let route = peek::peek(&line).map_or(Route::Own, |peeked| {
+            route_from_client(&board, &party, &peeked, &asked, &line)
+        });
+        let sent = match route {
+            Route::Own => party.agent.send(line).await,
+            Route::Back(answer) => party.client.send(answer).await,
+            Route::To(agent, answer) => agent.send(answer).await,
+            Route::Nowhere => Ok(()),
         };
-        let Some((to, text)) = route_from_client(&board, &party, &peeked, &asked, text) else {
-            continue;
-        };
-        if to.send(text).await.is_err() {
+        if sent.is_err() {
             break;
         }
     }
     input_over.cancel();
 }
 
-/// Where a client's line goes (its agent, another's agent, or back to
-/// itself), and what it is then; None: nowhere.
-fn route_from_client(
-    board: &Board,
-    party: &Party,
-    peeked: &Peek,
-    asked: &Asked,
-    text: String,
-) -> Option<(mpsc::Sender<String>, String)> {
-    let back = |text| Some((party.client.clone(), text));
-    let own = Some((party.agent.clone(), text.clone()));
+/// Where a client's `line` goes: its own agent, another's agent (an answer
+/// to a shared permission request), back (a refusal), or nowhere.
+fn route_from_client(board: &Board, party: &Party, peeked: &Peek, asked: &Asked, line: &[u8]) -> Route {
     let Some(id) = peeked.id.clone() else {
         if let Some(session) = &peeked.session {
             if board.observes(party.id, session) {
                 tracing::debug!(?peeked.method, "an observer's notification is dropped");
-                return None;
+                return Route::Nowhere;
             }
         }
-        return own;
+        return Route::Own;
     };
     match peeked.kind {
-        Kind::Response => match serde_json::from_str::<Value>(&text) {
+        Kind::Response => match serde_json::from_slice::<Value>(line) {
             Ok(response) => match board.answered(party.id, &id, response) {
-                Answer::Own => own,
-                Answer::Late => None,
-                Answer::First(agent, answer) => Some((agent, answer)),
+                Answer::Own => Route::Own,
+                Answer::Late => Route::Nowhere,
+                Answer::First(agent, answer) => Route::To(agent, answer),
             },
-            Err(_) => own,
+            Err(_) => Route::Own,
         },
         Kind::Request => {
             let method = peeked.method.as_deref().unwrap_or_default();
@@ -144,15 +146,15 @@ fn route_from_client(
                 if method == method::SESSION_NEW {
                     asked.lock().unwrap().insert(id, (method.to_owned(), None));
                 }
-                return own;
+                return Route::Own;
             };
             if method == method::SESSION_LOAD {
                 match board.attach(&session, party.id, &id) {
-                    Attached::Observing => return None,
+                    Attached::Observing => return Route::Nowhere,
                     Attached::Busy => {
                         let busy = RequestError::internal_error()
                             .with_data("the session's history did not fit this connection's queue");
-                        return back(error_line(&id, busy));
+                        return Route::Back(error_line(&id, busy));
                     }
                     Attached::NotLive => {}
                 }
@@ -161,7 +163,7 @@ fn route_from_client(
                 let refused = RequestError::invalid_request().with_data(format!(
                     "this connection observes session {session}: only its controller may send {method}"
                 ));
-                return back(error_line(&id, refused));
+                return Route::Back(error_line(&id, refused));
             }
             if method == method::SESSION_LOAD || method == method::SESSION_RESUME {
                 // Live from now: the agent's replay is the start of its history.
@@ -173,13 +175,13 @@ fn route_from_client(
             } else if method == SESSION_FORK {
                 asked.lock().unwrap().insert(id, (method.to_owned(), None));
             } else if method == method::SESSION_PROMPT && board.controls(party.id, &session) {
-                if let Some(prompt) = prompt_of(&text) {
+                if let Some(prompt) = prompt_of(line) {
                     board.prompted(&session, party.id, prompt);
                 }
             }
-            own
+            Route::Own
         }
-        _ => own,
+        _ => Route::Own,
     }
 }
 
@@ -189,20 +191,19 @@ async fn from_agent<R: AsyncRead + Unpin>(
     mut from: BufReader<R>,
     asked: Asked,
 ) {
-    let mut line = Vec::new();
     loop {
-        line.clear();
+        let mut line = Vec::new();
         if !matches!(from.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
             break;
         }
-        let text = String::from_utf8_lossy(&line).into_owned();
         let peeked = peek::peek(&line);
         if let Some(peeked) = &peeked {
-            note_from_agent(&board, &party, peeked, &asked, &text);
+            note_from_agent(&board, &party, peeked, &asked, &line);
         }
-        if party.client.send(text).await.is_err() {
+        if party.client.send(line).await.is_err() {
             break;
         }
+        // Observers get their copies once the controller's is queued.
         if let Some(peeked) = peeked.filter(|p| p.kind == Kind::Request) {
             if let Some(id) = peeked
                 .id
@@ -217,7 +218,7 @@ async fn from_agent<R: AsyncRead + Unpin>(
 }
 
 /// What the board learns from an agent's line before its client gets it.
-fn note_from_agent(board: &Board, party: &Party, peeked: &Peek, asked: &Asked, text: &str) {
+fn note_from_agent(board: &Board, party: &Party, peeked: &Peek, asked: &Asked, line: &[u8]) {
     match peeked.kind {
         Kind::Response => {
             let Some(id) = &peeked.id else { return };
@@ -226,22 +227,22 @@ fn note_from_agent(board: &Board, party: &Party, peeked: &Peek, asked: &Asked, t
             };
             match (session.or_else(|| peeked.result_session.clone()), peeked.failed) {
                 (Some(session), true) => board.release(&session, party.id),
-                (Some(session), false) => board.claim(&session, party.id, result_of(text)),
+                (Some(session), false) => board.claim(&session, party.id, result_of(line)),
                 (None, _) => {}
             }
         }
         Kind::Notification => {
             if peeked.method.as_deref() == Some(crate::CANCEL_REQUEST_METHOD) {
-                if let Some(id) = cancelled_id(text) {
+                if let Some(id) = cancelled_id(line) {
                     board.agent_withdrew(party.id, &id);
                 }
             } else if let Some(session) = &peeked.session {
-                board.notified(session, party.id, text);
+                board.notified(session, party.id, line);
             }
         }
         Kind::Request if peeked.method.as_deref() == Some(method::SESSION_REQUEST_PERMISSION) => {
             if let (Some(session), Some(id)) = (&peeked.session, &peeked.id) {
-                if let Some(params) = params_of(text) {
+                if let Some(params) = params_of(line) {
                     board.permission_asked(session, party.id, id, params);
                 }
             }
@@ -250,23 +251,23 @@ fn note_from_agent(board: &Board, party: &Party, peeked: &Peek, asked: &Asked, t
     }
 }
 
-fn result_of(text: &str) -> Option<Map<String, Value>> {
+fn result_of(text: &[u8]) -> Option<Map<String, Value>> {
     #[derive(Deserialize)]
     struct Response {
         result: Map<String, Value>,
     }
-    serde_json::from_str::<Response>(text).ok().map(|r| r.result)
+    serde_json::from_slice::<Response>(text).ok().map(|r| r.result)
 }
 
-fn params_of(text: &str) -> Option<Value> {
+fn params_of(text: &[u8]) -> Option<Value> {
     #[derive(Deserialize)]
     struct Message {
         params: Value,
     }
-    serde_json::from_str::<Message>(text).ok().map(|m| m.params)
+    serde_json::from_slice::<Message>(text).ok().map(|m| m.params)
 }
 
-fn prompt_of(text: &str) -> Option<Vec<ContentBlock>> {
+fn prompt_of(text: &[u8]) -> Option<Vec<ContentBlock>> {
     #[derive(Deserialize)]
     struct Params {
         prompt: Vec<ContentBlock>,
@@ -275,12 +276,12 @@ fn prompt_of(text: &str) -> Option<Vec<ContentBlock>> {
     struct Message {
         params: Params,
     }
-    serde_json::from_str::<Message>(text)
+    serde_json::from_slice::<Message>(text)
         .ok()
         .map(|m| m.params.prompt)
 }
 
-fn cancelled_id(text: &str) -> Option<RequestId> {
+fn cancelled_id(text: &[u8]) -> Option<RequestId> {
     #[derive(Deserialize)]
     struct Params {
         #[serde(rename = "requestId")]
@@ -290,13 +291,15 @@ fn cancelled_id(text: &str) -> Option<RequestId> {
     struct Message {
         params: Params,
     }
-    serde_json::from_str::<Message>(text)
+    serde_json::from_slice::<Message>(text)
         .ok()
         .map(|m| m.params.request_id)
 }
 
-fn error_line(id: &RequestId, error: RequestError) -> String {
-    let mut text = json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string();
-    text.push('\n');
+fn error_line(id: &RequestId, error: RequestError) -> Vec<u8> {
+    let mut text = json!({"jsonrpc": "2.0", "id": id, "error": error})
+        .to_string()
+        .into_bytes();
+    text.push(b'\n');
     text
 }
