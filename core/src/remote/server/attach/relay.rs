@@ -1,7 +1,7 @@
 //! One connection's place between its transport and its agent when
 //! sessions may be shared: every line either way passes here, is read for
 //! its routing fields (peek.rs), and goes on unchanged unless it concerns
-//! a session with other clients (board.rs).
+//! a session with other clients (board/).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

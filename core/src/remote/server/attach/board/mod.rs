@@ -16,6 +16,10 @@ use tokio_util::sync::CancellationToken;
 use crate::message::RequestId;
 use crate::schema::v1::{ContentBlock, ContentChunk, SessionNotification, SessionUpdate};
 
+mod permissions;
+
+use permissions::{copy_id, request_line, withdraw, Permission};
+
 /// Lines (each ending in a newline, possibly several) for one writer, as
 /// bytes: a line passes through unchanged, whatever it holds.
 pub(super) type Queue = mpsc::Sender<Vec<u8>>;
@@ -83,20 +87,6 @@ impl History {
         self.dropped += 1;
         oldest.len()
     }
-}
-
-/// A `session/request_permission` sent to every client of its session.
-struct Permission {
-    session: String,
-    controller: u64,
-    /// The agent's id for it.
-    agent_id: RequestId,
-    params: Value,
-    /// Who holds it, under which id.
-    holders: Vec<(u64, RequestId)>,
-    /// Whether the controller's client has it queued (then observers,
-    /// joiners too, get copies).
-    delivered: bool,
 }
 
 #[derive(Default)]
@@ -303,102 +293,6 @@ impl Board {
         }
     }
 
-    /// `controller`'s agent asks permission (`params`) as `agent_id` in
-    /// `session`. Its observers get copies once the controller's client has
-    /// it queued ([`Board::permission_delivered`]), so that no answer can
-    /// withdraw it from the controller before it is there.
-    pub(super) fn permission_asked(
-        &self,
-        session: &str,
-        controller: u64,
-        agent_id: &RequestId,
-        params: Value,
-    ) {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        if state
-            .sessions
-            .get(session)
-            .is_none_or(|s| s.controller != controller)
-        {
-            return;
-        }
-        let key = state.next_permission;
-        state.next_permission += 1;
-        state.copies.insert((controller, agent_id.clone()), key);
-        state.permissions.insert(
-            key,
-            Permission {
-                session: session.to_owned(),
-                controller,
-                agent_id: agent_id.clone(),
-                params,
-                holders: vec![(controller, agent_id.clone())],
-                delivered: false,
-            },
-        );
-    }
-
-    /// The controller's client has permission request `agent_id` queued:
-    /// every observer of its session gets a copy under an id of its own.
-    pub(super) fn permission_delivered(&self, controller: u64, agent_id: &RequestId) {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        let Some(key) = state.copies.get(&(controller, agent_id.clone())).copied() else {
-            return;
-        };
-        let Some(permission) = state.permissions.get_mut(&key) else {
-            return;
-        };
-        permission.delivered = true;
-        let (session, params) = (permission.session.clone(), permission.params.clone());
-        let observers = state
-            .sessions
-            .get(&session)
-            .map(|s| s.observers.clone())
-            .unwrap_or_default();
-        for observer in observers {
-            let copy_id = copy_id(key, observer);
-            if send_or_evict(state, observer, request_line(&copy_id, &params)) {
-                state.copies.insert((observer, copy_id.clone()), key);
-                if let Some(permission) = state.permissions.get_mut(&key) {
-                    permission.holders.push((observer, copy_id));
-                }
-            }
-        }
-    }
-
-    /// `party`'s client answered `id` with `response` (a JSON object).
-    pub(super) fn answered(&self, party: u64, id: &RequestId, mut response: Value) -> Answer {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        if state.withdrawn.remove(&(party, id.clone())) {
-            return Answer::Late;
-        }
-        let Some(key) = state.copies.get(&(party, id.clone())).copied() else {
-            return Answer::Own;
-        };
-        let Some(permission) = withdraw(state, key, Some(party)) else {
-            return Answer::Own;
-        };
-        let Some(agent) = state.parties.get(&permission.controller).map(|p| p.agent.clone()) else {
-            return Answer::Late;
-        };
-        response["id"] = json!(permission.agent_id);
-        Answer::First(agent, line(&response))
-    }
-
-    /// `controller`'s agent withdrew its request `agent_id`
-    /// (`$/cancel_request`): withdrawn from the observers too.
-    pub(super) fn agent_withdrew(&self, controller: u64, agent_id: &RequestId) {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        if let Some(key) = state.copies.get(&(controller, agent_id.clone())).copied() {
-            // The controller's client gets the agent's own notification.
-            withdraw(state, key, Some(controller));
-        }
-    }
-
     /// `party`'s connection ended: the sessions it controlled end (their
     /// observers' waiting permissions are withdrawn), and it observes no more.
     pub(super) fn leave(&self, party: u64) {
@@ -431,27 +325,6 @@ impl Board {
     }
 }
 
-/// Take permission `key` off the board and withdraw it from every holder
-/// but `except` (`$/cancel_request` for the id each holds it under).
-fn withdraw(state: &mut State, key: u64, except: Option<u64>) -> Option<Permission> {
-    let permission = state.permissions.remove(&key)?;
-    for (holder, id) in &permission.holders {
-        state.copies.remove(&(*holder, id.clone()));
-        if Some(*holder) == except {
-            continue;
-        }
-        let cancel = json!({
-            "jsonrpc": "2.0",
-            "method": crate::CANCEL_REQUEST_METHOD,
-            "params": {"requestId": id},
-        });
-        if send_or_evict(state, *holder, line(&cancel)) {
-            state.withdrawn.insert((*holder, id.clone()));
-        }
-    }
-    Some(permission)
-}
-
 /// Queue `text` to `party`'s client without waiting; a party whose queue
 /// is full (or gone) is evicted, and false returned.
 fn send_or_evict(state: &mut State, party: u64, text: Vec<u8>) -> bool {
@@ -467,21 +340,6 @@ fn send_or_evict(state: &mut State, party: u64, text: Vec<u8>) -> bool {
         session.observers.retain(|o| *o != party);
     }
     false
-}
-
-/// The id an observer gets permission `key` under: a string no client
-/// sends itself, unique per permission.
-fn copy_id(key: u64, party: u64) -> RequestId {
-    RequestId::Str(format!("acp-engine/attach/{party}/{key}"))
-}
-
-fn request_line(id: &RequestId, params: &Value) -> Vec<u8> {
-    line(&json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": crate::schema::method::SESSION_REQUEST_PERMISSION,
-        "params": params,
-    }))
 }
 
 fn line(value: &Value) -> Vec<u8> {
