@@ -12,13 +12,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use acp_engine::remote::{self, ConnectOptions, ServeOptions, Server};
+use acp_engine::remote::{ConnectOptions, ServeOptions, Server};
 use acp_engine::schema::method;
-use acp_engine::{Connection, IncomingNotification, IncomingRequest, RequestError, Transport};
+use acp_engine::{Connection, IncomingRequest, RequestError, Transport};
 use serde_json::{json, Value};
 use support::cut_proxy::CutProxy;
-use support::{eventually, PATIENCE};
-use tokio::sync::mpsc;
+use support::{eventually, told_client, within, PATIENCE};
 
 /// Short, so that silence is found in a test's time.
 const KEEP_ALIVE: Duration = Duration::from_millis(100);
@@ -65,26 +64,6 @@ async fn agent(request: IncomingRequest) -> Result<acp_engine::RawJson, RequestE
     Ok(acp_engine::to_raw(&answer).unwrap())
 }
 
-/// A client at `url`: the `told` notifications it gets arrive on the receiver.
-async fn client(url: &str, options: ConnectOptions) -> (Connection, mpsc::UnboundedReceiver<u64>) {
-    let (told_tx, told) = mpsc::unbounded_channel();
-    let client = Connection::builder()
-        .on_notification(move |notification: IncomingNotification| {
-            let told_tx = told_tx.clone();
-            async move {
-                let params: Value = notification.params()?;
-                let _ = told_tx.send(params["i"].as_u64().unwrap());
-                Ok(())
-            }
-        })
-        .connect(remote::connect(url, &options).await.unwrap());
-    let _: Value = client
-        .send_request(method::INITIALIZE, &json!({ "protocolVersion": 1 }))
-        .await
-        .unwrap();
-    (client, told)
-}
-
 async fn silence_mid_turn_is_resumed(scheme: &str) {
     let (server, agents) = server().await;
     let proxy = CutProxy::start(server.local_addr()).await;
@@ -94,32 +73,18 @@ async fn silence_mid_turn_is_resumed(scheme: &str) {
         ..ConnectOptions::default()
     };
     let url = format!("{scheme}://{}/acp", proxy.address());
-    let (client, mut told) = client(&url, options).await;
+    let (client, mut told) = told_client(&url, &options).await;
     const N: u64 = 300;
-    let turn = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            client
-                .send_request::<_, Value>("stream", &json!({ "n": N }))
-                .await
-        })
-    };
+    let turn = support::start_stream(&client, N);
     let mut seen = Vec::new();
     while seen.len() < N as usize {
-        let i = tokio::time::timeout(PATIENCE, told.recv())
-            .await
-            .expect("no hang")
-            .expect("the client runs");
-        seen.push(i);
+        let params = within(told.recv()).await.expect("the client runs");
+        seen.push(params["i"].as_u64().unwrap());
         if seen.len() == 100 {
             proxy.swallow();
         }
     }
-    let answer = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("no hang")
-        .unwrap()
-        .expect("the turn completes");
+    let answer = within(turn).await.unwrap().expect("the turn completes");
     assert_eq!(answer, json!({ "streamed": N }));
     assert_eq!(seen, (0..N).collect::<Vec<_>>(), "each once, in order");
     assert_eq!(
@@ -151,7 +116,7 @@ async fn a_silent_websocket_fails_what_its_client_waits_for_and_ends_its_agent()
         keep_alive_interval: Some(KEEP_ALIVE),
         ..ConnectOptions::default()
     };
-    let (client, _told) = client(&format!("ws://{}/acp", proxy.address()), options).await;
+    let (client, _told) = told_client(&format!("ws://{}/acp", proxy.address()), &options).await;
     let waiting = {
         let client = client.clone();
         tokio::spawn(async move { client.send_request::<_, Value>("wait", &json!({})).await })

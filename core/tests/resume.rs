@@ -94,10 +94,7 @@ async fn a_client_cut_off_mid_turn_resumes_and_misses_nothing() {
     let mut seen: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
     let mut received = 0;
     while received < 2 * N {
-        let params = tokio::time::timeout(PATIENCE, told.recv())
-            .await
-            .expect("no hang")
-            .expect("the client runs");
+        let params = support::within(told.recv()).await.expect("the client runs");
         let stream = usize::from(params.get("sessionId").is_some());
         seen[stream].push(params["i"].as_u64().unwrap());
         received += 1;
@@ -110,11 +107,7 @@ async fn a_client_cut_off_mid_turn_resumes_and_misses_nothing() {
         }
     }
     for turn in turns {
-        let answer = tokio::time::timeout(PATIENCE, turn)
-            .await
-            .expect("no hang")
-            .unwrap()
-            .expect("the turn completes");
+        let answer = support::within(turn).await.unwrap().expect("the turn completes");
         assert_eq!(answer, json!({ "streamed": N }));
     }
     let expected: Vec<u64> = (0..N).collect();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use acp_engine::remote::{self, ConnectOptions, ServeOptions, Server};
 use acp_engine::schema::method;
-use acp_engine::{Connection, IncomingNotification, IncomingRequest, RequestError, Transport};
+use acp_engine::{Connection, IncomingRequest, RequestError, Transport};
 use serde_json::{json, Value};
 use support::cut_proxy::CutProxy;
 use support::scrape::scrape;
@@ -63,26 +63,11 @@ async fn agent(request: IncomingRequest, seen: &Seen) -> Result<acp_engine::RawJ
 /// A client through `proxy`, reconnecting for `reconnect`: the notifications
 /// it gets arrive on the receiver.
 async fn client(proxy: &CutProxy, reconnect: Duration) -> (Connection, mpsc::UnboundedReceiver<Value>) {
-    let (told_tx, told) = mpsc::unbounded_channel();
     let options = ConnectOptions {
         reconnect_timeout: Some(reconnect),
         ..ConnectOptions::default()
     };
-    let url = format!("ws://{}/acp", proxy.address());
-    let client = Connection::builder()
-        .on_notification(move |notification: IncomingNotification| {
-            let told_tx = told_tx.clone();
-            async move {
-                let _ = told_tx.send(notification.params::<Value>()?);
-                Ok(())
-            }
-        })
-        .connect(remote::connect(&url, &options).await.unwrap());
-    let _: Value = client
-        .send_request(method::INITIALIZE, &json!({ "protocolVersion": 1 }))
-        .await
-        .unwrap();
-    (client, told)
+    support::told_client(&format!("ws://{}/acp", proxy.address()), &options).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -91,21 +76,11 @@ async fn a_websocket_client_cut_off_mid_turn_resumes_and_misses_nothing() {
     let proxy = CutProxy::start(server.local_addr()).await;
     let (client, mut told) = client(&proxy, Duration::from_secs(5)).await;
     const N: u64 = 300;
-    let turn = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            client
-                .send_request::<_, Value>("stream", &json!({ "n": N }))
-                .await
-        })
-    };
+    let turn = support::start_stream(&client, N);
     let mut seen_told = Vec::new();
     let mut echoes = Vec::new();
     while seen_told.len() < N as usize {
-        let params = tokio::time::timeout(PATIENCE, told.recv())
-            .await
-            .expect("no hang")
-            .expect("the client runs");
+        let params = support::within(told.recv()).await.expect("the client runs");
         seen_told.push(params["i"].as_u64().unwrap());
         // Cut mid-turn: once a plain cut, once with the network down a while,
         // sending meanwhile (those messages wait, or are sent again).
@@ -122,11 +97,7 @@ async fn a_websocket_client_cut_off_mid_turn_resumes_and_misses_nothing() {
             }
         }
     }
-    let answer = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("no hang")
-        .unwrap()
-        .expect("the turn completes");
+    let answer = support::within(turn).await.unwrap().expect("the turn completes");
     assert_eq!(answer, json!({ "streamed": N }));
     for (n, echo) in echoes.into_iter().enumerate() {
         let echoed = tokio::time::timeout(PATIENCE, echo)

@@ -39,6 +39,7 @@ use super::backoff;
 use super::cookies::CookieJar;
 use super::endpoint::Endpoint;
 use super::failing::Failure;
+use super::keep_alive::Silence;
 use super::peek::{self, Kind};
 use super::{net, sse, ConnectOptions};
 use crate::error::{codes, RequestError};
@@ -463,17 +464,15 @@ impl Client {
         let mut parser = sse::Parser::new(self.options.max_message_size);
         let mut events = Vec::new();
         // The server's keep-alive comes each interval on an idle stream.
-        let silence = self.options.keep_alive_interval.map(|every| every * 3);
+        let mut silence = Silence::new(self.options.keep_alive_interval);
         loop {
             let frame = tokio::select! {
                 biased;
                 _ = self.done.cancelled() => return StreamEnd::Done,
                 frame = body.frame() => frame,
-                _ = super::sleep_or_never(silence) => {
-                    let ms = silence.unwrap_or_default().as_millis();
-                    return StreamEnd::Broken(format!("nothing heard on the event stream for {ms} ms (three keep-alive intervals)"));
-                }
+                why = silence.silent() => return StreamEnd::Broken(format!("the event stream: {why}")),
             };
+            silence.heard();
             let chunk = match frame {
                 None => {
                     let finished = parser.finish(&mut events).map_err(|_| too_large());

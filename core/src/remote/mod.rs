@@ -33,6 +33,7 @@ mod cookies;
 mod endpoint;
 mod failing;
 mod http_client;
+mod keep_alive;
 mod net;
 mod peek;
 mod resumable;

@@ -26,6 +26,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
+use super::keep_alive::{Silence, Ticks};
 use super::server::metrics::Tap;
 use super::websocket::{frame_line, line_frame, Ending};
 
@@ -243,15 +244,13 @@ where
         tap,
     } = lines;
     let inbound = async {
-        let silence = keep_alive.map(|every| every * 3);
+        let mut silence = Silence::new(keep_alive);
         loop {
             let frame = tokio::select! {
                 frame = frames.next() => frame,
-                _ = super::sleep_or_never(silence) => {
-                    let ms = silence.unwrap_or_default().as_millis();
-                    return End::Broken(format!("nothing heard for {ms} ms (three keep-alive intervals)"));
-                }
+                why = silence.silent() => return End::Broken(why),
             };
+            silence.heard();
             let line = match frame {
                 None => return End::Broken("the socket ended without a close frame".into()),
                 Some(Ok(message @ (Message::Text(_) | Message::Binary(_)))) => {
@@ -277,11 +276,12 @@ where
                 return End::Broken(why);
             }
         }
+        let mut pings = Ticks::new(keep_alive);
         loop {
             let message = tokio::select! {
                 message = from_agent.recv() => message,
-                _ = super::sleep_or_never(keep_alive) => {
-                    // Nothing to send for an interval: a ping (the pong shows the way back works too).
+                _ = pings.tick() => {
+                    // A ping each interval: the pong shows the way back works too.
                     if let Err(why) = send(&mut sink, Message::Ping(Default::default()), true, stall).await {
                         return End::Broken(why);
                     }

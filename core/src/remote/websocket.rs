@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cookies::CookieJar;
 use super::endpoint::Endpoint;
+use super::keep_alive::Silence;
 use super::net::{self, Stream};
 use super::peek::peek;
 use super::server::metrics::Tap;
@@ -121,11 +122,12 @@ pub(crate) fn bridge<S>(
     ping_every(keep_alive, sink.clone(), socket_done.clone());
     let inbound = tokio::spawn(async move {
         let _done = socket_done.drop_guard();
+        let mut silence = Silence::new(keep_alive);
         let reason = loop {
             let frame = tokio::select! {
                 frame = frames.next() => frame,
-                _ = super::sleep_or_never(keep_alive.map(|every| every * 3)) => {
-                    tracing::warn!("nothing heard for three keep-alive intervals: the WebSocket is taken as broken");
+                why = silence.silent() => {
+                    tracing::warn!(%why, "the WebSocket is taken as broken");
                     heard_nothing.store(true, std::sync::atomic::Ordering::SeqCst);
                     break None;
                 }
@@ -136,6 +138,7 @@ pub(crate) fn bridge<S>(
             let Some(frame) = frame else {
                 break None;
             };
+            silence.heard();
             match frame {
                 // A binary frame's bytes are a message too: what is not
                 // UTF-8 JSON gets the engine's -32700, as on a pipe.

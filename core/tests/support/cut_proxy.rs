@@ -68,14 +68,7 @@ impl CutProxy {
         client: &acp_engine::Connection,
         down: Duration,
     ) -> acp_engine::RequestError {
-        let turn = {
-            let client = client.clone();
-            tokio::spawn(async move {
-                client
-                    .send_request::<_, serde_json::Value>("stream", &serde_json::json!({ "n": 100_000 }))
-                    .await
-            })
-        };
+        let turn = super::start_stream(client, 100_000);
         tokio::time::sleep(Duration::from_millis(100)).await;
         self.cut_for(down);
         tokio::time::timeout(super::PATIENCE, turn)

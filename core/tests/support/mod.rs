@@ -235,3 +235,46 @@ pub async fn stream_told(connection: &Connection, params: &Value) -> Result<Valu
     }
     Ok(serde_json::json!({ "streamed": params["n"] }))
 }
+
+/// `future`'s output, within the patience bound (a hang guard).
+pub async fn within<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(PATIENCE, future).await.expect("no hang")
+}
+
+/// A client of the agent at `url`, initialized: the params of the
+/// notifications it gets arrive on the receiver.
+pub async fn told_client(
+    url: &str,
+    options: &acp_engine::remote::ConnectOptions,
+) -> (Connection, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+    let (told_tx, told) = tokio::sync::mpsc::unbounded_channel();
+    let client = Connection::builder()
+        .on_notification(move |notification: acp_engine::IncomingNotification| {
+            let told_tx = told_tx.clone();
+            async move {
+                let _ = told_tx.send(notification.params::<Value>()?);
+                Ok(())
+            }
+        })
+        .connect(acp_engine::remote::connect(url, options).await.unwrap());
+    let initialize = serde_json::json!({ "protocolVersion": 1 });
+    let _: Value = client
+        .send_request(acp_engine::schema::method::INITIALIZE, &initialize)
+        .await
+        .unwrap();
+    (client, told)
+}
+
+/// Ask `client` for a long turn of `n` `told` notifications (an agent
+/// serving it with [`stream_told`]), on a task of its own.
+pub fn start_stream(
+    client: &Connection,
+    n: u64,
+) -> tokio::task::JoinHandle<Result<Value, acp_engine::RequestError>> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        client
+            .send_request("stream", &serde_json::json!({ "n": n }))
+            .await
+    })
+}
