@@ -202,6 +202,8 @@ export function stdioStream(options?: StreamOptions): Stream {
 export interface RemoteStreamOptions extends StreamOptions {
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
+  /** More headers for the WebSocket handshake or every HTTP request (an API gateway's key, say). */
+  headers?: Record<string, string>;
   /** A PEM file of CA certificates to trust besides the system's (`wss://`, `https://`). */
   caFile?: string;
   /**
@@ -232,6 +234,7 @@ export function remoteStream(url: string, options: RemoteStreamOptions = {}): St
         options.token,
         options.caFile,
         options.reconnectTimeoutMs,
+        Object.entries(options.headers ?? {}).map(([name, value]) => ({ name, value: String(value) })),
         wake,
       );
     },

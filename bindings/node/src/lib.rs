@@ -165,6 +165,15 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
     Ok(options)
 }
 
+/// A header a remote client sends (`remote`).
+#[napi(object)]
+pub struct RequestHeader {
+    /// Its name (`x-api-key`).
+    pub name: String,
+    /// Its value.
+    pub value: String,
+}
+
 /// The kinds of the events the engine hands JS (`acp_engine::host::kind`).
 #[napi(object)]
 pub struct EngineEventKinds {
@@ -325,6 +334,7 @@ impl NativeConnection {
     /// A client of a remote agent (`ws://`, `wss://`, `http://` or
     /// `https://`), connected in the background: a failure closes the
     /// connection with the reason. `reconnect_timeout_ms`: 0 or absent, off.
+    /// `headers`: more for the handshake or every HTTP request.
     #[napi(factory)]
     pub fn remote(
         settings: NativeSettings,
@@ -332,11 +342,17 @@ impl NativeConnection {
         token: Option<String>,
         ca_file: Option<String>,
         reconnect_timeout_ms: Option<u32>,
+        headers: Option<Vec<RequestHeader>>,
         wake: Function<(), ()>,
     ) -> Result<Self> {
         let options = options(&settings)?;
         let connect = acp_engine::remote::ConnectOptions {
             bearer_token: token,
+            headers: headers
+                .unwrap_or_default()
+                .into_iter()
+                .map(|header| (header.name, header.value))
+                .collect(),
             ca_file: ca_file.map(Into::into),
             reconnect_timeout: reconnect_timeout_ms
                 .filter(|ms| *ms > 0)
