@@ -128,3 +128,17 @@ pub mod defaults {
     /// say). Default: 0 s.
     pub const RECONNECT_TIMEOUT: Duration = Duration::from_millis(0);
 }
+
+/// The remote transports' own headers, as HTTP libraries take them (lower case; header
+/// names are case-insensitive).
+pub mod headers {
+    /// `Acp-Connection-Id`: Names a Streamable HTTP or WebSocket connection: the server sends
+    /// it with its answer to `initialize` (and with the WebSocket upgrade); the client sends it
+    /// with every later request.
+    pub const CONNECTION_ID: &str = "acp-connection-id";
+    /// `Acp-Session-Id`: Names the session a Streamable HTTP request or event stream is about.
+    pub const SESSION_ID: &str = "acp-session-id";
+    /// `Acp-Received`: How many messages a resuming WebSocket client has received
+    /// (docs/websocket-resume.md); the server answers with its own count.
+    pub const RECEIVED: &str = "acp-received";
+}

@@ -599,6 +599,18 @@ async fn the_http_wire_refuses_what_the_official_server_refuses() {
             assert!(text.contains(body), "{request}\n-> {text}");
         }
     }
+    // A 405 names the methods the endpoint has (RFC 9110).
+    let (_, refused) = support::raw_http::exchange(
+        server.local_addr(),
+        "OPTIONS /acp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(
+        refused
+            .to_ascii_lowercase()
+            .contains("\r\nallow: get, post, delete\r\n"),
+        "{refused}"
+    );
     // One reader per stream: a second GET gets 409.
     let get = format!(
         "GET /acp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {id}\r\n\r\n"

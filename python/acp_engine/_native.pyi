@@ -54,6 +54,7 @@ class NativeConnection:
         token: Optional[str] = None,
         ca_file: Optional[str] = None,
         reconnect_timeout_ms: Optional[int] = None,
+        headers: Optional[List[Tuple[str, str]]] = None,
     ) -> NativeConnection: ...
     @staticmethod
     def from_fds(settings: Dict[str, Any], read_fd: int, write_fd: int) -> NativeConnection: ...

@@ -80,3 +80,14 @@ class Defaults:
     """How often a remote connection shows it is alive while it has nothing to say: a server sends a comment on an idle Streamable HTTP event stream and pings each WebSocket, a client pings its WebSocket. A WebSocket or event stream that brings nothing (a pong included) for three intervals is taken as broken (a network that drops traffic without closing): resumed when that is on, ended with the reason otherwise. Default: 15 s."""
     RECONNECT_TIMEOUT: Final = 0.0
     """How long a remote client keeps trying, with backoff and jitter, to reopen a broken Streamable HTTP event stream after the last event it got or resume a broken WebSocket (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize answered 502 to 504: a proxy with no backend up, a server draining or full), before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s."""
+
+
+class Headers:
+    """The remote transports' own headers."""
+
+    CONNECTION_ID: Final = "Acp-Connection-Id"
+    """Names a Streamable HTTP or WebSocket connection: the server sends it with its answer to `initialize` (and with the WebSocket upgrade); the client sends it with every later request."""
+    SESSION_ID: Final = "Acp-Session-Id"
+    """Names the session a Streamable HTTP request or event stream is about."""
+    RECEIVED: Final = "Acp-Received"
+    """How many messages a resuming WebSocket client has received (docs/websocket-resume.md); the server answers with its own count."""

@@ -45,15 +45,23 @@ class _Spawn(Stream):
 
 class _Remote(Stream):
     def __init__(
-        self, url: str, token: Optional[str], ca_file: Optional[str], reconnect_timeout: Optional[float]
+        self,
+        url: str,
+        token: Optional[str],
+        ca_file: Optional[str],
+        reconnect_timeout: Optional[float],
+        headers: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.url = url
         self.token = token
         self.ca_file = ca_file
         self.reconnect_timeout_ms = None if reconnect_timeout is None else int(reconnect_timeout * 1000)
+        self.headers = [(str(name), str(value)) for name, value in (headers or {}).items()]
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
-        return NativeConnection.remote(settings, self.url, self.token, self.ca_file, self.reconnect_timeout_ms)
+        return NativeConnection.remote(
+            settings, self.url, self.token, self.ca_file, self.reconnect_timeout_ms, self.headers or None
+        )
 
 
 class _Fds(Stream):
@@ -191,6 +199,7 @@ def remote_stream(
     token: Optional[str] = None,
     ca_file: Optional[str] = None,
     reconnect_timeout: Optional[float] = None,
+    headers: Optional[Mapping[str, str]] = None,
 ) -> Stream:
     """A remote agent at ``url``: ``ws://`` or ``wss://`` (WebSocket), ``http://``
     or ``https://`` (Streamable HTTP), as ``acp-engine serve`` and the official
@@ -206,8 +215,9 @@ def remote_stream(
     cannot reach the server; with backoff, for up to this long before the
     connection closes. None or 0
     (the default): close at the first break, so that a dead server fails
-    what is pending at once."""
-    return _Remote(url, token, None if ca_file is None else os.fspath(ca_file), reconnect_timeout)
+    what is pending at once. ``headers``: more for the WebSocket handshake or
+    every HTTP request (an API gateway's key, say)."""
+    return _Remote(url, token, None if ca_file is None else os.fspath(ca_file), reconnect_timeout, headers)
 
 
 def fd_stream(read_fd: int, write_fd: int) -> Stream:

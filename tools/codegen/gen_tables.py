@@ -63,7 +63,8 @@ def load() -> dict:
     for extra in tables["messages"]:
         code = by_name[extra["error"]]["code"]
         messages.append({**extra, "doc": f"{extra['doc']} Code {code}."})
-    return {"errors": errors, "messages": messages, "event_kinds": tables["event_kinds"], "limits": tables["limits"]}
+    return {"errors": errors, "messages": messages, "event_kinds": tables["event_kinds"], "limits": tables["limits"],
+            "headers": tables["headers"]}
 
 
 def human(limit: dict) -> str:
@@ -122,6 +123,11 @@ def rust_core(t: dict) -> str:
             out += rust_doc(limit_doc(limit), "    ") + [f"    pub const {name}: Duration = {value};"]
         else:
             out += rust_doc(limit_doc(limit), "    ") + [f"    pub const {name}: usize = {limit['default']};"]
+    out += ["}", "", "/// The remote transports' own headers, as HTTP libraries take them (lower case; header",
+            "/// names are case-insensitive).", "pub mod headers {"]
+    for header in t["headers"]:
+        out += rust_doc(f"`{header['value']}`: {header['doc']}", "    ") + [
+            f"    pub const {header['name'].upper()}: &str = {json.dumps(header['value'].lower())};"]
     out += ["}", ""]
     return "\n".join(out)
 
@@ -173,6 +179,9 @@ def python(t: dict) -> str:
     for limit in t["limits"]:
         value = f"{limit['default'] / 1000}" if limit["unit"] == "ms" else str(limit["default"])
         out += [f"    {limit['name'].upper()}: Final = {value}", f'    """{limit_doc(limit)}"""']
+    out += ["", "", "class Headers:", '    """The remote transports\' own headers."""', ""]
+    for header in t["headers"]:
+        out += [f"    {header['name'].upper()}: Final = {json.dumps(header['value'])}", f'    """{header["doc"]}"""']
     return "\n".join(out) + "\n"
 
 
@@ -190,6 +199,9 @@ def typescript(t: dict) -> str:
     for limit in t["limits"]:
         name = camel(limit["name"]) + ("Ms" if limit["unit"] == "ms" else "")
         out += [f"  /** {limit_doc(limit)} */", f"  {name}: {limit['default']},"]
+    out += ["} as const;", "", "/** The remote transports' own headers. */", "export const TRANSPORT_HEADERS = {"]
+    for header in t["headers"]:
+        out += [f"  /** {header['doc']} */", f"  {camel(header['name'])}: {json.dumps(header['value'])},"]
     out += ["} as const;", ""]
     return "\n".join(out)
 

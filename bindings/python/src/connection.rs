@@ -170,18 +170,21 @@ impl NativeConnection {
 
     /// A connection to a remote agent (`ws://`, `wss://`, `http://` or
     /// `https://`), made in the background: a failure closes the connection
-    /// with the reason. `reconnect_timeout_ms`: 0 or None, off.
+    /// with the reason. `reconnect_timeout_ms`: 0 or None, off. `headers`:
+    /// more for the handshake or every HTTP request, as (name, value) pairs.
     #[staticmethod]
-    #[pyo3(signature = (settings, url, token=None, ca_file=None, reconnect_timeout_ms=None))]
+    #[pyo3(signature = (settings, url, token=None, ca_file=None, reconnect_timeout_ms=None, headers=None))]
     fn remote(
         settings: &Bound<'_, PyDict>,
         url: &str,
         token: Option<String>,
         ca_file: Option<String>,
         reconnect_timeout_ms: Option<u64>,
+        headers: Option<Vec<(String, String)>>,
     ) -> PyResult<Self> {
         let options = acp_engine::remote::ConnectOptions {
             bearer_token: token,
+            headers: headers.unwrap_or_default(),
             ca_file: ca_file.map(Into::into),
             reconnect_timeout: reconnect_timeout_ms
                 .filter(|ms| *ms > 0)

@@ -46,8 +46,7 @@ use crate::error::{codes, RequestError};
 use crate::message::RequestId;
 use crate::schema::method;
 
-pub(crate) const CONNECTION_ID: &str = "acp-connection-id";
-pub(crate) const SESSION_ID: &str = "acp-session-id";
+pub(crate) use crate::tables::headers::{CONNECTION_ID, SESSION_ID};
 pub(crate) const JSON: &str = "application/json";
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";

@@ -35,7 +35,7 @@ use super::websocket::{frame_line, line_frame, Ending};
 /// for a resumable connection; with the id, it resumes one).
 pub(crate) use super::http_client::{CONNECTION_ID, LAST_EVENT_ID};
 /// How many of the client's messages the server received (on a resume).
-pub(crate) const RECEIVED: &str = "acp-received";
+pub(crate) use crate::tables::headers::RECEIVED;
 
 /// What one side sent: the latest messages, numbered from 1, kept up to a
 /// byte budget.

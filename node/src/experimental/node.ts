@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import type { Duplex } from "node:stream";
 
+import { TRANSPORT_HEADERS } from "../generated/tables.js";
 import type { AcpServer, WebSocketServerSocket } from "./server.js";
 
 /** The largest request body passed on unless told (16 MiB, as the official adapter). */
@@ -96,7 +97,7 @@ export function createNodeWebSocketUpgradeHandler(
     const prepared = server.prepareWebSocketUpgrade();
     // The connection's id goes with the 101 answer, as the official server sends it.
     const addId: HeadersListener = (headers, request) => {
-      if (request === req) headers.push(`Acp-Connection-Id: ${prepared.connectionId}`);
+      if (request === req) headers.push(`${TRANSPORT_HEADERS.connectionId}: ${prepared.connectionId}`);
     };
     webSocketServer.on("headers", addId);
     socket.once("close", () => webSocketServer.off("headers", addId));

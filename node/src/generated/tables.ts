@@ -73,3 +73,13 @@ export const LIMIT_DEFAULTS = {
   /** How long a remote client keeps trying, with backoff and jitter, to reopen a broken Streamable HTTP event stream after the last event it got or resume a broken WebSocket (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize answered 502 to 504: a proxy with no backend up, a server draining or full), before the connection ends with the reason. 0, the default, ends the connection at the first break, so that a dead server fails what is pending at once; a gateway's clients set it (10 s, say). Default: 0 s. */
   reconnectTimeoutMs: 0,
 } as const;
+
+/** The remote transports' own headers. */
+export const TRANSPORT_HEADERS = {
+  /** Names a Streamable HTTP or WebSocket connection: the server sends it with its answer to `initialize` (and with the WebSocket upgrade); the client sends it with every later request. */
+  connectionId: "Acp-Connection-Id",
+  /** Names the session a Streamable HTTP request or event stream is about. */
+  sessionId: "Acp-Session-Id",
+  /** How many messages a resuming WebSocket client has received (docs/websocket-resume.md); the server answers with its own count. */
+  received: "Acp-Received",
+} as const;

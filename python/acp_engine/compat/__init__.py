@@ -10,6 +10,7 @@ Needs pydantic (``pip install acp-engine[compat]``).
 from typing import Any
 
 from .core import Agent, Client, RequestError, connect_to_agent, run_agent
+from .helpers import *  # noqa: F403 (the 0.x builders, for programs written against them; not in __all__, as in 1.0)
 from .meta import AGENT_METHODS, CLIENT_METHODS, PROTOCOL_VERSION
 from .stdio import spawn_agent_process, spawn_client_process, spawn_stdio_connection, stdio_streams
 from .transports import default_environment, spawn_stdio_transport

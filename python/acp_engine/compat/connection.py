@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,12 +25,27 @@ from .._tables import Messages
 from .._transport import Stream, asyncio_stream
 from ._transport import TransportStream, is_transport
 
-__all__ = ["Connection", "JsonValue", "MethodHandler"]
+__all__ = ["Connection", "JsonValue", "MethodHandler", "StreamDirection", "StreamEvent"]
 
 logger = logging.getLogger("acp_engine.compat")
 
 JsonValue = Any
 MethodHandler = Callable[[str, Optional[JsonValue], bool], Awaitable[Optional[JsonValue]]]
+
+
+class StreamDirection(str, Enum):
+    """Which way a message went (the official stream observers' type)."""
+
+    INCOMING = "incoming"
+    OUTGOING = "outgoing"
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """A message seen by a stream observer (observers themselves are not supported yet)."""
+
+    direction: StreamDirection
+    message: Dict[str, Any]
 
 # Methods outside our schema (those of a newer one) go through unchecked, to the
 # handler, which answers -32601 for what it does not know.
@@ -139,8 +156,12 @@ class Connection:
             raise
 
     async def main_loop(self) -> None:
-        """Returns once the connection is closed (the engine reads from the start)."""
-        await asyncio.shield(self._engine.closed)
+        """Returns once the connection is closed (the engine reads from the start),
+        or once it is cancelled, as the official receive loop does."""
+        try:
+            await asyncio.shield(self._engine.closed)
+        except asyncio.CancelledError:
+            return
 
     async def close(self) -> None:
         """Close: pending calls fail, handlers are cancelled."""

@@ -99,7 +99,14 @@ pub(super) async fn handle(
         Method::POST => post(request, address, shared).await,
         Method::GET => get(request, shared),
         Method::DELETE => delete(request, shared),
-        _ => text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed"),
+        _ => {
+            // RFC 9110: a 405 says which methods the endpoint has.
+            let mut refused = text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+            refused
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            refused
+        }
     }
 }
 

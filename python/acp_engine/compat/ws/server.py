@@ -1,0 +1,66 @@
+"""``acp.ws.server``: an agent on a Starlette WebSocket, run by the engine
+over its frames (one message per text frame). Needs the ``http`` extra."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import uuid
+from typing import Any
+
+from ..._transport import SocketPairStream
+from ..agent.connection import AgentSideConnection
+from ..http.protocol import CONNECTION_ID_HEADER
+
+__all__ = ["handle_websocket"]
+
+
+class _WebSocketFrames(SocketPairStream):
+    """Text frames in, one per line for the engine; its lines out, a frame each."""
+
+    def __init__(self, websocket: Any) -> None:
+        self._ws = websocket
+        self._warned_binary = False
+
+    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        while True:
+            event = await self._ws.receive()
+            if event["type"] == "websocket.disconnect":
+                return
+            text = event.get("text")
+            if text is None:
+                if event.get("bytes") is not None and not self._warned_binary:
+                    self._warned_binary = True
+                    logging.warning("Ignoring binary WebSocket frame; ACP messages must be sent as text frames")
+                continue
+            # A frame is one message; the engine's framing needs it on one line.
+            line = text.replace("\r", " ").replace("\n", " ") + "\n"
+            await loop.sock_sendall(ours, line.encode())
+
+    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+        pending = b""
+        try:
+            while True:
+                chunk = await loop.sock_recv(ours, 65536)
+                if not chunk:
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    await self._ws.send_text(line.decode())
+        except (OSError, RuntimeError):
+            pass  # the socket went away
+        finally:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+
+
+async def handle_websocket(agent_factory: Any, websocket: Any) -> None:
+    """Run one agent for the life of the socket; a disconnect ends its connection."""
+    await websocket.accept(headers=[(CONNECTION_ID_HEADER.lower().encode(), uuid.uuid4().hex.encode())])
+    connection = AgentSideConnection(agent_factory, _WebSocketFrames(websocket))
+    try:
+        await connection.listen()
+    finally:
+        await connection.close()
