@@ -38,6 +38,13 @@ IMPLS = {
         "client": [os.path.join(ENGINE_BIN, "engine-client")],
         "agent": [os.path.join(ENGINE_BIN, "engine-agent")],
     },
+    # The same programs on the multi-thread runtime `#[tokio::main]` makes
+    # (the README's examples); the row above runs tokio's current-thread one.
+    "acp-engine (Rust multi-thread runtime)": {
+        "client": [os.path.join(ENGINE_BIN, "engine-client"), "--runtime", "multi-thread"],
+        "agent": [os.path.join(ENGINE_BIN, "engine-agent"), "--runtime", "multi-thread"],
+        "pairs_within": "rust-multi-thread",
+    },
     "official Rust SDK": {
         "client": [os.path.join(OFFICIAL_BIN, "official-client")],
         "agent": [os.path.join(OFFICIAL_BIN, "official-agent")],
@@ -111,6 +118,7 @@ IMPLS = {
 # Rust one's).
 LANGUAGES = [
     ("Rust", "acp-engine (Rust)", "official Rust SDK"),
+    ("Rust (multi-thread runtime)", "acp-engine (Rust multi-thread runtime)", "official Rust SDK"),
     ("C", "acp-engine (C)", "official Rust SDK"),
     ("Go", "acp-engine (Go)", "official Rust SDK"),
     ("Python", "acp-engine (Python)", "official Python SDK"),

@@ -18,3 +18,19 @@ pub fn parse_scenario(text: &str) -> Option<(String, u64)> {
 pub fn large_content() -> String {
     "x".repeat(LARGE_SIZE)
 }
+
+/// The runtime a bench program runs on: tokio's current-thread one, or, with
+/// `--runtime multi-thread` among `args` (the program's own, before any `--`),
+/// the multi-thread one that `#[tokio::main]` makes, as the README's examples do.
+pub fn runtime(args: &[String]) -> tokio::runtime::Runtime {
+    let own = args.split(|arg| arg == "--").next().unwrap_or_default();
+    let multi = own
+        .windows(2)
+        .any(|pair| pair[0] == "--runtime" && pair[1] == "multi-thread");
+    let mut builder = if multi {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder.enable_all().build().expect("start the runtime")
+}

@@ -7,8 +7,12 @@ use acp_engine::{run_agent, Agent, AgentSideConnection, RequestError, Transport}
 use acp_engine_bench::{large_content, parse_scenario, CHUNK_TEXT, FILE_PATH, LARGE_SIZE, SESSION_ID};
 use futures_util::future::join_all;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    acp_engine_bench::runtime(&args).block_on(run());
+}
+
+async fn run() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, address] = args.as_slice() {
         if flag == "--serve" {

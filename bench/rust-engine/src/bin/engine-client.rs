@@ -12,8 +12,12 @@ use acp_engine::{spawn_agent, Client, ClientSideConnection, RequestError, SpawnO
 use acp_engine_bench::{large_content, LARGE_SIZE};
 use serde_json::json;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    acp_engine_bench::runtime(&args).block_on(run());
+}
+
+async fn run() {
     let t0 = Instant::now();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().position(|a| a == name).map(|i| args[i + 1].clone());
