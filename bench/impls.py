@@ -80,6 +80,13 @@ IMPLS = {
         "client": ["node", os.path.join(BENCH, "node-app", "client.mjs")],
         "agent": ["node", os.path.join(BENCH, "node-app", "agent.mjs")],
     },
+    # The same programs over the engine's own streams (stdioStream(),
+    # spawnStream()) instead of ndJsonStream over Node's Web-stream adapters.
+    "acp-engine (Node app API engine streams)": {
+        "client": ["node", os.path.join(BENCH, "node-app", "stdio-client.mjs")],
+        "agent": ["node", os.path.join(BENCH, "node-app", "stdio-agent.mjs")],
+        "pairs_within": "node-app-engine-streams",
+    },
     "official TypeScript SDK": {
         "client": ["node", os.path.join(BENCH, "official-ts", "client.mjs")],
         "agent": ["node", os.path.join(BENCH, "official-ts", "agent.mjs")],
@@ -125,6 +132,7 @@ LANGUAGES = [
     ("Python (official API)", "acp-engine (Python official API)", "official Python SDK"),
     ("Node", "acp-engine (Node)", "official TypeScript SDK"),
     ("Node (app API)", "acp-engine (Node app API)", "official TypeScript SDK"),
+    ("Node (app API, engine streams)", "acp-engine (Node app API engine streams)", "official TypeScript SDK"),
     ("Kotlin", "acp-engine (Kotlin)", "official Kotlin SDK"),
 ]
 

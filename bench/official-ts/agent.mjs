@@ -74,7 +74,11 @@ if (process.argv[2] === "--serve") {
     console.log(`ws://${host}:${port}/acp\nhttp://${host}:${port}/acp`);
   });
 } else {
-  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+  // bench/node-app/stdio-*.mjs: acp-engine's own stdio stream in place of Web streams.
+  const engineStreams = globalThis.ACP_BENCH_ENGINE_STREAMS;
+  const conn = app.connect(
+    engineStreams ? engineStreams.stdio() : acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
+  );
   await conn.closed;
   process.exit(0);
 }

@@ -38,10 +38,16 @@ const app = acp
   });
 
 const remote = agentArgv[0].includes("://");
-const child = remote ? null : spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+// bench/node-app/stdio-*.mjs: acp-engine's own streams in place of Web streams.
+const engineStreams = globalThis.ACP_BENCH_ENGINE_STREAMS;
+const child = remote || engineStreams ? null : spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
 const exited = child ? new Promise((resolve) => child.on("exit", resolve)) : Promise.resolve();
 const conn = app.connect(
-  child ? acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)) : await remoteStream(agentArgv[0]),
+  engineStreams && !remote
+    ? engineStreams.spawn(agentArgv)
+    : child
+      ? acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout))
+      : await remoteStream(agentArgv[0]),
 );
 const agent = conn.agent;
 await agent.request(acp.methods.agent.initialize, {
