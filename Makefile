@@ -248,6 +248,7 @@ codegen-check:
 	python3 tools/house/wire_names.py
 	python3 tools/house/error_codes.py
 	python3 tools/house/rules_in_core.py
+	python3 tools/house/generated_marked.py
 
 FUZZ_SECONDS ?= 300
 ## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check) for
