@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..._tables import Headers
+from ..interfaces import Agent
 from ..meta import AGENT_METHODS
 
 __all__ = [
@@ -35,7 +36,8 @@ CONTENT_TYPE_JSON = "application/json"
 CONTENT_TYPE_SSE = "text/event-stream"
 ACP_ENDPOINT_PATH = "/acp"
 
-INITIALIZE_METHOD = AGENT_METHODS["initialize"]
+# (The table's key for it is the Agent protocol's handler name.)
+INITIALIZE_METHOD = AGENT_METHODS[Agent.initialize.__name__]
 LOAD_SESSION_METHOD = AGENT_METHODS["session_load"]
 RESUME_SESSION_METHOD = AGENT_METHODS["session_resume"]
 
