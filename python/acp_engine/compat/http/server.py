@@ -45,14 +45,22 @@ class AcpServer:
 
         engine = await self._server()
         if self._client is None:
-            # Event streams last as long as their connection: no read timeout.
-            self._client = httpx2.AsyncClient(timeout=httpx2.Timeout(None))
+            # Event streams last as long as their connection: no read timeout,
+            # and no pool limit (each holds a connection; the engine's server
+            # bounds connections). Loopback: no proxy from the environment.
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(None),
+                limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64),
+                trust_env=False,
+            )
         headers = [(name, value) for name, value in scope["headers"] if name.lower() not in _HOP_HEADERS]
         gone = asyncio.Event()
         # An event stream's GET has no body: its `receive` only tells of the client leaving.
         body = _body(receive, gone) if scope["method"] in _BODY_METHODS else None
         request = self._client.build_request(scope["method"], engine.http_url, headers=headers, content=body)
         response = await self._client.send(request, stream=True)
+        # Cookies are the client's, passed back to it: the forwarder keeps none.
+        self._client.cookies.clear()
         # A client that goes away (an event stream it stops) ends the request upstream too.
         watch = asyncio.ensure_future(_disconnected(receive, gone))
         try:
