@@ -3,7 +3,7 @@ import functools
 import os
 import sys
 import time
-from typing import Any, Callable, Coroutine
+from typing import Any, Callable, Coroutine, List
 
 import pytest
 
@@ -44,6 +44,17 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
         asyncio.run(asyncio.wait_for(test(*args, **kwargs), 60))
 
     return wrapper
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OFFICIAL_TS = os.path.join(ROOT, "interop", "ts")
+
+
+def official_ts(script: str) -> List[str]:
+    """A program of interop/ts on the official TypeScript SDK (installed by interop/setup.sh)."""
+    sdk = os.path.join(OFFICIAL_TS, "node_modules", "@agentclientprotocol", "sdk")
+    assert os.path.isdir(sdk), f"the official TypeScript SDK is not installed: run interop/setup.sh ({sdk})"
+    return ["node", os.path.join(OFFICIAL_TS, script)]
 
 
 @pytest.fixture

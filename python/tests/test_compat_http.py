@@ -5,13 +5,12 @@ ASGI app, over WebSocket and Streamable HTTP; our client streams drive its
 agent behind its own server (AcpServer); and what a handshake carries."""
 
 import asyncio
-import os
 import subprocess
 import sys
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
-from conftest import peer, run_async
+from conftest import official_ts, peer, run_async
 
 pytest.importorskip("pydantic")  # the compat extra is installed by python/test.sh
 import websockets.asyncio.server as ws_server  # noqa: E402
@@ -21,14 +20,6 @@ from acp_engine.compat._cookies import MemoryAcpCookieStore  # noqa: E402
 from acp_engine.compat.http.client import create_http_stream  # noqa: E402
 from acp_engine.compat.ws.client import create_websocket_stream  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TS = os.path.join(ROOT, "interop", "ts")
-
-
-def official(script: str) -> List[str]:
-    sdk = os.path.join(TS, "node_modules", "@agentclientprotocol", "sdk")
-    assert os.path.isdir(sdk), f"the official TypeScript SDK is not installed: run interop/setup.sh ({sdk})"
-    return ["node", os.path.join(TS, script)]
 
 
 def serve(argv: List[str]) -> Iterator[Tuple[str, str]]:
@@ -51,7 +42,7 @@ def our_server() -> Iterator[Tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def official_server() -> Iterator[Tuple[str, str]]:
-    yield from serve(official("agent.mjs") + ["--serve", "127.0.0.1:0"])
+    yield from serve(official_ts("agent.mjs") + ["--serve", "127.0.0.1:0"])
 
 
 @pytest.mark.parametrize("transport", ["ws", "http"])
@@ -59,7 +50,7 @@ def test_the_official_client_drives_the_official_python_agent_on_our_asgi_app(
     our_server: Tuple[str, str], transport: str
 ) -> None:
     url = our_server[0] if transport == "ws" else our_server[1]
-    done = subprocess.run(official("client.mjs") + [url], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(official_ts("client.mjs") + [url], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "interop ok"
 

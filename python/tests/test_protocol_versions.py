@@ -5,29 +5,20 @@ agent, and our client drives its dual-version agent (the SDK's own
 ``agentProtocolRouter``) in either version."""
 
 import asyncio
-import os
 import subprocess
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
-from conftest import peer, run_async
+from conftest import official_ts, peer, run_async
 
 from acp_engine import Connection, Side, spawn_stream
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TS = os.path.join(ROOT, "interop", "ts")
-
-
-def official(script: str) -> List[str]:
-    sdk = os.path.join(TS, "node_modules", "@agentclientprotocol", "sdk")
-    assert os.path.isdir(sdk), f"the official TypeScript SDK is not installed: run interop/setup.sh ({sdk})"
-    return ["node", os.path.join(TS, script)]
 
 
 def drive_our_agent(client: str) -> str:
     agent = [sys.executable, peer("dual_version_agent.py")]
-    done = subprocess.run(official(client) + agent, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(official_ts(client) + agent, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip().splitlines()[-1]
 
@@ -46,7 +37,7 @@ async def turn_with_the_official_dual_agent(versions: Any, initialize: Dict[str,
     async def on_notification(method: str, params: Any) -> None:
         updates.put_nowait(params["update"])
 
-    argv = official("dual-agent.mjs")
+    argv = official_ts("dual-agent.mjs")
     connection = Connection(
         spawn_stream(*argv), None, on_notification, side=Side.CLIENT, protocol_versions=versions
     )

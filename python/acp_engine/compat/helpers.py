@@ -5,7 +5,7 @@ None is left out of the model, so it is not sent as ``null``."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Type, TypeVar, Union
 
 from .schema import (
     AgentMessageChunk,
@@ -184,18 +184,7 @@ def start_tool_call(
     raw_input: Any = None,
     raw_output: Any = None,
 ) -> ToolCallStart:
-    return ToolCallStart(
-        **_given(
-            tool_call_id=tool_call_id,
-            title=title,
-            kind=kind,
-            status=status,
-            content=_listed(content),
-            locations=_listed(locations),
-            raw_input=raw_input,
-            raw_output=raw_output,
-        )
-    )
+    return _tool_call(ToolCallStart, tool_call_id, title, kind, status, content, locations, raw_input, raw_output)
 
 
 def start_read_tool_call(
@@ -246,15 +235,15 @@ def update_tool_call(
     raw_input: Any = None,
     raw_output: Any = None,
 ) -> ToolCallProgress:
-    return ToolCallProgress(
-        **_given(
-            tool_call_id=tool_call_id,
-            title=title,
-            kind=kind,
-            status=status,
-            content=_listed(content),
-            locations=_listed(locations),
-            raw_input=raw_input,
-            raw_output=raw_output,
-        )
-    )
+    return _tool_call(ToolCallProgress, tool_call_id, title, kind, status, content, locations, raw_input, raw_output)
+
+
+_ToolCall = TypeVar("_ToolCall", ToolCallStart, ToolCallProgress)
+
+
+def _tool_call(model: Type[_ToolCall], tool_call_id: str, title: Optional[str], kind: Optional[ToolKind],
+               status: Optional[ToolCallStatus], content: Optional[Sequence[ToolCallContentVariant]],
+               locations: Optional[Sequence[ToolCallLocation]], raw_input: Any, raw_output: Any) -> _ToolCall:
+    """A tool call's start or progress, with the fields that were given."""
+    return model(**_given(tool_call_id=tool_call_id, title=title, kind=kind, status=status, content=_listed(content),
+                          locations=_listed(locations), raw_input=raw_input, raw_output=raw_output))
