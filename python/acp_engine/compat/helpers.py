@@ -194,15 +194,7 @@ def start_read_tool_call(
     *,
     extra_options: Optional[Sequence[ToolCallContentVariant]] = None,
 ) -> ToolCallStart:
-    return start_tool_call(
-        tool_call_id,
-        title,
-        kind="read",
-        status="pending",
-        content=extra_options,
-        locations=[ToolCallLocation(path=path)],
-        raw_input={"path": path},
-    )
+    return _start_on_file(tool_call_id, title, path, "read", {"path": path}, extra_options)
 
 
 def start_edit_tool_call(
@@ -213,15 +205,14 @@ def start_edit_tool_call(
     *,
     extra_options: Optional[Sequence[ToolCallContentVariant]] = None,
 ) -> ToolCallStart:
-    return start_tool_call(
-        tool_call_id,
-        title,
-        kind="edit",
-        status="pending",
-        content=extra_options,
-        locations=[ToolCallLocation(path=path)],
-        raw_input={"path": path, "content": content},
-    )
+    return _start_on_file(tool_call_id, title, path, "edit", {"path": path, "content": content}, extra_options)
+
+
+def _start_on_file(tool_call_id: str, title: str, path: str, kind: ToolKind, raw_input: Any,
+                   extra_options: Optional[Sequence[ToolCallContentVariant]]) -> ToolCallStart:
+    """A pending tool call on the file at ``path``."""
+    return start_tool_call(tool_call_id, title, kind=kind, status="pending", content=extra_options,
+                           locations=[ToolCallLocation(path=path)], raw_input=raw_input)
 
 
 def update_tool_call(
