@@ -4,7 +4,7 @@ or connect to a remote one and talk to it as a client."""
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncIterator, Callable, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Optional, Sequence
 
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._limits import Limits
@@ -17,10 +17,12 @@ async def run_agent(
     *,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
+    connection_class: Any = AgentSideConnection,
 ) -> None:
     """Serve ``agent_factory(connection)`` on this process's stdin/stdout
-    until the client hangs up: ``asyncio.run(run_agent(MyAgent))``."""
-    connection = AgentSideConnection(
+    until the client hangs up: ``asyncio.run(run_agent(MyAgent))``.
+    (``connection_class``: another protocol's, as ``experimental.v2`` passes it.)"""
+    connection = connection_class(
         agent_factory, stream or stdio_stream(), limits=limits, unchecked_methods=unchecked_methods
     )
     await connection.closed
@@ -35,12 +37,13 @@ async def spawn_agent(
     cwd: Optional[str] = None,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
+    connection_class: Any = ClientSideConnection,
 ) -> AsyncIterator[ClientSideConnection]:
     """Start an agent process and connect to it as ``client_factory(conn)``:
     ``async with spawn_agent(MyClient, "my-agent", "--stdio") as agent: ...``.
     On exit the connection is closed and the agent reaped."""
     stream = spawn_stream(command, *args, env=env, cwd=cwd)
-    connection = ClientSideConnection(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
+    connection = connection_class(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
     try:
         yield connection
     finally:
@@ -57,13 +60,14 @@ async def connect_agent(
     reconnect_timeout: Optional[float] = None,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
+    connection_class: Any = ClientSideConnection,
 ) -> AsyncIterator[ClientSideConnection]:
     """Connect to a remote agent as ``client_factory(conn)``:
     ``async with connect_agent(lambda conn: MyClient(), "http://host:8080/acp") as agent: ...``
     (``ws://``, ``wss://``, ``http://`` or ``https://``; see :func:`remote_stream`).
     On exit the connection is closed."""
     stream = remote_stream(url, token=token, ca_file=ca_file, reconnect_timeout=reconnect_timeout)
-    connection = ClientSideConnection(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
+    connection = connection_class(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
     try:
         yield connection
     finally:

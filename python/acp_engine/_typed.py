@@ -12,7 +12,7 @@ too."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional, Sequence
+from typing import Any, Awaitable, Callable, ClassVar, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from ._connection import Connection, Side
 from ._limits import Limits
@@ -54,6 +54,8 @@ class _TypedConnection:
     _notifications: ClassVar[FrozenSet[str]]
     _side: ClassVar[Side]
     _unstable: ClassVar[bool] = False
+    #: The ACP versions the connection speaks (v2's connections: 2).
+    _protocol_versions: ClassVar[Tuple[int, ...]] = (1,)
 
     connection: Connection
 
@@ -74,6 +76,7 @@ class _TypedConnection:
             max_message_size=max_message_size,
             limits=limits,
             unstable=self._unstable,
+            protocol_versions=self._protocol_versions,
             unchecked_methods=unchecked_methods,
             # A handler that defines it hears of the peer's notifications
             # that fail the schema; otherwise they are logged as warnings.

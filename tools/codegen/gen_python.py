@@ -60,6 +60,14 @@ TARGETS = [
         "python/acp_engine/unstable/_generated/methods.py",
         "...",
     ),
+    # The ACP version 2 draft (acp_engine.experimental.v2): its connections speak v2 only.
+    (
+        "schema/v2/schema.json",
+        None,
+        "python/acp_engine/experimental/v2/schema.py",
+        "python/acp_engine/experimental/v2/_generated/methods.py",
+        "....",
+    ),
 ]
 
 TYPING_NAMES = {"Any", "Dict", "Final", "List", "Literal", "NamedTuple", "Optional", "TypedDict", "Union"}
@@ -126,6 +134,7 @@ class PythonEmitter:
         self.imported: set[str] = set()
         self.uses: set[str] = set()
         self.variant_classes: dict[str, list[str]] = {}  # struct with a union part -> its variant classes
+        self.union_variants: dict[str, list[tuple[str, str]]] = {}  # a tagged union -> [(suffix, class)]
         clash = RESERVED & set(schema.definitions)
         if clash:
             raise ir.SchemaError(f"definition names {sorted(clash)} clash with names the module uses")
@@ -282,7 +291,9 @@ class PythonEmitter:
                     lit = bracket(self.use("Union"), [lit, "str" if isinstance(d, ir.StringEnum) else "int"])
                 self.alias(d.name, lit, ir_doc(d.doc, d.open_doc and f"Other values: {d.open_doc}"))
             elif isinstance(d, ir.TaggedUnion):
-                classes = [c for _, c in self.tagged_variants(d.name, d, [])]
+                variants = self.tagged_variants(d.name, d, [])
+                self.union_variants[d.name] = variants
+                classes = [c for _, c in variants]
                 self.alias(d.name, bracket(self.use("Union"), classes), self.union_doc(d, classes))
             elif isinstance(d, ir.UntaggedUnion):
                 self.alias(d.name, bracket(self.use("Union"), [self.py(v.type) for v in d.variants]), d.doc)
@@ -335,6 +346,9 @@ class PythonEmitter:
         if payload is None:
             return [Shape("", [], [])]
         p = self.s.get(payload)
+        if isinstance(p, ir.TaggedUnion):
+            # A union as a variant's payload (v2's `state_update`): one shape per its variant.
+            return [Shape(suffix, [c], []) for suffix, c in self.union_variants[payload]]
         assert isinstance(p, ir.Struct), payload
         if p.inline_of:
             if p.union:
@@ -459,7 +473,9 @@ def emitter(schema_rel: str, stable_rel: Optional[str], stable: Optional[PythonE
 
 def generate_methods(schema_rel: str, stable_rel: Optional[str], prefix: str) -> str:
     schema = ir.load(ROOT / schema_rel, ROOT / stable_rel if stable_rel else None)
-    return gen_python_methods.generate(schema, schema_rel, GENERATOR, prefix)
+    # A version 2 schema's connections speak version 2 (the engine checks and selects it).
+    versions = (2,) if "/v2/" in schema_rel else None
+    return gen_python_methods.generate(schema, schema_rel, GENERATOR, prefix, versions)
 
 
 def write_or_check(targets: list[tuple[str, str]], check: bool, generator: str) -> int:

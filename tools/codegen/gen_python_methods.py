@@ -51,8 +51,10 @@ PEER_DOCS = {
 }
 
 
-def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix: str) -> str:
-    """``package_prefix``: how the module reaches the package root (``.`` or ``..``)."""
+def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix: str,
+             protocol_versions: Optional[tuple[int, ...]] = None) -> str:
+    """``package_prefix``: how the module reaches the package root (``.`` or ``..``);
+    ``protocol_versions``: the ACP versions the connections speak, if not v1 alone."""
     used_types: set[str] = set()
     body: list[str] = []
 
@@ -150,6 +152,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
             f"    _handlers = {side.upper()}_HANDLERS",
             f"    _notifications = {side.upper()}_NOTIFICATIONS",
             f"    _unstable = {unstable}",
+            *([f"    _protocol_versions = {protocol_versions!r}"] if protocol_versions else []),
             f"    {side}: {handler}",
             "",
             "    if TYPE_CHECKING:",
@@ -183,7 +186,8 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, package_prefix:
         "",
         "if TYPE_CHECKING:  # the schema module is for type checkers: not imported at run time",
         f"    from {package_prefix}_limits import Limits",
-        f"    from {package_prefix}_terminal import TerminalHandle",
+        *([f"    from {package_prefix}_terminal import TerminalHandle"]
+          if any(m.result in HANDLE_RESULTS for m in schema.methods) else []),
         f"    from {package_prefix}_transport import Stream",
         "    from ..schema import (",
         *[f"        {name}," for name in sorted(used_types)],

@@ -1,0 +1,1 @@
+"""Generated from the schema by tools/codegen (make codegen); do not edit."""
