@@ -2,7 +2,7 @@
 # ACP v2 (the draft) against a second official implementation: the official
 # Rust SDK's v2 client (bench/official-rust, `Client.v2()`) drives our
 # dual-version agents, Python's (a plain Connection with protocol_versions
-# (1, 2)) and Node's (the official TypeScript router agent, interop/ts/
+# (1, 2); and its typed v2 agent) and Node's (the official TypeScript router agent, interop/ts/
 # dual-agent.mjs, on our package with only its imports changed), and the
 # official TypeScript one for comparison, through initialize, a session and
 # a turn reported by state updates. (The official TypeScript v2 client runs
@@ -33,6 +33,7 @@ row "official Rust v2 client -> official TypeScript dual-version agent" "node $h
 our_py="$root/target/python-venv/bin/python"
 if [[ -x "$our_py" ]]; then
   row "official Rust v2 client -> acp-engine (Python) dual-version agent" "$our_py $root/python/tests/peers/dual_version_agent.py"
+  row "official Rust v2 client -> acp-engine (Python) v2 agent (acp_engine.experimental.v2)" "$our_py $root/python/tests/peers/v2_agent.py"
 else
   echo "SKIP official Rust v2 client -> acp-engine (Python): target/python-venv not built (make test-python)"
 fi
