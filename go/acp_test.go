@@ -18,8 +18,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("ACP_GO_TEST_ROLE") == "agent" {
+	switch os.Getenv("ACP_GO_TEST_ROLE") {
+	case "agent":
 		os.Exit(runTestAgent())
+	case "dual-agent":
+		os.Exit(runDualAgent())
 	}
 	os.Exit(m.Run())
 }

@@ -51,6 +51,13 @@ type Options struct {
 	// ExtMethod / ExtNotification (or Conn.Call / Notify), which send the
 	// name as given.
 	UncheckedMethods []string
+	// ProtocolVersions are the ACP versions the connection speaks: nil or
+	// {1}, version 1 only (the default); {2}, the version 2 draft only (a
+	// v1 client's initialize is answered -32022); {1, 2}, both (an agent
+	// serves each client the version it asks for). With version 2,
+	// initialize selects the version (Conn.ProtocolVersion) and the engine
+	// checks every later message against it, both ways.
+	ProtocolVersions []int
 }
 
 // Limits bound what a connection holds for a peer that stops reading:
@@ -132,12 +139,55 @@ const sendSlots = 256
 // NewConnection opens a plain JSON-RPC connection (no ACP checks) over
 // stream; handler handles what the peer sends.
 func NewConnection(handler Handler, stream Stream, options *Options) (*Conn, error) {
-	conn, err := open(SideRaw, stream, options)
+	return NewSideConnection(SideRaw, handler, stream, options)
+}
+
+// NewSideConnection opens a connection that plays side (SideAgent or
+// SideClient: the engine checks what it receives and sends against that
+// side's methods), with a handler of your own: the untyped peer of an agent
+// or a client, for what the typed connections do not cover, such as the
+// version 2 draft (Options.ProtocolVersions).
+func NewSideConnection(side Side, handler Handler, stream Stream, options *Options) (*Conn, error) {
+	conn, err := open(side, stream, options)
 	if err != nil {
 		return nil, err
 	}
 	conn.start(handler)
 	return conn, nil
+}
+
+// ProtocolVersion is the ACP version the connection speaks: the one
+// initialize selected, or its lowest until then.
+func (conn *Conn) ProtocolVersion() int {
+	version := 0
+	_ = conn.library(func(c *C.acp_connection) error {
+		version = int(C.acp_connection_protocol_version(c))
+		return nil
+	})
+	return version
+}
+
+// protocolVersions is Options.ProtocolVersions as the library takes it.
+func protocolVersions(versions []int) (C.uint32_t, error) {
+	var v1, v2 bool
+	for _, version := range versions {
+		switch version {
+		case 1:
+			v1 = true
+		case 2:
+			v2 = true
+		default:
+			return 0, fmt.Errorf("acp-engine: ProtocolVersions must name 1, 2 or both, not %v", versions)
+		}
+	}
+	switch {
+	case v1 && v2:
+		return C.ACP_PROTOCOL_VERSIONS_V1_AND_V2, nil
+	case v2:
+		return C.ACP_PROTOCOL_VERSIONS_V2, nil
+	default:
+		return C.ACP_PROTOCOL_VERSIONS_V1, nil
+	}
 }
 
 // open makes the connection; its callbacks wait until start.
@@ -162,6 +212,11 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 		if limits.OutputStallTimeout > 0 {
 			copts.output_stall_timeout_ms = C.uint32_t(max(1, limits.OutputStallTimeout.Milliseconds()))
 		}
+		versions, err := protocolVersions(options.ProtocolVersions)
+		if err != nil {
+			return nil, err
+		}
+		copts.protocol_versions = versions
 		if len(options.UncheckedMethods) > 0 {
 			// The library copies the names when it makes the connection.
 			list := cStringList(options.UncheckedMethods)
