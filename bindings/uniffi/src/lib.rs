@@ -30,7 +30,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
-use acp_engine::{Protocol, RequestError as CoreError, SpawnOptions, Transport, UncheckedMethods};
+use acp_engine::{
+    Protocol, ProtocolVersions, RequestError as CoreError, SpawnOptions, Transport, UncheckedMethods,
+};
 use tokio::runtime::Handle;
 
 use direct::Registered;
@@ -119,6 +121,10 @@ pub struct Settings {
     /// schema. Inbound ones reach the handler like extension methods;
     /// they are sent with the generic request and notification calls.
     pub unchecked_methods: Vec<String>,
+    /// The ACP versions the connection speaks (1, 2 or both; empty: 1):
+    /// with 2, `initialize` selects the version and every later message is
+    /// checked against it.
+    pub protocol_versions: Vec<u16>,
 }
 
 /// How to start an agent process.
@@ -272,6 +278,10 @@ fn options(settings: &Settings) -> HostOptions {
         options.max_message_size = usize::try_from(max).unwrap_or(usize::MAX).max(1);
     }
     options.unchecked_methods = UncheckedMethods::new(settings.unchecked_methods.clone());
+    // Kotlin checks the list first (ConnectionOptions); anything else speaks v1.
+    if let Some(versions) = ProtocolVersions::from_list(&settings.protocol_versions) {
+        options.protocol_versions = versions;
+    }
     options
 }
 
@@ -388,6 +398,12 @@ impl NativeConnection {
     /// Why the connection closed, once it did.
     pub fn close_reason(&self) -> Option<String> {
         self.host.close_reason()
+    }
+
+    /// The ACP version the connection speaks: the one `initialize`
+    /// selected, or its lowest until then.
+    pub fn protocol_version(&self) -> u16 {
+        self.host.protocol_version()
     }
 
     /// The spawned agent's process id, for connections made by spawning.

@@ -38,12 +38,36 @@ data class SpawnOptions(
  *   `session/set_model`) or methods of a newer schema. Inbound ones reach the handler's
  *   `extMethod` / `extNotification`; send them with `extMethod` / `extNotification` (or
  *   [Connection.sendRequest] / [Connection.sendNotification]), which send the name as given.
+ * @property protocolVersions the ACP versions the connection speaks: `listOf(1)` (the
+ *   default), `listOf(2)` (the version 2 draft only: a v1 client's `initialize` is answered
+ *   -32022) or both (an agent serves each client the version it asks for). With 2,
+ *   `initialize` selects the version ([Connection.protocolVersion]) and the engine checks
+ *   every later message against it, both ways.
  */
 data class ConnectionOptions(
     val unstable: Boolean = false,
     val maxMessageSize: Long? = null,
     val uncheckedMethods: List<String> = emptyList(),
-)
+    val protocolVersions: List<Int> = listOf(1),
+) {
+    init {
+        require(protocolVersions.isNotEmpty() && protocolVersions.all { it == 1 || it == 2 }) {
+            "protocolVersions must name 1, 2 or both, not $protocolVersions"
+        }
+    }
+}
+
+/**
+ * Which side of ACP a [Connection] made by [Connection.spawn] or [Connection.stdio]
+ * plays: the engine checks what it receives and sends against that side's methods
+ * ([RAW]: plain JSON-RPC, no checks). For what the typed connections do not cover, such
+ * as the version 2 draft ([ConnectionOptions.protocolVersions]).
+ */
+enum class ConnectionSide(internal val native: Side) {
+    RAW(Side.RAW),
+    AGENT(Side.AGENT),
+    CLIENT(Side.CLIENT),
+}
 
 /**
  * A JSON-RPC 2.0 connection run by the engine: newline-delimited JSON over a byte stream.
@@ -111,19 +135,23 @@ class Connection internal constructor(private val native: NativeConnection) : Au
     /** The spawned agent's process id, for a connection made by spawning one. */
     val pid: Long? get() = native.pid()?.toLong()
 
+    /** The ACP version the connection speaks: the one `initialize` selected, or its lowest until then. */
+    val protocolVersion: Int get() = native.protocolVersion().toInt()
+
     /** Plain JSON-RPC connections: any method, no schema checks (ACP: [spawnAgent], [runAgent]). */
     companion object {
-        /** Start `command args` and talk plain JSON-RPC to it over its stdin and stdout. */
+        /** Start `command args` and talk plain JSON-RPC to it over its stdin and stdout ([side]: as that side of ACP). */
         fun spawn(
             command: String,
             args: List<String> = emptyList(),
             spawn: SpawnOptions = SpawnOptions(),
             options: ConnectionOptions = ConnectionOptions(),
+            side: ConnectionSide = ConnectionSide.RAW,
             makeHandler: (Connection) -> ConnectionHandler,
         ): Connection = open(
             {
                 try {
-                    NativeConnection.spawn(settings(Side.RAW, options), spawnConfig(command, args, spawn))
+                    NativeConnection.spawn(settings(side.native, options), spawnConfig(command, args, spawn))
                 } catch (error: AcpException) {
                     throw RequestError.from(error)
                 }
@@ -133,10 +161,14 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             makeHandler,
         ).first
 
-        /** Talk plain JSON-RPC over this process's stdin and stdout. */
-        fun stdio(options: ConnectionOptions = ConnectionOptions(), makeHandler: (Connection) -> ConnectionHandler): Connection =
+        /** Talk plain JSON-RPC over this process's stdin and stdout ([side]: as that side of ACP). */
+        fun stdio(
+            options: ConnectionOptions = ConnectionOptions(),
+            side: ConnectionSide = ConnectionSide.RAW,
+            makeHandler: (Connection) -> ConnectionHandler,
+        ): Connection =
             open(
-                { NativeConnection.stdio(settings(Side.RAW, options)) },
+                { NativeConnection.stdio(settings(side.native, options)) },
                 { h: ConnectionHandler, method, params -> h.handleRequest(method, params) },
                 { h: ConnectionHandler, method, params -> h.handleNotification(method, params) },
                 makeHandler,
@@ -163,7 +195,10 @@ class Connection internal constructor(private val native: NativeConnection) : Au
         }
 
         internal fun settings(side: Side, options: ConnectionOptions) =
-            Settings(side, options.unstable, options.maxMessageSize?.toULong(), options.uncheckedMethods)
+            Settings(
+                side, options.unstable, options.maxMessageSize?.toULong(), options.uncheckedMethods,
+                options.protocolVersions.map { it.toUShort() },
+            )
 
         internal fun spawnConfig(command: String, args: List<String>, options: SpawnOptions) = SpawnConfig(
             command, args, options.env, options.clearEnv, options.cwd, options.inheritStderr,

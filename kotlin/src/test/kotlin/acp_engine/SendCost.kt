@@ -11,7 +11,7 @@ fun main(args: Array<String>) {
     val params = Json.stringify(mapOf("sessionId" to "s", "update" to mapOf("sessionUpdate" to "agent_message_chunk", "content" to mapOf("type" to "text", "text" to "hello "))))
     for (side in listOf(Side.RAW, Side.AGENT)) {
         val native = NativeConnection.spawn(
-            Settings(side, false, null, emptyList()),
+            Settings(side, false, null, emptyList(), emptyList()),
             SpawnConfig("sh", listOf("-c", "cat > /dev/null"), emptyMap(), false, null, true, null),
         )
         val id = native.directId().toLong()
