@@ -139,20 +139,21 @@ const sendSlots = 256
 // NewConnection opens a plain JSON-RPC connection (no ACP checks) over
 // stream; handler handles what the peer sends.
 func NewConnection(handler Handler, stream Stream, options *Options) (*Conn, error) {
-	return NewSideConnection(SideRaw, handler, stream, options)
+	return NewSideConnection(SideRaw, func(*Conn) Handler { return handler }, stream, options)
 }
 
 // NewSideConnection opens a connection that plays side (SideAgent or
 // SideClient: the engine checks what it receives and sends against that
-// side's methods), with a handler of your own: the untyped peer of an agent
-// or a client, for what the typed connections do not cover, such as the
-// version 2 draft (Options.ProtocolVersions).
-func NewSideConnection(side Side, handler Handler, stream Stream, options *Options) (*Conn, error) {
+// side's methods), with a handler of your own, made from the connection
+// before anything reaches it: the untyped peer of an agent or a client, for
+// what the typed connections do not cover, such as the version 2 draft
+// (Options.ProtocolVersions).
+func NewSideConnection(side Side, handler func(*Conn) Handler, stream Stream, options *Options) (*Conn, error) {
 	conn, err := open(side, stream, options)
 	if err != nil {
 		return nil, err
 	}
-	conn.start(handler)
+	conn.start(handler(conn))
 	return conn, nil
 }
 

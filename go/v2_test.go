@@ -32,6 +32,8 @@ type dualAgent struct {
 	conn *acp.Conn
 }
 
+func newDualAgent(conn *acp.Conn) acp.Handler { return &dualAgent{conn: conn} }
+
 func (a *dualAgent) update(sessionID string, update map[string]any) {
 	_ = a.conn.Notify(context.Background(), acp.MethodSessionUpdate, map[string]any{"sessionId": sessionID, "update": update})
 }
@@ -82,13 +84,11 @@ func (a *dualAgent) HandleNotification(ctx context.Context, method string, param
 
 // runDualAgent serves one client on this process's stdio (ACP_GO_TEST_ROLE=dual-agent).
 func runDualAgent() int {
-	agent := &dualAgent{}
-	conn, err := acp.NewSideConnection(acp.SideAgent, agent, acp.StdioStream(), &acp.Options{ProtocolVersions: []int{1, 2}})
+	conn, err := acp.NewSideConnection(acp.SideAgent, newDualAgent, acp.StdioStream(), &acp.Options{ProtocolVersions: []int{1, 2}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	agent.conn = conn
 	<-conn.Done()
 	return 0
 }
@@ -125,14 +125,12 @@ func TestAV2OnlyConnectionRefusesAV1Initialize(t *testing.T) {
 	if err := syscall.Pipe(toClient[:]); err != nil {
 		t.Fatal(err)
 	}
-	agent := &dualAgent{}
-	agentConn, err := acp.NewSideConnection(acp.SideAgent, agent, acp.FDStream(toAgent[0], toClient[1]), &acp.Options{ProtocolVersions: []int{2}})
+	agentConn, err := acp.NewSideConnection(acp.SideAgent, newDualAgent, acp.FDStream(toAgent[0], toClient[1]), &acp.Options{ProtocolVersions: []int{2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent.conn = agentConn
 	defer agentConn.Close()
-	client, err := acp.NewSideConnection(acp.SideClient, &dualAgent{}, acp.FDStream(toClient[0], toAgent[1]), nil)
+	client, err := acp.NewSideConnection(acp.SideClient, newDualAgent, acp.FDStream(toClient[0], toAgent[1]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +146,7 @@ func TestAV2OnlyConnectionRefusesAV1Initialize(t *testing.T) {
 	if version := agentConn.ProtocolVersion(); version != 2 {
 		t.Fatalf("a v2-only connection speaks %d", version)
 	}
-	if _, err := acp.NewSideConnection(acp.SideAgent, agent, acp.FDStream(toAgent[0], toClient[1]), &acp.Options{ProtocolVersions: []int{3}}); err == nil {
+	if _, err := acp.NewSideConnection(acp.SideAgent, newDualAgent, acp.FDStream(toAgent[0], toClient[1]), &acp.Options{ProtocolVersions: []int{3}}); err == nil {
 		t.Fatal("version 3 was taken")
 	}
 }
