@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ._native import NativeConnection
 
@@ -131,6 +131,22 @@ class SocketPairStream(Stream):
 
     async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
         raise NotImplementedError
+
+    @staticmethod
+    async def _engine_lines(loop: asyncio.AbstractEventLoop, ours: socket.socket) -> AsyncIterator[bytes]:
+        """The lines (messages) the engine writes, for a ``_copy_out`` that
+        hands them on one at a time; ends with the engine's output."""
+        partial = b""
+        while True:
+            try:
+                chunk = await loop.sock_recv(ours, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            *lines, partial = (partial + chunk).split(b"\n")
+            for line in lines:
+                yield line
 
     async def _closed(self) -> None:
         """After both copies ended and the socket is closed."""

@@ -144,18 +144,9 @@ class TransportStream(SocketPairStream):
             await loop.sock_sendall(ours, json.dumps(message, separators=(",", ":")).encode() + b"\n")
 
     async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
-        partial = b""
-        while True:
-            try:
-                chunk = await loop.sock_recv(ours, 65536)
-            except OSError:
+        async for line in self._engine_lines(loop, ours):
+            if not await self._send_line(loop, line):
                 return
-            if not chunk:
-                return
-            *lines, partial = (partial + chunk).split(b"\n")
-            for line in lines:
-                if not await self._send_line(loop, line):
-                    return
 
     async def _send_line(self, loop: asyncio.AbstractEventLoop, line: bytes) -> bool:
         """Hand one message to the transport; False once it failed."""

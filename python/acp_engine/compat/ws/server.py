@@ -40,17 +40,11 @@ class _WebSocketFrames(SocketPairStream):
             await loop.sock_sendall(ours, line.encode())
 
     async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
-        pending = b""
         try:
-            while True:
-                chunk = await loop.sock_recv(ours, 65536)
-                if not chunk:
-                    break
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    await self._ws.send_text(line.decode())
-        except (OSError, RuntimeError):
-            pass  # the socket went away
+            async for line in self._engine_lines(loop, ours):
+                await self._ws.send_text(line.decode())
+        except RuntimeError:
+            pass  # the WebSocket went away
         finally:
             with contextlib.suppress(Exception):
                 await self._ws.close()
