@@ -31,6 +31,16 @@ const (
 	// request fails with it; a send on a closed connection too). Local, never sent to
 	// a peer; in JSON-RPC's range for implementation-defined errors.
 	CodeConnectionClosed int64 = -32099
+	// CodeMcpResourceLimitExceeded: MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP
+	// bridge's requests, body or buffered answer). An outer ACP error, never an MCP
+	// one.
+	CodeMcpResourceLimitExceeded int64 = -33000
+	// CodeMcpServerUnavailable: MCP-over-ACP: no MCP server is registered under the `serverId` (with
+	// `data.serverId`).
+	CodeMcpServerUnavailable int64 = -33001
+	// CodeMcpBackendFailed: MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP
+	// outcome (with `data.details`).
+	CodeMcpBackendFailed int64 = -33002
 )
 
 // The message each error is made with.
@@ -45,7 +55,12 @@ const (
 	messageRequestCancelled           = "Request cancelled"
 	messageUnsupportedProtocolVersion = "Unsupported protocol version"
 	messageConnectionClosed           = "Connection closed"
+	messageMcpResourceLimitExceeded   = "MCP-over-ACP active request limit exceeded"
+	messageMcpServerUnavailable       = "MCP server registration unavailable"
+	messageMcpBackendFailed           = "MCP server handler failed"
 	messageSessionNotFound            = "Session not found"
+	messageMcpInvalidOutcome          = "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`"
+	messageMcpInvalidCarrier          = "Invalid MCP-over-ACP response carrier"
 )
 
 // The limits' defaults.

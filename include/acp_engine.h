@@ -202,6 +202,25 @@
 #define ACP_ERROR_CONNECTION_CLOSED -32099
 
 /*
+ MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's
+ requests, body or buffered answer). An outer ACP error, never an MCP one. ("MCP-over-ACP
+ active request limit exceeded")
+ */
+#define ACP_ERROR_MCP_RESOURCE_LIMIT_EXCEEDED -33000
+
+/*
+ MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`). ("MCP
+ server registration unavailable")
+ */
+#define ACP_ERROR_MCP_SERVER_UNAVAILABLE -33001
+
+/*
+ MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
+ `data.details`). ("MCP server handler failed")
+ */
+#define ACP_ERROR_MCP_BACKEND_FAILED -33002
+
+/*
  The largest inbound message (a longer line closes the connection; a server closes a larger
  WebSocket frame with 1009 and answers a larger POST 413). Default: 64 MiB.
  */

@@ -27,6 +27,14 @@ pub mod codes {
     /// fails with it; a send on a closed connection too). Local, never sent to a peer; in
     /// JSON-RPC's range for implementation-defined errors.
     pub const CONNECTION_CLOSED: i64 = -32099;
+    /// MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP
+    /// bridge's requests, body or buffered answer). An outer ACP error, never an MCP one.
+    pub const MCP_RESOURCE_LIMIT_EXCEEDED: i64 = -33000;
+    /// MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`).
+    pub const MCP_SERVER_UNAVAILABLE: i64 = -33001;
+    /// MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
+    /// `data.details`).
+    pub const MCP_BACKEND_FAILED: i64 = -33002;
 }
 
 /// The message each error is made with (the schema's titles, and the engine's own).
@@ -55,8 +63,22 @@ pub mod messages {
     /// fails with it; a send on a closed connection too). Local, never sent to a peer; in
     /// JSON-RPC's range for implementation-defined errors.
     pub const CONNECTION_CLOSED: &str = "Connection closed";
+    /// MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP
+    /// bridge's requests, body or buffered answer). An outer ACP error, never an MCP one.
+    pub const MCP_RESOURCE_LIMIT_EXCEEDED: &str = "MCP-over-ACP active request limit exceeded";
+    /// MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`).
+    pub const MCP_SERVER_UNAVAILABLE: &str = "MCP server registration unavailable";
+    /// MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
+    /// `data.details`).
+    pub const MCP_BACKEND_FAILED: &str = "MCP server handler failed";
     /// ACP: the session is unknown (with `data.sessionId`). Code -32002.
     pub const SESSION_NOT_FOUND: &str = "Session not found";
+    /// MCP-over-ACP: a provider's handler answered something that is not an outcome carrier.
+    /// Code -33002.
+    pub const MCP_INVALID_OUTCOME: &str = "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`";
+    /// MCP-over-ACP: a caller got an `mcp/message` answer that is not an outcome carrier (with
+    /// `data.response`). Code -33002.
+    pub const MCP_INVALID_CARRIER: &str = "Invalid MCP-over-ACP response carrier";
 }
 
 /// Event kinds of the host queue: the first element of each event array.
@@ -141,4 +163,16 @@ pub mod headers {
     /// `Acp-Received`: How many messages a resuming WebSocket client has received
     /// (docs/websocket-resume.md); the server answers with its own count.
     pub const RECEIVED: &str = "acp-received";
+}
+
+/// MCP-over-ACP's constants: the MCP revision it carries and the inner `_meta` keys.
+pub mod mcp {
+    /// The MCP revision MCP-over-ACP carries (the only one the binding supports).
+    pub const PROTOCOL_VERSION: &str = "2026-07-28";
+    /// Inner MCP `_meta` key: the request's MCP protocol version.
+    pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// Inner MCP `_meta` key: the caller's MCP client capabilities.
+    pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// Inner MCP `_meta` key: the caller's MCP client info.
+    pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 }

@@ -20,3 +20,11 @@ export const EVENT_KINDS = loaded.engineEventKinds();
 export const guardCheck = loaded.guardCheck;
 /** Throws the engine's RequestError for the first MCP server an ACP v2 agent cannot accept. */
 export const checkSupportedMcpServers = loaded.checkSupportedMcpServers;
+/** One ACP connection's MCP-over-ACP servers and running requests (`acp_engine::mcp::McpProvider`). */
+export const McpProviderHandle = loaded.McpProviderHandle;
+export type McpProviderHandle = addon.McpProviderHandle;
+/** MCP-over-ACP's caller rules (`acp_engine::mcp::binding`). */
+export const mcpWithRequestMeta = loaded.mcpWithRequestMeta;
+export const mcpParseOutcome = loaded.mcpParseOutcome;
+export const mcpOutcomeOfResponse = loaded.mcpOutcomeOfResponse;
+export const mcpGenerateId = loaded.mcpGenerateId;

@@ -8,3 +8,5 @@
 export * from "./common.js";
 export * from "./generated/unstable/methods.js";
 export * from "./generated/unstable/guards.js";
+// MCP-over-ACP: the official `McpOverAcpProvider` / `McpOverAcpCaller` on the engine.
+export * from "./mcp/core.js";

@@ -30,6 +30,12 @@ class Codes:
     """ACP: `initialize` asked for a protocol version this side does not speak (with `data.requested` and `data.supported`; the code is the version 2 draft's, which the official SDKs send for v1 too)."""
     CONNECTION_CLOSED: Final = -32099
     """acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors."""
+    MCP_RESOURCE_LIMIT_EXCEEDED: Final = -33000
+    """MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one."""
+    MCP_SERVER_UNAVAILABLE: Final = -33001
+    """MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`)."""
+    MCP_BACKEND_FAILED: Final = -33002
+    """MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`)."""
 
 
 class Messages:
@@ -55,8 +61,18 @@ class Messages:
     """ACP: `initialize` asked for a protocol version this side does not speak (with `data.requested` and `data.supported`; the code is the version 2 draft's, which the official SDKs send for v1 too)."""
     CONNECTION_CLOSED: Final = "Connection closed"
     """acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors."""
+    MCP_RESOURCE_LIMIT_EXCEEDED: Final = "MCP-over-ACP active request limit exceeded"
+    """MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one."""
+    MCP_SERVER_UNAVAILABLE: Final = "MCP server registration unavailable"
+    """MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`)."""
+    MCP_BACKEND_FAILED: Final = "MCP server handler failed"
+    """MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`)."""
     SESSION_NOT_FOUND: Final = "Session not found"
     """ACP: the session is unknown (with `data.sessionId`). Code -32002."""
+    MCP_INVALID_OUTCOME: Final = "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`"
+    """MCP-over-ACP: a provider's handler answered something that is not an outcome carrier. Code -33002."""
+    MCP_INVALID_CARRIER: Final = "Invalid MCP-over-ACP response carrier"
+    """MCP-over-ACP: a caller got an `mcp/message` answer that is not an outcome carrier (with `data.response`). Code -33002."""
 
 
 class Defaults:
@@ -91,3 +107,16 @@ class Headers:
     """Names the session a Streamable HTTP request or event stream is about."""
     RECEIVED: Final = "Acp-Received"
     """How many messages a resuming WebSocket client has received (docs/websocket-resume.md); the server answers with its own count."""
+
+
+class Mcp:
+    """MCP-over-ACP's constants."""
+
+    PROTOCOL_VERSION: Final = "2026-07-28"
+    """The MCP revision MCP-over-ACP carries (the only one the binding supports)."""
+    META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+    """Inner MCP `_meta` key: the request's MCP protocol version."""
+    META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+    """Inner MCP `_meta` key: the caller's MCP client capabilities."""
+    META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+    """Inner MCP `_meta` key: the caller's MCP client info."""

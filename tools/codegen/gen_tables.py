@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate the engine's own tables in every language: error codes and their messages,
-the kinds of the host contract's events, and the limits' defaults.
+the kinds of the host contract's events, and the limits' defaults, MCP-over-ACP's constants.
 
     python3 tools/codegen/gen_tables.py           # (re)write the files below
     python3 tools/codegen/gen_tables.py --check   # exit 1 if a checked-in file is out of date
@@ -64,7 +64,7 @@ def load() -> dict:
         code = by_name[extra["error"]]["code"]
         messages.append({**extra, "doc": f"{extra['doc']} Code {code}."})
     return {"errors": errors, "messages": messages, "event_kinds": tables["event_kinds"], "limits": tables["limits"],
-            "headers": tables["headers"]}
+            "headers": tables["headers"], "mcp": tables["mcp"]}
 
 
 def human(limit: dict) -> str:
@@ -128,6 +128,11 @@ def rust_core(t: dict) -> str:
     for header in t["headers"]:
         out += rust_doc(f"`{header['value']}`: {header['doc']}", "    ") + [
             f"    pub const {header['name'].upper()}: &str = {json.dumps(header['value'].lower())};"]
+    out += ["}", "", "/// MCP-over-ACP's constants: the MCP revision it carries and the inner `_meta` keys.",
+            "pub mod mcp {"]
+    for constant in t["mcp"]:
+        out += rust_doc(constant["doc"], "    ") + [
+            f"    pub const {constant['name'].upper()}: &str = {json.dumps(constant['value'])};"]
     out += ["}", ""]
     return "\n".join(out)
 
@@ -182,6 +187,9 @@ def python(t: dict) -> str:
     out += ["", "", "class Headers:", '    """The remote transports\' own headers."""', ""]
     for header in t["headers"]:
         out += [f"    {header['name'].upper()}: Final = {json.dumps(header['value'])}", f'    """{header["doc"]}"""']
+    out += ["", "", "class Mcp:", '    """MCP-over-ACP\'s constants."""', ""]
+    for constant in t["mcp"]:
+        out += [f"    {constant['name'].upper()}: Final = {json.dumps(constant['value'])}", f'    """{constant["doc"]}"""']
     return "\n".join(out) + "\n"
 
 
@@ -202,6 +210,9 @@ def typescript(t: dict) -> str:
     out += ["} as const;", "", "/** The remote transports' own headers. */", "export const TRANSPORT_HEADERS = {"]
     for header in t["headers"]:
         out += [f"  /** {header['doc']} */", f"  {camel(header['name'])}: {json.dumps(header['value'])},"]
+    out += ["} as const;", "", "/** MCP-over-ACP's constants. */", "export const MCP_CONSTANTS = {"]
+    for constant in t["mcp"]:
+        out += [f"  /** {constant['doc']} */", f"  {camel(constant['name'])}: {json.dumps(constant['value'])},"]
     out += ["} as const;", ""]
     return "\n".join(out)
 

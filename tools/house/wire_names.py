@@ -21,7 +21,7 @@ SCANNED = ["core/src", "core/examples", "bindings", "python/acp_engine", "python
 
 # Files that speak another protocol whose method names collide with ACP's: the
 # MCP bridge sends MCP's own `initialize` to an MCP server.
-OTHER_PROTOCOL = {("core/src/mcp.rs", "initialize")}
+OTHER_PROTOCOL = {("core/src/mcp/stdio_bridge.rs", "initialize")}
 
 
 def wire_names() -> set[str]:

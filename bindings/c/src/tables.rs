@@ -28,6 +28,16 @@ pub const ACP_ERROR_UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// fails with it; a send on a closed connection too). Local, never sent to a peer; in
 /// JSON-RPC's range for implementation-defined errors. ("Connection closed")
 pub const ACP_ERROR_CONNECTION_CLOSED: i64 = -32099;
+/// MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's
+/// requests, body or buffered answer). An outer ACP error, never an MCP one. ("MCP-over-ACP
+/// active request limit exceeded")
+pub const ACP_ERROR_MCP_RESOURCE_LIMIT_EXCEEDED: i64 = -33000;
+/// MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`). ("MCP
+/// server registration unavailable")
+pub const ACP_ERROR_MCP_SERVER_UNAVAILABLE: i64 = -33001;
+/// MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
+/// `data.details`). ("MCP server handler failed")
+pub const ACP_ERROR_MCP_BACKEND_FAILED: i64 = -33002;
 
 /// What an event is: numbered as the engine's event kinds (a response, failed or not,
 /// is one kind here).

@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 mod errors;
+pub mod mcp;
 mod poll;
 mod send;
 mod server;

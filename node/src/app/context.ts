@@ -17,7 +17,7 @@ export type RequestMap = Record<string, { params: unknown; result: unknown }>;
 export type NotificationMap = Record<string, { params: unknown }>;
 
 /** What every context shares: the connection and the request being handled. */
-class AcpContext<PeerRequests extends RequestMap, PeerNotifications extends NotificationMap> {
+export class AcpContext<PeerRequests extends RequestMap, PeerNotifications extends NotificationMap> {
   /** @internal */
   readonly dispatcher: Dispatcher;
   /** @internal */

@@ -24,6 +24,12 @@ export const ERROR_CODES = {
   unsupportedProtocolVersion: -32022,
   /** acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. */
   connectionClosed: -32099,
+  /** MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one. */
+  mcpResourceLimitExceeded: -33000,
+  /** MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`). */
+  mcpServerUnavailable: -33001,
+  /** MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`). */
+  mcpBackendFailed: -33002,
 } as const;
 
 /** The message each error is made with. */
@@ -48,8 +54,18 @@ export const ERROR_MESSAGES = {
   unsupportedProtocolVersion: "Unsupported protocol version",
   /** acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. */
   connectionClosed: "Connection closed",
+  /** MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one. */
+  mcpResourceLimitExceeded: "MCP-over-ACP active request limit exceeded",
+  /** MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`). */
+  mcpServerUnavailable: "MCP server registration unavailable",
+  /** MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`). */
+  mcpBackendFailed: "MCP server handler failed",
   /** ACP: the session is unknown (with `data.sessionId`). Code -32002. */
   sessionNotFound: "Session not found",
+  /** MCP-over-ACP: a provider's handler answered something that is not an outcome carrier. Code -33002. */
+  mcpInvalidOutcome: "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`",
+  /** MCP-over-ACP: a caller got an `mcp/message` answer that is not an outcome carrier (with `data.response`). Code -33002. */
+  mcpInvalidCarrier: "Invalid MCP-over-ACP response carrier",
 } as const;
 
 /** The limits' defaults (durations in ms, as the options take them). */
@@ -82,4 +98,16 @@ export const TRANSPORT_HEADERS = {
   sessionId: "Acp-Session-Id",
   /** How many messages a resuming WebSocket client has received (docs/websocket-resume.md); the server answers with its own count. */
   received: "Acp-Received",
+} as const;
+
+/** MCP-over-ACP's constants. */
+export const MCP_CONSTANTS = {
+  /** The MCP revision MCP-over-ACP carries (the only one the binding supports). */
+  protocolVersion: "2026-07-28",
+  /** Inner MCP `_meta` key: the request's MCP protocol version. */
+  metaProtocolVersion: "io.modelcontextprotocol/protocolVersion",
+  /** Inner MCP `_meta` key: the caller's MCP client capabilities. */
+  metaClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  /** Inner MCP `_meta` key: the caller's MCP client info. */
+  metaClientInfo: "io.modelcontextprotocol/clientInfo",
 } as const;

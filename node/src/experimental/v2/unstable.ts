@@ -10,3 +10,5 @@ export { AgentProtocolRouter, agentProtocolRouter, type RoutedAgentConnection } 
 export { assertSupportedMcpServers } from "../../mcp-servers.js";
 // v2's turns end with an idle state update (shadows the v1 class of common.js).
 export { ActiveSessionV2 as ActiveSession } from "../../app/session-v2.js";
+// MCP-over-ACP: the official `McpOverAcpProvider` / `McpOverAcpCaller` on the engine.
+export * from "../../mcp/core.js";

@@ -1,13 +1,7 @@
-//! MCP-over-ACP, the client's side: MCP servers a client offers its agent
-//! over the ACP connection itself. The client lists each in `session/new`'s
-//! `mcpServers` as `{"type": "acp", "name", "serverId"}`; the agent calls it
-//! with `mcp/message` requests (`serverId`, `requestId`, the MCP `method`
-//! and `params`), and the answer carries the MCP server's `result`, or its
-//! `error`, inside a successful ACP response.
-//!
-//! [`McpServers`] bridges such servers to real MCP servers on stdio (any
-//! MCP SDK's): it starts each, does MCP's handshake with it once, and
-//! answers `mcp/message` with what the server answers.
+//! The stdio bridge: MCP servers a client offers its agent over ACP, each
+//! bridged to a real MCP server on stdio (any MCP SDK's). [`McpServers`]
+//! starts each, does MCP's handshake with it once, and answers `mcp/message`
+//! with what the server answers.
 //!
 //! ```no_run
 //! use acp_engine::mcp::McpServers;
@@ -34,12 +28,8 @@ use crate::error::RequestError;
 use crate::message::RawJson;
 use crate::transport::{SpawnOptions, Transport};
 
-/// `mcp/message`, the method MCP-over-ACP travels in (unstable in the
-/// schema: here for builds without the `unstable` feature too).
-pub const MCP_MESSAGE: &str = crate::schema::v1_unstable::method::MCP_MESSAGE;
-
 /// The MCP revision the bridge speaks to a server it starts (MCP's own
-/// handshake, not ACP's).
+/// handshake, not ACP's; the stateless revision MCP-over-ACP carries has none).
 const MCP_PROTOCOL_VERSION: &str = "2025-06-18";
 /// MCP's handshake: the request (named as ACP's is), then the notification.
 const MCP_INITIALIZE: &str = "initialize";
