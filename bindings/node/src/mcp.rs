@@ -129,24 +129,10 @@ impl McpProviderHandle {
         };
         let outcome = match parse(failure.as_deref()) {
             None => Ok(parse(outcome.as_deref()).unwrap_or(Value::Null)),
-            Some(failure) => Err(handler_error(failure)),
+            Some(failure) => Err(McpHandlerError::from_host(&failure)),
         };
         let answer = operation.finish(outcome).map_err(thrown(&env))?;
         Ok(answer.to_string())
-    }
-}
-
-fn handler_error(failure: Value) -> McpHandlerError {
-    match failure.get("protocol") {
-        Some(error) => McpHandlerError::Protocol {
-            code: error["code"].as_i64().unwrap_or_default(),
-            message: error["message"].as_str().unwrap_or_default().to_owned(),
-            data: error.get("data").cloned(),
-        },
-        None => McpHandlerError::Failed {
-            details: failure["details"].as_str().unwrap_or_default().to_owned(),
-            code: failure["code"].as_i64(),
-        },
     }
 }
 

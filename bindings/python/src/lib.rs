@@ -5,6 +5,7 @@
 mod connection;
 mod decode;
 mod json;
+mod mcp;
 mod server;
 
 use pyo3::prelude::*;
@@ -32,6 +33,12 @@ fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::NativeConnection>()?;
     m.add_class::<server::NativeServer>()?;
+    m.add_class::<mcp::McpProviderHandle>()?;
+    m.add_class::<mcp::McpOperationHandle>()?;
+    m.add_function(wrap_pyfunction!(mcp::mcp_with_request_meta, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::mcp_parse_outcome, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::mcp_outcome_of_response, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::mcp_generate_id, m)?)?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;

@@ -219,6 +219,22 @@ pub enum McpHandlerError {
 }
 
 impl McpHandlerError {
+    /// A failure as a host language hands it over: `{"protocol": {"code",
+    /// "message", "data"?}}` for an inner MCP error, else `{"details", "code"?}`.
+    pub fn from_host(failure: &Value) -> Self {
+        match failure.get("protocol") {
+            Some(error) => Self::Protocol {
+                code: error["code"].as_i64().unwrap_or_default(),
+                message: error["message"].as_str().unwrap_or_default().to_owned(),
+                data: error.get("data").cloned(),
+            },
+            None => Self::Failed {
+                details: failure["details"].as_str().unwrap_or_default().to_owned(),
+                code: failure["code"].as_i64(),
+            },
+        }
+    }
+
     /// The answer to send for this failure; `cancelled` when the request was
     /// cancelled (by the caller, the registration's disposal or the connection).
     pub fn into_answer(self, cancelled: bool) -> Result<Value, RequestError> {

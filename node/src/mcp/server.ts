@@ -14,6 +14,7 @@ import {
 } from "@modelcontextprotocol/server";
 
 import { RequestError } from "../errors.js";
+import { ERROR_CODES, ERROR_MESSAGES } from "../generated/tables.js";
 import { McpBindingErrorCode, parseMcpOutcome, type McpOperationContext, type McpOutcome, type McpRequestHandler } from "./core.js";
 
 /** Options for {@link fromMcpServer}. */
@@ -68,7 +69,7 @@ export function fromMcpServer(factory: McpServerFactory, options: FromMcpServerO
   });
   const handler: McpRequestHandler = async (context) => {
     if (!HEADER_SAFE.test(context.method)) {
-      return { error: { code: -32601, message: `Method not found: ${context.method}` } };
+      return { error: { code: ERROR_CODES.methodNotFound, message: `${ERROR_MESSAGES.methodNotFound}: ${context.method}` } };
     }
     const request = inProcessRequest(context);
     const toolName = context.params?.name;
