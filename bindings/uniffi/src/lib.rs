@@ -41,6 +41,7 @@ use pull::EventPull;
 uniffi::setup_scaffolding!();
 
 mod direct;
+mod mcp;
 mod pull;
 
 /// A JSON-RPC error: what a handler throws to answer with an error, and

@@ -29,6 +29,9 @@ pub use provider::{
 };
 pub use stdio_bridge::McpServers;
 
+/// MCP's constants: the revision carried and the inner `_meta` keys (generated).
+pub use crate::tables::mcp as constants;
+
 /// `mcp/message`, the method MCP-over-ACP travels in (unstable in the
 /// schema: here for builds without the `unstable` feature too).
 pub const MCP_MESSAGE: &str = crate::schema::v1_unstable::method::MCP_MESSAGE;
