@@ -1,32 +1,29 @@
-//! MCP-over-ACP for the Node package (`acp_engine::mcp`): one connection's
-//! provider, whose JavaScript handlers run between `start` and `finish`, and
-//! the caller's rules. JSON crosses as text; RequestErrors are thrown as the
-//! package's RequestError.
+//! MCP-over-ACP for the Node package (`acp_engine::mcp::host`): one
+//! connection's provider, whose JavaScript handlers run between `start` and
+//! `finish`, and the caller's rules. JSON crosses as text; RequestErrors are
+//! thrown as the package's RequestError.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use acp_engine::mcp::{binding, McpHandlerError, McpOperation, McpProvider, McpStart};
+use acp_engine::mcp::host::{self, HostOperation, HostStart};
+use acp_engine::mcp::{binding, McpProvider};
 use acp_engine::RequestError;
 use napi::{Env, Result};
 use napi_derive::napi;
-use serde_json::Value;
 
 use crate::errors;
-
-fn parse(text: Option<&str>) -> Option<Value> {
-    text.and_then(|text| serde_json::from_str(text).ok())
-}
 
 fn thrown(env: &Env) -> impl Fn(RequestError) -> napi::Error + '_ {
     move |error| errors::request_error(env, &error)
 }
 
-/// One ACP connection's registered MCP servers and their running requests.
+/// One ACP connection's registered MCP servers and their running requests
+/// (by number: JavaScript holds numbers, the operations stay here).
 #[napi]
 pub struct McpProviderHandle {
     provider: Arc<McpProvider>,
-    operations: Mutex<HashMap<u32, McpOperation>>,
+    operations: Mutex<HashMap<u32, HostOperation>>,
     next: Mutex<u32>,
 }
 
@@ -52,14 +49,10 @@ impl McpProviderHandle {
         server_id: Option<String>,
         max_active_requests: Option<u32>,
     ) -> Result<String> {
+        let limit = max_active_requests.map(|limit| limit as usize);
         let registration = self
             .provider
-            .register(
-                &name,
-                server_id.as_deref(),
-                max_active_requests.map(|n| n as usize),
-                None,
-            )
+            .register(&name, server_id.as_deref(), limit, None)
             .map_err(thrown(&env))?;
         Ok(registration.server_id)
     }
@@ -74,24 +67,23 @@ impl McpProviderHandle {
     /// "context": {...}}` to run the server's handler, or `{"answer": outcome}`.
     #[napi]
     pub fn start(&self, env: Env, params: String) -> Result<String> {
-        let params = parse(Some(&params)).unwrap_or(Value::Null);
-        let out = match self.provider.start(&params).map_err(thrown(&env))? {
-            McpStart::Answer(outcome) => serde_json::json!({ "answer": outcome }),
-            McpStart::Run(operation) => {
-                let id = {
-                    let mut next = self.next.lock().expect("not poisoned");
-                    *next = next.wrapping_add(1);
-                    *next
-                };
-                let context = operation.context();
-                self.operations
-                    .lock()
-                    .expect("not poisoned")
-                    .insert(id, *operation);
-                serde_json::json!({ "operation": id, "context": context })
-            }
-        };
-        Ok(out.to_string())
+        Ok(
+            match host::start(&self.provider, &params).map_err(thrown(&env))? {
+                HostStart::Answer(outcome) => format!("{{\"answer\":{outcome}}}"),
+                HostStart::Run { operation, context } => {
+                    let id = {
+                        let mut next = self.next.lock().expect("not poisoned");
+                        *next = next.wrapping_add(1);
+                        *next
+                    };
+                    self.operations
+                        .lock()
+                        .expect("not poisoned")
+                        .insert(id, operation);
+                    format!("{{\"operation\":{id},\"context\":{context}}}")
+                }
+            },
+        )
     }
 
     /// The params (JSON) of a notification scoped to `operation`, or null once
@@ -99,17 +91,16 @@ impl McpProviderHandle {
     #[napi]
     pub fn notification(&self, operation: u32, method: String, params: Option<String>) -> Option<String> {
         let operations = self.operations.lock().expect("not poisoned");
-        let params = operations
+        operations
             .get(&operation)?
-            .notification(&method, parse(params.as_deref()));
-        params.map(|params| params.to_string())
+            .notification(&method, params.as_deref())
     }
 
     /// The caller cancelled `operation` (its ACP request).
     #[napi]
     pub fn cancel(&self, operation: u32) {
         if let Some(operation) = self.operations.lock().expect("not poisoned").get(&operation) {
-            operation.cancellation().cancel();
+            operation.cancel();
         }
     }
 
@@ -124,15 +115,12 @@ impl McpProviderHandle {
         outcome: Option<String>,
         failure: Option<String>,
     ) -> Result<String> {
-        let Some(operation) = self.operations.lock().expect("not poisoned").remove(&operation) else {
-            return Err(errors::request_error(&env, &RequestError::internal_error()));
-        };
-        let outcome = match parse(failure.as_deref()) {
-            None => Ok(parse(outcome.as_deref()).unwrap_or(Value::Null)),
-            Some(failure) => Err(McpHandlerError::from_host(&failure)),
-        };
-        let answer = operation.finish(outcome).map_err(thrown(&env))?;
-        Ok(answer.to_string())
+        let operation = self.operations.lock().expect("not poisoned").remove(&operation);
+        let operation =
+            operation.ok_or_else(|| errors::request_error(&env, &RequestError::internal_error()))?;
+        operation
+            .finish(outcome.as_deref(), failure.as_deref())
+            .map_err(thrown(&env))
     }
 }
 
@@ -143,24 +131,19 @@ pub fn mcp_with_request_meta(
     capabilities: Option<String>,
     client_info: Option<String>,
 ) -> String {
-    let params = parse(params.as_deref());
-    let capabilities = parse(capabilities.as_deref());
-    let client_info = parse(client_info.as_deref());
-    binding::with_request_meta(params.as_ref(), capabilities.as_ref(), client_info.as_ref()).to_string()
+    host::with_request_meta(params.as_deref(), capabilities.as_deref(), client_info.as_deref())
 }
 
 /// A carrier (JSON) as an outcome, or null when it is not a valid one.
 #[napi]
 pub fn mcp_parse_outcome(value: String) -> Option<String> {
-    binding::parse_outcome(&parse(Some(&value))?).map(|outcome| outcome.to_string())
+    host::parse_outcome(&value)
 }
 
 /// A received `mcp/message` answer (JSON) as an outcome; throws -33002 when invalid.
 #[napi]
 pub fn mcp_outcome_of_response(env: Env, response: String) -> Result<String> {
-    let response = parse(Some(&response)).unwrap_or(Value::Null);
-    let outcome = binding::outcome_of_response(&response).map_err(thrown(&env))?;
-    Ok(outcome.to_string())
+    host::outcome_of_response(&response).map_err(thrown(&env))
 }
 
 /// A fresh id, `<prefix>:<random>`.

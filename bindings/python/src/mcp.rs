@@ -1,18 +1,14 @@
-//! MCP-over-ACP for Python (`acp_engine::mcp`): one connection's provider,
-//! whose Python handlers run between `start` and `finish`, and the caller's
-//! rules. JSON crosses as text; RequestErrors are raised as `EngineError`.
+//! MCP-over-ACP for Python (`acp_engine::mcp::host`): one connection's
+//! provider, whose Python handlers run between `start` and `finish`, and the
+//! caller's rules. JSON crosses as text; RequestErrors are raised as `EngineError`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use acp_engine::mcp::{binding, McpHandlerError, McpOperation, McpProvider, McpStart};
+use acp_engine::mcp::host::{self, HostOperation, HostStart};
+use acp_engine::mcp::{binding, McpProvider};
 use pyo3::prelude::*;
-use serde_json::Value;
 
 use crate::connection::engine_error;
-
-fn parse(text: Option<&str>) -> Option<Value> {
-    text.and_then(|text| serde_json::from_str(text).ok())
-}
 
 /// One ACP connection's registered MCP servers.
 #[pyclass(module = "acp_engine._native", frozen)]
@@ -52,24 +48,17 @@ impl McpProviderHandle {
     /// Check an `mcp/message` request's params (JSON text): `(None, answer)`
     /// to answer at once, or `(operation, context)` to run the handler.
     fn start(&self, params: &str) -> PyResult<(Option<McpOperationHandle>, String)> {
-        let params = parse(Some(params)).unwrap_or(Value::Null);
-        match self.provider.start(&params).map_err(engine_error)? {
-            McpStart::Answer(outcome) => Ok((None, outcome.to_string())),
-            McpStart::Run(operation) => {
-                let context = operation.context().to_string();
-                let handle = McpOperationHandle {
-                    operation: Mutex::new(Some(*operation)),
-                };
-                Ok((Some(handle), context))
-            }
-        }
+        Ok(match host::start(&self.provider, params).map_err(engine_error)? {
+            HostStart::Answer(outcome) => (None, outcome),
+            HostStart::Run { operation, context } => (Some(McpOperationHandle { operation }), context),
+        })
     }
 }
 
 /// One running `mcp/message` request.
 #[pyclass(module = "acp_engine._native", frozen)]
 pub struct McpOperationHandle {
-    operation: Mutex<Option<McpOperation>>,
+    operation: HostOperation,
 }
 
 #[pymethods]
@@ -78,16 +67,12 @@ impl McpOperationHandle {
     /// None once it finished.
     #[pyo3(signature = (method, params=None))]
     fn notification(&self, method: &str, params: Option<&str>) -> Option<String> {
-        let operation = self.operation.lock().expect("not poisoned");
-        let params = operation.as_ref()?.notification(method, parse(params));
-        params.map(|params| params.to_string())
+        self.operation.notification(method, params)
     }
 
     /// The caller cancelled this request.
     fn cancel(&self) {
-        if let Some(operation) = self.operation.lock().expect("not poisoned").as_ref() {
-            operation.cancellation().cancel();
-        }
+        self.operation.cancel();
     }
 
     /// The answer (JSON text) for the handler's outcome (JSON text), or for
@@ -95,14 +80,7 @@ impl McpOperationHandle {
     /// Raises EngineError with the outer error.
     #[pyo3(signature = (outcome=None, failure=None))]
     fn finish(&self, outcome: Option<&str>, failure: Option<&str>) -> PyResult<String> {
-        let Some(operation) = self.operation.lock().expect("not poisoned").take() else {
-            return Err(engine_error(acp_engine::RequestError::internal_error()));
-        };
-        let outcome = match parse(failure) {
-            None => Ok(parse(outcome).unwrap_or(Value::Null)),
-            Some(failure) => Err(McpHandlerError::from_host(&failure)),
-        };
-        Ok(operation.finish(outcome).map_err(engine_error)?.to_string())
+        self.operation.finish(outcome, failure).map_err(engine_error)
     }
 }
 
@@ -114,23 +92,19 @@ pub fn mcp_with_request_meta(
     capabilities: Option<&str>,
     client_info: Option<&str>,
 ) -> String {
-    let (params, capabilities, client_info) = (parse(params), parse(capabilities), parse(client_info));
-    binding::with_request_meta(params.as_ref(), capabilities.as_ref(), client_info.as_ref()).to_string()
+    host::with_request_meta(params, capabilities, client_info)
 }
 
 /// A carrier (JSON text) as an outcome, or None when it is not a valid one.
 #[pyfunction]
 pub fn mcp_parse_outcome(value: &str) -> Option<String> {
-    binding::parse_outcome(&parse(Some(value))?).map(|outcome| outcome.to_string())
+    host::parse_outcome(value)
 }
 
 /// A received `mcp/message` answer (JSON text) as an outcome; EngineError -33002 when invalid.
 #[pyfunction]
 pub fn mcp_outcome_of_response(response: &str) -> PyResult<String> {
-    let response = parse(Some(response)).unwrap_or(Value::Null);
-    Ok(binding::outcome_of_response(&response)
-        .map_err(engine_error)?
-        .to_string())
+    host::outcome_of_response(response).map_err(engine_error)
 }
 
 /// A fresh id, `<prefix>:<random>`.

@@ -170,6 +170,12 @@ pub struct ErrorCodes {
     pub request_cancelled: i64,
     /// What every pending request fails with once the connection closed.
     pub connection_closed: i64,
+    /// MCP-over-ACP -33000: a binding limit was exceeded.
+    pub mcp_resource_limit_exceeded: i64,
+    /// MCP-over-ACP -33001: no server is registered under the id.
+    pub mcp_server_unavailable: i64,
+    /// MCP-over-ACP -33002: the server failed without a valid MCP outcome.
+    pub mcp_backend_failed: i64,
 }
 
 /// The error codes.
@@ -186,6 +192,9 @@ pub fn error_codes() -> ErrorCodes {
         resource_not_found: codes::RESOURCE_NOT_FOUND,
         request_cancelled: codes::REQUEST_CANCELLED,
         connection_closed: codes::CONNECTION_CLOSED,
+        mcp_resource_limit_exceeded: codes::MCP_RESOURCE_LIMIT_EXCEEDED,
+        mcp_server_unavailable: codes::MCP_SERVER_UNAVAILABLE,
+        mcp_backend_failed: codes::MCP_BACKEND_FAILED,
     }
 }
 

@@ -1,17 +1,13 @@
-//! MCP-over-ACP for Kotlin (`acp_engine::mcp`): one connection's provider,
-//! whose Kotlin handlers run between `start` and `finish`, and the caller's
-//! rules. JSON crosses as text; RequestErrors are thrown as `AcpError`.
+//! MCP-over-ACP for Kotlin (`acp_engine::mcp::host`): one connection's
+//! provider, whose Kotlin handlers run between `start` and `finish`, and the
+//! caller's rules. JSON crosses as text; RequestErrors are thrown as `AcpError`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use acp_engine::mcp::{binding, McpHandlerError, McpOperation, McpProvider, McpStart};
-use serde_json::Value;
+use acp_engine::mcp::host::{self, HostOperation, HostStart};
+use acp_engine::mcp::{binding, McpProvider};
 
 use crate::AcpError;
-
-fn parse(text: Option<&str>) -> Option<Value> {
-    text.and_then(|text| serde_json::from_str(text).ok())
-}
 
 /// One ACP connection's registered MCP servers.
 #[derive(uniffi::Object)]
@@ -60,17 +56,14 @@ impl McpProviderHandle {
 
     /// Check an `mcp/message` request's params (JSON text).
     pub fn start(&self, params: String) -> Result<McpStarted, AcpError> {
-        let params = parse(Some(&params)).unwrap_or(Value::Null);
-        Ok(match self.provider.start(&params)? {
-            McpStart::Answer(outcome) => McpStarted {
+        Ok(match host::start(&self.provider, &params)? {
+            HostStart::Answer(outcome) => McpStarted {
                 operation: None,
-                json: outcome.to_string(),
+                json: outcome,
             },
-            McpStart::Run(operation) => McpStarted {
-                json: operation.context().to_string(),
-                operation: Some(Arc::new(McpOperationHandle {
-                    operation: Mutex::new(Some(*operation)),
-                })),
+            HostStart::Run { operation, context } => McpStarted {
+                operation: Some(Arc::new(McpOperationHandle { operation })),
+                json: context,
             },
         })
     }
@@ -79,7 +72,7 @@ impl McpProviderHandle {
 /// One running `mcp/message` request.
 #[derive(uniffi::Object)]
 pub struct McpOperationHandle {
-    operation: Mutex<Option<McpOperation>>,
+    operation: HostOperation,
 }
 
 #[uniffi::export]
@@ -87,31 +80,18 @@ impl McpOperationHandle {
     /// The params (JSON text) of a notification scoped to this request, or
     /// null once it finished.
     pub fn notification(&self, method: String, params: Option<String>) -> Option<String> {
-        let operation = self.operation.lock().expect("not poisoned");
-        let params = operation
-            .as_ref()?
-            .notification(&method, parse(params.as_deref()));
-        params.map(|params| params.to_string())
+        self.operation.notification(&method, params.as_deref())
     }
 
     /// The caller cancelled this request.
     pub fn cancel(&self) {
-        if let Some(operation) = self.operation.lock().expect("not poisoned").as_ref() {
-            operation.cancellation().cancel();
-        }
+        self.operation.cancel();
     }
 
     /// The answer (JSON text) for the handler's outcome (JSON text), or for
     /// its failure (`{"protocol": {...}}` or `{"details", "code"?}`).
     pub fn finish(&self, outcome: Option<String>, failure: Option<String>) -> Result<String, AcpError> {
-        let operation = self.operation.lock().expect("not poisoned").take();
-        let operation =
-            operation.ok_or_else(|| AcpError::from(acp_engine::RequestError::internal_error()))?;
-        let outcome = match parse(failure.as_deref()) {
-            None => Ok(parse(outcome.as_deref()).unwrap_or(Value::Null)),
-            Some(failure) => Err(McpHandlerError::from_host(&failure)),
-        };
-        Ok(operation.finish(outcome)?.to_string())
+        Ok(self.operation.finish(outcome.as_deref(), failure.as_deref())?)
     }
 }
 
@@ -122,16 +102,13 @@ pub fn mcp_with_request_meta(
     capabilities: Option<String>,
     client_info: Option<String>,
 ) -> String {
-    let (params, capabilities) = (parse(params.as_deref()), parse(capabilities.as_deref()));
-    let client_info = parse(client_info.as_deref());
-    binding::with_request_meta(params.as_ref(), capabilities.as_ref(), client_info.as_ref()).to_string()
+    host::with_request_meta(params.as_deref(), capabilities.as_deref(), client_info.as_deref())
 }
 
 /// A received `mcp/message` answer (JSON text) as an outcome; -33002 when invalid.
 #[uniffi::export]
 pub fn mcp_outcome_of_response(response: String) -> Result<String, AcpError> {
-    let response = parse(Some(&response)).unwrap_or(Value::Null);
-    Ok(binding::outcome_of_response(&response)?.to_string())
+    Ok(host::outcome_of_response(&response)?)
 }
 
 /// A fresh id, `<prefix>:<random>`.
@@ -140,7 +117,7 @@ pub fn mcp_generate_id(prefix: String) -> String {
     binding::generate_id(&prefix)
 }
 
-/// MCP-over-ACP's constants and binding error codes (the generated tables).
+/// MCP-over-ACP's constants (the generated tables; its error codes are in `ErrorCodes`).
 #[derive(uniffi::Record)]
 pub struct McpConstants {
     /// The MCP revision carried.
@@ -151,26 +128,16 @@ pub struct McpConstants {
     pub meta_client_capabilities: String,
     /// Inner `_meta` key of the client info.
     pub meta_client_info: String,
-    /// -33000: a binding limit was exceeded.
-    pub resource_limit_exceeded: i64,
-    /// -33001: no such server is registered.
-    pub server_unavailable: i64,
-    /// -33002: the server failed without a valid MCP outcome.
-    pub backend_failed: i64,
 }
 
 /// The constants.
 #[uniffi::export]
 pub fn mcp_constants() -> McpConstants {
-    use acp_engine::error::codes;
     use acp_engine::mcp::constants as mcp;
     McpConstants {
         protocol_version: mcp::PROTOCOL_VERSION.into(),
         meta_protocol_version: mcp::META_PROTOCOL_VERSION.into(),
         meta_client_capabilities: mcp::META_CLIENT_CAPABILITIES.into(),
         meta_client_info: mcp::META_CLIENT_INFO.into(),
-        resource_limit_exceeded: codes::MCP_RESOURCE_LIMIT_EXCEEDED,
-        server_unavailable: codes::MCP_SERVER_UNAVAILABLE,
-        backend_failed: codes::MCP_BACKEND_FAILED,
     }
 }

@@ -15,10 +15,12 @@
 //!   requests and limits (the official SDKs' `McpOverAcpProvider`);
 //! - [`McpCaller`]: calling a declared server and routing its notifications
 //!   to the request that owns them (`McpOverAcpCaller`);
-//! - [`McpServers`]: a bridge from `mcp/message` to MCP servers on stdio.
+//! - [`McpServers`]: a bridge from `mcp/message` to MCP servers on stdio;
+//! - [`host`]: the same with JSON text in and out, for the bindings.
 
 pub mod binding;
 mod caller;
+pub mod host;
 mod provider;
 mod stdio_bridge;
 

@@ -137,7 +137,7 @@ impl McpProvider {
     /// Check an `mcp/message` request's params and take a slot for it.
     pub fn start(self: &Arc<Self>, params: &Value) -> Result<McpStart, RequestError> {
         let envelope = Envelope::parse(params)?;
-        let (meta, cancellation, handler) = {
+        let (meta, cancellation) = {
             let mut state = self.state.lock().expect("not poisoned");
             let server = state
                 .servers
@@ -160,7 +160,7 @@ impl McpProvider {
                 Err(outcome) => return Ok(McpStart::Answer(outcome)),
             };
             server.active.insert(envelope.request_id.clone());
-            (meta, server.cancellation.child_token(), server.handler.clone())
+            (meta, server.cancellation.child_token())
         };
         Ok(McpStart::Run(Box::new(McpOperation {
             provider: self.clone(),
@@ -168,7 +168,6 @@ impl McpProvider {
             meta,
             cancellation,
             finished: Arc::new(AtomicBool::new(false)),
-            handler,
             connection: None,
             owns_slot: true,
         })))
@@ -186,7 +185,14 @@ impl McpProvider {
             McpStart::Answer(outcome) => return Ok(outcome),
             McpStart::Run(operation) => *operation,
         };
-        let Some(handler) = operation.handler.clone() else {
+        let handler = {
+            let state = self.state.lock().expect("not poisoned");
+            state
+                .servers
+                .get(operation.server_id())
+                .and_then(|server| server.handler.clone())
+        };
+        let Some(handler) = handler else {
             return Err(binding::server_unavailable(operation.server_id()));
         };
         operation.connection = Some(connection.clone());
@@ -211,7 +217,6 @@ pub struct McpOperation {
     meta: RequestMeta,
     cancellation: CancellationToken,
     finished: Arc<AtomicBool>,
-    handler: Option<McpHandler>,
     connection: Option<Connection>,
     /// The copy that frees the slot: the one that finishes, not the one a
     /// Rust handler holds (which may outlive the answer).
@@ -313,7 +318,6 @@ impl McpOperation {
             meta: self.meta.clone(),
             cancellation: self.cancellation.clone(),
             finished: self.finished.clone(),
-            handler: None,
             connection: None,
             owns_slot: true,
         }

@@ -23,7 +23,7 @@ import kotlinx.coroutines.supervisorScope
 // outcome carriers, duplicate ids, per-server limits, error mapping) are the engine's
 // (`acp_engine::mcp`); this file runs the handlers and listeners.
 
-/** MCP-over-ACP's constants and outer error codes (the engine's generated tables). */
+/** MCP-over-ACP's constants (the engine's generated tables; its error codes are [RequestError.Codes]' `MCP_*`). */
 object McpOverAcp {
     private val constants = mcpConstants()
 
@@ -35,12 +35,6 @@ object McpOverAcp {
     val META_PROTOCOL_VERSION: String = constants.metaProtocolVersion
     val META_CLIENT_CAPABILITIES: String = constants.metaClientCapabilities
     val META_CLIENT_INFO: String = constants.metaClientInfo
-    /** -33000: a binding limit was exceeded. */
-    val RESOURCE_LIMIT_EXCEEDED: Long = constants.resourceLimitExceeded
-    /** -33001: no server is registered under the id. */
-    val SERVER_UNAVAILABLE: Long = constants.serverUnavailable
-    /** -33002: the server failed without a valid MCP outcome. */
-    val BACKEND_FAILED: Long = constants.backendFailed
 
     /** [params] with MCP 2026-07-28's request meta added, never replacing the caller's. */
     fun withRequestMeta(params: JsonObject?, clientCapabilities: JsonObject? = null, clientInfo: JsonObject? = null): JsonObject =

@@ -45,6 +45,12 @@ class RequestError(val code: Long, message: String, val data: Any? = null) : Exc
         val REQUEST_CANCELLED: Long = codes.requestCancelled
         /** The connection closed before the answer came. */
         val CONNECTION_CLOSED: Long = codes.connectionClosed
+        /** MCP-over-ACP -33000: a binding limit was exceeded. */
+        val MCP_RESOURCE_LIMIT_EXCEEDED: Long = codes.mcpResourceLimitExceeded
+        /** MCP-over-ACP -33001: no server is registered under the id. */
+        val MCP_SERVER_UNAVAILABLE: Long = codes.mcpServerUnavailable
+        /** MCP-over-ACP -33002: the server failed without a valid MCP outcome. */
+        val MCP_BACKEND_FAILED: Long = codes.mcpBackendFailed
     }
 
     /** The protocol's errors, with the engine's messages. */

@@ -112,7 +112,7 @@ class McpOverAcpTest {
                 assertEquals(-32800L, error.code, error.message)
             }
             val gone = assertThrows<RequestError> { runBlocking { provider.handleRequest(agent, params) } }
-            assertEquals(McpOverAcp.SERVER_UNAVAILABLE, gone.code)
+            assertEquals(RequestError.Codes.MCP_SERVER_UNAVAILABLE, gone.code)
         }
     }
 }
