@@ -41,6 +41,12 @@ const (
 	// CodeMcpBackendFailed: MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP
 	// outcome (with `data.details`).
 	CodeMcpBackendFailed int64 = -33002
+	// CodeMcpHeaderMismatch: MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the
+	// body, or appears twice (the MCP-over-ACP HTTP bridge's answer).
+	CodeMcpHeaderMismatch int64 = -32020
+	// CodeMcpMissingClientCapability: MCP 2026-07-28: the request needs a client capability its `_meta` does not
+	// declare (HTTP 400 from the HTTP bridge).
+	CodeMcpMissingClientCapability int64 = -32021
 )
 
 // The message each error is made with.
@@ -58,6 +64,8 @@ const (
 	messageMcpResourceLimitExceeded   = "MCP-over-ACP active request limit exceeded"
 	messageMcpServerUnavailable       = "MCP server registration unavailable"
 	messageMcpBackendFailed           = "MCP server handler failed"
+	messageMcpHeaderMismatch          = "HeaderMismatch"
+	messageMcpMissingClientCapability = "Missing required client capability"
 	messageSessionNotFound            = "Session not found"
 	messageMcpInvalidOutcome          = "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`"
 	messageMcpInvalidCarrier          = "Invalid MCP-over-ACP response carrier"

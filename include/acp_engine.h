@@ -221,6 +221,18 @@
 #define ACP_ERROR_MCP_BACKEND_FAILED -33002
 
 /*
+ MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or
+ appears twice (the MCP-over-ACP HTTP bridge's answer). ("HeaderMismatch")
+ */
+#define ACP_ERROR_MCP_HEADER_MISMATCH -32020
+
+/*
+ MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP 400
+ from the HTTP bridge). ("Missing required client capability")
+ */
+#define ACP_ERROR_MCP_MISSING_CLIENT_CAPABILITY -32021
+
+/*
  The largest inbound message (a longer line closes the connection; a server closes a larger
  WebSocket frame with 1009 and answers a larger POST 413). Default: 64 MiB.
  */

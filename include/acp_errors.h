@@ -21,6 +21,8 @@
 #define ACP_MESSAGE_MCP_RESOURCE_LIMIT_EXCEEDED "MCP-over-ACP active request limit exceeded"
 #define ACP_MESSAGE_MCP_SERVER_UNAVAILABLE "MCP server registration unavailable"
 #define ACP_MESSAGE_MCP_BACKEND_FAILED "MCP server handler failed"
+#define ACP_MESSAGE_MCP_HEADER_MISMATCH "HeaderMismatch"
+#define ACP_MESSAGE_MCP_MISSING_CLIENT_CAPABILITY "Missing required client capability"
 #define ACP_MESSAGE_SESSION_NOT_FOUND "Session not found"
 #define ACP_MESSAGE_MCP_INVALID_OUTCOME "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`"
 #define ACP_MESSAGE_MCP_INVALID_CARRIER "Invalid MCP-over-ACP response carrier"

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use crate::tables::codes;
-use crate::tables::messages;
+/// The message each error is made with (generated with the codes).
+pub use crate::tables::messages;
 
 /// An error in ACP / JSON-RPC communication: what a request handler returns
 /// to answer with an error, and what an outbound request fails with.

@@ -35,6 +35,12 @@ pub mod codes {
     /// MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
     /// `data.details`).
     pub const MCP_BACKEND_FAILED: i64 = -33002;
+    /// MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or
+    /// appears twice (the MCP-over-ACP HTTP bridge's answer).
+    pub const MCP_HEADER_MISMATCH: i64 = -32020;
+    /// MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP
+    /// 400 from the HTTP bridge).
+    pub const MCP_MISSING_CLIENT_CAPABILITY: i64 = -32021;
 }
 
 /// The message each error is made with (the schema's titles, and the engine's own).
@@ -71,6 +77,12 @@ pub mod messages {
     /// MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
     /// `data.details`).
     pub const MCP_BACKEND_FAILED: &str = "MCP server handler failed";
+    /// MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or
+    /// appears twice (the MCP-over-ACP HTTP bridge's answer).
+    pub const MCP_HEADER_MISMATCH: &str = "HeaderMismatch";
+    /// MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP
+    /// 400 from the HTTP bridge).
+    pub const MCP_MISSING_CLIENT_CAPABILITY: &str = "Missing required client capability";
     /// ACP: the session is unknown (with `data.sessionId`). Code -32002.
     pub const SESSION_NOT_FOUND: &str = "Session not found";
     /// MCP-over-ACP: a provider's handler answered something that is not an outcome carrier.
@@ -175,4 +187,7 @@ pub mod mcp {
     pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
     /// Inner MCP `_meta` key: the caller's MCP client info.
     pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// Inner MCP `_meta` key correlating subscription events and results (the HTTP bridge
+    /// rewrites it to the HTTP request's id).
+    pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 }

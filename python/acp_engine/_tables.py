@@ -36,6 +36,10 @@ class Codes:
     """MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`)."""
     MCP_BACKEND_FAILED: Final = -33002
     """MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`)."""
+    MCP_HEADER_MISMATCH: Final = -32020
+    """MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or appears twice (the MCP-over-ACP HTTP bridge's answer)."""
+    MCP_MISSING_CLIENT_CAPABILITY: Final = -32021
+    """MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP 400 from the HTTP bridge)."""
 
 
 class Messages:
@@ -67,6 +71,10 @@ class Messages:
     """MCP-over-ACP: no MCP server is registered under the `serverId` (with `data.serverId`)."""
     MCP_BACKEND_FAILED: Final = "MCP server handler failed"
     """MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`)."""
+    MCP_HEADER_MISMATCH: Final = "HeaderMismatch"
+    """MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or appears twice (the MCP-over-ACP HTTP bridge's answer)."""
+    MCP_MISSING_CLIENT_CAPABILITY: Final = "Missing required client capability"
+    """MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP 400 from the HTTP bridge)."""
     SESSION_NOT_FOUND: Final = "Session not found"
     """ACP: the session is unknown (with `data.sessionId`). Code -32002."""
     MCP_INVALID_OUTCOME: Final = "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`"
@@ -120,3 +128,5 @@ class Mcp:
     """Inner MCP `_meta` key: the caller's MCP client capabilities."""
     META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
     """Inner MCP `_meta` key: the caller's MCP client info."""
+    META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+    """Inner MCP `_meta` key correlating subscription events and results (the HTTP bridge rewrites it to the HTTP request's id)."""

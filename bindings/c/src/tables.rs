@@ -38,6 +38,12 @@ pub const ACP_ERROR_MCP_SERVER_UNAVAILABLE: i64 = -33001;
 /// MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with
 /// `data.details`). ("MCP server handler failed")
 pub const ACP_ERROR_MCP_BACKEND_FAILED: i64 = -33002;
+/// MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or
+/// appears twice (the MCP-over-ACP HTTP bridge's answer). ("HeaderMismatch")
+pub const ACP_ERROR_MCP_HEADER_MISMATCH: i64 = -32020;
+/// MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP 400
+/// from the HTTP bridge). ("Missing required client capability")
+pub const ACP_ERROR_MCP_MISSING_CLIENT_CAPABILITY: i64 = -32021;
 
 /// What an event is: numbered as the engine's event kinds (a response, failed or not,
 /// is one kind here).

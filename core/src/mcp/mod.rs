@@ -16,11 +16,15 @@
 //! - [`McpCaller`]: calling a declared server and routing its notifications
 //!   to the request that owns them (`McpOverAcpCaller`);
 //! - [`McpServers`]: a bridge from `mcp/message` to MCP servers on stdio;
+//! - [`http_bridge`]: declared servers re-exported as loopback MCP HTTP
+//!   endpoints, for agents whose MCP client only takes URLs;
 //! - [`host`]: the same with JSON text in and out, for the bindings.
 
 pub mod binding;
 mod caller;
 pub mod host;
+#[cfg(feature = "remote")]
+pub mod http_bridge;
 mod provider;
 mod stdio_bridge;
 

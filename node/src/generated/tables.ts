@@ -30,6 +30,10 @@ export const ERROR_CODES = {
   mcpServerUnavailable: -33001,
   /** MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`). */
   mcpBackendFailed: -33002,
+  /** MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or appears twice (the MCP-over-ACP HTTP bridge's answer). */
+  mcpHeaderMismatch: -32020,
+  /** MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP 400 from the HTTP bridge). */
+  mcpMissingClientCapability: -32021,
 } as const;
 
 /** The message each error is made with. */
@@ -60,6 +64,10 @@ export const ERROR_MESSAGES = {
   mcpServerUnavailable: "MCP server registration unavailable",
   /** MCP-over-ACP: the MCP server (or its transport) failed without a valid MCP outcome (with `data.details`). */
   mcpBackendFailed: "MCP server handler failed",
+  /** MCP 2026-07-28 over HTTP: a routing or authentication header disagrees with the body, or appears twice (the MCP-over-ACP HTTP bridge's answer). */
+  mcpHeaderMismatch: "HeaderMismatch",
+  /** MCP 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP 400 from the HTTP bridge). */
+  mcpMissingClientCapability: "Missing required client capability",
   /** ACP: the session is unknown (with `data.sessionId`). Code -32002. */
   sessionNotFound: "Session not found",
   /** MCP-over-ACP: a provider's handler answered something that is not an outcome carrier. Code -33002. */
@@ -110,4 +118,6 @@ export const MCP_CONSTANTS = {
   metaClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
   /** Inner MCP `_meta` key: the caller's MCP client info. */
   metaClientInfo: "io.modelcontextprotocol/clientInfo",
+  /** Inner MCP `_meta` key correlating subscription events and results (the HTTP bridge rewrites it to the HTTP request's id). */
+  metaSubscriptionId: "io.modelcontextprotocol/subscriptionId",
 } as const;
