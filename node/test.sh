@@ -71,8 +71,9 @@ app="$root/target/node-app"
 rm -rf "$app"
 mkdir -p "$app"
 printf '{ "name": "acp-engine-node-test-app", "private": true, "type": "module" }\n' >"$app/package.json"
-# With the optional peer a user adds for `acp-engine/experimental/mcp-server`.
-if (cd "$app" && npm install --no-audit --no-fund --no-save "$packs/$tarball" @modelcontextprotocol/server@2.4.0 >"$tmp/install.log" 2>&1) &&
+# With the optional peer a user adds for `acp-engine/experimental/mcp-server`,
+# and the MCP client an agent points at `experimental/mcp-http`'s endpoints.
+if (cd "$app" && npm install --no-audit --no-fund --no-save "$packs/$tarball" @modelcontextprotocol/server@2.4.0 @modelcontextprotocol/client@2.4.0 >"$tmp/install.log" 2>&1) &&
   [[ -f "$app/node_modules/acp-engine/dist/index.js" ]]; then
   pass "install the tarball into an empty directory"
 else

@@ -97,6 +97,15 @@ export function fromNativeError(error: unknown): unknown {
   return error;
 }
 
+/** `call()`'s value; an addon error thrown as the package's RequestError. */
+export function callNative<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    throw fromNativeError(error);
+  }
+}
+
 /** What every pending call fails with once the connection closed. */
 export function closedError(reason: string): RequestError {
   return new RequestError(ERROR_CODES.connectionClosed, ERROR_MESSAGES.connectionClosed, { reason });

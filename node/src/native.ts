@@ -28,3 +28,7 @@ export const mcpWithRequestMeta = loaded.mcpWithRequestMeta;
 export const mcpParseOutcome = loaded.mcpParseOutcome;
 export const mcpOutcomeOfResponse = loaded.mcpOutcomeOfResponse;
 export const mcpGenerateId = loaded.mcpGenerateId;
+/** One ACP connection's loopback MCP endpoint (`acp_engine::mcp::http_bridge`). */
+export const McpHttpBridgeHandle = loaded.McpHttpBridgeHandle;
+export type McpHttpBridgeHandle = addon.McpHttpBridgeHandle;
+export const mcpStripHeaderAnnotations = loaded.mcpStripHeaderAnnotations;

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 mod errors;
 pub mod mcp;
+pub mod mcp_http;
 mod poll;
 mod send;
 mod server;

@@ -5,7 +5,7 @@
 // turns them into the official classes: handlers, abort signals, listeners.
 
 import type { AcpContext } from "../app/context.js";
-import { fromNativeError, RequestError } from "../errors.js";
+import { callNative, fromNativeError, RequestError } from "../errors.js";
 import { AGENT_METHODS } from "../generated/unstable/methods.js";
 import { ERROR_CODES, MCP_CONSTANTS } from "../generated/tables.js";
 import { McpProviderHandle, mcpGenerateId, mcpOutcomeOfResponse, mcpParseOutcome, mcpWithRequestMeta } from "../native.js";
@@ -156,14 +156,6 @@ export function withMcpRequestMeta(params: Record<string, unknown> | null | unde
   return JSON.parse(mcpWithRequestMeta(json(params), json(options.clientCapabilities), json(options.clientInfo))) as JsonObject;
 }
 
-function native<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (error) {
-    throw fromNativeError(error);
-  }
-}
-
 /** A registered server's JavaScript side: its handler, and what disposing it aborts and awaits. */
 type ServerEntry = { handler: McpRequestHandler; disposed: AbortController; running: Set<Promise<unknown>> };
 type ProviderConnection = { handle: McpProviderHandle; servers: Map<string, ServerEntry> };
@@ -209,7 +201,7 @@ export class McpOverAcpProvider {
   /** Handles an incoming `mcp/message` request: `onRequest(methods.client.mcp.message, provider.handleRequest)`. */
   readonly handleRequest = async (context: McpMessageRequestContext): Promise<McpOutcome> => {
     const connection = this.#connection(context.agent);
-    const started = JSON.parse(native(() => connection.handle.start(JSON.stringify(context.params)))) as
+    const started = JSON.parse(callNative(() => connection.handle.start(JSON.stringify(context.params)))) as
       | { answer: McpOutcome }
       | { operation: number; context: Omit<McpOperationContext, "signal" | "notify"> };
     if ("answer" in started) return started.answer;
@@ -252,7 +244,7 @@ export class McpOverAcpProvider {
       context.signal.removeEventListener("abort", onCancel);
       entry.disposed.signal.removeEventListener("abort", onDispose);
     }
-    return JSON.parse(native(() => connection.handle.finish(operation, outcome, failure))) as McpOutcome;
+    return JSON.parse(callNative(() => connection.handle.finish(operation, outcome, failure))) as McpOutcome;
   };
 }
 
@@ -329,7 +321,7 @@ export class McpOverAcpCaller {
         ...(options._meta ? { _meta: options._meta } : {}),
       };
       const response = await context.request(MCP_MESSAGE_METHOD, envelope, options.signal ? { cancellationSignal: options.signal } : undefined);
-      return JSON.parse(native(() => mcpOutcomeOfResponse(JSON.stringify(response ?? null)))) as McpOutcome;
+      return JSON.parse(callNative(() => mcpOutcomeOfResponse(JSON.stringify(response ?? null)))) as McpOutcome;
     } finally {
       routes.delete(key);
     }
