@@ -39,13 +39,16 @@ fn parse_text<T: DeserializeOwned>(method: &str, text: &str) -> Result<T, Reques
 /// Check a method's params against its schema type without building the value (see
 /// `schema::check`). Errors are the parse's, word for word: the parse runs to explain one.
 /// Checking reads all of `text`: success also means it is one valid JSON value.
-pub(crate) fn check<T: DeserializeOwned + crate::schema::Check>(
+pub(crate) fn check<T: DeserializeOwned + Serialize + crate::schema::Check>(
     method: &str,
     params: Option<&str>,
 ) -> Result<(), RequestError> {
     let text = params.unwrap_or("{}");
     match crate::schema::check_str::<T>(text) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            crate::schema::strip::after_check::<T>(text);
+            Ok(())
+        }
         Err(_) => parse_text::<T>(method, text).map(drop),
     }
 }

@@ -66,10 +66,20 @@ every_mode!(
     typed_sides_check_both_ways,
     pretty_printed_json_from_the_host_stays_one_line,
     an_invalid_notification_is_told_and_an_unknown_one_is_not,
+    unknown_properties_are_stripped_when_asked,
 );
 
 impl Host {
     fn new(side: Side, mode: Mode) -> (Self, RawPeer) {
+        Self::connect(side, mode, false)
+    }
+
+    /// A host connection given params without unknown properties.
+    fn stripping(side: Side, mode: Mode) -> (Self, RawPeer) {
+        Self::connect(side, mode, true)
+    }
+
+    fn connect(side: Side, mode: Mode, strip_unknown_fields: bool) -> (Self, RawPeer) {
         let host_reads = matches!(mode, Mode::HostReads | Mode::HostFeeds);
         let (transport, peer, fed_socket) = match mode {
             Mode::EngineReads => {
@@ -90,6 +100,7 @@ impl Host {
         let options = HostOptions {
             side,
             host_reads,
+            strip_unknown_fields,
             ..HostOptions::default()
         };
         let connection = HostConnection::connect(
@@ -321,6 +332,60 @@ async fn typed_sides_check_both_ways(mode: Mode) {
         None
     );
     assert_eq!(peer.recv().await["params"]["update"]["content"]["text"], "hi");
+}
+
+async fn unknown_properties_are_stripped_when_asked(mode: Mode) {
+    // What the official TypeScript SDK's test sends ("strips unknown properties on known incoming params").
+    let initialize = json!({
+        "protocolVersion": 1,
+        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false, "experimentalFs": true},
+            "customCapability": {"enabled": true}},
+        "extraTopLevel": "keep me",
+        "_meta": {"vendor": {"kept": true}},
+    });
+    let update = json!({
+        "sessionId": "s",
+        "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"},
+            "extraUpdateField": {"keep": true}},
+        "extraNotificationField": "keep this too",
+    });
+    for strip in [true, false] {
+        let (agent, mut client) = if strip {
+            Host::stripping(Side::Agent, mode)
+        } else {
+            Host::new(Side::Agent, mode)
+        };
+        client.request(json!(1), "initialize", initialize.clone()).await;
+        let events = agent.events(1).await;
+        assert_eq!(events[0][0], kind::REQUEST);
+        let params = &events[0][3];
+        if strip {
+            assert_eq!(
+                params,
+                &json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}},
+                    "_meta": {"vendor": {"kept": true}}}),
+                "unknown properties are gone at every depth; _meta stays whole"
+            );
+        } else {
+            assert_eq!(params, &initialize, "received as sent");
+        }
+        let (client_host, mut agent_peer) = if strip {
+            Host::stripping(Side::Client, mode)
+        } else {
+            Host::new(Side::Client, mode)
+        };
+        agent_peer.notify("session/update", update.clone()).await;
+        let events = client_host.events(1).await;
+        assert_eq!(events[0][0], kind::NOTIFICATION);
+        let params = &events[0][2];
+        assert_eq!(params.get("extraNotificationField").is_none(), strip, "{params}");
+        assert_eq!(
+            params["update"].get("extraUpdateField").is_none(),
+            strip,
+            "{params}"
+        );
+        assert_eq!(params["update"]["content"]["text"], "hi");
+    }
 }
 
 async fn an_invalid_notification_is_told_and_an_unknown_one_is_not(mode: Mode) {

@@ -492,12 +492,18 @@ export class Dispatcher {
     } catch (error) {
       return Promise.reject(this.failureOr(() => fromNativeError(error)));
     }
-    return ticket === 0 ? RESOLVED : this.waitTicket(ticket);
+    // Over a user's Web stream, settle as the official SDK does: once the
+    // stream took the notification (waiting from the moment the engine wrote it).
+    const webStreams = this.webStreams;
+    if (webStreams === null) return ticket === 0 ? RESOLVED : this.waitTicket(ticket);
+    return ticket === 0 ? webStreams.written() : this.waitTicket(ticket, () => webStreams.written());
   }
 
-  private waitTicket(ticket: number): Promise<void> {
+  /** Settles when the engine wrote `ticket`'s message; then, given `thenWritten`, as it does. */
+  private waitTicket(ticket: number, thenWritten?: () => Promise<void>): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.tickets.set(ticket, { resolve, reject });
+      const written = thenWritten === undefined ? resolve : () => thenWritten().then(resolve, reject);
+      this.tickets.set(ticket, { resolve: written, reject });
     });
   }
 

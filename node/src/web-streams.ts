@@ -37,6 +37,10 @@ export class WebStreamsTransport implements Reading {
   private inputDone = false;
   // Called once the engine's output ended and all of it was written.
   private onFlushed: (() => void) | null = null;
+  // Waiting for the output to take what the engine has for it now (`written`).
+  private waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+  // The output's write failure, once one failed.
+  private writeFailure: { error: unknown } | null = null;
 
   /** `onFailure`: a stream failed (its error); the connection is to close
    * with it. `deliver`: drain the engine's events and handle them. */
@@ -87,6 +91,14 @@ export class WebStreamsTransport implements Reading {
   onWake(): void {
     if (this.inputLeft()) this.pumpInput();
     this.flush();
+  }
+
+  /** Settles once the output took everything the engine has for it now
+   * (a notification just sent, as the official SDK's notification promise
+   * waits for its write), or rejects with the output's write error. */
+  written(): Promise<void> {
+    if (this.writeFailure !== null) return Promise.reject(this.writeFailure.error);
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
   /** Read and handle what was fed, here on this thread, and write the
@@ -144,16 +156,23 @@ export class WebStreamsTransport implements Reading {
    * ended. */
   flush(): void {
     const output = this.output;
-    if (output === null || (this.writesInFlight > 0 && this.onFlushed === null)) return;
+    if (output === null) return this.settleWaiters(this.waiters.splice(0));
+    if (this.writesInFlight > 0 && this.onFlushed === null) return;
     let bytes = this.native.takeOutput();
     const ended = this.native.outputEnded();
     if (ended) this.output = null;
+    // Whoever waits for the output now waits for this write.
+    const waiters = this.waiters;
+    this.waiters = [];
+    if (bytes == null) this.settleWaiters(waiters);
     if (bytes == null && !(ended && this.closeOutput)) return this.endedIf(ended);
     let writer = this.writer;
     if (writer === null) {
       try {
         writer = this.writer = output.getWriter();
       } catch (error) {
+        this.writeFailure ??= { error };
+        this.settleWaiters(waiters);
         if (!ended) this.onFailure(error);
         return this.endedIf(ended);
       }
@@ -167,10 +186,13 @@ export class WebStreamsTransport implements Reading {
     };
     // The output took a write: pass on what came meanwhile.
     const written = () => {
+      this.settleWaiters(waiters);
       settled();
       this.flush();
     };
     const failed = (error: unknown) => {
+      this.writeFailure ??= { error };
+      this.settleWaiters([...waiters, ...this.waiters.splice(0)]);
       if (!ended) this.onFailure(error);
       settled();
     };
@@ -183,6 +205,15 @@ export class WebStreamsTransport implements Reading {
       held.close().then(settled, settled);
     }
     this.endedIf(ended);
+  }
+
+  /** Resolved, or rejected with the output's write error once one failed. */
+  private settleWaiters(waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>): void {
+    const failure = this.writeFailure;
+    for (const waiter of waiters) {
+      if (failure === null) waiter.resolve();
+      else waiter.reject(failure.error);
+    }
   }
 
   private endedIf(ended: boolean): void {

@@ -360,7 +360,7 @@ class RustEmitter:
             self.emit("    #[serde(flatten)]", f"    pub {union_field}: {d.union.union},")
         self.uses.update(["Map", "Value"])
         self.emit_doc(EXTRA_DOC, "    ")
-        self.emit("    #[serde(flatten)]", "    pub extra: Map<String, Value>,", "}")
+        self.emit('    #[serde(flatten, skip_serializing_if = "support::skip_extra")]', "    pub extra: Map<String, Value>,", "}")
 
         # Constructor.
         params = []
@@ -439,6 +439,9 @@ class RustEmitter:
             "        let mut map = support::object(deserializer)?;",
             f"        let {union_field} = {d.union.union}::take_from(&mut map).map_err(D::Error::custom)?;",
             "        let common: Common = support::from_map(map).map_err(D::Error::custom)?;",
+            "        if !common.extra.is_empty() {",
+            "            support::note_unknown();",
+            "        }",
         )
         inits = [f"{name}: common.{name}" for _, name, _, _ in fields] + [union_field, "extra: common.extra"]
         self.emit(f"        Ok(Self {{ {', '.join(inits)} }})", "    }", "}")

@@ -135,6 +135,9 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
         // Sends are collected and written once per batch or loop turn
         // (`flush`: after each delivered batch, and on `setImmediate`).
         buffer_output: true,
+        // Handlers get params as the official TypeScript SDK's do: without
+        // the properties their schema type does not describe.
+        strip_unknown_fields: true,
         ..HostOptions::default()
     };
     if settings.unstable == Some(true) {

@@ -18,6 +18,7 @@ use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::frame;
 use crate::message::RawJson;
 use crate::{Protocol, UncheckedMethods};
+use serde_json::value::RawValue;
 
 pub(crate) struct TaskBridge {
     pub side: Side,
@@ -28,7 +29,8 @@ pub(crate) struct TaskBridge {
 
 impl TaskBridge {
     pub async fn handle_request(self: Arc<Self>, request: IncomingRequest) -> Result<RawJson, RequestError> {
-        self.shared
+        let stripped = self
+            .shared
             .check_request(self.side, self.protocol, &self.unchecked, &request)?;
         let (answered, answer) = tokio::sync::oneshot::channel();
         let token = self.shared.responders.register(&request, Some(answered));
@@ -38,7 +40,7 @@ impl TaskBridge {
         };
         self.shared
             .queue
-            .push_request(token, &request.method, request.params.as_deref())
+            .push_request(token, &request.method, params_text(&request.params, &stripped))
             .await;
         // The host answers through `HostConnection::respond`, which queues
         // the response itself; the value returned here is then dropped.
@@ -51,25 +53,24 @@ impl TaskBridge {
         self: Arc<Self>,
         notification: IncomingNotification,
     ) -> Result<(), RequestError> {
-        if let Err(error) = self.side.check_notification(
-            self.shared.negotiation.current(),
-            self.protocol,
-            &self.unchecked,
-            &notification.method,
-            notification.params.as_deref(),
-        ) {
-            if !surfaced(&error) {
-                return Err(error);
-            }
-            self.shared
-                .queue
-                .push_invalid_notification(&notification.method, &error)
-                .await;
-            return Ok(());
-        }
+        let stripped =
+            match self
+                .shared
+                .check_notification(self.side, self.protocol, &self.unchecked, &notification)
+            {
+                Ok(stripped) => stripped,
+                Err(error) if !surfaced(&error) => return Err(error),
+                Err(error) => {
+                    self.shared
+                        .queue
+                        .push_invalid_notification(&notification.method, &error)
+                        .await;
+                    return Ok(());
+                }
+            };
         self.shared
             .queue
-            .push_notification(&notification.method, notification.params.as_deref())
+            .push_notification(&notification.method, params_text(&notification.params, &stripped))
             .await;
         Ok(())
     }
@@ -84,34 +85,37 @@ pub(crate) struct ReaderBridge {
 
 impl ReaderHandler for ReaderBridge {
     fn notification(&self, notification: IncomingNotification) {
-        if let Err(error) = self.side.check_notification(
-            self.shared.negotiation.current(),
+        let stripped = match self.shared.check_notification(
+            self.side,
             self.protocol,
             &self.unchecked,
-            &notification.method,
-            notification.params.as_deref(),
+            &notification,
         ) {
-            if surfaced(&error) {
-                self.shared
-                    .queue
-                    .push_invalid_notification_now(&notification.method, &error);
-            } else {
-                tracing::debug!(method = %notification.method, %error, "dropped an unknown notification");
+            Ok(stripped) => stripped,
+            Err(error) => {
+                if surfaced(&error) {
+                    self.shared
+                        .queue
+                        .push_invalid_notification_now(&notification.method, &error);
+                } else {
+                    tracing::debug!(method = %notification.method, %error, "dropped an unknown notification");
+                }
+                return;
             }
-            return;
-        }
+        };
         self.shared
             .queue
-            .push_notification_now(&notification.method, notification.params.as_deref());
+            .push_notification_now(&notification.method, params_text(&notification.params, &stripped));
     }
 
     fn request(&self, request: IncomingRequest) -> Result<OnCancel, RequestError> {
-        self.shared
+        let stripped = self
+            .shared
             .check_request(self.side, self.protocol, &self.unchecked, &request)?;
         let token = self.shared.responders.register(&request, None);
         self.shared
             .queue
-            .push_request_now(token, &request.method, request.params.as_deref());
+            .push_request_now(token, &request.method, params_text(&request.params, &stripped));
         let shared = self.shared.clone();
         Ok(Box::new(move || {
             let Some(pending) = shared.responders.take(token) else {
@@ -125,6 +129,11 @@ impl ReaderHandler for ReaderBridge {
             shared.queue.push_cancelled(token);
         }))
     }
+}
+
+/// The params handed to the host: the stripped ones, or those received.
+fn params_text<'a>(received: &'a Option<RawJson>, stripped: &'a Option<RawJson>) -> Option<&'a RawValue> {
+    stripped.as_deref().or(received.as_deref())
 }
 
 /// Whether a notification refused with `error` is told to the host: one of

@@ -36,7 +36,7 @@ use tokio::runtime::Handle;
 use crate::connection::Connection;
 use crate::engine::{Outgoing, Waiter};
 use crate::error::RequestError;
-use crate::handler::IncomingRequest;
+use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::{frame, RequestId};
 use crate::permission_cancel;
 use crate::transport::{HostSource, Transport};
@@ -71,18 +71,21 @@ pub(crate) struct Shared {
     pub queue: queue::HostQueue,
     pub responders: responders::Responders,
     pub negotiation: Negotiation,
+    /// `HostOptions::strip_unknown_fields`.
+    pub strip_unknown_fields: bool,
 }
 
 impl Shared {
     /// Check an inbound request for `side`, in the version the connection
-    /// speaks (which an agent's `initialize` selects first).
+    /// speaks (which an agent's `initialize` selects first): the params to
+    /// hand the host instead of the received ones, when stripped.
     pub fn check_request(
         &self,
         side: Side,
         protocol: Protocol,
         unchecked: &UncheckedMethods,
         request: &IncomingRequest,
-    ) -> Result<(), RequestError> {
+    ) -> Result<Option<crate::RawJson>, RequestError> {
         let params = request.params.as_deref();
         let version = match side {
             Side::Agent => self
@@ -90,7 +93,32 @@ impl Shared {
                 .agent_receives(&request.method, params.map(RawValue::get))?,
             _ => self.negotiation.current(),
         };
-        side.check_request(version, protocol, unchecked, &request.method, params)
+        self.stripped(|| side.check_request(version, protocol, unchecked, &request.method, params))
+    }
+
+    /// Check an inbound notification for `side` (an `Err`: refuse it); the
+    /// params to hand the host instead, when stripped.
+    pub fn check_notification(
+        &self,
+        side: Side,
+        protocol: Protocol,
+        unchecked: &UncheckedMethods,
+        notification: &IncomingNotification,
+    ) -> Result<Option<crate::RawJson>, RequestError> {
+        let version = self.negotiation.current();
+        let params = notification.params.as_deref();
+        self.stripped(|| side.check_notification(version, protocol, unchecked, &notification.method, params))
+    }
+
+    fn stripped(
+        &self,
+        check: impl FnOnce() -> Result<(), RequestError>,
+    ) -> Result<Option<crate::RawJson>, RequestError> {
+        if !self.strip_unknown_fields {
+            return check().map(|()| None);
+        }
+        let (checked, stripped) = crate::schema::strip::stripping(check);
+        checked.map(|()| stripped.and_then(|text| RawValue::from_string(text).ok()))
     }
 }
 
@@ -125,6 +153,7 @@ impl HostConnection {
             queue: queue::HostQueue::new(options.queue_capacity, options.drain_chunk, Box::new(wake)),
             responders: responders::Responders::new(options.side == Side::Client),
             negotiation: Negotiation::new(options.protocol_versions),
+            strip_unknown_fields: options.strip_unknown_fields,
         });
         let fed = transport.fed.clone();
         if let Some(fed) = &fed {

@@ -63,6 +63,10 @@ pub struct HostOptions {
     pub block_when_full: Option<BlockWhenFull>,
     /// What the connection may hold for a peer that is not reading.
     pub limits: Limits,
+    /// Hand the host each inbound request's and notification's params
+    /// without the properties their schema type does not describe, as the
+    /// official TypeScript SDK's handlers get them (its parse strips them).
+    pub strip_unknown_fields: bool,
 }
 
 impl Default for HostOptions {
@@ -83,6 +87,7 @@ impl Default for HostOptions {
             guard_sigpipe: false,
             block_when_full: None,
             limits: Limits::default(),
+            strip_unknown_fields: false,
         }
     }
 }

@@ -64,6 +64,7 @@
 mod check;
 mod fields;
 pub(crate) mod methods;
+pub(crate) mod strip;
 mod support;
 mod tagged;
 

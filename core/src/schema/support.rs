@@ -14,6 +14,7 @@ use serde_json::Value;
 
 pub(crate) use super::check::{check_by_parse, check_rest, check_tagged, Check, Checked};
 pub(crate) use super::fields::{Fields, Text};
+pub(crate) use super::strip::{note_unknown, skip_extra};
 pub(crate) use super::tagged::{deserialize as tagged_union, read_rest, skip_rest, TaggedUnion};
 pub(crate) use crate::typed::{check as check_params, check_agrees};
 
@@ -591,6 +592,7 @@ macro_rules! read_struct {
                                 } )*
                                 _ => {
                                     let value = access.next_value::<serde_json::Value>()?;
+                                    support::note_unknown();
                                     extra.insert(key.into_owned(), value);
                                 }
                             }
@@ -631,6 +633,7 @@ macro_rules! read_struct {
                                 } )*
                                 _ => {
                                     access.next_value::<support::Checked<serde_json::Value>>()?;
+                                    support::note_unknown();
                                 }
                             }
                         }

@@ -76,7 +76,7 @@ pub struct WriteTextFileRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -148,7 +148,7 @@ pub struct ReadTextFileRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -205,7 +205,7 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -324,7 +324,7 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -744,7 +744,7 @@ pub struct Annotations {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -805,7 +805,7 @@ pub struct TextContent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -865,7 +865,7 @@ pub struct ImageContent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -921,7 +921,7 @@ pub struct AudioContent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1007,7 +1007,7 @@ pub struct ResourceLink {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1118,7 +1118,7 @@ pub struct TextResourceContents {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1172,7 +1172,7 @@ pub struct BlobResourceContents {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1223,7 +1223,7 @@ pub struct EmbeddedResource {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1264,7 +1264,7 @@ pub struct Content {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1318,7 +1318,7 @@ pub struct Diff {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1372,7 +1372,7 @@ pub struct Terminal {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1417,7 +1417,7 @@ pub struct SessionReference {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1469,7 +1469,7 @@ pub struct ToolCallLocation {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1516,7 +1516,7 @@ pub struct PermissionOption {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1610,7 +1610,7 @@ pub struct CreateTerminalRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1662,7 +1662,7 @@ pub struct EnvVariable {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1708,7 +1708,7 @@ pub struct TerminalOutputRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1754,7 +1754,7 @@ pub struct ReleaseTerminalRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1800,7 +1800,7 @@ pub struct WaitForTerminalExitRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1846,7 +1846,7 @@ pub struct KillTerminalRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1898,7 +1898,7 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1929,6 +1929,9 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
         let mut map = support::object(deserializer)?;
         let mode = CreateElicitationRequestMode::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             message: common.message,
             meta: common.meta,
@@ -2032,7 +2035,7 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Option<ToolCallId>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2060,7 +2063,7 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2139,7 +2142,7 @@ pub struct ElicitationSchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2369,7 +2372,7 @@ pub struct EnumOption {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2474,7 +2477,7 @@ pub struct StringPropertySchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2568,7 +2571,7 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2654,7 +2657,7 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2730,7 +2733,7 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2862,7 +2865,7 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2903,7 +2906,7 @@ pub struct TitledMultiSelectItems {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2984,7 +2987,7 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3024,7 +3027,7 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationScope,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3052,6 +3055,9 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
         let mut map = support::object(deserializer)?;
         let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             requested_schema: common.requested_schema,
             scope,
@@ -3129,7 +3135,7 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationScope,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3164,6 +3170,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
         let mut map = support::object(deserializer)?;
         let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             elicitation_id: common.elicitation_id,
             url: common.url,
@@ -3240,7 +3249,7 @@ pub struct InitializeResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3343,7 +3352,7 @@ pub struct AgentCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3431,7 +3440,7 @@ pub struct PromptCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3491,7 +3500,7 @@ pub struct McpCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3608,7 +3617,7 @@ pub struct SessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3656,7 +3665,7 @@ pub struct SessionListCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3692,7 +3701,7 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3731,7 +3740,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3778,7 +3787,7 @@ pub struct SessionSystemPromptCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3829,7 +3838,7 @@ pub struct SessionSystemPromptModeCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3868,7 +3877,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3904,7 +3913,7 @@ pub struct SessionResumeCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3940,7 +3949,7 @@ pub struct SessionCloseCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3985,7 +3994,7 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4023,7 +4032,7 @@ pub struct LogoutCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4176,7 +4185,7 @@ pub struct AuthMethodTerminal {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4236,7 +4245,7 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4297,7 +4306,7 @@ pub struct Implementation {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4339,7 +4348,7 @@ pub struct AuthenticateResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4375,7 +4384,7 @@ pub struct LogoutResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4436,7 +4445,7 @@ pub struct NewSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4482,7 +4491,7 @@ pub struct SessionModeState {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4543,7 +4552,7 @@ pub struct SessionMode {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4608,7 +4617,7 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub kind: SessionConfigOptionKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4652,6 +4661,9 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
         let mut map = support::object(deserializer)?;
         let kind = SessionConfigOptionKind::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             id: common.id,
             name: common.name,
@@ -4804,7 +4816,7 @@ pub struct SessionConfigSelectOption {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4853,7 +4865,7 @@ pub struct SessionConfigSelectGroup {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4898,7 +4910,7 @@ pub struct SessionConfigSelect {
     #[serde(rename = "options")]
     pub options: SessionConfigSelectOptions,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4925,7 +4937,7 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4979,7 +4991,7 @@ pub struct LoadSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5031,7 +5043,7 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5103,7 +5115,7 @@ pub struct SessionInfo {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5149,7 +5161,7 @@ pub struct DeleteSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5203,7 +5215,7 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5243,7 +5255,7 @@ pub struct CloseSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5279,7 +5291,7 @@ pub struct SetSessionModeResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5318,7 +5330,7 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5361,7 +5373,7 @@ pub struct PromptResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5440,7 +5452,7 @@ pub struct Error {
     )]
     pub data: Option<Value>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5520,7 +5532,7 @@ pub struct SessionNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5976,7 +5988,7 @@ pub struct ContentChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6086,7 +6098,7 @@ pub struct ToolCall {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6152,7 +6164,7 @@ pub struct PlanEntry {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6231,7 +6243,7 @@ pub struct Plan {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6369,7 +6381,7 @@ pub struct PlanItems {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6425,7 +6437,7 @@ pub struct PlanMarkdown {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6468,7 +6480,7 @@ pub struct PlanUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6507,7 +6519,7 @@ pub struct PlanRemoved {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6557,7 +6569,7 @@ pub struct AvailableCommand {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6635,7 +6647,7 @@ pub struct UnstructuredCommandInput {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6677,7 +6689,7 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6718,7 +6730,7 @@ pub struct CurrentModeUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6757,7 +6769,7 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6812,7 +6824,7 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6857,7 +6869,7 @@ pub struct Cost {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6909,7 +6921,7 @@ pub struct UsageUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6988,7 +7000,7 @@ pub struct Notice {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7079,7 +7091,7 @@ pub struct CompactionUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7126,7 +7138,7 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7175,7 +7187,7 @@ pub struct SubagentSessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7213,7 +7225,7 @@ pub struct SessionCancelCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7376,7 +7388,7 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7409,7 +7421,7 @@ pub struct ErrorStopReason {
     )]
     pub error: Option<Error>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7446,7 +7458,7 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7474,6 +7486,9 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         let mut map = support::object(deserializer)?;
         let stop_reason = IdleStateUpdateStopReason::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             meta: common.meta,
             stop_reason,
@@ -7579,7 +7594,7 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7622,7 +7637,7 @@ pub struct UnknownStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7750,7 +7765,7 @@ pub struct SubagentUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7852,7 +7867,7 @@ pub struct SessionMessage {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7905,7 +7920,7 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7950,7 +7965,7 @@ pub struct CompleteElicitationNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8022,7 +8037,7 @@ pub struct InitializeRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8149,7 +8164,7 @@ pub struct ClientCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8219,7 +8234,7 @@ pub struct FileSystemCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8288,7 +8303,7 @@ pub struct ClientSessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8316,7 +8331,7 @@ support::read_struct! { ClientSessionCapabilities {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CompactionCapabilities {
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8359,7 +8374,7 @@ pub struct SessionConfigOptionsCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8397,7 +8412,7 @@ pub struct BooleanConfigOptionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8419,7 +8434,7 @@ support::read_struct! { BooleanConfigOptionCapabilities {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NoticeCapabilities {
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8452,7 +8467,7 @@ pub struct SubagentCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8486,7 +8501,7 @@ pub struct PlanCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8538,7 +8553,7 @@ pub struct AuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8598,7 +8613,7 @@ pub struct ElicitationCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8640,7 +8655,7 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8678,7 +8693,7 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8720,7 +8735,7 @@ pub struct AuthenticateRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8760,7 +8775,7 @@ pub struct LogoutRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8822,7 +8837,7 @@ pub struct NewSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8974,7 +8989,7 @@ pub struct HttpHeader {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9021,7 +9036,7 @@ pub struct McpServerHttp {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9070,7 +9085,7 @@ pub struct McpServerSse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9122,7 +9137,7 @@ pub struct McpServerStdio {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9191,7 +9206,7 @@ pub struct SystemPrompt {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9297,7 +9312,7 @@ pub struct LoadSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9355,7 +9370,7 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9400,7 +9415,7 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9473,7 +9488,7 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9528,7 +9543,7 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9572,7 +9587,7 @@ pub struct SetSessionModeRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9621,7 +9636,7 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub kind: SetSessionConfigOptionRequestKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9659,6 +9674,9 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
         let mut map = support::object(deserializer)?;
         let kind = SetSessionConfigOptionRequestKind::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             session_id: common.session_id,
             config_id: common.config_id,
@@ -9730,7 +9748,7 @@ pub struct SetSessionConfigOptionRequestBoolean {
     #[serde(rename = "value")]
     pub value: bool,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9759,7 +9777,7 @@ pub struct SetSessionConfigOptionRequestValueId {
     #[serde(rename = "value")]
     pub value: SessionConfigValueId,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9817,7 +9835,7 @@ pub struct PromptRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9857,7 +9875,7 @@ pub struct WriteTextFileResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9896,7 +9914,7 @@ pub struct ReadTextFileResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -9937,7 +9955,7 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10069,7 +10087,7 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10110,7 +10128,7 @@ pub struct CreateTerminalResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10162,7 +10180,7 @@ pub struct TerminalOutputResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10218,7 +10236,7 @@ pub struct TerminalExitStatus {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10258,7 +10276,7 @@ pub struct ReleaseTerminalResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10310,7 +10328,7 @@ pub struct WaitForTerminalExitResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10350,7 +10368,7 @@ pub struct KillTerminalResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10391,7 +10409,7 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10419,6 +10437,9 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
         let mut map = support::object(deserializer)?;
         let action = CreateElicitationResponseAction::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             meta: common.meta,
             action,
@@ -10548,7 +10569,7 @@ pub struct ElicitationAcceptAction {
     #[serde(rename = "content", default, skip_serializing_if = "Option::is_none")]
     pub content: Option<BTreeMap<String, ElicitationContentValue>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10589,7 +10610,7 @@ pub struct CancelNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -10632,7 +10653,7 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 

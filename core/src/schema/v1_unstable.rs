@@ -93,7 +93,7 @@ pub struct MessageMcpRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -209,7 +209,7 @@ pub struct InitializeResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -321,7 +321,7 @@ pub struct AgentCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -401,7 +401,7 @@ pub struct McpCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -600,7 +600,7 @@ pub struct SessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -662,7 +662,7 @@ pub struct SessionForkCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -703,7 +703,7 @@ pub struct SessionArchiveCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -743,7 +743,7 @@ pub struct SessionStatusCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -784,7 +784,7 @@ pub struct SessionOptionsCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -825,7 +825,7 @@ pub struct SessionTitleCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -885,7 +885,7 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -929,7 +929,7 @@ pub struct AuthStatusCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -969,7 +969,7 @@ pub struct ProvidersCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1012,7 +1012,7 @@ pub struct ListProvidersResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1066,7 +1066,7 @@ pub struct ProviderInfo {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1156,7 +1156,7 @@ pub struct ProviderCurrentConfig {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1200,7 +1200,7 @@ pub struct SetProviderResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1240,7 +1240,7 @@ pub struct DisableProviderResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1298,7 +1298,7 @@ pub struct AuthStatusResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1427,7 +1427,7 @@ pub struct AuthAccount {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1500,7 +1500,7 @@ pub struct NewSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1565,7 +1565,7 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub kind: SessionConfigOptionKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1609,6 +1609,9 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
         let mut map = support::object(deserializer)?;
         let kind = SessionConfigOptionKind::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             id: common.id,
             name: common.name,
@@ -1689,7 +1692,7 @@ pub struct LoadSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1741,7 +1744,7 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1828,7 +1831,7 @@ pub struct SessionInfo {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1901,7 +1904,7 @@ pub struct ForkSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1947,7 +1950,7 @@ pub struct ArchiveSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1987,7 +1990,7 @@ pub struct UnarchiveSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2035,7 +2038,7 @@ pub struct SessionStatusResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2132,7 +2135,7 @@ pub struct SessionOptionsResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2182,7 +2185,7 @@ pub struct SetSessionTitleResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2238,7 +2241,7 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2281,7 +2284,7 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2336,7 +2339,7 @@ pub struct PromptResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2411,7 +2414,7 @@ pub struct Usage {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2469,7 +2472,7 @@ pub struct SessionNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2955,7 +2958,7 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3008,7 +3011,7 @@ pub struct PromptSuggestion {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3065,7 +3068,7 @@ pub struct PromptSuggestionsUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3134,7 +3137,7 @@ pub struct CursorCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3176,7 +3179,7 @@ pub struct CursorForkCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3392,7 +3395,7 @@ pub struct CursorMessageAnchor {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3440,7 +3443,7 @@ pub struct CursorToolCallAnchor {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3488,7 +3491,7 @@ pub struct CursorCompactionAnchor {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3558,7 +3561,7 @@ pub struct CursorUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3611,7 +3614,7 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3642,6 +3645,9 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         let mut map = support::object(deserializer)?;
         let stop_reason = IdleStateUpdateStopReason::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             usage: common.usage,
             meta: common.meta,
@@ -3697,7 +3703,7 @@ pub struct AuthStatusUpdateNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3764,7 +3770,7 @@ pub struct InitializeRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3891,7 +3897,7 @@ pub struct ClientCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4001,7 +4007,7 @@ pub struct ClientSessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4088,7 +4094,7 @@ pub struct PromptSuggestionsCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4134,7 +4140,7 @@ pub struct PromptSuggestionsImageCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4174,7 +4180,7 @@ pub struct PromptSuggestionsAudioCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4215,7 +4221,7 @@ pub struct PromptSuggestionsEmbeddedContextCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4243,7 +4249,7 @@ support::read_struct! { PromptSuggestionsEmbeddedContextCapabilities {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionCursorsCapabilities {
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4279,7 +4285,7 @@ pub struct ListProvidersRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4334,7 +4340,7 @@ pub struct SetProviderRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4389,7 +4395,7 @@ pub struct DisableProviderRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4436,7 +4442,7 @@ pub struct AuthStatusRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4517,7 +4523,7 @@ pub struct NewSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4702,7 +4708,7 @@ pub struct McpServerAcp {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4757,7 +4763,7 @@ pub struct InitialSessionConfigOption {
     #[serde(flatten)]
     pub kind: InitialSessionConfigOptionKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4788,6 +4794,9 @@ impl<'de> Deserialize<'de> for InitialSessionConfigOption {
         let mut map = support::object(deserializer)?;
         let kind = InitialSessionConfigOptionKind::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             config_id: common.config_id,
             meta: common.meta,
@@ -4858,7 +4867,7 @@ pub struct InitialSessionConfigOptionBoolean {
     #[serde(rename = "value")]
     pub value: bool,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4887,7 +4896,7 @@ pub struct InitialSessionConfigOptionValueId {
     #[serde(rename = "value")]
     pub value: SessionConfigValueId,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4974,7 +4983,7 @@ pub struct LoadSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5045,7 +5054,7 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5184,7 +5193,7 @@ pub struct ForkSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5248,7 +5257,7 @@ pub struct ArchiveSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5301,7 +5310,7 @@ pub struct UnarchiveSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5352,7 +5361,7 @@ pub struct SessionStatusRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5424,7 +5433,7 @@ pub struct SessionOptionsRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5489,7 +5498,7 @@ pub struct SetSessionTitleRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5581,7 +5590,7 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5626,7 +5635,7 @@ pub struct MessageMcpResponseResult {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5661,7 +5670,7 @@ pub struct MessageMcpResponseError {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5757,7 +5766,7 @@ pub struct McpError {
     #[serde(rename = "data", default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5818,7 +5827,7 @@ pub struct MessageMcpNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5914,7 +5923,7 @@ pub struct ProxySuccessorRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5996,7 +6005,7 @@ pub struct ProxySuccessorNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6042,7 +6051,7 @@ pub struct AcceptNesNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6085,7 +6094,7 @@ pub struct CloseNesRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6123,7 +6132,7 @@ pub struct CloseNesResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6162,7 +6171,7 @@ pub struct ConnectMcpRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6203,7 +6212,7 @@ pub struct ConnectMcpResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6253,7 +6262,7 @@ pub struct DidChangeDocumentNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6308,7 +6317,7 @@ pub struct DidCloseDocumentNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6363,7 +6372,7 @@ pub struct DidFocusDocumentNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6430,7 +6439,7 @@ pub struct DidOpenDocumentNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6488,7 +6497,7 @@ pub struct DidSaveDocumentNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6531,7 +6540,7 @@ pub struct DisconnectMcpRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6569,7 +6578,7 @@ pub struct DisconnectMcpResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6615,7 +6624,7 @@ pub struct NesDiagnostic {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6682,7 +6691,7 @@ pub struct NesEditHistoryEntry {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6737,7 +6746,7 @@ pub struct NesEditSuggestion {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6788,7 +6797,7 @@ pub struct NesExcerpt {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6837,7 +6846,7 @@ pub struct NesJumpSuggestion {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6899,7 +6908,7 @@ pub struct NesOpenFile {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6950,7 +6959,7 @@ pub struct NesRecentFile {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6996,7 +7005,7 @@ pub struct NesRelatedSnippet {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7046,7 +7055,7 @@ pub struct NesRenameSuggestion {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7102,7 +7111,7 @@ pub struct NesRepository {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7157,7 +7166,7 @@ pub struct NesSearchAndReplaceSuggestion {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7224,7 +7233,7 @@ pub struct NesSuggestContext {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7396,7 +7405,7 @@ pub struct NesTextEdit {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7446,7 +7455,7 @@ pub struct NesUserAction {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7499,7 +7508,7 @@ pub struct Position {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7543,7 +7552,7 @@ pub struct Range {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7597,7 +7606,7 @@ pub struct RejectNesNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7672,7 +7681,7 @@ pub struct StartNesRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7717,7 +7726,7 @@ pub struct StartNesResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7776,7 +7785,7 @@ pub struct SuggestNesRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7847,7 +7856,7 @@ pub struct SuggestNesResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7889,7 +7898,7 @@ pub struct TextDocumentContentChangeEvent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7933,7 +7942,7 @@ pub struct WorkspaceFolder {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 

@@ -111,7 +111,7 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -366,7 +366,7 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -810,7 +810,7 @@ pub struct Annotations {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -879,7 +879,7 @@ pub struct TextContent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -950,7 +950,7 @@ pub struct ImageContent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1008,7 +1008,7 @@ pub struct AudioContent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1087,7 +1087,7 @@ pub struct Icon {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1211,7 +1211,7 @@ pub struct ResourceLink {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1326,7 +1326,7 @@ pub struct TextResourceContents {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1382,7 +1382,7 @@ pub struct BlobResourceContents {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1435,7 +1435,7 @@ pub struct EmbeddedResource {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1476,7 +1476,7 @@ pub struct Content {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1538,7 +1538,7 @@ pub struct DiffChange {
     #[serde(flatten)]
     pub operation: DiffChangeOperation,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1572,6 +1572,9 @@ impl<'de> Deserialize<'de> for DiffChange {
         let mut map = support::object(deserializer)?;
         let operation = DiffChangeOperation::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             file_type: common.file_type,
             mime_type: common.mime_type,
@@ -1687,7 +1690,7 @@ pub struct DiffPathChange {
     #[serde(rename = "path")]
     pub path: AbsolutePath,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1715,7 +1718,7 @@ pub struct DiffPathPairChange {
     #[serde(rename = "path")]
     pub path: AbsolutePath,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1757,7 +1760,7 @@ pub struct DiffPatch {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1842,7 +1845,7 @@ pub struct Diff {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1897,7 +1900,7 @@ pub struct ToolCallLocation {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1951,7 +1954,7 @@ pub struct ToolCallCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1989,7 +1992,7 @@ pub struct ToolCallCancelCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2030,7 +2033,7 @@ pub struct ToolCallPermissionSubject {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2088,7 +2091,7 @@ pub struct CommandPermissionSubject {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2139,7 +2142,7 @@ pub struct PermissionOption {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2197,7 +2200,7 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2265,7 +2268,7 @@ pub struct ElicitationSchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2396,7 +2399,7 @@ pub struct StringPropertySchema {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2442,7 +2445,7 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationScope,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2470,6 +2473,9 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
         let mut map = support::object(deserializer)?;
         let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             requested_schema: common.requested_schema,
             scope,
@@ -2540,7 +2546,7 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationScope,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2575,6 +2581,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
         let mut map = support::object(deserializer)?;
         let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             elicitation_id: common.elicitation_id,
             url: common.url,
@@ -2641,7 +2650,7 @@ pub struct InitializeResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2715,7 +2724,7 @@ pub struct AgentCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2812,7 +2821,7 @@ pub struct SessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2901,7 +2910,7 @@ pub struct PromptCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2943,7 +2952,7 @@ pub struct PromptImageCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2979,7 +2988,7 @@ pub struct PromptAudioCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3015,7 +3024,7 @@ pub struct PromptEmbeddedContextCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3071,7 +3080,7 @@ pub struct McpCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3111,7 +3120,7 @@ pub struct McpStdioCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3147,7 +3156,7 @@ pub struct McpHttpCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3185,7 +3194,7 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3353,7 +3362,7 @@ pub struct AuthMethodTerminal {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3415,7 +3424,7 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3457,7 +3466,7 @@ pub struct LoginAuthResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3493,7 +3502,7 @@ pub struct LogoutAuthResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3564,7 +3573,7 @@ pub struct NewSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3633,7 +3642,7 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub kind: SessionConfigOptionKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3677,6 +3686,9 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
         let mut map = support::object(deserializer)?;
         let kind = SessionConfigOptionKind::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             config_id: common.config_id,
             name: common.name,
@@ -3828,7 +3840,7 @@ pub struct SessionConfigSelectGroup {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3867,7 +3879,7 @@ pub struct SessionConfigSelect {
     #[serde(rename = "options")]
     pub options: SessionConfigSelectOptions,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4077,7 +4089,7 @@ pub struct TextCommandInput {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4133,7 +4145,7 @@ pub struct Command {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4183,7 +4195,7 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4258,7 +4270,7 @@ pub struct SessionInfo {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4341,7 +4353,7 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4381,7 +4393,7 @@ pub struct CancelToolCallResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4417,7 +4429,7 @@ pub struct CancelTerminalResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4456,7 +4468,7 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4512,7 +4524,7 @@ pub struct PromptResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4562,7 +4574,7 @@ pub struct Error {
     )]
     pub data: Option<ErrorData>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4673,7 +4685,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4717,7 +4729,7 @@ pub struct SessionNotFoundErrorData {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4765,7 +4777,7 @@ pub struct UpdateSessionNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5209,7 +5221,7 @@ pub struct ContentChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5273,7 +5285,7 @@ pub struct UserMessage {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5337,7 +5349,7 @@ pub struct AgentMessage {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5401,7 +5413,7 @@ pub struct AgentThought {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5547,7 +5559,7 @@ pub struct BackgroundTerminal {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5586,7 +5598,7 @@ pub struct BackgroundToolCall {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5637,7 +5649,7 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5672,7 +5684,7 @@ pub struct ErrorStopReason {
     )]
     pub error: Option<Error>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5731,7 +5743,7 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5762,6 +5774,9 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         let mut map = support::object(deserializer)?;
         let stop_reason = IdleStateUpdateStopReason::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             background: common.background,
             meta: common.meta,
@@ -5811,7 +5826,7 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6016,7 +6031,7 @@ pub struct ToolCallContentChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6057,7 +6072,7 @@ pub struct TerminalOutput {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6117,7 +6132,7 @@ pub struct TerminalExitStatus {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6161,7 +6176,7 @@ pub struct TerminalSize {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6215,7 +6230,7 @@ pub struct TerminalCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6253,7 +6268,7 @@ pub struct TerminalCancelCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6353,7 +6368,7 @@ pub struct TerminalUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6408,7 +6423,7 @@ pub struct TerminalOutputChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6546,7 +6561,7 @@ pub struct PlanEntry {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6640,7 +6655,7 @@ pub struct PlanItems {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6681,7 +6696,7 @@ pub struct PlanUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6723,7 +6738,7 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6762,7 +6777,7 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6824,7 +6839,7 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6893,7 +6908,7 @@ pub struct CompactionUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -6943,7 +6958,7 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7003,7 +7018,7 @@ pub struct InitializeRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7073,7 +7088,7 @@ pub struct ClientCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7128,7 +7143,7 @@ pub struct ClientAuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7168,7 +7183,7 @@ pub struct TerminalAuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7214,7 +7229,7 @@ pub struct LoginAuthRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7258,7 +7273,7 @@ pub struct LogoutAuthRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7313,7 +7328,7 @@ pub struct NewSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7469,7 +7484,7 @@ pub struct McpServerHttp {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7522,7 +7537,7 @@ pub struct McpServerStdio {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7579,7 +7594,7 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7662,7 +7677,7 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7791,7 +7806,7 @@ pub struct ReplayFromStart {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7844,7 +7859,7 @@ pub struct CancelToolCallRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7902,7 +7917,7 @@ pub struct CancelTerminalRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7957,7 +7972,7 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub kind: SetSessionConfigOptionRequestKind,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -7995,6 +8010,9 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
         let mut map = support::object(deserializer)?;
         let kind = SetSessionConfigOptionRequestKind::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             session_id: common.session_id,
             config_id: common.config_id,
@@ -8076,7 +8094,7 @@ pub struct SetSessionConfigOptionRequestId {
     #[serde(rename = "value")]
     pub value: SessionConfigValueId,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8137,7 +8155,7 @@ pub struct PromptRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8180,7 +8198,7 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8329,7 +8347,7 @@ pub struct CancelledPermissionOutcome {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8415,7 +8433,7 @@ pub struct ElicitationAcceptAction {
     #[serde(rename = "content", default, skip_serializing_if = "Option::is_none")]
     pub content: Option<BTreeMap<String, ElicitationContentValue>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8456,7 +8474,7 @@ pub struct CancelSessionNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -8500,7 +8518,7 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 

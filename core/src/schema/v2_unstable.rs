@@ -89,7 +89,7 @@ pub struct MessageMcpRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -199,7 +199,7 @@ pub struct InitializeResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -288,7 +288,7 @@ pub struct AgentCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -466,7 +466,7 @@ pub struct SessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -555,7 +555,7 @@ pub struct McpCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -601,7 +601,7 @@ pub struct McpAcpCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -652,7 +652,7 @@ pub struct SessionSystemPromptCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -707,7 +707,7 @@ pub struct SessionSystemPromptModeCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -750,7 +750,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -790,7 +790,7 @@ pub struct SessionForkCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -831,7 +831,7 @@ pub struct SessionArchiveCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -871,7 +871,7 @@ pub struct SessionStatusCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -912,7 +912,7 @@ pub struct SessionTitleCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -965,7 +965,7 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1007,7 +1007,7 @@ pub struct AuthStatusCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1047,7 +1047,7 @@ pub struct ProvidersCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1090,7 +1090,7 @@ pub struct ListProvidersResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1144,7 +1144,7 @@ pub struct ProviderInfo {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1238,7 +1238,7 @@ pub struct ProviderCurrentConfig {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1282,7 +1282,7 @@ pub struct SetProviderResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1322,7 +1322,7 @@ pub struct DisableProviderResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1380,7 +1380,7 @@ pub struct AuthStatusResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1498,7 +1498,7 @@ pub struct AuthAccount {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1552,7 +1552,7 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1642,7 +1642,7 @@ pub struct SessionInfo {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1721,7 +1721,7 @@ pub struct ForkSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1767,7 +1767,7 @@ pub struct ArchiveSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1807,7 +1807,7 @@ pub struct UnarchiveSessionResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -1869,7 +1869,7 @@ pub struct SessionStatusResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2246,7 +2246,7 @@ pub struct BackgroundSubagent {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2297,7 +2297,7 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2376,7 +2376,7 @@ pub struct Usage {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2462,7 +2462,7 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2496,6 +2496,9 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         let mut map = support::object(deserializer)?;
         let stop_reason = IdleStateUpdateStopReason::take_from(&mut map).map_err(D::Error::custom)?;
         let common: Common = support::from_map(map).map_err(D::Error::custom)?;
+        if !common.extra.is_empty() {
+            support::note_unknown();
+        }
         Ok(Self {
             usage: common.usage,
             background: common.background,
@@ -2546,7 +2549,7 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2609,7 +2612,7 @@ pub struct UnknownStateUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2657,7 +2660,7 @@ pub struct SetSessionTitleResponse {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -2705,7 +2708,7 @@ pub struct UpdateSessionNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3361,7 +3364,7 @@ pub struct PlanFile {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3409,7 +3412,7 @@ pub struct PlanMarkdown {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3450,7 +3453,7 @@ pub struct PlanUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3493,7 +3496,7 @@ pub struct PlanRemoved {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3546,7 +3549,7 @@ pub struct SubagentSessionCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3588,7 +3591,7 @@ pub struct SessionCancelCapabilities {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3727,7 +3730,7 @@ pub struct SubagentUpdate {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3838,7 +3841,7 @@ pub struct SessionMessage {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3898,7 +3901,7 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -3964,7 +3967,7 @@ pub struct AuthStatusUpdateNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4008,7 +4011,7 @@ pub struct ListProvidersRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4063,7 +4066,7 @@ pub struct SetProviderRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4118,7 +4121,7 @@ pub struct DisableProviderRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4165,7 +4168,7 @@ pub struct AuthStatusRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4231,7 +4234,7 @@ pub struct NewSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4416,7 +4419,7 @@ pub struct McpServerAcp {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4480,7 +4483,7 @@ pub struct SystemPrompt {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4580,7 +4583,7 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4689,7 +4692,7 @@ pub struct ForkSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4749,7 +4752,7 @@ pub struct ArchiveSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4802,7 +4805,7 @@ pub struct UnarchiveSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4853,7 +4856,7 @@ pub struct SessionStatusRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -4914,7 +4917,7 @@ pub struct SetSessionTitleRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5010,7 +5013,7 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5060,7 +5063,7 @@ pub struct MessageMcpResponseResult {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5100,7 +5103,7 @@ pub struct MessageMcpResponseError {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5196,7 +5199,7 @@ pub struct McpError {
     #[serde(rename = "data", default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5252,7 +5255,7 @@ pub struct MessageMcpNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5348,7 +5351,7 @@ pub struct ProxySuccessorRequest {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
@@ -5430,7 +5433,7 @@ pub struct ProxySuccessorNotification {
     )]
     pub meta: Option<Map<String, Value>>,
     /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
     pub extra: Map<String, Value>,
 }
 
