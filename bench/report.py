@@ -158,6 +158,13 @@ def markdown(records, meta):
     return "\n".join(lines) + "\n"
 
 
+def latency(summary):
+    """A cell's round-trip latencies (p50, p99), as the pair's client measured them; empty when none did."""
+    if summary["p50_us"] is None:
+        return ""
+    return f"<br><sub>p50 {summary['p50_us']:.0f} µs, p99 {summary['p99_us']:.0f} µs</sub>"
+
+
 def against_the_floor(by_key, present):
     """Each language's own pair's round trips as a fraction of the pipe floor."""
     floors = [name for name in IMPLS if IMPLS[name].get("floor") and name in present]
@@ -172,7 +179,8 @@ def against_the_floor(by_key, present):
         "",
         "The floor: two C processes bouncing the scenario's lines over pipes, both blocked in `read` "
         "between them, no SDK and no JSON parsing (`bench/floor/floor.c`), in the same run. Each cell: "
-        "a language's own client/agent pair, round trips/s and the fraction of the floor's.",
+        "a language's own client/agent pair, round trips/s, the fraction of the floor's, and the round "
+        "trips' p50 and p99 latency as its client saw them (from one request's arrival to the next's).",
         "",
         "| implementation | " + " | ".join(scenarios) + " |",
         "|---|" + "---:|" * len(scenarios),
@@ -183,10 +191,7 @@ def against_the_floor(by_key, present):
         if summary is None:
             row.append("FAIL")
             continue
-        text = f"{summary['rate']:,.0f}"
-        if summary["p50_us"] is not None:
-            text += f"<br><sub>p50 {summary['p50_us']:.0f} µs, p99 {summary['p99_us']:.0f} µs</sub>"
-        row.append(text)
+        row.append(f"{summary['rate']:,.0f}{latency(summary)}")
     lines.append("| " + " | ".join(row) + " |")
     for name in IMPLS:
         if IMPLS[name].get("floor") or name not in present:
@@ -198,7 +203,7 @@ def against_the_floor(by_key, present):
             if mine is None or base[scenario] is None:
                 row.append("n/a")
             else:
-                row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%})")
+                row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%}){latency(mine)}")
         lines.append("| " + " | ".join(row) + " |")
     return lines
 

@@ -48,6 +48,31 @@ static double now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* rpc and perm: when each request arrived (the requests come one at a time,
+ * so the dispatch thread alone writes); p50 and p99 of the gaps are the
+ * round trips as bench/floor measures them. */
+static double *arrivals;
+static long arrived, capacity;
+
+static void note_arrival(void) {
+    if (arrived < capacity) arrivals[arrived++] = now();
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* `,"p50_us":…,"p99_us":…` into out (empty when not timed). */
+static void latency_fields(char *out, size_t size) {
+    out[0] = '\0';
+    if (arrived < 2) return;
+    long trips = arrived - 1;
+    for (long i = 0; i < trips; i++) arrivals[i] = arrivals[i + 1] - arrivals[i];
+    qsort(arrivals, (size_t)trips, sizeof *arrivals, by_value);
+    snprintf(out, size, ",\"p50_us\":%.1f,\"p99_us\":%.1f", arrivals[trips / 2] * 1e6, arrivals[trips * 99 / 100] * 1e6);
+}
+
 /* The length of the JSON string value of the first `"content"` key in
  * `json` (escapes count as one character), or -1 if there is none. */
 static long content_length(const char *json) {
@@ -94,12 +119,14 @@ static void on_request(void *user_data, const acp_connection *conn, const char *
     (void)conn;
     (void)user_data;
     if (strcmp(method, ACP_METHOD_SESSION_REQUEST_PERMISSION) == 0) {
+        note_arrival();
         atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
         acp_responder_ok(responder, PERMISSION);
     } else if (strcmp(method, ACP_METHOD_FS_READ_TEXT_FILE) == 0) {
         if (large) {
             acp_responder_ok(responder, large_read);
         } else {
+            note_arrival();
             atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
             acp_responder_ok(responder, HELLO);
         }
@@ -150,6 +177,11 @@ int main(int argc, char **argv) {
     if (!scenario || n < 0 || !agent || agent >= argc || strlen(scenario) > 32) usage();
 
     large = strcmp(scenario, "large") == 0;
+    if ((strcmp(scenario, "rpc") == 0 || strcmp(scenario, "perm") == 0) && n > 0) {
+        arrivals = calloc((size_t)n, sizeof *arrivals);
+        if (!arrivals) return 1;
+        capacity = n;
+    }
     if (large) {
         static const char head[] = "{\"content\":\"";
         large_read = malloc(sizeof head - 1 + LARGE_SIZE + 3);
@@ -213,9 +245,13 @@ int main(int argc, char **argv) {
         printf("{\"client\":\"acp-engine-c\",\"scenario\":\"%s\",\"n\":%ld,\"setup_s\":null,\"run_s\":null,"
                "\"count\":0,\"ok\":false}\n",
                scenario, n);
-    else
+    else {
+        char latency[64];
+        latency_fields(latency, sizeof latency);
         printf("{\"client\":\"acp-engine-c\",\"scenario\":\"%s\",\"n\":%ld,\"setup_s\":%.6f,\"run_s\":%.6f,"
-               "\"count\":%ld,\"ok\":%s}\n",
-               scenario, n, setup_s, run_s, counted, ok ? "true" : "false");
+               "\"count\":%ld,\"ok\":%s%s}\n",
+               scenario, n, setup_s, run_s, counted, ok ? "true" : "false", latency);
+    }
+    free(arrivals);
     return ok ? 0 : 1;
 }

@@ -13,9 +13,19 @@ const agentArgv = args.slice(args.indexOf("--") + 1);
 const LARGE = 16 * 1024 * 1024;
 const large = scenario === "large" ? "x".repeat(LARGE) : "";
 
+// Round trips (rpc, perm): from one request's arrival to the next's, as
+// bench/floor measures them; p50 and p99 go out with the result.
+const arrivals = scenario === "rpc" || scenario === "perm" ? [] : null;
+function latencies() {
+  if (arrivals === null || arrivals.length < 2) return {};
+  const trips = arrivals.slice(1).map((t, i) => t - arrivals[i]).sort((a, b) => a - b);
+  return { p50_us: trips[trips.length >> 1] * 1000, p99_us: trips[Math.floor((trips.length * 99) / 100)] * 1000 };
+}
+
 let count = 0;
 const client = {
   requestPermission() {
+    arrivals?.push(performance.now());
     count++;
     return { outcome: { outcome: "selected", optionId: "allow" } };
   },
@@ -24,6 +34,7 @@ const client = {
   },
   readTextFile() {
     if (large) return { content: large };
+    arrivals?.push(performance.now());
     count++;
     return { content: "hello" };
   },
@@ -52,5 +63,5 @@ if (scenario === "setup") {
 const ok = count === n && stopReason === "end_turn";
 agent.close();
 await agent.closed;
-console.log(JSON.stringify({ client: "acp-engine-node", scenario, n, setup_s, run_s, count, ok }));
+console.log(JSON.stringify({ client: "acp-engine-node", scenario, n, setup_s, run_s, count, ok, ...latencies() }));
 process.exitCode = ok ? 0 : 1;

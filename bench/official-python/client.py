@@ -24,17 +24,30 @@ from acp.schema import (  # noqa: E402
 LARGE = 16 * 1024 * 1024
 
 
+def latencies(arrivals: list) -> dict:
+    """p50 and p99 of the round trips, from one request's arrival to the next's (as bench/floor)."""
+    if len(arrivals) < 2:
+        return {}
+    trips = sorted(b - a for a, b in zip(arrivals, arrivals[1:]))
+    return {"p50_us": trips[len(trips) // 2] * 1e6, "p99_us": trips[len(trips) * 99 // 100] * 1e6}
+
+
 class BenchClient:
     def __init__(self) -> None:
         self.count = 0
         self.large = "x" * LARGE
         # In `large`, every read is answered with 16 MiB.
         self.large_reads = False
+        # In `rpc` and `perm`: when each request arrived.
+        self.arrivals: list = []
+        self.timed = False
 
     def on_connect(self, conn):  # type: ignore[no-untyped-def]
         pass
 
     async def request_permission(self, **kwargs):  # type: ignore[no-untyped-def]
+        if self.timed:
+            self.arrivals.append(time.perf_counter())
         self.count += 1
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
 
@@ -44,6 +57,8 @@ class BenchClient:
     async def read_text_file(self, path, **kwargs):  # type: ignore[no-untyped-def]
         if self.large_reads:
             return ReadTextFileResponse(content=self.large)
+        if self.timed:
+            self.arrivals.append(time.perf_counter())
         self.count += 1
         return ReadTextFileResponse(content="hello")
 
@@ -56,6 +71,7 @@ class BenchClient:
 async def main(scenario: str, n: int, agent_argv: list) -> bool:
     client = BenchClient()
     client.large_reads = scenario == "large"
+    client.timed = scenario in ("rpc", "perm")
     async with acp.spawn_agent_process(
         client, agent_argv[0], *agent_argv[1:], env=dict(os.environ), transport_kwargs={"stderr": None}
     ) as (conn, _proc):
@@ -78,7 +94,7 @@ async def main(scenario: str, n: int, agent_argv: list) -> bool:
             stop_reason = turn.stop_reason
     ok = client.count == n and stop_reason == "end_turn"
     print(json.dumps({"client": "official-python", "scenario": scenario, "n": n, "setup_s": setup_s,
-                      "run_s": run_s, "count": client.count, "ok": ok}))
+                      "run_s": run_s, "count": client.count, "ok": ok, **latencies(client.arrivals)}))
     return ok
 
 

@@ -17,15 +17,26 @@ const agentArgv = args.slice(args.indexOf("--") + 1);
 const LARGE = 16 * 1024 * 1024;
 const large = scenario === "large" ? "x".repeat(LARGE) : "";
 
+// Round trips (rpc, perm): from one request's arrival to the next's, as
+// bench/floor measures them; p50 and p99 go out with the result.
+const arrivals = scenario === "rpc" || scenario === "perm" ? [] : null;
+function latencies() {
+  if (arrivals === null || arrivals.length < 2) return {};
+  const trips = arrivals.slice(1).map((t, i) => t - arrivals[i]).sort((a, b) => a - b);
+  return { p50_us: trips[trips.length >> 1] * 1000, p99_us: trips[Math.floor((trips.length * 99) / 100)] * 1000 };
+}
+
 let count = 0;
 const app = acp
   .client({ name: "official-ts-bench-client" })
   .onRequest(acp.methods.client.session.requestPermission, () => {
+    arrivals?.push(performance.now());
     count++;
     return { outcome: { outcome: "selected", optionId: "allow" } };
   })
   .onRequest(acp.methods.client.fs.readTextFile, () => {
     if (large) return { content: large };
+    arrivals?.push(performance.now());
     count++;
     return { content: "hello" };
   })
@@ -81,7 +92,7 @@ const ok = count === n && stopReason === "end_turn";
 conn.close();
 child?.stdin.end();
 await exited;
-console.log(JSON.stringify({ client: "official-ts", scenario, n, setup_s, run_s, count, late, ok }));
+console.log(JSON.stringify({ client: "official-ts", scenario, n, setup_s, run_s, count, late, ok, ...latencies() }));
 process.exit(ok ? 0 : 1);
 
 /** The SDK's own remote streams: WebSocket (with the `ws` package) or Streamable HTTP. */

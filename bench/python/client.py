@@ -14,14 +14,27 @@ from acp_engine import Client, spawn_agent  # noqa: E402
 LARGE = 16 * 1024 * 1024
 
 
+def latencies(arrivals: list) -> dict:
+    """p50 and p99 of the round trips, from one request's arrival to the next's (as bench/floor)."""
+    if len(arrivals) < 2:
+        return {}
+    trips = sorted(b - a for a, b in zip(arrivals, arrivals[1:]))
+    return {"p50_us": trips[len(trips) // 2] * 1e6, "p99_us": trips[len(trips) * 99 // 100] * 1e6}
+
+
 class BenchClient(Client):
     def __init__(self) -> None:
         self.count = 0
         self.large = "x" * LARGE
         # In `large`, every read is answered with 16 MiB.
         self.large_reads = False
+        # In `rpc` and `perm`: when each request arrived.
+        self.arrivals: list = []
+        self.timed = False
 
     async def request_permission(self, params):  # type: ignore[no-untyped-def]
+        if self.timed:
+            self.arrivals.append(time.perf_counter())
         self.count += 1
         return {"outcome": {"outcome": "selected", "optionId": "allow"}}
 
@@ -31,6 +44,8 @@ class BenchClient(Client):
     async def read_text_file(self, params):  # type: ignore[no-untyped-def]
         if self.large_reads:
             return {"content": self.large}
+        if self.timed:
+            self.arrivals.append(time.perf_counter())
         self.count += 1
         return {"content": "hello"}
 
@@ -43,6 +58,7 @@ class BenchClient(Client):
 async def main(scenario: str, n: int, agent_argv: list) -> bool:
     client = BenchClient()
     client.large_reads = scenario == "large"
+    client.timed = scenario in ("rpc", "perm")
     async with spawn_agent(lambda _: client, agent_argv[0], *agent_argv[1:]) as agent:
         await agent.initialize(
             {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}}}
@@ -60,7 +76,7 @@ async def main(scenario: str, n: int, agent_argv: list) -> bool:
             stop_reason = turn["stopReason"]
     ok = client.count == n and stop_reason == "end_turn"
     print(json.dumps({"client": "acp-engine-python", "scenario": scenario, "n": n, "setup_s": setup_s,
-                      "run_s": run_s, "count": client.count, "ok": ok}))
+                      "run_s": run_s, "count": client.count, "ok": ok, **latencies(client.arrivals)}))
     return ok
 
 

@@ -15,7 +15,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +30,38 @@ type benchClient struct {
 	count     atomic.Int64
 	large     bool
 	largeRead string
+	arrivals  arrivals
+}
+
+// arrivals: when each request arrived (rpc, perm); p50 and p99 of the gaps
+// are the round trips as bench/floor measures them.
+type arrivals struct {
+	timed bool
+	mu    sync.Mutex
+	at    []time.Time
+}
+
+func (a *arrivals) arrived() {
+	if !a.timed {
+		return
+	}
+	a.mu.Lock()
+	a.at = append(a.at, time.Now())
+	a.mu.Unlock()
+}
+
+// addTo adds p50_us and p99_us to the result line (nothing when not timed).
+func (a *arrivals) addTo(line map[string]any) {
+	if len(a.at) < 2 {
+		return
+	}
+	trips := make([]float64, len(a.at)-1)
+	for i := range trips {
+		trips[i] = float64(a.at[i+1].Sub(a.at[i]).Nanoseconds()) / 1e3
+	}
+	sort.Float64s(trips)
+	line["p50_us"] = trips[len(trips)/2]
+	line["p99_us"] = trips[len(trips)*99/100]
 }
 
 func (c *benchClient) SessionUpdate(ctx context.Context, params *acp.SessionNotification) error {
@@ -36,6 +70,7 @@ func (c *benchClient) SessionUpdate(ctx context.Context, params *acp.SessionNoti
 }
 
 func (c *benchClient) RequestPermission(ctx context.Context, params *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	c.arrivals.arrived()
 	c.count.Add(1)
 	return &acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionId: "allow"}}}, nil
 }
@@ -44,6 +79,7 @@ func (c *benchClient) ReadTextFile(ctx context.Context, params *acp.ReadTextFile
 	if c.large {
 		return &acp.ReadTextFileResponse{Content: c.largeRead}, nil
 	}
+	c.arrivals.arrived()
 	c.count.Add(1)
 	return &acp.ReadTextFileResponse{Content: "hello"}, nil
 }
@@ -71,6 +107,7 @@ func main() {
 		os.Exit(2)
 	}
 	client := &benchClient{large: *scenario == "large"}
+	client.arrivals.timed = *scenario == "rpc" || *scenario == "perm"
 	if client.large {
 		client.largeRead = strings.Repeat("x", largeSize)
 	}
@@ -105,9 +142,11 @@ func main() {
 		ok = turn.StopReason == acp.StopReasonEndTurn && count == int64(*n)
 	}
 	_ = agent.Close()
-	line, _ := json.Marshal(map[string]any{
+	result := map[string]any{
 		"client": "acp-engine-go", "scenario": *scenario, "n": *n, "setup_s": setup, "run_s": run, "count": count, "ok": ok,
-	})
+	}
+	client.arrivals.addTo(result)
+	line, _ := json.Marshal(result)
 	fmt.Println(string(line))
 	if !ok {
 		os.Exit(1)

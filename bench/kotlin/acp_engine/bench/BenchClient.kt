@@ -5,14 +5,16 @@ package acp_engine.bench
 import acp_engine.Client
 import acp_engine.JsonObject
 import acp_engine.spawnAgent
+import bench.latency.Arrivals
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.system.exitProcess
 import kotlinx.coroutines.runBlocking
 
-class BenchClient(private val large: String?) : Client {
+class BenchClient(private val large: String?, val arrivals: Arrivals) : Client {
     val count = AtomicLong()
 
     override suspend fun requestPermission(params: JsonObject): JsonObject {
+        arrivals.arrived()
         count.incrementAndGet()
         return mapOf("outcome" to mapOf("outcome" to "selected", "optionId" to "allow"))
     }
@@ -23,6 +25,7 @@ class BenchClient(private val large: String?) : Client {
 
     override suspend fun readTextFile(params: JsonObject): JsonObject {
         if (large != null) return mapOf("content" to large)
+        arrivals.arrived()
         count.incrementAndGet()
         return mapOf("content" to "hello")
     }
@@ -38,7 +41,7 @@ fun main(args: Array<String>) {
     val scenario = args[args.indexOf("--scenario") + 1]
     val n = args[args.indexOf("--n") + 1].toLong()
     val agentArgv = args.drop(args.indexOf("--") + 1)
-    val client = BenchClient(if (scenario == "large") "x".repeat(LARGE_SIZE) else null)
+    val client = BenchClient(if (scenario == "large") "x".repeat(LARGE_SIZE) else null, Arrivals(scenario))
     val ok = runBlocking {
         spawnAgent(agentArgv[0], agentArgv.drop(1)) { client }.use { agent ->
             agent.initialize(
@@ -68,7 +71,7 @@ fun main(args: Array<String>) {
             val ok = count == n && stopReason == "end_turn"
             println(
                 """{"client": "kotlin", "scenario": "$scenario", "n": $n, "setup_s": $setup, "run_s": $run, """ +
-                    """"count": $count, "ok": $ok}""",
+                    """"count": $count, "ok": $ok${client.arrivals.jsonFields()}}""",
             )
             ok
         }

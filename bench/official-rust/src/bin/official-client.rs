@@ -20,6 +20,10 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{on_receive_notification, on_receive_request, AcpAgent, Client, LineDirection};
 
+#[path = "../../../latency/latency.rs"]
+mod latency;
+use latency::Arrivals;
+
 /// The `large` scenario's file size: 16 MiB of ASCII.
 const LARGE_SIZE: usize = 16 * 1024 * 1024;
 
@@ -66,6 +70,7 @@ async fn main() {
     let updates = Arc::new(AtomicU64::new(0));
     let reads = Arc::new(AtomicU64::new(0));
     let permissions = Arc::new(AtomicU64::new(0));
+    let arrivals = Arc::new(Arrivals::for_scenario(&args.scenario));
     let large_writes = Arc::new(AtomicU64::new(0));
     // The `large` scenario answers every read with 16 MiB; the others with "hello".
     let read_content = if args.scenario == "large" {
@@ -104,7 +109,9 @@ async fn main() {
         .on_receive_request(
             {
                 let reads = reads.clone();
+                let arrivals = arrivals.clone();
                 async move |_req: ReadTextFileRequest, responder, _cx| {
+                    arrivals.arrived();
                     reads.fetch_add(1, Ordering::Relaxed);
                     responder.respond(ReadTextFileResponse::new(read_content.clone()))
                 }
@@ -126,7 +133,9 @@ async fn main() {
         .on_receive_request(
             {
                 let permissions = permissions.clone();
+                let arrivals = arrivals.clone();
                 async move |_req: RequestPermissionRequest, responder, _cx| {
+                    arrivals.arrived();
                     permissions.fetch_add(1, Ordering::Relaxed);
                     responder.respond(RequestPermissionResponse::new(
                         RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow")),
@@ -194,8 +203,8 @@ async fn main() {
         Ok((setup_s, run_s, count, ended)) => {
             let ok = ended && count == args.n;
             println!(
-                "{{\"client\":\"official-rust\",\"scenario\":\"{}\",\"n\":{},\"setup_s\":{:.6},\"run_s\":{:.6},\"count\":{},\"ok\":{}}}",
-                args.scenario, args.n, setup_s, run_s, count, ok
+                "{{\"client\":\"official-rust\",\"scenario\":\"{}\",\"n\":{},\"setup_s\":{:.6},\"run_s\":{:.6},\"count\":{},\"ok\":{}{}}}",
+                args.scenario, args.n, setup_s, run_s, count, ok, arrivals.json_fields()
             );
             std::process::exit(if ok { 0 } else { 1 });
         }

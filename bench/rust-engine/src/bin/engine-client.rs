@@ -12,6 +12,10 @@ use acp_engine::{spawn_agent, Client, ClientSideConnection, RequestError, SpawnO
 use acp_engine_bench::{large_content, LARGE_SIZE};
 use serde_json::json;
 
+#[path = "../../../latency/latency.rs"]
+mod latency;
+use latency::Arrivals;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     acp_engine_bench::runtime(&args).block_on(run());
@@ -26,9 +30,11 @@ async fn run() {
     let agent_argv = &args[args.iter().position(|a| a == "--").expect("-- <agent command>") + 1..];
 
     let count = Arc::new(AtomicU64::new(0));
+    let arrivals = Arc::new(Arrivals::for_scenario(&scenario));
     let client = BenchClient {
         count: count.clone(),
         large: (scenario == "large").then(large_content),
+        arrivals: arrivals.clone(),
     };
     let agent = if remote::is_url(&agent_argv[0]) {
         ClientSideConnection::new(
@@ -79,11 +85,10 @@ async fn run() {
     };
     agent.close();
     agent.closed().await;
-    println!(
-        "{}",
-        json!({"client": "acp-engine-rust", "scenario": scenario, "n": n, "setup_s": setup_s,
-               "run_s": run_s, "count": count, "ok": ok})
-    );
+    let line = json!({"client": "acp-engine-rust", "scenario": scenario, "n": n, "setup_s": setup_s,
+                      "run_s": run_s, "count": count, "ok": ok})
+    .to_string();
+    println!("{}{}}}", &line[..line.len() - 1], arrivals.json_fields());
     std::process::exit(if ok { 0 } else { 1 });
 }
 
@@ -93,6 +98,7 @@ struct BenchClient {
     count: Arc<AtomicU64>,
     /// The `large` scenario's read answer; `None` in the others.
     large: Option<String>,
+    arrivals: Arc<Arrivals>,
 }
 
 impl Client for BenchClient {
@@ -100,6 +106,7 @@ impl Client for BenchClient {
         &self,
         _: RequestPermissionRequest,
     ) -> Result<RequestPermissionResponse, RequestError> {
+        self.arrivals.arrived();
         self.count.fetch_add(1, Ordering::Relaxed);
         Ok(RequestPermissionResponse::new(
             RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow")),
@@ -115,6 +122,7 @@ impl Client for BenchClient {
         match &self.large {
             Some(content) => Ok(ReadTextFileResponse::new(content.clone())),
             None => {
+                self.arrivals.arrived();
                 self.count.fetch_add(1, Ordering::Relaxed);
                 Ok(ReadTextFileResponse::new("hello"))
             }

@@ -2,6 +2,7 @@
 //     java -cp <class path> official.bench.ClientKt --scenario S --n N -- <agent command...>
 package official.bench
 
+import bench.latency.Arrivals
 import com.agentclientprotocol.client.Client
 import com.agentclientprotocol.client.ClientInfo
 import com.agentclientprotocol.common.ClientSessionOperations
@@ -29,7 +30,7 @@ import kotlinx.io.asSource
 import kotlinx.io.buffered
 import kotlinx.serialization.json.JsonElement
 
-class BenchOperations(private val large: String?) : ClientSessionOperations {
+class BenchOperations(private val large: String?, val arrivals: Arrivals) : ClientSessionOperations {
     val count = AtomicLong()
 
     override suspend fun requestPermissions(
@@ -37,6 +38,7 @@ class BenchOperations(private val large: String?) : ClientSessionOperations {
         permissions: List<PermissionOption>,
         _meta: JsonElement?,
     ): RequestPermissionResponse {
+        arrivals.arrived()
         count.incrementAndGet()
         return RequestPermissionResponse(RequestPermissionOutcome.Selected(PermissionOptionId("allow")))
     }
@@ -46,6 +48,7 @@ class BenchOperations(private val large: String?) : ClientSessionOperations {
 
     override suspend fun fsReadTextFile(path: String, line: UInt?, limit: UInt?, _meta: JsonElement?): ReadTextFileResponse {
         if (large != null) return ReadTextFileResponse(large)
+        arrivals.arrived()
         count.incrementAndGet()
         return ReadTextFileResponse("hello")
     }
@@ -61,7 +64,7 @@ fun main(args: Array<String>) {
     val scenario = args[args.indexOf("--scenario") + 1]
     val n = args[args.indexOf("--n") + 1].toLong()
     val agentArgv = args.drop(args.indexOf("--") + 1)
-    val operations = BenchOperations(if (scenario == "large") "x".repeat(LARGE_SIZE) else null)
+    val operations = BenchOperations(if (scenario == "large") "x".repeat(LARGE_SIZE) else null, Arrivals(scenario))
     val process = ProcessBuilder(agentArgv).redirectError(ProcessBuilder.Redirect.INHERIT).start()
     val ok = runBlocking {
         val transport = StdioTransport(
@@ -93,7 +96,7 @@ fun main(args: Array<String>) {
         val ok = count == n && stopReason == StopReason.END_TURN
         println(
             """{"client": "official-kotlin", "scenario": "$scenario", "n": $n, "setup_s": $setup, "run_s": $run, """ +
-                """"count": $count, "ok": $ok}""",
+                """"count": $count, "ok": $ok${operations.arrivals.jsonFields()}}""",
         )
         protocol.close()
         ok
