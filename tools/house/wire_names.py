@@ -20,8 +20,9 @@ SCANNED = ["core/src", "core/examples", "bindings", "python/acp_engine", "python
 
 
 # Files that speak another protocol whose method names collide with ACP's: the
-# MCP bridge sends MCP's own `initialize` to an MCP server.
-OTHER_PROTOCOL = {("core/src/mcp/stdio_bridge.rs", "initialize")}
+# MCP stdio bridge sends MCP's own `initialize` to an MCP server, and the MCP
+# HTTP bridge refuses MCP's `initialize` (MCP 2026-07-28 has none).
+OTHER_PROTOCOL = {("core/src/mcp/stdio_bridge.rs", "initialize"), ("core/src/mcp/http_bridge/checks.rs", "initialize")}
 
 
 def wire_names() -> set[str]:
