@@ -19,7 +19,7 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::checks::{self, McpHttpRequest, Refusal};
+use super::checks::{self, error_message, McpHttpRequest, Refusal};
 use super::{strip_header_annotations, McpHttpCall, Shared};
 use crate::error::{codes, RequestError};
 use crate::mcp::binding;
@@ -135,20 +135,6 @@ fn terminal(result: Result<Value, RequestError>, request: &McpHttpRequest, reque
         rewrite_subscription_id(payload, request_id, &request.id);
     }
     json!({"jsonrpc": "2.0", "id": request.id, "result": result})
-}
-
-/// A JSON-RPC error message (without `id` when it is null).
-pub(super) fn error_message(id: &Value, code: i64, message: &str, data: Option<&Value>) -> Value {
-    let mut error = json!({"code": code, "message": message});
-    if let Some(data) = data {
-        error["data"] = data.clone();
-    }
-    let mut out = json!({"jsonrpc": "2.0"});
-    if !id.is_null() {
-        out["id"] = id.clone();
-    }
-    out["error"] = error;
-    out
 }
 
 /// A subscription id naming the ACP request becomes the HTTP client's own id.

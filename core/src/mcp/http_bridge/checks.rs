@@ -73,8 +73,22 @@ impl Refusal {
 
     /// The JSON-RPC error message (no `id` when it is null).
     pub(super) fn body(&self) -> Value {
-        super::answer::error_message(&self.id, self.code, &self.message, self.data.as_ref())
+        error_message(&self.id, self.code, &self.message, self.data.as_ref())
     }
+}
+
+/// A JSON-RPC error message (without `id` when it is null).
+pub(super) fn error_message(id: &Value, code: i64, message: &str, data: Option<&Value>) -> Value {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data.clone();
+    }
+    let mut out = json!({"jsonrpc": "2.0"});
+    if !id.is_null() {
+        out["id"] = id.clone();
+    }
+    out["error"] = error;
+    out
 }
 
 /// The server a request is for, when everything before its body passes.
