@@ -139,6 +139,15 @@ async def _wrap(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
+def _cancel_after_first_step(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[None]") -> None:
+    """Cancel a handler's Task once it has taken its first step. A Task
+    cancelled before it ever ran never resumes the handler it carries (the
+    cancellation lands before ``_go_on_as_task`` starts): the handler would
+    wait forever and its cleanup never run. Its first step is already
+    scheduled, so this cancellation, scheduled after it, comes after it."""
+    loop.call_soon(task.cancel)
+
+
 async def _go_on_as_task(
     coroutine: Coroutine[Any, Any, None], waiting_on: Any, token: int, running: Dict[int, Any]
 ) -> None:
@@ -475,7 +484,7 @@ class Connection:
                         task = self._running.pop(event[1], None)
                         if task is not None:
                             self._engine_cancelled.add(event[1])
-                            task.cancel()
+                            _cancel_after_first_step(self._loop, task)
                     elif kind == _WRITTEN:
                         ticket = self._tickets.pop(event[1], None)
                         if ticket is not None and not ticket.done():
@@ -539,7 +548,7 @@ class Connection:
                         running = self._running.pop(event[1], None)
                         if running is not None:
                             self._engine_cancelled.add(event[1])
-                            running.cancel()
+                            _cancel_after_first_step(self._loop, running)
                     else:  # notifications wait their turn; a close ends the handler
                         held.append(event)
                         if kind == _CLOSED:
@@ -619,7 +628,7 @@ class Connection:
         running: Set["asyncio.Task[None]"] = set(self._running.values())
         self._running.clear()
         for task in running:
-            task.cancel()
+            _cancel_after_first_step(self._loop, task)
         if self._stream_finished is not None:
             try:
                 await self._stream_finished()

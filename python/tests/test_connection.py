@@ -170,6 +170,39 @@ async def test_a_notification_handler_may_await_its_own_request() -> None:
 
 
 @run_async
+async def test_a_request_cancelled_in_the_same_read_still_cancels_its_handler() -> None:
+    # The request and its $/cancel_request arrive in one write, so the
+    # handler's first step and the cancellation come in one batch of events:
+    # the handler must still see its cancellation (it waited forever before).
+    import socket
+
+    cancelled: List[str] = []
+
+    async def on_request(method: str, params: Any) -> Any:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(method)
+            raise
+
+    a, b = socket.socketpair()
+    server = Connection(fd_stream(a.fileno(), a.fileno()), on_request)
+    a.close()
+    request = b'{"jsonrpc":"2.0","id":1,"method":"slow","params":{}}\n'
+    cancel = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}\n'
+    b.sendall(request + cancel)
+    for _ in range(200):
+        if cancelled:
+            break
+        await asyncio.sleep(0.01)
+    assert cancelled == ["slow"]
+    answer = await asyncio.get_running_loop().run_in_executor(None, b.recv, 4096)
+    assert b'"code":-32800' in answer, answer
+    b.close()
+    await server.closed
+
+
+@run_async
 async def test_a_handler_that_cancels_itself_still_answers() -> None:
     """A request whose handler ends in a CancelledError of its own (not the
     peer's $/cancel_request, not a close) is answered -32800, not dropped."""
