@@ -11,13 +11,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use acp_engine::mcp::http_bridge::{McpHttpBridge, McpHttpBridgeOptions};
-use acp_engine::mcp::{McpCaller, McpCallerOptions, McpHandler, McpOperation, McpProvider, MCP_MESSAGE};
-use acp_engine::{Connection, IncomingNotification, IncomingRequest, RawJson, RequestError, Transport};
+use acp_engine::mcp::{McpCaller, McpCallerOptions, McpHandler, McpOperation, McpProvider};
+use acp_engine::Connection;
 use serde_json::{json, Value};
 use support::raw_http::exchange;
 use support::{eventually, within};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UnixStream;
 
 const VERSION: &str = "2026-07-28";
 
@@ -87,7 +86,6 @@ struct Bridged {
 }
 
 fn bridged(options: McpHttpBridgeOptions) -> Bridged {
-    let (a, b) = UnixStream::pair().unwrap();
     let provider = McpProvider::new();
     let seen = Arc::new(Mutex::new(Vec::new()));
     for id in ["tools-1", "other"] {
@@ -95,28 +93,8 @@ fn bridged(options: McpHttpBridgeOptions) -> Bridged {
             .register(id, Some(id), None, Some(handler(seen.clone())))
             .unwrap();
     }
-    let serves = Connection::builder()
-        .on_request(move |request: IncomingRequest| {
-            let provider = provider.clone();
-            async move {
-                assert_eq!(request.method, MCP_MESSAGE);
-                let params: Value = request.params()?;
-                let answer = provider.handle_request(&request.connection, &params).await?;
-                Ok::<RawJson, RequestError>(acp_engine::to_raw(&answer)?)
-            }
-        })
-        .connect(Transport::from_stream(a));
     let caller = McpCaller::new(McpCallerOptions::default());
-    let routing = caller.clone();
-    let calls = Connection::builder()
-        .on_notification(move |notification: IncomingNotification| {
-            let caller = routing.clone();
-            async move {
-                caller.handle_notification(&notification.params()?);
-                Ok(())
-            }
-        })
-        .connect(Transport::from_stream(b));
+    let (serves, calls) = support::mcp::connect(provider, caller.clone());
     let bridge = McpHttpBridge::over_caller(caller, &calls, options).unwrap();
     let address = SocketAddr::from(([127, 0, 0, 1], bridge.port()));
     Bridged {
@@ -179,6 +157,19 @@ impl Bridged {
     async fn send(&self, post: &Post) -> Answer {
         let (status, text) = exchange(self.address, &post.text()).await;
         Answer::parse(status, &text)
+    }
+
+    /// `post`, sent again (for a second at most) until it is answered with `status`: the last answer.
+    async fn send_until(&self, post: &Post, status: u16) -> Answer {
+        let mut answer = self.send(post).await;
+        for _ in 0..100 {
+            if answer.status == status {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            answer = self.send(post).await;
+        }
+        answer
     }
 }
 
@@ -472,27 +463,13 @@ async fn limits_bound_requests_bodies_and_buffered_events() {
     let mut first = tokio::net::TcpStream::connect(bridged.address).await.unwrap();
     first.write_all(waiting.text().as_bytes()).await.unwrap();
     let echo = bridged.post("tools/call", json!({"name": "echo"}));
-    let mut refused = bridged.send(&echo).await;
-    for _ in 0..100 {
-        if refused.status == 429 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        refused = bridged.send(&echo).await;
-    }
+    let refused = bridged.send_until(&echo, 429).await;
     assert_eq!((refused.status, refused.error_code()), (429, -33000));
 
     // The client that left cancelled its request, and freed its admission.
     drop(first);
     eventually(|| bridged.seen.lock().unwrap().contains(&"cancelled".to_owned())).await;
-    let mut answered = bridged.send(&echo).await;
-    for _ in 0..100 {
-        if answered.status == 200 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        answered = bridged.send(&echo).await;
-    }
+    let answered = bridged.send_until(&echo, 200).await;
     assert_eq!(answered.status, 200, "{answered:?}");
 
     // A client that does not read: its events pile up past the bound, the

@@ -12,10 +12,9 @@ use acp_engine::mcp::{
     McpCaller, McpCallerOptions, McpHandler, McpHandlerError, McpOperation, McpProvider, McpRequestOptions,
     MCP_MESSAGE,
 };
-use acp_engine::{Connection, IncomingNotification, IncomingRequest, RawJson, RequestError, Transport};
+use acp_engine::{Connection, RequestError};
 use serde_json::{json, Value};
 use support::PATIENCE;
-use tokio::net::UnixStream;
 
 struct Pair {
     provider: Arc<McpProvider>,
@@ -85,38 +84,16 @@ fn handler(seen: Arc<Mutex<Vec<String>>>) -> McpHandler {
 }
 
 fn pair(max_active: Option<usize>) -> Pair {
-    let (a, b) = UnixStream::pair().unwrap();
     let provider = McpProvider::new();
     let seen = Arc::new(Mutex::new(Vec::new()));
     provider
         .register("tools", Some("tools-1"), max_active, Some(handler(seen.clone())))
         .unwrap();
-    let serving = provider.clone();
-    let serves = Connection::builder()
-        .on_request(move |request: IncomingRequest| {
-            let provider = serving.clone();
-            async move {
-                assert_eq!(request.method, MCP_MESSAGE);
-                let params: Value = request.params()?;
-                let answer = provider.handle_request(&request.connection, &params).await?;
-                Ok::<RawJson, RequestError>(acp_engine::to_raw(&answer)?)
-            }
-        })
-        .connect(Transport::from_stream(a));
     let caller = McpCaller::new(McpCallerOptions {
         client_capabilities: None,
         client_info: Some(json!({"name": "test-agent", "version": "1"})),
     });
-    let routing = caller.clone();
-    let calls = Connection::builder()
-        .on_notification(move |notification: IncomingNotification| {
-            let caller = routing.clone();
-            async move {
-                caller.handle_notification(&notification.params()?);
-                Ok(())
-            }
-        })
-        .connect(Transport::from_stream(b));
+    let (serves, calls) = support::mcp::connect(provider.clone(), caller.clone());
     Pair {
         provider,
         caller,

@@ -6,64 +6,28 @@
 // import lines changed; then the same HTTP requests go to the official bridge
 // and ours, and every answer must be the same.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, sep } from "node:path";
+import { join } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { promisify } from "node:util";
+import { pathToFileURL } from "node:url";
 
 import * as acp from "acp-engine/unstable";
 import { McpOverAcpHttpBridge, stripHeaderAnnotations } from "acp-engine/experimental/mcp-http";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = process.env.ACP_REPO_ROOT ?? join(here, "..", "..");
-const TS = join(root, "interop", "ts");
-const official = (entry) => import(pathToFileURL(createRequire(join(TS, "package.json")).resolve(`@agentclientprotocol/sdk/${entry}`)));
-const officialAcp = await official("unstable");
-const officialHttp = await official("experimental/mcp-http");
+import { ALL_PROGRESS, TS, official, ours, run } from "./mcp-programs.mjs";
+
+const officialEntry = (entry) => pathToFileURL(createRequire(join(TS, "package.json")).resolve(`@agentclientprotocol/sdk/${entry}`));
+const officialAcp = await import(officialEntry("unstable"));
+const officialHttp = await import(officialEntry("experimental/mcp-http"));
 // The official package declares stripHeaderAnnotations in mcp-http's types but exports it from no entry point.
-const officialAnnotations = await import(
-  new URL("header-annotations.js", pathToFileURL(createRequire(join(TS, "package.json")).resolve("@agentclientprotocol/sdk/experimental/mcp-http"))).href
-);
-
-// The rewritten programs live beside a node_modules of their own: the MCP SDK
-// packages our package loads (one copy, as a peer dependency is), and zod.
-const programs = mkdtempSync(join(here, ".mcp-http-programs-"));
-after(() => rmSync(programs, { recursive: true, force: true }));
-mkdirSync(join(programs, "node_modules"));
-const mcpServerEntry = createRequire(fileURLToPath(import.meta.resolve("acp-engine/experimental/mcp-server"))).resolve("@modelcontextprotocol/server");
-const mcpScope = mcpServerEntry.slice(0, mcpServerEntry.lastIndexOf(`${sep}@modelcontextprotocol${sep}`) + `${sep}@modelcontextprotocol`.length);
-symlinkSync(mcpScope, join(programs, "node_modules", "@modelcontextprotocol"));
-symlinkSync(join(TS, "node_modules", "zod"), join(programs, "node_modules", "zod"));
-writeFileSync(join(programs, "package.json"), '{"type": "module"}\n');
-
-/** An interop/ts program on our package: its SDK import lines changed, nothing else. */
-function ours(script) {
-  const text = readFileSync(join(TS, script), "utf8");
-  const rewritten = text.replaceAll('"@agentclientprotocol/sdk', '"acp-engine');
-  const before = text.split("\n");
-  const changed = rewritten.split("\n").filter((line, i) => line !== before[i]);
-  assert.ok(changed.length > 0 && changed.every((line) => /^import\b/.test(line)), `only import lines change in ${script}`);
-  writeFileSync(join(programs, script), rewritten);
-  return join(programs, script);
-}
-
-async function run(client, agent) {
-  const { stdout } = await promisify(execFile)(process.execPath, [client, process.execPath, agent], { timeout: 60_000 });
-  const [words, verdict] = stdout.trim().split("\n").slice(-2);
-  return { words, verdict };
-}
-
-const ALL_PROGRESS = "progress=notifications/progress:1,notifications/progress:2,notifications/progress:3";
+const officialAnnotations = await import(new URL("header-annotations.js", officialEntry("experimental/mcp-http")).href);
 
 test("official client -> official agent on the official bridge: the baseline", async () => {
-  assert.equal((await run(join(TS, "mcp-over-acp-client.mjs"), join(TS, "mcp-http-agent.mjs"))).verdict, "mcp ok");
+  assert.equal((await run(official("mcp-over-acp-client.mjs"), official("mcp-http-agent.mjs"))).verdict, "mcp ok");
 });
 
 test("official client -> our agent: the MCP client and plain POSTs through our bridge, every progress event", async () => {
-  const { words, verdict } = await run(join(TS, "mcp-over-acp-client.mjs"), ours("mcp-http-agent.mjs"));
+  const { words, verdict } = await run(official("mcp-over-acp-client.mjs"), ours("mcp-http-agent.mjs"));
   assert.equal(verdict, "mcp ok");
   assert.ok(words.includes(ALL_PROGRESS), words);
 });

@@ -5,56 +5,16 @@
 // run with only their SDK import lines changed, against each other and the
 // official ones; then the binding's edges in one process.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, sep } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import * as acp from "acp-engine/unstable";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = process.env.ACP_REPO_ROOT ?? join(here, "..", "..");
-const TS = join(root, "interop", "ts");
-const SDK = join(TS, "node_modules", "@agentclientprotocol", "sdk");
+import { ALL_PROGRESS, official, ours, run } from "./mcp-programs.mjs";
 
-// The rewritten programs live beside a node_modules of their own: the MCP SDK
-// our package loads (one copy, as a peer dependency is), and zod.
-const programs = mkdtempSync(join(here, ".mcp-programs-"));
-after(() => rmSync(programs, { recursive: true, force: true }));
-mkdirSync(join(programs, "node_modules"));
-const mcpServerEntry = createRequire(fileURLToPath(import.meta.resolve("acp-engine/experimental/mcp-server"))).resolve("@modelcontextprotocol/server");
-const mcpScope = mcpServerEntry.slice(0, mcpServerEntry.lastIndexOf(`${sep}@modelcontextprotocol${sep}`) + `${sep}@modelcontextprotocol`.length);
-symlinkSync(mcpScope, join(programs, "node_modules", "@modelcontextprotocol"));
-symlinkSync(join(TS, "node_modules", "zod"), join(programs, "node_modules", "zod"));
-writeFileSync(join(programs, "package.json"), '{"type": "module"}\n');
-
-/** An interop/ts program on our package: its SDK import lines changed, nothing else. */
-function ours(script) {
-  assert.doesNotThrow(() => readFileSync(join(SDK, "package.json")), "the official SDK is not installed: run interop/setup.sh");
-  const text = readFileSync(join(TS, script), "utf8");
-  const rewritten = text.replaceAll('"@agentclientprotocol/sdk', '"acp-engine');
-  const before = text.split("\n");
-  const changed = rewritten.split("\n").filter((line, i) => line !== before[i]);
-  assert.ok(changed.length > 0 && changed.every((line) => /^import\b/.test(line)), `only import lines change in ${script}`);
-  writeFileSync(join(programs, script), rewritten);
-  return join(programs, script);
-}
-
-const officialClient = join(TS, "mcp-over-acp-client.mjs");
-const officialAgent = join(TS, "mcp-over-acp-agent.mjs");
+const officialClient = official("mcp-over-acp-client.mjs");
+const officialAgent = official("mcp-over-acp-agent.mjs");
 const oursClient = ours("mcp-over-acp-client.mjs");
 const oursAgent = ours("mcp-over-acp-agent.mjs");
-
-async function run(client, agent) {
-  const { stdout } = await promisify(execFile)(process.execPath, [client, process.execPath, agent], { timeout: 60_000 });
-  const [words, verdict] = stdout.trim().split("\n").slice(-2);
-  return { words, verdict };
-}
-
-const ALL_PROGRESS = "progress=notifications/progress:1,notifications/progress:2,notifications/progress:3";
 
 test("official client (MCP SDK server over ACP) -> official agent: the baseline", async () => {
   assert.equal((await run(officialClient, officialAgent)).verdict, "mcp ok");

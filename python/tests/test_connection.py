@@ -3,7 +3,7 @@ validation by the agent side, $/cancel_request both ways, asyncio streams."""
 
 import asyncio
 import sys
-from typing import Any, List
+from typing import Any, List, Optional
 
 import pytest
 from conftest import peer, run_async
@@ -73,18 +73,26 @@ async def test_cancel_pending_request_and_send_cancel_request() -> None:
         assert (await connection.send_request("_x/ok", {}))["ext"] == "_x/ok"
 
 
-@run_async
-async def test_inbound_cancel_request_cancels_the_handler_task() -> None:
-    started = asyncio.Event()
-    cancelled: List[str] = []
+def hanging_handler(cancelled: List[str], started: Optional[asyncio.Event] = None) -> Any:
+    """A request handler that waits forever; `cancelled` gets the method of each one cancelled."""
 
     async def on_request(method: str, params: Any) -> Any:
-        started.set()
+        if started is not None:
+            started.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
             cancelled.append(method)
             raise
+
+    return on_request
+
+
+@run_async
+async def test_inbound_cancel_request_cancels_the_handler_task() -> None:
+    started = asyncio.Event()
+    cancelled: List[str] = []
+    on_request = hanging_handler(cancelled, started)
 
     # Two connections back to back over a socket pair: one side hangs, the
     # other cancels.
@@ -177,16 +185,8 @@ async def test_a_request_cancelled_in_the_same_read_still_cancels_its_handler() 
     import socket
 
     cancelled: List[str] = []
-
-    async def on_request(method: str, params: Any) -> Any:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.append(method)
-            raise
-
     a, b = socket.socketpair()
-    server = Connection(fd_stream(a.fileno(), a.fileno()), on_request)
+    server = Connection(fd_stream(a.fileno(), a.fileno()), hanging_handler(cancelled))
     a.close()
     request = b'{"jsonrpc":"2.0","id":1,"method":"slow","params":{}}\n'
     cancel = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}\n'

@@ -32,6 +32,7 @@ mod backoff;
 mod cookies;
 mod endpoint;
 mod failing;
+pub(crate) mod http_body;
 mod http_client;
 mod keep_alive;
 mod net;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cut_proxy;
+pub mod mcp;
 pub mod raw_http;
 pub mod schema;
 pub mod scrape;

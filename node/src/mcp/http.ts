@@ -45,14 +45,15 @@ type BridgeEvent =
 export class McpOverAcpHttpBridge {
   readonly #caller: McpOverAcpCaller;
   readonly #listeners = new WeakMap<Dispatcher, McpHttpBridgeHandle>();
-  readonly #options: Required<McpOverAcpHttpBridgeOptions>;
+  readonly #options: McpOverAcpHttpBridgeOptions;
 
   constructor(caller: McpOverAcpCaller, options: McpOverAcpHttpBridgeOptions = {}) {
     this.#caller = caller;
+    // Unset limits take the engine's defaults (`McpHttpBridgeOptions`).
     this.#options = {
-      maxActiveRequests: positiveInteger("maxActiveRequests", options.maxActiveRequests ?? 64),
-      maxRequestBodyBytes: positiveInteger("maxRequestBodyBytes", options.maxRequestBodyBytes ?? 1024 * 1024),
-      maxBufferedResponseBytes: positiveInteger("maxBufferedResponseBytes", options.maxBufferedResponseBytes ?? 1024 * 1024),
+      maxActiveRequests: positiveInteger("maxActiveRequests", options.maxActiveRequests),
+      maxRequestBodyBytes: positiveInteger("maxRequestBodyBytes", options.maxRequestBodyBytes),
+      maxBufferedResponseBytes: positiveInteger("maxBufferedResponseBytes", options.maxBufferedResponseBytes),
     };
   }
 
@@ -108,16 +109,16 @@ export class McpOverAcpHttpBridge {
       .request(connection, event.serverId, event.method, event.params, { requestId: event.requestId, signal: abandon.signal, onNotification })
       .then(
         (outcome) => listener.finish(event.call, JSON.stringify(outcome), null),
-        (error: unknown) => listener.finish(event.call, null, JSON.stringify(failureOf(error))),
+        (error: unknown) => listener.finish(event.call, null, failureOf(error)),
       )
       .finally(() => running.delete(event.call));
   }
 }
 
-/** A caller's failure as the engine takes it: an ACP error's code, message and data. */
-function failureOf(error: unknown): { code: number; message: string; data?: unknown } {
-  if (isRequestError(error)) return { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
-  return { code: 0, message: "MCP binding failure" };
+/** A caller's failure as the engine takes it: an ACP error's code, message and data (JSON); null for any other failure. */
+function failureOf(error: unknown): string | null {
+  if (!isRequestError(error)) return null;
+  return JSON.stringify({ code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) });
 }
 
 /**
@@ -129,7 +130,8 @@ export function stripHeaderAnnotations(result: unknown): unknown {
   return JSON.parse(callNative(() => mcpStripHeaderAnnotations(JSON.stringify(result))));
 }
 
-function positiveInteger(name: string, value: number): number {
+function positiveInteger(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return value;
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive safe integer`);
   return value;
 }

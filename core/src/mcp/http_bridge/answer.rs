@@ -12,9 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Limited};
 use hyper::body::{Bytes, Frame, Incoming, SizeHint};
-use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -24,6 +23,7 @@ use super::{strip_header_annotations, McpHttpCall, Shared};
 use crate::error::{codes, RequestError};
 use crate::mcp::binding;
 use crate::mcp::McpNotificationListener;
+use crate::remote::http_body::{read_limited, BodyError};
 use crate::tables::mcp;
 
 /// A comment every so often keeps idle proxies from closing an SSE answer.
@@ -40,11 +40,11 @@ pub(super) async fn handle(request: Request<Incoming>, shared: Arc<Shared>) -> R
     let Some(admission) = Admission::take(&shared) else {
         return refused(&Refusal::too_many_requests(), None);
     };
-    let body = match read_body(&parts.headers, body, shared.options.max_request_body_bytes).await {
+    let body = match read_limited(&parts.headers, body, shared.options.max_request_body_bytes).await {
         Ok(body) => body,
         Err(BodyError::TooLarge) => return refused(&Refusal::body_too_large(), Some(admission)),
         // The client went away mid-upload: no one to answer.
-        Err(BodyError::Gone) => return Response::new(AnswerBody::full(Bytes::new(), None)),
+        Err(BodyError::Unreadable) => return Response::new(AnswerBody::full(Bytes::new(), None)),
     };
     match checks::request(&body, &parts.headers) {
         Ok(request) => forward(&shared, server_id, request, admission).await,
@@ -159,26 +159,6 @@ fn terminal_status(terminal: &Value) -> StatusCode {
         ) => StatusCode::BAD_REQUEST,
         Some(codes::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
-    }
-}
-
-enum BodyError {
-    TooLarge,
-    Gone,
-}
-
-async fn read_body(headers: &HeaderMap, body: Incoming, max: usize) -> Result<Bytes, BodyError> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().parse::<u64>().ok());
-    if declared.is_some_and(|length| length > max as u64) {
-        return Err(BodyError::TooLarge);
-    }
-    match Limited::new(body, max).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
-        Err(_) => Err(BodyError::Gone),
     }
 }
 

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::route::{matches_mirror, parse_server_route, Secret};
 use crate::error::codes;
+use crate::remote::http_body::media_type;
 use crate::tables::{mcp, messages};
 
 /// MCP's HTTP headers the bridge reads.
@@ -53,6 +54,12 @@ impl Refusal {
     fn with_header(mut self, name: header::HeaderName, value: &'static str) -> Self {
         self.headers.push((name, value));
         self
+    }
+
+    /// 400 with MCP's -32020: a header disagrees with the body (`detail` says which).
+    fn header_mismatch(detail: &str) -> Self {
+        let message = format!("{}: {detail}", messages::MCP_HEADER_MISMATCH);
+        Self::new(StatusCode::BAD_REQUEST, codes::MCP_HEADER_MISMATCH, message)
     }
 
     pub(super) fn too_many_requests() -> Self {
@@ -103,13 +110,8 @@ pub(super) fn transport(
         .iter()
         .any(|name| headers.get_all(*name).iter().count() > 1)
     {
-        return Err(Refusal::new(
-            StatusCode::BAD_REQUEST,
-            codes::MCP_HEADER_MISMATCH,
-            format!(
-                "{}: duplicate routing or authentication header",
-                messages::MCP_HEADER_MISMATCH
-            ),
+        return Err(Refusal::header_mismatch(
+            "duplicate routing or authentication header",
         ));
     }
     if !valid_origin(headers) {
@@ -147,10 +149,7 @@ pub(super) fn transport(
             "Accept must include application/json and text/event-stream",
         ));
     }
-    let media_type = text(headers, header::CONTENT_TYPE.as_str())
-        .and_then(|value| value.split(';').next())
-        .map(|value| value.trim().to_ascii_lowercase());
-    if media_type.as_deref() != Some("application/json") {
+    if media_type(headers).as_deref() != Some("application/json") {
         return Err(Refusal::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             codes::INVALID_REQUEST,
@@ -184,6 +183,10 @@ pub(super) fn request(body: &[u8], headers: &HeaderMap) -> Result<McpHttpRequest
         id: id.clone(),
         ..bad(code, message)
     };
+    let mismatch = |detail: &str| Refusal {
+        id: id.clone(),
+        ..Refusal::header_mismatch(detail)
+    };
     let Some(object) = object.filter(|object| {
         object.get("jsonrpc") == Some(&json!("2.0"))
             && !object.contains_key("result")
@@ -215,13 +218,7 @@ pub(super) fn request(body: &[u8], headers: &HeaderMap) -> Result<McpHttpRequest
         return Err(reject(codes::INVALID_PARAMS, &message));
     };
     if text(headers, PROTOCOL_VERSION) != Some(version) {
-        return Err(reject(
-            codes::MCP_HEADER_MISMATCH,
-            &format!(
-                "{}: MCP-Protocol-Version does not match params._meta",
-                messages::MCP_HEADER_MISMATCH
-            ),
-        ));
+        return Err(mismatch("MCP-Protocol-Version does not match params._meta"));
     }
     if version != mcp::PROTOCOL_VERSION {
         let mut refusal = reject(
@@ -242,39 +239,21 @@ pub(super) fn request(body: &[u8], headers: &HeaderMap) -> Result<McpHttpRequest
         return Err(reject(codes::INVALID_PARAMS, &message));
     }
     if text(headers, MCP_METHOD) != Some(method) {
-        return Err(reject(
-            codes::MCP_HEADER_MISMATCH,
-            &format!(
-                "{}: Mcp-Method does not match method",
-                messages::MCP_HEADER_MISMATCH
-            ),
-        ));
+        return Err(mismatch("Mcp-Method does not match method"));
     }
     if let Some((_, field)) = NAMED.iter().find(|(named, _)| *named == method) {
         let Some(name) = params.get(*field).and_then(Value::as_str) else {
             return Err(reject(codes::INVALID_PARAMS, "Missing params.name or params.uri"));
         };
         if !matches_mirror(text(headers, MCP_NAME), name) {
-            return Err(reject(
-                codes::MCP_HEADER_MISMATCH,
-                &format!(
-                    "{}: Mcp-Name does not match request",
-                    messages::MCP_HEADER_MISMATCH
-                ),
-            ));
+            return Err(mismatch("Mcp-Name does not match request"));
         }
     }
     if headers
         .keys()
         .any(|name| name.as_str().starts_with(MCP_PARAM_PREFIX))
     {
-        return Err(reject(
-            codes::MCP_HEADER_MISMATCH,
-            &format!(
-                "{}: Mcp-Param headers are not supported by this adapter",
-                messages::MCP_HEADER_MISMATCH
-            ),
-        ));
+        return Err(mismatch("Mcp-Param headers are not supported by this adapter"));
     }
     if method == "initialize" || method.starts_with("notifications/") {
         return Err(Refusal {

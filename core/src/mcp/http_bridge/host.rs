@@ -16,9 +16,12 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::{McpHttpBridge, McpHttpBridgeOptions, McpHttpCall, McpHttpForward};
-use crate::error::RequestError;
+use crate::error::{codes, RequestError};
 use crate::host::runtime;
 use crate::mcp::{binding, McpNotificationListener};
+
+/// The message of a call that failed without an ACP error (the official bridge's).
+const BINDING_FAILURE: &str = "MCP binding failure";
 
 /// Receives the bridge's events (JSON text), on any thread.
 pub type HostEvents = Box<dyn Fn(String) + Send + Sync>;
@@ -135,8 +138,9 @@ impl HostMcpHttpBridge {
         }
     }
 
-    /// A call's end: its outcome (JSON), or its failure (`{"code",
-    /// "message", "data"?}`: the outer ACP error). False once it ended.
+    /// A call's end: its outcome (JSON), or its failure: the outer ACP error
+    /// (`{"code", "message", "data"?}`), or neither for a failure that is
+    /// no ACP error (answered -33002). False once it ended.
     pub fn finish(&self, call: u64, outcome: Option<&str>, failure: Option<&str>) -> bool {
         let Some(pending) = self.calls.pending.lock().expect("not poisoned").remove(&call) else {
             return false;
@@ -147,7 +151,7 @@ impl HostMcpHttpBridge {
             }
             (_, Some(failure)) => Err(serde_json::from_str::<RequestError>(failure)
                 .unwrap_or_else(|_| RequestError::internal_error())),
-            (None, None) => Err(RequestError::internal_error()),
+            (None, None) => Err(RequestError::new(codes::MCP_BACKEND_FAILED, BINDING_FAILURE)),
         };
         pending.done.send(result).is_ok()
     }

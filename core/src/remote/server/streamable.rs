@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Limited, StreamBody};
+use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Bytes, Frame, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -35,6 +35,7 @@ use super::metrics::Tap;
 use super::{json, text, Body, Peer, PeerTransport, Shared, Slot};
 use crate::error::{codes, RequestError};
 use crate::message::RequestId;
+use crate::remote::http_body::{self, BodyError};
 use crate::remote::http_client::{CONNECTION_ID, EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_ID};
 use crate::remote::peek::{self, Kind, Peek};
 use crate::remote::{one_line, sse, BRIDGE_BUFFER};
@@ -142,25 +143,24 @@ fn json_rpc_error(status: StatusCode, error: RequestError) -> Response<Body> {
 }
 
 async fn post(request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shared>) -> Response<Body> {
-    let media_type = header(&request, header::CONTENT_TYPE.as_str())
-        .and_then(|value| value.split(';').next())
-        .map(|value| value.trim().to_ascii_lowercase());
-    if media_type.as_deref() != Some(JSON) {
+    if http_body::media_type(request.headers()).as_deref() != Some(JSON) {
         return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type");
     }
     let (parts, body) = request.into_parts();
-    let request = Request::from_parts(parts, ());
     let max = shared.options.max_message_size;
-    let mut message = match Limited::new(body, max).collect().await {
-        Ok(body) => body.to_bytes().to_vec(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+    let mut message = match http_body::read_limited(&parts.headers, body, max).await {
+        Ok(body) => body.to_vec(),
+        Err(BodyError::TooLarge) => {
             return text(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!("Request body exceeds {max} bytes"),
             )
         }
-        Err(_) => return text(StatusCode::BAD_REQUEST, "the request body could not be read"),
+        Err(BodyError::Unreadable) => {
+            return text(StatusCode::BAD_REQUEST, "the request body could not be read")
+        }
     };
+    let request = Request::from_parts(parts, ());
     if serde_json::from_slice::<serde::de::IgnoredAny>(&message).is_err() {
         return json_rpc_error(
             StatusCode::BAD_REQUEST,
