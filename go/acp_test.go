@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runTestAgent())
 	case "dual-agent":
 		os.Exit(runDualAgent())
+	case "mcp-agent":
+		os.Exit(runMcpAgent())
 	}
 	os.Exit(m.Run())
 }

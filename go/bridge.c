@@ -113,3 +113,9 @@ acp_result acp_go_connect_url(const char *url, const acp_remote_options *remote,
                               const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity) {
     return copy_error(acp_connection_connect_url(url, remote, options, handlers, out), message, capacity);
 }
+
+acp_result acp_go_mcp_register(const acp_mcp_provider *provider, const char *name, const char *server_id,
+                               uint32_t max_active_requests, char **out_server_id, char *message, size_t capacity) {
+    return copy_error(acp_mcp_provider_register(provider, name, server_id, max_active_requests, out_server_id), message,
+                      capacity);
+}

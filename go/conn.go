@@ -58,6 +58,12 @@ type Options struct {
 	// initialize selects the version (Conn.ProtocolVersion) and the engine
 	// checks every later message against it, both ways.
 	ProtocolVersions []int
+	// Unstable speaks the unstable protocol too
+	// (schema/v1/schema.unstable.json): its methods (the Method constants
+	// marked unstable, such as MethodMcpMessage) pass the engine's checks
+	// and reach the ExtMethodHandler / ExtNotificationHandler; otherwise
+	// they are unknown (-32601).
+	Unstable bool
 }
 
 // Limits bound what a connection holds for a peer that stops reading:
@@ -218,6 +224,7 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 			return nil, err
 		}
 		copts.protocol_versions = versions
+		copts.unstable = C.bool(options.Unstable)
 		if len(options.UncheckedMethods) > 0 {
 			// The library copies the names when it makes the connection.
 			list := cStringList(options.UncheckedMethods)

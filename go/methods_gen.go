@@ -57,6 +57,60 @@ const (
 	MethodTerminalWaitForExit = "terminal/wait_for_exit"
 )
 
+// The wire names of the unstable protocol's methods: with Options.Unstable the
+// engine checks them against schema/v1/schema.unstable.json, and they reach the
+// ExtMethodHandler / ExtNotificationHandler (send them with Conn.Call / Notify).
+const (
+	// MethodAuthStatus: handled by the agent (unstable).
+	MethodAuthStatus = "auth/status"
+	// MethodDocumentDidChange: handled by the agent (unstable).
+	MethodDocumentDidChange = "document/didChange"
+	// MethodDocumentDidClose: handled by the agent (unstable).
+	MethodDocumentDidClose = "document/didClose"
+	// MethodDocumentDidFocus: handled by the agent (unstable).
+	MethodDocumentDidFocus = "document/didFocus"
+	// MethodDocumentDidOpen: handled by the agent (unstable).
+	MethodDocumentDidOpen = "document/didOpen"
+	// MethodDocumentDidSave: handled by the agent (unstable).
+	MethodDocumentDidSave = "document/didSave"
+	// MethodMcpMessage: handled by the agent and the client (unstable).
+	MethodMcpMessage = "mcp/message"
+	// MethodNesAccept: handled by the agent (unstable).
+	MethodNesAccept = "nes/accept"
+	// MethodNesClose: handled by the agent (unstable).
+	MethodNesClose = "nes/close"
+	// MethodNesReject: handled by the agent (unstable).
+	MethodNesReject = "nes/reject"
+	// MethodNesStart: handled by the agent (unstable).
+	MethodNesStart = "nes/start"
+	// MethodNesSuggest: handled by the agent (unstable).
+	MethodNesSuggest = "nes/suggest"
+	// MethodProvidersDisable: handled by the agent (unstable).
+	MethodProvidersDisable = "providers/disable"
+	// MethodProvidersList: handled by the agent (unstable).
+	MethodProvidersList = "providers/list"
+	// MethodProvidersSet: handled by the agent (unstable).
+	MethodProvidersSet = "providers/set"
+	// MethodSessionArchive: handled by the agent (unstable).
+	MethodSessionArchive = "session/archive"
+	// MethodSessionFork: handled by the agent (unstable).
+	MethodSessionFork = "session/fork"
+	// MethodSessionOptions: handled by the agent (unstable).
+	MethodSessionOptions = "session/options"
+	// MethodSessionSetTitle: handled by the agent (unstable).
+	MethodSessionSetTitle = "session/set_title"
+	// MethodSessionStatus: handled by the agent (unstable).
+	MethodSessionStatus = "session/status"
+	// MethodSessionUnarchive: handled by the agent (unstable).
+	MethodSessionUnarchive = "session/unarchive"
+	// MethodAuthStatusUpdate: handled by the client (unstable).
+	MethodAuthStatusUpdate = "auth/status_update"
+	// MethodMcpConnect: handled by the client (unstable).
+	MethodMcpConnect = "mcp/connect"
+	// MethodMcpDisconnect: handled by the client (unstable).
+	MethodMcpDisconnect = "mcp/disconnect"
+)
+
 // Agent is what an ACP agent implements: the methods every agent handles.
 // Each other method of the agent side is an interface of its own
 // (AuthenticateHandler, LogoutHandler, ...): implement it to handle that

@@ -1256,7 +1256,7 @@ func (v *BooleanPropertySchema) shapeKeys() []string { return nil }
 type MultiSelectItems struct {
 	// `type` is "string". Multi-select string items with plain string values.
 	String *StringMultiSelectItems
-	// No `type` (or one not listed here): Titled multi-select items with human-readable labels.
+	// No `type` (or one not listed here, with this variant's required properties): Titled multi-select items with human-readable labels.
 	Titled *TitledMultiSelectItems
 	// A value whose `type` this schema does not list: its JSON, kept as it is. Custom or future typed multi-select items.
 	Unknown json.RawMessage
@@ -1286,6 +1286,9 @@ func (v *MultiSelectItems) UnmarshalJSON(data []byte) error {
 	case found && tag == "string":
 		v.String = new(StringMultiSelectItems)
 		return decodeJSON(data, v.String)
+	case found && !hasKeys(data, (*TitledMultiSelectItems).shapeKeys(nil)):
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
 	default:
 		v.Titled = new(TitledMultiSelectItems)
 		return decodeJSON(data, v.Titled)
@@ -1847,7 +1850,7 @@ type AuthMethod struct {
 	// `type` is "terminal". Client runs the configured agent program as a separate interactive
 	// process, without passing this method to `authenticate`.
 	Terminal *AuthMethodTerminal
-	// No `type` (or one not listed here): Agent handles authentication itself through `authenticate`.
+	// No `type` (or one not listed here, with this variant's required properties): Agent handles authentication itself through `authenticate`.
 	Agent *AuthMethodAgent
 	// A value whose `type` this schema does not list: its JSON, kept as it is.
 	Unknown json.RawMessage
@@ -1877,6 +1880,9 @@ func (v *AuthMethod) UnmarshalJSON(data []byte) error {
 	case found && tag == "terminal":
 		v.Terminal = new(AuthMethodTerminal)
 		return decodeJSON(data, v.Terminal)
+	case found && !hasKeys(data, (*AuthMethodAgent).shapeKeys(nil)):
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
 	default:
 		v.Agent = new(AuthMethodAgent)
 		return decodeJSON(data, v.Agent)
@@ -4089,7 +4095,7 @@ type McpServer struct {
 	Http *McpServerHttp
 	// `type` is "sse". SSE transport configuration
 	Sse *McpServerSse
-	// No `type` (or one not listed here): Stdio transport configuration
+	// No `type` (or one not listed here, with this variant's required properties): Stdio transport configuration
 	Stdio *McpServerStdio
 	// A value whose `type` this schema does not list: its JSON, kept as it is.
 	Unknown json.RawMessage
@@ -4124,6 +4130,9 @@ func (v *McpServer) UnmarshalJSON(data []byte) error {
 	case found && tag == "sse":
 		v.Sse = new(McpServerSse)
 		return decodeJSON(data, v.Sse)
+	case found && !hasKeys(data, (*McpServerStdio).shapeKeys(nil)):
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
 	default:
 		v.Stdio = new(McpServerStdio)
 		return decodeJSON(data, v.Stdio)
@@ -4521,7 +4530,7 @@ func (v *SetSessionConfigOptionRequest) shapeKeys() []string {
 type SetSessionConfigOptionRequestKind struct {
 	// `type` is "boolean". A boolean value (`type: "boolean"`).
 	Boolean *SetSessionConfigOptionRequestBoolean
-	// No `type` (or one not listed here): A `SessionConfigValueId` string value.
+	// No `type` (or one not listed here, with this variant's required properties): A `SessionConfigValueId` string value.
 	ValueId *SetSessionConfigOptionRequestValueId
 	// A value whose `type` this schema does not list: its JSON, kept as it is.
 	Unknown json.RawMessage
@@ -4551,6 +4560,9 @@ func (v *SetSessionConfigOptionRequestKind) UnmarshalJSON(data []byte) error {
 	case found && tag == "boolean":
 		v.Boolean = new(SetSessionConfigOptionRequestBoolean)
 		return decodeJSON(data, v.Boolean)
+	case found && !hasKeys(data, (*SetSessionConfigOptionRequestValueId).shapeKeys(nil)):
+		v.Unknown = append(json.RawMessage(nil), data...)
+		return nil
 	default:
 		v.ValueId = new(SetSessionConfigOptionRequestValueId)
 		return decodeJSON(data, v.ValueId)

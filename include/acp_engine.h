@@ -480,6 +480,18 @@ typedef enum {
 typedef struct acp_connection acp_connection;
 
 /*
+ One `mcp/message` request a provider's handler is running. Opaque;
+ finish it once with `acp_mcp_operation_finish`, then free it.
+ */
+typedef struct acp_mcp_operation acp_mcp_operation;
+
+/*
+ One connection's registered MCP servers (the official SDKs'
+ `McpOverAcpProvider`). Opaque; free with `acp_mcp_provider_free`.
+ */
+typedef struct acp_mcp_provider acp_mcp_provider;
+
+/*
  An inbound request waiting for its answer. Opaque: answer it exactly
  once with `acp_responder_ok` or `acp_responder_error`.
  */
@@ -1083,6 +1095,127 @@ acp_result acp_json_get(const char *json, const char *pointer, char **out_json);
 acp_result acp_json_quote(const char *text, char **out_json);
 
 /*
+ A provider with no servers, for one connection (free with
+ `acp_mcp_provider_free`). A client answers the agent's `mcp/message`
+ requests (`ACP_METHOD_MCP_MESSAGE`; the connection needs
+ `acp_options.unstable`) with `acp_mcp_provider_start`.
+ */
+acp_mcp_provider *acp_mcp_provider_new(void);
+
+/*
+ Free a provider (NULL is fine); its operations stay valid until freed.
+ */
+void acp_mcp_provider_free(acp_mcp_provider *provider);
+
+/*
+ Register a server named `name`, under `server_id` (NULL: a fresh one),
+ running at most `max_active_requests` requests at once (0: the engine's
+ default). `*out_server_id` (free with `acp_string_free`) is its id:
+ declare it in `session/new`'s `mcpServers` as
+ `{"type": "acp", "name": ..., "serverId": ...}`. `ACP_ERR_INVALID_ARGUMENT`
+ when the id is taken.
+ */
+acp_result acp_mcp_provider_register(const acp_mcp_provider *provider,
+                                     const char *name,
+                                     const char *server_id,
+                                     uint32_t max_active_requests,
+                                     char **out_server_id);
+
+/*
+ Remove a registration: later requests for it are answered -33001, and
+ its running operations are cancelled (`acp_mcp_operation_is_cancelled`).
+ False when it was not registered.
+ */
+bool acp_mcp_provider_dispose(const acp_mcp_provider *provider, const char *server_id);
+
+/*
+ Start answering an `mcp/message` request (`params_json`, its params).
+ `ACP_OK` with `*out_operation` set: run the server's handler; `*out_json`
+ is its context (`serverId`, `requestId`, `method`, `params`,
+ `protocolVersion`, `clientCapabilities`, `clientInfo`, `envelopeMeta`).
+ `ACP_OK` with `*out_operation` NULL: `*out_json` is the result to answer
+ at once. `ACP_ERR_REQUEST_FAILED`: `*out_json` is the JSON-RPC error to
+ answer (`acp_responder_error_json`): -33001 for an unknown server,
+ -33000 past its limit. Free `*out_json` with `acp_string_free`.
+ */
+acp_result acp_mcp_provider_start(const acp_mcp_provider *provider,
+                                  const char *params_json,
+                                  acp_mcp_operation **out_operation,
+                                  char **out_json);
+
+/*
+ The params of an MCP notification (`method`, `params_json` may be NULL)
+ scoped to this operation, in `*out_params_json`: send them as an
+ `mcp/message` notification. NULL once the operation finished (a late
+ notification is dropped).
+ */
+acp_result acp_mcp_operation_notification(const acp_mcp_operation *operation,
+                                          const char *method,
+                                          const char *params_json,
+                                          char **out_params_json);
+
+/*
+ True once the operation should stop: its registration was disposed, it
+ was cancelled (`acp_mcp_operation_cancel`), or it finished. (The
+ caller's `$/cancel_request` shows on the request's responder:
+ `acp_responder_is_cancelled`.) NULL counts as cancelled.
+ */
+bool acp_mcp_operation_is_cancelled(const acp_mcp_operation *operation);
+
+/*
+ The caller cancelled the request: mark the operation cancelled (its
+ finish then answers -32800).
+ */
+void acp_mcp_operation_cancel(const acp_mcp_operation *operation);
+
+/*
+ Finish the operation with the handler's outcome, `outcome_json`:
+ `{"result": ...}` or an inner MCP error `{"error": {"code", "message",
+ "data"?}}`; or, when the handler failed otherwise, `outcome_json` NULL,
+ `failure_details` what failed and `failure_code` the ACP error code the
+ failure carried (0: none): answered -33002, or -32800 once cancelled.
+ `ACP_OK`: `*out_json` is the result to answer; `ACP_ERR_REQUEST_FAILED`:
+ the JSON-RPC error (an invalid outcome is -33002). Free `*out_json` with
+ `acp_string_free`. Once only (a second finish is -32603); the
+ operation's slot is free afterwards.
+ */
+acp_result acp_mcp_operation_finish(const acp_mcp_operation *operation,
+                                    const char *outcome_json,
+                                    const char *failure_details,
+                                    int64_t failure_code,
+                                    char **out_json);
+
+/*
+ Free an operation (NULL is fine). One freed unfinished is cancelled and
+ its slot released.
+ */
+void acp_mcp_operation_free(acp_mcp_operation *operation);
+
+/*
+ An agent's `mcp/message` request params: `params_json` (NULL: none)
+ with MCP 2026-07-28's request `_meta` added (the client's
+ `capabilities_json` and `client_info_json`, each may be NULL), never
+ replacing the caller's, in `*out_json` (free with `acp_string_free`).
+ */
+acp_result acp_mcp_with_request_meta(const char *params_json,
+                                     const char *capabilities_json,
+                                     const char *client_info_json,
+                                     char **out_json);
+
+/*
+ The outcome (`{"result"}` or `{"error"}`) of an `mcp/message` request's
+ answer, `response_json`, in `*out_json`; `ACP_ERR_REQUEST_FAILED` with
+ -33002 in `*out_json` when the answer is no valid carrier.
+ */
+acp_result acp_mcp_outcome_of_response(const char *response_json, char **out_json);
+
+/*
+ A fresh id, `<prefix>:<random>` (an MCP `requestId`, say); free it with
+ `acp_string_free`. NULL when `prefix` is NULL or not UTF-8.
+ */
+char *acp_mcp_generate_id(const char *prefix);
+
+/*
  Answer a request with its result (`result_json`: a JSON value; NULL or
  "" mean `null`, which an ACP side sends as `{}`). Any thread, once; the
  answer is queued before this returns, so it goes out before anything
@@ -1100,6 +1233,15 @@ acp_result acp_responder_error(acp_responder *responder,
                                int64_t code,
                                const char *message,
                                const char *data_json);
+
+/*
+ Answer a request with a JSON-RPC error object, `error_json`:
+ `{"code", "message", "data"?}`, as `ACP_ERR_REQUEST_FAILED` hands one
+ out (`acp_connection_request`, `acp_mcp_provider_start`). Any thread,
+ once; `ACP_ERR_INVALID_ARGUMENT` (the responder unspent) when it is not
+ such an object.
+ */
+acp_result acp_responder_error_json(acp_responder *responder, const char *error_json);
 
 /*
  True once the request no longer wants an answer: the peer sent

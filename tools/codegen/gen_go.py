@@ -47,6 +47,7 @@ from gen_python import ROOT, write_or_check  # noqa: E402
 
 GENERATOR = "tools/codegen/gen_go.py"
 SCHEMA = "schema/v1/schema.json"
+UNSTABLE_SCHEMA = "schema/v1/schema.unstable.json"
 PACKAGE = "acpengine"
 
 INT_FORMATS = {
@@ -323,7 +324,7 @@ class GoEmitter:
             if default_field in fields:
                 default_field += "Default"
             self.emit(
-                *go_doc(f"No `{u.tag}` (or one not listed here): {first_paragraph(u.default.doc)}".strip(), "\t"),
+                *go_doc(f"No `{u.tag}` (or one not listed here, with this variant's required properties): {first_paragraph(u.default.doc)}".strip(), "\t"),
                 f"\t{default_field} *{u.default.payload}",
             )
         absent_field = None
@@ -373,6 +374,12 @@ class GoEmitter:
             else:
                 self.emit(f"\t\tv.{name} = true", "\t\treturn nil")
         if default_field:
+            # An unlisted tag is a newer variant unless the value has the default's shape.
+            self.emit(
+                f"\tcase found && !hasKeys(data, (*{u.default.payload}).shapeKeys(nil)):",
+                f"\t\tv.{unknown} = append(json.RawMessage(nil), data...)",
+                "\t\treturn nil",
+            )
             self.emit("\tdefault:", f"\t\tv.{default_field} = new({u.default.payload})", f"\t\treturn decodeJSON(data, v.{default_field})")
         else:
             self.emit("\tdefault:", f"\t\tv.{unknown} = append(json.RawMessage(nil), data...)", "\t\treturn nil")
@@ -455,9 +462,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the checked-in output is out of date")
     args = parser.parse_args(argv)
     schema = ir.load(ROOT / SCHEMA)
+    unstable = ir.load(ROOT / UNSTABLE_SCHEMA, ROOT / SCHEMA)
     outputs = [
         ("go/schema_gen.go", gofmt(GoEmitter(schema).generate())),
-        ("go/methods_gen.go", gofmt(gen_go_methods.generate(schema, SCHEMA, GENERATOR, PACKAGE))),
+        ("go/methods_gen.go", gofmt(gen_go_methods.generate(schema, SCHEMA, GENERATOR, PACKAGE, unstable))),
     ]
     return write_or_check(outputs, args.check, GENERATOR)
 

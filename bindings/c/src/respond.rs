@@ -98,6 +98,28 @@ pub unsafe extern "C" fn acp_responder_error(
     })
 }
 
+/// Answer a request with a JSON-RPC error object, `error_json`:
+/// `{"code", "message", "data"?}`, as `ACP_ERR_REQUEST_FAILED` hands one
+/// out (`acp_connection_request`, `acp_mcp_provider_start`). Any thread,
+/// once; `ACP_ERR_INVALID_ARGUMENT` (the responder unspent) when it is not
+/// such an object.
+#[no_mangle]
+pub unsafe extern "C" fn acp_responder_error_json(
+    responder: *mut acp_responder,
+    error_json: *const c_char,
+) -> acp_result {
+    guard(|| {
+        let text = json_arg(error_json, "error_json")?.map_or("null", RawValue::get);
+        let error: RequestError = serde_json::from_str(text).map_err(|error| {
+            Failure::new(
+                ACP_ERR_INVALID_ARGUMENT,
+                format!("error_json is no JSON-RPC error object: {error}"),
+            )
+        })?;
+        answer(responder, Err(error))
+    })
+}
+
 /// True once the request no longer wants an answer: the peer sent
 /// `$/cancel_request` for it (the engine answered -32800), or the
 /// connection closed. Long-running handlers poll this to stop early;

@@ -57,6 +57,15 @@ impl HostOperation {
         params.map(|params| params.to_string())
     }
 
+    /// Whether the request is cancelled: its registration was disposed, or
+    /// [`cancel`](Self::cancel) was called (true once it finished, too).
+    pub fn is_cancelled(&self) -> bool {
+        let operation = self.operation.lock().expect("not poisoned");
+        operation
+            .as_ref()
+            .is_none_or(|operation| operation.cancellation().is_cancelled())
+    }
+
     /// The caller cancelled the request.
     pub fn cancel(&self) {
         if let Some(operation) = self.operation.lock().expect("not poisoned").as_ref() {
