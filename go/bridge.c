@@ -115,7 +115,9 @@ acp_result acp_go_connect_url(const char *url, const acp_remote_options *remote,
 }
 
 acp_result acp_go_mcp_register(const acp_mcp_provider *provider, const char *name, const char *server_id,
-                               uint32_t max_active_requests, char **out_server_id, char *message, size_t capacity) {
-    return copy_error(acp_mcp_provider_register(provider, name, server_id, max_active_requests, out_server_id), message,
-                      capacity);
+                               uint32_t max_active_requests, char **out_server_id, char **out_declaration,
+                               char *message, size_t capacity) {
+    return copy_error(
+        acp_mcp_provider_register(provider, name, server_id, max_active_requests, out_server_id, out_declaration),
+        message, capacity);
 }

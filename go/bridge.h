@@ -27,5 +27,6 @@ acp_result acp_go_connect_url(const char *url, const acp_remote_options *remote,
 acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, const acp_handlers *handlers,
                       acp_connection **out, char *message, size_t capacity);
 acp_result acp_go_mcp_register(const acp_mcp_provider *provider, const char *name, const char *server_id,
-                               uint32_t max_active_requests, char **out_server_id, char *message, size_t capacity);
+                               uint32_t max_active_requests, char **out_server_id, char **out_declaration,
+                               char *message, size_t capacity);
 #endif

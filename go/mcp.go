@@ -109,15 +109,15 @@ type McpServerOptions struct {
 // McpServerRegistration is a registered server: publish its Declaration
 // in a session's McpServers.
 type McpServerRegistration struct {
-	Name     string
-	ServerID string
-	release  func()
+	Name        string
+	ServerID    string
+	declaration json.RawMessage
+	release     func()
 }
 
 // Declaration is `{"type": "acp", "name", "serverId"}`.
 func (r *McpServerRegistration) Declaration() McpServer {
-	raw, _ := json.Marshal(map[string]string{"type": "acp", "name": r.Name, "serverId": r.ServerID})
-	return McpServer{Unknown: raw}
+	return McpServer{Unknown: r.declaration}
 }
 
 // Dispose removes the registration: later requests get -33001; running
@@ -133,14 +133,11 @@ type McpServerAcp struct {
 
 // McpServerAcpOf is server when it is offered over ACP (`"type": "acp"`).
 func McpServerAcpOf(server McpServer) (McpServerAcp, bool) {
-	var acp struct {
-		Type string `json:"type"`
-		McpServerAcp
-	}
-	if server.Unknown == nil || json.Unmarshal(server.Unknown, &acp) != nil || acp.Type != "acp" {
+	var acp McpServerAcp
+	if server.Unknown == nil || !C.acp_mcp_server_is_acp(cPtr(cString(string(server.Unknown)))) || json.Unmarshal(server.Unknown, &acp) != nil {
 		return McpServerAcp{}, false
 	}
-	return acp.McpServerAcp, acp.Name != "" && acp.ServerID != ""
+	return acp, true
 }
 
 // mcpServer is a registered server's handler and what it runs.
@@ -153,9 +150,24 @@ type mcpServer struct {
 
 // mcpProviderState is one connection's provider in the engine and its servers.
 type mcpProviderState struct {
+	// live guards provider: calls hold it for reading; the connection's
+	// close frees the provider holding it for writing, and sets it nil.
+	live     sync.RWMutex
 	provider *C.acp_mcp_provider
 	mu       sync.Mutex
 	servers  map[string]*mcpServer
+}
+
+// withProvider runs call with the engine's provider, unless the
+// connection closed and freed it (then it returns false).
+func (s *mcpProviderState) withProvider(call func(provider *C.acp_mcp_provider)) bool {
+	s.live.RLock()
+	defer s.live.RUnlock()
+	if s.provider == nil {
+		return false
+	}
+	call(s.provider)
+	return true
 }
 
 // McpOverAcpProvider serves MCP servers to an ACP peer over `mcp/message`;
@@ -191,7 +203,10 @@ func (p *McpOverAcpProvider) stateOf(conn *Conn) *mcpProviderState {
 		}
 		state.mu.Unlock()
 		// Operations hold the engine's provider alive; this releases ours.
+		state.live.Lock()
 		C.acp_mcp_provider_free(state.provider)
+		state.provider = nil
+		state.live.Unlock()
 	}()
 	return state
 }
@@ -212,23 +227,32 @@ func (p *McpOverAcpProvider) RegisterServer(conn *Conn, name string, handler Mcp
 	if options.ServerID != "" {
 		idText = cString(options.ServerID)
 	}
-	var out *C.char
+	var out, declaration *C.char
 	text := takeErrorText()
 	defer text.release()
-	rc := C.acp_go_mcp_register(state.provider, cPtr(nameText), cPtr(idText), C.uint32_t(options.MaxActiveRequests), &out, text.ptr(), text.size())
+	rc := C.acp_result(C.ACP_ERR_CLOSED)
+	state.withProvider(func(provider *C.acp_mcp_provider) {
+		rc = C.acp_go_mcp_register(provider, cPtr(nameText), cPtr(idText), C.uint32_t(options.MaxActiveRequests), &out, &declaration, text.ptr(), text.size())
+	})
 	if rc != C.ACP_OK {
-		return nil, fmt.Errorf("acpengine: %s", text.String())
+		return nil, failure(rc, text)
 	}
 	serverID := C.GoString(out)
 	C.acp_string_free(out)
+	registration := &McpServerRegistration{Name: name, ServerID: serverID, declaration: goBytes(declaration)}
+	C.acp_string_free(declaration)
 	server := &mcpServer{handler: handler}
 	server.ctx, server.cancel = context.WithCancel(context.Background())
 	state.mu.Lock()
 	state.servers[serverID] = server
 	state.mu.Unlock()
-	release := func() {
+	registration.release = sync.OnceFunc(func() {
 		idText := cString(serverID)
-		if !C.acp_mcp_provider_dispose(state.provider, cPtr(idText)) {
+		disposed := false
+		state.withProvider(func(provider *C.acp_mcp_provider) {
+			disposed = bool(C.acp_mcp_provider_dispose(provider, cPtr(idText)))
+		})
+		if !disposed {
 			return
 		}
 		state.mu.Lock()
@@ -236,8 +260,8 @@ func (p *McpOverAcpProvider) RegisterServer(conn *Conn, name string, handler Mcp
 		state.mu.Unlock()
 		server.cancel()
 		server.running.Wait()
-	}
-	return &McpServerRegistration{Name: name, ServerID: serverID, release: sync.OnceFunc(release)}, nil
+	})
+	return registration, nil
 }
 
 // HandleRequest answers an `mcp/message` request (a client's ExtMethod for
@@ -247,7 +271,12 @@ func (p *McpOverAcpProvider) HandleRequest(ctx context.Context, conn *Conn, para
 	paramsText := cString(string(params))
 	var operation *C.acp_mcp_operation
 	var out *C.char
-	rc := C.acp_mcp_provider_start(state.provider, cPtr(paramsText), &operation, &out)
+	var rc C.acp_result
+	if !state.withProvider(func(provider *C.acp_mcp_provider) {
+		rc = C.acp_mcp_provider_start(provider, cPtr(paramsText), &operation, &out)
+	}) {
+		return nil, conn.closedError()
+	}
 	answer, err := mcpAnswer(rc, out)
 	if operation == nil || err != nil {
 		return answer, err

@@ -1110,16 +1110,17 @@ void acp_mcp_provider_free(acp_mcp_provider *provider);
 /*
  Register a server named `name`, under `server_id` (NULL: a fresh one),
  running at most `max_active_requests` requests at once (0: the engine's
- default). `*out_server_id` (free with `acp_string_free`) is its id:
- declare it in `session/new`'s `mcpServers` as
- `{"type": "acp", "name": ..., "serverId": ...}`. `ACP_ERR_INVALID_ARGUMENT`
- when the id is taken.
+ default). `*out_server_id` is its id, and `*out_declaration_json` (when
+ not NULL) what to declare in `session/new`'s `mcpServers`:
+ `{"type": "acp", "name", "serverId"}`; free both with `acp_string_free`.
+ `ACP_ERR_INVALID_ARGUMENT` when the id is taken.
  */
 acp_result acp_mcp_provider_register(const acp_mcp_provider *provider,
                                      const char *name,
                                      const char *server_id,
                                      uint32_t max_active_requests,
-                                     char **out_server_id);
+                                     char **out_server_id,
+                                     char **out_declaration_json);
 
 /*
  Remove a registration: later requests for it are answered -33001, and
@@ -1214,6 +1215,13 @@ acp_result acp_mcp_outcome_of_response(const char *response_json, char **out_jso
  `acp_string_free`. NULL when `prefix` is NULL or not UTF-8.
  */
 char *acp_mcp_generate_id(const char *prefix);
+
+/*
+ Whether a session's `mcpServers` entry, `server_json`, is a server
+ offered over ACP (`{"type": "acp", "name", "serverId"}`): an agent
+ calls those with `mcp/message`. False for NULL or text that is not JSON.
+ */
+bool acp_mcp_server_is_acp(const char *server_json);
 
 /*
  Answer a request with its result (`result_json`: a JSON value; NULL or

@@ -5,7 +5,6 @@
 //! nobody else does, so an answer costs no wake-up of another thread.
 
 use std::ffi::{c_char, CString};
-use std::ptr;
 use std::time::{Duration, Instant};
 
 use acp_engine::host::threaded::{Answer, WaitError};
@@ -15,7 +14,7 @@ use crate::calls::{not_sent, outbound};
 use crate::conn::live_connection;
 use crate::connection::acp_connection;
 use crate::ffi::acp_result::*;
-use crate::ffi::{acp_result, guard, owned_string, Failure};
+use crate::ffi::{acp_result, guard, out_arg, request_failed, Failure};
 
 /// Send a request and wait for its answer on this thread (up to
 /// `timeout_ms`; negative: no limit). On `ACP_OK`, `*out_json` is the
@@ -98,14 +97,6 @@ pub unsafe extern "C" fn acp_connection_await(
     })
 }
 
-unsafe fn out_arg<'a>(out: *mut *mut c_char, name: &str) -> Result<&'a mut *mut c_char, Failure> {
-    let Some(out) = out.as_mut() else {
-        return Err(Failure::null(name));
-    };
-    *out = ptr::null_mut();
-    Ok(out)
-}
-
 fn deadline(timeout_ms: i32) -> Option<Instant> {
     (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64))
 }
@@ -128,9 +119,6 @@ fn answered(what: &str, answer: Answer, out_json: &mut *mut c_char) -> Result<()
             Ok(())
         }
         Err(error) if error.is_connection_closed() => Err(Failure::closed(&error)),
-        Err(error) => {
-            *out_json = owned_string(&error.to_error_response().to_string());
-            Err(Failure::new(ACP_ERR_REQUEST_FAILED, format!("{what}: {error}")))
-        }
+        Err(error) => Err(request_failed(what, &error, out_json)),
     }
 }

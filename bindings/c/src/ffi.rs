@@ -158,6 +158,21 @@ pub(crate) fn structured(params: Option<&RawValue>, name: &str) -> Result<(), Fa
     }
 }
 
+/// An out-parameter for a string the library hands to C: cleared first, so
+/// C sees NULL on every failure; NULL itself is a failure naming it.
+pub(crate) unsafe fn out_arg<'a>(out: *mut *mut c_char, name: &str) -> Result<&'a mut *mut c_char, Failure> {
+    let out = out.as_mut().ok_or_else(|| Failure::null(name))?;
+    *out = std::ptr::null_mut();
+    Ok(out)
+}
+
+/// A JSON-RPC error C receives: its object in `*out`, and
+/// `ACP_ERR_REQUEST_FAILED` saying `what` failed.
+pub(crate) fn request_failed(what: &str, error: &RequestError, out: &mut *mut c_char) -> Failure {
+    *out = owned_string(&error.to_error_response().to_string());
+    Failure::new(ACP_ERR_REQUEST_FAILED, format!("{what}: {error}"))
+}
+
 /// A string the library hands to C, freed with `acp_string_free`.
 pub(crate) fn owned_string(text: &str) -> *mut c_char {
     CString::new(text.replace('\0', "\\u0000"))

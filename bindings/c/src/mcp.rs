@@ -13,8 +13,9 @@ use acp_engine::mcp::{binding, McpProvider};
 use acp_engine::RequestError;
 use serde_json::value::RawValue;
 
-use crate::ffi::acp_result::*;
-use crate::ffi::{acp_result, guard, guard_value, json_arg, owned_string, str_arg, Failure};
+use crate::ffi::{
+    acp_result, guard, guard_value, json_arg, out_arg, owned_string, request_failed, str_arg, Failure,
+};
 
 /// One connection's registered MCP servers (the official SDKs'
 /// `McpOverAcpProvider`). Opaque; free with `acp_mcp_provider_free`.
@@ -26,13 +27,6 @@ pub struct acp_mcp_provider {
 /// finish it once with `acp_mcp_operation_finish`, then free it.
 pub struct acp_mcp_operation {
     operation: HostOperation,
-}
-
-/// `*out`, cleared, or a failure naming it.
-unsafe fn out_string<'a>(out: *mut *mut c_char, name: &str) -> Result<&'a mut *mut c_char, Failure> {
-    let out = out.as_mut().ok_or_else(|| Failure::null(name))?;
-    *out = ptr::null_mut();
-    Ok(out)
 }
 
 /// An optional JSON argument as text.
@@ -48,10 +42,7 @@ fn answer(what: &str, answer: Result<String, RequestError>, out: &mut *mut c_cha
             *out = owned_string(&text);
             Ok(())
         }
-        Err(error) => {
-            *out = owned_string(&error.to_error_response().to_string());
-            Err(Failure::new(ACP_ERR_REQUEST_FAILED, format!("{what}: {error}")))
-        }
+        Err(error) => Err(request_failed(what, &error, out)),
     }
 }
 
@@ -80,10 +71,10 @@ pub unsafe extern "C" fn acp_mcp_provider_free(provider: *mut acp_mcp_provider) 
 
 /// Register a server named `name`, under `server_id` (NULL: a fresh one),
 /// running at most `max_active_requests` requests at once (0: the engine's
-/// default). `*out_server_id` (free with `acp_string_free`) is its id:
-/// declare it in `session/new`'s `mcpServers` as
-/// `{"type": "acp", "name": ..., "serverId": ...}`. `ACP_ERR_INVALID_ARGUMENT`
-/// when the id is taken.
+/// default). `*out_server_id` is its id, and `*out_declaration_json` (when
+/// not NULL) what to declare in `session/new`'s `mcpServers`:
+/// `{"type": "acp", "name", "serverId"}`; free both with `acp_string_free`.
+/// `ACP_ERR_INVALID_ARGUMENT` when the id is taken.
 #[no_mangle]
 pub unsafe extern "C" fn acp_mcp_provider_register(
     provider: *const acp_mcp_provider,
@@ -91,9 +82,14 @@ pub unsafe extern "C" fn acp_mcp_provider_register(
     server_id: *const c_char,
     max_active_requests: u32,
     out_server_id: *mut *mut c_char,
+    out_declaration_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let out = out_string(out_server_id, "out_server_id")?;
+        let out = out_arg(out_server_id, "out_server_id")?;
+        let out_declaration = out_declaration_json.as_mut().map(|out| {
+            *out = ptr::null_mut();
+            out
+        });
         let provider = provider.as_ref().ok_or_else(|| Failure::null("provider"))?;
         let name = str_arg(name, "name")?;
         let server_id = if server_id.is_null() {
@@ -104,6 +100,9 @@ pub unsafe extern "C" fn acp_mcp_provider_register(
         let limit = (max_active_requests > 0).then_some(max_active_requests as usize);
         let registration = provider.provider.register(name, server_id, limit, None)?;
         *out = owned_string(&registration.server_id);
+        if let Some(out_declaration) = out_declaration {
+            *out_declaration = owned_string(&registration.declaration().to_string());
+        }
         Ok(())
     })
 }
@@ -144,7 +143,7 @@ pub unsafe extern "C" fn acp_mcp_provider_start(
             .as_mut()
             .ok_or_else(|| Failure::null("out_operation"))?;
         *out_operation = ptr::null_mut();
-        let out = out_string(out_json, "out_json")?;
+        let out = out_arg(out_json, "out_json")?;
         let provider = provider.as_ref().ok_or_else(|| Failure::null("provider"))?;
         let params = json_text(params_json, "params_json")?.unwrap_or("null");
         match host::start(&provider.provider, params) {
@@ -170,7 +169,7 @@ pub unsafe extern "C" fn acp_mcp_operation_notification(
     out_params_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let out = out_string(out_params_json, "out_params_json")?;
+        let out = out_arg(out_params_json, "out_params_json")?;
         let operation = operation.as_ref().ok_or_else(|| Failure::null("operation"))?;
         let method = str_arg(method, "method")?;
         let params = json_text(params_json, "params_json")?;
@@ -223,7 +222,7 @@ pub unsafe extern "C" fn acp_mcp_operation_finish(
     out_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let out = out_string(out_json, "out_json")?;
+        let out = out_arg(out_json, "out_json")?;
         let operation = operation.as_ref().ok_or_else(|| Failure::null("operation"))?;
         let outcome = json_text(outcome_json, "outcome_json")?;
         let failure = match outcome {
@@ -271,7 +270,7 @@ pub unsafe extern "C" fn acp_mcp_with_request_meta(
     out_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let out = out_string(out_json, "out_json")?;
+        let out = out_arg(out_json, "out_json")?;
         let params = json_text(params_json, "params_json")?;
         let capabilities = json_text(capabilities_json, "capabilities_json")?;
         let client_info = json_text(client_info_json, "client_info_json")?;
@@ -289,7 +288,7 @@ pub unsafe extern "C" fn acp_mcp_outcome_of_response(
     out_json: *mut *mut c_char,
 ) -> acp_result {
     guard(|| {
-        let out = out_string(out_json, "out_json")?;
+        let out = out_arg(out_json, "out_json")?;
         let response = json_text(response_json, "response_json")?.unwrap_or("null");
         answer(
             "acp_mcp_outcome_of_response",
@@ -306,5 +305,18 @@ pub unsafe extern "C" fn acp_mcp_generate_id(prefix: *const c_char) -> *mut c_ch
     guard_value(ptr::null_mut(), || match str_arg(prefix, "prefix") {
         Ok(prefix) => owned_string(&binding::generate_id(prefix)),
         Err(_) => ptr::null_mut(),
+    })
+}
+
+/// Whether a session's `mcpServers` entry, `server_json`, is a server
+/// offered over ACP (`{"type": "acp", "name", "serverId"}`): an agent
+/// calls those with `mcp/message`. False for NULL or text that is not JSON.
+#[no_mangle]
+pub unsafe extern "C" fn acp_mcp_server_is_acp(server_json: *const c_char) -> bool {
+    guard_value(false, || {
+        let Ok(Some(server)) = json_text(server_json, "server_json") else {
+            return false;
+        };
+        serde_json::from_str(server).is_ok_and(|server| binding::is_mcp_server_acp(&server))
     })
 }

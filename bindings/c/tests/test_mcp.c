@@ -128,23 +128,24 @@ static void test_the_official_typescript_agent_calls_the_c_servers(void) {
     handlers.on_request = on_request;
     handlers.on_notification = on_notification;
     provider = acp_mcp_provider_new();
-    char *id = NULL;
-    CHECK_RC(acp_mcp_provider_register(provider, "tools", NULL, 0, &id), ACP_OK);
+    char *id = NULL, *tools_declaration = NULL, *counter_declaration = NULL;
+    CHECK_RC(acp_mcp_provider_register(provider, "tools", NULL, 0, &id, &tools_declaration), ACP_OK);
     snprintf(tools_id, sizeof tools_id, "%s", id);
     acp_string_free(id);
-    CHECK_RC(acp_mcp_provider_register(provider, "counter", NULL, 0, &id), ACP_OK);
+    CHECK_RC(acp_mcp_provider_register(provider, "counter", NULL, 0, &id, &counter_declaration), ACP_OK);
     snprintf(counter_id, sizeof counter_id, "%s", id);
     acp_string_free(id);
+    CHECK(acp_mcp_server_is_acp(tools_declaration));
 
     acp_connection *c = NULL;
     CHECK_RC(acp_connection_spawn(argv, NULL, NULL, &options, &handlers, &c), ACP_OK);
     char *out = NULL, params[1024];
     request(c, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1,\"clientCapabilities\":{}}", &out);
     acp_string_free(out);
-    snprintf(params, sizeof params,
-             "{\"cwd\":\"/\",\"mcpServers\":[{\"type\":\"acp\",\"name\":\"tools\",\"serverId\":\"%s\"},"
-             "{\"type\":\"acp\",\"name\":\"counter\",\"serverId\":\"%s\"}]}",
-             tools_id, counter_id);
+    snprintf(params, sizeof params, "{\"cwd\":\"/\",\"mcpServers\":[%s,%s]}", tools_declaration,
+             counter_declaration);
+    acp_string_free(tools_declaration);
+    acp_string_free(counter_declaration);
     request(c, ACP_METHOD_SESSION_NEW, params, &out);
     char session[256];
     text_at(out, "/sessionId", session, sizeof session);
@@ -208,12 +209,12 @@ static void test_the_provider_rules(void) {
     acp_mcp_provider *p = acp_mcp_provider_new();
     char *id = NULL;
     long code = 0;
-    CHECK_RC(acp_mcp_provider_register(p, "one", "one", 1, &id), ACP_OK);
+    CHECK_RC(acp_mcp_provider_register(p, "one", "one", 1, &id, NULL), ACP_OK);
     CHECK_STR_EQ(id, "one");
     acp_string_free(id);
-    CHECK_RC(acp_mcp_provider_register(p, "again", "one", 0, &id), ACP_ERR_INVALID_ARGUMENT);
+    CHECK_RC(acp_mcp_provider_register(p, "again", "one", 0, &id, NULL), ACP_ERR_INVALID_ARGUMENT);
     CHECK(id == NULL);
-    CHECK_RC(acp_mcp_provider_register(NULL, "x", NULL, 0, &id), ACP_ERR_NULL_ARGUMENT);
+    CHECK_RC(acp_mcp_provider_register(NULL, "x", NULL, 0, &id, NULL), ACP_ERR_NULL_ARGUMENT);
 
     acp_mcp_operation *running = start(p, "one", "r1", &code);
     CHECK(running != NULL);
@@ -235,7 +236,7 @@ static void test_the_provider_rules(void) {
     CHECK(notification == NULL);
     acp_mcp_operation_free(running);
 
-    CHECK_RC(acp_mcp_provider_register(p, "two", "two", 1, &id), ACP_OK);
+    CHECK_RC(acp_mcp_provider_register(p, "two", "two", 1, &id, NULL), ACP_OK);
     acp_string_free(id);
     acp_mcp_operation *operation = start(p, "two", "r1", &code);
     CHECK_EQ_INT(finish(operation, "{\"nope\":1}", NULL, 0), ACP_ERROR_MCP_BACKEND_FAILED);
@@ -274,6 +275,10 @@ static void test_the_caller_rules(void) {
     CHECK(id != NULL && strncmp(id, "mcp-request:", 12) == 0);
     acp_string_free(id);
     CHECK(acp_mcp_generate_id(NULL) == NULL);
+    CHECK(acp_mcp_server_is_acp("{\"type\":\"acp\",\"name\":\"tools\",\"serverId\":\"t1\"}"));
+    CHECK(!acp_mcp_server_is_acp("{\"type\":\"acp\",\"name\":\"tools\"}"));
+    CHECK(!acp_mcp_server_is_acp("{\"name\":\"x\",\"command\":\"x\",\"args\":[],\"env\":[]}"));
+    CHECK(!acp_mcp_server_is_acp(NULL));
 }
 
 int main(void) {
