@@ -23,7 +23,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 sys.dont_write_bytecode = True
 
@@ -37,6 +37,10 @@ GENERATOR = "tools/codegen/gen_py_compat.py"
 SCHEMA = "schema/v1/schema.unstable.json"
 STABLE = "schema/v1/schema.json"
 OUT = "python/acp_engine/compat"
+# ACP v2 (experimental): the official ``acp.experimental.v2``.
+V2_SCHEMA = "schema/v2/schema.unstable.json"
+V2_STABLE = "schema/v2/schema.json"
+V2_OUT = f"{OUT}/experimental/v2"
 
 # Where the official SDK names a handler other than the IR's rule does (keyed by
 # method key and kind): its `Agent` / `Client` protocols are the API users implement.
@@ -62,16 +66,25 @@ def handler_name(method: ir.Method) -> str:
     return HANDLER_NAMES.get((method.key, kind_of(method)), method.snake)
 
 
-def generate_meta(schema: ir.Schema) -> str:
-    out = [HEADER.format(doc="The method tables of the official ``acp.meta``: method key -> wire name.",
-                         generator=GENERATOR, schema=SCHEMA)]
+def v2_key(method: ir.Method) -> str:
+    """The official v2 tables' key of a method: its wire name in snake case
+    (``document/didOpen``: ``document_did_open``; ``$/cancel_request``: ``cancel_request``)."""
+    words = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", method.name.removeprefix("$/")).lower()
+    return words.replace("/", "_")
+
+
+def generate_meta(schema: ir.Schema, source: str = SCHEMA, module: str = "acp.meta",
+                  key_of: Callable[[ir.Method], str] = lambda m: m.key) -> str:
+    out = [HEADER.format(doc=f"The method tables of the official ``{module}``: method key -> wire name.",
+                         generator=GENERATOR, schema=source)]
     for side, name in (("agent", "AGENT_METHODS"), ("client", "CLIENT_METHODS"), ("protocol", "PROTOCOL_METHODS")):
         out.append(f"{name} = {{")
         seen: set[str] = set()
         for m in schema.methods:
-            if m.side == side and m.key not in seen:
-                seen.add(m.key)
-                out.append(f'    "{m.key}": "{m.name}",')
+            key = key_of(m)
+            if m.side == side and key not in seen:
+                seen.add(key)
+                out.append(f'    "{key}": "{m.name}",')
         out.append("}")
     out.append(f"PROTOCOL_VERSION = {schema.protocol_version}")
     return "\n".join(out) + "\n"
@@ -296,6 +309,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         (f"{OUT}/interfaces.py", generate_interfaces(schema)),
         (f"{OUT}/_exports.py", generate_exports(schema)),
     ]
+    v2 = ir.load(ROOT / V2_SCHEMA, ROOT / V2_STABLE)
+    outputs.append((f"{V2_OUT}/meta.py", generate_meta(v2, V2_SCHEMA, "acp.experimental.v2.meta", v2_key)))
     return write_or_check(outputs, args.check, GENERATOR)
 
 
