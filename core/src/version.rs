@@ -16,6 +16,11 @@
 //!   agent answering 1 turns the connection to v1, if the client speaks it).
 //! - Until `initialize` settles it, a connection checks as its lowest
 //!   version.
+//! - A connection that speaks v2 alone admits nothing from its peer before
+//!   `initialize` but the agent's `initialize` itself: a request is -32600
+//!   (its handler never runs), a notification is dropped, as the official
+//!   SDKs' v2 connections do. Once `initialize` is on its way (sent by the
+//!   client, received by the agent) the peer's messages go through.
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -156,8 +161,27 @@ impl Negotiation {
     pub fn agent_receives(&self, method: &str, params: Option<&str>) -> Result<u16, RequestError> {
         if self.speaks.v2 && method == INITIALIZE {
             self.select_for_client(params)?;
+        } else {
+            self.admits(method)?;
         }
         Ok(self.current())
+    }
+
+    /// The version any other message from the peer (a request the client
+    /// receives, a notification) is checked as, once admitted.
+    pub fn peer_sends(&self, method: &str) -> Result<u16, RequestError> {
+        self.admits(method)?;
+        Ok(self.current())
+    }
+
+    /// Refuses the peer's `method` on a v2-only connection before `initialize`.
+    fn admits(&self, method: &str) -> Result<(), RequestError> {
+        if self.speaks != ProtocolVersions::V2 || self.selected.load(Ordering::Acquire) != 0 {
+            return Ok(());
+        }
+        Err(RequestError::invalid_request().with_message_detail(format_args!(
+            "an ACP v2 connection must be initialized before '{method}'"
+        )))
     }
 
     fn select_for_client(&self, params: Option<&str>) -> Result<(), RequestError> {
@@ -211,13 +235,27 @@ impl Negotiation {
     }
 
     /// The agent answered the client's `initialize` with `result`: the
-    /// version it names, if the client speaks it, is the connection's.
-    pub fn initialize_answered(&self, result: &str) {
-        if let Some(Ok(answered)) = protocol_version(Some(result)) {
-            if self.speaks.speaks(answered) {
-                self.selected.store(answered, Ordering::Release);
-            }
+    /// version it names, if the client speaks it, is the connection's. A
+    /// client that speaks v2 alone fails the answer naming another (-32600,
+    /// as the official SDKs' v2 clients do).
+    pub fn initialize_answered(&self, result: &str) -> Result<(), RequestError> {
+        let Some(Ok(answered)) = protocol_version(Some(result)) else {
+            return Ok(());
+        };
+        if self.speaks.speaks(answered) {
+            self.selected.store(answered, Ordering::Release);
+            return Ok(());
         }
+        if self.speaks == ProtocolVersions::V2 {
+            return Err(RequestError::invalid_request()
+                .with_message_detail(format_args!(
+                    "the agent answered protocol version {answered}, not {V2}"
+                ))
+                .with_data(
+                    serde_json::json!({"expectedProtocolVersion": V2, "receivedProtocolVersion": answered}),
+                ));
+        }
+        Ok(())
     }
 }
 
@@ -263,12 +301,51 @@ mod tests {
     }
 
     #[test]
+    fn a_v2_only_connection_admits_nothing_before_initialize() {
+        use crate::schema::v2::method::{SESSION_CANCEL, SESSION_NEW, SESSION_UPDATE};
+        let agent = Negotiation::new(ProtocolVersions::V2);
+        let refused = agent.agent_receives(SESSION_NEW, Some("{}")).unwrap_err();
+        assert_eq!(refused.code, codes::INVALID_REQUEST);
+        assert!(
+            refused.message.contains(&format!("'{SESSION_NEW}'")),
+            "{}",
+            refused.message
+        );
+        assert!(agent.peer_sends(SESSION_CANCEL).is_err());
+        let v2 = Some(r#"{"protocolVersion":2,"info":{"name":"c","version":"1"}}"#);
+        assert_eq!(agent.agent_receives(INITIALIZE, v2), Ok(V2));
+        assert_eq!(agent.agent_receives(SESSION_NEW, Some("{}")), Ok(V2));
+
+        let client = Negotiation::new(ProtocolVersions::V2);
+        assert!(client.peer_sends(SESSION_UPDATE).is_err());
+        client.client_sends(INITIALIZE, Some(r#"{"protocolVersion":2}"#));
+        assert_eq!(client.peer_sends(SESSION_UPDATE), Ok(V2));
+
+        // A v1/v2 router speaks v1 until initialize: nothing is gated.
+        let router = Negotiation::new(ProtocolVersions::V1_AND_V2);
+        assert_eq!(router.agent_receives(SESSION_NEW, Some("{}")), Ok(V1));
+    }
+
+    #[test]
     fn a_client_asking_for_v2_falls_back_to_what_the_agent_answers() {
         let client = Negotiation::new(ProtocolVersions::V1_AND_V2);
         let asked = client.client_sends(INITIALIZE, Some(r#"{"protocolVersion":2}"#));
         assert_eq!(asked, V2);
         assert!(client.client_reads_answer(INITIALIZE));
-        client.initialize_answered(r#"{"protocolVersion":1,"agentCapabilities":{}}"#);
+        client
+            .initialize_answered(r#"{"protocolVersion":1,"agentCapabilities":{}}"#)
+            .unwrap();
         assert_eq!(client.current(), V1);
+
+        let v2_only = Negotiation::new(ProtocolVersions::V2);
+        v2_only.client_sends(INITIALIZE, Some(r#"{"protocolVersion":2}"#));
+        let refused = v2_only
+            .initialize_answered(r#"{"protocolVersion":1}"#)
+            .unwrap_err();
+        assert_eq!(refused.code, codes::INVALID_REQUEST);
+        assert_eq!(
+            refused.data,
+            Some(serde_json::json!({"expectedProtocolVersion": 2, "receivedProtocolVersion": 1}))
+        );
     }
 }

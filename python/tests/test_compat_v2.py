@@ -1,16 +1,20 @@
-"""``acp_engine.compat.experimental.v2`` (the official ``acp.experimental.v2``):
-its models read what a real v2 peer sends. The official TypeScript SDK 2.4.0's
-dual-version agent (interop/ts) answers our v2 client over a pipe; every message
-it sent validates as the official class for it and dumps back to the same wire
-JSON."""
+"""``acp_engine.compat.experimental.v2`` (the official ``acp.experimental.v2``)
+against real v2 peers over pipes: the official TypeScript SDK 2.4.0's dual-version
+agent and v2 client (interop/ts). Every message the official agent sends reads as
+the official model for it and dumps back to the same wire JSON; a compat v2 agent
+passes the official client; a compat v2 client drives the official agent; a v2
+agent admits nothing before initialize."""
 
 import asyncio
+import subprocess
+import sys
 from typing import Any, Dict, List
 
 import pytest
-from conftest import official_ts, run_async
+from conftest import official_ts, peer, run_async
 from pydantic import ValidationError
 
+from acp_engine import RequestError
 from acp_engine.compat.experimental import v2 as compat_v2
 from acp_engine.compat.experimental.v2 import schema
 from acp_engine.experimental import v2
@@ -85,3 +89,70 @@ def test_a_vendor_update_is_kept_and_a_malformed_known_one_refused() -> None:
                 "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}},
             }
         )  # no messageId
+
+
+def test_the_official_v2_client_drives_a_compat_v2_agent() -> None:
+    done = subprocess.run(
+        official_ts("v2-client.mjs") + [sys.executable, peer("compat_v2_agent.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "v2 ok"
+
+
+class _Updates:
+    """A v2 client of the official shape: keeps each session update as its model."""
+
+    def __init__(self) -> None:
+        self.updates: List[Any] = []
+        self.idle: "asyncio.Future[None]" = asyncio.get_running_loop().create_future()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+        if isinstance(update, schema.IdleSessionStateUpdate) and not self.idle.done():
+            self.idle.set_result(None)
+
+
+@run_async
+async def test_a_compat_v2_client_drives_the_official_dual_version_agent() -> None:
+    argv = official_ts("dual-agent.mjs")
+    process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    client = _Updates()
+    async with compat_v2.ClientSideConnection(client, process.stdin, process.stdout) as agent:
+        init = await agent.initialize(
+            protocol_version=compat_v2.PROTOCOL_VERSION, info=schema.Implementation(name="ours", version="1")
+        )
+        assert isinstance(init, schema.InitializeResponse) and init.protocol_version == 2
+        session = await agent.new_session(cwd="/")
+        ack = await agent.prompt(session_id=session.session_id, prompt=[schema.TextContentBlock(text="Hi")])
+        assert isinstance(ack.message_id, str)
+        await asyncio.wait_for(client.idle, 10)
+        said = [u.content.text for u in client.updates if isinstance(u, schema.AgentMessageChunk)]
+        assert said == ["echo: Hi"]
+        # An extension the agent does not know is -32601; the connection goes on.
+        with pytest.raises(RequestError) as unknown:
+            await agent.send_extension_request("_vendor/unknown", {})
+        assert unknown.value.code == -32601
+        assert (await agent.new_session(cwd="/")).session_id != session.session_id
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 10) == 0
+
+
+@run_async
+async def test_a_v2_agent_admits_nothing_before_initialize() -> None:
+    argv = [sys.executable, peer("compat_v2_agent.py")]
+    process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    async with compat_v2.ClientSideConnection(_Updates(), process.stdin, process.stdout) as agent:
+        with pytest.raises(RequestError) as refused:
+            await agent.new_session(cwd="/")
+        assert refused.value.code == -32600
+        assert "must be initialized before 'session/new'" in refused.value.message
+        # initialize still works, and so does what follows it.
+        await agent.initialize(protocol_version=2, info=schema.Implementation(name="ours", version="1"))
+        assert (await agent.new_session(cwd="/")).session_id == "s1"
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 10) == 0

@@ -344,7 +344,11 @@ class Emitter:
         config = ['    model_config = ConfigDict(extra="allow")',
                   f'    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("{u.tag}", frozenset({{{known}}}))']
         tag = ir.Field(u.tag, ir.Prim("string"), True, u.other.doc if u.other else "")
-        self.variant_classes.append(self.model(name, u.other.doc if u.other else "", fields + [(union, tag)],
+        # What a custom variant must still carry (a custom config value its `value`).
+        own = [(union, ir.Field(wire, ir.Prim("string") if kind == "string" else ir.AnyValue(), True, ""))
+               for wire, kind in (u.other.required if u.other else [])
+               if all(f.wire_name != wire for _, f in fields)]
+        self.variant_classes.append(self.model(name, u.other.doc if u.other else "", fields + [(union, tag)] + own,
                                                base=base, config=config))
         return name
 

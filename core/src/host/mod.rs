@@ -91,7 +91,7 @@ impl Shared {
             Side::Agent => self
                 .negotiation
                 .agent_receives(&request.method, params.map(RawValue::get))?,
-            _ => self.negotiation.current(),
+            _ => self.negotiation.peer_sends(&request.method)?,
         };
         self.stripped(|| side.check_request(version, protocol, unchecked, &request.method, params))
     }
@@ -105,7 +105,7 @@ impl Shared {
         unchecked: &UncheckedMethods,
         notification: &IncomingNotification,
     ) -> Result<Option<crate::RawJson>, RequestError> {
-        let version = self.negotiation.current();
+        let version = self.negotiation.peer_sends(&notification.method)?;
         let params = notification.params.as_deref();
         self.stripped(|| side.check_notification(version, protocol, unchecked, &notification.method, params))
     }
@@ -386,9 +386,13 @@ impl HostConnection {
         let settles = self.side == Side::Client && shared.negotiation.client_reads_answer(method);
         let waiter = Waiter::Callback(Box::new(move |outcome| {
             // Before the host sees the answer: it may send in the new version at once.
-            if let (true, Ok(result)) = (settles, &outcome) {
-                shared.negotiation.initialize_answered(result.get());
-            }
+            let outcome = match outcome {
+                Ok(result) if settles => shared
+                    .negotiation
+                    .initialize_answered(result.get())
+                    .map(|()| result),
+                outcome => outcome,
+            };
             shared.queue.push_response(id, &outcome)
         }));
         inner.register(id, waiter)?;

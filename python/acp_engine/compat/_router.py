@@ -5,8 +5,9 @@ spread into them, as the official SDK does); extension methods (``_name``) go to
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Awaitable, Callable, Dict, Iterable, Optional
+import functools
+from types import ModuleType
+from typing import Any, Awaitable, Callable, Dict, Iterable, Optional, Tuple
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -20,28 +21,48 @@ from .utils import model_to_kwargs
 Call = Callable[[Any], Awaitable[Any]]
 
 
-@lru_cache(maxsize=None)
-def validator(model_name: str) -> Callable[[Any], Any]:
-    """The validator of a model (or union) of the schema, built once per process:
-    not per connection, not per message."""
-    model = getattr(schema, model_name)
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return model.model_validate
-    return TypeAdapter(model).validate_python
+class Models:
+    """A module of generated models (``schema``: v1; ``experimental.v2.schema``)
+    and their validators, each built once per process: not per connection, not
+    per message."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019 (one Models per schema module, for the process's life)
+    def validator(self, model_name: str) -> Callable[[Any], Any]:
+        """The validator of a model (or union) of the module."""
+        model = getattr(self.module, model_name)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            return model.model_validate
+        return TypeAdapter(model).validate_python
+
+    def validate_result(self, result: Any, result_type: Optional[str]) -> Any:
+        """The peer's result as the method's result model."""
+        if result_type is None:
+            return None
+        return self.validator(result_type)(result if result is not None else {})
+
+    def build_params(self, params_type: str, values: Dict[str, Any]) -> Any:
+        """Params whose model has a union part (the variant's fields given as keywords)."""
+        return self.validator(params_type)({name: value for name, value in values.items() if value is not None})
 
 
-def _call_of(handler: Callable[..., Awaitable[Any]], params_type: str) -> Call:
-    validate = validator(params_type)
+V1_MODELS = Models(schema)
+validator = V1_MODELS.validator
+validate_result = V1_MODELS.validate_result
+build_params = V1_MODELS.build_params
 
+
+def _call_of(handler: Callable[..., Awaitable[Any]], validate: Callable[[Any], Any]) -> Call:
     def call(params: Any) -> Awaitable[Any]:
         return handler(**model_to_kwargs(validate(params if params is not None else {})))
 
     return call
 
 
-def _model_call_of(obj: Any, name: str, handler: Callable[..., Awaitable[Any]], params_type: str) -> Call:
+def _model_call_of(obj: Any, name: str, handler: Callable[..., Awaitable[Any]], validate: Callable[[Any], Any]) -> Call:
     """A pre-1.0 handler: called with the params model (deprecated)."""
-    validate = validator(params_type)
 
     def call(params: Any) -> Awaitable[Any]:
         warn_legacy_handler(obj, name)
@@ -53,24 +74,40 @@ def _model_call_of(obj: Any, name: str, handler: Callable[..., Awaitable[Any]], 
 class Router:
     """``await router(method, params, is_notification)``: a MethodHandler."""
 
-    def __init__(self, routes: Iterable[Route], obj: Any) -> None:
+    # The handler object's extension methods.
+    EXT_REQUEST = "ext_method"
+    EXT_NOTIFICATION = "ext_notification"
+
+    def __init__(self, routes: Iterable[Route], obj: Any, models: Models = V1_MODELS) -> None:
         self._obj = obj
         self._requests: Dict[str, Call] = {}
         self._notifications: Dict[str, Call] = {}
         for route in routes:
-            handler, name, takes_model = resolve_handler(obj, route.handler)
+            handler, name, takes_model = self._resolve(obj, route.handler)
             if handler is None:
                 continue
             table = self._notifications if route.result is None else self._requests
-            if takes_model:
-                call = _model_call_of(obj, name, handler, route.params)
-            elif route.params == "CreateElicitationRequest":  # its mode and scope as one model
-                call = elicitation_call_of(handler, validator(route.params))
-            else:
-                call = _call_of(handler, route.params)
-            table[route.wire] = call
-        self._ext_method = self._extension_handler("ext_method")
-        self._ext_notification = self._extension_handler("ext_notification")
+            table[route.wire] = self._call_for(route, name, handler, takes_model, models.validator(route.params))
+        self._ext_method = self._extension_handler(self.EXT_REQUEST)
+        self._ext_notification = self._extension_handler(self.EXT_NOTIFICATION)
+
+    def _call_for(
+        self,
+        route: Route,
+        name: str,
+        handler: Callable[..., Awaitable[Any]],
+        takes_model: bool,
+        validate: Callable[[Any], Any],
+    ) -> Call:
+        if takes_model:
+            return _model_call_of(self._obj, name, handler, validate)
+        if route.params == "CreateElicitationRequest":  # its mode and scope as one model
+            return elicitation_call_of(handler, validate)
+        return _call_of(handler, validate)
+
+    def _resolve(self, obj: Any, name: str) -> Tuple[Optional[Callable[..., Any]], str, bool]:
+        """(the handler of ``name``, its attribute name, whether it takes the params model)."""
+        return resolve_handler(obj, name)
 
     def _extension_handler(self, name: str) -> Optional[Callable[[str, Dict[str, Any]], Awaitable[Any]]]:
         handler, found, camel_case = resolve_handler(self._obj, name)
@@ -84,16 +121,21 @@ class Router:
 
         return call
 
+    async def _extension(self, method: str, params: Any, is_notification: bool) -> Any:
+        """An extension method (``_name``): to ``ext_method(name, params)`` /
+        ``ext_notification(name, params)``, without the underscore."""
+        payload = params if isinstance(params, dict) else {}
+        if is_notification:
+            if self._ext_notification is not None:
+                await self._ext_notification(method[1:], payload)
+            return None
+        if self._ext_method is None:
+            raise RequestError.method_not_found(method)
+        return await self._ext_method(method[1:], payload)
+
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if method.startswith("_"):
-            payload = params if isinstance(params, dict) else {}
-            if is_notification:
-                if self._ext_notification is not None:
-                    await self._ext_notification(method[1:], payload)
-                return None
-            if self._ext_method is None:
-                raise RequestError.method_not_found(method)
-            return await self._ext_method(method[1:], payload)
+            return await self._extension(method, params, is_notification)
         call = (self._notifications if is_notification else self._requests).get(method)
         if call is None:
             if is_notification:
@@ -102,15 +144,3 @@ class Router:
         result = await call(params)
         # None answers an empty result (`{}`: the engine writes it).
         return None if is_notification else result
-
-
-def validate_result(result: Any, result_type: Optional[str]) -> Any:
-    """The peer's result as the method's result model."""
-    if result_type is None:
-        return None
-    return validator(result_type)(result if result is not None else {})
-
-
-def build_params(params_type: str, values: Dict[str, Any]) -> Any:
-    """Params whose model has a union part (the variant's fields given as keywords)."""
-    return validator(params_type)({name: value for name, value in values.items() if value is not None})

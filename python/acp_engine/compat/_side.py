@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, Optional
 
 from .._connection import Side
 from ._methods import Route
-from ._router import Router, validate_result
+from ._router import V1_MODELS, Models, Router
 from .connection import Connection, MethodHandler, wire_params
 
 _STREAMS_ERROR = "{cls} requires asyncio StreamWriter/StreamReader"
@@ -16,6 +16,10 @@ _STREAMS_ERROR = "{cls} requires asyncio StreamWriter/StreamReader"
 class SideConnection:
     _side: Side
     _routes: Iterable[Route]
+    # The API's models, router and protocol versions (v2's connections differ).
+    _models: Models = V1_MODELS
+    _router_class: type[Router] = Router
+    _protocol_versions: tuple[int, ...] = (1,)
 
     def __init__(
         self,
@@ -35,13 +39,14 @@ class SideConnection:
             listening=listening,
             _side=self._side,
             _unstable=use_unstable_protocol,
+            _protocol_versions=self._protocol_versions,
             **connection_kwargs,
         )
         self._notify_connected(handler)
 
     def _prepare(self, to_handler: Any) -> tuple[Any, Router]:
         handler = to_handler(self) if callable(to_handler) else to_handler
-        return handler, Router(self._routes, handler)
+        return handler, self._router_class(self._routes, handler, self._models)
 
     def _notify_connected(self, handler: Any) -> None:
         on_connect = getattr(handler, "on_connect", None)
@@ -58,7 +63,7 @@ class SideConnection:
         return self, router
 
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
-        return validate_result(await self._conn.send_request(method, wire_params(params)), result)
+        return self._models.validate_result(await self._conn.send_request(method, wire_params(params)), result)
 
     async def _notify(self, method: str, params: Any) -> None:
         await self._conn.send_notification(method, wire_params(params))

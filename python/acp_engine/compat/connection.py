@@ -107,6 +107,7 @@ class Connection:
         _side: Side = Side.RAW,
         _unstable: bool = False,
         _unchecked_methods: Sequence[str] = _EVERY_UNKNOWN_METHOD,
+        _protocol_versions: Sequence[int] = (1,),
     ) -> None:
         if observers:
             raise NotImplementedError("stream observers are not supported by acp_engine.compat yet")
@@ -119,6 +120,7 @@ class Connection:
             side=_side,
             unstable=_unstable,
             unchecked_methods=_unchecked_methods,
+            protocol_versions=_protocol_versions,
         )
 
     async def _on_request(self, method: str, params: Any) -> Any:

@@ -1,13 +1,23 @@
 """``acp.experimental.v2``: ACP protocol version 2 (a draft; this API may change in
-any release). So far: the pydantic models of v2's schema (:mod:`.schema`, the
-official names) and its method tables (:mod:`.meta`). The v2 ``Agent`` /
-``Client`` protocols and connections are not here yet; the native
-:mod:`acp_engine.experimental.v2` serves and calls v2 peers on the engine."""
+any release), the official SDK's v2 API on the engine: the ``Agent`` / ``Client``
+protocols, their connections (the engine speaking v2 alone: it checks every
+message both ways against v2's schema and refuses a peer's messages before
+``initialize``), ``run_agent`` / ``connect_to_agent``, and the pydantic models of
+v2's schema (:mod:`.schema`, the official names)."""
 
 from . import schema
+from .agent import AgentSideConnection, run_agent
+from .client import ClientSideConnection, connect_to_agent
+from .interfaces import Agent, Client
 from .meta import PROTOCOL_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Agent",
+    "AgentSideConnection",
+    "Client",
+    "ClientSideConnection",
+    "connect_to_agent",
+    "run_agent",
     "schema",
 ]

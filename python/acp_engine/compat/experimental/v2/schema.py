@@ -5110,6 +5110,8 @@ class OtherAuthMethod(BaseModel):
     payload when storing, replaying, proxying, or forwarding initialization
     data, and otherwise ignore the method or display it generically.
     """
+    method_id: Annotated[str, Field(alias="methodId")]
+    name: str
 
 
 class Command(CommandBase):
@@ -5143,6 +5145,8 @@ class OtherAvailableCommand(BaseModel):
     metadata, and otherwise ignore the command or display it as a plain
     command using its `name` and `description`.
     """
+    name: str
+    description: str
 
 
 class TextAvailableCommandInput(TextCommandInput):
@@ -5595,6 +5599,7 @@ class OtherPlanUpdateContent(BaseModel):
     otherwise ignore it or display it generically. It still replaces any earlier
     content for the same `planId`.
     """
+    plan_id: Annotated[str, Field(alias="planId")]
 
 
 class HttpMcpServer(McpServerHttp):
@@ -6667,6 +6672,7 @@ class SetSessionConfigOptionOtherRequest(BaseModel):
     Agents MUST reject a `session/set_config_option` request with a value type
     they do not support with `-32602`.
     """
+    value: Any
 
 
 class AcceptElicitationResponse(ElicitationAcceptAction):
