@@ -34,6 +34,8 @@ our_py="$root/target/python-venv/bin/python"
 if [[ -x "$our_py" ]]; then
   row "official Rust v2 client -> acp-engine (Python) dual-version agent" "$our_py $root/python/tests/peers/dual_version_agent.py"
   row "official Rust v2 client -> acp-engine (Python) v2 agent (acp_engine.experimental.v2)" "$our_py $root/python/tests/peers/v2_agent.py"
+  row "official Rust v2 client -> acp-engine (Python) v2 agent in the official Python API (acp_engine.compat)" "$our_py $root/python/tests/peers/compat_v2_agent.py"
+  row "official Rust v2 client -> acp-engine (Python) AgentProtocolRouter (acp_engine.compat)" "$our_py $root/python/tests/peers/compat_router_agent.py"
 else
   echo "SKIP official Rust v2 client -> acp-engine (Python): target/python-venv not built (make test-python)"
 fi

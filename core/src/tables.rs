@@ -115,6 +115,10 @@ pub mod kind {
     /// the schema was dropped (-32602 and what failed); a host says so (a warning), nothing
     /// answers it.
     pub const INVALID_NOTIFICATION: u8 = 7;
+    /// `[8, inbound, line]`: a message read from the peer (`inbound` true, queued before the
+    /// message's own event) or written to it, as the text of its line: for a host's stream
+    /// observers (`HostOptions::observe`).
+    pub const OBSERVED: u8 = 8;
 }
 
 /// The limits' defaults (`Limits`, `ServeOptions`, every binding's options).

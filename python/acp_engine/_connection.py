@@ -52,6 +52,9 @@ NotificationHandler = Callable[[str, Any], Optional[Awaitable[None]]]
 #: whose params fail the schema was dropped; ``error`` is the -32602 that
 #: says what failed.
 InvalidNotificationHandler = Callable[[str, "RequestError"], None]
+#: ``observer(inbound, line)``: every message read from the peer (``inbound``
+#: True, before it is handled) or written to it, as the text of its line.
+Observer = Callable[[bool, str], None]
 
 
 def _warn_invalid_notification(method: str, error: RequestError) -> None:
@@ -73,6 +76,7 @@ _CANCELLED = _native.EVENT_CANCELLED
 _WRITTEN = _native.EVENT_WRITTEN
 _CLOSED = _native.EVENT_CLOSED
 _INVALID_NOTIFICATION = _native.EVENT_INVALID_NOTIFICATION
+_OBSERVED = _native.EVENT_OBSERVED
 
 # Connections still open, closed at interpreter exit (so a spawned agent is
 # reaped and no engine work is left behind).
@@ -172,7 +176,8 @@ class Connection:
     (the legacy ``session/set_model``, methods of a newer schema).
     ``on_invalid_notification(method, error)`` hears of every notification
     from the peer that fails the schema and was dropped (by default a
-    warning on the ``acp_engine`` logger)."""
+    warning on the ``acp_engine`` logger). ``observer(inbound, line)`` sees
+    every message read or written, as its line (for logging and tracing)."""
 
     def __init__(
         self,
@@ -187,12 +192,14 @@ class Connection:
         protocol_versions: Sequence[int] = (1,),
         unchecked_methods: Sequence[str] = (),
         on_invalid_notification: Optional[InvalidNotificationHandler] = None,
+        observer: Optional[Observer] = None,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self._on_request: RequestHandler = on_request or _method_not_found
         self._on_notification = on_notification
         self._on_invalid_notification = on_invalid_notification or _warn_invalid_notification
+        self._observer = observer
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
@@ -202,6 +209,7 @@ class Connection:
             "unstable": unstable,
             "protocol_versions": list(protocol_versions),
             "unchecked_methods": list(unchecked_methods),
+            "observe": observer is not None,
         }
         if limits is not None:
             settings.update(limits._settings())
@@ -497,6 +505,8 @@ class Connection:
                             self._on_invalid_notification(event[1], RequestError._from_object(event[2]))
                         except Exception:
                             logger.exception("on_invalid_notification for %s failed", event[1])
+                    elif kind == _OBSERVED:
+                        self._observe(event[1], event[2])
         finally:
             # Normal end, or the loop is shutting down (task cancelled).
             loop.remove_reader(fd)
@@ -562,6 +572,19 @@ class Connection:
         except asyncio.CancelledError:
             if not task.cancelled():
                 raise
+
+    def set_observer(self, observer: Optional[Observer]) -> None:
+        """See every message read or written from now on as ``observer(inbound,
+        line)`` (None: stop)."""
+        self._observer = observer
+        self._native.set_observe(observer is not None)
+
+    def _observe(self, inbound: bool, line: str) -> None:
+        if self._observer is not None:
+            try:
+                self._observer(inbound, line)
+            except Exception:
+                logger.exception("the connection's observer failed")
 
     def _start_request(self, token: int, method: str, params: Any) -> None:
         # Run the handler's first step right here: most answer without

@@ -23,6 +23,7 @@ __all__ = [
     "EVENT_WRITTEN",
     "EVENT_CLOSED",
     "EVENT_INVALID_NOTIFICATION",
+    "EVENT_OBSERVED",
 ]
 
 __version__: str
@@ -34,6 +35,7 @@ EVENT_CANCELLED: int
 EVENT_WRITTEN: int
 EVENT_CLOSED: int
 EVENT_INVALID_NOTIFICATION: int
+EVENT_OBSERVED: int
 
 class EngineError(Exception):
     """args: (code, message, data as JSON text or None)."""
@@ -76,6 +78,7 @@ class NativeConnection:
     def respond(self, token: int, result: Any = None) -> bool: ...
     def respond_error(self, token: int, code: int, message: str, data: Any = None) -> bool: ...
     def flush(self) -> Optional[int]: ...
+    def set_observe(self, observe: bool) -> None: ...
     def cancel_pending_request(self, id: int) -> bool: ...
     def send_cancel_request_notification(self, id: Any) -> Optional[int]: ...
     def close(self) -> None: ...

@@ -15,6 +15,8 @@ from conftest import official_ts, peer, run_async
 from pydantic import ValidationError
 
 from acp_engine import RequestError
+from acp_engine.compat import PROTOCOL_VERSION, connect_to_agent
+from acp_engine.compat.schema import Implementation, TextContentBlock
 from acp_engine.compat.experimental import v2 as compat_v2
 from acp_engine.compat.experimental.v2 import schema
 from acp_engine.experimental import v2
@@ -154,5 +156,48 @@ async def test_a_v2_agent_admits_nothing_before_initialize() -> None:
         # initialize still works, and so does what follows it.
         await agent.initialize(protocol_version=2, info=schema.Implementation(name="ours", version="1"))
         assert (await agent.new_session(cwd="/")).session_id == "s1"
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 10) == 0
+
+
+def test_the_official_v2_client_gets_v2_from_a_compat_protocol_router() -> None:
+    done = subprocess.run(
+        official_ts("v2-client.mjs") + [sys.executable, peer("compat_router_agent.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "v2 ok"
+
+
+class _V1Updates:
+    def __init__(self) -> None:
+        self.texts: List[str] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.texts.append(update.content.text)
+
+
+@run_async
+async def test_a_compat_protocol_router_serves_v1_and_refuses_before_initialize() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, peer("compat_router_agent.py"), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    client = _V1Updates()
+    async with connect_to_agent(client, process.stdin, process.stdout) as agent:
+        # A router speaks v2 too: nothing is admitted before initialize.
+        with pytest.raises(RequestError) as refused:
+            await agent.new_session(cwd="/")
+        assert refused.value.code == -32600
+        init = await agent.initialize(
+            protocol_version=PROTOCOL_VERSION, client_info=Implementation(name="v1-client", version="1")
+        )
+        assert init.protocol_version == 1
+        session = await agent.new_session(cwd="/")
+        answer = await agent.prompt(session_id=session.session_id, prompt=[TextContentBlock(text="Hi")])
+        assert answer.stop_reason == "end_turn"
+        assert client.texts == ["echo: Hi (to v1-client)"]
     process.stdin.close()
     assert await asyncio.wait_for(process.wait(), 10) == 0

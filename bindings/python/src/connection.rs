@@ -65,7 +65,7 @@ fn json_bytes(bytes: &[u8]) -> PyResult<String> {
 const DRAIN_CHUNK: usize = 64;
 
 /// A connection's settings, from the dict the package passes (`side`,
-/// `max_message_size`, `unstable`, `protocol_versions`, `unchecked_methods`, the limits `max_in_flight_requests`,
+/// `max_message_size`, `unstable`, `protocol_versions`, `unchecked_methods`, `observe`, the limits `max_in_flight_requests`,
 /// `max_buffered_bytes`, `output_stall_timeout_ms`; absent or None: the
 /// default).
 fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
@@ -106,6 +106,9 @@ fn host_options(settings: &Bound<'_, PyDict>) -> PyResult<HostOptions> {
     }
     if let Some(methods) = settings.get_item("unchecked_methods")?.filter(|v| !v.is_none()) {
         options.unchecked_methods = UncheckedMethods::new(methods.extract::<Vec<String>>()?);
+    }
+    if let Some(observe) = settings.get_item("observe")? {
+        options.observe = observe.extract::<bool>()?;
     }
     Ok(options)
 }
@@ -308,6 +311,11 @@ impl NativeConnection {
     /// returns a ticket if the write queue was full.
     fn flush(&self) -> PyResult<Option<u64>> {
         self.host.flush().map_err(engine_error)
+    }
+
+    /// Start or stop the OBSERVED events: one per message read or written.
+    fn set_observe(&self, observe: bool) {
+        self.host.set_observe(observe)
     }
 
     /// Cancel our pending request `id` (an ERROR event -32800 follows).

@@ -55,6 +55,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("EVENT_WRITTEN", kind::WRITTEN),
         ("EVENT_CLOSED", kind::CLOSED),
         ("EVENT_INVALID_NOTIFICATION", kind::INVALID_NOTIFICATION),
+        ("EVENT_OBSERVED", kind::OBSERVED),
     ] {
         m.add(name, value)?;
     }

@@ -28,6 +28,7 @@ mod side;
 pub mod threaded;
 mod wake;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -73,6 +74,9 @@ pub(crate) struct Shared {
     pub negotiation: Negotiation,
     /// `HostOptions::strip_unknown_fields`.
     pub strip_unknown_fields: bool,
+    /// Queue an `OBSERVED` event per message (`HostOptions::observe`,
+    /// `HostConnection::set_observe`).
+    pub observing: AtomicBool,
 }
 
 impl Shared {
@@ -86,14 +90,20 @@ impl Shared {
         unchecked: &UncheckedMethods,
         request: &IncomingRequest,
     ) -> Result<Option<crate::RawJson>, RequestError> {
-        let params = request.params.as_deref();
-        let version = match side {
+        let received = request.params.as_deref();
+        let (version, rewritten) = match side {
             Side::Agent => self
                 .negotiation
-                .agent_receives(&request.method, params.map(RawValue::get))?,
-            _ => self.negotiation.peer_sends(&request.method)?,
+                .agent_receives(&request.method, received.map(RawValue::get))?,
+            _ => (self.negotiation.peer_sends(&request.method)?, None),
         };
-        self.stripped(|| side.check_request(version, protocol, unchecked, &request.method, params))
+        // An `initialize` rewritten for the version selected is checked, and
+        // handed to the host, as rewritten.
+        let rewritten = rewritten.and_then(|text| RawValue::from_string(text).ok());
+        let params = rewritten.as_deref().or(received);
+        let stripped =
+            self.stripped(|| side.check_request(version, protocol, unchecked, &request.method, params))?;
+        Ok(stripped.or(rewritten))
     }
 
     /// Check an inbound notification for `side` (an `Err`: refuse it); the
@@ -154,6 +164,7 @@ impl HostConnection {
             responders: responders::Responders::new(options.side == Side::Client),
             negotiation: Negotiation::new(options.protocol_versions),
             strip_unknown_fields: options.strip_unknown_fields,
+            observing: AtomicBool::new(options.observe),
         });
         let fed = transport.fed.clone();
         if let Some(fed) = &fed {
@@ -167,6 +178,14 @@ impl HostConnection {
             .read_spin(options.read_spin)
             .write_spin(HOST_WRITE_SPIN)
             .limits(options.limits);
+        let observed = shared.clone();
+        builder = builder.observer(move |direction, line: &[u8]| {
+            if observed.observing.load(Ordering::Relaxed) {
+                observed
+                    .queue
+                    .push_observed_now(direction == crate::Direction::Inbound, line)
+            }
+        });
         if options.buffer_output {
             // Queue entries are batches of up to 64 KiB: bound the queue in
             // bytes (4 MiB), not in thousands of batches.
@@ -430,6 +449,12 @@ impl HostConnection {
             }
         }
         Ok(sent)
+    }
+
+    /// Start or stop queueing an `OBSERVED` event for every message read or
+    /// written (a host's stream observers, added or removed at any time).
+    pub fn set_observe(&self, observe: bool) {
+        self.shared.observing.store(observe, Ordering::Relaxed);
     }
 
     /// Answer inbound request `token` with a result (JSON text) or an

@@ -67,6 +67,9 @@ pub struct HostOptions {
     /// without the properties their schema type does not describe, as the
     /// official TypeScript SDK's handlers get them (its parse strips them).
     pub strip_unknown_fields: bool,
+    /// Queue an `OBSERVED` event for every message read from or written to
+    /// the peer (its line's text), for the host's stream observers.
+    pub observe: bool,
 }
 
 impl Default for HostOptions {
@@ -88,6 +91,7 @@ impl Default for HostOptions {
             block_when_full: None,
             limits: Limits::default(),
             strip_unknown_fields: false,
+            observe: false,
         }
     }
 }

@@ -232,6 +232,20 @@ impl HostQueue {
         });
     }
 
+    /// Messages read (`inbound`) or written, one event per line of `lines`
+    /// (a host's written batch holds several): for the host's stream
+    /// observers.
+    pub fn push_observed_now(&self, inbound: bool, lines: &[u8]) {
+        for line in lines.split(|&byte| byte == b'\n').filter(|line| !line.is_empty()) {
+            let line = String::from_utf8_lossy(line);
+            self.push(line.len(), false, |text| {
+                text.push_str(if inbound { "[8,true," } else { "[8,false," });
+                push_string(text, &line);
+                text.push(']');
+            });
+        }
+    }
+
     pub fn push_closed(&self, reason: &str) {
         self.push(0, true, |text| {
             text.push_str("[6,");

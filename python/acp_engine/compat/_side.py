@@ -57,8 +57,8 @@ class SideConnection:
     def attach(cls, to_handler: Any, connection: Connection, *, use_unstable_protocol: bool = False) -> tuple[Any, MethodHandler]:
         """A wrapper over an existing connection, and the handler to route its messages to."""
         self = cls.__new__(cls)
-        handler, router = self._prepare(to_handler)
         self._conn = connection
+        handler, router = self._prepare(to_handler)
         self._notify_connected(handler)
         return self, router
 

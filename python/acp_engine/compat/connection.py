@@ -10,11 +10,13 @@ pydantic ``ValidationError`` with -32602, anything else with -32603.
 from __future__ import annotations
 
 import asyncio
+import copy
+import inspect
 import json
 import logging
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from pydantic import BaseModel, ValidationError
 
@@ -42,10 +44,14 @@ class StreamDirection(str, Enum):
 
 @dataclass(frozen=True)
 class StreamEvent:
-    """A message seen by a stream observer (observers themselves are not supported yet)."""
+    """A message a stream observer sees: which way it went, and the message."""
 
     direction: StreamDirection
     message: Dict[str, Any]
+
+
+#: Called with every message read or written; a coroutine it returns runs as a task.
+StreamObserver = Callable[[StreamEvent], Optional[Awaitable[None]]]
 
 # Methods outside our schema (those of a newer one) go through unchecked, to the
 # handler, which answers -32601 for what it does not know.
@@ -109,9 +115,9 @@ class Connection:
         _unchecked_methods: Sequence[str] = _EVERY_UNKNOWN_METHOD,
         _protocol_versions: Sequence[int] = (1,),
     ) -> None:
-        if observers:
-            raise NotImplementedError("stream observers are not supported by acp_engine.compat yet")
         self._handler = handler
+        self._observers: List[StreamObserver] = list(observers or [])
+        self._observer_tasks: Set["asyncio.Task[None]"] = set()
         self._stream = _stream_of(writer, reader)
         self._engine = _EngineConnection(
             self._stream,
@@ -121,7 +127,38 @@ class Connection:
             unstable=_unstable,
             unchecked_methods=_unchecked_methods,
             protocol_versions=_protocol_versions,
+            observer=self._observe if self._observers else None,
         )
+
+    def add_observer(self, observer: StreamObserver) -> None:
+        """See every message read or written from now on."""
+        self._observers.append(observer)
+        if len(self._observers) == 1:
+            self._engine.set_observer(self._observe)
+
+    def _observe(self, inbound: bool, line: str) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return  # not a message (the engine answered it as such)
+        if not isinstance(message, dict):
+            return
+        direction = StreamDirection.INCOMING if inbound else StreamDirection.OUTGOING
+        for observer in list(self._observers):
+            try:
+                result = observer(StreamEvent(direction, copy.deepcopy(message)))
+            except Exception:
+                logger.exception("Stream observer failed")
+                continue
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._observer_tasks.add(task)
+                task.add_done_callback(self._observer_done)
+
+    def _observer_done(self, task: "asyncio.Task[None]") -> None:
+        self._observer_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("Stream observer coroutine failed", exc_info=task.exception())
 
     async def _on_request(self, method: str, params: Any) -> Any:
         try:
@@ -170,6 +207,11 @@ class Connection:
         if isinstance(self._stream, TransportStream):
             self._stream.cancel_send()
         await self._engine.aclose()
+
+    @property
+    def protocol_version(self) -> int:
+        """The ACP version the connection speaks (the one ``initialize`` selected)."""
+        return self._engine.protocol_version
 
     @property
     def _pending(self) -> Mapping[int, Any]:

@@ -1,3 +1,12 @@
-"""``acp.experimental``: the official SDK's experimental APIs, on the engine.
-So far :mod:`.v2` has ACP v2's models and method tables; its connections and the
-v1/v2 negotiation (``AgentProtocolRouter``) are not here yet."""
+"""``acp.experimental``: the official SDK's experimental APIs, on the engine:
+:mod:`.v2` (ACP protocol version 2) and :class:`AgentProtocolRouter` (one agent
+for v1 and v2 clients)."""
+
+from . import v2
+from .negotiation import AgentProtocolConnection, AgentProtocolRouter
+
+__all__ = [
+    "AgentProtocolConnection",
+    "AgentProtocolRouter",
+    "v2",
+]

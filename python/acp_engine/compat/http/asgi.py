@@ -14,13 +14,15 @@ from starlette.websockets import WebSocket
 
 from ..ws.server import handle_websocket
 from .protocol import ACP_ENDPOINT_PATH
-from .server import AcpServer, AgentFactory
+from .._serving import ServedAgent
+from .server import AcpServer
 
 __all__ = ["create_asgi_app"]
 
 
-def create_asgi_app(agent_factory: AgentFactory, *, path: str = ACP_ENDPOINT_PATH) -> Starlette:
-    """A Starlette app with one agent per connection at ``path`` (POST, GET,
+def create_asgi_app(agent_factory: ServedAgent, *, path: str = ACP_ENDPOINT_PATH) -> Starlette:
+    """A Starlette app with one agent per connection (from ``agent_factory``, or
+    an AgentProtocolRouter's for the client's version) at ``path`` (POST, GET,
     DELETE and WebSocket). When mounting it, enter its lifespan from the
     parent's too: leaving it ends every connection."""
     server = AcpServer(agent_factory)

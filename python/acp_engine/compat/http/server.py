@@ -9,16 +9,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from typing import Any, Callable, Optional, Set
+from typing import Any, Optional, Set
 
 from ..._native import NativeServer
 from ..._server import _Accepted
-from ..agent.connection import AgentSideConnection
+from .._serving import AgentFactory, ServedAgent, check_served, connection_for
 from .protocol import ACP_ENDPOINT_PATH
 
 __all__ = ["AcpServer", "AgentFactory"]
 
-AgentFactory = Callable[[AgentSideConnection], Any]
 
 # Request and answer headers that belong to one hop, not to the message.
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -30,13 +29,12 @@ class AcpServer:
     Serve it with :func:`acp.http.asgi.create_asgi_app`, or call
     :meth:`handle` from an ASGI app of your own."""
 
-    def __init__(self, agent_factory: AgentFactory) -> None:
-        if not callable(agent_factory):
-            raise TypeError("AcpServer takes an agent factory: agent_factory(connection) -> agent")
+    def __init__(self, agent_factory: ServedAgent) -> None:
+        check_served(agent_factory)
         self._agent_factory = agent_factory
         self._engine: Optional[NativeServer] = None
         self._starting: Optional[asyncio.Future[NativeServer]] = None
-        self._connections: Set[AgentSideConnection] = set()
+        self._connections: Set[Any] = set()
         self._client: Any = None
 
     async def handle(self, scope: Any, receive: Any, send: Any) -> None:
@@ -115,13 +113,13 @@ class AcpServer:
     def _accept_waiting(self) -> None:
         engine = self._engine
         while engine is not None and engine.waiting():
-            connection = AgentSideConnection(self._agent_factory, _Accepted(engine))
+            connection = connection_for(self._agent_factory, _Accepted(engine))
             self._connections.add(connection)
             ended = asyncio.ensure_future(connection.listen())
             ended.add_done_callback(functools.partial(_forget, self._connections, connection))
 
 
-def _forget(connections: Set[AgentSideConnection], connection: AgentSideConnection, _ended: object) -> None:
+def _forget(connections: Set[Any], connection: Any, _ended: object) -> None:
     connections.discard(connection)
 
 

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from ..._transport import SocketPairStream
-from ..agent.connection import AgentSideConnection
+from .._serving import ServedAgent, connection_for
 from ..http.protocol import CONNECTION_ID_HEADER
 
 __all__ = ["handle_websocket"]
@@ -50,10 +50,12 @@ class _WebSocketFrames(SocketPairStream):
                 await self._ws.close()
 
 
-async def handle_websocket(agent_factory: Any, websocket: Any) -> None:
-    """Run one agent for the life of the socket; a disconnect ends its connection."""
+async def handle_websocket(agent_factory: ServedAgent, websocket: Any) -> None:
+    """Run one agent (``agent_factory(connection)``, or an AgentProtocolRouter's
+    for the client's version) for the life of the socket; a disconnect ends its
+    connection."""
     await websocket.accept(headers=[(CONNECTION_ID_HEADER.lower().encode(), uuid.uuid4().hex.encode())])
-    connection = AgentSideConnection(agent_factory, _WebSocketFrames(websocket))
+    connection = connection_for(agent_factory, _WebSocketFrames(websocket))
     try:
         await connection.listen()
     finally:

@@ -16,11 +16,18 @@
 //!   agent answering 1 turns the connection to v1, if the client speaks it).
 //! - Until `initialize` settles it, a connection checks as its lowest
 //!   version.
-//! - A connection that speaks v2 alone admits nothing from its peer before
-//!   `initialize` but the agent's `initialize` itself: a request is -32600
-//!   (its handler never runs), a notification is dropped, as the official
-//!   SDKs' v2 connections do. Once `initialize` is on its way (sent by the
-//!   client, received by the agent) the peer's messages go through.
+//! - A connection that speaks v2 (alone, or v1 and v2: a router) admits
+//!   nothing from its peer before `initialize` but the agent's `initialize`
+//!   itself: a request is -32600 (its handler never runs), a notification is
+//!   dropped, as the official SDKs' v2 connections and protocol router do.
+//!   Once `initialize` is on its way (sent by the client, received by the
+//!   agent) the peer's messages go through.
+//! - The agent's handler gets `initialize` params for the version selected
+//!   ([`initialize`]): a v2 `initialize` in v1's shape when v1 was selected
+//!   (a v1-only agent too, when the params have v2's shape), a newer one as
+//!   v2's.
+
+mod initialize;
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -156,15 +163,29 @@ impl Negotiation {
         }
     }
 
-    /// The version a request the agent receives is checked as; its
-    /// `initialize` selects it first (or fails as the module docs say).
-    pub fn agent_receives(&self, method: &str, params: Option<&str>) -> Result<u16, RequestError> {
-        if self.speaks.v2 && method == INITIALIZE {
-            self.select_for_client(params)?;
-        } else {
+    /// The version a request the agent receives is checked as, and the
+    /// params to hand its handler instead, if any: its `initialize` selects
+    /// the version first (or fails as the module docs say), and is rewritten
+    /// for it.
+    pub fn agent_receives(
+        &self,
+        method: &str,
+        params: Option<&str>,
+    ) -> Result<(u16, Option<String>), RequestError> {
+        if method != INITIALIZE {
             self.admits(method)?;
+            return Ok((self.current(), None));
         }
-        Ok(self.current())
+        if self.speaks.v2 {
+            self.select_for_client(params)?;
+        }
+        let rewritten = match (params, protocol_version(params)) {
+            (Some(params), Some(Ok(requested))) => {
+                initialize::for_selected(params, requested, self.current(), !self.speaks.v2)
+            }
+            _ => None,
+        };
+        Ok((self.current(), rewritten))
     }
 
     /// The version any other message from the peer (a request the client
@@ -174,9 +195,9 @@ impl Negotiation {
         Ok(self.current())
     }
 
-    /// Refuses the peer's `method` on a v2-only connection before `initialize`.
+    /// Refuses the peer's `method` on a connection that speaks v2 before `initialize`.
     fn admits(&self, method: &str) -> Result<(), RequestError> {
-        if self.speaks != ProtocolVersions::V2 || self.selected.load(Ordering::Acquire) != 0 {
+        if !self.speaks.v2 || self.selected.load(Ordering::Acquire) != 0 {
             return Ok(());
         }
         Err(RequestError::invalid_request().with_message_detail(format_args!(
@@ -281,7 +302,7 @@ mod tests {
         let agent = Negotiation::new(ProtocolVersions::V1_AND_V2);
         assert_eq!(agent.current(), V1);
         let v2 = Some(r#"{"protocolVersion":2,"info":{"name":"c","version":"1"}}"#);
-        assert_eq!(agent.agent_receives(INITIALIZE, v2), Ok(V2));
+        assert_eq!(agent.agent_receives(INITIALIZE, v2), Ok((V2, None)));
         let v1 = Some(r#"{"protocolVersion":1}"#);
         let repeat = agent.agent_receives(INITIALIZE, v1).unwrap_err();
         assert_eq!(repeat.code, codes::INVALID_REQUEST);
@@ -313,17 +334,27 @@ mod tests {
         );
         assert!(agent.peer_sends(SESSION_CANCEL).is_err());
         let v2 = Some(r#"{"protocolVersion":2,"info":{"name":"c","version":"1"}}"#);
-        assert_eq!(agent.agent_receives(INITIALIZE, v2), Ok(V2));
-        assert_eq!(agent.agent_receives(SESSION_NEW, Some("{}")), Ok(V2));
+        assert_eq!(agent.agent_receives(INITIALIZE, v2), Ok((V2, None)));
+        assert_eq!(agent.agent_receives(SESSION_NEW, Some("{}")), Ok((V2, None)));
 
         let client = Negotiation::new(ProtocolVersions::V2);
         assert!(client.peer_sends(SESSION_UPDATE).is_err());
         client.client_sends(INITIALIZE, Some(r#"{"protocolVersion":2}"#));
         assert_eq!(client.peer_sends(SESSION_UPDATE), Ok(V2));
 
-        // A v1/v2 router speaks v1 until initialize: nothing is gated.
+        // A v1/v2 router admits nothing before initialize either; v1 alone does.
         let router = Negotiation::new(ProtocolVersions::V1_AND_V2);
-        assert_eq!(router.agent_receives(SESSION_NEW, Some("{}")), Ok(V1));
+        assert!(router.agent_receives(SESSION_NEW, Some("{}")).is_err());
+        let v1_only = Negotiation::new(ProtocolVersions::V1);
+        assert_eq!(v1_only.agent_receives(SESSION_NEW, Some("{}")), Ok((V1, None)));
+
+        // A v2 initialize reaching v1 alone arrives in v1's shape.
+        let v2_shaped = Some(r#"{"protocolVersion":2,"info":{"name":"c","version":"1"}}"#);
+        let (version, rewritten) = v1_only.agent_receives(INITIALIZE, v2_shaped).unwrap();
+        assert_eq!(version, V1);
+        let rewritten: serde_json::Value = serde_json::from_str(&rewritten.unwrap()).unwrap();
+        assert_eq!(rewritten["protocolVersion"], 1);
+        assert_eq!(rewritten["clientInfo"]["name"], "c");
     }
 
     #[test]
