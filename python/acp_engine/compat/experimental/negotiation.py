@@ -14,11 +14,14 @@ from ..._connection import Side
 from ..._errors import RequestError
 from ..agent.connection import AgentSideConnection as V1AgentSideConnection
 from ..connection import Connection, MethodHandler
-from ..meta import AGENT_METHODS
+from .._methods import AGENT_ROUTES
 from ..stdio import stdio_streams
 from .v2.agent import AgentSideConnection as V2AgentSideConnection
 
 __all__ = ["AgentProtocolConnection", "AgentProtocolRouter"]
+
+# The method that selects the version (the same in v1 and v2).
+_INITIALIZE = next(route.wire for route in AGENT_ROUTES if route.params == "InitializeRequest")
 
 V1AgentFactory = Callable[[V1AgentSideConnection], Any]
 V2AgentFactory = Callable[[V2AgentSideConnection], object]
@@ -48,7 +51,7 @@ class _SelectedAgent:
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if self._selected is None:
-            if method != AGENT_METHODS["initialize"] or is_notification:
+            if method != _INITIALIZE or is_notification:
                 if is_notification:
                     return None
                 raise RequestError.invalid_request({"details": "The first ACP request must be initialize"})
