@@ -15,6 +15,12 @@ Writes, from ``schema/v1/schema.unstable.json`` (the IR of ``acp_schema``):
   wire name, the handler's name on the official ``Agent`` / ``Client`` protocols, the
   params and result model names of ``acp_engine.compat.schema``, and whether the method is
   unstable. The compat router and the typed connections are built from it.
+* ``_peers.py`` and ``interfaces.py``: the connections' peer methods and the official
+  ``Agent`` / ``Client`` protocols.
+
+And the same (but ``_exports.py``) for ACP v2 under ``compat/experimental/v2/``, from
+``schema/v2/schema.unstable.json``, with v2's official handler names and table keys
+(one :class:`Api` per API).
 """
 
 from __future__ import annotations
@@ -80,6 +86,7 @@ class Api(NamedTuple):
     handlers (``Agent`` / ``Client`` methods a user writes)."""
 
     source: str
+    module: str  # the official module, in the meta tables' docstring
     handler_names: dict
     key_of: Callable[[ir.Method], str]
     ext_request: str
@@ -87,9 +94,8 @@ class Api(NamedTuple):
     route_import: Optional[str]  # where Route is defined, if not in the generated routes
 
 
-def handler_name(method: ir.Method, api: Optional["Api"] = None) -> str:
-    names = api.handler_names if api is not None else HANDLER_NAMES
-    return names.get((method.key, kind_of(method)), method.snake)
+def handler_name(method: ir.Method, api: Api) -> str:
+    return api.handler_names.get((method.key, kind_of(method)), method.snake)
 
 
 def v2_key(method: ir.Method) -> str:
@@ -99,15 +105,14 @@ def v2_key(method: ir.Method) -> str:
     return words.replace("/", "_")
 
 
-def generate_meta(schema: ir.Schema, source: str = SCHEMA, module: str = "acp.meta",
-                  key_of: Callable[[ir.Method], str] = lambda m: m.key) -> str:
-    out = [HEADER.format(doc=f"The method tables of the official ``{module}``: method key -> wire name.",
-                         generator=GENERATOR, schema=source)]
+def generate_meta(schema: ir.Schema, api: Api) -> str:
+    out = [HEADER.format(doc=f"The method tables of the official ``{api.module}.meta``: method key -> wire name.",
+                         generator=GENERATOR, schema=api.source)]
     for side, name in (("agent", "AGENT_METHODS"), ("client", "CLIENT_METHODS"), ("protocol", "PROTOCOL_METHODS")):
         out.append(f"{name} = {{")
         seen: set[str] = set()
         for m in schema.methods:
-            key = key_of(m)
+            key = api.key_of(m)
             if m.side == side and key not in seen:
                 seen.add(key)
                 out.append(f'    "{key}": "{m.name}",')
@@ -116,7 +121,7 @@ def generate_meta(schema: ir.Schema, source: str = SCHEMA, module: str = "acp.me
     return "\n".join(out) + "\n"
 
 
-def generate_methods(schema: ir.Schema, api: "Api") -> str:
+def generate_methods(schema: ir.Schema, api: Api) -> str:
     out = [HEADER.format(doc="The compat layer's route table: every method each side handles.",
                          generator=GENERATOR, schema=api.source)]
     if api.route_import is not None:
@@ -184,13 +189,13 @@ def raw_definitions(source: str) -> dict:
     return json.loads((ROOT / source).read_text(encoding="utf-8"))["$defs"]
 
 
-def is_uri(api: "Api", owner: str, wire: str) -> bool:
+def is_uri(api: Api, owner: str, wire: str) -> bool:
     """Whether the schema says the property is a URI (its model field is an ``AnyUrl``)."""
     prop = raw_definitions(api.source).get(owner, {}).get("properties", {}).get(wire, {})
     return bool(prop.get("format") == "uri")
 
 
-def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: "Api", protocol: bool = False) -> list[str]:
+def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol: bool = False) -> list[str]:
     """One method of the peer, as the other side calls it: keyword arguments in, the
     params model built from them (extra keywords become ``_meta``), the result validated."""
     params = schema.definitions[m.params]
@@ -241,7 +246,7 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: "Api", protoco
     return out
 
 
-def generate_peers(schema: ir.Schema, api: "Api") -> str:
+def generate_peers(schema: ir.Schema, api: Api) -> str:
     out = [HEADER.format(doc="The peer methods of the compat connections: what an agent calls on its client "
                          "(``ClientMethods``) and a client on its agent (``AgentMethods``).",
                          generator=GENERATOR, schema=api.source)]
@@ -278,7 +283,7 @@ def imports(typing_names: list[str], body: list[str]) -> list[str]:
     return [f"from typing import {', '.join(sorted(set(typing_names) | {'Union'}))}", "", "from pydantic import AnyUrl", ""]
 
 
-def generate_interfaces(schema: ir.Schema, api: "Api") -> str:
+def generate_interfaces(schema: ir.Schema, api: Api) -> str:
     out = [HEADER.format(doc="``acp.interfaces``: the ``Agent`` and ``Client`` protocols a user implements "
                          "(every method optional; what is missing answers -32601).",
                          generator=GENERATOR, schema=api.source)]
@@ -343,7 +348,7 @@ def generate_exports(schema: ir.Schema) -> str:
     """The official top-level models our schema has, re-exported from the models module."""
     models = gen_py_models.Emitter(schema)
     models.generate()
-    defined = models.names | {name for name, _, _ in models.aliases} | set(gen_py_models.ALIASES)
+    defined = models.names | {name for name, _, _ in models.aliases} | set(models.alias_names)
     names = [n for n in OFFICIAL_TOP_LEVEL if n in defined]
     missing = [n for n in OFFICIAL_TOP_LEVEL if n not in defined]
     out = [HEADER.format(doc="The models the official ``acp`` exports at its top level, from ``.schema``"
@@ -354,8 +359,8 @@ def generate_exports(schema: ir.Schema) -> str:
     return "\n".join(out) + "\n"
 
 
-V1_API = Api(SCHEMA, HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None)
-V2_API = Api(V2_SCHEMA, V2_HANDLER_NAMES, v2_key, "handle_extension_request", "handle_extension_notification",
+V1_API = Api(SCHEMA, "acp", HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None)
+V2_API = Api(V2_SCHEMA, "acp.experimental.v2", V2_HANDLER_NAMES, v2_key, "handle_extension_request", "handle_extension_notification",
              "..._methods")
 
 
@@ -365,7 +370,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     schema = ir.load(ROOT / SCHEMA, ROOT / STABLE)
     outputs = [
-        (f"{OUT}/meta.py", generate_meta(schema)),
+        (f"{OUT}/meta.py", generate_meta(schema, V1_API)),
         (f"{OUT}/_methods.py", generate_methods(schema, V1_API)),
         (f"{OUT}/_peers.py", generate_peers(schema, V1_API)),
         (f"{OUT}/interfaces.py", generate_interfaces(schema, V1_API)),
@@ -373,7 +378,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ]
     v2 = ir.load(ROOT / V2_SCHEMA, ROOT / V2_STABLE)
     outputs += [
-        (f"{V2_OUT}/meta.py", generate_meta(v2, V2_SCHEMA, "acp.experimental.v2.meta", v2_key)),
+        (f"{V2_OUT}/meta.py", generate_meta(v2, V2_API)),
         (f"{V2_OUT}/_methods.py", generate_methods(v2, V2_API)),
         (f"{V2_OUT}/_peers.py", generate_peers(v2, V2_API)),
         (f"{V2_OUT}/interfaces.py", generate_interfaces(v2, V2_API)),

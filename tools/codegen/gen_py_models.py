@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""The pydantic models of ``acp_engine.compat.schema``: the official Python SDK's
-``acp.schema``, name for name, from our schema.
+"""The pydantic models of ``acp_engine.compat.schema`` and
+``acp_engine.compat.experimental.v2.schema``: the official Python SDK's ``acp.schema``
+and ``acp.experimental.v2.schema``, name for name, from our schemas.
 
-    python3 tools/codegen/gen_py_models.py           # (re)write python/acp_engine/compat/schema.py
-    python3 tools/codegen/gen_py_models.py --check   # exit 1 if it is out of date
+    python3 tools/codegen/gen_py_models.py           # (re)write both modules
+    python3 tools/codegen/gen_py_models.py --check   # exit 1 if one is out of date
 
-From ``schema/v1/schema.unstable.json`` (the IR of ``acp_schema``; the JSON itself for
-numeric bounds, ``format: uri`` and the JSON-RPC envelopes), with the official
-package's names for what the schema leaves unnamed from ``py_model_names.json``:
+From ``schema/v1/schema.unstable.json`` and ``schema/v2/schema.unstable.json`` (the IR
+of ``acp_schema``; the JSON itself for numeric bounds, ``format: uri`` and the JSON-RPC
+envelopes), with the official package's names for what a schema leaves unnamed from
+its names table (``py_model_names.json``, ``py_model_names_v2.json``):
 
 * an object: a model (snake_case attributes, camelCase aliases, ``_meta`` as
   ``field_meta``, optional fields default None, a default object read as the
   model, ``ge``/``le``/``min_length`` from the schema), lenient fields wrapped as the
   schema says (``x-deserialize-default-on-error``, ``-skip-invalid-items``);
+* a variant whose payload is itself a tagged union: one model per inner variant;
 * a tagged union: one model per variant, a subclass of its payload with the tag
   as a one-value Literal (``TextContentBlock(TextContent)``, ``type = "text"``),
   named by the table, else ``{Tag}{Union}``; a payload named like its variant
@@ -72,9 +75,6 @@ V2 = Profile("schema/v2/schema.unstable.json", "schema/v2/schema.json",
              "python/acp_engine/compat/experimental/v2/schema.py", "py_model_names_v2.json",
              "the official ``acp.experimental.v2.schema`` (ACP v2, experimental)", "..._schema_base")
 PROFILES = (V1, V2)
-# The official package's names for what our schema leaves unnamed (union variants,
-# catch-alls, RootModel unions, aliases): data, in the profile's names table.
-ALIASES: dict[str, str] = V1.names["aliases"]
 # The JSON-RPC envelopes (not definitions of the IR): read from the schema itself.
 ENVELOPES = ["AgentRequest", "AgentResponse", "AgentNotification", "ClientRequest", "ClientResponse",
              "ClientNotification"]

@@ -29,18 +29,20 @@ pub(super) fn for_selected(
     selected: u16,
     v2_shaped_only: bool,
 ) -> Option<String> {
+    let as_v2 = selected == V2 && requested > V2;
+    let as_v1 = selected == V1 && requested >= V2;
+    if !as_v2 && !as_v1 {
+        return None; // the common case: no parse
+    }
     let Ok(Value::Object(params)) = serde_json::from_str::<Value>(params) else {
         return None;
     };
-    let rewritten = if selected == V2 && requested > V2 {
+    let rewritten = if as_v2 {
         newer_as_v2(params)
-    } else if selected == V1 && requested >= V2 {
-        if v2_shaped_only && !v2_shaped(&params) {
-            return None;
-        }
-        v2_as_v1(params)
-    } else {
+    } else if v2_shaped_only && !v2_shaped(&params) {
         return None;
+    } else {
+        v2_as_v1(params)
     };
     Some(Value::Object(rewritten).to_string())
 }

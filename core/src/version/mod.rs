@@ -176,15 +176,21 @@ impl Negotiation {
             self.admits(method)?;
             return Ok((self.current(), None));
         }
-        if self.speaks.v2 {
-            self.select_for_client(params)?;
-        }
-        let rewritten = match (params, protocol_version(params)) {
-            (Some(params), Some(Ok(requested))) => {
-                initialize::for_selected(params, requested, self.current(), !self.speaks.v2)
+        let requested = match protocol_version(params) {
+            Some(Ok(requested)) => requested,
+            Some(Err(())) if self.speaks.v2 => {
+                return Err(RequestError::invalid_params()
+                    .with_message_detail("initialize.protocolVersion must be a valid ACP protocol version"))
             }
-            _ => None,
+            // Absent (the schema check names the missing property), or v1's own
+            // business when only v1 is spoken.
+            _ => return Ok((self.current(), None)),
         };
+        if self.speaks.v2 {
+            self.select_for_client(requested)?;
+        }
+        let rewritten = params
+            .and_then(|params| initialize::for_selected(params, requested, self.current(), !self.speaks.v2));
         Ok((self.current(), rewritten))
     }
 
@@ -205,16 +211,7 @@ impl Negotiation {
         )))
     }
 
-    fn select_for_client(&self, params: Option<&str>) -> Result<(), RequestError> {
-        let requested = match protocol_version(params) {
-            Some(Ok(requested)) => requested,
-            // Absent: the schema check names the missing property.
-            None => return Ok(()),
-            Some(Err(())) => {
-                return Err(RequestError::invalid_params()
-                    .with_message_detail("initialize.protocolVersion must be a valid ACP protocol version"))
-            }
-        };
+    fn select_for_client(&self, requested: u16) -> Result<(), RequestError> {
         let previous = self.selected.load(Ordering::Acquire);
         if previous == V2 && requested < V2 {
             return Err(RequestError::invalid_request()

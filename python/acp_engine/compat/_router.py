@@ -49,8 +49,6 @@ class Models:
 
 
 V1_MODELS = Models(schema)
-validator = V1_MODELS.validator
-validate_result = V1_MODELS.validate_result
 build_params = V1_MODELS.build_params
 
 
@@ -77,6 +75,8 @@ class Router:
     # The handler object's extension methods.
     EXT_REQUEST = "ext_method"
     EXT_NOTIFICATION = "ext_notification"
+    # `create_elicitation(message, mode)` gets the mode and its scope as one model (v1's).
+    ELICITATION_MODE_AS_MODEL = True
 
     def __init__(self, routes: Iterable[Route], obj: Any, models: Models = V1_MODELS) -> None:
         self._obj = obj
@@ -87,23 +87,16 @@ class Router:
             if handler is None:
                 continue
             table = self._notifications if route.result is None else self._requests
-            table[route.wire] = self._call_for(route, name, handler, takes_model, models.validator(route.params))
+            validate = models.validator(route.params)
+            if takes_model:
+                call = _model_call_of(obj, name, handler, validate)
+            elif self.ELICITATION_MODE_AS_MODEL and route.params == "CreateElicitationRequest":
+                call = elicitation_call_of(handler, validate)
+            else:
+                call = _call_of(handler, validate)
+            table[route.wire] = call
         self._ext_method = self._extension_handler(self.EXT_REQUEST)
         self._ext_notification = self._extension_handler(self.EXT_NOTIFICATION)
-
-    def _call_for(
-        self,
-        route: Route,
-        name: str,
-        handler: Callable[..., Awaitable[Any]],
-        takes_model: bool,
-        validate: Callable[[Any], Any],
-    ) -> Call:
-        if takes_model:
-            return _model_call_of(self._obj, name, handler, validate)
-        if route.params == "CreateElicitationRequest":  # its mode and scope as one model
-            return elicitation_call_of(handler, validate)
-        return _call_of(handler, validate)
 
     def _resolve(self, obj: Any, name: str) -> Tuple[Optional[Callable[..., Any]], str, bool]:
         """(the handler of ``name``, its attribute name, whether it takes the params model)."""

@@ -10,7 +10,6 @@ pydantic ``ValidationError`` with -32602, anything else with -32603.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import json
 import logging
@@ -143,10 +142,11 @@ class Connection:
             return  # not a message (the engine answered it as such)
         if not isinstance(message, dict):
             return
-        direction = StreamDirection.INCOMING if inbound else StreamDirection.OUTGOING
+        # One event for every observer, as the official connection hands out.
+        event = StreamEvent(StreamDirection.INCOMING if inbound else StreamDirection.OUTGOING, message)
         for observer in list(self._observers):
             try:
-                result = observer(StreamEvent(direction, copy.deepcopy(message)))
+                result = observer(event)
             except Exception:
                 logger.exception("Stream observer failed")
                 continue

@@ -51,9 +51,9 @@ class _SelectedAgent:
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if self._selected is None:
-            if method != _INITIALIZE or is_notification:
-                if is_notification:
-                    return None
+            if is_notification:
+                return None
+            if method != _INITIALIZE:
                 raise RequestError.invalid_request({"details": "The first ACP request must be initialize"})
             self._selected = self._select()
         return await self._selected(method, params, is_notification)

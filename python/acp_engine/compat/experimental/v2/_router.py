@@ -7,12 +7,11 @@ extension methods reach ``handle_extension_request(method, params)`` /
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Dict, Iterable, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from ...._errors import RequestError
 from ..._methods import Route
 from ..._router import Models, Router
-from ..._router import _call_of as call_of
 from . import interfaces, schema
 
 __all__ = ["MODELS", "V2Router", "build_params"]
@@ -41,21 +40,11 @@ class V2Router(Router):
 
     EXT_REQUEST = "handle_extension_request"
     EXT_NOTIFICATION = "handle_extension_notification"
+    # Every v2 handler takes the params' fields as keywords, an elicitation's mode and scope too.
+    ELICITATION_MODE_AS_MODEL = False
 
     def __init__(self, routes: Iterable[Route], obj: Any, models: Models = MODELS) -> None:
         super().__init__(routes, obj, models)
-
-    def _call_for(
-        self,
-        route: Route,
-        name: str,
-        handler: Callable[..., Awaitable[Any]],
-        takes_model: bool,
-        validate: Callable[[Any], Any],
-    ) -> Callable[[Any], Awaitable[Any]]:
-        # Every v2 handler takes the params' fields as keywords (an elicitation's
-        # mode and scope too), field_meta spread in.
-        return call_of(handler, validate)
 
     def _resolve(self, obj: Any, name: str) -> Tuple[Optional[Callable[..., Any]], str, bool]:
         return _implemented(obj, name), name, False

@@ -4,38 +4,28 @@ factory), v2's router and models, and v2's extension senders."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Dict, Optional, get_args
 
 from pydantic import BaseModel
 
 from ..._side import SideConnection
-from ...connection import Connection, MethodHandler
 from . import schema
 from ._router import MODELS, V2Router
 
 # The params of `elicitation/create`: which keywords are the request's (the rest are `_meta`).
 _ELICITATION_FIELDS = frozenset(
-    name
-    for variant in (
-        schema.CreateFormSessionElicitationRequest,
-        schema.CreateFormRequestElicitationRequest,
-        schema.CreateUrlSessionElicitationRequest,
-        schema.CreateUrlRequestElicitationRequest,
-        schema.CreateOtherSessionElicitationRequest,
-        schema.CreateOtherRequestElicitationRequest,
-    )
-    for name in variant.model_fields
+    name for variant in get_args(schema.CreateElicitationRequest) for name in variant.model_fields
 ) - {"field_meta"}
 
 
 def wire_params(params: Any) -> Any:
-    """v2 params for the engine: a model by alias with its unset fields left out and
-    its explicit ``None`` kept (an update's ``null`` clears a field), but for the
-    request's own fields, where ``None`` means not given."""
+    """v2 params for the engine, as JSON bytes: a model by alias with its unset
+    fields left out and its explicit ``None`` kept (an update's ``null`` clears a
+    field), but for the request's own fields, where ``None`` means not given."""
     if not isinstance(params, BaseModel):
         return params
-    dumped = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return {name: value for name, value in dumped.items() if value is not None}
+    given = {name for name in params.model_fields_set if getattr(params, name) is not None}
+    return params.__pydantic_serializer__.to_json(params, by_alias=True, exclude_unset=True, include=given)
 
 
 def extension_method(method: str) -> str:
@@ -69,14 +59,6 @@ class V2SideConnection(SideConnection):
     def __init__(self, handler: object, input_stream: Any, output_stream: Any = None, **connection_kwargs: Any) -> None:
         # v2 takes the handler object itself (even a callable one); `attach` takes a factory.
         super().__init__(lambda connection: handler, input_stream, output_stream, **connection_kwargs)
-
-    @classmethod
-    def attach(
-        cls, factory: Callable[[Any], object], connection: Connection, *, use_unstable_protocol: bool = False
-    ) -> tuple[Any, MethodHandler]:
-        """A wrapper over an existing connection (``factory(wrapper)`` is the handler
-        object), and the handler to route its messages to."""
-        return super().attach(factory, connection, use_unstable_protocol=use_unstable_protocol)
 
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
         return self._models.validate_result(await self._conn.send_request(method, wire_params(params)), result)
