@@ -3,7 +3,7 @@
 # client we ship and the official SDKs' (what `make test-check` runs): ours
 # in every language and the official TypeScript SDK's must pass every case;
 # the official Python SDK's verdicts are printed for the record (as of
-# agent-client-protocol 0.12.1 its agent fails three malformed-input cases
+# agent-client-protocol 1.0.0rc3 its agent fails two malformed-input cases
 # and its client one; see README "Checking an agent or a client").
 # Expects target/debug/acp-engine, the Rust examples and the C library built
 # and interop/setup.sh run; the Python, Node and Go agents join when their

@@ -104,11 +104,8 @@ for c in "${clients[@]}"; do
       # GNU timeout puts the pair in its own process group and signals the
       # whole group, so a stuck agent is ended along with its client.
       # Clients that advertise session.notices / session.compaction expect the
-      # news updates (news.json) from every agent but the official Python SDK's
-      # (0.12.1 predates them).
-      news=1
-      [[ "$a" == python ]] && news=0
-      ACP_INTEROP_NEWS=$news timeout -k 5 "$timeout_s" "${ccmd[@]}" "${acmd[@]}" </dev/null >"$out" 2>"$err"
+      # news updates (news.json) from every agent.
+      ACP_INTEROP_NEWS=1 timeout -k 5 "$timeout_s" "${ccmd[@]}" "${acmd[@]}" </dev/null >"$out" 2>"$err"
       rc=$?
       if [[ $rc -eq 0 ]] && grep -qx "interop ok" "$out"; then
         reason=""

@@ -19,6 +19,7 @@ import acp
 from acp.connection import StreamEvent
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     AllowedOutcome,
     ClientCapabilities,
     Implementation,
@@ -26,11 +27,17 @@ from acp.schema import (
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
+    SessionNotification,
     TextContentBlock,
     ToolCallUpdate,
 )
 
 IMPL = "python"
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The notice and compaction updates sent to a client that advertises
+# session.notices and session.compaction (../README.md).
+with open(os.path.join(HERE, "..", "news.json")) as news_file:
+    NEWS = json.load(news_file)
 
 
 def log(*args: Any) -> None:
@@ -57,6 +64,7 @@ class InteropAgent:
     def __init__(self) -> None:
         self.client: Any = None  # AgentSideConnection, set by on_connect
         self.sessions: dict[str, Session] = {}
+        self.client_wants_news = False
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -70,6 +78,8 @@ class InteropAgent:
     ) -> InitializeResponse:
         info = client_info.model_dump(by_alias=True, exclude_none=True) if client_info else None
         log(f"initialize: protocolVersion={protocol_version} clientInfo={json.dumps(info)}")
+        session = client_capabilities.session if client_capabilities else None
+        self.client_wants_news = bool(session and session.notices is not None and session.compaction is not None)
         return InitializeResponse(
             protocol_version=1,
             agent_capabilities=AgentCapabilities(),
@@ -107,7 +117,13 @@ class InteropAgent:
         return PromptResponse(stop_reason="end_turn")
 
     async def say(self, session_id: str, text: str) -> None:
-        await self.client.session_update(session_id=session_id, update=acp.update_agent_message_text(text))
+        update = AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text))
+        await self.client.session_update(session_id=session_id, update=update)
+
+    async def send_news(self, session_id: str) -> None:
+        for update in NEWS:
+            notification = SessionNotification.model_validate({"sessionId": session_id, "update": update})
+            await self.client.session_update(session_id=session_id, update=notification.update)
 
     async def ask_permission(self, session_id: str) -> Any:
         response = await self.client.request_permission(
@@ -119,6 +135,8 @@ class InteropAgent:
         return response.outcome
 
     async def say_hello(self, session_id: str, session: Session) -> PromptResponse:
+        if self.client_wants_news:
+            await self.send_news(session_id)
         await self.say(session_id, "Hello! ")
         outcome = await self.ask_permission(session_id)
         if outcome.outcome == "cancelled" or session.cancelled:

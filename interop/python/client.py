@@ -28,12 +28,15 @@ from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
     ClientCapabilities,
+    ClientSessionCapabilities,
+    CompactionCapabilities,
     CreateTerminalResponse,
     DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
     Implementation,
     KillTerminalResponse,
+    NoticeCapabilities,
     PermissionOption,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
@@ -48,6 +51,13 @@ from acp.schema import (
 
 IMPL = "python"
 HELLO_CONTENT = "Hello from the client's file\n"
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The notice and compaction updates an agent sends a client that advertises
+# session.notices and session.compaction (../README.md); checked when
+# ACP_INTEROP_NEWS=1, as run.sh sets it.
+with open(os.path.join(HERE, "..", "news.json")) as news_file:
+    NEWS = json.load(news_file)
+NEWS_KINDS = {update["sessionUpdate"] for update in NEWS}
 
 
 def log(*args: Any) -> None:
@@ -150,6 +160,7 @@ class InteropClient:
         self.permission_requests = 0
         self.cancel_sent = False
         self.text: list[str] = []
+        self.news: list[dict[str, Any]] = []
         self.terminals: dict[str, Terminal] = {}
         self._next_terminal = 0
 
@@ -178,6 +189,8 @@ class InteropClient:
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
             self.text.append(update.content.text)
+        elif update.session_update in NEWS_KINDS:
+            self.news.append(update.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     async def read_text_file(
         self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
@@ -275,6 +288,7 @@ async def scenario(conn: Any, client: InteropClient, cwd: str) -> None:
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
                 terminal=True,
+                session=ClientSessionCapabilities(notices=NoticeCapabilities(), compaction=CompactionCapabilities()),
             ),
             client_info=Implementation(name=f"{IMPL}-interop-client", version="1.0.0"),
         ),
@@ -288,11 +302,13 @@ async def scenario(conn: Any, client: InteropClient, cwd: str) -> None:
 
     # 4. "Say hello"
     resp = await step(
-        'session/prompt "Say hello"', conn.prompt(session_id=session_id, prompt=[acp.text_block("Say hello")])
+        'session/prompt "Say hello"', conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text="Say hello")])
     )
     text = "".join(client.text)
     log(f'"Say hello" -> {resp.stop_reason}, text={json.dumps(text)}')
     check(resp.stop_reason == "end_turn", f'"Say hello": expected stopReason end_turn, got {resp.stop_reason}')
+    if os.environ.get("ACP_INTEROP_NEWS") == "1":
+        check(client.news == NEWS, f'"Say hello": expected the notice and compaction updates {NEWS}, got {client.news}')
     check("Hello from the client's file" in text, f'"Say hello": agent text lacks the file content: {json.dumps(text)}')
     check("terminal said: hi" in text, f'"Say hello": agent text lacks "terminal said: hi": {json.dumps(text)}')
     written = Path(cwd, "written.txt")
@@ -307,7 +323,7 @@ async def scenario(conn: Any, client: InteropClient, cwd: str) -> None:
     # 5. cancellation
     client.phase = "cancel"
     resp = await step(
-        'session/prompt "cancel me"', conn.prompt(session_id=session_id, prompt=[acp.text_block("cancel me")])
+        'session/prompt "cancel me"', conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text="cancel me")])
     )
     log(f'"cancel me" -> {resp.stop_reason}')
     check(client.cancel_sent, '"cancel me": the agent never asked for permission, so nothing was cancelled')
