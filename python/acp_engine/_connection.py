@@ -57,6 +57,10 @@ InvalidNotificationHandler = Callable[[str, "RequestError"], None]
 Observer = Callable[[bool, str], None]
 
 
+def _log_notification_failure(method: str) -> None:
+    logger.exception("notification handler for %s failed", method)
+
+
 def _warn_invalid_notification(method: str, error: RequestError) -> None:
     logger.warning("dropped a %s notification that fails the schema: %s", method, error.data or error.message)
 
@@ -194,6 +198,7 @@ class Connection:
         on_invalid_notification: Optional[InvalidNotificationHandler] = None,
         observer: Optional[Observer] = None,
         _routes: Optional[Mapping[str, Callable[[Any], Optional[Awaitable[None]]]]] = None,
+        _notification_failed: Optional[Callable[[str], None]] = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self._on_request: RequestHandler = on_request or _method_not_found
@@ -203,6 +208,9 @@ class Connection:
         # The typed connections' notification handlers by method, called
         # with the params alone: one Python call per notification, not two.
         self._routes = _routes or {}
+        # Logs a notification handler's exception (called in its except block):
+        # the compat layer logs it as the official SDK does.
+        self._notification_failed = _notification_failed or _log_notification_failure
         settings = {
             "side": Side(side).value,
             "max_message_size": max_message_size,
@@ -477,7 +485,7 @@ class Connection:
                             if awaitable is not None:
                                 await self._run_notification(awaitable)
                         except Exception:
-                            logger.exception("notification handler for %s failed", event[1])
+                            self._notification_failed(event[1])
                     elif kind == _RESULT:
                         future = pending.pop(event[1], None)
                         if future is not None and not future.done():

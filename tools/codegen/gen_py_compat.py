@@ -92,6 +92,9 @@ class Api(NamedTuple):
     ext_request: str
     ext_notification: str
     route_import: Optional[str]  # where Route is defined, if not in the generated routes
+    # Params made by ``_wire.wire_params_of`` (v1's ``serialize_params`` rule); v2
+    # writes what was given, so its peers build the model.
+    wire_params_of: bool = False
 
 
 def handler_name(method: ir.Method, api: Api) -> str:
@@ -236,6 +239,8 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
     if params.union is not None:
         # The params' own fields plus the union part's, given as keywords.
         build = f"_params({m.params!r}, dict({values}{', ' if values else ''}**kwargs))"
+    elif api.wire_params_of:
+        build = f"_wire_params(_schema.{m.params}, {values}{', ' if values else ''}field_meta=kwargs or None)"
     else:
         build = f"_schema.{m.params}({values}{', ' if values else ''}field_meta=kwargs or None)"
     key = f'{table}["{api.key_of(m)}"]'
@@ -263,6 +268,7 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
         *imports(["Any", "Awaitable", "Dict", "List", "Optional"], body),
         "from . import schema as _schema",
         "from ._router import build_params as _params",
+        *(["from ._wire import wire_params_of as _wire_params"] if api.wire_params_of else []),
         "from .meta import AGENT_METHODS, CLIENT_METHODS",
         "",
         "",
@@ -359,7 +365,7 @@ def generate_exports(schema: ir.Schema) -> str:
     return "\n".join(out) + "\n"
 
 
-V1_API = Api(SCHEMA, "acp", HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None)
+V1_API = Api(SCHEMA, "acp", HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None, wire_params_of=True)
 V2_API = Api(V2_SCHEMA, "acp.experimental.v2", V2_HANDLER_NAMES, v2_key, "handle_extension_request", "handle_extension_notification",
              "..._methods")
 

@@ -99,8 +99,9 @@ from {base_module} import (
 {base_imports}
 )
 '''
-# What the models' base module has: the base class and the lenient fields' validators.
-BASE_HELPERS = ("BaseModel", "coerce_protocol_version", "skip_invalid_items", "use_default_on_error")
+# What the models' base module has: the base classes and the lenient fields' validators.
+BASE_HELPERS = ("BaseModel", "CatchAllModel", "TaggedModel", "coerce_protocol_version", "skip_invalid_items",
+                "use_default_on_error")
 FOOTER = '''
 
 class Jsonrpc(Enum):
@@ -145,6 +146,7 @@ class Emitter:
         self.roots: list[list[str]] = []
         self.classes: list[list[str]] = []
         self.names: set[str] = set()
+        self.tagged: set[str] = set()  # models that are (or subclass) a TaggedModel
 
     # -- types -------------------------------------------------------------
 
@@ -260,6 +262,12 @@ class Emitter:
     def model(self, name: str, doc: str, fields: list[tuple[str, ir.Field]], base: str = "BaseModel",
               tag: Optional[tuple[str, str]] = None, config: Optional[list[str]] = None) -> list[str]:
         self.names.add(name)
+        if tag is not None and base not in self.tagged:
+            # A variant's tag is written even when its default is left out: TaggedModel's
+            # serializer, only where there is a tag (it runs for every dump of the model).
+            base = "TaggedModel" if base == "BaseModel" else f"{base}, TaggedModel"
+        if tag is not None or base in self.tagged:
+            self.tagged.add(name)
         lines = ["", "", f"class {name}({base}):"]
         if doc:
             lines += docstring(doc.strip(), "    ")
@@ -348,6 +356,8 @@ class Emitter:
         own = [(union, ir.Field(wire, ir.Prim("string") if kind == "string" else ir.AnyValue(), True, ""))
                for wire, kind in (u.other.required if u.other else [])
                if all(f.wire_name != wire for _, f in fields)]
+        # CatchAllModel refuses the known tags (its validator, only on catch-alls).
+        base = "CatchAllModel" if base == "BaseModel" else f"{base}, CatchAllModel"
         self.variant_classes.append(self.model(name, u.other.doc if u.other else "", fields + [(union, tag)] + own,
                                                base=base, config=config))
         return name

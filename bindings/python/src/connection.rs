@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::json::to_json;
+use crate::json::{raw_json, to_json};
 use crate::EngineError;
 use acp_engine::host::EventFd;
 
@@ -45,20 +45,11 @@ pub(crate) fn engine_error(error: RequestError) -> PyErr {
 fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     match params {
         Some(params) if !params.is_none() => match params.cast::<PyBytes>() {
-            Ok(bytes) => json_bytes(bytes.as_bytes()).map(Some),
+            Ok(bytes) => raw_json(bytes.as_bytes()).map(|text| Some(text.to_owned())),
             Err(_) => Ok(Some(to_json(params)?)),
         },
         _ => Ok(None),
     }
-}
-
-fn json_bytes(bytes: &[u8]) -> PyResult<String> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|error| PyValueError::new_err(format!("JSON bytes are not UTF-8: {error}")))?;
-    serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|error| {
-        PyValueError::new_err(format!("bytes given as JSON are not one JSON value: {error}"))
-    })?;
-    Ok(text.to_owned())
 }
 
 /// The most events one `drain` returns (see `HostOptions::drain_chunk`).

@@ -34,7 +34,7 @@ class Models:
         """The validator of a model (or union) of the module."""
         model = getattr(self.module, model_name)
         if isinstance(model, type) and issubclass(model, BaseModel):
-            return model.model_validate
+            return _direct_validator(model)
         return TypeAdapter(model).validate_python
 
     def validate_result(self, result: Any, result_type: Optional[str]) -> Any:
@@ -46,6 +46,23 @@ class Models:
     def build_params(self, params_type: str, values: Dict[str, Any]) -> Any:
         """Params whose model has a union part (the variant's fields given as keywords)."""
         return self.validator(params_type)({name: value for name, value in values.items() if value is not None})
+
+
+def _direct_validator(model: type[BaseModel]) -> Callable[[Any], Any]:
+    """``model.model_validate`` without its Python wrapper once the model is
+    built (``defer_build``: on its first use): a message's validation pays
+    that wrapper again for nothing."""
+    validate: Optional[Callable[[Any], Any]] = None
+
+    def first_then_direct(value: Any) -> Any:
+        nonlocal validate
+        if validate is not None:
+            return validate(value)
+        result = model.model_validate(value)
+        validate = model.__pydantic_validator__.validate_python
+        return result
+
+    return first_then_direct
 
 
 V1_MODELS = Models(schema)
@@ -125,6 +142,11 @@ class Router:
         if self._ext_method is None:
             raise RequestError.method_not_found(method)
         return await self._ext_method(method[1:], payload)
+
+    def notification_routes(self) -> Dict[str, Call]:
+        """The notifications' calls by method (params -> the handler's
+        awaitable), for a connection to call without going through ``__call__``."""
+        return self._notifications
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if method.startswith("_"):

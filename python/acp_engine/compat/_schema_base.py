@@ -8,7 +8,7 @@ not an error)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Dict, FrozenSet, Literal, Optional, Tuple, get_args, get_origin
+from typing import Any, Callable, ClassVar, Dict, FrozenSet, Literal, Tuple, get_args, get_origin
 
 import pydantic
 from pydantic import (
@@ -67,20 +67,6 @@ class BaseModel(pydantic.BaseModel):
     # the official models do) parses each class's source at import.
     model_config = ConfigDict(defer_build=True, populate_by_name=True)
 
-    #: A catch-all variant's tag (wire name) and the values the known variants
-    #: own: those are not taken as "any other".
-    _reserved_tag: ClassVar[Optional[Tuple[str, FrozenSet[str]]]] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _not_a_known_tag(cls, value: Any) -> Any:
-        rule = cls._reserved_tag
-        if rule is not None and isinstance(value, dict):
-            wire, known = rule
-            if value.get(wire, value.get(to_snake(wire))) in known:
-                raise ValueError(f"{wire} value is reserved by a known variant")
-        return value
-
     @field_validator("field_meta", mode="wrap", check_fields=False)
     @classmethod
     def _meta_default_on_error(cls, value: Any, handler: Callable[[Any], Any]) -> Any:
@@ -91,25 +77,44 @@ class BaseModel(pydantic.BaseModel):
             return getattr(self, to_snake(item))
         return super().__getattr__(item)  # type: ignore[misc]
 
+
+class TaggedModel(BaseModel):
+    """A variant of a tagged union: its tag (a one-value Literal) is what tells
+    it apart, so it is written even when excluding defaults or unset fields.
+    Only variants have this serializer: it runs, in Python, for every dump of
+    every model that has it."""
+
     @model_serializer(mode="wrap")
     def _write_tags(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        # A variant's tag (a one-value Literal) is what tells it apart: keep it
-        # even when excluding defaults or unset fields.
         data = handler(self)
-        tags = _tag_fields(type(self))
-        if not tags or not isinstance(data, dict):
+        if type(data) is not dict:
             return data
-        for name, alias in tags:
-            if (info.include is not None and name not in info.include) or (
-                info.exclude is not None and name in info.exclude
-            ):
-                continue
-            data[alias if info.by_alias else name] = getattr(self, name)
+        include, exclude, by_alias = info.include, info.exclude, info.by_alias
+        values = self.__dict__
+        for name, alias in _tag_fields(type(self)):
+            if (include is None or name in include) and (exclude is None or name not in exclude):
+                data[alias if by_alias else name] = values[name]
         return data
 
 
+class CatchAllModel(BaseModel):
+    """A union's catch-all variant: any tag but those the known variants own."""
+
+    #: The tag's wire name and the values the known variants own.
+    _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_a_known_tag(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            wire, known = cls._reserved_tag
+            if value.get(wire, value.get(to_snake(wire))) in known:
+                raise ValueError(f"{wire} value is reserved by a known variant")
+        return value
+
+
 # A model class -> its tag fields, (attribute, wire name): found once per
-# class, since every dump of every model asks.
+# class, since every dump of every variant asks.
 _TAG_FIELDS: Dict[type, Tuple[Tuple[str, str], ...]] = {}
 
 

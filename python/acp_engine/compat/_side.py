@@ -3,7 +3,7 @@ the route table, calling the peer with models, extensions and lifecycle."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Awaitable, Dict, Iterable, Optional
 
 from .._connection import Side
 from ._methods import Route
@@ -65,8 +65,8 @@ class SideConnection:
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
         return self._models.validate_result(await self._conn.send_request(method, wire_params(params)), result)
 
-    async def _notify(self, method: str, params: Any) -> None:
-        await self._conn.send_notification(method, wire_params(params))
+    def _notify(self, method: str, params: Any) -> Awaitable[None]:
+        return self._conn._notify_now(method, wire_params(params))
 
     async def ext_method(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """An extension request: sent as ``_method``."""

@@ -25,6 +25,7 @@ from .._errors import RequestError
 from .._tables import Messages
 from .._transport import Stream, asyncio_stream
 from ._transport import TransportStream, is_transport
+from ._wire import to_wire_json
 
 __all__ = ["Connection", "JsonValue", "MethodHandler", "StreamDirection", "StreamEvent"]
 
@@ -66,11 +67,25 @@ def dump_result(result: Any) -> Any:
 
 
 def wire_params(params: Any) -> Any:
-    """Params for the engine: a model as JSON bytes (by alias; unset defaults
-    and None left out, as ``serialize_params``), anything else as it is."""
+    """Params for the engine: a model as JSON bytes (by alias; defaults and
+    None left out, as ``serialize_params``), anything else as it is."""
     if isinstance(params, BaseModel):
-        return params.__pydantic_serializer__.to_json(params, by_alias=True, exclude_none=True, exclude_defaults=True)
+        return to_wire_json(params)
     return params
+
+
+def _log_notification_failure(method: str) -> None:
+    logger.exception("Unhandled error while handling notification method=%s", method)
+
+
+async def _closed_as_connection_error(sent: Awaitable[None]) -> None:
+    """The engine's "connection closed" as the official ConnectionError."""
+    try:
+        await sent
+    except RequestError as error:
+        if error.is_connection_closed():
+            raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+        raise
 
 
 def _as_request_error(error: Exception) -> RequestError:
@@ -118,10 +133,15 @@ class Connection:
         self._observers: List[StreamObserver] = list(observers or [])
         self._observer_tasks: Set["asyncio.Task[None]"] = set()
         self._stream = _stream_of(writer, reader)
+        # A compat router's notifications go from the engine to their handler
+        # directly (no coroutine of ours per notification).
+        notification_routes = getattr(handler, "notification_routes", None)
         self._engine = _EngineConnection(
             self._stream,
             self._on_request,
             self._on_notification,
+            _routes=notification_routes() if notification_routes is not None else None,
+            _notification_failed=_log_notification_failure,
             side=_side,
             unstable=_unstable,
             unchecked_methods=_unchecked_methods,
@@ -174,7 +194,7 @@ class Connection:
         try:
             await self._handler(method, params, True)
         except Exception:
-            logger.exception("Unhandled error while handling notification method=%s", method)
+            _log_notification_failure(method)
 
     async def send_request(self, method: str, params: Optional[JsonValue] = None) -> Any:
         """Send a request and return its result; raises RequestError, or
@@ -187,12 +207,20 @@ class Connection:
             raise
 
     async def send_notification(self, method: str, params: Optional[JsonValue] = None) -> None:
+        await self._notify_now(method, params)
+
+    def _notify_now(self, method: str, params: Optional[JsonValue] = None) -> Awaitable[None]:
+        """``send_notification`` without a coroutine of its own: what the peer
+        methods await (a completed future when the message is queued at once)."""
         try:
-            await self._engine.send_notification(method, params)
+            sent = self._engine.send_notification(method, params)
         except RequestError as error:
             if error.is_connection_closed():
                 raise ConnectionError(Messages.CONNECTION_CLOSED) from error
             raise
+        if isinstance(sent, asyncio.Future) and sent.done():
+            return sent
+        return _closed_as_connection_error(sent)
 
     async def main_loop(self) -> None:
         """Returns once the connection is closed (the engine reads from the start),

@@ -13,6 +13,8 @@ from pydantic import AnyUrl, ConfigDict, Field, RootModel, ValidatorFunctionWrap
 
 from ._schema_base import (
     BaseModel,
+    CatchAllModel,
+    TaggedModel,
     coerce_protocol_version,
     skip_invalid_items,
     use_default_on_error,
@@ -5602,17 +5604,17 @@ class ClientNotification(BaseModel):
     """Method-specific notification parameters."""
 
 
-class ContentToolCallContent(Content):
+class ContentToolCallContent(Content, TaggedModel):
     """Standard content block (text, images, resources)."""
     type: Literal["content"] = "content"
 
 
-class FileEditToolCallContent(Diff):
+class FileEditToolCallContent(Diff, TaggedModel):
     """File modification shown as a diff."""
     type: Literal["diff"] = "diff"
 
 
-class TerminalToolCallContent(Terminal):
+class TerminalToolCallContent(Terminal, TaggedModel):
     """Embed a terminal created with `terminal/create` by its id.
 
     The terminal MUST be added before calling `terminal/release`.
@@ -5622,7 +5624,7 @@ class TerminalToolCallContent(Terminal):
     type: Literal["terminal"] = "terminal"
 
 
-class SessionToolCallContent(SessionReference):
+class SessionToolCallContent(SessionReference, TaggedModel):
     """A display-only reference to another session, such as a subagent.
 
     Agents send it only when the Client advertised the `subagents` Client
@@ -5633,7 +5635,7 @@ class SessionToolCallContent(SessionReference):
     type: Literal["session"] = "session"
 
 
-class TextContentBlock(TextContent):
+class TextContentBlock(TextContent, TaggedModel):
     """Text content. May be plain text or formatted with Markdown.
 
     All agents MUST support text content blocks in prompts.
@@ -5642,7 +5644,7 @@ class TextContentBlock(TextContent):
     type: Literal["text"] = "text"
 
 
-class ImageContentBlock(ImageContent):
+class ImageContentBlock(ImageContent, TaggedModel):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts.
@@ -5650,7 +5652,7 @@ class ImageContentBlock(ImageContent):
     type: Literal["image"] = "image"
 
 
-class AudioContentBlock(AudioContent):
+class AudioContentBlock(AudioContent, TaggedModel):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts.
@@ -5658,7 +5660,7 @@ class AudioContentBlock(AudioContent):
     type: Literal["audio"] = "audio"
 
 
-class ResourceContentBlock(ResourceLink):
+class ResourceContentBlock(ResourceLink, TaggedModel):
     """References to resources that the agent can access.
 
     All agents MUST support resource links in prompts.
@@ -5666,7 +5668,7 @@ class ResourceContentBlock(ResourceLink):
     type: Literal["resource_link"] = "resource_link"
 
 
-class EmbeddedResourceContentBlock(EmbeddedResource):
+class EmbeddedResourceContentBlock(EmbeddedResource, TaggedModel):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
@@ -5676,32 +5678,32 @@ class EmbeddedResourceContentBlock(EmbeddedResource):
     type: Literal["resource"] = "resource"
 
 
-class ElicitationStringPropertySchema(StringPropertySchema):
+class ElicitationStringPropertySchema(StringPropertySchema, TaggedModel):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
     type: Literal["string"] = "string"
 
 
-class ElicitationNumberPropertySchema(NumberPropertySchema):
+class ElicitationNumberPropertySchema(NumberPropertySchema, TaggedModel):
     """Number (floating-point) property."""
     type: Literal["number"] = "number"
 
 
-class ElicitationIntegerPropertySchema(IntegerPropertySchema):
+class ElicitationIntegerPropertySchema(IntegerPropertySchema, TaggedModel):
     """Integer property."""
     type: Literal["integer"] = "integer"
 
 
-class ElicitationBooleanPropertySchema(BooleanPropertySchema):
+class ElicitationBooleanPropertySchema(BooleanPropertySchema, TaggedModel):
     """Boolean property."""
     type: Literal["boolean"] = "boolean"
 
 
-class ElicitationMultiSelectPropertySchema(MultiSelectPropertySchema):
+class ElicitationMultiSelectPropertySchema(MultiSelectPropertySchema, TaggedModel):
     """Multi-select array property."""
     type: Literal["array"] = "array"
 
 
-class ElicitationOtherPropertySchema(BaseModel):
+class ElicitationOtherPropertySchema(CatchAllModel):
     """Custom or future elicitation property schema.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5727,12 +5729,12 @@ class ElicitationOtherPropertySchema(BaseModel):
     """
 
 
-class StringMultiSelectItems(StringMultiSelectItemsBase):
+class StringMultiSelectItems(StringMultiSelectItemsBase, TaggedModel):
     """Multi-select string items with plain string values."""
     type: Literal["string"] = "string"
 
 
-class OtherMultiSelectItems(BaseModel):
+class OtherMultiSelectItems(CatchAllModel):
     """Custom or future typed multi-select items."""
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"string"}))
@@ -5740,65 +5742,65 @@ class OtherMultiSelectItems(BaseModel):
     """Custom or future typed multi-select items."""
 
 
-class TerminalAuthMethod(AuthMethodTerminal):
+class TerminalAuthMethod(AuthMethodTerminal, TaggedModel):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
     """
     type: Literal["terminal"] = "terminal"
 
 
-class UserMessageChunk(ContentChunk):
+class UserMessageChunk(ContentChunk, TaggedModel):
     """A chunk of the user's message being streamed."""
     session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")] = "user_message_chunk"
 
 
-class AgentMessageChunk(ContentChunk):
+class AgentMessageChunk(ContentChunk, TaggedModel):
     """A chunk of the agent's response being streamed."""
     session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")] = "agent_message_chunk"
 
 
-class AgentThoughtChunk(ContentChunk):
+class AgentThoughtChunk(ContentChunk, TaggedModel):
     """A chunk of the agent's internal reasoning being streamed."""
     session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")] = "agent_thought_chunk"
 
 
-class ToolCallStart(ToolCall):
+class ToolCallStart(ToolCall, TaggedModel):
     """Notification that a new tool call has been initiated."""
     session_update: Annotated[Literal["tool_call"], Field(alias="sessionUpdate")] = "tool_call"
 
 
-class ToolCallProgress(ToolCallUpdate):
+class ToolCallProgress(ToolCallUpdate, TaggedModel):
     """Update on the status or results of a tool call."""
     session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")] = "tool_call_update"
 
 
-class AgentPlanUpdate(Plan):
+class AgentPlanUpdate(Plan, TaggedModel):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
     session_update: Annotated[Literal["plan"], Field(alias="sessionUpdate")] = "plan"
 
 
-class AgentPlanContentUpdate(PlanUpdate):
+class AgentPlanContentUpdate(PlanUpdate, TaggedModel):
     """Replaces the plan with this ID. Agents MUST NOT send this update unless
     the Client advertised `plan`.
     """
     session_update: Annotated[Literal["plan_update"], Field(alias="sessionUpdate")] = "plan_update"
 
 
-class AgentPlanRemovedUpdate(PlanRemoved):
+class AgentPlanRemovedUpdate(PlanRemoved, TaggedModel):
     """Removes the plan with this ID. Agents MUST NOT send this update unless
     the Client advertised `plan`.
     """
     session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")] = "plan_removed"
 
 
-class AvailableCommandsUpdate(AvailableCommandsUpdateBase):
+class AvailableCommandsUpdate(AvailableCommandsUpdateBase, TaggedModel):
     """Available commands are ready or have changed"""
     session_update: Annotated[Literal["available_commands_update"], Field(alias="sessionUpdate")] = "available_commands_update"
 
 
-class CurrentModeUpdate(CurrentModeUpdateBase):
+class CurrentModeUpdate(CurrentModeUpdateBase, TaggedModel):
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
@@ -5806,22 +5808,22 @@ class CurrentModeUpdate(CurrentModeUpdateBase):
     session_update: Annotated[Literal["current_mode_update"], Field(alias="sessionUpdate")] = "current_mode_update"
 
 
-class ConfigOptionUpdate(ConfigOptionUpdateBase):
+class ConfigOptionUpdate(ConfigOptionUpdateBase, TaggedModel):
     """Session configuration options have been updated."""
     session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = "config_option_update"
 
 
-class SessionInfoUpdate(SessionInfoUpdateBase):
+class SessionInfoUpdate(SessionInfoUpdateBase, TaggedModel):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = "session_info_update"
 
 
-class UsageUpdate(UsageUpdateBase):
+class UsageUpdate(UsageUpdateBase, TaggedModel):
     """Context window and cost update for the session."""
     session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = "usage_update"
 
 
-class SessionUpdateNotice(Notice):
+class SessionUpdateNotice(Notice, TaggedModel):
     """Information for the user that is not part of session history.
 
     Agents MUST only send this update when the Client advertised
@@ -5830,7 +5832,7 @@ class SessionUpdateNotice(Notice):
     session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")] = "notice"
 
 
-class SessionUpdateCompactionUpdate(CompactionUpdate):
+class SessionUpdateCompactionUpdate(CompactionUpdate, TaggedModel):
     """A context compaction has been created or updated.
 
     Agents MUST only send this update when the Client advertised
@@ -5839,7 +5841,7 @@ class SessionUpdateCompactionUpdate(CompactionUpdate):
     session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")] = "compaction_update"
 
 
-class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk):
+class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk, TaggedModel):
     """A content block appended to a context compaction's retained summary.
 
     Agents MUST only send this update when the Client advertised
@@ -5848,7 +5850,7 @@ class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk):
     session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = "compaction_summary_chunk"
 
 
-class PromptSuggestionsUpdate(PromptSuggestionsUpdateBase):
+class PromptSuggestionsUpdate(PromptSuggestionsUpdateBase, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5861,7 +5863,7 @@ class PromptSuggestionsUpdate(PromptSuggestionsUpdateBase):
     session_update: Annotated[Literal["prompt_suggestions_update"], Field(alias="sessionUpdate")] = "prompt_suggestions_update"
 
 
-class CursorUpdate(CursorUpdateBase):
+class CursorUpdate(CursorUpdateBase, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5874,7 +5876,7 @@ class CursorUpdate(CursorUpdateBase):
     session_update: Annotated[Literal["cursor_update"], Field(alias="sessionUpdate")] = "cursor_update"
 
 
-class SubagentUpdate(SubagentUpdateBase):
+class SubagentUpdate(SubagentUpdateBase, TaggedModel):
     """Announces a child session created and owned by this session, or updates
     that ownership association's metadata.
 
@@ -5886,7 +5888,7 @@ class SubagentUpdate(SubagentUpdateBase):
     session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")] = "subagent_update"
 
 
-class SessionMessage(SessionMessageBase):
+class SessionMessage(SessionMessageBase, TaggedModel):
     """A message upsert observed in this session's transcript, sent to or
     received from another session.
 
@@ -5898,7 +5900,7 @@ class SessionMessage(SessionMessageBase):
     session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")] = "session_message"
 
 
-class SessionMessageChunk(SessionMessageChunkBase):
+class SessionMessageChunk(SessionMessageChunkBase, TaggedModel):
     """One content block appended to a sent or received session message.
 
     Agents MUST only send this update when the Client advertised
@@ -5909,47 +5911,47 @@ class SessionMessageChunk(SessionMessageChunkBase):
     session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")] = "session_message_chunk"
 
 
-class PlanUpdateItems(PlanItems):
+class PlanUpdateItems(PlanItems, TaggedModel):
     """Structured plan entries."""
     type: Literal["items"] = "items"
 
 
-class PlanUpdateMarkdown(PlanMarkdown):
+class PlanUpdateMarkdown(PlanMarkdown, TaggedModel):
     """The complete plan as Markdown."""
     type: Literal["markdown"] = "markdown"
 
 
-class UserMessageCursorAnchor(CursorMessageAnchor):
+class UserMessageCursorAnchor(CursorMessageAnchor, TaggedModel):
     """The cursor is next to a user message."""
     type: Literal["user_message"] = "user_message"
 
 
-class AgentMessageCursorAnchor(CursorMessageAnchor):
+class AgentMessageCursorAnchor(CursorMessageAnchor, TaggedModel):
     """The cursor is next to an agent message."""
     type: Literal["agent_message"] = "agent_message"
 
 
-class AgentThoughtCursorAnchor(CursorMessageAnchor):
+class AgentThoughtCursorAnchor(CursorMessageAnchor, TaggedModel):
     """The cursor is next to an agent thought."""
     type: Literal["agent_thought"] = "agent_thought"
 
 
-class SessionMessageCursorAnchor(CursorMessageAnchor):
+class SessionMessageCursorAnchor(CursorMessageAnchor, TaggedModel):
     """The cursor is next to a session-directed message."""
     type: Literal["session_message"] = "session_message"
 
 
-class ToolCallCursorAnchor(CursorToolCallAnchor):
+class ToolCallCursorAnchor(CursorToolCallAnchor, TaggedModel):
     """The cursor is next to a tool call."""
     type: Literal["tool_call"] = "tool_call"
 
 
-class CompactionCursorAnchor(CursorCompactionAnchor):
+class CompactionCursorAnchor(CursorCompactionAnchor, TaggedModel):
     """The cursor is next to a compaction."""
     type: Literal["compaction"] = "compaction"
 
 
-class OtherCursorAnchor(BaseModel):
+class OtherCursorAnchor(CatchAllModel):
     """Custom or future anchor type.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5973,12 +5975,12 @@ class OtherCursorAnchor(BaseModel):
     """
 
 
-class RunningStateUpdate(RunningStateUpdateBase):
+class RunningStateUpdate(RunningStateUpdateBase, TaggedModel):
     """Foreground work is in progress."""
     state: Literal["running"] = "running"
 
 
-class IdleStateUpdate(BaseModel):
+class IdleStateUpdate(TaggedModel):
     """Foreground work is not in progress. The parent can give the child more work."""
     usage: Annotated[Optional[Usage], Field(description='**UNSTABLE** Token usage for completed foreground work.\n\nOptional. Omitted or `null` means not reported.')] = None
     """**UNSTABLE** Token usage for completed foreground work.
@@ -6005,12 +6007,12 @@ class IdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class RequiresActionStateUpdate(RequiresActionStateUpdateBase):
+class RequiresActionStateUpdate(RequiresActionStateUpdateBase, TaggedModel):
     """Foreground work is blocked on user action."""
     state: Literal["requires_action"] = "requires_action"
 
 
-class UnknownStateUpdate(UnknownStateUpdateBase):
+class UnknownStateUpdate(UnknownStateUpdateBase, TaggedModel):
     """The Agent cannot currently determine foreground activity.
 
     This replaces previously confirmed activity without ending the work or session.
@@ -6018,7 +6020,7 @@ class UnknownStateUpdate(UnknownStateUpdateBase):
     state: Literal["unknown"] = "unknown"
 
 
-class OtherStateUpdate(BaseModel):
+class OtherStateUpdate(CatchAllModel):
     """Custom or future state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6034,7 +6036,7 @@ class OtherStateUpdate(BaseModel):
     """
 
 
-class HttpMcpServer(McpServerHttp):
+class HttpMcpServer(McpServerHttp, TaggedModel):
     """HTTP transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
@@ -6042,7 +6044,7 @@ class HttpMcpServer(McpServerHttp):
     type: Literal["http"] = "http"
 
 
-class SseMcpServer(McpServerSse):
+class SseMcpServer(McpServerSse, TaggedModel):
     """SSE transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
@@ -6050,7 +6052,7 @@ class SseMcpServer(McpServerSse):
     type: Literal["sse"] = "sse"
 
 
-class AcpMcpServer(McpServerAcp):
+class AcpMcpServer(McpServerAcp, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6063,7 +6065,7 @@ class AcpMcpServer(McpServerAcp):
     type: Literal["acp"] = "acp"
 
 
-class DeniedOutcome(BaseModel):
+class DeniedOutcome(TaggedModel):
     """The prompt turn was cancelled before the user responded.
 
     When a client sends a `session/cancel` notification to cancel an ongoing
@@ -6075,32 +6077,32 @@ class DeniedOutcome(BaseModel):
     outcome: Literal["cancelled"] = "cancelled"
 
 
-class AllowedOutcome(SelectedPermissionOutcome):
+class AllowedOutcome(SelectedPermissionOutcome, TaggedModel):
     """The user selected one of the provided options."""
     outcome: Literal["selected"] = "selected"
 
 
-class NesEditSuggestionVariant(NesEditSuggestion):
+class NesEditSuggestionVariant(NesEditSuggestion, TaggedModel):
     """The `edit` variant."""
     kind: Literal["edit"] = "edit"
 
 
-class NesJumpSuggestionVariant(NesJumpSuggestion):
+class NesJumpSuggestionVariant(NesJumpSuggestion, TaggedModel):
     """The `jump` variant."""
     kind: Literal["jump"] = "jump"
 
 
-class NesRenameSuggestionVariant(NesRenameSuggestion):
+class NesRenameSuggestionVariant(NesRenameSuggestion, TaggedModel):
     """The `rename` variant."""
     kind: Literal["rename"] = "rename"
 
 
-class NesSearchAndReplaceSuggestionVariant(NesSearchAndReplaceSuggestion):
+class NesSearchAndReplaceSuggestionVariant(NesSearchAndReplaceSuggestion, TaggedModel):
     """The `searchAndReplace` variant."""
     kind: Literal["searchAndReplace"] = "searchAndReplace"
 
 
-class CreateFormElicitationRequestBase(BaseModel):
+class CreateFormElicitationRequestBase(TaggedModel):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -6145,7 +6147,7 @@ class CreateFormRequestElicitationRequest(CreateFormRequestElicitationRequestBas
     pass
 
 
-class CreateUrlElicitationRequestBase(BaseModel):
+class CreateUrlElicitationRequestBase(TaggedModel):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -6194,7 +6196,7 @@ class CreateUrlRequestElicitationRequest(CreateUrlRequestElicitationRequestBase,
     pass
 
 
-class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
+class CreateOtherSessionElicitationRequest(ElicitationSessionScope, CatchAllModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6231,7 +6233,7 @@ class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
     """
 
 
-class CreateOtherRequestElicitationRequest(ElicitationRequestScope):
+class CreateOtherRequestElicitationRequest(ElicitationRequestScope, CatchAllModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6300,7 +6302,7 @@ class ElicitationUrlRequestMode(ElicitationRequestScope):
     """The URL to direct the user to."""
 
 
-class SessionConfigOptionSelect(SessionConfigSelect):
+class SessionConfigOptionSelect(SessionConfigSelect, TaggedModel):
     """A session configuration option selector and its current state."""
     id: Annotated[str, Field(description='Unique identifier for the configuration option.')]
     """Unique identifier for the configuration option."""
@@ -6325,7 +6327,7 @@ class SessionConfigOptionSelect(SessionConfigSelect):
         return use_default_on_error(value, handler)
 
 
-class SessionConfigOptionBoolean(SessionConfigBoolean):
+class SessionConfigOptionBoolean(SessionConfigBoolean, TaggedModel):
     """A session configuration option selector and its current state."""
     id: Annotated[str, Field(description='Unique identifier for the configuration option.')]
     """Unique identifier for the configuration option."""
@@ -6350,7 +6352,7 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
         return use_default_on_error(value, handler)
 
 
-class BooleanInitialSessionConfigOption(BaseModel):
+class BooleanInitialSessionConfigOption(TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6405,7 +6407,7 @@ class DefaultInitialSessionConfigOption(BaseModel):
     """The value ID."""
 
 
-class SetSessionConfigOptionBooleanRequest(BaseModel):
+class SetSessionConfigOptionBooleanRequest(TaggedModel):
     """Request parameters for setting a session configuration option."""
     session_id: Annotated[str, Field(alias="sessionId", description='The ID of the session to set the configuration option for.')]
     """The ID of the session to set the configuration option for."""
@@ -6440,7 +6442,7 @@ class SetSessionConfigOptionSelectRequest(BaseModel):
     """The value ID."""
 
 
-class AcceptElicitationResponse(ElicitationAcceptAction):
+class AcceptElicitationResponse(ElicitationAcceptAction, TaggedModel):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6454,7 +6456,7 @@ class AcceptElicitationResponse(ElicitationAcceptAction):
     action: Literal["accept"] = "accept"
 
 
-class DeclineElicitationResponse(BaseModel):
+class DeclineElicitationResponse(TaggedModel):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6468,7 +6470,7 @@ class DeclineElicitationResponse(BaseModel):
     action: Literal["decline"] = "decline"
 
 
-class CancelElicitationResponse(BaseModel):
+class CancelElicitationResponse(TaggedModel):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nOptional. Omitted and `null` are equivalent and mean no metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6482,7 +6484,7 @@ class CancelElicitationResponse(BaseModel):
     action: Literal["cancel"] = "cancel"
 
 
-class OtherElicitationResponse(BaseModel):
+class OtherElicitationResponse(CatchAllModel):
     """Custom or future elicitation action.
 
     Values beginning with `_` are reserved for implementation-specific

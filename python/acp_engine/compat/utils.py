@@ -44,8 +44,8 @@ def model_to_kwargs(model: Any, request_type: Any = None) -> Dict[str, Any]:
     for the official signature; the model's own fields are used.)"""
     if isinstance(model, RootModel):
         model = model.root
-    kwargs = {name: getattr(model, name) for name in type(model).model_fields if name != "field_meta"}
-    meta = getattr(model, "field_meta", None)
+    kwargs = dict(model.__dict__)  # a model's __dict__ is its fields (extras are apart)
+    meta = kwargs.pop("field_meta", None)
     if meta:
         kwargs.update(meta)
     return kwargs

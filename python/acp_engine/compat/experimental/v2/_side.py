@@ -4,7 +4,7 @@ factory), v2's router and models, and v2's extension senders."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, get_args
+from typing import Any, Awaitable, Dict, Optional, get_args
 
 from pydantic import BaseModel
 
@@ -63,8 +63,8 @@ class V2SideConnection(SideConnection):
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
         return self._models.validate_result(await self._conn.send_request(method, wire_params(params)), result)
 
-    async def _notify(self, method: str, params: Any) -> None:
-        await self._conn.send_notification(method, wire_params(params))
+    def _notify(self, method: str, params: Any) -> Awaitable[None]:
+        return self._conn._notify_now(method, wire_params(params))
 
     async def send_extension_request(self, method: str, params: Optional[Any] = None) -> Any:
         """An extension request (``method`` starts with ``_``)."""

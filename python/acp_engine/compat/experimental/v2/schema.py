@@ -13,6 +13,8 @@ from pydantic import AnyUrl, ConfigDict, Field, RootModel, ValidatorFunctionWrap
 
 from ..._schema_base import (
     BaseModel,
+    CatchAllModel,
+    TaggedModel,
     skip_invalid_items,
     use_default_on_error,
 )
@@ -4854,17 +4856,17 @@ class ClientNotification(BaseModel):
     """Method-specific notification parameters."""
 
 
-class ToolCallPermissionSubjectVariant(ToolCallPermissionSubject):
+class ToolCallPermissionSubjectVariant(ToolCallPermissionSubject, TaggedModel):
     """Permission is requested before executing a tool call."""
     type: Literal["tool_call"] = "tool_call"
 
 
-class CommandPermissionSubjectVariant(CommandPermissionSubject):
+class CommandPermissionSubjectVariant(CommandPermissionSubject, TaggedModel):
     """Permission is requested before running a command."""
     type: Literal["command"] = "command"
 
 
-class OtherPermissionSubject(BaseModel):
+class OtherPermissionSubject(CatchAllModel):
     """Custom or future permission subject.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -4892,22 +4894,22 @@ class OtherPermissionSubject(BaseModel):
     """
 
 
-class ContentToolCallContent(Content):
+class ContentToolCallContent(Content, TaggedModel):
     """Standard content block (text, images, resources)."""
     type: Literal["content"] = "content"
 
 
-class DiffToolCallContent(Diff):
+class DiffToolCallContent(Diff, TaggedModel):
     """File modification shown as a diff."""
     type: Literal["diff"] = "diff"
 
 
-class TerminalToolCallContent(Terminal):
+class TerminalToolCallContent(Terminal, TaggedModel):
     """A display-only reference to an agent-owned terminal."""
     type: Literal["terminal"] = "terminal"
 
 
-class OtherToolCallContent(BaseModel):
+class OtherToolCallContent(CatchAllModel):
     """Custom or future tool call content.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -4933,7 +4935,7 @@ class OtherToolCallContent(BaseModel):
     """
 
 
-class TextContentBlock(TextContent):
+class TextContentBlock(TextContent, TaggedModel):
     """Text content. May be plain text or formatted with Markdown.
 
     All agents MUST support text content blocks in prompts.
@@ -4943,7 +4945,7 @@ class TextContentBlock(TextContent):
     type: Literal["text"] = "text"
 
 
-class ImageContentBlock(ImageContent):
+class ImageContentBlock(ImageContent, TaggedModel):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts.
@@ -4951,7 +4953,7 @@ class ImageContentBlock(ImageContent):
     type: Literal["image"] = "image"
 
 
-class AudioContentBlock(AudioContent):
+class AudioContentBlock(AudioContent, TaggedModel):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts.
@@ -4959,7 +4961,7 @@ class AudioContentBlock(AudioContent):
     type: Literal["audio"] = "audio"
 
 
-class ResourceContentBlock(ResourceLink):
+class ResourceContentBlock(ResourceLink, TaggedModel):
     """References to resources that the receiver may be able to read.
 
     All agents MUST support resource links in prompts.
@@ -4967,7 +4969,7 @@ class ResourceContentBlock(ResourceLink):
     type: Literal["resource_link"] = "resource_link"
 
 
-class EmbeddedResourceContentBlock(EmbeddedResource):
+class EmbeddedResourceContentBlock(EmbeddedResource, TaggedModel):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
@@ -4977,7 +4979,7 @@ class EmbeddedResourceContentBlock(EmbeddedResource):
     type: Literal["resource"] = "resource"
 
 
-class OtherContentBlock(BaseModel):
+class OtherContentBlock(CatchAllModel):
     """Custom or future content block.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5007,32 +5009,32 @@ class OtherContentBlock(BaseModel):
     """
 
 
-class ElicitationStringPropertySchema(StringPropertySchema):
+class ElicitationStringPropertySchema(StringPropertySchema, TaggedModel):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
     type: Literal["string"] = "string"
 
 
-class ElicitationNumberPropertySchema(NumberPropertySchema):
+class ElicitationNumberPropertySchema(NumberPropertySchema, TaggedModel):
     """Number (floating-point) property."""
     type: Literal["number"] = "number"
 
 
-class ElicitationIntegerPropertySchema(IntegerPropertySchema):
+class ElicitationIntegerPropertySchema(IntegerPropertySchema, TaggedModel):
     """Integer property."""
     type: Literal["integer"] = "integer"
 
 
-class ElicitationBooleanPropertySchema(BooleanPropertySchema):
+class ElicitationBooleanPropertySchema(BooleanPropertySchema, TaggedModel):
     """Boolean property."""
     type: Literal["boolean"] = "boolean"
 
 
-class ElicitationMultiSelectPropertySchema(MultiSelectPropertySchema):
+class ElicitationMultiSelectPropertySchema(MultiSelectPropertySchema, TaggedModel):
     """Multi-select array property."""
     type: Literal["array"] = "array"
 
 
-class ElicitationOtherPropertySchema(BaseModel):
+class ElicitationOtherPropertySchema(CatchAllModel):
     """Custom or future elicitation property schema.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5058,12 +5060,12 @@ class ElicitationOtherPropertySchema(BaseModel):
     """
 
 
-class StringMultiSelectItems(StringMultiSelectItemsBase):
+class StringMultiSelectItems(StringMultiSelectItemsBase, TaggedModel):
     """Multi-select string items with plain string values."""
     type: Literal["string"] = "string"
 
 
-class OtherMultiSelectItems(BaseModel):
+class OtherMultiSelectItems(CatchAllModel):
     """Custom or future typed multi-select items."""
     model_config = ConfigDict(extra="allow")
     _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("type", frozenset({"string"}))
@@ -5071,14 +5073,14 @@ class OtherMultiSelectItems(BaseModel):
     """Custom or future typed multi-select items."""
 
 
-class TerminalAuthMethod(AuthMethodTerminal):
+class TerminalAuthMethod(AuthMethodTerminal, TaggedModel):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
     """
     type: Literal["terminal"] = "terminal"
 
 
-class AgentAuthMethod(AuthMethodAgent):
+class AgentAuthMethod(AuthMethodAgent, TaggedModel):
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`.
@@ -5086,7 +5088,7 @@ class AgentAuthMethod(AuthMethodAgent):
     type: Literal["agent"] = "agent"
 
 
-class OtherAuthMethod(BaseModel):
+class OtherAuthMethod(CatchAllModel):
     """Custom or future authentication method.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5114,12 +5116,12 @@ class OtherAuthMethod(BaseModel):
     name: str
 
 
-class Command(CommandBase):
+class Command(CommandBase, TaggedModel):
     """A slash command the user can invoke by including it in a prompt."""
     type: Literal["command"] = "command"
 
 
-class OtherAvailableCommand(BaseModel):
+class OtherAvailableCommand(CatchAllModel):
     """Custom or future command kind.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5149,12 +5151,12 @@ class OtherAvailableCommand(BaseModel):
     description: str
 
 
-class TextAvailableCommandInput(TextCommandInput):
+class TextAvailableCommandInput(TextCommandInput, TaggedModel):
     """All text after the command name and the whitespace following it is provided as input."""
     type: Literal["text"] = "text"
 
 
-class OtherAvailableCommandInput(BaseModel):
+class OtherAvailableCommandInput(CatchAllModel):
     """Custom or future command input specification.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5182,12 +5184,12 @@ class OtherAvailableCommandInput(BaseModel):
     """
 
 
-class RunningState(RunningStateUpdate):
+class RunningState(RunningStateUpdate, TaggedModel):
     """Foreground work is in progress."""
     state: Literal["running"] = "running"
 
 
-class IdleState(BaseModel):
+class IdleState(TaggedModel):
     """No foreground work is active. Background activity may continue."""
     usage: Annotated[Optional[Usage], Field(description='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nToken usage for completed foreground work.\n\nOptional. Omitted and `null` are equivalent and mean the agent is not reporting token\nusage for this state update.')] = None
     """**UNSTABLE**
@@ -5231,12 +5233,12 @@ class IdleState(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class RequiresActionState(RequiresActionStateUpdate):
+class RequiresActionState(RequiresActionStateUpdate, TaggedModel):
     """Foreground work is blocked on user action."""
     state: Literal["requires_action"] = "requires_action"
 
 
-class UnknownState(UnknownStateUpdate):
+class UnknownState(UnknownStateUpdate, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5247,7 +5249,7 @@ class UnknownState(UnknownStateUpdate):
     state: Literal["unknown"] = "unknown"
 
 
-class OtherState(BaseModel):
+class OtherState(CatchAllModel):
     """Custom or future session state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5277,14 +5279,14 @@ class OtherState(BaseModel):
     """
 
 
-class TerminalBackgroundWork(BackgroundTerminal):
+class TerminalBackgroundWork(BackgroundTerminal, TaggedModel):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
     """
     type: Literal["terminal"] = "terminal"
 
 
-class ToolCallBackgroundWork(BackgroundToolCall):
+class ToolCallBackgroundWork(BackgroundToolCall, TaggedModel):
     """Work started by a tool call that continues without a process of its own, such as
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     stay listed.
@@ -5292,7 +5294,7 @@ class ToolCallBackgroundWork(BackgroundToolCall):
     type: Literal["tool_call"] = "tool_call"
 
 
-class SubagentBackgroundWork(BackgroundSubagent):
+class SubagentBackgroundWork(BackgroundSubagent, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5303,7 +5305,7 @@ class SubagentBackgroundWork(BackgroundSubagent):
     type: Literal["subagent"] = "subagent"
 
 
-class OtherBackgroundWork(BaseModel):
+class OtherBackgroundWork(CatchAllModel):
     """Custom or future background work.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5327,12 +5329,12 @@ class OtherBackgroundWork(BaseModel):
     """
 
 
-class UserMessageChunk(ContentChunk):
+class UserMessageChunk(ContentChunk, TaggedModel):
     """A chunk of the user's message being streamed."""
     session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")] = "user_message_chunk"
 
 
-class UserMessageUpdate(UserMessage):
+class UserMessageUpdate(UserMessage, TaggedModel):
     """A user message has been created or updated.
 
     Agents can send this when they accept or replay a user message. When a
@@ -5342,12 +5344,12 @@ class UserMessageUpdate(UserMessage):
     session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")] = "user_message"
 
 
-class AgentMessageChunk(ContentChunk):
+class AgentMessageChunk(ContentChunk, TaggedModel):
     """A chunk of the agent's response being streamed."""
     session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")] = "agent_message_chunk"
 
 
-class AgentMessageUpdate(AgentMessage):
+class AgentMessageUpdate(AgentMessage, TaggedModel):
     """An agent message has been created or updated.
 
     Agents can send this in addition to streamed chunks. When a client
@@ -5357,12 +5359,12 @@ class AgentMessageUpdate(AgentMessage):
     session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")] = "agent_message"
 
 
-class AgentThoughtChunk(ContentChunk):
+class AgentThoughtChunk(ContentChunk, TaggedModel):
     """A chunk of the agent's internal reasoning being streamed."""
     session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")] = "agent_thought_chunk"
 
 
-class AgentThoughtUpdate(AgentThought):
+class AgentThoughtUpdate(AgentThought, TaggedModel):
     """An agent thought or reasoning message has been created or updated.
 
     Agents can send this in addition to streamed chunks. When a client
@@ -5398,7 +5400,7 @@ class UnknownSessionStateUpdate(UnknownState):
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
-class OtherSessionStateUpdate(OtherState):
+class OtherSessionStateUpdate(OtherState, TaggedModel):
     """Custom or future session state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5414,34 +5416,34 @@ class OtherSessionStateUpdate(OtherState):
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
-class ToolCallContentChunkUpdate(ToolCallContentChunk):
+class ToolCallContentChunkUpdate(ToolCallContentChunk, TaggedModel):
     """A chunk of tool-call content being streamed."""
     session_update: Annotated[Literal["tool_call_content_chunk"], Field(alias="sessionUpdate")] = "tool_call_content_chunk"
 
 
-class SessionToolCallUpdate(ToolCallUpdate):
+class SessionToolCallUpdate(ToolCallUpdate, TaggedModel):
     """A tool call has been created or updated."""
     session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")] = "tool_call_update"
 
 
-class SessionTerminalUpdate(TerminalUpdate):
+class SessionTerminalUpdate(TerminalUpdate, TaggedModel):
     """An agent-owned terminal has been created or updated."""
     session_update: Annotated[Literal["terminal_update"], Field(alias="sessionUpdate")] = "terminal_update"
 
 
-class SessionTerminalOutputChunk(TerminalOutputChunk):
+class SessionTerminalOutputChunk(TerminalOutputChunk, TaggedModel):
     """A chunk of bytes appended to an agent-owned terminal's output."""
     session_update: Annotated[Literal["terminal_output_chunk"], Field(alias="sessionUpdate")] = "terminal_output_chunk"
 
 
-class SessionPlanUpdate(PlanUpdate):
+class SessionPlanUpdate(PlanUpdate, TaggedModel):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
     """
     session_update: Annotated[Literal["plan_update"], Field(alias="sessionUpdate")] = "plan_update"
 
 
-class SessionPlanRemovedUpdate(PlanRemoved):
+class SessionPlanRemovedUpdate(PlanRemoved, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5451,27 +5453,27 @@ class SessionPlanRemovedUpdate(PlanRemoved):
     session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")] = "plan_removed"
 
 
-class AvailableCommandsUpdate(AvailableCommandsUpdateBase):
+class AvailableCommandsUpdate(AvailableCommandsUpdateBase, TaggedModel):
     """Available commands are ready or have changed"""
     session_update: Annotated[Literal["available_commands_update"], Field(alias="sessionUpdate")] = "available_commands_update"
 
 
-class ConfigOptionUpdate(ConfigOptionUpdateBase):
+class ConfigOptionUpdate(ConfigOptionUpdateBase, TaggedModel):
     """Session configuration options have been updated."""
     session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = "config_option_update"
 
 
-class SessionInfoUpdate(SessionInfoUpdateBase):
+class SessionInfoUpdate(SessionInfoUpdateBase, TaggedModel):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = "session_info_update"
 
 
-class UsageUpdate(UsageUpdateBase):
+class UsageUpdate(UsageUpdateBase, TaggedModel):
     """Context window and cost update for the session."""
     session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = "usage_update"
 
 
-class SessionNotice(Notice):
+class SessionNotice(Notice, TaggedModel):
     """Information for the user that is not part of session history.
 
     No Client capability is required. Clients that do not understand or
@@ -5480,17 +5482,17 @@ class SessionNotice(Notice):
     session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")] = "notice"
 
 
-class SessionCompactionUpdate(CompactionUpdate):
+class SessionCompactionUpdate(CompactionUpdate, TaggedModel):
     """A context compaction has been created or updated."""
     session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")] = "compaction_update"
 
 
-class SessionCompactionSummaryChunk(CompactionSummaryChunk):
+class SessionCompactionSummaryChunk(CompactionSummaryChunk, TaggedModel):
     """A content block appended to a context compaction's retained summary."""
     session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = "compaction_summary_chunk"
 
 
-class SessionSubagentUpdate(SubagentUpdate):
+class SessionSubagentUpdate(SubagentUpdate, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5501,7 +5503,7 @@ class SessionSubagentUpdate(SubagentUpdate):
     session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")] = "subagent_update"
 
 
-class SessionMessageUpdate(SessionMessage):
+class SessionMessageUpdate(SessionMessage, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5512,7 +5514,7 @@ class SessionMessageUpdate(SessionMessage):
     session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")] = "session_message"
 
 
-class SessionMessageChunkUpdate(SessionMessageChunk):
+class SessionMessageChunkUpdate(SessionMessageChunk, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5522,7 +5524,7 @@ class SessionMessageChunkUpdate(SessionMessageChunk):
     session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")] = "session_message_chunk"
 
 
-class OtherSessionUpdate(BaseModel):
+class OtherSessionUpdate(CatchAllModel):
     """Custom or future session update.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5548,12 +5550,12 @@ class OtherSessionUpdate(BaseModel):
     """
 
 
-class PlanUpdateItems(PlanItems):
+class PlanUpdateItems(PlanItems, TaggedModel):
     """Structured plan entries."""
     type: Literal["items"] = "items"
 
 
-class PlanUpdateFile(PlanFile):
+class PlanUpdateFile(PlanFile, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5563,7 +5565,7 @@ class PlanUpdateFile(PlanFile):
     type: Literal["file"] = "file"
 
 
-class PlanUpdateMarkdown(PlanMarkdown):
+class PlanUpdateMarkdown(PlanMarkdown, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5573,7 +5575,7 @@ class PlanUpdateMarkdown(PlanMarkdown):
     type: Literal["markdown"] = "markdown"
 
 
-class OtherPlanUpdateContent(BaseModel):
+class OtherPlanUpdateContent(CatchAllModel):
     """Custom or future plan update content.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5602,7 +5604,7 @@ class OtherPlanUpdateContent(BaseModel):
     plan_id: Annotated[str, Field(alias="planId")]
 
 
-class HttpMcpServer(McpServerHttp):
+class HttpMcpServer(McpServerHttp, TaggedModel):
     """HTTP transport configuration
 
     Only available when the Agent capabilities include `session.mcp.http`.
@@ -5610,7 +5612,7 @@ class HttpMcpServer(McpServerHttp):
     type: Literal["http"] = "http"
 
 
-class AcpMcpServer(McpServerAcp):
+class AcpMcpServer(McpServerAcp, TaggedModel):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5623,7 +5625,7 @@ class AcpMcpServer(McpServerAcp):
     type: Literal["acp"] = "acp"
 
 
-class StdioMcpServer(McpServerStdio):
+class StdioMcpServer(McpServerStdio, TaggedModel):
     """Stdio transport configuration
 
     Only available when the Agent capabilities include `session.mcp.stdio`.
@@ -5631,7 +5633,7 @@ class StdioMcpServer(McpServerStdio):
     type: Literal["stdio"] = "stdio"
 
 
-class OtherMcpServer(BaseModel):
+class OtherMcpServer(CatchAllModel):
     """Custom or future MCP server transport configuration.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5659,12 +5661,12 @@ class OtherMcpServer(BaseModel):
     """
 
 
-class ReplayFromStartVariant(ReplayFromStart):
+class ReplayFromStartVariant(ReplayFromStart, TaggedModel):
     """Replay all retained conversation history from its first replayable entry."""
     type: Literal["start"] = "start"
 
 
-class OtherReplayFrom(BaseModel):
+class OtherReplayFrom(CatchAllModel):
     """Custom or future replay cursor.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5692,7 +5694,7 @@ class OtherReplayFrom(BaseModel):
     """
 
 
-class CancelledPermissionOutcome(CancelledPermissionOutcomeBase):
+class CancelledPermissionOutcome(CancelledPermissionOutcomeBase, TaggedModel):
     """The request was not approved and no option was selected: the session's work was
     cancelled, the user dismissed the prompt, or the client declined it by policy.
     Agents MUST NOT proceed with the operation.
@@ -5707,7 +5709,7 @@ class CancelledPermissionOutcome(CancelledPermissionOutcomeBase):
     outcome: Literal["cancelled"] = "cancelled"
 
 
-class SelectedPermissionOutcomeVariant(SelectedPermissionOutcome):
+class SelectedPermissionOutcomeVariant(SelectedPermissionOutcome, TaggedModel):
     """The user selected one of the provided options.
 
     If `optionId` doesn't match an offered option, the agent MUST treat the request as not
@@ -5716,7 +5718,7 @@ class SelectedPermissionOutcomeVariant(SelectedPermissionOutcome):
     outcome: Literal["selected"] = "selected"
 
 
-class OtherPermissionOutcome(BaseModel):
+class OtherPermissionOutcome(CatchAllModel):
     """Custom or future permission outcome.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5744,7 +5746,7 @@ class OtherPermissionOutcome(BaseModel):
     """
 
 
-class AddDiffChange(DiffPathChange):
+class AddDiffChange(DiffPathChange, TaggedModel):
     """One file-level change described by a `Diff`.
 
     Structured change metadata lets clients identify affected files and
@@ -5775,7 +5777,7 @@ class AddDiffChange(DiffPathChange):
         return use_default_on_error(value, handler)
 
 
-class DeleteDiffChange(DiffPathChange):
+class DeleteDiffChange(DiffPathChange, TaggedModel):
     """One file-level change described by a `Diff`.
 
     Structured change metadata lets clients identify affected files and
@@ -5806,7 +5808,7 @@ class DeleteDiffChange(DiffPathChange):
         return use_default_on_error(value, handler)
 
 
-class ModifyDiffChange(DiffPathChange):
+class ModifyDiffChange(DiffPathChange, TaggedModel):
     """One file-level change described by a `Diff`.
 
     Structured change metadata lets clients identify affected files and
@@ -5837,7 +5839,7 @@ class ModifyDiffChange(DiffPathChange):
         return use_default_on_error(value, handler)
 
 
-class MoveDiffChange(DiffPathPairChange):
+class MoveDiffChange(DiffPathPairChange, TaggedModel):
     """One file-level change described by a `Diff`.
 
     Structured change metadata lets clients identify affected files and
@@ -5868,7 +5870,7 @@ class MoveDiffChange(DiffPathPairChange):
         return use_default_on_error(value, handler)
 
 
-class CopyDiffChange(DiffPathPairChange):
+class CopyDiffChange(DiffPathPairChange, TaggedModel):
     """One file-level change described by a `Diff`.
 
     Structured change metadata lets clients identify affected files and
@@ -5899,7 +5901,7 @@ class CopyDiffChange(DiffPathPairChange):
         return use_default_on_error(value, handler)
 
 
-class OtherDiffChange(BaseModel):
+class OtherDiffChange(CatchAllModel):
     """Custom or future file operation.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5939,7 +5941,7 @@ class OtherDiffChange(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class CreateFormElicitationRequestBase(BaseModel):
+class CreateFormElicitationRequestBase(TaggedModel):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -5994,7 +5996,7 @@ class CreateFormRequestElicitationRequest(CreateFormRequestElicitationRequestBas
     pass
 
 
-class CreateUrlElicitationRequestBase(BaseModel):
+class CreateUrlElicitationRequestBase(TaggedModel):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -6053,7 +6055,7 @@ class CreateUrlRequestElicitationRequest(CreateUrlRequestElicitationRequestBase,
     pass
 
 
-class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
+class CreateOtherSessionElicitationRequest(ElicitationSessionScope, CatchAllModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6088,7 +6090,7 @@ class CreateOtherSessionElicitationRequest(ElicitationSessionScope):
     """
 
 
-class CreateOtherRequestElicitationRequest(ElicitationRequestScope):
+class CreateOtherRequestElicitationRequest(ElicitationRequestScope, CatchAllModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6155,7 +6157,7 @@ class ElicitationUrlRequestMode(ElicitationRequestScope):
     """The URL to direct the user to."""
 
 
-class SelectSessionConfigOption(SessionConfigSelect):
+class SelectSessionConfigOption(SessionConfigSelect, TaggedModel):
     """A session configuration option selector and its current state."""
     config_id: Annotated[str, Field(alias="configId", description='Unique identifier for the configuration option.')]
     """Unique identifier for the configuration option."""
@@ -6186,7 +6188,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
         return use_default_on_error(value, handler)
 
 
-class BooleanSessionConfigOption(SessionConfigBoolean):
+class BooleanSessionConfigOption(SessionConfigBoolean, TaggedModel):
     """A session configuration option selector and its current state."""
     config_id: Annotated[str, Field(alias="configId", description='Unique identifier for the configuration option.')]
     """Unique identifier for the configuration option."""
@@ -6217,7 +6219,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
         return use_default_on_error(value, handler)
 
 
-class OtherSessionConfigOption(BaseModel):
+class OtherSessionConfigOption(CatchAllModel):
     """Custom or future session configuration option payload.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6269,7 +6271,7 @@ class OtherSessionConfigOption(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class EndTurnIdleStateUpdate(BaseModel):
+class EndTurnIdleStateUpdate(TaggedModel):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6314,7 +6316,7 @@ class EndTurnIdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class MaxTokensIdleStateUpdate(BaseModel):
+class MaxTokensIdleStateUpdate(TaggedModel):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6359,7 +6361,7 @@ class MaxTokensIdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class MaxTurnRequestsIdleStateUpdate(BaseModel):
+class MaxTurnRequestsIdleStateUpdate(TaggedModel):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6404,7 +6406,7 @@ class MaxTurnRequestsIdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class RefusalIdleStateUpdate(BaseModel):
+class RefusalIdleStateUpdate(TaggedModel):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6449,7 +6451,7 @@ class RefusalIdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class CancelledIdleStateUpdate(BaseModel):
+class CancelledIdleStateUpdate(TaggedModel):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6494,7 +6496,7 @@ class CancelledIdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class ErrorIdleStateUpdate(ErrorStopReason):
+class ErrorIdleStateUpdate(ErrorStopReason, TaggedModel):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6539,7 +6541,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
         return use_default_on_error(value, handler)
 
 
-class OtherIdleStateUpdate(BaseModel):
+class OtherIdleStateUpdate(CatchAllModel):
     """Custom or future stop reason.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6589,7 +6591,7 @@ class OtherIdleStateUpdate(BaseModel):
         return use_default_on_error(value, handler)
 
 
-class SetSessionConfigOptionIdRequest(BaseModel):
+class SetSessionConfigOptionIdRequest(TaggedModel):
     """Request parameters for setting a session configuration option.
 
     Agents MUST support this method for any session where they advertise config options.
@@ -6614,7 +6616,7 @@ class SetSessionConfigOptionIdRequest(BaseModel):
     type: Literal["id"] = "id"
 
 
-class SetSessionConfigOptionBooleanRequest(BaseModel):
+class SetSessionConfigOptionBooleanRequest(TaggedModel):
     """Request parameters for setting a session configuration option.
 
     Agents MUST support this method for any session where they advertise config options.
@@ -6639,7 +6641,7 @@ class SetSessionConfigOptionBooleanRequest(BaseModel):
     type: Literal["boolean"] = "boolean"
 
 
-class SetSessionConfigOptionOtherRequest(BaseModel):
+class SetSessionConfigOptionOtherRequest(CatchAllModel):
     """Custom or future session configuration option value payload.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6675,7 +6677,7 @@ class SetSessionConfigOptionOtherRequest(BaseModel):
     value: Any
 
 
-class AcceptElicitationResponse(ElicitationAcceptAction):
+class AcceptElicitationResponse(ElicitationAcceptAction, TaggedModel):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6687,7 +6689,7 @@ class AcceptElicitationResponse(ElicitationAcceptAction):
     action: Literal["accept"] = "accept"
 
 
-class DeclineElicitationResponse(BaseModel):
+class DeclineElicitationResponse(TaggedModel):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6699,7 +6701,7 @@ class DeclineElicitationResponse(BaseModel):
     action: Literal["decline"] = "decline"
 
 
-class CancelElicitationResponse(BaseModel):
+class CancelElicitationResponse(TaggedModel):
     """Response from the client to an elicitation request."""
     field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6711,7 +6713,7 @@ class CancelElicitationResponse(BaseModel):
     action: Literal["cancel"] = "cancel"
 
 
-class OtherElicitationResponse(BaseModel):
+class OtherElicitationResponse(CatchAllModel):
     """Custom or future elicitation action.
 
     Values beginning with `_` are reserved for implementation-specific

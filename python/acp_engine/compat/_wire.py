@@ -1,0 +1,203 @@
+"""Params as wire JSON, at the cost a stream of updates can pay.
+
+Params go on the wire as the official ``serialize_params`` dumps them: by
+alias, None and defaults left out, a variant's tag kept. Two costs of doing
+that with pydantic dominated a compat message:
+
+- ``TaggedModel`` keeps the tag with a wrap serializer, a Python call for
+  every tagged model in the tree. For the wire, each model class gets a
+  second serializer, built once from its core schema with that serializer
+  removed and its tags' defaults dropped (a field without a default is never
+  left out as one): the same JSON, written by pydantic-core alone.
+- A peer method built its params model (validating each argument again) and
+  pydantic-core serialized its union fields slowly. ``wire_params_of`` hands the
+  engine the params as a dict when every argument already is what its field
+  takes (a ``str``, an ``int``, a ``bool``, an instance of one of the field's
+  model classes, or a list of them): validating would keep each as it is.
+  A model in it is its wire JSON bytes, which the engine writes as they are.
+  Anything else builds the model, so a wrong argument fails with pydantic's
+  ``ValidationError``, as in the official SDK.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, Union, get_args, get_origin
+
+import pydantic
+from pydantic_core import SchemaSerializer
+
+__all__ = ["wire_params_of", "to_wire_json"]
+
+_WIRE_SERIALIZERS: Dict[type, SchemaSerializer] = {}
+
+
+def to_wire_json(model: pydantic.BaseModel) -> bytes:
+    """``model`` as wire JSON bytes: by alias, without None and defaults, tags kept."""
+    serializer = _WIRE_SERIALIZERS.get(type(model))
+    if serializer is None:
+        serializer = _WIRE_SERIALIZERS[type(model)] = _wire_serializer(type(model))
+    return serializer.to_json(model, by_alias=True, exclude_none=True, exclude_defaults=True)
+
+
+def _wire_serializer(model: type[pydantic.BaseModel]) -> SchemaSerializer:
+    schema = model.__pydantic_core_schema__
+    if not isinstance(schema, dict):  # deferred (defer_build): build it now
+        model.model_rebuild()
+        schema = model.__pydantic_core_schema__
+    return SchemaSerializer(_without_tag_serializers(schema))
+
+
+def _without_tag_serializers(node: Any) -> Any:
+    """A copy of a core schema: TaggedModel's serializer removed, and a
+    one-value Literal field's default dropped (so it is always written)."""
+    if isinstance(node, list):
+        return [_without_tag_serializers(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    copy = {key: _without_tag_serializers(value) for key, value in node.items()}
+    kind = copy.get("type")
+    if kind == "model" and _is_write_tags(copy.get("serialization")):
+        del copy["serialization"]
+    elif kind == "model-field":
+        inner = copy["schema"]
+        if inner.get("type") == "default" and _is_one_value_literal(inner["schema"]):
+            copy["schema"] = inner["schema"]
+    return copy
+
+
+def _is_write_tags(serialization: Any) -> bool:
+    """TaggedModel's serializer (by name: the schema holds the plain function)."""
+    return (
+        isinstance(serialization, dict)
+        and serialization.get("type") == "function-wrap"
+        and getattr(serialization.get("function"), "__name__", None) == "_write_tags"
+    )
+
+
+def _is_one_value_literal(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "literal" and len(schema.get("expected", ())) == 1
+
+
+# What a field takes, as wire_params_of writes it.
+_STR, _INT, _BOOL, _MODEL, _MODEL_LIST, _NONE_ONLY = range(6)
+
+
+class _FieldPlan(NamedTuple):
+    name: str
+    key: str  # the wire name
+    kind: int
+    classes: FrozenSet[type]  # _MODEL, _MODEL_LIST: the exact classes taken
+    required: bool
+    compare_default: bool  # a default other than None: a value equal to it is left out
+    default: Any
+
+
+# A params model -> how to write it from its arguments (None: build the model).
+_PLANS: Dict[type, Optional[Tuple[_FieldPlan, ...]]] = {}
+_UNPLANNED: Any = object()
+
+
+def wire_params_of(model: type[pydantic.BaseModel], **values: Any) -> Union[bytes, Dict[str, Any]]:
+    """``model(**values)`` for the wire: its JSON (``to_wire_json``), or, when
+    every value already is what its field takes, the params as a dict whose
+    models are their JSON bytes (the engine writes both as they are)."""
+    plan = _PLANS.get(model, _UNPLANNED)
+    if plan is _UNPLANNED:
+        plan = _PLANS[model] = _plan_of(model)
+    if plan is not None and len(values) <= len(plan):
+        params = _params_of(plan, values)
+        if params is not None:
+            return params
+    return to_wire_json(model(**values))
+
+
+def _params_of(plan: Tuple[_FieldPlan, ...], values: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The wire params of ``values``, or None when one is not what its field
+    takes (or a required one is missing): then the model is built."""
+    params: Dict[str, Any] = {}
+    for name, key, kind, classes, required, compare_default, default in plan:
+        value = values.get(name)
+        if value is None:
+            if required:
+                return None
+            continue
+        if compare_default and value == default:
+            continue
+        if kind == _MODEL:
+            if type(value) not in classes:
+                return None
+            params[key] = to_wire_json(value)
+        elif kind == _STR:
+            if type(value) is not str:
+                return None
+            params[key] = value
+        elif kind == _MODEL_LIST:
+            if type(value) is not list or any(type(item) not in classes for item in value):
+                return None
+            params[key] = [to_wire_json(item) for item in value]
+        elif kind == _INT:
+            if type(value) is not int:
+                return None
+            params[key] = value
+        elif kind == _BOOL:
+            if type(value) is not bool:
+                return None
+            params[key] = value
+        else:
+            return None
+    return params
+
+
+def _plan_of(model: type[pydantic.BaseModel]) -> Optional[Tuple[_FieldPlan, ...]]:
+    """How to write ``model`` from its arguments, or None when a required field
+    takes something other than the plain values ``wire_params_of`` writes (or the
+    model has a validator of its own)."""
+    if not model.__pydantic_complete__:  # deferred (defer_build): resolve its fields' types
+        model.model_rebuild()
+    if model.__pydantic_decorators__.model_validators or model.model_config.get("extra") == "allow":
+        return None
+    plan = []
+    for name, info in model.model_fields.items():
+        # Bounds and patterns (metadata) are pydantic's to check.
+        kind, classes = (_NONE_ONLY, frozenset()) if info.metadata else _kind_of(info.annotation)
+        required = info.is_required()
+        if kind == _NONE_ONLY and required:
+            return None
+        key = info.serialization_alias or info.alias or name
+        default = None if required else info.default
+        plan.append(_FieldPlan(name, key, kind, classes, required, default is not None, default))
+    return tuple(plan)
+
+
+def _kind_of(annotation: Any) -> Tuple[int, FrozenSet[type]]:
+    """What a field of type ``annotation`` takes here (_NONE_ONLY: none of these)."""
+    if get_origin(annotation) is Union:
+        members = [member for member in get_args(annotation) if member is not type(None)]
+        if len(members) == 1:
+            return _kind_of(members[0])
+        if all(_is_model(member) for member in members):
+            return _MODEL, frozenset(members)
+        return _NONE_ONLY, frozenset()
+    if get_origin(annotation) in (list, List):
+        items = get_args(annotation)
+        kind, classes = _kind_of(items[0]) if items else (_NONE_ONLY, frozenset())
+        return (_MODEL_LIST, classes) if kind == _MODEL else (_NONE_ONLY, frozenset())
+    if annotation is str:
+        return _STR, frozenset()
+    if annotation is bool:
+        return _BOOL, frozenset()
+    if annotation is int:
+        return _INT, frozenset()
+    if _is_model(annotation):
+        # Exact classes: an instance of a subclass is written by the field's
+        # schema (the subclass's own fields left out), so it takes the model's path.
+        return _MODEL, frozenset((annotation,))
+    return _NONE_ONLY, frozenset()
+
+
+def _is_model(annotation: Any) -> bool:
+    return (
+        isinstance(annotation, type)
+        and issubclass(annotation, pydantic.BaseModel)
+        and not issubclass(annotation, pydantic.RootModel)
+    )

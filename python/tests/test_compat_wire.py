@@ -1,0 +1,146 @@
+"""What the compat peer methods put on the wire, read raw from a socket: the
+params of every call are the official ``serialize_params`` of the same model
+(by alias, None and defaults left out, variants' tags kept), whether the
+engine got them as a dict of the arguments (``_wire.wire_params_of``, when
+each already is what its field takes) or as the model's JSON (anything
+else); a wrong argument fails with pydantic's ValidationError and writes
+nothing."""
+
+import asyncio
+import json
+import socket
+from typing import Any, Dict, List
+
+import pytest
+from conftest import run_async
+from pydantic import BaseModel, ValidationError
+
+from acp_engine.compat import AgentSideConnection
+from acp_engine.compat import schema as s
+from acp_engine.compat.utils import serialize_params
+
+
+class _Agent:
+    pass
+
+
+class _Raw:
+    """The client's end of the socket, read and answered by hand."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    async def next_message(self) -> Dict[str, Any]:
+        line = await asyncio.wait_for(self.reader.readline(), 10)
+        message: Dict[str, Any] = json.loads(line)
+        return message
+
+    async def answer(self, result: Dict[str, Any]) -> Dict[str, Any]:
+        request = await self.next_message()
+        self.writer.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\n")
+        await self.writer.drain()
+        return request
+
+
+async def _pair() -> "tuple[AgentSideConnection, _Raw]":
+    ours, theirs = socket.socketpair()
+    our_reader, our_writer = await asyncio.open_connection(sock=ours)
+    their_reader, their_writer = await asyncio.open_connection(sock=theirs)
+    return AgentSideConnection(_Agent(), our_writer, our_reader), _Raw(their_reader, their_writer)
+
+
+def _updates() -> List[BaseModel]:
+    text = s.TextContentBlock(text="héllo \"quoted\" \n line")
+    return [
+        s.AgentMessageChunk(content=text),
+        s.AgentThoughtChunk(session_update="agent_thought_chunk", content=s.TextContentBlock(type="text", text="x")),
+        s.ToolCallStart(
+            tool_call_id="call-1",
+            title="Read",
+            kind="read",
+            status="pending",
+            content=[s.ContentToolCallContent(content=text)],
+            locations=[s.ToolCallLocation(path="/a", line=3)],
+        ),
+        s.ToolCallProgress(tool_call_id="call-1", status="completed", raw_output={"ok": True}),
+        s.AgentPlanUpdate(entries=[s.PlanEntry(content="step", priority="high", status="pending")]),
+        s.UsageUpdate(used=10, size=100),
+    ]
+
+
+@run_async
+async def test_session_updates_are_written_as_serialize_params() -> None:
+    conn, raw = await _pair()
+    try:
+        for update in _updates():
+            await conn.session_update(session_id="sess-1", update=update)
+            message = await raw.next_message()
+            expected = serialize_params(s.SessionNotification(session_id="sess-1", update=update))
+            assert message == {"jsonrpc": "2.0", "method": "session/update", "params": expected}
+        # Extra keywords are the params' _meta (the model's path).
+        await conn.session_update(session_id="sess-1", update=_updates()[0], trace="t-1")
+        message = await raw.next_message()
+        assert message["params"]["_meta"] == {"trace": "t-1"}
+        assert message["params"]["update"]["content"]["type"] == "text"
+    finally:
+        await conn.close()
+
+
+@run_async
+async def test_requests_are_written_as_serialize_params() -> None:
+    conn, raw = await _pair()
+    try:
+        option = s.PermissionOption(option_id="allow", name="Allow", kind="allow_once")
+        tool_call = s.ToolCallUpdate(tool_call_id="call-1", title="Edit", status="pending")
+        calls = [
+            (
+                conn.read_text_file(session_id="sess-1", path="/src/a.py"),
+                s.ReadTextFileRequest(session_id="sess-1", path="/src/a.py"),
+                {"content": "text"},
+            ),
+            (
+                conn.read_text_file(session_id="sess-1", path="/src/a.py", line=2, limit=5),
+                s.ReadTextFileRequest(session_id="sess-1", path="/src/a.py", line=2, limit=5),
+                {"content": "text"},
+            ),
+            (
+                conn.write_text_file(session_id="sess-1", path="/src/ü.py", content="naïve ✓"),
+                s.WriteTextFileRequest(session_id="sess-1", path="/src/ü.py", content="naïve ✓"),
+                {},
+            ),
+            (
+                conn.request_permission(session_id="sess-1", tool_call=tool_call, options=[option]),
+                s.RequestPermissionRequest(session_id="sess-1", tool_call=tool_call, options=[option]),
+                {"outcome": {"outcome": "cancelled"}},
+            ),
+        ]
+        for call, model, result in calls:
+            task = asyncio.ensure_future(call)
+            request = await raw.answer(result)
+            assert request["params"] == serialize_params(model)
+            await task
+    finally:
+        await conn.close()
+
+
+@run_async
+async def test_a_wrong_argument_fails_as_the_model_does_and_writes_nothing() -> None:
+    conn, raw = await _pair()
+    try:
+        with pytest.raises(ValidationError):
+            await conn.session_update(session_id=42, update=_updates()[0])  # type: ignore[arg-type]
+        with pytest.raises(ValidationError):
+            await conn.session_update(session_id="sess-1", update={"sessionUpdate": "bogus"})  # type: ignore[arg-type]
+        # A dict that is a valid update is read as the model (pydantic's path).
+        await conn.session_update(
+            session_id="sess-1",
+            update={"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},  # type: ignore[arg-type]
+        )
+        message = await raw.next_message()
+        assert message["params"] == {
+            "sessionId": "sess-1",
+            "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},
+        }
+    finally:
+        await conn.close()
