@@ -27,7 +27,8 @@ python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --disable-pip-version-check maturin==1.16.0 pytest==8.3.5 mypy==1.15.0 ruff==0.8.6 \
   pydantic==2.13.4 pytest-asyncio==1.3.0 \
-  starlette==1.10.0 "httpx2[http2]==2.16.2" websockets==17.4 uvicorn==0.54.0
+  starlette==1.10.0 "httpx2[http2]==2.16.2" websockets==17.4 uvicorn==0.54.0 \
+  opentelemetry-api==1.45.2 opentelemetry-sdk==1.45.2  # acp.telemetry's spans, checked by a test
 # The official Python SDK's sdist, for its own tests (run against acp_engine.compat).
 "$py" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: -d "$work/official" \
   agent-client-protocol==1.0.0rc3

@@ -24,6 +24,7 @@ from .._connection import Side
 from .._errors import RequestError
 from .._tables import Messages
 from .._transport import Stream, asyncio_stream
+from . import telemetry
 from ._transport import TransportStream, is_transport
 from ._wire import to_wire_json
 
@@ -136,11 +137,14 @@ class Connection:
         # A compat router's notifications go from the engine to their handler
         # directly (no coroutine of ours per notification).
         notification_routes = getattr(handler, "notification_routes", None)
+        routes = notification_routes() if notification_routes is not None else None
+        if routes is not None and telemetry.installed():
+            routes = telemetry.traced_notifications(routes)
         self._engine = _EngineConnection(
             self._stream,
             self._on_request,
             self._on_notification,
-            _routes=notification_routes() if notification_routes is not None else None,
+            _routes=routes,
             _notification_failed=_log_notification_failure,
             side=_side,
             unstable=_unstable,
@@ -182,7 +186,8 @@ class Connection:
 
     async def _on_request(self, method: str, params: Any) -> Any:
         try:
-            return dump_result(await self._handler(method, params, False))
+            with telemetry.span_context("acp.request", attributes={"method": method}):
+                return dump_result(await self._handler(method, params, False))
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -192,7 +197,8 @@ class Connection:
 
     async def _on_notification(self, method: str, params: Any) -> None:
         try:
-            await self._handler(method, params, True)
+            with telemetry.span_context("acp.notification", attributes={"method": method}):
+                await self._handler(method, params, True)
         except Exception:
             _log_notification_failure(method)
 
