@@ -2,9 +2,12 @@
 the official TypeScript SDK's agent (interop/ts/agent.mjs) over a pipe
 handles each of the agent's requests in an ``acp.request`` span and each
 notification in an ``acp.notification`` span, with the ``method``
-attribute, and the handler runs inside it (its current span)."""
+attribute, and the handler runs inside it (its current span). Without
+OpenTelemetry or logfire importable, the same turn runs with no span."""
 
 import asyncio
+import subprocess
+import sys
 from typing import Any, List
 
 from conftest import official_ts, run_async
@@ -84,3 +87,51 @@ async def test_handlers_run_in_request_and_notification_spans() -> None:
     # One span per handled message, and every handler ran inside its span.
     assert len(client.current) == len(requests) + len(notifications)
     assert set(client.current) == {"acp.request", "acp.notification"}
+
+
+_WITHOUT_TELEMETRY = """
+import asyncio, sys
+sys.modules["opentelemetry"] = None  # as if not installed: importing it fails
+sys.modules["logfire"] = None
+from acp_engine.compat import connect_to_agent, telemetry
+from acp_engine.compat.schema import TextContentBlock
+
+class Client:
+    def __init__(self):
+        self.updates = []
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(update.session_update)
+
+async def main():
+    assert not telemetry.installed() and not telemetry.tracing()
+    process = await asyncio.create_subprocess_exec(
+        *sys.argv[1:], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    client = Client()
+    async with connect_to_agent(client, process.stdin, process.stdout) as agent:
+        await agent.initialize(protocol_version=1)
+        session = await agent.new_session(cwd="/tmp")
+        prompt = [TextContentBlock(type="text", text="Say hello")]
+        answer = await agent.prompt(session_id=session.session_id, prompt=prompt)
+    process.stdin.close()
+    await process.wait()
+    print(answer.stop_reason, ",".join(client.updates))
+
+asyncio.run(main())
+"""
+
+
+def test_without_telemetry_notifications_reach_the_handler_unwrapped() -> None:
+    # A process where neither OpenTelemetry nor logfire can be imported: the
+    # router's notification routes go to the engine as they are.
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TELEMETRY, *official_ts("agent.mjs")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    stop_reason, updates = done.stdout.split()
+    assert stop_reason == "end_turn"
+    assert updates.split(",")[0] == "agent_message_chunk"
