@@ -10,9 +10,9 @@ use acp_engine::host::{self, HostConnection, HostOptions, Side};
 use acp_engine::{Protocol, ProtocolVersions, RequestError, SpawnOptions, Transport, UncheckedMethods};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
-use crate::json::{raw_json, to_json};
+use crate::json::to_json;
 use crate::EngineError;
 use acp_engine::host::EventFd;
 
@@ -39,15 +39,12 @@ pub(crate) fn engine_error(error: RequestError) -> PyErr {
     EngineError::new_err((error.code, error.message, data))
 }
 
-/// Params or a result as JSON text: a Python value, or `bytes` that already
-/// are one JSON value (a serializer's output, e.g. pydantic's `to_json`: no
-/// second pass through Python objects), checked to be one.
+/// Params or a result as JSON text: a Python value, in which `bytes` are
+/// the JSON they hold (a serializer's output, e.g. pydantic's `to_json`: no
+/// second pass through Python objects), checked to be one value.
 fn params_json(params: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     match params {
-        Some(params) if !params.is_none() => match params.cast::<PyBytes>() {
-            Ok(bytes) => raw_json(bytes.as_bytes()).map(|text| Some(text.to_owned())),
-            Err(_) => Ok(Some(to_json(params)?)),
-        },
+        Some(params) if !params.is_none() => Ok(Some(to_json(params)?)),
         _ => Ok(None),
     }
 }

@@ -80,7 +80,7 @@ fn write(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<
 }
 
 /// `bytes` given as JSON: checked to be UTF-8 and one JSON value.
-pub(crate) fn raw_json(bytes: &[u8]) -> PyResult<&str> {
+fn raw_json(bytes: &[u8]) -> PyResult<&str> {
     let text = std::str::from_utf8(bytes)
         .map_err(|error| PyValueError::new_err(format!("JSON bytes are not UTF-8: {error}")))?;
     serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|error| {

@@ -28,6 +28,8 @@ import pydantic
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaSerializer
 
+from ._schema_base import TaggedModel
+
 __all__ = ["wire_params_of", "to_wire_json"]
 
 _WIRE_SERIALIZERS: Dict[type, SchemaSerializer] = {}
@@ -68,12 +70,8 @@ def _without_tag_serializers(node: Any) -> Any:
 
 
 def _is_write_tags(serialization: Any) -> bool:
-    """TaggedModel's serializer (by name: the schema holds the plain function)."""
-    return (
-        isinstance(serialization, dict)
-        and serialization.get("type") == "function-wrap"
-        and getattr(serialization.get("function"), "__name__", None) == "_write_tags"
-    )
+    """TaggedModel's serializer (the schema holds the function itself)."""
+    return isinstance(serialization, dict) and serialization.get("function") is TaggedModel._write_tags
 
 
 def _is_one_value_literal(schema: Any) -> bool:
