@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use crate::connection::{Connection, ConnectionBuilder};
+use crate::connection::Connection;
+use crate::connection_builder::ConnectionBuilder;
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::schema::*;

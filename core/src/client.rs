@@ -9,7 +9,8 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::{Connection, ConnectionBuilder};
+use crate::connection::Connection;
+use crate::connection_builder::ConnectionBuilder;
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::RawJson;

@@ -32,6 +32,7 @@ mod agent;
 mod client;
 pub mod conductor;
 mod connection;
+mod connection_builder;
 mod engine;
 pub mod error;
 mod fed;
@@ -45,6 +46,7 @@ pub mod mcp;
 pub mod mcp_servers;
 pub mod message;
 mod method_check;
+mod observer;
 mod permission_cancel;
 pub mod process_tree;
 #[cfg(feature = "remote")]
@@ -59,17 +61,17 @@ pub mod version;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};
 pub use client::{spawn_agent, Client, ClientSideConnection};
-pub use connection::{
-    Connection, ConnectionBuilder, PendingRequest, DEFAULT_READ_SPIN, DEFAULT_WRITE_QUEUE_CAPACITY,
-};
+pub use connection::{Connection, PendingRequest};
+pub use connection_builder::{ConnectionBuilder, DEFAULT_READ_SPIN, DEFAULT_WRITE_QUEUE_CAPACITY};
 pub use engine::{Limits, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_IN_FLIGHT_REQUESTS};
 pub use error::RequestError;
 pub use handler::{
-    BoxFuture, Direction, IncomingNotification, IncomingRequest, NotificationHandler, Observer,
-    RequestHandler, RespondError, Responder,
+    BoxFuture, IncomingNotification, IncomingRequest, NotificationHandler, RequestHandler, RespondError,
+    Responder,
 };
 pub use message::{from_raw, to_raw, RawJson, RequestId};
 pub use method_check::{Protocol, UncheckedMethods};
+pub use observer::{Direction, Observer};
 pub use process_tree::ProcessTree;
 pub use tables::defaults;
 pub use version::ProtocolVersions;

@@ -195,7 +195,7 @@ async fn relay(components: Vec<SpawnOptions>, nested: bool, editor: Transport) -
 
 /// A hop's connection: every request and notification it receives is
 /// forwarded along the chain.
-fn hop(chain: &Arc<Chain>, hop: usize) -> crate::connection::ConnectionBuilder {
+fn hop(chain: &Arc<Chain>, hop: usize) -> crate::connection_builder::ConnectionBuilder {
     let requests = chain.clone();
     let notifications = chain.clone();
     Connection::builder()

@@ -19,8 +19,9 @@ use super::{Handlers, Inner, Ordered, ReaderHandler};
 use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::framing::{LineEvent, LineReader};
-use crate::handler::{BoxFuture, Direction, IncomingNotification, IncomingRequest, RequestHandler};
+use crate::handler::{BoxFuture, IncomingNotification, IncomingRequest, RequestHandler};
 use crate::message::{classify, frame, Inbound, RawJson, RequestId};
+use crate::observer::Direction;
 use crate::transport::BoxReader;
 
 /// What one read produced: work for the dispatcher and error replies.

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::{Inner, CLOSE_FLUSH_GRACE};
 use crate::framing::FrameWriter;
-use crate::handler::Direction;
+use crate::observer::Direction;
 use crate::transport::BoxWriter;
 
 pub(super) async fn run(inner: Arc<Inner>, mut queue: mpsc::Receiver<Vec<u8>>) {
