@@ -135,3 +135,22 @@ def test_without_telemetry_notifications_reach_the_handler_unwrapped() -> None:
     stop_reason, updates = done.stdout.split()
     assert stop_reason == "end_turn"
     assert updates.split(",")[0] == "agent_message_chunk"
+
+
+_PROVIDER_SET_LATER = """
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from acp_engine.compat import telemetry
+
+before = telemetry.tracing()
+trace.set_tracer_provider(TracerProvider())
+print(before, telemetry.tracing(), telemetry.tracing())
+"""
+
+
+def test_a_provider_set_after_import_turns_tracing_on() -> None:
+    # tracing() reads the API's global provider instead of asking the API on
+    # every message: a provider set later must still be seen.
+    done = subprocess.run([sys.executable, "-c", _PROVIDER_SET_LATER], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]

@@ -48,11 +48,33 @@ def installed() -> bool:
     return logfire_span is not None or TRACER is not None
 
 
+# The API's global provider, None until one is set, and set only once (by
+# ``set_tracer_provider``, or from this variable by the next
+# ``get_tracer_provider``). Reading it, and the environment once, keeps
+# ``tracing()`` off the API's per-call environment lookup, which cost more
+# than the rest of a notification's dispatch.
+_PROVIDER_GLOBAL = "_TRACER_PROVIDER"
+_PROVIDER_FROM_ENVIRONMENT = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+_provider_decided: Optional[bool] = None
+
+
 def tracing() -> bool:
     """Whether a message handled now gets a span that records something."""
+    global _provider_decided
     if logfire_span is not None:
         return True
-    return _otel_trace is not None and not isinstance(_otel_trace.get_tracer_provider(), _UNSET_PROVIDERS)
+    if _otel_trace is None:
+        return False
+    if _provider_decided is not None:
+        return _provider_decided
+    if not _PROVIDER_FROM_ENVIRONMENT and getattr(_otel_trace, _PROVIDER_GLOBAL, None) is None:
+        # None set yet (or an API without that global: then ask it each time).
+        if hasattr(_otel_trace, _PROVIDER_GLOBAL):
+            return False
+        return not isinstance(_otel_trace.get_tracer_provider(), _UNSET_PROVIDERS)
+    # Set, and for good: decide once.
+    _provider_decided = not isinstance(_otel_trace.get_tracer_provider(), _UNSET_PROVIDERS)
+    return _provider_decided
 
 
 def span_context(name: str, *, attributes: Optional[Mapping[str, Any]] = None) -> AbstractContextManager[None]:
