@@ -275,7 +275,7 @@ check: lint codegen-check header-check
 	$(CARGO) test -q --workspace --lib --bins
 
 ## bench: every SDK's client against every SDK's agent (ours and the official ones), six
-## scenarios, three runs; then what `acp-engine trace` costs and the remote transports
+## scenarios, three runs (five in rpc and perm); then what `acp-engine trace` costs and the remote transports
 ## (WebSocket, Streamable HTTP) against the official TypeScript SDK's, and resumes; rewrites docs/benchmarks/
 bench:
 	python3 bench/run.py

@@ -35,6 +35,20 @@ SCENARIOS = {
 }
 
 
+# Repetitions per pair. Round trips swing most from run to run here, so
+# their scenarios take more (medians of 5, interleaved).
+DEFAULT_REPS = 3
+ROUND_TRIP_REPS = 5
+ROUND_TRIP_SCENARIOS = ("rpc", "perm")
+
+
+def mode_of(reps):
+    if reps:
+        return f"median of {reps} runs per pair"
+    return (f"median of {DEFAULT_REPS} runs per pair "
+            f"({ROUND_TRIP_REPS} in {' and '.join(ROUND_TRIP_SCENARIOS)}), interleaved")
+
+
 def official(name):
     return not name.startswith("acp-engine") and not IMPLS[name].get("floor")
 
@@ -52,7 +66,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
                         help="small N, one repetition, each implementation with itself: a smoke test of every program")
-    parser.add_argument("--reps", type=int, default=3, help="repetitions per pair (default 3)")
+    parser.add_argument("--reps", type=int,
+                        help=f"repetitions per pair in every scenario (default {DEFAULT_REPS}, "
+                             f"and {ROUND_TRIP_REPS} in {' and '.join(ROUND_TRIP_SCENARIOS)})")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset")
     parser.add_argument("--impls", help="comma-separated subset of the implementations (names as in the table)")
     parser.add_argument("--merge", action="store_true",
@@ -60,7 +76,12 @@ def main():
     parser.add_argument("--no-build", action="store_true")
     parser.add_argument("--out", help="report directory (default docs/benchmarks, or bench/results with --quick)")
     args = parser.parse_args()
-    reps = 1 if args.quick else args.reps
+    def reps_of(scenario):
+        if args.quick:
+            return 1
+        if args.reps:
+            return args.reps
+        return ROUND_TRIP_REPS if scenario in ROUND_TRIP_SCENARIOS else DEFAULT_REPS
     default_out = os.path.join(ROOT, "bench", "results") if args.quick else os.path.join(ROOT, "docs", "benchmarks")
     out = args.out or default_out
     if not args.no_build:
@@ -84,7 +105,7 @@ def main():
         # Each repetition goes through every pair before the next one starts:
         # a pair's runs are spread over the scenario's minutes, so a spell of
         # load on this shared machine does not fall on one pair's runs only.
-        for _ in range(reps):
+        for _ in range(reps_of(scenario)):
             for (_, client, _, agent), record in zip(pairs, scenario_records):
                 if record["error"]:
                     continue
@@ -112,7 +133,7 @@ def main():
     meta = {
         "date": report.today(),
         "machine": machine(),
-        "mode": "quick smoke run (one repetition, small N)" if args.quick else f"median of {reps} runs per pair",
+        "mode": "quick smoke run (one repetition, small N)" if args.quick else mode_of(args.reps),
         "versions": versions(),
         "minutes": round((time.monotonic() - started) / 60, 1),
     }
