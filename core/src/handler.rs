@@ -1,5 +1,6 @@
-//! What a user plugs into a connection: a request handler, a notification
-//! handler and an observer. Closures work for all three.
+//! What a user plugs into a connection: a request handler and a
+//! notification handler (closures work for both), and what they are handed.
+//! The third, an observer, is in `observer.rs`.
 
 use std::future::Future;
 use std::pin::Pin;

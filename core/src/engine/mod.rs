@@ -1,6 +1,6 @@
 //! The connection's three tasks, started on its shared state (`inner.rs`,
-//! which a `Connection` handle holds): the reader
-//! (framing, classification, request dispatch: `reader.rs`), the ordered
+//! which a `Connection` handle holds): the reader (framing,
+//! classification, request dispatch: `reader.rs`), the ordered
 //! dispatcher (notifications and the responses queued behind them:
 //! `dispatcher.rs`) and the writer (one bounded queue, written in batches:
 //! `writer.rs`, fed by `outbound.rs`); the reader reads only while
