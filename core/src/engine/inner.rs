@@ -23,9 +23,9 @@ use crate::observer::{Direction, Observer};
 const PEER_EXIT_PATIENCE: Duration = Duration::from_millis(20);
 
 pub(crate) struct Settings {
-    pub read_spin: std::time::Duration,
+    pub read_spin: Duration,
     /// How long the writer task polls for the next frame before parking.
-    pub write_spin: std::time::Duration,
+    pub write_spin: Duration,
     /// Block SIGPIPE around writes made on a caller's thread (see
     /// `ConnectionBuilder::guard_sigpipe`).
     pub guard_sigpipe: bool,

@@ -79,13 +79,18 @@ def _log_notification_failure(method: str) -> None:
     logger.exception("Unhandled error while handling notification method=%s", method)
 
 
+def _raise_if_closed(error: RequestError) -> None:
+    """The engine's "connection closed" as the official ConnectionError
+    (any other error is the caller's to raise)."""
+    if error.is_connection_closed():
+        raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+
+
 async def _closed_as_connection_error(sent: Awaitable[None]) -> None:
-    """The engine's "connection closed" as the official ConnectionError."""
     try:
         await sent
     except RequestError as error:
-        if error.is_connection_closed():
-            raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+        _raise_if_closed(error)
         raise
 
 
@@ -208,8 +213,7 @@ class Connection:
         try:
             return await self._engine.send_request(method, params)
         except RequestError as error:
-            if error.is_connection_closed():
-                raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+            _raise_if_closed(error)
             raise
 
     async def send_notification(self, method: str, params: Optional[JsonValue] = None) -> None:
@@ -221,8 +225,7 @@ class Connection:
         try:
             sent = self._engine.send_notification(method, params)
         except RequestError as error:
-            if error.is_connection_closed():
-                raise ConnectionError(Messages.CONNECTION_CLOSED) from error
+            _raise_if_closed(error)
             raise
         if isinstance(sent, asyncio.Future) and sent.done():
             return sent
