@@ -29,7 +29,8 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
+use acp_engine::host::threaded::{signal_unless_pumping, Stream};
+use acp_engine::host::{kind, runtime, EventFd, HostConnection, HostOptions, Side as HostSide};
 use acp_engine::{
     Protocol, ProtocolVersions, RequestError as CoreError, SpawnOptions, Transport, UncheckedMethods,
 };
@@ -424,15 +425,22 @@ impl NativeConnection {
 
 impl NativeConnection {
     fn start(transport: Transport, settings: &Settings) -> Arc<Self> {
-        let pull = EventPull::new();
-        let wake = pull.wake.clone();
+        // The event thread reads a pipe or socket itself (no hop per
+        // message), and sleeps in `poll` as soon as it finds nothing: a
+        // spinning thread takes the core from the JVM's own (compilers, GC,
+        // coroutine workers), and a JVM peer rarely answers within a spin.
+        let options = HostOptions {
+            host_reads: true,
+            ..options(settings)
+        };
+        let wake = Arc::new(EventFd::new().expect("an eventfd for the event thread"));
+        let signal = wake.clone();
+        let host = HostConnection::connect(transport, options, engine(), move || {
+            signal_unless_pumping(&signal)
+        });
+        let pull = EventPull::new(Stream::new(wake, &host, Duration::ZERO));
         let entry = Arc::new(Registered {
-            host: Arc::new(HostConnection::connect(
-                transport,
-                options(settings),
-                engine(),
-                move || wake.notify_one(),
-            )),
+            host: Arc::new(host),
             pull,
         });
         let direct_id = direct::register(entry.clone());

@@ -6,17 +6,17 @@
 //! text) on every batch; in a request/response exchange every message is
 //! a batch of its own. A thread of the foreign side that calls in and
 //! waits here instead crosses once, through JNA's direct mapping, with the
-//! batch copied into a buffer it owns.
+//! batch copied into a buffer it owns. With a pipe or socket it reads the
+//! stream itself too (the threaded driver's [`Stream`]), so that a message
+//! reaches the handler without a hop from the engine's reader task.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
+use acp_engine::host::threaded::Stream;
 use acp_engine::host::{kind, HostConnection};
 use acp_engine::CancellationToken;
 use serde_json::value::RawValue;
-use tokio::sync::Notify;
-
-use crate::engine;
 
 /// `acp_uniffi_next_events`: every event was taken (the close among them)
 /// or the connection is unknown.
@@ -24,8 +24,8 @@ pub(crate) const END: i64 = -3;
 
 /// One connection's side of the pull.
 pub(crate) struct EventPull {
-    /// Signalled by the engine when events are queued.
-    pub(crate) wake: Arc<Notify>,
+    /// Where events come from: the engine's queue, and the stream read here.
+    stream: Stream,
     /// A batch larger than the buffer it was asked for, until asked again.
     held: Mutex<Option<String>>,
     /// The batch with the `CLOSED` event was taken.
@@ -35,9 +35,9 @@ pub(crate) struct EventPull {
 }
 
 impl EventPull {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(stream: Stream) -> Self {
         Self {
-            wake: Arc::new(Notify::new()),
+            stream,
             held: Mutex::new(None),
             close_taken: AtomicBool::new(false),
             finished: CancellationToken::new(),
@@ -60,13 +60,12 @@ impl EventPull {
                 self.finished.cancel();
                 return None;
             }
-            if let Some(batch) = host.drain() {
+            if let Some(batch) = self.stream.drive(host, None, false, &|| false) {
                 if ends_with_close(host, &batch) {
                     self.close_taken.store(true, Ordering::Release);
                 }
                 return Some(batch);
             }
-            engine().block_on(self.wake.notified());
         }
     }
 

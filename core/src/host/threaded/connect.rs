@@ -8,7 +8,7 @@ use tokio::runtime::Handle;
 
 use super::dispatch::{self, before_send_blocks};
 use super::driver::{Driver, DriverOptions, Handler};
-use super::stream::{pumping, Stream};
+use super::stream::{signal_unless_pumping, Stream, READ_SPIN};
 use crate::host::{BlockWhenFull, EventFd, HostConnection, HostOptions};
 use crate::transport::Transport;
 
@@ -37,12 +37,9 @@ impl<H: Handler> Driver<H> {
         };
         let signal = wake.clone();
         let host = HostConnection::connect(transport, host_options, runtime, move || {
-            // Events queued while this thread pumps are drained right after.
-            if !pumping() {
-                signal.signal();
-            }
+            signal_unless_pumping(&signal)
         });
-        let stream = Stream::new(wake, &host);
+        let stream = Stream::new(wake, &host, READ_SPIN);
         Ok(Arc::new(Self::new(host, handler, options, stream)))
     }
 

@@ -11,7 +11,7 @@ use crate::host::{EventFd, HostConnection};
 
 /// How long a driver that just found events reads on before it sleeps in
 /// `poll`: on a VM waking a sleeping thread costs more than a short spin.
-const READ_SPIN: Duration = Duration::from_micros(50);
+pub const READ_SPIN: Duration = Duration::from_micros(50);
 
 thread_local! {
     /// This thread pumps a stream and drains right after: what it queues
@@ -24,22 +24,38 @@ pub(super) fn pumping() -> bool {
     PUMPING.with(Cell::get)
 }
 
-/// A connection's stream as its drivers see it.
-pub(super) struct Stream {
+/// The engine's wake for a connection whose events a [`Stream`] takes:
+/// signal `wake`, unless this thread is the one pumping (it drains right
+/// after).
+pub fn signal_unless_pumping(wake: &EventFd) {
+    if !pumping() {
+        wake.signal();
+    }
+}
+
+/// A connection's stream as its drivers see it: the host's thread that
+/// takes events reads the stream itself ([`Stream::drive`]).
+pub struct Stream {
     /// Signalled by the engine when events arrive on an empty queue.
     pub wake: Arc<EventFd>,
     /// The stream can still be read on the driver's thread.
     reading: AtomicBool,
     /// A waiting request asks the dispatch thread to stop driving.
     yield_asked: AtomicBool,
+    /// How long to read on after events before sleeping in `poll`.
+    read_spin: Duration,
 }
 
 impl Stream {
-    pub fn new(wake: Arc<EventFd>, host: &HostConnection) -> Self {
+    /// The stream of `host`, whose engine signals `wake` (see
+    /// [`signal_unless_pumping`]) when events arrive on an empty queue;
+    /// `read_spin`: how long a driver reads on before it sleeps ([`READ_SPIN`]).
+    pub fn new(wake: Arc<EventFd>, host: &HostConnection, read_spin: Duration) -> Self {
         Self {
             wake,
             reading: AtomicBool::new(host.read_fd().is_some()),
             yield_asked: AtomicBool::new(false),
+            read_spin,
         }
     }
 
@@ -76,7 +92,7 @@ impl Stream {
             // At the connection's limits the engine reads nothing until the
             // peer reads; its wake says when to read again.
             let reading = read_fd.is_some() && self.reading.load(Ordering::Acquire) && !host.reading_paused();
-            if reading && self.read_for(host, READ_SPIN) {
+            if reading && self.read_for(host, self.read_spin) {
                 continue;
             }
             let timeout = match deadline {

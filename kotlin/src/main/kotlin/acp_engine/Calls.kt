@@ -2,8 +2,11 @@ package acp_engine
 
 import acp_engine.ffi.NativeConnection
 import java.util.concurrent.ConcurrentHashMap
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
@@ -20,8 +23,8 @@ internal class Outcome(val result: Any?, val error: RequestError?)
  * arrives among the engine's events), and the peer's being answered by coroutines.
  */
 internal class Calls(private val native: NativeConnection, private val directId: Long) {
-    /** Handlers of the peer's requests run here (daemon threads). */
-    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
+    /** Handlers of the peer's requests run here ([HandlerDispatcher]). */
+    private val scope = CoroutineScope(SupervisorJob() + HandlerDispatcher)
 
     /**
      * Our requests by id: the caller's [CompletableDeferred] while it waits, or the
@@ -43,7 +46,9 @@ internal class Calls(private val native: NativeConnection, private val directId:
      * peer (`$/cancel_request`).
      */
     suspend fun request(method: String, params: String?): Any? {
-        check(currentCoroutineContext()[InNotification] == null) { InNotification.WAIT_IN_NOTIFICATION }
+        val context = currentCoroutineContext()
+        check(context[InNotification] == null) { InNotification.WAIT_IN_NOTIFICATION }
+        check(!blocksEventThread(context)) { HandlerDispatcher.WAIT_BLOCKING_EVENT_THREAD }
         val id = DirectSend.sendRequest(directId, method, params)
         val answer = CompletableDeferred<Outcome>()
         var arrived: Outcome? = null
@@ -116,3 +121,30 @@ internal class Calls(private val native: NativeConnection, private val directId:
         for (token in theirs.keys) stop(token)
     }
 }
+
+/**
+ * Where handlers of the peer's requests run: on an event thread when one starts or wakes
+ * them (a request's arrival, the answer it waited for), otherwise on [Dispatchers.Default].
+ * A handler that answers at once, or an agent's loop of requests, then costs no thread
+ * wake-up per message (a wake-up costs more than the rest of a round trip). Blocking code
+ * there holds up the connection's events: it belongs in `withContext(Dispatchers.IO)`.
+ */
+internal object HandlerDispatcher : CoroutineDispatcher() {
+    override fun isDispatchNeeded(context: CoroutineContext): Boolean = Thread.currentThread() !is EventThread
+
+    override fun dispatch(context: CoroutineContext, block: Runnable) = Dispatchers.Default.dispatch(context, block)
+
+    const val WAIT_BLOCKING_EVENT_THREAD =
+        "runBlocking on a connection's event thread cannot wait for an answer from the peer (that " +
+            "thread delivers it); a handler runs there until it suspends: call the request from the " +
+            "handler itself, or move blocking code to withContext(Dispatchers.IO)"
+}
+
+/**
+ * Whether a request awaited in [context] would block an event thread in `runBlocking` until
+ * an answer only that thread can deliver (kotlinx.coroutines names no public type for its
+ * blocking loop; its class name is stable since 1.0).
+ */
+private fun blocksEventThread(context: CoroutineContext): Boolean =
+    Thread.currentThread() is EventThread &&
+        context[ContinuationInterceptor]?.javaClass?.name == "kotlinx.coroutines.BlockingEventLoop"

@@ -134,6 +134,34 @@ class EngineTest {
     }
 
     @Test
+    fun `a request handler blocking in runBlocking for an answer is refused at once instead of hanging`() = runBlocking {
+        withTimeout(30_000) {
+            val refusal = CompletableDeferred<String?>()
+            lateinit var connection: ClientSideConnection
+            val blockingClient = object : Client by client {
+                override suspend fun readTextFile(params: JsonObject): JsonObject {
+                    // Handlers run on the event thread until they suspend: blocking it to wait
+                    // for the peer's answer would wait for itself.
+                    val failure = runCatching {
+                        runBlocking { connection.extMethod("_test/echo", emptyMap<String, Any?>()) }
+                    }.exceptionOrNull()
+                    refusal.complete(failure?.message)
+                    // What such a handler should do instead: suspend for the answer.
+                    val echoed = connection.extMethod("_test/echo", mapOf("x" to 2L))
+                    return mapOf("content" to Json.stringify(echoed))
+                }
+            }
+            val command = Peers.jvm("acp_engine.TestAgentKt")
+            connection = spawnAgent(command.first(), command.drop(1)) { blockingClient }
+            agent = connection
+            connection.initialize(mapOf("protocolVersion" to 1, "clientCapabilities" to emptyMap<String, Any?>()))
+            val session = connection.newSession(mapOf("cwd" to "/tmp", "mcpServers" to emptyList<Any?>()))["sessionId"]
+            assertEquals("end_turn", connection.prompt(prompt(session, "every-client-method"))["stopReason"])
+            assertEquals(HandlerDispatcher.WAIT_BLOCKING_EVENT_THREAD, refusal.await())
+        }
+    }
+
+    @Test
     fun `extension methods both ways and outbound checks`() = runBlocking {
         withTimeout(30_000) {
             val (agent, session) = start()
