@@ -238,34 +238,50 @@ internal class Events<T>(
 ) {
     /**
      * Handle one batch: a JSON array of event arrays. Only notification handlers run in
-     * this scope (the peer's requests run on [Calls]' own), hence the [InNotification] mark.
+     * a scope of this thread (the peer's requests run on [Calls]' own), hence the
+     * [InNotification] mark; a batch without notifications needs no scope.
      */
-    fun handle(batch: String) = runBlocking(InNotification) {
-        for (event in Json.parse(batch) as List<*>) {
-            event as List<*>
-            when ((event[0] as Number).toInt()) {
-                NOTIFICATION -> try {
-                    notification(target, event[1] as String, event[2])
-                } catch (cancelled: CancellationException) {
-                    throw cancelled
-                } catch (error: Throwable) {
-                    // Notifications get no answer; the next one goes on.
-                }
-                REQUEST -> {
-                    val method = event[2] as String
-                    val params = event[3]
-                    calls.serve((event[1] as Number).toLong()) { request(target, method, params) }
-                }
-                RESULT -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
-                ERROR -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
-                CANCELLED -> calls.stop((event[1] as Number).toLong())
-                INVALID_NOTIFICATION -> invalidNotification(target, event[1] as String, RequestError.fromJson(event[2]))
-                CLOSED -> calls.closeAll(event[1] as? String ?: "closed")
+    fun handle(batch: String) {
+        val events = Json.parse(batch) as List<*>
+        if (events.any { kind(it) == NOTIFICATION || kind(it) == INVALID_NOTIFICATION }) {
+            runBlocking(InNotification) { for (event in events) handleEvent(event as List<*>) }
+        } else {
+            for (event in events) handleOther(event as List<*>)
+        }
+    }
+
+    private suspend fun handleEvent(event: List<*>) {
+        when (kind(event)) {
+            NOTIFICATION -> try {
+                notification(target, event[1] as String, event[2])
+            } catch (cancelled: CancellationException) {
+                throw cancelled
+            } catch (error: Throwable) {
+                // Notifications get no answer; the next one goes on.
             }
+            INVALID_NOTIFICATION -> invalidNotification(target, event[1] as String, RequestError.fromJson(event[2]))
+            else -> handleOther(event)
+        }
+    }
+
+    /** Every event but the notifications: none runs a handler on this thread's scope. */
+    private fun handleOther(event: List<*>) {
+        when (kind(event)) {
+            REQUEST -> {
+                val method = event[2] as String
+                val params = event[3]
+                calls.serve((event[1] as Number).toLong()) { request(target, method, params) }
+            }
+            RESULT -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
+            ERROR -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
+            CANCELLED -> calls.stop((event[1] as Number).toLong())
+            CLOSED -> calls.closeAll(event[1] as? String ?: "closed")
         }
     }
 
     private companion object {
+        fun kind(event: Any?): Int = ((event as List<*>)[0] as Number).toInt()
+
         val KINDS = eventKinds()
         val NOTIFICATION = KINDS.notification.toInt()
         val REQUEST = KINDS.request.toInt()
