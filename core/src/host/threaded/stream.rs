@@ -37,7 +37,7 @@ pub fn signal_unless_pumping(wake: &EventFd) {
 /// takes events reads the stream itself ([`Stream::drive`]).
 pub struct Stream {
     /// Signalled by the engine when events arrive on an empty queue.
-    pub wake: Arc<EventFd>,
+    pub(super) wake: Arc<EventFd>,
     /// The stream can still be read on the driver's thread.
     reading: AtomicBool,
     /// A waiting request asks the dispatch thread to stop driving.
@@ -60,7 +60,7 @@ impl Stream {
     }
 
     /// Ask the driver (the dispatch thread, maybe asleep in `poll`) to let go.
-    pub fn ask_to_yield(&self) {
+    pub(super) fn ask_to_yield(&self) {
         self.yield_asked.store(true, Ordering::Release);
         self.wake.signal();
     }

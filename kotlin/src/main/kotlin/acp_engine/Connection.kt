@@ -243,7 +243,7 @@ internal class Events<T>(
      */
     fun handle(batch: String) {
         val events = Json.parse(batch) as List<*>
-        if (events.any { kind(it) == NOTIFICATION || kind(it) == INVALID_NOTIFICATION }) {
+        if (events.any { kind(it) == NOTIFICATION }) {
             runBlocking(InNotification) { for (event in events) handleEvent(event as List<*>) }
         } else {
             for (event in events) handleOther(event as List<*>)
@@ -251,20 +251,17 @@ internal class Events<T>(
     }
 
     private suspend fun handleEvent(event: List<*>) {
-        when (kind(event)) {
-            NOTIFICATION -> try {
-                notification(target, event[1] as String, event[2])
-            } catch (cancelled: CancellationException) {
-                throw cancelled
-            } catch (error: Throwable) {
-                // Notifications get no answer; the next one goes on.
-            }
-            INVALID_NOTIFICATION -> invalidNotification(target, event[1] as String, RequestError.fromJson(event[2]))
-            else -> handleOther(event)
+        if (kind(event) != NOTIFICATION) return handleOther(event)
+        try {
+            notification(target, event[1] as String, event[2])
+        } catch (cancelled: CancellationException) {
+            throw cancelled
+        } catch (error: Throwable) {
+            // Notifications get no answer; the next one goes on.
         }
     }
 
-    /** Every event but the notifications: none runs a handler on this thread's scope. */
+    /** Every event but a notification: none suspends this thread's scope. */
     private fun handleOther(event: List<*>) {
         when (kind(event)) {
             REQUEST -> {
@@ -275,6 +272,7 @@ internal class Events<T>(
             RESULT -> calls.settle((event[1] as Number).toLong(), Outcome(event[2], null))
             ERROR -> calls.settle((event[1] as Number).toLong(), Outcome(null, RequestError.fromJson(event[2])))
             CANCELLED -> calls.stop((event[1] as Number).toLong())
+            INVALID_NOTIFICATION -> invalidNotification(target, event[1] as String, RequestError.fromJson(event[2]))
             CLOSED -> calls.closeAll(event[1] as? String ?: "closed")
         }
     }

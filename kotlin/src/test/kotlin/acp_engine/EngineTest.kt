@@ -68,9 +68,10 @@ class EngineTest {
     private val client = RecordingClient()
     private var agent: ClientSideConnection? = null
 
-    private suspend fun start(): Pair<ClientSideConnection, Any?> {
+    /** A [TestAgent] child served by [makeClient] (the recording [client] unless given), and its session. */
+    private suspend fun start(makeClient: (ClientSideConnection) -> Client = { client }): Pair<ClientSideConnection, Any?> {
         val command = Peers.jvm("acp_engine.TestAgentKt")
-        val agent = spawnAgent(command.first(), command.drop(1)) { client }
+        val agent = spawnAgent(command.first(), command.drop(1), makeClient = makeClient)
         this.agent = agent
         agent.initialize(mapOf("protocolVersion" to 1, "clientCapabilities" to emptyMap<String, Any?>()))
         val session = agent.newSession(mapOf("cwd" to "/tmp", "mcpServers" to emptyList<Any?>()))
@@ -113,19 +114,15 @@ class EngineTest {
     fun `a notification handler that waits for an answer is refused at once instead of hanging`() = runBlocking {
         withTimeout(30_000) {
             val refusal = CompletableDeferred<String?>()
-            lateinit var connection: ClientSideConnection
-            val waitingClient = object : Client by client {
-                override suspend fun sessionUpdate(params: JsonObject) {
-                    if (refusal.isCompleted) return
-                    val failure = runCatching { connection.extMethod("_test/echo", emptyMap<String, Any?>()) }.exceptionOrNull()
-                    refusal.complete(failure?.message)
+            val (connection, session) = start { peer ->
+                object : Client by client {
+                    override suspend fun sessionUpdate(params: JsonObject) {
+                        if (refusal.isCompleted) return
+                        val failure = runCatching { peer.extMethod("_test/echo", emptyMap<String, Any?>()) }.exceptionOrNull()
+                        refusal.complete(failure?.message)
+                    }
                 }
             }
-            val command = Peers.jvm("acp_engine.TestAgentKt")
-            connection = spawnAgent(command.first(), command.drop(1)) { waitingClient }
-            agent = connection
-            connection.initialize(mapOf("protocolVersion" to 1, "clientCapabilities" to emptyMap<String, Any?>()))
-            val session = connection.newSession(mapOf("cwd" to "/tmp", "mcpServers" to emptyList<Any?>()))["sessionId"]
             assertEquals("end_turn", connection.prompt(prompt(session, "burst 3"))["stopReason"])
             assertEquals(InNotification.WAIT_IN_NOTIFICATION, refusal.await())
             // The connection goes on: the same request from outside a notification handler.
@@ -137,25 +134,21 @@ class EngineTest {
     fun `a request handler blocking in runBlocking for an answer is refused at once instead of hanging`() = runBlocking {
         withTimeout(30_000) {
             val refusal = CompletableDeferred<String?>()
-            lateinit var connection: ClientSideConnection
-            val blockingClient = object : Client by client {
-                override suspend fun readTextFile(params: JsonObject): JsonObject {
-                    // Handlers run on the event thread until they suspend: blocking it to wait
-                    // for the peer's answer would wait for itself.
-                    val failure = runCatching {
-                        runBlocking { connection.extMethod("_test/echo", emptyMap<String, Any?>()) }
-                    }.exceptionOrNull()
-                    refusal.complete(failure?.message)
-                    // What such a handler should do instead: suspend for the answer.
-                    val echoed = connection.extMethod("_test/echo", mapOf("x" to 2L))
-                    return mapOf("content" to Json.stringify(echoed))
+            val (connection, session) = start { peer ->
+                object : Client by client {
+                    override suspend fun readTextFile(params: JsonObject): JsonObject {
+                        // Handlers run on the event thread until they suspend: blocking it to
+                        // wait for the peer's answer would wait for itself.
+                        val failure = runCatching {
+                            runBlocking { peer.extMethod("_test/echo", emptyMap<String, Any?>()) }
+                        }.exceptionOrNull()
+                        refusal.complete(failure?.message)
+                        // What such a handler should do instead: suspend for the answer.
+                        val echoed = peer.extMethod("_test/echo", mapOf("x" to 2L))
+                        return mapOf("content" to Json.stringify(echoed))
+                    }
                 }
             }
-            val command = Peers.jvm("acp_engine.TestAgentKt")
-            connection = spawnAgent(command.first(), command.drop(1)) { blockingClient }
-            agent = connection
-            connection.initialize(mapOf("protocolVersion" to 1, "clientCapabilities" to emptyMap<String, Any?>()))
-            val session = connection.newSession(mapOf("cwd" to "/tmp", "mcpServers" to emptyList<Any?>()))["sessionId"]
             assertEquals("end_turn", connection.prompt(prompt(session, "every-client-method"))["stopReason"])
             assertEquals(HandlerDispatcher.WAIT_BLOCKING_EVENT_THREAD, refusal.await())
         }
