@@ -29,8 +29,8 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use acp_engine::host::threaded::{signal_unless_pumping, Stream};
-use acp_engine::host::{kind, runtime, EventFd, HostConnection, HostOptions, Side as HostSide};
+use acp_engine::host::threaded::Stream;
+use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
 use acp_engine::{
     Protocol, ProtocolVersions, RequestError as CoreError, SpawnOptions, Transport, UncheckedMethods,
 };
@@ -433,12 +433,9 @@ impl NativeConnection {
             host_reads: true,
             ..options(settings)
         };
-        let wake = Arc::new(EventFd::new().expect("an eventfd for the event thread"));
-        let signal = wake.clone();
-        let host = HostConnection::connect(transport, options, engine(), move || {
-            signal_unless_pumping(&signal)
-        });
-        let pull = EventPull::new(Stream::new(wake, &host, Duration::ZERO));
+        let (host, stream) = Stream::connect(transport, options, engine(), Duration::ZERO)
+            .expect("an eventfd for the event thread");
+        let pull = EventPull::new(stream);
         let entry = Arc::new(Registered {
             host: Arc::new(host),
             pull,

@@ -55,18 +55,16 @@ impl EventPull {
         {
             return Some(batch);
         }
-        loop {
-            if self.close_taken.load(Ordering::Acquire) {
-                self.finished.cancel();
-                return None;
-            }
-            if let Some(batch) = self.stream.drive(host, None, false, &|| false) {
-                if ends_with_close(host, &batch) {
-                    self.close_taken.store(true, Ordering::Release);
-                }
-                return Some(batch);
-            }
+        if self.close_taken.load(Ordering::Acquire) {
+            self.finished.cancel();
+            return None;
         }
+        // With no deadline, nothing done and no yielding, `drive` waits for a batch.
+        let batch = self.stream.drive(host, None, false, &|| false)?;
+        if ends_with_close(host, &batch) {
+            self.close_taken.store(true, Ordering::Release);
+        }
+        Some(batch)
     }
 
     pub(crate) fn hold(&self, batch: String) {

@@ -8,8 +8,8 @@ use tokio::runtime::Handle;
 
 use super::dispatch::{self, before_send_blocks};
 use super::driver::{Driver, DriverOptions, Handler};
-use super::stream::{signal_unless_pumping, Stream, READ_SPIN};
-use crate::host::{BlockWhenFull, EventFd, HostConnection, HostOptions};
+use super::stream::{Stream, READ_SPIN};
+use crate::host::{BlockWhenFull, HostOptions};
 use crate::transport::Transport;
 
 impl<H: Handler> Driver<H> {
@@ -22,7 +22,6 @@ impl<H: Handler> Driver<H> {
         options: DriverOptions,
         runtime: &Handle,
     ) -> std::io::Result<Arc<Self>> {
-        let wake = Arc::new(EventFd::new()?);
         let host_options = HostOptions {
             // The dispatch thread reads the stream itself: no hop per
             // message. A host taking events leaves reading to the engine,
@@ -35,11 +34,7 @@ impl<H: Handler> Driver<H> {
             block_when_full: Some(BlockWhenFull(Arc::new(before_send_blocks))),
             ..host_options
         };
-        let signal = wake.clone();
-        let host = HostConnection::connect(transport, host_options, runtime, move || {
-            signal_unless_pumping(&signal)
-        });
-        let stream = Stream::new(wake, &host, READ_SPIN);
+        let (host, stream) = Stream::connect(transport, host_options, runtime, READ_SPIN)?;
         Ok(Arc::new(Self::new(host, handler, options, stream)))
     }
 

@@ -41,4 +41,4 @@ pub use driver::{Driver, DriverOptions, Handler};
 pub use request::WaitError;
 #[cfg(feature = "remote")]
 pub use serve::Serving;
-pub use stream::{signal_unless_pumping, Stream, READ_SPIN};
+pub use stream::{Stream, READ_SPIN};

@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::host::{EventFd, HostConnection};
+use tokio::runtime::Handle;
+
+use crate::host::{EventFd, HostConnection, HostOptions};
+use crate::transport::Transport;
 
 /// How long a driver that just found events reads on before it sleeps in
 /// `poll`: on a VM waking a sleeping thread costs more than a short spin.
@@ -24,15 +27,6 @@ pub(super) fn pumping() -> bool {
     PUMPING.with(Cell::get)
 }
 
-/// The engine's wake for a connection whose events a [`Stream`] takes:
-/// signal `wake`, unless this thread is the one pumping (it drains right
-/// after).
-pub fn signal_unless_pumping(wake: &EventFd) {
-    if !pumping() {
-        wake.signal();
-    }
-}
-
 /// A connection's stream as its drivers see it: the host's thread that
 /// takes events reads the stream itself ([`Stream::drive`]).
 pub struct Stream {
@@ -47,16 +41,31 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// The stream of `host`, whose engine signals `wake` (see
-    /// [`signal_unless_pumping`]) when events arrive on an empty queue;
-    /// `read_spin`: how long a driver reads on before it sleeps ([`READ_SPIN`]).
-    pub fn new(wake: Arc<EventFd>, host: &HostConnection, read_spin: Duration) -> Self {
-        Self {
+    /// Connect over `transport` for host threads that take the events
+    /// through the returned stream (with `HostOptions::host_reads`, reading
+    /// a pipe or socket themselves); `read_spin`: how long a driver reads
+    /// on after events before it sleeps in `poll` ([`READ_SPIN`]).
+    pub fn connect(
+        transport: Transport,
+        host_options: HostOptions,
+        runtime: &Handle,
+        read_spin: Duration,
+    ) -> std::io::Result<(HostConnection, Self)> {
+        let wake = Arc::new(EventFd::new()?);
+        let signal = wake.clone();
+        let host = HostConnection::connect(transport, host_options, runtime, move || {
+            // Events queued while this thread pumps are drained right after.
+            if !pumping() {
+                signal.signal();
+            }
+        });
+        let stream = Self {
             wake,
             reading: AtomicBool::new(host.read_fd().is_some()),
             yield_asked: AtomicBool::new(false),
             read_spin,
-        }
+        };
+        Ok((host, stream))
     }
 
     /// Ask the driver (the dispatch thread, maybe asleep in `poll`) to let go.
