@@ -19,7 +19,7 @@ import logging
 import os
 import weakref
 from enum import Enum
-from types import MappingProxyType
+from types import CoroutineType, MappingProxyType
 from typing import (
     Any,
     Awaitable,
@@ -527,7 +527,7 @@ class Connection:
         waits, answers to requests sent since it started are delivered (and
         the peer's requests start, write tickets and cancellations go on);
         other answers and notifications wait in the backlog, in order."""
-        if not asyncio.iscoroutine(awaitable):
+        if type(awaitable) is not CoroutineType and not asyncio.iscoroutine(awaitable):
             awaitable = _wrap(awaitable)
         started_after = self._last_request_id
         try:

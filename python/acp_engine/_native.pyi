@@ -14,6 +14,8 @@ __all__ = [
     "EngineError",
     "dumps",
     "loads",
+    "register_wire_model",
+    "wire_json",
     "__version__",
     "EVENT_REQUEST",
     "EVENT_NOTIFICATION",
@@ -42,6 +44,8 @@ class EngineError(Exception):
 
 def dumps(value: Any) -> str: ...
 def loads(text: str) -> Any: ...
+def register_wire_model(cls: type, fields: Tuple[Tuple[str, str, bool, Any], ...]) -> None: ...
+def wire_json(model: Any) -> Optional[bytes]: ...
 
 @final
 class NativeConnection:

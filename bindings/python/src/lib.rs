@@ -6,6 +6,7 @@ mod connection;
 mod decode;
 mod json;
 mod mcp;
+mod model_json;
 mod server;
 
 use pyo3::prelude::*;
@@ -42,6 +43,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
+    m.add_function(wrap_pyfunction!(model_json::register_wire_model, m)?)?;
+    m.add_function(wrap_pyfunction!(model_json::wire_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // What every pending call fails with once the connection closed.
     // The kinds of the events `drain` hands out (`acp_engine::host::kind`).

@@ -21,14 +21,13 @@ that with pydantic dominated a compat message:
 
 from __future__ import annotations
 
-import typing
-from typing import Annotated, Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, Union, get_args, get_origin
 
 import pydantic
-from pydantic.fields import FieldInfo
 from pydantic_core import SchemaSerializer
 
 from ._schema_base import TaggedModel
+from ._wire_models import fields_of, written_by_engine
 
 __all__ = ["wire_params_of", "to_wire_json"]
 
@@ -37,6 +36,9 @@ _WIRE_SERIALIZERS: Dict[type, SchemaSerializer] = {}
 
 def to_wire_json(model: pydantic.BaseModel) -> bytes:
     """``model`` as wire JSON bytes: by alias, without None and defaults, tags kept."""
+    written = written_by_engine(model)
+    if written is not None:
+        return written
     serializer = _WIRE_SERIALIZERS.get(type(model))
     if serializer is None:
         serializer = _WIRE_SERIALIZERS[type(model)] = _wire_serializer(type(model))
@@ -92,8 +94,8 @@ class _FieldPlan(NamedTuple):
     default: Any
 
 
-# A params model -> how to write it from its arguments (None: build the model).
-_PLANS: Dict[type, Optional[Tuple[_FieldPlan, ...]]] = {}
+# A params model -> its writer (None: build the model).
+_WRITERS: Dict[type, Optional[Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]]] = {}
 _UNPLANNED: Any = object()
 
 
@@ -101,51 +103,49 @@ def wire_params_of(model: type[pydantic.BaseModel], **values: Any) -> Union[byte
     """``model(**values)`` for the wire: its JSON (``to_wire_json``), or, when
     every value already is what its field takes, the params as a dict whose
     models are their JSON bytes (the engine writes both as they are)."""
-    plan = _PLANS.get(model, _UNPLANNED)
-    if plan is _UNPLANNED:
-        plan = _PLANS[model] = _plan_of(model)
-    if plan is not None and len(values) <= len(plan):
-        params = _params_of(plan, values)
+    writer = _WRITERS.get(model, _UNPLANNED)
+    if writer is _UNPLANNED:
+        plan = _plan_of(model)
+        writer = _WRITERS[model] = None if plan is None else _writer_of(plan)
+    if writer is not None:
+        params: Optional[Dict[str, Any]] = writer(values)
         if params is not None:
             return params
     return to_wire_json(model(**values))
 
 
-def _params_of(plan: Tuple[_FieldPlan, ...], values: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """The wire params of ``values``, or None when one is not what its field
-    takes (or a required one is missing): then the model is built."""
-    params: Dict[str, Any] = {}
-    for name, key, kind, classes, required, compare_default, default in plan:
-        value = values.get(name)
-        if value is None:
-            if required:
-                return None
-            continue
-        if compare_default and value == default:
-            continue
-        if kind == _MODEL:
-            if type(value) not in classes:
-                return None
-            params[key] = to_wire_json(value)
-        elif kind == _STR:
-            if type(value) is not str:
-                return None
-            params[key] = value
-        elif kind == _MODEL_LIST:
-            if type(value) is not list or any(type(item) not in classes for item in value):
-                return None
-            params[key] = [to_wire_json(item) for item in value]
-        elif kind == _INT:
-            if type(value) is not int:
-                return None
-            params[key] = value
-        elif kind == _BOOL:
-            if type(value) is not bool:
-                return None
-            params[key] = value
-        else:
-            return None
-    return params
+def _writer_of(plan: Tuple[_FieldPlan, ...]) -> Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]:
+    """A function of the arguments that returns their wire params, or None when
+    one is not what its field takes, a required one is missing or one is not a
+    field: then the model is built. It is the plan written out as Python, one
+    straight run of checks per field: a stream of updates calls it per message,
+    and a loop over the plan cost it about half as much again."""
+    names: Dict[str, Any] = {"_json": to_wire_json}
+    lines = ["def write(values):", f"    if len(values) > {len(plan)}:", "        return None", "    params = {}"]
+    for index, field in enumerate(plan):
+        lines.append(f"    value = values.get({field.name!r})")
+        lines.append("    if value is None:")
+        lines.append("        return None" if field.required else "        pass")
+        if field.compare_default:
+            names[f"_default{index}"] = field.default
+            lines.append(f"    elif value == _default{index}:")
+            lines.append("        pass")
+        if field.kind == _MODEL:
+            names[f"_classes{index}"] = field.classes
+            lines += [f"    elif type(value) in _classes{index}:", f"        params[{field.key!r}] = _json(value)"]
+        elif field.kind == _MODEL_LIST:
+            names[f"_classes{index}"] = field.classes
+            lines += [
+                f"    elif type(value) is list and all(type(item) in _classes{index} for item in value):",
+                f"        params[{field.key!r}] = [_json(item) for item in value]",
+            ]
+        elif field.kind in (_STR, _INT, _BOOL):
+            kind = {_STR: "str", _INT: "int", _BOOL: "bool"}[field.kind]
+            lines += [f"    elif type(value) is {kind}:", f"        params[{field.key!r}] = value"]
+        lines += ["    else:", "        return None"]
+    lines.append("    return params")
+    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the model's fields
+    return names["write"]  # type: ignore[no-any-return]
 
 
 def _plan_of(model: type[pydantic.BaseModel]) -> Optional[Tuple[_FieldPlan, ...]]:
@@ -155,7 +155,7 @@ def _plan_of(model: type[pydantic.BaseModel]) -> Optional[Tuple[_FieldPlan, ...]
     if model.__pydantic_decorators__.model_validators or model.model_config.get("extra") == "allow":
         return None
     plan = []
-    for name, info in _fields_of(model):
+    for name, info in fields_of(model):
         # Bounds and patterns (metadata) are pydantic's to check.
         kind, classes = (_NONE_ONLY, frozenset()) if info.metadata else _kind_of(info.annotation)
         required = info.is_required()
@@ -165,24 +165,6 @@ def _plan_of(model: type[pydantic.BaseModel]) -> Optional[Tuple[_FieldPlan, ...]
         default = None if required else info.default
         plan.append(_FieldPlan(name, key, kind, classes, required, default is not None, default))
     return tuple(plan)
-
-
-def _fields_of(model: type[pydantic.BaseModel]) -> List[Tuple[str, FieldInfo]]:
-    """The model's fields with their types resolved. A deferred model
-    (``defer_build``) is not built for this: building a params model with a
-    large union (``session/update``'s) takes tens of milliseconds, and the
-    plan needs only the types, aliases and defaults."""
-    if model.__pydantic_complete__:
-        return list(model.model_fields.items())
-    try:
-        hints = typing.get_type_hints(model, include_extras=True)
-        return [
-            (name, FieldInfo.from_annotated_attribute(hints[name], field.default))
-            for name, field in model.model_fields.items()
-        ]
-    except (NameError, KeyError, TypeError):
-        model.model_rebuild()
-        return list(model.model_fields.items())
 
 
 def _kind_of(annotation: Any) -> Tuple[int, FrozenSet[type]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Type, TypeVar
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel
 
 __all__ = ["ensure_dict", "model_to_kwargs", "normalize_result", "serialize_params", "to_camel_case", "validate_model"]
 
@@ -42,7 +42,7 @@ def model_to_kwargs(model: Any, request_type: Any = None) -> Dict[str, Any]:
     """A handler's keyword arguments from a params model: every field but
     ``field_meta``, whose entries are spread in. (``request_type`` is taken
     for the official signature; the model's own fields are used.)"""
-    if isinstance(model, RootModel):
+    if getattr(type(model), "__pydantic_root_model__", False):  # a RootModel (isinstance would be an ABC check: slow)
         model = model.root
     kwargs = dict(model.__dict__)  # a model's __dict__ is its fields (extras are apart)
     meta = kwargs.pop("field_meta", None)

@@ -1,0 +1,130 @@
+"""The engine writes compat models' wire JSON itself (``_wire_models``): byte
+for byte what pydantic's wire serializer writes (by alias, None and defaults
+left out, one-value tags kept, pydantic's field order and escapes), and when
+a model holds anything but plain values the engine declines and pydantic
+writes it, so the text is pydantic's in every case."""
+
+import math
+import warnings
+from enum import Enum
+from typing import Any, Dict, List, Optional
+
+import pydantic
+import pytest
+
+from acp_engine import _native
+from acp_engine.compat import schema as s
+from acp_engine.compat._wire import _wire_serializer, to_wire_json
+
+
+def _pydantic(model: pydantic.BaseModel) -> bytes:
+    written: bytes = _wire_serializer(type(model)).to_json(model, by_alias=True, exclude_none=True, exclude_defaults=True)
+    return written
+
+
+class _Color(str, Enum):
+    RED = "red"
+
+
+def _plain_models() -> List[pydantic.BaseModel]:
+    text = s.TextContentBlock(text="héllo \"quoted\" \\ \n\t\x01 line ✓ \U0001f600")
+    return [
+        s.AgentMessageChunk(session_update="agent_message_chunk", content=s.TextContentBlock(type="text", text="chunk")),
+        s.AgentMessageChunk(content=text, message_id="m-1", field_meta={"trace": None, "n": [1, -2, True, None]}),
+        s.ToolCallStart(
+            tool_call_id="call-1",
+            title="Read",
+            kind="read",
+            status="pending",
+            content=[s.ContentToolCallContent(content=text)],
+            locations=[s.ToolCallLocation(path="/a", line=3)],
+            raw_input={"path": "/a", "nested": {"deep": [None, 0, 2**70, -(2**64)]}, "empty": {}},
+        ),
+        s.ToolCallProgress(tool_call_id="call-1", status="completed", raw_output={"ok": True}),
+        s.AgentPlanUpdate(entries=[s.PlanEntry(content="step", priority="high", status="pending")]),
+        s.UsageUpdate(used=10, size=100),
+        s.SessionNotification(session_id="sess-1", update=s.AgentThoughtChunk(content=text)),
+        # Defaults: left out when equal (a model's default is a dict here: never equal to a model).
+        s.AgentCapabilities(load_session=False, prompt_capabilities=s.PromptCapabilities(image=False)),
+        s.AgentCapabilities(load_session=True),
+        s.InitializeResponse(protocol_version=1, auth_methods=[]),
+        s.ResourceLink(name="n", uri="file:///a b"),
+        s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True), terminal=False),
+        s.RequestPermissionRequest(
+            session_id="sess-1",
+            tool_call=s.ToolCallUpdate(tool_call_id="call-1", title="Edit", status="pending"),
+            options=[s.PermissionOption(option_id="allow", name="Allow", kind="allow_once")],
+        ),
+    ]
+
+
+@pytest.mark.parametrize("model", _plain_models(), ids=lambda model: type(model).__name__)
+def test_the_engine_writes_what_pydantic_writes(model: pydantic.BaseModel) -> None:
+    written = to_wire_json(model)
+    assert written == _pydantic(model)
+    # And it was the engine that wrote it (its class is registered by now).
+    assert _native.wire_json(model) == written
+
+
+def _declined() -> List[pydantic.BaseModel]:
+    subclassed = s.AgentMessageChunk(content=s.TextContentBlock(text="x"))
+
+    class Sub(s.TextContentBlock):
+        extra_field: Optional[str] = None
+
+    subclassed.__dict__["content"] = Sub(text="y", extra_field="z")  # written by the field's schema
+    return [
+        s.ToolCallProgress(tool_call_id="c", raw_output={"color": _Color.RED}),
+        s.ToolCallProgress(tool_call_id="c", raw_output={"nan": math.nan, "inf": math.inf}),
+        s.ToolCallProgress(tool_call_id="c", raw_output={"floats": [0.1, 1e16, -0.0, 1e-7, 1.5e300]}),
+        s.UsageUpdate(used=10, size=100, cost=s.Cost(amount=0.25, currency="USD")),
+        s.ToolCallProgress(tool_call_id="c", raw_output={1: "int key"}),
+        s.ToolCallProgress(tool_call_id="c", raw_output=("a", "tuple")),
+        subclassed,
+    ]
+
+
+@pytest.mark.parametrize("model", _declined(), ids=lambda model: type(model).__name__)
+def test_anything_but_plain_values_is_left_to_pydantic(model: pydantic.BaseModel) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _pydantic(model)
+        assert to_wire_json(model) == expected
+    assert _native.wire_json(model) is None
+
+
+def test_a_plain_value_assigned_without_validation_is_written_as_pydantic_writes_it() -> None:
+    assigned = s.TextContentBlock(text="x")
+    assigned.__dict__["text"] = 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pydantic warns that it is not a str
+        assert to_wire_json(assigned) == _pydantic(assigned) == b'{"text":5,"type":"text"}'
+
+
+def test_a_model_with_extra_fields_or_its_own_serializer_is_not_registered() -> None:
+    class Extra(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+        name: str
+
+    class Custom(pydantic.BaseModel):
+        name: str
+
+        @pydantic.field_serializer("name")
+        def _upper(self, name: str) -> str:
+            return name.upper()
+
+    class Factory(pydantic.BaseModel):
+        items: List[str] = pydantic.Field(default_factory=list)
+
+    class Aliased(pydantic.BaseModel):
+        field_meta: Optional[Dict[str, Any]] = pydantic.Field(default=None, alias="_meta")
+        plain_name: str = pydantic.Field(serialization_alias="plainName")
+        count: int = 3
+
+    for model in (Extra(name="a", more=1), Custom(name="a"), Factory(items=[])):
+        expected = _wire_serializer(type(model)).to_json(model, by_alias=True, exclude_none=True, exclude_defaults=True)
+        assert to_wire_json(model) == expected
+        assert _native.wire_json(model) is None
+    aliased = Aliased.model_validate({"_meta": {"k": 1}, "plain_name": "x", "count": 3})
+    assert to_wire_json(aliased) == b'{"_meta":{"k":1},"plainName":"x"}'
+    assert _native.wire_json(aliased) == to_wire_json(aliased)
