@@ -1,6 +1,8 @@
 """The engine writes compat models' wire JSON itself (``_wire_models``): byte
-for byte what pydantic's wire serializer writes (by alias, None and defaults
-left out, one-value tags kept, pydantic's field order and escapes), and when
+for byte what pydantic writes, params as its wire serializer (by alias, None
+and defaults left out, one-value tags kept) and handlers' results as the
+model's own serializer (by alias, None and unset fields left out, a
+variant's unset tag added last), in pydantic's field order and escapes; when
 a model holds anything but plain values the engine declines and pydantic
 writes it, so the text is pydantic's in every case."""
 
@@ -15,6 +17,7 @@ import pytest
 from acp_engine import _native
 from acp_engine.compat import schema as s
 from acp_engine.compat._wire import _wire_serializer, to_wire_json
+from acp_engine.compat.connection import dump_result
 
 
 def _pydantic(model: pydantic.BaseModel) -> bytes:
@@ -128,3 +131,31 @@ def test_a_model_with_extra_fields_or_its_own_serializer_is_not_registered() -> 
     aliased = Aliased.model_validate({"_meta": {"k": 1}, "plain_name": "x", "count": 3})
     assert to_wire_json(aliased) == b'{"_meta":{"k":1},"plainName":"x"}'
     assert _native.wire_json(aliased) == to_wire_json(aliased)
+
+
+def _results() -> List[pydantic.BaseModel]:
+    return [
+        s.RequestPermissionResponse(outcome=s.AllowedOutcome(outcome="selected", option_id="allow")),
+        s.RequestPermissionResponse(outcome=s.AllowedOutcome(option_id="allow")),  # the tag left unset
+        s.RequestPermissionResponse(outcome=s.DeniedOutcome(outcome="cancelled")),
+        s.PromptResponse(stop_reason="end_turn"),
+        s.ReadTextFileResponse(content="hello"),
+        s.NewSessionResponse(session_id="s-1", field_meta={"k": [1, None]}),
+        # Set explicitly to a default or None: kept, and None left out.
+        s.InitializeResponse(protocol_version=1, agent_capabilities=s.AgentCapabilities(load_session=False), auth_methods=[]),
+        s.InitializeResponse(protocol_version=1, agent_info=None),
+        s.WriteTextFileResponse(),
+    ]
+
+
+@pytest.mark.parametrize("result", _results(), ids=lambda result: type(result).__name__)
+def test_a_result_is_written_as_its_own_serializer_writes_it(result: pydantic.BaseModel) -> None:
+    expected = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True, exclude_unset=True)
+    assert dump_result(result) == expected
+    assert _native.wire_json(result, True) == expected
+
+
+def test_a_result_with_a_float_is_left_to_pydantic() -> None:
+    result = s.UsageUpdate(used=1, size=2, cost=s.Cost(amount=0.5, currency="USD"))
+    assert dump_result(result) == result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True, exclude_unset=True)
+    assert _native.wire_json(result, True) is None

@@ -1,10 +1,13 @@
 //! pydantic models straight to wire JSON, for the official API
 //! (`acp_engine.compat`): a model of a registered class is written from its
 //! `__dict__` by the field list Python registered for the class (wire name,
-//! whether a value equal to the default is left out), as pydantic-core
-//! writes it with `by_alias`, `exclude_none` and `exclude_defaults`. That
-//! serializer call costs more than the rest of an update's trip to the
-//! engine; this walk costs a fraction of it.
+//! whether a value equal to the default is left out, whether it is a
+//! variant's tag), as pydantic-core writes it with `by_alias` and
+//! `exclude_none`, and either `exclude_defaults` (params, by the wire
+//! serializer) or `exclude_unset` (a handler's result, by the model's own
+//! serializer, whose `TaggedModel._write_tags` adds a tag left unset at
+//! the end). That serializer call costs more than the rest of a message's
+//! trip to the engine; this walk costs a fraction of it.
 //!
 //! Only plain values are written here: exact `str`, `int`, `bool`, `None`,
 //! `list`, `dict` with `str` keys, and models of registered classes.
@@ -33,6 +36,17 @@ struct WireField {
     prefix: Vec<u8>,
     /// Left out when equal to this (`exclude_defaults`); None: never.
     default: Option<Py<PyAny>>,
+    /// A variant's tag: written even when unset (`TaggedModel`).
+    tag: bool,
+}
+
+/// Which fields a model's JSON leaves out, besides those holding None.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Leave {
+    /// Those equal to their default (params: `exclude_defaults`).
+    Defaults,
+    /// Those never set (a handler's result: `exclude_unset`).
+    Unset,
 }
 
 /// Registered classes, by class.
@@ -42,14 +56,19 @@ fn plans(py: Python<'_>) -> &Bound<'_, PyDict> {
 }
 
 /// Register `cls`: `fields` is a sequence of `(attribute, wire name,
-/// leave_out_default, default)`, in the order pydantic writes them.
+/// leave_out_default, default, tag)`, in the order pydantic writes them.
 #[pyfunction]
 pub(crate) fn register_wire_model(cls: &Bound<'_, PyType>, fields: &Bound<'_, PyTuple>) -> PyResult<()> {
     let py = cls.py();
     let mut plan = Vec::with_capacity(fields.len());
     for field in fields.iter() {
-        let (attr, key, leave_out_default, default): (Bound<'_, PyString>, String, bool, Bound<'_, PyAny>) =
-            field.extract()?;
+        let (attr, key, leave_out_default, default, tag): (
+            Bound<'_, PyString>,
+            String,
+            bool,
+            Bound<'_, PyAny>,
+            bool,
+        ) = field.extract()?;
         let mut prefix = Vec::with_capacity(key.len() + 3);
         acp_engine::host::write_json_string(&mut prefix, &key);
         prefix.push(b':');
@@ -57,24 +76,31 @@ pub(crate) fn register_wire_model(cls: &Bound<'_, PyType>, fields: &Bound<'_, Py
             attr: attr.unbind(),
             prefix,
             default: leave_out_default.then(|| default.unbind()),
+            tag,
         });
     }
     plans(py).set_item(cls, Bound::new(py, WirePlan { fields: plan })?)
 }
 
 /// `model` as wire JSON, or None when its class is not registered or a
-/// value in it is not plain (then pydantic writes it).
+/// value in it is not plain (then pydantic writes it). With `unset`, as a
+/// handler's result (`exclude_unset`), else as params (`exclude_defaults`).
 #[pyfunction]
-pub(crate) fn wire_json<'py>(model: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+#[pyo3(signature = (model, unset=false))]
+pub(crate) fn wire_json<'py>(
+    model: &Bound<'py, PyAny>,
+    unset: bool,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let leave = if unset { Leave::Unset } else { Leave::Defaults };
     let mut out = Vec::with_capacity(256);
-    if !write_plain(&mut out, model, 0)? {
+    if !write_plain(&mut out, model, leave, 0)? {
         return Ok(None);
     }
     Ok(Some(PyBytes::new(model.py(), &out)))
 }
 
 /// Write `value`; false when it is not plain.
-fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, leave: Leave, depth: usize) -> PyResult<bool> {
     if depth > MAX_DEPTH {
         return Ok(false);
     }
@@ -98,7 +124,7 @@ fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyR
             if index > 0 {
                 out.push(b',');
             }
-            if !write_plain(out, &item, depth + 1)? {
+            if !write_plain(out, &item, leave, depth + 1)? {
                 return Ok(false);
             }
         }
@@ -117,19 +143,19 @@ fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyR
             }
             acp_engine::host::write_json_string(out, key);
             out.push(b':');
-            if !write_plain(out, &item, depth + 1)? {
+            if !write_plain(out, &item, leave, depth + 1)? {
                 return Ok(false);
             }
         }
         out.push(b'}');
     } else {
-        return write_model(out, value, depth);
+        return write_model(out, value, leave, depth);
     }
     Ok(true)
 }
 
 /// Write a model of a registered class; false for anything else.
-fn write_model(out: &mut Vec<u8>, model: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+fn write_model(out: &mut Vec<u8>, model: &Bound<'_, PyAny>, leave: Leave, depth: usize) -> PyResult<bool> {
     let py = model.py();
     let Some(plan) = plans(py).get_item(model.get_type())? else {
         return Ok(false);
@@ -141,29 +167,60 @@ fn write_model(out: &mut Vec<u8>, model: &Bound<'_, PyAny>, depth: usize) -> PyR
     else {
         return Ok(false);
     };
+    let set = match leave {
+        Leave::Unset => Some(model.getattr(pyo3::intern!(py, "__pydantic_fields_set__"))?),
+        Leave::Defaults => None,
+    };
+    // Tags left unset, which `_write_tags` adds after the rest.
+    let mut unset_tags = Vec::new();
     out.push(b'{');
     let mut first = true;
     for field in &plan.fields {
-        let Some(value) = values.get_item(field.attr.bind(py))? else {
+        let attr = field.attr.bind(py);
+        let Some(value) = values.get_item(attr)? else {
             return Ok(false);
         };
+        if let Some(set) = &set {
+            if !set.contains(attr)? {
+                if field.tag {
+                    unset_tags.push((field, value));
+                }
+                continue;
+            }
+        }
         if value.is_none() {
             continue; // exclude_none
         }
-        if let Some(default) = &field.default {
+        if let (Leave::Defaults, Some(default)) = (leave, &field.default) {
             if value.eq(default.bind(py))? {
                 continue; // exclude_defaults
             }
         }
-        if !first {
-            out.push(b',');
+        if !write_field(out, &mut first, field, &value, leave, depth)? {
+            return Ok(false);
         }
-        first = false;
-        out.extend_from_slice(&field.prefix);
-        if !write_plain(out, &value, depth + 1)? {
+    }
+    for (field, value) in unset_tags {
+        if !write_field(out, &mut first, field, &value, leave, depth)? {
             return Ok(false);
         }
     }
     out.push(b'}');
     Ok(true)
+}
+
+fn write_field(
+    out: &mut Vec<u8>,
+    first: &mut bool,
+    field: &WireField,
+    value: &Bound<'_, PyAny>,
+    leave: Leave,
+    depth: usize,
+) -> PyResult<bool> {
+    if !*first {
+        out.push(b',');
+    }
+    *first = false;
+    out.extend_from_slice(&field.prefix);
+    write_plain(out, value, leave, depth + 1)
 }

@@ -1,11 +1,15 @@
 """Models the engine writes as wire JSON itself (``_native.wire_json``).
 
 pydantic-core's serializer call costs about 0.8 µs for an update's small
-model, more than the rest of its way to the engine. The engine writes a
+model, more than the rest of its way to the engine, and a variant's
+(``TaggedModel._write_tags``, a Python call) several µs. The engine writes a
 model from its ``__dict__`` instead when its class was registered here with
-its fields (wire name; whether a value equal to the default is left out), in
-pydantic's order: the same text ``to_wire_json`` gets from pydantic (by
-alias, None and defaults left out, a one-value ``Literal`` tag always kept).
+its fields (wire name; whether a value equal to the default is left out;
+whether it is a variant's tag), in pydantic's order: the same text pydantic
+writes, for params as ``to_wire_json`` (by alias, None and defaults left out,
+a one-value ``Literal`` always kept) and for a handler's result as
+``dump_result`` (by alias, None and unset fields left out, a variant's tag
+added at the end when unset).
 A class is registered only when nothing else changes that text: no custom
 serializer (but ``TaggedModel``'s, which the wire serializer removes too), no
 extra fields, no computed fields, no default factory, no excluded field. A
@@ -26,7 +30,10 @@ from pydantic.functional_serializers import PlainSerializer, WrapSerializer
 from .. import _native
 from ._schema_base import TaggedModel
 
-__all__ = ["written_by_engine", "fields_of"]
+__all__ = ["written_by_engine", "fields_of", "engine_wire_json"]
+
+# The engine's writer itself: None when it declines (or the class is not registered yet).
+engine_wire_json = _native.wire_json
 
 # Config keys that do not change how a model is written.
 _NEUTRAL_CONFIG = frozenset(("defer_build", "populate_by_name", "extra", "title", "frozen", "validate_by_name", "validate_by_alias"))
@@ -34,12 +41,13 @@ _NEUTRAL_CONFIG = frozenset(("defer_build", "populate_by_name", "extra", "title"
 _SEEN: Set[type] = set()
 
 
-def written_by_engine(model: pydantic.BaseModel) -> Optional[bytes]:
-    """``model``'s wire JSON as the engine writes it, or None when it declines."""
-    written: Optional[bytes] = _native.wire_json(model)
+def written_by_engine(model: pydantic.BaseModel, unset: bool = False) -> Optional[bytes]:
+    """``model``'s wire JSON as the engine writes it (with ``unset``, as a
+    handler's result), or None when it declines."""
+    written: Optional[bytes] = _native.wire_json(model, unset)
     if written is None and type(model) not in _SEEN:
         _register_reachable(type(model))
-        written = _native.wire_json(model)
+        written = _native.wire_json(model, unset)
     return written
 
 
@@ -78,7 +86,7 @@ def _register_reachable(root: type) -> None:
             waiting.extend(_models_in(info.annotation))
 
 
-def _plan_of(cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]]) -> Optional[Tuple[Tuple[str, str, bool, Any], ...]]:
+def _plan_of(cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]]) -> Optional[Tuple[Tuple[str, str, bool, Any, bool], ...]]:
     if issubclass(cls, pydantic.RootModel) or not set(cls.model_config) <= _NEUTRAL_CONFIG:
         return None
     if cls.model_config.get("extra") == "allow":
@@ -88,6 +96,7 @@ def _plan_of(cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]])
         return None
     if any(serializer.func is not TaggedModel._write_tags for serializer in decorators.model_serializers.values()):
         return None
+    tagged = issubclass(cls, TaggedModel)
     plan = []
     for name, info in fields:
         if info.exclude or info.default_factory is not None:
@@ -95,8 +104,9 @@ def _plan_of(cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]])
         if any(isinstance(item, (PlainSerializer, WrapSerializer)) for item in info.metadata):
             return None
         key = info.serialization_alias or info.alias or name
-        leave_out_default = not info.is_required() and info.default is not None and not _is_one_value_literal(info.annotation)
-        plan.append((name, key, leave_out_default, info.default if leave_out_default else None))
+        one_value = _is_one_value_literal(info.annotation)
+        leave_out_default = not info.is_required() and info.default is not None and not one_value
+        plan.append((name, key, leave_out_default, info.default if leave_out_default else None, tagged and one_value))
     return tuple(plan)
 
 

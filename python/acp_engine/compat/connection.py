@@ -27,6 +27,7 @@ from .._transport import Stream, asyncio_stream
 from . import telemetry
 from ._transport import TransportStream, is_transport
 from ._wire import to_wire_json
+from ._wire_models import written_by_engine
 
 __all__ = ["Connection", "JsonValue", "MethodHandler", "StreamDirection", "StreamEvent"]
 
@@ -63,6 +64,9 @@ def dump_result(result: Any) -> Any:
     """A handler's result as wire JSON (models by alias, unset fields left
     out): a model as JSON bytes, which the engine takes as they are."""
     if isinstance(result, BaseModel):
+        written = written_by_engine(result, unset=True)
+        if written is not None:
+            return written
         return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True, exclude_unset=True)
     return result
 
