@@ -440,6 +440,10 @@ class Connection:
             if events is not None:
                 return events
             self._waiter = waiter = loop.create_future()
+            if self._input_fd is not None and native.is_closed:
+                # The reader let the stream's fd go (its end came within
+                # the spin above, or a close): watching it would fail.
+                self._input_fd = None
             # At its limits the engine reads nothing until the peer
             # reads: the wake fd says when to pump again.
             input_fd = self._input_fd

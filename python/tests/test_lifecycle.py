@@ -1,6 +1,7 @@
 """Process lifecycle: an interpreter that exits with a connection open
 exits promptly and its agent goes too; EOF ends an agent."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -168,3 +169,26 @@ def test_a_request_right_before_eof_is_answered(tmp_path) -> None:  # type: igno
     with open(output, "wb") as stdout:
         subprocess.run([sys.executable, AGENT], input=request, stdout=stdout, timeout=20)
     assert b'"id":1,"result"' in output.read_bytes()
+
+
+def test_eof_while_the_agent_spins_for_input_ends_it_cleanly() -> None:
+    # The dispatcher spins a moment for input before it sleeps; EOF within
+    # that spin lets the stream's fd go. (It went on to watch the closed fd:
+    # "Bad file descriptor" from a task nobody awaited, 2 runs in 80 under
+    # load.) A spin of 2 s makes the EOF land inside it every time.
+    agent = subprocess.Popen(
+        [sys.executable, AGENT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "ACP_ENGINE_SPIN_US": "2000000"},
+    )
+    assert agent.stdin is not None and agent.stdout is not None and agent.stderr is not None
+    agent.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    agent.stdin.flush()
+    assert b'"id":1' in agent.stdout.readline()
+    time.sleep(0.3)  # the agent spins for the next message
+    agent.stdin.close()
+    assert agent.wait(timeout=10) == 0
+    stderr = agent.stderr.read().decode()
+    assert "Traceback" not in stderr and "exception" not in stderr, stderr
