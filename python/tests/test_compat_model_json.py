@@ -96,6 +96,21 @@ def test_anything_but_plain_values_is_left_to_pydantic(model: pydantic.BaseModel
     assert _native.wire_json(model) is None
 
 
+def test_a_subclass_in_a_field_of_its_parent_is_written_by_the_field() -> None:
+    class Sub(s.TextContentBlock):
+        note: Optional[str] = None
+
+    alone = Sub(text="y", note="z")
+    assert to_wire_json(alone) == _pydantic(alone)  # registers Sub: its own fields, as its root
+    assert b'"note":"z"' in to_wire_json(alone)
+    chunk = s.AgentMessageChunk(content=s.TextContentBlock(text="x"))
+    chunk.__dict__["content"] = alone  # pydantic writes it as the field's class: without `note`
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert to_wire_json(chunk) == _pydantic(chunk)
+    assert _native.wire_json(chunk) is None
+
+
 def test_a_plain_value_assigned_without_validation_is_written_as_pydantic_writes_it() -> None:
     assigned = s.TextContentBlock(text="x")
     assigned.__dict__["text"] = 5

@@ -12,9 +12,9 @@
 //! Only plain values are written here: exact `str`, `int`, `bool`, `None`,
 //! `list`, `dict` with `str` keys, and models of registered classes.
 //! Anything else (a float, whose text pydantic spells its own way, as
-//! `1e+16`; an enum, a URL, an instance of a subclass) makes `wire_json`
-//! return None, and Python asks pydantic instead, so the text is always
-//! pydantic's.
+//! `1e+16`; an enum, a URL, a model of a class its field does not name,
+//! such as a subclass) makes `wire_json` return None, and Python asks
+//! pydantic instead, so the text is always pydantic's.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -38,6 +38,18 @@ struct WireField {
     default: Option<Py<PyAny>>,
     /// A variant's tag: written even when unset (`TaggedModel`).
     tag: bool,
+    /// The model classes its type names: a model of another class in it
+    /// (a subclass, say) is written by pydantic from the field's schema.
+    models: Vec<Py<PyType>>,
+}
+
+/// Which models a value may be to be written here.
+#[derive(Clone, Copy)]
+enum Admits<'a> {
+    /// Any registered class (the model asked for).
+    Any,
+    /// These classes (a field's).
+    Only(&'a [Py<PyType>]),
 }
 
 /// Which fields a model's JSON leaves out, besides those holding None.
@@ -55,20 +67,25 @@ fn plans(py: Python<'_>) -> &Bound<'_, PyDict> {
     PLANS.get_or_init(py, || PyDict::new(py).unbind()).bind(py)
 }
 
+/// A field as Python registers it (see `register_wire_model`).
+type RegisteredField<'py> = (
+    Bound<'py, PyString>,
+    String,
+    bool,
+    Bound<'py, PyAny>,
+    bool,
+    Vec<Bound<'py, PyType>>,
+);
+
 /// Register `cls`: `fields` is a sequence of `(attribute, wire name,
-/// leave_out_default, default, tag)`, in the order pydantic writes them.
+/// leave_out_default, default, tag, model classes)`, in the order pydantic
+/// writes them.
 #[pyfunction]
 pub(crate) fn register_wire_model(cls: &Bound<'_, PyType>, fields: &Bound<'_, PyTuple>) -> PyResult<()> {
     let py = cls.py();
     let mut plan = Vec::with_capacity(fields.len());
     for field in fields.iter() {
-        let (attr, key, leave_out_default, default, tag): (
-            Bound<'_, PyString>,
-            String,
-            bool,
-            Bound<'_, PyAny>,
-            bool,
-        ) = field.extract()?;
+        let (attr, key, leave_out_default, default, tag, models): RegisteredField<'_> = field.extract()?;
         let mut prefix = Vec::with_capacity(key.len() + 3);
         acp_engine::host::write_json_string(&mut prefix, &key);
         prefix.push(b':');
@@ -77,6 +94,7 @@ pub(crate) fn register_wire_model(cls: &Bound<'_, PyType>, fields: &Bound<'_, Py
             prefix,
             default: leave_out_default.then(|| default.unbind()),
             tag,
+            models: models.into_iter().map(Bound::unbind).collect(),
         });
     }
     plans(py).set_item(cls, Bound::new(py, WirePlan { fields: plan })?)
@@ -93,14 +111,20 @@ pub(crate) fn wire_json<'py>(
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let leave = if unset { Leave::Unset } else { Leave::Defaults };
     let mut out = Vec::with_capacity(256);
-    if !write_plain(&mut out, model, leave, 0)? {
+    if !write_plain(&mut out, model, leave, Admits::Any, 0)? {
         return Ok(None);
     }
     Ok(Some(PyBytes::new(model.py(), &out)))
 }
 
 /// Write `value`; false when it is not plain.
-fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, leave: Leave, depth: usize) -> PyResult<bool> {
+fn write_plain(
+    out: &mut Vec<u8>,
+    value: &Bound<'_, PyAny>,
+    leave: Leave,
+    admits: Admits<'_>,
+    depth: usize,
+) -> PyResult<bool> {
     if depth > MAX_DEPTH {
         return Ok(false);
     }
@@ -124,7 +148,7 @@ fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, leave: Leave, depth:
             if index > 0 {
                 out.push(b',');
             }
-            if !write_plain(out, &item, leave, depth + 1)? {
+            if !write_plain(out, &item, leave, admits, depth + 1)? {
                 return Ok(false);
             }
         }
@@ -143,21 +167,34 @@ fn write_plain(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, leave: Leave, depth:
             }
             acp_engine::host::write_json_string(out, key);
             out.push(b':');
-            if !write_plain(out, &item, leave, depth + 1)? {
+            if !write_plain(out, &item, leave, admits, depth + 1)? {
                 return Ok(false);
             }
         }
         out.push(b'}');
     } else {
-        return write_model(out, value, leave, depth);
+        return write_model(out, value, leave, admits, depth);
     }
     Ok(true)
 }
 
-/// Write a model of a registered class; false for anything else.
-fn write_model(out: &mut Vec<u8>, model: &Bound<'_, PyAny>, leave: Leave, depth: usize) -> PyResult<bool> {
+/// Write a model of a registered class that `admits` takes; false for
+/// anything else.
+fn write_model(
+    out: &mut Vec<u8>,
+    model: &Bound<'_, PyAny>,
+    leave: Leave,
+    admits: Admits<'_>,
+    depth: usize,
+) -> PyResult<bool> {
     let py = model.py();
-    let Some(plan) = plans(py).get_item(model.get_type())? else {
+    let class = model.get_type();
+    if let Admits::Only(classes) = admits {
+        if !classes.iter().any(|admitted| admitted.bind(py).is(&class)) {
+            return Ok(false);
+        }
+    }
+    let Some(plan) = plans(py).get_item(class)? else {
         return Ok(false);
     };
     let plan = plan.cast::<WirePlan>()?.get();
@@ -222,5 +259,5 @@ fn write_field(
     }
     *first = false;
     out.extend_from_slice(&field.prefix);
-    write_plain(out, value, leave, depth + 1)
+    write_plain(out, value, leave, Admits::Only(&field.models), depth + 1)
 }

@@ -13,8 +13,9 @@ added at the end when unset).
 A class is registered only when nothing else changes that text: no custom
 serializer (but ``TaggedModel``'s, which the wire serializer removes too), no
 extra fields, no computed fields, no default factory, no excluded field. A
-value that is not plain (a float, an enum, a URL, an unregistered class)
-makes the engine decline, and pydantic writes the model.
+value that is not plain (a float, an enum, a URL, a model of a class its
+field does not name, such as a subclass) makes the engine decline, and
+pydantic writes the model.
 """
 
 from __future__ import annotations
@@ -78,7 +79,10 @@ def _register_reachable(root: type) -> None:
         if cls in _SEEN:
             continue
         _SEEN.add(cls)
-        fields = fields_of(cls)
+        try:
+            fields = fields_of(cls)
+        except Exception:  # a class pydantic cannot resolve yet: pydantic writes it
+            continue
         plan = _plan_of(cls, fields)
         if plan is not None:
             _native.register_wire_model(cls, plan)
@@ -86,7 +90,9 @@ def _register_reachable(root: type) -> None:
             waiting.extend(_models_in(info.annotation))
 
 
-def _plan_of(cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]]) -> Optional[Tuple[Tuple[str, str, bool, Any, bool], ...]]:
+def _plan_of(
+    cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]]
+) -> Optional[Tuple[Tuple[str, str, bool, Any, bool, Tuple[type, ...]], ...]]:
     if issubclass(cls, pydantic.RootModel) or not set(cls.model_config) <= _NEUTRAL_CONFIG:
         return None
     if cls.model_config.get("extra") == "allow":
@@ -106,7 +112,8 @@ def _plan_of(cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]])
         key = info.serialization_alias or info.alias or name
         one_value = _is_one_value_literal(info.annotation)
         leave_out_default = not info.is_required() and info.default is not None and not one_value
-        plan.append((name, key, leave_out_default, info.default if leave_out_default else None, tagged and one_value))
+        models = tuple(_models_in(info.annotation))
+        plan.append((name, key, leave_out_default, info.default if leave_out_default else None, tagged and one_value, models))
     return tuple(plan)
 
 
