@@ -27,7 +27,7 @@ import pydantic
 from pydantic_core import SchemaSerializer
 
 from ._schema_base import TaggedModel
-from ._wire_models import engine_wire_json, fields_of, written_by_engine
+from ._wire_models import engine_wire_json, fields_of, written_after_decline, written_by_engine
 
 __all__ = ["wire_params_of", "to_wire_json"]
 
@@ -37,8 +37,17 @@ _WIRE_SERIALIZERS: Dict[type, SchemaSerializer] = {}
 def to_wire_json(model: pydantic.BaseModel) -> bytes:
     """``model`` as wire JSON bytes: by alias, without None and defaults, tags kept."""
     written = written_by_engine(model)
-    if written is not None:
-        return written
+    return written if written is not None else _pydantic_wire_json(model)
+
+
+def _declined_wire_json(model: pydantic.BaseModel) -> bytes:
+    """``to_wire_json`` of a model the engine has just declined (not asked again
+    unless its class was new)."""
+    written = written_after_decline(model)
+    return written if written is not None else _pydantic_wire_json(model)
+
+
+def _pydantic_wire_json(model: pydantic.BaseModel) -> bytes:
     serializer = _WIRE_SERIALIZERS.get(type(model))
     if serializer is None:
         serializer = _WIRE_SERIALIZERS[type(model)] = _wire_serializer(type(model))
@@ -121,7 +130,7 @@ def _writer_of(plan: Tuple[_FieldPlan, ...]) -> Callable[[Dict[str, Any]], Optio
     straight run of checks per field: a stream of updates calls it per message,
     and a loop over the plan cost it about half as much again. A model goes to
     the engine's writer first, pydantic's when it declines."""
-    names: Dict[str, Any] = {"_engine": engine_wire_json, "_json": to_wire_json}
+    names: Dict[str, Any] = {"_engine": engine_wire_json, "_declined": _declined_wire_json}
     lines = ["def write(values):", f"    if len(values) > {len(plan)}:", "        return None", "    params = {}"]
     for index, field in enumerate(plan):
         key = repr(field.key)
@@ -136,7 +145,7 @@ def _writer_of(plan: Tuple[_FieldPlan, ...]) -> Callable[[Dict[str, Any]], Optio
             lines += [
                 f"    elif type(value) in _classes{index}:",
                 "        written = _engine(value)",
-                f"        params[{key}] = written if written is not None else _json(value)",
+                f"        params[{key}] = written if written is not None else _declined(value)",
             ]
         elif field.kind == _MODEL_LIST:
             names[f"_classes{index}"] = field.classes
@@ -147,7 +156,7 @@ def _writer_of(plan: Tuple[_FieldPlan, ...]) -> Callable[[Dict[str, Any]], Optio
                 f"            if type(item) not in _classes{index}:",
                 "                return None",
                 "            written = _engine(item)",
-                "            items.append(written if written is not None else _json(item))",
+                "            items.append(written if written is not None else _declined(item))",
                 f"        params[{key}] = items",
             ]
         elif field.kind in (_STR, _INT, _BOOL):

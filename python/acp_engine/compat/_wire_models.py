@@ -31,7 +31,7 @@ from pydantic.functional_serializers import PlainSerializer, WrapSerializer
 from .. import _native
 from ._schema_base import TaggedModel
 
-__all__ = ["written_by_engine", "fields_of", "engine_wire_json"]
+__all__ = ["written_by_engine", "written_after_decline", "fields_of", "engine_wire_json"]
 
 # The engine's writer itself: None when it declines (or the class is not registered yet).
 engine_wire_json = _native.wire_json
@@ -45,10 +45,17 @@ _SEEN: Set[type] = set()
 def written_by_engine(model: pydantic.BaseModel, unset: bool = False) -> Optional[bytes]:
     """``model``'s wire JSON as the engine writes it (with ``unset``, as a
     handler's result), or None when it declines."""
-    written: Optional[bytes] = _native.wire_json(model, unset)
-    if written is None and type(model) not in _SEEN:
-        _register_reachable(type(model))
-        written = _native.wire_json(model, unset)
+    written: Optional[bytes] = engine_wire_json(model, unset)
+    return written if written is not None else written_after_decline(model, unset)
+
+
+def written_after_decline(model: pydantic.BaseModel, unset: bool = False) -> Optional[bytes]:
+    """The engine's second try at ``model``, which it just declined: only
+    when its class was not registered yet (None otherwise: pydantic's turn)."""
+    if type(model) in _SEEN:
+        return None
+    _register_reachable(type(model))
+    written: Optional[bytes] = engine_wire_json(model, unset)
     return written
 
 
@@ -83,16 +90,17 @@ def _register_reachable(root: type) -> None:
             fields = fields_of(cls)
         except Exception:  # a class pydantic cannot resolve yet: pydantic writes it
             continue
-        plan = _plan_of(cls, fields)
-        if plan is not None:
-            _native.register_wire_model(cls, plan)
+        wire_fields = _wire_fields_of(cls, fields)
+        if wire_fields is not None:
+            _native.register_wire_model(cls, wire_fields)
         for _, info in fields:
             waiting.extend(_models_in(info.annotation))
 
 
-def _plan_of(
+def _wire_fields_of(
     cls: type[pydantic.BaseModel], fields: List[Tuple[str, FieldInfo]]
 ) -> Optional[Tuple[Tuple[str, str, bool, Any, bool, Tuple[type, ...]], ...]]:
+    """The field list the engine writes ``cls`` by, or None when it must not."""
     if issubclass(cls, pydantic.RootModel) or not set(cls.model_config) <= _NEUTRAL_CONFIG:
         return None
     if cls.model_config.get("extra") == "allow":
@@ -103,7 +111,7 @@ def _plan_of(
     if any(serializer.func is not TaggedModel._write_tags for serializer in decorators.model_serializers.values()):
         return None
     tagged = issubclass(cls, TaggedModel)
-    plan = []
+    wire_fields = []
     for name, info in fields:
         if info.exclude or info.default_factory is not None:
             return None
@@ -113,8 +121,8 @@ def _plan_of(
         one_value = _is_one_value_literal(info.annotation)
         leave_out_default = not info.is_required() and info.default is not None and not one_value
         models = tuple(_models_in(info.annotation))
-        plan.append((name, key, leave_out_default, info.default if leave_out_default else None, tagged and one_value, models))
-    return tuple(plan)
+        wire_fields.append((name, key, leave_out_default, info.default if leave_out_default else None, tagged and one_value, models))
+    return tuple(wire_fields)
 
 
 def _is_one_value_literal(annotation: Any) -> bool:
