@@ -173,25 +173,54 @@ check "examples/agent.c compiles" cc -std=c11 -Wall -Wextra -Werror -I "$root/in
   -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-agent"
 check "examples/client.c compiles" cc -std=c11 -Wall -Wextra -Werror -I "$root/include" "$ex/client.c" \
   -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-client"
+check "examples/mcp_agent.c compiles" cc -std=c11 -Wall -Wextra -Werror -I "$root/include" "$ex/mcp_agent.c" \
+  -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-mcp-agent"
 check "bench/c/agent.c compiles" cc -O2 -std=c11 -Wall -Wextra -Werror -I "$root/include" "$root/bench/c/agent.c" \
   -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-bench-agent"
+
+# MCP-over-ACP with a real MCP server: the Rust example client offers the
+# official MCP TypeScript SDK's server (interop/ts/mcp-server.mjs, stdio) over
+# ACP; the C agent lists its tools and calls `add`, and the server must have
+# logged the call. AGENT... is the agent's command.
+mcp_row() {
+  local out="$build/mcp.out" err="$build/mcp.err"
+  timeout -k 5 120 "$target/examples/mcp_client" --mcp "node $root/interop/ts/mcp-server.mjs" -- "$@" \
+    </dev/null >"$out" 2>"$err"
+  local status=$?
+  cat "$out" "$err"
+  [[ $status -eq 0 ]] && grep -qx "mcp ok" "$out" && grep -q "\[mcp-server\] add 2 3" "$err"
+}
+check "mcp_client (official MCP server offered over ACP) -> c-mcp-agent" mcp_row "$build/c-mcp-agent"
 
 if [[ -z "${ACP_SKIP_VALGRIND:-}" ]] && command -v valgrind >/dev/null; then
   vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=1)
   quiet_434() { "$@" 2> >(grep -v -e 'syscall: 434' -e 'your own handler' -e 'README_MISSING' -e 'Nevertheless' -e 'bug_reports' >&2); }
   check "valgrind c-client -> c-agent" quiet_434 timeout 60 "${vg[@]}" "$build/c-client" "$build/c-agent"
-  # The agent under valgrind, spawned by the client through sh: the library
-  # kills what it spawned if it has not exited 0.5 s after its stdin closed,
-  # so sh takes that and valgrind finishes its report regardless.
+  # valgrind_clean LOG: valgrind's report in LOG (once written) says 0 errors, nothing lost.
+  valgrind_clean() {
+    for _ in $(seq 100); do grep -q 'ERROR SUMMARY' "$1" 2>/dev/null && break; sleep 0.2; done
+    grep -v -e 'syscall: 434' -e 'your own handler' -e 'README_MISSING' -e 'Nevertheless' -e 'bug_reports' "$1"
+    grep -q 'ERROR SUMMARY: 0 errors' "$1" && ! grep -qE '(definitely|indirectly) lost: [1-9]' "$1"
+  }
+  # valgrind_command NAME: a shell command that runs $build/NAME under valgrind
+  # (its report in $build/valgrind-NAME.log), exiting with its status. An agent
+  # under valgrind is spawned by its client through sh: the library kills what
+  # it spawned if it has not exited 0.5 s after its stdin closed, so sh takes
+  # that and valgrind finishes its report regardless.
+  valgrind_command() {
+    echo "valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect \
+      --log-file='$build/valgrind-$1.log' '$build/$1'; exit \$?"
+  }
   valgrind_agent() {
-    local log="$build/valgrind-c-agent.log"
-    timeout 60 "$build/c-client" sh -c "valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect \
-      --log-file='$log' '$build/c-agent'; exit \$?" || return 1
-    for _ in $(seq 100); do grep -q 'ERROR SUMMARY' "$log" 2>/dev/null && break; sleep 0.2; done
-    grep -v -e 'syscall: 434' -e 'your own handler' -e 'README_MISSING' -e 'Nevertheless' -e 'bug_reports' "$log"
-    grep -q 'ERROR SUMMARY: 0 errors' "$log" && ! grep -qE '(definitely|indirectly) lost: [1-9]' "$log"
+    timeout 60 "$build/c-client" sh -c "$(valgrind_command c-agent)" || return 1
+    valgrind_clean "$build/valgrind-c-agent.log"
+  }
+  valgrind_mcp_agent() {
+    mcp_row sh -c "$(valgrind_command c-mcp-agent)" || return 1
+    valgrind_clean "$build/valgrind-c-mcp-agent.log"
   }
   check "c-client -> valgrind c-agent" valgrind_agent
+  check "mcp_client -> valgrind c-mcp-agent" valgrind_mcp_agent
 fi
 
 if [[ -z "${ACP_SKIP_INTEROP:-}" ]]; then
