@@ -33,6 +33,10 @@ def jvm(classes, classpath_file, main):
             return ""
     return ["java", "-cp", ":".join(classes + [read(classpath_file)]), main]
 
+# What the v2 programs measure: v2 has no client file system, so no rpc,
+# concurrent or large; a v2 stream is the same N chunks, told in state updates.
+V2_SCENARIOS = ("stream", "setup")
+
 IMPLS = {
     "acp-engine (Rust)": {
         "client": [os.path.join(ENGINE_BIN, "engine-client")],
@@ -91,6 +95,28 @@ IMPLS = {
         "client": ["node", os.path.join(BENCH, "official-ts", "client.mjs")],
         "agent": ["node", os.path.join(BENCH, "official-ts", "agent.mjs")],
     },
+    # ACP v2 (the draft), paired only with each other: the official SDK's
+    # `experimental/v2` app API in programs of ours (bench/README.md's v2
+    # contract), and the same programs on our package, with Node's Web-stream
+    # adapters and with the engine's own streams. A turn is told in state updates.
+    "acp-engine (Node v2)": {
+        "client": ["node", os.path.join(BENCH, "node-v2", "client.mjs")],
+        "agent": ["node", os.path.join(BENCH, "node-v2", "agent.mjs")],
+        "pairs_within": "v2",
+        "scenarios": V2_SCENARIOS,
+    },
+    "acp-engine (Node v2 engine streams)": {
+        "client": ["node", os.path.join(BENCH, "node-v2", "stdio-client.mjs")],
+        "agent": ["node", os.path.join(BENCH, "node-v2", "stdio-agent.mjs")],
+        "pairs_within": "v2-engine-streams",
+        "scenarios": V2_SCENARIOS,
+    },
+    "official TypeScript SDK (v2)": {
+        "client": ["node", os.path.join(BENCH, "official-ts-v2", "client.mjs")],
+        "agent": ["node", os.path.join(BENCH, "official-ts-v2", "agent.mjs")],
+        "pairs_within": "v2",
+        "scenarios": V2_SCENARIOS,
+    },
     # JVM implementations are paired only with each other: their start-up and
     # rates would multiply the whole matrix's run time.
     "acp-engine (Kotlin)": {
@@ -133,6 +159,8 @@ LANGUAGES = [
     ("Node", "acp-engine (Node)", "official TypeScript SDK"),
     ("Node (app API)", "acp-engine (Node app API)", "official TypeScript SDK"),
     ("Node (app API, engine streams)", "acp-engine (Node app API engine streams)", "official TypeScript SDK"),
+    ("Node v2 (app API)", "acp-engine (Node v2)", "official TypeScript SDK (v2)"),
+    ("Node v2 (app API, engine streams)", "acp-engine (Node v2 engine streams)", "official TypeScript SDK (v2)"),
     ("Kotlin", "acp-engine (Kotlin)", "official Kotlin SDK"),
 ]
 
@@ -231,6 +259,7 @@ def versions():
         "official Rust SDK": "agent-client-protocol 5.0.0 (crates.io)",
         "official Python SDK": "agent-client-protocol " + out([PY, "-c", "import importlib.metadata as m; print(m.version('agent-client-protocol'))"]) + " (PyPI)",
         "official TypeScript SDK": f"@agentclientprotocol/sdk {official_ts} (npm)",
+        "official TypeScript SDK (v2)": f"@agentclientprotocol/sdk {official_ts} (npm), experimental/v2",
         "official Kotlin SDK": "com.agentclientprotocol:acp-jvm 0.10.5 (Maven Central)",
         "java": out(["java", "-version"]) or "?",
     }
