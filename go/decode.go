@@ -1,22 +1,7 @@
 package acpengine
 
-import (
-	json "github.com/goccy/go-json"
-	segmentio "github.com/segmentio/encoding/json"
-)
+import "github.com/acp-engine/acp-engine/go/internal/wirejson"
 
-// largeText is where decodeJSON changes decoders.
-const largeText = 64 * 1024
-
-// decodeJSON decodes data into into. goccy/go-json is the fastest decoder
-// for ordinary messages, but it reads a string byte by byte;
-// segmentio/encoding scans strings eight bytes at a time, and decodes a
-// 16 MiB file's content about 4x faster (docs/performance.md). Neither
-// keeps data after it returns (both copy the strings they decode), so data
-// may be the library's memory.
-func decodeJSON(data []byte, into any) error {
-	if len(data) >= largeText {
-		return segmentio.Unmarshal(data, into)
-	}
-	return json.Unmarshal(data, into)
-}
+// decodeJSON decodes data into into (wirejson.Decode: goccy/go-json, or
+// segmentio/encoding for large texts). data may be the library's memory.
+func decodeJSON(data []byte, into any) error { return wirejson.Decode(data, into) }

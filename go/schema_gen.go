@@ -3,7 +3,11 @@
 
 package acpengine
 
-import json "github.com/goccy/go-json"
+import (
+	json "github.com/goccy/go-json"
+
+	"github.com/acp-engine/acp-engine/go/internal/wirejson"
+)
 
 // RequestId: JSON RPC Request Id
 //
@@ -42,14 +46,14 @@ func (v RequestId) MarshalJSON() ([]byte, error) {
 func (v *RequestId) UnmarshalJSON(data []byte) error {
 	*v = RequestId{}
 	switch {
-	case isNull(data):
+	case wirejson.IsNull(data):
 		return nil
-	case isInteger(data):
+	case wirejson.IsInteger(data):
 		v.Number = new(int64)
-		return decodeJSON(data, v.Number)
-	case isString(data):
+		return wirejson.Decode(data, v.Number)
+	case wirejson.IsString(data):
 		v.Str = new(string)
-		return decodeJSON(data, v.Str)
+		return wirejson.Decode(data, v.Str)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -261,39 +265,39 @@ type ToolCallContent struct {
 func (v ToolCallContent) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Content != nil:
-		return tagged("\"type\"", "\"content\"", v.Content)
+		return wirejson.Tagged("\"type\"", "\"content\"", v.Content)
 	case v.Diff != nil:
-		return tagged("\"type\"", "\"diff\"", v.Diff)
+		return wirejson.Tagged("\"type\"", "\"diff\"", v.Diff)
 	case v.Terminal != nil:
-		return tagged("\"type\"", "\"terminal\"", v.Terminal)
+		return wirejson.Tagged("\"type\"", "\"terminal\"", v.Terminal)
 	case v.Session != nil:
-		return tagged("\"type\"", "\"session\"", v.Session)
+		return wirejson.Tagged("\"type\"", "\"session\"", v.Session)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("ToolCallContent")
+	return nil, wirejson.EmptyUnion("ToolCallContent")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *ToolCallContent) UnmarshalJSON(data []byte) error {
 	*v = ToolCallContent{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "content":
 		v.Content = new(Content)
-		return decodeJSON(data, v.Content)
+		return wirejson.Decode(data, v.Content)
 	case found && tag == "diff":
 		v.Diff = new(Diff)
-		return decodeJSON(data, v.Diff)
+		return wirejson.Decode(data, v.Diff)
 	case found && tag == "terminal":
 		v.Terminal = new(Terminal)
-		return decodeJSON(data, v.Terminal)
+		return wirejson.Decode(data, v.Terminal)
 	case found && tag == "session":
 		v.Session = new(SessionReference)
-		return decodeJSON(data, v.Session)
+		return wirejson.Decode(data, v.Session)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -332,44 +336,44 @@ type ContentBlock struct {
 func (v ContentBlock) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Text != nil:
-		return tagged("\"type\"", "\"text\"", v.Text)
+		return wirejson.Tagged("\"type\"", "\"text\"", v.Text)
 	case v.Image != nil:
-		return tagged("\"type\"", "\"image\"", v.Image)
+		return wirejson.Tagged("\"type\"", "\"image\"", v.Image)
 	case v.Audio != nil:
-		return tagged("\"type\"", "\"audio\"", v.Audio)
+		return wirejson.Tagged("\"type\"", "\"audio\"", v.Audio)
 	case v.ResourceLink != nil:
-		return tagged("\"type\"", "\"resource_link\"", v.ResourceLink)
+		return wirejson.Tagged("\"type\"", "\"resource_link\"", v.ResourceLink)
 	case v.Resource != nil:
-		return tagged("\"type\"", "\"resource\"", v.Resource)
+		return wirejson.Tagged("\"type\"", "\"resource\"", v.Resource)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("ContentBlock")
+	return nil, wirejson.EmptyUnion("ContentBlock")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *ContentBlock) UnmarshalJSON(data []byte) error {
 	*v = ContentBlock{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "text":
 		v.Text = new(TextContent)
-		return decodeJSON(data, v.Text)
+		return wirejson.Decode(data, v.Text)
 	case found && tag == "image":
 		v.Image = new(ImageContent)
-		return decodeJSON(data, v.Image)
+		return wirejson.Decode(data, v.Image)
 	case found && tag == "audio":
 		v.Audio = new(AudioContent)
-		return decodeJSON(data, v.Audio)
+		return wirejson.Decode(data, v.Audio)
 	case found && tag == "resource_link":
 		v.ResourceLink = new(ResourceLink)
-		return decodeJSON(data, v.ResourceLink)
+		return wirejson.Decode(data, v.ResourceLink)
 	case found && tag == "resource":
 		v.Resource = new(EmbeddedResource)
-		return decodeJSON(data, v.Resource)
+		return wirejson.Decode(data, v.Resource)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -506,19 +510,19 @@ func (v EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("EmbeddedResourceResource")
+	return nil, wirejson.EmptyUnion("EmbeddedResourceResource")
 }
 
 // UnmarshalJSON reads the first variant whose shape the JSON has.
 func (v *EmbeddedResourceResource) UnmarshalJSON(data []byte) error {
 	*v = EmbeddedResourceResource{}
 	switch {
-	case hasKeys(data, (*TextResourceContents).shapeKeys(nil)):
+	case wirejson.HasKeys(data, (*TextResourceContents).shapeKeys(nil)):
 		v.TextResourceContents = new(TextResourceContents)
-		return decodeJSON(data, v.TextResourceContents)
-	case hasKeys(data, (*BlobResourceContents).shapeKeys(nil)):
+		return wirejson.Decode(data, v.TextResourceContents)
+	case wirejson.HasKeys(data, (*BlobResourceContents).shapeKeys(nil)):
 		v.BlobResourceContents = new(BlobResourceContents)
-		return decodeJSON(data, v.BlobResourceContents)
+		return wirejson.Decode(data, v.BlobResourceContents)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -866,17 +870,17 @@ func (v CreateElicitationRequest) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its Mode from one object.
 func (v *CreateElicitationRequest) UnmarshalJSON(data []byte) error {
 	type plain CreateElicitationRequest
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.Mode); err != nil {
+	if err := wirejson.Decode(data, &p.Mode); err != nil {
 		return err
 	}
 	*v = CreateElicitationRequest(p)
@@ -901,29 +905,29 @@ type CreateElicitationRequestMode struct {
 func (v CreateElicitationRequestMode) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Form != nil:
-		return tagged("\"mode\"", "\"form\"", v.Form)
+		return wirejson.Tagged("\"mode\"", "\"form\"", v.Form)
 	case v.Url != nil:
-		return tagged("\"mode\"", "\"url\"", v.Url)
+		return wirejson.Tagged("\"mode\"", "\"url\"", v.Url)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("CreateElicitationRequestMode")
+	return nil, wirejson.EmptyUnion("CreateElicitationRequestMode")
 }
 
 // UnmarshalJSON reads the variant its `mode` names.
 func (v *CreateElicitationRequestMode) UnmarshalJSON(data []byte) error {
 	*v = CreateElicitationRequestMode{}
-	tag, found, err := tagOf(data, "mode")
+	tag, found, err := wirejson.TagOf(data, "mode")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "form":
 		v.Form = new(ElicitationFormMode)
-		return decodeJSON(data, v.Form)
+		return wirejson.Decode(data, v.Form)
 	case found && tag == "url":
 		v.Url = new(ElicitationUrlMode)
-		return decodeJSON(data, v.Url)
+		return wirejson.Decode(data, v.Url)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -1023,44 +1027,44 @@ type ElicitationPropertySchema struct {
 func (v ElicitationPropertySchema) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.String != nil:
-		return tagged("\"type\"", "\"string\"", v.String)
+		return wirejson.Tagged("\"type\"", "\"string\"", v.String)
 	case v.Number != nil:
-		return tagged("\"type\"", "\"number\"", v.Number)
+		return wirejson.Tagged("\"type\"", "\"number\"", v.Number)
 	case v.Integer != nil:
-		return tagged("\"type\"", "\"integer\"", v.Integer)
+		return wirejson.Tagged("\"type\"", "\"integer\"", v.Integer)
 	case v.Boolean != nil:
-		return tagged("\"type\"", "\"boolean\"", v.Boolean)
+		return wirejson.Tagged("\"type\"", "\"boolean\"", v.Boolean)
 	case v.Array != nil:
-		return tagged("\"type\"", "\"array\"", v.Array)
+		return wirejson.Tagged("\"type\"", "\"array\"", v.Array)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("ElicitationPropertySchema")
+	return nil, wirejson.EmptyUnion("ElicitationPropertySchema")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *ElicitationPropertySchema) UnmarshalJSON(data []byte) error {
 	*v = ElicitationPropertySchema{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "string":
 		v.String = new(StringPropertySchema)
-		return decodeJSON(data, v.String)
+		return wirejson.Decode(data, v.String)
 	case found && tag == "number":
 		v.Number = new(NumberPropertySchema)
-		return decodeJSON(data, v.Number)
+		return wirejson.Decode(data, v.Number)
 	case found && tag == "integer":
 		v.Integer = new(IntegerPropertySchema)
-		return decodeJSON(data, v.Integer)
+		return wirejson.Decode(data, v.Integer)
 	case found && tag == "boolean":
 		v.Boolean = new(BooleanPropertySchema)
-		return decodeJSON(data, v.Boolean)
+		return wirejson.Decode(data, v.Boolean)
 	case found && tag == "array":
 		v.Array = new(MultiSelectPropertySchema)
-		return decodeJSON(data, v.Array)
+		return wirejson.Decode(data, v.Array)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -1266,32 +1270,32 @@ type MultiSelectItems struct {
 func (v MultiSelectItems) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.String != nil:
-		return tagged("\"type\"", "\"string\"", v.String)
+		return wirejson.Tagged("\"type\"", "\"string\"", v.String)
 	case v.Titled != nil:
 		return json.Marshal(v.Titled)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("MultiSelectItems")
+	return nil, wirejson.EmptyUnion("MultiSelectItems")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *MultiSelectItems) UnmarshalJSON(data []byte) error {
 	*v = MultiSelectItems{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "string":
 		v.String = new(StringMultiSelectItems)
-		return decodeJSON(data, v.String)
-	case found && !hasKeys(data, (*TitledMultiSelectItems).shapeKeys(nil)):
+		return wirejson.Decode(data, v.String)
+	case found && !wirejson.HasKeys(data, (*TitledMultiSelectItems).shapeKeys(nil)):
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
 	default:
 		v.Titled = new(TitledMultiSelectItems)
-		return decodeJSON(data, v.Titled)
+		return wirejson.Decode(data, v.Titled)
 	}
 }
 
@@ -1403,17 +1407,17 @@ func (v ElicitationFormMode) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its Scope from one object.
 func (v *ElicitationFormMode) UnmarshalJSON(data []byte) error {
 	type plain ElicitationFormMode
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.Scope); err != nil {
+	if err := wirejson.Decode(data, &p.Scope); err != nil {
 		return err
 	}
 	*v = ElicitationFormMode(p)
@@ -1445,19 +1449,19 @@ func (v ElicitationScope) MarshalJSON() ([]byte, error) {
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("ElicitationScope")
+	return nil, wirejson.EmptyUnion("ElicitationScope")
 }
 
 // UnmarshalJSON reads the first variant whose shape the JSON has.
 func (v *ElicitationScope) UnmarshalJSON(data []byte) error {
 	*v = ElicitationScope{}
 	switch {
-	case hasKeys(data, (*ElicitationSessionScope).shapeKeys(nil)):
+	case wirejson.HasKeys(data, (*ElicitationSessionScope).shapeKeys(nil)):
 		v.Session = new(ElicitationSessionScope)
-		return decodeJSON(data, v.Session)
-	case hasKeys(data, (*ElicitationRequestScope).shapeKeys(nil)):
+		return wirejson.Decode(data, v.Session)
+	case wirejson.HasKeys(data, (*ElicitationRequestScope).shapeKeys(nil)):
 		v.Request = new(ElicitationRequestScope)
-		return decodeJSON(data, v.Request)
+		return wirejson.Decode(data, v.Request)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -1488,17 +1492,17 @@ func (v ElicitationUrlMode) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its Scope from one object.
 func (v *ElicitationUrlMode) UnmarshalJSON(data []byte) error {
 	type plain ElicitationUrlMode
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.Scope); err != nil {
+	if err := wirejson.Decode(data, &p.Scope); err != nil {
 		return err
 	}
 	*v = ElicitationUrlMode(p)
@@ -1860,32 +1864,32 @@ type AuthMethod struct {
 func (v AuthMethod) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Terminal != nil:
-		return tagged("\"type\"", "\"terminal\"", v.Terminal)
+		return wirejson.Tagged("\"type\"", "\"terminal\"", v.Terminal)
 	case v.Agent != nil:
 		return json.Marshal(v.Agent)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("AuthMethod")
+	return nil, wirejson.EmptyUnion("AuthMethod")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *AuthMethod) UnmarshalJSON(data []byte) error {
 	*v = AuthMethod{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "terminal":
 		v.Terminal = new(AuthMethodTerminal)
-		return decodeJSON(data, v.Terminal)
-	case found && !hasKeys(data, (*AuthMethodAgent).shapeKeys(nil)):
+		return wirejson.Decode(data, v.Terminal)
+	case found && !wirejson.HasKeys(data, (*AuthMethodAgent).shapeKeys(nil)):
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
 	default:
 		v.Agent = new(AuthMethodAgent)
-		return decodeJSON(data, v.Agent)
+		return wirejson.Decode(data, v.Agent)
 	}
 }
 
@@ -2101,17 +2105,17 @@ func (v SessionConfigOption) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its Kind from one object.
 func (v *SessionConfigOption) UnmarshalJSON(data []byte) error {
 	type plain SessionConfigOption
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.Kind); err != nil {
+	if err := wirejson.Decode(data, &p.Kind); err != nil {
 		return err
 	}
 	*v = SessionConfigOption(p)
@@ -2136,29 +2140,29 @@ type SessionConfigOptionKind struct {
 func (v SessionConfigOptionKind) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Select != nil:
-		return tagged("\"type\"", "\"select\"", v.Select)
+		return wirejson.Tagged("\"type\"", "\"select\"", v.Select)
 	case v.Boolean != nil:
-		return tagged("\"type\"", "\"boolean\"", v.Boolean)
+		return wirejson.Tagged("\"type\"", "\"boolean\"", v.Boolean)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("SessionConfigOptionKind")
+	return nil, wirejson.EmptyUnion("SessionConfigOptionKind")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *SessionConfigOptionKind) UnmarshalJSON(data []byte) error {
 	*v = SessionConfigOptionKind{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "select":
 		v.Select = new(SessionConfigSelect)
-		return decodeJSON(data, v.Select)
+		return wirejson.Decode(data, v.Select)
 	case found && tag == "boolean":
 		v.Boolean = new(SessionConfigBoolean)
-		return decodeJSON(data, v.Boolean)
+		return wirejson.Decode(data, v.Boolean)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -2217,17 +2221,17 @@ func (v SessionConfigSelectOptions) MarshalJSON() ([]byte, error) {
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("SessionConfigSelectOptions")
+	return nil, wirejson.EmptyUnion("SessionConfigSelectOptions")
 }
 
 // UnmarshalJSON reads the first variant whose shape the JSON has.
 func (v *SessionConfigSelectOptions) UnmarshalJSON(data []byte) error {
 	*v = SessionConfigSelectOptions{}
 	switch {
-	case isArray(data):
-		return decodeJSON(data, &v.Ungrouped)
-	case isArray(data):
-		return decodeJSON(data, &v.Grouped)
+	case wirejson.IsArray(data):
+		return wirejson.Decode(data, &v.Ungrouped)
+	case wirejson.IsArray(data):
+		return wirejson.Decode(data, &v.Grouped)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -2640,114 +2644,114 @@ type SessionUpdate struct {
 func (v SessionUpdate) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.UserMessageChunk != nil:
-		return tagged("\"sessionUpdate\"", "\"user_message_chunk\"", v.UserMessageChunk)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"user_message_chunk\"", v.UserMessageChunk)
 	case v.AgentMessageChunk != nil:
-		return tagged("\"sessionUpdate\"", "\"agent_message_chunk\"", v.AgentMessageChunk)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"agent_message_chunk\"", v.AgentMessageChunk)
 	case v.AgentThoughtChunk != nil:
-		return tagged("\"sessionUpdate\"", "\"agent_thought_chunk\"", v.AgentThoughtChunk)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"agent_thought_chunk\"", v.AgentThoughtChunk)
 	case v.ToolCall != nil:
-		return tagged("\"sessionUpdate\"", "\"tool_call\"", v.ToolCall)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"tool_call\"", v.ToolCall)
 	case v.ToolCallUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"tool_call_update\"", v.ToolCallUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"tool_call_update\"", v.ToolCallUpdate)
 	case v.Plan != nil:
-		return tagged("\"sessionUpdate\"", "\"plan\"", v.Plan)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"plan\"", v.Plan)
 	case v.PlanUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"plan_update\"", v.PlanUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"plan_update\"", v.PlanUpdate)
 	case v.PlanRemoved != nil:
-		return tagged("\"sessionUpdate\"", "\"plan_removed\"", v.PlanRemoved)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"plan_removed\"", v.PlanRemoved)
 	case v.AvailableCommandsUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"available_commands_update\"", v.AvailableCommandsUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"available_commands_update\"", v.AvailableCommandsUpdate)
 	case v.CurrentModeUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"current_mode_update\"", v.CurrentModeUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"current_mode_update\"", v.CurrentModeUpdate)
 	case v.ConfigOptionUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"config_option_update\"", v.ConfigOptionUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"config_option_update\"", v.ConfigOptionUpdate)
 	case v.SessionInfoUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"session_info_update\"", v.SessionInfoUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"session_info_update\"", v.SessionInfoUpdate)
 	case v.UsageUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"usage_update\"", v.UsageUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"usage_update\"", v.UsageUpdate)
 	case v.Notice != nil:
-		return tagged("\"sessionUpdate\"", "\"notice\"", v.Notice)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"notice\"", v.Notice)
 	case v.CompactionUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"compaction_update\"", v.CompactionUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"compaction_update\"", v.CompactionUpdate)
 	case v.CompactionSummaryChunk != nil:
-		return tagged("\"sessionUpdate\"", "\"compaction_summary_chunk\"", v.CompactionSummaryChunk)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"compaction_summary_chunk\"", v.CompactionSummaryChunk)
 	case v.SubagentUpdate != nil:
-		return tagged("\"sessionUpdate\"", "\"subagent_update\"", v.SubagentUpdate)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"subagent_update\"", v.SubagentUpdate)
 	case v.SessionMessage != nil:
-		return tagged("\"sessionUpdate\"", "\"session_message\"", v.SessionMessage)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"session_message\"", v.SessionMessage)
 	case v.SessionMessageChunk != nil:
-		return tagged("\"sessionUpdate\"", "\"session_message_chunk\"", v.SessionMessageChunk)
+		return wirejson.Tagged("\"sessionUpdate\"", "\"session_message_chunk\"", v.SessionMessageChunk)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("SessionUpdate")
+	return nil, wirejson.EmptyUnion("SessionUpdate")
 }
 
 // UnmarshalJSON reads the variant its `sessionUpdate` names.
 func (v *SessionUpdate) UnmarshalJSON(data []byte) error {
 	*v = SessionUpdate{}
-	tag, found, err := tagOf(data, "sessionUpdate")
+	tag, found, err := wirejson.TagOf(data, "sessionUpdate")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "user_message_chunk":
 		v.UserMessageChunk = new(ContentChunk)
-		return decodeJSON(data, v.UserMessageChunk)
+		return wirejson.Decode(data, v.UserMessageChunk)
 	case found && tag == "agent_message_chunk":
 		v.AgentMessageChunk = new(ContentChunk)
-		return decodeJSON(data, v.AgentMessageChunk)
+		return wirejson.Decode(data, v.AgentMessageChunk)
 	case found && tag == "agent_thought_chunk":
 		v.AgentThoughtChunk = new(ContentChunk)
-		return decodeJSON(data, v.AgentThoughtChunk)
+		return wirejson.Decode(data, v.AgentThoughtChunk)
 	case found && tag == "tool_call":
 		v.ToolCall = new(ToolCall)
-		return decodeJSON(data, v.ToolCall)
+		return wirejson.Decode(data, v.ToolCall)
 	case found && tag == "tool_call_update":
 		v.ToolCallUpdate = new(ToolCallUpdate)
-		return decodeJSON(data, v.ToolCallUpdate)
+		return wirejson.Decode(data, v.ToolCallUpdate)
 	case found && tag == "plan":
 		v.Plan = new(Plan)
-		return decodeJSON(data, v.Plan)
+		return wirejson.Decode(data, v.Plan)
 	case found && tag == "plan_update":
 		v.PlanUpdate = new(PlanUpdate)
-		return decodeJSON(data, v.PlanUpdate)
+		return wirejson.Decode(data, v.PlanUpdate)
 	case found && tag == "plan_removed":
 		v.PlanRemoved = new(PlanRemoved)
-		return decodeJSON(data, v.PlanRemoved)
+		return wirejson.Decode(data, v.PlanRemoved)
 	case found && tag == "available_commands_update":
 		v.AvailableCommandsUpdate = new(AvailableCommandsUpdate)
-		return decodeJSON(data, v.AvailableCommandsUpdate)
+		return wirejson.Decode(data, v.AvailableCommandsUpdate)
 	case found && tag == "current_mode_update":
 		v.CurrentModeUpdate = new(CurrentModeUpdate)
-		return decodeJSON(data, v.CurrentModeUpdate)
+		return wirejson.Decode(data, v.CurrentModeUpdate)
 	case found && tag == "config_option_update":
 		v.ConfigOptionUpdate = new(ConfigOptionUpdate)
-		return decodeJSON(data, v.ConfigOptionUpdate)
+		return wirejson.Decode(data, v.ConfigOptionUpdate)
 	case found && tag == "session_info_update":
 		v.SessionInfoUpdate = new(SessionInfoUpdate)
-		return decodeJSON(data, v.SessionInfoUpdate)
+		return wirejson.Decode(data, v.SessionInfoUpdate)
 	case found && tag == "usage_update":
 		v.UsageUpdate = new(UsageUpdate)
-		return decodeJSON(data, v.UsageUpdate)
+		return wirejson.Decode(data, v.UsageUpdate)
 	case found && tag == "notice":
 		v.Notice = new(Notice)
-		return decodeJSON(data, v.Notice)
+		return wirejson.Decode(data, v.Notice)
 	case found && tag == "compaction_update":
 		v.CompactionUpdate = new(CompactionUpdate)
-		return decodeJSON(data, v.CompactionUpdate)
+		return wirejson.Decode(data, v.CompactionUpdate)
 	case found && tag == "compaction_summary_chunk":
 		v.CompactionSummaryChunk = new(CompactionSummaryChunk)
-		return decodeJSON(data, v.CompactionSummaryChunk)
+		return wirejson.Decode(data, v.CompactionSummaryChunk)
 	case found && tag == "subagent_update":
 		v.SubagentUpdate = new(SubagentUpdate)
-		return decodeJSON(data, v.SubagentUpdate)
+		return wirejson.Decode(data, v.SubagentUpdate)
 	case found && tag == "session_message":
 		v.SessionMessage = new(SessionMessage)
-		return decodeJSON(data, v.SessionMessage)
+		return wirejson.Decode(data, v.SessionMessage)
 	case found && tag == "session_message_chunk":
 		v.SessionMessageChunk = new(SessionMessageChunk)
-		return decodeJSON(data, v.SessionMessageChunk)
+		return wirejson.Decode(data, v.SessionMessageChunk)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -2915,29 +2919,29 @@ type PlanUpdateContent struct {
 func (v PlanUpdateContent) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Items != nil:
-		return tagged("\"type\"", "\"items\"", v.Items)
+		return wirejson.Tagged("\"type\"", "\"items\"", v.Items)
 	case v.Markdown != nil:
-		return tagged("\"type\"", "\"markdown\"", v.Markdown)
+		return wirejson.Tagged("\"type\"", "\"markdown\"", v.Markdown)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("PlanUpdateContent")
+	return nil, wirejson.EmptyUnion("PlanUpdateContent")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *PlanUpdateContent) UnmarshalJSON(data []byte) error {
 	*v = PlanUpdateContent{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "items":
 		v.Items = new(PlanItems)
-		return decodeJSON(data, v.Items)
+		return wirejson.Decode(data, v.Items)
 	case found && tag == "markdown":
 		v.Markdown = new(PlanMarkdown)
-		return decodeJSON(data, v.Markdown)
+		return wirejson.Decode(data, v.Markdown)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -3062,16 +3066,16 @@ func (v AvailableCommandInput) MarshalJSON() ([]byte, error) {
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("AvailableCommandInput")
+	return nil, wirejson.EmptyUnion("AvailableCommandInput")
 }
 
 // UnmarshalJSON reads the first variant whose shape the JSON has.
 func (v *AvailableCommandInput) UnmarshalJSON(data []byte) error {
 	*v = AvailableCommandInput{}
 	switch {
-	case hasKeys(data, (*UnstructuredCommandInput).shapeKeys(nil)):
+	case wirejson.HasKeys(data, (*UnstructuredCommandInput).shapeKeys(nil)):
 		v.Unstructured = new(UnstructuredCommandInput)
-		return decodeJSON(data, v.Unstructured)
+		return wirejson.Decode(data, v.Unstructured)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil
@@ -3367,39 +3371,39 @@ type StateUpdate struct {
 func (v StateUpdate) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Running != nil:
-		return tagged("\"state\"", "\"running\"", v.Running)
+		return wirejson.Tagged("\"state\"", "\"running\"", v.Running)
 	case v.Idle != nil:
-		return tagged("\"state\"", "\"idle\"", v.Idle)
+		return wirejson.Tagged("\"state\"", "\"idle\"", v.Idle)
 	case v.RequiresAction != nil:
-		return tagged("\"state\"", "\"requires_action\"", v.RequiresAction)
+		return wirejson.Tagged("\"state\"", "\"requires_action\"", v.RequiresAction)
 	case v.Unknown != nil:
-		return tagged("\"state\"", "\"unknown\"", v.Unknown)
+		return wirejson.Tagged("\"state\"", "\"unknown\"", v.Unknown)
 	case v.Other != nil:
 		return v.Other, nil
 	}
-	return nil, emptyUnion("StateUpdate")
+	return nil, wirejson.EmptyUnion("StateUpdate")
 }
 
 // UnmarshalJSON reads the variant its `state` names.
 func (v *StateUpdate) UnmarshalJSON(data []byte) error {
 	*v = StateUpdate{}
-	tag, found, err := tagOf(data, "state")
+	tag, found, err := wirejson.TagOf(data, "state")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "running":
 		v.Running = new(RunningStateUpdate)
-		return decodeJSON(data, v.Running)
+		return wirejson.Decode(data, v.Running)
 	case found && tag == "idle":
 		v.Idle = new(IdleStateUpdate)
-		return decodeJSON(data, v.Idle)
+		return wirejson.Decode(data, v.Idle)
 	case found && tag == "requires_action":
 		v.RequiresAction = new(RequiresActionStateUpdate)
-		return decodeJSON(data, v.RequiresAction)
+		return wirejson.Decode(data, v.RequiresAction)
 	case found && tag == "unknown":
 		v.Unknown = new(UnknownStateUpdate)
-		return decodeJSON(data, v.Unknown)
+		return wirejson.Decode(data, v.Unknown)
 	default:
 		v.Other = append(json.RawMessage(nil), data...)
 		return nil
@@ -3451,17 +3455,17 @@ func (v IdleStateUpdate) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its StopReason from one object.
 func (v *IdleStateUpdate) UnmarshalJSON(data []byte) error {
 	type plain IdleStateUpdate
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.StopReason); err != nil {
+	if err := wirejson.Decode(data, &p.StopReason); err != nil {
 		return err
 	}
 	*v = IdleStateUpdate(p)
@@ -3497,29 +3501,29 @@ type IdleStateUpdateStopReason struct {
 func (v IdleStateUpdateStopReason) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.EndTurn:
-		return tagged("\"stopReason\"", "\"end_turn\"", nil)
+		return wirejson.Tagged("\"stopReason\"", "\"end_turn\"", nil)
 	case v.MaxTokens:
-		return tagged("\"stopReason\"", "\"max_tokens\"", nil)
+		return wirejson.Tagged("\"stopReason\"", "\"max_tokens\"", nil)
 	case v.MaxTurnRequests:
-		return tagged("\"stopReason\"", "\"max_turn_requests\"", nil)
+		return wirejson.Tagged("\"stopReason\"", "\"max_turn_requests\"", nil)
 	case v.Refusal:
-		return tagged("\"stopReason\"", "\"refusal\"", nil)
+		return wirejson.Tagged("\"stopReason\"", "\"refusal\"", nil)
 	case v.Cancelled:
-		return tagged("\"stopReason\"", "\"cancelled\"", nil)
+		return wirejson.Tagged("\"stopReason\"", "\"cancelled\"", nil)
 	case v.Error != nil:
-		return tagged("\"stopReason\"", "\"error\"", v.Error)
+		return wirejson.Tagged("\"stopReason\"", "\"error\"", v.Error)
 	case v.None:
 		return []byte("{}"), nil
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("IdleStateUpdateStopReason")
+	return nil, wirejson.EmptyUnion("IdleStateUpdateStopReason")
 }
 
 // UnmarshalJSON reads the variant its `stopReason` names.
 func (v *IdleStateUpdateStopReason) UnmarshalJSON(data []byte) error {
 	*v = IdleStateUpdateStopReason{}
-	tag, found, err := tagOf(data, "stopReason")
+	tag, found, err := wirejson.TagOf(data, "stopReason")
 	if err != nil {
 		return err
 	}
@@ -3545,7 +3549,7 @@ func (v *IdleStateUpdateStopReason) UnmarshalJSON(data []byte) error {
 		return nil
 	case found && tag == "error":
 		v.Error = new(ErrorStopReason)
-		return decodeJSON(data, v.Error)
+		return wirejson.Decode(data, v.Error)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -4105,37 +4109,37 @@ type McpServer struct {
 func (v McpServer) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Http != nil:
-		return tagged("\"type\"", "\"http\"", v.Http)
+		return wirejson.Tagged("\"type\"", "\"http\"", v.Http)
 	case v.Sse != nil:
-		return tagged("\"type\"", "\"sse\"", v.Sse)
+		return wirejson.Tagged("\"type\"", "\"sse\"", v.Sse)
 	case v.Stdio != nil:
 		return json.Marshal(v.Stdio)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("McpServer")
+	return nil, wirejson.EmptyUnion("McpServer")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *McpServer) UnmarshalJSON(data []byte) error {
 	*v = McpServer{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "http":
 		v.Http = new(McpServerHttp)
-		return decodeJSON(data, v.Http)
+		return wirejson.Decode(data, v.Http)
 	case found && tag == "sse":
 		v.Sse = new(McpServerSse)
-		return decodeJSON(data, v.Sse)
-	case found && !hasKeys(data, (*McpServerStdio).shapeKeys(nil)):
+		return wirejson.Decode(data, v.Sse)
+	case found && !wirejson.HasKeys(data, (*McpServerStdio).shapeKeys(nil)):
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
 	default:
 		v.Stdio = new(McpServerStdio)
-		return decodeJSON(data, v.Stdio)
+		return wirejson.Decode(data, v.Stdio)
 	}
 }
 
@@ -4503,17 +4507,17 @@ func (v SetSessionConfigOptionRequest) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its Kind from one object.
 func (v *SetSessionConfigOptionRequest) UnmarshalJSON(data []byte) error {
 	type plain SetSessionConfigOptionRequest
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.Kind); err != nil {
+	if err := wirejson.Decode(data, &p.Kind); err != nil {
 		return err
 	}
 	*v = SetSessionConfigOptionRequest(p)
@@ -4540,32 +4544,32 @@ type SetSessionConfigOptionRequestKind struct {
 func (v SetSessionConfigOptionRequestKind) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Boolean != nil:
-		return tagged("\"type\"", "\"boolean\"", v.Boolean)
+		return wirejson.Tagged("\"type\"", "\"boolean\"", v.Boolean)
 	case v.ValueId != nil:
 		return json.Marshal(v.ValueId)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("SetSessionConfigOptionRequestKind")
+	return nil, wirejson.EmptyUnion("SetSessionConfigOptionRequestKind")
 }
 
 // UnmarshalJSON reads the variant its `type` names.
 func (v *SetSessionConfigOptionRequestKind) UnmarshalJSON(data []byte) error {
 	*v = SetSessionConfigOptionRequestKind{}
-	tag, found, err := tagOf(data, "type")
+	tag, found, err := wirejson.TagOf(data, "type")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "boolean":
 		v.Boolean = new(SetSessionConfigOptionRequestBoolean)
-		return decodeJSON(data, v.Boolean)
-	case found && !hasKeys(data, (*SetSessionConfigOptionRequestValueId).shapeKeys(nil)):
+		return wirejson.Decode(data, v.Boolean)
+	case found && !wirejson.HasKeys(data, (*SetSessionConfigOptionRequestValueId).shapeKeys(nil)):
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
 	default:
 		v.ValueId = new(SetSessionConfigOptionRequestValueId)
-		return decodeJSON(data, v.ValueId)
+		return wirejson.Decode(data, v.ValueId)
 	}
 }
 
@@ -4695,19 +4699,19 @@ type RequestPermissionOutcome struct {
 func (v RequestPermissionOutcome) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Cancelled:
-		return tagged("\"outcome\"", "\"cancelled\"", nil)
+		return wirejson.Tagged("\"outcome\"", "\"cancelled\"", nil)
 	case v.Selected != nil:
-		return tagged("\"outcome\"", "\"selected\"", v.Selected)
+		return wirejson.Tagged("\"outcome\"", "\"selected\"", v.Selected)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("RequestPermissionOutcome")
+	return nil, wirejson.EmptyUnion("RequestPermissionOutcome")
 }
 
 // UnmarshalJSON reads the variant its `outcome` names.
 func (v *RequestPermissionOutcome) UnmarshalJSON(data []byte) error {
 	*v = RequestPermissionOutcome{}
-	tag, found, err := tagOf(data, "outcome")
+	tag, found, err := wirejson.TagOf(data, "outcome")
 	if err != nil {
 		return err
 	}
@@ -4717,7 +4721,7 @@ func (v *RequestPermissionOutcome) UnmarshalJSON(data []byte) error {
 		return nil
 	case found && tag == "selected":
 		v.Selected = new(SelectedPermissionOutcome)
-		return decodeJSON(data, v.Selected)
+		return wirejson.Decode(data, v.Selected)
 	default:
 		v.Unknown = append(json.RawMessage(nil), data...)
 		return nil
@@ -4864,17 +4868,17 @@ func (v CreateElicitationResponse) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeObjects(own, part), nil
+	return wirejson.MergeObjects(own, part), nil
 }
 
 // UnmarshalJSON reads the struct's own properties and its Action from one object.
 func (v *CreateElicitationResponse) UnmarshalJSON(data []byte) error {
 	type plain CreateElicitationResponse
 	var p plain
-	if err := decodeJSON(data, &p); err != nil {
+	if err := wirejson.Decode(data, &p); err != nil {
 		return err
 	}
-	if err := decodeJSON(data, &p.Action); err != nil {
+	if err := wirejson.Decode(data, &p.Action); err != nil {
 		return err
 	}
 	*v = CreateElicitationResponse(p)
@@ -4901,28 +4905,28 @@ type CreateElicitationResponseAction struct {
 func (v CreateElicitationResponseAction) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Accept != nil:
-		return tagged("\"action\"", "\"accept\"", v.Accept)
+		return wirejson.Tagged("\"action\"", "\"accept\"", v.Accept)
 	case v.Decline:
-		return tagged("\"action\"", "\"decline\"", nil)
+		return wirejson.Tagged("\"action\"", "\"decline\"", nil)
 	case v.Cancel:
-		return tagged("\"action\"", "\"cancel\"", nil)
+		return wirejson.Tagged("\"action\"", "\"cancel\"", nil)
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("CreateElicitationResponseAction")
+	return nil, wirejson.EmptyUnion("CreateElicitationResponseAction")
 }
 
 // UnmarshalJSON reads the variant its `action` names.
 func (v *CreateElicitationResponseAction) UnmarshalJSON(data []byte) error {
 	*v = CreateElicitationResponseAction{}
-	tag, found, err := tagOf(data, "action")
+	tag, found, err := wirejson.TagOf(data, "action")
 	if err != nil {
 		return err
 	}
 	switch {
 	case found && tag == "accept":
 		v.Accept = new(ElicitationAcceptAction)
-		return decodeJSON(data, v.Accept)
+		return wirejson.Decode(data, v.Accept)
 	case found && tag == "decline":
 		v.Decline = true
 		return nil
@@ -4969,27 +4973,27 @@ func (v ElicitationContentValue) MarshalJSON() ([]byte, error) {
 	case v.Unknown != nil:
 		return v.Unknown, nil
 	}
-	return nil, emptyUnion("ElicitationContentValue")
+	return nil, wirejson.EmptyUnion("ElicitationContentValue")
 }
 
 // UnmarshalJSON reads the first variant whose shape the JSON has.
 func (v *ElicitationContentValue) UnmarshalJSON(data []byte) error {
 	*v = ElicitationContentValue{}
 	switch {
-	case isString(data):
+	case wirejson.IsString(data):
 		v.String = new(string)
-		return decodeJSON(data, v.String)
-	case isInteger(data):
+		return wirejson.Decode(data, v.String)
+	case wirejson.IsInteger(data):
 		v.Integer = new(int64)
-		return decodeJSON(data, v.Integer)
-	case isNumber(data):
+		return wirejson.Decode(data, v.Integer)
+	case wirejson.IsNumber(data):
 		v.Number = new(float64)
-		return decodeJSON(data, v.Number)
-	case isBool(data):
+		return wirejson.Decode(data, v.Number)
+	case wirejson.IsBool(data):
 		v.Boolean = new(bool)
-		return decodeJSON(data, v.Boolean)
-	case isArray(data):
-		return decodeJSON(data, &v.StringArray)
+		return wirejson.Decode(data, v.Boolean)
+	case wirejson.IsArray(data):
+		return wirejson.Decode(data, &v.StringArray)
 	}
 	v.Unknown = append(json.RawMessage(nil), data...)
 	return nil

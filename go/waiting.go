@@ -9,6 +9,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acp-engine/acp-engine/go/internal/wirejson"
 )
 
 // Concurrent Calls wait in Go (one at a time waits in C, see Conn.await):
@@ -136,7 +138,7 @@ func answer(slot uintptr, result []byte, err error) {
 	switch {
 	case err != nil:
 		call.waiting <- response{err: err}
-	case len(result) < largeText:
+	case len(result) < wirejson.LargeText:
 		call.waiting <- decodeHere(result, call.result)
 	default:
 		// Decoding a large result here would hold up the dispatch thread.

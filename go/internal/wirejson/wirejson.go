@@ -1,4 +1,8 @@
-package acpengine
+// Package wirejson holds the JSON helpers of the generated protocol types
+// (the v1 types of package acpengine and the v2 types of package acpv2):
+// unions with a tag property, unions told apart by shape, and structs whose
+// union part shares their object.
+package wirejson
 
 import (
 	"bytes"
@@ -7,12 +11,9 @@ import (
 	"strings"
 )
 
-// The generated types' JSON helpers: unions with a tag property, unions
-// told apart by shape, and structs whose union part shares their object.
-
-// tagged writes payload's JSON object with `keyJSON: tagJSON` first (a
+// Tagged writes payload's JSON object with `keyJSON: tagJSON` first (a
 // payload-less variant: just the tag).
-func tagged(keyJSON string, tagJSON string, payload any) ([]byte, error) {
+func Tagged(keyJSON string, tagJSON string, payload any) ([]byte, error) {
 	var body []byte
 	if payload != nil {
 		var err error
@@ -33,8 +34,8 @@ func tagged(keyJSON string, tagJSON string, payload any) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// mergeObjects joins two JSON objects' members into one object.
-func mergeObjects(a, b []byte) []byte {
+// MergeObjects joins two JSON objects' members into one object.
+func MergeObjects(a, b []byte) []byte {
 	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
 	if len(b) <= 2 || b[0] != '{' {
 		return a
@@ -48,13 +49,14 @@ func mergeObjects(a, b []byte) []byte {
 	return append(out, b[1:]...)
 }
 
-func emptyUnion(name string) error {
+// EmptyUnion is the error of writing a union value with no variant set.
+func EmptyUnion(name string) error {
 	return fmt.Errorf("acpengine: a %s with no variant set", name)
 }
 
-// tagOf finds the string value of top-level property key in a JSON object
+// TagOf finds the string value of top-level property key in a JSON object
 // without decoding the rest (found is false when it is absent or null).
-func tagOf(data []byte, key string) (tag string, found bool, err error) {
+func TagOf(data []byte, key string) (tag string, found bool, err error) {
 	s := scanner{data: data}
 	s.space()
 	if !s.take('{') {
@@ -107,24 +109,24 @@ func firstByte(data []byte) byte {
 	return data[0]
 }
 
-func isNull(data []byte) bool   { return string(bytes.TrimSpace(data)) == "null" }
-func isBool(data []byte) bool   { c := firstByte(data); return c == 't' || c == 'f' }
-func isString(data []byte) bool { return firstByte(data) == '"' }
-func isArray(data []byte) bool  { return firstByte(data) == '[' }
-func isObject(data []byte) bool { return firstByte(data) == '{' }
+func IsNull(data []byte) bool   { return string(bytes.TrimSpace(data)) == "null" }
+func IsBool(data []byte) bool   { c := firstByte(data); return c == 't' || c == 'f' }
+func IsString(data []byte) bool { return firstByte(data) == '"' }
+func IsArray(data []byte) bool  { return firstByte(data) == '[' }
+func IsObject(data []byte) bool { return firstByte(data) == '{' }
 
-func isNumber(data []byte) bool {
+func IsNumber(data []byte) bool {
 	c := firstByte(data)
 	return c == '-' || (c >= '0' && c <= '9')
 }
 
-func isInteger(data []byte) bool {
-	return isNumber(data) && !bytes.ContainsAny(bytes.TrimSpace(data), ".eE")
+func IsInteger(data []byte) bool {
+	return IsNumber(data) && !bytes.ContainsAny(bytes.TrimSpace(data), ".eE")
 }
 
-// hasKeys: data is an object with every one of keys.
-func hasKeys(data []byte, keys []string) bool {
-	if !isObject(data) {
+// HasKeys: data is an object with every one of keys.
+func HasKeys(data []byte, keys []string) bool {
+	if !IsObject(data) {
 		return false
 	}
 	var object map[string]json.RawMessage

@@ -1,0 +1,143 @@
+// Package acpv2 is ACP version 2 (the draft) in Go: its types
+// (schema_gen.go, from schema/v2/schema.json), its method table
+// (methods_gen.go) and the typed connections of both sides, on the same
+// engine as package acpengine. The connections speak v2 only: the engine
+// checks every message against the v2 schema and refuses a v1 peer's
+// initialize (-32022). An agent that serves v1 and v2 clients at once is a
+// router (acpengine.Options.ProtocolVersions = []int{1, 2} with
+// acpengine.NewSideConnection), as the official SDKs have it.
+//
+// v2 is experimental: its types and methods change with the draft.
+package acpv2
+
+import (
+	"bytes"
+	"context"
+
+	json "github.com/goccy/go-json"
+
+	acp "github.com/acp-engine/acp-engine/go"
+	"github.com/acp-engine/acp-engine/go/internal/wirejson"
+)
+
+// AgentSideConnection is a v2 agent's connection to its client: the Agent
+// handles what the client sends, and its methods (UpdateSession,
+// RequestPermission, ...) send to the client.
+type AgentSideConnection struct {
+	*acp.Conn
+	agent Agent
+}
+
+// NewAgentSideConnection serves agent(conn) over stream, speaking v2
+// (options.ProtocolVersions is set to []int{2}).
+func NewAgentSideConnection(agent func(*AgentSideConnection) Agent, stream acp.Stream, options *acp.Options) (*AgentSideConnection, error) {
+	side := &AgentSideConnection{}
+	conn, err := acp.NewSideConnection(acp.SideAgent, func(conn *acp.Conn) acp.Handler {
+		side.Conn = conn
+		side.agent = agent(side)
+		return agentHandler{side.agent}
+	}, stream, v2Only(options))
+	if err != nil {
+		return nil, err
+	}
+	side.Conn = conn
+	return side, nil
+}
+
+// ClientSideConnection is a v2 client's connection to its agent: the Client
+// handles what the agent sends, and its methods (Initialize, NewSession,
+// Prompt, ...) send to the agent.
+type ClientSideConnection struct {
+	*acp.Conn
+	client Client
+}
+
+// NewClientSideConnection connects client(conn) to the agent over stream,
+// speaking v2 (options.ProtocolVersions is set to []int{2}).
+func NewClientSideConnection(client func(*ClientSideConnection) Client, stream acp.Stream, options *acp.Options) (*ClientSideConnection, error) {
+	side := &ClientSideConnection{}
+	conn, err := acp.NewSideConnection(acp.SideClient, func(conn *acp.Conn) acp.Handler {
+		side.Conn = conn
+		side.client = client(side)
+		return clientHandler{side.client}
+	}, stream, v2Only(options))
+	if err != nil {
+		return nil, err
+	}
+	side.Conn = conn
+	return side, nil
+}
+
+// v2Only is options (or the defaults) speaking v2.
+func v2Only(options *acp.Options) *acp.Options {
+	speaking := acp.Options{}
+	if options != nil {
+		speaking = *options
+	}
+	speaking.ProtocolVersions = []int{2}
+	return &speaking
+}
+
+// agentHandler routes what a client sends to an Agent.
+type agentHandler struct{ agent Agent }
+
+func (h agentHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if result, ok, err := dispatchAgentRequest(ctx, h.agent, method, params); ok {
+		return result, err
+	}
+	return extRequest(ctx, h.agent, method, bytes.Clone(params))
+}
+
+func (h agentHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
+	if ok, err := dispatchAgentNotification(ctx, h.agent, method, params); ok {
+		return err
+	}
+	return extNotification(ctx, h.agent, method, bytes.Clone(params))
+}
+
+// clientHandler routes what an agent sends to a Client.
+type clientHandler struct{ client Client }
+
+func (h clientHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if result, ok, err := dispatchClientRequest(ctx, h.client, method, params); ok {
+		return result, err
+	}
+	return extRequest(ctx, h.client, method, bytes.Clone(params))
+}
+
+func (h clientHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
+	if ok, err := dispatchClientNotification(ctx, h.client, method, params); ok {
+		return err
+	}
+	return extNotification(ctx, h.client, method, bytes.Clone(params))
+}
+
+// What reaches these is a method outside the side's table: an extension
+// method or one of the connection's unchecked methods, for the handler's
+// acp.ExtMethodHandler / acp.ExtNotificationHandler.
+func extRequest(ctx context.Context, handler any, method string, params json.RawMessage) (any, error) {
+	if ext, ok := handler.(acp.ExtMethodHandler); ok {
+		return ext.ExtMethod(ctx, method, params)
+	}
+	return nil, acp.MethodNotFound(method)
+}
+
+func extNotification(ctx context.Context, handler any, method string, params json.RawMessage) error {
+	if ext, ok := handler.(acp.ExtNotificationHandler); ok {
+		return ext.ExtNotification(ctx, method, params)
+	}
+	return nil
+}
+
+func methodNotFound(method string) error { return acp.MethodNotFound(method) }
+
+// decodeParams reads a message's params (absent params read as {}).
+func decodeParams(params []byte, into any) error {
+	if len(params) == 0 {
+		params = []byte("{}")
+	}
+	if err := wirejson.Decode(params, into); err != nil {
+		return acp.InvalidParams().WithData(map[string]string{"reason": err.Error()})
+	}
+	return nil
+}
