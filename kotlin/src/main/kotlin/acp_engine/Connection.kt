@@ -209,7 +209,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
 
 /** ACP params are objects (absent params read as an empty one). */
 @Suppress("UNCHECKED_CAST")
-private fun asObject(params: Any?): JsonObject = (params as? JsonObject) ?: emptyMap()
+internal fun asObject(params: Any?): JsonObject = (params as? JsonObject) ?: emptyMap()
 
 /**
  * What the owner of a plain JSON-RPC [Connection] implements (ACP programs implement
