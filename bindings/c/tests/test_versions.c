@@ -11,11 +11,16 @@
  *     supported), and the connection goes on;
  *   - a client asking for v2 follows the agent's answer;
  *   - an options struct from before the field (the previous size) means
- *     v1; a value that is not an acp_protocol_versions is refused.
+ *     v1; a value that is not an acp_protocol_versions is refused;
+ *   - the official TypeScript SDK's v2 client (interop/ts/v2-client.mjs)
+ *     drives this program as a v2-only agent on its stdio (--v2-agent):
+ *     initialize, a session, a prompt acknowledged with a messageId and the
+ *     turn told in state updates after the answer.
  */
 #include "harness.h"
 
 #include <stddef.h>
+#include <sys/wait.h>
 
 #define V2_INITIALIZE "{\"protocolVersion\":2,\"info\":{\"name\":\"c\",\"version\":\"1\"},\"capabilities\":{}}"
 #define READ_PARAMS "{\"sessionId\":\"s\",\"path\":\"/a\"}"
@@ -161,11 +166,86 @@ static void test_sizes_and_values(void) {
     peer_close(&p);
 }
 
-int main(void) {
+/* ---- a v2 agent on this program's stdio, under the official v2 client ---- */
+
+static void v2_agent_request(void *user_data, const acp_connection *conn, const char *method, const char *params,
+                             acp_responder *responder) {
+    (void)user_data;
+    if (strcmp(method, ACP_METHOD_INITIALIZE) == 0) {
+        acp_responder_ok(responder, "{\"protocolVersion\":2,\"info\":{\"name\":\"c-v2-agent\",\"version\":\"1\"}}");
+    } else if (strcmp(method, ACP_METHOD_SESSION_NEW) == 0) {
+        acp_responder_ok(responder, "{\"sessionId\":\"s1\"}");
+    } else if (strcmp(method, ACP_METHOD_SESSION_PROMPT) == 0) {
+        char *text = NULL, *quoted = NULL, update[1024], said[512];
+        acp_json_get_string(params, "/prompt/0/text", &text);
+        snprintf(said, sizeof said, "echo: %s", text ? text : "");
+        acp_json_quote(said, &quoted);
+        /* v2 acknowledges the prompt; the turn is told after the answer, which
+         * is queued before anything sent after it. */
+        acp_responder_ok(responder, "{\"messageId\":\"m1\"}");
+        acp_connection_send_notification(conn, ACP_METHOD_SESSION_UPDATE,
+                                         "{\"sessionId\":\"s1\",\"update\":{\"sessionUpdate\":\"state_update\","
+                                         "\"state\":\"running\"}}");
+        snprintf(update, sizeof update,
+                 "{\"sessionId\":\"s1\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"messageId\":\"m2\","
+                 "\"content\":{\"type\":\"text\",\"text\":%s}}}",
+                 quoted);
+        acp_connection_send_notification(conn, ACP_METHOD_SESSION_UPDATE, update);
+        acp_connection_send_notification(conn, ACP_METHOD_SESSION_UPDATE,
+                                         "{\"sessionId\":\"s1\",\"update\":{\"sessionUpdate\":\"state_update\","
+                                         "\"state\":\"idle\",\"stopReason\":\"end_turn\"}}");
+        acp_string_free(text), acp_string_free(quoted);
+    } else {
+        acp_responder_error(responder, ACP_ERROR_METHOD_NOT_FOUND, ACP_MESSAGE_METHOD_NOT_FOUND, NULL);
+    }
+}
+
+static int v2_agent(void) {
+    acp_options options = ACP_OPTIONS_INIT;
+    options.side = ACP_SIDE_AGENT;
+    options.protocol_versions = ACP_PROTOCOL_VERSIONS_V2;
+    acp_handlers handlers = ACP_HANDLERS_INIT;
+    handlers.on_request = v2_agent_request;
+    acp_connection *conn = NULL;
+    if (acp_connection_stdio(&options, &handlers, &conn) != ACP_OK) return 1;
+    acp_connection_wait_closed(conn, -1);
+    acp_connection_free(conn);
+    acp_shutdown();
+    return 0;
+}
+
+static void test_the_official_v2_client_drives_a_c_agent(void) {
+    harness_section("the official TypeScript v2 client drives a C v2 agent");
+    char self[1024], command[4096], line[1024], last[1024] = "";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(n > 0);
+    if (n <= 0) return;
+    self[n] = '\0';
+    snprintf(command, sizeof command, "ACP_INTEROP_TRACE= node '%s/interop/ts/v2-client.mjs' '%s' --v2-agent 2>&1",
+             acp_repo(), self);
+    FILE *client = popen(command, "r");
+    CHECK(client != NULL);
+    if (!client) return;
+    int said = 0;
+    while (fgets(line, sizeof line, client)) {
+        fprintf(stderr, "  | %s", line);
+        if (strstr(line, "agent said \"echo: Hello\"")) said = 1;
+        snprintf(last, sizeof last, "%s", line);
+    }
+    int status = pclose(client);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(said);
+    CHECK_STR_EQ(last, "v2 ok\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--v2-agent") == 0) return v2_agent();
+    harness_name = "test_versions";
     test_both_under_a_v2_client();
     test_both_under_a_v1_client();
     test_v2_only_refuses_a_v1_client();
     test_a_client_follows_the_answer();
     test_sizes_and_values();
+    test_the_official_v2_client_drives_a_c_agent();
     return harness_finish();
 }
