@@ -129,7 +129,10 @@ func (c *turnClient) UpdateSession(ctx context.Context, params *acpv2.UpdateSess
 		c.said += update.AgentMessageChunk.Content.Text.Text
 		c.mu.Unlock()
 	case update.StateUpdate != nil && update.StateUpdate.Idle != nil:
-		c.ended <- update.StateUpdate.Idle.StopReason
+		select {
+		case c.ended <- update.StateUpdate.Idle.StopReason:
+		default: // the first idle ended the turn
+		}
 	}
 	return nil
 }

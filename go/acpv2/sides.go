@@ -32,7 +32,8 @@ type AgentSideConnection struct {
 // (options.ProtocolVersions is set to []int{2}).
 func NewAgentSideConnection(agent func(*AgentSideConnection) Agent, stream acp.Stream, options *acp.Options) (*AgentSideConnection, error) {
 	side := &AgentSideConnection{}
-	conn, err := acp.NewSideConnection(acp.SideAgent, func(conn *acp.Conn) acp.Handler {
+	// The connection is side.Conn from before anything reaches the handler.
+	_, err := acp.NewSideConnection(acp.SideAgent, func(conn *acp.Conn) acp.Handler {
 		side.Conn = conn
 		side.agent = agent(side)
 		return agentHandler{side.agent}
@@ -40,7 +41,6 @@ func NewAgentSideConnection(agent func(*AgentSideConnection) Agent, stream acp.S
 	if err != nil {
 		return nil, err
 	}
-	side.Conn = conn
 	return side, nil
 }
 
@@ -56,7 +56,8 @@ type ClientSideConnection struct {
 // speaking v2 (options.ProtocolVersions is set to []int{2}).
 func NewClientSideConnection(client func(*ClientSideConnection) Client, stream acp.Stream, options *acp.Options) (*ClientSideConnection, error) {
 	side := &ClientSideConnection{}
-	conn, err := acp.NewSideConnection(acp.SideClient, func(conn *acp.Conn) acp.Handler {
+	// The connection is side.Conn from before anything reaches the handler.
+	_, err := acp.NewSideConnection(acp.SideClient, func(conn *acp.Conn) acp.Handler {
 		side.Conn = conn
 		side.client = client(side)
 		return clientHandler{side.client}
@@ -64,7 +65,6 @@ func NewClientSideConnection(client func(*ClientSideConnection) Client, stream a
 	if err != nil {
 		return nil, err
 	}
-	side.Conn = conn
 	return side, nil
 }
 
