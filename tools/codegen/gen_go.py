@@ -4,8 +4,10 @@
     python3 tools/codegen/gen_go.py           # (re)write go/schema_gen.go, go/methods_gen.go
     python3 tools/codegen/gen_go.py --check   # exit 1 if a checked-in file is out of date
 
-Input: schema/v1/schema.json, loaded into the language-neutral IR of ``acp_schema``; this
-module only decides how each IR node looks in Go (the method table: ``gen_go_methods``).
+Input: schema/v1/schema.json for package ``acpengine`` (``go/``) and schema/v2/schema.json
+for package ``acpv2`` (``go/acpv2/``, ACP v2), loaded into the language-neutral IR of
+``acp_schema``; this module only decides how each IR node looks in Go (the method table:
+``gen_go_methods``). The generated code's JSON helpers are ``go/internal/wirejson``.
 
 Mapping (Go names are the schema's names; JSON keys are the wire names):
 
