@@ -113,13 +113,17 @@ def markdown(records, meta):
             base = by_key.get((scenario, official, official))
             a = value(mine, scenario) if mine else None
             b = value(base, scenario) if base else None
-            if a is None or b is None:
+            if mine is None and scenario not in IMPLS[ours].get("scenarios", (scenario,)):
+                row.append("—")  # not a scenario of these programs (see bench/impls.py)
+            elif a is None or b is None:
                 row.append("n/a (a pair failed)")
             elif scenario == "setup":
                 row.append(f"{a:.0f} ms vs {b:.0f} ms")
             else:
                 row.append(f"**{a / b:.1f}×** ({a:,.0f} vs {b:,.0f})")
         lines.append("| " + " | ".join(row) + " |")
+    if any("| — |" in line or line.endswith("| — |") for line in lines):
+        lines += ["", "—: not a scenario of those programs (ACP v2 has no client file system: `bench/README.md`)."]
     lines += through_the_c_library(by_key, scenarios, present)
     lines += against_the_floor(by_key, present)
     lines += [
@@ -247,7 +251,7 @@ def chart(records, path):
     present = set(r["client"] for r in records)
     names = [name for name in IMPLS if name in present and "client" in IMPLS[name] and "agent" in IMPLS[name]
              and not IMPLS[name].get("floor")]
-    figure, axes = plt.subplots(1, len(scenarios), figsize=(3.2 * len(scenarios), 4.8), squeeze=False)
+    figure, axes = plt.subplots(1, len(scenarios), figsize=(3.2 * len(scenarios), 5.6), squeeze=False)
     colors = {name: ("#1f77b4" if name.startswith("acp-engine") else "#b0b0b0") for name in names}
     for axis, scenario in zip(axes[0], scenarios):
         values = [value(by_key[(scenario, n, n)], scenario) if (scenario, n, n) in by_key else None for n in names]
@@ -261,7 +265,8 @@ def chart(records, path):
         if scenario not in ("setup", "large") and any(heights):
             axis.set_yscale("log")
         for index, v in enumerate(values):
-            if v is None:
+            # No bar for a scenario the programs do not have (the v2 ones): not a failure.
+            if v is None and scenario in IMPLS[names[index]].get("scenarios", (scenario,)):
                 axis.text(index, 1, "FAIL", ha="center", fontsize=6, rotation=90)
     figure.suptitle("Each SDK's client against its own agent (blue: acp-engine; grey: official SDKs)", fontsize=10)
     figure.tight_layout()
