@@ -95,10 +95,10 @@ func CodeOf(err error) int64 {
 	return 0
 }
 
-func methodNotFound(method string) error { return MethodNotFound(method) }
-
-// decodeParams reads a message's params (absent params read as {}).
-func decodeParams(params []byte, into any) error {
+// DecodeParams reads a method's params into into as the typed connections
+// do (absent params read as {}): a mismatch is -32602 with the reason. For
+// handlers of NewSideConnection, and the generated method tables.
+func DecodeParams(params []byte, into any) error {
 	if len(params) == 0 {
 		params = []byte("{}")
 	}

@@ -187,17 +187,17 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodAuthenticate:
 		h, ok := handler.(AuthenticateHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p AuthenticateRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.Authenticate(ctx, &p)
 		return result, true, err
 	case MethodInitialize:
 		var p InitializeRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.Initialize(ctx, &p)
@@ -205,10 +205,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodLogout:
 		h, ok := handler.(LogoutHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p LogoutRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.Logout(ctx, &p)
@@ -216,10 +216,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionClose:
 		h, ok := handler.(CloseSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p CloseSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CloseSession(ctx, &p)
@@ -227,10 +227,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionDelete:
 		h, ok := handler.(DeleteSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p DeleteSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.DeleteSession(ctx, &p)
@@ -238,10 +238,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionList:
 		h, ok := handler.(ListSessionsHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p ListSessionsRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.ListSessions(ctx, &p)
@@ -249,24 +249,24 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionLoad:
 		h, ok := handler.(LoadSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p LoadSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.LoadSession(ctx, &p)
 		return result, true, err
 	case MethodSessionNew:
 		var p NewSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.NewSession(ctx, &p)
 		return result, true, err
 	case MethodSessionPrompt:
 		var p PromptRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.Prompt(ctx, &p)
@@ -274,10 +274,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionResume:
 		h, ok := handler.(ResumeSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p ResumeSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.ResumeSession(ctx, &p)
@@ -285,10 +285,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionSetConfigOption:
 		h, ok := handler.(SetSessionConfigOptionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p SetSessionConfigOptionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.SetSessionConfigOption(ctx, &p)
@@ -296,10 +296,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionSetMode:
 		h, ok := handler.(SetSessionModeHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p SetSessionModeRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.SetSessionMode(ctx, &p)
@@ -314,7 +314,7 @@ func dispatchAgentNotification(ctx context.Context, handler Agent, method string
 	switch method {
 	case MethodSessionCancel:
 		var p CancelNotification
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return true, err
 		}
 		return true, handler.Cancel(ctx, &p)
@@ -507,10 +507,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodElicitationCreate:
 		h, ok := handler.(CreateElicitationHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p CreateElicitationRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CreateElicitation(ctx, &p)
@@ -518,10 +518,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodFsReadTextFile:
 		h, ok := handler.(ReadTextFileHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p ReadTextFileRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.ReadTextFile(ctx, &p)
@@ -529,17 +529,17 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodFsWriteTextFile:
 		h, ok := handler.(WriteTextFileHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p WriteTextFileRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.WriteTextFile(ctx, &p)
 		return result, true, err
 	case MethodSessionRequestPermission:
 		var p RequestPermissionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.RequestPermission(ctx, &p)
@@ -547,10 +547,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodTerminalCreate:
 		h, ok := handler.(CreateTerminalHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p CreateTerminalRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CreateTerminal(ctx, &p)
@@ -558,10 +558,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodTerminalKill:
 		h, ok := handler.(KillTerminalHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p KillTerminalRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.KillTerminal(ctx, &p)
@@ -569,10 +569,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodTerminalOutput:
 		h, ok := handler.(TerminalOutputHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p TerminalOutputRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.TerminalOutput(ctx, &p)
@@ -580,10 +580,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodTerminalRelease:
 		h, ok := handler.(ReleaseTerminalHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p ReleaseTerminalRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.ReleaseTerminal(ctx, &p)
@@ -591,10 +591,10 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodTerminalWaitForExit:
 		h, ok := handler.(WaitForTerminalExitHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, MethodNotFound(method)
 		}
 		var p WaitForTerminalExitRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.WaitForTerminalExit(ctx, &p)
@@ -613,13 +613,13 @@ func dispatchClientNotification(ctx context.Context, handler Client, method stri
 			return true, nil
 		}
 		var p CompleteElicitationNotification
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return true, err
 		}
 		return true, h.CompleteElicitation(ctx, &p)
 	case MethodSessionUpdate:
 		var p SessionNotification
-		if err := decodeParams(params, &p); err != nil {
+		if err := DecodeParams(params, &p); err != nil {
 			return true, err
 		}
 		return true, handler.SessionUpdate(ctx, &p)

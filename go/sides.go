@@ -52,7 +52,7 @@ func NewAgentSideConnection(agent func(*AgentSideConnection) Agent, stream Strea
 	}
 	side := &AgentSideConnection{Conn: conn}
 	side.agent = agent(side)
-	conn.start(agentHandler{side.agent})
+	conn.start(agentHandler(side.agent))
 	return side, nil
 }
 
@@ -83,7 +83,7 @@ func NewClientSideConnection(client func(*ClientSideConnection) Client, stream S
 	}
 	side := &ClientSideConnection{Conn: conn}
 	side.client = client(side)
-	conn.start(clientHandler{side.client})
+	conn.start(clientHandler(side.client))
 	return side, nil
 }
 
@@ -128,47 +128,69 @@ func (c *ClientSideConnection) ExtNotification(ctx context.Context, method strin
 	return c.Conn.Notify(ctx, method, params)
 }
 
-// agentHandler routes what a client sends to an Agent.
-type agentHandler struct{ agent Agent }
+// RequestDispatch is a method table's dispatch of a request (generated):
+// false when the method is not one of the side's.
+type RequestDispatch func(ctx context.Context, method string, params []byte) (any, bool, error)
 
-func (h agentHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if result, ok, err := dispatchAgentRequest(ctx, h.agent, method, params); ok {
+// NotificationDispatch is a method table's dispatch of a notification
+// (generated): false when the method is not one of the side's.
+type NotificationDispatch func(ctx context.Context, method string, params []byte) (bool, error)
+
+// TypedHandler is the Handler of a typed connection: what the peer sends
+// goes to the side's method table (request, notification), and what the
+// table does not know to target's ExtMethodHandler / ExtNotificationHandler;
+// target's InvalidNotificationHandler hears of dropped notifications. The
+// table decodes params in place (it copies what it keeps). This package's
+// typed connections use it, and so do package acpv2's.
+func TypedHandler(target any, request RequestDispatch, notification NotificationDispatch) Handler {
+	return typedHandler{handler: target, request: request, notification: notification}
+}
+
+type typedHandler struct {
+	handler      any
+	request      RequestDispatch
+	notification NotificationDispatch
+}
+
+func (h typedHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if result, ok, err := h.request(ctx, method, params); ok {
 		return result, err
 	}
-	return extRequest(ctx, h.agent, method, bytes.Clone(params))
+	return extRequest(ctx, h.handler, method, bytes.Clone(params))
 }
 
-func (h agentHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
-	if ok, err := dispatchAgentNotification(ctx, h.agent, method, params); ok {
+func (h typedHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
+	if ok, err := h.notification(ctx, method, params); ok {
 		return err
 	}
-	return extNotification(ctx, h.agent, method, bytes.Clone(params))
+	return extNotification(ctx, h.handler, method, bytes.Clone(params))
 }
 
-func (agentHandler) readsParamsInPlace() {}
+func (typedHandler) readsParamsInPlace() {}
 
-func (h agentHandler) target() any { return h.agent }
+func (h typedHandler) target() any { return h.handler }
+
+// agentHandler routes what a client sends to an Agent.
+func agentHandler(agent Agent) Handler {
+	return TypedHandler(agent,
+		func(ctx context.Context, method string, params []byte) (any, bool, error) {
+			return dispatchAgentRequest(ctx, agent, method, params)
+		},
+		func(ctx context.Context, method string, params []byte) (bool, error) {
+			return dispatchAgentNotification(ctx, agent, method, params)
+		})
+}
 
 // clientHandler routes what an agent sends to a Client.
-type clientHandler struct{ client Client }
-
-func (h clientHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if result, ok, err := dispatchClientRequest(ctx, h.client, method, params); ok {
-		return result, err
-	}
-	return extRequest(ctx, h.client, method, bytes.Clone(params))
+func clientHandler(client Client) Handler {
+	return TypedHandler(client,
+		func(ctx context.Context, method string, params []byte) (any, bool, error) {
+			return dispatchClientRequest(ctx, client, method, params)
+		},
+		func(ctx context.Context, method string, params []byte) (bool, error) {
+			return dispatchClientNotification(ctx, client, method, params)
+		})
 }
-
-func (h clientHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
-	if ok, err := dispatchClientNotification(ctx, h.client, method, params); ok {
-		return err
-	}
-	return extNotification(ctx, h.client, method, bytes.Clone(params))
-}
-
-func (clientHandler) readsParamsInPlace() {}
-
-func (h clientHandler) target() any { return h.client }
 
 // What reaches these is a method outside the side's table: an extension
 // method or one of the connection's unchecked methods (the engine answers

@@ -3,7 +3,11 @@
 
 package acpv2
 
-import "context"
+import (
+	"context"
+
+	acp "github.com/acp-engine/acp-engine/go"
+)
 
 // The wire names of the protocol's methods.
 const (
@@ -151,10 +155,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodAuthLogin:
 		h, ok := handler.(LoginAuthHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p LoginAuthRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.LoginAuth(ctx, &p)
@@ -162,17 +166,17 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodAuthLogout:
 		h, ok := handler.(LogoutAuthHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p LogoutAuthRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.LogoutAuth(ctx, &p)
 		return result, true, err
 	case MethodInitialize:
 		var p InitializeRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.Initialize(ctx, &p)
@@ -180,10 +184,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionClose:
 		h, ok := handler.(CloseSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p CloseSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CloseSession(ctx, &p)
@@ -191,10 +195,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionDelete:
 		h, ok := handler.(DeleteSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p DeleteSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.DeleteSession(ctx, &p)
@@ -202,24 +206,24 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionList:
 		h, ok := handler.(ListSessionsHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p ListSessionsRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.ListSessions(ctx, &p)
 		return result, true, err
 	case MethodSessionNew:
 		var p NewSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.NewSession(ctx, &p)
 		return result, true, err
 	case MethodSessionPrompt:
 		var p PromptRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.Prompt(ctx, &p)
@@ -227,10 +231,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionResume:
 		h, ok := handler.(ResumeSessionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p ResumeSessionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.ResumeSession(ctx, &p)
@@ -238,10 +242,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodSessionSetConfigOption:
 		h, ok := handler.(SetSessionConfigOptionHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p SetSessionConfigOptionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.SetSessionConfigOption(ctx, &p)
@@ -249,10 +253,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodTerminalCancel:
 		h, ok := handler.(CancelTerminalHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p CancelTerminalRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CancelTerminal(ctx, &p)
@@ -260,10 +264,10 @@ func dispatchAgentRequest(ctx context.Context, handler Agent, method string, par
 	case MethodToolCallCancel:
 		h, ok := handler.(CancelToolCallHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p CancelToolCallRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CancelToolCall(ctx, &p)
@@ -282,7 +286,7 @@ func dispatchAgentNotification(ctx context.Context, handler Agent, method string
 			return true, nil
 		}
 		var p CancelSessionNotification
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return true, err
 		}
 		return true, h.CancelSession(ctx, &p)
@@ -437,17 +441,17 @@ func dispatchClientRequest(ctx context.Context, handler Client, method string, p
 	case MethodElicitationCreate:
 		h, ok := handler.(CreateElicitationHandler)
 		if !ok {
-			return nil, true, methodNotFound(method)
+			return nil, true, acp.MethodNotFound(method)
 		}
 		var p CreateElicitationRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := h.CreateElicitation(ctx, &p)
 		return result, true, err
 	case MethodSessionRequestPermission:
 		var p RequestPermissionRequest
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return nil, true, err
 		}
 		result, err := handler.RequestPermission(ctx, &p)
@@ -466,7 +470,7 @@ func dispatchClientNotification(ctx context.Context, handler Client, method stri
 			return true, nil
 		}
 		var p CompleteElicitationNotification
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return true, err
 		}
 		return true, h.CompleteElicitation(ctx, &p)
@@ -476,7 +480,7 @@ func dispatchClientNotification(ctx context.Context, handler Client, method stri
 			return true, nil
 		}
 		var p UpdateSessionNotification
-		if err := decodeParams(params, &p); err != nil {
+		if err := acp.DecodeParams(params, &p); err != nil {
 			return true, err
 		}
 		return true, h.UpdateSession(ctx, &p)

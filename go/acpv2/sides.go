@@ -11,13 +11,9 @@
 package acpv2
 
 import (
-	"bytes"
 	"context"
 
-	json "github.com/goccy/go-json"
-
 	acp "github.com/acp-engine/acp-engine/go"
-	"github.com/acp-engine/acp-engine/go/internal/wirejson"
 )
 
 // AgentSideConnection is a v2 agent's connection to its client: the Agent
@@ -36,7 +32,7 @@ func NewAgentSideConnection(agent func(*AgentSideConnection) Agent, stream acp.S
 	_, err := acp.NewSideConnection(acp.SideAgent, func(conn *acp.Conn) acp.Handler {
 		side.Conn = conn
 		side.agent = agent(side)
-		return agentHandler{side.agent}
+		return agentHandler(side.agent)
 	}, stream, v2Only(options))
 	if err != nil {
 		return nil, err
@@ -60,7 +56,7 @@ func NewClientSideConnection(client func(*ClientSideConnection) Client, stream a
 	_, err := acp.NewSideConnection(acp.SideClient, func(conn *acp.Conn) acp.Handler {
 		side.Conn = conn
 		side.client = client(side)
-		return clientHandler{side.client}
+		return clientHandler(side.client)
 	}, stream, v2Only(options))
 	if err != nil {
 		return nil, err
@@ -78,66 +74,25 @@ func v2Only(options *acp.Options) *acp.Options {
 	return &speaking
 }
 
-// agentHandler routes what a client sends to an Agent.
-type agentHandler struct{ agent Agent }
-
-func (h agentHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if result, ok, err := dispatchAgentRequest(ctx, h.agent, method, params); ok {
-		return result, err
-	}
-	return extRequest(ctx, h.agent, method, bytes.Clone(params))
-}
-
-func (h agentHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
-	if ok, err := dispatchAgentNotification(ctx, h.agent, method, params); ok {
-		return err
-	}
-	return extNotification(ctx, h.agent, method, bytes.Clone(params))
+// agentHandler routes what a client sends to an Agent (acp.TypedHandler:
+// v2's method table, then the Agent's extension handlers).
+func agentHandler(agent Agent) acp.Handler {
+	return acp.TypedHandler(agent,
+		func(ctx context.Context, method string, params []byte) (any, bool, error) {
+			return dispatchAgentRequest(ctx, agent, method, params)
+		},
+		func(ctx context.Context, method string, params []byte) (bool, error) {
+			return dispatchAgentNotification(ctx, agent, method, params)
+		})
 }
 
 // clientHandler routes what an agent sends to a Client.
-type clientHandler struct{ client Client }
-
-func (h clientHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if result, ok, err := dispatchClientRequest(ctx, h.client, method, params); ok {
-		return result, err
-	}
-	return extRequest(ctx, h.client, method, bytes.Clone(params))
-}
-
-func (h clientHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) error {
-	if ok, err := dispatchClientNotification(ctx, h.client, method, params); ok {
-		return err
-	}
-	return extNotification(ctx, h.client, method, bytes.Clone(params))
-}
-
-// What reaches these is a method outside the side's table: an extension
-// method or one of the connection's unchecked methods, for the handler's
-// acp.ExtMethodHandler / acp.ExtNotificationHandler.
-func extRequest(ctx context.Context, handler any, method string, params json.RawMessage) (any, error) {
-	if ext, ok := handler.(acp.ExtMethodHandler); ok {
-		return ext.ExtMethod(ctx, method, params)
-	}
-	return nil, acp.MethodNotFound(method)
-}
-
-func extNotification(ctx context.Context, handler any, method string, params json.RawMessage) error {
-	if ext, ok := handler.(acp.ExtNotificationHandler); ok {
-		return ext.ExtNotification(ctx, method, params)
-	}
-	return nil
-}
-
-func methodNotFound(method string) error { return acp.MethodNotFound(method) }
-
-// decodeParams reads a message's params (absent params read as {}).
-func decodeParams(params []byte, into any) error {
-	if len(params) == 0 {
-		params = []byte("{}")
-	}
-	if err := wirejson.Decode(params, into); err != nil {
-		return acp.InvalidParams().WithData(map[string]string{"reason": err.Error()})
-	}
-	return nil
+func clientHandler(client Client) acp.Handler {
+	return acp.TypedHandler(client,
+		func(ctx context.Context, method string, params []byte) (any, bool, error) {
+			return dispatchClientRequest(ctx, client, method, params)
+		},
+		func(ctx context.Context, method string, params []byte) (bool, error) {
+			return dispatchClientNotification(ctx, client, method, params)
+		})
 }

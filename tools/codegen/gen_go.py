@@ -60,6 +60,8 @@ PACKAGES = [
     (PACKAGE, SCHEMA, UNSTABLE_SCHEMA, "go"),
     ("acpv2", V2_SCHEMA, V2_UNSTABLE_SCHEMA, "go/acpv2"),
 ]
+# The engine's package, which the v2 package's method table calls.
+ENGINE_IMPORT = "github.com/acp-engine/acp-engine/go"
 # The generated types' JSON helpers, shared by the v1 and v2 packages.
 WIREJSON = "github.com/acp-engine/acp-engine/go/internal/wirejson"
 
@@ -487,7 +489,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         outputs += [
             (f"{out}/schema_gen.go", gofmt(GoEmitter(schema, package, stable).generate())),
             (f"{out}/methods_gen.go",
-             gofmt(gen_go_methods.generate(schema, stable, GENERATOR, package, wider, unstable))),
+             gofmt(gen_go_methods.generate(schema, stable, GENERATOR, package, wider, unstable,
+                                           "" if package == PACKAGE else ENGINE_IMPORT))),
         ]
     return write_or_check(outputs, args.check, GENERATOR)
 

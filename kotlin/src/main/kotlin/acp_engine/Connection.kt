@@ -149,13 +149,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             side: ConnectionSide = ConnectionSide.RAW,
             makeHandler: (Connection) -> ConnectionHandler,
         ): Connection = open(
-            {
-                try {
-                    NativeConnection.spawn(settings(side.native, options), spawnConfig(command, args, spawn))
-                } catch (error: AcpException) {
-                    throw RequestError.from(error)
-                }
-            },
+            { spawnNative(side.native, options, command, args, spawn) },
             { h: ConnectionHandler, method, params -> h.handleRequest(method, params) },
             { h: ConnectionHandler, method, params -> h.handleNotification(method, params) },
             makeHandler,
@@ -194,6 +188,41 @@ class Connection internal constructor(private val native: NativeConnection) : Au
             return connection to target
         }
 
+        /**
+         * Start a typed connection (v1's here, v2's in `acp_engine.v2`): [wrap] makes the
+         * side's connection object once, [make] the user's handler from it, and [request] /
+         * [notification] are the side's method table.
+         */
+        internal fun <H, S : Any> typedSide(
+            create: () -> NativeConnection,
+            request: suspend (H, String, JsonObject) -> JsonObject,
+            notification: suspend (H, String, JsonObject) -> Unit,
+            wrap: (Connection) -> S,
+            make: (S) -> H,
+        ): S {
+            var side: S? = null
+            open(
+                create,
+                { handler: H, method, params -> request(handler, method, asObject(params)) },
+                { handler: H, method, params -> notification(handler, method, asObject(params)) },
+                { connection -> make(wrap(connection).also { side = it }) },
+            )
+            return checkNotNull(side)
+        }
+
+        /** Spawn `command args` as [side]; a failure to start is a [RequestError]. */
+        internal fun spawnNative(
+            side: Side,
+            options: ConnectionOptions,
+            command: String,
+            args: List<String>,
+            spawn: SpawnOptions,
+        ): NativeConnection = try {
+            NativeConnection.spawn(settings(side, options), spawnConfig(command, args, spawn))
+        } catch (error: AcpException) {
+            throw RequestError.from(error)
+        }
+
         internal fun settings(side: Side, options: ConnectionOptions) =
             Settings(
                 side, options.unstable, options.maxMessageSize?.toULong(), options.uncheckedMethods,
@@ -209,7 +238,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
 
 /** ACP params are objects (absent params read as an empty one). */
 @Suppress("UNCHECKED_CAST")
-internal fun asObject(params: Any?): JsonObject = (params as? JsonObject) ?: emptyMap()
+private fun asObject(params: Any?): JsonObject = (params as? JsonObject) ?: emptyMap()
 
 /**
  * What the owner of a plain JSON-RPC [Connection] implements (ACP programs implement
@@ -311,12 +340,13 @@ class AgentSideConnection private constructor(override val connection: Connectio
         fun stdio(
             options: ConnectionOptions = ConnectionOptions(),
             makeAgent: (AgentSideConnection) -> Agent,
-        ): AgentSideConnection = Connection.open(
+        ): AgentSideConnection = Connection.typedSide(
             { NativeConnection.stdio(Connection.settings(Side.AGENT, options)) },
-            { agent: Agent, method, params -> dispatchAgentRequest(agent, method, asObject(params)) },
-            { agent: Agent, method, params -> dispatchAgentNotification(agent, method, asObject(params)) },
-            { connection -> makeAgent(AgentSideConnection(connection)) },
-        ).let { (connection, _) -> AgentSideConnection(connection) }
+            ::dispatchAgentRequest,
+            ::dispatchAgentNotification,
+            ::AgentSideConnection,
+            makeAgent,
+        )
     }
 }
 
@@ -359,14 +389,7 @@ class ClientSideConnection private constructor(override val connection: Connecti
             options: ConnectionOptions = ConnectionOptions(),
             makeClient: (ClientSideConnection) -> Client,
         ): ClientSideConnection = open(makeClient) {
-            try {
-                NativeConnection.spawn(
-                    Connection.settings(Side.CLIENT, options),
-                    Connection.spawnConfig(command, args, spawn),
-                )
-            } catch (error: AcpException) {
-                throw RequestError.from(error)
-            }
+            Connection.spawnNative(Side.CLIENT, options, command, args, spawn)
         }
 
         /**
@@ -399,12 +422,13 @@ class ClientSideConnection private constructor(override val connection: Connecti
         private fun open(
             makeClient: (ClientSideConnection) -> Client,
             create: () -> NativeConnection,
-        ): ClientSideConnection = Connection.open(
+        ): ClientSideConnection = Connection.typedSide(
             create,
-            { client: Client, method, params -> dispatchClientRequest(client, method, asObject(params)) },
-            { client: Client, method, params -> dispatchClientNotification(client, method, asObject(params)) },
-            { connection -> makeClient(ClientSideConnection(connection)) },
-        ).let { (connection, _) -> ClientSideConnection(connection) }
+            ::dispatchClientRequest,
+            ::dispatchClientNotification,
+            ::ClientSideConnection,
+            makeClient,
+        )
     }
 }
 

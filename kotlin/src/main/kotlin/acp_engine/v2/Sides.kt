@@ -2,10 +2,7 @@ package acp_engine.v2
 
 import acp_engine.Connection
 import acp_engine.ConnectionOptions
-import acp_engine.RequestError
 import acp_engine.SpawnOptions
-import acp_engine.asObject
-import acp_engine.ffi.AcpException
 import acp_engine.ffi.NativeConnection
 import acp_engine.ffi.Side
 
@@ -41,12 +38,13 @@ class AgentSideConnection private constructor(override val connection: Connectio
         fun stdio(
             options: ConnectionOptions = ConnectionOptions(),
             makeAgent: (AgentSideConnection) -> Agent,
-        ): AgentSideConnection = Connection.open(
+        ): AgentSideConnection = Connection.typedSide(
             { NativeConnection.stdio(Connection.settings(Side.AGENT, v2Only(options))) },
-            { agent: Agent, method, params -> dispatchAgentRequest(agent, method, asObject(params)) },
-            { agent: Agent, method, params -> dispatchAgentNotification(agent, method, asObject(params)) },
-            { connection -> makeAgent(AgentSideConnection(connection)) },
-        ).let { (connection, _) -> AgentSideConnection(connection) }
+            ::dispatchAgentRequest,
+            ::dispatchAgentNotification,
+            ::AgentSideConnection,
+            makeAgent,
+        )
     }
 }
 
@@ -74,7 +72,7 @@ class ClientSideConnection private constructor(override val connection: Connecti
     companion object {
         /**
          * Start `command args` and talk to it as its v2 client, serving its requests with
-         * `makeClient(connection)`. Throws [RequestError] if it cannot be started.
+         * `makeClient(connection)`. Throws `RequestError` if it cannot be started.
          */
         fun spawn(
             command: String,
@@ -82,21 +80,13 @@ class ClientSideConnection private constructor(override val connection: Connecti
             spawn: SpawnOptions = SpawnOptions(),
             options: ConnectionOptions = ConnectionOptions(),
             makeClient: (ClientSideConnection) -> Client,
-        ): ClientSideConnection = Connection.open(
-            {
-                try {
-                    NativeConnection.spawn(
-                        Connection.settings(Side.CLIENT, v2Only(options)),
-                        Connection.spawnConfig(command, args, spawn),
-                    )
-                } catch (error: AcpException) {
-                    throw RequestError.from(error)
-                }
-            },
-            { client: Client, method, params -> dispatchClientRequest(client, method, asObject(params)) },
-            { client: Client, method, params -> dispatchClientNotification(client, method, asObject(params)) },
-            { connection -> makeClient(ClientSideConnection(connection)) },
-        ).let { (connection, _) -> ClientSideConnection(connection) }
+        ): ClientSideConnection = Connection.typedSide(
+            { Connection.spawnNative(Side.CLIENT, v2Only(options), command, args, spawn) },
+            ::dispatchClientRequest,
+            ::dispatchClientNotification,
+            ::ClientSideConnection,
+            makeClient,
+        )
     }
 }
 
