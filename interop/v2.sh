@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# ACP v2 (the draft) against a second official implementation: the official
-# Rust SDK's v2 client (bench/official-rust, `Client.v2()`) drives our
+# ACP v2 (the draft) against the official implementations. Rust's typed v2
+# (`acp_engine::v2`: core/examples/v2_agent.rs, alone and as an
+# AgentProtocolRouter with `--router`; core/examples/v2_client.rs) with the
+# official Rust SDK's v2 client and the official TypeScript SDK's v2 and v1
+# clients and router agent. Then the official Rust SDK's v2 client
+# (bench/official-rust, `Client.v2()`) drives the other languages'
 # dual-version agents, Python's (a plain Connection with protocol_versions
 # (1, 2); and its typed v2 agent) and Node's (the official TypeScript router agent, interop/ts/
 # dual-agent.mjs, on our package with only its imports changed), and the
@@ -28,6 +32,31 @@ row() {
   if timeout 60 "$client" "$2" >"$work/row.out" 2>&1 && grep -qx "v2 ok" "$work/row.out"; then pass "$1"
   else fail "$1" "$work/row.out"; fi
 }
+
+# ts_row NAME LAST_LINE COMMAND...: the command's last line must be LAST_LINE.
+ts_row() {
+  local name="$1" expected="$2"; shift 2
+  if timeout 60 "$@" >"$work/row.out" 2>&1 && [[ "$(tail -n 1 "$work/row.out")" == "$expected" ]]; then pass "$name"
+  else fail "$name" "$work/row.out"; fi
+}
+
+examples="$root/target/debug/examples"
+row "official Rust v2 client -> acp-engine (Rust) v2 agent (acp_engine::v2)" "$examples/v2_agent"
+row "official Rust v2 client -> acp-engine (Rust) AgentProtocolRouter" "$examples/v2_agent --router"
+ts_row "official TypeScript v2 client -> acp-engine (Rust) v2 agent" "v2 ok" node "$here/ts/v2-client.mjs" "$examples/v2_agent"
+ts_row "official TypeScript v2 client -> acp-engine (Rust) AgentProtocolRouter" "v2 ok" \
+  node "$here/ts/v2-client.mjs" "$examples/v2_agent" --router
+ts_row "official TypeScript v1 client -> acp-engine (Rust) AgentProtocolRouter (its v1 agent)" "readme ok" \
+  node "$here/ts/readme-client.mjs" "$examples/v2_agent" --router
+ts_row "acp-engine (Rust) v2 client -> official TypeScript dual-version agent" "v2 ok" \
+  "$examples/v2_client" node "$here/ts/dual-agent.mjs"
+# A v2-only client against a v1-only agent must fail initialize, as the official v2 clients do.
+if ! timeout 60 "$examples/v2_client" node "$here/ts/agent.mjs" >"$work/row.out" 2>&1 &&
+    grep -q "answered protocol version 1, not 2" "$work/row.out"; then
+  pass "acp-engine (Rust) v2 client refuses the official TypeScript v1 agent's answer"
+else
+  fail "acp-engine (Rust) v2 client refuses the official TypeScript v1 agent's answer" "$work/row.out"
+fi
 
 row "official Rust v2 client -> official TypeScript dual-version agent" "node $here/ts/dual-agent.mjs"
 our_py="$root/target/python-venv/bin/python"

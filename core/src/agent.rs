@@ -54,7 +54,7 @@ impl AgentSideConnection {
         Self::from_connection(connection)
     }
 
-    fn from_connection(connection: Connection) -> Self {
+    pub(crate) fn from_connection(connection: Connection) -> Self {
         Self { connection }
     }
 
@@ -63,21 +63,7 @@ impl AgentSideConnection {
         &self.connection
     }
 
-    pub(crate) async fn request<P: serde::Serialize, R: serde::de::DeserializeOwned>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<R, RequestError> {
-        self.connection.send_request(method, params).await
-    }
-
-    pub(crate) async fn notify<P: serde::Serialize>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<(), RequestError> {
-        self.connection.send_notification(method, params).await
-    }
+    crate::typed::plain_sends!();
 
     /// `terminal/create`, as a handle that releases the terminal when dropped.
     pub(crate) async fn handle(

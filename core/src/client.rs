@@ -3,18 +3,13 @@
 //! dispatch and the connection's agent methods come from the generated
 //! method table (`methods.rs`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-use serde_json::value::RawValue;
-use tokio_util::sync::CancellationToken;
 
 use crate::connection::Connection;
 use crate::connection_builder::ConnectionBuilder;
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
-use crate::message::RawJson;
-use crate::permission_cancel::{self, OpenPermissions};
+use crate::permission_cancel::{is_permission_request, TypedPermissions};
 use crate::transport::{SpawnOptions, Transport};
 
 pub use crate::schema::methods::client::Client;
@@ -25,14 +20,7 @@ use crate::schema::methods::client::{dispatch_notification, dispatch_request};
 #[derive(Clone)]
 pub struct ClientSideConnection {
     connection: Connection,
-    permissions: Arc<Permissions>,
-}
-
-/// The permission requests waiting on this client, for `session/cancel`.
-#[derive(Default)]
-struct Permissions {
-    open: OpenPermissions<CancellationToken>,
-    next_id: AtomicU64,
+    permissions: Arc<TypedPermissions>,
 }
 
 impl std::fmt::Debug for ClientSideConnection {
@@ -57,7 +45,7 @@ impl ClientSideConnection {
         make_client: impl FnOnce(ClientSideConnection) -> C,
         transport: Transport,
     ) -> Self {
-        let permissions = Arc::new(Permissions::default());
+        let permissions = Arc::new(TypedPermissions::default());
         let connection = builder.connect_with(transport, |connection| {
             let this = Self {
                 connection: connection.clone(),
@@ -70,8 +58,10 @@ impl ClientSideConnection {
                 let client = client.clone();
                 let permissions = permissions.clone();
                 async move {
-                    if permission_cancel::is_permission_request(&request.method) {
-                        return request_permission(&*client, &permissions, &request).await;
+                    if is_permission_request(&request.method) {
+                        return permissions
+                            .answer(&request, dispatch_request(&*client, &request))
+                            .await;
                     }
                     dispatch_request(&*client, &request).await
                 }
@@ -109,43 +99,10 @@ impl ClientSideConnection {
         method: &str,
         params: &P,
     ) -> Result<(), RequestError> {
-        if !permission_cancel::is_session_cancel(method) {
-            return self.connection.send_notification(method, params).await;
-        }
-        let params = crate::to_raw(params).map_err(RequestError::internal)?;
-        let sent = self.connection.send_notification(method, &params).await;
-        if let Some(session) = permission_cancel::session_of(Some(params.get())) {
-            for open in self.permissions.open.withdraw(&session) {
-                open.cancel();
-            }
-        }
-        sent
+        self.permissions.notify(&self.connection, method, params).await
     }
 
     crate::typed::connection_methods!();
-}
-
-/// Run the client's `request_permission`, answering `cancelled` instead if
-/// the session's turn is cancelled meanwhile.
-async fn request_permission<C: Client>(
-    client: &C,
-    permissions: &Permissions,
-    request: &IncomingRequest,
-) -> Result<RawJson, RequestError> {
-    let Some(session) = permission_cancel::session_of(request.params.as_deref().map(|raw| raw.get())) else {
-        // Malformed: let the typed dispatch produce the -32602.
-        return dispatch_request(client, request).await;
-    };
-    let id = permissions.next_id.fetch_add(1, Ordering::Relaxed);
-    let withdrawn = CancellationToken::new();
-    permissions.open.open(session.clone(), id, withdrawn.clone());
-    let answer = tokio::select! {
-        answer = dispatch_request(client, request) => answer,
-        _ = withdrawn.cancelled() => RawValue::from_string(permission_cancel::cancelled_answer())
-            .map_err(RequestError::internal),
-    };
-    permissions.open.close(&session, id);
-    answer
 }
 
 /// Spawn an agent process and connect to it as a client in one call.

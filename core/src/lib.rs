@@ -57,6 +57,7 @@ mod tables;
 mod terminal;
 pub mod transport;
 mod typed;
+pub mod v2;
 pub mod version;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};

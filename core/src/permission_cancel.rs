@@ -3,18 +3,29 @@
 //! the client is answered `cancelled` at once, as the protocol requires
 //! (the agent may be blocked on it).
 //!
-//! One rule for every language: the Rust [`ClientSideConnection`] and the
-//! host connections of the bindings (`host::HostConnection` with
-//! `Side::Client`) both keep their open permission requests here, and both
-//! apply the rule when they send `session/cancel`.
+//! One rule for every language and both versions (v1 and the v2 draft name
+//! the methods and the cancelled answer alike): the Rust typed clients
+//! ([`ClientSideConnection`], [`v2::ClientSideConnection`]: [`TypedPermissions`])
+//! and the host connections of the bindings (`host::HostConnection` with
+//! `Side::Client`) keep their open permission requests here, and apply the
+//! rule when they send `session/cancel`.
 //!
 //! [`ClientSideConnection`]: crate::ClientSideConnection
+//! [`v2::ClientSideConnection`]: crate::v2::ClientSideConnection
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
 
+use crate::connection::Connection;
+use crate::error::RequestError;
+use crate::handler::IncomingRequest;
+use crate::message::RawJson;
 use crate::schema::{method, RequestPermissionOutcome, RequestPermissionResponse};
 
 /// Whether `method` is a request this rule tracks (`session/request_permission`).
@@ -87,6 +98,59 @@ impl<V> OpenPermissions<V> {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(u64, V)>>> {
         self.by_session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The permission requests waiting on a typed Rust client, withdrawn by its
+/// `session/cancel`.
+#[derive(Default)]
+pub(crate) struct TypedPermissions {
+    open: OpenPermissions<CancellationToken>,
+    next_id: AtomicU64,
+}
+
+impl TypedPermissions {
+    /// Answer the permission `request` with `handled` (the client's
+    /// handler), or `cancelled` if its session's turn is cancelled meanwhile.
+    pub async fn answer(
+        &self,
+        request: &IncomingRequest,
+        handled: impl Future<Output = Result<RawJson, RequestError>>,
+    ) -> Result<RawJson, RequestError> {
+        let Some(session) = session_of(request.params.as_deref().map(RawValue::get)) else {
+            // Malformed: the typed dispatch produces the -32602.
+            return handled.await;
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let withdrawn = CancellationToken::new();
+        self.open.open(session.clone(), id, withdrawn.clone());
+        let answer = tokio::select! {
+            answer = handled => answer,
+            _ = withdrawn.cancelled() => RawValue::from_string(cancelled_answer()).map_err(RequestError::internal),
+        };
+        self.open.close(&session, id);
+        answer
+    }
+
+    /// Send the notification `method`; after `session/cancel`, the session's
+    /// permission requests still waiting are answered `cancelled`.
+    pub async fn notify<P: serde::Serialize>(
+        &self,
+        connection: &Connection,
+        method: &str,
+        params: &P,
+    ) -> Result<(), RequestError> {
+        if !is_session_cancel(method) {
+            return connection.send_notification(method, params).await;
+        }
+        let params = crate::to_raw(params).map_err(RequestError::internal)?;
+        let sent = connection.send_notification(method, &params).await;
+        if let Some(session) = session_of(Some(params.get())) {
+            for open in self.open.withdraw(&session) {
+                open.cancel();
+            }
+        }
+        sent
     }
 }
 

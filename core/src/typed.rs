@@ -238,6 +238,32 @@ macro_rules! peer_methods {
 
 pub(crate) use peer_methods;
 
+/// The `request` and `notify` a typed connection's peer methods call, when
+/// they go straight to the wire (the agent sides; the clients add rules).
+/// Expands inside an `impl` block of a type with a `connection: Connection`
+/// field.
+macro_rules! plain_sends {
+    () => {
+        pub(crate) async fn request<P: serde::Serialize, R: serde::de::DeserializeOwned>(
+            &self,
+            method: &str,
+            params: &P,
+        ) -> Result<R, RequestError> {
+            self.connection.send_request(method, params).await
+        }
+
+        pub(crate) async fn notify<P: serde::Serialize>(
+            &self,
+            method: &str,
+            params: &P,
+        ) -> Result<(), RequestError> {
+            self.connection.send_notification(method, params).await
+        }
+    };
+}
+
+pub(crate) use plain_sends;
+
 /// What both typed connections offer besides the peer's methods: extension
 /// calls and the connection's lifecycle. Expands inside an `impl` block of
 /// a type with a `connection: Connection` field.

@@ -387,10 +387,10 @@ pub(crate) mod client {
 
     crate::typed::handler_trait! {
         /// What a client (an editor) implements. `request_permission` and `session_update` are
-        /// required (the protocol's baseline); the capability-gated methods (fs, terminal,
-        /// elicitation) answer -32601 until implemented, so a client advertises only what it
-        /// implements, and other notifications are ignored. Params that do not match the schema
-        /// never reach these methods: the agent gets -32602.
+        /// required (the protocol's baseline); the capability-gated methods answer -32601 until
+        /// implemented, so a client advertises only what it implements, and other notifications are
+        /// ignored. Params that do not match the schema never reach these methods: the agent gets
+        /// -32602.
         ///
         /// Methods return `impl Future + Send`: implement them with `async fn`.
         pub trait Client;
