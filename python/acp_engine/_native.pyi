@@ -5,6 +5,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, final
 __all__ = [
     "NativeConnection",
     "NativeServer",
+    "NativeProxyStreams",
     "McpProviderHandle",
     "McpOperationHandle",
     "mcp_with_request_meta",
@@ -94,6 +95,12 @@ class NativeConnection:
     def protocol_version(self) -> int: ...
     @property
     def pid(self) -> Optional[int]: ...
+
+@final
+class NativeProxyStreams:
+    @staticmethod
+    def stdio() -> NativeProxyStreams: ...
+    def open(self, successor: bool, settings: Dict[str, Any]) -> NativeConnection: ...
 
 @final
 class NativeServer:

@@ -7,6 +7,7 @@ mod decode;
 mod json;
 mod mcp;
 mod model_json;
+mod proxy;
 mod server;
 
 use pyo3::prelude::*;
@@ -34,6 +35,7 @@ fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::NativeConnection>()?;
     m.add_class::<server::NativeServer>()?;
+    m.add_class::<proxy::NativeProxyStreams>()?;
     m.add_class::<mcp::McpProviderHandle>()?;
     m.add_class::<mcp::McpOperationHandle>()?;
     m.add_function(wrap_pyfunction!(mcp::mcp_with_request_meta, m)?)?;

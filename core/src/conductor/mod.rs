@@ -28,6 +28,7 @@
 mod chain;
 mod envelope;
 pub mod proxy;
+pub mod split;
 
 use std::fmt;
 use std::sync::Arc;

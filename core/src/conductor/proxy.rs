@@ -5,7 +5,9 @@
 //! A [`Proxy`] sees every message that crosses it: requests and
 //! notifications from the client side (`initialize` included: it arrives as
 //! `proxy/initialize` and is handed over as `initialize`) and from the agent
-//! side (unwrapped from `proxy/successor`). Each method's default passes
+//! side (unwrapped from `proxy/successor`). The engine's split of the
+//! conductor's connection ([`super::split`]) does the unwrapping, the same
+//! for every language's proxy. Each method's default passes
 //! the message on unchanged, so a proxy overrides only what it changes.
 //!
 //! ```no_run
@@ -28,17 +30,17 @@
 
 use std::sync::Arc;
 
+use tokio::sync::SetOnce;
+
 use crate::connection::Connection;
 use crate::error::RequestError;
 use crate::handler::{BoxFuture, IncomingNotification, IncomingRequest};
 use crate::message::RawJson;
-use crate::schema::v1::method::INITIALIZE;
-use crate::schema::v1_unstable::method::{PROXY_INITIALIZE, PROXY_SUCCESSOR};
 use crate::transport::Transport;
 
-use super::envelope;
+use super::split::split;
 
-/// The way to the agent: sends wrap the message in `proxy/successor`.
+/// The way to the agent (its connection: see [`super::split`]).
 #[derive(Clone)]
 pub struct Successor {
     connection: Connection,
@@ -48,23 +50,16 @@ impl Successor {
     /// Send a request to the successor; its result or error is returned
     /// unchanged. Dropping the future cancels it.
     pub async fn request(&self, method: &str, params: Option<RawJson>) -> Result<RawJson, RequestError> {
-        let envelope = envelope::wrap(method, params.as_ref());
-        self.connection
-            .start_request(PROXY_SUCCESSOR, &envelope)
-            .await?
-            .await
+        self.connection.start_request(method, &params).await?.await
     }
 
     /// Send a notification to the successor.
     pub async fn notify(&self, method: &str, params: Option<RawJson>) -> Result<(), RequestError> {
-        let envelope = envelope::wrap(method, params.as_ref());
-        self.connection
-            .send_notification(PROXY_SUCCESSOR, &envelope)
-            .await
+        self.connection.send_notification(method, &params).await
     }
 }
 
-/// The way to the editor: messages go plain.
+/// The way to the editor (its connection: see [`super::split`]).
 #[derive(Clone)]
 pub struct Predecessor {
     connection: Connection,
@@ -133,54 +128,65 @@ pub trait Proxy: Send + Sync + 'static {
 /// A message from the agent side, taken out of its `proxy/successor`.
 pub use super::envelope::Message as AgentMessage;
 
-/// The message from the agent side in a `proxy/successor`, or None for a
-/// message from the client side.
-fn from_successor(method: &str, params: Option<&RawJson>) -> Result<Option<AgentMessage>, RequestError> {
-    if method != PROXY_SUCCESSOR {
-        return Ok(None);
-    }
-    envelope::unwrap(params).map(Some)
-}
-
 /// Serve `proxy` on `transport` (its connection to the conductor) until
-/// the conductor closes it.
+/// the conductor closes it: two connections on the engine's split of it
+/// ([`super::split`]), one toward the editor, one toward the agent.
 pub async fn run_proxy(proxy: impl Proxy, transport: Transport) {
     let proxy = Arc::new(proxy);
-    let requests = proxy.clone();
-    let notifications = proxy;
-    let connection = Connection::builder()
-        .on_request(move |mut request: IncomingRequest| {
-            let proxy = requests.clone();
+    let halves = split(transport, &tokio::runtime::Handle::current());
+    let successor_cell: Arc<SetOnce<Connection>> = Arc::default();
+    let (client_requests, client_notifications) = (proxy.clone(), proxy.clone());
+    let (to_successor, notify_successor) = (successor_cell.clone(), successor_cell.clone());
+    let predecessor = Connection::builder()
+        .on_request(move |request: IncomingRequest| {
+            let (proxy, successor) = (client_requests.clone(), to_successor.clone());
             async move {
-                let connection = request.connection.clone();
-                if let Some(message) = from_successor(&request.method, request.params.as_ref())? {
-                    return proxy.agent_request(message, Predecessor { connection }).await;
-                }
-                if request.method == PROXY_INITIALIZE {
-                    request.method = INITIALIZE.to_owned();
-                }
+                let connection = successor.wait().await.clone();
                 proxy.client_request(request, Successor { connection }).await
             }
         })
         .on_notification(move |notification: IncomingNotification| {
-            let proxy = notifications.clone();
+            let (proxy, successor) = (client_notifications.clone(), notify_successor.clone());
             async move {
-                let connection = notification.connection.clone();
-                if notification.method == PROXY_SUCCESSOR {
-                    let inner = envelope::unwrap(notification.params.as_ref())?;
-                    let message = AgentMessage {
-                        method: inner.method,
-                        params: inner.params,
-                    };
-                    return proxy
-                        .agent_notification(message, Predecessor { connection })
-                        .await;
-                }
+                let connection = successor.wait().await.clone();
                 proxy
                     .client_notification(notification, Successor { connection })
                     .await
             }
         })
-        .connect(transport);
-    connection.closed().await;
+        .connect(halves.predecessor);
+    let (to_predecessor, notify_predecessor) = (predecessor.clone(), predecessor.clone());
+    let agent_notifications = proxy.clone();
+    let successor = Connection::builder()
+        .on_request(move |request: IncomingRequest| {
+            let (proxy, connection) = (proxy.clone(), to_predecessor.clone());
+            let message = AgentMessage {
+                method: request.method,
+                params: request.params,
+            };
+            async move { proxy.agent_request(message, Predecessor { connection }).await }
+        })
+        .on_notification(move |notification: IncomingNotification| {
+            let (proxy, connection) = (agent_notifications.clone(), notify_predecessor.clone());
+            let message = AgentMessage {
+                method: notification.method,
+                params: notification.params,
+            };
+            async move {
+                proxy
+                    .agent_notification(message, Predecessor { connection })
+                    .await
+            }
+        })
+        .connect(halves.successor);
+    // The predecessor's handlers wait for it (a message may come first).
+    let _ = successor_cell.set(successor.clone());
+    tokio::select! {
+        _ = predecessor.closed() => {}
+        _ = successor.closed() => {}
+    }
+    predecessor.close();
+    successor.close();
+    predecessor.closed().await;
+    successor.closed().await;
 }

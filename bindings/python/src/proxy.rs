@@ -1,0 +1,52 @@
+//! A proxy's connection to its conductor as two connections, each opened
+//! as an ordinary `NativeConnection` (`acp_engine::conductor::split`: the
+//! envelope and id rules are the engine's).
+
+use std::sync::Mutex;
+
+use acp_engine::conductor::split::split;
+use acp_engine::host;
+use acp_engine::Transport;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::connection::NativeConnection;
+
+/// The two halves of this process's stdio as a proxy, each opened once.
+#[pyclass(frozen, module = "acp_engine._native")]
+pub struct NativeProxyStreams {
+    predecessor: Mutex<Option<Transport>>,
+    successor: Mutex<Option<Transport>>,
+}
+
+#[pymethods]
+impl NativeProxyStreams {
+    /// This process's stdin/stdout, the conductor's connection to it.
+    #[staticmethod]
+    fn stdio() -> Self {
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
+        let halves = split(Transport::stdio(), &runtime);
+        Self {
+            predecessor: Mutex::new(Some(halves.predecessor)),
+            successor: Mutex::new(Some(halves.successor)),
+        }
+    }
+
+    /// Open the connection toward the client (`successor` false) or toward
+    /// the agent (`successor` true).
+    fn open(&self, successor: bool, settings: &Bound<'_, PyDict>) -> PyResult<NativeConnection> {
+        let half = if successor {
+            &self.successor
+        } else {
+            &self.predecessor
+        };
+        let transport = half.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let transport =
+            transport.ok_or_else(|| PyRuntimeError::new_err("this proxy stream was opened already"))?;
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
+        NativeConnection::open(transport, settings)
+    }
+}
