@@ -49,7 +49,7 @@ class Proxy:
         await successor.send_notification(method, params)
 
     async def agent_request(self, method: str, params: Any, predecessor: Connection) -> Any:
-        """A request from the agent side (``session/request_permission``, ``fs/*``...), on its way to the client."""
+        """A request from the agent side (a permission request, a file read...), on its way to the client."""
         return await predecessor.send_request(method, params)
 
     async def agent_notification(self, method: str, params: Any, predecessor: Connection) -> None:
