@@ -4,8 +4,8 @@
 # and the official TypeScript SDK's (ts/proxy.mjs), and the official Rust
 # SDK's conductor (agent-client-protocol-conductor 5.0.0, built in
 # bench/official-rust) with ours; and each conductor nested as a proxy in
-# the other's chain; a Python proxy (acp_engine.proxy) in both conductors,
-# when make test-python left its venv. Each chain is driven by a client through a
+# the other's chain; Python and Node proxies in both conductors, when
+# make test-python and make test-node left their packages. Each chain is driven by a client through a
 # whole session (prompt, permission, file read, terminal, cancellation: the
 # client prints "interop ok"), and every proxy must log the prompt going
 # down and the permission request coming up. (cli/tests/conduct.rs checks
@@ -73,18 +73,26 @@ chain "our conductor: our proxy -> official Rust conductor (proxy: our proxy -> 
   "$our_client" "$bin/acp-engine" conduct "$(ours outer rewrite)" \
   "$official proxy '$(ours in1 rewrite)' '$(theirs in2 rewrite)'" "$bin/examples/agent"
 # Proxies in the other languages, on each one's proxy API (the engine's split
-# of the conductor's connection): every language's proxy follows ours.
+# of the conductor's connection), each following our proxy's contract and
+# logging as `[LANG-proxy NAME]`: in our conductor, and in the official Rust
+# conductor in front of the official TypeScript proxy and agent.
+# language_rows LANG COMMAND: COMMAND runs that language's proxy.
+language_rows() {
+  local lang="$1" command="$2"
+  PROXY_MARKS=("[$lang-proxy $lang]" "[proxy ours]")
+  chain "our conductor: $lang proxy -> our proxy -> our agent (our client)" \
+    "$our_client" "$bin/acp-engine" conduct "$command --name $lang --log $work/proxies.log --prefix $lang" \
+    "$(ours ours rewrite)" "$bin/examples/agent"
+  PROXY_MARKS=("[$lang-proxy $lang]" "[ts-proxy theirs]")
+  chain "official Rust conductor: $lang proxy -> official TS proxy -> official TS agent (official TS client)" \
+    "${ts_client[@]}" "$official" agent "$command --name $lang --log $work/proxies.log" "$(theirs theirs)" \
+    "node $here/ts/agent.mjs"
+}
 py="$root/target/python-venv/bin/python"
-if [[ -x "$py" ]]; then
-  python_proxy() { echo "$py $root/python/tests/peers/proxy.py --name $1 --log $work/proxies.log${2:+ --prefix $1}"; }
-  PROXY_MARKS=("[py-proxy py]" "[proxy ours]")
-  chain "our conductor: Python proxy (acp_engine.proxy) -> our proxy -> our agent (our client)" \
-    "$our_client" "$bin/acp-engine" conduct "$(python_proxy py rewrite)" "$(ours ours rewrite)" "$bin/examples/agent"
-  PROXY_MARKS=("[py-proxy py]" "[ts-proxy theirs]")
-  chain "official Rust conductor: Python proxy -> official TS proxy -> official TS agent (official TS client)" \
-    "${ts_client[@]}" "$official" agent "$(python_proxy py)" "$(theirs theirs)" "node $here/ts/agent.mjs"
-else
-  echo "SKIP Python proxies: target/python-venv not built (make test-python)"
-fi
+if [[ -x "$py" ]]; then language_rows py "$py $root/python/tests/peers/proxy.py"
+else echo "SKIP Python proxies: target/python-venv not built (make test-python)"; fi
+app="$root/target/node-app"
+if [[ -f "$app/node_modules/acp-engine/dist/proxy.js" ]]; then language_rows node "node $app/test/peers/proxy.mjs"
+else echo "SKIP Node proxies: target/node-app not built (make test-node)"; fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

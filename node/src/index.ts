@@ -9,4 +9,5 @@ export * from "./generated/methods.js";
 export * from "./generated/guards.js";
 export { connectAgent, runAgent, spawnAgent } from "./run.js";
 export { AgentServer, serveAgent, type ServeAgentOptions } from "./server.js";
+export { Proxy, forwardRequest, proxyStreams, runProxy } from "./proxy.js";
 export { LIMIT_DEFAULTS } from "./generated/tables.js";

@@ -10,6 +10,8 @@ const loaded = require("../native.cjs") as typeof addon;
 
 export const NativeConnection = loaded.NativeConnection;
 export type NativeConnection = addon.NativeConnection;
+export const NativeProxyStreams = loaded.NativeProxyStreams;
+export type NativeProxyStreams = addon.NativeProxyStreams;
 export const NativeServer = loaded.NativeServer;
 export type NativeServer = addon.NativeServer;
 export type NativeSpawnOptions = addon.NativeSpawnOptions;

@@ -23,6 +23,7 @@ mod errors;
 pub mod mcp;
 pub mod mcp_http;
 mod poll;
+mod proxy;
 mod send;
 mod server;
 mod text;
