@@ -2,9 +2,7 @@
 //! as an ordinary `NativeConnection` (`acp_engine::conductor::split`: the
 //! envelope and id rules are the engine's).
 
-use std::sync::Mutex;
-
-use acp_engine::conductor::split::split;
+use acp_engine::conductor::split::{split, ProxyHalves};
 use acp_engine::Transport;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -14,8 +12,7 @@ use crate::{engine_runtime, enter, options, NativeConnection, NativeSettings, Wa
 /// The two halves of this process's stdio as a proxy, each opened once.
 #[napi]
 pub struct NativeProxyStreams {
-    predecessor: Mutex<Option<Transport>>,
-    successor: Mutex<Option<Transport>>,
+    halves: ProxyHalves,
 }
 
 #[napi]
@@ -26,8 +23,7 @@ impl NativeProxyStreams {
         let _guard = enter();
         let halves = split(Transport::stdio(), engine_runtime());
         Self {
-            predecessor: Mutex::new(Some(halves.predecessor)),
-            successor: Mutex::new(Some(halves.successor)),
+            halves: ProxyHalves::new(halves),
         }
     }
 
@@ -40,12 +36,7 @@ impl NativeProxyStreams {
         settings: NativeSettings,
         wake: Function<(), ()>,
     ) -> Result<NativeConnection> {
-        let half = if successor {
-            &self.successor
-        } else {
-            &self.predecessor
-        };
-        let transport = half.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let transport = self.halves.take(successor);
         let transport = transport
             .ok_or_else(|| Error::from_reason("acp-engine: this proxy stream was opened already"))?;
         let options = options(&settings)?;

@@ -2,9 +2,7 @@
 //! as an ordinary `NativeConnection` (`acp_engine::conductor::split`: the
 //! envelope and id rules are the engine's).
 
-use std::sync::Mutex;
-
-use acp_engine::conductor::split::split;
+use acp_engine::conductor::split::{split, ProxyHalves};
 use acp_engine::host;
 use acp_engine::Transport;
 use pyo3::exceptions::PyRuntimeError;
@@ -16,8 +14,7 @@ use crate::connection::NativeConnection;
 /// The two halves of this process's stdio as a proxy, each opened once.
 #[pyclass(frozen, module = "acp_engine._native")]
 pub struct NativeProxyStreams {
-    predecessor: Mutex<Option<Transport>>,
-    successor: Mutex<Option<Transport>>,
+    halves: ProxyHalves,
 }
 
 #[pymethods]
@@ -29,20 +26,14 @@ impl NativeProxyStreams {
         let _runtime = runtime.enter();
         let halves = split(Transport::stdio(), &runtime);
         Self {
-            predecessor: Mutex::new(Some(halves.predecessor)),
-            successor: Mutex::new(Some(halves.successor)),
+            halves: ProxyHalves::new(halves),
         }
     }
 
     /// Open the connection toward the client (`successor` false) or toward
     /// the agent (`successor` true).
     fn open(&self, successor: bool, settings: &Bound<'_, PyDict>) -> PyResult<NativeConnection> {
-        let half = if successor {
-            &self.successor
-        } else {
-            &self.predecessor
-        };
-        let transport = half.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let transport = self.halves.take(successor);
         let transport =
             transport.ok_or_else(|| PyRuntimeError::new_err("this proxy stream was opened already"))?;
         let runtime = host::runtime();

@@ -179,8 +179,8 @@ pub async fn run_proxy(proxy: impl Proxy, transport: Transport) {
             }
         })
         .connect(halves.successor);
-    // The predecessor's handlers wait for it (a message may come first).
     let _ = successor_cell.set(successor.clone());
+    halves.reading.start();
     tokio::select! {
         _ = predecessor.closed() => {}
         _ = successor.closed() => {}

@@ -50,6 +50,68 @@ pub struct ProxyTransports {
     pub predecessor: Transport,
     /// Toward the agent: talk to it as a client.
     pub successor: Transport,
+    /// Nothing is read from the conductor until this is started (or
+    /// dropped): open both connections first, so that a handler of either
+    /// can reach the other.
+    pub reading: ReadingGate,
+}
+
+/// A proxy's two transports for a binding that opens each on its own call:
+/// the conductor's messages flow once both were taken.
+pub struct ProxyHalves(Mutex<(Option<Transport>, Option<Transport>, Option<ReadingGate>)>);
+
+impl ProxyHalves {
+    /// Hold `transports` until taken.
+    pub fn new(transports: ProxyTransports) -> Self {
+        let ProxyTransports {
+            predecessor,
+            successor,
+            reading,
+        } = transports;
+        Self(Mutex::new((Some(predecessor), Some(successor), Some(reading))))
+    }
+
+    /// The transport toward the agent (`successor`) or the client; None if
+    /// taken before. Taking the second starts reading from the conductor
+    /// (what arrives waits for its connection to read it): a host whose
+    /// handlers run on one thread (Python's, Node's loop) has both
+    /// connections before any handler runs.
+    pub fn take(&self, successor: bool) -> Option<Transport> {
+        let mut halves = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let taken = if successor {
+            halves.1.take()
+        } else {
+            halves.0.take()
+        };
+        if halves.0.is_none() && halves.1.is_none() {
+            if let Some(reading) = halves.2.take() {
+                reading.start();
+            }
+        }
+        taken
+    }
+}
+
+/// Holds the conductor's messages back until [`ReadingGate::start`] (or drop).
+pub struct ReadingGate(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl ReadingGate {
+    /// Let the conductor's messages through.
+    pub fn start(mut self) {
+        self.open();
+    }
+
+    fn open(&mut self) {
+        if let Some(start) = self.0.take() {
+            let _ = start.send(());
+        }
+    }
+}
+
+impl Drop for ReadingGate {
+    fn drop(&mut self) {
+        self.open();
+    }
 }
 
 /// Which of the two connections a message belongs to.
@@ -104,8 +166,10 @@ pub fn split(conductor: Transport, runtime: &Handle) -> ProxyTransports {
     let (predecessor_in, predecessor_out) = tokio::io::split(predecessor_split);
     let (successor_in, successor_out) = tokio::io::split(successor_split);
     let done = CancellationToken::new();
+    let (start, started) = tokio::sync::oneshot::channel();
     runtime.spawn(write_to_conductor(writer, output, done.clone()));
     runtime.spawn(read_from_conductor(
+        started,
         reader,
         predecessor_out,
         successor_out,
@@ -123,6 +187,7 @@ pub fn split(conductor: Transport, runtime: &Handle) -> ProxyTransports {
     ProxyTransports {
         predecessor: Transport::from_stream(predecessor),
         successor: Transport::from_stream(successor),
+        reading: ReadingGate(Some(start)),
     }
 }
 
@@ -152,12 +217,14 @@ async fn write_to_conductor(
 
 /// The conductor's lines, each to the connection it is for.
 async fn read_from_conductor(
+    started: tokio::sync::oneshot::Receiver<()>,
     reader: crate::transport::BoxReader,
     mut predecessor: tokio::io::WriteHalf<DuplexStream>,
     mut successor: tokio::io::WriteHalf<DuplexStream>,
     open: Open,
     to_conductor: mpsc::Sender<Vec<u8>>,
 ) {
+    let _ = started.await;
     let mut lines = LineReader::new(reader, DEFAULT_MAX_MESSAGE_SIZE);
     loop {
         let mut routed: Vec<Inbound> = Vec::new();
