@@ -1224,6 +1224,22 @@ char *acp_mcp_generate_id(const char *prefix);
 bool acp_mcp_server_is_acp(const char *server_json);
 
 /*
+ Serve as a proxy of a proxy chain on this process's stdin/stdout (a
+ conductor launched it): two connections, `*out_predecessor` toward the
+ client (serve it as an agent: `initialize` arrives as itself) and
+ `*out_successor` toward the agent (talk to it as a client), each with
+ its own options and handlers (NULL: an event connection). Both are
+ written before any callback runs, so a handler of either can reach the
+ other through its `user_data`. Free both with `acp_connection_free`.
+ */
+acp_result acp_connection_proxy_stdio(const acp_options *predecessor_options,
+                                      const acp_handlers *predecessor_handlers,
+                                      const acp_options *successor_options,
+                                      const acp_handlers *successor_handlers,
+                                      acp_connection **out_predecessor,
+                                      acp_connection **out_successor);
+
+/*
  Answer a request with its result (`result_json`: a JSON value; NULL or
  "" mean `null`, which an ACP side sends as `{}`). Any thread, once; the
  answer is queued before this returns, so it goes out before anything

@@ -48,6 +48,20 @@ pub(crate) unsafe fn start_with(
     handlers: Option<acp_handlers>,
     out: *mut *mut acp_connection,
 ) -> Result<(), Failure> {
+    let conn = open_with(transport, settings, handlers, out)?;
+    // Only now, with the connection handed to C, may callbacks run.
+    conn.start();
+    Ok(())
+}
+
+/// `start_with` without the start: `*out` is written, no callback runs
+/// until `start` (a proxy hands C both of its connections first).
+pub(crate) unsafe fn open_with(
+    transport: impl FnOnce(&Settings) -> Result<Transport, Failure>,
+    settings: Settings,
+    handlers: Option<acp_handlers>,
+    out: *mut *mut acp_connection,
+) -> Result<Arc<Conn>, Failure> {
     if out.is_null() {
         return Err(Failure::null("out"));
     }
@@ -69,9 +83,7 @@ pub(crate) unsafe fn start_with(
     let conn = Driver::connect(transport, host_options, handler, options, &runtime)
         .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
     *out = Arc::into_raw(conn.clone()).cast_mut().cast();
-    // Only now, with the connection handed to C, may callbacks run.
-    conn.start();
-    Ok(())
+    Ok(conn)
 }
 
 /// Serve on this process's stdin/stdout (an agent launched by its client).

@@ -26,6 +26,7 @@ mod handlers;
 mod json;
 mod mcp;
 mod options;
+mod proxy;
 mod respond;
 mod responder;
 mod runtime;

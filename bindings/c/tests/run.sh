@@ -138,6 +138,7 @@ valgrind_one() {
   local rc=${PIPESTATUS[0]}
   return "$rc"
 }
+
 if [[ -z "${ACP_SKIP_VALGRIND:-}" ]] && command -v valgrind >/dev/null; then
   for t in "${tests[@]}"; do
     [[ -x "$build/$t" ]] || { check "valgrind $t" false; continue; }
@@ -175,6 +176,8 @@ check "examples/client.c compiles" cc -std=c11 -Wall -Wextra -Werror -I "$root/i
   -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-client"
 check "examples/mcp_agent.c compiles" cc -std=c11 -Wall -Wextra -Werror -I "$root/include" "$ex/mcp_agent.c" \
   -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-mcp-agent"
+check "examples/proxy.c compiles" cc -std=c11 -Wall -Wextra -Werror -I "$root/include" "$ex/proxy.c" \
+  -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-proxy"
 check "bench/c/agent.c compiles" cc -O2 -std=c11 -Wall -Wextra -Werror -I "$root/include" "$root/bench/c/agent.c" \
   -L "$target" -lacp_engine "-Wl,-rpath,$target" -o "$build/c-bench-agent"
 
@@ -191,6 +194,32 @@ mcp_row() {
   [[ $status -eq 0 ]] && grep -qx "mcp ok" "$out" && grep -q "\[mcp-server\] add 2 3" "$err"
 }
 check "mcp_client (official MCP server offered over ACP) -> c-mcp-agent" mcp_row "$build/c-mcp-agent"
+
+# A proxy chain: our conductor runs the C proxy (PROXY, its command line,
+# logging to $proxy_log) in front of the Rust example agent, driven by the
+# Rust example client through a whole session; the proxy must log the prompt
+# going down and the permission request coming up.
+proxy_log="$build/proxy.log"
+proxy_row() {
+  local log="$proxy_log"
+  : >"$log"
+  timeout -k 5 60 "$target/examples/client" "$target/acp-engine" conduct "$1" \
+    "$target/examples/agent" </dev/null >"$build/proxy.out" 2>"$build/proxy.err"
+  local status=$?
+  tail -n 5 "$build/proxy.out" "$build/proxy.err" "$log"
+  [[ $status -eq 0 ]] && grep -qx "interop ok" "$build/proxy.out" &&
+    grep -qF "[c-proxy c] -> session/prompt" "$log" && grep -qF "[c-proxy c] <- session/request_permission" "$log"
+}
+check "our client -> our conductor (c-proxy) -> our agent" proxy_row "$build/c-proxy --name c --log $proxy_log"
+# The prefix reaches the agent: the official TypeScript client reads it echoed.
+prefix_row() {
+  timeout -k 5 60 node "$root/interop/ts/readme-client.mjs" "$target/acp-engine" conduct \
+    "$build/c-proxy --prefix c" "$target/examples/v2_agent --router" </dev/null >"$build/prefix.out" 2>"$build/prefix.err"
+  local status=$?
+  tail -n 3 "$build/prefix.out" "$build/prefix.err"
+  [[ $status -eq 0 ]] && grep -qx "readme ok" "$build/prefix.out" && grep -qF 'agent said "echo: c Hello"' "$build/prefix.err"
+}
+check "official TS client -> our conductor (c-proxy --prefix) -> our echo agent" prefix_row
 
 if [[ -z "${ACP_SKIP_VALGRIND:-}" ]] && command -v valgrind >/dev/null; then
   vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=1)
@@ -219,8 +248,14 @@ if [[ -z "${ACP_SKIP_VALGRIND:-}" ]] && command -v valgrind >/dev/null; then
     mcp_row sh -c "$(valgrind_command c-mcp-agent)" || return 1
     valgrind_clean "$build/valgrind-c-mcp-agent.log"
   }
+  valgrind_proxy() {
+    proxy_row "sh -c \"valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect \
+      --log-file=$build/valgrind-c-proxy.log $build/c-proxy --name c --log $proxy_log; exit \$?\"" || return 1
+    valgrind_clean "$build/valgrind-c-proxy.log"
+  }
   check "c-client -> valgrind c-agent" valgrind_agent
   check "mcp_client -> valgrind c-mcp-agent" valgrind_mcp_agent
+  check "our conductor -> valgrind c-proxy" valgrind_proxy
 fi
 
 if [[ -z "${ACP_SKIP_INTEROP:-}" ]]; then
