@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runDualAgent())
 	case "mcp-agent":
 		os.Exit(runMcpAgent())
+	case "proxy":
+		os.Exit(runTestProxy())
 	}
 	os.Exit(m.Run())
 }

@@ -104,6 +104,15 @@ acp_result acp_go_stdio(const acp_options *options, const acp_handlers *handlers
     return copy_error(acp_connection_stdio(options, handlers, out), message, capacity);
 }
 
+acp_result acp_go_proxy_stdio(const acp_options *predecessor_options, const acp_handlers *predecessor_handlers,
+                              const acp_options *successor_options, const acp_handlers *successor_handlers,
+                              acp_connection **out_predecessor, acp_connection **out_successor, char *message,
+                              size_t capacity) {
+    return copy_error(acp_connection_proxy_stdio(predecessor_options, predecessor_handlers, successor_options,
+                                                 successor_handlers, out_predecessor, out_successor),
+                      message, capacity);
+}
+
 acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, const acp_handlers *handlers,
                       acp_connection **out, char *message, size_t capacity) {
     return copy_error(acp_connection_fds(read_fd, write_fd, options, handlers, out), message, capacity);

@@ -22,6 +22,10 @@ acp_result acp_go_spawn(const char *const *argv, const char *const *env, const c
                         const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity);
 acp_result acp_go_stdio(const acp_options *options, const acp_handlers *handlers, acp_connection **out, char *message,
                         size_t capacity);
+acp_result acp_go_proxy_stdio(const acp_options *predecessor_options, const acp_handlers *predecessor_handlers,
+                              const acp_options *successor_options, const acp_handlers *successor_handlers,
+                              acp_connection **out_predecessor, acp_connection **out_successor, char *message,
+                              size_t capacity);
 acp_result acp_go_connect_url(const char *url, const acp_remote_options *remote, const acp_options *options,
                               const acp_handlers *handlers, acp_connection **out, char *message, size_t capacity);
 acp_result acp_go_fds(int read_fd, int write_fd, const acp_options *options, const acp_handlers *handlers,

@@ -199,12 +199,51 @@ func protocolVersions(versions []int) (C.uint32_t, error) {
 
 // open makes the connection; its callbacks wait until start.
 func open(side Side, stream Stream, options *Options) (*Conn, error) {
+	opening, err := prepare(side, stream, options)
+	if err != nil {
+		return nil, err
+	}
+	defer opening.release()
+	var text errorText
+	var c *C.acp_connection
+	// conn.lock held: a callback that comes before c is set waits for it.
+	conn := opening.conn
+	conn.lock.Lock()
+	defer conn.lock.Unlock()
+	// Copies: cgo refuses a pointer into the opening, which holds Go pointers.
+	copts, handlers := opening.options, opening.handlers
+	if rc := stream.open(&copts, &handlers, &c, &text); rc != C.ACP_OK {
+		opening.failed()
+		return nil, fmt.Errorf("acpengine: %s", text.String())
+	}
+	conn.c = c
+	return conn, nil
+}
+
+// opening is a connection being made: its Conn, and the options and
+// handlers the library takes (valid until release).
+type opening struct {
+	conn     *Conn
+	options  C.acp_options
+	handlers C.acp_handlers
+	release  func()
+}
+
+// failed undoes prepare's Conn: the library refused the connection.
+func (o *opening) failed() {
+	o.conn.handle.Delete()
+	o.conn.cancel()
+}
+
+// prepare makes a connection's Conn and what the library takes to open it.
+func prepare(side Side, stream Stream, options *Options) (*opening, error) {
 	// Response callbacks (a waiting Call's answer to its channel) only wait
 	// for Go's scheduler: moving the dispatch thread's work to a new thread
 	// meanwhile would start threads that wait too.
 	// struct_size: the acp_options of the header this package was built
 	// with; the library reads what fits in it.
 	copts := C.acp_options{struct_size: C.sizeof_acp_options, side: C.acp_side(side), quick_response_callbacks: true}
+	release := func() {}
 	if options != nil {
 		if options.MaxMessageSize > 0 {
 			copts.max_message_size = C.size_t(options.MaxMessageSize)
@@ -228,7 +267,7 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 		if len(options.UncheckedMethods) > 0 {
 			// The library copies the names when it makes the connection.
 			list := cStringList(options.UncheckedMethods)
-			defer freeCStringList(list, len(options.UncheckedMethods))
+			release = func() { freeCStringList(list, len(options.UncheckedMethods)) }
 			copts.unchecked_methods = list
 		}
 	}
@@ -249,18 +288,7 @@ func open(side Side, stream Stream, options *Options) (*Conn, error) {
 	}
 	conn.handle = cgo.NewHandle(conn)
 	handlers := C.acp_go_handlers(C.uintptr_t(conn.handle))
-	var text errorText
-	var c *C.acp_connection
-	// conn.lock held: a callback that comes before c is set waits for it.
-	conn.lock.Lock()
-	defer conn.lock.Unlock()
-	if rc := stream.open(&copts, &handlers, &c, &text); rc != C.ACP_OK {
-		conn.handle.Delete()
-		cancel()
-		return nil, fmt.Errorf("acpengine: %s", text.String())
-	}
-	conn.c = c
-	return conn, nil
+	return &opening{conn: conn, options: copts, handlers: handlers, release: release}, nil
 }
 
 func (conn *Conn) start(handler Handler) {

@@ -4,8 +4,9 @@
 # and the official TypeScript SDK's (ts/proxy.mjs), and the official Rust
 # SDK's conductor (agent-client-protocol-conductor 5.0.0, built in
 # bench/official-rust) with ours; and each conductor nested as a proxy in
-# the other's chain; C, Python and Node proxies in both conductors (Python's
-# and Node's when make test-python and make test-node left their packages). Each chain is driven by a client through a
+# the other's chain; C, Go, Python and Node proxies in both conductors (Go's,
+# Python's and Node's when make test-go, test-python and test-node left their
+# packages). Each chain is driven by a client through a
 # whole session (prompt, permission, file read, terminal, cancellation: the
 # client prints "interop ok"), and every proxy must log the prompt going
 # down and the permission request coming up. (cli/tests/conduct.rs checks
@@ -91,6 +92,11 @@ language_rows() {
 if cc -std=c11 -Wall -Wextra -Werror -I "$root/include" "$root/bindings/c/examples/proxy.c" -L "$bin" -lacp_engine \
     "-Wl,-rpath,$bin" -o "$work/c-proxy"; then language_rows c "$work/c-proxy"
 else echo "FAIL bindings/c/examples/proxy.c does not compile"; failed=$((failed + 1)); fi
+if [[ -f "$root/target/go-prefix/lib/pkgconfig/acp_engine.pc" ]]; then
+  if (cd "$root/go" && GOTOOLCHAIN=local GOFLAGS=-mod=mod PKG_CONFIG_PATH="$root/target/go-prefix/lib/pkgconfig" \
+      go build -o "$work/go-proxy" ./examples/proxy); then language_rows go "$work/go-proxy"
+  else echo "FAIL go/examples/proxy does not build"; failed=$((failed + 1)); fi
+else echo "SKIP Go proxies: target/go-prefix not installed (make test-go)"; fi
 py="$root/target/python-venv/bin/python"
 if [[ -x "$py" ]]; then language_rows py "$py $root/python/tests/peers/proxy.py"
 else echo "SKIP Python proxies: target/python-venv not built (make test-python)"; fi
