@@ -43,6 +43,7 @@ uniffi::setup_scaffolding!();
 
 mod direct;
 mod mcp;
+mod proxy;
 mod pull;
 
 /// A JSON-RPC error: what a handler throws to answer with an error, and
@@ -424,7 +425,7 @@ impl NativeConnection {
 }
 
 impl NativeConnection {
-    fn start(transport: Transport, settings: &Settings) -> Arc<Self> {
+    pub(crate) fn start(transport: Transport, settings: &Settings) -> Arc<Self> {
         // The event thread reads a pipe or socket itself (no hop per
         // message), and sleeps in `poll` as soon as it finds nothing: a
         // spinning thread takes the core from the JVM's own (compilers, GC,
