@@ -89,19 +89,33 @@ language_rows() {
     "${ts_client[@]}" "$official" agent "$command --name $lang --log $work/proxies.log" "$(theirs theirs)" \
     "node $here/ts/agent.mjs"
 }
+# The proxies of every language at hand, as "LANG COMMAND".
+languages=()
 if cc -std=c11 -Wall -Wextra -Werror -I "$root/include" "$root/bindings/c/examples/proxy.c" -L "$bin" -lacp_engine \
-    "-Wl,-rpath,$bin" -o "$work/c-proxy"; then language_rows c "$work/c-proxy"
+    "-Wl,-rpath,$bin" -o "$work/c-proxy"; then languages+=("c $work/c-proxy")
 else echo "FAIL bindings/c/examples/proxy.c does not compile"; failed=$((failed + 1)); fi
 if [[ -f "$root/target/go-prefix/lib/pkgconfig/acp_engine.pc" ]]; then
   if (cd "$root/go" && GOTOOLCHAIN=local GOFLAGS=-mod=mod PKG_CONFIG_PATH="$root/target/go-prefix/lib/pkgconfig" \
-      go build -o "$work/go-proxy" ./examples/proxy); then language_rows go "$work/go-proxy"
+      go build -o "$work/go-proxy" ./examples/proxy); then languages+=("go $work/go-proxy")
   else echo "FAIL go/examples/proxy does not build"; failed=$((failed + 1)); fi
 else echo "SKIP Go proxies: target/go-prefix not installed (make test-go)"; fi
 py="$root/target/python-venv/bin/python"
-if [[ -x "$py" ]]; then language_rows py "$py $root/python/tests/peers/proxy.py"
+if [[ -x "$py" ]]; then languages+=("py $py $root/python/tests/peers/proxy.py")
 else echo "SKIP Python proxies: target/python-venv not built (make test-python)"; fi
 app="$root/target/node-app"
-if [[ -f "$app/node_modules/acp-engine/dist/proxy.js" ]]; then language_rows node "node $app/test/peers/proxy.mjs"
+if [[ -f "$app/node_modules/acp-engine/dist/proxy.js" ]]; then languages+=("node node $app/test/peers/proxy.mjs")
 else echo "SKIP Node proxies: target/node-app not built (make test-node)"; fi
+for language in "${languages[@]}"; do language_rows "${language%% *}" "${language#* }"; done
+# One chain through all of them, ours and the official TypeScript proxy, each
+# putting its text before the prompt: a whole session, a cancelled turn included.
+every=() PROXY_MARKS=("[proxy ours]")
+for language in "${languages[@]}"; do
+  lang="${language%% *}"
+  every+=("${language#* } --name $lang --log $work/proxies.log --prefix $lang")
+  PROXY_MARKS+=("[$lang-proxy $lang]")
+done
+PROXY_MARKS+=("[ts-proxy theirs]")
+chain "our conductor: our proxy -> ${#languages[@]} languages' proxies -> official TS proxy -> our agent (our client)" \
+  "$our_client" "$bin/acp-engine" conduct "$(ours ours rewrite)" "${every[@]}" "$(theirs theirs rewrite)" "$bin/examples/agent"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
