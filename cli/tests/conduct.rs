@@ -213,6 +213,24 @@ fn an_agent_that_dies_fails_the_pending_request_and_ends_the_chain() {
 }
 
 #[test]
+fn a_proxy_that_dies_fails_what_is_pending_across_the_chain() {
+    let scratch = Scratch::new("conduct-proxy-crash");
+    let log = scratch.join("agent.jsonl");
+    let proxy = example("proxy");
+    // The second proxy takes the `proxy/initialize` the first passed on, and exits.
+    let crashing = "sh -c 'head -n 1 >/dev/null; exit 3'".to_owned();
+    let mut editor = Editor::chain(&[format!("{} --prefix one", proxy.display()), crashing], &log);
+    editor.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}));
+    let failed = editor.next();
+    assert_eq!(failed["id"], 1, "{failed}");
+    assert!(failed["error"]["code"].is_i64(), "{failed}");
+    assert_eq!(editor.exit_code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("component 2 (sh) closed"), "{stderr}");
+}
+
+#[test]
 fn a_component_that_cannot_start_is_one_clear_error() {
     let output = acp_engine()
         .args(["conduct", "no-such-proxy-program --x", "true"])
