@@ -2,7 +2,7 @@
 """Feed the malformed-input corpus (reliability/corpus/) to agents over a real
 pipe and check each answer.
 
-    python3 reliability/corpus_agents.py [--huge-bytes N] NAME=COMMAND [NAME=COMMAND ...]
+    python3 reliability/corpus_agents.py [--huge-bytes N] [--protocol-version 2] NAME=COMMAND [NAME=COMMAND ...]
 
 For every agent and every case: write the case's bytes to the agent's stdin,
 then a normal `initialize` request (the probe); the lines the agent writes
@@ -11,6 +11,11 @@ and error code, or a result), and the probe must be answered: the connection
 still works. At the end the agent's peak RSS (VmHWM) must stay under a bound
 (a 1 GiB line must not be buffered), and the agent must exit on EOF.
 Prints PASS/FAIL per agent and case; the last line is "N passed, M failed".
+
+With --protocol-version 2 the agents speak ACP v2 (alone, or v1 and v2): a
+v2 `initialize` comes first (a v2 connection admits nothing before it),
+and every `initialize` of the corpus and the probe ask for version 2 in
+v2's shape; the expected answers are the same.
 """
 
 import argparse
@@ -39,19 +44,28 @@ def load_cases(huge_bytes):
     return cases
 
 
-def chunks_of(case):
-    """The case's bytes, in chunks (a generated 1 GiB line never sits in memory)."""
+# `initialize` params by protocol version, without their closing brace.
+INITIALIZE_PARAMS = {
+    1: b'{"protocolVersion":1',
+    2: b'{"protocolVersion":2,"info":{"name":"corpus","version":"1"}',
+}
+
+
+def chunks_of(case, version):
+    """The case's bytes, in chunks (a generated 1 GiB line never sits in memory),
+    with its `initialize` params for `version`."""
     generate = case.get("generate")
+    params = INITIALIZE_PARAMS[version]
     if generate is None:
         with open(os.path.join(CORPUS, case["file"]), "rb") as f:
-            yield f.read()
+            yield f.read().replace(b'"params":{"protocolVersion":1}', b'"params":' + params + b"}")
     elif generate["kind"] == "deep_nesting":
         levels = generate["levels"]
-        yield b'{"jsonrpc":"2.0","id":90,"method":"initialize","params":{"protocolVersion":1,"x":'
+        yield b'{"jsonrpc":"2.0","id":90,"method":"initialize","params":' + params + b',"x":'
         yield b"[" * levels + b"]" * levels + b"}}\n"
     elif generate["kind"] == "huge_line":
         left = generate["bytes"]
-        yield b'{"jsonrpc":"2.0","id":91,"method":"initialize","params":{"protocolVersion":1,"x":"'
+        yield b'{"jsonrpc":"2.0","id":91,"method":"initialize","params":' + params + b',"x":"'
         block = b"x" * CHUNK
         while left > 0:
             yield block[: min(left, CHUNK)]
@@ -120,7 +134,13 @@ def matches(expected, got):
     return True
 
 
-def check_agent(name, command, cases):
+def initialize(id, version):
+    """An `initialize` request line asking for `version`."""
+    return b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"initialize","params":' \
+        + INITIALIZE_PARAMS[version] + b"}}\n"
+
+
+def check_agent(name, command, cases, version):
     passed = failed = 0
     agent = Agent(command)
 
@@ -129,13 +149,19 @@ def check_agent(name, command, cases):
         print(f"{'PASS' if ok else 'FAIL'} {name}: {what}{'' if ok or not detail else ': ' + detail}", flush=True)
         passed, failed = passed + ok, failed + (not ok)
 
+    if version == 2:
+        try:
+            agent.send(initialize("handshake", version))
+            agent.until("handshake", 10, 0)
+            report(True, "v2 initialize")
+        except (AssertionError, BrokenPipeError, OSError) as error:
+            report(False, "v2 initialize", str(error))
     for number, case in enumerate(cases):
         probe = f"probe-{number}"
         try:
-            for chunk in chunks_of(case):
+            for chunk in chunks_of(case, version):
                 agent.send(chunk)
-            agent.send(json.dumps({"jsonrpc": "2.0", "id": probe, "method": "initialize",
-                                   "params": {"protocolVersion": 1}}).encode() + b"\n")
+            agent.send(initialize(probe, version))
             got = agent.until(probe, 120 if case.get("generate") else 10, len(case["expect"]))
             ok = matches(case["expect"], got)
             report(ok, case["name"], f"expected {case['expect']}, got {got}")
@@ -157,13 +183,15 @@ def check_agent(name, command, cases):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--huge-bytes", type=int, default=1 << 30, help="size of the huge-line case (default 1 GiB)")
+    parser.add_argument("--protocol-version", type=int, choices=(1, 2), default=1,
+                        help="the ACP version the agents are initialized in (default 1)")
     parser.add_argument("agents", nargs="+", metavar="NAME=COMMAND")
     args = parser.parse_args()
     cases = load_cases(args.huge_bytes)
     passed = failed = 0
     for spec in args.agents:
         name, _, command = spec.partition("=")
-        p, f = check_agent(name, shlex.split(command), cases)
+        p, f = check_agent(name, shlex.split(command), cases, args.protocol_version)
         passed, failed = passed + p, failed + f
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The reliability suite (what `make test-reliability` runs): the malformed
-# input corpus against every language's example agent and client. Expects
+# input corpus against every language's example agent and client, and
+# against v2 agents initialized in v2. Expects
 # the Rust examples and the C library built (debug), and target/python-venv
 # from python/test.sh; Node, Go and Kotlin peers join when node/test.sh,
 # go/test.sh and kotlin/test.sh left them built (target/node-app,
@@ -63,6 +64,22 @@ tally() { # tally <output file>
 python3 "$here/corpus_agents.py" --huge-bytes "$huge" "${corpus_agents[@]}" >"$work/agents.txt" 2>/dev/null
 echo "corpus -> agents: $(tail -1 "$work/agents.txt") (${#corpus_agents[@]} agents; peak RSS: $(grep -o 'peak RSS [0-9]* MiB' "$work/agents.txt" | awk '{print $3}' | paste -sd/) MiB)"
 tally "$work/agents.txt"
+# The same corpus against agents that speak ACP v2 (alone, or v1 and v2),
+# initialized in v2.
+v2_agents=("rust-v2=$root/target/debug/examples/v2_agent" "rust-router=$root/target/debug/examples/v2_agent --router")
+if [[ -x "$py" ]]; then
+  v2_agents+=("python-v2=$py $root/python/tests/peers/v2_agent.py"
+    "python-dual=$py $root/python/tests/peers/dual_version_agent.py")
+fi
+if [[ -f "$root/target/node-app/node_modules/acp-engine/dist/experimental/v2.js" ]]; then
+  # The official router agent on our package: its SDK imports changed, nothing else.
+  sed 's#from "@agentclientprotocol/sdk#from "acp-engine#' "$root/interop/ts/dual-agent.mjs" \
+    >"$root/target/node-app/dual-agent.mjs"
+  v2_agents+=("node-router=node $root/target/node-app/dual-agent.mjs")
+fi
+python3 "$here/corpus_agents.py" --huge-bytes "$huge" --protocol-version 2 "${v2_agents[@]}" >"$work/v2-agents.txt" 2>/dev/null
+echo "corpus -> v2 agents: $(tail -1 "$work/v2-agents.txt") (${#v2_agents[@]} agents)"
+tally "$work/v2-agents.txt"
 python3 "$here/corpus_clients.py" --huge-bytes "$huge" --agent "$root/target/debug/examples/agent" "${corpus_clients[@]}" \
   >"$work/clients.txt" 2>/dev/null
 echo "corpus -> clients: $(tail -1 "$work/clients.txt") (${#corpus_clients[@]} clients, each then completing its scenario)"
