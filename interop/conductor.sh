@@ -4,9 +4,8 @@
 # and the official TypeScript SDK's (ts/proxy.mjs), and the official Rust
 # SDK's conductor (agent-client-protocol-conductor 5.0.0, built in
 # bench/official-rust) with ours; and each conductor nested as a proxy in
-# the other's chain; C, Go, Python and Node proxies in both conductors (Go's,
-# Python's and Node's when make test-go, test-python and test-node left their
-# packages). Each chain is driven by a client through a
+# the other's chain; C, Go, Python, Node and Kotlin proxies in both
+# conductors (all but C's when their suites left them built). Each chain is driven by a client through a
 # whole session (prompt, permission, file read, terminal, cancellation: the
 # client prints "interop ok"), and every proxy must log the prompt going
 # down and the permission request coming up. (cli/tests/conduct.rs checks
@@ -105,6 +104,10 @@ else echo "SKIP Python proxies: target/python-venv not built (make test-python)"
 app="$root/target/node-app"
 if [[ -f "$app/node_modules/acp-engine/dist/proxy.js" ]]; then languages+=("node node $app/test/peers/proxy.mjs")
 else echo "SKIP Node proxies: target/node-app not built (make test-node)"; fi
+kotlin="$root/kotlin/target"
+if [[ -f "$kotlin/classpath.txt" ]]; then
+  languages+=("kotlin java -Xshare:auto -XX:TieredStopAtLevel=1 -cp $kotlin/classes:$kotlin/test-classes:$(cat "$kotlin/classpath.txt") acp_engine.LoggingProxyKt")
+else echo "SKIP Kotlin proxies: kotlin/target not built (make test-kotlin)"; fi
 for language in "${languages[@]}"; do language_rows "${language%% *}" "${language#* }"; done
 # One chain through all of them, ours and the official TypeScript proxy, each
 # putting its text before the prompt: a whole session, a cancelled turn included.

@@ -16,12 +16,12 @@ class ProxyTest {
     fun `a Kotlin proxy passes a whole session through our conductor`() {
         val conductor = File(Peers.rustExamples.parentFile, "acp-engine").path
         // One command line for the conductor, which splits it as a shell would.
-        val proxy = Peers.jvm("acp_engine.LoggingProxyKt").joinToString(" ") { "'$it'" }
+        val proxy = Peers.jvm("acp_engine.LoggingProxyKt", "--name", "kt").joinToString(" ") { "'$it'" }
         val (status, out, err) = Peers.run(listOf(Peers.rustClient, conductor, "conduct", proxy, Peers.rustAgent))
         assertEquals(0, status, "$out $err")
         assertTrue("interop ok" in out.lines(), "$out $err")
         for (crossed in listOf("-> initialize", "-> session/prompt", "<- session/request_permission", "<- fs/read_text_file")) {
-            assertTrue("[kotlin-proxy] $crossed" in err, "$crossed: $err")
+            assertTrue("[kotlin-proxy kt] $crossed" in err, "$crossed: $err")
         }
         assertTrue("stop reason: cancelled" in out, out)
     }
