@@ -129,6 +129,8 @@ v2_rows() {
 }
 serve ts-dual -- node "$here/ts/dual-agent.mjs"
 v2_rows "official TypeScript dual-version agent"
+serve rust-router -- "$root/target/debug/examples/v2_agent" --router
+v2_rows "acp-engine (Rust) AgentProtocolRouter"
 if [[ -x "$our_py" ]]; then
   serve ours-py-dual -- "$our_py" "$root/python/tests/peers/dual_version_agent.py"
   v2_rows "acp-engine (Python) dual-version agent"
