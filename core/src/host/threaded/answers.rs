@@ -84,9 +84,11 @@ impl<R> Answers<R> {
     }
 
     /// Every request still waiting, taken (the connection closed).
-    pub fn take_all(&self) -> Vec<Waiting<R>> {
+    pub fn take_all(&self) -> Vec<(i64, Waiting<R>)> {
         let mut wanted = self.wanted.lock().unwrap_or_else(|p| p.into_inner());
-        wanted.drain().map(|(_, waiting)| waiting).collect()
+        let mut all: Vec<_> = wanted.drain().collect();
+        all.sort_by_key(|(id, _)| *id); // in the order they were sent
+        all
     }
 
     /// Request `id`'s answer will be awaited later, in `slot`.

@@ -19,6 +19,7 @@ use super::answers::Waiting;
 use super::decode::{Event, Item};
 use super::driver::{answer, Driver, Handler};
 use super::monitor::{self, Watched};
+use crate::error::RequestError;
 
 /// What the current thread is doing for a connection.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -131,7 +132,13 @@ fn deliver<H: Handler>(conn: &Arc<Driver<H>>, epoch: u64, item: Item) -> bool {
             });
         }
         Event::Closed { reason } => {
-            conn.fail_waiting(reason);
+            // No answer owed to a callback is dropped: one still missing fails as the close.
+            let closed = RequestError::connection_closed(reason);
+            for (id, reply) in conn.fail_waiting(reason) {
+                in_callback(conn, epoch, Doing::Notification, || {
+                    handler.reply(conn, reply, id, Err(&closed))
+                });
+            }
             in_callback(conn, epoch, Doing::Notification, || handler.closed(conn, reason));
             conn.mark_finished();
             return true;

@@ -434,14 +434,20 @@ impl<H: Handler> Driver<H> {
     }
 
     /// After the connection closed: answer every request still waiting (the
-    /// engine failed them all before `CLOSED`; this covers any registered
-    /// too late to be failed).
-    pub(super) fn fail_waiting(&self, reason: &str) {
-        for waiting in self.answers.take_all() {
-            if let Waiting::Slot(slot) = waiting {
-                self.complete(&slot, Err(RequestError::connection_closed(reason)));
+    /// engine failed them all before `CLOSED`; this covers any whose answer
+    /// did not come before it). Threads waiting in slots are answered here;
+    /// the replies a handler takes are returned, to be failed in order
+    /// before the handler hears of the close.
+    pub(super) fn fail_waiting(&self, reason: &str) -> Vec<(i64, H::Reply)> {
+        let mut replies = Vec::new();
+        for (id, waiting) in self.answers.take_all() {
+            match waiting {
+                Waiting::Slot(slot) => self.complete(&slot, Err(RequestError::connection_closed(reason))),
+                Waiting::Reply(reply) => replies.push((id, reply)),
+                Waiting::Event => {}
             }
         }
+        replies
     }
 }
 

@@ -44,7 +44,10 @@ impl<H: Handler> Driver<H> {
                 None => false,
             },
             Event::Closed { reason } => {
-                self.fail_waiting(reason);
+                let closed = crate::error::RequestError::connection_closed(reason);
+                for (id, reply) in self.fail_waiting(reason) {
+                    self.handler.reply(self, reply, id, Err(&closed));
+                }
                 self.mark_finished();
                 true
             }
