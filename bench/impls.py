@@ -256,7 +256,7 @@ def versions():
         "python": out([PY, "--version"]),
         "node": out(["node", "--version"]),
         "go": out(["go", "version"]),
-        "official Rust SDK": "agent-client-protocol 5.0.0 (crates.io)",
+        "official Rust SDK": "agent-client-protocol 5.2.0 (crates.io)",
         "official Python SDK": "agent-client-protocol " + out([PY, "-c", "import importlib.metadata as m; print(m.version('agent-client-protocol'))"]) + " (PyPI)",
         "official TypeScript SDK": f"@agentclientprotocol/sdk {official_ts} (npm)",
         "official TypeScript SDK (v2)": f"@agentclientprotocol/sdk {official_ts} (npm), experimental/v2",
