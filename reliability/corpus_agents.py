@@ -51,7 +51,7 @@ INITIALIZE_PARAMS = {
 }
 
 
-def chunks_of(case, version):
+def chunks_of(case, version=1):
     """The case's bytes, in chunks (a generated 1 GiB line never sits in memory),
     with its `initialize` params for `version`."""
     generate = case.get("generate")
