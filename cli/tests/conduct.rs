@@ -72,6 +72,13 @@ impl Editor {
             .expect("a message from the conductor within 20 s")
     }
 
+    /// Everything the conductor wrote on stderr (once it exited).
+    fn stderr(&mut self) -> String {
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        stderr
+    }
+
     fn exit_code(&mut self) -> Option<i32> {
         for _ in 0..200 {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -207,8 +214,7 @@ fn an_agent_that_dies_fails_the_pending_request_and_ends_the_chain() {
     assert_eq!(failed["id"], 2, "{failed}");
     assert!(failed["error"]["code"].is_i64(), "{failed}");
     assert_eq!(editor.exit_code(), Some(1));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = editor.stderr();
     assert!(stderr.contains("component 3 (python3) closed"), "{stderr}");
 }
 
@@ -225,8 +231,7 @@ fn a_proxy_that_dies_fails_what_is_pending_across_the_chain() {
     assert_eq!(failed["id"], 1, "{failed}");
     assert!(failed["error"]["code"].is_i64(), "{failed}");
     assert_eq!(editor.exit_code(), Some(1));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = editor.stderr();
     assert!(stderr.contains("component 2 (sh) closed"), "{stderr}");
 }
 

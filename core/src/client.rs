@@ -83,13 +83,7 @@ impl ClientSideConnection {
         &self.connection
     }
 
-    pub(crate) async fn request<P: serde::Serialize, R: serde::de::DeserializeOwned>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<R, RequestError> {
-        self.connection.send_request(method, params).await
-    }
+    crate::typed::plain_request!();
 
     /// Send a notification; after `session/cancel`, the session's
     /// permission requests still waiting on this client are answered

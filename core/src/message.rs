@@ -298,6 +298,19 @@ pub(crate) mod frame {
         write_call(out, method, params);
     }
 
+    /// `write_request` with an id already JSON text (a peer's id, passed on as it came).
+    pub(crate) fn write_request_with_id_text(
+        out: &mut Vec<u8>,
+        id: &str,
+        method: &str,
+        params: Option<&str>,
+    ) {
+        reserve(out, id.len() + method.len() + params.map_or(0, str::len));
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.extend_from_slice(id.as_bytes());
+        write_call(out, method, params);
+    }
+
     /// Appends `{"jsonrpc":"2.0","method":<method>,"params":<params>}\n`.
     pub(crate) fn write_notification(out: &mut Vec<u8>, method: &str, params: Option<&str>) {
         reserve(out, method.len() + params.map_or(0, str::len));

@@ -238,11 +238,10 @@ macro_rules! peer_methods {
 
 pub(crate) use peer_methods;
 
-/// The `request` and `notify` a typed connection's peer methods call, when
-/// they go straight to the wire (the agent sides; the clients add rules).
-/// Expands inside an `impl` block of a type with a `connection: Connection`
-/// field.
-macro_rules! plain_sends {
+/// The `request` a typed connection's peer methods call, when it goes
+/// straight to the wire. Expands inside an `impl` block of a type with a
+/// `connection: Connection` field.
+macro_rules! plain_request {
     () => {
         pub(crate) async fn request<P: serde::Serialize, R: serde::de::DeserializeOwned>(
             &self,
@@ -251,6 +250,16 @@ macro_rules! plain_sends {
         ) -> Result<R, RequestError> {
             self.connection.send_request(method, params).await
         }
+    };
+}
+
+pub(crate) use plain_request;
+
+/// The `request` and `notify` of a side whose sends go straight to the wire
+/// (the agent sides; the clients add rules to `notify`, v2's to `request`).
+macro_rules! plain_sends {
+    () => {
+        crate::typed::plain_request!();
 
         pub(crate) async fn notify<P: serde::Serialize>(
             &self,

@@ -15,6 +15,7 @@
  * Helpers:
  *   acp_repo(), acp_target_dir()   from ACP_REPO / ACP_TARGET_DIR (run.sh sets
  *                                  them; defaults "." and "./target/debug")
+ *   self_exe()                     this test program's path
  *   latch_*                        a counter with wait-until, for callbacks
  *   peer_*                         the raw peer: one end of a socketpair, the
  *                                  other end handed to acp_connection_fds;
@@ -156,6 +157,16 @@ static inline const char *acp_target_dir(void) {
     if (dir && *dir) return dir;
     snprintf(fallback, sizeof fallback, "%s/target/debug", acp_repo());
     return fallback;
+}
+
+/* This test program's own path (for tests that run it again in another
+ * role), or NULL. */
+static inline const char *self_exe(void) {
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return NULL;
+    self[n] = '\0';
+    return self;
 }
 
 /* ---- time --------------------------------------------------------------- */

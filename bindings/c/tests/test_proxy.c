@@ -118,11 +118,10 @@ static void test_arguments_are_checked_before_the_stdio_is_touched(void) {
 
 static void test_a_whole_session_crosses_the_proxy(void) {
     harness_section("a whole session crosses this program as a proxy in our conductor");
-    char self[1024], command[8192], line[1024];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    CHECK(n > 0);
-    if (n <= 0) return;
-    self[n] = '\0';
+    char command[8192], line[1024];
+    const char *self = self_exe();
+    CHECK(self != NULL);
+    if (!self) return;
     const char *target = acp_target_dir();
     snprintf(command, sizeof command, "'%s/examples/client' '%s/acp-engine' conduct '%s --proxy' '%s/examples/agent' 2>&1",
              target, target, self, target);

@@ -216,11 +216,10 @@ static int v2_agent(void) {
 
 static void test_the_official_v2_client_drives_a_c_agent(void) {
     harness_section("the official TypeScript v2 client drives a C v2 agent");
-    char self[1024], command[4096], line[1024], last[1024] = "";
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    CHECK(n > 0);
-    if (n <= 0) return;
-    self[n] = '\0';
+    char command[4096], line[1024], last[1024] = "";
+    const char *self = self_exe();
+    CHECK(self != NULL);
+    if (!self) return;
     snprintf(command, sizeof command, "ACP_INTEROP_TRACE= node '%s/interop/ts/v2-client.mjs' '%s' --v2-agent 2>&1",
              acp_repo(), self);
     FILE *client = popen(command, "r");

@@ -114,7 +114,7 @@ impl Chain {
                     params,
                 });
             }
-            let inner = envelope::unwrap(params.as_ref())?;
+            let inner = envelope::unwrap(params.as_deref())?;
             if inner.method == PROXY_SUCCESSOR || inner.method == PROXY_INITIALIZE {
                 return Err(misplaced("a wrapped proxy message"));
             }
@@ -148,7 +148,7 @@ impl Chain {
         Route {
             to,
             method: PROXY_SUCCESSOR.to_owned(),
-            params: Some(envelope::wrap(method, params.as_ref())),
+            params: Some(envelope::wrap(method, params.as_deref())),
         }
     }
 

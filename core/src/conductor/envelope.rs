@@ -28,19 +28,25 @@ struct Envelope {
 
 /// The params of a `proxy/successor` carrying `method` with `params`, built
 /// as text so the inner params pass byte for byte.
-pub fn wrap(method: &str, params: Option<&RawJson>) -> RawJson {
+pub fn wrap(method: &str, params: Option<&RawValue>) -> RawJson {
+    RawValue::from_string(text(method, params.map(RawValue::get)))
+        .expect("an envelope of valid JSON is valid JSON")
+}
+
+/// [`wrap`]'s params as text, for a caller that writes the line itself
+/// (`params`: JSON text the engine read).
+pub fn text(method: &str, params: Option<&str>) -> String {
     let method = serde_json::to_string(method).expect("a string serializes");
-    let text = match params {
-        Some(params) => format!("{{\"method\":{method},\"params\":{}}}", params.get()),
+    match params {
+        Some(params) => format!("{{\"method\":{method},\"params\":{params}}}"),
         None => format!("{{\"method\":{method}}}"),
-    };
-    RawValue::from_string(text).expect("an envelope of valid JSON is valid JSON")
+    }
 }
 
 /// The message in a `proxy/successor`'s params; -32602 naming what is wrong
 /// when they are not an envelope.
-pub fn unwrap(params: Option<&RawJson>) -> Result<Message, RequestError> {
-    let text = params.map_or("null", |params| params.get());
+pub fn unwrap(params: Option<&RawValue>) -> Result<Message, RequestError> {
+    let text = params.map_or("null", RawValue::get);
     let envelope: Envelope = serde_json::from_str(text).map_err(|error| {
         RequestError::invalid_params().with_data(serde_json::json!({ "error": error.to_string() }))
     })?;
@@ -63,12 +69,12 @@ mod tests {
     #[test]
     fn wrapping_keeps_the_params_byte_for_byte() {
         let params = raw(r#"{"sessionId":"s1","n":1.50,"_meta":{"k":[]}}"#);
-        let envelope = wrap("x/prompt", Some(&params));
+        let envelope = wrap("x/prompt", Some(&*params));
         assert_eq!(
             envelope.get(),
             r#"{"method":"x/prompt","params":{"sessionId":"s1","n":1.50,"_meta":{"k":[]}}}"#
         );
-        let inner = unwrap(Some(&envelope)).unwrap();
+        let inner = unwrap(Some(&*envelope)).unwrap();
         assert_eq!(inner.method, "x/prompt");
         assert_eq!(inner.params.unwrap().get(), params.get());
         assert_eq!(wrap("a/b", None).get(), r#"{"method":"a/b"}"#);
@@ -76,15 +82,15 @@ mod tests {
 
     #[test]
     fn the_envelopes_meta_stays_with_the_hop_and_null_params_are_none() {
-        let inner = unwrap(Some(&raw(r#"{"method":"x","params":null,"_meta":{"hop":1}}"#))).unwrap();
+        let inner = unwrap(Some(&*raw(r#"{"method":"x","params":null,"_meta":{"hop":1}}"#))).unwrap();
         assert!(inner.params.is_none());
-        let inner = unwrap(Some(&raw(r#"{"_meta":{"hop":1},"method":"x"}"#))).unwrap();
+        let inner = unwrap(Some(&*raw(r#"{"_meta":{"hop":1},"method":"x"}"#))).unwrap();
         assert_eq!(inner.method, "x");
     }
 
     #[test]
     fn an_envelope_without_a_method_is_invalid_params() {
-        let error = unwrap(Some(&raw(r#"{"params":{}}"#))).unwrap_err();
+        let error = unwrap(Some(&*raw(r#"{"params":{}}"#))).unwrap_err();
         assert_eq!(error.code, crate::error::codes::INVALID_PARAMS);
         assert!(error.data.unwrap()["error"].as_str().unwrap().contains("method"));
         assert!(unwrap(None).is_err());

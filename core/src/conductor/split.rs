@@ -279,28 +279,36 @@ fn route_inbound(line: &[u8], open: &Open) -> Inbound {
         }
     };
     match method {
-        PROXY_SUCCESSOR => {
-            let params = peek.params.map(|params| params.to_owned());
-            match envelope::unwrap(params.as_ref()) {
-                Ok(inner) => {
-                    remember(Hop::Successor);
-                    Inbound::To(
-                        Hop::Successor,
-                        message_line(peek.id, &inner.method, inner.params.as_deref()),
-                    )
-                }
-                Err(error) => match peek
-                    .id
-                    .and_then(|id| serde_json::from_str::<RequestId>(id.get()).ok())
-                {
-                    Some(id) => Inbound::Answer(frame::response(&id, &Err(error))),
-                    None => Inbound::Drop,
-                },
+        PROXY_SUCCESSOR => match envelope::unwrap(peek.params) {
+            Ok(inner) => {
+                remember(Hop::Successor);
+                Inbound::To(
+                    Hop::Successor,
+                    message_line(
+                        peek.id.map(RawValue::get),
+                        &inner.method,
+                        inner.params.as_deref().map(RawValue::get),
+                    ),
+                )
             }
-        }
+            Err(error) => match peek
+                .id
+                .and_then(|id| serde_json::from_str::<RequestId>(id.get()).ok())
+            {
+                Some(id) => Inbound::Answer(frame::response(&id, &Err(error))),
+                None => Inbound::Drop,
+            },
+        },
         PROXY_INITIALIZE => {
             remember(Hop::Predecessor);
-            Inbound::To(Hop::Predecessor, message_line(peek.id, INITIALIZE, peek.params))
+            Inbound::To(
+                Hop::Predecessor,
+                message_line(
+                    peek.id.map(RawValue::get),
+                    INITIALIZE,
+                    peek.params.map(RawValue::get),
+                ),
+            )
         }
         CANCEL_REQUEST if peek.id.is_none() => {
             let cancelled = peek
@@ -372,39 +380,33 @@ fn route_outbound(hop: Hop, line: &[u8], open: &Open) -> Vec<u8> {
             match moved {
                 Some(id) => {
                     let params = format!("{{\"requestId\":{}}}", id + SUCCESSOR_IDS);
-                    message_line(
-                        None,
-                        CANCEL_REQUEST,
-                        RawValue::from_string(params).ok().as_deref(),
-                    )
+                    message_line(None, CANCEL_REQUEST, Some(&params))
                 }
                 None => with_newline(line),
             }
         }
         (_, id) => {
-            let id = id
-                .and_then(|id| id.get().parse::<i64>().ok())
-                .map(|id| id + SUCCESSOR_IDS);
-            let id = id.map(|id| RawValue::from_string(id.to_string()).expect("a number is JSON"));
-            let wrapped = envelope::wrap(method, peek.params.map(ToOwned::to_owned).as_ref());
-            message_line(id.as_deref(), PROXY_SUCCESSOR, Some(&wrapped))
+            let wrapped = envelope::text(method, peek.params.map(RawValue::get));
+            let mut out = Vec::new();
+            match id.and_then(|id| id.get().parse::<i64>().ok()) {
+                Some(id) => {
+                    frame::write_request(&mut out, id + SUCCESSOR_IDS, PROXY_SUCCESSOR, Some(&wrapped))
+                }
+                None => frame::write_notification(&mut out, PROXY_SUCCESSOR, Some(&wrapped)),
+            }
+            out
         }
     }
 }
 
-/// A request (with `id`) or notification line.
-fn message_line(id: Option<&RawValue>, method: &str, params: Option<&RawValue>) -> Vec<u8> {
-    let method = serde_json::to_string(method).expect("a string serializes");
-    let mut line = String::from("{\"jsonrpc\":\"2.0\"");
-    if let Some(id) = id {
-        line += &format!(",\"id\":{}", id.get());
+/// A request (with `id`, JSON text) or notification line.
+fn message_line(id: Option<&str>, method: &str, params: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    match id {
+        Some(id) => frame::write_request_with_id_text(&mut out, id, method, params),
+        None => frame::write_notification(&mut out, method, params),
     }
-    line += &format!(",\"method\":{method}");
-    if let Some(params) = params {
-        line += &format!(",\"params\":{}", params.get());
-    }
-    line += "}\n";
-    line.into_bytes()
+    out
 }
 
 /// The answer to a line longer than a connection takes (as the engine's reader answers one).
