@@ -12,6 +12,7 @@ use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::schema::*;
 use crate::terminal::TerminalHandle;
 use crate::transport::Transport;
+use crate::version::{Negotiation, ProtocolVersions};
 
 pub use crate::schema::methods::agent::Agent;
 use crate::schema::methods::agent::{dispatch_notification, dispatch_request};
@@ -38,12 +39,19 @@ impl AgentSideConnection {
         make_agent: impl FnOnce(AgentSideConnection) -> A,
         transport: Transport,
     ) -> Self {
+        // v1 alone negotiates nothing; its one rule here: a v2 client's
+        // `initialize` reaches the handler in v1's shape (`crate::version`).
+        let negotiation = Negotiation::new(ProtocolVersions::V1);
         let connection = builder.connect_with(transport, |connection| {
             let agent = Arc::new(make_agent(Self::from_connection(connection.clone())));
             let on_notification = agent.clone();
-            let on_request = move |request: IncomingRequest| {
+            let on_request = move |mut request: IncomingRequest| {
                 let agent = agent.clone();
-                async move { dispatch_request(&*agent, &request).await }
+                let admitted = negotiation.admit_request(&mut request);
+                async move {
+                    admitted?;
+                    dispatch_request(&*agent, &request).await
+                }
             };
             let on_notification = move |notification: IncomingNotification| {
                 let agent = on_notification.clone();

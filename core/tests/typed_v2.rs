@@ -1,7 +1,8 @@
 //! Typed ACP v2 (`acp_engine::v2`) over a real socket pair, a raw peer on
 //! the other side: the version rules a v2 connection keeps (nothing before
 //! `initialize`, -32022 for a v1 client, a v2 client failing a v1 answer),
-//! the v1/v2 router choosing the agent by `initialize`, schema validation
+//! the v1/v2 router choosing the agent by `initialize`, a v1 agent hearing a
+//! v2 client's `initialize` in v1's shape, schema validation
 //! and the `session/cancel` rule for permission requests, in v2's shapes.
 //! The official SDKs' v2 peers drive the examples in interop/v2.sh.
 
@@ -146,6 +147,69 @@ async fn the_router_serves_each_client_the_version_it_asks_for() {
         let session = if expected == 1 { "s-1" } else { "s-2" };
         assert_eq!(answer(&mut client, 2).await["result"]["sessionId"], session);
     }
+}
+
+/// A v1 agent that keeps the `initialize` params its handler got.
+struct RecordingV1Agent(Heard);
+
+type Heard = Arc<std::sync::Mutex<Option<acp_engine::schema::InitializeRequest>>>;
+
+impl acp_engine::Agent for RecordingV1Agent {
+    async fn initialize(
+        &self,
+        request: acp_engine::schema::InitializeRequest,
+    ) -> Result<acp_engine::schema::InitializeResponse, RequestError> {
+        *self.0.lock().unwrap() = Some(request);
+        Ok(acp_engine::schema::InitializeResponse::new(1))
+    }
+    async fn new_session(
+        &self,
+        _: acp_engine::schema::NewSessionRequest,
+    ) -> Result<acp_engine::schema::NewSessionResponse, RequestError> {
+        Ok(acp_engine::schema::NewSessionResponse::new("s-1"))
+    }
+    async fn prompt(
+        &self,
+        _: acp_engine::schema::PromptRequest,
+    ) -> Result<acp_engine::schema::PromptResponse, RequestError> {
+        Ok(acp_engine::schema::PromptResponse::new(
+            acp_engine::schema::StopReason::EndTurn,
+        ))
+    }
+    async fn cancel(&self, _: acp_engine::schema::CancelNotification) -> Result<(), RequestError> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_v1_agent_hears_a_v2_clients_initialize_in_v1s_shape() {
+    let (transport, mut client) = raw_transport();
+    let seen = Heard::default();
+    let recorder = RecordingV1Agent(seen.clone());
+    let _agent = acp_engine::AgentSideConnection::new(move |_| recorder, transport);
+    let params = json!({"protocolVersion": 2, "info": {"name": "client", "version": "1"},
+        "capabilities": {"auth": {"terminal": {}}}});
+    client.request(json!(1), "initialize", params).await;
+    assert_eq!(answer(&mut client, 1).await["result"]["protocolVersion"], 1);
+    let heard = seen.lock().unwrap().take().expect("initialize reached the agent");
+    assert_eq!(heard.protocol_version, 1);
+    assert_eq!(heard.client_info.expect("clientInfo from info").name, "client");
+    let wire = serde_json::to_value(&heard.client_capabilities).unwrap();
+    assert_eq!(wire["auth"]["terminal"], true, "{wire}");
+    assert_eq!(wire["fs"]["readTextFile"], false, "{wire}");
+
+    // A v1 client's initialize asking for a newer version in v1's shape stays as sent.
+    let (transport, mut client) = raw_transport();
+    let seen = Heard::default();
+    let recorder = RecordingV1Agent(seen.clone());
+    let _agent = acp_engine::AgentSideConnection::new(move |_| recorder, transport);
+    let params = json!({"protocolVersion": 2, "clientCapabilities": {"terminal": true},
+        "clientInfo": {"name": "old", "version": "1"}});
+    client.request(json!(1), "initialize", params).await;
+    answer(&mut client, 1).await;
+    let heard = seen.lock().unwrap().take().unwrap();
+    assert_eq!(heard.protocol_version, 2);
+    assert_eq!(heard.client_info.unwrap().name, "old");
 }
 
 /// A client whose permission handler waits until the test lets it go.

@@ -40,7 +40,7 @@ impl AgentSideConnection {
             let notifications = negotiation.clone();
             let on_request = move |mut request: IncomingRequest| {
                 let agent = agent.clone();
-                let admitted = super::agent_admits(&negotiation, &mut request);
+                let admitted = negotiation.admit_request(&mut request);
                 async move {
                     admitted?;
                     dispatch_request(&*agent, &request).await

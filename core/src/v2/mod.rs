@@ -56,20 +56,3 @@ pub use crate::schema::v2_unstable as schema;
 
 pub use crate::schema::methods_v2::agent::Agent;
 pub use crate::schema::methods_v2::client::Client;
-
-use crate::error::RequestError;
-use crate::handler::IncomingRequest;
-use crate::version::Negotiation;
-use serde_json::value::RawValue;
-
-/// The version a request the agent receives is checked as, once its
-/// `initialize` settled it (see [`crate::version`]); `initialize` params
-/// rewritten for the version selected replace the request's.
-fn agent_admits(negotiation: &Negotiation, request: &mut IncomingRequest) -> Result<u16, RequestError> {
-    let (version, rewritten) =
-        negotiation.agent_receives(&request.method, request.params.as_deref().map(|raw| raw.get()))?;
-    if let Some(params) = rewritten {
-        request.params = Some(RawValue::from_string(params).map_err(RequestError::internal)?);
-    }
-    Ok(version)
-}

@@ -54,7 +54,7 @@ impl AgentProtocolRouter {
             let notifications = routing.clone();
             let on_request = move |mut request: IncomingRequest| {
                 let (v1_agent, v2_agent) = (v1_agent.clone(), v2_agent.clone());
-                let version = super::agent_admits(&routing, &mut request);
+                let version = routing.admit_request(&mut request);
                 async move {
                     match version? {
                         V2 => dispatch_request(&*v2_agent, &request).await,
