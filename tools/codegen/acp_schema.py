@@ -1031,14 +1031,20 @@ def _shape(node: object) -> object:
     return node
 
 
+def same_shape(schema: Schema, stable: Schema) -> set[str]:
+    """The definitions of ``schema`` shaped as the stable schema's are (their prose aside),
+    though what they refer to may differ."""
+    return {
+        name for name, d in schema.definitions.items()
+        if name in stable.definitions and _shape(stable.definitions[name]) == _shape(d)
+    }
+
+
 def same_as_stable(schema: Schema, stable: Schema) -> set[str]:
     """The definitions of ``schema`` (the unstable one) that are the stable schema's as they
     are (their prose aside), down to every definition they refer to: a language may take
     those from the stable types instead of defining them again."""
-    same = {
-        name for name, d in schema.definitions.items()
-        if name in stable.definitions and _shape(stable.definitions[name]) == _shape(d)
-    }
+    same = same_shape(schema, stable)
     changed = True
     while changed:
         changed = False

@@ -9,8 +9,8 @@
 //! protocol's unstable methods and fields). So are the method tables (`methods.rs`, and
 //! `methods_v2.rs` for [`crate::v2`]): the `Agent` and `Client` traits, their dispatch and
 //! the typed connections' peer methods.
-//! Do not edit `v1.rs`, `v1_unstable.rs` or `methods*.rs`: run `make codegen`; `make
-//! codegen-check` fails when they are out of date.
+//! Do not edit `v1.rs`, `v1_unstable.rs`, `v2*.rs`, `shared_*.rs` or `methods*.rs`: run
+//! `make codegen`; `make codegen-check` fails when they are out of date.
 //!
 //! # How the schema maps to Rust
 //!

@@ -31,6 +31,14 @@ pub use super::v1::{
     TitledMultiSelectItems, ToolCallId, UsageUpdate,
 };
 
+// The definitions `v1` writes as this module does, though they hold types each
+// module defines its own way: one text, compiled against each module's types.
+include!("shared_v1_v2.rs");
+
+// The definitions `v2_unstable` writes as this module does, though they hold types each
+// module defines its own way: one text, compiled against each module's types.
+include!("shared_v2_v2_unstable.rs");
+
 /// A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 ///
 /// The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -1245,55 +1253,6 @@ support::read_struct! { ResourceLink {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// Resource content that can be embedded in a message.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EmbeddedResourceResource {
-    /// Text resource contents embedded directly in the message.
-    TextResourceContents(TextResourceContents),
-    /// Binary resource contents embedded directly in the message.
-    BlobResourceContents(BlobResourceContents),
-}
-
-impl Serialize for EmbeddedResourceResource {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::TextResourceContents(v) => v.serialize(serializer),
-            Self::BlobResourceContents(v) => v.serialize(serializer),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for EmbeddedResourceResource {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = support::object(deserializer)?;
-        let value = if support::has_all(&map, &["text", "uri"]) {
-            support::from_map(map).map(Self::TextResourceContents)
-        } else if support::has_all(&map, &["blob", "uri"]) {
-            support::from_map(map).map(Self::BlobResourceContents)
-        } else {
-            Err(support::no_variant(
-                "EmbeddedResourceResource",
-                &[&["text", "uri"], &["blob", "uri"]],
-            ))
-        };
-        value.map_err(D::Error::custom)
-    }
-}
-
-support::check_by_parse!(EmbeddedResourceResource);
-
-impl From<TextResourceContents> for EmbeddedResourceResource {
-    fn from(value: TextResourceContents) -> Self {
-        Self::TextResourceContents(value)
-    }
-}
-
-impl From<BlobResourceContents> for EmbeddedResourceResource {
-    fn from(value: BlobResourceContents) -> Self {
-        Self::BlobResourceContents(value)
-    }
-}
-
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextResourceContents {
@@ -2435,247 +2394,6 @@ support::read_struct! { StringPropertySchema {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// Form-based elicitation mode where the client renders a form from the provided schema.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ElicitationFormMode {
-    /// A JSON Schema describing the form fields to present to the user.
-    #[serde(rename = "requestedSchema")]
-    pub requested_schema: ElicitationSchema,
-    /// The part of this object that is one of 2 shapes.
-    #[serde(flatten)]
-    pub scope: ElicitationScope,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl ElicitationFormMode {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(requested_schema: ElicitationSchema, scope: ElicitationScope) -> Self {
-        Self {
-            requested_schema,
-            scope,
-            extra: Map::new(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for ElicitationFormMode {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Common {
-            #[serde(rename = "requestedSchema")]
-            requested_schema: ElicitationSchema,
-            #[serde(flatten)]
-            extra: Map<String, Value>,
-        }
-
-        let mut map = support::object(deserializer)?;
-        let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
-        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
-        if !common.extra.is_empty() {
-            support::note_unknown();
-        }
-        Ok(Self {
-            requested_schema: common.requested_schema,
-            scope,
-            extra: common.extra,
-        })
-    }
-}
-
-support::check_by_parse!(ElicitationFormMode);
-
-/// One of `ElicitationSessionScope` or `ElicitationRequestScope`, told apart by their required properties.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitationScope {
-    /// Tied to a session, optionally to a specific tool call within that session.
-    Session(ElicitationSessionScope),
-    /// Tied to a specific JSON-RPC request outside of a session
-    /// (e.g., during auth/configuration phases before any session is started).
-    Request(ElicitationRequestScope),
-}
-
-impl Serialize for ElicitationScope {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Session(v) => v.serialize(serializer),
-            Self::Request(v) => v.serialize(serializer),
-        }
-    }
-}
-
-impl ElicitationScope {
-    /// Moves this part's properties out of the enclosing object's `map`.
-    pub(crate) fn take_from(map: &mut support::Fields<'_>) -> Result<Self, serde_json::Error> {
-        if support::has_all(map, &["sessionId"]) {
-            support::take_payload(map, &["sessionId", "toolCallId"]).map(Self::Session)
-        } else if support::has_all(map, &["requestId"]) {
-            support::take_payload(map, &["requestId"]).map(Self::Request)
-        } else {
-            Err(support::no_variant(
-                "ElicitationScope",
-                &[&["sessionId"], &["requestId"]],
-            ))
-        }
-    }
-}
-
-impl From<ElicitationSessionScope> for ElicitationScope {
-    fn from(value: ElicitationSessionScope) -> Self {
-        Self::Session(value)
-    }
-}
-
-impl From<ElicitationRequestScope> for ElicitationScope {
-    fn from(value: ElicitationRequestScope) -> Self {
-        Self::Request(value)
-    }
-}
-
-/// URL-based elicitation mode where the client directs the user to a URL.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ElicitationUrlMode {
-    /// The unique identifier for this elicitation.
-    #[serde(rename = "elicitationId")]
-    pub elicitation_id: ElicitationId,
-    /// The URL to direct the user to.
-    #[serde(rename = "url")]
-    pub url: String,
-    /// The part of this object that is one of 2 shapes.
-    #[serde(flatten)]
-    pub scope: ElicitationScope,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl ElicitationUrlMode {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(
-        elicitation_id: impl Into<ElicitationId>,
-        url: impl Into<String>,
-        scope: ElicitationScope,
-    ) -> Self {
-        Self {
-            elicitation_id: elicitation_id.into(),
-            url: url.into(),
-            scope,
-            extra: Map::new(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for ElicitationUrlMode {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Common {
-            #[serde(rename = "elicitationId")]
-            elicitation_id: ElicitationId,
-            #[serde(rename = "url")]
-            url: String,
-            #[serde(flatten)]
-            extra: Map<String, Value>,
-        }
-
-        let mut map = support::object(deserializer)?;
-        let scope = ElicitationScope::take_from(&mut map).map_err(D::Error::custom)?;
-        let common: Common = support::from_map(map).map_err(D::Error::custom)?;
-        if !common.extra.is_empty() {
-            support::note_unknown();
-        }
-        Ok(Self {
-            elicitation_id: common.elicitation_id,
-            url: common.url,
-            scope,
-            extra: common.extra,
-        })
-    }
-}
-
-support::check_by_parse!(ElicitationUrlMode);
-
-/// Response to the `initialize` method.
-///
-/// Contains the negotiated protocol version and agent capabilities.
-///
-/// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-///
-/// Result of the `initialize` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct InitializeResponse {
-    /// The highest protocol version supported by the agent that is at or below
-    /// the version requested by the client. If no such version exists,
-    /// initialization fails with error code -32022.
-    ///
-    /// The client must check that it supports this version and should disconnect
-    /// if it does not.
-    #[serde(rename = "protocolVersion")]
-    pub protocol_version: ProtocolVersion,
-    /// Information about the implementation sending this initialize response.
-    #[serde(rename = "info")]
-    pub info: Implementation,
-    /// Capabilities supported by the agent.
-    ///
-    /// Default: `{}`.
-    #[serde(
-        rename = "capabilities",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub capabilities: Option<AgentCapabilities>,
-    /// Authentication methods supported by the agent.
-    ///
-    /// Optional. Omitted or empty means the agent does not advertise the
-    /// `auth/login` and `auth/logout` methods. Supplying one or more methods means
-    /// the agent MUST support both `auth/login` and `auth/logout`.
-    #[serde(
-        rename = "authMethods",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient_vec"
-    )]
-    pub auth_methods: Option<Vec<AuthMethod>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl InitializeResponse {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(protocol_version: ProtocolVersion, info: Implementation) -> Self {
-        Self {
-            protocol_version,
-            info,
-            capabilities: None,
-            auth_methods: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { InitializeResponse {
-    protocol_version: ProtocolVersion = "protocolVersion", required;
-    info: Implementation = "info", required;
-    capabilities: Option<AgentCapabilities> = "capabilities", default with support::lenient, check serde_json::Value;
-    auth_methods: Option<Vec<AuthMethod>> = "authMethods", default with support::lenient_vec, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
 /// Capabilities supported by the agent.
 ///
 /// Advertised during initialization to inform the client about
@@ -3791,30 +3509,6 @@ support::string_enum! {
     }
 }
 
-/// Possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum SessionConfigSelectOptions {
-    /// A flat list of options with no grouping.
-    Ungrouped(Vec<SessionConfigSelectOption>),
-    /// A list of options grouped under headers.
-    Grouped(Vec<SessionConfigSelectGroup>),
-}
-
-support::check_by_parse!(SessionConfigSelectOptions);
-
-impl From<Vec<SessionConfigSelectOption>> for SessionConfigSelectOptions {
-    fn from(value: Vec<SessionConfigSelectOption>) -> Self {
-        Self::Ungrouped(value)
-    }
-}
-
-impl From<Vec<SessionConfigSelectGroup>> for SessionConfigSelectOptions {
-    fn from(value: Vec<SessionConfigSelectGroup>) -> Self {
-        Self::Grouped(value)
-    }
-}
-
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionConfigSelectGroup {
@@ -4166,54 +3860,6 @@ support::read_struct! { Command {
     name: String = "name", required;
     description: String = "description", required;
     input: Option<AvailableCommandInput> = "input", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// Response from listing sessions.
-///
-/// Result of the `session/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct ListSessionsResponse {
-    /// Array of session information objects.
-    #[serde(rename = "sessions", deserialize_with = "support::lenient_vec_default")]
-    pub sessions: Vec<SessionInfo>,
-    /// Opaque cursor token. If present, pass this in the next request's cursor parameter
-    /// to fetch the next page. Omitted and `null` are equivalent and mean there are no more
-    /// results. An empty string is a valid cursor, not the end of results.
-    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<SessionListCursor>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl ListSessionsResponse {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(sessions: Vec<SessionInfo>) -> Self {
-        Self {
-            sessions,
-            next_cursor: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { ListSessionsResponse {
-    sessions: Vec<SessionInfo> = "sessions", required with support::lenient_vec_default, check serde_json::Value;
-    next_cursor: Option<SessionListCursor> = "nextCursor", default;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -4746,56 +4392,6 @@ impl SessionNotFoundErrorData {
 
 support::read_struct! { SessionNotFoundErrorData {
     session_id: SessionId = "sessionId", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// Notification containing a session update from the agent.
-///
-/// Agents can send session updates at any point while the session exists.
-///
-/// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-///
-/// Params of the `session/update` notification (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct UpdateSessionNotification {
-    /// The ID of the session this update pertains to.
-    #[serde(rename = "sessionId")]
-    pub session_id: SessionId,
-    /// The actual update content.
-    #[serde(rename = "update")]
-    pub update: SessionUpdate,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl UpdateSessionNotification {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: impl Into<SessionId>, update: SessionUpdate) -> Self {
-        Self {
-            session_id: session_id.into(),
-            update,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { UpdateSessionNotification {
-    session_id: SessionId = "sessionId", required;
-    update: SessionUpdate = "update", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -5618,57 +5214,6 @@ support::read_struct! { BackgroundToolCall {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// Foreground work is in progress.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct RunningStateUpdate {
-    /// Work running independently of foreground work, as a complete snapshot.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    /// background work, not that nothing is running. `[]` means no background work is
-    /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
-    ///
-    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    #[serde(
-        rename = "background",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub background: Option<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl RunningStateUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            background: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { RunningStateUpdate {
-    background: Option<Vec<BackgroundWork>> = "background", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
 /// Details of a failure that ended active work.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ErrorStopReason {
@@ -5787,64 +5332,6 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
 }
 
 support::check_by_parse!(IdleStateUpdate);
-
-/// The foreground workflow as a whole is blocked on user action.
-///
-/// Agents SHOULD report this state when foreground work cannot progress without
-/// user action. Pending permissions or elicitations alone do not imply this
-/// state if other foreground work can progress, or if the requests belong only
-/// to independent background activity. Once reported, agents MUST report
-/// `running` when progress resumes, or `idle` if the work ends without resuming.
-/// Responding to one request does not itself imply `running`.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct RequiresActionStateUpdate {
-    /// Work running independently of foreground work, as a complete snapshot.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    /// background work, not that nothing is running. `[]` means no background work is
-    /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
-    ///
-    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    #[serde(
-        rename = "background",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub background: Option<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl RequiresActionStateUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            background: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { RequiresActionStateUpdate {
-    background: Option<Vec<BackgroundWork>> = "background", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
 
 /// A snapshot of the session's aggregate foreground activity.
 ///
@@ -6674,45 +6161,6 @@ impl PlanItems {
 support::read_struct! { PlanItems {
     plan_id: PlanId = "planId", required;
     entries: Vec<PlanEntry> = "entries", required with support::skip_invalid_items, check Vec<serde_json::Value>;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlanUpdate {
-    /// The updated plan content.
-    #[serde(rename = "plan")]
-    pub plan: PlanUpdateContent,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan: PlanUpdateContent) -> Self {
-        Self {
-            plan,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanUpdate {
-    plan: PlanUpdateContent = "plan", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 

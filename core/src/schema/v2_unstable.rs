@@ -56,6 +56,10 @@ pub use super::v2::{
     UsageUpdate, UserMessage,
 };
 
+// The definitions `v2` writes as this module does, though they hold types each
+// module defines its own way: one text, compiled against each module's types.
+include!("shared_v2_v2_unstable.rs");
+
 /// **UNSTABLE**
 ///
 /// Request parameters for `mcp/message`, sent from consumer to provider.
@@ -143,87 +147,6 @@ support::string_newtype!(McpServerAcpId);
 pub struct McpRequestId(pub String);
 
 support::string_newtype!(McpRequestId);
-
-/// Response to the `initialize` method.
-///
-/// Contains the negotiated protocol version and agent capabilities.
-///
-/// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)
-///
-/// Result of the `initialize` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct InitializeResponse {
-    /// The highest protocol version supported by the agent that is at or below
-    /// the version requested by the client. If no such version exists,
-    /// initialization fails with error code -32022.
-    ///
-    /// The client must check that it supports this version and should disconnect
-    /// if it does not.
-    #[serde(rename = "protocolVersion")]
-    pub protocol_version: ProtocolVersion,
-    /// Information about the implementation sending this initialize response.
-    #[serde(rename = "info")]
-    pub info: Implementation,
-    /// Capabilities supported by the agent.
-    ///
-    /// Default: `{}`.
-    #[serde(
-        rename = "capabilities",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub capabilities: Option<AgentCapabilities>,
-    /// Authentication methods supported by the agent.
-    ///
-    /// Optional. Omitted or empty means the agent does not advertise the
-    /// `auth/login` and `auth/logout` methods. Supplying one or more methods means
-    /// the agent MUST support both `auth/login` and `auth/logout`.
-    #[serde(
-        rename = "authMethods",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient_vec"
-    )]
-    pub auth_methods: Option<Vec<AuthMethod>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl InitializeResponse {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(protocol_version: ProtocolVersion, info: Implementation) -> Self {
-        Self {
-            protocol_version,
-            info,
-            capabilities: None,
-            auth_methods: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { InitializeResponse {
-    protocol_version: ProtocolVersion = "protocolVersion", required;
-    info: Implementation = "info", required;
-    capabilities: Option<AgentCapabilities> = "capabilities", default with support::lenient, check serde_json::Value;
-    auth_methods: Option<Vec<AuthMethod>> = "authMethods", default with support::lenient_vec, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
 
 /// Capabilities supported by the agent.
 ///
@@ -1526,54 +1449,6 @@ support::read_struct! { AuthAccount {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// Response from listing sessions.
-///
-/// Result of the `session/list` request (handled by the agent).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct ListSessionsResponse {
-    /// Array of session information objects.
-    #[serde(rename = "sessions", deserialize_with = "support::lenient_vec_default")]
-    pub sessions: Vec<SessionInfo>,
-    /// Opaque cursor token. If present, pass this in the next request's cursor parameter
-    /// to fetch the next page. Omitted and `null` are equivalent and mean there are no more
-    /// results. An empty string is a valid cursor, not the end of results.
-    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<SessionListCursor>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl ListSessionsResponse {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(sessions: Vec<SessionInfo>) -> Self {
-        Self {
-            sessions,
-            next_cursor: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { ListSessionsResponse {
-    sessions: Vec<SessionInfo> = "sessions", required with support::lenient_vec_default, check serde_json::Value;
-    next_cursor: Option<SessionListCursor> = "nextCursor", default;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SessionInfo {
@@ -2266,57 +2141,6 @@ support::read_struct! { BackgroundSubagent {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
-/// Foreground work is in progress.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct RunningStateUpdate {
-    /// Work running independently of foreground work, as a complete snapshot.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    /// background work, not that nothing is running. `[]` means no background work is
-    /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
-    ///
-    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    #[serde(
-        rename = "background",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub background: Option<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl RunningStateUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            background: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { RunningStateUpdate {
-    background: Option<Vec<BackgroundWork>> = "background", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2511,64 +2335,6 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
 
 support::check_by_parse!(IdleStateUpdate);
 
-/// The foreground workflow as a whole is blocked on user action.
-///
-/// Agents SHOULD report this state when foreground work cannot progress without
-/// user action. Pending permissions or elicitations alone do not imply this
-/// state if other foreground work can progress, or if the requests belong only
-/// to independent background activity. Once reported, agents MUST report
-/// `running` when progress resumes, or `idle` if the work ends without resuming.
-/// Responding to one request does not itself imply `running`.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct RequiresActionStateUpdate {
-    /// Work running independently of foreground work, as a complete snapshot.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    /// background work, not that nothing is running. `[]` means no background work is
-    /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
-    ///
-    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    #[serde(
-        rename = "background",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub background: Option<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl RequiresActionStateUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new() -> Self {
-        Self {
-            background: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { RequiresActionStateUpdate {
-    background: Option<Vec<BackgroundWork>> = "background", default with support::lenient, check serde_json::Value;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2677,56 +2443,6 @@ impl SetSessionTitleResponse {
 
 support::read_struct! { SetSessionTitleResponse {
     title: String = "title", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// Notification containing a session update from the agent.
-///
-/// Agents can send session updates at any point while the session exists.
-///
-/// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
-///
-/// Params of the `session/update` notification (handled by the client).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct UpdateSessionNotification {
-    /// The ID of the session this update pertains to.
-    #[serde(rename = "sessionId")]
-    pub session_id: SessionId,
-    /// The actual update content.
-    #[serde(rename = "update")]
-    pub update: SessionUpdate,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl UpdateSessionNotification {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(session_id: impl Into<SessionId>, update: SessionUpdate) -> Self {
-        Self {
-            session_id: session_id.into(),
-            update,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { UpdateSessionNotification {
-    session_id: SessionId = "sessionId", required;
-    update: SessionUpdate = "update", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -3431,45 +3147,6 @@ impl PlanMarkdown {
 support::read_struct! { PlanMarkdown {
     plan_id: PlanId = "planId", required;
     content: String = "content", required;
-    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
-} }
-
-/// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlanUpdate {
-    /// The updated plan content.
-    #[serde(rename = "plan")]
-    pub plan: PlanUpdateContent,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "support::lenient"
-    )]
-    pub meta: Option<Map<String, Value>>,
-    /// Properties this version of the schema does not describe, kept so they survive a round trip.
-    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
-    pub extra: Map<String, Value>,
-}
-
-impl PlanUpdate {
-    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
-    pub fn new(plan: PlanUpdateContent) -> Self {
-        Self {
-            plan,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-support::read_struct! { PlanUpdate {
-    plan: PlanUpdateContent = "plan", required;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
