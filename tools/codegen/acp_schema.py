@@ -1031,6 +1031,23 @@ def _shape(node: object) -> object:
     return node
 
 
+def inherited_fields(d: Struct, base: Definition, shared: set[str]) -> list[str]:
+    """The properties (wire names) of ``d`` that ``base`` (the stable schema's definition of the
+    same name) has as they are, holding only definitions in ``shared`` (those the two schemas
+    have as they are): what an unstable type layered on the stable one inherits, for a
+    language that can layer (TypeScript's ``extends``, a TypedDict's base class). Empty when
+    either has a union part."""
+    if not isinstance(base, Struct) or d.union or base.union:
+        return []
+    base_fields = {f.wire_name: f for f in base.fields}
+    return [
+        f.wire_name for f in d.fields
+        if f.wire_name in base_fields
+        and _shape(base_fields[f.wire_name]) == _shape(f)
+        and _references(f) <= shared
+    ]
+
+
 def same_shape(schema: Schema, stable: Schema) -> set[str]:
     """The definitions of ``schema`` shaped as the stable schema's are (their prose aside),
     though what they refer to may differ."""

@@ -13,7 +13,9 @@ without typing_extensions and is clean under ``mypy --strict``.
 Mapping (dict keys are the wire names):
 
 * Struct -> ``TypedDict``; required and optional keys are split over two classes
-  (``_FooBase`` + ``Foo(_FooBase, total=False)``).  A struct with a union part becomes a
+  (``_FooBase`` + ``Foo(_FooBase, total=False)``).  An unstable module's struct that has
+  every key of the stable one's as it is extends it (``Foo(_stable.Foo, total=False)``) with
+  the keys it adds.  A struct with a union part becomes a
   ``Union`` of one TypedDict per variant, each inheriting ``_FooFields`` (the struct's own
   keys) and the variant's keys; lifted unions and inline payloads get no name of their own.
 * TaggedUnion -> ``Union`` of per-variant TypedDicts (``ContentBlockText``) with the tag as
@@ -71,7 +73,9 @@ TARGETS = [
 ]
 
 TYPING_NAMES = {"Any", "Dict", "Final", "List", "Literal", "NamedTuple", "Optional", "TypedDict", "Union"}
-RESERVED = TYPING_NAMES | {
+# What an unstable module calls the stable module some of its TypedDicts add keys to.
+STABLE = "_stable"
+RESERVED = TYPING_NAMES | {STABLE, 
     "MethodInfo", "PROTOCOL_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", "PROXY_METHODS",
 }
 PRIMS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -132,6 +136,7 @@ class PythonEmitter:
         self.stable = stable
         self.shared = ir.same_as_stable(schema, stable.s) if stable else set()
         self.imported: set[str] = set()
+        self.layered = False  # whether a TypedDict extends the stable module's own
         self.uses: set[str] = set()
         self.variant_classes: dict[str, list[str]] = {}  # struct with a union part -> its variant classes
         self.union_variants: dict[str, list[tuple[str, str]]] = {}  # a tagged union -> [(suffix, class)]
@@ -238,7 +243,7 @@ class PythonEmitter:
     def typeddict(self, name: str, bases: list[str], keys: list[Key], doc: str) -> None:
         """``class name(bases)`` with ``keys``; required and optional keys in two classes."""
         for b in bases:
-            if b not in self.defined:
+            if b not in self.defined and not b.startswith(f"{STABLE}."):
                 raise ir.SchemaError(f"{name}: base class {b} is not defined yet (a cycle?)")
         required = [k for k in keys if k.required]
         optional = [k for k in keys if not k.required]
@@ -323,8 +328,24 @@ class PythonEmitter:
         kind = "notification" if d.method_kind == "notification" else "request"
         return f"{what} the `{d.method}` {kind} (handled by {handler})."
 
+    def stable_base(self, d: ir.Struct) -> Optional[list[Key]]:
+        """The keys an unstable module's struct adds to the stable one's, when it has every
+        stable key as it is (a TypedDict cannot restate a key it inherits); None otherwise."""
+        if not self.stable or self.stable.s.protocol_version != self.s.protocol_version:
+            return None
+        base = self.stable.s.definitions.get(d.name)
+        inherited = ir.inherited_fields(d, base, self.shared) if base else []
+        if not inherited or len(inherited) != len(base.fields):
+            return None
+        self.layered = True
+        return [k for k in self.keys_of(d) if k.wire not in inherited]
+
     def gen_struct(self, d: ir.Struct) -> None:
         doc = ir_doc(d.doc, self.method_doc(d))
+        added = self.stable_base(d)
+        if added is not None:
+            self.typeddict(d.name, [f"{STABLE}.{d.name}"], added, doc)
+            return
         if not d.union:
             self.typeddict(d.name, [], self.keys_of(d), doc)
             return
@@ -451,10 +472,14 @@ class PythonEmitter:
         ] + self.stable_import()
 
     def stable_import(self) -> list[str]:
-        """The stable module's types this one has as they are (down to every type they hold)."""
+        """The stable module's types this one has as they are (down to every type they hold),
+        and the module itself for the TypedDicts that add keys to its own."""
+        lines = []
+        if self.layered:
+            lines += ["", f"from .. import schema as {STABLE}  # the stable TypedDicts some here add keys to"]
         if not self.imported:
-            return []
-        return ["", "from ..schema import (  # the stable types, where this schema has them as they are"] + [
+            return lines
+        return lines + ["", "from ..schema import (  # the stable types, where this schema has them as they are"] + [
             f"    {name} as {name}," for name in sorted(self.imported)] + [")"]
 
 

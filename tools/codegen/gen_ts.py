@@ -14,7 +14,9 @@ this module only decides how each IR node looks in TypeScript (the method table:
 Mapping (property names are the wire names):
 
 * Struct -> ``export interface`` (optional properties with ``?``, nullable ``| null``); a
-  struct with a union part -> ``export type Foo = { ...own properties } & FooUnion``.
+  struct with a union part -> ``export type Foo = { ...own properties } & FooUnion``.  An
+  unstable module's struct that the stable module has too extends it (``extends
+  Omit<stable.Foo, "changed">``), restating only the properties it adds or changes.
 * TaggedUnion -> discriminated union ``(Payload & { type: "tag" }) | ...``; a default
   variant is ``(Payload & { type?: undefined })``.  Catch-all variants (any other tag value)
   are not typed, only mentioned in the docs, so narrowing on the tag keeps working.
@@ -28,6 +30,7 @@ Mapping (property names are the wire names):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -57,7 +60,9 @@ TARGETS = [
      "../../.."),
 ]
 
-RESERVED = {"AgentMethods", "ClientMethods", "ProtocolMethods", "ProxyMethods", "CurrentProtocolVersion"}
+# What an unstable module calls the stable module it layers its types on.
+STABLE = "stable"
+RESERVED = {STABLE, "AgentMethods", "ClientMethods", "ProtocolMethods", "ProxyMethods", "CurrentProtocolVersion"}
 PRIMS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean"}
 JSON_OBJECT = "{ [key: string]: unknown }"
 
@@ -84,6 +89,7 @@ class TsEmitter:
         self.stable = stable
         self.shared = ir.same_as_stable(schema, stable.s) if stable else set()
         self.imported: set[str] = set()
+        self.layered = False  # whether a type extends the stable module's own
         clash = RESERVED & set(schema.definitions)
         if clash:
             raise ir.SchemaError(f"definition names {sorted(clash)} clash with names the module uses")
@@ -154,13 +160,18 @@ class TsEmitter:
         return "\n".join(self.header() + self.stable_import() + self.out) + "\n"
 
     def stable_import(self) -> list[str]:
-        """The stable module's types this one has as they are (down to every type they hold)."""
+        """The stable module's types this one has as they are (down to every type they hold),
+        and the module itself for the types layered on its own."""
+        lines = []
+        if self.layered:
+            lines += ["", "// The stable types this module's unstable ones extend, adding to them.",
+                      f'import type * as {STABLE} from "../schema.js";']
         if not self.imported:
-            return []
+            return lines
         names = sorted(self.imported)
-        return ["", "// The types of the schema one directory up, where this one has them as they are.",
-                "import type {", *[f"  {name}," for name in names], '} from "../schema.js";',
-                "export type {", *[f"  {name}," for name in names], "};"]
+        return lines + ["", "// The types of the schema one directory up, where this one has them as they are.",
+                        "import type {", *[f"  {name}," for name in names], '} from "../schema.js";',
+                        "export type {", *[f"  {name}," for name in names], "};"]
 
     def method_doc(self, d: ir.Struct) -> str:
         if not d.method:
@@ -180,11 +191,33 @@ class TsEmitter:
             lines += jsdoc(fdoc, "  ") + [f"  {prop_name(f.wire_name)}{opt}: {self.ts(f.type)};"]
         return lines
 
+    def layered_on(self, d: ir.Struct) -> Optional[tuple[str, list[str]]]:
+        """For an unstable module's struct the stable one has too: what it extends (the
+        stable interface, less the properties it restates) and the properties it restates
+        or adds; None when it inherits nothing."""
+        if not self.stable or self.stable.s.protocol_version != self.s.protocol_version:
+            return None
+        base = self.stable.s.definitions.get(d.name)
+        inherited = ir.inherited_fields(d, base, self.shared) if base else []
+        if not inherited:
+            return None
+        self.layered = True
+        restated = [f.wire_name for f in base.fields if f.wire_name not in inherited]
+        own = dataclasses.replace(d, fields=[f for f in d.fields if f.wire_name not in inherited])
+        parent = f"{STABLE}.{d.name}"
+        if restated:
+            parent = f"Omit<{parent}, {' | '.join(json.dumps(name) for name in restated)}>"
+        return parent, self.properties(own)
+
     def gen_struct(self, d: ir.Struct) -> None:
         doc = join_docs(d.doc, self.method_doc(d))
         if d.inline_of and not d.doc:
             doc = f"A variant's own properties in `{d.inline_of}`."
-        if not d.union:
+        layered = self.layered_on(d)
+        if layered:
+            parent, body = layered
+            self.emit("", *jsdoc(doc), f"export interface {d.name} extends {parent} {{", *body, "}")
+        elif not d.union:
             body = self.properties(d)
             self.emit("", *jsdoc(doc), f"export interface {d.name} {{", *body, "}")
         elif d.fields:

@@ -9,6 +9,8 @@ variant.  Tagged unions admit only the tags listed; a newer peer may send others
 
 from typing import Any, Dict, Final, List, Literal, NamedTuple, Optional, TypedDict, Union
 
+from .. import schema as _stable  # the stable TypedDicts some here add keys to
+
 from ..schema import (  # the stable types, where this schema has them as they are
     Annotations as Annotations,
     AudioContent as AudioContent,
@@ -359,19 +361,11 @@ class MessageMcpRequest(_MessageMcpRequestBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class McpCapabilities(TypedDict, total=False):
+class McpCapabilities(_stable.McpCapabilities, total=False):
     """MCP capabilities supported by the agent"""
 
-    # Agent supports `http` MCP servers.
-    http: bool
-    # Agent supports `sse` MCP servers.
-    sse: bool
     # **UNSTABLE**
     acp: bool
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class SessionForkCapabilities(TypedDict, total=False):
@@ -457,7 +451,7 @@ class SessionTitleCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class SessionCapabilities(TypedDict, total=False):
+class SessionCapabilities(_stable.SessionCapabilities, total=False):
     """Session capabilities supported by the agent.
 
     As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
@@ -469,14 +463,6 @@ class SessionCapabilities(TypedDict, total=False):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
 
-    # Whether the agent supports `session/list`.
-    list: Optional[SessionListCapabilities]
-    # Whether the agent supports `session/delete`.
-    delete: Optional[SessionDeleteCapabilities]
-    # Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-    additionalDirectories: Optional[SessionAdditionalDirectoriesCapabilities]
-    # Whether the agent supports `systemPrompt` on session lifecycle requests.
-    systemPrompt: Optional[SessionSystemPromptCapabilities]
     # **UNSTABLE**
     fork: Optional[SessionForkCapabilities]
     # **UNSTABLE**
@@ -487,14 +473,6 @@ class SessionCapabilities(TypedDict, total=False):
     options: Optional[SessionOptionsCapabilities]
     # **UNSTABLE**
     title: Optional[SessionTitleCapabilities]
-    # Whether the agent supports `session/resume`.
-    resume: Optional[SessionResumeCapabilities]
-    # Whether the agent supports `session/close`.
-    close: Optional[SessionCloseCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class AuthStatusCapabilities(TypedDict, total=False):
@@ -513,17 +491,11 @@ class AuthStatusCapabilities(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class AgentAuthCapabilities(TypedDict, total=False):
+class AgentAuthCapabilities(_stable.AgentAuthCapabilities, total=False):
     """Authentication-related capabilities supported by the agent."""
 
     # **UNSTABLE**
     status: Optional[AuthStatusCapabilities]
-    # Whether the agent supports the logout method.
-    logout: Optional[LogoutCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class ProvidersCapabilities(TypedDict, total=False):
@@ -887,28 +859,11 @@ class LoadSessionResponse(TypedDict, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class _SessionInfoBase(TypedDict):
-    # Unique identifier for the session
-    sessionId: SessionId
-    # The working directory for this session. Must be an absolute path.
-    cwd: str
-
-
-class SessionInfo(_SessionInfoBase, total=False):
+class SessionInfo(_stable.SessionInfo, total=False):
     """Information about a session returned by session/list"""
 
-    # Additional workspace roots reported for this session. Each path MUST be absolute.
-    additionalDirectories: List[str]
-    # Human-readable title for the session
-    title: Optional[str]
-    # ISO 8601 timestamp of last activity
-    updatedAt: Optional[str]
     # **UNSTABLE**
     archived: Optional[bool]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class _ListSessionsResponseBase(TypedDict):
@@ -1138,12 +1093,7 @@ class Usage(_UsageBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
-class _PromptResponseBase(TypedDict):
-    # Indicates why the agent stopped processing the turn.
-    stopReason: StopReason
-
-
-class PromptResponse(_PromptResponseBase, total=False):
+class PromptResponse(_stable.PromptResponse, total=False):
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
@@ -1153,10 +1103,6 @@ class PromptResponse(_PromptResponseBase, total=False):
 
     # **UNSTABLE**
     usage: Optional[Usage]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class _ConfigOptionUpdateBase(TypedDict):
@@ -1862,24 +1808,13 @@ class SessionCursorsCapabilities(TypedDict):
     """
 
 
-class ClientSessionCapabilities(TypedDict, total=False):
+class ClientSessionCapabilities(_stable.ClientSessionCapabilities, total=False):
     """Session-related capabilities supported by the client."""
 
-    # Support for ID-addressed context compaction updates. Omitted or `null`
-    # means unsupported. `{}` advertises the complete compaction contract.
-    compaction: Optional[CompactionCapabilities]
-    # Config option capabilities supported by the client.
-    configOptions: Optional[SessionConfigOptionsCapabilities]
-    # Support for live user-facing `notice` session updates.
-    notices: Optional[NoticeCapabilities]
     # **UNSTABLE**
     promptSuggestions: Optional[PromptSuggestionsCapabilities]
     # **UNSTABLE**
     cursors: Optional[SessionCursorsCapabilities]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class ClientCapabilities(TypedDict, total=False):
@@ -2226,7 +2161,7 @@ future ACP variants.
 """
 
 
-class ListSessionsRequest(TypedDict, total=False):
+class ListSessionsRequest(_stable.ListSessionsRequest, total=False):
     """Request parameters for listing existing sessions.
 
     Only available if the Agent supports the `sessionCapabilities.list` capability.
@@ -2234,16 +2169,8 @@ class ListSessionsRequest(TypedDict, total=False):
     Params of the `session/list` request (handled by the agent).
     """
 
-    # Filter sessions by working directory. Must be an absolute path.
-    cwd: Optional[str]
-    # Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
-    cursor: Optional[str]
     # **UNSTABLE**
     archived: Optional[SessionArchiveFilter]
-    # The _meta property is reserved by ACP to allow clients and agents to attach additional
-    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    # these keys.
-    _meta: Optional[Dict[str, Any]]
 
 
 class _ForkSessionRequestBase(TypedDict):
