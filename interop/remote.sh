@@ -131,6 +131,17 @@ serve ts-dual -- node "$here/ts/dual-agent.mjs"
 v2_rows "official TypeScript dual-version agent"
 serve rust-router -- "$root/target/debug/examples/v2_agent" --router
 v2_rows "acp-engine (Rust) AgentProtocolRouter"
+# A v1 and a v2 client at once, on the one served router: each gets its version.
+node "$here/ts/readme-client.mjs" "$ws_url" >"$work/v1-at-once.out" 2>&1 &
+v1_at_once=$!
+v2_row "official TypeScript v2 client and v1 client at once -> serve -> acp-engine (Rust) AgentProtocolRouter (v2)" \
+  node "$here/ts/v2-client.mjs" "$http_url"
+if wait "$v1_at_once" && grep -qx "readme ok" "$work/v1-at-once.out"; then
+  pass "official TypeScript v1 client and v2 client at once -> serve -> acp-engine (Rust) AgentProtocolRouter (v1)"
+else
+  fail "official TypeScript v1 client and v2 client at once -> serve -> acp-engine (Rust) AgentProtocolRouter (v1)" \
+    "$work/v1-at-once.out"
+fi
 if [[ -x "$our_py" ]]; then
   serve ours-py-dual -- "$our_py" "$root/python/tests/peers/dual_version_agent.py"
   v2_rows "acp-engine (Python) dual-version agent"

@@ -5,7 +5,8 @@
 # official Rust SDK's v2 client and the official TypeScript SDK's v2 and v1
 # clients and router agent. Then the official Rust SDK's v2 client
 # (bench/official-rust, `Client.v2()`) drives the other languages' v2 agents:
-# C's, Go's and Kotlin's (the ones their suites run), and the dual-version
+# C's, Go's and Kotlin's (the ones their suites run; the official TypeScript
+# v2 client drives them too), and the dual-version
 # agents, Python's (a plain Connection with protocol_versions
 # (1, 2); and its typed v2 agent) and Node's (the official TypeScript router agent, interop/ts/
 # dual-agent.mjs, on our package with only its imports changed), and the
@@ -32,6 +33,14 @@ client="$root/bench/official-rust/target/release/official-v2-client"
 row() {
   if timeout 60 "$client" "$2" >"$work/row.out" 2>&1 && grep -qx "v2 ok" "$work/row.out"; then pass "$1"
   else fail "$1" "$work/row.out"; fi
+}
+
+# v2_rows LANGUAGE WHAT COMMAND_LINE: our v2 agent under both official v2
+# clients (Rust's, then TypeScript's `experimental/v2`).
+v2_rows() {
+  row "official Rust v2 client -> acp-engine ($1) $2" "$3"
+  # shellcheck disable=SC2086 # the command line is words
+  ts_row "official TypeScript v2 client -> acp-engine ($1) $2" "v2 ok" node "$here/ts/v2-client.mjs" $3
 }
 
 # ts_row NAME LAST_LINE COMMAND...: the command's last line must be LAST_LINE.
@@ -63,12 +72,12 @@ row "official Rust v2 client -> official TypeScript dual-version agent" "node $h
 # The C, Go and Kotlin v2 agents of their suites, built or found here.
 if cc -std=c11 -Wall -Wextra -Werror -I "$root/include" -I "$root/bindings/c/tests" "$root/bindings/c/tests/test_versions.c" \
     -L "$root/target/debug" -lacp_engine "-Wl,-rpath,$root/target/debug" -lpthread -o "$work/c-versions"; then
-  row "official Rust v2 client -> acp-engine (C) v2 agent (test_versions.c)" "$work/c-versions --v2-agent"
+  v2_rows C "v2 agent (test_versions.c)" "$work/c-versions --v2-agent"
 else fail "bindings/c/tests/test_versions.c does not compile"; fi
 if [[ -f "$root/target/go-prefix/lib/pkgconfig/acp_engine.pc" ]]; then
   if (cd "$root/go" && GOTOOLCHAIN=local GOFLAGS=-mod=mod PKG_CONFIG_PATH="$root/target/go-prefix/lib/pkgconfig" \
       go test -c -o "$work/acpv2.test" ./acpv2); then
-    row "official Rust v2 client -> acp-engine (Go) typed v2 agent (acpv2)" "env ACP_ACPV2_TEST_ROLE=agent $work/acpv2.test"
+    v2_rows Go "typed v2 agent (acpv2)" "env ACP_ACPV2_TEST_ROLE=agent $work/acpv2.test"
   else fail "go/acpv2's tests do not build"; fi
 else
   echo "SKIP official Rust v2 client -> acp-engine (Go): target/go-prefix not installed (make test-go)"
@@ -76,7 +85,7 @@ fi
 kotlin="$root/kotlin/target"
 if [[ -f "$kotlin/classpath.txt" ]]; then
   java="java -Xshare:auto -XX:TieredStopAtLevel=1 -cp $kotlin/classes:$kotlin/test-classes:$(cat "$kotlin/classpath.txt")"
-  row "official Rust v2 client -> acp-engine (Kotlin) typed v2 agent (acp_engine.v2)" "$java acp_engine.v2.EchoAgentKt"
+  v2_rows Kotlin "typed v2 agent (acp_engine.v2)" "$java acp_engine.v2.EchoAgentKt"
 else
   echo "SKIP official Rust v2 client -> acp-engine (Kotlin): kotlin/target not built (make test-kotlin)"
 fi

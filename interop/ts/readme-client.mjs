@@ -3,18 +3,22 @@
 // official TypeScript SDK's client, minimal contract in ../README.md.
 //
 // Usage: node readme-client.mjs <agent command> [agent args...]
+//        node readme-client.mjs ws://HOST:PORT/acp | http://HOST:PORT/acp
 //
 // initialize, session/new, one "Hello" turn (any permission request is
 // answered with the first option), then session/cancel and EOF on the
 // agent's stdin. Passes when the turn ends with end_turn after at least one
-// agent_message_chunk with text, and the agent exits by itself (status 0)
-// within 2 s of losing its client. Prints "readme ok" on success.
+// agent_message_chunk with text, and (a local agent) the agent exits by
+// itself (status 0) within 2 s of losing its client. A URL is reached with
+// the SDK's WebSocket or Streamable HTTP stream. Prints "readme ok" on
+// success.
 
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 
 import * as acp from "@agentclientprotocol/sdk";
 
+import { remoteStream } from "./remote-stream.mjs";
 import { traced } from "./trace.mjs";
 
 const log = (...args) => console.error("[readme-client]", ...args);
@@ -29,12 +33,21 @@ if (argv.length === 0) {
   process.exit(2);
 }
 
-const agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-agentProc.stdin.on("error", () => {});
-const agentExited = new Promise((resolve) => {
-  agentProc.on("exit", (code, signal) => resolve({ code, signal }));
-  agentProc.on("error", (err) => resolve({ error: err.message }));
-});
+const remote = /^(wss?|https?):\/\//.test(argv[0]);
+let agentProc;
+let agentExited;
+let stream;
+if (remote) {
+  stream = traced(await remoteStream(argv[0]), log);
+} else {
+  agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  agentProc.stdin.on("error", () => {});
+  agentExited = new Promise((resolve) => {
+    agentProc.on("exit", (code, signal) => resolve({ code, signal }));
+    agentProc.on("error", (err) => resolve({ error: err.message }));
+  });
+  stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
+}
 
 let text = "";
 const app = acp
@@ -46,7 +59,7 @@ const app = acp
     const { update } = params;
     if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") text += update.content.text;
   });
-const conn = app.connect(traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log));
+const conn = app.connect(stream);
 const agent = conn.agent;
 
 try {
@@ -70,9 +83,12 @@ try {
 }
 
 conn.close();
-agentProc.stdin.end();
-const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
-const exit = await agentExited;
-clearTimeout(timer);
-if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
+if (!remote) {
+  agentProc.stdin.end();
+  const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
+  const exit = await agentExited;
+  clearTimeout(timer);
+  if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
+}
 console.log("readme ok");
+process.exit(0);
