@@ -41,7 +41,7 @@ use super::endpoint::Endpoint;
 use super::failing::Failure;
 use super::keep_alive::Silence;
 use super::peek::{self, Kind};
-use super::{net, sse, ConnectOptions};
+use super::{net, sse, ConnectOptions, FarEnd};
 use crate::error::{codes, RequestError};
 use crate::message::RequestId;
 use crate::schema::method;
@@ -61,7 +61,7 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 pub(crate) async fn start(
     endpoint: Endpoint,
     options: ConnectOptions,
-    inner: DuplexStream,
+    inner: &mut FarEnd,
     failure: Failure,
 ) -> io::Result<()> {
     let headers = super::request_headers(&options)?;
@@ -78,7 +78,7 @@ pub(crate) async fn start(
         session_reader_left: Notify::new(),
     });
     *client.post.lock().await = Some(client.handshake_retrying().await?);
-    let (from_engine, to_engine) = tokio::io::split(inner);
+    let (from_engine, to_engine) = tokio::io::split(inner.take());
     *client.to_engine.lock().await = Some(to_engine);
     tokio::spawn(client.run(from_engine));
     Ok(())

@@ -147,7 +147,13 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Transpor
     let endpoint = endpoint::Endpoint::parse(url)?;
     let failure = failing::Failure::default();
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
-    attach(endpoint, options.clone(), inner, failure.clone()).await?;
+    attach(
+        endpoint,
+        options.clone(),
+        &mut FarEnd(Some(inner)),
+        failure.clone(),
+    )
+    .await?;
     Ok(failing::transport(lines, failure))
 }
 
@@ -160,23 +166,38 @@ pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
     let (url, options, failed) = (url.to_owned(), options.clone(), failure.clone());
     tokio::spawn(async move {
+        let mut far_end = FarEnd(Some(inner));
         let attached = match endpoint::Endpoint::parse(&url) {
-            Ok(endpoint) => attach(endpoint, options, inner, failed.clone()).await,
+            Ok(endpoint) => attach(endpoint, options, &mut far_end, failed.clone()).await,
             Err(error) => Err(error),
         };
-        // On failure `inner` is gone: the stream ends, with the reason set.
+        // On failure the far end is still here: the reason is set before it
+        // goes, so the stream ends with it, not as a bare end of stream.
         if let Err(error) = attached {
             let _ = failed.set(format!("cannot connect to {url}: {error}"));
         }
+        drop(far_end);
     });
     failing::transport(lines, failure)
 }
 
-/// Connect `inner` (the far end of a transport's lines) to `endpoint`.
+/// The far end of a transport's lines, taken by the connection once it is
+/// made. A failure to connect leaves it with the caller, which ends the
+/// stream only after setting the reason.
+pub(crate) struct FarEnd(Option<DuplexStream>);
+
+impl FarEnd {
+    /// The lines, for the connection just made (once).
+    pub(crate) fn take(&mut self) -> DuplexStream {
+        self.0.take().expect("a transport's far end is taken once")
+    }
+}
+
+/// Connect `inner` to `endpoint`.
 async fn attach(
     endpoint: endpoint::Endpoint,
     options: ConnectOptions,
-    inner: DuplexStream,
+    inner: &mut FarEnd,
     failure: failing::Failure,
 ) -> io::Result<()> {
     use endpoint::Scheme;

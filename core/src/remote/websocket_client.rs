@@ -5,7 +5,6 @@
 use std::io;
 use std::time::Duration;
 
-use tokio::io::DuplexStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +15,7 @@ use super::failing::Failure;
 use super::net::Stream;
 use super::resumable::{self, Next};
 use super::websocket::{bridge, open, to_io, Ending};
-use super::{backoff, ConnectOptions};
+use super::{backoff, ConnectOptions, FarEnd};
 use crate::tables::defaults::MAX_REPLAY_BYTES;
 
 /// Connect `inner` (the far end of a transport's lines) to the WebSocket
@@ -25,14 +24,19 @@ use crate::tables::defaults::MAX_REPLAY_BYTES;
 pub(crate) async fn attach(
     endpoint: Endpoint,
     options: ConnectOptions,
-    inner: DuplexStream,
+    inner: &mut FarEnd,
     failure: Failure,
 ) -> io::Result<()> {
     let Some(budget) = options.reconnect_timeout else {
         let (socket, _) = open(&endpoint, &options, &[], &CookieJar::default())
             .await
             .map_err(to_io)?;
-        bridge(socket, inner, options.output_stall_timeout, pinging(&options));
+        bridge(
+            socket,
+            inner.take(),
+            options.output_stall_timeout,
+            pinging(&options),
+        );
         return Ok(());
     };
     let asking = [(resumable::LAST_EVENT_ID, "0".to_owned())];
@@ -48,7 +52,12 @@ pub(crate) async fn attach(
         .map(str::to_owned);
     let Some(id) = id else {
         // A server that cannot resume (the official SDK's).
-        bridge(socket, inner, options.output_stall_timeout, pinging(&options));
+        bridge(
+            socket,
+            inner.take(),
+            options.output_stall_timeout,
+            pinging(&options),
+        );
         return Ok(());
     };
     let (stall, ending) = (options.output_stall_timeout, pinging(&options));
@@ -60,7 +69,7 @@ pub(crate) async fn attach(
         failure,
         cookies,
     };
-    resumable::run(socket, inner, MAX_REPLAY_BYTES, stall, ending, redial);
+    resumable::run(socket, inner.take(), MAX_REPLAY_BYTES, stall, ending, redial);
     Ok(())
 }
 
