@@ -264,6 +264,7 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p acp-engine --all-targets --features unstable -- -D warnings
 	$(CARGO) clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p acp-engine --no-deps
 
 fmt:
 	$(CARGO) fmt --all

@@ -17,7 +17,7 @@ impl std::fmt::Debug for BlockWhenFull {
     }
 }
 
-/// Settings for [`HostConnection::connect`].
+/// Settings for [`HostConnection::connect`](super::HostConnection::connect).
 #[derive(Debug, Clone)]
 pub struct HostOptions {
     /// Which side of ACP the connection plays.

@@ -23,7 +23,7 @@
 //!   Once `initialize` is on its way (sent by the client, received by the
 //!   agent) the peer's messages go through.
 //! - The agent's handler gets `initialize` params for the version selected
-//!   ([`initialize`]): a v2 `initialize` in v1's shape when v1 was selected
+//!   (`version/initialize.rs`): a v2 `initialize` in v1's shape when v1 was selected
 //!   (a v1-only agent too, when the params have v2's shape), a newer one as
 //!   v2's.
 
