@@ -256,7 +256,7 @@ FUZZ_SECONDS ?= 300
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
-## lint: formatting and clippy, warnings are errors (the fuzz crate, outside
+## lint: formatting, clippy and the core crate's docs, warnings are errors (the fuzz crate, outside
 ## the workspace, included: it must keep compiling against the core)
 lint:
 	$(CARGO) fmt --all --check
