@@ -75,8 +75,8 @@ TARGETS = [
 TYPING_NAMES = {"Any", "Dict", "Final", "List", "Literal", "NamedTuple", "Optional", "TypedDict", "Union"}
 # What an unstable module calls the stable module some of its TypedDicts add keys to.
 STABLE = "_stable"
-RESERVED = TYPING_NAMES | {STABLE, 
-    "MethodInfo", "PROTOCOL_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", "PROXY_METHODS",
+RESERVED = TYPING_NAMES | {
+    STABLE, "MethodInfo", "PROTOCOL_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", "PROXY_METHODS",
 }
 PRIMS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 LINE = 100

@@ -1176,11 +1176,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if a checked-in output is out of date")
     args = parser.parse_args(argv)
     stale = []
-    modules = generate_all()
-    jobs = [(out, lambda text=text: text) for out, text in modules.items()]
-    jobs += [(table.out, lambda t=table: generate_methods(t)) for table in METHOD_TABLES_OUT]
-    for out_rel, make in jobs:
-        text = make()
+    outputs = list(generate_all().items())
+    outputs += [(table.out, generate_methods(table)) for table in METHOD_TABLES_OUT]
+    for out_rel, text in outputs:
         path = ROOT / out_rel
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if args.check:
