@@ -1,4 +1,4 @@
-//! Embeds the conformance cases (`cases/{agent,client}/*.json`) in the binary, so
+//! Embeds the conformance cases (`cases/{agent,agent-v2,client}/*.json`) in the binary, so
 //! that adding a case is adding a file.
 
 // Cargo reads a build script's instructions from its stdout.
@@ -8,12 +8,12 @@ use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
-    for side in ["agent", "client"] {
+    for side in ["agent", "agent-v2", "client"] {
         embed(side);
     }
 }
 
-/// `$OUT_DIR/{side}_cases.rs`: the (file name, text) of each case file.
+/// `$OUT_DIR/{side}_cases.rs` (`-` as `_`): the (file name, text) of each case file.
 fn embed(side: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases").join(side);
     println!("cargo:rerun-if-changed={}", dir.display());
@@ -35,6 +35,7 @@ fn embed(side: &str) {
         .unwrap();
     }
     code.push(']');
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join(format!("{side}_cases.rs"));
+    let name = side.replace('-', "_");
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join(format!("{name}_cases.rs"));
     std::fs::write(out, code).unwrap();
 }

@@ -18,10 +18,12 @@ trap 'rm -rf "$work"' EXIT
 passed=0
 failed=0
 side=agent
-# row NAME COMMAND...: every case of `check $side` must pass.
+# row NAME [--protocol-version N] COMMAND...: every case of `check $side`
+# must pass (or be skipped).
 row() {
-  local name="$1"; shift
-  if "$tool" check "$side" -- "$@" >"$work/out" 2>&1; then
+  local name="$1" options=(); shift
+  if [[ "${1:-}" == --protocol-version ]]; then options=("$1" "$2"); shift 2; fi
+  if "$tool" check "$side" "${options[@]}" -- "$@" >"$work/out" 2>&1; then
     echo "PASS $name: $(tail -n 1 "$work/out")"; passed=$((passed + 1))
   else
     echo "FAIL $name"; sed 's/^/  | /' "$work/out"; failed=$((failed + 1))
@@ -38,6 +40,12 @@ row "acp-engine (C) example agent" "$work/c-agent"
   row "acp-engine (Node) example agent" node "$root/target/node-app/out/examples/agent.js"
 [[ -x "$root/target/go-bin/agent" ]] && row "acp-engine (Go) example agent" "$root/target/go-bin/agent"
 row "official TypeScript SDK agent (interop/ts/agent.mjs)" node "$here/ts/agent.mjs"
+# ACP v2 agents: check finds a v2-only agent refusing version 1 and runs the
+# v2 cases; a dual-version agent gets them with --protocol-version 2.
+row "acp-engine (Rust) v2 agent (v2 cases, found)" "$root/target/debug/examples/v2_agent"
+row "acp-engine (Rust) AgentProtocolRouter (v2 cases)" --protocol-version 2 "$root/target/debug/examples/v2_agent" --router
+row "official TypeScript SDK dual-version agent (v2 cases)" --protocol-version 2 node "$here/ts/dual-agent.mjs"
+row "official TypeScript SDK dual-version agent (v1 cases)" node "$here/ts/dual-agent.mjs"
 echo "INFO official Python SDK agent (interop/python/agent.py), for the record:"
 "$tool" check agent -- "$here/python/.venv/bin/python" "$here/python/agent.py" 2>&1 | cut -c1-220 | sed 's/^/  | /'
 

@@ -117,6 +117,73 @@ fn each_broken_agent_fails_the_case_for_its_defect() {
     }
 }
 
+fn broken_v2(defect: &str) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/broken_v2_agent.py");
+    let mut command = vec!["python3".to_owned(), script.display().to_string()];
+    if !defect.is_empty() {
+        command.push(defect.to_owned());
+    }
+    command
+}
+
+#[test]
+fn an_agent_that_speaks_only_v2_gets_the_v2_cases() {
+    let agent = broken_v2("");
+    let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let found = verdicts(&output);
+    assert!(found.len() >= 14, "{found:?}");
+    assert!(found.iter().all(|(_, verdict)| verdict == "pass"), "{found:?}");
+    let names: BTreeSet<&str> = found.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(
+        names.contains("before-initialize") && names.contains("prompt-turn"),
+        "{names:?}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("speaks only ACP v2"), "{stderr}");
+    assert!(output.status.success());
+
+    // Ours: found as v2, and the router's v2 side when asked for.
+    let ours = example("v2_agent");
+    let ours = ours.to_str().unwrap();
+    for (agent, extra) in [
+        (vec![ours], vec![]),
+        (vec![ours, "--router"], vec!["--protocol-version", "2"]),
+    ] {
+        let rows = verdicts(&check(&agent, &extra));
+        assert!(
+            rows.iter().all(|(_, verdict)| verdict != "fail") && rows.len() >= 14,
+            "{agent:?}: {rows:?}"
+        );
+    }
+}
+
+#[test]
+fn each_broken_v2_agent_fails_the_case_for_its_defect() {
+    for (defect, cases) in [
+        ("ordering", &["prompt-turn"][..]),
+        ("no-idle", &["prompt-turn", "session-cancel"][..]),
+        ("no-cancel", &["session-cancel"][..]),
+        ("early", &["before-initialize"][..]),
+    ] {
+        let agent = broken_v2(defect);
+        let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+        let expected: BTreeSet<String> = cases.iter().map(|case| case.to_string()).collect();
+        assert_eq!(
+            failed(&output),
+            expected,
+            "{defect}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert_eq!(output.status.code(), Some(1), "{defect}");
+    }
+    // Answering version 1 to a v2 initialize stops it at the prelude.
+    let agent = broken_v2("answers-v1");
+    let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("did not get through the prelude"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1));
+}
+
 #[test]
 fn the_junit_report_and_the_table_name_the_failure() {
     let scratch = Scratch::new("check-junit");
@@ -188,6 +255,10 @@ fn usage_errors_exit_2() {
     );
     assert_eq!(run(&["check", "--help"]), Some(0));
     assert_eq!(run(&["check", "agent", "--bogus", "--", "true"]), Some(2));
+    assert_eq!(
+        run(&["check", "agent", "--protocol-version", "3", "--", "true"]),
+        Some(2)
+    );
 }
 
 #[test]

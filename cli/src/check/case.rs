@@ -24,6 +24,10 @@ pub struct Case {
     /// The defect class it guards against (handshake, validation, ...).
     pub class: String,
     pub description: String,
+    /// Run the prelude's handshake (and authentication) first; a case that
+    /// says false starts on a fresh connection.
+    #[serde(default = "yes")]
+    pub handshake: bool,
     /// Run the prelude's session steps too (a session id in `$session`).
     #[serde(default)]
     pub session: bool,
@@ -95,6 +99,10 @@ pub struct Expectation {
     pub else_skip: Option<String>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 fn default_wait() -> u64 {
     10_000
 }
@@ -119,7 +127,7 @@ pub struct Outcome {
 }
 
 /// How `check agent` talks to the agent beyond the cases themselves.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// Replaces the handshake's wait for the `initialize` answer.
     pub init_timeout: Option<Duration>,
@@ -127,6 +135,9 @@ pub struct Settings {
     pub auth: Option<String>,
     /// For a remote agent: `Authorization: Bearer` this.
     pub token: Option<String>,
+    /// The ACP version the cases speak (1, or 2 for the draft): what the
+    /// agent's notifications are checked as.
+    pub version: u16,
 }
 
 impl Prelude {
@@ -149,11 +160,12 @@ impl Prelude {
 /// Run the prelude alone (handshake, authentication, a session) once
 /// before the cases: an agent that cannot start, or that wants
 /// authentication, is one clear error instead of a failure per case.
-pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings) -> Result<(), String> {
+pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings) -> Result<(), Refused> {
     let probe = Case {
         name: "preflight".to_owned(),
         class: String::new(),
         description: String::new(),
+        handshake: true,
         session: true,
         hold_permissions: false,
         client_capabilities: None,
@@ -163,6 +175,9 @@ pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings)
     let (outcome, answers) = run_case(&probe, prelude, agent, settings).await;
     if outcome.verdict == Verdict::Pass {
         return Ok(());
+    }
+    if speaks_only_v2(answers.get("check-init")) {
+        return Err(Refused::OnlyV2);
     }
     let session_error = answers
         .get("check-session")
@@ -186,7 +201,7 @@ pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings)
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default();
-        return Err(match (&settings.auth, offered.is_empty()) {
+        return Err(Refused::Failed(match (&settings.auth, offered.is_empty()) {
             (Some(method), _) => format!(
                 "authentication required: session/new was refused after authenticating with {method:?}"
             ),
@@ -195,9 +210,37 @@ pub async fn preflight(prelude: &Prelude, agent: &[String], settings: &Settings)
                 "authentication required; the agent offers: {}; pass --auth METHOD",
                 offered.join(", ")
             ),
-        });
+        }));
     }
-    Err(outcome.evidence)
+    Err(Refused::Failed(outcome.evidence))
+}
+
+/// Why an agent did not get through the prelude.
+#[derive(Debug)]
+pub enum Refused {
+    /// It answered `initialize` for version 1 with -32022, naming 2 alone.
+    OnlyV2,
+    Failed(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::OnlyV2 => f.write_str("it speaks only ACP v2 (pass --protocol-version 2)"),
+            Refused::Failed(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// Whether the answer to `initialize` is -32022 naming version 2 alone.
+fn speaks_only_v2(answer: Option<&Value>) -> bool {
+    let Some(error) = answer.and_then(|answer| answer.get("error")) else {
+        return false;
+    };
+    let code = error.get("code").and_then(Value::as_i64);
+    let supported = error.pointer("/data/supported").and_then(Value::as_array);
+    code == Some(acp_engine::error::codes::UNSUPPORTED_PROTOCOL_VERSION)
+        && supported.is_some_and(|versions| versions.iter().map(Value::as_u64).eq([Some(2)]))
 }
 
 impl Outcome {
@@ -245,7 +288,7 @@ async fn run_in(
     cwd: &std::path::Path,
     started: Instant,
 ) -> (Outcome, HashMap<String, Value>) {
-    let mut peer = match AgentUnderTest::start(agent, settings.token.as_deref()).await {
+    let mut peer = match AgentUnderTest::start(agent, settings.token.as_deref(), settings.version).await {
         Ok(peer) => peer,
         Err(error) => {
             let doing = if agent.len() == 1 && acp_engine::remote::is_url(&agent[0]) {
@@ -272,9 +315,15 @@ async fn run_in(
         sent: 0,
         answers: HashMap::new(),
     };
-    let handshake = handshake_for(case, prelude);
+    let handshake = if case.handshake {
+        handshake_for(case, prelude)
+    } else {
+        Vec::new()
+    };
     let mut steps: Vec<(&str, &Step)> = handshake.iter().map(|step| ("handshake", step)).collect();
-    steps.extend(prelude.authenticate.iter().map(|step| ("authentication", step)));
+    if case.handshake {
+        steps.extend(prelude.authenticate.iter().map(|step| ("authentication", step)));
+    }
     if case.session {
         steps.extend(prelude.session.iter().map(|step| ("session", step)));
     }

@@ -1,7 +1,8 @@
 //! `acp-engine check agent` and `check client`: conformance suites run
-//! against any agent or client. The cases are data (`cli/cases/agent/` and
-//! `cli/cases/client/`, embedded at build time; `--cases DIR` adds agent
-//! cases); each runs against a fresh process.
+//! against any agent or client. The cases are data (`cli/cases/agent/`,
+//! `cli/cases/agent-v2/` for agents of the v2 draft, and `cli/cases/client/`,
+//! embedded at build time; `--cases DIR` adds agent cases); each runs
+//! against a fresh process.
 
 mod case;
 mod client;
@@ -51,6 +52,9 @@ options:
   --init-timeout-ms N
                   (agent) how long the agent may take to answer initialize (default 15000)
   --auth METHOD   (agent) send authenticate with this method id after initialize
+  --protocol-version N
+                  (agent) 1 or 2: the ACP version the cases speak (default: 1, or 2
+                  when the agent refuses 1 and names 2 as the one it speaks)
   --token TOKEN   (agent at a URL) `Authorization: Bearer TOKEN`; or set ACP_ENGINE_TOKEN
   -h, --help      this text
 
@@ -60,6 +64,12 @@ or requires authentication is reported once (with the methods it offers)
 and check exits 1. Each case's sessions get a fresh empty directory as
 their cwd, removed after the case.
 
+An agent of the ACP v2 draft gets the v2 cases: the handshake asking for 2
+(and for 99, answered 2); a request before initialize refused -32600; a
+prompt acknowledged with a messageId, its turn ending with a state_update
+to idle; cancellation, malformed lines, validation, a 1 MiB prompt and exit
+on EOF as above.
+
 At a URL (`acp-engine serve`, or any ACP server), each case gets a
 connection of its own; the case that watches the agent exit when its
 input ends is skipped (the process is the server's). The directories are
@@ -67,6 +77,7 @@ made here: give the server's agent the same file system.
 ";
 
 const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/agent_cases.rs"));
+const EMBEDDED_V2: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/agent_v2_cases.rs"));
 const CLIENT_CASES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/client_cases.rs"));
 const PRELUDE_FILE: &str = "_prelude.json";
 
@@ -88,7 +99,15 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     };
     let args = Args::parse_with_flags(
         argv.collect(),
-        &["junit", "cases", "only", "init-timeout-ms", "auth", "token"],
+        &[
+            "junit",
+            "cases",
+            "only",
+            "init-timeout-ms",
+            "auth",
+            "token",
+            "protocol-version",
+        ],
         &["json"],
     )?;
     if args.help {
@@ -112,51 +131,61 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
         crate::agent_command::require(&command)?;
     }
     let only = args.value("only").map(str::to_owned);
-    let settings = case::Settings {
+    let asked_version = match args.number("protocol-version")? {
+        None => None,
+        Some(version @ 1..=2) => Some(version as u16),
+        Some(other) => return Err(Failure::Usage(format!("--protocol-version {other}: 1 or 2"))),
+    };
+    let mut settings = case::Settings {
         init_timeout: args
             .number("init-timeout-ms")?
             .map(|ms| std::time::Duration::from_millis(ms as u64)),
         auth: args.value("auth").map(str::to_owned),
         token: crate::args::token(&args),
+        version: asked_version.unwrap_or(acp_engine::version::V1),
     };
-    let (prelude, cases) = match side {
-        Side::Agent => {
-            let (prelude, mut cases) = load(
-                EMBEDDED
-                    .iter()
-                    .map(|(name, text)| (name.to_string(), text.to_string())),
-            )?;
-            if let Some(dir) = args.value("cases") {
-                cases.extend(load_extra(Path::new(dir))?);
-            }
-            (
-                Some(prelude.with(&settings)),
-                cases.into_iter().map(Checked::Agent).collect::<Vec<_>>(),
-            )
+    if let Some(only) = &only {
+        // A name no case has is a usage error, found before any agent runs.
+        let mut names = match side {
+            Side::Agent => [acp_engine::version::V1, acp_engine::version::V2]
+                .into_iter()
+                .map(|version| agent_cases_of(version, &args, &settings))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .flat_map(|(_, cases)| cases.into_iter().map(|case| case.name))
+                .collect::<Vec<_>>(),
+            Side::Client => client_cases()?.into_iter().map(|case| case.name).collect(),
+        };
+        names.retain(|name| name.contains(only.as_str()));
+        if names.is_empty() {
+            return Err(Failure::Usage(format!("no case matches --only {only:?}")));
         }
-        Side::Client => (None, client_cases()?.into_iter().map(Checked::Client).collect()),
-    };
-    let cases: Vec<Checked> = cases
-        .into_iter()
-        .filter(|case| {
-            only.as_ref()
-                .is_none_or(|only| case.describe().0.contains(only.as_str()))
-        })
-        .collect();
-    if cases.is_empty() {
-        return Err(Failure::Usage(format!(
-            "no case matches --only {:?}",
-            only.unwrap_or_default()
-        )));
     }
     let runtime = crate::runtime()?;
     let results = runtime.block_on(crate::interrupt::unless_interrupted(async {
-        if let Some(prelude) = &prelude {
-            case::preflight(prelude, &command, &settings)
-                .await
-                .map_err(|reason| {
-                    Failure::Run(format!("the agent did not get through the prelude: {reason}"))
-                })?;
+        let (prelude, cases) = match side {
+            Side::Agent => {
+                let (prelude, cases) = agent_cases(&args, &mut settings, asked_version, &command).await?;
+                (
+                    Some(prelude),
+                    cases.into_iter().map(Checked::Agent).collect::<Vec<_>>(),
+                )
+            }
+            Side::Client => (None, client_cases()?.into_iter().map(Checked::Client).collect()),
+        };
+        let cases: Vec<Checked> = cases
+            .into_iter()
+            .filter(|case| {
+                only.as_ref()
+                    .is_none_or(|only| case.describe().0.contains(only.as_str()))
+            })
+            .collect();
+        if cases.is_empty() {
+            return Err(Failure::Usage(format!(
+                "no case of ACP v{} matches --only {:?}",
+                settings.version,
+                only.clone().unwrap_or_default()
+            )));
         }
         let mut results = Vec::new();
         for case in cases {
@@ -217,6 +246,57 @@ impl Checked {
             Checked::Client(case) => (case.name.clone(), case.class.clone(), case.description.clone()),
         }
     }
+}
+
+/// The prelude and the agent cases for the ACP version the agent speaks,
+/// once the prelude went through: `asked` (`--protocol-version`), else 1,
+/// or 2 when the agent refuses 1 and names 2 as the version it speaks.
+async fn agent_cases(
+    args: &Args,
+    settings: &mut case::Settings,
+    asked: Option<u16>,
+    command: &[String],
+) -> Result<(Prelude, Vec<Case>), Failure> {
+    let through = |prelude: &Prelude, settings: &case::Settings| {
+        let (prelude, settings) = (prelude.clone(), settings.clone());
+        async move { case::preflight(&prelude, command, &settings).await }
+    };
+    let mut loaded = agent_cases_of(settings.version, args, settings)?;
+    let mut passed = through(&loaded.0, settings).await;
+    if let (None, Err(case::Refused::OnlyV2)) = (asked, &passed) {
+        errln!(
+            "acp-engine: the agent speaks only ACP v2 (it refused version 1): checking it with the v2 cases"
+        );
+        settings.version = acp_engine::version::V2;
+        loaded = agent_cases_of(settings.version, args, settings)?;
+        passed = through(&loaded.0, settings).await;
+    }
+    passed
+        .map_err(|refused| Failure::Run(format!("the agent did not get through the prelude: {refused}")))?;
+    Ok(loaded)
+}
+
+/// The embedded prelude and cases of ACP `version` (`cli/cases/agent/`, or
+/// `cli/cases/agent-v2/`), and those of `--cases`.
+fn agent_cases_of(
+    version: u16,
+    args: &Args,
+    settings: &case::Settings,
+) -> Result<(Prelude, Vec<Case>), Failure> {
+    let embedded = if version == acp_engine::version::V2 {
+        EMBEDDED_V2
+    } else {
+        EMBEDDED
+    };
+    let (prelude, mut cases) = load(
+        embedded
+            .iter()
+            .map(|(name, text)| (name.to_string(), text.to_string())),
+    )?;
+    if let Some(dir) = args.value("cases") {
+        cases.extend(load_extra(Path::new(dir))?);
+    }
+    Ok((prelude.with(settings), cases))
 }
 
 /// The client cases, embedded.

@@ -53,6 +53,8 @@ pub struct AgentUnderTest {
     /// Notifications the agent sent that fail the schema (method, update
     /// kind, why), the first few.
     pub invalid_notifications: Vec<String>,
+    /// The ACP version its notifications are checked as.
+    version: u16,
 }
 
 /// How many invalid notifications are kept per case.
@@ -62,7 +64,13 @@ impl AgentUnderTest {
     /// Start the agent (in our working directory: its command may name
     /// files relative to it; sessions get a directory of their own), or
     /// connect to it when the command is one ws:// or http:// URL.
-    pub async fn start(command: &[String], token: Option<&str>) -> std::io::Result<Self> {
+    pub async fn start(command: &[String], token: Option<&str>, version: u16) -> std::io::Result<Self> {
+        let mut peer = Self::started(command, token).await?;
+        peer.version = version;
+        Ok(peer)
+    }
+
+    async fn started(command: &[String], token: Option<&str>) -> std::io::Result<Self> {
         if command.len() == 1 && remote::is_url(&command[0]) {
             let options = remote::ConnectOptions {
                 bearer_token: token.map(str::to_owned),
@@ -138,6 +146,7 @@ impl AgentUnderTest {
             }
         });
         Self {
+            version: acp_engine::version::V1,
             stdin: Some(stdin),
             failure,
             process,
@@ -325,7 +334,8 @@ impl AgentUnderTest {
         let params = message
             .get("params")
             .and_then(|params| serde_json::value::to_raw_value(params).ok());
-        let checked = validate::message(
+        let checked = validate::message_in(
+            self.version,
             Protocol::COMPILED,
             &acp_engine::UncheckedMethods::default(),
             Receiver::Client,
