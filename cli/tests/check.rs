@@ -21,8 +21,20 @@ fn check(agent: &[&str], extra: &[&str]) -> Output {
         .expect("run acp-engine check")
 }
 
+/// `tests/peers/broken_agent.py DEFECT`: a v1 agent broken one way.
 fn broken(defect: &str) -> Vec<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/broken_agent.py");
+    peer_script("broken_agent.py", defect)
+}
+
+/// `tests/peers/broken_v2_agent.py DEFECT`: a v2 agent broken one way.
+fn broken_v2(defect: &str) -> Vec<String> {
+    peer_script("broken_v2_agent.py", defect)
+}
+
+fn peer_script(name: &str, defect: &str) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(name);
     let mut command = vec!["python3".to_owned(), script.display().to_string()];
     if !defect.is_empty() {
         command.push(defect.to_owned());
@@ -104,26 +116,21 @@ fn each_broken_agent_fails_the_case_for_its_defect() {
         ("ignores-capabilities", &["client-capabilities"][..]),
         ("echoes-version", &["version-negotiation"][..]),
     ] {
-        let agent = broken(defect);
-        let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
-        let expected: BTreeSet<String> = cases.iter().map(|case| case.to_string()).collect();
-        assert_eq!(
-            failed(&output),
-            expected,
-            "{defect}: {}",
-            String::from_utf8_lossy(&output.stdout)
-        );
-        assert_eq!(output.status.code(), Some(1), "{defect}");
+        fails_exactly(&broken(defect), cases);
     }
 }
 
-fn broken_v2(defect: &str) -> Vec<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/broken_v2_agent.py");
-    let mut command = vec!["python3".to_owned(), script.display().to_string()];
-    if !defect.is_empty() {
-        command.push(defect.to_owned());
-    }
-    command
+/// `agent` fails exactly `cases`, and check exits 1.
+fn fails_exactly(agent: &[String], cases: &[&str]) {
+    let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let expected: BTreeSet<String> = cases.iter().map(|case| case.to_string()).collect();
+    assert_eq!(
+        failed(&output),
+        expected,
+        "{agent:?}: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(output.status.code(), Some(1), "{agent:?}");
 }
 
 #[test]
@@ -165,16 +172,7 @@ fn each_broken_v2_agent_fails_the_case_for_its_defect() {
         ("no-cancel", &["session-cancel"][..]),
         ("early", &["before-initialize"][..]),
     ] {
-        let agent = broken_v2(defect);
-        let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
-        let expected: BTreeSet<String> = cases.iter().map(|case| case.to_string()).collect();
-        assert_eq!(
-            failed(&output),
-            expected,
-            "{defect}: {}",
-            String::from_utf8_lossy(&output.stdout)
-        );
-        assert_eq!(output.status.code(), Some(1), "{defect}");
+        fails_exactly(&broken_v2(defect), cases);
     }
     // Answering version 1 to a v2 initialize stops it at the prelude.
     let agent = broken_v2("answers-v1");

@@ -33,35 +33,6 @@ impl acp_engine::v2::Agent for V2Agent {
     }
 }
 
-/// A v1 agent for the router's v1 clients.
-struct V1Agent;
-
-impl acp_engine::Agent for V1Agent {
-    async fn initialize(
-        &self,
-        _: acp_engine::schema::InitializeRequest,
-    ) -> Result<acp_engine::schema::InitializeResponse, RequestError> {
-        Ok(acp_engine::schema::InitializeResponse::new(1))
-    }
-    async fn new_session(
-        &self,
-        _: acp_engine::schema::NewSessionRequest,
-    ) -> Result<acp_engine::schema::NewSessionResponse, RequestError> {
-        Ok(acp_engine::schema::NewSessionResponse::new("s-1"))
-    }
-    async fn prompt(
-        &self,
-        _: acp_engine::schema::PromptRequest,
-    ) -> Result<acp_engine::schema::PromptResponse, RequestError> {
-        Ok(acp_engine::schema::PromptResponse::new(
-            acp_engine::schema::StopReason::EndTurn,
-        ))
-    }
-    async fn cancel(&self, _: acp_engine::schema::CancelNotification) -> Result<(), RequestError> {
-        Ok(())
-    }
-}
-
 fn v2_initialize() -> Value {
     json!({"protocolVersion": 2, "info": {"name": "client", "version": "1"}, "capabilities": {}})
 }
@@ -130,7 +101,7 @@ async fn a_v2_agent_keeps_the_version_rules_and_the_connection() {
 async fn the_router_serves_each_client_the_version_it_asks_for() {
     for (asked, expected) in [(1, 1), (2, 2), (5, 2)] {
         let (transport, mut client) = raw_transport();
-        let router = AgentProtocolRouter::new(|_| V1Agent, |_| V2Agent, transport);
+        let router = AgentProtocolRouter::new(|_| RecordingV1Agent(Heard::default()), |_| V2Agent, transport);
         let params = match asked {
             1 => json!({"protocolVersion": 1, "clientCapabilities": {}}),
             _ => json!({"protocolVersion": asked, "info": {"name": "client", "version": "1"}}),
@@ -149,7 +120,8 @@ async fn the_router_serves_each_client_the_version_it_asks_for() {
     }
 }
 
-/// A v1 agent that keeps the `initialize` params its handler got.
+/// A v1 agent (the router's for v1 clients) that keeps the `initialize`
+/// params its handler got.
 struct RecordingV1Agent(Heard);
 
 type Heard = Arc<std::sync::Mutex<Option<acp_engine::schema::InitializeRequest>>>;
