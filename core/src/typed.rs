@@ -9,7 +9,25 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::RequestError;
+use crate::handler::IncomingRequest;
 use crate::message::{to_raw, RawJson};
+use crate::version::Negotiation;
+
+/// The version a request on its way to a typed agent's handler is checked
+/// as, once its `initialize` settled it (see [`crate::version`]);
+/// `initialize` params rewritten for the version selected replace the
+/// request's.
+pub(crate) fn admit_request(
+    negotiation: &Negotiation,
+    request: &mut IncomingRequest,
+) -> Result<u16, RequestError> {
+    let (version, rewritten) =
+        negotiation.agent_receives(&request.method, request.params.as_deref().map(RawValue::get))?;
+    if let Some(params) = rewritten {
+        request.params = Some(RawValue::from_string(params).map_err(RequestError::internal)?);
+    }
+    Ok(version)
+}
 
 /// Parse a method's params into its schema type. Absent params read as `{}`.
 /// On a mismatch the error's `data` says which field is wrong and why:

@@ -40,7 +40,7 @@ impl AgentSideConnection {
             let notifications = negotiation.clone();
             let on_request = move |mut request: IncomingRequest| {
                 let agent = agent.clone();
-                let admitted = negotiation.admit_request(&mut request);
+                let admitted = crate::typed::admit_request(&negotiation, &mut request);
                 async move {
                     admitted?;
                     dispatch_request(&*agent, &request).await

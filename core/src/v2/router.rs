@@ -54,7 +54,7 @@ impl AgentProtocolRouter {
             let notifications = routing.clone();
             let on_request = move |mut request: IncomingRequest| {
                 let (v1_agent, v2_agent) = (v1_agent.clone(), v2_agent.clone());
-                let version = routing.admit_request(&mut request);
+                let version = crate::typed::admit_request(&routing, &mut request);
                 async move {
                     match version? {
                         V2 => dispatch_request(&*v2_agent, &request).await,

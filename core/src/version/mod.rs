@@ -32,10 +32,8 @@ mod initialize;
 use std::sync::atomic::{AtomicU16, Ordering};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::error::RequestError;
-use crate::handler::IncomingRequest;
 
 /// ACP version 1.
 pub const V1: u16 = 1;
@@ -194,18 +192,6 @@ impl Negotiation {
         let rewritten = params
             .and_then(|params| initialize::for_selected(params, requested, self.current(), !self.speaks.v2));
         Ok((self.current(), rewritten))
-    }
-
-    /// [`Self::agent_receives`] for a request on its way to a typed agent's
-    /// handler: `initialize` params rewritten for the version selected
-    /// replace the request's.
-    pub fn admit_request(&self, request: &mut IncomingRequest) -> Result<u16, RequestError> {
-        let (version, rewritten) =
-            self.agent_receives(&request.method, request.params.as_deref().map(RawValue::get))?;
-        if let Some(params) = rewritten {
-            request.params = Some(RawValue::from_string(params).map_err(RequestError::internal)?);
-        }
-        Ok(version)
     }
 
     /// The version any other message from the peer (a request the client
