@@ -13,12 +13,9 @@
 // the SDK's WebSocket or Streamable HTTP stream. Prints "readme ok" on
 // success.
 
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-
 import * as acp from "@agentclientprotocol/sdk";
 
-import { remoteStream } from "./remote-stream.mjs";
+import { agentStream } from "./agent-stream.mjs";
 import { traced } from "./trace.mjs";
 
 const log = (...args) => console.error("[readme-client]", ...args);
@@ -33,21 +30,7 @@ if (argv.length === 0) {
   process.exit(2);
 }
 
-const remote = /^(wss?|https?):\/\//.test(argv[0]);
-let agentProc;
-let agentExited;
-let stream;
-if (remote) {
-  stream = traced(await remoteStream(argv[0]), log);
-} else {
-  agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  agentProc.stdin.on("error", () => {});
-  agentExited = new Promise((resolve) => {
-    agentProc.on("exit", (code, signal) => resolve({ code, signal }));
-    agentProc.on("error", (err) => resolve({ error: err.message }));
-  });
-  stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
-}
+const { stream, hangUp } = await agentStream(argv, acp.ndJsonStream);
 
 let text = "";
 const app = acp
@@ -59,7 +42,7 @@ const app = acp
     const { update } = params;
     if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") text += update.content.text;
   });
-const conn = app.connect(stream);
+const conn = app.connect(traced(stream, log));
 const agent = conn.agent;
 
 try {
@@ -83,12 +66,7 @@ try {
 }
 
 conn.close();
-if (!remote) {
-  agentProc.stdin.end();
-  const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
-  const exit = await agentExited;
-  clearTimeout(timer);
-  if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
-}
+const unclean = await hangUp();
+if (unclean) fail(unclean);
 console.log("readme ok");
 process.exit(0);

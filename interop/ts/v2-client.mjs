@@ -14,12 +14,9 @@
 // within 2 s. A URL is reached with the SDK's WebSocket or Streamable HTTP
 // stream. Prints "v2 ok" on success.
 
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
-import { remoteStream } from "./remote-stream.mjs";
+import { agentStream } from "./agent-stream.mjs";
 import { traced } from "./trace.mjs";
 
 const log = (...args) => console.error("[v2-client]", ...args);
@@ -34,23 +31,9 @@ if (argv.length === 0) {
   process.exit(2);
 }
 
-const remote = /^(wss?|https?):\/\//.test(argv[0]);
-let agentProc;
-let agentExited;
-let stream;
-if (remote) {
-  stream = traced(await remoteStream(argv[0]), log);
-} else {
-  agentProc = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  agentProc.stdin.on("error", () => {});
-  agentExited = new Promise((resolve) => {
-    agentProc.on("exit", (code, signal) => resolve({ code, signal }));
-    agentProc.on("error", (err) => resolve({ error: err.message }));
-  });
-  stream = traced(acp.ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)), log);
-}
+const { stream, hangUp } = await agentStream(argv, acp.ndJsonStream);
 try {
-  await acp.client({ name: "v2-client" }).connectWith(stream, async (agent) => {
+  await acp.client({ name: "v2-client" }).connectWith(traced(stream, log), async (agent) => {
     const init = await agent.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
       info: { name: "v2-client", version: "1.0.0" },
@@ -69,12 +52,7 @@ try {
   fail(`${err instanceof acp.RequestError ? `JSON-RPC error ${err.code}: ` : ""}${err?.message ?? err}`);
 }
 
-if (!remote) {
-  agentProc.stdin.end();
-  const timer = setTimeout(() => agentProc.kill("SIGKILL"), 2000);
-  const exit = await agentExited;
-  clearTimeout(timer);
-  if (exit.code !== 0) fail(`the agent did not exit cleanly after its client hung up: ${JSON.stringify(exit)}`);
-}
+const unclean = await hangUp();
+if (unclean) fail(unclean);
 console.log("v2 ok");
 process.exit(0);

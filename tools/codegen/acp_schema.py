@@ -1048,6 +1048,17 @@ def inherited_fields(d: Struct, base: Definition, shared: set[str]) -> list[str]
     ]
 
 
+def layered_on(d: Struct, schema: Schema, stable: Optional[Schema], shared: set[str]) -> Optional[tuple[Struct, list[str]]]:
+    """For a struct of an unstable ``schema`` that the ``stable`` schema of the same version
+    has too: the stable struct and the properties ``d`` inherits from it
+    (:func:`inherited_fields`); None when there is nothing to layer on."""
+    if stable is None or stable.protocol_version != schema.protocol_version:
+        return None
+    base = stable.definitions.get(d.name)
+    inherited = inherited_fields(d, base, shared) if base else []
+    return (base, inherited) if inherited else None
+
+
 def same_shape(schema: Schema, stable: Schema) -> set[str]:
     """The definitions of ``schema`` shaped as the stable schema's are (their prose aside),
     though what they refer to may differ."""

@@ -331,12 +331,10 @@ class PythonEmitter:
     def stable_base(self, d: ir.Struct) -> Optional[list[Key]]:
         """The keys an unstable module's struct adds to the stable one's, when it has every
         stable key as it is (a TypedDict cannot restate a key it inherits); None otherwise."""
-        if not self.stable or self.stable.s.protocol_version != self.s.protocol_version:
+        layering = ir.layered_on(d, self.s, self.stable.s if self.stable else None, self.shared)
+        if layering is None or len(layering[1]) != len(layering[0].fields):
             return None
-        base = self.stable.s.definitions.get(d.name)
-        inherited = ir.inherited_fields(d, base, self.shared) if base else []
-        if not inherited or len(inherited) != len(base.fields):
-            return None
+        inherited = layering[1]
         self.layered = True
         return [k for k in self.keys_of(d) if k.wire not in inherited]
 

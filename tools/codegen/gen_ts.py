@@ -191,16 +191,14 @@ class TsEmitter:
             lines += jsdoc(fdoc, "  ") + [f"  {prop_name(f.wire_name)}{opt}: {self.ts(f.type)};"]
         return lines
 
-    def layered_on(self, d: ir.Struct) -> Optional[tuple[str, list[str]]]:
+    def stable_parent(self, d: ir.Struct) -> Optional[tuple[str, list[str]]]:
         """For an unstable module's struct the stable one has too: what it extends (the
         stable interface, less the properties it restates) and the properties it restates
         or adds; None when it inherits nothing."""
-        if not self.stable or self.stable.s.protocol_version != self.s.protocol_version:
+        layering = ir.layered_on(d, self.s, self.stable.s if self.stable else None, self.shared)
+        if layering is None:
             return None
-        base = self.stable.s.definitions.get(d.name)
-        inherited = ir.inherited_fields(d, base, self.shared) if base else []
-        if not inherited:
-            return None
+        base, inherited = layering
         self.layered = True
         restated = [f.wire_name for f in base.fields if f.wire_name not in inherited]
         own = dataclasses.replace(d, fields=[f for f in d.fields if f.wire_name not in inherited])
@@ -213,7 +211,7 @@ class TsEmitter:
         doc = join_docs(d.doc, self.method_doc(d))
         if d.inline_of and not d.doc:
             doc = f"A variant's own properties in `{d.inline_of}`."
-        layered = self.layered_on(d)
+        layered = self.stable_parent(d)
         if layered:
             parent, body = layered
             self.emit("", *jsdoc(doc), f"export interface {d.name} extends {parent} {{", *body, "}")

@@ -2,8 +2,7 @@
 //! as an ordinary `NativeConnection` (`acp_engine::conductor::split`: the
 //! envelope and id rules are the engine's).
 
-use acp_engine::conductor::split::{split, ProxyHalves};
-use acp_engine::Transport;
+use acp_engine::conductor::split::ProxyHalves;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -20,10 +19,8 @@ impl NativeProxyStreams {
     /// This process's stdin/stdout, the conductor's connection to it.
     #[napi(factory)]
     pub fn stdio() -> Self {
-        let _guard = enter();
-        let halves = split(Transport::stdio(), engine_runtime());
         Self {
-            halves: ProxyHalves::new(halves),
+            halves: ProxyHalves::stdio(engine_runtime()),
         }
     }
 
@@ -36,9 +33,10 @@ impl NativeProxyStreams {
         settings: NativeSettings,
         wake: Function<(), ()>,
     ) -> Result<NativeConnection> {
-        let transport = self.halves.take(successor);
-        let transport = transport
-            .ok_or_else(|| Error::from_reason("acp-engine: this proxy stream was opened already"))?;
+        let transport = self
+            .halves
+            .take(successor)
+            .map_err(|opened| Error::from_reason(format!("acp-engine: {opened}")))?;
         let options = options(&settings)?;
         let waker = Waker::new(wake)?;
         let _guard = enter();

@@ -2,9 +2,8 @@
 //! as an ordinary `NativeConnection` (`acp_engine::conductor::split`: the
 //! envelope and id rules are the engine's).
 
-use acp_engine::conductor::split::{split, ProxyHalves};
+use acp_engine::conductor::split::ProxyHalves;
 use acp_engine::host;
-use acp_engine::Transport;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -22,20 +21,18 @@ impl NativeProxyStreams {
     /// This process's stdin/stdout, the conductor's connection to it.
     #[staticmethod]
     fn stdio() -> Self {
-        let runtime = host::runtime();
-        let _runtime = runtime.enter();
-        let halves = split(Transport::stdio(), &runtime);
         Self {
-            halves: ProxyHalves::new(halves),
+            halves: ProxyHalves::stdio(&host::runtime()),
         }
     }
 
     /// Open the connection toward the client (`successor` false) or toward
     /// the agent (`successor` true).
     fn open(&self, successor: bool, settings: &Bound<'_, PyDict>) -> PyResult<NativeConnection> {
-        let transport = self.halves.take(successor);
-        let transport =
-            transport.ok_or_else(|| PyRuntimeError::new_err("this proxy stream was opened already"))?;
+        let transport = self
+            .halves
+            .take(successor)
+            .map_err(|opened| PyRuntimeError::new_err(opened.to_string()))?;
         let runtime = host::runtime();
         let _runtime = runtime.enter();
         NativeConnection::open(transport, settings)

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use acp_engine::conductor::split::{split, ProxyHalves};
-use acp_engine::{RequestError as CoreError, Transport};
+use acp_engine::conductor::split::ProxyHalves;
+use acp_engine::RequestError as CoreError;
 
 use crate::{engine, AcpError, NativeConnection, Settings};
 
@@ -20,9 +20,8 @@ impl NativeProxyStreams {
     /// This process's stdin/stdout, the conductor's connection to it.
     #[uniffi::constructor]
     pub fn stdio() -> Arc<Self> {
-        let _guard = engine().enter();
         Arc::new(Self {
-            halves: ProxyHalves::new(split(Transport::stdio(), engine())),
+            halves: ProxyHalves::stdio(engine()),
         })
     }
 
@@ -30,9 +29,10 @@ impl NativeProxyStreams {
     /// the agent (`successor` true); its events wait until its event thread
     /// starts.
     pub fn open(&self, successor: bool, settings: Settings) -> Result<Arc<NativeConnection>, AcpError> {
-        let transport = self.halves.take(successor).ok_or_else(|| {
-            CoreError::invalid_request().with_message_detail("this proxy stream was opened already")
-        })?;
+        let transport = self
+            .halves
+            .take(successor)
+            .map_err(|opened| CoreError::invalid_request().with_message_detail(opened))?;
         Ok(NativeConnection::start(transport, &settings))
     }
 }

@@ -257,19 +257,15 @@ async fn agent_cases(
     asked: Option<u16>,
     command: &[String],
 ) -> Result<(Prelude, Vec<Case>), Failure> {
-    let through = |prelude: &Prelude, settings: &case::Settings| {
-        let (prelude, settings) = (prelude.clone(), settings.clone());
-        async move { case::preflight(&prelude, command, &settings).await }
-    };
     let mut loaded = agent_cases_of(settings.version, args, settings)?;
-    let mut passed = through(&loaded.0, settings).await;
+    let mut passed = case::preflight(&loaded.0, command, settings).await;
     if let (None, Err(case::Refused::OnlyV2)) = (asked, &passed) {
         errln!(
             "acp-engine: the agent speaks only ACP v2 (it refused version 1): checking it with the v2 cases"
         );
         settings.version = acp_engine::version::V2;
         loaded = agent_cases_of(settings.version, args, settings)?;
-        passed = through(&loaded.0, settings).await;
+        passed = case::preflight(&loaded.0, command, settings).await;
     }
     passed
         .map_err(|refused| Failure::Run(format!("the agent did not get through the prelude: {refused}")))?;

@@ -60,7 +60,26 @@ pub struct ProxyTransports {
 /// the conductor's messages flow once both were taken.
 pub struct ProxyHalves(Mutex<(Option<Transport>, Option<Transport>, Option<ReadingGate>)>);
 
+/// Why a binding cannot open a proxy half: it opened that one already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenedAlready;
+
+impl std::fmt::Display for OpenedAlready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("this proxy stream was opened already")
+    }
+}
+
+impl std::error::Error for OpenedAlready {}
+
 impl ProxyHalves {
+    /// This process's stdin/stdout, the conductor's connection to it, split
+    /// on `runtime` (entered here: a binding calls from its own thread).
+    pub fn stdio(runtime: &Handle) -> Self {
+        let _entered = runtime.enter();
+        Self::new(split(Transport::stdio(), runtime))
+    }
+
     /// Hold `transports` until taken.
     pub fn new(transports: ProxyTransports) -> Self {
         let ProxyTransports {
@@ -71,12 +90,12 @@ impl ProxyHalves {
         Self(Mutex::new((Some(predecessor), Some(successor), Some(reading))))
     }
 
-    /// The transport toward the agent (`successor`) or the client; None if
-    /// taken before. Taking the second starts reading from the conductor
-    /// (what arrives waits for its connection to read it): a host whose
-    /// handlers run on one thread (Python's, Node's loop) has both
-    /// connections before any handler runs.
-    pub fn take(&self, successor: bool) -> Option<Transport> {
+    /// The transport toward the agent (`successor`) or the client, once.
+    /// Taking the second starts reading from the conductor (what arrives
+    /// waits for its connection to read it): a host whose handlers run on
+    /// one thread (Python's, Node's loop) has both connections before any
+    /// handler runs.
+    pub fn take(&self, successor: bool) -> Result<Transport, OpenedAlready> {
         let mut halves = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let taken = if successor {
             halves.1.take()
@@ -88,7 +107,7 @@ impl ProxyHalves {
                 reading.start();
             }
         }
-        taken
+        taken.ok_or(OpenedAlready)
     }
 }
 
