@@ -37,7 +37,7 @@ function ours(script) {
   assert.ok(changed.length > 0 && changed.every((line) => line.startsWith("import ")), "only import lines change");
   writeFileSync(join(programs, script), rewritten);
   // What it imports beside it, as it is.
-  for (const helper of ["trace.mjs", "remote-stream.mjs"]) writeFileSync(join(programs, helper), readFileSync(official(helper)));
+  for (const helper of ["trace.mjs", "remote-stream.mjs", "agent-stream.mjs"]) writeFileSync(join(programs, helper), readFileSync(official(helper)));
   return join(programs, script);
 }
 const oursDualAgent = () => ours("dual-agent.mjs");
