@@ -360,7 +360,10 @@ def generate_exports(schema: ir.Schema) -> str:
     out = [HEADER.format(doc="The models the official ``acp`` exports at its top level, from ``.schema``"
                          + (f" (not here: {', '.join(missing)})." if missing else "."),
                          generator=GENERATOR, schema=SCHEMA)]
-    out += ["from .schema import ("] + [f"    {n}," for n in names] + [")", ""]
+    # Type checkers read the names here; at run time the package hands them out from
+    # ``.schema`` on first use (its classes are created lazily).
+    out += ["from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", "    from .schema import ("]
+    out += [f"        {n}," for n in names] + ["    )", ""]
     out += ["__all__ = ["] + [f'    "{n}",' for n in names] + ["]", "MODEL_EXPORTS = __all__"]
     return "\n".join(out) + "\n"
 

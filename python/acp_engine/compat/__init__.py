@@ -7,16 +7,19 @@ where the code said ``from acp import ...`` / ``from acp.schema import ...``.
 Needs pydantic (``pip install acp-engine[compat]``).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from . import schema
 from .core import Agent, Client, RequestError, connect_to_agent, run_agent
 from .helpers import *  # noqa: F403 (the 0.x builders, for programs written against them; not in __all__, as in 1.0)
 from .meta import AGENT_METHODS, CLIENT_METHODS, PROTOCOL_VERSION
 from .stdio import spawn_agent_process, spawn_client_process, spawn_stdio_connection, stdio_streams
 from .transports import default_environment, spawn_stdio_transport
 
-from ._exports import *  # noqa: F403 (the models the official package exports at its top level)
 from ._exports import MODEL_EXPORTS
+
+if TYPE_CHECKING:
+    from ._exports import *  # noqa: F403 (the models the official package exports at its top level)
 
 _DEPRECATED_NAMES = {
     "AgentSideConnection": ("agent.connection", "Using `AgentSideConnection` directly is deprecated, please use `acp.run_agent` instead."),
@@ -24,7 +27,14 @@ _DEPRECATED_NAMES = {
 }
 
 
+_MODEL_EXPORTS = frozenset(MODEL_EXPORTS)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _MODEL_EXPORTS:  # a model, created on its first use (see .schema)
+        model = getattr(schema, name)
+        globals()[name] = model
+        return model
     if name in _DEPRECATED_NAMES:
         import importlib
         import warnings

@@ -46,7 +46,10 @@ def warn_legacy_handler(obj: Any, name: str) -> None:
     )
 
 
+@functools.lru_cache(maxsize=None)
 def _models(params_type: str) -> Tuple[type, ...]:
+    """The params models of a method (looked up when first called: the schema's
+    classes are created on first use)."""
     model = getattr(schema, params_type)
     return get_args(model) if get_origin(model) is Union else (model,)
 
@@ -80,23 +83,22 @@ def _add_model_calls(cls: type, routes: Iterable[Route]) -> None:
         method = getattr(cls, route.handler, None)
         if method is None:
             continue
-        models = _models(route.params)
         if "_" in route.handler:
-            setattr(cls, to_camel_case(route.handler), _taking_model(method, models))
+            setattr(cls, to_camel_case(route.handler), _taking_model(method, route.params))
         else:
-            setattr(cls, route.handler, _taking_model_or_keywords(method, models))
+            setattr(cls, route.handler, _taking_model_or_keywords(method, route.params))
 
 
-def _taking_model(method: Callable[..., Any], models: Tuple[type, ...]) -> Callable[..., Any]:
+def _taking_model(method: Callable[..., Any], params_type: str) -> Callable[..., Any]:
     @functools.wraps(method)
     def with_model(self: Any, params: Any) -> Any:
-        _warn_model_call(method.__name__, models)
+        _warn_model_call(method.__name__, _models(params_type))
         return method(self, **model_to_kwargs(params))
 
     return with_model
 
 
-def _taking_model_or_keywords(method: Callable[..., Any], models: Tuple[type, ...]) -> Callable[..., Any]:
+def _taking_model_or_keywords(method: Callable[..., Any], params_type: str) -> Callable[..., Any]:
     @functools.wraps(method)
     def either(self: Any, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs:
@@ -105,7 +107,7 @@ def _taking_model_or_keywords(method: Callable[..., Any], models: Tuple[type, ..
             given = kwargs.get("params")
         else:
             given = None
-        if isinstance(given, models):
+        if given is not None and isinstance(given, models := _models(params_type)):
             _warn_model_call(method.__name__, models)
             return method(self, **model_to_kwargs(given))
         return method(self, *args, **kwargs)

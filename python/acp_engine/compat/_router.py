@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from types import ModuleType
-from typing import Any, Awaitable, Callable, Dict, Iterable, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, Iterable, Optional, Set, Tuple
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -28,6 +28,7 @@ class Models:
 
     def __init__(self, module: ModuleType) -> None:
         self.module = module
+        self._prepared: Set[str] = set()
 
     @functools.lru_cache(maxsize=None)  # noqa: B019 (one Models per schema module, for the process's life)
     def validator(self, model_name: str) -> Callable[[Any], Any]:
@@ -36,6 +37,32 @@ class Models:
         if isinstance(model, type) and issubclass(model, BaseModel):
             return _direct_validator(model)
         return TypeAdapter(model).validate_python
+
+    def validator_on_first_use(self, model_name: str) -> Callable[[Any], Any]:
+        """:meth:`validator`, looked up on the first call: a connection's handlers
+        should not create the classes of methods its peer never calls."""
+        validate: Optional[Callable[[Any], Any]] = None
+
+        def first_then_direct(value: Any) -> Any:
+            nonlocal validate
+            if validate is None:
+                validate = self.validator(model_name)
+            return validate(value)
+
+        return first_then_direct
+
+    def prepared(self, model_name: str) -> bool:
+        return model_name in self._prepared
+
+    def prepare(self, model_name: str) -> None:
+        """Create a model's classes and build its validator now, ahead of its
+        first use (see ``Side._call``)."""
+        self._prepared.add(model_name)
+        model = getattr(self.module, model_name)
+        if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
+            model.model_rebuild()
+        else:
+            self.validator(model_name)
 
     def validate_result(self, result: Any, result_type: Optional[str]) -> Any:
         """The peer's result as the method's result model."""
@@ -104,7 +131,7 @@ class Router:
             if handler is None:
                 continue
             table = self._notifications if route.result is None else self._requests
-            validate = models.validator(route.params)
+            validate = models.validator_on_first_use(route.params)
             if takes_model:
                 call = _model_call_of(obj, name, handler, validate)
             elif self.ELICITATION_MODE_AS_MODEL and route.params == "CreateElicitationRequest":

@@ -3,6 +3,7 @@ the route table, calling the peer with models, extensions and lifecycle."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Awaitable, Dict, Iterable, Optional
 
 from .._connection import Side
@@ -20,6 +21,7 @@ class SideConnection:
     _models: Models = V1_MODELS
     _router_class: type[Router] = Router
     _protocol_versions: tuple[int, ...] = (1,)
+    _wire_params = staticmethod(wire_params)
 
     def __init__(
         self,
@@ -63,10 +65,18 @@ class SideConnection:
         return self, router
 
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
-        return self._models.validate_result(await self._conn.send_request(method, wire_params(params)), result)
+        reply = self._conn.send_request(method, self._wire_params(params))
+        if result is None or self._models.prepared(result):
+            return self._models.validate_result(await reply, result)
+        # The first request of its kind: its result's model is made ready while
+        # the peer works on it (this is when a spawned agent is still starting).
+        sending = asyncio.ensure_future(reply)
+        await asyncio.sleep(0)  # the request is handed to the engine, its write queued
+        asyncio.get_running_loop().call_soon(self._models.prepare, result)  # after that write
+        return self._models.validate_result(await sending, result)
 
     def _notify(self, method: str, params: Any) -> Awaitable[None]:
-        return self._conn._notify_now(method, wire_params(params))
+        return self._conn._notify_now(method, self._wire_params(params))
 
     async def ext_method(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """An extension request: sent as ``_method``."""

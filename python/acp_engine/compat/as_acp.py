@@ -13,7 +13,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
-from typing import Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 __all__ = ["install"]
 
@@ -32,11 +32,18 @@ class _AcpAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.util.spec_from_loader(fullname, self)
         return None
 
+    def __init__(self) -> None:
+        self._own_specs: Dict[str, Optional[importlib.machinery.ModuleSpec]] = {}
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return importlib.import_module(_OURS + spec.name[len(_OFFICIAL) :])
+        module = importlib.import_module(_OURS + spec.name[len(_OFFICIAL) :])
+        self._own_specs[module.__name__] = module.__spec__
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        pass  # already executed under its own name
+        # Already executed under its own name. The import system has just given it
+        # the alias's spec: it keeps its own (its relative imports resolve by it).
+        module.__spec__ = self._own_specs.pop(module.__name__)
 
 
 def install() -> None:

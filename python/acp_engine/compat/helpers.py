@@ -5,36 +5,39 @@ None is left out of the model, so it is not sent as ``null``."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence, Type, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Type, TypeVar, Union
 
-from .schema import (
-    AgentMessageChunk,
-    AgentPlanUpdate,
-    AgentThoughtChunk,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandsUpdate,
-    BlobResourceContents,
-    ContentToolCallContent,
-    CurrentModeUpdate,
-    EmbeddedResourceContentBlock,
-    FileEditToolCallContent,
-    ImageContentBlock,
-    PlanEntry,
-    PlanEntryPriority,
-    PlanEntryStatus,
-    ResourceContentBlock,
-    SessionNotification,
-    TerminalToolCallContent,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallLocation,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallStatus,
-    ToolKind,
-    UserMessageChunk,
-)
+from . import schema
+
+if TYPE_CHECKING:
+    from .schema import (
+        AgentMessageChunk,
+        AgentPlanUpdate,
+        AgentThoughtChunk,
+        AudioContentBlock,
+        AvailableCommand,
+        AvailableCommandsUpdate,
+        BlobResourceContents,
+        ContentToolCallContent,
+        CurrentModeUpdate,
+        EmbeddedResourceContentBlock,
+        FileEditToolCallContent,
+        ImageContentBlock,
+        PlanEntry,
+        PlanEntryPriority,
+        PlanEntryStatus,
+        ResourceContentBlock,
+        SessionNotification,
+        TerminalToolCallContent,
+        TextContentBlock,
+        TextResourceContents,
+        ToolCallLocation,
+        ToolCallProgress,
+        ToolCallStart,
+        ToolCallStatus,
+        ToolKind,
+        UserMessageChunk,
+    )
 
 __all__ = [
     "audio_block",
@@ -64,10 +67,11 @@ __all__ = [
     "update_user_message_text",
 ]
 
-ContentBlock = Union[
-    TextContentBlock, ImageContentBlock, AudioContentBlock, ResourceContentBlock, EmbeddedResourceContentBlock
-]
-ToolCallContentVariant = Union[ContentToolCallContent, FileEditToolCallContent, TerminalToolCallContent]
+if TYPE_CHECKING:
+    ContentBlock = Union[
+        TextContentBlock, ImageContentBlock, AudioContentBlock, ResourceContentBlock, EmbeddedResourceContentBlock
+    ]
+    ToolCallContentVariant = Union[ContentToolCallContent, FileEditToolCallContent, TerminalToolCallContent]
 
 
 def _given(**fields: Any) -> dict[str, Any]:
@@ -80,15 +84,15 @@ def _listed(items: Optional[Iterable[Any]]) -> Optional[list[Any]]:
 
 
 def text_block(text: str) -> TextContentBlock:
-    return TextContentBlock(text=text)
+    return schema.TextContentBlock(text=text)
 
 
 def image_block(data: str, mime_type: str, *, uri: Optional[str] = None) -> ImageContentBlock:
-    return ImageContentBlock(**_given(data=data, mime_type=mime_type, uri=uri))
+    return schema.ImageContentBlock(**_given(data=data, mime_type=mime_type, uri=uri))
 
 
 def audio_block(data: str, mime_type: str) -> AudioContentBlock:
-    return AudioContentBlock(data=data, mime_type=mime_type)
+    return schema.AudioContentBlock(data=data, mime_type=mime_type)
 
 
 def resource_link_block(
@@ -100,45 +104,45 @@ def resource_link_block(
     description: Optional[str] = None,
     title: Optional[str] = None,
 ) -> ResourceContentBlock:
-    return ResourceContentBlock(
+    return schema.ResourceContentBlock(
         **_given(name=name, uri=uri, mime_type=mime_type, size=size, description=description, title=title)
     )
 
 
 def embedded_text_resource(uri: str, text: str, *, mime_type: Optional[str] = None) -> TextResourceContents:
-    return TextResourceContents(**_given(uri=uri, text=text, mime_type=mime_type))
+    return schema.TextResourceContents(**_given(uri=uri, text=text, mime_type=mime_type))
 
 
 def embedded_blob_resource(uri: str, blob: str, *, mime_type: Optional[str] = None) -> BlobResourceContents:
-    return BlobResourceContents(**_given(uri=uri, blob=blob, mime_type=mime_type))
+    return schema.BlobResourceContents(**_given(uri=uri, blob=blob, mime_type=mime_type))
 
 
 def resource_block(resource: Union[TextResourceContents, BlobResourceContents]) -> EmbeddedResourceContentBlock:
-    return EmbeddedResourceContentBlock(resource=resource)
+    return schema.EmbeddedResourceContentBlock(resource=resource)
 
 
 def tool_content(block: ContentBlock) -> ContentToolCallContent:
-    return ContentToolCallContent(content=block)
+    return schema.ContentToolCallContent(content=block)
 
 
 def tool_diff_content(path: str, new_text: str, old_text: Optional[str] = None) -> FileEditToolCallContent:
-    return FileEditToolCallContent(**_given(path=path, new_text=new_text, old_text=old_text))
+    return schema.FileEditToolCallContent(**_given(path=path, new_text=new_text, old_text=old_text))
 
 
 def tool_terminal_ref(terminal_id: str) -> TerminalToolCallContent:
-    return TerminalToolCallContent(terminal_id=terminal_id)
+    return schema.TerminalToolCallContent(terminal_id=terminal_id)
 
 
 def plan_entry(content: str, *, priority: PlanEntryPriority = "medium", status: PlanEntryStatus = "pending") -> PlanEntry:
-    return PlanEntry(content=content, priority=priority, status=status)
+    return schema.PlanEntry(content=content, priority=priority, status=status)
 
 
 def update_plan(entries: Iterable[PlanEntry]) -> AgentPlanUpdate:
-    return AgentPlanUpdate(entries=list(entries))
+    return schema.AgentPlanUpdate(entries=list(entries))
 
 
 def update_user_message(content: ContentBlock) -> UserMessageChunk:
-    return UserMessageChunk(content=content)
+    return schema.UserMessageChunk(content=content)
 
 
 def update_user_message_text(text: str) -> UserMessageChunk:
@@ -146,7 +150,7 @@ def update_user_message_text(text: str) -> UserMessageChunk:
 
 
 def update_agent_message(content: ContentBlock) -> AgentMessageChunk:
-    return AgentMessageChunk(content=content)
+    return schema.AgentMessageChunk(content=content)
 
 
 def update_agent_message_text(text: str) -> AgentMessageChunk:
@@ -154,7 +158,7 @@ def update_agent_message_text(text: str) -> AgentMessageChunk:
 
 
 def update_agent_thought(content: ContentBlock) -> AgentThoughtChunk:
-    return AgentThoughtChunk(content=content)
+    return schema.AgentThoughtChunk(content=content)
 
 
 def update_agent_thought_text(text: str) -> AgentThoughtChunk:
@@ -162,15 +166,15 @@ def update_agent_thought_text(text: str) -> AgentThoughtChunk:
 
 
 def update_available_commands(commands: Iterable[AvailableCommand]) -> AvailableCommandsUpdate:
-    return AvailableCommandsUpdate(available_commands=list(commands))
+    return schema.AvailableCommandsUpdate(available_commands=list(commands))
 
 
 def update_current_mode(current_mode_id: str) -> CurrentModeUpdate:
-    return CurrentModeUpdate(current_mode_id=current_mode_id)
+    return schema.CurrentModeUpdate(current_mode_id=current_mode_id)
 
 
 def session_notification(session_id: str, update: Any) -> SessionNotification:
-    return SessionNotification(session_id=session_id, update=update)
+    return schema.SessionNotification(session_id=session_id, update=update)
 
 
 def start_tool_call(
@@ -184,7 +188,7 @@ def start_tool_call(
     raw_input: Any = None,
     raw_output: Any = None,
 ) -> ToolCallStart:
-    return _tool_call(ToolCallStart, tool_call_id, title, kind, status, content, locations, raw_input, raw_output)
+    return _tool_call(schema.ToolCallStart, tool_call_id, title, kind, status, content, locations, raw_input, raw_output)
 
 
 def start_read_tool_call(
@@ -212,7 +216,7 @@ def _start_on_file(tool_call_id: str, title: str, path: str, kind: ToolKind, raw
                    extra_options: Optional[Sequence[ToolCallContentVariant]]) -> ToolCallStart:
     """A pending tool call on the file at ``path``."""
     return start_tool_call(tool_call_id, title, kind=kind, status="pending", content=extra_options,
-                           locations=[ToolCallLocation(path=path)], raw_input=raw_input)
+                           locations=[schema.ToolCallLocation(path=path)], raw_input=raw_input)
 
 
 def update_tool_call(
@@ -226,10 +230,10 @@ def update_tool_call(
     raw_input: Any = None,
     raw_output: Any = None,
 ) -> ToolCallProgress:
-    return _tool_call(ToolCallProgress, tool_call_id, title, kind, status, content, locations, raw_input, raw_output)
+    return _tool_call(schema.ToolCallProgress, tool_call_id, title, kind, status, content, locations, raw_input, raw_output)
 
 
-_ToolCall = TypeVar("_ToolCall", ToolCallStart, ToolCallProgress)
+_ToolCall = TypeVar("_ToolCall", "ToolCallStart", "ToolCallProgress")
 
 
 def _tool_call(model: Type[_ToolCall], tool_call_id: str, title: Optional[str], kind: Optional[ToolKind],

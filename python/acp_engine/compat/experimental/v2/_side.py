@@ -4,7 +4,8 @@ factory), v2's router and models, and v2's extension senders."""
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Dict, Optional, get_args
+import functools
+from typing import Any, Dict, FrozenSet, Optional, get_args
 
 from pydantic import BaseModel
 
@@ -12,10 +13,13 @@ from ..._side import SideConnection
 from . import schema
 from ._router import MODELS, V2Router
 
-# The params of `elicitation/create`: which keywords are the request's (the rest are `_meta`).
-_ELICITATION_FIELDS = frozenset(
-    name for variant in get_args(schema.CreateElicitationRequest) for name in variant.model_fields
-) - {"field_meta"}
+@functools.lru_cache(maxsize=None)
+def _elicitation_fields() -> FrozenSet[str]:
+    """The params of `elicitation/create`: which keywords are the request's (the
+    rest are `_meta`). Looked up when first needed: the models are created on use."""
+    return frozenset(
+        name for variant in get_args(schema.CreateElicitationRequest) for name in variant.model_fields
+    ) - {"field_meta"}
 
 
 def wire_params(params: Any) -> Any:
@@ -42,7 +46,7 @@ def elicitation_params(message: str, mode: str, values: Dict[str, Any]) -> Any:
     fields: Dict[str, Any] = {"message": message, "mode": mode}
     meta: Dict[str, Any] = {}
     for name, value in values.items():
-        if name not in _ELICITATION_FIELDS:
+        if name not in _elicitation_fields():
             meta[name] = value
         elif value is not None or name == "request_id":
             fields[name] = value
@@ -55,16 +59,11 @@ class V2SideConnection(SideConnection):
     _models = MODELS
     _router_class = V2Router
     _protocol_versions = (2,)
+    _wire_params = staticmethod(wire_params)
 
     def __init__(self, handler: object, input_stream: Any, output_stream: Any = None, **connection_kwargs: Any) -> None:
         # v2 takes the handler object itself (even a callable one); `attach` takes a factory.
         super().__init__(lambda connection: handler, input_stream, output_stream, **connection_kwargs)
-
-    async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
-        return self._models.validate_result(await self._conn.send_request(method, wire_params(params)), result)
-
-    def _notify(self, method: str, params: Any) -> Awaitable[None]:
-        return self._conn._notify_now(method, wire_params(params))
 
     async def send_extension_request(self, method: str, params: Optional[Any] = None) -> Any:
         """An extension request (``method`` starts with ``_``)."""

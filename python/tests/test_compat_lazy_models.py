@@ -1,0 +1,96 @@
+"""acp_engine.compat's schema modules create their model classes on first use:
+importing the package creates none, and a name asked for in any way (attribute,
+from-import, star import, the top-level package, the ``acp`` alias) is the one
+class, created with everything it needs. Each check runs in a fresh interpreter:
+this process has long created its classes."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run_fresh(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+CREATED = "sorted(name for name, value in vars(schema).items() if isinstance(value, type) and issubclass(value, schema.BaseModel) and value.__module__ == schema.__name__)"
+
+
+@pytest.mark.parametrize("module", ["acp_engine.compat.schema", "acp_engine.compat.experimental.v2.schema"])
+def test_importing_creates_no_model(module: str) -> None:
+    out = run_fresh(f"""
+        import acp_engine.compat, importlib
+        schema = importlib.import_module("{module}")
+        print({CREATED})
+        print(len(schema.__all__) > 100, set(schema.__all__) <= set(dir(schema)))
+    """)
+    assert out.splitlines() == ["[]", "True True"]
+
+
+def test_a_model_is_created_once_with_what_it_needs() -> None:
+    out = run_fresh(f"""
+        import acp_engine.compat as acp
+        from acp_engine.compat import schema
+        from acp_engine.compat.schema import PromptRequest
+        created = {CREATED}
+        # what a prompt holds was created with it, nothing unrelated
+        print("TextContentBlock" in created, "ResourceLink" in created, "WriteTextFileRequest" in created)
+        print(schema.PromptRequest is PromptRequest is acp.PromptRequest)
+        request = PromptRequest.model_validate({{"sessionId": "s", "prompt": [{{"type": "text", "text": "hi"}}]}})
+        print(type(request.prompt[0]).__name__, request.prompt[0] == schema.TextContentBlock(type="text", text="hi"))
+        print(PromptRequest.__module__, PromptRequest.__qualname__)
+    """)
+    assert out.splitlines() == [
+        "True True False",
+        "True",
+        "TextContentBlock True",
+        "acp_engine.compat.schema PromptRequest",
+    ]
+
+
+def test_star_import_and_unknown_names() -> None:
+    out = run_fresh("""
+        namespace = {}
+        exec("from acp_engine.compat.schema import *", namespace)
+        from acp_engine.compat import schema
+        print(all(namespace[name] is getattr(schema, name) for name in schema.__all__))
+        try:
+            schema.NotAModel
+        except AttributeError as error:
+            print(error)
+    """)
+    assert out.splitlines() == ["True", "module 'acp_engine.compat.schema' has no attribute 'NotAModel'"]
+
+
+def test_threads_asking_at_once_get_one_class() -> None:
+    out = run_fresh("""
+        import threading
+        from acp_engine.compat import schema
+        seen = []
+        start = threading.Barrier(8)
+        def ask():
+            start.wait()
+            seen.append(schema.SessionNotification)
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads: thread.start()
+        for thread in threads: thread.join()
+        print(len(seen), len({id(cls) for cls in seen}))
+    """)
+    assert out == "8 1"
+
+
+def test_the_acp_alias_keeps_our_modules_own_spec() -> None:
+    out = run_fresh("""
+        import warnings
+        warnings.simplefilter("error")  # a relative import under a foreign spec warns
+        from acp_engine.compat.as_acp import install
+        install()
+        import acp.schema
+        from acp.schema import InitializeRequest
+        print(acp.schema.__spec__.name, acp.schema.__name__, InitializeRequest.__module__)
+    """)
+    assert out == "acp_engine.compat.schema acp_engine.compat.schema acp_engine.compat.schema"
