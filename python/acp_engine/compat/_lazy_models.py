@@ -27,7 +27,9 @@ class LazyModels:
         self._code = code
         self._needs = needs
         self._opening: FrozenSet[str] = frozenset()
-        self._lock = threading.Lock()
+        # Re-entrant: a class's creation asking for another name (a validator of
+        # its own, say) opens that one's guards within this run, not after it.
+        self._lock = threading.RLock()
 
     @classmethod
     def of_module(cls, namespace: Dict[str, Any], needs: Mapping[str, Tuple[str, ...]]) -> "LazyModels":
@@ -40,8 +42,9 @@ class LazyModels:
         return cls(namespace, sys._getframe(1).f_code, needs)
 
     def defining(self, name: str) -> bool:
-        """Whether this run of the module creates ``name`` (the guards' test)."""
-        return name in self._opening
+        """Whether this run of the module creates ``name`` (the guards' test):
+        asked for, and not created yet (by a run within this one)."""
+        return name in self._opening and name not in self._namespace
 
     def attribute(self, name: str) -> Any:
         """The module's ``__getattr__``: a definition, created with what it needs."""
@@ -69,8 +72,9 @@ class LazyModels:
         return frozenset(missing)
 
     def _open(self, names: Iterable[str]) -> None:
+        outer = self._opening
         self._opening = frozenset(names)
         try:
             exec(self._code, self._namespace)
         finally:
-            self._opening = frozenset()
+            self._opening = outer

@@ -56,13 +56,17 @@ class Models:
 
     def prepare(self, model_name: str) -> None:
         """Create a model's classes and build its validator now, ahead of its
-        first use (see ``Side._call``)."""
+        first use (see ``SideConnection._call``). Only a head start: what fails
+        here fails again, and is raised, where the model is used."""
         self._prepared.add(model_name)
-        model = getattr(self.module, model_name)
-        if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
-            model.model_rebuild()
-        else:
-            self.validator(model_name)
+        try:
+            model = getattr(self.module, model_name)
+            if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
+                model.model_rebuild()
+            else:
+                self.validator(model_name)
+        except Exception:  # noqa: BLE001 (see above)
+            pass
 
     def validate_result(self, result: Any, result_type: Optional[str]) -> Any:
         """The peer's result as the method's result model."""

@@ -71,9 +71,13 @@ class SideConnection:
         # The first request of its kind: its result's model is made ready while
         # the peer works on it (this is when a spawned agent is still starting).
         sending = asyncio.ensure_future(reply)
-        await asyncio.sleep(0)  # the request is handed to the engine, its write queued
-        asyncio.get_running_loop().call_soon(self._models.prepare, result)  # after that write
-        return self._models.validate_result(await sending, result)
+        try:
+            await asyncio.sleep(0)  # the request is handed to the engine, its write queued
+            asyncio.get_running_loop().call_soon(self._models.prepare, result)  # after that write
+            return self._models.validate_result(await sending, result)
+        except asyncio.CancelledError:
+            sending.cancel()  # the peer gets $/cancel_request, as for any call
+            raise
 
     def _notify(self, method: str, params: Any) -> Awaitable[None]:
         return self._conn._notify_now(method, self._wire_params(params))
