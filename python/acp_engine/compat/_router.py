@@ -28,14 +28,18 @@ class Models:
 
     def __init__(self, module: ModuleType) -> None:
         self.module = module
-        self._prepared: Set[str] = set()
+        self._asked: Set[str] = set()
 
     @functools.lru_cache(maxsize=None)  # noqa: B019 (one Models per schema module, for the process's life)
     def validator(self, model_name: str) -> Callable[[Any], Any]:
-        """The validator of a model (or union) of the module."""
+        """The validator of a model (or union) of the module, built: the model's
+        own ``validate_python`` (``model_validate`` without its Python wrapper,
+        which a message would pay again for nothing)."""
         model = getattr(self.module, model_name)
         if isinstance(model, type) and issubclass(model, BaseModel):
-            return _direct_validator(model)
+            if not model.__pydantic_complete__:  # deferred (defer_build): build it now
+                model.model_rebuild()
+            return model.__pydantic_validator__.validate_python
         return TypeAdapter(model).validate_python
 
     def validator_on_first_use(self, model_name: str) -> Callable[[Any], Any]:
@@ -51,20 +55,20 @@ class Models:
 
         return first_then_direct
 
-    def prepared(self, model_name: str) -> bool:
-        return model_name in self._prepared
+    def first_use(self, model_name: str) -> bool:
+        """True the first time this is asked for ``model_name`` (the caller then
+        has it built ahead: :meth:`prepare`), False after."""
+        if model_name in self._asked:
+            return False
+        self._asked.add(model_name)
+        return True
 
     def prepare(self, model_name: str) -> None:
         """Create a model's classes and build its validator now, ahead of its
         first use (see ``SideConnection._call``). Only a head start: what fails
         here fails again, and is raised, where the model is used."""
-        self._prepared.add(model_name)
         try:
-            model = getattr(self.module, model_name)
-            if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
-                model.model_rebuild()
-            else:
-                self.validator(model_name)
+            self.validator(model_name)
         except Exception:  # noqa: BLE001 (see above)
             pass
 
@@ -77,23 +81,6 @@ class Models:
     def build_params(self, params_type: str, values: Dict[str, Any]) -> Any:
         """Params whose model has a union part (the variant's fields given as keywords)."""
         return self.validator(params_type)({name: value for name, value in values.items() if value is not None})
-
-
-def _direct_validator(model: type[BaseModel]) -> Callable[[Any], Any]:
-    """``model.model_validate`` without its Python wrapper once the model is
-    built (``defer_build``: on its first use): a message's validation pays
-    that wrapper again for nothing."""
-    validate: Optional[Callable[[Any], Any]] = None
-
-    def first_then_direct(value: Any) -> Any:
-        nonlocal validate
-        if validate is not None:
-            return validate(value)
-        result = model.model_validate(value)
-        validate = model.__pydantic_validator__.validate_python
-        return result
-
-    return first_then_direct
 
 
 V1_MODELS = Models(schema)

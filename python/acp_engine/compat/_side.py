@@ -66,7 +66,7 @@ class SideConnection:
 
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
         reply = self._conn.send_request(method, self._wire_params(params))
-        if result is None or self._models.prepared(result):
+        if result is None or not self._models.first_use(result):
             return self._models.validate_result(await reply, result)
         # The first request of its kind: its result's model is made ready while
         # the peer works on it (this is when a spawned agent is still starting).
