@@ -130,10 +130,15 @@ def main():
         records = [r for r in earlier if (r["scenario"], r["client"], r["agent"]) not in fresh] + records
         order = list(SCENARIOS)
         records.sort(key=lambda r: order.index(r["scenario"]) if r["scenario"] in order else len(order))
+    mode = "quick smoke run (one repetition, small N)" if args.quick else mode_of(args.reps)
+    if args.merge:
+        # Say so: the kept records are from an earlier run.
+        mode += (f"; the pairs among {args.impls or 'all implementations'} in "
+                 f"{args.scenarios.replace(',', ', ')} measured again later and merged into an earlier run")
     meta = {
         "date": report.today(),
         "machine": machine(),
-        "mode": "quick smoke run (one repetition, small N)" if args.quick else mode_of(args.reps),
+        "mode": mode,
         "versions": versions(),
         "minutes": round((time.monotonic() - started) / 60, 1),
     }
