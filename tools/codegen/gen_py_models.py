@@ -178,6 +178,13 @@ def in_order_of_use(definitions: list[tuple[str, list[str]]],
     return ordered
 
 
+def defined_name(lines: list[str]) -> str:
+    """The name a class definition's code defines."""
+    definition = ast.parse("\n".join(lines)).body[0]
+    assert isinstance(definition, ast.ClassDef)
+    return definition.name
+
+
 def uses(lines: list[str]) -> set[str]:
     """The names a definition's code reads (its bases, annotations and defaults;
     not the words of its docstrings)."""
@@ -666,7 +673,7 @@ class Emitter:
         early = [(n, e) for n, e in order if n in early_names]
         late = [(n, e) for n, e in order if n not in early_names]
         # Every class and late alias, in file order (bases and members before their users).
-        lazy: list[tuple[str, list[str]]] = [(lines[2].split()[1].split("(")[0], lines)
+        lazy: list[tuple[str, list[str]]] = [(defined_name(lines), lines)
                                              for lines in self.classes + self.variant_classes + self.roots]
         lazy += [(name, ["", "", f"{name} = {expression}"]) for name, expression in late]
         lazy.append(("Jsonrpc", FOOTER))

@@ -5,6 +5,7 @@ spread into them, as the official SDK does); extension methods (``_name``) go to
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from types import ModuleType
 from typing import Any, Awaitable, Callable, Dict, Iterable, Optional, Set, Tuple
@@ -67,10 +68,8 @@ class Models:
         """Create a model's classes and build its validator now, ahead of its
         first use (see ``SideConnection._call``). Only a head start: what fails
         here fails again, and is raised, where the model is used."""
-        try:
+        with contextlib.suppress(Exception):
             self.validator(model_name)
-        except Exception:  # noqa: BLE001 (see above)
-            pass
 
     def validate_result(self, result: Any, result_type: Optional[str]) -> Any:
         """The peer's result as the method's result model."""
