@@ -216,13 +216,6 @@ pub(crate) mod frame {
     }
 
     #[derive(Serialize)]
-    struct Success<'a> {
-        jsonrpc: &'static str,
-        id: &'a RequestId,
-        result: &'a RawValue,
-    }
-
-    #[derive(Serialize)]
     struct Failure<'a> {
         jsonrpc: &'static str,
         id: &'a RequestId,
@@ -373,19 +366,21 @@ pub(crate) mod frame {
     }
 
     pub(crate) fn response(id: &RequestId, outcome: &Result<RawJson, RequestError>) -> Vec<u8> {
-        let line = match outcome {
-            Ok(result) => to_line(&Success {
-                jsonrpc: "2.0",
-                id,
-                result,
-            }),
+        match outcome {
+            // Sized once around the result: a large one is copied once, not
+            // through a series of growing buffers.
+            Ok(result) => {
+                let mut line = Vec::new();
+                write_success(&mut line, id, result.get());
+                line
+            }
             Err(error) => to_line(&Failure {
                 jsonrpc: "2.0",
                 id,
                 error,
-            }),
-        };
-        line.expect("responses always serialize")
+            })
+            .expect("responses always serialize"),
+        }
     }
 }
 
