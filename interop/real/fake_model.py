@@ -1,24 +1,31 @@
 """A fake model API on loopback, so that real agents run real turns in
 tests with no network and no key: the Anthropic Messages API (for Claude
-Code, under claude-agent-acp) and the Gemini API (for gemini-cli): tool
-calls, permission requests and file reads over ACP.
+Code, under claude-agent-acp), the Gemini API (for gemini-cli) and the
+OpenAI Responses API (for Codex, under codex-acp): tool calls, permission
+requests and file reads over ACP.
 
 usage: fake_model.py PORT_FILE [LOG_FILE]
 
 Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening) and
 answers POST /v1/messages (Anthropic), streamed (SSE) or not, and POST
-/v1beta/models/MODEL:generateContent / :streamGenerateContent (Gemini). A turn whose prompt says
-"use tools" is played as a script, one step per request of the agent:
+/v1beta/models/MODEL:generateContent / :streamGenerateContent (Gemini) and
+POST /v1/responses, streamed (OpenAI). A turn whose prompt says "use tools"
+is played as a script, one step per request of the agent:
   1. a tool call of the agent's read tool for hello.txt in the session's
      directory (named in the prompt as "in DIR"),
   2. after its result, a tool call of its write tool for out.txt there
      (gemini-cli: hello.txt again; it takes a new file's "Resource not
      found" from the client's read as a failure),
   3. after that result, a text that quotes what the read returned.
+Codex has no read or write tool of its own but a shell: its one step is a
+command that reads hello.txt and writes out.txt, run with
+`sandbox_permissions: require_escalated`, so that Codex asks the client's
+permission first; then the text as in 3.
 Any other request (titles, summaries, other prompts) gets a short text.
 Every request's path and model go to LOG_FILE, one JSON line each.
 """
 import json
+import os
 import re
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,7 +45,7 @@ def text_of(content):
         return content
     parts = []
     for block in content or []:
-        if block.get("type") == "text":
+        if block.get("type") in ("text", "input_text"):
             parts.append(block.get("text", ""))
         elif block.get("type") == "tool_result":
             parts.append(text_of(block.get("content")))
@@ -94,6 +101,44 @@ def gemini_plan(request):
     return script("\n".join(texts), results, read, write, written="hello.txt")
 
 
+def codex_plan(request):
+    """The Responses API request's answer, as `plan` (see the module)."""
+    items = request.get("input") or []
+    said = [text_of(item.get("content")) for item in items
+            if item.get("type", "message") == "message" and item.get("role") == "user"]
+    # The turn's own prompt, not the context Codex sends as user messages too.
+    prompt = next((text for text in reversed(said) if "use tools" in text), "")
+    results = [str(item.get("output")) for item in items if item.get("type") == "function_call_output"]
+    if not prompt:
+        return ("text", "Hello from the fake model.")
+    if not results:
+        directory = re.search(r"in (/\S+)", prompt)
+        directory = directory.group(1).rstrip(".") if directory else "."
+        command = "cat hello.txt && printf 'written by the fake model\\n' > out.txt"
+        return ("tool", "exec_command", {"cmd": command, "workdir": directory,
+                                         "sandbox_permissions": "require_escalated",
+                                         "justification": "Read hello.txt and write out.txt"})
+    return ("text", "The file says: " + results[0].strip().replace("\n", " ")[-300:])
+
+
+def responses_events(answer, number):
+    """The Responses API stream (event name, payload) of `answer`."""
+    events = [{"type": "response.created", "response": {"id": "resp_%d" % number}}]
+    if answer[0] == "text":
+        item = {"type": "message", "role": "assistant", "id": "msg_%d" % number,
+                "content": [{"type": "output_text", "text": answer[1]}]}
+        events.append({"type": "response.output_item.added", "output_index": 0, "item": dict(item, content=[])})
+        events.append({"type": "response.output_text.delta", "output_index": 0, "content_index": 0,
+                       "item_id": item["id"], "delta": answer[1]})
+    else:
+        item = {"type": "function_call", "id": "fc_%d" % number, "call_id": "call_%d" % number,
+                "name": answer[1], "arguments": json.dumps(answer[2])}
+    events.append({"type": "response.output_item.done", "output_index": 0, "item": item})
+    events.append({"type": "response.completed", "response": {
+        "id": "resp_%d" % number, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}})
+    return [(event["type"], event) for event in events]
+
+
 ROUTING = {"reasoning": "a fake model", "model_choice": "flash", "complexity_reasoning": "a fake model",
            "complexity_score": 10, "next_speaker": "user"}
 
@@ -138,6 +183,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, {"totalTokens": 10})
         if ":generateContent" in self.path or ":streamGenerateContent" in self.path:
             return self.gemini(request)
+        if self.path.startswith("/v1/responses"):
+            Handler.counter += 1
+            return self.send_events(responses_events(codex_plan(request), Handler.counter))
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             if "count_tokens" in self.path:
                 return self.reply(200, {"input_tokens": 10})
@@ -203,6 +251,10 @@ class Handler(BaseHTTPRequestHandler):
                                          "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
                                          "usage": {"output_tokens": 5}}))
         events.append(("message_stop", {"type": "message_stop"}))
+        self.send_events(events)
+
+    def send_events(self, events):
+        """Server-sent events, (name, payload) each."""
         data = "".join("event: %s\ndata: %s\n\n" % (name, json.dumps(payload)) for name, payload in events).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -215,6 +267,5 @@ LOG = sys.argv[2] if len(sys.argv) > 2 else None
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(sys.argv[1] + ".tmp", "w") as port_file:
     port_file.write(str(server.server_address[1]))
-import os
 os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 server.serve_forever()

@@ -10,6 +10,12 @@
   through a tool turn with a permission; `acp-engine check agent` scores it
   (its known defects listed below); `acp-engine trace` between acpx and it
   is byte-transparent; acpx reaches it through `connect` / `serve`;
+- codex-acp (Codex's ACP agent, on the official Rust SDK) on a fake OpenAI
+  Responses API on the same server: `run` drives it through a turn whose
+  shell command Codex runs after the client's permission; `check agent`
+  scores it (its known defects listed below); `trace` between acpx and it
+  is byte-transparent; acpx reaches it through `connect` / `serve`, which
+  stops it when the client leaves (it ignores the end of its input);
 - gemini-cli (`gemini --acp`) on a fake Gemini API on the same server:
   `run` drives it through a tool turn whose read and write go over ACP
   (fs/read_text_file, a permission, fs/write_text_file); `check agent`
@@ -17,7 +23,7 @@
   client, switches its model with the legacy session/set_model (a method
   outside the schema) and serves such a turn;
 - `run --model` switches each agent's model the way it offers (gemini-cli:
-  legacy session/set_model; claude-agent-acp: a config option), and `trace`
+  legacy session/set_model; claude-agent-acp, codex-acp: a config option), and `trace`
   marks the legacy method instead of flagging it;
 - no agent process (nor what it started) is left after any of them.
 
@@ -40,6 +46,7 @@ BIN = HERE / "node_modules/.bin"
 ACPX = BIN / "acpx"
 CLAUDE = BIN / "claude-agent-acp"
 GEMINI = BIN / "gemini"
+CODEX = BIN / "codex-acp"
 
 # claude-agent-acp 0.23.1 (on the official TypeScript SDK 0.17) answers no
 # malformed line (-32700 / -32600) and keeps running after its stdin closes.
@@ -47,6 +54,9 @@ CLAUDE_KNOWN_FAILURES = {"exit-on-eof", "invalid-request", "parse-error"}
 # gemini-cli 0.61.0 answers params that do not fit -32603 (not -32602), and
 # no malformed line.
 GEMINI_KNOWN_FAILURES = {"invalid-params", "invalid-prompt", "invalid-request", "parse-error"}
+# codex-acp 0.16.0 answers no malformed line and keeps running after its
+# stdin closes.
+CODEX_KNOWN_FAILURES = {"exit-on-eof", "invalid-request", "parse-error"}
 
 results = {"passed": 0, "failed": 0}
 
@@ -296,14 +306,15 @@ def run_drives_gemini(env):
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def run_chooses_model(name, command, env, model, work):
+def run_chooses_model(name, command, env, model, work, auth=None):
     """`run --model`: the agent's own model list, the choice sent (gemini-cli:
     the legacy session/set_model, outside the schema), `trace` marking it
-    legacy and not a violation."""
+    legacy and not a violation. `auth`: the method `run` authenticates with."""
     directory = workspace()
     trace = work / ("model-%s.jsonl" % name)
-    done = subprocess.run([str(TOOL), "run", "--model", model, "--cwd", str(directory), "--",
-                           str(TOOL), "trace", "--out", str(trace), "--"] + command,
+    done = subprocess.run([str(TOOL), "run", "--model", model, "--cwd", str(directory)]
+                          + (["--auth", auth] if auth else []) + ["--",
+                          str(TOOL), "trace", "--out", str(trace), "--"] + command,
                           input="", env=env, capture_output=True, text=True, timeout=180)
     output = done.stdout + done.stderr
     problems = []
@@ -373,11 +384,12 @@ def python_client_drives(name, command, env, model, work, model_log):
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def check_scores(name, command, env, known):
+def check_scores(name, command, env, known, auth=None):
     """`check agent` against a real agent: its failures exactly `known`, the
-    cases every agent passes passed; the invalid notifications it reported."""
-    done = subprocess.run([str(TOOL), "check", "agent", "--json", "--"] + command, env=env,
-                          capture_output=True, text=True, timeout=600)
+    cases every agent passes passed; the invalid notifications it reported.
+    `auth`: the method the cases authenticate with."""
+    done = subprocess.run([str(TOOL), "check", "agent", "--json"] + (["--auth", auth] if auth else [])
+                          + ["--"] + command, env=env, capture_output=True, text=True, timeout=600)
     verdicts, invalid = {}, []
     for line in done.stdout.splitlines():
         try:
@@ -414,10 +426,13 @@ def check_scores_claude(env):
         "%d invalid notifications reported" % (len(verdicts), len(invalid)), problems, output)
 
 
-def trace_between_acpx_and_claude(env, work):
+def trace_between_acpx_and(name, agent, marker, env, work):
+    """acpx -> `trace` -> a real agent (`agent`, its program's path) through
+    the scripted tool turn; none of its processes (`marker` in their command
+    line) left."""
     directory = workspace()
-    out = work / "claude.jsonl"
-    code, output = acpx("%s trace --out %s -- %s" % (TOOL, out, CLAUDE), directory,
+    out = work / ("%s.jsonl" % name)
+    code, output = acpx("%s trace --out %s -- %s" % (TOOL, out, agent), directory,
                         "use tools in %s" % directory, env=env, timeout=180)
     seen = messages(output)
     problems = tool_turn_problems(output, directory)
@@ -432,14 +447,14 @@ def trace_between_acpx_and_claude(env, work):
         problems.append("acpx saw %d messages, the trace recorded %d, or they differ" % (len(seen), len(recorded)))
     if not any(m.get("method") == "session/request_permission" for m in seen):
         problems.append("no permission request crossed the trace")
-    left = left_behind("claude-agent")
+    left = left_behind(marker)
     if left:
-        problems.append("claude-agent-acp processes left after trace: %s" % left)
+        problems.append("%s processes left after trace: %s" % (name, left))
     violations = sorted({"%s on %s" % (problem.get("rule"), update_kind(entry))
                          for entry in traced if entry.get("verdict") != "ok"
                          for problem in entry.get("problems") or [] if isinstance(problem, dict)})
-    row("acpx -> acp-engine trace -> claude-agent-acp: byte-transparent (%d messages; flagged: %s)"
-        % (len(recorded), "; ".join(violations) or "none"), problems, output)
+    row("acpx -> acp-engine trace -> %s: byte-transparent (%d messages; flagged: %s)"
+        % (name, len(recorded), "; ".join(violations) or "none"), problems, output)
     shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -451,8 +466,12 @@ def update_kind(entry):
     return "%s %s" % (message.get("method"), kind) if kind else str(message.get("method"))
 
 
-def acpx_through_serve_to_claude(env):
-    served = Served([str(CLAUDE)], env=env)
+def acpx_through_serve_to(name, agent, marker, env):
+    """acpx -> `connect` -> `serve` -> a real agent (`agent`, its program's
+    path) through the scripted tool turn, over WebSocket and HTTP; none of
+    its processes (`marker` in their command line) left once the client
+    left."""
+    served = Served([str(agent)], env=env)
     for url in (served.ws, served.http):
         directory = workspace()
         code, output = acpx("%s connect %s" % (TOOL, url), directory, "use tools in %s" % directory, env=env,
@@ -461,13 +480,56 @@ def acpx_through_serve_to_claude(env):
         if code != 0:
             problems.append("acpx exited %d" % code)
         # The client left: serve stops the agent (which ignores the end of its input).
-        left = left_behind("claude-agent")
+        left = left_behind(marker)
         if left:
-            problems.append("claude-agent-acp processes left after the client left: %s" % left)
-        row("acpx -> connect %s -> serve -> claude-agent-acp: a tool turn; the agent stopped after"
-            % url.split(":")[0], problems, output)
+            problems.append("%s processes left after the client left: %s" % (name, left))
+        row("acpx -> connect %s -> serve -> %s: a tool turn; the agent stopped after"
+            % (url.split(":")[0], name), problems, output)
         shutil.rmtree(directory, ignore_errors=True)
     served.stop()
+
+
+def codex_env(port):
+    """Codex's home, its config naming the fake model API as its provider."""
+    home = Path(tempfile.mkdtemp(prefix="acp-real-home-"))
+    (home / "config.toml").write_text(
+        'model = "gpt-fake"\n'
+        'model_provider = "fake"\n'
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        'base_url = "http://127.0.0.1:%d/v1"\n'
+        'env_key = "OPENAI_API_KEY"\n'
+        'wire_api = "responses"\n' % port)
+    env = dict(os.environ)
+    env.update({"CODEX_HOME": str(home), "HOME": str(home), "OPENAI_API_KEY": "sk-acp-engine-test"})
+    return env
+
+
+def run_drives_codex(env):
+    directory = workspace()
+    done = subprocess.run([str(TOOL), "run", "--yes", "--auth", "openai-api-key", "--cwd", str(directory), "--",
+                           str(CODEX)], input="use tools in %s\n" % directory, env=env, capture_output=True,
+                          text=True, timeout=180)
+    output = done.stdout
+    problems = tool_turn_problems(output, directory)
+    if done.returncode != 0:
+        problems.append("run exited %d" % done.returncode)
+    for expected in ("connected to codex-acp", "[--yes: allowed cat hello.txt", "The file says: ", "[end_turn]"):
+        if expected not in output:
+            problems.append("run did not show %r" % expected)
+    left = left_behind("codex-acp")
+    if left:
+        problems.append("codex-acp processes left after run: %s" % left)
+    row("acp-engine run --yes -> codex-acp: a tool turn, its command run after a permission", problems,
+        output + done.stderr[-2000:])
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def check_scores_codex(env):
+    verdicts, _, problems, output = check_scores("codex-acp", [str(CODEX)], env, CODEX_KNOWN_FAILURES,
+                                                 auth="openai-api-key")
+    row("acp-engine check agent -> codex-acp: %d cases, the failures exactly its known defects" % len(verdicts),
+        problems, output)
 
 
 def main():
@@ -486,8 +548,15 @@ def main():
         run_drives_claude(env)
         run_chooses_model("claude-agent-acp", [str(CLAUDE)], env, "opus[1m]", work)
         check_scores_claude(env)
-        trace_between_acpx_and_claude(env, work)
-        acpx_through_serve_to_claude(env)
+        trace_between_acpx_and("claude-agent-acp", CLAUDE, "claude-agent", env, work)
+        acpx_through_serve_to("claude-agent-acp", CLAUDE, "claude-agent", env)
+        shutil.rmtree(env["HOME"], ignore_errors=True)
+        env = codex_env(int(port_file.read_text()))
+        run_drives_codex(env)
+        run_chooses_model("codex-acp", [str(CODEX)], env, "gpt-5.4", work, auth="openai-api-key")
+        check_scores_codex(env)
+        trace_between_acpx_and("codex-acp", CODEX, "codex-acp", env, work)
+        acpx_through_serve_to("codex-acp", CODEX, "codex-acp", env)
         shutil.rmtree(env["HOME"], ignore_errors=True)
         env = gemini_env(int(port_file.read_text()))
         run_drives_gemini(env)

@@ -11,7 +11,7 @@ want="$(python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"r
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$here/node_modules/.bin/acpx" ]]; then
   echo "setup: real/node_modules is up to date"
 else
-  echo "setup: npm install in real/ (acpx, claude-agent-acp, gemini-cli)"
+  echo "setup: npm install in real/ (acpx, claude-agent-acp, codex-acp, gemini-cli)"
   (cd "$here" && npm install --no-audit --no-fund --loglevel=error --engine-strict=false)
   echo "$want" > "$stamp"
 fi
