@@ -129,6 +129,20 @@ fn a_permission_request_left_when_the_input_ends_is_cancelled() {
 }
 
 #[test]
+fn a_failed_turn_shows_and_makes_the_exit_status_1() {
+    // The session goes on after it; the status says a turn failed.
+    let (code, shown) = run_broken(&["--yes"], "failing-turns", "fail\nhello\n");
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("[the turn failed: Internal error (-32603)"),
+        "{shown}"
+    );
+    assert!(shown.contains("[end_turn]"), "{shown}");
+    let (code, shown) = run_broken(&["--yes"], "failing-turns", "hello\n");
+    assert_eq!(code, Some(0), "{shown}");
+}
+
+#[test]
 fn an_agent_that_requires_authentication() {
     // Not on a terminal: the methods it offers, and exit 1.
     let (code, shown) = run_broken(&[], "needs-auth", "");

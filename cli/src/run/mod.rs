@@ -27,7 +27,12 @@ usage: acp-engine run [options] -- AGENT_COMMAND [ARGS...]
 A terminal client for any agent. Type a prompt and press Enter: the
 agent's message, thoughts, plan and tool calls appear as they stream in. A
 permission request lists its options: type the number of one. Ctrl-C
-cancels the running turn (between turns it quits); Ctrl-D quits.
+cancels the running turn (between turns it quits); Ctrl-D quits. Prompts
+may be piped in, one per line.
+
+Exit status: 0 when every turn ended (cancelled ones too), 1 when a turn
+failed with an error, the agent went away or could not be started, 2 a
+usage error.
 
 The agent may read and write files inside the working directory only, and
 run commands there (terminals). Colour only on a terminal.
@@ -312,6 +317,8 @@ async fn converse(
     let mut asking: Option<Ask> = None;
     let mut cancelling = false;
     let mut input_ended = false;
+    // A failed turn is shown and the session goes on; the exit status says so.
+    let mut a_turn_failed = false;
     prompt_marker(style);
     loop {
         tokio::select! {
@@ -364,7 +371,10 @@ async fn converse(
                 asking = None;
                 match ended {
                     Ok(Ok(response)) => outln!("\n{}", style.dim(&format!("[{}]", response.stop_reason))),
-                    Ok(Err(error)) => outln!("\n{}", style.ask(&format!("[the turn failed: {error}]"))),
+                    Ok(Err(error)) => {
+                        a_turn_failed = true;
+                        outln!("\n{}", style.ask(&format!("[the turn failed: {error}]")));
+                    }
                     Err(_) => break,
                 }
                 if let Some(line) = queued.pop_front() {
@@ -397,6 +407,9 @@ async fn converse(
                 return Err(Failure::Exit(1));
             }
         }
+    }
+    if a_turn_failed {
+        return Err(Failure::Exit(1));
     }
     Ok(())
 }

@@ -15,7 +15,9 @@ is refused -32000 until `authenticate` with method "key"), one-dir
 file there), tree (starts a grandchild that ignores SIGTERM, and ignores
 the end of its input and SIGTERM itself; both pids are appended to the
 file $BROKEN_AGENT_PIDS), bad-update (each turn also sends a usage_update
-whose `used` is null, as claude-agent-acp 0.23 does).
+whose `used` is null, as claude-agent-acp 0.23 does), failing-turns (a
+prompt whose text is "fail" is answered -32603, as an agent whose model
+is unreachable answers).
 A turn sends a message chunk, asks one permission, and ends when it is
 answered.
 """
@@ -91,6 +93,8 @@ def request(message):
         if not isinstance(params.get("prompt"), list) or not isinstance(params.get("sessionId"), str):
             return error(id, -32602, "Invalid params")
         session = params["sessionId"]
+        if "failing-turns" in defects and [block.get("text") for block in params["prompt"]] == ["fail"]:
+            return error(id, -32603, "Internal error")
         cancelled.discard(session)
         chunk(session, "thinking")
         if "bad-update" in defects:
