@@ -129,7 +129,7 @@ test-check: build
 ## test-real: real ACP programs from npm, pinned (interop/real/package.json): acpx drives
 ## every language's example agent (stdio, and through connect / serve); claude-agent-acp,
 ## codex-acp and gemini-cli, on a fake model server on loopback, under run, check agent,
-## trace and serve
+## trace and serve; acp-agent-framework (PyPI) unedited on acp_engine.compat
 test-real: build
 	bash interop/real/setup.sh >/dev/null
 	python3 interop/real/run.py

@@ -16,6 +16,10 @@
   scores it (its known defects listed below); `trace` between acpx and it
   is byte-transparent; acpx reaches it through `connect` / `serve`, which
   stops it when the client leaves (it ignores the end of its input);
+- acp-agent-framework (PyPI: an agent framework on the official Python
+  SDK's API) runs unedited on our Python package's `acp_engine.compat`,
+  without the official SDK installed: `run` drives its agent, whose codex
+  backend it spawns and drives as an ACP client, through that tool turn;
 - gemini-cli (`gemini --acp`) on a fake Gemini API on the same server:
   `run` drives it through a tool turn whose read and write go over ACP
   (fs/read_text_file, a permission, fs/write_text_file); `check agent`
@@ -525,6 +529,45 @@ def run_drives_codex(env):
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def framework_on_compat(env):
+    """acp-agent-framework's agent, and its client of codex-acp, on
+    acp_engine.compat: `run` -> framework -> codex-acp -> the fake model."""
+    venv = ROOT / "target/real-python-venv"
+    wheels = sorted((ROOT / "target/wheels").glob("acp_engine-*.whl"))
+    name = "acp-agent-framework on acp_engine.compat -> codex-acp"
+    if not wheels:
+        row(name, ["no target/wheels/acp_engine-*.whl: run make test-python first"])
+        return
+    install = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                              "--no-deps", "--force-reinstall", str(wheels[-1])], capture_output=True, text=True)
+    problems = [] if install.returncode == 0 else ["installing the wheel failed: %s" % install.stderr[-500:]]
+    # The official SDK is not there: whatever imports `acp` gets our layer or nothing.
+    official = subprocess.run([str(venv / "bin/python"), "-c", "import acp"], capture_output=True, text=True)
+    if "ModuleNotFoundError" not in official.stderr:
+        problems.append("`import acp` works without our alias: the official SDK is installed")
+    directory = workspace()
+    env = dict(env, PATH="%s:%s" % (BIN, env["PATH"]), PYTHONPATH=str(HERE))
+    agent = [str(venv / "bin/python"), "-m", "acp_engine.compat", str(venv / "bin/acp-agent"), "run",
+             "framework_agent:agent"]
+    done = subprocess.run([str(TOOL), "run", "--yes", "--cwd", str(directory), "--"] + agent,
+                          input="use tools in %s\n" % directory, env=env, capture_output=True, text=True,
+                          timeout=180)
+    output = done.stdout
+    problems += tool_turn_problems(output, directory)
+    if done.returncode != 0:
+        problems.append("run exited %d" % done.returncode)
+    for expected in ("connected to framework-on-codex 0.2.0", "The file says: ", "[end_turn]"):
+        if expected not in output:
+            problems.append("run did not show %r" % expected)
+    for marker in ("acp-agent", "codex-acp"):
+        left = left_behind(marker)
+        if left:
+            problems.append("%s processes left after run: %s" % (marker, left))
+    row(name + ": a tool turn through both hops, the official SDK not installed", problems,
+        output + done.stderr[-2000:])
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def check_scores_codex(env):
     verdicts, _, problems, output = check_scores("codex-acp", [str(CODEX)], env, CODEX_KNOWN_FAILURES,
                                                  auth="openai-api-key")
@@ -557,6 +600,7 @@ def main():
         check_scores_codex(env)
         trace_between_acpx_and("codex-acp", CODEX, "codex-acp", env, work)
         acpx_through_serve_to("codex-acp", CODEX, "codex-acp", env)
+        framework_on_compat(env)
         shutil.rmtree(env["HOME"], ignore_errors=True)
         env = gemini_env(int(port_file.read_text()))
         run_drives_gemini(env)
