@@ -122,7 +122,8 @@ def codex_plan(request):
 
 
 def responses_events(answer, number):
-    """The Responses API stream (event name, payload) of `answer`."""
+    """The Responses API stream (event name, payload) of `answer`, its ids
+    numbered `number`."""
     events = [{"type": "response.created", "response": {"id": "resp_%d" % number}}]
     if answer[0] == "text":
         item = {"type": "message", "role": "assistant", "id": "msg_%d" % number,
@@ -184,8 +185,10 @@ class Handler(BaseHTTPRequestHandler):
         if ":generateContent" in self.path or ":streamGenerateContent" in self.path:
             return self.gemini(request)
         if self.path.startswith("/v1/responses"):
-            Handler.counter += 1
-            return self.send_events(responses_events(codex_plan(request), Handler.counter))
+            # Ids by the step of the turn, not a count of requests: two runs
+            # of one turn get the same ones (node/drop-in compares them).
+            step = 1 + sum(item.get("type") == "function_call_output" for item in request.get("input") or [])
+            return self.send_events(responses_events(codex_plan(request), step))
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             if "count_tokens" in self.path:
                 return self.reply(200, {"input_tokens": 10})

@@ -1,30 +1,57 @@
-// A real agent from npm on our package: @agentclientprotocol/claude-agent-acp
-// (pinned below; built on the official TypeScript SDK 2.4.0 and its v1/v2
-// router) installed twice, once as published and once with our package in
-// place of the SDK through an npm `overrides` entry, the one-line switch the
-// README documents. The official SDK's v1 client and its v2 client
+// Real agents from npm on our package, each built on the official TypeScript
+// SDK 2.4 (pinned below) and installed twice, once as published and once
+// with our package in place of the SDK through an npm `overrides` entry, the
+// one-line switch the README documents:
+//
+// - @agentclientprotocol/claude-agent-acp (on the SDK's v1/v2 router):
+//   without credentials its prompt ends in -32000 Authentication required;
+// - @agentclientprotocol/codex-acp (Codex's agent on its app server): its
+//   prompt is a turn on interop/real's fake model API on loopback.
+//
+// The official SDK's v1 client and its v2 client
 // (interop/ts/transcript-client.mjs) drive each through initialize,
-// session/new and a prompt, which without credentials ends in -32000
-// Authentication required. The two installs' transcripts must be the same:
+// session/new and a prompt. The two installs' transcripts must be the same:
 // the client's messages in the same order, the agent's the same set of
 // distinct messages (their interleaving, and how often it repeats an
-// update it sends on its own, is the agent's own timing), every uuid and
-// timestamp replaced by a placeholder, keys sorted.
+// update it sends on its own, is the agent's own timing), every uuid,
+// timestamp and scratch home replaced by a placeholder, keys sorted.
 //
 // Usage: node run.mjs <acp-engine tarball>   (last line: "N passed, M failed")
 
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const AGENT = "@agentclientprotocol/claude-agent-acp";
-const AGENT_VERSION = "0.101.0";
 const SDK = "@agentclientprotocol/sdk";
-
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
+
+/** Codex's configuration: the fake model API at `port` as its provider. */
+const codexConfig = (port) =>
+  `model = "gpt-fake"\nmodel_provider = "fake"\n[model_providers.fake]\nname = "fake"\n` +
+  `base_url = "http://127.0.0.1:${port}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n`;
+
+const AGENTS = [
+  {
+    name: "@agentclientprotocol/claude-agent-acp",
+    version: "0.101.0",
+    // IS_SANDBOX: the agent's CLI refuses to skip permission prompts as root otherwise.
+    env: () => ({ IS_SANDBOX: "1" }),
+    prompted: (lines) => lines.some((line) => line.includes("Authentication required")) || "the runs did not end in Authentication required",
+  },
+  {
+    name: "@agentclientprotocol/codex-acp",
+    version: "2.6.0",
+    env: (home, port) => {
+      writeFileSync(join(home, "config.toml"), codexConfig(port));
+      return { CODEX_HOME: home, OPENAI_API_KEY: "sk-acp-engine-test" };
+    },
+    prompted: (lines) => lines.some((line) => line.includes("Hello from the fake model.")) || "the model's answer did not reach the client",
+  },
+];
+
 const tarball = process.argv[2];
 if (tarball === undefined) {
   console.error("usage: node run.mjs <acp-engine tarball>");
@@ -43,11 +70,11 @@ const row = (name, problem) => {
   }
 };
 
-/** Installs the agent into `dir`, with `overrides` (ours) or as published. */
-function install(dir, ours) {
+/** Installs `agent` into `dir`, with `overrides` (ours) or as published. */
+function install(agent, dir, ours) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const manifest = { name: `drop-in-${ours ? "ours" : "official"}`, private: true, dependencies: { [AGENT]: AGENT_VERSION } };
+  const manifest = { name: `drop-in-${ours ? "ours" : "official"}`, private: true, dependencies: { [agent.name]: agent.version } };
   if (ours) {
     manifest.dependencies["acp-engine"] = `file:${resolve(tarball)}`;
     manifest.overrides = { [SDK]: "$acp-engine" };
@@ -58,17 +85,18 @@ function install(dir, ours) {
   return JSON.parse(readFileSync(join(dir, "node_modules", SDK, "package.json"), "utf8")).name;
 }
 
-/** The transcript of one run of the official client `version` against the agent in `dir`. */
-function transcript(dir, version) {
+/** The transcript of one run of the official client `version` against `agent` in `dir`,
+ * its scratch home's path replaced by a placeholder. */
+function transcript(agent, dir, version, port) {
   const home = mkdtempSync(join(tmpdir(), "drop-in-home-"));
   try {
     const output = execFileSync(
       "node",
-      [join(root, "interop", "ts", "transcript-client.mjs"), version, "node", join(dir, "node_modules", AGENT, "dist", "index.js")],
-      // No user settings; IS_SANDBOX: the agent's CLI refuses to skip permission prompts as root otherwise.
-      { cwd: here, encoding: "utf8", timeout: 90_000, env: { ...process.env, HOME: home, IS_SANDBOX: "1" } },
+      [join(root, "interop", "ts", "transcript-client.mjs"), version, "node", join(dir, "node_modules", agent.name, "dist", "index.js")],
+      // No user settings: a scratch home.
+      { cwd: here, encoding: "utf8", timeout: 90_000, env: { ...process.env, HOME: home, ...agent.env(home, port) } },
     );
-    return output.trim().split("\n").map((line) => JSON.parse(line));
+    return output.trim().split(home).join("<home>").split("\n").map((line) => JSON.parse(line));
   } finally {
     // The client ended the agent's process group; what the agent's CLI left is not the verdict.
     try {
@@ -97,7 +125,7 @@ function normalize(lines) {
   return lines.map((line) => JSON.stringify(canonical(line)).replace(UUID, "<uuid>").replace(TIMESTAMP, "<time>"));
 }
 
-function differences(official, ours) {
+function differences(agent, official, ours) {
   const [a, b] = [normalize(official), normalize(ours)];
   const sent = (lines) => lines.filter((line) => line.startsWith('{"dir":"->"'));
   // What the agent sends on its own may come more than once (its command list, as it loads).
@@ -109,35 +137,49 @@ function differences(official, ours) {
       if (x[i] !== y[i]) return `${what} #${i}:\n official: ${(x[i] ?? "(none)").slice(0, 400)}\n ours:     ${(y[i] ?? "(none)").slice(0, 400)}`;
     }
   }
-  if (!a.some((line) => line.includes("Authentication required"))) return "the runs did not end in Authentication required";
-  return undefined;
+  const prompted = agent.prompted(a);
+  return prompted === true ? undefined : prompted;
 }
 
-const official = join(work, "official");
-const ours = join(work, "ours");
-let installed = true;
-for (const [dir, isOurs] of [[official, false], [ours, true]]) {
-  try {
-    const name = install(dir, isOurs);
-    const want = isOurs ? "acp-engine" : SDK;
-    row(`install ${AGENT}@${AGENT_VERSION} (${SDK} is ${name})`, name === want ? undefined : `expected ${want}`);
-  } catch (error) {
-    installed = false;
-    row(`install ${AGENT}@${AGENT_VERSION}${isOurs ? " with our package as its SDK" : ""}`, String(error.message ?? error));
+/** interop/real's fake model API on a free loopback port: [its port, the process]. */
+async function fakeModel() {
+  const portFile = join(mkdtempSync(join(tmpdir(), "drop-in-model-")), "port");
+  const server = spawn("python3", [join(root, "interop", "real", "fake_model.py"), portFile], { stdio: "ignore" });
+  for (let waited = 0; !existsSync(portFile) && waited < 10_000; waited += 50) {
+    await new Promise((done) => setTimeout(done, 50));
   }
+  return [Number(readFileSync(portFile, "utf8")), server];
 }
-if (installed) {
-  for (const version of ["v1", "v2"]) {
-    let problem;
+
+const [port, model] = await fakeModel();
+for (const agent of AGENTS) {
+  const official = join(work, agent.name.split("/").pop(), "official");
+  const ours = join(work, agent.name.split("/").pop(), "ours");
+  let installed = true;
+  for (const [dir, isOurs] of [[official, false], [ours, true]]) {
     try {
-      problem = differences(transcript(official, version), transcript(ours, version));
+      const name = install(agent, dir, isOurs);
+      const want = isOurs ? "acp-engine" : SDK;
+      row(`install ${agent.name}@${agent.version} (${SDK} is ${name})`, name === want ? undefined : `expected ${want}`);
     } catch (error) {
-      problem = String(error.message ?? error);
+      installed = false;
+      row(`install ${agent.name}@${agent.version}${isOurs ? " with our package as its SDK" : ""}`, String(error.message ?? error));
     }
-    row(`${AGENT} on acp-engine: the official ${version} client's transcript is the official SDK's`, problem);
   }
+  if (installed) {
+    for (const version of ["v1", "v2"]) {
+      let problem;
+      try {
+        problem = differences(agent, transcript(agent, official, version, port), transcript(agent, ours, version, port));
+      } catch (error) {
+        problem = String(error.message ?? error);
+      }
+      row(`${agent.name} on acp-engine: the official ${version} client's transcript is the official SDK's`, problem);
+    }
+  }
+  // Each pair of installs takes up to 900 MB; kept only to look into a failure.
+  if (failed === 0) rmSync(work, { recursive: true, force: true });
 }
-// The installs take 800 MB; kept only to look into a failure.
-if (failed === 0) rmSync(work, { recursive: true, force: true });
+model.kill();
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
