@@ -58,8 +58,8 @@ CLAUDE_KNOWN_FAILURES = {"exit-on-eof", "invalid-request", "parse-error"}
 # gemini-cli 0.61.0 answers params that do not fit -32603 (not -32602), and
 # no malformed line.
 GEMINI_KNOWN_FAILURES = {"invalid-params", "invalid-prompt", "invalid-request", "parse-error"}
-# codex-acp 0.16.0 answers no malformed line and keeps running after its
-# stdin closes.
+# codex-acp 0.16.0 (on the official Rust SDK 0.14.0) answers no malformed
+# line and keeps running after its stdin closes.
 CODEX_KNOWN_FAILURES = {"exit-on-eof", "invalid-request", "parse-error"}
 
 results = {"passed": 0, "failed": 0}
