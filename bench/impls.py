@@ -144,6 +144,17 @@ IMPLS = {
         "scenarios": ("rpc", "perm"),
         "floor": True,
     },
+    # Not an SDK: a Python client and agent with asyncio and pydantic and
+    # nothing else, timed through the handshake as the official Python SDK's
+    # client is (bench/floor/python_client.py): the least a pydantic-based
+    # Python pair's setup costs here.
+    "Python setup floor (asyncio + pydantic)": {
+        "client": [PY, os.path.join(BENCH, "floor", "python_client.py")],
+        "agent": [PY, os.path.join(BENCH, "floor", "python_agent.py")],
+        "pairs_within": "python-setup-floor",
+        "scenarios": ("setup",),
+        "floor": True,
+    },
 }
 
 # Each language: our implementation and the official SDK it is measured

@@ -128,6 +128,7 @@ def markdown(records, meta):
         lines += ["", "—: not a scenario of those programs (ACP v2 has no client file system: `bench/README.md`)."]
     lines += through_the_c_library(by_key, scenarios, present)
     lines += against_the_floor(by_key, present)
+    lines += setup_against_the_python_floor(by_key, present)
     lines += [
         "",
         "## Memory (peak RSS of each SDK's own pair, stream scenario)",
@@ -213,6 +214,39 @@ def against_the_floor(by_key, present):
             else:
                 row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%}){latency(mine)}")
         lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+PYTHON_SETUP_FLOOR = "Python setup floor (asyncio + pydantic)"
+
+
+def setup_against_the_python_floor(by_key, present):
+    """The Python pairs' setup against the least a pydantic-based Python pair's costs."""
+    record = by_key.get(("setup", PYTHON_SETUP_FLOOR, PYTHON_SETUP_FLOOR))
+    floor = summarize(record) if record else None
+    if floor is None:
+        return []
+    lines = [
+        "",
+        "## Python setup against its floor",
+        "",
+        "The floor: a Python client and agent with asyncio and pydantic and nothing else "
+        "(`bench/floor/python_client.py`), timed as the official Python SDK's bench client is: from after "
+        "its asyncio import, through importing pydantic and defining a model, spawning the agent (which "
+        "imports both), `initialize` and `session/new`, in the same run. Each cell: a pair's setup, and "
+        "what it costs beyond the floor (our own Python API imports no pydantic: it comes in under it).",
+        "",
+        "| implementation | setup | beyond the floor |",
+        "|---|---:|---:|",
+        f"| {PYTHON_SETUP_FLOOR} | {floor['setup_ms']:.0f} ms | |",
+    ]
+    for name in IMPLS:
+        if IMPLS[name].get("floor") or "Python" not in name or name not in present:
+            continue
+        record = by_key.get(("setup", name, name))
+        mine = summarize(record) if record else None
+        if mine is not None:
+            lines.append(f"| {name} | {mine['setup_ms']:.0f} ms | {mine['setup_ms'] - floor['setup_ms']:+.0f} ms |")
     return lines
 
 

@@ -123,18 +123,21 @@ def main():
                 print(f"FAIL {pair}: {record['error']}", file=sys.stderr)
             records.append(record)
 
+    earlier_mode = None
     if args.merge and os.path.exists(os.path.join(out, "results.json")):
         with open(os.path.join(out, "results.json")) as f:
-            earlier = json.load(f)["records"]
+            kept = json.load(f)
+        earlier, earlier_mode = kept["records"], kept.get("meta", {}).get("mode")
         fresh = {(r["scenario"], r["client"], r["agent"]) for r in records}
         records = [r for r in earlier if (r["scenario"], r["client"], r["agent"]) not in fresh] + records
         order = list(SCENARIOS)
         records.sort(key=lambda r: order.index(r["scenario"]) if r["scenario"] in order else len(order))
     mode = "quick smoke run (one repetition, small N)" if args.quick else mode_of(args.reps)
     if args.merge:
-        # Say so: the kept records are from an earlier run.
-        mode += (f"; the pairs among {args.impls or 'all implementations'} in "
-                 f"{args.scenarios.replace(',', ', ')} measured again later and merged into an earlier run")
+        # Say so: the kept records are from an earlier run (which may say so itself).
+        merged = (f"the pairs among {args.impls or 'all implementations'} in "
+                  f"{args.scenarios.replace(',', ', ')} measured again later and merged into an earlier run")
+        mode = f"{earlier_mode or mode}; {merged}"
     meta = {
         "date": report.today(),
         "machine": machine(),
