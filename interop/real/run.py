@@ -19,7 +19,8 @@
 - acp-agent-framework (PyPI: an agent framework on the official Python
   SDK's API) runs unedited on our Python package's `acp_engine.compat`,
   without the official SDK installed: `run` drives its agent, whose codex
-  backend it spawns and drives as an ACP client, through that tool turn;
+  backend it spawns and drives as an ACP client, through that tool turn,
+  and `check agent` finds no defect in it;
 - gemini-cli (`gemini --acp`) on a fake Gemini API on the same server:
   `run` drives it through a tool turn whose read and write go over ACP
   (fs/read_text_file, a permission, fs/write_text_file); `check agent`
@@ -566,6 +567,12 @@ def framework_on_compat(env):
     row(name + ": a tool turn through both hops, the official SDK not installed", problems,
         output + done.stderr[-2000:])
     shutil.rmtree(directory, ignore_errors=True)
+    # Each case's turns go through codex-acp too. On the official SDK 0.12.1
+    # the same program fails garbage-then-turn (it exits), parse-error and
+    # invalid-request; on ours, nothing.
+    verdicts, _, problems, output = check_scores("acp-agent-framework", agent, env, set())
+    row("acp-engine check agent -> acp-agent-framework on acp_engine.compat: %d cases, none failed"
+        % len(verdicts), problems, output)
 
 
 def check_scores_codex(env):
