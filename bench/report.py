@@ -174,7 +174,8 @@ def latency(summary):
 
 def against_the_floor(by_key, present):
     """Each language's own pair's round trips as a fraction of the pipe floor."""
-    floors = [name for name in IMPLS if IMPLS[name].get("floor") and name in present]
+    floors = [name for name in IMPLS if IMPLS[name].get("floor") and name in present
+              and {"rpc", "perm"} & set(IMPLS[name].get("scenarios", ()))]
     scenarios = [s for s in ("rpc", "perm") if floors and (s, floors[0], floors[0]) in by_key]
     if not scenarios:
         return []
@@ -240,10 +241,10 @@ def setup_against_the_python_floor(by_key, present):
         "|---|---:|---:|",
         f"| {PYTHON_SETUP_FLOOR} | {floor['setup_ms']:.0f} ms | |",
     ]
-    for name in IMPLS:
-        if IMPLS[name].get("floor") or "Python" not in name or name not in present:
-            continue
-        record = by_key.get(("setup", name, name))
+    python = dict.fromkeys(name for language, ours, official in LANGUAGES if language.startswith("Python")
+                           for name in (ours, official))
+    for name in python:
+        record = by_key.get(("setup", name, name)) if name in present else None
         mine = summarize(record) if record else None
         if mine is not None:
             lines.append(f"| {name} | {mine['setup_ms']:.0f} ms | {mine['setup_ms'] - floor['setup_ms']:+.0f} ms |")

@@ -258,24 +258,34 @@ def tool_turn_problems(seen_text, directory):
     return problems
 
 
-def run_drives_claude(env):
+def run_scripted_turn(title, agent, env, expected, markers, options=(), problems=()):
+    """`acp-engine run --yes [options]` driving `agent` through the scripted
+    tool turn in a fresh workspace: the turn's quote and write, the exit
+    status, the `expected` lines shown, and none of the agent's processes
+    (`markers` in their command line) left."""
     directory = workspace()
-    done = subprocess.run([str(TOOL), "run", "--yes", "--cwd", str(directory), "--", str(CLAUDE)],
+    done = subprocess.run([str(TOOL), "run", "--yes", *options, "--cwd", str(directory), "--", *agent],
                           input="use tools in %s\n" % directory, env=env, capture_output=True, text=True,
                           timeout=180)
     output = done.stdout + done.stderr
-    problems = tool_turn_problems(output, directory)
+    problems = list(problems) + tool_turn_problems(output, directory)
     if done.returncode != 0:
         problems.append("run exited %d" % done.returncode)
-    for expected in ("connected to @zed-industries/claude-agent-acp", "Read hello.txt", "[--yes: allowed Write",
-                     "[end_turn]"):
-        if expected not in output:
-            problems.append("run did not show %r" % expected)
-    left = left_behind("claude-agent")
-    if left:
-        problems.append("claude-agent-acp processes left after run: %s" % left)
-    row("acp-engine run --yes -> claude-agent-acp: a tool turn with a permission", problems, output)
+    for line in expected:
+        if line not in output:
+            problems.append("run did not show %r" % line)
+    for marker in markers:
+        left = left_behind(marker)
+        if left:
+            problems.append("%s processes left after run: %s" % (marker, left))
+    row(title, problems, output)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def run_drives_claude(env):
+    run_scripted_turn("acp-engine run --yes -> claude-agent-acp: a tool turn with a permission", [str(CLAUDE)], env,
+                      ("connected to @zed-industries/claude-agent-acp", "Read hello.txt", "[--yes: allowed Write",
+                       "[end_turn]"), ("claude-agent",))
 
 
 def gemini_env(port):
@@ -497,37 +507,18 @@ def acpx_through_serve_to(name, agent, marker, env):
 def codex_env(port):
     """Codex's home, its config naming the fake model API as its provider."""
     home = Path(tempfile.mkdtemp(prefix="acp-real-home-"))
-    (home / "config.toml").write_text(
-        'model = "gpt-fake"\n'
-        'model_provider = "fake"\n'
-        "[model_providers.fake]\n"
-        'name = "fake"\n'
-        'base_url = "http://127.0.0.1:%d/v1"\n'
-        'env_key = "OPENAI_API_KEY"\n'
-        'wire_api = "responses"\n' % port)
+    config = (HERE / "codex-config.toml").read_text().replace("PORT", str(port))
+    (home / "config.toml").write_text(config)
     env = dict(os.environ)
     env.update({"CODEX_HOME": str(home), "HOME": str(home), "OPENAI_API_KEY": "sk-acp-engine-test"})
     return env
 
 
 def run_drives_codex(env):
-    directory = workspace()
-    done = subprocess.run([str(TOOL), "run", "--yes", "--auth", "openai-api-key", "--cwd", str(directory), "--",
-                           str(CODEX)], input="use tools in %s\n" % directory, env=env, capture_output=True,
-                          text=True, timeout=180)
-    output = done.stdout
-    problems = tool_turn_problems(output, directory)
-    if done.returncode != 0:
-        problems.append("run exited %d" % done.returncode)
-    for expected in ("connected to codex-acp", "[--yes: allowed cat hello.txt", "The file says: ", "[end_turn]"):
-        if expected not in output:
-            problems.append("run did not show %r" % expected)
-    left = left_behind("codex-acp")
-    if left:
-        problems.append("codex-acp processes left after run: %s" % left)
-    row("acp-engine run --yes -> codex-acp: a tool turn, its command run after a permission", problems,
-        output + done.stderr[-2000:])
-    shutil.rmtree(directory, ignore_errors=True)
+    run_scripted_turn("acp-engine run --yes -> codex-acp: a tool turn, its command run after a permission",
+                      [str(CODEX)], env,
+                      ("connected to codex-acp", "[--yes: allowed cat hello.txt", "The file says: ", "[end_turn]"),
+                      ("codex-acp",), options=("--auth", "openai-api-key"))
 
 
 def framework_on_compat(env):
@@ -546,27 +537,12 @@ def framework_on_compat(env):
     official = subprocess.run([str(venv / "bin/python"), "-c", "import acp"], capture_output=True, text=True)
     if "ModuleNotFoundError" not in official.stderr:
         problems.append("`import acp` works without our alias: the official SDK is installed")
-    directory = workspace()
     env = dict(env, PATH="%s:%s" % (BIN, env["PATH"]), PYTHONPATH=str(HERE))
     agent = [str(venv / "bin/python"), "-m", "acp_engine.compat", str(venv / "bin/acp-agent"), "run",
              "framework_agent:agent"]
-    done = subprocess.run([str(TOOL), "run", "--yes", "--cwd", str(directory), "--"] + agent,
-                          input="use tools in %s\n" % directory, env=env, capture_output=True, text=True,
-                          timeout=180)
-    output = done.stdout
-    problems += tool_turn_problems(output, directory)
-    if done.returncode != 0:
-        problems.append("run exited %d" % done.returncode)
-    for expected in ("connected to framework-on-codex 0.2.0", "The file says: ", "[end_turn]"):
-        if expected not in output:
-            problems.append("run did not show %r" % expected)
-    for marker in ("acp-agent", "codex-acp"):
-        left = left_behind(marker)
-        if left:
-            problems.append("%s processes left after run: %s" % (marker, left))
-    row(name + ": a tool turn through both hops, the official SDK not installed", problems,
-        output + done.stderr[-2000:])
-    shutil.rmtree(directory, ignore_errors=True)
+    run_scripted_turn(name + ": a tool turn through both hops, the official SDK not installed", agent, env,
+                      ("connected to framework-on-codex 0.2.0", "The file says: ", "[end_turn]"),
+                      ("acp-agent", "codex-acp"), problems=problems)
     # Each case's turns go through codex-acp too. On the official SDK 0.12.1
     # the same program fails garbage-then-turn (it exits), parse-error and
     # invalid-request; on ours, nothing.

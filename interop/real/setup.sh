@@ -8,7 +8,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 stamp="$here/node_modules/.real-lock-sha256"
-want="$(python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$here/package-lock.json")"
+sha256() { python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$1"; }
+want="$(sha256 "$here/package-lock.json")"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$here/node_modules/.bin/acpx" ]]; then
   echo "setup: real/node_modules is up to date"
 else
@@ -19,7 +20,7 @@ fi
 
 venv="$(dirname "$(dirname "$here")")/target/real-python-venv"
 py_stamp="$venv/.real-requirements-sha256"
-py_want="$(python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$here/requirements.txt")"
+py_want="$(sha256 "$here/requirements.txt")"
 if [[ -f "$py_stamp" && "$(cat "$py_stamp")" == "$py_want" && -x "$venv/bin/acp-agent" ]]; then
   echo "setup: target/real-python-venv is up to date"
 else

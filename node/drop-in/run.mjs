@@ -28,10 +28,8 @@ const SDK = "@agentclientprotocol/sdk";
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
 
-/** Codex's configuration: the fake model API at `port` as its provider. */
-const codexConfig = (port) =>
-  `model = "gpt-fake"\nmodel_provider = "fake"\n[model_providers.fake]\nname = "fake"\n` +
-  `base_url = "http://127.0.0.1:${port}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n`;
+/** Codex's configuration: the fake model API at `port` as its provider (the same as interop/real's). */
+const codexConfig = (port) => readFileSync(join(root, "interop", "real", "codex-config.toml"), "utf8").replaceAll("PORT", String(port));
 
 const AGENTS = [
   {
