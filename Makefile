@@ -192,7 +192,7 @@ abi-baseline:
 install:
 	@case "$(PREFIX)" in /*) ;; *) echo "make install: PREFIX must be an absolute path, not '$(PREFIX)' (acp_engine.pc records it)" >&2; exit 2;; esac
 	@[ -n "$(ABI_VERSION)" ] || { echo "make install: no ACP_ENGINE_ABI_VERSION in include/acp_engine.h" >&2; exit 2; }
-	$(CARGO) build --release -q -p acp-engine-ffi
+	$(CARGO) build --release -q -p acp-engine-c
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 target/release/libacp_engine.so $(DESTDIR)$(PREFIX)/lib/libacp_engine.so.$(ABI_VERSION)
 	ln -sf libacp_engine.so.$(ABI_VERSION) $(DESTDIR)$(PREFIX)/lib/libacp_engine.so

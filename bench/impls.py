@@ -187,7 +187,7 @@ def run(cmd, cwd=ROOT):
 
 
 def build():
-    run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench", "-p", "acp-engine-ffi"])
+    run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench", "-p", "acp-engine-c"])
     run(["cargo", "build", "--release", "-q", "--manifest-path", os.path.join(OFFICIAL_DIR, "Cargo.toml")])
     run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "bench/floor/floor.c",
          "-o", os.path.join(ENGINE_BIN, "floor")])

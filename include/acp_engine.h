@@ -61,7 +61,11 @@
  *   Hosts that cannot take callbacks on foreign threads pass handlers =
  *   NULL and take events on their own thread with
  *   acp_connection_next_events (a batch per call) or
- *   acp_connection_next_event; events come in wire order.
+ *   acp_connection_next_event; events come in wire order. A host that
+ *   parses JSON faster than it walks C structs (a JVM, a scripting
+ *   runtime) may use a text connection instead (acp_text_connection_*):
+ *   each batch of events is one JSON text, taken on one thread of the
+ *   host's, and its sends never block.
  *   A SIGPIPE from writing to a peer that is gone is blocked around the
  *   library's writes (the write fails, the connection closes): a C host
  *   needs no SIGPIPE handling for the library's sake.
@@ -300,6 +304,23 @@
 #define ACP_DEFAULT_RECONNECT_TIMEOUT_MS 0
 
 /*
+ `acp_text_connection_send_*`: queued for writing.
+ */
+#define ACP_TEXT_QUEUED -1
+
+/*
+ `acp_text_connection_*`: refused; `acp_last_error_message` and
+ `acp_last_error_json` say why.
+ */
+#define ACP_TEXT_REFUSED -2
+
+/*
+ `acp_text_connection_next_events`: every event was taken, the close
+ among them.
+ */
+#define ACP_TEXT_END -3
+
+/*
  The major version of the header (and of the crate it comes from).
  */
 #define ACP_ENGINE_VERSION_MAJOR 0
@@ -501,6 +522,15 @@ typedef struct acp_responder acp_responder;
  A listening server. Opaque; `acp_server_free` must be the last call.
  */
 typedef struct acp_server acp_server;
+
+/*
+ A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`):
+ events come as JSON text, a batch per `acp_text_connection_next_events`,
+ and sends never block. Opaque. Its functions may be called from any
+ thread, `acp_text_connection_next_events` from one thread at a time;
+ `acp_text_connection_free` must be the last call.
+ */
+typedef struct acp_text_connection acp_text_connection;
 
 /*
  Settings for a new connection. A NULL `acp_options*` means all
@@ -1053,6 +1083,15 @@ void acp_event_free(acp_event *event);
 const char *acp_last_error_message(void);
 
 /*
+ The last failed call's error on this thread as a JSON-RPC error object
+ (`{"code", "message", "data"?}`), when the engine refused with one (a
+ send whose params fail the schema, a closed connection); NULL when the
+ failure was not a JSON-RPC error. Valid until the next acp_* call on
+ this thread; do not free it.
+ */
+const char *acp_last_error_json(void);
+
+/*
  Free a string the library returned. NULL is fine.
  */
 void acp_string_free(char *string);
@@ -1336,6 +1375,97 @@ acp_result acp_server_drain(acp_server *server, uint32_t timeout_ms);
  Stop the server (as `acp_server_stop`) and free it. NULL is ignored.
  */
 void acp_server_free(acp_server *server);
+
+/*
+ A text connection on this process's stdin/stdout (an agent launched by
+ its client).
+ */
+acp_result acp_text_connection_stdio(const acp_options *options, acp_text_connection **out);
+
+/*
+ A text connection to a spawned process (arguments as for
+ `acp_connection_spawn`).
+ */
+acp_result acp_text_connection_spawn(const char *const *argv,
+                                     const char *const *env,
+                                     const char *cwd,
+                                     const acp_options *options,
+                                     acp_text_connection **out);
+
+/*
+ A text connection over two file descriptors (owned as by
+ `acp_connection_fds`).
+ */
+acp_result acp_text_connection_fds(int read_fd,
+                                   int write_fd,
+                                   const acp_options *options,
+                                   acp_text_connection **out);
+
+/*
+ Send a notification: `method` is `method_len` bytes of UTF-8, `params`
+ (NULL for none) `params_len` bytes of JSON. Returns `ACP_TEXT_QUEUED`
+ when it is queued for writing, a ticket (>= 0) when the peer is not
+ reading and the send is parked (an `ACP_EVENT_WRITTEN` event, `[written,
+ ticket, ok]`, says when it was queued), or `ACP_TEXT_REFUSED`: params
+ that fail the schema, a closed connection (`acp_last_error_json` gives
+ the JSON-RPC error).
+ */
+int64_t acp_text_connection_send_notification(const acp_text_connection *connection,
+                                              const uint8_t *method,
+                                              size_t method_len,
+                                              const uint8_t *params,
+                                              size_t params_len);
+
+/*
+ Send a request (arguments as for `acp_text_connection_send_notification`).
+ Returns its id (>= 0): its outcome arrives among the events (`[result,
+ id, result]` or `[error, id, error]`). `ACP_TEXT_REFUSED` when it is
+ refused.
+ */
+int64_t acp_text_connection_send_request(const acp_text_connection *connection,
+                                         const uint8_t *method,
+                                         size_t method_len,
+                                         const uint8_t *params,
+                                         size_t params_len);
+
+/*
+ Answer inbound request `token` (from its `[request, token, method,
+ params]` event): `body` is `body_len` bytes, the result's JSON, or with
+ `is_error` non-zero the error's (`{"code", "message", "data"?}`). Returns
+ 1 when the answer was sent, 0 when none is wanted any more (cancelled,
+ closed), `ACP_TEXT_REFUSED` for a result that is not JSON (the peer then
+ gets -32603 with the reason).
+ */
+int64_t acp_text_connection_respond(const acp_text_connection *connection,
+                                    uint64_t token,
+                                    const uint8_t *body,
+                                    size_t body_len,
+                                    int is_error);
+
+/*
+ Wait for the next batch of events: a JSON array of event arrays, each
+ starting with its kind (`acp_event_kind`), in the order the engine
+ released them. Returns the batch's length in bytes: written to `buffer`
+ when it fits in `capacity`; otherwise nothing is written and the same
+ batch comes with the next call, given a buffer that large. After the
+ batch with the close (`[closed, reason]`) was taken, the next call
+ returns `ACP_TEXT_END` (and the connection counts as finished). One
+ thread at a time calls it.
+ */
+int64_t acp_text_connection_next_events(const acp_text_connection *connection,
+                                        uint8_t *buffer,
+                                        size_t capacity);
+
+/*
+ Close: pending requests fail, queued output is flushed, a spawned
+ process is reaped; the close arrives as the last event.
+ */
+void acp_text_connection_close(const acp_text_connection *connection);
+
+/*
+ Release the connection (closing it, if it is open). NULL is ignored.
+ */
+void acp_text_connection_free(const acp_text_connection *connection);
 
 /*
  The library's version, "MAJOR.MINOR.PATCH" (static; do not free).

@@ -31,10 +31,10 @@ for tool in abidw abidiff readelf; do
   fi
 done
 
-# The release profile strips debug info: keep this crate's (its types), only here.
-${CARGO:-cargo} build --release -q -p acp-engine-ffi \
+# The release profile strips debug info: keep the C ABI's (its types), only here.
+${CARGO:-cargo} build --release -q -p acp-engine-c \
   --config 'profile.release.package.acp-engine-ffi.debug=2' \
-  --config 'profile.release.package.acp-engine-ffi.strip="none"'
+  --config 'profile.release.package.acp-engine-c.strip="none"'
 
 soname="$(readelf -d "$library" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
 header_abi="$(sed -n 's/^#define ACP_ENGINE_ABI_VERSION \([0-9][0-9]*\)$/\1/p' include/acp_engine.h)"

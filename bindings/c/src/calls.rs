@@ -113,36 +113,12 @@ pub unsafe extern "C" fn acp_connection_spawn(
     out: *mut *mut acp_connection,
 ) -> acp_result {
     guard(|| {
-        let spawn = |settings: &Settings| {
-            let argv = string_list(argv, "argv")?;
-            let Some((program, args)) = argv.split_first() else {
-                return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "argv is empty"));
-            };
-            let mut spawn =
-                SpawnOptions::new(OsStr::from_bytes(program)).args(args.iter().map(|a| OsStr::from_bytes(a)));
-            if !env.is_null() {
-                for entry in string_list(env, "env")? {
-                    let Some(split) = entry.iter().position(|b| *b == b'=') else {
-                        return Err(Failure::new(
-                            ACP_ERR_INVALID_ARGUMENT,
-                            "env entries are KEY=VALUE",
-                        ));
-                    };
-                    spawn = spawn.env(
-                        OsStr::from_bytes(&entry[..split]),
-                        OsStr::from_bytes(&entry[split + 1..]),
-                    );
-                }
-            }
-            if !cwd.is_null() {
-                spawn = spawn.cwd(str_arg(cwd, "cwd")?);
-            }
-            if settings.exit_grace_ms > 0 {
-                spawn = spawn.exit_grace(Duration::from_millis(settings.exit_grace_ms.into()));
-            }
-            Transport::spawn(spawn).map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))
-        };
-        start(spawn, options, handlers, out)
+        start(
+            |settings| spawn_transport(argv, env, cwd, settings),
+            options,
+            handlers,
+            out,
+        )
     })
 }
 
@@ -208,6 +184,42 @@ pub unsafe extern "C" fn acp_connection_fds(
     })
 }
 
+/// The transport of `acp_*_spawn`: `argv`, `env` and `cwd` as documented there.
+pub(crate) unsafe fn spawn_transport(
+    argv: *const *const c_char,
+    env: *const *const c_char,
+    cwd: *const c_char,
+    settings: &Settings,
+) -> Result<Transport, Failure> {
+    let argv = string_list(argv, "argv")?;
+    let Some((program, args)) = argv.split_first() else {
+        return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "argv is empty"));
+    };
+    let mut spawn =
+        SpawnOptions::new(OsStr::from_bytes(program)).args(args.iter().map(|a| OsStr::from_bytes(a)));
+    if !env.is_null() {
+        for entry in string_list(env, "env")? {
+            let Some(split) = entry.iter().position(|b| *b == b'=') else {
+                return Err(Failure::new(
+                    ACP_ERR_INVALID_ARGUMENT,
+                    "env entries are KEY=VALUE",
+                ));
+            };
+            spawn = spawn.env(
+                OsStr::from_bytes(&entry[..split]),
+                OsStr::from_bytes(&entry[split + 1..]),
+            );
+        }
+    }
+    if !cwd.is_null() {
+        spawn = spawn.cwd(str_arg(cwd, "cwd")?);
+    }
+    if settings.exit_grace_ms > 0 {
+        spawn = spawn.exit_grace(Duration::from_millis(settings.exit_grace_ms.into()));
+    }
+    Transport::spawn(spawn).map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))
+}
+
 /// A NULL-terminated array of C strings, as bytes.
 unsafe fn string_list(list: *const *const c_char, name: &str) -> Result<Vec<Vec<u8>>, Failure> {
     if list.is_null() {
@@ -238,7 +250,11 @@ pub(crate) fn not_sent(method: &str, error: acp_engine::RequestError) -> Failure
     if error.is_connection_closed() {
         Failure::closed(&error)
     } else {
-        Failure::new(ACP_ERR_INVALID_ARGUMENT, format!("not sent: {method}: {error}"))
+        Failure::rpc(
+            ACP_ERR_INVALID_ARGUMENT,
+            format!("not sent: {method}: {error}"),
+            error,
+        )
     }
 }
 

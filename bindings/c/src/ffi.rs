@@ -49,6 +49,9 @@ pub enum acp_result {
 pub(crate) struct Failure {
     pub code: acp_result,
     pub message: String,
+    /// The engine's JSON-RPC error, when the failure is one
+    /// (`acp_last_error_json`).
+    pub error: Option<RequestError>,
 }
 
 impl Failure {
@@ -56,6 +59,15 @@ impl Failure {
         Self {
             code,
             message: message.into(),
+            error: None,
+        }
+    }
+
+    /// A failure that is the engine's JSON-RPC error `error`.
+    pub fn rpc(code: acp_result, message: impl Into<String>, error: RequestError) -> Self {
+        Self {
+            error: Some(error),
+            ..Self::new(code, message)
         }
     }
 
@@ -65,7 +77,7 @@ impl Failure {
     }
 
     pub fn closed(error: &RequestError) -> Self {
-        Self::new(acp_result::ACP_ERR_CLOSED, error.to_string())
+        Self::rpc(acp_result::ACP_ERR_CLOSED, error.to_string(), error.clone())
     }
 }
 
@@ -76,18 +88,29 @@ impl From<RequestError> for Failure {
         if error.is_connection_closed() {
             Self::closed(&error)
         } else {
-            Self::new(acp_result::ACP_ERR_INVALID_ARGUMENT, error.to_string())
+            Self::rpc(acp_result::ACP_ERR_INVALID_ARGUMENT, error.to_string(), error)
         }
     }
 }
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_ERROR_JSON: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
 pub(crate) fn set_last_error(message: &str) {
     let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
     LAST_ERROR.with(|last| *last.borrow_mut() = message);
+    LAST_ERROR_JSON.with(|last| *last.borrow_mut() = None);
+}
+
+/// Record `failure` as this thread's last error.
+pub(crate) fn set_last_failure(failure: &Failure) {
+    set_last_error(&failure.message);
+    if let Some(error) = &failure.error {
+        let json = c_string(&error.to_error_response().to_string());
+        LAST_ERROR_JSON.with(|last| *last.borrow_mut() = Some(json));
+    }
 }
 
 /// The message of the last failure on this thread ("" if none). The pointer
@@ -97,13 +120,27 @@ pub extern "C" fn acp_last_error_message() -> *const c_char {
     LAST_ERROR.with(|last| last.borrow().as_ptr())
 }
 
+/// The last failed call's error on this thread as a JSON-RPC error object
+/// (`{"code", "message", "data"?}`), when the engine refused with one (a
+/// send whose params fail the schema, a closed connection); NULL when the
+/// failure was not a JSON-RPC error. Valid until the next acp_* call on
+/// this thread; do not free it.
+#[no_mangle]
+pub extern "C" fn acp_last_error_json() -> *const c_char {
+    LAST_ERROR_JSON.with(|last| {
+        last.borrow()
+            .as_ref()
+            .map_or(std::ptr::null(), |json| json.as_ptr())
+    })
+}
+
 /// Run an export's body: failures become codes and a last-error message,
 /// panics become `ACP_ERR_INTERNAL`.
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> acp_result {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => acp_result::ACP_OK,
         Ok(Err(failure)) => {
-            set_last_error(&failure.message);
+            set_last_failure(&failure);
             failure.code
         }
         Err(_) => {

@@ -33,6 +33,7 @@ mod runtime;
 mod server;
 mod sized;
 mod tables;
+mod text;
 mod version;
 
 pub use awaited::*;
@@ -49,4 +50,5 @@ pub use responder::*;
 pub use runtime::*;
 pub use server::*;
 pub use tables::*;
+pub use text::*;
 pub use version::*;

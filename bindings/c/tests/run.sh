@@ -64,7 +64,7 @@ if [[ -z "${ACP_SKIP_CARGO:-}" ]]; then
   check "make build" make -s --no-print-directory -C "$root" build
 fi
 if [[ ! -f "$target/libacp_engine.so" ]]; then
-  echo "FAIL $target/libacp_engine.so is missing (cargo build -p acp-engine-ffi)"
+  echo "FAIL $target/libacp_engine.so is missing (cargo build -p acp-engine-c)"
   failed=$((failed + 1))
   finish
 fi

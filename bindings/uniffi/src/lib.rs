@@ -7,16 +7,21 @@
 //! client's `session/cancel` rule; this crate only moves JSON text between
 //! the engine and the foreign side.
 //!
-//! - Everything the engine has for the foreign side (inbound requests and
+//! - A connection is the core's text connection
+//!   (`acp_engine::host::threaded::TextConnection`), and the foreign side
+//!   moves its messages through the C ABI's `acp_text_connection_*`
+//!   functions (bindings/c), which this library exports too: everything
+//!   the engine has for the foreign side (inbound requests and
 //!   notifications, our requests' outcomes, cancellations, the close)
 //!   crosses as batches of events that the foreign side's event thread
-//!   pulls (`pull.rs`), in the order the engine released them; the foreign
-//!   side runs requests concurrently and notifications in order, so a
-//!   response is seen only after the notifications that arrived before it
-//!   were handled.
-//! - Sends (notifications, requests, answers) go through plain C functions
-//!   beside uniffi's (`direct.rs`): one crossing per message instead of
-//!   several.
+//!   takes, in the order the engine released them, and sends
+//!   (notifications, requests, answers) cross once per message. A uniffi
+//!   call crosses several times (a `RustBuffer` per string, a status
+//!   structure JNA allocates and tracks), about 70 µs a message on the
+//!   JVM; a plain C function through JNA's direct mapping crosses once.
+//! - The foreign side runs requests concurrently and notifications in
+//!   order, so a response is seen only after the notifications that
+//!   arrived before it were handled.
 //! - uniffi carries the rest: construction, errors, `closed`, `waitWritten`.
 //!
 //! Messages cross as JSON text: the engine already holds each message as
@@ -29,22 +34,17 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use acp_engine::host::threaded::Stream;
+use acp_engine::host::threaded::TextConnection;
 use acp_engine::host::{kind, runtime, HostConnection, HostOptions, Side as HostSide};
 use acp_engine::{
     Protocol, ProtocolVersions, RequestError as CoreError, SpawnOptions, Transport, UncheckedMethods,
 };
 use tokio::runtime::Handle;
 
-use direct::Registered;
-use pull::EventPull;
-
 uniffi::setup_scaffolding!();
 
-mod direct;
 mod mcp;
 mod proxy;
-mod pull;
 
 /// A JSON-RPC error: what a handler throws to answer with an error, and
 /// what a request fails with.
@@ -218,11 +218,11 @@ pub fn standard_error(code: i64, detail: Option<String>) -> AcpError {
     error.into()
 }
 
-/// The kinds of event in a batch (`acp_uniffi_next_events`), the first
+/// The kinds of event in a batch (`acp_text_connection_next_events`), the first
 /// element of each.
 #[derive(Debug, Clone, uniffi::Record)]
 pub struct EventKinds {
-    /// `[request, token, method, params]`: answer with `acp_uniffi_respond`.
+    /// `[request, token, method, params]`: answer with `acp_text_connection_respond`.
     pub request: u8,
     /// `[notification, method, params]`.
     pub notification: u8,
@@ -267,11 +267,7 @@ fn engine() -> &'static Handle {
 /// One ACP (or plain JSON-RPC) connection: see the crate docs.
 #[derive(uniffi::Object)]
 pub struct NativeConnection {
-    host: Arc<HostConnection>,
-    /// Its number on the direct path, and its events.
-    entry: Arc<Registered>,
-    /// This connection's number for `acp_uniffi_send_notification`.
-    direct_id: u64,
+    text: Arc<TextConnection>,
 }
 
 fn options(settings: &Settings) -> HostOptions {
@@ -369,23 +365,25 @@ impl NativeConnection {
     /// -32800 (or as the answer, if that came first).
     pub fn cancel_request(&self, id: i64) {
         let _guard = engine().enter();
-        self.host.cancel_pending_request(id);
+        self.text.host().cancel_pending_request(id);
     }
 
-    /// This connection's number for the direct send path (`direct.rs`):
-    /// notifications, requests and answers are sent there, not through
-    /// uniffi.
-    pub fn direct_id(&self) -> u64 {
-        self.direct_id
+    /// A new reference to this connection as the C ABI's
+    /// `acp_text_connection*`, for its `acp_text_connection_*` functions:
+    /// notifications, requests, answers and events go there, not through
+    /// uniffi. The caller releases it with `acp_text_connection_free`.
+    pub fn text_connection(&self) -> u64 {
+        acp_engine_ffi::text_connection_pointer(self.text.clone()) as u64
     }
 
     /// Until the parked send of `ticket` is queued for writing; an error
     /// when the connection closed first.
     pub async fn wait_written(&self, ticket: u64) -> Result<(), AcpError> {
-        if self.host.wait_written(ticket).await {
+        let host = self.text.host();
+        if host.wait_written(ticket).await {
             Ok(())
         } else {
-            Err(closed_error(&self.host).into())
+            Err(closed_error(host).into())
         }
     }
 
@@ -393,70 +391,50 @@ impl NativeConnection {
     /// output is flushed, a spawned agent is reaped. (Not `close`: uniffi
     /// gives every object a `close()` that frees the handle.)
     pub fn close_connection(&self) {
-        let _guard = engine().enter();
-        self.host.close();
+        self.text.close();
     }
 
     /// Wait until the connection is closed and torn down.
     pub async fn closed(&self) {
-        self.entry.pull.finished.cancelled().await
+        self.text.finished().cancelled().await
     }
 
     /// Whether the connection is closed (or closing).
     pub fn is_closed(&self) -> bool {
-        self.host.is_closed()
+        self.text.host().is_closed()
     }
 
     /// Why the connection closed, once it did.
     pub fn close_reason(&self) -> Option<String> {
-        self.host.close_reason()
+        self.text.host().close_reason()
     }
 
     /// The ACP version the connection speaks: the one `initialize`
     /// selected, or its lowest until then.
     pub fn protocol_version(&self) -> u16 {
-        self.host.protocol_version()
+        self.text.host().protocol_version()
     }
 
     /// The spawned agent's process id, for connections made by spawning.
     pub fn pid(&self) -> Option<u32> {
-        self.host.pid()
+        self.text.host().pid()
     }
 }
 
 impl NativeConnection {
     pub(crate) fn start(transport: Transport, settings: &Settings) -> Arc<Self> {
-        // The event thread reads a pipe or socket itself (no hop per
-        // message), and sleeps in `poll` as soon as it finds nothing: a
-        // spinning thread takes the core from the JVM's own (compilers, GC,
-        // coroutine workers), and a JVM peer rarely answers within a spin.
-        let options = HostOptions {
-            host_reads: true,
-            ..options(settings)
-        };
-        let (host, stream) = Stream::connect(transport, options, engine(), Duration::ZERO)
+        let text = TextConnection::connect(transport, options(settings), engine())
             .expect("an eventfd for the event thread");
-        let pull = EventPull::new(stream);
-        let entry = Arc::new(Registered {
-            host: Arc::new(host),
-            pull,
-        });
-        let direct_id = direct::register(entry.clone());
-        Arc::new(Self {
-            host: entry.host.clone(),
-            entry,
-            direct_id,
-        })
+        Arc::new(Self { text: Arc::new(text) })
     }
 }
 
 impl Drop for NativeConnection {
     fn drop(&mut self) {
-        // Nobody can send or wait any more: release the peer (the event
-        // thread's next pull ends).
-        direct::unregister(self.direct_id);
-        let _guard = engine().enter();
-        self.host.close();
+        // Nobody can wait any more: release the peer (the event thread's
+        // next batch has the close), even while the foreign side still
+        // holds its `acp_text_connection*`.
+        self.text.close();
     }
 }
 

@@ -23,12 +23,3 @@ fn the_functions_say_what_the_macros_say() {
     assert_eq!(unsafe { CStr::from_ptr(crate::ffi::acp_version()) }, version);
     assert_eq!(acp_engine_abi_version(), ACP_ENGINE_ABI_VERSION);
 }
-
-#[test]
-fn the_soname_is_the_abi_version() {
-    // build.rs gives the linker `-soname` from this file's text.
-    assert_eq!(
-        env!("ACP_ENGINE_SONAME"),
-        format!("libacp_engine.so.{ACP_ENGINE_ABI_VERSION}")
-    );
-}

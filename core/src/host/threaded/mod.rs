@@ -12,6 +12,7 @@
 //! monitor.rs   the monitor thread: callbacks blocked in the host's code are handed off
 //! dispatch.rs  the dispatch thread: callbacks in wire order, hand-offs
 //! events.rs    next_events, for hosts without callbacks
+//! text.rs      a text connection: events as the engine's JSON batches, sends never block
 //! request.rs   requests the caller's thread waits for; waiting for the close
 //! connect.rs   starting a driven connection
 //! serve.rs     a server of driven connections (accept, release when finished)
@@ -33,6 +34,7 @@ mod request;
 #[cfg(feature = "remote")]
 mod serve;
 mod stream;
+mod text;
 
 pub use answers::{Answer, Slot, Waiting};
 pub use decode::{decode, Event, Item, Text};
@@ -42,3 +44,4 @@ pub use request::WaitError;
 #[cfg(feature = "remote")]
 pub use serve::Serving;
 pub use stream::{Stream, READ_SPIN};
+pub use text::TextConnection;

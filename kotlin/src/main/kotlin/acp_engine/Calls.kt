@@ -22,7 +22,7 @@ internal class Outcome(val result: Any?, val error: RequestError?)
  * A connection's requests in flight both ways: ours waiting for their outcome (which
  * arrives among the engine's events), and the peer's being answered by coroutines.
  */
-internal class Calls(private val native: NativeConnection, private val directId: Long) {
+internal class Calls(private val native: NativeConnection, private val text: TextConnection) {
     /** Handlers of the peer's requests run here ([HandlerDispatcher]). */
     private val scope = CoroutineScope(SupervisorJob() + HandlerDispatcher)
 
@@ -49,7 +49,7 @@ internal class Calls(private val native: NativeConnection, private val directId:
         val context = currentCoroutineContext()
         check(context[InNotification] == null) { InNotification.WAIT_IN_NOTIFICATION }
         check(!blocksEventThread(context)) { HandlerDispatcher.WAIT_BLOCKING_EVENT_THREAD }
-        val id = DirectSend.sendRequest(directId, method, params)
+        val id = text.sendRequest(method, params)
         val answer = CompletableDeferred<Outcome>()
         var arrived: Outcome? = null
         ours.compute(id) { _, current ->
@@ -100,7 +100,7 @@ internal class Calls(private val native: NativeConnection, private val directId:
                 RequestError.internalError().toJson() to true
             }
             theirs.remove(token)
-            DirectSend.respond(directId, token, body, isError)
+            text.respond(token, body, isError)
         }
         theirs[token] = job
         job.start()

@@ -79,11 +79,11 @@ enum class ConnectionSide(internal val native: Side) {
  * [Connection.spawn] / [Connection.stdio] (plain JSON-RPC).
  */
 class Connection internal constructor(private val native: NativeConnection) : AutoCloseable {
-    /** The connection's number on the direct path ([DirectSend], [EventThread]). */
-    internal val directId = native.directId().toLong()
+    /** Where messages and events cross ([TextConnection], [EventThread]). */
+    internal val text = TextConnection(native)
 
     /** Requests in flight both ways. */
-    internal val calls = Calls(native, directId)
+    internal val calls = Calls(native, text)
 
     /**
      * Send a request and wait for its result. [params] is a JSON value (see [JsonObject]),
@@ -110,7 +110,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
      */
     suspend fun sendNotification(method: String, params: Any? = null) {
         try {
-            val ticket = DirectSend.sendNotification(directId, method, params?.let(Json::stringify))
+            val ticket = text.sendNotification(method, params?.let(Json::stringify))
             if (ticket != null) native.waitWritten(ticket.toULong())
         } catch (error: AcpException) {
             throw RequestError.from(error)
@@ -184,7 +184,7 @@ class Connection internal constructor(private val native: NativeConnection) : Au
                 throw error
             }
             // Events wait in the engine until the handler exists.
-            EventThread(connection.directId, Events(target, connection.calls, request, notification)).start()
+            EventThread(connection.text, Events(target, connection.calls, request, notification)).start()
             return connection to target
         }
 

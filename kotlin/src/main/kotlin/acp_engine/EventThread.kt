@@ -1,17 +1,16 @@
 package acp_engine
 
-import com.sun.jna.Native
 import java.nio.ByteBuffer
 
 /**
  * A connection's event thread: it waits in the engine for the next batch of events and
  * hands it to [events], until the batch with the close was handled. The batch crosses with
- * one call of a plain C function (`acp_uniffi_next_events`, JNA's direct mapping) into a
+ * one call of a plain C function ([TextConnection.nextEvents], JNA's direct mapping) into a
  * buffer of this thread's: a callback from an engine thread would cross JNA's callback
  * proxy instead, which costs more than the rest of a request's round trip. A daemon: it
  * never keeps the JVM alive.
  */
-internal class EventThread(private val directId: Long, private val events: Events<*>) : Thread("acp-engine-events") {
+internal class EventThread(private val text: TextConnection, private val events: Events<*>) : Thread("acp-engine-events") {
     init {
         isDaemon = true
     }
@@ -19,7 +18,7 @@ internal class EventThread(private val directId: Long, private val events: Event
     override fun run() {
         var buffer = ByteBuffer.allocateDirect(USUAL_SIZE)
         while (true) {
-            val length = NextEvents.acp_uniffi_next_events(directId, buffer, buffer.capacity().toLong())
+            val length = text.nextEvents(buffer)
             if (length < 0) return
             if (length > buffer.capacity()) {
                 // Too large: the same batch comes again, into a buffer that holds it.
@@ -37,14 +36,4 @@ internal class EventThread(private val directId: Long, private val events: Event
         /** Room for a usual batch; a larger one gets a buffer of its own size, once. */
         const val USUAL_SIZE = 64 * 1024
     }
-}
-
-/** `acp_uniffi_next_events` (`bindings/uniffi/src/pull.rs`), directly mapped. */
-private object NextEvents {
-    init {
-        Native.register(NextEvents::class.java, nativeLibrary())
-    }
-
-    @Suppress("FunctionName")
-    external fun acp_uniffi_next_events(connection: Long, buffer: ByteBuffer, capacity: Long): Long
 }

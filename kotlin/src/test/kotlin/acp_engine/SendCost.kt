@@ -14,10 +14,10 @@ fun main(args: Array<String>) {
             Settings(side, false, null, emptyList(), emptyList()),
             SpawnConfig("sh", listOf("-c", "cat > /dev/null"), emptyMap(), false, null, true, null),
         )
-        val id = native.directId().toLong()
+        val text = TextConnection(native)
         repeat(3) {
             val started = System.nanoTime()
-            repeat(count) { DirectSend.sendNotification(id, ClientMethods.SESSION_UPDATE, params) }
+            repeat(count) { text.sendNotification(ClientMethods.SESSION_UPDATE, params) }
             val seconds = (System.nanoTime() - started) / 1e9
             println("$side: $count notifications in ${"%.3f".format(seconds)} s: ${(count / seconds).toInt()}/s")
         }

@@ -1,5 +1,5 @@
 //! The shared library's soname, `libacp_engine.so.N`, with N the
-//! `ACP_ENGINE_ABI_VERSION` of src/version.rs (one number for the header's
+//! `ACP_ENGINE_ABI_VERSION` of bindings/c/src/version.rs (one number for the header's
 //! macro, `acp_engine_abi_version()` and the soname). Linux only.
 //!
 //! A program linked with `-L target/debug -lacp_engine` records the soname
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::{env, fs};
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/version.rs");
-    let source = fs::read_to_string("src/version.rs").expect("read src/version.rs");
+    println!("cargo:rerun-if-changed=../src/version.rs");
+    let source = fs::read_to_string("../src/version.rs").expect("read ../src/version.rs");
     let abi = source
         .lines()
         .find_map(|line| {
@@ -24,7 +24,7 @@ fn main() {
                 .parse::<u32>()
                 .ok()
         })
-        .expect("src/version.rs defines `pub const ACP_ENGINE_ABI_VERSION: u32 = N;`");
+        .expect("bindings/c/src/version.rs defines `pub const ACP_ENGINE_ABI_VERSION: u32 = N;`");
     let soname = format!("libacp_engine.so.{abi}");
     println!("cargo:rustc-env=ACP_ENGINE_SONAME={soname}");
     if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
