@@ -144,6 +144,18 @@ IMPLS = {
         "scenarios": ("rpc", "perm"),
         "floor": True,
     },
+    # Not an SDK: two Node processes moving the scenario's lines through
+    # Node's Web-stream adapters (Readable.toWeb, Writable.toWeb), as the
+    # official TypeScript SDK's programs do with ndJsonStream, and nothing
+    # else (bench/floor/node_web_streams.mjs): the least a pair over the
+    # adapters costs here.
+    "Node Web-stream floor (toWeb adapters)": {
+        "client": ["node", os.path.join(BENCH, "floor", "node_web_streams.mjs")],
+        "agent": ["node", os.path.join(BENCH, "floor", "node_web_streams.mjs"), "--agent"],
+        "pairs_within": "node-web-stream-floor",
+        "scenarios": ("stream", "rpc", "perm"),
+        "floor": True,
+    },
     # Not an SDK: a Python client and agent with asyncio and pydantic and
     # nothing else, timed through the handshake as the official Python SDK's
     # client is (bench/floor/python_client.py): the least a pydantic-based

@@ -128,6 +128,7 @@ def markdown(records, meta):
         lines += ["", "—: not a scenario of those programs (ACP v2 has no client file system: `bench/README.md`)."]
     lines += through_the_c_library(by_key, scenarios, present)
     lines += against_the_floor(by_key, present)
+    lines += node_against_the_web_stream_floor(by_key, present)
     lines += setup_against_the_python_floor(by_key, present)
     lines += [
         "",
@@ -172,14 +173,15 @@ def latency(summary):
     return f"<br><sub>p50 {summary['p50_us']:.0f} µs, p99 {summary['p99_us']:.0f} µs</sub>"
 
 
+PIPE_FLOOR = "pipe floor (C)"
+
+
 def against_the_floor(by_key, present):
     """Each language's own pair's round trips as a fraction of the pipe floor."""
-    floors = [name for name in IMPLS if IMPLS[name].get("floor") and name in present
-              and {"rpc", "perm"} & set(IMPLS[name].get("scenarios", ()))]
-    scenarios = [s for s in ("rpc", "perm") if floors and (s, floors[0], floors[0]) in by_key]
+    floor = PIPE_FLOOR
+    scenarios = [s for s in ("rpc", "perm") if floor in present and (s, floor, floor) in by_key]
     if not scenarios:
         return []
-    floor = floors[0]
     base = {s: summarize(by_key[(s, floor, floor)]) for s in scenarios}
     lines = [
         "",
@@ -215,6 +217,46 @@ def against_the_floor(by_key, present):
             else:
                 row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%}){latency(mine)}")
         lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+NODE_WEB_STREAM_FLOOR = "Node Web-stream floor (toWeb adapters)"
+
+
+def node_against_the_web_stream_floor(by_key, present):
+    """The Node pairs against the least a pair over Node's Web-stream adapters costs."""
+    floor = NODE_WEB_STREAM_FLOOR
+    scenarios = [s for s in IMPLS[floor]["scenarios"] if floor in present and (s, floor, floor) in by_key]
+    base = {s: summarize(by_key[(s, floor, floor)]) for s in scenarios}
+    if not scenarios or any(summary is None for summary in base.values()):
+        return []
+    lines = [
+        "",
+        "## Node over Web-stream adapters against their floor",
+        "",
+        "The floor: two Node processes moving the scenario's lines through Node's Web-stream adapters "
+        "(`Readable.toWeb`, `Writable.toWeb`: what the official TypeScript SDK's programs hand "
+        "`ndJsonStream`), one awaited write per line, no SDK and no JSON parsing "
+        "(`bench/floor/node_web_streams.mjs`), in the same run. Each cell: a Node pair, its rate and the "
+        "fraction of the floor's. The pairs on the engine's own streams (`stdioStream()`, "
+        "`spawnStream()`) do not go through the adapters, and pass the floor.",
+        "",
+        "| implementation | " + " | ".join(scenarios) + " |",
+        "|---|" + "---:|" * len(scenarios),
+        "| " + " | ".join([floor] + [f"{base[s]['rate']:,.0f}{latency(base[s])}" for s in scenarios]) + " |",
+    ]
+    node = dict.fromkeys(name for language, ours, official in LANGUAGES if language.startswith("Node")
+                         for name in (official, ours))
+    for name in node:
+        if name not in present:
+            continue
+        row = [name]
+        for scenario in scenarios:
+            record = by_key.get((scenario, name, name))
+            mine = summarize(record) if record else None
+            row.append("n/a" if mine is None else f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%})")
+        if any(cell != "n/a" for cell in row[1:]):
+            lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
