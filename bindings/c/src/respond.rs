@@ -37,7 +37,7 @@ pub(crate) fn forget_connection(conn: &Conn) {
     });
 }
 
-fn answer(responder: *mut acp_responder, outcome: Result<&str, RequestError>) -> Result<(), Failure> {
+fn answer(responder: *mut acp_responder, outcome: Result<&RawValue, RequestError>) -> Result<(), Failure> {
     if responder.is_null() {
         return Err(Failure::null("responder"));
     }
@@ -49,7 +49,8 @@ fn answer(responder: *mut acp_responder, outcome: Result<&str, RequestError>) ->
             "this responder was already answered, or its connection is gone",
         ));
     };
-    match conn.host.respond(token, outcome) {
+    // Checked once, here (`json_arg`): the engine does not read it again.
+    match conn.host.respond_json(token, outcome) {
         Ok(true) => Ok(()),
         Ok(false) if conn.host.is_closed() => Err(Failure::new(ACP_ERR_CLOSED, "the connection is closed")),
         Ok(false) => Err(Failure::new(
@@ -73,7 +74,7 @@ pub unsafe extern "C" fn acp_responder_ok(
 ) -> acp_result {
     guard(|| {
         let result = json_arg(result_json, "result_json")?;
-        answer(responder, Ok(result.map_or("null", RawValue::get)))
+        answer(responder, Ok(result.unwrap_or(RawValue::NULL)))
     })
 }
 

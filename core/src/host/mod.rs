@@ -461,11 +461,25 @@ impl HostConnection {
     /// error. False if it needs no answer any more (answered, cancelled,
     /// closed, or an unknown token).
     pub fn respond(&self, token: u64, outcome: Result<&str, RequestError>) -> Result<bool, RequestError> {
+        match outcome {
+            Ok(result) => self.respond_json(token, Ok(parse_json(result, "result")?)),
+            Err(error) => self.respond_json(token, Err(error)),
+        }
+    }
+
+    /// [`respond`](Self::respond) with a result the host already parsed (a
+    /// `RawValue` is valid JSON): the engine does not read it again, which
+    /// counts for a 16 MiB file's content.
+    pub fn respond_json(
+        &self,
+        token: u64,
+        outcome: Result<&RawValue, RequestError>,
+    ) -> Result<bool, RequestError> {
         let outcome = match outcome {
             // ACP results are objects: a handler with nothing to say (Python's
             // None, JavaScript's undefined) answers `{}`.
-            Ok(result) if self.side != Side::Raw && result.trim() == "null" => Ok("{}"),
-            Ok(result) => Ok(parse_json(result, "result")?.get()),
+            Ok(result) if self.side != Side::Raw && result.get() == "null" => Ok("{}"),
+            Ok(result) => Ok(result.get()),
             Err(error) => Err(error),
         };
         let Some(pending) = self.shared.responders.take(token) else {
