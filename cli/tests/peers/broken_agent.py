@@ -21,12 +21,13 @@ is unreachable answers).
 A turn sends a message chunk, asks one permission, and ends when it is
 answered.
 """
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from agent_lines import error, send, serve
 
 defects = set(sys.argv[1].split(",")) if len(sys.argv) > 1 else set()
 defect = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -42,15 +43,6 @@ if "tree" in defects:
 turns = {}  # permission request id -> (prompt id, session id)
 cancelled = set()  # sessions whose turn the client cancelled
 next_id = 0
-
-
-def send(message):
-    sys.stdout.write(json.dumps(dict(message, jsonrpc="2.0")) + "\n")
-    sys.stdout.flush()
-
-
-def error(id, code, message):
-    send({"id": id, "error": {"code": code, "message": message}})
 
 
 def chunk(session, text):
@@ -137,26 +129,12 @@ def response(message):
         chunk(session, "one more thing")
 
 
-for line in sys.stdin:
-    if not line.strip():
-        continue
-    try:
-        message = json.loads(line)
-    except ValueError:
-        if defect == "crash-on-garbage":
-            sys.exit(1)
-        error(None, -32700, "Parse error")
-        continue
-    if not isinstance(message, dict):
-        error(None, -32600, "Invalid Request")
-    elif message.get("jsonrpc") != "2.0":
-        error(message.get("id"), -32600, "Invalid Request")
-    elif "method" in message and "id" in message:
-        request(message)
-    elif "method" in message:
-        notification(message)
-    else:
-        response(message)
+def garbage():
+    if defect == "crash-on-garbage":
+        sys.exit(1)
+
+
+serve(request, notification, response, garbage)
 
 if "tree" in defects:
     # Deaf to the end of its input, as some real agents are.

@@ -11,23 +11,15 @@ chunk, asks one permission, and when it is answered reports the turn's end
 as a state_update to idle; session/prompt itself answers a messageId at
 once. initialize asking for 1 is -32022 (supported: [2]).
 """
-import json
 import sys
+
+from agent_lines import error, send, serve
 
 defect = sys.argv[1] if len(sys.argv) > 1 else ""
 initialized = False
 turns = {}  # permission request id -> session id
 cancelled = set()  # sessions whose turn the client cancelled
 next_id = 0
-
-
-def send(message):
-    sys.stdout.write(json.dumps(dict(message, jsonrpc="2.0")) + "\n")
-    sys.stdout.flush()
-
-
-def error(id, code, message, data=None):
-    send({"id": id, "error": dict({"code": code, "message": message}, **({"data": data} if data else {}))})
 
 
 def update(session, update):
@@ -94,21 +86,4 @@ def response(message):
         chunk(session, "one more thing")
 
 
-for line in sys.stdin:
-    if not line.strip():
-        continue
-    try:
-        message = json.loads(line)
-    except ValueError:
-        error(None, -32700, "Parse error")
-        continue
-    if not isinstance(message, dict):
-        error(None, -32600, "Invalid Request")
-    elif message.get("jsonrpc") != "2.0":
-        error(message.get("id"), -32600, "Invalid Request")
-    elif "method" in message and "id" in message:
-        request(message)
-    elif "method" in message:
-        notification(message)
-    else:
-        response(message)
+serve(request, notification, response)
