@@ -182,8 +182,10 @@ def against_the_floor(by_key, present):
     scenarios = [s for s in ("rpc", "perm") if floor in present and (s, floor, floor) in by_key]
     if not scenarios:
         return []
-    base = {s: summarize(by_key[(s, floor, floor)]) for s in scenarios}
-    lines = [
+    names = [name for name in IMPLS if not IMPLS[name].get("floor") and name in present
+             # not the programs without round trips (the v2 ones)
+             and set(scenarios) & set(IMPLS[name].get("scenarios", scenarios))]
+    return [
         "",
         "## Round trips against the pipe floor",
         "",
@@ -192,22 +194,20 @@ def against_the_floor(by_key, present):
         "a language's own client/agent pair, round trips/s, the fraction of the floor's, and the round "
         "trips' p50 and p99 latency as its client saw them (from one request's arrival to the next's).",
         "",
+    ] + floor_table(by_key, floor, scenarios, names, with_latency=True)
+
+
+def floor_table(by_key, floor, scenarios, names, with_latency):
+    """A table of `names`' own pairs in `scenarios`, each cell its rate and
+    the fraction of `floor`'s (and, `with_latency`, its p50 and p99)."""
+    base = {s: summarize(by_key[(s, floor, floor)]) for s in scenarios}
+    lines = [
         "| implementation | " + " | ".join(scenarios) + " |",
         "|---|" + "---:|" * len(scenarios),
+        "| " + " | ".join([floor] + ["FAIL" if base[s] is None else f"{base[s]['rate']:,.0f}{latency(base[s])}"
+                                     for s in scenarios]) + " |",
     ]
-    row = [floor]
-    for scenario in scenarios:
-        summary = base[scenario]
-        if summary is None:
-            row.append("FAIL")
-            continue
-        row.append(f"{summary['rate']:,.0f}{latency(summary)}")
-    lines.append("| " + " | ".join(row) + " |")
-    for name in IMPLS:
-        if IMPLS[name].get("floor") or name not in present:
-            continue
-        if not set(scenarios) & set(IMPLS[name].get("scenarios", scenarios)):
-            continue  # programs without round trips (the v2 ones)
+    for name in names:
         row = [name]
         for scenario in scenarios:
             record = by_key.get((scenario, name, name))
@@ -215,8 +215,10 @@ def against_the_floor(by_key, present):
             if mine is None or base[scenario] is None:
                 row.append("n/a")
             else:
-                row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%}){latency(mine)}")
-        lines.append("| " + " | ".join(row) + " |")
+                row.append(f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%})"
+                           + (latency(mine) if with_latency else ""))
+        if any(cell != "n/a" for cell in row[1:]):
+            lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
@@ -227,10 +229,12 @@ def node_against_the_web_stream_floor(by_key, present):
     """The Node pairs against the least a pair over Node's Web-stream adapters costs."""
     floor = NODE_WEB_STREAM_FLOOR
     scenarios = [s for s in IMPLS[floor]["scenarios"] if floor in present and (s, floor, floor) in by_key]
-    base = {s: summarize(by_key[(s, floor, floor)]) for s in scenarios}
-    if not scenarios or any(summary is None for summary in base.values()):
+    if not scenarios:
         return []
-    lines = [
+    names = [name for name in dict.fromkeys(name for language, ours, official in LANGUAGES
+                                            if language.startswith("Node") for name in (official, ours))
+             if name in present]
+    return [
         "",
         "## Node over Web-stream adapters against their floor",
         "",
@@ -241,23 +245,7 @@ def node_against_the_web_stream_floor(by_key, present):
         "fraction of the floor's. The pairs on the engine's own streams (`stdioStream()`, "
         "`spawnStream()`) do not go through the adapters, and pass the floor.",
         "",
-        "| implementation | " + " | ".join(scenarios) + " |",
-        "|---|" + "---:|" * len(scenarios),
-        "| " + " | ".join([floor] + [f"{base[s]['rate']:,.0f}{latency(base[s])}" for s in scenarios]) + " |",
-    ]
-    node = dict.fromkeys(name for language, ours, official in LANGUAGES if language.startswith("Node")
-                         for name in (official, ours))
-    for name in node:
-        if name not in present:
-            continue
-        row = [name]
-        for scenario in scenarios:
-            record = by_key.get((scenario, name, name))
-            mine = summarize(record) if record else None
-            row.append("n/a" if mine is None else f"{mine['rate']:,.0f} ({mine['rate'] / base[scenario]['rate']:.0%})")
-        if any(cell != "n/a" for cell in row[1:]):
-            lines.append("| " + " | ".join(row) + " |")
-    return lines
+    ] + floor_table(by_key, floor, scenarios, names, with_latency=False)
 
 
 PYTHON_SETUP_FLOOR = "Python setup floor (asyncio + pydantic)"

@@ -168,13 +168,7 @@ pub unsafe extern "C" fn acp_connection_fds(
     out: *mut *mut acp_connection,
 ) -> acp_result {
     guard(|| {
-        if out.is_null() {
-            return Err(Failure::null("out"));
-        }
-        if read_fd < 0 || write_fd < 0 {
-            return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "negative file descriptor"));
-        }
-        let (read, write) = (OwnedFd::from_raw_fd(read_fd), OwnedFd::from_raw_fd(write_fd));
+        let (read, write) = owned_fds(read_fd, write_fd, out.is_null())?;
         start(
             move |_| Ok(Transport::from_fds(read, write)),
             options,
@@ -182,6 +176,22 @@ pub unsafe extern "C" fn acp_connection_fds(
             out,
         )
     })
+}
+
+/// The descriptors of `acp_*_fds`, owned from here on, unless `out` is NULL
+/// or a descriptor is negative (then nothing is touched).
+pub(crate) unsafe fn owned_fds(
+    read_fd: c_int,
+    write_fd: c_int,
+    out_is_null: bool,
+) -> Result<(OwnedFd, OwnedFd), Failure> {
+    if out_is_null {
+        return Err(Failure::null("out"));
+    }
+    if read_fd < 0 || write_fd < 0 {
+        return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "negative file descriptor"));
+    }
+    Ok((OwnedFd::from_raw_fd(read_fd), OwnedFd::from_raw_fd(write_fd)))
 }
 
 /// The transport of `acp_*_spawn`: `argv`, `env` and `cwd` as documented there.

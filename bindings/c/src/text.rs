@@ -5,7 +5,6 @@
 //! one crossing per message, and per batch of events.
 
 use std::ffi::{c_char, c_int};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
@@ -14,7 +13,7 @@ use acp_engine::host::threaded::TextConnection;
 use acp_engine::host::{self, HostOptions};
 use acp_engine::{RequestError, Transport};
 
-use crate::calls::spawn_transport;
+use crate::calls::{owned_fds, spawn_transport};
 use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, guard_value, set_last_failure, Failure};
 use crate::options::{acp_options, Settings};
@@ -67,6 +66,19 @@ unsafe fn text_arg<'a>(bytes: *const u8, len: usize, name: &str) -> Result<Optio
                 RequestError::invalid_params(),
             )
         })
+}
+
+/// The connection, method and params of a send.
+unsafe fn message_args<'a>(
+    connection: *const acp_text_connection,
+    method: *const u8,
+    method_len: usize,
+    params: *const u8,
+    params_len: usize,
+) -> Result<(&'a TextConnection, &'a str, Option<&'a str>), Failure> {
+    let text = borrowed(connection)?;
+    let method = text_arg(method, method_len, "method")?.unwrap_or("");
+    Ok((text, method, text_arg(params, params_len, "params")?))
 }
 
 /// Run `body` behind the panic guard: its value, or `ACP_TEXT_REFUSED`
@@ -143,13 +155,7 @@ pub unsafe extern "C" fn acp_text_connection_fds(
     out: *mut *mut acp_text_connection,
 ) -> acp_result {
     guard(|| {
-        if out.is_null() {
-            return Err(Failure::null("out"));
-        }
-        if read_fd < 0 || write_fd < 0 {
-            return Err(Failure::new(ACP_ERR_INVALID_ARGUMENT, "negative file descriptor"));
-        }
-        let (read, write) = (OwnedFd::from_raw_fd(read_fd), OwnedFd::from_raw_fd(write_fd));
+        let (read, write) = owned_fds(read_fd, write_fd, out.is_null())?;
         start_text(move |_| Ok(Transport::from_fds(read, write)), options, out)
     })
 }
@@ -170,9 +176,7 @@ pub unsafe extern "C" fn acp_text_connection_send_notification(
     params_len: usize,
 ) -> i64 {
     numbered_call(|| {
-        let text = borrowed(connection)?;
-        let method = text_arg(method, method_len, "method")?.unwrap_or("");
-        let params = text_arg(params, params_len, "params")?;
+        let (text, method, params) = message_args(connection, method, method_len, params, params_len)?;
         let ticket = text.send_notification(method, params)?;
         Ok(ticket.map_or(ACP_TEXT_QUEUED, |ticket| {
             i64::try_from(ticket).unwrap_or(i64::MAX)
@@ -193,9 +197,7 @@ pub unsafe extern "C" fn acp_text_connection_send_request(
     params_len: usize,
 ) -> i64 {
     numbered_call(|| {
-        let text = borrowed(connection)?;
-        let method = text_arg(method, method_len, "method")?.unwrap_or("");
-        let params = text_arg(params, params_len, "params")?;
+        let (text, method, params) = message_args(connection, method, method_len, params, params_len)?;
         Ok(text.send_request(method, params)?)
     })
 }

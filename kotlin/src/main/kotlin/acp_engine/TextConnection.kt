@@ -35,24 +35,25 @@ internal class TextConnection(native: NativeConnection) {
      * send to wait for. Throws the engine's refusal.
      */
     fun sendNotification(method: String, params: String?): Long? {
-        val methodBytes = method.encodeToByteArray()
-        val paramsBytes = params?.encodeToByteArray()
-        val sent = TextCalls.acp_text_connection_send_notification(
-            pointer, methodBytes, methodBytes.size.toLong(), paramsBytes, paramsBytes?.size?.toLong() ?: 0L,
-        )
-        Reference.reachabilityFence(this)
+        val sent = send(method, params, TextCalls::acp_text_connection_send_notification)
         return if (sent == QUEUED) null else checked(sent)
     }
 
     /** Send a request; its id (its outcome arrives among the events). Throws the engine's refusal. */
-    fun sendRequest(method: String, params: String?): Long {
+    fun sendRequest(method: String, params: String?): Long =
+        checked(send(method, params, TextCalls::acp_text_connection_send_request))
+
+    /** [method] and [params] as UTF-8 bytes with their lengths, to one of the send functions. */
+    private inline fun send(
+        method: String,
+        params: String?,
+        call: (Long, ByteArray, Long, ByteArray?, Long) -> Long,
+    ): Long {
         val methodBytes = method.encodeToByteArray()
         val paramsBytes = params?.encodeToByteArray()
-        val id = TextCalls.acp_text_connection_send_request(
-            pointer, methodBytes, methodBytes.size.toLong(), paramsBytes, paramsBytes?.size?.toLong() ?: 0L,
-        )
+        val sent = call(pointer, methodBytes, methodBytes.size.toLong(), paramsBytes, paramsBytes?.size?.toLong() ?: 0L)
         Reference.reachabilityFence(this)
-        return checked(id)
+        return sent
     }
 
     /**
