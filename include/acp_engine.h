@@ -524,7 +524,8 @@ typedef struct acp_responder acp_responder;
 typedef struct acp_server acp_server;
 
 /*
- A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`):
+ A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`,
+ `_connect_url`):
  events come as JSON text, a batch per `acp_text_connection_next_events`,
  and sends never block. Opaque. Its functions may be called from any
  thread, `acp_text_connection_next_events` from one thread at a time;
@@ -1391,6 +1392,16 @@ acp_result acp_text_connection_spawn(const char *const *argv,
                                      const char *cwd,
                                      const acp_options *options,
                                      acp_text_connection **out);
+
+/*
+ A text connection to a remote agent at `url` (arguments as for
+ `acp_connection_connect_url`): made in the background, a failure closes
+ it with the reason (the close event).
+ */
+acp_result acp_text_connection_connect_url(const char *url,
+                                           const acp_remote_options *remote,
+                                           const acp_options *options,
+                                           acp_text_connection **out);
 
 /*
  A text connection over two file descriptors (owned as by

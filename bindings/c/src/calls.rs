@@ -137,21 +137,23 @@ pub unsafe extern "C" fn acp_connection_connect_url(
     handlers: *const acp_handlers,
     out: *mut *mut acp_connection,
 ) -> acp_result {
-    guard(|| {
-        let url = str_arg(url, "url")?;
-        let mut connect = match remote.as_ref() {
-            Some(remote) => remote.connect_options()?,
-            None => acp_engine::remote::ConnectOptions::default(),
-        };
-        start(
-            move |settings| {
-                connect.reconnect_timeout = settings.reconnect_timeout;
-                Ok(acp_engine::remote::dial(url, &connect))
-            },
-            options,
-            handlers,
-            out,
-        )
+    guard(|| start(url_transport(url, remote)?, options, handlers, out))
+}
+
+/// The transport of `acp_*_connect_url`: `url` and `remote` as documented
+/// there, read now; dialled when the connection starts.
+pub(crate) unsafe fn url_transport<'a>(
+    url: *const c_char,
+    remote: *const acp_remote_options,
+) -> Result<impl FnOnce(&Settings) -> Result<Transport, Failure> + 'a, Failure> {
+    let url = str_arg(url, "url")?;
+    let mut connect = match remote.as_ref() {
+        Some(remote) => remote.connect_options()?,
+        None => acp_engine::remote::ConnectOptions::default(),
+    };
+    Ok(move |settings: &Settings| {
+        connect.reconnect_timeout = settings.reconnect_timeout;
+        Ok(acp_engine::remote::dial(url, &connect))
     })
 }
 

@@ -13,12 +13,13 @@ use acp_engine::host::threaded::TextConnection;
 use acp_engine::host::{self, HostOptions};
 use acp_engine::{RequestError, Transport};
 
-use crate::calls::{owned_fds, spawn_transport};
+use crate::calls::{owned_fds, spawn_transport, url_transport};
 use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, guard_value, set_last_failure, Failure};
-use crate::options::{acp_options, Settings};
+use crate::options::{acp_options, acp_remote_options, Settings};
 
-/// A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`):
+/// A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`,
+/// `_connect_url`):
 /// events come as JSON text, a batch per `acp_text_connection_next_events`,
 /// and sends never block. Opaque. Its functions may be called from any
 /// thread, `acp_text_connection_next_events` from one thread at a time;
@@ -143,6 +144,19 @@ pub unsafe extern "C" fn acp_text_connection_spawn(
     out: *mut *mut acp_text_connection,
 ) -> acp_result {
     guard(|| start_text(|settings| spawn_transport(argv, env, cwd, settings), options, out))
+}
+
+/// A text connection to a remote agent at `url` (arguments as for
+/// `acp_connection_connect_url`): made in the background, a failure closes
+/// it with the reason (the close event).
+#[no_mangle]
+pub unsafe extern "C" fn acp_text_connection_connect_url(
+    url: *const c_char,
+    remote: *const acp_remote_options,
+    options: *const acp_options,
+    out: *mut *mut acp_text_connection,
+) -> acp_result {
+    guard(|| start_text(url_transport(url, remote)?, options, out))
 }
 
 /// A text connection over two file descriptors (owned as by

@@ -1,6 +1,7 @@
 /* acp_connection_connect_url against `acp-engine serve` wrapping the Rust
  * example agent, over WebSocket and Streamable HTTP: requests over a
- * socket, a refused token closing the connection with the reason, argument
+ * socket, the same through a text connection (acp_text_connection_connect_url),
+ * a refused token closing the connection with the reason, argument
  * checks. */
 #include "harness.h"
 
@@ -78,11 +79,37 @@ static void requests(const char *url) {
     acp_connection_free(c);
 }
 
+/* A text connection: initialize's result arrives as the batch [[2,id,{...}]]. */
+static void text_requests(const char *url) {
+    acp_options options = {.struct_size = sizeof(acp_options), .side = ACP_SIDE_CLIENT};
+    acp_text_connection *c = NULL;
+    CHECK_RC(acp_text_connection_connect_url(url, NULL, &options, &c), ACP_OK);
+    const char *method = ACP_METHOD_INITIALIZE, *params = "{\"protocolVersion\":1,\"clientCapabilities\":{}}";
+    int64_t id = acp_text_connection_send_request(c, (const uint8_t *)method, strlen(method), (const uint8_t *)params,
+                                                  strlen(params));
+    CHECK(id >= 0);
+    static char batch[65536];
+    int64_t len = acp_text_connection_next_events(c, (uint8_t *)batch, sizeof batch - 1);
+    CHECK(len > 0 && len < (int64_t)sizeof batch);
+    batch[len > 0 && len < (int64_t)sizeof batch ? len : 0] = 0;
+    char expected[64];
+    snprintf(expected, sizeof expected, "[[2,%lld,{", (long long)id);
+    CHECK(strncmp(batch, expected, strlen(expected)) == 0);
+    CHECK_CONTAINS(batch, "\"protocolVersion\":1");
+    acp_text_connection_close(c);
+    len = acp_text_connection_next_events(c, (uint8_t *)batch, sizeof batch - 1);
+    CHECK(len > 0 && strncmp(batch, "[[6,", 4) == 0);
+    CHECK_EQ_INT(acp_text_connection_next_events(c, (uint8_t *)batch, sizeof batch), ACP_TEXT_END);
+    acp_text_connection_free(c);
+}
+
 static void test_requests_over_both_transports(void) {
     server s;
     serve(&s, NULL);
     requests(s.url);
     requests(s.http_url);
+    text_requests(s.url);
+    text_requests(s.http_url);
     stop(&s);
 }
 
@@ -121,6 +148,10 @@ static void test_arguments(void) {
     acp_remote_options bad = {.token = "\xff"};
     CHECK_RC(acp_connection_connect_url("ws://127.0.0.1:1/acp", &bad, NULL, NULL, &c), ACP_ERR_INVALID_UTF8);
     CHECK(c == NULL);
+    acp_text_connection *text = NULL;
+    CHECK_RC(acp_text_connection_connect_url(NULL, NULL, NULL, &text), ACP_ERR_NULL_ARGUMENT);
+    CHECK(text == NULL);
+    CHECK_RC(acp_text_connection_connect_url("ws://127.0.0.1:1/acp", NULL, NULL, NULL), ACP_ERR_NULL_ARGUMENT);
 }
 
 int main(void) {
