@@ -525,10 +525,10 @@ typedef struct acp_server acp_server;
 
 /*
  A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`,
- `_connect_url`):
- events come as JSON text, a batch per `acp_text_connection_next_events`,
- and sends never block. Opaque. Its functions may be called from any
- thread, `acp_text_connection_next_events` from one thread at a time;
+ `_connect_url`): events come as JSON text, a batch per
+ `acp_text_connection_next_events`, and sends never block. Opaque. Its
+ functions may be called from any thread,
+ `acp_text_connection_next_events` from one thread at a time;
  `acp_text_connection_free` must be the last call.
  */
 typedef struct acp_text_connection acp_text_connection;

@@ -19,10 +19,10 @@ use crate::ffi::{acp_result, guard, guard_value, set_last_failure, Failure};
 use crate::options::{acp_options, acp_remote_options, Settings};
 
 /// A text connection (`acp_text_connection_spawn`, `_fds`, `_stdio`,
-/// `_connect_url`):
-/// events come as JSON text, a batch per `acp_text_connection_next_events`,
-/// and sends never block. Opaque. Its functions may be called from any
-/// thread, `acp_text_connection_next_events` from one thread at a time;
+/// `_connect_url`): events come as JSON text, a batch per
+/// `acp_text_connection_next_events`, and sends never block. Opaque. Its
+/// functions may be called from any thread,
+/// `acp_text_connection_next_events` from one thread at a time;
 /// `acp_text_connection_free` must be the last call.
 pub struct acp_text_connection {
     _private: [u8; 0],
