@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -149,7 +150,10 @@ func TestManyGoroutinesFloodingBothWaysPastTheInFlightLimit(t *testing.T) {
 	select {
 	case <-finished:
 	case <-time.After(time.Minute):
-		t.Fatal("deadlock: the calls did not complete in a minute")
+		// Where every goroutine waits: in C (a send blocked for room, a
+		// Call awaiting), or in Go (a send slot, an answer's channel).
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		t.Fatal("deadlock: the calls did not complete in a minute (goroutines above)")
 	}
 	close(failures)
 	for err := range failures {
