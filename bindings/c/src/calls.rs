@@ -14,6 +14,7 @@ use acp_engine::host::threaded::{Driver, DriverOptions, Waiting};
 use acp_engine::host::{self, HostOptions};
 use acp_engine::{SpawnOptions, Transport};
 use serde_json::value::RawValue;
+use tokio::runtime::Handle;
 
 use crate::conn::{connection_arg, live_connection, CHost, Conn, Reply};
 use crate::connection::acp_connection;
@@ -67,23 +68,36 @@ pub(crate) unsafe fn open_with(
     }
     *out = ptr::null_mut();
     let (runtime, generation) = host::runtime_and_generation();
-    // Transports register with the reactor: build them inside the runtime.
-    let _entered = runtime.enter();
-    let transport = transport(&settings)?;
     let options = DriverOptions {
         callbacks: handlers.is_some(),
         quick_replies: settings.quick_response_callbacks,
     };
-    // C hosts do not ignore SIGPIPE.
-    let host_options = HostOptions {
-        guard_sigpipe: true,
-        ..settings.host
-    };
     let handler = CHost { handlers, generation };
-    let conn = Driver::connect(transport, host_options, handler, options, &runtime)
-        .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
+    let conn = connect_in(&runtime, &settings, transport, |transport, host_options| {
+        Driver::connect(transport, host_options, handler, options, &runtime)
+    })?;
     *out = Arc::into_raw(conn.clone()).cast_mut().cast();
     Ok(conn)
+}
+
+/// What every C connection's start shares (`acp_connection_*` and
+/// `acp_text_connection_*`): the transport built inside the library's
+/// runtime (transports register with its reactor), then `connect` with the
+/// settings' host options as C hosts need them (C hosts do not ignore
+/// SIGPIPE).
+pub(crate) fn connect_in<T>(
+    runtime: &Handle,
+    settings: &Settings,
+    transport: impl FnOnce(&Settings) -> Result<Transport, Failure>,
+    connect: impl FnOnce(Transport, HostOptions) -> std::io::Result<T>,
+) -> Result<T, Failure> {
+    let _entered = runtime.enter();
+    let transport = transport(settings)?;
+    let host_options = HostOptions {
+        guard_sigpipe: true,
+        ..settings.host.clone()
+    };
+    connect(transport, host_options).map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))
 }
 
 /// Serve on this process's stdin/stdout (an agent launched by its client).

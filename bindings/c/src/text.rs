@@ -9,11 +9,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
+use acp_engine::host;
 use acp_engine::host::threaded::TextConnection;
-use acp_engine::host::{self, HostOptions};
 use acp_engine::{RequestError, Transport};
 
-use crate::calls::{owned_fds, spawn_transport, url_transport};
+use crate::calls::{connect_in, owned_fds, spawn_transport, url_transport};
 use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, guard, guard_value, set_last_failure, Failure};
 use crate::options::{acp_options, acp_remote_options, Settings};
@@ -109,16 +109,9 @@ unsafe fn start_text(
     *out = ptr::null_mut();
     let settings = Settings::read(options)?;
     let runtime = host::runtime();
-    // Transports register with the reactor: build them inside the runtime.
-    let _entered = runtime.enter();
-    let transport = transport(&settings)?;
-    // C hosts do not ignore SIGPIPE.
-    let host_options = HostOptions {
-        guard_sigpipe: true,
-        ..settings.host
-    };
-    let text = TextConnection::connect(transport, host_options, &runtime)
-        .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
+    let text = connect_in(&runtime, &settings, transport, |transport, host_options| {
+        TextConnection::connect(transport, host_options, &runtime)
+    })?;
     *out = text_connection_pointer(Arc::new(text)).cast_mut();
     Ok(())
 }
