@@ -185,7 +185,16 @@ fn classify_unreadable(line: &[u8], envelope_error: Option<serde_json::Error>) -
 }
 
 fn parse_id(raw: &RawValue) -> Result<RequestId, String> {
-    serde_json::from_str::<RequestId>(raw.get())
+    // Ids are almost always non-negative integers: read them directly, since
+    // the untagged enum's derive first tries `null` and formats that
+    // failure's message, on every message. (serde_json reads `-0` as a float.)
+    let text = raw.get();
+    if text.starts_with(|c: char| c.is_ascii_digit()) {
+        if let Ok(number) = text.parse::<i64>() {
+            return Ok(RequestId::Number(number));
+        }
+    }
+    serde_json::from_str::<RequestId>(text)
         .map_err(|_| format!("\"id\" must be an integer or a string, not {}", raw.get()))
 }
 
@@ -401,6 +410,33 @@ pub fn to_raw(value: &impl Serialize) -> Result<RawJson, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The integer fast path reads every id as the schema's untagged enum does.
+    #[test]
+    fn parse_id_agrees_with_the_schema_type() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "1.0",
+            "1e3",
+            "-1.5",
+            "null",
+            "\"7\"",
+            "\"\"",
+            "true",
+            "[1]",
+            "{}",
+        ] {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let expected = serde_json::from_str::<RequestId>(text).ok();
+            assert_eq!(parse_id(&raw).ok(), expected, "id {text}");
+        }
+    }
 
     fn invalid_code(line: &str) -> (RequestId, i64) {
         match classify(line.as_bytes()) {
