@@ -53,7 +53,9 @@
  *   may call any acp_* function: when a request or response callback
  *   blocks (in acp_connection_request, or in its own code for more than
  *   2 ms), the dispatch thread's work continues on a new thread, so the
- *   events behind it are not held up. A notification callback holds up
+ *   events behind it are not held up; so it does at once when a callback
+ *   that has run 100 us sends a request with acp_connection_send_request
+ *   (its answer needs a reader). A notification callback holds up
  *   what follows it (that is the ordering promise), so it must not wait
  *   for an answer: acp_connection_request fails there with
  *   ACP_ERR_WRONG_MODE. user_data must be usable on the library's

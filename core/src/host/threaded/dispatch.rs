@@ -8,12 +8,15 @@
 //! stop the events behind it, so the dispatch thread hands its job to a new
 //! thread: at once when the callback calls a blocking function of the
 //! driver (a request, a send that waits for room), or, when it blocks in
-//! the host's own code, once the monitor sees it busy (`monitor.rs`). The
+//! the host's own code, once the monitor sees it busy (`monitor.rs`), or
+//! sooner when it has run a while and sends a request whose answer it does
+//! not wait for (`after_request_sent`: the answer needs a reader). The
 //! old thread finishes its callback and ends. A notification callback is
 //! never handed off (the next notification would overtake it).
 
 use std::cell::Cell;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::answers::Waiting;
 use super::decode::{Event, Item};
@@ -188,6 +191,33 @@ impl<H: Handler> Driver<H> {
     }
 }
 
+/// A request or response callback that has run this long and sends a
+/// request whose answer it does not wait for hands its job off at once:
+/// the answer, and the events behind it, need a reader, and the monitor
+/// would take up to its 2 ms. A callback shorter than this (one that sends
+/// a request or two and returns) never costs a hand-off.
+const HANDOFF_SENDING_AFTER: Duration = Duration::from_micros(100);
+
+/// Called after this thread sent a request of `conn`'s whose answer comes
+/// as an event (a callback's reply), not to a waiting thread.
+pub(super) fn after_request_sent(conn: &dyn Watched) {
+    let Some((on, epoch, Doing::Callback)) = ON_DISPATCH.with(Cell::get) else {
+        return;
+    };
+    let job = conn.job();
+    if !std::ptr::addr_eq(on, conn) || job.epoch() != epoch {
+        return; // another connection's thread, or handed off already
+    }
+    if job.busy_for(HANDOFF_SENDING_AFTER, monitor::clock_ns()) {
+        // SAFETY: as in `before_send_blocks`.
+        let conn = unsafe {
+            Arc::increment_strong_count(on);
+            Arc::from_raw(on)
+        };
+        conn.hand_off(epoch);
+    }
+}
+
 /// The hook the engine runs before a send waits for room in the write
 /// queue: hand the job off if a request or response callback is sending
 /// (a notification callback blocks, and the reading with it: backpressure).
@@ -202,4 +232,82 @@ pub(super) fn before_send_blocks() {
         Arc::from_raw(on)
     };
     conn.hand_off(epoch);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::super::decode::Text;
+    use super::super::driver::{Driver, DriverOptions, Handler};
+    use super::Arc;
+    use crate::error::RequestError;
+    use crate::host::{runtime, HostOptions};
+    use crate::transport::Transport;
+
+    /// On the peer's request: past the early hand-off's threshold in its
+    /// callback, it sends a request of its own (answered as an event) and
+    /// says whether its job moved to another thread by then.
+    struct SendsLate(mpsc::Sender<bool>);
+
+    impl Handler for SendsLate {
+        type Reply = ();
+        fn request(
+            &self,
+            driver: &Arc<Driver<Self>>,
+            _: u64,
+            _: &Text,
+            _: Option<&Text>,
+        ) -> Result<(), RequestError> {
+            let epoch = driver.job.epoch();
+            std::thread::sleep(Duration::from_micros(300));
+            driver.send_request("_test/ask", Some("{}"), super::Waiting::Reply(()))?;
+            let _ = self.0.send(driver.job.epoch() != epoch);
+            Ok(())
+        }
+        fn notification(&self, _: &Arc<Driver<Self>>, _: &Text, _: Option<&Text>) {}
+        fn invalid_notification(&self, _: &Arc<Driver<Self>>, _: &str, _: &RequestError) {}
+        fn cancelled(&self, _: &Arc<Driver<Self>>, _: u64) {}
+        fn closed(&self, _: &Arc<Driver<Self>>, _: &str) {}
+        fn reply(&self, _: &Arc<Driver<Self>>, _: (), _: i64, _: Result<&Text, &RequestError>) {}
+    }
+
+    /// The answer to a request sent late in a callback needs a reader: the
+    /// send hands the job off itself, rather than leave it to the monitor's
+    /// 2 ms. (Under heavy load the sleep may outlast those 2 ms, and the
+    /// monitor moves it first: the job has moved either way.)
+    #[test]
+    fn a_callback_sending_late_hands_its_job_off_at_once() {
+        let runtime = runtime();
+        let (ours, peer) = Transport::memory_pair();
+        let (moved, told) = mpsc::channel();
+        let options = DriverOptions {
+            callbacks: true,
+            quick_replies: false,
+        };
+        let driver = {
+            let _entered = runtime.enter();
+            Driver::connect(ours, HostOptions::default(), SendsLate(moved), options, &runtime).unwrap()
+        };
+        driver.start();
+        let asked = runtime.block_on(async move {
+            let (reader, mut writer) = peer.into_streams();
+            writer
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"_test/go\"}\n")
+                .await
+                .unwrap();
+            writer.flush().await.unwrap();
+            let mut line = String::new();
+            BufReader::new(reader).read_line(&mut line).await.unwrap();
+            line
+        });
+        assert!(asked.contains("_test/ask"), "{asked}");
+        assert!(
+            told.recv_timeout(Duration::from_secs(30)).unwrap(),
+            "the job stayed on the sending thread"
+        );
+    }
 }

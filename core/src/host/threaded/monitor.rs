@@ -49,10 +49,15 @@ impl Job {
         taken.is_ok()
     }
 
+    /// Whether the job's thread has been in its callback for `long` by now.
+    pub fn busy_for(&self, long: Duration, now: u64) -> bool {
+        let since = self.busy_since.load(Ordering::Acquire);
+        since != 0 && now.saturating_sub(since) >= long.as_nanos() as u64
+    }
+
     fn blocked(&self, now: u64) -> Option<u64> {
         let epoch = self.epoch();
-        let since = self.busy_since.load(Ordering::Acquire);
-        (since != 0 && now.saturating_sub(since) >= HANDOFF_AFTER.as_nanos() as u64).then_some(epoch)
+        self.busy_for(HANDOFF_AFTER, now).then_some(epoch)
     }
 }
 
@@ -63,7 +68,7 @@ pub(super) trait Watched: Send + Sync {
     fn hand_off(self: Arc<Self>, epoch: u64);
 }
 
-fn clock_ns() -> u64 {
+pub(super) fn clock_ns() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }

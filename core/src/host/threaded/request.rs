@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::answers::{Answer, Slot, Waiting};
-use super::dispatch::WouldDeadlock;
+use super::dispatch::{self, WouldDeadlock};
 use super::driver::{Driver, Handler};
 use crate::error::RequestError;
 
@@ -43,6 +43,7 @@ impl<H: Handler> Driver<H> {
         params: Option<&str>,
         waiting: Waiting<H::Reply>,
     ) -> Result<i64, RequestError> {
+        let answered_as_event = !matches!(waiting, Waiting::Slot(_));
         let mut waiting = Some(waiting);
         let mut registered = None;
         let sent = self.host.send_request_with(method, params, |id| {
@@ -50,7 +51,12 @@ impl<H: Handler> Driver<H> {
             self.answers.expect(id, waiting.take().expect("called once"));
         });
         match sent {
-            Ok((id, _)) => Ok(id),
+            Ok((id, _)) => {
+                if answered_as_event {
+                    dispatch::after_request_sent(self);
+                }
+                Ok(id)
+            }
             Err(error) => {
                 if let Some(id) = registered {
                     self.answers.take(id);
