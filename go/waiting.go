@@ -29,12 +29,19 @@ const (
 	callAnswered               // the callback answers it
 )
 
-// waitingCall is a Call waiting for its answer on waiting.
+// waitingCall is a request waiting for its answer: a Conn.Call's on
+// waiting, or a Conn.Go's Call (async).
 type waitingCall struct {
 	result  any // what the callback decodes a small result into
 	waiting chan response
+	async   *Call
+	id      C.int64_t // an async Call's, once sent
 	state   atomic.Int32
 }
+
+// largeResult is the size from which a result is decoded off the dispatch
+// thread.
+const largeResult = wirejson.LargeText
 
 // response is an answer a Call waits for: an error, or the result's text
 // when the callback left it to the Call to decode (a large one).
@@ -135,10 +142,14 @@ func answer(slot uintptr, result []byte, err error) {
 			break
 		}
 	}
+	if call.async != nil {
+		answerAsync(call, result, err)
+		return
+	}
 	switch {
 	case err != nil:
 		call.waiting <- response{err: err}
-	case len(result) < wirejson.LargeText:
+	case len(result) < largeResult:
 		call.waiting <- decodeHere(result, call.result)
 	default:
 		// Decoding a large result here would hold up the dispatch thread.

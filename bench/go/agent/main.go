@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	acp "github.com/acp-engine/acp-engine/go"
 )
@@ -76,21 +75,16 @@ func (a *benchAgent) run(ctx context.Context, session acp.SessionId, scenario st
 			}
 		}
 	case "concurrent":
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
+		// All in flight from this goroutine (Conn.Go, as net/rpc's
+		// Client.Go): no goroutine per request.
+		done := make(chan *acp.Call, n)
 		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := c.ReadTextFile(ctx, read); err != nil {
-					errs <- err
-				}
-			}()
+			c.Go(ctx, acp.MethodFsReadTextFile, read, &acp.ReadTextFileResponse{}, done)
 		}
-		wg.Wait()
-		close(errs)
-		if err := <-errs; err != nil {
-			return err
+		for i := 0; i < n; i++ {
+			if call := <-done; call.Error != nil {
+				return call.Error
+			}
 		}
 	case "large":
 		content := strings.Repeat("x", largeSize)

@@ -1,0 +1,98 @@
+package acpengine
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+)
+
+// Call is a request sent with Conn.Go, as net/rpc's Call is: once it is
+// answered (the result decoded into Result) or has failed (Error), it is
+// sent on Done.
+type Call struct {
+	Method string
+	Params any
+	Result any   // what the result is decoded into (nil: dropped)
+	Error  error // a *RequestError from the peer, ctx.Err(), or a local failure
+	Done   chan *Call
+}
+
+// Go sends a request and returns without waiting for its answer: the Call
+// comes back on done when it is answered or fails (done nil: a new channel
+// of one). Many Calls may share one done channel; a full one never holds up
+// the connection (the Call is then handed over by a goroutine of its own).
+// This is the way to have many requests in flight without a goroutine
+// each, and, unlike Conn.Call, it may be used in a notification handler.
+// When ctx is done first the request is cancelled (the peer gets
+// $/cancel_request) and the Call's Error is ctx.Err().
+func (conn *Conn) Go(ctx context.Context, method string, params any, result any, done chan *Call) *Call {
+	if done == nil {
+		done = make(chan *Call, 1)
+	}
+	call := &Call{Method: method, Params: params, Result: result, Done: done}
+	if err := ctx.Err(); err != nil {
+		call.finish(err)
+		return call
+	}
+	waiting := &waitingCall{result: result, async: call}
+	slot := calls.put(waiting)
+	methodText := cString(method)
+	var id C.int64_t
+	err := withParams(params, encodeC, func(body []byte) error {
+		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
+			return C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(slot), &id, text.ptr(), text.size())
+		})
+	})
+	if err != nil {
+		calls.take(slot) // not sent: no callback will take it
+		call.finish(err)
+		return call
+	}
+	waiting.id = id
+	if waiting.state.CompareAndSwap(callSending, callSent) && ctx.Done() != nil {
+		conn.watch(ctx, waiting)
+	}
+	return call
+}
+
+// finish records the Call's outcome and hands it over on Done.
+func (call *Call) finish(err error) {
+	call.Error = err
+	select {
+	case call.Done <- call:
+	default:
+		go func() { call.Done <- call }()
+	}
+}
+
+// answerAsync is answer's for a Call of Conn.Go, on the dispatch thread.
+func answerAsync(waiting *waitingCall, result []byte, err error) {
+	call := waiting.async
+	// A watch may hold waiting a while: it need not hold the result.
+	waiting.async, waiting.result = nil, nil
+	if err != nil || len(result) < largeResult {
+		call.finish(decodeAsync(call, result, err))
+		return
+	}
+	// Decoding a large result here would hold up the dispatch thread.
+	text := append([]byte(nil), result...)
+	go func() { call.finish(decodeAsync(call, text, nil)) }()
+}
+
+// decodeAsync decodes a Call's result; a panic (a custom UnmarshalJSON)
+// is the Call's error, since nobody waits to take it.
+func decodeAsync(call *Call, result []byte, err error) (failure error) {
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if panicked := recover(); panicked != nil {
+			failure = fmt.Errorf("acpengine: decoding the %s result into %T panicked: %v", call.Method, call.Result, panicked)
+		}
+	}()
+	return decodeResult(result, call.Result)
+}
