@@ -118,12 +118,15 @@ type Conn struct {
 	c    *C.acp_connection
 
 	mu sync.Mutex
-	// The peer's requests being handled, by responder: their cancel.
+	// The peer's requests being handled, by responder: their cancel
+	// (finish cancels them all).
 	running map[uintptr]context.CancelFunc
 	reason  string
 	// notifying is set while a notification handler runs (Close then does
 	// not wait for the teardown, which that handler holds up).
 	notifying atomic.Bool
+	// watches cancel the Calls of Go when their ctx is done.
+	watches watches
 	// awaiting is set while a Call waits for its answer in C (see await).
 	awaiting atomic.Bool
 	// sending holds a slot per goroutine inside a library send (see
@@ -354,9 +357,16 @@ type wrapsTarget interface{ target() any }
 
 func (conn *Conn) request(responder *C.acp_responder, method string, params []byte) {
 	token := uintptr(unsafe.Pointer(responder))
-	ctx, cancel := context.WithCancel(conn.ctx)
+	// A root of its own, not a child of conn.ctx (a child costs the
+	// parent's lock, and an insert into and a delete from its map, per
+	// request): finish cancels the running ones itself.
+	ctx, cancel := context.WithCancel(context.Background())
 	conn.mu.Lock()
-	conn.running[token] = cancel
+	if conn.ctx.Err() != nil {
+		cancel() // the connection closed already
+	} else {
+		conn.running[token] = cancel
+	}
 	conn.mu.Unlock()
 	result, err := conn.serve(ctx, method, conn.handlerParams(params))
 	conn.mu.Lock()
@@ -429,8 +439,11 @@ func respond(responder *C.acp_responder, result any, err error) {
 func (conn *Conn) finish(reason string) {
 	conn.mu.Lock()
 	conn.reason = reason
-	conn.mu.Unlock()
 	conn.cancel()
+	for _, cancel := range conn.running {
+		cancel()
+	}
+	conn.mu.Unlock()
 	go func() {
 		conn.lock.Lock()
 		C.acp_connection_wait_closed(conn.c, -1)
