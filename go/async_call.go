@@ -39,6 +39,9 @@ func (conn *Conn) Go(ctx context.Context, method string, params any, result any,
 		return call
 	}
 	waiting := &waitingCall{result: result, async: call}
+	if ctx.Done() != nil {
+		conn.join(ctx, waiting) // before the send: the answer leaves it
+	}
 	slot := calls.put(waiting)
 	methodText := cString(method)
 	var id C.int64_t
@@ -49,12 +52,16 @@ func (conn *Conn) Go(ctx context.Context, method string, params any, result any,
 	})
 	if err != nil {
 		calls.take(slot) // not sent: no callback will take it
+		if waiting.watch != nil {
+			waiting.watch.leave()
+		}
 		call.finish(err)
 		return call
 	}
 	waiting.id = id
-	if waiting.state.CompareAndSwap(callSending, callSent) && ctx.Done() != nil {
-		conn.watch(ctx, waiting)
+	if waiting.state.CompareAndSwap(callSending, callSent) && waiting.watch != nil && waiting.watch.fired() {
+		// The ctx was done while it was sent, maybe after the watch fired.
+		waiting.cancelAsync(conn, ctx.Err())
 	}
 	return call
 }
@@ -74,6 +81,9 @@ func answerAsync(waiting *waitingCall, result []byte, err error) {
 	call := waiting.async
 	// A watch may hold waiting a while: it need not hold the result.
 	waiting.async, waiting.result = nil, nil
+	if waiting.watch != nil {
+		waiting.watch.leave()
+	}
 	if err != nil || len(result) < largeResult {
 		call.finish(decodeAsync(call, result, err))
 		return

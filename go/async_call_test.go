@@ -252,3 +252,38 @@ func TestGoCallsSharingAContextAreCancelledTogether(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// A watch lives while its Calls do: once they are all answered, nothing
+// is left registered on a ctx that is never done (it would hold the
+// connection for good), also when Calls alternate between two such ctxs.
+func TestGoWatchesEndWithTheirCalls(t *testing.T) {
+	a, _ := handlerPair(t, echoHandler{}, echoHandler{})
+	first, cancelFirst := context.WithCancel(context.Background())
+	defer cancelFirst()
+	second, cancelSecond := context.WithCancel(context.Background())
+	defer cancelSecond()
+	done := make(chan *acp.Call, 100)
+	for range 100 {
+		a.Go(first, "_test/echo", map[string]int{"x": 1}, nil, done)
+	}
+	for range 100 {
+		if got := receive(t, done); got.Error != nil {
+			t.Fatal(got.Error)
+		}
+	}
+	if acp.WatchesCalls(a) {
+		t.Fatal("a watch outlived its Calls")
+	}
+	for i := range 50 {
+		ctx := first
+		if i%2 == 1 {
+			ctx = second
+		}
+		if got := receive(t, a.Go(ctx, "_test/echo", map[string]int{"i": i}, nil, nil).Done); got.Error != nil {
+			t.Fatal(got.Error)
+		}
+		if acp.WatchesCalls(a) {
+			t.Fatalf("a watch outlived Call %d", i)
+		}
+	}
+}

@@ -15,3 +15,11 @@ func SetLogOutput(w io.Writer) (restore func()) {
 		logOutput = previous
 	}
 }
+
+// WatchesCalls says whether c still has a watch over the ctx of Calls of
+// Go (it should not once they all finished).
+func WatchesCalls(c *Conn) bool {
+	c.watches.mu.Lock()
+	defer c.watches.mu.Unlock()
+	return c.watches.latest != nil
+}

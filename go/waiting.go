@@ -35,7 +35,8 @@ type waitingCall struct {
 	result  any // what the callback decodes a small result into
 	waiting chan response
 	async   *Call
-	id      C.int64_t // an async Call's, once sent
+	id      C.int64_t  // an async Call's, once sent
+	watch   *callWatch // an async Call's, when its ctx can be done
 	state   atomic.Int32
 }
 
