@@ -1,10 +1,5 @@
 package acpengine
 
-/*
-#include "bridge.h"
-*/
-import "C"
-
 import (
 	"context"
 	"fmt"
@@ -42,16 +37,8 @@ func (conn *Conn) Go(ctx context.Context, method string, params any, result any,
 	if ctx.Done() != nil {
 		conn.join(ctx, waiting) // before the send: the answer leaves it
 	}
-	slot := calls.put(waiting)
-	methodText := cString(method)
-	var id C.int64_t
-	err := withParams(params, encodeC, func(body []byte) error {
-		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
-			return C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(slot), &id, text.ptr(), text.size())
-		})
-	})
+	id, err := conn.sendAnsweredTo(waiting, method, params, encodeC)
 	if err != nil {
-		calls.take(slot) // not sent: no callback will take it
 		if waiting.watch != nil {
 			waiting.watch.leave()
 		}

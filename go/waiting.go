@@ -87,20 +87,29 @@ func (s *callSlots) take(slot uintptr) *waitingCall {
 	return call
 }
 
-// wait sends a request whose answer the dispatch thread hands to this
-// goroutine.
-func (conn *Conn) wait(ctx context.Context, method string, params any, result any) error {
-	call := &waitingCall{result: result, waiting: make(chan response, 1)}
+// sendAnsweredTo sends a request whose answer the response callback gives
+// to call; on a failure nothing was sent and no callback will come.
+func (conn *Conn) sendAnsweredTo(call *waitingCall, method string, params any, encode encoder) (C.int64_t, error) {
 	slot := calls.put(call)
 	methodText := cString(method)
 	var id C.int64_t
-	err := withParams(params, encodeForCall, func(body []byte) error {
+	err := withParams(params, encode, func(body []byte) error {
 		return conn.send(func(c *C.acp_connection, text *errorText) C.acp_result {
 			return C.acp_go_send_request(c, cPtr(methodText), cPtr(body), C.uintptr_t(slot), &id, text.ptr(), text.size())
 		})
 	})
 	if err != nil {
-		calls.take(slot) // not sent: no callback will take it
+		calls.take(slot)
+	}
+	return id, err
+}
+
+// wait sends a request whose answer the dispatch thread hands to this
+// goroutine.
+func (conn *Conn) wait(ctx context.Context, method string, params any, result any) error {
+	call := &waitingCall{result: result, waiting: make(chan response, 1)}
+	id, err := conn.sendAnsweredTo(call, method, params, encodeForCall)
+	if err != nil {
 		return err
 	}
 	call.state.CompareAndSwap(callSending, callSent) // unless answered already
