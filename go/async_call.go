@@ -33,7 +33,7 @@ func (conn *Conn) Go(ctx context.Context, method string, params any, result any,
 		call.finish(err)
 		return call
 	}
-	waiting := &waitingCall{result: result, async: call}
+	waiting := &waitingCall{async: call}
 	if ctx.Done() != nil {
 		conn.join(ctx, waiting) // before the send: the answer leaves it
 	}
@@ -66,8 +66,8 @@ func (call *Call) finish(err error) {
 // answerAsync is answer's for a Call of Conn.Go, on the dispatch thread.
 func answerAsync(waiting *waitingCall, result []byte, err error) {
 	call := waiting.async
-	// A watch may hold waiting a while: it need not hold the result.
-	waiting.async, waiting.result = nil, nil
+	// A watch may hold waiting a while: it need not hold the Call.
+	waiting.async = nil
 	if waiting.watch != nil {
 		waiting.watch.leave()
 	}
@@ -82,14 +82,13 @@ func answerAsync(waiting *waitingCall, result []byte, err error) {
 
 // decodeAsync decodes a Call's result; a panic (a custom UnmarshalJSON)
 // is the Call's error, since nobody waits to take it.
-func decodeAsync(call *Call, result []byte, err error) (failure error) {
+func decodeAsync(call *Call, result []byte, err error) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if panicked := recover(); panicked != nil {
-			failure = fmt.Errorf("acpengine: decoding the %s result into %T panicked: %v", call.Method, call.Result, panicked)
-		}
-	}()
-	return decodeResult(result, call.Result)
+	answer := decodeHere(result, call.Result)
+	if answer.panicked != nil {
+		return fmt.Errorf("acpengine: decoding the %s result into %T panicked: %v", call.Method, call.Result, answer.panicked)
+	}
+	return answer.err
 }

@@ -32,7 +32,7 @@ const (
 // waitingCall is a request waiting for its answer: a Conn.Call's on
 // waiting, or a Conn.Go's Call (async).
 type waitingCall struct {
-	result  any // what the callback decodes a small result into
+	result  any // Conn.Call's: what the callback decodes a small result into
 	waiting chan response
 	async   *Call
 	id      C.int64_t  // an async Call's, once sent
@@ -167,8 +167,8 @@ func answer(slot uintptr, result []byte, err error) {
 	}
 }
 
-// decodeHere decodes a small result on the dispatch thread; a panic (a
-// custom UnmarshalJSON) goes to the Call, not into C.
+// decodeHere decodes a result (a small one on the dispatch thread); a
+// panic (a custom UnmarshalJSON) goes to the Call, not into C.
 func decodeHere(text []byte, result any) (answer response) {
 	defer func() {
 		if panicked := recover(); panicked != nil {
