@@ -226,25 +226,31 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
         out += docstring(m.doc.strip(), "        ")
     if protocol:
         return out + ["        ..."]
-    def value(f: ir.Field) -> str:
+    def value(f: ir.Field) -> tuple[str, str]:
         name = snake(f.wire_name)
         if f.required and f.null_default:
-            return f"{name}={name} if {name} is not None else []"
+            return name, f"{name} if {name} is not None else []"
         if is_uri(api, m.params, f.wire_name):
             # A URI given as text is read as the model reads it.
-            return f"{name}=AnyUrl(str({name}))" if f.required else f"{name}=AnyUrl(str({name})) if {name} is not None else None"
-        return f"{name}={name}"
+            return name, f"AnyUrl(str({name}))" if f.required else f"AnyUrl(str({name})) if {name} is not None else None"
+        return name, name
 
-    values = ", ".join(value(f) for f in fields)
+    pairs = [value(f) for f in fields]
+    values = ", ".join(f"{name}={expr}" for name, expr in pairs)
     if params.union is not None:
         # The params' own fields plus the union part's, given as keywords.
         build = f"_params({m.params!r}, dict({values}{', ' if values else ''}**kwargs))"
     elif api.wire_params_of:
-        build = f"_wire_params(_schema.{m.params}, {values}{', ' if values else ''}field_meta=kwargs or None)"
+        # One dict of the arguments, not keywords packed again by the callee.
+        entries = "".join(f'"{name}": {expr}, ' for name, expr in pairs)
+        build = f'_wire_params(_schema.{m.params}, {{{entries}"field_meta": kwargs or None}})'
     else:
         build = f"_schema.{m.params}({values}{', ' if values else ''}field_meta=kwargs or None)"
     key = f'{table}["{api.key_of(m)}"]'
-    if m.notification:
+    if m.notification and api.wire_params_of:
+        # Params written for the wire already: no conversion on the way.
+        out.append(f"        await self._notify_wire({key}, {build})")
+    elif m.notification:
         out.append(f"        await self._notify({key}, {build})")
     else:
         out.append(f"        return await self._call({key}, {build}, {m.result!r})  # type: ignore[no-any-return]")
@@ -278,6 +284,8 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
         "",
         "    def _notify(self, method: str, params: Any) -> Awaitable[None]:",
         "        raise NotImplementedError",
+        *(["", "    def _notify_wire(self, method: str, params: Any) -> Awaitable[None]:",
+           "        raise NotImplementedError"] if api.wire_params_of else []),
     ]
     return "\n".join(out + body) + "\n"
 

@@ -82,6 +82,10 @@ class SideConnection:
     def _notify(self, method: str, params: Any) -> Awaitable[None]:
         return self._conn._notify_now(method, self._wire_params(params))
 
+    def _notify_wire(self, method: str, params: Any) -> Awaitable[None]:
+        """``_notify`` for params already as the engine takes them (``wire_params_of``'s)."""
+        return self._conn._notify_now(method, params)
+
     async def ext_method(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """An extension request: sent as ``_method``."""
         return await self._conn.send_request(f"_{method}", params)  # type: ignore[no-any-return]

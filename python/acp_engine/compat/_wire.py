@@ -108,7 +108,7 @@ _WRITERS: Dict[type, Optional[Callable[[Dict[str, Any]], Optional[Dict[str, Any]
 _UNPLANNED: Any = object()
 
 
-def wire_params_of(model: type[pydantic.BaseModel], **values: Any) -> Union[bytes, Dict[str, Any]]:
+def wire_params_of(model: type[pydantic.BaseModel], values: Dict[str, Any]) -> Union[bytes, Dict[str, Any]]:
     """``model(**values)`` for the wire: its JSON (``to_wire_json``), or, when
     every value already is what its field takes, the params as a dict whose
     models are their JSON bytes (the engine writes both as they are)."""
