@@ -1321,8 +1321,11 @@ bool acp_responder_is_cancelled(const acp_responder *responder);
 /*
  Stop the library's threads (for a clean exit, e.g. under valgrind). Call
  it after every connection was freed; a connection still open is cut off
- (it reports closed, its calls fail with ACP_ERR_CLOSED). A later new
- connection starts a new runtime.
+ (it reports closed, its calls fail with ACP_ERR_CLOSED): its pending
+ requests fail, and its close is delivered as any close is (`on_close`
+ on the dispatch thread, or a `CLOSED` event to a thread waiting for
+ events), with the reason "the engine's runtime was shut down". A later
+ new connection starts a new runtime.
  */
 void acp_shutdown(void);
 

@@ -12,6 +12,8 @@
  *   A spawned `cat` (everything we send comes back): our request comes
  *   back as the peer's request, our answer as its result.
  *   A child process whose stdin/stdout are a text connection (_stdio).
+ *   acp_shutdown under an open connection: a thread waiting for events
+ *   gets the pending request's failure and the close.
  */
 #include "harness.h"
 
@@ -239,6 +241,61 @@ static void test_stdio(void) {
     CHECK_EQ_INT(WEXITSTATUS(status), 0);
 }
 
+/* A thread taking a text connection's events until ACP_TEXT_END. */
+typedef struct {
+    acp_text_connection *c;
+    char events[BATCH];
+    size_t len;
+    int64_t last;
+    latch done;
+} event_taker;
+
+static void *take_events_until_the_end(void *arg) {
+    event_taker *t = arg;
+    for (;;) {
+        size_t room = sizeof t->events - t->len - 1;
+        t->last = acp_text_connection_next_events(t->c, (uint8_t *)t->events + t->len, room);
+        if (t->last < 0 || (size_t)t->last > room)
+            break;
+        t->len += (size_t)t->last;
+    }
+    t->events[t->len] = '\0';
+    latch_add(&t->done, 1);
+    return NULL;
+}
+
+/* acp_shutdown cuts off a connection still open: a thread waiting for its
+ * events gets the failure of the request the peer never answered and the
+ * close, then ACP_TEXT_END (it waited forever before); sends are refused. */
+static void test_shutdown_cuts_off_a_waiting_thread(void) {
+    harness_section("acp_shutdown: a thread waiting for events gets the close");
+    peer p;
+    acp_text_connection *c = NULL;
+    CHECK_RC(text_peer(&p, ACP_SIDE_RAW, &c), ACP_OK);
+    int64_t id = request(c, "ask", "{}");
+    CHECK(id >= 0);
+    char *line = peer_read_line(&p, slow(2000)); /* sent; the peer never answers */
+    CHECK(line && json_has(line, "\"method\":\"ask\""));
+    free(line);
+    static event_taker taker = {.done = LATCH_INIT};
+    taker.c = c;
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, take_events_until_the_end, &taker) == 0);
+    acp_shutdown();
+    CHECK(latch_wait(&taker.done, 1, slow(5000)));
+    if (latch_get(&taker.done) == 1) {
+        pthread_join(thread, NULL);
+        CHECK_EQ_INT(taker.last, ACP_TEXT_END);
+        char failed[64];
+        snprintf(failed, sizeof failed, "[3,%lld,{\"code\":-32099", (long long)id);
+        CHECK(json_has(taker.events, failed));
+        CHECK(json_has(taker.events, "[6,\"the engine's runtime was shut down\"]"));
+    }
+    CHECK_EQ_INT(request(c, "ask", "{}"), ACP_TEXT_REFUSED);
+    acp_text_connection_free(c);
+    peer_close(&p);
+}
+
 int main(void) {
     harness_name = "test_text";
     /* First: it forks, and a child of a process whose library threads run
@@ -247,6 +304,7 @@ int main(void) {
     test_raw_peer();
     test_refusals();
     test_spawned_cat();
+    test_shutdown_cuts_off_a_waiting_thread();
     acp_shutdown();
     return harness_finish();
 }

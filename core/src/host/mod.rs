@@ -17,6 +17,7 @@
 //!   never reach the host (-32601 / -32602), and outbound ones are refused.
 
 mod bridge;
+mod closing;
 mod options;
 mod output;
 mod queue;
@@ -240,23 +241,7 @@ impl HostConnection {
             options.block_when_full.clone(),
             runtime,
         );
-        let closing = connection.clone();
-        let closed_shared = shared.clone();
-        let closed_fed = fed.clone();
-        runtime.spawn(async move {
-            closing.closed().await;
-            // What the writer left is still taken; nothing more comes.
-            if let Some(fed) = closed_fed {
-                fed.end_output();
-            }
-            let reason = closing.close_reason().unwrap_or_else(|| "closed".to_owned());
-            // Requests the host still owes an answer are cancelled before
-            // CLOSED, the last event (their handlers end with the connection).
-            for token in closed_shared.responders.take_all() {
-                closed_shared.queue.push_cancelled(token);
-            }
-            closed_shared.queue.push_closed(&reason);
-        });
+        closing::watch(connection.clone(), shared.clone(), fed.clone(), runtime);
         Self {
             connection,
             shared,

@@ -45,7 +45,8 @@ pub fn runtime_alive(generation: u64) -> bool {
 }
 
 /// Stop the runtime and its threads (waiting up to two seconds for them).
-/// Connections still open on it are cut off.
+/// Connections still open on it are cut off: each closes, and its host
+/// hears of it as of any close (`closing.rs`).
 pub fn shutdown_runtime() {
     let running = RUNTIME
         .lock()
