@@ -531,17 +531,20 @@ export class Dispatcher {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      try {
-        this.native.flush();
-      } catch {
-        // Closed meanwhile: the sends fail on their own.
-      }
-      // A pipe's output was written here, on this thread: pass it on now.
-      this.webStreams?.flush();
-    });
+    if (this.webStreams === null) setImmediate(this.flushSends);
+    else queueMicrotask(this.flushSends);
   }
+
+  private readonly flushSends = (): void => {
+    this.flushScheduled = false;
+    try {
+      this.native.flush();
+    } catch {
+      // Closed meanwhile: the sends fail on their own.
+    }
+    // A pipe's output was written here, on this thread: pass it on now.
+    this.webStreams?.flush();
+  };
 
   close(): void {
     this.native.close();
