@@ -2,8 +2,8 @@
  * test_api.c: argument checking of every export. NULL arguments give
  * ACP_ERR_NULL_ARGUMENT (or the documented value) and a last-error message,
  * free functions accept NULL, bad strings and bad JSON are refused before
- * anything reaches the wire, and acp_shutdown can be followed by a new
- * runtime.
+ * anything reaches the wire, acp_shutdown reports the close of connections
+ * still open, and it can be followed by a new runtime.
  */
 #include "harness.h"
 
@@ -167,6 +167,72 @@ static void test_arguments_on_a_connection(void) {
     peer_close(&p);
 }
 
+/* acp_shutdown under open connections: a callback connection's on_close
+ * runs (on its dispatch thread) and a thread waiting in next_event gets
+ * ACP_EVENT_CLOSED, both with the reason; neither waited forever before. */
+static latch shutdown_closed = LATCH_INIT;
+static char shutdown_reason[128];
+
+static void on_close_at_shutdown(void *user_data, const acp_connection *connection, const char *reason) {
+    (void)user_data;
+    (void)connection;
+    snprintf(shutdown_reason, sizeof shutdown_reason, "%s", reason ? reason : "");
+    latch_add(&shutdown_closed, 1);
+}
+
+typedef struct {
+    acp_connection *c;
+    acp_result rc;
+    int kind;
+    char reason[128];
+    latch started, done;
+} event_waiter;
+
+static void *wait_for_an_event(void *arg) {
+    event_waiter *w = arg;
+    acp_event *event = NULL;
+    latch_add(&w->started, 1);
+    w->rc = acp_connection_next_event(w->c, -1, &event);
+    w->kind = event ? (int)event->kind : -1;
+    if (event && event->reason)
+        snprintf(w->reason, sizeof w->reason, "%s", event->reason);
+    acp_event_free(event);
+    latch_add(&w->done, 1);
+    return NULL;
+}
+
+static void test_shutdown_reports_the_close(void) {
+    harness_section("acp_shutdown: on_close runs, a waiting thread gets CLOSED");
+    peer with_callbacks, with_events;
+    acp_handlers handlers = ACP_HANDLERS_INIT;
+    handlers.on_close = on_close_at_shutdown;
+    acp_connection *callbacks = NULL, *events = NULL;
+    CHECK_RC(peer_connect(&with_callbacks, ACP_SIDE_RAW, &handlers, &callbacks), ACP_OK);
+    CHECK_RC(peer_connect(&with_events, ACP_SIDE_RAW, NULL, &events), ACP_OK);
+    static event_waiter waiter = {.started = LATCH_INIT, .done = LATCH_INIT};
+    waiter.c = events;
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, wait_for_an_event, &waiter) == 0);
+    /* Let it reach its wait (a thread calling after the shutdown is refused
+     * at once with ACP_ERR_CLOSED instead: the runtime is gone). */
+    CHECK(latch_wait(&waiter.started, 1, slow(5000)));
+    sleep_ms(slow(100));
+    acp_shutdown();
+    CHECK(latch_wait(&shutdown_closed, 1, slow(5000)));
+    CHECK(strstr(shutdown_reason, "the engine's runtime was shut down") != NULL);
+    CHECK(latch_wait(&waiter.done, 1, slow(5000)));
+    if (latch_get(&waiter.done) == 1) {
+        pthread_join(thread, NULL);
+        CHECK_RC(waiter.rc, ACP_OK);
+        CHECK_EQ_INT(waiter.kind, ACP_EVENT_CLOSED);
+        CHECK(strstr(waiter.reason, "the engine's runtime was shut down") != NULL);
+    }
+    acp_connection_free(callbacks);
+    acp_connection_free(events);
+    peer_close(&with_callbacks);
+    peer_close(&with_events);
+}
+
 /* The runtime stops with acp_shutdown and starts again on the next call. */
 static void test_shutdown_and_restart(void) {
     harness_section("shutdown, then a new runtime");
@@ -198,6 +264,7 @@ int main(void) {
     test_version_and_last_error();
     test_null_arguments();
     test_arguments_on_a_connection();
+    test_shutdown_reports_the_close();
     test_shutdown_and_restart();
     acp_shutdown();
     return harness_finish();
