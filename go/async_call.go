@@ -3,6 +3,8 @@ package acpengine
 import (
 	"context"
 	"fmt"
+
+	"github.com/acp-engine/acp-engine/go/internal/wirejson"
 )
 
 // Call is a request sent with Conn.Go, as net/rpc's Call is: once it is
@@ -71,7 +73,7 @@ func answerAsync(waiting *waitingCall, result []byte, err error) {
 	if waiting.watch != nil {
 		waiting.watch.leave()
 	}
-	if err != nil || len(result) < largeResult {
+	if err != nil || len(result) < wirejson.LargeText {
 		call.finish(decodeAsync(call, result, err))
 		return
 	}

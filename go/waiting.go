@@ -40,10 +40,6 @@ type waitingCall struct {
 	state   atomic.Int32
 }
 
-// largeResult is the size from which a result is decoded off the dispatch
-// thread.
-const largeResult = wirejson.LargeText
-
 // response is an answer a Call waits for: an error, or the result's text
 // when the callback left it to the Call to decode (a large one).
 type response struct {
@@ -159,7 +155,7 @@ func answer(slot uintptr, result []byte, err error) {
 	switch {
 	case err != nil:
 		call.waiting <- response{err: err}
-	case len(result) < largeResult:
+	case len(result) < wirejson.LargeText:
 		call.waiting <- decodeHere(result, call.result)
 	default:
 		// Decoding a large result here would hold up the dispatch thread.

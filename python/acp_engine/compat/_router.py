@@ -129,11 +129,10 @@ class Router:
             if handler is None:
                 continue
             table = self._notifications if route.result is None else self._requests
-            validate = models.validator_on_first_use(route.params)
             if takes_model:
-                call = _model_call_of(obj, name, handler, validate)
+                call = _model_call_of(obj, name, handler, models.validator_on_first_use(route.params))
             elif self.ELICITATION_MODE_AS_MODEL and route.params == "CreateElicitationRequest":
-                call = elicitation_call_of(handler, validate)
+                call = elicitation_call_of(handler, models.validator_on_first_use(route.params))
             else:
                 call = _call_of(handler, models, route.params)
             table[route.wire] = call

@@ -209,12 +209,7 @@ pub(super) fn after_request_sent(conn: &dyn Watched) {
         return; // another connection's thread, or handed off already
     }
     if job.busy_for(HANDOFF_SENDING_AFTER, monitor::clock_ns()) {
-        // SAFETY: as in `before_send_blocks`.
-        let conn = unsafe {
-            Arc::increment_strong_count(on);
-            Arc::from_raw(on)
-        };
-        conn.hand_off(epoch);
+        dispatching(on).hand_off(epoch);
     }
 }
 
@@ -225,13 +220,17 @@ pub(super) fn before_send_blocks() {
     let Some((on, epoch, Doing::Callback)) = ON_DISPATCH.with(Cell::get) else {
         return;
     };
+    dispatching(on).hand_off(epoch);
+}
+
+/// The connection this dispatch thread runs callbacks of (`ON_DISPATCH`'s), as a new reference.
+fn dispatching(on: *const dyn Watched) -> Arc<dyn Watched> {
     // SAFETY: a dispatch thread holds an Arc of its connection while it
     // runs, and `on` came from it by an unsizing cast.
-    let conn = unsafe {
+    unsafe {
         Arc::increment_strong_count(on);
         Arc::from_raw(on)
-    };
-    conn.hand_off(epoch);
+    }
 }
 
 #[cfg(test)]
