@@ -537,13 +537,14 @@ export class Dispatcher {
 
   private readonly flushSends = (): void => {
     this.flushScheduled = false;
+    // A pipe's output is written here, on this thread: pass it on now (its
+    // `takeOutput` flushes the sends first).
+    if (this.webStreams !== null) return this.webStreams.flush();
     try {
       this.native.flush();
     } catch {
       // Closed meanwhile: the sends fail on their own.
     }
-    // A pipe's output was written here, on this thread: pass it on now.
-    this.webStreams?.flush();
   };
 
   close(): void {

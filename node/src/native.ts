@@ -17,6 +17,8 @@ export type NativeServer = addon.NativeServer;
 export type NativeSpawnOptions = addon.NativeSpawnOptions;
 /** The kinds of the events the engine hands over (`acp_engine::host::kind`). */
 export const EVENT_KINDS = loaded.engineEventKinds();
+/** The bits of a pipe connection's `pump()` answer. */
+export const PUMP_STATES = loaded.pumpStates();
 /** Whether JSON text is a valid definition (a union with a catch-all
  * variant) of the stable or unstable schema; null for any other definition. */
 export const guardCheck = loaded.guardCheck;

@@ -12,7 +12,7 @@
 // is closed while the caller ends the Node stream); one the package made
 // (`closeOutput`) is closed once the engine's output ended.
 
-import type { NativeConnection } from "./native.js";
+import { type NativeConnection, PUMP_STATES } from "./native.js";
 
 /** Batches handled per turn at most, so other I/O gets its turn. */
 const MAX_ROUNDS = 64;
@@ -32,9 +32,15 @@ export class WebStreamsTransport implements Reading {
   private pumping = false;
   // The read loop waits for what was fed to be read before it reads more.
   private inputRead: (() => void) | null = null;
+  // Fed bytes the engine has not read yet (as its last `pump` said).
+  private inputFed = false;
   // The input stream ended (`endInput`); the engine read its end, or closed.
   private inputEnded = false;
   private inputDone = false;
+  // Reading waits at the connection's limits (as its last `pump` said).
+  private pausedByLimits = false;
+  // Output came while a write was in flight: take it once that is written.
+  private outputWaiting = false;
   // Called once the engine's output ended and all of it was written.
   private onFlushed: (() => void) | null = null;
   // Waiting for the output to take what the engine has for it now (`written`).
@@ -66,8 +72,7 @@ export class WebStreamsTransport implements Reading {
         const { value, done } = await reader.read();
         if (done) break;
         if (!value || !value.byteLength) continue;
-        native.feed(value);
-        if (this.pumpInput() && this.reader !== null) {
+        if (this.pumpInput(value) && this.reader !== null) {
           await new Promise<void>((resolve) => {
             this.inputRead = resolve;
           });
@@ -83,12 +88,13 @@ export class WebStreamsTransport implements Reading {
 
   /** Whether fed input, or the end of the input, is left for the engine to read. */
   private inputLeft(): boolean {
-    return !this.inputDone && (this.inputEnded || this.native.inputBacklog() > 0);
+    return !this.inputDone && (this.inputEnded || this.inputFed);
   }
 
   /** The engine's wake: reading may go on after the limits held it, and
    * output written on its thread is to be passed on. */
   onWake(): void {
+    this.pausedByLimits = false;
     if (this.inputLeft()) this.pumpInput();
     this.flush();
   }
@@ -101,28 +107,31 @@ export class WebStreamsTransport implements Reading {
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
-  /** Read and handle what was fed, here on this thread, and write the
-   * answers made meanwhile; again after a pause or the engine's wake.
-   * True while input is left to read. */
-  private pumpInput(): boolean {
-    if (this.pumping || this.pausedByHost) return this.inputLeft();
+  /** Feed `input` (when given), read and handle what was fed, here on this
+   * thread, and write the answers made meanwhile; again after a pause or
+   * the engine's wake. True while input is left to read. */
+  private pumpInput(input?: Uint8Array): boolean {
+    if (this.pumping || this.pausedByHost) {
+      if (input !== undefined) this.feed(input);
+      return this.inputLeft();
+    }
     this.pumping = true;
     let rounds = 0;
     try {
-      for (; rounds < MAX_ROUNDS; rounds++) {
-        if (this.native.readingPaused()) break; // at the limits: the engine wakes us
-        const open = this.native.pump();
+      for (; rounds < MAX_ROUNDS && !this.pausedByLimits; rounds++) {
+        const state = this.native.pump(input);
+        input = undefined;
         this.deliver();
-        if (!open) this.inputDone = true;
+        this.inputFed = (state & PUMP_STATES.inputLeft) !== 0;
+        if (!(state & PUMP_STATES.open)) this.inputDone = true;
+        // At the limits: the engine wakes us (`onWake`).
+        this.pausedByLimits = (state & PUMP_STATES.readingPaused) !== 0;
         if (this.pausedByHost || !this.inputLeft()) break;
       }
+      // Reading waits at the limits: the input waits in the engine.
+      if (input !== undefined) this.feed(input);
     } finally {
       this.pumping = false;
-    }
-    try {
-      this.native.flush();
-    } catch {
-      // Closed meanwhile.
     }
     this.flush();
     if (!this.inputLeft()) {
@@ -131,8 +140,13 @@ export class WebStreamsTransport implements Reading {
       read?.();
       return false;
     }
-    if (rounds === MAX_ROUNDS && !this.pausedByHost) setImmediate(() => this.pumpInput());
+    if (rounds === MAX_ROUNDS && !this.pausedByHost && !this.pausedByLimits) setImmediate(() => this.pumpInput());
     return true;
+  }
+
+  private feed(input: Uint8Array): void {
+    this.native.feed(input);
+    this.inputFed = true;
   }
 
   /** A handler is busy: handle no more input until `resumeReading`. */
@@ -157,9 +171,16 @@ export class WebStreamsTransport implements Reading {
   flush(): void {
     const output = this.output;
     if (output === null) return this.settleWaiters(this.waiters.splice(0));
-    if (this.writesInFlight > 0 && this.onFlushed === null) return;
-    let bytes = this.native.takeOutput();
-    const ended = this.native.outputEnded();
+    if (this.writesInFlight > 0 && this.onFlushed === null) {
+      this.outputWaiting = true;
+      return;
+    }
+    this.outputWaiting = false;
+    // The engine's output, or whether it ended (then all of it was taken
+    // and handed to `output`).
+    const taken = this.native.takeOutput();
+    const bytes = typeof taken === "boolean" ? null : taken;
+    const ended = taken === true;
     if (ended) this.output = null;
     // Whoever waits for the output now waits for this write.
     const waiters = this.waiters;
@@ -188,7 +209,7 @@ export class WebStreamsTransport implements Reading {
     const written = () => {
       this.settleWaiters(waiters);
       settled();
-      this.flush();
+      if (this.outputWaiting || this.onFlushed !== null) this.flush();
     };
     const failed = (error: unknown) => {
       this.writeFailure ??= { error };

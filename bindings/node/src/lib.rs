@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 mod errors;
+pub mod fed;
 pub mod mcp;
 pub mod mcp_http;
 mod poll;
@@ -38,7 +39,7 @@ use acp_engine::host::{runtime, HostConnection, HostOptions, Side};
 use acp_engine::{
     Protocol, ProtocolVersions, RequestError, RequestId, SpawnOptions, Transport, UncheckedMethods,
 };
-use napi::bindgen_prelude::{Buffer, FromNapiValue, Function, Uint8Array};
+use napi::bindgen_prelude::{FromNapiValue, Function, ToNapiValue, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
@@ -441,16 +442,24 @@ impl NativeConnection {
         self.connection.drain()
     }
 
-    /// Bytes to write to the peer (pipe connections), if any.
-    #[napi]
-    pub fn take_output(&self) -> Option<Buffer> {
-        self.connection.take_output().map(Into::into)
-    }
-
-    /// The engine will write nothing more (pipe connections) and all was taken.
-    #[napi]
-    pub fn output_ended(&self) -> bool {
-        self.connection.output_ended()
+    /// What to write to the peer now (pipe connections), the sends collected
+    /// since the last flush included: bytes; `false` when there are none;
+    /// `true` once the engine will write nothing more and all was taken.
+    #[napi(ts_return_type = "Buffer | boolean")]
+    pub fn take_output<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        let _runtime = enter();
+        if self.connection.is_fed() {
+            // Closed meanwhile: what was written before is still to take.
+            let _ = poll::while_pumping(|| self.connection.flush());
+        }
+        // SAFETY: on the JS thread, with its env.
+        unsafe {
+            let output = match self.connection.take_output() {
+                Some(bytes) => fed::output_buffer(env.raw(), bytes)?,
+                None => bool::to_napi_value(env.raw(), self.connection.output_ended())?,
+            };
+            Unknown::from_napi_value(env.raw(), output)
+        }
     }
 
     /// Bytes the peer sent (pipe connections); `pump()` reads them.
@@ -465,26 +474,22 @@ impl NativeConnection {
         self.connection.end_input();
     }
 
-    /// Read and handle what was fed (pipe connections), on this thread;
-    /// `drain()` right after brings the events (they wake no one). False
-    /// once the input ended or the connection closed.
+    /// Feed `input` (when given), then read and handle what was fed (pipe
+    /// connections), on this thread; `drain()` right after brings the
+    /// events (they wake no one). Returns
+    /// the connection's state after it, as `pumpStates()` bits: `open` until
+    /// the input ended or the connection closed; `inputLeft` while fed bytes
+    /// are unread (feed more only once they are read); `readingPaused` while
+    /// reading waits at the connection's limits (a wake-up says when it may
+    /// go on: then `pump()` again).
     #[napi]
-    pub fn pump(&self) -> bool {
+    pub fn pump(&self, input: Option<Uint8Array>) -> u32 {
+        if let Some(input) = input {
+            self.connection.feed(&input);
+        }
         let _runtime = enter();
-        poll::while_pumping(|| self.connection.pump())
-    }
-
-    /// Bytes fed and not read yet (pipe connections): feed more once it is 0.
-    #[napi]
-    pub fn input_backlog(&self) -> u32 {
-        self.connection.input_backlog().min(u32::MAX as usize) as u32
-    }
-
-    /// Reading waits at the connection's limits: a wake-up says when it may
-    /// go on (then `pump()` again).
-    #[napi]
-    pub fn reading_paused(&self) -> bool {
-        self.connection.reading_paused()
+        let open = poll::while_pumping(|| self.connection.pump());
+        fed::pump_state(&self.connection, open)
     }
 
     /// `request(method, params?)`: send a request; returns its id (its outcome
