@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
+use tokio::task::{unconstrained, Unconstrained};
 
 use crate::engine::inner::Inner;
 use crate::engine::outbound::Outgoing;
@@ -72,7 +73,7 @@ impl Connection {
         self.inner.register(id, Waiter::Future(waiter))?;
         let pending = PendingRequest {
             id: RequestId::Number(id),
-            result,
+            result: unconstrained(result),
             inner: self.inner.clone(),
             done: false,
         };
@@ -96,7 +97,7 @@ impl Connection {
         self.inner.register(id, Waiter::Future(waiter))?;
         let pending = PendingRequest {
             id: RequestId::Number(id),
-            result,
+            result: unconstrained(result),
             inner: self.inner.clone(),
             done: false,
         };
@@ -236,7 +237,8 @@ fn cancel_params(request_id: &RequestId, meta: Option<Value>) -> Value {
 /// Dropping it before it resolves cancels the request (`$/cancel_request`).
 pub struct PendingRequest {
     id: RequestId,
-    result: oneshot::Receiver<Result<RawJson, RequestError>>,
+    /// Polled outside tokio's cooperative budget (see `Inner::enqueue`).
+    result: Unconstrained<oneshot::Receiver<Result<RawJson, RequestError>>>,
     inner: Arc<Inner>,
     done: bool,
 }

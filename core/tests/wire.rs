@@ -3,6 +3,7 @@
 
 mod support;
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -344,6 +345,34 @@ async fn outbound_requests_and_notifications_have_the_exact_wire_shape() {
         .await;
     let error = failing.await.unwrap().unwrap_err();
     assert_eq!(error, RequestError::resource_not_found(Some("/a")));
+}
+
+/// An answered request completes when polled even in a task that used up
+/// tokio's cooperative budget: otherwise a task awaiting thousands of
+/// requests at once (`join_all`) re-polls every one of them on each turn.
+#[tokio::test]
+async fn an_answered_request_completes_in_a_task_out_of_its_coop_budget() {
+    let (conn, mut peer) = echo_connection();
+    let pending = conn.start_request("slow", &json!({})).await.unwrap();
+    assert_eq!(peer.recv().await["method"], "slow");
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"result":"done"}"#).await;
+    // The reader handles lines in order: once a later request is answered,
+    // the answer reached the pending request.
+    assert_still_answers(&mut peer, 50).await;
+
+    let mut pending = std::pin::pin!(pending);
+    let outcome = std::future::poll_fn(|cx| {
+        while let std::task::Poll::Ready(progress) = tokio::task::coop::poll_proceed(cx) {
+            progress.made_progress();
+        }
+        assert!(!tokio::task::coop::has_budget_remaining());
+        std::task::Poll::Ready(pending.as_mut().poll(cx))
+    })
+    .await;
+    match outcome {
+        std::task::Poll::Ready(result) => assert_eq!(result.unwrap().get(), r#""done""#),
+        std::task::Poll::Pending => panic!("an answered request stayed pending once the budget ran out"),
+    }
 }
 
 #[tokio::test]
