@@ -1,6 +1,7 @@
-//! The state a pipe connection's `pump()` reports, so the JS that moves the
-//! bytes (`web-streams.ts`) learns it in the call it makes anyway: each
-//! crossing into the addon costs about as much as reading a line.
+//! What a pipe connection's calls hand the JS that moves its bytes
+//! (`web-streams.ts`): the state after a `pump()`, in the call it makes
+//! anyway (each crossing into the addon costs about as much as reading a
+//! line), and the output as a `Buffer`.
 
 use acp_engine::host::HostConnection;
 use napi::bindgen_prelude::{Buffer, ToNapiValue};

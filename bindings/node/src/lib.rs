@@ -476,12 +476,12 @@ impl NativeConnection {
 
     /// Feed `input` (when given), then read and handle what was fed (pipe
     /// connections), on this thread; `drain()` right after brings the
-    /// events (they wake no one). Returns
-    /// the connection's state after it, as `pumpStates()` bits: `open` until
-    /// the input ended or the connection closed; `inputLeft` while fed bytes
-    /// are unread (feed more only once they are read); `readingPaused` while
-    /// reading waits at the connection's limits (a wake-up says when it may
-    /// go on: then `pump()` again).
+    /// events (they wake no one). Returns the connection's state after it,
+    /// as `pumpStates()` bits: `open` until the input ended or the
+    /// connection closed; `inputLeft` while fed bytes are unread (feed more
+    /// only once they are read); `readingPaused` while reading waits at the
+    /// connection's limits (a wake-up says when it may go on: then `pump()`
+    /// again).
     #[napi]
     pub fn pump(&self, input: Option<Uint8Array>) -> u32 {
         if let Some(input) = input {

@@ -139,9 +139,9 @@ impl Inner {
     /// are outside tokio's cooperative budget: they end only when the
     /// writer or the peer moves, so they cannot starve a task. Within the
     /// budget, a task awaiting thousands of requests at once (`join_all`)
-    /// re-polled every one of them on each of its turns once the budget ran
-    /// out, each parking its waker again: 40,000 concurrent requests took
-    /// 4x as long as the same requests on tasks of their own.
+    /// would poll every one of them again on each of its turns once the
+    /// budget ran out (each parking its waker again): time growing with
+    /// the square of their number.
     pub async fn enqueue(&self, frame: Vec<u8>) -> Result<(), RequestError> {
         match self.outbound.offer(self, frame, Kind::Frame)? {
             Offered::Taken => Ok(()),
