@@ -448,10 +448,8 @@ impl NativeConnection {
     #[napi(ts_return_type = "Buffer | boolean")]
     pub fn take_output<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         let _runtime = enter();
-        if self.connection.is_fed() {
-            // Closed meanwhile: what was written before is still to take.
-            let _ = poll::while_pumping(|| self.connection.flush());
-        }
+        // Closed meanwhile: what was written before is still to take.
+        let _ = self.flush_collected();
         // SAFETY: on the JS thread, with its env.
         unsafe {
             let output = match self.connection.take_output() {
@@ -525,16 +523,20 @@ impl NativeConnection {
     #[napi]
     pub fn flush(&self, env: Env) -> Result<f64> {
         let _runtime = enter();
-        // A pipe connection's output is written on this thread, into
-        // `takeOutput()`, which JS calls next: no wake-up is due for it.
-        let flushed = if self.connection.is_fed() {
+        self.flush_collected()
+            .map(ticket)
+            .map_err(|error| errors::request_error(&env, &error))
+    }
+
+    /// `flush`, within the runtime's context.
+    fn flush_collected(&self) -> std::result::Result<acp_engine::host::Ticket, RequestError> {
+        if self.connection.is_fed() {
+            // A pipe connection's output is written on this thread, into
+            // `takeOutput()`: no wake-up is due for it.
             poll::while_pumping(|| self.connection.flush())
         } else {
             self.connection.flush()
-        };
-        flushed
-            .map(ticket)
-            .map_err(|error| errors::request_error(&env, &error))
+        }
     }
 
     /// Answer inbound request `token` with an error.
