@@ -1,7 +1,7 @@
 """What the compat peer methods put on the wire, read raw from a socket: the
 params of every call are the official ``serialize_params`` of the same model
 (by alias, None and defaults left out, variants' tags kept), whether the
-engine got them as a dict of the arguments (``_wire.wire_params_of``, when
+engine got them as a dict of the arguments (a ``_wire.Writers`` writer's, when
 each already is what its field takes) or as the model's JSON (anything
 else); a wrong argument fails with pydantic's ValidationError and writes
 nothing."""
@@ -112,6 +112,21 @@ async def test_requests_are_written_as_serialize_params() -> None:
             (
                 conn.request_permission(session_id="sess-1", tool_call=tool_call, options=[option]),
                 s.RequestPermissionRequest(session_id="sess-1", tool_call=tool_call, options=[option]),
+                {"outcome": {"outcome": "cancelled"}},
+            ),
+            (
+                # An option given as a dict, after one given as a model: the
+                # model's path, taken from within the list.
+                conn.request_permission(
+                    session_id="sess-1",
+                    tool_call=tool_call,
+                    options=[option, {"optionId": "deny", "name": "Deny", "kind": "reject_once"}],  # type: ignore[list-item]
+                ),
+                s.RequestPermissionRequest(
+                    session_id="sess-1",
+                    tool_call=tool_call,
+                    options=[option, s.PermissionOption(option_id="deny", name="Deny", kind="reject_once")],
+                ),
                 {"outcome": {"outcome": "cancelled"}},
             ),
         ]

@@ -92,7 +92,7 @@ class Api(NamedTuple):
     ext_request: str
     ext_notification: str
     route_import: Optional[str]  # where Route is defined, if not in the generated routes
-    # Params made by ``_wire.wire_params_of`` (v1's ``serialize_params`` rule); v2
+    # Params made by ``_wire.Writers`` (v1's ``serialize_params`` rule); v2
     # writes what was given, so its peers build the model.
     wire_params_of: bool = False
 
@@ -241,9 +241,8 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
         # The params' own fields plus the union part's, given as keywords.
         build = f"_params({m.params!r}, dict({values}{', ' if values else ''}**kwargs))"
     elif api.wire_params_of:
-        # One dict of the arguments, not keywords packed again by the callee.
-        entries = "".join(f'"{name}": {expr}, ' for name, expr in pairs)
-        build = f'_wire_params(_schema.{m.params}, {{{entries}"field_meta": kwargs or None}})'
+        # The params model's writer, by keyword: a name it does not take fails at once.
+        build = f"_write.{m.params}({values}{', ' if values else ''}field_meta=kwargs or None)"
     else:
         build = f"_schema.{m.params}({values}{', ' if values else ''}field_meta=kwargs or None)"
     key = f'{table}["{api.key_of(m)}"]'
@@ -274,9 +273,11 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
         *imports(["Any", "Awaitable", "Dict", "List", "Optional"], body),
         "from . import schema as _schema",
         "from ._router import build_params as _params",
-        *(["from ._wire import wire_params_of as _wire_params"] if api.wire_params_of else []),
+        *(["from ._wire import Writers"] if api.wire_params_of else []),
         "from .meta import AGENT_METHODS, CLIENT_METHODS",
         "",
+        *(["# Each params model's writer for the wire (``_wire.Writers``).", "_write = Writers(_schema)", ""]
+          if api.wire_params_of else []),
         "",
         "class _Peer:",
         "    def _call(self, method: str, params: Any, result: str) -> Awaitable[Any]:",

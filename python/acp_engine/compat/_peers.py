@@ -10,8 +10,11 @@ from typing import Any, Awaitable, Dict, List, Optional
 
 from . import schema as _schema
 from ._router import build_params as _params
-from ._wire import wire_params_of as _wire_params
+from ._wire import Writers
 from .meta import AGENT_METHODS, CLIENT_METHODS
+
+# Each params model's writer for the wire (``_wire.Writers``).
+_write = Writers(_schema)
 
 
 class _Peer:
@@ -39,11 +42,11 @@ class ClientMethods(_Peer):
         `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
         send it when the reported status differs from the last one sent on the connection.
         """
-        await self._notify_wire(CLIENT_METHODS["auth_status_update"], _wire_params(_schema.AuthStatusUpdateNotification, {"state": state, "accounts": accounts, "field_meta": kwargs or None}))
+        await self._notify_wire(CLIENT_METHODS["auth_status_update"], _write.AuthStatusUpdateNotification(state=state, accounts=accounts, field_meta=kwargs or None))
 
     async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
         """Notification sent by the agent when a URL-based elicitation is complete."""
-        await self._notify_wire(CLIENT_METHODS["elicitation_complete"], _wire_params(_schema.CompleteElicitationNotification, {"elicitation_id": elicitation_id, "field_meta": kwargs or None}))
+        await self._notify_wire(CLIENT_METHODS["elicitation_complete"], _write.CompleteElicitationNotification(elicitation_id=elicitation_id, field_meta=kwargs or None))
 
     async def create_elicitation(self, message: str, **kwargs: Any) -> _schema.CreateElicitationResponse:
         """Request from the agent to elicit structured user input.
@@ -59,22 +62,22 @@ class ClientMethods(_Peer):
 
         Only available if the client supports the `fs.readTextFile` capability.
         """
-        return await self._call(CLIENT_METHODS["fs_read_text_file"], _wire_params(_schema.ReadTextFileRequest, {"session_id": session_id, "path": path, "line": line, "limit": limit, "field_meta": kwargs or None}), 'ReadTextFileResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["fs_read_text_file"], _write.ReadTextFileRequest(session_id=session_id, path=path, line=line, limit=limit, field_meta=kwargs or None), 'ReadTextFileResponse')  # type: ignore[no-any-return]
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> _schema.WriteTextFileResponse:
         """Request to write content to a text file.
 
         Only available if the client supports the `fs.writeTextFile` capability.
         """
-        return await self._call(CLIENT_METHODS["fs_write_text_file"], _wire_params(_schema.WriteTextFileRequest, {"session_id": session_id, "path": path, "content": content, "field_meta": kwargs or None}), 'WriteTextFileResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["fs_write_text_file"], _write.WriteTextFileRequest(session_id=session_id, path=path, content=content, field_meta=kwargs or None), 'WriteTextFileResponse')  # type: ignore[no-any-return]
 
     async def connect_mcp(self, server_id: str, **kwargs: Any) -> _schema.ConnectMcpResponse:
         """Parameters of the `mcp/connect` request."""
-        return await self._call(CLIENT_METHODS["mcp_connect"], _wire_params(_schema.ConnectMcpRequest, {"server_id": server_id, "field_meta": kwargs or None}), 'ConnectMcpResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["mcp_connect"], _write.ConnectMcpRequest(server_id=server_id, field_meta=kwargs or None), 'ConnectMcpResponse')  # type: ignore[no-any-return]
 
     async def disconnect_mcp(self, connection_id: str, **kwargs: Any) -> _schema.DisconnectMcpResponse:
         """Parameters of the `mcp/disconnect` request."""
-        return await self._call(CLIENT_METHODS["mcp_disconnect"], _wire_params(_schema.DisconnectMcpRequest, {"connection_id": connection_id, "field_meta": kwargs or None}), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["mcp_disconnect"], _write.DisconnectMcpRequest(connection_id=connection_id, field_meta=kwargs or None), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
 
     async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
@@ -83,7 +86,7 @@ class ClientMethods(_Peer):
 
         Request parameters for `mcp/message`.
         """
-        return await self._call(CLIENT_METHODS["mcp_message"], _wire_params(_schema.MessageMcpRequest, {"server_id": server_id, "request_id": request_id, "method": method, "params": params, "field_meta": kwargs or None}), 'MessageMcpResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["mcp_message"], _write.MessageMcpRequest(server_id=server_id, request_id=request_id, method=method, params=params, field_meta=kwargs or None), 'MessageMcpResponse')  # type: ignore[no-any-return]
 
     async def request_permission(self, session_id: str, tool_call: _schema.ToolCallUpdate, options: List[_schema.PermissionOption], **kwargs: Any) -> _schema.RequestPermissionResponse:
         """Request for user permission to execute a tool call.
@@ -92,7 +95,7 @@ class ClientMethods(_Peer):
 
         See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
         """
-        return await self._call(CLIENT_METHODS["session_request_permission"], _wire_params(_schema.RequestPermissionRequest, {"session_id": session_id, "tool_call": tool_call, "options": options, "field_meta": kwargs or None}), 'RequestPermissionResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["session_request_permission"], _write.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options, field_meta=kwargs or None), 'RequestPermissionResponse')  # type: ignore[no-any-return]
 
     async def session_update(self, session_id: str, update: _schema.SessionUpdate, **kwargs: Any) -> None:
         """Notification containing a session update from the agent.
@@ -101,27 +104,27 @@ class ClientMethods(_Peer):
 
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
         """
-        await self._notify_wire(CLIENT_METHODS["session_update"], _wire_params(_schema.SessionNotification, {"session_id": session_id, "update": update, "field_meta": kwargs or None}))
+        await self._notify_wire(CLIENT_METHODS["session_update"], _write.SessionNotification(session_id=session_id, update=update, field_meta=kwargs or None))
 
     async def create_terminal(self, session_id: str, command: str, args: Optional[List[str]] = None, env: Optional[List[_schema.EnvVariable]] = None, cwd: Optional[str] = None, output_byte_limit: Optional[int] = None, **kwargs: Any) -> _schema.CreateTerminalResponse:
         """Request to create a new terminal and execute a command."""
-        return await self._call(CLIENT_METHODS["terminal_create"], _wire_params(_schema.CreateTerminalRequest, {"session_id": session_id, "command": command, "args": args, "env": env, "cwd": cwd, "output_byte_limit": output_byte_limit, "field_meta": kwargs or None}), 'CreateTerminalResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["terminal_create"], _write.CreateTerminalRequest(session_id=session_id, command=command, args=args, env=env, cwd=cwd, output_byte_limit=output_byte_limit, field_meta=kwargs or None), 'CreateTerminalResponse')  # type: ignore[no-any-return]
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> _schema.KillTerminalResponse:
         """Request to kill a terminal without releasing it."""
-        return await self._call(CLIENT_METHODS["terminal_kill"], _wire_params(_schema.KillTerminalRequest, {"session_id": session_id, "terminal_id": terminal_id, "field_meta": kwargs or None}), 'KillTerminalResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["terminal_kill"], _write.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id, field_meta=kwargs or None), 'KillTerminalResponse')  # type: ignore[no-any-return]
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> _schema.TerminalOutputResponse:
         """Request to get the current output and status of a terminal."""
-        return await self._call(CLIENT_METHODS["terminal_output"], _wire_params(_schema.TerminalOutputRequest, {"session_id": session_id, "terminal_id": terminal_id, "field_meta": kwargs or None}), 'TerminalOutputResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["terminal_output"], _write.TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id, field_meta=kwargs or None), 'TerminalOutputResponse')  # type: ignore[no-any-return]
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> _schema.ReleaseTerminalResponse:
         """Request to release a terminal and free its resources."""
-        return await self._call(CLIENT_METHODS["terminal_release"], _wire_params(_schema.ReleaseTerminalRequest, {"session_id": session_id, "terminal_id": terminal_id, "field_meta": kwargs or None}), 'ReleaseTerminalResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["terminal_release"], _write.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id, field_meta=kwargs or None), 'ReleaseTerminalResponse')  # type: ignore[no-any-return]
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> _schema.WaitForTerminalExitResponse:
         """Request to wait for a terminal command to exit."""
-        return await self._call(CLIENT_METHODS["terminal_wait_for_exit"], _wire_params(_schema.WaitForTerminalExitRequest, {"session_id": session_id, "terminal_id": terminal_id, "field_meta": kwargs or None}), 'WaitForTerminalExitResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["terminal_wait_for_exit"], _write.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id, field_meta=kwargs or None), 'WaitForTerminalExitResponse')  # type: ignore[no-any-return]
 
 
 class AgentMethods(_Peer):
@@ -139,34 +142,34 @@ class AgentMethods(_Peer):
         Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
         whether authentication is required.
         """
-        return await self._call(AGENT_METHODS["auth_status"], _wire_params(_schema.AuthStatusRequest, {"field_meta": kwargs or None}), 'AuthStatusResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["auth_status"], _write.AuthStatusRequest(field_meta=kwargs or None), 'AuthStatusResponse')  # type: ignore[no-any-return]
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> _schema.AuthenticateResponse:
         """Request parameters for the authenticate method.
 
         Specifies which authentication method to use.
         """
-        return await self._call(AGENT_METHODS["authenticate"], _wire_params(_schema.AuthenticateRequest, {"method_id": method_id, "field_meta": kwargs or None}), 'AuthenticateResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["authenticate"], _write.AuthenticateRequest(method_id=method_id, field_meta=kwargs or None), 'AuthenticateResponse')  # type: ignore[no-any-return]
 
     async def did_change_document(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
         """Parameters of the `document/didChange` notification."""
-        await self._notify_wire(AGENT_METHODS["document_didChange"], _wire_params(_schema.DidChangeDocumentNotification, {"session_id": session_id, "uri": uri, "version": version, "content_changes": content_changes, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["document_didChange"], _write.DidChangeDocumentNotification(session_id=session_id, uri=uri, version=version, content_changes=content_changes, field_meta=kwargs or None))
 
     async def did_close_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
         """Parameters of the `document/didClose` notification."""
-        await self._notify_wire(AGENT_METHODS["document_didClose"], _wire_params(_schema.DidCloseDocumentNotification, {"session_id": session_id, "uri": uri, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["document_didClose"], _write.DidCloseDocumentNotification(session_id=session_id, uri=uri, field_meta=kwargs or None))
 
     async def did_focus_document(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
         """Parameters of the `document/didFocus` notification."""
-        await self._notify_wire(AGENT_METHODS["document_didFocus"], _wire_params(_schema.DidFocusDocumentNotification, {"session_id": session_id, "uri": uri, "version": version, "position": position, "visible_range": visible_range, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["document_didFocus"], _write.DidFocusDocumentNotification(session_id=session_id, uri=uri, version=version, position=position, visible_range=visible_range, field_meta=kwargs or None))
 
     async def did_open_document(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
         """Parameters of the `document/didOpen` notification."""
-        await self._notify_wire(AGENT_METHODS["document_didOpen"], _wire_params(_schema.DidOpenDocumentNotification, {"session_id": session_id, "uri": uri, "language_id": language_id, "version": version, "text": text, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["document_didOpen"], _write.DidOpenDocumentNotification(session_id=session_id, uri=uri, language_id=language_id, version=version, text=text, field_meta=kwargs or None))
 
     async def did_save_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
         """Parameters of the `document/didSave` notification."""
-        await self._notify_wire(AGENT_METHODS["document_didSave"], _wire_params(_schema.DidSaveDocumentNotification, {"session_id": session_id, "uri": uri, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["document_didSave"], _write.DidSaveDocumentNotification(session_id=session_id, uri=uri, field_meta=kwargs or None))
 
     async def initialize(self, protocol_version: int, client_capabilities: Optional[_schema.ClientCapabilities] = None, client_info: Optional[_schema.Implementation] = None, **kwargs: Any) -> _schema.InitializeResponse:
         """Request parameters for the initialize method.
@@ -175,14 +178,14 @@ class AgentMethods(_Peer):
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
         """
-        return await self._call(AGENT_METHODS["initialize"], _wire_params(_schema.InitializeRequest, {"protocol_version": protocol_version, "client_capabilities": client_capabilities, "client_info": client_info, "field_meta": kwargs or None}), 'InitializeResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["initialize"], _write.InitializeRequest(protocol_version=protocol_version, client_capabilities=client_capabilities, client_info=client_info, field_meta=kwargs or None), 'InitializeResponse')  # type: ignore[no-any-return]
 
     async def logout(self, **kwargs: Any) -> _schema.LogoutResponse:
         """Request parameters for the logout method.
 
         Terminates the current authenticated session.
         """
-        return await self._call(AGENT_METHODS["logout"], _wire_params(_schema.LogoutRequest, {"field_meta": kwargs or None}), 'LogoutResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["logout"], _write.LogoutRequest(field_meta=kwargs or None), 'LogoutResponse')  # type: ignore[no-any-return]
 
     async def notify_mcp(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> None:
         """**UNSTABLE**
@@ -194,27 +197,27 @@ class AgentMethods(_Peer):
         Sent by the provider to the consumer for an active request (including
         subscription acknowledgements and updates). The outer envelope has no `id`.
         """
-        await self._notify_wire(AGENT_METHODS["mcp_message"], _wire_params(_schema.MessageMcpNotification, {"server_id": server_id, "request_id": request_id, "method": method, "params": params, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["mcp_message"], _write.MessageMcpNotification(server_id=server_id, request_id=request_id, method=method, params=params, field_meta=kwargs or None))
 
     async def accept_nes(self, session_id: str, id: str, **kwargs: Any) -> None:
         """Parameters of the `nes/accept` notification."""
-        await self._notify_wire(AGENT_METHODS["nes_accept"], _wire_params(_schema.AcceptNesNotification, {"session_id": session_id, "id": id, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["nes_accept"], _write.AcceptNesNotification(session_id=session_id, id=id, field_meta=kwargs or None))
 
     async def close_nes(self, session_id: str, **kwargs: Any) -> _schema.CloseNesResponse:
         """Parameters of the `nes/close` request."""
-        return await self._call(AGENT_METHODS["nes_close"], _wire_params(_schema.CloseNesRequest, {"session_id": session_id, "field_meta": kwargs or None}), 'CloseNesResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["nes_close"], _write.CloseNesRequest(session_id=session_id, field_meta=kwargs or None), 'CloseNesResponse')  # type: ignore[no-any-return]
 
     async def reject_nes(self, session_id: str, id: str, reason: Optional[_schema.RejectNesNotificationReason] = None, **kwargs: Any) -> None:
         """Parameters of the `nes/reject` notification."""
-        await self._notify_wire(AGENT_METHODS["nes_reject"], _wire_params(_schema.RejectNesNotification, {"session_id": session_id, "id": id, "reason": reason, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["nes_reject"], _write.RejectNesNotification(session_id=session_id, id=id, reason=reason, field_meta=kwargs or None))
 
     async def start_nes(self, workspace_uri: Optional[str] = None, workspace_folders: Optional[List[_schema.WorkspaceFolder]] = None, repository: Optional[_schema.NesRepository] = None, **kwargs: Any) -> _schema.StartNesResponse:
         """Parameters of the `nes/start` request."""
-        return await self._call(AGENT_METHODS["nes_start"], _wire_params(_schema.StartNesRequest, {"workspace_uri": workspace_uri, "workspace_folders": workspace_folders, "repository": repository, "field_meta": kwargs or None}), 'StartNesResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["nes_start"], _write.StartNesRequest(workspace_uri=workspace_uri, workspace_folders=workspace_folders, repository=repository, field_meta=kwargs or None), 'StartNesResponse')  # type: ignore[no-any-return]
 
     async def suggest_nes(self, session_id: str, uri: str, version: int, position: _schema.Position, trigger_kind: _schema.SuggestNesRequestTriggerKind, selection: Optional[_schema.Range] = None, context: Optional[_schema.NesSuggestContext] = None, **kwargs: Any) -> _schema.SuggestNesResponse:
         """Parameters of the `nes/suggest` request."""
-        return await self._call(AGENT_METHODS["nes_suggest"], _wire_params(_schema.SuggestNesRequest, {"session_id": session_id, "uri": uri, "version": version, "position": position, "selection": selection, "trigger_kind": trigger_kind, "context": context, "field_meta": kwargs or None}), 'SuggestNesResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["nes_suggest"], _write.SuggestNesRequest(session_id=session_id, uri=uri, version=version, position=position, selection=selection, trigger_kind=trigger_kind, context=context, field_meta=kwargs or None), 'SuggestNesResponse')  # type: ignore[no-any-return]
 
     async def disable_provider(self, provider_id: str, **kwargs: Any) -> _schema.DisableProviderResponse:
         """**UNSTABLE**
@@ -223,7 +226,7 @@ class AgentMethods(_Peer):
 
         Request parameters for `providers/disable`.
         """
-        return await self._call(AGENT_METHODS["providers_disable"], _wire_params(_schema.DisableProviderRequest, {"provider_id": provider_id, "field_meta": kwargs or None}), 'DisableProviderResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["providers_disable"], _write.DisableProviderRequest(provider_id=provider_id, field_meta=kwargs or None), 'DisableProviderResponse')  # type: ignore[no-any-return]
 
     async def list_providers(self, **kwargs: Any) -> _schema.ListProvidersResponse:
         """**UNSTABLE**
@@ -232,7 +235,7 @@ class AgentMethods(_Peer):
 
         Request parameters for `providers/list`.
         """
-        return await self._call(AGENT_METHODS["providers_list"], _wire_params(_schema.ListProvidersRequest, {"field_meta": kwargs or None}), 'ListProvidersResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["providers_list"], _write.ListProvidersRequest(field_meta=kwargs or None), 'ListProvidersResponse')  # type: ignore[no-any-return]
 
     async def set_provider(self, provider_id: str, api_type: _schema.LlmProtocol, base_url: str, headers: Optional[Dict[str, str]] = None, **kwargs: Any) -> _schema.SetProviderResponse:
         """**UNSTABLE**
@@ -243,7 +246,7 @@ class AgentMethods(_Peer):
 
         Replaces the full configuration for one provider ID.
         """
-        return await self._call(AGENT_METHODS["providers_set"], _wire_params(_schema.SetProviderRequest, {"provider_id": provider_id, "api_type": api_type, "base_url": base_url, "headers": headers, "field_meta": kwargs or None}), 'SetProviderResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["providers_set"], _write.SetProviderRequest(provider_id=provider_id, api_type=api_type, base_url=base_url, headers=headers, field_meta=kwargs or None), 'SetProviderResponse')  # type: ignore[no-any-return]
 
     async def archive_session(self, session_id: str, **kwargs: Any) -> _schema.ArchiveSessionResponse:
         """**UNSTABLE**
@@ -259,14 +262,14 @@ class AgentMethods(_Peer):
         free the session's resources as if `session/close` had been called, then archive it.
         Archiving an archived session succeeds. A session that does not exist gets `-32002`.
         """
-        return await self._call(AGENT_METHODS["session_archive"], _wire_params(_schema.ArchiveSessionRequest, {"session_id": session_id, "field_meta": kwargs or None}), 'ArchiveSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_archive"], _write.ArchiveSessionRequest(session_id=session_id, field_meta=kwargs or None), 'ArchiveSessionResponse')  # type: ignore[no-any-return]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Notification to cancel ongoing operations for a session.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
         """
-        await self._notify_wire(AGENT_METHODS["session_cancel"], _wire_params(_schema.CancelNotification, {"session_id": session_id, "field_meta": kwargs or None}))
+        await self._notify_wire(AGENT_METHODS["session_cancel"], _write.CancelNotification(session_id=session_id, field_meta=kwargs or None))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> _schema.CloseSessionResponse:
         """Request parameters for closing an active session.
@@ -277,14 +280,14 @@ class AgentMethods(_Peer):
 
         Only available if the Agent supports the `sessionCapabilities.close` capability.
         """
-        return await self._call(AGENT_METHODS["session_close"], _wire_params(_schema.CloseSessionRequest, {"session_id": session_id, "field_meta": kwargs or None}), 'CloseSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_close"], _write.CloseSessionRequest(session_id=session_id, field_meta=kwargs or None), 'CloseSessionResponse')  # type: ignore[no-any-return]
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> _schema.DeleteSessionResponse:
         """Request parameters for deleting an existing session from `session/list`.
 
         Only available if the Agent supports the `sessionCapabilities.delete` capability.
         """
-        return await self._call(AGENT_METHODS["session_delete"], _wire_params(_schema.DeleteSessionRequest, {"session_id": session_id, "field_meta": kwargs or None}), 'DeleteSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_delete"], _write.DeleteSessionRequest(session_id=session_id, field_meta=kwargs or None), 'DeleteSessionResponse')  # type: ignore[no-any-return]
 
     async def fork_session(self, session_id: str, cwd: str, cursor_id: Optional[str] = None, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
@@ -298,14 +301,14 @@ class AgentMethods(_Peer):
 
         Only available if the Agent supports the `session.fork` capability.
         """
-        return await self._call(AGENT_METHODS["session_fork"], _wire_params(_schema.ForkSessionRequest, {"session_id": session_id, "cursor_id": cursor_id, "cwd": cwd, "additional_directories": additional_directories, "mcp_servers": mcp_servers, "system_prompt": system_prompt, "config_options": config_options, "field_meta": kwargs or None}), 'ForkSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_fork"], _write.ForkSessionRequest(session_id=session_id, cursor_id=cursor_id, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'ForkSessionResponse')  # type: ignore[no-any-return]
 
     async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
         """Request parameters for listing existing sessions.
 
         Only available if the Agent supports the `sessionCapabilities.list` capability.
         """
-        return await self._call(AGENT_METHODS["session_list"], _wire_params(_schema.ListSessionsRequest, {"cwd": cwd, "cursor": cursor, "archived": archived, "field_meta": kwargs or None}), 'ListSessionsResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_list"], _write.ListSessionsRequest(cwd=cwd, cursor=cursor, archived=archived, field_meta=kwargs or None), 'ListSessionsResponse')  # type: ignore[no-any-return]
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.LoadSessionResponse:
         """Request parameters for loading an existing session.
@@ -314,14 +317,14 @@ class AgentMethods(_Peer):
 
         See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
         """
-        return await self._call(AGENT_METHODS["session_load"], _wire_params(_schema.LoadSessionRequest, {"mcp_servers": mcp_servers if mcp_servers is not None else [], "cwd": cwd, "additional_directories": additional_directories, "session_id": session_id, "system_prompt": system_prompt, "config_options": config_options, "field_meta": kwargs or None}), 'LoadSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_load"], _write.LoadSessionRequest(mcp_servers=mcp_servers if mcp_servers is not None else [], cwd=cwd, additional_directories=additional_directories, session_id=session_id, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'LoadSessionResponse')  # type: ignore[no-any-return]
 
     async def new_session(self, cwd: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
         """
-        return await self._call(AGENT_METHODS["session_new"], _wire_params(_schema.NewSessionRequest, {"cwd": cwd, "additional_directories": additional_directories, "mcp_servers": mcp_servers if mcp_servers is not None else [], "system_prompt": system_prompt, "config_options": config_options, "field_meta": kwargs or None}), 'NewSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_new"], _write.NewSessionRequest(cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers if mcp_servers is not None else [], system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'NewSessionResponse')  # type: ignore[no-any-return]
 
     async def session_options(self, cwd: str, additional_directories: Optional[List[str]] = None, session_id: Optional[str] = None, **kwargs: Any) -> _schema.SessionOptionsResponse:
         """**UNSTABLE**
@@ -338,7 +341,7 @@ class AgentMethods(_Peer):
         SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
         the options. The rules above still hold for it.
         """
-        return await self._call(AGENT_METHODS["session_options"], _wire_params(_schema.SessionOptionsRequest, {"cwd": cwd, "additional_directories": additional_directories, "session_id": session_id, "field_meta": kwargs or None}), 'SessionOptionsResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_options"], _write.SessionOptionsRequest(cwd=cwd, additional_directories=additional_directories, session_id=session_id, field_meta=kwargs or None), 'SessionOptionsResponse')  # type: ignore[no-any-return]
 
     async def prompt(self, session_id: str, prompt: List[_schema.ContentBlock], **kwargs: Any) -> _schema.PromptResponse:
         """Request parameters for sending a user prompt to the agent.
@@ -347,7 +350,7 @@ class AgentMethods(_Peer):
 
         See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
         """
-        return await self._call(AGENT_METHODS["session_prompt"], _wire_params(_schema.PromptRequest, {"session_id": session_id, "prompt": prompt, "field_meta": kwargs or None}), 'PromptResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_prompt"], _write.PromptRequest(session_id=session_id, prompt=prompt, field_meta=kwargs or None), 'PromptResponse')  # type: ignore[no-any-return]
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
         """Request parameters for resuming an existing session.
@@ -357,7 +360,7 @@ class AgentMethods(_Peer):
 
         Only available if the Agent supports the `sessionCapabilities.resume` capability.
         """
-        return await self._call(AGENT_METHODS["session_resume"], _wire_params(_schema.ResumeSessionRequest, {"session_id": session_id, "cwd": cwd, "additional_directories": additional_directories, "mcp_servers": mcp_servers, "system_prompt": system_prompt, "config_options": config_options, "field_meta": kwargs or None}), 'ResumeSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_resume"], _write.ResumeSessionRequest(session_id=session_id, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'ResumeSessionResponse')  # type: ignore[no-any-return]
 
     async def set_config_option(self, session_id: str, config_id: str, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
         """Request parameters for setting a session configuration option."""
@@ -365,7 +368,7 @@ class AgentMethods(_Peer):
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> _schema.SetSessionModeResponse:
         """Request parameters for setting a session mode."""
-        return await self._call(AGENT_METHODS["session_set_mode"], _wire_params(_schema.SetSessionModeRequest, {"session_id": session_id, "mode_id": mode_id, "field_meta": kwargs or None}), 'SetSessionModeResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_set_mode"], _write.SetSessionModeRequest(session_id=session_id, mode_id=mode_id, field_meta=kwargs or None), 'SetSessionModeResponse')  # type: ignore[no-any-return]
 
     async def set_session_title(self, session_id: str, title: str, **kwargs: Any) -> _schema.SetSessionTitleResponse:
         """**UNSTABLE**
@@ -382,7 +385,7 @@ class AgentMethods(_Peer):
         The Agent responds only after it has stored the title. After a successful response, the
         Agent SHOULD NOT replace the title with one it generates automatically.
         """
-        return await self._call(AGENT_METHODS["session_set_title"], _wire_params(_schema.SetSessionTitleRequest, {"session_id": session_id, "title": title, "field_meta": kwargs or None}), 'SetSessionTitleResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_set_title"], _write.SetSessionTitleRequest(session_id=session_id, title=title, field_meta=kwargs or None), 'SetSessionTitleResponse')  # type: ignore[no-any-return]
 
     async def session_status(self, session_id: str, **kwargs: Any) -> _schema.SessionStatusResponse:
         """**UNSTABLE**
@@ -397,7 +400,7 @@ class AgentMethods(_Peer):
         close, or change the session, and does not attach the requesting connection to it.
         A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
         """
-        return await self._call(AGENT_METHODS["session_status"], _wire_params(_schema.SessionStatusRequest, {"session_id": session_id, "field_meta": kwargs or None}), 'SessionStatusResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_status"], _write.SessionStatusRequest(session_id=session_id, field_meta=kwargs or None), 'SessionStatusResponse')  # type: ignore[no-any-return]
 
     async def unarchive_session(self, session_id: str, **kwargs: Any) -> _schema.UnarchiveSessionResponse:
         """**UNSTABLE**
@@ -414,4 +417,4 @@ class AgentMethods(_Peer):
         Unarchiving a session that is not archived succeeds. A session that does not exist
         gets `-32002`.
         """
-        return await self._call(AGENT_METHODS["session_unarchive"], _wire_params(_schema.UnarchiveSessionRequest, {"session_id": session_id, "field_meta": kwargs or None}), 'UnarchiveSessionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_unarchive"], _write.UnarchiveSessionRequest(session_id=session_id, field_meta=kwargs or None), 'UnarchiveSessionResponse')  # type: ignore[no-any-return]

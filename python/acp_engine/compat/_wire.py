@@ -10,7 +10,7 @@ that with pydantic dominated a compat message:
   removed and its tags' defaults dropped (a field without a default is never
   left out as one): the same JSON, written by pydantic-core alone.
 - A peer method built its params model (validating each argument again) and
-  pydantic-core serialized its union fields slowly. ``wire_params_of`` hands the
+  pydantic-core serialized its union fields slowly. A writer (``Writers``) hands the
   engine the params as a dict when every argument already is what its field
   takes (a ``str``, an ``int``, a ``bool``, an instance of one of the field's
   model classes, or a list of them): validating would keep each as it is.
@@ -29,7 +29,7 @@ from pydantic_core import SchemaSerializer
 from ._schema_base import TaggedModel
 from ._wire_models import engine_wire_json, fields_of, written_after_decline, written_by_engine
 
-__all__ = ["wire_params_of", "to_wire_json"]
+__all__ = ["Writers", "to_wire_json"]
 
 _WIRE_SERIALIZERS: Dict[type, SchemaSerializer] = {}
 
@@ -89,7 +89,7 @@ def _is_one_value_literal(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "literal" and len(schema.get("expected", ())) == 1
 
 
-# What a field takes, as wire_params_of writes it.
+# What a field takes, as a writer (``Writers``) writes it.
 _STR, _INT, _BOOL, _MODEL, _MODEL_LIST, _NONE_ONLY = range(6)
 
 
@@ -103,74 +103,89 @@ class _FieldPlan(NamedTuple):
     default: Any
 
 
-# A params model -> its writer (None: build the model).
-_WRITERS: Dict[type, Optional[Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]]] = {}
-_UNPLANNED: Any = object()
+class Writers:
+    """``writers.SessionNotification(session_id=..., update=..., field_meta=...)``:
+    the params model's arguments for the wire, as ``SessionNotification(...)``
+    would be written (``to_wire_json``), or, when every argument already is
+    what its field takes, as a dict whose models are their JSON bytes (the
+    engine writes both as they are). Each model's writer is made on its first
+    use, then is an attribute here: a peer method reaches it in one lookup."""
+
+    def __init__(self, models: Any) -> None:
+        self._models = models
+
+    def __getattr__(self, name: str) -> Callable[..., Union[bytes, Dict[str, Any]]]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        writer = _writer_of(getattr(self._models, name))
+        setattr(self, name, writer)
+        return writer
 
 
-def wire_params_of(model: type[pydantic.BaseModel], values: Dict[str, Any]) -> Union[bytes, Dict[str, Any]]:
-    """``model(**values)`` for the wire: its JSON (``to_wire_json``), or, when
-    every value already is what its field takes, the params as a dict whose
-    models are their JSON bytes (the engine writes both as they are)."""
-    writer = _WRITERS.get(model, _UNPLANNED)
-    if writer is _UNPLANNED:
-        plan = _plan_of(model)
-        writer = _WRITERS[model] = None if plan is None else _writer_of(plan)
-    if writer is not None:
-        params: Optional[Dict[str, Any]] = writer(values)
-        if params is not None:
-            return params
-    return to_wire_json(model(**values))
+def _writer_of(model: type[pydantic.BaseModel]) -> Callable[..., Union[bytes, Dict[str, Any]]]:
+    """The writer of ``model``'s params: a function of its fields, by name,
+    that writes its plan (``_plan_of``) out as Python, one straight run of
+    checks per field (a stream of updates calls it per message; a loop over
+    the plan cost it about half as much again). A model goes to the engine's
+    writer first, pydantic's when it declines. Any argument that is not what
+    its field takes, or a required one that is missing, builds the model:
+    ``model(...)`` validates it (a wrong one raises pydantic's
+    ValidationError, as in the official SDK)."""
+    fields = [name for name, _ in fields_of(model)]
+    signature = ", ".join(fields)
 
+    def built(*values: Any) -> bytes:
+        return to_wire_json(model(**dict(zip(fields, values))))
 
-def _writer_of(plan: Tuple[_FieldPlan, ...]) -> Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]:
-    """A function of the arguments that returns their wire params, or None when
-    one is not what its field takes, a required one is missing or one is not a
-    field: then the model is built. It is the plan written out as Python, one
-    straight run of checks per field: a stream of updates calls it per message,
-    and a loop over the plan cost it about half as much again. A model goes to
-    the engine's writer first, pydantic's when it declines."""
-    names: Dict[str, Any] = {"_engine": engine_wire_json, "_declined": _declined_wire_json}
-    lines = ["def write(values):", f"    if len(values) > {len(plan)}:", "        return None", "    params = {}"]
-    for index, field in enumerate(plan):
+    names: Dict[str, Any] = {"_engine": engine_wire_json, "_declined": _declined_wire_json, "_built": built}
+    build = f"        return _built({signature})"
+    lines = [f"def write({signature}):"]
+    plan = _plan_of(model)
+    if plan is None:
+        lines.append(build[4:])
+    else:
+        lines.append("    params = {}")
+    for index, field in enumerate(plan or ()):
         key = repr(field.key)
-        lines.append(f"    value = values.get({field.name!r})")
-        lines.append("    if value is None:")
-        lines.append("        return None" if field.required else "        pass")
+        lines.append(f"    if {field.name} is None:")
+        lines.append(build if field.required else "        pass")
         if field.compare_default:
             names[f"_default{index}"] = field.default
-            lines += [f"    elif value == _default{index}:", "        pass"]
+            lines += [f"    elif {field.name} == _default{index}:", "        pass"]
         if field.kind == _MODEL:
             names[f"_classes{index}"] = field.classes
             lines += [
-                f"    elif type(value) in _classes{index}:",
-                "        written = _engine(value)",
-                f"        params[{key}] = written if written is not None else _declined(value)",
+                f"    elif type({field.name}) in _classes{index}:",
+                f"        written = _engine({field.name})",
+                f"        params[{key}] = written if written is not None else _declined({field.name})",
             ]
         elif field.kind == _MODEL_LIST:
             names[f"_classes{index}"] = field.classes
             lines += [
-                "    elif type(value) is list:",
+                f"    elif type({field.name}) is list:",
                 "        items = []",
-                "        for item in value:",
+                f"        for item in {field.name}:",
                 f"            if type(item) not in _classes{index}:",
-                "                return None",
+                "        " + build,
                 "            written = _engine(item)",
                 "            items.append(written if written is not None else _declined(item))",
                 f"        params[{key}] = items",
             ]
         elif field.kind in (_STR, _INT, _BOOL):
             kind = {_STR: "str", _INT: "int", _BOOL: "bool"}[field.kind]
-            lines += [f"    elif type(value) is {kind}:", f"        params[{key}] = value"]
-        lines += ["    else:", "        return None"]
-    lines.append("    return params")
+            lines += [f"    elif type({field.name}) is {kind}:", f"        params[{key}] = {field.name}"]
+        lines += ["    else:", build]
+    if plan is not None:
+        lines.append("    return params")
     exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the model's fields
-    return names["write"]  # type: ignore[no-any-return]
+    write: Callable[..., Union[bytes, Dict[str, Any]]] = names["write"]
+    write.__name__ = write.__qualname__ = f"write_{model.__name__}"  # as tracebacks name it
+    return write
 
 
 def _plan_of(model: type[pydantic.BaseModel]) -> Optional[Tuple[_FieldPlan, ...]]:
     """How to write ``model`` from its arguments, or None when a required field
-    takes something other than the plain values ``wire_params_of`` writes (or the
+    takes something other than the plain values writers write (or the
     model has a validator of its own)."""
     if model.__pydantic_decorators__.model_validators or model.model_config.get("extra") == "allow":
         return None
