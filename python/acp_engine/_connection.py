@@ -143,6 +143,13 @@ class _Resume(Generic[T]):
         return _go_on(self.coroutine, self.waiting_on)
 
 
+def _as_coroutine(awaitable: Awaitable[T]) -> Coroutine[Any, Any, T]:
+    """A handler's awaitable as a coroutine (one of its own, or one awaiting it)."""
+    if asyncio.iscoroutine(awaitable):
+        return awaitable
+    return _wrap(awaitable)
+
+
 async def _wrap(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
@@ -487,7 +494,17 @@ class Connection:
                             else:
                                 continue
                             if awaitable is not None:
-                                await self._run_notification(awaitable)
+                                if type(awaitable) is not CoroutineType:
+                                    awaitable = _as_coroutine(awaitable)
+                                # The handler's first step runs right here: most
+                                # end without waiting, and then cost no
+                                # coroutine of ours.
+                                started_after = self._last_request_id
+                                try:
+                                    waiting_on = awaitable.send(None)
+                                except StopIteration:
+                                    continue
+                                await self._run_notification(awaitable, waiting_on, started_after)
                         except Exception:
                             self._notification_failed(event[1])
                     elif kind == _RESULT:
@@ -525,20 +542,14 @@ class Connection:
             native.close()
             await self._finish()
 
-    async def _run_notification(self, awaitable: Awaitable[None]) -> None:
-        """Run a notification handler to its end before the next message.
-        One that waits on a request it sent itself is not starved: while it
+    async def _run_notification(self, handler: Coroutine[Any, Any, None], waiting_on: Any, started_after: int) -> None:
+        """Run a notification handler, whose first step waits on ``waiting_on``,
+        to its end before the next message. One that waits on a request it
+        sent itself (after request ``started_after``) is not starved: while it
         waits, answers to requests sent since it started are delivered (and
         the peer's requests start, write tickets and cancellations go on);
         other answers and notifications wait in the backlog, in order."""
-        if type(awaitable) is not CoroutineType and not asyncio.iscoroutine(awaitable):
-            awaitable = _wrap(awaitable)
-        started_after = self._last_request_id
-        try:
-            waiting_on = awaitable.send(None)
-        except StopIteration:
-            return  # done without waiting: the common case, no Task
-        task = self._loop.create_task(_go_on_as_task(awaitable, waiting_on, -1, {}))
+        task = self._loop.create_task(_go_on_as_task(handler, waiting_on, -1, {}))
         task.add_done_callback(lambda _: self._on_input())  # wakes `_next_events`
         held: List[List[Any]] = []
         try:

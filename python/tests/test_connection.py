@@ -178,6 +178,43 @@ async def test_a_notification_handler_may_await_its_own_request() -> None:
 
 
 @run_async
+async def test_a_notification_handler_may_return_any_awaitable() -> None:
+    """A handler that returns a Future rather than a coroutine is awaited
+    the same way: the next notification waits until it is done."""
+    import socket
+
+    a, b = socket.socketpair()
+    order: List[str] = []
+    loop = asyncio.get_running_loop()
+    first = loop.create_future()
+
+    def finish_first() -> None:
+        order.append("note 1 done")
+        first.set_result(None)
+
+    def on_notification(method: str, params: Any) -> Any:
+        order.append(f"note {params['n']} starts")
+        if params["n"] == 1:
+            loop.call_later(0.05, finish_first)
+            return first
+        return None
+
+    peer = Connection(fd_stream(a.fileno(), a.fileno()))
+    ours = Connection(fd_stream(b.fileno(), b.fileno()), on_notification=on_notification)
+    a.close()
+    b.close()
+    await peer.send_notification("note", {"n": 1})
+    await peer.send_notification("note", {"n": 2})
+    for _ in range(500):
+        if len(order) == 3:
+            break
+        await asyncio.sleep(0.01)
+    assert order == ["note 1 starts", "note 1 done", "note 2 starts"]
+    await ours.aclose()
+    await peer.aclose()
+
+
+@run_async
 async def test_a_request_cancelled_in_the_same_read_still_cancels_its_handler() -> None:
     # The request and its $/cancel_request arrive in one write, so the
     # handler's first step and the cancellation come in one batch of events:
