@@ -69,8 +69,8 @@ export class AgentServer {
       const native = this.#native;
       const stream: Stream = {
         kind: "remote",
-        [kOpen](side, unstable, wake) {
-          const accepted = native.accept(settings(side, unstable, options), wake);
+        [kOpen](side, unstable, wake, _host, open) {
+          const accepted = native.accept(settings(side, unstable, options, open), wake);
           if (!accepted) throw new Error("no accepted connection waits");
           return accepted;
         },

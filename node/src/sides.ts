@@ -7,7 +7,7 @@
 import { Dispatcher, warnInvalidNotification, type RequestContext } from "./dispatcher.js";
 import { Lifecycle } from "./lifecycle.js";
 import { RequestError } from "./errors.js";
-import { Side, type MessageStream, type Stream } from "./streams.js";
+import { ALL_UNCHECKED, Side, type MessageStream, type Stream } from "./streams.js";
 import { TerminalHandle, type TerminalCalls } from "./terminal.js";
 
 export type { RequestContext } from "./dispatcher.js";
@@ -19,13 +19,6 @@ export type MaybePromise<T> = T | Promise<T>;
 export type HandlerTable = ReadonlyMap<string, { readonly names: readonly string[]; readonly notification: boolean }>;
 
 type Handler = (...args: unknown[]) => unknown;
-
-const UNDERSCORE = 95; // "_": extension methods
-
-/** The name `extMethod` / `extNotification` get: an extension's without its `_`. */
-function extName(method: string): string {
-  return method.charCodeAt(0) === UNDERSCORE ? method.slice(1) : method;
-}
 
 /** The user's handler methods, found once (on the first message). */
 class Routes {
@@ -61,16 +54,16 @@ abstract class TypedConnection extends Lifecycle {
     let impl: object | null = null;
     let routes: Routes | null = null;
     const ready = (): Routes => (routes ??= new Routes(impl as Record<string, unknown>, table));
-    // The engine lets through the side's methods (`table`), `_` extensions
-    // and the connection's `uncheckedMethods`: a method of the table with no
-    // handler is not found; the others go to `extMethod` / `extNotification`
-    // (an extension without its `_`, an unchecked method as it is).
+    // As in the official SDK 1.x, a method outside the schema is sent and
+    // received as it is (the engine checks the schema's own): a method of
+    // the table with no handler is not found; the others go to `extMethod` /
+    // `extNotification` under their own name.
     const onRequest = (method: string, params: unknown, context: RequestContext): unknown => {
       const routed = ready();
       const handler = routed.requests.get(method);
       if (handler !== undefined) return handler(params, context);
       if (routed.extMethod !== null && !table.has(method)) {
-        return routed.extMethod(extName(method), params ?? {}, context);
+        return routed.extMethod(method, params ?? {}, context);
       }
       throw RequestError.methodNotFound(method);
     };
@@ -79,7 +72,7 @@ abstract class TypedConnection extends Lifecycle {
       const handler = routed.notifications.get(method);
       if (handler !== undefined) return handler(params);
       if (routed.extNotification !== null && !table.has(method)) {
-        return routed.extNotification(extName(method), params ?? {});
+        return routed.extNotification(method, params ?? {});
       }
       return undefined;
     };
@@ -90,7 +83,7 @@ abstract class TypedConnection extends Lifecycle {
       if (typeof hook === "function") hook.call(impl, method, error);
       else warnInvalidNotification(method, error);
     };
-    this.dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification, onInvalidNotification);
+    this.dispatcher = new Dispatcher(stream, side, unstable, onRequest, onNotification, onInvalidNotification, ALL_UNCHECKED);
     impl = make(this as never);
   }
 
@@ -106,22 +99,22 @@ abstract class TypedConnection extends Lifecycle {
     return this.dispatcher.sendNotification(method, params);
   }
 
-  /** An extension request: sent as `_${method}`. */
+  /** An extension request, sent as it is (`sendRequest`; the official SDK 1.x's
+   * `extMethod`: give a custom method its `_` yourself, as the ACP spec asks). */
   extMethod(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.dispatcher.sendRequest(`_${method}`, params) as Promise<Record<string, unknown>>;
+    return this.dispatcher.sendRequest(method, params) as Promise<Record<string, unknown>>;
   }
 
-  /** An extension notification: sent as `_${method}`. */
+  /** An extension notification, sent as it is (see `extMethod`). */
   extNotification(method: string, params: Record<string, unknown>): Promise<void> {
-    return this.dispatcher.sendNotification(`_${method}`, params);
+    return this.dispatcher.sendNotification(method, params);
   }
 
   /**
-   * A request with `method` sent as it is: one of the stream's
-   * `uncheckedMethods` (the legacy `session/set_model`, ...), or any method
-   * the peer's side has. The engine checks it as it checks the typed calls:
-   * a method outside the schema that is not listed (and does not start with
-   * `_`) rejects with -32601 before anything is sent.
+   * A request with `method` sent as it is: a method of the peer's side
+   * (its params checked as the typed calls' are), or any method outside
+   * the schema (a custom one, or one the schema dropped, such as the legacy
+   * `session/set_model`), unchecked.
    */
   sendRequest<T = unknown>(method: string, params?: unknown): Promise<T> {
     return this.dispatcher.sendRequest(method, params) as Promise<T>;

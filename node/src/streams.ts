@@ -27,7 +27,7 @@ export interface ByteStreamHost {
 
 /** What the connection adds to the stream's own options. */
 export interface OpenOptions {
-  /** Unchecked methods besides the stream's own `uncheckedMethods` (the app API: `*`). */
+  /** Unchecked methods besides the stream's own `uncheckedMethods` (the class API and the app API: `*`). */
   uncheckedMethods?: readonly string[];
   /** The ACP versions the connection speaks (default: 1), selected at `initialize`. */
   protocolVersions?: readonly number[];
@@ -72,16 +72,10 @@ export interface StreamOptions {
   /** What the connection may hold for a peer that is not reading. */
   limits?: Limits;
   /**
-   * Methods outside the ACP schema this connection sends and receives as they
-   * are, unchecked: for peers that still use methods the schema dropped (the
-   * legacy `session/set_model`) or methods of a newer schema. On a typed
-   * connection, inbound ones reach the handler's `extMethod` /
-   * `extNotification` (named as they are, with no `_` taken off); send them
-   * with the connection's generic request/notification calls (`sendRequest`
-   * / `sendNotification` on the typed connection: its `extMethod` /
-   * `extNotification` add a `_`). Unlisted, such a method is refused before
-   * it is sent (-32601), and answered -32601 (a notification: dropped) when
-   * received.
+   * @deprecated The class API and the app API send and receive methods
+   * outside the ACP schema as they are, as the official SDK does, so
+   * listing them changes nothing. Kept so that code that lists them
+   * compiles.
    */
   uncheckedMethods?: readonly string[];
 }
@@ -96,6 +90,12 @@ export interface SpawnOptions extends StreamOptions {
   /** How long the agent may take to exit after its stdin closed before it is killed (default 500). */
   exitGraceMs?: number;
 }
+
+/** @internal The engine's name for "every method outside the schema"
+ * (`UncheckedMethods::ALL`): custom methods, as in the official SDK (the
+ * class API of 1.x and the app API of 2.x), sent and received as they are
+ * (the schema's own methods are still checked). */
+export const ALL_UNCHECKED: OpenOptions = { uncheckedMethods: ["*"] };
 
 /** @internal A connection's settings for the native side. */
 export function settings(side: Side, unstable: boolean, options: StreamOptions | undefined, open?: OpenOptions) {

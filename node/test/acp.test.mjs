@@ -126,10 +126,10 @@ test("every agent method from the client", async () => {
   const prompted = await conn.prompt({ sessionId, prompt: text("echo") });
   assert.equal(prompted.stopReason, "end_turn");
   await conn.cancel({ sessionId });
-  await conn.extNotification("test.note", { a: 1 });
-  const echoed = await conn.extMethod("test.echo", { b: 2 });
-  assert.deepEqual(echoed, { method: "test.echo", params: { b: 2 } });
-  const { calls } = await conn.extMethod("test.calls", {});
+  await conn.extNotification("_test.note", { a: 1 });
+  const echoed = await conn.extMethod("_test.echo", { b: 2 });
+  assert.deepEqual(echoed, { method: "_test.echo", params: { b: 2 } });
+  const { calls } = await conn.extMethod("_test.calls", {});
   assert.deepEqual(calls, [
     "initialize",
     "newSession",
@@ -141,9 +141,9 @@ test("every agent method from the client", async () => {
     `resumeSession:${sessionId}`,
     `closeSession:${sessionId}`,
     `cancel:${sessionId}`,
-    'extNotification:test.note:{"a":1}',
-    "extMethod:test.echo",
-    "extMethod:test.calls",
+    'extNotification:_test.note:{"a":1}',
+    "extMethod:_test.echo",
+    "extMethod:_test.calls",
   ]);
   await done(conn);
 });
@@ -152,7 +152,7 @@ test("every client method from the agent, TerminalHandle and ext methods", async
   const dir = scratchDir(t);
   fs.writeFileSync(path.join(dir, "in.txt"), "one\ntwo\nthree\n");
   const { conn, client, sessionId } = await connect();
-  const note = client.nextNote("test.note");
+  const note = client.nextNote("_test.note");
   const result = await conn.prompt({ sessionId, prompt: text(`client-methods ${dir}`) });
   assert.equal(result.stopReason, "end_turn");
   const report = JSON.parse(client.updates.at(-1));
@@ -177,7 +177,7 @@ test("every client method from the agent, TerminalHandle and ext methods", async
     "terminalOutput",
     "killTerminal",
     "releaseTerminal",
-    "extMethod:test.client",
+    "extMethod:_test.client",
     "readTextFile",
   ]);
   await done(conn);
@@ -191,7 +191,7 @@ test("TerminalHandle is released by `await using`", async () => {
     },
   });
   const { conn } = await connect(client, DISPOSE_AGENT);
-  const after = client.nextNote("test.after-scope");
+  const after = client.nextNote("_test.after-scope");
   const result = await conn.prompt({ sessionId: "s", prompt: text("go") });
   assert.equal(result.stopReason, "end_turn");
   assert.deepEqual(await after, { output: "disposed\n" });
@@ -317,7 +317,7 @@ test("cancellation, agent -> client: $/cancel_request aborts the client handler'
   const client = makeClient({
     async requestPermission(params, context) {
       const aborted = new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
-      await conn.extNotification("test.got-permission", {});
+      await conn.extNotification("_test.got-permission", {});
       await aborted;
       abortReason = context.signal.reason;
       return { outcome: { outcome: "cancelled" } };

@@ -45,7 +45,7 @@ async function connect(client, t) {
 test("10,000 requests in flight each way", async (t) => {
   const n = 10_000 * SCALE;
   const { conn, sessionId } = await connect(loadClient(), t);
-  const answers = await Promise.all(Array.from({ length: n }, (_, i) => conn.extMethod("test.echo", { i })));
+  const answers = await Promise.all(Array.from({ length: n }, (_, i) => conn.extMethod("_test.echo", { i })));
   assert.deepEqual(
     answers.map((answer) => answer.params.i),
     Array.from({ length: n }, (_, i) => i),
@@ -106,7 +106,7 @@ test("memory stays flat over 110,000 messages", async (t) => {
   const round = async () => {
     await conn.prompt({ sessionId, prompt: text("burst 20000") });
     client.updates.length = 0;
-    await Promise.all(Array.from({ length: 2000 }, (_, i) => conn.extMethod("test.echo", { i })));
+    await Promise.all(Array.from({ length: 2000 }, (_, i) => conn.extMethod("_test.echo", { i })));
   };
   // The allocators settle after about 20 rounds (~90 MiB here), then stay
   // within a couple of MiB over thousands of rounds.

@@ -1,9 +1,10 @@
-// Methods outside the schema (`uncheckedMethods`): the legacy
-// `session/set_model` that real agents still take and real clients send,
-// over real pipes to a spawned agent. Listed on both sides, it goes out as it
-// is and reaches the agent's extMethod; unlisted, our side refuses to send it
-// and the agent's side answers -32601; serveAgent and connectAgent take the
-// option too. Against the INSTALLED package.
+// Methods outside the schema on the class API, as the official SDK 1.x's
+// class API has them: the legacy `session/set_model` that real agents still
+// take and real clients send, a custom method, and an `_` extension go out
+// as they are and reach the peer's extMethod / extNotification under the
+// name that came (no `_` added or taken off), over real pipes to a spawned
+// agent; the schema's own methods are still checked; serveAgent and
+// connectAgent alike. Against the INSTALLED package.
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
@@ -22,16 +23,9 @@ const client = () => ({
   sessionUpdate() {},
 });
 
-/** A client of the legacy agent; `agentTakes`: the agent's unchecked methods. */
-function connect(agentTakes, options = {}) {
-  const args = agentTakes.length === 0 ? [LEGACY_AGENT] : [LEGACY_AGENT, "--unchecked", ...agentTakes];
-  return spawnAgent(client, process.execPath, args, options);
-}
-
-/** What the agent's extMethod / extNotification got (asked with an extension,
- * `_test/recorded`, which reaches its extMethod as `test/recorded`). */
+/** What the agent's extMethod / extNotification got. */
 async function recorded(conn) {
-  return (await conn.extMethod("test/recorded", {})).recorded;
+  return (await conn.extMethod("_test/recorded", {})).recorded;
 }
 
 async function done(conn) {
@@ -39,74 +33,60 @@ async function done(conn) {
   await conn.closed;
 }
 
-test("listed on both sides, session/set_model goes out as it is and reaches the agent's extMethod", async () => {
-  const conn = connect([SET_MODEL, NOTE], { uncheckedMethods: [SET_MODEL, NOTE] });
+test("methods outside the schema go out as they are and reach the agent's extMethod under their own name", async () => {
+  const conn = spawnAgent(client, process.execPath, [LEGACY_AGENT]);
   assert.ok(conn instanceof ClientSideConnection);
   await conn.initialize({ protocolVersion: 1 });
   assert.deepEqual(await conn.sendRequest(SET_MODEL, MODEL), {});
   await conn.sendNotification(NOTE, { n: 1 });
+  // The official SDK 1.x's extMethod / extNotification send the name as given.
+  assert.deepEqual(await conn.extMethod("example.com/ping", { n: 2 }), {});
+  await conn.extNotification("_vendor/note", { n: 3 });
   assert.deepEqual(await recorded(conn), [
     ["extMethod", SET_MODEL, MODEL],
     ["extNotification", NOTE, { n: 1 }],
+    ["extMethod", "example.com/ping", { n: 2 }],
+    ["extNotification", "_vendor/note", { n: 3 }],
   ]);
-  // Listing methods does not open the others.
-  await assert.rejects(conn.sendRequest("session/set_other", {}), (error) => {
-    return error instanceof RequestError && error.code === -32601;
-  });
   await done(conn);
 });
 
-test("unlisted on our side, session/set_model is refused before it is sent (-32601)", async () => {
-  // The agent would take it: only our side's check can refuse it.
-  const conn = connect([SET_MODEL, NOTE]);
+test("the schema's own methods are still checked, and one the agent does not implement is not found", async () => {
+  // uncheckedMethods (deprecated) is still taken, and changes nothing.
+  const conn = spawnAgent(client, process.execPath, [LEGACY_AGENT], { uncheckedMethods: [SET_MODEL] });
   await conn.initialize({ protocolVersion: 1 });
-  await assert.rejects(conn.sendRequest(SET_MODEL, MODEL), (error) => {
-    return error instanceof RequestError && error.code === -32601;
+  await assert.rejects(conn.sendRequest("session/new", { cwd: 42 }), (error) => {
+    return error instanceof RequestError && error.code === -32602;
   });
-  await assert.rejects(conn.sendNotification(NOTE, { n: 1 }), (error) => {
-    return error instanceof RequestError && error.code === -32601;
+  // The agent has no loadSession: -32601, and its extMethod never sees it.
+  await assert.rejects(conn.sendRequest("session/load", { sessionId: "s-1", cwd: "/", mcpServers: [] }), (error) => {
+    return error instanceof RequestError && error.code === -32601 && error.data?.method === "session/load";
   });
   assert.deepEqual(await recorded(conn), []);
   await done(conn);
 });
 
-test("unlisted on the agent's side, session/set_model is answered -32601 and never reaches extMethod", async () => {
-  const conn = connect([], { uncheckedMethods: [SET_MODEL, NOTE] });
-  await conn.initialize({ protocolVersion: 1 });
-  await assert.rejects(conn.sendRequest(SET_MODEL, MODEL), (error) => {
-    return error instanceof RequestError && error.code === -32601 && error.data?.method === SET_MODEL;
-  });
-  // A notification is dropped, unanswered.
-  await conn.sendNotification(NOTE, { n: 1 });
-  assert.deepEqual(await recorded(conn), []);
-  await done(conn);
-});
-
-test("serveAgent and connectAgent take uncheckedMethods, agent -> client too", async () => {
+test("serveAgent and connectAgent: methods outside the schema both ways", async () => {
   const got = [];
-  const server = await serveAgent(
-    (connection) => ({
-      initialize: () => ({ protocolVersion: 1 }),
-      newSession: () => ({ sessionId: "s-1" }),
-      async prompt(params) {
-        // The agent sends one to its client: as it is, to the client's extNotification.
-        await connection.sendNotification(NOTE, { from: "agent" });
-        return { stopReason: "end_turn" };
-      },
-      cancel() {},
-      extMethod(method, params) {
-        got.push([method, params]);
-        return { model: params.modelId };
-      },
-    }),
-    { uncheckedMethods: [SET_MODEL, NOTE] },
-  );
+  const server = await serveAgent((connection) => ({
+    initialize: () => ({ protocolVersion: 1 }),
+    newSession: () => ({ sessionId: "s-1" }),
+    async prompt() {
+      // The agent sends one to its client: as it is, to the client's extNotification.
+      await connection.sendNotification(NOTE, { from: "agent" });
+      return { stopReason: "end_turn" };
+    },
+    cancel() {},
+    extMethod(method, params) {
+      got.push([method, params]);
+      return { model: params.modelId };
+    },
+  }));
   try {
     const notes = [];
     const conn = connectAgent(
       () => ({ ...client(), extNotification: (method, params) => void notes.push([method, params]) }),
       server.websocketUrl,
-      { uncheckedMethods: [SET_MODEL, NOTE] },
     );
     await conn.initialize({ protocolVersion: 1 });
     assert.deepEqual(await conn.sendRequest(SET_MODEL, MODEL), { model: "fast" });

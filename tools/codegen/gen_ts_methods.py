@@ -176,9 +176,9 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str) -> str
                 result = f"schema.{m.result}" + (" | void" if may_be_empty(schema, m.result) else "")
                 out.append(f"  {name}{opt}(params: schema.{m.params}, context: RequestContext): MaybePromise<{result}>;")
         out += [
-            "  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */",
+            "  /** A request for a method outside this side's table (a custom one, such as an `_`-prefixed extension), named as it came; unless implemented, -32601. */",
             "  extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;",
-            "  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */",
+            "  /** A notification for a method outside this side's table, named as it came; ignored unless implemented. */",
             "  extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;",
             "  /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */",
             "  onInvalidNotification?(method: string, error: RequestError): void;",

@@ -6,7 +6,7 @@
 import { Dispatcher, thenable, type RequestContext } from "../dispatcher.js";
 import { isRequestError, logHandlerError, RequestError } from "../errors.js";
 import type { MaybePromise } from "../sides.js";
-import { ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
+import { ALL_UNCHECKED, ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
 import { AgentConnection, AgentContext, ClientConnection, ClientContext, sessionRouterOf, type AcpConnection } from "./context.js";
 import { parseParams, type AppOptions, type ParamsParser } from "./options.js";
 import type { AppProtocol } from "./protocol.js";
@@ -28,10 +28,6 @@ interface Registered<H> {
 }
 
 const WILDCARD = "*";
-/** The engine's name for "every method outside the schema" (`UncheckedMethods::ALL`):
- * methods outside the schema are custom methods, as in the official SDK 2.x, sent and
- * received unchecked (the schema's own methods are still checked). */
-export const ALL_UNCHECKED = { uncheckedMethods: ["*"] };
 
 /** A stream, or the other side's app to connect to in memory. */
 export type ConnectTarget<Peer> = Stream | MessageStream | Peer;

@@ -56,8 +56,8 @@ const agent = {
   },
   async extMethod(method, params) {
     calls.push(`extMethod:${method}`);
-    if (method === "test.calls") return { calls };
-    if (method === "test.echo") return { method, params };
+    if (method === "_test.calls") return { calls };
+    if (method === "_test.echo") return { method, params };
     throw RequestError.methodNotFound(method);
   },
   extNotification(method, params) {
@@ -107,8 +107,8 @@ const agent = {
         report.output = await terminal.currentOutput();
         report.kill = await terminal.kill();
         report.release = await terminal.release();
-        report.ext = await conn.extMethod("test.client", { n: 1 });
-        await conn.extNotification("test.note", { from: "agent" });
+        report.ext = await conn.extMethod("_test.client", { n: 1 });
+        await conn.extNotification("_test.note", { from: "agent" });
         try {
           await conn.readTextFile({ sessionId, path: `${dir}/missing.txt` });
         } catch (error) {
@@ -122,7 +122,7 @@ const agent = {
         const signal = context.signal;
         await say(sessionId, "waiting");
         await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-        await conn.extNotification("test.aborted", { code: signal.reason?.code ?? null });
+        await conn.extNotification("_test.aborted", { code: signal.reason?.code ?? null });
         return { stopReason: "cancelled" };
       }
       case "throw-sync":

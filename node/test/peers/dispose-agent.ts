@@ -13,7 +13,7 @@ const agent: Agent = {
       await terminal.waitForExit();
       output = (await terminal.currentOutput()).output;
     }
-    await conn.extNotification("test.after-scope", { output });
+    await conn.extNotification("_test.after-scope", { output });
     return { stopReason: "end_turn" };
   },
 };

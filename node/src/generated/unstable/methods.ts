@@ -598,9 +598,9 @@ export interface Agent {
    * Handles the `session/unarchive` request (also found as `unarchiveSession`).
    */
   unstable_unarchiveSession?(params: schema.UnarchiveSessionRequest, context: RequestContext): MaybePromise<schema.UnarchiveSessionResponse | void>;
-  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */
+  /** A request for a method outside this side's table (a custom one, such as an `_`-prefixed extension), named as it came; unless implemented, -32601. */
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
-  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
+  /** A notification for a method outside this side's table, named as it came; ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
   /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */
   onInvalidNotification?(method: string, error: RequestError): void;
@@ -769,9 +769,9 @@ export interface Client {
    * Handles the `terminal/wait_for_exit` request (also found as `unstable_waitForTerminalExit`).
    */
   waitForTerminalExit?(params: schema.WaitForTerminalExitRequest, context: RequestContext): MaybePromise<schema.WaitForTerminalExitResponse | void>;
-  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */
+  /** A request for a method outside this side's table (a custom one, such as an `_`-prefixed extension), named as it came; unless implemented, -32601. */
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
-  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
+  /** A notification for a method outside this side's table, named as it came; ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
   /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */
   onInvalidNotification?(method: string, error: RequestError): void;

@@ -487,9 +487,9 @@ export interface Agent {
    * Handles the `tool_call/cancel` request (also found as `unstable_cancelToolCall`).
    */
   cancelToolCall?(params: schema.CancelToolCallRequest, context: RequestContext): MaybePromise<schema.CancelToolCallResponse | void>;
-  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */
+  /** A request for a method outside this side's table (a custom one, such as an `_`-prefixed extension), named as it came; unless implemented, -32601. */
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
-  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
+  /** A notification for a method outside this side's table, named as it came; ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
   /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */
   onInvalidNotification?(method: string, error: RequestError): void;
@@ -601,9 +601,9 @@ export interface Client {
    * Handles the `session/update` notification (also found as `unstable_updateSession`).
    */
   updateSession?(params: schema.UpdateSessionNotification): MaybePromise<void>;
-  /** An extension request (a method starting with `_`, given here without it), or one of the connection's `uncheckedMethods` (as it is); unless implemented, -32601. */
+  /** A request for a method outside this side's table (a custom one, such as an `_`-prefixed extension), named as it came; unless implemented, -32601. */
   extMethod?(method: string, params: Record<string, unknown>, context: RequestContext): MaybePromise<Record<string, unknown>>;
-  /** An extension notification (`_`-prefixed, given here without it), or one of the connection's `uncheckedMethods` (as it is); ignored unless implemented. */
+  /** A notification for a method outside this side's table, named as it came; ignored unless implemented. */
   extNotification?(method: string, params: Record<string, unknown>): MaybePromise<void>;
   /** A notification from the peer whose params fail the schema was dropped (`error`: the -32602 saying what failed); without this, a process warning. */
   onInvalidNotification?(method: string, error: RequestError): void;
