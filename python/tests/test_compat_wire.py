@@ -13,10 +13,11 @@ from typing import Any, Dict, List
 
 import pytest
 from conftest import run_async
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from acp_engine.compat import AgentSideConnection
 from acp_engine.compat import schema as s
+from acp_engine.compat._wire import Writers, to_wire_json
 from acp_engine.compat.utils import serialize_params
 
 
@@ -159,3 +160,44 @@ async def test_a_wrong_argument_fails_as_the_model_does_and_writes_nothing() -> 
         }
     finally:
         await conn.close()
+
+
+class _Shadowing(BaseModel):
+    """Fields named as the writer's own names once were (``params``) and as
+    the builtins it calls (``type``, ``list``)."""
+
+    type: str
+    list: List[s.PermissionOption]
+    params: Any = None
+    field_meta: Any = Field(default=None, alias="_meta")
+
+
+def _as_json(written: Any) -> Any:
+    """A writer's output as plain JSON values (the models in it are JSON bytes)."""
+    if isinstance(written, bytes):
+        return json.loads(written)
+    if isinstance(written, list):
+        return [_as_json(item) for item in written]
+    if isinstance(written, dict):
+        return {key: _as_json(value) for key, value in written.items()}
+    return written
+
+
+def test_a_writer_keeps_fields_named_as_its_own_names_and_builtins() -> None:
+    write = Writers(type("Models", (), {"Shadowing": _Shadowing})).Shadowing
+    option = s.PermissionOption(option_id="allow", name="Allow", kind="allow_once")
+    # Plain values: the dict of them; a `params` value: the model's path.
+    plain = write(type="x", list=[option], params=None, field_meta=None)
+    assert isinstance(plain, dict)
+    assert _as_json(plain) == {"type": "x", "list": [json.loads(to_wire_json(option))]}
+    built = write(type="x", list=[option], params={"a": 1}, field_meta=None)
+    assert isinstance(built, bytes)
+    assert json.loads(built) == json.loads(to_wire_json(_Shadowing(type="x", list=[option], params={"a": 1})))
+    assert json.loads(built)["params"] == {"a": 1}
+
+
+def test_mcp_message_params_keep_their_value() -> None:
+    write = Writers(s).MessageMcpRequest
+    written = write(server_id="srv", request_id="r-1", method="tools/call", params={"name": "x"}, field_meta=None)
+    expected = serialize_params(s.MessageMcpRequest(server_id="srv", request_id="r-1", method="tools/call", params={"name": "x"}))
+    assert _as_json(written) == expected

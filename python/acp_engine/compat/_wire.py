@@ -131,20 +131,32 @@ def _writer_of(model: type[pydantic.BaseModel]) -> Callable[..., Union[bytes, Di
     its field takes, or a required one that is missing, builds the model:
     ``model(...)`` validates it (a wrong one raises pydantic's
     ValidationError, as in the official SDK)."""
+    # Every name the function uses besides its fields starts with `_`, as no
+    # field's does: a field named `params` (mcp/message's), or one named
+    # `type`, keeps its value and its builtin.
     fields = [name for name, _ in fields_of(model)]
     signature = ", ".join(fields)
 
     def built(*values: Any) -> bytes:
         return to_wire_json(model(**dict(zip(fields, values))))
 
-    names: Dict[str, Any] = {"_engine": engine_wire_json, "_declined": _declined_wire_json, "_built": built}
+    names: Dict[str, Any] = {
+        "_engine": engine_wire_json,
+        "_declined": _declined_wire_json,
+        "_built": built,
+        "_type": type,
+        "_list": list,
+        "_str": str,
+        "_int": int,
+        "_bool": bool,
+    }
     build = f"        return _built({signature})"
     lines = [f"def write({signature}):"]
     plan = _plan_of(model)
     if plan is None:
         lines.append(build[4:])
     else:
-        lines.append("    params = {}")
+        lines.append("    _params = {}")
     for index, field in enumerate(plan or ()):
         key = repr(field.key)
         lines.append(f"    if {field.name} is None:")
@@ -155,28 +167,28 @@ def _writer_of(model: type[pydantic.BaseModel]) -> Callable[..., Union[bytes, Di
         if field.kind == _MODEL:
             names[f"_classes{index}"] = field.classes
             lines += [
-                f"    elif type({field.name}) in _classes{index}:",
-                f"        written = _engine({field.name})",
-                f"        params[{key}] = written if written is not None else _declined({field.name})",
+                f"    elif _type({field.name}) in _classes{index}:",
+                f"        _written = _engine({field.name})",
+                f"        _params[{key}] = _written if _written is not None else _declined({field.name})",
             ]
         elif field.kind == _MODEL_LIST:
             names[f"_classes{index}"] = field.classes
             lines += [
-                f"    elif type({field.name}) is list:",
-                "        items = []",
-                f"        for item in {field.name}:",
-                f"            if type(item) not in _classes{index}:",
+                f"    elif _type({field.name}) is _list:",
+                "        _items = []",
+                f"        for _item in {field.name}:",
+                f"            if _type(_item) not in _classes{index}:",
                 "        " + build,
-                "            written = _engine(item)",
-                "            items.append(written if written is not None else _declined(item))",
-                f"        params[{key}] = items",
+                "            _written = _engine(_item)",
+                "            _items.append(_written if _written is not None else _declined(_item))",
+                f"        _params[{key}] = _items",
             ]
         elif field.kind in (_STR, _INT, _BOOL):
-            kind = {_STR: "str", _INT: "int", _BOOL: "bool"}[field.kind]
-            lines += [f"    elif type({field.name}) is {kind}:", f"        params[{key}] = {field.name}"]
+            kind = {_STR: "_str", _INT: "_int", _BOOL: "_bool"}[field.kind]
+            lines += [f"    elif _type({field.name}) is {kind}:", f"        _params[{key}] = {field.name}"]
         lines += ["    else:", build]
     if plan is not None:
-        lines.append("    return params")
+        lines.append("    return _params")
     exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the model's fields
     write: Callable[..., Union[bytes, Dict[str, Any]]] = names["write"]
     write.__name__ = write.__qualname__ = f"write_{model.__name__}"  # as tracebacks name it
