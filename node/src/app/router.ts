@@ -8,7 +8,7 @@
 import { Dispatcher, type RequestContext } from "../dispatcher.js";
 import { RequestError } from "../errors.js";
 import { ALL_UNCHECKED, Side, type MessageStream, type Stream } from "../streams.js";
-import { type AgentAppBase } from "./app.js";
+import type { AgentAppBase } from "./app.js";
 import type { AcpConnection } from "./context.js";
 
 type AnyAgentApp = AgentAppBase<object>;
