@@ -94,7 +94,7 @@ class Api(NamedTuple):
     route_import: Optional[str]  # where Route is defined, if not in the generated routes
     # Params made by ``_wire.Writers`` (v1's ``serialize_params`` rule); v2
     # writes what was given, so its peers build the model.
-    wire_params_of: bool = False
+    writers: bool = False
 
 
 def handler_name(method: ir.Method, api: Api) -> str:
@@ -240,13 +240,13 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
     if params.union is not None:
         # The params' own fields plus the union part's, given as keywords.
         build = f"_params({m.params!r}, dict({values}{', ' if values else ''}**kwargs))"
-    elif api.wire_params_of:
+    elif api.writers:
         # The params model's writer, by keyword: a name it does not take fails at once.
         build = f"_write.{m.params}({values}{', ' if values else ''}field_meta=kwargs or None)"
     else:
         build = f"_schema.{m.params}({values}{', ' if values else ''}field_meta=kwargs or None)"
     key = f'{table}["{api.key_of(m)}"]'
-    if m.notification and api.wire_params_of:
+    if m.notification and api.writers:
         # Params written for the wire already: no conversion on the way.
         out.append(f"        await self._notify_wire({key}, {build})")
     elif m.notification:
@@ -273,11 +273,11 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
         *imports(["Any", "Awaitable", "Dict", "List", "Optional"], body),
         "from . import schema as _schema",
         "from ._router import build_params as _params",
-        *(["from ._wire import Writers"] if api.wire_params_of else []),
+        *(["from ._wire import Writers"] if api.writers else []),
         "from .meta import AGENT_METHODS, CLIENT_METHODS",
         "",
         *(["# Each params model's writer for the wire (``_wire.Writers``).", "_write = Writers(_schema)", ""]
-          if api.wire_params_of else []),
+          if api.writers else []),
         "",
         "class _Peer:",
         "    def _call(self, method: str, params: Any, result: str) -> Awaitable[Any]:",
@@ -286,7 +286,7 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
         "    def _notify(self, method: str, params: Any) -> Awaitable[None]:",
         "        raise NotImplementedError",
         *(["", "    def _notify_wire(self, method: str, params: Any) -> Awaitable[None]:",
-           "        raise NotImplementedError"] if api.wire_params_of else []),
+           "        raise NotImplementedError"] if api.writers else []),
     ]
     return "\n".join(out + body) + "\n"
 
@@ -377,7 +377,7 @@ def generate_exports(schema: ir.Schema) -> str:
     return "\n".join(out) + "\n"
 
 
-V1_API = Api(SCHEMA, "acp", HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None, wire_params_of=True)
+V1_API = Api(SCHEMA, "acp", HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None, writers=True)
 V2_API = Api(V2_SCHEMA, "acp.experimental.v2", V2_HANDLER_NAMES, v2_key, "handle_extension_request", "handle_extension_notification",
              "..._methods")
 

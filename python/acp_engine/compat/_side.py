@@ -83,7 +83,7 @@ class SideConnection:
         return self._conn._notify_now(method, self._wire_params(params))
 
     def _notify_wire(self, method: str, params: Any) -> Awaitable[None]:
-        """``_notify`` for params already as the engine takes them (``wire_params_of``'s)."""
+        """``_notify`` for params already as the engine takes them (a ``_wire.Writers`` writer's)."""
         return self._conn._notify_now(method, params)
 
     async def ext_method(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:

@@ -151,13 +151,20 @@ def _writer_of(model: type[pydantic.BaseModel]) -> Callable[..., Union[bytes, Di
         "_bool": bool,
     }
     build = f"        return _built({signature})"
-    lines = [f"def write({signature}):"]
     plan = _plan_of(model)
-    if plan is None:
-        lines.append(build[4:])
-    else:
-        lines.append("    _params = {}")
-    for index, field in enumerate(plan or ()):
+    body = [build[4:]] if plan is None else _checks_of(plan, build, names)
+    lines = [f"def write({signature}):", *body]
+    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the model's fields
+    write: Callable[..., Union[bytes, Dict[str, Any]]] = names["write"]
+    write.__name__ = write.__qualname__ = f"write_{model.__name__}"  # as tracebacks name it
+    return write
+
+
+def _checks_of(plan: Tuple[_FieldPlan, ...], build: str, names: Dict[str, Any]) -> List[str]:
+    """The writer's body for ``plan``: a check per field, ``build`` (the
+    model's path) when one fails; the values it names go into ``names``."""
+    lines = ["    _params = {}"]
+    for index, field in enumerate(plan):
         key = repr(field.key)
         lines.append(f"    if {field.name} is None:")
         lines.append(build if field.required else "        pass")
@@ -187,12 +194,8 @@ def _writer_of(model: type[pydantic.BaseModel]) -> Callable[..., Union[bytes, Di
             kind = {_STR: "_str", _INT: "_int", _BOOL: "_bool"}[field.kind]
             lines += [f"    elif _type({field.name}) is {kind}:", f"        _params[{key}] = {field.name}"]
         lines += ["    else:", build]
-    if plan is not None:
-        lines.append("    return _params")
-    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the model's fields
-    write: Callable[..., Union[bytes, Dict[str, Any]]] = names["write"]
-    write.__name__ = write.__qualname__ = f"write_{model.__name__}"  # as tracebacks name it
-    return write
+    lines.append("    return _params")
+    return lines
 
 
 def _plan_of(model: type[pydantic.BaseModel]) -> Optional[Tuple[_FieldPlan, ...]]:
