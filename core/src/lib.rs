@@ -41,6 +41,7 @@ pub mod framing;
 pub mod fuzzing;
 mod handler;
 pub mod host;
+mod json_string;
 pub mod legacy;
 pub mod mcp;
 pub mod mcp_servers;

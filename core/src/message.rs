@@ -349,23 +349,7 @@ pub(crate) mod frame {
         out.extend_from_slice(b"}\n");
     }
 
-    /// Whether `text` is a JSON string's content as it stands (nothing to escape:
-    /// every method name), so it can be written without the serializer.
-    pub(crate) fn needs_no_escape(text: &str) -> bool {
-        text.bytes()
-            .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
-    }
-
-    /// A JSON string; plain text without the escaping machinery.
-    pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
-        if needs_no_escape(text) {
-            out.push(b'"');
-            out.extend_from_slice(text.as_bytes());
-            out.push(b'"');
-        } else {
-            serde_json::to_writer(&mut *out, text).expect("strings always serialize");
-        }
-    }
+    pub(crate) use crate::json_string::{needs_no_escape, write_string};
 
     /// Valid JSON text, kept on one line (see `one_line`).
     fn write_json_text(out: &mut Vec<u8>, text: &str) {
