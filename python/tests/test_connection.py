@@ -273,6 +273,10 @@ async def test_params_and_results_as_json_bytes() -> None:
     a, b = socket.socketpair()
 
     async def peer_request(method: str, params: Any) -> Any:
+        if params == {"n": "not JSON"}:
+            return b'{"echo": '
+        if params == {"n": "pretty"}:
+            return b' {\n  "echo": "pretty"\n}\n'
         return b'{"echo":' + (b"null" if params is None else str(params["n"]).encode()) + b"}"
 
     peer = Connection(fd_stream(a.fileno(), a.fileno()), peer_request)
@@ -284,5 +288,12 @@ async def test_params_and_results_as_json_bytes() -> None:
         with pytest.raises(ValueError):
             await ours.send_request("echo", bad)
     assert await asyncio.wait_for(ours.send_request("echo", b'{"n":8}'), 10) == {"echo": 8}
+    # A result's bytes: pretty-printed JSON goes out on one line; bytes that
+    # are not JSON are answered -32603, and the connection goes on.
+    assert await asyncio.wait_for(ours.send_request("echo", {"n": "pretty"}), 10) == {"echo": "pretty"}
+    with pytest.raises(RequestError) as refused:
+        await asyncio.wait_for(ours.send_request("echo", {"n": "not JSON"}), 10)
+    assert refused.value.code == -32603
+    assert await asyncio.wait_for(ours.send_request("echo", b'{"n":9}'), 10) == {"echo": 9}
     await ours.aclose()
     await peer.aclose()

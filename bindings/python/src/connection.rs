@@ -10,9 +10,9 @@ use acp_engine::host::{self, HostConnection, HostOptions, Side};
 use acp_engine::{Protocol, ProtocolVersions, RequestError, SpawnOptions, Transport, UncheckedMethods};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
-use crate::json::to_json;
+use crate::json::{raw_json, to_json};
 use crate::EngineError;
 use acp_engine::host::EventFd;
 
@@ -271,6 +271,12 @@ impl NativeConnection {
     /// answer any more.
     #[pyo3(signature = (token, result=None))]
     fn respond(&self, token: u64, result: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        // JSON bytes (a serializer's output: the official API's answers) are
+        // checked once and framed from where they are, not copied first.
+        if let Some(bytes) = result.and_then(|result| result.cast_exact::<PyBytes>().ok()) {
+            let result = raw_json(bytes.as_bytes())?;
+            return self.host.respond_json(token, Ok(result)).map_err(engine_error);
+        }
         let result = params_json(result)?;
         self.host
             .respond(token, Ok(result.as_deref().unwrap_or("null")))

@@ -7,6 +7,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::value::RawValue;
 
 /// Nesting deeper than this is refused (a cycle would otherwise recurse
 /// forever).
@@ -67,7 +68,7 @@ fn write(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<
     } else if let Ok(tuple) = value.cast::<PyTuple>() {
         write_items(out, tuple.iter(), depth)?;
     } else if let Ok(bytes) = value.cast::<PyBytes>() {
-        out.extend_from_slice(raw_json(bytes.as_bytes())?.as_bytes());
+        out.extend_from_slice(raw_json(bytes.as_bytes())?.get().as_bytes());
     } else if let Ok(text) = value.cast::<PyString>() {
         write_str(out, &text.to_cow()?);
     } else {
@@ -79,14 +80,14 @@ fn write(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<
     Ok(())
 }
 
-/// `bytes` given as JSON: checked to be UTF-8 and one JSON value.
-fn raw_json(bytes: &[u8]) -> PyResult<&str> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|error| PyValueError::new_err(format!("JSON bytes are not UTF-8: {error}")))?;
-    serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|error| {
-        PyValueError::new_err(format!("bytes given as JSON are not one JSON value: {error}"))
-    })?;
-    Ok(text)
+/// `bytes` given as JSON: checked, in one pass, to be one JSON value in
+/// UTF-8 (without the whitespace around it).
+pub(crate) fn raw_json(bytes: &[u8]) -> PyResult<&RawValue> {
+    serde_json::from_slice::<&RawValue>(bytes).map_err(|error| {
+        PyValueError::new_err(format!(
+            "bytes given as JSON are not one JSON value in UTF-8: {error}"
+        ))
+    })
 }
 
 fn write_items<'py>(
