@@ -134,14 +134,14 @@ IMPLS = {
         "pairs_within": "jvm",
     },
     # Not an SDK: two C processes bouncing the scenario's lines over pipes,
-    # the least a round trip costs here (bench/floor/floor.c); measured in
-    # the same run so that the report can give each pair's rpc and perm as
-    # a fraction of it.
+    # the least a round trip (or a 16 MiB message) costs here
+    # (bench/floor/floor.c); measured in the same run so that the report can
+    # give each pair's rpc, perm and large as a fraction of it.
     "pipe floor (C)": {
         "client": [os.path.join(ENGINE_BIN, "floor")],
         "agent": [os.path.join(ENGINE_BIN, "floor"), "--agent"],
         "pairs_within": "floor",
-        "scenarios": ("rpc", "perm"),
+        "scenarios": ("rpc", "perm", "large"),
         "floor": True,
     },
     # Not an SDK: two Node processes moving the scenario's lines through

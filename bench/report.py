@@ -128,6 +128,7 @@ def markdown(records, meta):
         lines += ["", "—: not a scenario of those programs (ACP v2 has no client file system: `bench/README.md`)."]
     lines += through_the_c_library(by_key, scenarios, present)
     lines += against_the_floor(by_key, present)
+    lines += large_against_the_floor(by_key, present)
     lines += node_against_the_web_stream_floor(by_key, present)
     lines += setup_against_the_python_floor(by_key, present)
     lines += [
@@ -195,6 +196,46 @@ def against_the_floor(by_key, present):
         "trips' p50 and p99 latency as its client saw them (from one request's arrival to the next's).",
         "",
     ] + floor_table(by_key, floor, scenarios, names, with_latency=True)
+
+
+def large_against_the_floor(by_key, present):
+    """Each pair's 16 MiB round trips as a fraction of the pipe floor's, and
+    the most that floor lets any pair be against each official SDK."""
+    floor = PIPE_FLOOR
+    record = by_key.get(("large", floor, floor))
+    base = summarize(record) if record else None
+    if base is None:
+        return []
+    names = [name for name in IMPLS if not IMPLS[name].get("floor") and name in present
+             and ("large", name, name) in by_key]
+    lines = [
+        "",
+        "## Large messages against the pipe floor",
+        "",
+        "The floor: the same two C processes moving the `large` scenario's lines (16 MiB of content in "
+        "an `fs/write_text_file` request and in an `fs/read_text_file` answer, each round), each line "
+        "written from one prepared buffer and read into one, no SDK and no JSON parsing, over pipes of "
+        "the kernel's default size as every pair's, in the same run. Each cell: a pair's rounds/s and "
+        "the fraction of the floor's.",
+        "",
+        "| implementation | large |",
+        "|---|---:|",
+        f"| {floor} | {base['rate']:,.1f} |",
+    ]
+    for name in names:
+        mine = summarize(by_key[("large", name, name)])
+        lines.append(f"| {name} | " + ("FAIL" if mine is None else
+                                       f"{mine['rate']:,.1f} ({mine['rate'] / base['rate']:.0%})") + " |")
+    ceilings = []
+    for official in dict.fromkeys(official for _, _, official in LANGUAGES):
+        theirs = by_key.get(("large", official, official))
+        rate = summarize(theirs)["rate"] if theirs and summarize(theirs) else None
+        if rate:
+            ceilings.append(f"{official} {base['rate'] / rate:.1f}×")
+    if ceilings:
+        lines += ["", "The floor against each official SDK, the most any pair can be against it in `large`: "
+                  + ", ".join(ceilings) + "."]
+    return lines
 
 
 def floor_table(by_key, floor, scenarios, names, with_latency):
