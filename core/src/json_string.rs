@@ -94,7 +94,7 @@ mod tests {
         let long_with_escapes = format!("{}\n{}\"{}\\", "a".repeat(31), "b".repeat(33), "c".repeat(64));
         for text in [
             "",
-            "session/update",
+            "plain words",
             "a \"quoted\" word",
             "line\nbreak\ttab\r\u{8}\u{c}\u{1}\u{1f}\u{7f}",
             "naïve — ✓ 🦀",
