@@ -33,7 +33,8 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// Whether `text` is a JSON string's content as it stands (nothing to
 /// escape: every method name, most text).
-pub(crate) fn needs_no_escape(text: &str) -> bool {
+#[cfg(test)]
+fn needs_no_escape(text: &str) -> bool {
     next_escape(text.as_bytes(), 0).is_none()
 }
 

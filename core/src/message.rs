@@ -349,7 +349,7 @@ pub(crate) mod frame {
         out.extend_from_slice(b"}\n");
     }
 
-    pub(crate) use crate::json_string::{needs_no_escape, write_string};
+    use crate::json_string::write_string;
 
     /// Valid JSON text, kept on one line (see `one_line`).
     fn write_json_text(out: &mut Vec<u8>, text: &str) {

@@ -65,7 +65,7 @@ const OUTPUT_QUEUE_BATCHES: usize = 64;
 /// Append `text` as a JSON string, the way the engine writes frames (plain
 /// text is copied as it stands): for the bindings' value writers.
 pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
-    crate::message::frame::write_string(out, text);
+    crate::json_string::write_string(out, text);
 }
 
 /// What a host connection shares with its engine tasks.

@@ -299,16 +299,12 @@ fn push_number(text: &mut String, number: impl itoa::Integer) {
     text.push_str(itoa::Buffer::new().format(number));
 }
 
-/// A JSON string, without an allocation when nothing needs escaping (a
-/// method name, on every message).
+/// A JSON string, written as the frames' are (no allocation: a method
+/// name, on every message).
 fn push_string(text: &mut String, value: &str) {
-    if crate::message::frame::needs_no_escape(value) {
-        text.push('"');
-        text.push_str(value);
-        text.push('"');
-    } else {
-        push_json(text, value);
-    }
+    // SAFETY: `write_string` appends valid UTF-8: `value`'s own text, split
+    // only around the ASCII bytes it escapes, and ASCII escapes.
+    crate::json_string::write_string(unsafe { text.as_mut_vec() }, value);
 }
 
 fn push_json(text: &mut String, value: &(impl Serialize + ?Sized)) {
