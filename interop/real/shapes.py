@@ -153,10 +153,11 @@ def trace_between_acpx_and(name, agent, marker, env, work):
     traced = []
     if out.exists():
         traced = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    # Byte-transparent: acpx saw exactly what the trace recorded, in order.
+    # Byte-transparent: acpx saw exactly what the trace recorded.
     recorded = [entry.get("message") for entry in traced]
-    if recorded != seen:
-        problems.append("acpx saw %d messages, the trace recorded %d, or they differ" % (len(seen), len(recorded)))
+    difference = transparency_problem(seen, traced)
+    if difference:
+        problems.append("acpx saw %d messages, the trace recorded %d: %s" % (len(seen), len(recorded), difference))
     if not any(m.get("method") == "session/request_permission" for m in seen):
         problems.append("no permission request crossed the trace")
     left = left_behind(marker)
@@ -168,6 +169,24 @@ def trace_between_acpx_and(name, agent, marker, env, work):
     row("acpx -> acp-engine trace -> %s: byte-transparent (%d messages; flagged: %s)"
         % (name, len(recorded), "; ".join(violations) or "none"), problems, output)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def transparency_problem(seen, traced):
+    """Why the messages acpx saw are not those the trace recorded, each
+    direction in its own order; None when they are. Two messages crossing
+    in opposite directions have no order between them: acpx may log its
+    answer before an update the agent had already sent."""
+    def key(message):
+        return json.dumps(message, sort_keys=True)
+    seen_keys = [key(message) for message in seen]
+    if sorted(seen_keys) != sorted(key(entry.get("message")) for entry in traced):
+        return "not the same messages"
+    for direction in sorted({str(entry.get("dir")) for entry in traced}):
+        recorded = [key(entry.get("message")) for entry in traced if str(entry.get("dir")) == direction]
+        members = set(recorded)
+        if [k for k in seen_keys if k in members] != recorded:
+            return "the %s messages in another order" % direction
+    return None
 
 
 def update_kind(entry):
