@@ -252,7 +252,7 @@ codegen-check:
 	python3 tools/house/generated_marked.py
 
 FUZZ_SECONDS ?= 300
-## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check) for
+## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check, sse, json_writer) for
 ## FUZZ_SECONDS each, with AddressSanitizer; a crash fails (see fuzz/README.md)
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)

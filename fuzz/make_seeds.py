@@ -59,6 +59,14 @@ def corpus_files():
     yield from VALID.items()
 
 
+def is_json(data):
+    try:
+        json.loads(data)
+        return True
+    except ValueError:
+        return False
+
+
 def write(target, name, data):
     out = FUZZ / "seeds" / target
     out.mkdir(parents=True, exist_ok=True)
@@ -66,7 +74,7 @@ def write(target, name, data):
 
 
 def main():
-    for target in ("framing", "dispatch", "classify", "schema_check"):
+    for target in ("framing", "dispatch", "classify", "schema_check", "json_writer"):
         for old in (FUZZ / "seeds" / target).glob("*"):
             old.unlink()
     for stem, data in corpus_files():
@@ -79,11 +87,13 @@ def main():
         write("dispatch", f"{stem}-agent", bytes([0]) + data)
         write("dispatch", f"{stem}-client", bytes([1]) + data)
         write("dispatch", f"{stem}-agent-small", bytes([128]) + data)
-        # classify: each line alone.
+        # classify: each line alone; json_writer: each line that is JSON.
         for n, piece in enumerate(data.split(b"\n")):
             if piece.strip():
                 digest = hashlib.sha1(piece).hexdigest()[:8]
                 write("classify", f"{stem}-{n}-{digest}", piece)
+                if is_json(piece):
+                    write("json_writer", f"{stem}-{n}-{digest}", piece)
     # schema_check: "method\nparams" for every valid request and notification.
     for stem, data in VALID.items():
         for n, piece in enumerate(data.split(b"\n")):

@@ -61,6 +61,18 @@ pub fn check_agrees_with_parse(method: &str, text: &str) -> Option<bool> {
     crate::method_check::check_agrees_with_parse(method, text)
 }
 
+/// Whether the engine's JSON writer (`json_writer`) writes `text`, read as
+/// a JSON value, byte for byte as serde_json does, both as a line and as raw
+/// JSON (None: `text` is not JSON serde_json reads).
+pub fn writer_agrees_with_serde_json(text: &[u8]) -> Option<bool> {
+    let value = serde_json::from_slice::<serde_json::Value>(text).ok()?;
+    let expected = serde_json::to_vec(&value).expect("a Value serializes");
+    let mut written = Vec::new();
+    crate::json_writer::write(&mut written, &value).expect("a Value serializes");
+    let raw = crate::json_writer::to_raw(&value).expect("a Value serializes");
+    Some(written == expected && raw.get().as_bytes() == expected)
+}
+
 /// The server-sent events a Streamable HTTP client reads from `stream`,
 /// fed in chunks of the given sizes (cycled; a size of 0 counts as 1), or
 /// None once an event is over `max_event` bytes.

@@ -42,6 +42,7 @@ pub mod fuzzing;
 mod handler;
 pub mod host;
 mod json_string;
+mod json_writer;
 pub mod legacy;
 pub mod mcp;
 pub mod mcp_servers;

@@ -233,7 +233,7 @@ pub(crate) mod frame {
 
     fn to_line(value: &impl Serialize) -> Result<Vec<u8>, RequestError> {
         let mut bytes = Vec::with_capacity(160);
-        serde_json::to_writer(&mut bytes, value).map_err(|error| {
+        crate::json_writer::write(&mut bytes, value).map_err(|error| {
             RequestError::invalid_params().with_data(json!({ "message": error.to_string() }))
         })?;
         one_line(&mut bytes);
@@ -388,7 +388,7 @@ pub fn from_raw<T: serde::de::DeserializeOwned>(raw: Option<&RawValue>) -> Resul
 
 /// Serialize `value` to raw JSON text.
 pub fn to_raw(value: &impl Serialize) -> Result<RawJson, serde_json::Error> {
-    serde_json::value::to_raw_value(value)
+    crate::json_writer::to_raw(value)
 }
 
 #[cfg(test)]
