@@ -53,6 +53,12 @@ pub fn classify_line(line: &[u8]) -> Classified {
     }
 }
 
+/// Whether the reader's fast path (`json_scan`), when it reads `line`'s
+/// envelope, finds the fields serde_json finds.
+pub fn scan_agrees_with_serde_json(line: &[u8]) -> bool {
+    crate::message::scan_agrees_with_serde_json(line)
+}
+
 /// Whether the schema check (`schema::check`, which validates without building) and
 /// the full parse agree on `text` as the params of `method` (None: not a method either
 /// side receives). Disagreeing is a bug: the check must accept exactly what the typed

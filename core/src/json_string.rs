@@ -15,7 +15,7 @@ fn must_escape(byte: u8) -> bool {
 }
 
 /// The first byte at or after `from` that must be escaped.
-fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     let mut at = from;
     while at + STEP <= bytes.len() {
         let step = &bytes[at..at + STEP];

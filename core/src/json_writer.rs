@@ -38,21 +38,14 @@ pub(crate) fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, 
     // SAFETY: both writers produce UTF-8 (strings are copied from `str`s
     // whole or escaped as ASCII; everything else is ASCII).
     let text = unsafe { String::from_utf8_unchecked(out) };
-    Ok(raw_from_valid(text.into_boxed_str()))
+    Ok(crate::valid_raw::owned(text.into_boxed_str()))
 }
 
-/// Text this module just wrote, as a `RawValue`, without parsing it again
-/// (what `to_raw_value` saves by the same cast).
-fn raw_from_valid(text: Box<str>) -> Box<RawValue> {
-    // SAFETY: `RawValue` is `#[repr(transparent)]` over `str` (serde_json
-    // converts a `Box<str>` the same way); the text is valid JSON, written
-    // above. `raw_from_valid_keeps_the_text` checks the cast.
-    unsafe { Box::from_raw(Box::into_raw(text) as *mut RawValue) }
-}
-
-/// Room to reserve beyond a string's own bytes: its quotes and the
-/// brackets that close around it, so the line is not regrown (doubled)
-/// for its last few bytes; and an eighth for escapes.
+/// Room to reserve for a long string: its quotes and the brackets that
+/// close around it, so the line is not regrown (doubled) for its last few
+/// bytes; and an eighth for escapes. (Reserving exactly was slower: with
+/// glibc's adaptive limits, a buffer of exactly the size just freed comes
+/// from the heap, whose top is then trimmed and grown again every message.)
 fn room_for_string(len: usize) -> usize {
     len + len / 8 + 64
 }
@@ -673,7 +666,7 @@ mod tests {
     }
 
     #[test]
-    fn raw_from_valid_keeps_the_text() {
+    fn to_raw_writes_what_serde_json_writes() {
         let raw = to_raw(&json!({"a": [1, "b"]})).unwrap();
         assert_eq!(raw.get(), r#"{"a":[1,"b"]}"#);
         assert_eq!(

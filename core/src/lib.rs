@@ -41,6 +41,7 @@ pub mod framing;
 pub mod fuzzing;
 mod handler;
 pub mod host;
+mod json_scan;
 mod json_string;
 mod json_writer;
 pub mod legacy;
@@ -60,6 +61,7 @@ mod terminal;
 pub mod transport;
 mod typed;
 pub mod v2;
+mod valid_raw;
 pub mod version;
 
 pub use agent::{run_agent, Agent, AgentSideConnection};

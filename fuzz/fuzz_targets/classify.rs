@@ -1,10 +1,11 @@
 //! The message classifier on one arbitrary line (what the reader hands it:
 //! no '\n'), through `acp_engine::fuzzing::classify_line`.
 //!
-//! Checks: no panic; a valid message is consistent with the JSON it came
-//! from; an invalid one is answered -32700 (unparseable) or -32600, and the
-//! reply the engine would send is one line of valid JSON-RPC carrying the
-//! same id.
+//! Checks: no panic; the reader's fast path (`json_scan`), where it reads
+//! the line, finds the envelope fields serde_json finds; a valid message is
+//! consistent with the JSON it came from; an invalid one is answered -32700
+//! (unparseable) or -32600, and the reply the engine would send is one line
+//! of valid JSON-RPC carrying the same id.
 
 #![no_main]
 
@@ -21,6 +22,11 @@ fuzz_target!(|data: &[u8]| {
     if data.contains(&b'\n') {
         return; // the framing never hands out such a line
     }
+    assert!(
+        acp_engine::fuzzing::scan_agrees_with_serde_json(data),
+        "the reader's fast path and serde_json read {:?} differently",
+        String::from_utf8_lossy(data)
+    );
     let parsed = serde_json::from_slice::<Value>(data).ok();
     let classified = classify_line(data);
     if parsed.is_none() && !matches!(classified, Classified::Invalid { .. }) {
