@@ -72,9 +72,22 @@ pub(crate) fn check<T: DeserializeOwned + Serialize + crate::schema::Check>(
 }
 
 /// Whether checking and parsing `text` as a `T` agree (the fuzzer's and the tests'
-/// comparison: `schema::check`).
-pub(crate) fn check_agrees<T: DeserializeOwned + crate::schema::Check>(text: &str) -> bool {
-    crate::schema::check_str::<T>(text).is_ok() == serde_json::from_str::<T>(text).is_ok()
+/// comparison: `schema::check`). A `T` it parses is also written by the engine's JSON
+/// writer and by serde_json, and the two must write the same bytes (a panic otherwise:
+/// that is a bug of `json_writer`, not of the check).
+pub(crate) fn check_agrees<T: DeserializeOwned + Serialize + crate::schema::Check>(text: &str) -> bool {
+    let parsed = serde_json::from_str::<T>(text);
+    if let Ok(value) = &parsed {
+        let mut written = Vec::new();
+        crate::json_writer::write(&mut written, value).expect("a protocol type serializes");
+        let expected = serde_json::to_vec(value).expect("a protocol type serializes");
+        assert!(
+            written == expected,
+            "json_writer and serde_json write {} differently",
+            std::any::type_name::<T>()
+        );
+    }
+    crate::schema::check_str::<T>(text).is_ok() == parsed.is_ok()
 }
 
 /// Params of an extension method or notification, as plain JSON.

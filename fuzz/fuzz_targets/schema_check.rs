@@ -1,6 +1,7 @@
 //! The schema check (validation without building the value, `core/src/schema/check.rs`)
 //! against the full parse: for any text as the params of any method, both must accept
-//! or both refuse.
+//! or both refuse. Params that parse are also written by the engine's JSON writer and by
+//! serde_json, which must write the same bytes.
 //!
 //! Input layout: a method name, a newline, the params' text. Inputs whose method either
 //! side does not receive are skipped (the seeds name every method).
