@@ -335,57 +335,32 @@ impl Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
+/// The four sequence traits: each element after a comma, then the close.
+macro_rules! sequence {
+    ($($trait:ident :: $method:ident),*) => {
+        $(
+            impl ser::$trait for Compound<'_, '_> {
+                type Ok = ();
+                type Error = Declined;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Declined> {
-        self.element(value)
-    }
+                fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Declined> {
+                    self.element(value)
+                }
 
-    fn end(self) -> Result<(), Declined> {
-        self.finish()
-    }
+                fn end(self) -> Result<(), Declined> {
+                    self.finish()
+                }
+            }
+        )*
+    };
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Declined> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Declined> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Declined> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Declined> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Declined> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Declined> {
-        self.finish()
-    }
-}
+sequence!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
