@@ -12,6 +12,8 @@
 //! `None` for anything else, which `message::classify` then hands to
 //! serde_json for the answer and the error it gives.
 
+use std::ops::Range;
+
 use crate::json_string::next_escape;
 
 /// The raw text of each envelope field the line has (`null` included).
@@ -34,49 +36,32 @@ pub(crate) fn envelope_fields(line: &[u8]) -> Option<EnvelopeFields<'_>> {
     let mut scan = Scan { bytes: line, at: 0 };
     let mut fields = EnvelopeFields::default();
     scan.whitespace();
-    scan.expect(b'{')?;
-    scan.whitespace();
-    if scan.peek()? == b'}' {
-        scan.at += 1;
-    } else {
-        loop {
-            let key = scan.key()?;
-            scan.whitespace();
-            scan.expect(b':')?;
-            scan.whitespace();
-            let start = scan.at;
-            scan.value(1)?;
-            let slot = match key {
-                b"jsonrpc" => &mut fields.jsonrpc,
-                b"id" => &mut fields.id,
-                b"method" => &mut fields.method,
-                b"params" => &mut fields.params,
-                b"result" => &mut fields.result,
-                b"error" => &mut fields.error,
-                _ => {
-                    // serde_json reads an unknown key as text: it must be UTF-8.
-                    std::str::from_utf8(key).ok()?;
-                    scan.whitespace();
-                    if scan.separator()? {
-                        continue;
-                    }
-                    break;
-                }
-            };
-            if slot.is_some() {
-                return None; // serde_json: "duplicate field"
-            }
-            *slot = Some(std::str::from_utf8(&line[start..scan.at]).ok()?);
-            scan.whitespace();
-            if !scan.separator()? {
-                break;
-            }
+    scan.object(1, &mut |key, value| {
+        let slot = match key {
+            b"jsonrpc" => &mut fields.jsonrpc,
+            b"id" => &mut fields.id,
+            b"method" => &mut fields.method,
+            b"params" => &mut fields.params,
+            b"result" => &mut fields.result,
+            b"error" => &mut fields.error,
+            // serde_json reads any key as text, its escapes resolved (`"i\u0064"`
+            // is `id`): one with an escape, or not UTF-8, is left to it.
+            _ => return (!key.contains(&b'\\') && std::str::from_utf8(key).is_ok()).then_some(()),
+        };
+        if slot.is_some() {
+            return None; // serde_json: "duplicate field"
         }
-        scan.expect(b'}')?;
-    }
+        *slot = Some(std::str::from_utf8(&line[value]).ok()?);
+        Some(())
+    })?;
     scan.whitespace();
     (scan.at == line.len()).then_some(fields)
 }
+
+/// What an object hands on for each member: its key's bytes as written
+/// (between the quotes, escapes unresolved) and where its value stands.
+/// `None` stops the scan.
+type Member<'m, 'a> = dyn FnMut(&'a [u8], Range<usize>) -> Option<()> + 'm;
 
 struct Scan<'a> {
     bytes: &'a [u8],
@@ -111,23 +96,11 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// An object key without escapes, its bytes.
-    fn key(&mut self) -> Option<&'a [u8]> {
-        self.expect(b'"')?;
-        let start = self.at;
-        let end = next_escape(self.bytes, start)?;
-        if self.bytes[end] != b'"' {
-            return None; // an escape (or a control character) in a key
-        }
-        self.at = end + 1;
-        Some(&self.bytes[start..end])
-    }
-
     /// One value at `depth` (the envelope's members are at 1).
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.string(),
-            b'{' => self.object(depth + 1),
+            b'{' => self.object(depth + 1, &mut |_, _| Some(())),
             b'[' => self.array(depth + 1),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
@@ -172,7 +145,8 @@ impl<'a> Scan<'a> {
         Some(())
     }
 
-    fn object(&mut self, depth: usize) -> Option<()> {
+    /// An object at `depth`, each member handed to `member`.
+    fn object(&mut self, depth: usize, member: &mut Member<'_, 'a>) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -183,11 +157,15 @@ impl<'a> Scan<'a> {
             return Some(());
         }
         loop {
+            let key = self.at + 1;
             self.string()?;
+            let key = &self.bytes[key..self.at - 1];
             self.whitespace();
             self.expect(b':')?;
             self.whitespace();
+            let value = self.at;
             self.value(depth)?;
+            member(key, value..self.at)?;
             self.whitespace();
             if !self.separator()? {
                 return self.expect(b'}');

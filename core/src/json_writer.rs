@@ -41,6 +41,16 @@ pub(crate) fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, 
     Ok(crate::valid_raw::owned(text.into_boxed_str()))
 }
 
+/// Whether `write` and `to_raw` give `value` the bytes serde_json gives it
+/// (the tests' and the fuzz targets' comparison).
+pub(crate) fn writes_as_serde_json<T: Serialize + ?Sized>(value: &T) -> bool {
+    let expected = serde_json::to_vec(value).expect("the value serializes");
+    let mut written = Vec::new();
+    write(&mut written, value).expect("the value serializes");
+    let raw = to_raw(value).expect("the value serializes");
+    written == expected && raw.get().as_bytes() == expected
+}
+
 /// Room to reserve for a long string: its quotes and the brackets that
 /// close around it, so the line is not regrown (doubled) for its last few
 /// bytes; and an eighth for escapes. (Reserving exactly was slower: with
@@ -274,20 +284,17 @@ impl<'a, 'o> ser::Serializer for &'a mut Writer<'o> {
     }
 
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Compound<'a, 'o>, Declined> {
-        if name.starts_with("$serde_json::private::") && name != RAW_VALUE_TOKEN {
-            return Err(Declined);
-        }
-        // A RawValue is a struct of this name: its one field is written as
-        // it is (`SerializeStruct::serialize_field` below), no braces.
-        let raw = name == RAW_VALUE_TOKEN;
-        if raw {
-            return Ok(Compound {
+        match name {
+            // A RawValue is a struct of this name: its one field is written
+            // as it is (`SerializeStruct::serialize_field`), no braces.
+            RAW_VALUE_TOKEN => Ok(Compound {
                 writer: self,
                 first: true,
                 close: b"",
-            });
+            }),
+            _ if name.starts_with("$serde_json::private::") => Err(Declined),
+            _ => Ok(self.compound(b'{', b"}")),
         }
-        Ok(self.compound(b'{', b"}"))
     }
 
     fn serialize_struct_variant(
