@@ -234,8 +234,8 @@ codegen:
 	python3 tools/codegen/gen_tables.py
 
 ## codegen-check: fail when a generated file drifts from schema/v1 or the generators,
-## when a wire method name or an error code is typed by hand outside them, or a core rule is
-## written again in a binding
+## when a wire method name or an error code is typed by hand outside them, a core rule is
+## written again in a binding, or two release consumers would compile the engine differently
 codegen-check:
 	python3 tools/codegen/gen_rust.py --check
 	python3 tools/codegen/gen_python.py --check
@@ -250,6 +250,7 @@ codegen-check:
 	python3 tools/house/error_codes.py
 	python3 tools/house/rules_in_core.py
 	python3 tools/house/generated_marked.py
+	python3 tools/house/one_release_build.py
 
 FUZZ_SECONDS ?= 300
 ## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check, sse, json_writer) for

@@ -1,0 +1,1 @@
+//! Empty: this crate only asks for features (see its Cargo.toml).
