@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests the acp-engine npm package as a user gets it:
 #   1. npm ci (pinned @napi-rs/cli, typescript, @types/node)
-#   2. build the addon in release (napi build) and the package (tsc)
+#   2. build the addon in release (build-native.mjs) and the package (tsc)
 #   3. npm pack, install the tarball into an empty temp dir
 #   4. node:test suite against the INSTALLED package (test/*.test.mjs), and
 #      the official SDK's own tests (official-tests/run.mjs)
@@ -56,7 +56,7 @@ fi
 
 if [[ -n "${ACP_NODE_SKIP_BUILD:-}" ]] && ls acp-engine.*.node >/dev/null 2>&1; then
   echo "note: ACP_NODE_SKIP_BUILD set; using the addon already built"
-elif npm run build >"$tmp/build.log" 2>&1; then pass "build (napi build --release, tsc)"; else
+elif npm run build >"$tmp/build.log" 2>&1; then pass "build (the addon in release, tsc)"; else
   tail -n 40 "$tmp/build.log" >&2; fail "build"; finish; fi
 
 # The tarball is kept in target/npm for tools/readme (the README examples).
