@@ -141,7 +141,8 @@ function differences(agent, official, ours) {
 
 /** interop/real's fake model API on a free loopback port: [its port, the process]. */
 async function fakeModel() {
-  const portFile = join(mkdtempSync(join(tmpdir(), "drop-in-model-")), "port");
+  mkdirSync(work, { recursive: true });
+  const portFile = join(mkdtempSync(join(work, "model-")), "port");
   const server = spawn("python3", [join(root, "interop", "real", "fake_model.py"), portFile], { stdio: "ignore" });
   for (let waited = 0; !existsSync(portFile) && waited < 10_000; waited += 50) {
     await new Promise((done) => setTimeout(done, 50));

@@ -6,7 +6,7 @@
 // interop/conductor.sh.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -17,8 +17,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = process.env.ACP_REPO_ROOT ?? path.join(here, "..", "..");
 const target = path.join(root, "target", "debug");
 
-test("a Node proxy passes a whole session through our conductor", async () => {
-  const log = path.join(mkdtempSync(path.join(tmpdir(), "acp-proxy-")), "proxies.log");
+test("a Node proxy passes a whole session through our conductor", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), "acp-proxy-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const log = path.join(dir, "proxies.log");
   const proxy = (args) => `node ${path.join(here, "peers", "proxy.mjs")} --log ${log} ${args}`;
   const { stdout } = await promisify(execFile)(
     path.join(target, "examples", "client"),
