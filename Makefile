@@ -61,7 +61,7 @@ test-rust: build
 test-python: build
 	bash python/test.sh
 
-## test-node: the acp-engine npm package built with @napi-rs/cli, packed with
+## test-node: the acp-engine npm package built (node/build-native.mjs, tsc), packed with
 ## npm pack, installed into an empty directory and tested there (node:test,
 ## tsc --strict on the examples, interop rows)
 test-node: build
