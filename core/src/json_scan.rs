@@ -147,47 +147,46 @@ impl<'a> Scan<'a> {
 
     /// An object at `depth`, each member handed to `member`.
     fn object(&mut self, depth: usize, member: &mut Member<'_, 'a>) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.expect(b'{')?;
-        self.whitespace();
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.at + 1;
-            self.string()?;
-            let key = &self.bytes[key..self.at - 1];
-            self.whitespace();
-            self.expect(b':')?;
-            self.whitespace();
-            let value = self.at;
-            self.value(depth)?;
-            member(key, value..self.at)?;
-            self.whitespace();
-            if !self.separator()? {
-                return self.expect(b'}');
-            }
-        }
+        self.sequence(depth, b'{', b'}', |scan| {
+            let key = scan.at + 1;
+            scan.string()?;
+            let key = &scan.bytes[key..scan.at - 1];
+            scan.whitespace();
+            scan.expect(b':')?;
+            scan.whitespace();
+            let value = scan.at;
+            scan.value(depth)?;
+            member(key, value..scan.at)
+        })
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
+        self.sequence(depth, b'[', b']', |scan| scan.value(depth))
+    }
+
+    /// `open`, then items (each read by `item`) separated by commas, then
+    /// `close`: an object's or an array's frame at `depth`.
+    fn sequence(
+        &mut self,
+        depth: usize,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.expect(b'[')?;
+        self.expect(open)?;
         self.whitespace();
-        if self.peek()? == b']' {
+        if self.peek()? == close {
             self.at += 1;
             return Some(());
         }
         loop {
-            self.value(depth)?;
+            item(self)?;
             self.whitespace();
             if !self.separator()? {
-                return self.expect(b']');
+                return self.expect(close);
             }
         }
     }
