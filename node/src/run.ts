@@ -1,7 +1,8 @@
 // One-call helpers, as in every language: run an agent on this process's
 // stdio, or spawn an agent or reach a remote one and connect a client to it.
 
-import { AgentSideConnection, ClientSideConnection, type Agent, type Client } from "./generated/methods.js";
+// The class API of the root (index.ts): 1.x's, with the unstable methods.
+import { AgentSideConnection, ClientSideConnection, type Agent, type Client } from "./generated/unstable/methods.js";
 import {
   spawnStream,
   stdioStream,

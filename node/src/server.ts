@@ -2,7 +2,8 @@
 // Streamable HTTP on one endpoint, as the official SDKs' clients speak them)
 // hands each connection to this thread, which starts a new agent on it.
 
-import { AgentSideConnection, type Agent } from "./generated/methods.js";
+// The class API of the root (index.ts): 1.x's, with the unstable methods.
+import { AgentSideConnection, type Agent } from "./generated/unstable/methods.js";
 import { NativeServer } from "./native.js";
 import { kOpen, settings, type Stream, type StreamOptions } from "./streams.js";
 
