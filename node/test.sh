@@ -6,9 +6,9 @@
 #   4. node:test suite against the INSTALLED package (test/*.test.mjs), and
 #      the official SDK's own tests (official-tests/run.mjs)
 #   5. tsc --noEmit --strict on the examples (and compile them, for 6)
-#   5b. real agents from npm (claude-agent-acp, codex-acp) with the package as
-#      their SDK through npm overrides: transcripts equal to the official SDK's
-#      (drop-in/)
+#   5b. real agents from npm (claude-agent-acp, codex-acp, claude-code-acp)
+#      with the package as their SDK through npm overrides: transcripts equal
+#      to the official SDK's, claude-code-acp's own tests the same (drop-in/)
 #   6. interop rows with the Node peers (interop/run.sh with
 #      ACP_CLIENT_node / ACP_AGENT_node; the Rust examples too when
 #      target/debug/examples/{client,agent} are built)
@@ -151,16 +151,16 @@ else
   cat "$tmp/official-ci.log" >&2; fail "npm ci (official-tests)"
 fi
 
-# Real 2.x programs from npm with our package as their SDK, through npm
+# Real programs from npm with our package as their SDK, through npm
 # `overrides` (drop-in/run.mjs): their transcripts under the official clients
-# must be the official SDK's. The clients come from interop/ts; codex-acp's
+# must be the official SDK's, and claude-code-acp's own tests end the same. The clients come from interop/ts; codex-acp's
 # model is interop/real's fake one.
 if bash "$root/interop/setup.sh" >"$tmp/interop-setup.log" 2>&1 &&
   node "$node_dir/drop-in/run.mjs" "$packs/$tarball" >"$tmp/drop-in.log" 2>&1; then
-  pass "claude-agent-acp and codex-acp on acp-engine (drop-in): $(tail -n 1 "$tmp/drop-in.log")"
+  pass "claude-agent-acp, codex-acp and claude-code-acp on acp-engine (drop-in): $(tail -n 1 "$tmp/drop-in.log")"
 else
   cat "$tmp/interop-setup.log" "$tmp/drop-in.log" | tail -n 40 >&2
-  fail "claude-agent-acp and codex-acp on acp-engine (drop-in): $(tail -n 1 "$tmp/drop-in.log" 2>/dev/null)"
+  fail "claude-agent-acp, codex-acp and claude-code-acp on acp-engine (drop-in): $(tail -n 1 "$tmp/drop-in.log" 2>/dev/null)"
 fi
 
 if [[ -z "${ACP_NODE_SKIP_INTEROP:-}" ]]; then
