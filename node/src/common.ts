@@ -12,12 +12,14 @@ export {
   type Limits,
   type MessageStream,
   type NdJsonStream,
+  type NdJsonStreamOptions,
   type SpawnOptions,
   type Stream,
   type StreamOptions,
   type RemoteStreamOptions,
 } from "./streams.js";
 export { TerminalHandle } from "./terminal.js";
+export { DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from "./stream-limits.js";
 export { ActiveSession, SessionBuilder, type ActiveSessionMessage } from "./app/session.js";
 export { AcpConnection, AgentConnection, AgentContext, ClientConnection, ClientContext } from "./app/context.js";
 export type { AppOptions, ParamsParser, SendRequestOptions } from "./app/options.js";

@@ -8,6 +8,7 @@
 
 import { RequestError } from "./errors.js";
 import { LIMIT_DEFAULTS } from "./generated/tables.js";
+import { MessageTooLargeError } from "./stream-limits.js";
 
 const NEWLINE = 0x0a;
 
@@ -34,6 +35,10 @@ export class LineSplitter {
     return lines;
   }
 
+  private check(lineBytes: number): void {
+    if (lineBytes > this.maxLineBytes) throw new MessageTooLargeError(this.maxLineBytes);
+  }
+
   /** The last line, when the input ended without a newline. */
   flush(): Uint8Array | undefined {
     return this.pendingBytes > 0 ? this.take(new Uint8Array(0)) : undefined;
@@ -41,14 +46,16 @@ export class LineSplitter {
 
   private keep(part: Uint8Array): void {
     this.pendingBytes += part.length;
-    if (this.pendingBytes > this.maxLineBytes) {
-      throw new Error(`acp-engine: a message is larger than maxMessageSize (${this.maxLineBytes} bytes)`);
-    }
+    this.check(this.pendingBytes);
     this.pending.push(part.slice());
   }
 
   private take(tail: Uint8Array): Uint8Array {
-    if (this.pendingBytes === 0) return tail;
+    if (this.pendingBytes === 0) {
+      // A whole line in one chunk.
+      this.check(tail.length);
+      return tail;
+    }
     this.keep(tail);
     const line = new Uint8Array(this.pendingBytes);
     let at = 0;

@@ -3,6 +3,7 @@
 
 import { LineSplitter, messageView } from "./message-view.js";
 import { NativeConnection } from "./native.js";
+import { checkedMaxMessageBytes } from "./stream-limits.js";
 
 /** Which side of ACP a connection plays: the engine checks what it receives
  * and sends against that side's methods (`Raw`: no checks). */
@@ -127,9 +128,16 @@ export function settings(side: Side, unstable: boolean, options: StreamOptions |
 export function ndJsonStream(
   output: WritableStream<Uint8Array>,
   input: ReadableStream<Uint8Array>,
-  options?: StreamOptions,
+  options?: NdJsonStreamOptions,
 ): NdJsonStream {
-  return new NdJsonStream(output, input, options);
+  const maxMessageBytes = checkedMaxMessageBytes(options?.maxMessageBytes);
+  return new NdJsonStream(output, input, maxMessageBytes === undefined ? options : { ...options, maxMessageSize: maxMessageBytes });
+}
+
+/** `ndJsonStream`'s options: the official SDK's name for the message limit too. */
+export interface NdJsonStreamOptions extends StreamOptions {
+  /** The official SDK's name for `maxMessageSize` (default `DEFAULT_MAX_MESSAGE_BYTES`); it wins when both are given. */
+  maxMessageBytes?: number;
 }
 
 /** What `ndJsonStream` returns: a stream for a connection, and its messages. */

@@ -3,12 +3,8 @@
 
 import { RemoteClientStream, type AcpCookieStore } from "./remote-client.js";
 
-export {
-  DEFAULT_MAX_MESSAGE_BYTES,
-  MemoryAcpCookieStore,
-  MessageTooLargeError,
-  type AcpCookieStore,
-} from "./remote-client.js";
+export { MemoryAcpCookieStore, type AcpCookieStore } from "./remote-client.js";
+export { DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from "../stream-limits.js";
 
 /** The official SDK's Streamable HTTP options. `fetch` is accepted and not
  * used: the engine makes the requests itself. */

@@ -2,7 +2,7 @@
 // official SDK's remote client streams, as engine connections (the engine
 // dials, frames, keeps the affinity cookies and bounds what it reads).
 
-import { LIMIT_DEFAULTS } from "../generated/tables.js";
+import { checkedMaxMessageBytes } from "../stream-limits.js";
 import { kOpen, remoteStream, type MessageStream, type Opener, type Stream } from "../streams.js";
 
 /** The official SDK's affinity cookie store: cookies from `Set-Cookie`, sent back as `Cookie`. */
@@ -39,18 +39,6 @@ export class MemoryAcpCookieStore implements AcpCookieStore {
   }
 }
 
-/** The largest message a remote client reads unless told (the engine's default). */
-export const DEFAULT_MAX_MESSAGE_BYTES: number = LIMIT_DEFAULTS.maxMessageSize;
-
-/** The official SDK's error for a message over `maxMessageBytes`. The engine
- * reports one as the connection's close reason instead (a RequestError). */
-export class MessageTooLargeError extends Error {
-  constructor(readonly maxMessageBytes: number) {
-    super(`ACP message exceeds ${maxMessageBytes} bytes`);
-    this.name = "MessageTooLargeError";
-  }
-}
-
 /** What a remote client stream is told: the official options the engine takes. */
 export interface RemoteClientOptions {
   readonly headers?: Record<string, string>;
@@ -79,7 +67,7 @@ export class RemoteClientStream implements Stream, MessageStream {
     options.cookieStore?.apply(headers);
     this.#stream = remoteStream(url, {
       headers: Object.fromEntries(headers),
-      maxMessageSize: options.maxMessageBytes,
+      maxMessageSize: checkedMaxMessageBytes(options.maxMessageBytes),
     });
   }
 
