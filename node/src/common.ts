@@ -3,6 +3,7 @@
 
 export { Connection, type NotificationHandler, type RequestHandler } from "./connection.js";
 export { RequestError, type ErrorResponse, type Result } from "./errors.js";
+export type { AnyMessage, AnyNotification, AnyRequest, AnyResponse, JsonRpcId } from "./jsonrpc.js";
 export type { HandlerTable, MaybePromise, RequestContext } from "./sides.js";
 export {
   ndJsonStream,
@@ -23,3 +24,4 @@ export { DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from "./stream-limits
 export { ActiveSession, SessionBuilder, type ActiveSessionMessage } from "./app/session.js";
 export { AcpConnection, AgentConnection, AgentContext, ClientConnection, ClientContext } from "./app/context.js";
 export type { AppOptions, ParamsParser, SendRequestOptions } from "./app/options.js";
+export type { AgentConnectOptions, AgentConnectionLifecycle, AgentConnector } from "./app/connector.js";

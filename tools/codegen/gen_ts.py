@@ -41,6 +41,7 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the sources
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_schema as ir  # noqa: E402
+import gen_ts_envelopes  # noqa: E402
 import gen_ts_guards  # noqa: E402
 import gen_ts_methods  # noqa: E402
 from gen_python import ROOT, write_or_check  # noqa: E402
@@ -162,6 +163,8 @@ class TsEmitter:
                 match.group(1) for line in self.out[start:] if (match := EXPORTED.match(line))
             }
         self.gen_methods()
+        raw = json.loads((ROOT / self.schema_rel).read_text())["$defs"]
+        self.out += gen_ts_envelopes.generate(self.s.skipped, raw, set().union(*self.names_of.values()))
         return "\n".join(self.header() + self.stable_import() + self.out) + "\n"
 
     def stable_import(self) -> list[str]:

@@ -272,6 +272,17 @@ def app_classes(schema: ir.Schema) -> list[str]:
             f"export type {S}RequestMethod = keyof {S}Requests & string;",
             f"export type {S}NotificationMethod = keyof {S}Notifications & string;",
             f"export type {S}ConnectHandler = (connection: {conn}) => MaybePromise<void>;",
+            "/** The official SDK's names: the context every handler gets, and what each method takes. */",
+            f"export type {S}HandlerContext<Params> = {S}NotificationContext<Params>;",
+            f"export type {S}RequestHandlersByMethod = {{",
+            f'  [Method in {S}RequestMethod]: {S}RequestHandler<{S}Requests[Method]["params"], {S}Requests[Method]["handlerResult"]>;',
+            "};",
+            f"export type {S}NotificationHandlersByMethod = {{",
+            f'  [Method in {S}NotificationMethod]: {S}NotificationHandler<{S}Notifications[Method]["params"]>;',
+            "};",
+            f'export type {S}RequestParamsByMethod = {{ [Method in {S}RequestMethod]: {S}Requests[Method]["params"] }};',
+            f'export type {S}RequestResponsesByMethod = {{ [Method in {S}RequestMethod]: {S}Requests[Method]["result"] }};',
+            f'export type {S}NotificationParamsByMethod = {{ [Method in {S}NotificationMethod]: {S}Notifications[Method]["params"] }};',
             "",
             *jsdoc(textwrap.fill(APP_DOCS[side], 92)),
             f"export class {S}App extends {S}AppBase<{P}App> {{",
@@ -316,6 +327,23 @@ def app_classes(schema: ir.Schema) -> list[str]:
             f"export function {side}(options?: AppOptions): {S}App {{",
             f"  return new {S}App(options);",
             "}",
+        ]
+    if schema.protocol_version >= 2:
+        out += [
+            "",
+            "/** A custom method's name (the official SDK's v2 type): `_`-prefixed. */",
+            "export type ExtensionMethod = `_${string}`;",
+            "/** A method name outside this draft's tables (the official SDK's v2 type, for the untyped calls). */",
+            "export type UnrecognizedMethod<Method extends string> = string extends Method",
+            "  ? Method",
+            "  : Method extends AgentRequestMethod | AgentNotificationMethod | ClientRequestMethod | ClientNotificationMethod",
+            "      | (typeof PROTOCOL_METHODS)[keyof typeof PROTOCOL_METHODS]",
+            "    ? never",
+            "    : Method;",
+            "/** `ActiveSession.setConfigOption`'s request: `session/set_config_option`'s params but the session id. */",
+            "export type ActiveSessionSetConfigOptionRequest = schema.SetSessionConfigOptionRequest extends infer Request",
+            '  ? Request extends unknown ? Omit<Request, "sessionId"> : never',
+            "  : never;",
         ]
     return out
 

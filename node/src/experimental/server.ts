@@ -8,15 +8,13 @@
 
 import { randomUUID } from "node:crypto";
 
+import type { AgentConnector } from "../app/connector.js";
 import { LIMIT_DEFAULTS } from "../generated/tables.js";
 import { LineSplitter } from "../message-view.js";
 import { NativeServer } from "../native.js";
 import { kOpen, ownedByteStream, settings, type Stream } from "../streams.js";
 
-/** What serves each connection: an agent app (`agent()`) or a protocol router. */
-export interface AgentConnector {
-  connect(stream: Stream): unknown;
-}
+export type { AgentConnector };
 
 export type AgentFactory = () => AgentConnector;
 

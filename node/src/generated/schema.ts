@@ -4134,3 +4134,69 @@ export interface ProxyMethods {
 
 /** The protocol version these types describe (a `ProtocolVersion`). */
 export type CurrentProtocolVersion = 1;
+
+/** A JSON-RPC request object. */
+export type AgentRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: WriteTextFileRequest | ReadTextFileRequest | RequestPermissionRequest | CreateTerminalRequest | TerminalOutputRequest | ReleaseTerminalRequest | WaitForTerminalExitRequest | KillTerminalRequest | CreateElicitationRequest | ExtRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type AgentResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: InitializeResponse | AuthenticateResponse | LogoutResponse | NewSessionResponse | LoadSessionResponse | ListSessionsResponse | DeleteSessionResponse | ResumeSessionResponse | CloseSessionResponse | SetSessionModeResponse | SetSessionConfigOptionResponse | PromptResponse | ExtResponse;
+    }
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type AgentNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: SessionNotification | CompleteElicitationNotification | ExtNotification | null;
+};
+
+/** A JSON-RPC request object. */
+export type ClientRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: InitializeRequest | AuthenticateRequest | LogoutRequest | NewSessionRequest | LoadSessionRequest | ListSessionsRequest | DeleteSessionRequest | ResumeSessionRequest | CloseSessionRequest | SetSessionModeRequest | SetSessionConfigOptionRequest | PromptRequest | ExtRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type ClientResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: WriteTextFileResponse | ReadTextFileResponse | RequestPermissionResponse | CreateTerminalResponse | TerminalOutputResponse | ReleaseTerminalResponse | WaitForTerminalExitResponse | KillTerminalResponse | CreateElicitationResponse | ExtResponse;
+    }
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type ClientNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: CancelNotification | ExtNotification | null;
+};

@@ -3554,3 +3554,102 @@ export interface ProxyMethods {
 
 /** The protocol version these types describe (a `ProtocolVersion`). */
 export type CurrentProtocolVersion = 1;
+
+/** A JSON-RPC request object. */
+export type AgentRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: WriteTextFileRequest | ReadTextFileRequest | RequestPermissionRequest | CreateTerminalRequest | TerminalOutputRequest | ReleaseTerminalRequest | WaitForTerminalExitRequest | KillTerminalRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | ConnectMcpRequest | DisconnectMcpRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type AgentResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: InitializeResponse | AuthenticateResponse | ListProvidersResponse | SetProviderResponse | DisableProviderResponse | LogoutResponse | AuthStatusResponse | NewSessionResponse | LoadSessionResponse | ListSessionsResponse | DeleteSessionResponse | ForkSessionResponse | ArchiveSessionResponse | UnarchiveSessionResponse | SessionStatusResponse | SessionOptionsResponse | SetSessionTitleResponse | ResumeSessionResponse | CloseSessionResponse | SetSessionModeResponse | SetSessionConfigOptionResponse | PromptResponse | ExtResponse | CloseNesResponse | StartNesResponse | SuggestNesResponse;
+    }
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type AgentNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: SessionNotification | CompleteElicitationNotification | AuthStatusUpdateNotification | ExtNotification | null;
+};
+
+/** A JSON-RPC request object. */
+export type ClientRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: InitializeRequest | AuthenticateRequest | ListProvidersRequest | SetProviderRequest | DisableProviderRequest | LogoutRequest | AuthStatusRequest | NewSessionRequest | LoadSessionRequest | ListSessionsRequest | DeleteSessionRequest | ForkSessionRequest | ArchiveSessionRequest | UnarchiveSessionRequest | SessionStatusRequest | SessionOptionsRequest | SetSessionTitleRequest | ResumeSessionRequest | CloseSessionRequest | SetSessionModeRequest | SetSessionConfigOptionRequest | PromptRequest | ExtRequest | CloseNesRequest | StartNesRequest | SuggestNesRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type ClientResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: WriteTextFileResponse | ReadTextFileResponse | RequestPermissionResponse | CreateTerminalResponse | TerminalOutputResponse | ReleaseTerminalResponse | WaitForTerminalExitResponse | KillTerminalResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse | ConnectMcpResponse | DisconnectMcpResponse;
+    }
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type ClientNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: CancelNotification | MessageMcpNotification | ExtNotification | DidChangeDocumentNotification | DidCloseDocumentNotification | DidFocusDocumentNotification | DidOpenDocumentNotification | DidSaveDocumentNotification | AcceptNesNotification | RejectNesNotification | null;
+};
+
+/** A JSON-RPC request object. */
+export type ProxyRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: InitializeProxyRequest | ProxySuccessorRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type ProxyResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: InitializeProxyResponse | ProxySuccessorResponse;
+    }
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type ProxyNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: ProxySuccessorNotification | null;
+};

@@ -688,6 +688,17 @@ export type AgentNotificationHandler<Params> = (context: AgentNotificationContex
 export type AgentRequestMethod = keyof AgentRequests & string;
 export type AgentNotificationMethod = keyof AgentNotifications & string;
 export type AgentConnectHandler = (connection: AgentConnection<ClientRequests, ClientNotifications>) => MaybePromise<void>;
+/** The official SDK's names: the context every handler gets, and what each method takes. */
+export type AgentHandlerContext<Params> = AgentNotificationContext<Params>;
+export type AgentRequestHandlersByMethod = {
+  [Method in AgentRequestMethod]: AgentRequestHandler<AgentRequests[Method]["params"], AgentRequests[Method]["handlerResult"]>;
+};
+export type AgentNotificationHandlersByMethod = {
+  [Method in AgentNotificationMethod]: AgentNotificationHandler<AgentNotifications[Method]["params"]>;
+};
+export type AgentRequestParamsByMethod = { [Method in AgentRequestMethod]: AgentRequests[Method]["params"] };
+export type AgentRequestResponsesByMethod = { [Method in AgentRequestMethod]: AgentRequests[Method]["result"] };
+export type AgentNotificationParamsByMethod = { [Method in AgentNotificationMethod]: AgentNotifications[Method]["params"] };
 
 /**
  * An agent app (the official SDK 2.x's `agent()`): handlers registered by ACP method name,
@@ -746,6 +757,17 @@ export type ClientNotificationHandler<Params> = (context: ClientNotificationCont
 export type ClientRequestMethod = keyof ClientRequests & string;
 export type ClientNotificationMethod = keyof ClientNotifications & string;
 export type ClientConnectHandler = (connection: ClientConnection<AgentRequests, AgentNotifications, ActiveSessionV2>) => MaybePromise<void>;
+/** The official SDK's names: the context every handler gets, and what each method takes. */
+export type ClientHandlerContext<Params> = ClientNotificationContext<Params>;
+export type ClientRequestHandlersByMethod = {
+  [Method in ClientRequestMethod]: ClientRequestHandler<ClientRequests[Method]["params"], ClientRequests[Method]["handlerResult"]>;
+};
+export type ClientNotificationHandlersByMethod = {
+  [Method in ClientNotificationMethod]: ClientNotificationHandler<ClientNotifications[Method]["params"]>;
+};
+export type ClientRequestParamsByMethod = { [Method in ClientRequestMethod]: ClientRequests[Method]["params"] };
+export type ClientRequestResponsesByMethod = { [Method in ClientRequestMethod]: ClientRequests[Method]["result"] };
+export type ClientNotificationParamsByMethod = { [Method in ClientNotificationMethod]: ClientNotifications[Method]["params"] };
 
 /**
  * A client app (the official SDK 2.x's `client()`): handlers registered by ACP method name;
@@ -793,3 +815,17 @@ export class ClientApp extends ClientAppBase<AgentApp> {
 export function client(options?: AppOptions): ClientApp {
   return new ClientApp(options);
 }
+
+/** A custom method's name (the official SDK's v2 type): `_`-prefixed. */
+export type ExtensionMethod = `_${string}`;
+/** A method name outside this draft's tables (the official SDK's v2 type, for the untyped calls). */
+export type UnrecognizedMethod<Method extends string> = string extends Method
+  ? Method
+  : Method extends AgentRequestMethod | AgentNotificationMethod | ClientRequestMethod | ClientNotificationMethod
+      | (typeof PROTOCOL_METHODS)[keyof typeof PROTOCOL_METHODS]
+    ? never
+    : Method;
+/** `ActiveSession.setConfigOption`'s request: `session/set_config_option`'s params but the session id. */
+export type ActiveSessionSetConfigOptionRequest = schema.SetSessionConfigOptionRequest extends infer Request
+  ? Request extends unknown ? Omit<Request, "sessionId"> : never
+  : never;

@@ -3461,3 +3461,79 @@ export interface ProxyMethods {
 
 /** The protocol version these types describe (a `ProtocolVersion`). */
 export type CurrentProtocolVersion = 2;
+
+/** A JSON-RPC request object. */
+export type AgentRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: RequestPermissionRequest | CreateElicitationRequest | ExtRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type AgentResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: InitializeResponse | LoginAuthResponse | LogoutAuthResponse | NewSessionResponse | ListSessionsResponse | DeleteSessionResponse | ResumeSessionResponse | CloseSessionResponse | CancelToolCallResponse | CancelTerminalResponse | SetSessionConfigOptionResponse | PromptResponse | ExtResponse;
+    }
+  | {
+      /**
+       * The id of the request this response answers.
+       *
+       * Required. `null` only when the request's id could not be determined, such as
+       * for a parse error or an invalid request.
+       */
+      id: number | string | null;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type AgentNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: UpdateSessionNotification | CompleteElicitationNotification | ExtNotification | null;
+};
+
+/** A JSON-RPC request object. */
+export type ClientRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: InitializeRequest | LoginAuthRequest | LogoutAuthRequest | NewSessionRequest | ListSessionsRequest | DeleteSessionRequest | ResumeSessionRequest | CloseSessionRequest | CancelToolCallRequest | CancelTerminalRequest | SetSessionConfigOptionRequest | PromptRequest | ExtRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type ClientResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: RequestPermissionResponse | CreateElicitationResponse | ExtResponse;
+    }
+  | {
+      /**
+       * The id of the request this response answers.
+       *
+       * Required. `null` only when the request's id could not be determined, such as
+       * for a parse error or an invalid request.
+       */
+      id: number | string | null;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type ClientNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: CancelSessionNotification | ExtNotification | null;
+};

@@ -2721,3 +2721,117 @@ export interface ProxyMethods {
 
 /** The protocol version these types describe (a `ProtocolVersion`). */
 export type CurrentProtocolVersion = 2;
+
+/** A JSON-RPC request object. */
+export type AgentRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type AgentResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: InitializeResponse | LoginAuthResponse | ListProvidersResponse | SetProviderResponse | DisableProviderResponse | LogoutAuthResponse | AuthStatusResponse | NewSessionResponse | ListSessionsResponse | DeleteSessionResponse | ForkSessionResponse | ArchiveSessionResponse | UnarchiveSessionResponse | SessionStatusResponse | SetSessionTitleResponse | ResumeSessionResponse | CloseSessionResponse | CancelToolCallResponse | CancelTerminalResponse | SetSessionConfigOptionResponse | PromptResponse | ExtResponse;
+    }
+  | {
+      /**
+       * The id of the request this response answers.
+       *
+       * Required. `null` only when the request's id could not be determined, such as
+       * for a parse error or an invalid request.
+       */
+      id: number | string | null;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type AgentNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: UpdateSessionNotification | CompleteElicitationNotification | AuthStatusUpdateNotification | ExtNotification | null;
+};
+
+/** A JSON-RPC request object. */
+export type ClientRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: InitializeRequest | LoginAuthRequest | ListProvidersRequest | SetProviderRequest | DisableProviderRequest | LogoutAuthRequest | AuthStatusRequest | NewSessionRequest | ListSessionsRequest | DeleteSessionRequest | ForkSessionRequest | ArchiveSessionRequest | UnarchiveSessionRequest | SessionStatusRequest | SetSessionTitleRequest | ResumeSessionRequest | CloseSessionRequest | CancelToolCallRequest | CancelTerminalRequest | SetSessionConfigOptionRequest | PromptRequest | ExtRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type ClientResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse;
+    }
+  | {
+      /**
+       * The id of the request this response answers.
+       *
+       * Required. `null` only when the request's id could not be determined, such as
+       * for a parse error or an invalid request.
+       */
+      id: number | string | null;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type ClientNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: CancelSessionNotification | MessageMcpNotification | ExtNotification | null;
+};
+
+/** A JSON-RPC request object. */
+export type ProxyRequest = {
+  /** The request id used to correlate the matching response. */
+  id: RequestId;
+  /** The method name to invoke. */
+  method: string;
+  /** Method-specific request parameters. */
+  params?: InitializeProxyRequest | ProxySuccessorRequest | null;
+};
+
+/** A JSON-RPC response object. */
+export type ProxyResponse =
+  | {
+      /** The id of the request this response answers. */
+      id: RequestId;
+      /** Method-specific response data. */
+      result: InitializeProxyResponse | ProxySuccessorResponse;
+    }
+  | {
+      /**
+       * The id of the request this response answers.
+       *
+       * Required. `null` only when the request's id could not be determined, such as
+       * for a parse error or an invalid request.
+       */
+      id: number | string | null;
+      /** Method-specific error data. */
+      error: Error;
+    };
+
+/** A JSON-RPC notification object. */
+export type ProxyNotification = {
+  /** The notification method name. */
+  method: string;
+  /** Method-specific notification parameters. */
+  params?: ProxySuccessorNotification | null;
+};
