@@ -4,7 +4,8 @@
 #   2. build the addon in release (build-native.mjs) and the package (tsc)
 #   3. npm pack, install the tarball into an empty temp dir
 #   4. node:test suite against the INSTALLED package (test/*.test.mjs), and
-#      the official SDK's own tests (official-tests/run.mjs)
+#      the official SDK's own tests (official-tests/run.mjs) and its 2.4.0
+#      entry points' names (official-tests/surface.mjs)
 #   5. tsc --noEmit --strict on the examples (and compile them, for 6)
 #   5b. real agents from npm (claude-agent-acp, codex-acp, claude-code-acp)
 #      with the package as their SDK through npm overrides: transcripts equal
@@ -133,7 +134,8 @@ else
 fi
 
 # The official TypeScript SDK's own tests against the installed package,
-# with only their import specifiers rewritten (official-tests/run.mjs).
+# with only their import specifiers rewritten (official-tests/run.mjs), and
+# its 2.4.0 entry points' names against ours (official-tests/surface.mjs).
 official="$node_dir/official-tests"
 # (npm ci refuses npm 11's own lock file here too: see the first step.)
 if (cd "$official" && { npm ci --no-audit --no-fund >"$tmp/official-ci.log" 2>&1 ||
@@ -146,6 +148,13 @@ if (cd "$official" && { npm ci --no-audit --no-fund >"$tmp/official-ci.log" 2>&1
   else
     grep -E '^(FAILED|PASSED|listed)|passed,' "$tmp/official.log" >&2
     fail "the official SDK's tests: $(tail -n 1 "$tmp/official.log")"
+  fi
+  # Every name each entry point of the official SDK 2.4.0 exports, types too.
+  if (cd "$official" && node surface.mjs) >"$tmp/surface.log" 2>&1; then
+    pass "the official SDK 2.4.0's public names: $(tail -n 1 "$tmp/surface.log")"
+  else
+    cat "$tmp/surface.log" >&2
+    fail "the official SDK 2.4.0's public names: $(tail -n 1 "$tmp/surface.log")"
   fi
 else
   cat "$tmp/official-ci.log" >&2; fail "npm ci (official-tests)"
