@@ -1,6 +1,7 @@
 // The method table against the schema itself: every method of the schema's
 // x-method / x-side list is in the right handler table and on the right peer
-// class, in `acp-engine` and `acp-engine/unstable`; and the session updates
+// class, in `acp-engine` and `acp-engine/unstable` (the root's classes being
+// 1.x's, with the unstable methods); and the session updates
 // new in the current schema cross a real pipe unchanged.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -56,8 +57,11 @@ test("every method of the schema is in the handler tables and on the peer classe
   const stableCount = check(stable, "schema.json", stableTypes);
   assert.ok(stableCount >= 24, String(stableCount));
   assert.ok(check(unstable, "schema.unstable.json", stableTypes) > stableCount);
-  assert.equal(stable.ClientSideConnection.prototype.unstable_forkSession, undefined);
   assert.equal(typeof unstable.ClientSideConnection.prototype.unstable_forkSession, "function");
+  // The root's classes are the 1.x SDK's, whose root had the unstable methods too.
+  assert.equal(stable.ClientSideConnection, unstable.ClientSideConnection);
+  assert.equal(stable.AgentSideConnection, unstable.AgentSideConnection);
+  assert.equal(stable.AGENT_HANDLERS.get(unstable.AGENT_METHODS.session_fork), undefined);
   assert.equal(stable.AGENT_METHODS.session_new, "session/new");
   assert.equal(stable.PROTOCOL_METHODS.cancel_request, "$/cancel_request");
 });

@@ -11,6 +11,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { ClientSideConnection, RequestError, spawnAgent } from "acp-engine";
+import { AGENT_METHODS } from "acp-engine/unstable";
 
 const FORK_AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), "peers", "fork-agent.mjs");
 
@@ -32,7 +33,7 @@ test("the root's classes call and serve the unstable methods, checked, as 1.x's 
   const { sessionId } = await conn.newSession({ cwd: "/", mcpServers: [] });
   assert.deepEqual(await conn.unstable_forkSession({ sessionId, cwd: "/" }), { sessionId: "s-1-fork" });
   await assert.rejects(
-    conn.sendRequest("session/fork", { sessionId, cwd: 42 }),
+    conn.sendRequest(AGENT_METHODS.session_fork, { sessionId, cwd: 42 }),
     (error) => error instanceof RequestError && error.code === -32602,
   );
   await assert.rejects(
