@@ -70,10 +70,11 @@ IMPLS = {
         "agent": [PY, os.path.join(BENCH, "official-python", "agent.py")],
     },
     # The official SDK's bench programs above, unmodified, with `acp` being
-    # acp_engine.compat (its API on our engine).
+    # acp_engine.compat (its API on our engine), imported when the program
+    # imports `acp`, as the official SDK is (on_engine.py).
     "acp-engine (Python official API)": {
-        "client": [PY, "-m", "acp_engine.compat", os.path.join(BENCH, "official-python", "client.py")],
-        "agent": [PY, "-m", "acp_engine.compat", os.path.join(BENCH, "official-python", "agent.py")],
+        "client": [PY, os.path.join(BENCH, "official-python", "on_engine.py"), os.path.join(BENCH, "official-python", "client.py")],
+        "agent": [PY, os.path.join(BENCH, "official-python", "on_engine.py"), os.path.join(BENCH, "official-python", "agent.py")],
     },
     "acp-engine (Node)": {
         "client": ["node", os.path.join(BENCH, "node", "client.mjs")],
