@@ -9,8 +9,9 @@ export * from "./generated/methods.js";
 export * from "./generated/guards.js";
 // The 1.x class API as 1.x's root had it: with the unstable methods
 // (`unstable_forkSession`, ...), which reach an agent or client that has them
-// (-32601 otherwise), and the unstable schema's own types. These names take
-// the place of the stable module's; the 2.x app API above stays stable, as in 2.x.
+// (-32601 otherwise), and the unstable schema's own types (the stable module
+// has no class API: tools/codegen/gen_ts.py). The 2.x app API above stays
+// stable, as in 2.x.
 export { AgentSideConnection, ClientSideConnection, type Agent, type Client } from "./generated/unstable/methods.js";
 export type * from "./generated/unstable/additions.js";
 export { connectAgent, runAgent, spawnAgent } from "./run.js";

@@ -61,10 +61,11 @@ TARGETS = [
      "../../.."),
 ]
 
-# The 1.x SDK's root entry point had the unstable schema's types, and acp-engine's root
-# keeps 1.x's class API: it exports, besides the stable types, the unstable module's types
-# the stable module lacks (names the stable one has keep their stable shape, as in 2.x).
-ROOT_ADDITIONS = ("node/src/generated/unstable", "additions.ts")
+# acp-engine's root (node/src/index.ts) keeps the 1.x SDK's class API, whose root had the
+# unstable methods and types: its classes are the unstable module's, and it exports the
+# unstable module's types the stable module lacks (`additions.ts`; a name both have keeps
+# its stable shape, as in 2.x). So the stable module has no class API of its own.
+ROOT_STABLE, ROOT_UNSTABLE = "node/src/generated", "node/src/generated/unstable"
 
 # What an unstable module calls the stable module it layers its types on.
 STABLE = "stable"
@@ -164,8 +165,12 @@ class TsEmitter:
             }
         self.gen_methods()
         raw = json.loads((ROOT / self.schema_rel).read_text())["$defs"]
-        self.out += gen_ts_envelopes.generate(self.s.skipped, raw, set().union(*self.names_of.values()))
+        self.out += gen_ts_envelopes.generate(self.s.skipped, raw, self.exported())
         return "\n".join(self.header() + self.stable_import() + self.out) + "\n"
+
+    def exported(self) -> set[str]:
+        """Every type name the module exports, its own and those it imports and exports again."""
+        return set().union(*self.names_of.values())
 
     def stable_import(self) -> list[str]:
         """The stable module's types this one has as they are (down to every type they hold),
@@ -312,23 +317,20 @@ def main(argv: Optional[list[str]] = None) -> int:
         emitter = TsEmitter(schema, schema_rel, emitted.get(shares_rel or ""))
         emitted[schema_rel] = emitter
         outputs.append((f"{out_dir}/schema.ts", emitter.generate()))
-        outputs.append((f"{out_dir}/methods.ts", gen_ts_methods.generate(schema, schema_rel, GENERATOR, up)))
+        methods = gen_ts_methods.generate(schema, schema_rel, GENERATOR, up, class_api=out_dir != ROOT_STABLE)
+        outputs.append((f"{out_dir}/methods.ts", methods))
         unstable = stable_rel is not None
         guards = gen_ts_guards.generate(schema, schema_rel, GENERATOR, up, unstable, frozenset(emitter.shared))
         outputs.append((f"{out_dir}/guards.ts", guards))
-        if out_dir == ROOT_ADDITIONS[0]:
-            outputs.append((f"{out_dir}/{ROOT_ADDITIONS[1]}", additions(emitter, schema_rel)))
+        if out_dir == ROOT_UNSTABLE:
+            outputs.append((f"{out_dir}/additions.ts", additions(emitter, schema_rel)))
     return write_or_check(outputs, args.check, GENERATOR)
-
-
-def exported(emitter: TsEmitter) -> set[str]:
-    return set().union(*emitter.names_of.values())
 
 
 def additions(unstable: TsEmitter, schema_rel: str) -> str:
     """The unstable module's types the stable module lacks, for the root to export too."""
     assert unstable.stable is not None
-    names = sorted(exported(unstable) - exported(unstable.stable))
+    names = sorted(unstable.exported() - unstable.stable.exported())
     return "\n".join([
         "// The unstable schema's types that the stable one lacks, which the root exports",
         "// too (as the 1.x SDK's root did); a name both have keeps its stable shape there.",

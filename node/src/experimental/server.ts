@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 
 import type { AgentConnector } from "../app/connector.js";
+import type { WebSocketLike } from "./ws-client.js";
 import { LIMIT_DEFAULTS } from "../generated/tables.js";
 import { LineSplitter } from "../message-view.js";
 import { NativeServer } from "../native.js";
@@ -44,14 +45,8 @@ export interface HandleRequestOptions {
 }
 export type PrepareWebSocketUpgradeOptions = HandleRequestOptions;
 
-/** The WebSocket shape `accept` takes: the `ws` package's, or a standard one. */
-export interface WebSocketServerSocket {
-  readonly bufferedAmount?: number;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  addEventListener?(type: string, listener: (event: unknown) => void): void;
-  on?(type: string, listener: (...args: unknown[]) => void): unknown;
-}
+/** The WebSocket shape `accept` takes: the `ws` package's, or a standard one (the official SDK's `WebSocketLike`). */
+export type WebSocketServerSocket = WebSocketLike;
 
 export interface PreparedWebSocketUpgrade {
   readonly connectionId: string;
