@@ -13,30 +13,42 @@ engine.
 - :mod:`acp_engine.schema`: TypedDicts for every ACP v1 type.
 """
 
-import importlib
-from typing import Any
+from ._lazy import TYPE_CHECKING, lazy_attributes
 
-from ._connection import Connection, Side
-from ._errors import RequestError
-from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
-from ._helpers import connect_agent, run_agent, spawn_agent
-from ._server import AgentServer, serve_agent
-from ._limits import Limits
-from ._tables import Defaults
-from ._native import __version__
-from ._terminal import TerminalHandle
-from ._transport import Stream, asyncio_stream, fd_stream, remote_stream, spawn_stream, stdio_stream
+if TYPE_CHECKING:
+    from . import schema
+    from ._connection import Connection, Side
+    from ._errors import RequestError
+    from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
+    from ._helpers import connect_agent, run_agent, spawn_agent
+    from ._limits import Limits
+    from ._native import __version__
+    from ._server import AgentServer, serve_agent
+    from ._tables import Defaults
+    from ._terminal import TerminalHandle
+    from ._transport import Stream, asyncio_stream, fd_stream, remote_stream, spawn_stream, stdio_stream
 
 #: The ACP protocol version this package speaks.
 PROTOCOL_VERSION = 1
 
-
-def __getattr__(name: str) -> Any:
-    # `acp_engine.schema` (TypedDicts, for type checkers) loads on first use:
-    # it is most of the import time otherwise.
-    if name == "schema":
-        return importlib.import_module(".schema", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Where each name of the API lives, imported on its first use (see ._lazy): importing
+# a submodule (``acp_engine.compat``, its ``import acp`` alias) does not import this API.
+_WHERE = {
+    "schema": ".schema",  # TypedDicts, for type checkers: most of the import time
+    **dict.fromkeys(("Connection", "Side"), "._connection"),
+    "RequestError": "._errors",
+    **dict.fromkeys(("Agent", "AgentSideConnection", "Client", "ClientSideConnection"), "._generated.methods"),
+    **dict.fromkeys(("connect_agent", "run_agent", "spawn_agent"), "._helpers"),
+    "Limits": "._limits",
+    "__version__": "._native",
+    **dict.fromkeys(("AgentServer", "serve_agent"), "._server"),
+    "Defaults": "._tables",
+    "TerminalHandle": "._terminal",
+    **dict.fromkeys(
+        ("Stream", "asyncio_stream", "fd_stream", "remote_stream", "spawn_stream", "stdio_stream"), "._transport"
+    ),
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _WHERE)
 
 __all__ = [
     "Agent",

@@ -370,8 +370,10 @@ def generate_exports(schema: ir.Schema) -> str:
                          + (f" (not here: {', '.join(missing)})." if missing else "."),
                          generator=GENERATOR, schema=SCHEMA)]
     # Type checkers read the names here; at run time the package hands them out from
-    # ``.schema`` on first use (its classes are created lazily).
-    out += ["from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", "    from .schema import ("]
+    # ``.schema`` on first use (its classes are created lazily). No typing import: the
+    # package's ``__init__`` reads ``MODEL_EXPORTS`` when the ``import acp`` alias loads.
+    out += ["TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing", "",
+            "if TYPE_CHECKING:", "    from .schema import ("]
     out += [f"        {n}," for n in names] + ["    )", ""]
     out += ["__all__ = ["] + [f'    "{n}",' for n in names] + ["]", "MODEL_EXPORTS = __all__"]
     return "\n".join(out) + "\n"

@@ -8,12 +8,19 @@ a.install()`` does it for every Python process of an environment."""
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
-import types
-from typing import Dict, Optional, Sequence
+
+# Only what the interpreter has loaded already: a ``.pth`` line runs this in every
+# process of its environment (typing, importlib.abc and importlib.util would cost
+# ~30 ms each time).
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import types
+    from importlib.abc import Loader as _Loader
+    from typing import Dict, Optional, Sequence
+else:
+    _Loader = object
 
 __all__ = ["install"]
 
@@ -21,15 +28,16 @@ _OFFICIAL = "acp"
 _OURS = "acp_engine.compat"
 
 
-class _AcpAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _AcpAlias(_Loader):
     """``acp`` and ``acp.X`` resolve to ``acp_engine.compat`` and its ``X``:
-    the same module objects, imported only when first asked for."""
+    the same module objects, imported only when first asked for. A meta path
+    finder and a loader (an importlib.abc.Loader for type checkers only)."""
 
     def find_spec(
         self, fullname: str, path: Optional[Sequence[str]] = None, target: Optional[types.ModuleType] = None
     ) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname == _OFFICIAL or fullname.startswith(_OFFICIAL + "."):
-            return importlib.util.spec_from_loader(fullname, self)
+            return importlib.machinery.ModuleSpec(fullname, self)
         return None
 
     def __init__(self) -> None:
