@@ -29,7 +29,9 @@ const (
 	CodeUnsupportedProtocolVersion int64 = -32022
 	// CodeConnectionClosed: acp-engine: the connection closed before the request was answered (every pending
 	// request fails with it; a send on a closed connection too). Local, never sent to
-	// a peer; in JSON-RPC's range for implementation-defined errors.
+	// a peer; in JSON-RPC's range for implementation-defined errors. Each official
+	// SDK's own message: the Python SDK's ConnectionError says "Connection closed",
+	// the TypeScript SDK's Error "ACP connection closed" (Node's message).
 	CodeConnectionClosed int64 = -32099
 	// CodeMcpResourceLimitExceeded: MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP
 	// bridge's requests, body or buffered answer). An outer ACP error, never an MCP

@@ -203,7 +203,9 @@
 /*
  acp-engine: the connection closed before the request was answered (every pending request
  fails with it; a send on a closed connection too). Local, never sent to a peer; in
- JSON-RPC's range for implementation-defined errors. ("Connection closed")
+ JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the
+ Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP
+ connection closed" (Node's message). ("Connection closed")
  */
 #define ACP_ERROR_CONNECTION_CLOSED -32099
 

@@ -25,7 +25,9 @@ pub mod codes {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
     /// acp-engine: the connection closed before the request was answered (every pending request
     /// fails with it; a send on a closed connection too). Local, never sent to a peer; in
-    /// JSON-RPC's range for implementation-defined errors.
+    /// JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the
+    /// Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP
+    /// connection closed" (Node's message).
     pub const CONNECTION_CLOSED: i64 = -32099;
     /// MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP
     /// bridge's requests, body or buffered answer). An outer ACP error, never an MCP one.
@@ -67,7 +69,9 @@ pub mod messages {
     pub const UNSUPPORTED_PROTOCOL_VERSION: &str = "Unsupported protocol version";
     /// acp-engine: the connection closed before the request was answered (every pending request
     /// fails with it; a send on a closed connection too). Local, never sent to a peer; in
-    /// JSON-RPC's range for implementation-defined errors.
+    /// JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the
+    /// Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP
+    /// connection closed" (Node's message).
     pub const CONNECTION_CLOSED: &str = "Connection closed";
     /// MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP
     /// bridge's requests, body or buffered answer). An outer ACP error, never an MCP one.

@@ -123,8 +123,8 @@ async fn mcp_message_reaches_the_server_and_its_answer_comes_back_inside_the_res
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    // The bridge's fourth request: initialize, add, nope/nope, slow.
-    assert_eq!(seen, "[4]");
+    // The bridge's fourth request (ids from 0): initialize, add, nope/nope, slow.
+    assert_eq!(seen, "[3]");
 
     // A server that went away fails the request (the bridge failed) at once.
     let error = servers

@@ -317,9 +317,9 @@ async fn outbound_requests_and_notifications_have_the_exact_wire_shape() {
     });
     assert_eq!(
         peer.recv_line().await,
-        r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"path":"/a"}}"#
+        r#"{"jsonrpc":"2.0","id":0,"method":"fs/read_text_file","params":{"path":"/a"}}"#
     );
-    peer.send(r#"{"jsonrpc":"2.0","id":1,"result":{"content":"hi"}}"#)
+    peer.send(r#"{"jsonrpc":"2.0","id":0,"result":{"content":"hi"}}"#)
         .await;
     assert_eq!(call.await.unwrap().unwrap(), json!({"content": "hi"}));
 
@@ -340,8 +340,8 @@ async fn outbound_requests_and_notifications_have_the_exact_wire_shape() {
         async move { conn.send_request::<_, Value>("x", &json!({})).await }
     });
     let request = peer.recv().await;
-    assert_eq!(request["id"], 2, "ids are unique and increasing");
-    peer.send(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"/a"}}}"#)
+    assert_eq!(request["id"], 1, "ids are unique and increasing");
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"/a"}}}"#)
         .await;
     let error = failing.await.unwrap().unwrap_err();
     assert_eq!(error, RequestError::resource_not_found(Some("/a")));
@@ -355,7 +355,7 @@ async fn an_answered_request_completes_in_a_task_out_of_its_coop_budget() {
     let (conn, mut peer) = echo_connection();
     let pending = conn.start_request("slow", &json!({})).await.unwrap();
     assert_eq!(peer.recv().await["method"], "slow");
-    peer.send(r#"{"jsonrpc":"2.0","id":1,"result":"done"}"#).await;
+    peer.send(r#"{"jsonrpc":"2.0","id":0,"result":"done"}"#).await;
     // The reader handles lines in order: once a later request is answered,
     // the answer reached the pending request.
     assert_still_answers(&mut peer, 50).await;
@@ -380,7 +380,7 @@ async fn cancel_pending_request_rejects_the_waiter_notifies_the_peer_and_drops_t
     let (conn, mut peer) = echo_connection();
     let pending = conn.start_request("slow", &json!({})).await.unwrap();
     let id = pending.id().clone();
-    assert_eq!(id, RequestId::Number(1));
+    assert_eq!(id, RequestId::Number(0));
     let waiter = tokio::spawn(pending);
     assert_eq!(peer.recv().await["method"], "slow");
 
@@ -392,12 +392,12 @@ async fn cancel_pending_request_rejects_the_waiter_notifies_the_peer_and_drops_t
     assert_eq!(error.code, -32800);
     assert_eq!(
         peer.recv().await,
-        json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1,"_meta":{"reason":"user"}}})
+        json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":0,"_meta":{"reason":"user"}}})
     );
     // Not pending any more.
     assert!(!conn.cancel_pending_request(&id, None).await);
     // The late response is dropped quietly; the connection goes on.
-    peer.send(r#"{"jsonrpc":"2.0","id":1,"result":"late"}"#).await;
+    peer.send(r#"{"jsonrpc":"2.0","id":0,"result":"late"}"#).await;
     assert_still_answers(&mut peer, 50).await;
     assert!(!conn.is_closed());
 }
@@ -413,7 +413,7 @@ async fn dropping_a_pending_request_cancels_it_on_the_wire() {
     assert_eq!(peer.recv().await["method"], "slow");
     assert_eq!(
         peer.recv().await,
-        json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}})
+        json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":0}})
     );
 }
 
@@ -727,12 +727,12 @@ async fn a_response_callback_runs_in_wire_order_with_notifications() {
     })
     .await
     .unwrap();
-    assert_eq!(peer.recv().await["id"], json!(1));
+    assert_eq!(peer.recv().await["id"], json!(0));
     peer.send_bytes(
         concat!(
             r#"{"jsonrpc":"2.0","method":"before"}"#,
             "\n",
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":{}}"#,
             "\n",
             r#"{"jsonrpc":"2.0","method":"after"}"#,
             "\n"

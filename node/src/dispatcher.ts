@@ -11,7 +11,7 @@
 // own thread and hands each batch of events to `onEvents` as one JSON array
 // text; otherwise the engine wakes JS once per burst and JS drains it.
 
-import { closedError, fromNativeError, isRequestError, logHandlerError, RequestError } from "./errors.js";
+import { closedError, engineError, fromNativeError, isEngineClose, isRequestError, logHandlerError, RequestError } from "./errors.js";
 import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
 import { EVENT_KINDS, type NativeConnection } from "./native.js";
 import { WebStreamsTransport, type Reading } from "./web-streams.js";
@@ -303,8 +303,8 @@ export class Dispatcher {
         const waiter = this.settle(event[1] as number);
         // The engine fails what is pending when the input ends; when a user's
         // stream failed, that failure is the reason.
-        const failure = () => new RequestError(error.code, error.message, error.data);
-        waiter?.reject(error.code === ERROR_CODES.connectionClosed ? this.failureOr(failure) : failure());
+        const failure = () => engineError(error.code, error.message, error.data);
+        waiter?.reject(isEngineClose(error.code, error.message) ? this.failureOr(failure) : failure());
         return waiter === undefined ? undefined : this.afterResponse();
       }
       case CANCELLED: {

@@ -1,7 +1,7 @@
 // RequestError: the JSON-RPC error object, with the factories of the official
 // TypeScript SDK, and how errors from the engine become one.
 
-import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
+import { ERROR_CODES, ERROR_MESSAGES, OFFICIAL_MESSAGES } from "./generated/tables.js";
 
 /** The JSON-RPC error object. */
 export interface ErrorResponse {
@@ -92,9 +92,22 @@ export class RequestError extends Error {
 export function fromNativeError(error: unknown): unknown {
   if (error instanceof Error && typeof (error as { code?: unknown }).code === "number") {
     const { code, dataJson } = error as Error & { code: number; dataJson?: string };
-    return new RequestError(code, error.message, dataJson === undefined ? undefined : JSON.parse(dataJson));
+    return engineError(code, error.message, dataJson === undefined ? undefined : JSON.parse(dataJson));
   }
   return error;
+}
+
+/** An error the engine reports, as the package's RequestError. The engine's
+ * own closed-connection error takes the official SDK's message ("ACP
+ * connection closed"), which user code matches; anything else (a peer's
+ * error response among them, whatever its code) keeps its words. */
+export function engineError(code: number, message: string, data?: unknown): RequestError {
+  return new RequestError(code, isEngineClose(code, message) ? OFFICIAL_MESSAGES.connectionClosed : message, data);
+}
+
+/** Whether an error is the engine's own for a closed connection (its code and message). */
+export function isEngineClose(code: number, message: string): boolean {
+  return code === ERROR_CODES.connectionClosed && message === ERROR_MESSAGES.connectionClosed;
 }
 
 /** `call()`'s value; an addon error thrown as the package's RequestError. */
@@ -108,7 +121,7 @@ export function callNative<T>(call: () => T): T {
 
 /** What every pending call fails with once the connection closed. */
 export function closedError(reason: string): RequestError {
-  return new RequestError(ERROR_CODES.connectionClosed, ERROR_MESSAGES.connectionClosed, { reason });
+  return new RequestError(ERROR_CODES.connectionClosed, OFFICIAL_MESSAGES.connectionClosed, { reason });
 }
 
 /** Whether `error` is a RequestError (or looks like one: another copy of this package). */

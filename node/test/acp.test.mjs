@@ -358,14 +358,14 @@ test("peer crash: pending requests reject, closed resolves, signal aborts", asyn
   await assert.rejects(conn.prompt({ sessionId, prompt: text("crash") }), (error) => {
     assert.ok(error instanceof RequestError);
     assert.ok(error.isConnectionClosed());
-    assert.equal(error.message, "Connection closed");
+    assert.equal(error.message, "ACP connection closed");
     return true;
   });
   await conn.closed;
   assert.equal(conn.signal.aborted, true);
   assert.deepEqual(client.updates, ["about to crash"]);
-  await assert.rejects(conn.prompt({ sessionId, prompt: text("echo") }), { message: "Connection closed" });
-  await assert.rejects(conn.cancel({ sessionId }), { message: "Connection closed" });
+  await assert.rejects(conn.prompt({ sessionId, prompt: text("echo") }), { message: "ACP connection closed" });
+  await assert.rejects(conn.cancel({ sessionId }), { message: "ACP connection closed" });
 });
 
 test("close rejects every pending promise and aborts in-flight handlers", async () => {
@@ -383,7 +383,7 @@ test("close rejects every pending promise and aborts in-flight handlers", async 
   const pending = conn.prompt({ sessionId, prompt: text("ask-then-wait") });
   await inHandler;
   conn.close();
-  await assert.rejects(pending, { message: "Connection closed" });
+  await assert.rejects(pending, { message: "ACP connection closed" });
   await conn.closed;
   assert.equal(handlerSignal.aborted, true);
 });

@@ -1,6 +1,6 @@
 // Faults over real processes (the Node side of core/tests/faults.rs): a peer
 // killed mid-write and mid-burst, a peer that closes its stdin only. Every
-// pending call rejects with "Connection closed", `closed` resolves and
+// pending call rejects with "ACP connection closed", `closed` resolves and
 // nothing hangs (the test timeout catches a hang). The time from the fault
 // to the last rejection is printed, not asserted. Against the INSTALLED
 // package; the peers are small Python scripts writing raw bytes, so that
@@ -83,11 +83,11 @@ async function waitGone(pid, ms = 10_000) {
 
 function isClosedError(error) {
   assert.ok(error.isConnectionClosed(), String(error));
-  assert.equal(error.message, "Connection closed");
+  assert.equal(error.message, "ACP connection closed");
   return true;
 }
 
-/** Every call rejects with "Connection closed"; the ms from `since` to the last rejection. */
+/** Every call rejects with "ACP connection closed"; the ms from `since` to the last rejection. */
 async function allFailClosed(calls, since) {
   for (const call of calls) await assert.rejects(call, isClosedError);
   return performance.now() - since;
@@ -213,9 +213,9 @@ test("a client script exits by itself after its peer closed its stdin", async ()
   assert.equal(code, 0);
   const lines = stdout.trim().split("\n");
   assert.deepEqual(lines.slice(1), [
-    "rejected -32099 Connection closed",
-    "rejected -32099 Connection closed",
-    "rejected -32099 Connection closed",
+    "rejected -32099 ACP connection closed",
+    "rejected -32099 ACP connection closed",
+    "rejected -32099 ACP connection closed",
     "closed true",
   ]);
   assert.ok(await waitGone(Number(lines[0])));

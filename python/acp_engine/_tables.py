@@ -29,7 +29,7 @@ class Codes:
     UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
     """ACP: `initialize` asked for a protocol version this side does not speak (with `data.requested` and `data.supported`; the code is the version 2 draft's, which the official SDKs send for v1 too)."""
     CONNECTION_CLOSED: Final = -32099
-    """acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors."""
+    """acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP connection closed" (Node's message)."""
     MCP_RESOURCE_LIMIT_EXCEEDED: Final = -33000
     """MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one."""
     MCP_SERVER_UNAVAILABLE: Final = -33001
@@ -64,7 +64,7 @@ class Messages:
     UNSUPPORTED_PROTOCOL_VERSION: Final = "Unsupported protocol version"
     """ACP: `initialize` asked for a protocol version this side does not speak (with `data.requested` and `data.supported`; the code is the version 2 draft's, which the official SDKs send for v1 too)."""
     CONNECTION_CLOSED: Final = "Connection closed"
-    """acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors."""
+    """acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP connection closed" (Node's message)."""
     MCP_RESOURCE_LIMIT_EXCEEDED: Final = "MCP-over-ACP active request limit exceeded"
     """MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one."""
     MCP_SERVER_UNAVAILABLE: Final = "MCP server registration unavailable"

@@ -202,6 +202,14 @@ def typescript(t: dict) -> str:
     out += ["} as const;", "", "/** The message each error is made with. */", "export const ERROR_MESSAGES = {"]
     for message in t["messages"]:
         out += [f"  /** {message['doc']} */", f"  {camel(message['name'])}: {json.dumps(message['message'])},"]
+    # `typescript_message`: an engine error the package makes with the official
+    # TypeScript SDK's own words, which user code written against it matches.
+    out += ["} as const;", "", "/** The official TypeScript SDK's message for an engine error, where the package",
+            " * uses it instead of the engine's (user code written against that SDK matches it). */",
+            "export const OFFICIAL_MESSAGES = {"]
+    for error in t["errors"]:
+        if "typescript_message" in error:
+            out += [f"  {camel(error['name'])}: {json.dumps(error['typescript_message'])},"]
     out += ["} as const;", "", "/** The limits' defaults (durations in ms, as the options take them). */",
             "export const LIMIT_DEFAULTS = {"]
     for limit in t["limits"]:

@@ -26,7 +26,9 @@ pub const ACP_ERROR_REQUEST_CANCELLED: i64 = -32800;
 pub const ACP_ERROR_UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// acp-engine: the connection closed before the request was answered (every pending request
 /// fails with it; a send on a closed connection too). Local, never sent to a peer; in
-/// JSON-RPC's range for implementation-defined errors. ("Connection closed")
+/// JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the
+/// Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP
+/// connection closed" (Node's message). ("Connection closed")
 pub const ACP_ERROR_CONNECTION_CLOSED: i64 = -32099;
 /// MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's
 /// requests, body or buffered answer). An outer ACP error, never an MCP one. ("MCP-over-ACP

@@ -71,7 +71,7 @@ impl Inner {
         Self {
             settings,
             runtime,
-            next_id: AtomicI64::new(1),
+            next_id: AtomicI64::new(0),
             pending: Pending::default(),
             running: Running::default(),
             unhandled_notifications: AtomicUsize::new(0),

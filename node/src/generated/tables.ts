@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   requestCancelled: -32800,
   /** ACP: `initialize` asked for a protocol version this side does not speak (with `data.requested` and `data.supported`; the code is the version 2 draft's, which the official SDKs send for v1 too). */
   unsupportedProtocolVersion: -32022,
-  /** acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. */
+  /** acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP connection closed" (Node's message). */
   connectionClosed: -32099,
   /** MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one. */
   mcpResourceLimitExceeded: -33000,
@@ -56,7 +56,7 @@ export const ERROR_MESSAGES = {
   requestCancelled: "Request cancelled",
   /** ACP: `initialize` asked for a protocol version this side does not speak (with `data.requested` and `data.supported`; the code is the version 2 draft's, which the official SDKs send for v1 too). */
   unsupportedProtocolVersion: "Unsupported protocol version",
-  /** acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. */
+  /** acp-engine: the connection closed before the request was answered (every pending request fails with it; a send on a closed connection too). Local, never sent to a peer; in JSON-RPC's range for implementation-defined errors. Each official SDK's own message: the Python SDK's ConnectionError says "Connection closed", the TypeScript SDK's Error "ACP connection closed" (Node's message). */
   connectionClosed: "Connection closed",
   /** MCP-over-ACP: a binding limit was exceeded (a server's active requests; the HTTP bridge's requests, body or buffered answer). An outer ACP error, never an MCP one. */
   mcpResourceLimitExceeded: "MCP-over-ACP active request limit exceeded",
@@ -74,6 +74,12 @@ export const ERROR_MESSAGES = {
   mcpInvalidOutcome: "MCP server handler produced an invalid outcome: expected exactly one of a defined `result` or an `error` with an integer `code` and string `message`",
   /** MCP-over-ACP: a caller got an `mcp/message` answer that is not an outcome carrier (with `data.response`). Code -33002. */
   mcpInvalidCarrier: "Invalid MCP-over-ACP response carrier",
+} as const;
+
+/** The official TypeScript SDK's message for an engine error, where the package
+ * uses it instead of the engine's (user code written against that SDK matches it). */
+export const OFFICIAL_MESSAGES = {
+  connectionClosed: "ACP connection closed",
 } as const;
 
 /** The limits' defaults (durations in ms, as the options take them). */
