@@ -41,4 +41,3 @@ def lazy_attributes(
         return sorted(set(namespace) | set(where))
 
     return __getattr__, __dir__
-
