@@ -36,6 +36,7 @@ pub struct ConnectionBuilder {
     read_spin: Duration,
     write_spin: Duration,
     guard_sigpipe: bool,
+    handler_answers_cancelled: bool,
     limits: Limits,
 }
 
@@ -53,6 +54,7 @@ impl Default for ConnectionBuilder {
             read_spin: DEFAULT_READ_SPIN,
             write_spin: Duration::ZERO,
             guard_sigpipe: false,
+            handler_answers_cancelled: false,
             limits: Limits::default(),
         }
     }
@@ -134,6 +136,18 @@ impl ConnectionBuilder {
     /// extra system calls per direct write).
     pub fn guard_sigpipe(mut self, guard: bool) -> Self {
         self.guard_sigpipe = guard;
+        self
+    }
+
+    /// What a peer's `$/cancel_request` does to the inbound request it
+    /// names. By default the engine drops the handler's future and answers
+    /// -32800 at once (a Rust future's way to be cancelled). With this set,
+    /// the request's `cancellation` token fires and the answer is whatever
+    /// the handler then returns (-32800 only if it ends with that error), as
+    /// the official TypeScript and Python SDKs do: a handler may answer a
+    /// cancelled prompt with a result. Closing still drops every handler.
+    pub fn handler_answers_cancelled(mut self, answers: bool) -> Self {
+        self.handler_answers_cancelled = answers;
         self
     }
 
@@ -226,6 +240,7 @@ impl ConnectionBuilder {
             read_spin: self.read_spin,
             write_spin: self.write_spin,
             guard_sigpipe: self.guard_sigpipe,
+            handler_answers_cancelled: self.handler_answers_cancelled,
             observer: self.observer,
             max_message_size: self.max_message_size,
             write_queue_capacity: self.write_queue_capacity,

@@ -62,6 +62,7 @@ every_mode!(
     a_burst_arrives_in_order_in_few_drains,
     requests_both_ways,
     cancellation_both_ways,
+    a_cancelled_request_is_answered_by_the_host_when_asked,
     eof_fails_pending_requests_then_closes,
     typed_sides_check_both_ways,
     pretty_printed_json_from_the_host_stays_one_line,
@@ -71,15 +72,35 @@ every_mode!(
 
 impl Host {
     fn new(side: Side, mode: Mode) -> (Self, RawPeer) {
-        Self::connect(side, mode, false)
+        Self::connect(
+            mode,
+            HostOptions {
+                side,
+                ..HostOptions::default()
+            },
+        )
     }
 
     /// A host connection given params without unknown properties.
     fn stripping(side: Side, mode: Mode) -> (Self, RawPeer) {
-        Self::connect(side, mode, true)
+        let options = HostOptions {
+            side,
+            strip_unknown_fields: true,
+            ..HostOptions::default()
+        };
+        Self::connect(mode, options)
     }
 
-    fn connect(side: Side, mode: Mode, strip_unknown_fields: bool) -> (Self, RawPeer) {
+    /// A host connection whose handlers answer a peer's `$/cancel_request`.
+    fn answering_cancelled(mode: Mode) -> (Self, RawPeer) {
+        let options = HostOptions {
+            handler_answers_cancelled: true,
+            ..HostOptions::default()
+        };
+        Self::connect(mode, options)
+    }
+
+    fn connect(mode: Mode, options: HostOptions) -> (Self, RawPeer) {
         let host_reads = matches!(mode, Mode::HostReads | Mode::HostFeeds);
         let (transport, peer, fed_socket) = match mode {
             Mode::EngineReads => {
@@ -98,10 +119,8 @@ impl Host {
         let wakes = Arc::new(AtomicUsize::new(0));
         let counter = wakes.clone();
         let options = HostOptions {
-            side,
             host_reads,
-            strip_unknown_fields,
-            ..HostOptions::default()
+            ..options
         };
         let connection = HostConnection::connect(
             transport,
@@ -280,6 +299,44 @@ async fn cancellation_both_ways(mode: Mode) {
     assert_eq!(events[0][0], kind::ERROR);
     assert_eq!(events[0][2]["code"], -32800);
     assert_eq!(peer.recv().await["method"], "$/cancel_request");
+}
+
+/// `handler_answers_cancelled`: the host hears of the cancellation once,
+/// the request stays in flight, and what the host answers is sent (a result
+/// or its -32800), as the official TypeScript and Python SDKs do.
+async fn a_cancelled_request_is_answered_by_the_host_when_asked(mode: Mode) {
+    let (host, mut peer) = Host::answering_cancelled(mode);
+    peer.request(json!(9), "slow", json!({})).await;
+    let token = host.events(1).await[0][1].as_u64().unwrap();
+    peer.notify("$/cancel_request", json!({"requestId": 9})).await;
+    assert_eq!(host.events(1).await, vec![json!([kind::CANCELLED, token])]);
+    // Told once, however often the peer asks; nothing answered meanwhile.
+    peer.notify("$/cancel_request", json!({"requestId": 9})).await;
+    peer.expect_silence(30).await;
+    host.connection.pump();
+    assert_eq!(host.connection.drain(), None);
+    // Still in flight: the id cannot be used again.
+    peer.request(json!(9), "again", json!({})).await;
+    assert_eq!(peer.recv().await["error"]["code"], -32600);
+    assert!(host
+        .connection
+        .respond(token, Ok(r#"{"stopReason":"cancelled"}"#))
+        .unwrap());
+    assert_eq!(
+        peer.recv().await,
+        json!({"jsonrpc": "2.0", "id": 9, "result": {"stopReason": "cancelled"}})
+    );
+
+    peer.request(json!("b"), "slow", json!({})).await;
+    let token = host.events(1).await[0][1].as_u64().unwrap();
+    peer.notify("$/cancel_request", json!({"requestId": "b"})).await;
+    assert_eq!(host.events(1).await, vec![json!([kind::CANCELLED, token])]);
+    assert!(host
+        .connection
+        .respond(token, Err(RequestError::request_cancelled()))
+        .unwrap());
+    assert_eq!(peer.recv().await["error"]["code"], -32800);
+    peer.expect_silence(20).await;
 }
 
 async fn eof_fails_pending_requests_then_closes(mode: Mode) {

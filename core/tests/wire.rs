@@ -305,6 +305,35 @@ async fn inbound_cancel_request_drops_the_handler_and_answers_request_cancelled(
     assert_eq!(peer.recv().await, json!({"jsonrpc":"2.0","id":2,"result":"done"}));
 }
 
+/// `handler_answers_cancelled`: the handler is not dropped; it sees its
+/// token fire and its answer, a result here, is what the peer gets.
+#[tokio::test]
+async fn a_handler_that_answers_its_cancellation_is_heard() {
+    let builder = Connection::builder().handler_answers_cancelled(true).on_request(
+        |request: IncomingRequest| async move {
+            request.cancellation.cancelled().await;
+            match request.method.as_str() {
+                "partial" => Ok(to_raw(&json!({"stopReason": "cancelled"})).unwrap()),
+                _ => Err(RequestError::request_cancelled()),
+            }
+        },
+    );
+    let (_conn, mut peer) = connect_raw(builder);
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"partial"}"#).await;
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"gives_up"}"#).await;
+    peer.expect_silence(30).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}"#)
+        .await;
+    assert_eq!(
+        peer.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"result":{"stopReason":"cancelled"}})
+    );
+    peer.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}"#)
+        .await;
+    assert_eq!(peer.recv().await["error"]["code"], -32800);
+    peer.expect_silence(20).await;
+}
+
 #[tokio::test]
 async fn outbound_requests_and_notifications_have_the_exact_wire_shape() {
     let (conn, mut peer) = echo_connection();

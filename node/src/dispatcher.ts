@@ -51,10 +51,29 @@ class InboundContext implements RequestContext {
     return this.#controller.signal;
   }
 
+  get aborted(): boolean {
+    return this.#controller !== null && this.#controller.signal.aborted;
+  }
+
   abort(reason: unknown): void {
     if (this.#controller === null) this.#controller = new AbortController();
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
   }
+}
+
+/** A handler that gave up with an AbortError once its request was
+ * cancelled answers -32800 (the official SDK's rule); anything else it
+ * throws is answered as thrown. */
+function abortedAsCancelled(context: InboundContext, error: unknown): unknown {
+  if (!context.aborted || !isAbortError(error)) return error;
+  const reason: unknown = context.signal.reason;
+  return isRequestError(reason) && reason.code === ERROR_CODES.requestCancelled ? reason : RequestError.requestCancelled();
+}
+
+function isAbortError(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  return name === "AbortError" || code === "ABORT_ERR";
 }
 
 export type OnRequest = (method: string, params: unknown, context: RequestContext) => unknown;
@@ -308,10 +327,11 @@ export class Dispatcher {
         return waiter === undefined ? undefined : this.afterResponse();
       }
       case CANCELLED: {
+        // The handler's signal aborts; what it then returns is the answer
+        // (the engine waits for it, as the official SDK does).
         const token = event[1] as number;
         const context = this.inflight.get(token);
         if (context !== undefined) {
-          this.inflight.delete(token);
           context.abort(RequestError.requestCancelled());
         } else {
           this.cancelledEarly.add(token);
@@ -405,8 +425,10 @@ export class Dispatcher {
   }
 
   private fail(token: number, method: string, error: unknown): void {
+    const context = this.inflight.get(token);
     this.inflight.delete(token);
     if (this.isClosed) return;
+    if (context !== undefined) error = abortedAsCancelled(context, error);
     let code: number = ERROR_CODES.internalError;
     let message: string = ERROR_MESSAGES.internalError;
     let data: unknown;

@@ -109,7 +109,7 @@ test("cancelling a request aborts its handler and answers -32800; the slot is fr
   await assert.rejects(call({}, { requestId: "r2" }), (error) => error.code === acp.McpBindingErrorCode.resourceLimitExceeded);
   controller.abort();
   await assert.rejects(pending, (error) => error.code === -32800);
-  // The engine answers -32800 at once; the handler hears of it as its cancellation arrives.
+  // The caller's request is rejected at once; the handler hears of it as its cancellation arrives.
   await until(() => seen.length > 0);
   assert.deepEqual(seen, ["aborted"]);
   // The same id and the one slot are free again: the next request runs (and waits).

@@ -240,9 +240,7 @@ class Connection:
         # handled once it is done (see `_run_notification`).
         self._backlog: List[List[Any]] = []
         self._last_request_id = 0
-        # Requests whose handler the engine cancelled (it answered them), and
-        # whether the connection is being torn down.
-        self._engine_cancelled: Set[int] = set()
+        # Whether the connection is being torn down.
         self._finishing = False
         self._input_fd: Optional[int] = None
         self._turn_started = 0.0
@@ -518,9 +516,8 @@ class Connection:
                         if future is not None and not future.done():
                             future.set_exception(RequestError._from_object(event[2]))
                     elif kind == _CANCELLED:
-                        task = self._running.pop(event[1], None)
+                        task = self._running.get(event[1])
                         if task is not None:
-                            self._engine_cancelled.add(event[1])
                             _cancel_after_first_step(self._loop, task)
                     elif kind == _WRITTEN:
                         ticket = self._tickets.pop(event[1], None)
@@ -578,9 +575,8 @@ class Connection:
                         if ticket is not None and not ticket.done():
                             ticket.set_result(event[2])
                     elif kind == _CANCELLED:
-                        running = self._running.pop(event[1], None)
+                        running = self._running.get(event[1])
                         if running is not None:
-                            self._engine_cancelled.add(event[1])
                             _cancel_after_first_step(self._loop, running)
                     else:  # notifications wait their turn; a close ends the handler
                         held.append(event)
@@ -627,12 +623,10 @@ class Connection:
         try:
             result = await self._on_request(method, params)
         except asyncio.CancelledError:
-            if token in self._engine_cancelled or self._finishing:
-                # The peer cancelled it or the connection closed: the engine
-                # has answered already (or nobody can read an answer).
-                self._engine_cancelled.discard(token)
-                return
-            # The handler cancelled itself: the peer is still owed an answer.
+            if self._finishing:
+                return  # closed: nobody can read an answer
+            # Cancelled by the peer's $/cancel_request, or by itself. A
+            # handler that catches the cancellation answers what it returns.
             self._answer_error(token, RequestError.request_cancelled())
         except RequestError as error:
             self._answer_error(token, error)

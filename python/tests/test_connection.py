@@ -240,6 +240,43 @@ async def test_a_request_cancelled_in_the_same_read_still_cancels_its_handler() 
 
 
 @run_async
+async def test_a_cancelled_handler_answers_what_it_returns() -> None:
+    """On the peer's $/cancel_request the handler's task is cancelled and
+    the answer is what it then returns (as in the official SDK): a result
+    when it catches the cancellation, -32800 when it ends with it."""
+    import socket
+
+    started = asyncio.Event()
+
+    async def on_request(method: str, params: Any) -> Any:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            if method == "partial":
+                return {"stopReason": "cancelled"}
+            raise
+        return None
+
+    a, b = socket.socketpair()
+    server = Connection(fd_stream(a.fileno(), a.fileno()), on_request)
+    a.close()
+    loop = asyncio.get_running_loop()
+    for id, method in ((1, "partial"), (2, "gives_up")):
+        started.clear()
+        b.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"%s","params":{}}\n' % (id, method.encode()))
+        await asyncio.wait_for(started.wait(), 10)
+        b.sendall(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}\n' % id)
+        answer = await loop.run_in_executor(None, b.recv, 4096)
+        if method == "partial":
+            assert answer == b'{"jsonrpc":"2.0","id":1,"result":{"stopReason":"cancelled"}}\n', answer
+        else:
+            assert b'"id":2,"error":{"code":-32800' in answer, answer
+    b.close()
+    await server.closed
+
+
+@run_async
 async def test_a_handler_that_cancels_itself_still_answers() -> None:
     """A request whose handler ends in a CancelledError of its own (not the
     peer's $/cancel_request, not a close) is answered -32800, not dropped."""

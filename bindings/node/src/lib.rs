@@ -140,6 +140,9 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
         // Handlers get params as the official TypeScript SDK's do: without
         // the properties their schema type does not describe.
         strip_unknown_fields: true,
+        // A cancelled handler's signal aborts and what it then returns is
+        // the answer, as in the official TypeScript SDK.
+        handler_answers_cancelled: true,
         ..HostOptions::default()
     };
     if settings.unstable == Some(true) {

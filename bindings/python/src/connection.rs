@@ -116,6 +116,9 @@ impl NativeConnection {
             // threshold, so a burst no longer makes the collector traverse
             // (and promote) hundreds of live messages over and over.
             drain_chunk: DRAIN_CHUNK,
+            // A cancelled handler's Task is cancelled and what it then
+            // returns is the answer, as in the official Python SDK.
+            handler_answers_cancelled: true,
             ..host_options(settings)?
         };
         let signal = wake.clone();

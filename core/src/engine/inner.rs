@@ -29,6 +29,8 @@ pub(crate) struct Settings {
     /// Block SIGPIPE around writes made on a caller's thread (see
     /// `ConnectionBuilder::guard_sigpipe`).
     pub guard_sigpipe: bool,
+    /// See `ConnectionBuilder::handler_answers_cancelled`.
+    pub handler_answers_cancelled: bool,
     pub observer: Option<Arc<dyn Observer>>,
     pub max_message_size: usize,
     pub write_queue_capacity: usize,
@@ -128,7 +130,7 @@ impl Inner {
         // Requests a reader handler took have no task to cancel: tell them (before
         // `closing`, which lets teardown finish and report the close).
         for on_cancel in self.running.take_deferred() {
-            on_cancel();
+            on_cancel(super::CancelCause::Close);
         }
         self.closing.cancel();
     }

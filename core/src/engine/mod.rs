@@ -35,7 +35,7 @@ pub(crate) use inner::{Inner, Settings};
 pub(crate) use outbound::{Kind, Offered, Outgoing};
 pub(crate) use pending::Waiter;
 pub(crate) use reader::{HostReader, Pumped};
-pub(crate) use running::OnCancel;
+pub(crate) use running::{CancelCause, OnCancel};
 
 /// Poll a request's task once, right here: most handlers answer without
 /// waiting, and this saves a task hop per request (and keeps whatever the

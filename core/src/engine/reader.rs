@@ -337,7 +337,8 @@ struct CancelRequestParams {
 fn on_cancel_request(inner: &Inner, params: Option<RawJson>) {
     match crate::message::from_raw::<CancelRequestParams>(params.as_deref()) {
         Ok(params) => {
-            let found = inner.running.cancel(&params.request_id);
+            let until_answered = inner.settings.handler_answers_cancelled;
+            let found = inner.running.cancel(&params.request_id, until_answered);
             tracing::debug!(id = %params.request_id, found, "peer cancelled a request");
         }
         Err(error) => tracing::debug!(%error, "ignored a malformed $/cancel_request"),
@@ -371,8 +372,15 @@ fn start_request(
     let wait_for_notifications = inner.unhandled_notifications.load(Ordering::Acquire) > 0;
     let inner = inner.clone();
     let handler = handler.clone();
+    // What ends the handler early: its own token (`$/cancel_request` or
+    // close), or, when handlers answer their cancellation, close only.
+    let dropped_on = if inner.settings.handler_answers_cancelled {
+        inner.closing.clone()
+    } else {
+        cancellation.clone()
+    };
     let task = async move {
-        let outcome = match run_handler(&*handler, request, &cancellation).await {
+        let outcome = match run_handler(&*handler, request, &dropped_on).await {
             Some(outcome) => Some(outcome),
             // Closed: nobody can read an answer any more.
             None if inner.is_closing() => None,
@@ -447,12 +455,12 @@ fn start_reader_request(
     }
 }
 
-/// Run the handler until it finishes (`Some`) or is cancelled (`None`).
+/// Run the handler until it finishes (`Some`) or `dropped_on` fires (`None`).
 /// A panic becomes a plain -32603.
 async fn run_handler(
     handler: &dyn RequestHandler,
     request: IncomingRequest,
-    cancellation: &tokio_util::sync::CancellationToken,
+    dropped_on: &tokio_util::sync::CancellationToken,
 ) -> Option<Result<RawJson, RequestError>> {
     let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle_request(request))) {
         Ok(future) => AssertUnwindSafe(future).catch_unwind(),
@@ -460,7 +468,7 @@ async fn run_handler(
     };
     tokio::select! {
         biased;
-        _ = cancellation.cancelled() => None,
+        _ = dropped_on.cancelled() => None,
         outcome = future => Some(outcome.unwrap_or_else(|_| Err(panicked()))),
     }
 }

@@ -3,15 +3,26 @@
 //! all), and for admission control (how many are in flight).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::message::RequestId;
 
-/// What to do when a request a reader handler took is cancelled.
-pub(crate) type OnCancel = Box<dyn FnOnce() + Send>;
+/// Why a request a reader handler took is cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CancelCause {
+    /// The peer's `$/cancel_request`.
+    Peer,
+    /// The connection closes.
+    Close,
+}
+
+/// What to do when a request a reader handler took is cancelled. It may run
+/// more than once for `Peer` (repeated `$/cancel_request`s) when handlers
+/// answer their cancellation; at most once for `Close`.
+pub(crate) type OnCancel = Arc<dyn Fn(CancelCause) + Send + Sync>;
 
 /// An inbound request being handled.
 enum Handling {
@@ -67,11 +78,21 @@ impl Running {
     }
 
     /// An inbound `$/cancel_request`: cancel that handler, if running.
-    pub fn cancel(&self, id: &RequestId) -> bool {
+    /// `until_answered`: a request a reader handler took stays in flight
+    /// until it is answered (its handler answers the cancellation).
+    pub fn cancel(&self, id: &RequestId, until_answered: bool) -> bool {
         let mut requests = self.lock();
         match requests.get(id) {
             Some(Handling::Task(token)) => {
                 token.cancel();
+                true
+            }
+            Some(Handling::Deferred(on_cancel)) if until_answered => {
+                let on_cancel = on_cancel.clone();
+                drop(requests);
+                if let Some(on_cancel) = on_cancel {
+                    on_cancel(CancelCause::Peer);
+                }
                 true
             }
             Some(Handling::Deferred(_)) => {
@@ -82,7 +103,7 @@ impl Running {
                 drop(requests);
                 self.finished.notify_waiters();
                 if let Some(on_cancel) = on_cancel {
-                    on_cancel();
+                    on_cancel(CancelCause::Peer);
                 }
                 true
             }

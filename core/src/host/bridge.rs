@@ -8,11 +8,16 @@
 //!   tracked until `HostConnection::respond`, and cancelling it answers
 //!   -32800 and tells the host. The host pumps only after draining, which
 //!   bounds the queue.
+//!
+//! With `HostOptions::handler_answers_cancelled`, either way, a peer's
+//! `$/cancel_request` only tells the host (`CANCELLED`): the request stays
+//! in flight and the host's answer is sent.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::{Shared, Side};
-use crate::engine::{OnCancel, ReaderHandler};
+use crate::engine::{CancelCause, OnCancel, ReaderHandler};
 use crate::error::RequestError;
 use crate::handler::{IncomingNotification, IncomingRequest};
 use crate::message::frame;
@@ -44,7 +49,20 @@ impl TaskBridge {
             .await;
         // The host answers through `HostConnection::respond`, which queues
         // the response itself; the value returned here is then dropped.
-        let _ = answer.await;
+        // A peer's `$/cancel_request` fires the request's token: when
+        // handlers answer their cancellation (the engine does not drop this
+        // future then), the host is told and its answer still comes here.
+        let told_host = async {
+            request.cancellation.cancelled().await;
+            if self.shared.responders.contains(token) {
+                self.shared.queue.push_cancelled(token);
+            }
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            _ = answer => {}
+            _ = told_host => {}
+        }
         drop(guard);
         Ok(crate::to_raw(&()).expect("null serializes"))
     }
@@ -117,7 +135,16 @@ impl ReaderHandler for ReaderBridge {
             .queue
             .push_request_now(token, &request.method, params_text(&request.params, &stripped));
         let shared = self.shared.clone();
-        Ok(Box::new(move || {
+        let handler_answers = request.connection.inner().settings.handler_answers_cancelled;
+        let signalled = AtomicBool::new(false);
+        Ok(Arc::new(move |cause| {
+            if cause == CancelCause::Peer && handler_answers {
+                // The host's handler is told (once); its answer goes out.
+                if shared.responders.contains(token) && !signalled.swap(true, Ordering::AcqRel) {
+                    shared.queue.push_cancelled(token);
+                }
+                return;
+            }
             let Some(pending) = shared.responders.take(token) else {
                 return;
             };

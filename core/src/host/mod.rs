@@ -175,6 +175,7 @@ impl HostConnection {
         }
         let mut builder = Connection::builder()
             .guard_sigpipe(options.guard_sigpipe)
+            .handler_answers_cancelled(options.handler_answers_cancelled)
             .max_message_size(options.max_message_size)
             .read_spin(options.read_spin)
             .write_spin(HOST_WRITE_SPIN)

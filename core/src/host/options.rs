@@ -70,6 +70,11 @@ pub struct HostOptions {
     /// Queue an `OBSERVED` event for every message read from or written to
     /// the peer (its line's text), for the host's stream observers.
     pub observe: bool,
+    /// On a peer's `$/cancel_request`, tell the host (`CANCELLED`) and send
+    /// the answer its handler then gives, as the official TypeScript and
+    /// Python SDKs do (see `ConnectionBuilder::handler_answers_cancelled`);
+    /// otherwise the engine answers -32800 at once and drops the host's.
+    pub handler_answers_cancelled: bool,
 }
 
 impl Default for HostOptions {
@@ -92,6 +97,7 @@ impl Default for HostOptions {
             limits: Limits::default(),
             strip_unknown_fields: false,
             observe: false,
+            handler_answers_cancelled: false,
         }
     }
 }

@@ -4,7 +4,7 @@
 // only routes and shapes what handlers get.
 
 import { Dispatcher, thenable, type RequestContext } from "../dispatcher.js";
-import { isRequestError, logHandlerError, RequestError } from "../errors.js";
+import { logHandlerError, RequestError } from "../errors.js";
 import type { MaybePromise } from "../sides.js";
 import { ALL_UNCHECKED, ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
 import { AgentConnection, AgentContext, ClientConnection, ClientContext, sessionRouterOf, type AcpConnection } from "./context.js";
@@ -107,7 +107,7 @@ export abstract class AppBase<Peer extends object> {
       },
       [this.peerKey]: this.peerContext(dispatcher, context.requestId),
     };
-    return this.respond(dispatcher, method, context, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
+    return this.respond(dispatcher, method, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
   }
 
   /** @internal Handles a notification of the connection `dispatcher` runs. */
@@ -154,19 +154,11 @@ export abstract class AppBase<Peer extends object> {
   }
 
   /** Runs a request's handler; a result it returns at once is answered at
-   * once (the dispatcher's fast path), a promise when it settles. */
-  private respond(dispatcher: Dispatcher, method: string, context: RequestContext, run: () => unknown): unknown {
-    // A handler that gave up because its request was cancelled: -32800.
-    const failed = (error: unknown): never => {
-      throw context.signal.aborted && !isRequestError(error) ? RequestError.requestCancelled() : error;
-    };
-    let result: unknown;
-    try {
-      result = run();
-    } catch (error) {
-      return failed(error);
-    }
-    if (thenable(result)) return Promise.resolve(result).then((value) => this.answer(dispatcher, method, value), failed);
+   * once (the dispatcher's fast path), a promise when it settles. (What it
+   * throws once cancelled, the dispatcher answers.) */
+  private respond(dispatcher: Dispatcher, method: string, run: () => unknown): unknown {
+    const result = run();
+    if (thenable(result)) return Promise.resolve(result).then((value) => this.answer(dispatcher, method, value));
     return this.answer(dispatcher, method, result);
   }
 

@@ -12,7 +12,8 @@ const conn = new Connection(
       await conn.sendNotification("waiting", {});
       await aborted;
       await conn.sendNotification("aborted", { aborted: signal.aborted });
-      return null;
+      // What a cancelled handler returns is its answer.
+      return { cancelled: true };
     }
     return { method, params };
   },

@@ -254,7 +254,7 @@ class McpOverAcpProvider:
             outcome = json.dumps(await asyncio.shield(task))
         except asyncio.CancelledError:
             if not task.done():
-                # The caller cancelled (the engine answered -32800 already):
+                # The caller cancelled (answered -32800 once this re-raises):
                 # stop the handler and free its slot.
                 operation.cancel()
                 task.cancel()
