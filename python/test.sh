@@ -50,6 +50,8 @@ step "ruff" "$venv/bin/ruff" check --config "$here/pyproject.toml" "$here" "$roo
   "$root/tools/schema-derive-py" "$root/interop/balancer.py"
 step "the official Python SDK's tests against acp_engine.compat" \
   bash -c "set -o pipefail; cd '$work' && '$py' '$here/official-tests/run.py' --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' 2>'$work/official-tests.log' | tail -12"
+step "the official Python SDK's public names against acp_engine.compat" \
+  bash -c "set -o pipefail; cd '$here/official-tests' && '$py' surface.py --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' | tail -40"
 step "example client -> example agent" bash -c "'$py' '$here/examples/client.py' '$py' '$here/examples/agent.py' | tail -1 | grep -qx 'interop ok'"
 
 # Interop: our Python agent and client in the matrix with the official SDKs

@@ -201,3 +201,51 @@ def test_mcp_message_params_keep_their_value() -> None:
     written = write(server_id="srv", request_id="r-1", method="tools/call", params={"name": "x"}, field_meta=None)
     expected = serialize_params(s.MessageMcpRequest(server_id="srv", request_id="r-1", method="tools/call", params={"name": "x"}))
     assert _as_json(written) == expected
+
+
+@run_async
+async def test_the_model_helpers_of_acp_utils_send_and_validate() -> None:
+    """``request_model`` & co. over a real socket: the params are
+    ``serialize_params`` of the model, the result is validated as the given
+    model (``_from_dict``: a non-dict result reads as ``{}``; ``_optional``:
+    None), ``notify_model`` sends a notification."""
+    from acp_engine.compat.connection import Connection
+    from acp_engine.compat.utils import (
+        notify_model,
+        request_model,
+        request_model_from_dict,
+        request_optional_model,
+    )
+
+    async def refuse(method: str, params: Any, is_notification: bool) -> Any:
+        raise AssertionError(f"nothing is sent to this side ({method})")
+
+    ours, theirs = socket.socketpair()
+    our_reader, our_writer = await asyncio.open_connection(sock=ours)
+    their_reader, their_writer = await asyncio.open_connection(sock=theirs)
+    conn = Connection(refuse, our_writer, our_reader)
+    raw = _Raw(their_reader, their_writer)
+    try:
+        read = s.ReadTextFileRequest(session_id="sess-1", path="/a.py", line=2)
+        sent = asyncio.ensure_future(request_model(conn, "fs/read_text_file", read, s.ReadTextFileResponse))
+        request = await raw.answer({"content": "x"})
+        assert request["params"] == serialize_params(read)
+        assert (await sent) == s.ReadTextFileResponse(content="x")
+        write = s.WriteTextFileRequest(session_id="sess-1", path="/a.py", content="y")
+        from_dict = asyncio.ensure_future(
+            request_model_from_dict(conn, "fs/write_text_file", write, s.WriteTextFileResponse)
+        )
+        await raw.answer(None)  # type: ignore[arg-type]
+        assert (await from_dict) == s.WriteTextFileResponse()
+        optional = asyncio.ensure_future(
+            request_optional_model(conn, "fs/write_text_file", write, s.WriteTextFileResponse)
+        )
+        await raw.answer(None)  # type: ignore[arg-type]
+        assert (await optional) is None
+        cancel = s.CancelNotification(session_id="sess-1")
+        await notify_model(conn, "session/cancel", cancel)
+        notified = await raw.next_message()
+        assert notified == {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "sess-1"}}
+    finally:
+        await conn.close()
+        raw.writer.close()
