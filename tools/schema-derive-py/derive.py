@@ -12,6 +12,9 @@ package installed, writes them as JSON Schema in the shape the official generato
 * every method of the package's ``Agent`` / ``Client`` protocols whose wire name is
   in no ``--have`` (the other sources' schemas), its params and result models and
   every model they refer to that no ``--have`` has;
+* the models of the capability fields (``AgentCapabilities.nes``,
+  ``ClientCapabilities.nes``) that no ``--have`` has, with what they refer to: the
+  capabilities those methods come with (the fields themselves stay the others');
 * ``x-method`` / ``x-side`` on params and results, as the crate annotates them, and a
   top-level ``x-methods`` list (wire name, side, kind, params, result) saying where each
   goes in the JSON-RPC envelopes;
@@ -73,6 +76,18 @@ def missing_methods(have_methods: set[str]) -> list[dict[str, Any]]:
             found.append({"method": route.method, "side": side, "kind": route.kind, "params": params,
                           "result": result})
     return sorted(found, key=lambda m: (m["method"], m["kind"]))
+
+
+def missing_capabilities(have: set[str]) -> list[str]:
+    """The models of ``AgentCapabilities`` / ``ClientCapabilities`` fields that ``--have`` lacks."""
+    found = set()
+    for owner in (acp.schema.AgentCapabilities, acp.schema.ClientCapabilities):
+        for field in owner.model_fields.values():
+            for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(field.annotation)):
+                model = getattr(acp.schema, name, None)
+                if isinstance(model, type) and issubclass(model, BaseModel) and name not in have:
+                    found.add(name)
+    return sorted(found)
 
 
 def lenient_fields(model: type[BaseModel]) -> set[str]:
@@ -179,7 +194,8 @@ def main() -> int:
     have = {name: d for path in args.have for name, d in json.loads(path.read_text())["$defs"].items()}
     have_methods = {d["x-method"] for d in have.values() if "x-method" in d}
     methods = missing_methods(have_methods)
-    models = sorted({m["params"] for m in methods} | {m["result"] for m in methods if m["result"]})
+    models = sorted({m["params"] for m in methods} | {m["result"] for m in methods if m["result"]}
+                    | set(missing_capabilities(set(have))))
     _, top = models_json_schema([(getattr(acp.schema, n), "validation") for n in models], by_alias=True,
                                 ref_template=REF + "{model}")
     raw = top["$defs"]

@@ -5406,6 +5406,70 @@ support::read_struct! { AcceptNesNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `ClientNesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ClientNesCapabilities {
+    /// Whether the client supports the `jump` suggestion kind.
+    #[serde(
+        rename = "jump",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub jump: Option<NesJumpCapabilities>,
+    /// Whether the client supports the `rename` suggestion kind.
+    #[serde(
+        rename = "rename",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub rename: Option<NesRenameCapabilities>,
+    /// Whether the client supports the `searchAndReplace` suggestion kind.
+    #[serde(
+        rename = "searchAndReplace",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub search_and_replace: Option<NesSearchAndReplaceCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl ClientNesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            jump: None,
+            rename: None,
+            search_and_replace: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { ClientNesCapabilities {
+    jump: Option<NesJumpCapabilities> = "jump", default with support::lenient, check serde_json::Value;
+    rename: Option<NesRenameCapabilities> = "rename", default with support::lenient, check serde_json::Value;
+    search_and_replace: Option<NesSearchAndReplaceCapabilities> = "searchAndReplace", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// Parameters of the `nes/close` request.
 ///
 /// Params of the `nes/close` request (handled by the agent).
@@ -5929,6 +5993,154 @@ support::read_struct! { DisconnectMcpResponse {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesCapabilities {
+    /// Events the agent wants to receive.
+    #[serde(
+        rename = "events",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub events: Option<NesEventCapabilities>,
+    /// Context the agent wants attached to each suggestion request.
+    #[serde(
+        rename = "context",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub context: Option<NesContextCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            events: None,
+            context: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesCapabilities {
+    events: Option<NesEventCapabilities> = "events", default with support::lenient, check serde_json::Value;
+    context: Option<NesContextCapabilities> = "context", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesContextCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesContextCapabilities {
+    /// Whether the agent wants recent files context.
+    #[serde(
+        rename = "recentFiles",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub recent_files: Option<NesRecentFilesCapabilities>,
+    /// Whether the agent wants related snippets context.
+    #[serde(
+        rename = "relatedSnippets",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub related_snippets: Option<NesRelatedSnippetsCapabilities>,
+    /// Whether the agent wants edit history context.
+    #[serde(
+        rename = "editHistory",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub edit_history: Option<NesEditHistoryCapabilities>,
+    /// Whether the agent wants user actions context.
+    #[serde(
+        rename = "userActions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub user_actions: Option<NesUserActionsCapabilities>,
+    /// Whether the agent wants open files context.
+    #[serde(
+        rename = "openFiles",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub open_files: Option<NesOpenFilesCapabilities>,
+    /// Whether the agent wants diagnostics context.
+    #[serde(
+        rename = "diagnostics",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub diagnostics: Option<NesDiagnosticsCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesContextCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            recent_files: None,
+            related_snippets: None,
+            edit_history: None,
+            user_actions: None,
+            open_files: None,
+            diagnostics: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesContextCapabilities {
+    recent_files: Option<NesRecentFilesCapabilities> = "recentFiles", default with support::lenient, check serde_json::Value;
+    related_snippets: Option<NesRelatedSnippetsCapabilities> = "relatedSnippets", default with support::lenient, check serde_json::Value;
+    edit_history: Option<NesEditHistoryCapabilities> = "editHistory", default with support::lenient, check serde_json::Value;
+    user_actions: Option<NesUserActionsCapabilities> = "userActions", default with support::lenient, check serde_json::Value;
+    open_files: Option<NesOpenFilesCapabilities> = "openFiles", default with support::lenient, check serde_json::Value;
+    diagnostics: Option<NesDiagnosticsCapabilities> = "diagnostics", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// `NesDiagnostic` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NesDiagnostic {
@@ -6001,6 +6213,353 @@ support::string_enum! {
         Hint = "hint",
     }
 }
+
+/// `NesDiagnosticsCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDiagnosticsCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDiagnosticsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDiagnosticsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidChangeCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NesDocumentDidChangeCapabilities {
+    /// `syncKind` (undocumented in the source).
+    #[serde(rename = "syncKind")]
+    pub sync_kind: NesDocumentDidChangeCapabilitiesSyncKind,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidChangeCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(sync_kind: NesDocumentDidChangeCapabilitiesSyncKind) -> Self {
+        Self {
+            sync_kind,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidChangeCapabilities {
+    sync_kind: NesDocumentDidChangeCapabilitiesSyncKind = "syncKind", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+support::string_enum! {
+    /// The values of `NesDocumentDidChangeCapabilities.syncKind`.
+    pub enum NesDocumentDidChangeCapabilitiesSyncKind {
+        /// `full`.
+        Full = "full",
+        /// `incremental`.
+        Incremental = "incremental",
+    }
+}
+
+/// `NesDocumentDidCloseCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidCloseCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidCloseCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidCloseCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidFocusCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidFocusCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidFocusCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidFocusCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidOpenCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidOpenCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidOpenCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidOpenCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidSaveCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidSaveCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidSaveCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidSaveCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentEventCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentEventCapabilities {
+    /// Whether the agent wants `document/didOpen` events.
+    #[serde(
+        rename = "didOpen",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_open: Option<NesDocumentDidOpenCapabilities>,
+    /// Whether the agent wants `document/didChange` events, and the sync kind.
+    #[serde(
+        rename = "didChange",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_change: Option<NesDocumentDidChangeCapabilities>,
+    /// Whether the agent wants `document/didClose` events.
+    #[serde(
+        rename = "didClose",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_close: Option<NesDocumentDidCloseCapabilities>,
+    /// Whether the agent wants `document/didSave` events.
+    #[serde(
+        rename = "didSave",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_save: Option<NesDocumentDidSaveCapabilities>,
+    /// Whether the agent wants `document/didFocus` events.
+    #[serde(
+        rename = "didFocus",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_focus: Option<NesDocumentDidFocusCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentEventCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            did_open: None,
+            did_change: None,
+            did_close: None,
+            did_save: None,
+            did_focus: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentEventCapabilities {
+    did_open: Option<NesDocumentDidOpenCapabilities> = "didOpen", default with support::lenient, check serde_json::Value;
+    did_change: Option<NesDocumentDidChangeCapabilities> = "didChange", default with support::lenient, check serde_json::Value;
+    did_close: Option<NesDocumentDidCloseCapabilities> = "didClose", default with support::lenient, check serde_json::Value;
+    did_save: Option<NesDocumentDidSaveCapabilities> = "didSave", default with support::lenient, check serde_json::Value;
+    did_focus: Option<NesDocumentDidFocusCapabilities> = "didFocus", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesEditHistoryCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesEditHistoryCapabilities {
+    /// Maximum number of edit history entries the agent can use.
+    #[serde(
+        rename = "maxCount",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub max_count: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesEditHistoryCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            max_count: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesEditHistoryCapabilities {
+    max_count: Option<i64> = "maxCount", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
 
 /// `NesEditHistoryEntry` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -6105,6 +6664,50 @@ support::read_struct! { NesEditSuggestion {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesEventCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesEventCapabilities {
+    /// Document event capabilities.
+    #[serde(
+        rename = "document",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub document: Option<NesDocumentEventCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesEventCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            document: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesEventCapabilities {
+    document: Option<NesDocumentEventCapabilities> = "document", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// `NesExcerpt` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesExcerpt {
@@ -6151,6 +6754,40 @@ support::read_struct! { NesExcerpt {
     start_line: i64 = "startLine", required;
     end_line: i64 = "endLine", required;
     text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesJumpCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesJumpCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesJumpCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesJumpCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -6267,6 +6904,40 @@ support::read_struct! { NesOpenFile {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesOpenFilesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesOpenFilesCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesOpenFilesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesOpenFilesCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// `NesRecentFile` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRecentFile {
@@ -6316,6 +6987,50 @@ support::read_struct! { NesRecentFile {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// `NesRecentFilesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRecentFilesCapabilities {
+    /// Maximum number of recent files the agent can use.
+    #[serde(
+        rename = "maxCount",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub max_count: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRecentFilesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            max_count: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRecentFilesCapabilities {
+    max_count: Option<i64> = "maxCount", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// `NesRelatedSnippet` (undocumented in the source).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct NesRelatedSnippet {
@@ -6357,6 +7072,74 @@ impl NesRelatedSnippet {
 support::read_struct! { NesRelatedSnippet {
     uri: String = "uri", required;
     excerpts: Vec<NesExcerpt> = "excerpts", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRelatedSnippetsCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRelatedSnippetsCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRelatedSnippetsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRelatedSnippetsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRenameCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRenameCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRenameCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRenameCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -6465,6 +7248,40 @@ support::read_struct! { NesRepository {
     name: String = "name", required;
     owner: String = "owner", required;
     remote_url: String = "remoteUrl", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesSearchAndReplaceCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesSearchAndReplaceCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesSearchAndReplaceCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesSearchAndReplaceCapabilities {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
@@ -6816,6 +7633,50 @@ support::read_struct! { NesUserAction {
     uri: String = "uri", required;
     position: Position = "position", required;
     timestamp_ms: i64 = "timestampMs", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesUserActionsCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesUserActionsCapabilities {
+    /// Maximum number of user actions the agent can use.
+    #[serde(
+        rename = "maxCount",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub max_count: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesUserActionsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            max_count: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesUserActionsCapabilities {
+    max_count: Option<i64> = "maxCount", default with support::lenient, check serde_json::Value;
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 

@@ -40,6 +40,7 @@ CursorAnchorPosition = Union[Literal["before", "after"], str]
 SystemPromptMode = Union[Literal["append", "override"], str]
 SessionArchiveFilter = Union[Literal["exclude", "include", "only"], str]
 NesDiagnosticSeverity = Literal["error", "warning", "information", "hint"]
+NesDocumentDidChangeCapabilitiesSyncKind = Literal["full", "incremental"]
 RejectNesNotificationReason = Literal["rejected", "ignored", "replaced", "cancelled"]
 SuggestNesRequestTriggerKind = Literal["automatic", "diagnostic", "manual"]
 ElicitationContent = Dict[str, Union[str, int, float, bool, List[str]]]
@@ -249,6 +250,7 @@ _NEEDS = {
     "ProxySuccessorRequest": (),
     "ProxySuccessorNotification": (),
     "AcceptNesNotification": (),
+    "ClientNesCapabilities": ("NesJumpCapabilities", "NesRenameCapabilities", "NesSearchAndReplaceCapabilities"),
     "CloseNesRequest": (),
     "CloseNesResponse": (),
     "ConnectMcpRequest": (),
@@ -260,20 +262,38 @@ _NEEDS = {
     "DidSaveDocumentNotification": (),
     "DisconnectMcpRequest": (),
     "DisconnectMcpResponse": (),
+    "NesCapabilities": ("NesContextCapabilities", "NesEventCapabilities"),
+    "NesContextCapabilities": ("NesDiagnosticsCapabilities", "NesEditHistoryCapabilities", "NesOpenFilesCapabilities", "NesRecentFilesCapabilities", "NesRelatedSnippetsCapabilities", "NesUserActionsCapabilities"),
     "NesDiagnostic": ("Range",),
+    "NesDiagnosticsCapabilities": (),
+    "NesDocumentDidChangeCapabilities": (),
+    "NesDocumentDidCloseCapabilities": (),
+    "NesDocumentDidFocusCapabilities": (),
+    "NesDocumentDidOpenCapabilities": (),
+    "NesDocumentDidSaveCapabilities": (),
+    "NesDocumentEventCapabilities": ("NesDocumentDidChangeCapabilities", "NesDocumentDidCloseCapabilities", "NesDocumentDidFocusCapabilities", "NesDocumentDidOpenCapabilities", "NesDocumentDidSaveCapabilities"),
+    "NesEditHistoryCapabilities": (),
     "NesEditHistoryEntry": (),
     "NesEditSuggestion": ("NesTextEdit", "Position"),
+    "NesEventCapabilities": ("NesDocumentEventCapabilities",),
     "NesExcerpt": (),
+    "NesJumpCapabilities": (),
     "NesJumpSuggestion": ("Position",),
     "NesOpenFile": ("Range",),
+    "NesOpenFilesCapabilities": (),
     "NesRecentFile": (),
+    "NesRecentFilesCapabilities": (),
     "NesRelatedSnippet": ("NesExcerpt",),
+    "NesRelatedSnippetsCapabilities": (),
+    "NesRenameCapabilities": (),
     "NesRenameSuggestion": ("Position",),
     "NesRepository": (),
+    "NesSearchAndReplaceCapabilities": (),
     "NesSearchAndReplaceSuggestion": (),
     "NesSuggestContext": ("NesDiagnostic", "NesEditHistoryEntry", "NesOpenFile", "NesRecentFile", "NesRelatedSnippet", "NesUserAction"),
     "NesTextEdit": ("Range",),
     "NesUserAction": ("Position",),
+    "NesUserActionsCapabilities": (),
     "Position": (),
     "Range": ("Position",),
     "RejectNesNotification": (),
@@ -462,6 +482,7 @@ __all__ = [
     "CancelRequestNotification",
     "ClientCapabilities",
     "ClientErrorMessage",
+    "ClientNesCapabilities",
     "ClientNotification",
     "ClientRequest",
     "ClientResponse",
@@ -605,26 +626,45 @@ __all__ = [
     "MessageMcpResponseResult",
     "MultiSelectItems",
     "MultiSelectPropertySchema",
+    "NesCapabilities",
+    "NesContextCapabilities",
     "NesDiagnostic",
     "NesDiagnosticSeverity",
+    "NesDiagnosticsCapabilities",
+    "NesDocumentDidChangeCapabilities",
+    "NesDocumentDidChangeCapabilitiesSyncKind",
+    "NesDocumentDidCloseCapabilities",
+    "NesDocumentDidFocusCapabilities",
+    "NesDocumentDidOpenCapabilities",
+    "NesDocumentDidSaveCapabilities",
+    "NesDocumentEventCapabilities",
+    "NesEditHistoryCapabilities",
     "NesEditHistoryEntry",
     "NesEditSuggestion",
     "NesEditSuggestionVariant",
+    "NesEventCapabilities",
     "NesExcerpt",
+    "NesJumpCapabilities",
     "NesJumpSuggestion",
     "NesJumpSuggestionVariant",
     "NesOpenFile",
+    "NesOpenFilesCapabilities",
     "NesRecentFile",
+    "NesRecentFilesCapabilities",
     "NesRelatedSnippet",
+    "NesRelatedSnippetsCapabilities",
+    "NesRenameCapabilities",
     "NesRenameSuggestion",
     "NesRenameSuggestionVariant",
     "NesRepository",
+    "NesSearchAndReplaceCapabilities",
     "NesSearchAndReplaceSuggestion",
     "NesSearchAndReplaceSuggestionVariant",
     "NesSuggestContext",
     "NesSuggestion",
     "NesTextEdit",
     "NesUserAction",
+    "NesUserActionsCapabilities",
     "NewSessionRequest",
     "NewSessionResponse",
     "Notice",
@@ -6636,6 +6676,65 @@ if _defining("AcceptNesNotification"):
         """
 
 
+if _defining("NesJumpCapabilities"):
+    class NesJumpCapabilities(BaseModel):
+        """`NesJumpCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesRenameCapabilities"):
+    class NesRenameCapabilities(BaseModel):
+        """`NesRenameCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesSearchAndReplaceCapabilities"):
+    class NesSearchAndReplaceCapabilities(BaseModel):
+        """`NesSearchAndReplaceCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("ClientNesCapabilities"):
+    class ClientNesCapabilities(BaseModel):
+        """`ClientNesCapabilities` (undocumented in the source)."""
+        jump: Annotated[Optional[NesJumpCapabilities], Field(description='Whether the client supports the `jump` suggestion kind.')] = None
+        """Whether the client supports the `jump` suggestion kind."""
+        rename: Annotated[Optional[NesRenameCapabilities], Field(description='Whether the client supports the `rename` suggestion kind.')] = None
+        """Whether the client supports the `rename` suggestion kind."""
+        search_and_replace: Annotated[Optional[NesSearchAndReplaceCapabilities], Field(alias="searchAndReplace", description='Whether the client supports the `searchAndReplace` suggestion kind.')] = None
+        """Whether the client supports the `searchAndReplace` suggestion kind."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("jump", "rename", "search_and_replace", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
 if _defining("CloseNesRequest"):
     class CloseNesRequest(BaseModel):
         """Parameters of the `nes/close` request."""
@@ -6858,6 +6957,257 @@ if _defining("DisconnectMcpResponse"):
 
         See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
         """
+
+
+if _defining("NesDiagnosticsCapabilities"):
+    class NesDiagnosticsCapabilities(BaseModel):
+        """`NesDiagnosticsCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesEditHistoryCapabilities"):
+    class NesEditHistoryCapabilities(BaseModel):
+        """`NesEditHistoryCapabilities` (undocumented in the source)."""
+        max_count: Annotated[Optional[int], Field(alias="maxCount", ge=0, description='Maximum number of edit history entries the agent can use.')] = None
+        """Maximum number of edit history entries the agent can use."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("max_count", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesOpenFilesCapabilities"):
+    class NesOpenFilesCapabilities(BaseModel):
+        """`NesOpenFilesCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesRecentFilesCapabilities"):
+    class NesRecentFilesCapabilities(BaseModel):
+        """`NesRecentFilesCapabilities` (undocumented in the source)."""
+        max_count: Annotated[Optional[int], Field(alias="maxCount", ge=0, description='Maximum number of recent files the agent can use.')] = None
+        """Maximum number of recent files the agent can use."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("max_count", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesRelatedSnippetsCapabilities"):
+    class NesRelatedSnippetsCapabilities(BaseModel):
+        """`NesRelatedSnippetsCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesUserActionsCapabilities"):
+    class NesUserActionsCapabilities(BaseModel):
+        """`NesUserActionsCapabilities` (undocumented in the source)."""
+        max_count: Annotated[Optional[int], Field(alias="maxCount", ge=0, description='Maximum number of user actions the agent can use.')] = None
+        """Maximum number of user actions the agent can use."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("max_count", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesContextCapabilities"):
+    class NesContextCapabilities(BaseModel):
+        """`NesContextCapabilities` (undocumented in the source)."""
+        recent_files: Annotated[Optional[NesRecentFilesCapabilities], Field(alias="recentFiles", description='Whether the agent wants recent files context.')] = None
+        """Whether the agent wants recent files context."""
+        related_snippets: Annotated[Optional[NesRelatedSnippetsCapabilities], Field(alias="relatedSnippets", description='Whether the agent wants related snippets context.')] = None
+        """Whether the agent wants related snippets context."""
+        edit_history: Annotated[Optional[NesEditHistoryCapabilities], Field(alias="editHistory", description='Whether the agent wants edit history context.')] = None
+        """Whether the agent wants edit history context."""
+        user_actions: Annotated[Optional[NesUserActionsCapabilities], Field(alias="userActions", description='Whether the agent wants user actions context.')] = None
+        """Whether the agent wants user actions context."""
+        open_files: Annotated[Optional[NesOpenFilesCapabilities], Field(alias="openFiles", description='Whether the agent wants open files context.')] = None
+        """Whether the agent wants open files context."""
+        diagnostics: Annotated[Optional[NesDiagnosticsCapabilities], Field(description='Whether the agent wants diagnostics context.')] = None
+        """Whether the agent wants diagnostics context."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("recent_files", "related_snippets", "edit_history", "user_actions", "open_files", "diagnostics", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesDocumentDidChangeCapabilities"):
+    class NesDocumentDidChangeCapabilities(BaseModel):
+        """`NesDocumentDidChangeCapabilities` (undocumented in the source)."""
+        sync_kind: Annotated[NesDocumentDidChangeCapabilitiesSyncKind, Field(alias="syncKind", description='`syncKind` (undocumented in the source).')]
+        """`syncKind` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesDocumentDidCloseCapabilities"):
+    class NesDocumentDidCloseCapabilities(BaseModel):
+        """`NesDocumentDidCloseCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesDocumentDidFocusCapabilities"):
+    class NesDocumentDidFocusCapabilities(BaseModel):
+        """`NesDocumentDidFocusCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesDocumentDidOpenCapabilities"):
+    class NesDocumentDidOpenCapabilities(BaseModel):
+        """`NesDocumentDidOpenCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesDocumentDidSaveCapabilities"):
+    class NesDocumentDidSaveCapabilities(BaseModel):
+        """`NesDocumentDidSaveCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+
+if _defining("NesDocumentEventCapabilities"):
+    class NesDocumentEventCapabilities(BaseModel):
+        """`NesDocumentEventCapabilities` (undocumented in the source)."""
+        did_open: Annotated[Optional[NesDocumentDidOpenCapabilities], Field(alias="didOpen", description='Whether the agent wants `document/didOpen` events.')] = None
+        """Whether the agent wants `document/didOpen` events."""
+        did_change: Annotated[Optional[NesDocumentDidChangeCapabilities], Field(alias="didChange", description='Whether the agent wants `document/didChange` events, and the sync kind.')] = None
+        """Whether the agent wants `document/didChange` events, and the sync kind."""
+        did_close: Annotated[Optional[NesDocumentDidCloseCapabilities], Field(alias="didClose", description='Whether the agent wants `document/didClose` events.')] = None
+        """Whether the agent wants `document/didClose` events."""
+        did_save: Annotated[Optional[NesDocumentDidSaveCapabilities], Field(alias="didSave", description='Whether the agent wants `document/didSave` events.')] = None
+        """Whether the agent wants `document/didSave` events."""
+        did_focus: Annotated[Optional[NesDocumentDidFocusCapabilities], Field(alias="didFocus", description='Whether the agent wants `document/didFocus` events.')] = None
+        """Whether the agent wants `document/didFocus` events."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("did_open", "did_change", "did_close", "did_save", "did_focus", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesEventCapabilities"):
+    class NesEventCapabilities(BaseModel):
+        """`NesEventCapabilities` (undocumented in the source)."""
+        document: Annotated[Optional[NesDocumentEventCapabilities], Field(description='Document event capabilities.')] = None
+        """Document event capabilities."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("document", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesCapabilities"):
+    class NesCapabilities(BaseModel):
+        """`NesCapabilities` (undocumented in the source)."""
+        events: Annotated[Optional[NesEventCapabilities], Field(description='Events the agent wants to receive.')] = None
+        """Events the agent wants to receive."""
+        context: Annotated[Optional[NesContextCapabilities], Field(description='Context the agent wants attached to each suggestion request.')] = None
+        """Context the agent wants attached to each suggestion request."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+        """
+
+        @field_validator("events", "context", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
 
 
 if _defining("NesDiagnostic"):

@@ -2604,6 +2604,48 @@ class AcceptNesNotification(_AcceptNesNotificationBase, total=False):
     _meta: Optional[Dict[str, Any]]
 
 
+class NesJumpCapabilities(TypedDict, total=False):
+    """`NesJumpCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesRenameCapabilities(TypedDict, total=False):
+    """`NesRenameCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesSearchAndReplaceCapabilities(TypedDict, total=False):
+    """`NesSearchAndReplaceCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class ClientNesCapabilities(TypedDict, total=False):
+    """`ClientNesCapabilities` (undocumented in the source)."""
+
+    # Whether the client supports the `jump` suggestion kind.
+    jump: Optional[NesJumpCapabilities]
+    # Whether the client supports the `rename` suggestion kind.
+    rename: Optional[NesRenameCapabilities]
+    # Whether the client supports the `searchAndReplace` suggestion kind.
+    searchAndReplace: Optional[NesSearchAndReplaceCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
 class _CloseNesRequestBase(TypedDict):
     # The ID of the NES session to close.
     sessionId: str
@@ -2849,6 +2891,184 @@ class DisconnectMcpResponse(TypedDict, total=False):
     Result of the `mcp/disconnect` request (handled by the client).
     """
 
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesDocumentDidOpenCapabilities(TypedDict, total=False):
+    """`NesDocumentDidOpenCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+NesDocumentDidChangeCapabilitiesSyncKind = Literal["full", "incremental"]
+"""The values of `NesDocumentDidChangeCapabilities.syncKind`."""
+
+
+class _NesDocumentDidChangeCapabilitiesBase(TypedDict):
+    # `syncKind` (undocumented in the source).
+    syncKind: NesDocumentDidChangeCapabilitiesSyncKind
+
+
+class NesDocumentDidChangeCapabilities(_NesDocumentDidChangeCapabilitiesBase, total=False):
+    """`NesDocumentDidChangeCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesDocumentDidCloseCapabilities(TypedDict, total=False):
+    """`NesDocumentDidCloseCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesDocumentDidSaveCapabilities(TypedDict, total=False):
+    """`NesDocumentDidSaveCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesDocumentDidFocusCapabilities(TypedDict, total=False):
+    """`NesDocumentDidFocusCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesDocumentEventCapabilities(TypedDict, total=False):
+    """`NesDocumentEventCapabilities` (undocumented in the source)."""
+
+    # Whether the agent wants `document/didOpen` events.
+    didOpen: Optional[NesDocumentDidOpenCapabilities]
+    # Whether the agent wants `document/didChange` events, and the sync kind.
+    didChange: Optional[NesDocumentDidChangeCapabilities]
+    # Whether the agent wants `document/didClose` events.
+    didClose: Optional[NesDocumentDidCloseCapabilities]
+    # Whether the agent wants `document/didSave` events.
+    didSave: Optional[NesDocumentDidSaveCapabilities]
+    # Whether the agent wants `document/didFocus` events.
+    didFocus: Optional[NesDocumentDidFocusCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesEventCapabilities(TypedDict, total=False):
+    """`NesEventCapabilities` (undocumented in the source)."""
+
+    # Document event capabilities.
+    document: Optional[NesDocumentEventCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesRecentFilesCapabilities(TypedDict, total=False):
+    """`NesRecentFilesCapabilities` (undocumented in the source)."""
+
+    # Maximum number of recent files the agent can use.
+    maxCount: Optional[int]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesRelatedSnippetsCapabilities(TypedDict, total=False):
+    """`NesRelatedSnippetsCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesEditHistoryCapabilities(TypedDict, total=False):
+    """`NesEditHistoryCapabilities` (undocumented in the source)."""
+
+    # Maximum number of edit history entries the agent can use.
+    maxCount: Optional[int]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesUserActionsCapabilities(TypedDict, total=False):
+    """`NesUserActionsCapabilities` (undocumented in the source)."""
+
+    # Maximum number of user actions the agent can use.
+    maxCount: Optional[int]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesOpenFilesCapabilities(TypedDict, total=False):
+    """`NesOpenFilesCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesDiagnosticsCapabilities(TypedDict, total=False):
+    """`NesDiagnosticsCapabilities` (undocumented in the source)."""
+
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesContextCapabilities(TypedDict, total=False):
+    """`NesContextCapabilities` (undocumented in the source)."""
+
+    # Whether the agent wants recent files context.
+    recentFiles: Optional[NesRecentFilesCapabilities]
+    # Whether the agent wants related snippets context.
+    relatedSnippets: Optional[NesRelatedSnippetsCapabilities]
+    # Whether the agent wants edit history context.
+    editHistory: Optional[NesEditHistoryCapabilities]
+    # Whether the agent wants user actions context.
+    userActions: Optional[NesUserActionsCapabilities]
+    # Whether the agent wants open files context.
+    openFiles: Optional[NesOpenFilesCapabilities]
+    # Whether the agent wants diagnostics context.
+    diagnostics: Optional[NesDiagnosticsCapabilities]
+    # The _meta property is reserved by ACP to allow clients and agents to attach additional
+    # metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    # these keys.
+    _meta: Optional[Dict[str, Any]]
+
+
+class NesCapabilities(TypedDict, total=False):
+    """`NesCapabilities` (undocumented in the source)."""
+
+    # Events the agent wants to receive.
+    events: Optional[NesEventCapabilities]
+    # Context the agent wants attached to each suggestion request.
+    context: Optional[NesContextCapabilities]
     # The _meta property is reserved by ACP to allow clients and agents to attach additional
     # metadata to their interactions. Implementations MUST NOT make assumptions about values at
     # these keys.

@@ -2752,6 +2752,24 @@ export interface AcceptNesNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `ClientNesCapabilities` (undocumented in the source). */
+export interface ClientNesCapabilities {
+  /** Whether the client supports the `jump` suggestion kind. */
+  jump?: NesJumpCapabilities | null;
+  /** Whether the client supports the `rename` suggestion kind. */
+  rename?: NesRenameCapabilities | null;
+  /** Whether the client supports the `searchAndReplace` suggestion kind. */
+  searchAndReplace?: NesSearchAndReplaceCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /**
  * Parameters of the `nes/close` request.
  *
@@ -2972,6 +2990,46 @@ export interface DisconnectMcpResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesCapabilities` (undocumented in the source). */
+export interface NesCapabilities {
+  /** Events the agent wants to receive. */
+  events?: NesEventCapabilities | null;
+  /** Context the agent wants attached to each suggestion request. */
+  context?: NesContextCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesContextCapabilities` (undocumented in the source). */
+export interface NesContextCapabilities {
+  /** Whether the agent wants recent files context. */
+  recentFiles?: NesRecentFilesCapabilities | null;
+  /** Whether the agent wants related snippets context. */
+  relatedSnippets?: NesRelatedSnippetsCapabilities | null;
+  /** Whether the agent wants edit history context. */
+  editHistory?: NesEditHistoryCapabilities | null;
+  /** Whether the agent wants user actions context. */
+  userActions?: NesUserActionsCapabilities | null;
+  /** Whether the agent wants open files context. */
+  openFiles?: NesOpenFilesCapabilities | null;
+  /** Whether the agent wants diagnostics context. */
+  diagnostics?: NesDiagnosticsCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /** `NesDiagnostic` (undocumented in the source). */
 export interface NesDiagnostic {
   /** The URI of the file containing the diagnostic. */
@@ -2994,6 +3052,119 @@ export interface NesDiagnostic {
 
 /** The values of `NesDiagnostic.severity`. */
 export type NesDiagnosticSeverity = "error" | "warning" | "information" | "hint";
+
+/** `NesDiagnosticsCapabilities` (undocumented in the source). */
+export interface NesDiagnosticsCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidChangeCapabilities` (undocumented in the source). */
+export interface NesDocumentDidChangeCapabilities {
+  /** `syncKind` (undocumented in the source). */
+  syncKind: NesDocumentDidChangeCapabilitiesSyncKind;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** The values of `NesDocumentDidChangeCapabilities.syncKind`. */
+export type NesDocumentDidChangeCapabilitiesSyncKind = "full" | "incremental";
+
+/** `NesDocumentDidCloseCapabilities` (undocumented in the source). */
+export interface NesDocumentDidCloseCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidFocusCapabilities` (undocumented in the source). */
+export interface NesDocumentDidFocusCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidOpenCapabilities` (undocumented in the source). */
+export interface NesDocumentDidOpenCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidSaveCapabilities` (undocumented in the source). */
+export interface NesDocumentDidSaveCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentEventCapabilities` (undocumented in the source). */
+export interface NesDocumentEventCapabilities {
+  /** Whether the agent wants `document/didOpen` events. */
+  didOpen?: NesDocumentDidOpenCapabilities | null;
+  /** Whether the agent wants `document/didChange` events, and the sync kind. */
+  didChange?: NesDocumentDidChangeCapabilities | null;
+  /** Whether the agent wants `document/didClose` events. */
+  didClose?: NesDocumentDidCloseCapabilities | null;
+  /** Whether the agent wants `document/didSave` events. */
+  didSave?: NesDocumentDidSaveCapabilities | null;
+  /** Whether the agent wants `document/didFocus` events. */
+  didFocus?: NesDocumentDidFocusCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesEditHistoryCapabilities` (undocumented in the source). */
+export interface NesEditHistoryCapabilities {
+  /** Maximum number of edit history entries the agent can use. */
+  maxCount?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
 
 /** `NesEditHistoryEntry` (undocumented in the source). */
 export interface NesEditHistoryEntry {
@@ -3031,6 +3202,20 @@ export interface NesEditSuggestion {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesEventCapabilities` (undocumented in the source). */
+export interface NesEventCapabilities {
+  /** Document event capabilities. */
+  document?: NesDocumentEventCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /** `NesExcerpt` (undocumented in the source). */
 export interface NesExcerpt {
   /** The start line of the excerpt (zero-based). */
@@ -3039,6 +3224,18 @@ export interface NesExcerpt {
   endLine: number;
   /** The text content of the excerpt. */
   text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesJumpCapabilities` (undocumented in the source). */
+export interface NesJumpCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3087,6 +3284,18 @@ export interface NesOpenFile {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesOpenFilesCapabilities` (undocumented in the source). */
+export interface NesOpenFilesCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /** `NesRecentFile` (undocumented in the source). */
 export interface NesRecentFile {
   /** The URI of the file. */
@@ -3105,12 +3314,50 @@ export interface NesRecentFile {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/** `NesRecentFilesCapabilities` (undocumented in the source). */
+export interface NesRecentFilesCapabilities {
+  /** Maximum number of recent files the agent can use. */
+  maxCount?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /** `NesRelatedSnippet` (undocumented in the source). */
 export interface NesRelatedSnippet {
   /** The URI of the file containing the snippets. */
   uri: string;
   /** The code excerpts. */
   excerpts: NesExcerpt[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRelatedSnippetsCapabilities` (undocumented in the source). */
+export interface NesRelatedSnippetsCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRenameCapabilities` (undocumented in the source). */
+export interface NesRenameCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3149,6 +3396,18 @@ export interface NesRepository {
   owner: string;
   /** The remote URL of the repository. */
   remoteUrl: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesSearchAndReplaceCapabilities` (undocumented in the source). */
+export interface NesSearchAndReplaceCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3242,6 +3501,20 @@ export interface NesUserAction {
   position: Position;
   /** Timestamp in milliseconds since epoch. */
   timestampMs: number;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesUserActionsCapabilities` (undocumented in the source). */
+export interface NesUserActionsCapabilities {
+  /** Maximum number of user actions the agent can use. */
+  maxCount?: number | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Implementations MUST NOT make assumptions about values at
