@@ -49,19 +49,23 @@ impl TaskBridge {
             .await;
         // The host answers through `HostConnection::respond`, which queues
         // the response itself; the value returned here is then dropped.
-        // A peer's `$/cancel_request` fires the request's token: when
-        // handlers answer their cancellation (the engine does not drop this
-        // future then), the host is told and its answer still comes here.
-        let told_host = async {
-            request.cancellation.cancelled().await;
-            if self.shared.responders.contains(token) {
-                self.shared.queue.push_cancelled(token);
+        if request.connection.inner().settings.handler_answers_cancelled {
+            // A peer's `$/cancel_request` fires the request's token (the
+            // engine does not drop this future then): the host is told, and
+            // its answer still comes here.
+            let told_host = async {
+                request.cancellation.cancelled().await;
+                if self.shared.responders.contains(token) {
+                    self.shared.queue.push_cancelled(token);
+                }
+                std::future::pending::<()>().await
+            };
+            tokio::select! {
+                _ = answer => {}
+                _ = told_host => {}
             }
-            std::future::pending::<()>().await
-        };
-        tokio::select! {
-            _ = answer => {}
-            _ = told_host => {}
+        } else {
+            let _ = answer.await;
         }
         drop(guard);
         Ok(crate::to_raw(&()).expect("null serializes"))
