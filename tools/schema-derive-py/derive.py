@@ -78,7 +78,7 @@ def missing_methods(have_methods: set[str]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda m: (m["method"], m["kind"]))
 
 
-def missing_capabilities(have: set[str]) -> list[str]:
+def missing_capabilities(have: dict[str, Any]) -> list[str]:
     """The models of ``AgentCapabilities`` / ``ClientCapabilities`` fields that ``--have`` lacks."""
     found = set()
     for owner in (acp.schema.AgentCapabilities, acp.schema.ClientCapabilities):
@@ -195,7 +195,7 @@ def main() -> int:
     have_methods = {d["x-method"] for d in have.values() if "x-method" in d}
     methods = missing_methods(have_methods)
     models = sorted({m["params"] for m in methods} | {m["result"] for m in methods if m["result"]}
-                    | set(missing_capabilities(set(have))))
+                    | set(missing_capabilities(have)))
     _, top = models_json_schema([(getattr(acp.schema, n), "validation") for n in models], by_alias=True,
                                 ref_template=REF + "{model}")
     raw = top["$defs"]

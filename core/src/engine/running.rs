@@ -13,15 +13,18 @@ use crate::message::RequestId;
 /// Why a request a reader handler took is cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CancelCause {
-    /// The peer's `$/cancel_request`.
+    /// The peer's `$/cancel_request`; the engine answers it -32800.
     Peer,
+    /// The peer's `$/cancel_request`, when handlers answer their
+    /// cancellation: the request stays in flight until its handler answers.
+    PeerAwaitsHandler,
     /// The connection closes.
     Close,
 }
 
 /// What to do when a request a reader handler took is cancelled. It may run
-/// more than once for `Peer` (repeated `$/cancel_request`s) when handlers
-/// answer their cancellation; at most once for `Close`.
+/// more than once for `PeerAwaitsHandler` (repeated `$/cancel_request`s); at
+/// most once otherwise.
 pub(crate) type OnCancel = Arc<dyn Fn(CancelCause) + Send + Sync>;
 
 /// An inbound request being handled.
@@ -91,7 +94,7 @@ impl Running {
                 let on_cancel = on_cancel.clone();
                 drop(requests);
                 if let Some(on_cancel) = on_cancel {
-                    on_cancel(CancelCause::Peer);
+                    on_cancel(CancelCause::PeerAwaitsHandler);
                 }
                 true
             }

@@ -55,9 +55,7 @@ impl TaskBridge {
             // its answer still comes here.
             let told_host = async {
                 request.cancellation.cancelled().await;
-                if self.shared.responders.contains(token) {
-                    self.shared.queue.push_cancelled(token);
-                }
+                tell_host_cancelled(&self.shared, token);
                 std::future::pending::<()>().await
             };
             tokio::select! {
@@ -139,13 +137,12 @@ impl ReaderHandler for ReaderBridge {
             .queue
             .push_request_now(token, &request.method, params_text(&request.params, &stripped));
         let shared = self.shared.clone();
-        let handler_answers = request.connection.inner().settings.handler_answers_cancelled;
-        let signalled = AtomicBool::new(false);
+        let told = AtomicBool::new(false);
         Ok(Arc::new(move |cause| {
-            if cause == CancelCause::Peer && handler_answers {
+            if cause == CancelCause::PeerAwaitsHandler {
                 // The host's handler is told (once); its answer goes out.
-                if shared.responders.contains(token) && !signalled.swap(true, Ordering::AcqRel) {
-                    shared.queue.push_cancelled(token);
+                if !told.swap(true, Ordering::AcqRel) {
+                    tell_host_cancelled(&shared, token);
                 }
                 return;
             }
@@ -159,6 +156,14 @@ impl ReaderHandler for ReaderBridge {
             }
             shared.queue.push_cancelled(token);
         }))
+    }
+}
+
+/// Tell the host its handler for request `token` was cancelled, if it
+/// still owes the answer.
+fn tell_host_cancelled(shared: &Shared, token: u64) {
+    if shared.responders.contains(token) {
+        shared.queue.push_cancelled(token);
     }
 }
 
