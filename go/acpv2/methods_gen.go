@@ -53,8 +53,28 @@ const (
 const (
 	// MethodAuthStatus: handled by the agent (unstable).
 	MethodAuthStatus = "auth/status"
+	// MethodDocumentDidChange: handled by the agent (unstable).
+	MethodDocumentDidChange = "document/didChange"
+	// MethodDocumentDidClose: handled by the agent (unstable).
+	MethodDocumentDidClose = "document/didClose"
+	// MethodDocumentDidFocus: handled by the agent (unstable).
+	MethodDocumentDidFocus = "document/didFocus"
+	// MethodDocumentDidOpen: handled by the agent (unstable).
+	MethodDocumentDidOpen = "document/didOpen"
+	// MethodDocumentDidSave: handled by the agent (unstable).
+	MethodDocumentDidSave = "document/didSave"
 	// MethodMcpMessage: handled by the agent and the client (unstable).
 	MethodMcpMessage = "mcp/message"
+	// MethodNesAccept: handled by the agent (unstable).
+	MethodNesAccept = "nes/accept"
+	// MethodNesClose: handled by the agent (unstable).
+	MethodNesClose = "nes/close"
+	// MethodNesReject: handled by the agent (unstable).
+	MethodNesReject = "nes/reject"
+	// MethodNesStart: handled by the agent (unstable).
+	MethodNesStart = "nes/start"
+	// MethodNesSuggest: handled by the agent (unstable).
+	MethodNesSuggest = "nes/suggest"
 	// MethodProvidersDisable: handled by the agent (unstable).
 	MethodProvidersDisable = "providers/disable"
 	// MethodProvidersList: handled by the agent (unstable).
@@ -73,6 +93,10 @@ const (
 	MethodSessionUnarchive = "session/unarchive"
 	// MethodAuthStatusUpdate: handled by the client (unstable).
 	MethodAuthStatusUpdate = "auth/status_update"
+	// MethodMcpConnect: handled by the client (unstable).
+	MethodMcpConnect = "mcp/connect"
+	// MethodMcpDisconnect: handled by the client (unstable).
+	MethodMcpDisconnect = "mcp/disconnect"
 )
 
 // Agent is what an ACP agent implements: the methods every agent handles.

@@ -48,6 +48,7 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OFFICIAL_TS = os.path.join(ROOT, "interop", "ts")
+OFFICIAL_PY_VENV = os.path.join(ROOT, "interop", "python", ".venv")
 
 
 def official_ts(script: str) -> List[str]:
@@ -55,6 +56,13 @@ def official_ts(script: str) -> List[str]:
     sdk = os.path.join(OFFICIAL_TS, "node_modules", "@agentclientprotocol", "sdk")
     assert os.path.isdir(sdk), f"the official TypeScript SDK is not installed: run interop/setup.sh ({sdk})"
     return ["node", os.path.join(OFFICIAL_TS, script)]
+
+
+def official_py(script: str) -> List[str]:
+    """A peer run in interop/python's venv, which has the official Python SDK (installed by interop/setup.sh)."""
+    interpreter = os.path.join(OFFICIAL_PY_VENV, "bin", "python")
+    assert os.path.exists(interpreter), f"the official Python SDK is not installed: run interop/setup.sh ({interpreter})"
+    return [interpreter, peer(script)]
 
 
 @pytest.fixture

@@ -3,15 +3,17 @@ against real v2 peers over pipes: the official TypeScript SDK 2.4.0's dual-versi
 agent and v2 client (interop/ts). Every message the official agent sends reads as
 the official model for it and dumps back to the same wire JSON; a compat v2 agent
 passes the official client; a compat v2 client drives the official agent; a v2
-agent admits nothing before initialize."""
+agent admits nothing before initialize; the official Python SDK's v2 client gets
+next edit suggestions from a compat v2 agent."""
 
 import asyncio
+import json
 import subprocess
 import sys
 from typing import Any, Dict, List
 
 import pytest
-from conftest import official_ts, peer, run_async
+from conftest import official_py, official_ts, peer, run_async
 from pydantic import ValidationError
 
 from acp_engine import RequestError
@@ -102,6 +104,26 @@ def test_the_official_v2_client_drives_a_compat_v2_agent() -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "v2 ok"
+
+
+def test_the_official_python_v2_client_gets_next_edit_suggestions_from_a_compat_v2_agent() -> None:
+    # nes/* and document/* are in v2's unstable schema only through the official
+    # Python SDK's models (tools/schema-derive-py): the engine routes and checks them.
+    done = subprocess.run(
+        official_py("official_v2_nes_client.py") + [sys.executable, peer("compat_v2_agent.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    suggestions = json.loads(done.stdout.strip().splitlines()[-1])
+    assert suggestions == [
+        # A jump to the end of the document didOpen gave.
+        ["NesJumpSuggestionVariant",
+         {"kind": "jump", "suggestionId": "j1", "uri": "file:///w/a.py", "position": {"line": 1, "character": 12}}],
+        # v2's suggestions are an open union: a vendor kind arrives whole, as the official catch-all model.
+        ["OtherNesSuggestion", {"kind": "_vendor_hint", "suggestionId": "v1", "hint": "triggered manual"}],
+    ]
 
 
 class _Updates:

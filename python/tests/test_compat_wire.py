@@ -15,7 +15,7 @@ import pytest
 from conftest import run_async
 from pydantic import BaseModel, Field, ValidationError
 
-from acp_engine.compat import AgentSideConnection
+from acp_engine.compat import AgentSideConnection, ClientSideConnection
 from acp_engine.compat import schema as s
 from acp_engine.compat._wire import Writers, to_wire_json
 from acp_engine.compat.utils import serialize_params
@@ -135,6 +135,36 @@ async def test_requests_are_written_as_serialize_params() -> None:
             task = asyncio.ensure_future(call)
             request = await raw.answer(result)
             assert request["params"] == serialize_params(model)
+            await task
+    finally:
+        await conn.close()
+
+
+class _Client:
+    pass
+
+
+@run_async
+async def test_positional_calls_mean_what_they_mean_in_the_official_package() -> None:
+    # The official signatures' order, not the schema's: new_session(cwd,
+    # additional_directories, mcp_servers), set_config_option(config_id,
+    # session_id, value); and its constructor's keyword names.
+    ours, theirs = socket.socketpair()
+    our_reader, our_writer = await asyncio.open_connection(sock=ours)
+    their_reader, their_writer = await asyncio.open_connection(sock=theirs)
+    conn = ClientSideConnection(to_client=_Client(), input_stream=our_writer, output_stream=our_reader)
+    raw = _Raw(their_reader, their_writer)
+    try:
+        calls = [
+            (conn.new_session("/w", ["/extra"], []), {"sessionId": "s1"},
+             {"cwd": "/w", "additionalDirectories": ["/extra"], "mcpServers": []}),
+            (conn.set_config_option("model", "s1", "fast"), {"configOptions": []},
+             {"configId": "model", "sessionId": "s1", "value": "fast"}),
+        ]
+        for call, result, params in calls:
+            task = asyncio.ensure_future(call)
+            request = await raw.answer(result)
+            assert request["params"] == params
             await task
     finally:
         await conn.close()

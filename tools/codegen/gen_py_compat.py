@@ -49,13 +49,21 @@ OUT = "python/acp_engine/compat"
 V2_SCHEMA = "schema/v2/schema.unstable.json"
 V2_STABLE = "schema/v2/schema.json"
 V2_OUT = f"{OUT}/experimental/v2"
+# The official protocols' parameter order (tools/schema-derive-py/signatures.py).
+SIGNATURES = "schema/upstream/pypi/signatures.json"
 
 # Where the official SDK names a handler other than the IR's rule does (keyed by
 # method key and kind): its `Agent` / `Client` protocols are the API users implement.
+# ``document/didOpen``: ``did_open`` (the IR's rule would say ``did_open_document``).
+DOCUMENT_HANDLER_NAMES = {
+    (f"document_did{event.capitalize()}", "notification"): f"did_{event}"
+    for event in ("change", "close", "focus", "open", "save")
+}
 HANDLER_NAMES = {
     ("session_set_config_option", "request"): "set_config_option",
     ("mcp_message", "request"): "mcp_message",
     ("mcp_message", "notification"): "notify_mcp",
+    **DOCUMENT_HANDLER_NAMES,
 }
 
 # The official v2 protocols' handler names where the IR's rule differs.
@@ -66,7 +74,15 @@ V2_HANDLER_NAMES = {
     ("mcp_message", "notification"): "notify_mcp",
     ("session_set_config_option", "request"): "set_config_option",
     ("session_update", "notification"): "session_update",
+    **DOCUMENT_HANDLER_NAMES,
 }
+
+# The unions the official v2 interfaces module names (of the variant models its schema has).
+V2_UNION_ALIASES = (
+    ("CreateElicitationRequest", "CreateElicitationRequest"),
+    ("CreateElicitationResponse", "CreateElicitationResponse"),
+    ("SetConfigOptionRequest", "SetSessionConfigOptionRequest"),
+)
 
 HEADER = '''"""{doc}
 
@@ -95,6 +111,10 @@ class Api(NamedTuple):
     # Params made by ``_wire.Writers`` (v1's ``serialize_params`` rule); v2
     # writes what was given, so its peers build the model.
     writers: bool = False
+    # Names the official interfaces module gives schema unions: name -> schema definition.
+    union_aliases: tuple[tuple[str, str], ...] = ()
+    # The key of this API's official signatures (SIGNATURES).
+    version: str = "v1"
 
 
 def handler_name(method: ir.Method, api: Api) -> str:
@@ -204,20 +224,32 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
     params = schema.definitions[m.params]
     assert isinstance(params, ir.Struct)
     fields = [f for f in params.fields if f.wire_name != "_meta"]
-    ordered = ([f for f in fields if f.required and not f.null_default]
-               + [f for f in fields if f.required and f.null_default] + [f for f in fields if not f.required])
+    official = official_positional(m, api)
+    ours = {snake(f.wire_name) for f in fields}
+    # A union's variant field the official signature requires (``value``): taken as given.
+    variant_fields = [name for name, required in official if params.union is not None and required and name not in ours]
+    position = {name: index for index, (name, _) in enumerate(official)}
+    # The parameters the official signature names first, in its order (a positional call
+    # means the same), then ours only, in the schema's order; required ones before the rest.
+    required = sorted([(snake(f.wire_name), f) for f in fields if f.required and not f.null_default]
+                      + [(name, None) for name in variant_fields], key=lambda item: position.get(item[0], len(position)))
+    optional = sorted([(snake(f.wire_name), f) for f in fields if f.null_default or not f.required],
+                      key=lambda item: position.get(item[0], len(position)))
     args = ["self"]
-    for f in ordered:
+    for name, f in required + optional:
+        if f is None:
+            args.append(f"{name}: Any")
+            continue
         t = annotation(schema, f.type)
         if is_uri(api, m.params, f.wire_name):
             t = t.replace("str", "Union[str, AnyUrl]", 1)
         if f.required and f.null_default:
             # Sent as [] when not given (the official signature makes it optional).
-            args.append(f"{snake(f.wire_name)}: Optional[{t}] = None")
+            args.append(f"{name}: Optional[{t}] = None")
         elif f.required:
-            args.append(f"{snake(f.wire_name)}: {t}")
+            args.append(f"{name}: {t}")
         else:
-            args.append(f"{snake(f.wire_name)}: {t if t.startswith('Optional[') else f'Optional[{t}]'} = None")
+            args.append(f"{name}: {t if t.startswith('Optional[') else f'Optional[{t}]'} = None")
     args.append("**kwargs: Any")
     returns = "None" if m.notification else f"_schema.{m.result}"
     name = handler_name(m, api)
@@ -235,7 +267,7 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
             return name, f"AnyUrl(str({name}))" if f.required else f"AnyUrl(str({name})) if {name} is not None else None"
         return name, name
 
-    pairs = [value(f) for f in fields]
+    pairs = [value(f) for f in fields] + [(name, name) for name in variant_fields]
     values = ", ".join(f"{name}={expr}" for name, expr in pairs)
     if params.union is not None:
         # The params' own fields plus the union part's, given as keywords.
@@ -254,6 +286,17 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
     else:
         out.append(f"        return await self._call({key}, {build}, {m.result!r})  # type: ignore[no-any-return]")
     return out
+
+
+@functools.cache
+def official_signatures() -> dict:
+    return json.loads((ROOT / SIGNATURES).read_text())
+
+
+def official_positional(m: ir.Method, api: Api) -> list[tuple[str, bool]]:
+    """The official signature's positional parameters of ``m``: (name, required), in order."""
+    parameters = official_signatures()[api.version].get(f"{m.name} {kind_of(m)}", [])
+    return [(name, required) for name, required, keyword_only in parameters if not keyword_only]
 
 
 def generate_peers(schema: ir.Schema, api: Api) -> str:
@@ -320,12 +363,37 @@ def generate_interfaces(schema: ir.Schema, api: Api) -> str:
     out += [
         "from __future__ import annotations",
         "",
-        *imports(["Any", "Dict", "List", "Optional", "Protocol"], body),
+        *imports(["Any", "Dict", "List", "Optional", "Protocol"] + (["TYPE_CHECKING"] if api.union_aliases else []),
+                 body),
         "from . import schema as _schema",
         "",
         '__all__ = ["Agent", "Client"]',
+        *union_aliases(api),
     ]
     return "\n".join(out + body) + "\n"
+
+
+def union_aliases(api: Api) -> list[str]:
+    """The official module's names for schema unions: for type checkers as aliases, at run
+    time from the schema on first use (its models are built lazily)."""
+    if not api.union_aliases:
+        return []
+    table = [f'    "{name}": "{target}",' for name, target in api.union_aliases]
+    return [
+        "",
+        "if TYPE_CHECKING:",
+        *[f"    {name} = _schema.{target}" for name, target in api.union_aliases],
+        "",
+        "_UNION_ALIASES = {",
+        *table,
+        "}",
+        "",
+        "",
+        "def __getattr__(name: str) -> Any:",
+        "    if name in _UNION_ALIASES:",
+        "        return getattr(_schema, _UNION_ALIASES[name])",
+        '    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
+    ]
 
 
 PEER_DOCS = {
@@ -381,7 +449,7 @@ def generate_exports(schema: ir.Schema) -> str:
 
 V1_API = Api(SCHEMA, "acp", HANDLER_NAMES, lambda m: m.key, "ext_method", "ext_notification", None, writers=True)
 V2_API = Api(V2_SCHEMA, "acp.experimental.v2", V2_HANDLER_NAMES, v2_key, "handle_extension_request", "handle_extension_notification",
-             "..._methods")
+             "..._methods", union_aliases=V2_UNION_ALIASES, version="v2")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

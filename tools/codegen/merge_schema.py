@@ -46,6 +46,9 @@ Outputs in ``--out``: ``schema.json``, ``schema.unstable.json``, the two meta fi
 merged schema: the newer source replaced it; not written)).  ``--sources-md``: the same, for people, with what changed against the npm
 bundle (added, changed, promoted to stable, and what regenerated code will notice).
 
+Without ``--crate`` (protocol version 2, which has no crate source yet): ``--npm`` as it
+is, plus ``--extra``'s unstable additions, into ``--out``'s two schema files only.
+
 Standard library only.  Deterministic: the same inputs give the same bytes.
 """
 
@@ -383,19 +386,35 @@ def add_extra(merged: dict, sources: dict, extra: dict) -> None:
         raise SystemExit(f"merge_schema: the extra definitions refer to unknown ones: {dangling}")
 
 
+def extend(npm_dir: Path, extra: Path | None, out: Path) -> None:
+    """The npm schema as it is, plus the extra source's unstable additions (v2): the stable
+    file copied byte for byte, the unstable one rewritten only when something was added."""
+    out.mkdir(parents=True, exist_ok=True)
+    for f in FILES:
+        text = (npm_dir / f).read_text(encoding="utf-8")
+        if f == "schema.unstable.json" and extra is not None:
+            schema = json.loads(text)
+            add_extra(schema, {}, load(extra / "schema.unstable.json"))
+            text = dump(schema)
+        (out / f).write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--npm", type=Path, required=True)
     p.add_argument("--npm-label", required=True)
-    p.add_argument("--crate", type=Path, required=True)
-    p.add_argument("--crate-label", required=True)
+    p.add_argument("--crate", type=Path, help="without it: --npm as it is, plus --extra (v2)")
+    p.add_argument("--crate-label")
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--sources-md", type=Path, required=True)
+    p.add_argument("--sources-md", type=Path)
     p.add_argument("--extra", type=Path, help="a directory whose schema.unstable.json adds unstable definitions")
     p.add_argument("--extra-label")
     p.add_argument("--allow-loss", action="store_true")
     args = p.parse_args()
 
+    if args.crate is None:
+        extend(args.npm, args.extra, args.out)
+        return
     npm = {f: load(args.npm / f) for f in FILES}
     crate = {f: load(args.crate / f) for f in FILES}
     merged, sources, losses = {}, {}, {}

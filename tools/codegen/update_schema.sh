@@ -3,7 +3,7 @@
 # merge them into what codegen reads:
 #   - the npm package that ships the JSON (the official TypeScript SDK), at a
 #     pinned version: its v1 into schema/upstream/npm/v1/, its v2 (draft) into
-#     schema/v2/ (nothing generated from it yet);
+#     schema/upstream/npm/v2/;
 #   - the Rust crate agent-client-protocol-schema (pinned in
 #     tools/schema-derive/Cargo.toml and Cargo.lock), whose types are what the
 #     official generator turns into that JSON: derived with schemars into
@@ -11,10 +11,12 @@
 #   - the official Python SDK (PyPI agent-client-protocol, pinned below), whose
 #     models come from a newer schema release than either: the unstable methods
 #     only it has, derived from its pydantic models by tools/schema-derive-py/
-#     into schema/upstream/pypi/v1/.
+#     into schema/upstream/pypi/v1/ (and from its v2 draft's models into
+#     schema/upstream/pypi/v2/).
 # The first two v1 are merged definition by definition, the newer of each
 # (tools/codegen/merge_schema.py), the third adds what neither has, into
-# schema/v1/ with schema/v1/SOURCES.md (where each definition came from).
+# schema/v1/ with schema/v1/SOURCES.md (where each definition came from);
+# schema/v2/ is npm's v2 with the Python SDK's v2 additions in its unstable file.
 # Record the pins in schema/README.md.
 #
 #   tools/codegen/update_schema.sh            # the pinned versions
@@ -62,9 +64,10 @@ count() { python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["
 methods() {
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["$defs"]; print(len({v["x-method"] for v in d.values() if "x-method" in v}))' "$1"
 }
-mkdir -p "$root/schema/v2"
+npm_v2="$root/schema/upstream/npm/v2"
+mkdir -p "$npm_v2"
 for file in schema.json schema.unstable.json; do
-  cp "$work/package/schema/v2/$file" "$root/schema/v2/$file"
+  cp "$work/package/schema/v2/$file" "$npm_v2/$file"
 done
 
 # The crate's definitions, stable then unstable (one build each: the crate's
@@ -83,7 +86,8 @@ elif [ "$root" != "$repo" ]; then
 fi
 # The Python SDK's additions, derived in a venv of their own.
 pypi="$root/schema/upstream/pypi/v1"
-mkdir -p "$pypi"
+pypi_v2="$root/schema/upstream/pypi/v2"
+mkdir -p "$pypi" "$pypi_v2"
 if [ "$derive" = 1 ]; then
   python3 -m venv "$work/pypi-venv"
   "$work/pypi-venv/bin/pip" download -q --disable-pip-version-check --no-deps -d "$work/pypi" \
@@ -91,9 +95,15 @@ if [ "$derive" = 1 ]; then
   "$work/pypi-venv/bin/pip" install -q --disable-pip-version-check "$work/pypi/"*.whl "pydantic==$pypi_pydantic"
   "$work/pypi-venv/bin/python" "$repo/tools/schema-derive-py/derive.py" \
     --have "$npm_v1/schema.unstable.json" --have "$derived/schema.unstable.json" --out "$pypi" >/dev/null
+  "$work/pypi-venv/bin/python" "$repo/tools/schema-derive-py/derive.py" --version v2 \
+    --have "$npm_v2/schema.unstable.json" --out "$pypi_v2" >/dev/null
+  "$work/pypi-venv/bin/python" "$repo/tools/schema-derive-py/signatures.py" \
+    --out "$root/schema/upstream/pypi/signatures.json" >/dev/null
   sha256sum "$work/pypi/"*.whl | cut -d' ' -f1 >"$pypi/wheel.sha256"
 elif [ "$root" != "$repo" ]; then
   cp "$repo/schema/upstream/pypi/v1/"* "$pypi/"
+  cp "$repo/schema/upstream/pypi/v2/"* "$pypi_v2/"
+  cp "$repo/schema/upstream/pypi/signatures.json" "$root/schema/upstream/pypi/"
 fi
 pypi_checksum="$(cat "$pypi/wheel.sha256")"
 python3 "$repo/tools/codegen/merge_schema.py" \
@@ -101,6 +111,9 @@ python3 "$repo/tools/codegen/merge_schema.py" \
   --crate "$derived" --crate-label "$crate@$crate_version" \
   --extra "$pypi" --extra-label "$pypi_package@$pypi_version" \
   --out "$root/schema/v1" --sources-md "$root/schema/v1/SOURCES.md"
+# v2: the npm draft as shipped, plus the Python SDK's additions in the unstable file.
+python3 "$repo/tools/codegen/merge_schema.py" --npm "$npm_v2" --npm-label "$package@$version" \
+  --extra "$pypi_v2" --out "$root/schema/v2"
 
 stable="$root/schema/v1/schema.json"
 unstable="$root/schema/v1/schema.unstable.json"
@@ -144,15 +157,22 @@ name) and \`x-side\` (who handles it: \`agent\`, \`client\`, \`protocol\`, or
 - \`upstream/pypi/v1/\`: the unstable methods only the official Python SDK has (\`nes/*\`,
   \`document/*\`, \`mcp/connect\`, \`mcp/disconnect\`) and their types, from its pydantic
   models in schemars' shape (\`tools/schema-derive-py/\`); merged into the unstable file only.
+- \`upstream/pypi/signatures.json\`: the official Python SDK's handler signatures (parameter
+  order), for the Python compat layer's codegen (\`tools/schema-derive-py/signatures.py\`).
+- \`upstream/npm/v2/\`: \`package/schema/v2/\` of the npm package, the protocol version 2 draft.
+- \`upstream/pypi/v2/\`: the same methods as \`pypi/v1\`, from the official Python SDK's v2
+  models (\`acp.experimental.v2\`), in the npm v2 draft's shape (open unions: \`anyOf\` with
+  an \`other\` variant).
 
 ## v2 (draft)
 
 \`v2/schema.json\` and \`v2/schema.unstable.json\`: the npm package's protocol
-version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions), as shipped. The engine's v2
+version 2 draft ($(count "$root/schema/v2/schema.json") and $(count "$root/schema/v2/schema.unstable.json") definitions): the stable file as shipped, the
+unstable one with \`upstream/pypi/v2\`'s additions (the npm draft has $(count "$npm_v2/schema.unstable.json")). The engine's v2
 types and checks are generated from them (\`core/src/schema/v2.rs\`,
 \`v2_unstable.rs\`, by \`tools/codegen/gen_rust.py\`; what v2 has exactly as
 v1 is v1's type, re-exported), and Node's (\`node/src/generated/v2/\`). A
 connection speaks v2 when its \`protocol_versions\` include it and
 \`initialize\` selects it (\`core/src/version.rs\`).
 EOF
-echo "schema/v1 merged from $package@$version ($published), $crate@$crate_version and $pypi_package@$pypi_version; schema/v2 from $package@$version"
+echo "schema/v1 merged from $package@$version ($published), $crate@$crate_version and $pypi_package@$pypi_version; schema/v2 from $package@$version and $pypi_package@$pypi_version"

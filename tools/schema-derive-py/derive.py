@@ -38,9 +38,12 @@ import inspect
 import json
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Optional
 
 import acp
+import acp.experimental.v2.interfaces
+import acp.experimental.v2.schema
 import acp.interfaces
 import acp.schema
 from pydantic import BaseModel
@@ -48,6 +51,11 @@ from pydantic.json_schema import models_json_schema
 
 REF = "#/$defs/"
 PROTOCOLS = {"Agent": "agent", "Client": "client"}
+# Where each protocol version's interfaces and models live in the official package.
+VERSIONS = {
+    "v1": (acp.interfaces, acp.schema),
+    "v2": (acp.experimental.v2.interfaces, acp.experimental.v2.schema),
+}
 
 
 def camel(word: str) -> str:
@@ -59,11 +67,11 @@ def snake_to_camel(name: str) -> str:
     return first + "".join(camel(w) for w in rest)
 
 
-def missing_methods(have_methods: set[str]) -> list[dict[str, Any]]:
+def missing_methods(interfaces: ModuleType, have_methods: set[str]) -> list[dict[str, Any]]:
     """The protocols' methods (wire name, side, kind, params, result) that ``--have`` lacks."""
     found = []
     for protocol_name, side in PROTOCOLS.items():
-        protocol = getattr(acp.interfaces, protocol_name)
+        protocol = getattr(interfaces, protocol_name)
         for _attr, member in inspect.getmembers(protocol):
             route = getattr(member, "__route__", None)
             if route is None or route.method in have_methods:
@@ -72,19 +80,22 @@ def missing_methods(have_methods: set[str]) -> list[dict[str, Any]]:
             result = None
             if route.kind == "request":
                 annotation = inspect.signature(member).return_annotation
-                result = str(annotation).split(" | ")[0].strip()
+                result = str(annotation).split(" | ")[0].strip().removeprefix("schema.")
             found.append({"method": route.method, "side": side, "kind": route.kind, "params": params,
                           "result": result})
     return sorted(found, key=lambda m: (m["method"], m["kind"]))
 
 
-def missing_capabilities(have: dict[str, Any]) -> list[str]:
-    """The models of ``AgentCapabilities`` / ``ClientCapabilities`` fields that ``--have`` lacks."""
+def missing_capabilities(models_module: ModuleType, have: dict[str, Any]) -> list[str]:
+    """The models of the ``AgentCapabilities`` / ``ClientCapabilities`` fields ``--have`` lacks."""
     found = set()
-    for owner in (acp.schema.AgentCapabilities, acp.schema.ClientCapabilities):
-        for field in owner.model_fields.values():
+    for owner in (models_module.AgentCapabilities, models_module.ClientCapabilities):
+        theirs = have.get(owner.__name__, {}).get("properties", {})
+        for field_name, field in owner.model_fields.items():
+            if (field.alias or field_name) in theirs:
+                continue  # the field is theirs, with their type (under their name)
             for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(field.annotation)):
-                model = getattr(acp.schema, name, None)
+                model = getattr(models_module, name, None)
                 if isinstance(model, type) and issubclass(model, BaseModel) and name not in have:
                     found.add(name)
     return sorted(found)
@@ -105,10 +116,12 @@ def lenient_fields(model: type[BaseModel]) -> set[str]:
 class Converter:
     """pydantic's JSON Schema -> schemars' shape, lifting inline unions and enums."""
 
-    def __init__(self, defs: dict[str, Any]) -> None:
+    def __init__(self, defs: dict[str, Any], models_module: ModuleType) -> None:
         self.raw = defs
+        self.models_module = models_module
         self.out: dict[str, Any] = {}
         self.renamed: dict[str, str] = {}  # a variant model -> its payload definition
+        self.inlined: set[str] = set()  # catch-all models written inside their open union
 
     def node(self, node: Any, owner: str, field: Optional[str]) -> Any:
         if isinstance(node, list):
@@ -117,6 +130,9 @@ class Converter:
             return node
         if "discriminator" in node and "oneOf" in node:
             return {"$ref": REF + self.lift_union(node)}
+        tag = self.open_union_tag(node["anyOf"]) if "anyOf" in node else None
+        if tag is not None:
+            return {"$ref": REF + self.lift_open_union(node["anyOf"], tag)}
         if "enum" in node and node.get("type") == "string" and field is not None:
             name = owner + camel(snake_to_camel(field))
             self.out[name] = {
@@ -124,6 +140,19 @@ class Converter:
                 "oneOf": [{"description": f"`{value}`.", "type": "string", "const": value} for value in node["enum"]],
             }
             return {"$ref": REF + name}
+        branches = [b for b in node.get("anyOf", []) if b != {"type": "null"}]
+        if field is not None and self.is_open_string_enum(branches):
+            name = owner + camel(snake_to_camel(field))
+            self.out[name] = {
+                "description": f"The values of `{owner}.{field}`, or any other string.",
+                "anyOf": [{"description": f"`{b['const']}`.", "type": "string", "const": b["const"]}
+                          for b in branches if "const" in b]
+                + [{"title": "other", "description": "Any other value.", "type": "string"}],
+            }
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "title") and not (k == "default" and v is None)}
+            if len(branches) < len(node["anyOf"]):
+                return {"anyOf": [{"$ref": REF + name}, {"type": "null"}], **rest}
+            return {"$ref": REF + name, **rest}
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in ("title",) or (key == "default" and value is None):
@@ -153,10 +182,58 @@ class Converter:
     def lift_union(self, node: dict[str, Any]) -> str:
         """A discriminated union of variant models -> ``{Union}`` with payload definitions."""
         tag = node["discriminator"]["propertyName"]
-        variants = []
+        mapping = {ref[len(REF):]: value for value, ref in node["discriminator"]["mapping"].items()}
+        order = [branch["$ref"][len(REF):] for branch in node["oneOf"]]
+        name, variants = self.lift_variants(tag, [(mapping[variant], variant) for variant in order])
+        self.out[name] = {"description": f"One of the variants told apart by `{tag}`.", "oneOf": variants,
+                          "discriminator": {"propertyName": tag}}
+        return name
+
+    @staticmethod
+    def is_open_string_enum(branches: list[Any]) -> bool:
+        """String constants and one plain string (v2's open enums: ``Literal[...] | str``)."""
+        plain = [b for b in branches if b == {"type": "string"}]
+        constants = [b for b in branches if isinstance(b, dict) and b.get("type") == "string" and "const" in b]
+        return len(plain) == 1 and len(constants) + 1 == len(branches) and bool(constants)
+
+    def open_union_tag(self, branches: list[Any]) -> Optional[str]:
+        """The tag of a v2 open union (``anyOf`` of ``{X}Variant`` models and one ``Other{Union}``
+        catch-all that allows any other value), or None."""
+        names = [b.get("$ref", "")[len(REF):] if isinstance(b, dict) and len(b) == 1 else "" for b in branches]
+        others = [n for n in names if n.startswith("Other") and self.raw.get(n, {}).get("additionalProperties")]
+        variants = [n for n in names if n.endswith("Variant")]
+        if len(others) != 1 or len(variants) + 1 != len(names):
+            return None
+        (tag,) = {key for n in variants for key, prop in self.raw[n]["properties"].items() if "const" in prop}
+        return tag
+
+    def lift_open_union(self, branches: list[Any], tag: str) -> str:
+        """A v2 open union -> ``{Union}`` in the npm v2 schema's shape: the tagged variants
+        (payload definitions, as ``lift_union``), then the catch-all titled ``other``, its
+        tag any value but theirs, its other fields the catch-all model's."""
+        names = [branch["$ref"][len(REF):] for branch in branches]
+        variants = [n for n in names if n.endswith("Variant")]
+        (other,) = [n for n in names if n not in variants]
+        values = [self.raw[n]["properties"][tag]["const"] for n in variants]
+        name, lifted = self.lift_variants(tag, list(zip(values, variants)))
+        if other != f"Other{name}":
+            raise SystemExit(f"derive: the catch-all of {name} is {other}, not Other{name}")
+        catch_all = self.node(self.raw[other], other, None)
+        self.inlined.add(other)
+        known = [{"type": "object", "properties": {tag: {"type": "string", "const": value}}, "required": [tag]}
+                 for value in values]
+        lifted.append({"title": "other", "description": catch_all["properties"][tag]["description"],
+                       **{k: v for k, v in catch_all.items() if k != "description"}, "not": {"anyOf": known}})
+        self.out[name] = {"description": f"One of the variants told apart by `{tag}`, or any other `{tag}`.",
+                          "anyOf": lifted}
+        return name
+
+    def lift_variants(self, tag: str, variants: list[tuple[str, str]]) -> tuple[str, list[dict[str, Any]]]:
+        """Each ``(tag value, variant model)``'s payload defined without the tag; the union's
+        name (a payload's name without its tag value) and its tagged branches, in order."""
+        branches = []
         union_names = set()
-        for value, ref in sorted(node["discriminator"]["mapping"].items(), key=lambda item: item[1]):
-            variant = ref[len(REF):]
+        for value, variant in variants:
             payload = variant.removesuffix("Variant")
             union_names.add(payload.replace(camel(value), "", 1))
             self.renamed[variant] = payload
@@ -164,20 +241,16 @@ class Converter:
             raw["properties"].pop(tag, None)
             raw["required"] = [r for r in raw.get("required", []) if r != tag]
             self.define(payload, raw)
-            variants.append({"description": f"The `{value}` variant.", "type": "object",
+            branches.append({"description": f"The `{value}` variant.", "type": "object",
                              "properties": {tag: {"type": "string", "const": value}},
                              "required": [tag], "allOf": [{"$ref": REF + payload}]})
         (name,) = union_names
-        order = [ref[len(REF):].removesuffix("Variant") for ref in (b["$ref"] for b in node["oneOf"])]
-        variants.sort(key=lambda v: order.index(v["allOf"][0]["$ref"][len(REF):]))
-        self.out[name] = {"description": f"One of the variants told apart by `{tag}`.", "oneOf": variants,
-                          "discriminator": {"propertyName": tag}}
-        return name
+        return name, branches
 
     def define(self, name: str, raw: dict[str, Any]) -> None:
         converted = self.node(raw, name, None)
         converted = {"description": raw.get("description") or f"`{name}` (undocumented in the source).", **converted}
-        model = getattr(acp.schema, name, None)
+        model = getattr(self.models_module, name, None)
         if isinstance(model, type) and issubclass(model, BaseModel):
             for prop in lenient_fields(model):
                 if prop in converted.get("properties", {}):
@@ -190,20 +263,25 @@ def main() -> int:
     parser.add_argument("--have", type=Path, action="append", required=True,
                         help="a schema of the other sources (repeat: npm's, the crate's)")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--version", choices=sorted(VERSIONS), default="v1",
+                        help="the protocol version whose models to read (v2: acp.experimental.v2)")
     args = parser.parse_args()
+    interfaces, models_module = VERSIONS[args.version]
     have = {name: d for path in args.have for name, d in json.loads(path.read_text())["$defs"].items()}
     have_methods = {d["x-method"] for d in have.values() if "x-method" in d}
-    methods = missing_methods(have_methods)
+    methods = missing_methods(interfaces, have_methods)
     models = sorted({m["params"] for m in methods} | {m["result"] for m in methods if m["result"]}
-                    | set(missing_capabilities(have)))
-    _, top = models_json_schema([(getattr(acp.schema, n), "validation") for n in models], by_alias=True,
+                    | set(missing_capabilities(models_module, have)))
+    _, top = models_json_schema([(getattr(models_module, n), "validation") for n in models], by_alias=True,
                                 ref_template=REF + "{model}")
     raw = top["$defs"]
-    converter = Converter(raw)
+    converter = Converter(raw, models_module)
     for name in sorted(raw):
         if name in have or name.endswith("Variant"):
             continue
         converter.define(name, raw[name])
+    for name in converter.inlined:
+        converter.out.pop(name, None)
     for m in methods:
         for role in ("params", "result"):
             if m[role]:

@@ -75,6 +75,21 @@ pub(crate) mod agent {
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             auth_status(AuthStatusRequest) -> AuthStatusResponse = "auth/status";
+            /// Parameters of the `nes/close` request.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+            /// Parameters of the `nes/start` request.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+            /// Parameters of the `nes/suggest` request.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
             /// **UNSTABLE**
             ///
             /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -254,6 +269,31 @@ pub(crate) mod agent {
         required_notifications {
         }
         optional_notifications {
+            /// Parameters of the `document/didChange` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_change_document(DidChangeDocumentNotification) = "document/didChange";
+            /// Parameters of the `document/didClose` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_close_document(DidCloseDocumentNotification) = "document/didClose";
+            /// Parameters of the `document/didFocus` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+            /// Parameters of the `document/didOpen` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+            /// Parameters of the `document/didSave` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            did_save_document(DidSaveDocumentNotification) = "document/didSave";
             /// **UNSTABLE**
             ///
             /// Notification for an active request, sent from provider to consumer.
@@ -262,6 +302,16 @@ pub(crate) mod agent {
             /// Needs the `unstable` cargo feature.
             #[cfg(feature = "unstable")]
             message_mcp(MessageMcpNotification) = "mcp/message";
+            /// Parameters of the `nes/accept` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            accept_nes(AcceptNesNotification) = "nes/accept";
+            /// Parameters of the `nes/reject` notification.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            reject_nes(RejectNesNotification) = "nes/reject";
             /// Notification to cancel a session's foreground work and its prompts not yet inserted.
             ///
             /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
@@ -290,6 +340,16 @@ pub(crate) mod agent {
                 ///
                 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
                 create_elicitation(CreateElicitationRequest) -> CreateElicitationResponse = "elicitation/create";
+                /// Parameters of the `mcp/connect` request.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+                /// Parameters of the `mcp/disconnect` request.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
                 /// **UNSTABLE**
                 ///
                 /// Request parameters for `mcp/message`, sent from consumer to provider.
@@ -375,6 +435,16 @@ pub(crate) mod client {
             ///
             /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
             create_elicitation(CreateElicitationRequest) -> CreateElicitationResponse = "elicitation/create";
+            /// Parameters of the `mcp/connect` request.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            connect_mcp(ConnectMcpRequest) -> ConnectMcpResponse = "mcp/connect";
+            /// Parameters of the `mcp/disconnect` request.
+            ///
+            /// Needs the `unstable` cargo feature.
+            #[cfg(feature = "unstable")]
+            disconnect_mcp(DisconnectMcpRequest) -> DisconnectMcpResponse = "mcp/disconnect";
             /// **UNSTABLE**
             ///
             /// Request parameters for `mcp/message`, sent from consumer to provider.
@@ -451,6 +521,21 @@ pub(crate) mod client {
                 ///
                 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
                 initialize(InitializeRequest) -> InitializeResponse = "initialize";
+                /// Parameters of the `nes/close` request.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                close_nes(CloseNesRequest) -> CloseNesResponse = "nes/close";
+                /// Parameters of the `nes/start` request.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                start_nes(StartNesRequest) -> StartNesResponse = "nes/start";
+                /// Parameters of the `nes/suggest` request.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                suggest_nes(SuggestNesRequest) -> SuggestNesResponse = "nes/suggest";
                 /// **UNSTABLE**
                 ///
                 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -640,6 +725,31 @@ pub(crate) mod client {
             handles {
             }
             notifications {
+                /// Parameters of the `document/didChange` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_change_document(DidChangeDocumentNotification) = "document/didChange";
+                /// Parameters of the `document/didClose` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_close_document(DidCloseDocumentNotification) = "document/didClose";
+                /// Parameters of the `document/didFocus` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_focus_document(DidFocusDocumentNotification) = "document/didFocus";
+                /// Parameters of the `document/didOpen` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_open_document(DidOpenDocumentNotification) = "document/didOpen";
+                /// Parameters of the `document/didSave` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                did_save_document(DidSaveDocumentNotification) = "document/didSave";
                 /// **UNSTABLE**
                 ///
                 /// Notification for an active request, sent from provider to consumer.
@@ -648,6 +758,16 @@ pub(crate) mod client {
                 /// Needs the `unstable` cargo feature.
                 #[cfg(feature = "unstable")]
                 message_mcp(MessageMcpNotification) = "mcp/message";
+                /// Parameters of the `nes/accept` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                accept_nes(AcceptNesNotification) = "nes/accept";
+                /// Parameters of the `nes/reject` notification.
+                ///
+                /// Needs the `unstable` cargo feature.
+                #[cfg(feature = "unstable")]
+                reject_nes(RejectNesNotification) = "nes/reject";
                 /// Notification to cancel a session's foreground work and its prompts not yet inserted.
                 ///
                 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)

@@ -5132,6 +5132,2819 @@ support::read_struct! { ProxySuccessorNotification {
     meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
 } }
 
+/// Parameters of the `nes/accept` notification.
+///
+/// Params of the `nes/accept` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct AcceptNesNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The ID of the accepted suggestion.
+    #[serde(rename = "suggestionId")]
+    pub suggestion_id: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl AcceptNesNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<String>, suggestion_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            suggestion_id: suggestion_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { AcceptNesNotification {
+    session_id: String = "sessionId", required;
+    suggestion_id: String = "suggestionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `ClientNesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ClientNesCapabilities {
+    /// Whether the client supports the `jump` suggestion kind.
+    #[serde(
+        rename = "jump",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub jump: Option<NesJumpCapabilities>,
+    /// Whether the client supports the `rename` suggestion kind.
+    #[serde(
+        rename = "rename",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub rename: Option<NesRenameCapabilities>,
+    /// Whether the client supports the `searchAndReplace` suggestion kind.
+    #[serde(
+        rename = "searchAndReplace",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub search_and_replace: Option<NesSearchAndReplaceCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl ClientNesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            jump: None,
+            rename: None,
+            search_and_replace: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { ClientNesCapabilities {
+    jump: Option<NesJumpCapabilities> = "jump", default with support::lenient, check serde_json::Value;
+    rename: Option<NesRenameCapabilities> = "rename", default with support::lenient, check serde_json::Value;
+    search_and_replace: Option<NesSearchAndReplaceCapabilities> = "searchAndReplace", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `nes/close` request.
+///
+/// Params of the `nes/close` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CloseNesRequest {
+    /// The ID of the NES session to close.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl CloseNesRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { CloseNesRequest {
+    session_id: String = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// The result of the `nes/close` request.
+///
+/// Result of the `nes/close` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CloseNesResponse {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl CloseNesResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { CloseNesResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `mcp/connect` request.
+///
+/// Params of the `mcp/connect` request (handled by the client).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ConnectMcpRequest {
+    /// The ACP MCP server ID that was provided by the component declaring the MCP server.
+    #[serde(rename = "serverId")]
+    pub server_id: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl ConnectMcpRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(server_id: impl Into<String>) -> Self {
+        Self {
+            server_id: server_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { ConnectMcpRequest {
+    server_id: String = "serverId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// The result of the `mcp/connect` request.
+///
+/// Result of the `mcp/connect` request (handled by the client).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ConnectMcpResponse {
+    /// The unique identifier for this MCP-over-ACP connection.
+    #[serde(rename = "connectionId")]
+    pub connection_id: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl ConnectMcpResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(connection_id: impl Into<String>) -> Self {
+        Self {
+            connection_id: connection_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { ConnectMcpResponse {
+    connection_id: String = "connectionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `document/didChange` notification.
+///
+/// Params of the `document/didChange` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DidChangeDocumentNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The URI of the changed document.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The new version number of the document.
+    #[serde(rename = "version")]
+    pub version: i64,
+    /// The content changes.
+    #[serde(rename = "contentChanges")]
+    pub content_changes: Vec<TextDocumentContentChangeEvent>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DidChangeDocumentNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        session_id: impl Into<String>,
+        uri: impl Into<String>,
+        version: i64,
+        content_changes: Vec<TextDocumentContentChangeEvent>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            uri: uri.into(),
+            version,
+            content_changes,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DidChangeDocumentNotification {
+    session_id: String = "sessionId", required;
+    uri: String = "uri", required;
+    version: i64 = "version", required;
+    content_changes: Vec<TextDocumentContentChangeEvent> = "contentChanges", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `document/didClose` notification.
+///
+/// Params of the `document/didClose` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DidCloseDocumentNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The URI of the closed document.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DidCloseDocumentNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            uri: uri.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DidCloseDocumentNotification {
+    session_id: String = "sessionId", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `document/didFocus` notification.
+///
+/// Params of the `document/didFocus` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DidFocusDocumentNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The URI of the focused document.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The version number of the document.
+    #[serde(rename = "version")]
+    pub version: i64,
+    /// The current cursor position.
+    #[serde(rename = "position")]
+    pub position: Position,
+    /// The portion of the file currently visible in the editor viewport.
+    #[serde(rename = "visibleRange")]
+    pub visible_range: Range,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DidFocusDocumentNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        session_id: impl Into<String>,
+        uri: impl Into<String>,
+        version: i64,
+        position: Position,
+        visible_range: Range,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            uri: uri.into(),
+            version,
+            position,
+            visible_range,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DidFocusDocumentNotification {
+    session_id: String = "sessionId", required;
+    uri: String = "uri", required;
+    version: i64 = "version", required;
+    position: Position = "position", required;
+    visible_range: Range = "visibleRange", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `document/didOpen` notification.
+///
+/// Params of the `document/didOpen` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DidOpenDocumentNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The URI of the opened document.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The language identifier of the document (e.g., "rust", "python").
+    #[serde(rename = "languageId")]
+    pub language_id: String,
+    /// The version number of the document.
+    #[serde(rename = "version")]
+    pub version: i64,
+    /// The full text content of the document.
+    #[serde(rename = "text")]
+    pub text: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DidOpenDocumentNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        session_id: impl Into<String>,
+        uri: impl Into<String>,
+        language_id: impl Into<String>,
+        version: i64,
+        text: impl Into<String>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            uri: uri.into(),
+            language_id: language_id.into(),
+            version,
+            text: text.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DidOpenDocumentNotification {
+    session_id: String = "sessionId", required;
+    uri: String = "uri", required;
+    language_id: String = "languageId", required;
+    version: i64 = "version", required;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `document/didSave` notification.
+///
+/// Params of the `document/didSave` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DidSaveDocumentNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The URI of the saved document.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DidSaveDocumentNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            uri: uri.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DidSaveDocumentNotification {
+    session_id: String = "sessionId", required;
+    uri: String = "uri", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `mcp/disconnect` request.
+///
+/// Params of the `mcp/disconnect` request (handled by the client).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DisconnectMcpRequest {
+    /// The MCP-over-ACP connection to close.
+    #[serde(rename = "connectionId")]
+    pub connection_id: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DisconnectMcpRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(connection_id: impl Into<String>) -> Self {
+        Self {
+            connection_id: connection_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DisconnectMcpRequest {
+    connection_id: String = "connectionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// The result of the `mcp/disconnect` request.
+///
+/// Result of the `mcp/disconnect` request (handled by the client).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DisconnectMcpResponse {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl DisconnectMcpResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { DisconnectMcpResponse {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesCapabilities {
+    /// Events the agent wants to receive.
+    #[serde(
+        rename = "events",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub events: Option<NesEventCapabilities>,
+    /// Context the agent wants attached to each suggestion request.
+    #[serde(
+        rename = "context",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub context: Option<NesContextCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            events: None,
+            context: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesCapabilities {
+    events: Option<NesEventCapabilities> = "events", default with support::lenient, check serde_json::Value;
+    context: Option<NesContextCapabilities> = "context", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesContextCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesContextCapabilities {
+    /// Whether the agent wants recent files context.
+    #[serde(
+        rename = "recentFiles",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub recent_files: Option<NesRecentFilesCapabilities>,
+    /// Whether the agent wants related snippets context.
+    #[serde(
+        rename = "relatedSnippets",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub related_snippets: Option<NesRelatedSnippetsCapabilities>,
+    /// Whether the agent wants edit history context.
+    #[serde(
+        rename = "editHistory",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub edit_history: Option<NesEditHistoryCapabilities>,
+    /// Whether the agent wants user actions context.
+    #[serde(
+        rename = "userActions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub user_actions: Option<NesUserActionsCapabilities>,
+    /// Whether the agent wants open files context.
+    #[serde(
+        rename = "openFiles",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub open_files: Option<NesOpenFilesCapabilities>,
+    /// Whether the agent wants diagnostics context.
+    #[serde(
+        rename = "diagnostics",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub diagnostics: Option<NesDiagnosticsCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesContextCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            recent_files: None,
+            related_snippets: None,
+            edit_history: None,
+            user_actions: None,
+            open_files: None,
+            diagnostics: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesContextCapabilities {
+    recent_files: Option<NesRecentFilesCapabilities> = "recentFiles", default with support::lenient, check serde_json::Value;
+    related_snippets: Option<NesRelatedSnippetsCapabilities> = "relatedSnippets", default with support::lenient, check serde_json::Value;
+    edit_history: Option<NesEditHistoryCapabilities> = "editHistory", default with support::lenient, check serde_json::Value;
+    user_actions: Option<NesUserActionsCapabilities> = "userActions", default with support::lenient, check serde_json::Value;
+    open_files: Option<NesOpenFilesCapabilities> = "openFiles", default with support::lenient, check serde_json::Value;
+    diagnostics: Option<NesDiagnosticsCapabilities> = "diagnostics", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDiagnostic` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NesDiagnostic {
+    /// The URI of the file containing the diagnostic.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The range of the diagnostic.
+    #[serde(rename = "range")]
+    pub range: Range,
+    /// The severity of the diagnostic.
+    #[serde(rename = "severity")]
+    pub severity: NesDiagnosticSeverity,
+    /// The diagnostic message.
+    #[serde(rename = "message")]
+    pub message: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDiagnostic {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        uri: impl Into<String>,
+        range: Range,
+        severity: NesDiagnosticSeverity,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            range,
+            severity,
+            message: message.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDiagnostic {
+    uri: String = "uri", required;
+    range: Range = "range", required;
+    severity: NesDiagnosticSeverity = "severity", required;
+    message: String = "message", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+support::string_enum! {
+    /// The values of `NesDiagnostic.severity`, or any other string.
+    ///
+    /// Other values: Any other value.
+    pub enum NesDiagnosticSeverity {
+        /// `error`.
+        Error = "error",
+        /// `warning`.
+        Warning = "warning",
+        /// `information`.
+        Information = "information",
+        /// `hint`.
+        Hint = "hint",
+    }
+}
+
+/// `NesDiagnosticsCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDiagnosticsCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDiagnosticsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDiagnosticsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidChangeCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NesDocumentDidChangeCapabilities {
+    /// `syncKind` (undocumented in the source).
+    #[serde(rename = "syncKind")]
+    pub sync_kind: NesDocumentDidChangeCapabilitiesSyncKind,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidChangeCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(sync_kind: NesDocumentDidChangeCapabilitiesSyncKind) -> Self {
+        Self {
+            sync_kind,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidChangeCapabilities {
+    sync_kind: NesDocumentDidChangeCapabilitiesSyncKind = "syncKind", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+support::string_enum! {
+    /// The values of `NesDocumentDidChangeCapabilities.syncKind`.
+    pub enum NesDocumentDidChangeCapabilitiesSyncKind {
+        /// `full`.
+        Full = "full",
+        /// `incremental`.
+        Incremental = "incremental",
+    }
+}
+
+/// `NesDocumentDidCloseCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidCloseCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidCloseCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidCloseCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidFocusCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidFocusCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidFocusCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidFocusCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidOpenCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidOpenCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidOpenCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidOpenCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentDidSaveCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentDidSaveCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentDidSaveCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentDidSaveCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesDocumentEventCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesDocumentEventCapabilities {
+    /// Whether the agent wants `document/didOpen` events.
+    #[serde(
+        rename = "didOpen",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_open: Option<NesDocumentDidOpenCapabilities>,
+    /// Whether the agent wants `document/didChange` events, and the sync kind.
+    #[serde(
+        rename = "didChange",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_change: Option<NesDocumentDidChangeCapabilities>,
+    /// Whether the agent wants `document/didClose` events.
+    #[serde(
+        rename = "didClose",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_close: Option<NesDocumentDidCloseCapabilities>,
+    /// Whether the agent wants `document/didSave` events.
+    #[serde(
+        rename = "didSave",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_save: Option<NesDocumentDidSaveCapabilities>,
+    /// Whether the agent wants `document/didFocus` events.
+    #[serde(
+        rename = "didFocus",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub did_focus: Option<NesDocumentDidFocusCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesDocumentEventCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            did_open: None,
+            did_change: None,
+            did_close: None,
+            did_save: None,
+            did_focus: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesDocumentEventCapabilities {
+    did_open: Option<NesDocumentDidOpenCapabilities> = "didOpen", default with support::lenient, check serde_json::Value;
+    did_change: Option<NesDocumentDidChangeCapabilities> = "didChange", default with support::lenient, check serde_json::Value;
+    did_close: Option<NesDocumentDidCloseCapabilities> = "didClose", default with support::lenient, check serde_json::Value;
+    did_save: Option<NesDocumentDidSaveCapabilities> = "didSave", default with support::lenient, check serde_json::Value;
+    did_focus: Option<NesDocumentDidFocusCapabilities> = "didFocus", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesEditHistoryCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesEditHistoryCapabilities {
+    /// Maximum number of edit history entries the agent can use.
+    #[serde(
+        rename = "maxCount",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub max_count: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesEditHistoryCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            max_count: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesEditHistoryCapabilities {
+    max_count: Option<i64> = "maxCount", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesEditHistoryEntry` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesEditHistoryEntry {
+    /// The URI of the edited file.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// A diff representing the edit.
+    #[serde(rename = "diff")]
+    pub diff: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesEditHistoryEntry {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(uri: impl Into<String>, diff: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            diff: diff.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesEditHistoryEntry {
+    uri: String = "uri", required;
+    diff: String = "diff", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesEditSuggestion` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesEditSuggestion {
+    /// Unique identifier for accept/reject tracking.
+    #[serde(rename = "suggestionId")]
+    pub suggestion_id: String,
+    /// The URI of the file to edit.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The text edits to apply. Must contain at least one edit.
+    #[serde(rename = "edits")]
+    pub edits: Vec<NesTextEdit>,
+    /// Optional suggested cursor position after applying edits.
+    #[serde(
+        rename = "cursorPosition",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub cursor_position: Option<Position>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesEditSuggestion {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(suggestion_id: impl Into<String>, uri: impl Into<String>, edits: Vec<NesTextEdit>) -> Self {
+        Self {
+            suggestion_id: suggestion_id.into(),
+            uri: uri.into(),
+            edits,
+            cursor_position: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesEditSuggestion {
+    suggestion_id: String = "suggestionId", required;
+    uri: String = "uri", required;
+    edits: Vec<NesTextEdit> = "edits", required;
+    cursor_position: Option<Position> = "cursorPosition", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesEventCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesEventCapabilities {
+    /// Document event capabilities.
+    #[serde(
+        rename = "document",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub document: Option<NesDocumentEventCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesEventCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            document: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesEventCapabilities {
+    document: Option<NesDocumentEventCapabilities> = "document", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesExcerpt` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesExcerpt {
+    /// The start line of the excerpt (zero-based).
+    #[serde(rename = "startLine")]
+    pub start_line: i64,
+    /// The end line of the excerpt (zero-based).
+    #[serde(rename = "endLine")]
+    pub end_line: i64,
+    /// The text content of the excerpt.
+    #[serde(rename = "text")]
+    pub text: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesExcerpt {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(start_line: i64, end_line: i64, text: impl Into<String>) -> Self {
+        Self {
+            start_line,
+            end_line,
+            text: text.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesExcerpt {
+    start_line: i64 = "startLine", required;
+    end_line: i64 = "endLine", required;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesJumpCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesJumpCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesJumpCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesJumpCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesJumpSuggestion` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesJumpSuggestion {
+    /// Unique identifier for accept/reject tracking.
+    #[serde(rename = "suggestionId")]
+    pub suggestion_id: String,
+    /// The file to navigate to.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The target position within the file.
+    #[serde(rename = "position")]
+    pub position: Position,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesJumpSuggestion {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(suggestion_id: impl Into<String>, uri: impl Into<String>, position: Position) -> Self {
+        Self {
+            suggestion_id: suggestion_id.into(),
+            uri: uri.into(),
+            position,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesJumpSuggestion {
+    suggestion_id: String = "suggestionId", required;
+    uri: String = "uri", required;
+    position: Position = "position", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesOpenFile` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesOpenFile {
+    /// The URI of the file.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The language identifier.
+    #[serde(rename = "languageId")]
+    pub language_id: String,
+    /// The visible range in the editor, if any.
+    #[serde(
+        rename = "visibleRange",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub visible_range: Option<Range>,
+    /// Timestamp in milliseconds since epoch of when the file was last focused.
+    #[serde(
+        rename = "lastFocusedMs",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub last_focused_ms: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesOpenFile {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(uri: impl Into<String>, language_id: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            language_id: language_id.into(),
+            visible_range: None,
+            last_focused_ms: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesOpenFile {
+    uri: String = "uri", required;
+    language_id: String = "languageId", required;
+    visible_range: Option<Range> = "visibleRange", default with support::lenient, check serde_json::Value;
+    last_focused_ms: Option<i64> = "lastFocusedMs", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesOpenFilesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesOpenFilesCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesOpenFilesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesOpenFilesCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRecentFile` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRecentFile {
+    /// The URI of the file.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The language identifier.
+    #[serde(rename = "languageId")]
+    pub language_id: String,
+    /// The full text content of the file.
+    #[serde(rename = "text")]
+    pub text: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRecentFile {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(uri: impl Into<String>, language_id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            language_id: language_id.into(),
+            text: text.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRecentFile {
+    uri: String = "uri", required;
+    language_id: String = "languageId", required;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRecentFilesCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRecentFilesCapabilities {
+    /// Maximum number of recent files the agent can use.
+    #[serde(
+        rename = "maxCount",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub max_count: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRecentFilesCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            max_count: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRecentFilesCapabilities {
+    max_count: Option<i64> = "maxCount", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRelatedSnippet` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRelatedSnippet {
+    /// The URI of the file containing the snippets.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The code excerpts.
+    #[serde(rename = "excerpts")]
+    pub excerpts: Vec<NesExcerpt>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRelatedSnippet {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(uri: impl Into<String>, excerpts: Vec<NesExcerpt>) -> Self {
+        Self {
+            uri: uri.into(),
+            excerpts,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRelatedSnippet {
+    uri: String = "uri", required;
+    excerpts: Vec<NesExcerpt> = "excerpts", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRelatedSnippetsCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRelatedSnippetsCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRelatedSnippetsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRelatedSnippetsCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRenameCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRenameCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRenameCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRenameCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRenameSuggestion` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRenameSuggestion {
+    /// Unique identifier for accept/reject tracking.
+    #[serde(rename = "suggestionId")]
+    pub suggestion_id: String,
+    /// The file URI containing the symbol.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The position of the symbol to rename.
+    #[serde(rename = "position")]
+    pub position: Position,
+    /// The new name for the symbol.
+    #[serde(rename = "newName")]
+    pub new_name: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRenameSuggestion {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        suggestion_id: impl Into<String>,
+        uri: impl Into<String>,
+        position: Position,
+        new_name: impl Into<String>,
+    ) -> Self {
+        Self {
+            suggestion_id: suggestion_id.into(),
+            uri: uri.into(),
+            position,
+            new_name: new_name.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRenameSuggestion {
+    suggestion_id: String = "suggestionId", required;
+    uri: String = "uri", required;
+    position: Position = "position", required;
+    new_name: String = "newName", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesRepository` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesRepository {
+    /// The repository name.
+    #[serde(rename = "name")]
+    pub name: String,
+    /// The repository owner.
+    #[serde(rename = "owner")]
+    pub owner: String,
+    /// The remote URL of the repository.
+    #[serde(rename = "remoteUrl")]
+    pub remote_url: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesRepository {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(name: impl Into<String>, owner: impl Into<String>, remote_url: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            owner: owner.into(),
+            remote_url: remote_url.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesRepository {
+    name: String = "name", required;
+    owner: String = "owner", required;
+    remote_url: String = "remoteUrl", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesSearchAndReplaceCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesSearchAndReplaceCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesSearchAndReplaceCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesSearchAndReplaceCapabilities {
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesSearchAndReplaceSuggestion` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesSearchAndReplaceSuggestion {
+    /// Unique identifier for accept/reject tracking.
+    #[serde(rename = "suggestionId")]
+    pub suggestion_id: String,
+    /// The file URI to search within.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The text or pattern to find.
+    #[serde(rename = "search")]
+    pub search: String,
+    /// The replacement text.
+    #[serde(rename = "replace")]
+    pub replace: String,
+    /// Whether `search` is a regular expression. Defaults to `false`.
+    #[serde(rename = "isRegex", default, skip_serializing_if = "Option::is_none")]
+    pub is_regex: Option<bool>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesSearchAndReplaceSuggestion {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        suggestion_id: impl Into<String>,
+        uri: impl Into<String>,
+        search: impl Into<String>,
+        replace: impl Into<String>,
+    ) -> Self {
+        Self {
+            suggestion_id: suggestion_id.into(),
+            uri: uri.into(),
+            search: search.into(),
+            replace: replace.into(),
+            is_regex: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesSearchAndReplaceSuggestion {
+    suggestion_id: String = "suggestionId", required;
+    uri: String = "uri", required;
+    search: String = "search", required;
+    replace: String = "replace", required;
+    is_regex: Option<bool> = "isRegex", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesSuggestContext` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesSuggestContext {
+    /// Recently accessed files.
+    #[serde(rename = "recentFiles", default, skip_serializing_if = "Option::is_none")]
+    pub recent_files: Option<Vec<NesRecentFile>>,
+    /// Related code snippets.
+    #[serde(rename = "relatedSnippets", default, skip_serializing_if = "Option::is_none")]
+    pub related_snippets: Option<Vec<NesRelatedSnippet>>,
+    /// Recent edit history.
+    #[serde(rename = "editHistory", default, skip_serializing_if = "Option::is_none")]
+    pub edit_history: Option<Vec<NesEditHistoryEntry>>,
+    /// Recent user actions (typing, navigation, etc.).
+    #[serde(rename = "userActions", default, skip_serializing_if = "Option::is_none")]
+    pub user_actions: Option<Vec<NesUserAction>>,
+    /// Currently open files in the editor.
+    #[serde(rename = "openFiles", default, skip_serializing_if = "Option::is_none")]
+    pub open_files: Option<Vec<NesOpenFile>>,
+    /// Current diagnostics (errors, warnings).
+    #[serde(rename = "diagnostics", default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<NesDiagnostic>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesSuggestContext {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            recent_files: None,
+            related_snippets: None,
+            edit_history: None,
+            user_actions: None,
+            open_files: None,
+            diagnostics: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesSuggestContext {
+    recent_files: Option<Vec<NesRecentFile>> = "recentFiles", default;
+    related_snippets: Option<Vec<NesRelatedSnippet>> = "relatedSnippets", default;
+    edit_history: Option<Vec<NesEditHistoryEntry>> = "editHistory", default;
+    user_actions: Option<Vec<NesUserAction>> = "userActions", default;
+    open_files: Option<Vec<NesOpenFile>> = "openFiles", default;
+    diagnostics: Option<Vec<NesDiagnostic>> = "diagnostics", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// One of the variants told apart by `kind`, or any other `kind`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NesSuggestion {
+    /// The `edit` variant.
+    ///
+    /// Tagged `"kind": "edit"`.
+    Edit(NesEditSuggestion),
+    /// The `jump` variant.
+    ///
+    /// Tagged `"kind": "jump"`.
+    Jump(NesJumpSuggestion),
+    /// The `rename` variant.
+    ///
+    /// Tagged `"kind": "rename"`.
+    Rename(NesRenameSuggestion),
+    /// The `searchAndReplace` variant.
+    ///
+    /// Tagged `"kind": "searchAndReplace"`.
+    SearchAndReplace(NesSearchAndReplaceSuggestion),
+    /// Custom or future NES suggestion kind.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Unknown values that do not begin with `_` are reserved for
+    /// future ACP variants.
+    ///
+    /// Any other `kind` value: the whole object, `kind` included.
+    Other(Map<String, Value>),
+}
+
+impl Serialize for NesSuggestion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Edit(v) => support::Tagged::new("kind", "edit", v).serialize(serializer),
+            Self::Jump(v) => support::Tagged::new("kind", "jump", v).serialize(serializer),
+            Self::Rename(v) => support::Tagged::new("kind", "rename", v).serialize(serializer),
+            Self::SearchAndReplace(v) => {
+                support::Tagged::new("kind", "searchAndReplace", v).serialize(serializer)
+            }
+            Self::Other(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl support::TaggedUnion for NesSuggestion {
+    const TAG: &'static str = "kind";
+
+    fn read_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<Self, A>, A::Error> {
+        Ok(Ok(match tag {
+            "edit" => Self::Edit(support::read_rest(rest)?),
+            "jump" => Self::Jump(support::read_rest(rest)?),
+            "rename" => Self::Rename(support::read_rest(rest)?),
+            "searchAndReplace" => Self::SearchAndReplace(support::read_rest(rest)?),
+            _ => return Ok(Err(rest)),
+        }))
+    }
+
+    fn check_variant<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        rest: A,
+    ) -> Result<Result<(), A>, A::Error> {
+        match tag {
+            "edit" => support::check_rest::<NesEditSuggestion, A>(rest)?,
+            "jump" => support::check_rest::<NesJumpSuggestion, A>(rest)?,
+            "rename" => support::check_rest::<NesRenameSuggestion, A>(rest)?,
+            "searchAndReplace" => support::check_rest::<NesSearchAndReplaceSuggestion, A>(rest)?,
+            _ => return Ok(Err(rest)),
+        }
+        Ok(Ok(()))
+    }
+
+    fn from_fields(mut map: support::Fields<'_>) -> Result<Self, serde_json::Error> {
+        let tag = map.remove(Self::TAG);
+        match tag.as_ref().and_then(Value::as_str) {
+            Some("edit") => support::from_map(map).map(Self::Edit),
+            Some("jump") => support::from_map(map).map(Self::Jump),
+            Some("rename") => support::from_map(map).map(Self::Rename),
+            Some("searchAndReplace") => support::from_map(map).map(Self::SearchAndReplace),
+            Some(_) => {
+                support::check_required(&map, &[("suggestionId", true)])?;
+                Ok(Self::Other(support::restore(map, "kind", tag)))
+            }
+            _ => Err(support::bad_tag(
+                "kind",
+                tag.as_ref(),
+                &["edit", "jump", "rename", "searchAndReplace"],
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NesSuggestion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        support::tagged_union(deserializer)
+    }
+}
+
+impl support::Check for NesSuggestion {
+    fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        support::check_tagged::<Self, D>(deserializer)
+    }
+}
+
+impl From<NesEditSuggestion> for NesSuggestion {
+    fn from(value: NesEditSuggestion) -> Self {
+        Self::Edit(value)
+    }
+}
+
+impl From<NesJumpSuggestion> for NesSuggestion {
+    fn from(value: NesJumpSuggestion) -> Self {
+        Self::Jump(value)
+    }
+}
+
+impl From<NesRenameSuggestion> for NesSuggestion {
+    fn from(value: NesRenameSuggestion) -> Self {
+        Self::Rename(value)
+    }
+}
+
+impl From<NesSearchAndReplaceSuggestion> for NesSuggestion {
+    fn from(value: NesSearchAndReplaceSuggestion) -> Self {
+        Self::SearchAndReplace(value)
+    }
+}
+
+/// `NesTextEdit` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesTextEdit {
+    /// The range to replace.
+    #[serde(rename = "range")]
+    pub range: Range,
+    /// The replacement text.
+    #[serde(rename = "newText")]
+    pub new_text: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesTextEdit {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(range: Range, new_text: impl Into<String>) -> Self {
+        Self {
+            range,
+            new_text: new_text.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesTextEdit {
+    range: Range = "range", required;
+    new_text: String = "newText", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesUserAction` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesUserAction {
+    /// The kind of action (e.g., "insertChar", "cursorMovement").
+    #[serde(rename = "action")]
+    pub action: String,
+    /// The URI of the file where the action occurred.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The position where the action occurred.
+    #[serde(rename = "position")]
+    pub position: Position,
+    /// Timestamp in milliseconds since epoch.
+    #[serde(rename = "timestampMs")]
+    pub timestamp_ms: i64,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesUserAction {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        action: impl Into<String>,
+        uri: impl Into<String>,
+        position: Position,
+        timestamp_ms: i64,
+    ) -> Self {
+        Self {
+            action: action.into(),
+            uri: uri.into(),
+            position,
+            timestamp_ms,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesUserAction {
+    action: String = "action", required;
+    uri: String = "uri", required;
+    position: Position = "position", required;
+    timestamp_ms: i64 = "timestampMs", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `NesUserActionsCapabilities` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct NesUserActionsCapabilities {
+    /// Maximum number of user actions the agent can use.
+    #[serde(
+        rename = "maxCount",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub max_count: Option<i64>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl NesUserActionsCapabilities {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            max_count: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { NesUserActionsCapabilities {
+    max_count: Option<i64> = "maxCount", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `Position` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Position {
+    /// Zero-based line number.
+    #[serde(rename = "line")]
+    pub line: i64,
+    /// Zero-based character offset (encoding-dependent).
+    #[serde(rename = "character")]
+    pub character: i64,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl Position {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(line: i64, character: i64) -> Self {
+        Self {
+            line,
+            character,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { Position {
+    line: i64 = "line", required;
+    character: i64 = "character", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `Range` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Range {
+    /// The start position (inclusive).
+    #[serde(rename = "start")]
+    pub start: Position,
+    /// The end position (exclusive).
+    #[serde(rename = "end")]
+    pub end: Position,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl Range {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(start: Position, end: Position) -> Self {
+        Self {
+            start,
+            end,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { Range {
+    start: Position = "start", required;
+    end: Position = "end", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `nes/reject` notification.
+///
+/// Params of the `nes/reject` notification (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct RejectNesNotification {
+    /// The session ID for this notification.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The ID of the rejected suggestion.
+    #[serde(rename = "suggestionId")]
+    pub suggestion_id: String,
+    /// The reason for rejection.
+    #[serde(
+        rename = "reason",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub reason: Option<RejectNesNotificationReason>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl RejectNesNotification {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<String>, suggestion_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            suggestion_id: suggestion_id.into(),
+            reason: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { RejectNesNotification {
+    session_id: String = "sessionId", required;
+    suggestion_id: String = "suggestionId", required;
+    reason: Option<RejectNesNotificationReason> = "reason", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+support::string_enum! {
+    /// The values of `RejectNesNotification.reason`, or any other string.
+    ///
+    /// Other values: Any other value.
+    pub enum RejectNesNotificationReason {
+        /// `rejected`.
+        Rejected = "rejected",
+        /// `ignored`.
+        Ignored = "ignored",
+        /// `replaced`.
+        Replaced = "replaced",
+        /// `cancelled`.
+        Cancelled = "cancelled",
+    }
+}
+
+/// Parameters of the `nes/start` request.
+///
+/// Params of the `nes/start` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct StartNesRequest {
+    /// The root URI of the workspace.
+    #[serde(
+        rename = "workspaceUri",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub workspace_uri: Option<String>,
+    /// The workspace folders.
+    #[serde(rename = "workspaceFolders", default, skip_serializing_if = "Option::is_none")]
+    pub workspace_folders: Option<Vec<WorkspaceFolder>>,
+    /// Repository metadata, if the workspace is a git repository.
+    #[serde(
+        rename = "repository",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub repository: Option<NesRepository>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl StartNesRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new() -> Self {
+        Self {
+            workspace_uri: None,
+            workspace_folders: None,
+            repository: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { StartNesRequest {
+    workspace_uri: Option<String> = "workspaceUri", default with support::lenient, check serde_json::Value;
+    workspace_folders: Option<Vec<WorkspaceFolder>> = "workspaceFolders", default;
+    repository: Option<NesRepository> = "repository", default with support::lenient, check serde_json::Value;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// The result of the `nes/start` request.
+///
+/// Result of the `nes/start` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct StartNesResponse {
+    /// The session ID for the newly started NES session.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl StartNesResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { StartNesResponse {
+    session_id: String = "sessionId", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// Parameters of the `nes/suggest` request.
+///
+/// Params of the `nes/suggest` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuggestNesRequest {
+    /// The session ID for this request.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// The URI of the document to suggest for.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The version number of the document.
+    #[serde(rename = "version")]
+    pub version: i64,
+    /// The current cursor position.
+    #[serde(rename = "position")]
+    pub position: Position,
+    /// The current text selection range, if any.
+    #[serde(rename = "selection", default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Range>,
+    /// What triggered this suggestion request.
+    #[serde(rename = "triggerKind")]
+    pub trigger_kind: SuggestNesRequestTriggerKind,
+    /// Context for the suggestion, included based on agent capabilities.
+    #[serde(rename = "context", default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<NesSuggestContext>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl SuggestNesRequest {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(
+        session_id: impl Into<String>,
+        uri: impl Into<String>,
+        version: i64,
+        position: Position,
+        trigger_kind: SuggestNesRequestTriggerKind,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            uri: uri.into(),
+            version,
+            position,
+            selection: None,
+            trigger_kind,
+            context: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SuggestNesRequest {
+    session_id: String = "sessionId", required;
+    uri: String = "uri", required;
+    version: i64 = "version", required;
+    position: Position = "position", required;
+    selection: Option<Range> = "selection", default;
+    trigger_kind: SuggestNesRequestTriggerKind = "triggerKind", required;
+    context: Option<NesSuggestContext> = "context", default;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+support::string_enum! {
+    /// The values of `SuggestNesRequest.triggerKind`, or any other string.
+    ///
+    /// Other values: Any other value.
+    pub enum SuggestNesRequestTriggerKind {
+        /// `automatic`.
+        Automatic = "automatic",
+        /// `diagnostic`.
+        Diagnostic = "diagnostic",
+        /// `manual`.
+        Manual = "manual",
+    }
+}
+
+/// The result of the `nes/suggest` request.
+///
+/// Result of the `nes/suggest` request (handled by the agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SuggestNesResponse {
+    /// The list of suggestions.
+    #[serde(rename = "suggestions")]
+    pub suggestions: Vec<NesSuggestion>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl SuggestNesResponse {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(suggestions: Vec<NesSuggestion>) -> Self {
+        Self {
+            suggestions,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { SuggestNesResponse {
+    suggestions: Vec<NesSuggestion> = "suggestions", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `TextDocumentContentChangeEvent` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct TextDocumentContentChangeEvent {
+    /// The range of the document that changed. If `None`, the entire content is replaced.
+    #[serde(rename = "range", default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<Range>,
+    /// The new text for the range, or the full document content if `range` is `None`.
+    #[serde(rename = "text")]
+    pub text: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl TextDocumentContentChangeEvent {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            range: None,
+            text: text.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { TextDocumentContentChangeEvent {
+    range: Option<Range> = "range", default;
+    text: String = "text", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
+/// `WorkspaceFolder` (undocumented in the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct WorkspaceFolder {
+    /// The URI of the folder.
+    #[serde(rename = "uri")]
+    pub uri: String,
+    /// The display name of the folder.
+    #[serde(rename = "name")]
+    pub name: String,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "support::lenient"
+    )]
+    pub meta: Option<Map<String, Value>>,
+    /// Properties this version of the schema does not describe, kept so they survive a round trip.
+    #[serde(flatten, skip_serializing_if = "support::skip_extra")]
+    pub extra: Map<String, Value>,
+}
+
+impl WorkspaceFolder {
+    /// Creates a value from its required properties (optional ones `None`, `extra` empty).
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            name: name.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+support::read_struct! { WorkspaceFolder {
+    uri: String = "uri", required;
+    name: String = "name", required;
+    meta: Option<Map<String, Value>> = "_meta", default with support::lenient, check serde_json::Value;
+} }
+
 /// Wire method names: one constant per method, named after the method (`session/new`:
 /// `SESSION_NEW`), as the official SDKs' method tables.
 pub mod method {
@@ -5144,11 +7957,41 @@ pub mod method {
     /// `auth/status`: request with params [`AuthStatusRequest`](super::AuthStatusRequest), result [`AuthStatusResponse`](super::AuthStatusResponse).
     pub const AUTH_STATUS: &str = "auth/status";
 
+    /// `document/didChange`: notification with params [`DidChangeDocumentNotification`](super::DidChangeDocumentNotification).
+    pub const DOCUMENT_DIDCHANGE: &str = "document/didChange";
+
+    /// `document/didClose`: notification with params [`DidCloseDocumentNotification`](super::DidCloseDocumentNotification).
+    pub const DOCUMENT_DIDCLOSE: &str = "document/didClose";
+
+    /// `document/didFocus`: notification with params [`DidFocusDocumentNotification`](super::DidFocusDocumentNotification).
+    pub const DOCUMENT_DIDFOCUS: &str = "document/didFocus";
+
+    /// `document/didOpen`: notification with params [`DidOpenDocumentNotification`](super::DidOpenDocumentNotification).
+    pub const DOCUMENT_DIDOPEN: &str = "document/didOpen";
+
+    /// `document/didSave`: notification with params [`DidSaveDocumentNotification`](super::DidSaveDocumentNotification).
+    pub const DOCUMENT_DIDSAVE: &str = "document/didSave";
+
     /// `initialize`: request with params [`InitializeRequest`](super::InitializeRequest), result [`InitializeResponse`](super::InitializeResponse).
     pub const INITIALIZE: &str = "initialize";
 
     /// `mcp/message`: notification with params [`MessageMcpNotification`](super::MessageMcpNotification); or a request with params [`MessageMcpRequest`](super::MessageMcpRequest), result [`MessageMcpResponse`](super::MessageMcpResponse).
     pub const MCP_MESSAGE: &str = "mcp/message";
+
+    /// `nes/accept`: notification with params [`AcceptNesNotification`](super::AcceptNesNotification).
+    pub const NES_ACCEPT: &str = "nes/accept";
+
+    /// `nes/close`: request with params [`CloseNesRequest`](super::CloseNesRequest), result [`CloseNesResponse`](super::CloseNesResponse).
+    pub const NES_CLOSE: &str = "nes/close";
+
+    /// `nes/reject`: notification with params [`RejectNesNotification`](super::RejectNesNotification).
+    pub const NES_REJECT: &str = "nes/reject";
+
+    /// `nes/start`: request with params [`StartNesRequest`](super::StartNesRequest), result [`StartNesResponse`](super::StartNesResponse).
+    pub const NES_START: &str = "nes/start";
+
+    /// `nes/suggest`: request with params [`SuggestNesRequest`](super::SuggestNesRequest), result [`SuggestNesResponse`](super::SuggestNesResponse).
+    pub const NES_SUGGEST: &str = "nes/suggest";
 
     /// `providers/disable`: request with params [`DisableProviderRequest`](super::DisableProviderRequest), result [`DisableProviderResponse`](super::DisableProviderResponse).
     pub const PROVIDERS_DISABLE: &str = "providers/disable";
@@ -5213,6 +8056,12 @@ pub mod method {
     /// `elicitation/create`: request with params [`CreateElicitationRequest`](super::CreateElicitationRequest), result [`CreateElicitationResponse`](super::CreateElicitationResponse).
     pub const ELICITATION_CREATE: &str = "elicitation/create";
 
+    /// `mcp/connect`: request with params [`ConnectMcpRequest`](super::ConnectMcpRequest), result [`ConnectMcpResponse`](super::ConnectMcpResponse).
+    pub const MCP_CONNECT: &str = "mcp/connect";
+
+    /// `mcp/disconnect`: request with params [`DisconnectMcpRequest`](super::DisconnectMcpRequest), result [`DisconnectMcpResponse`](super::DisconnectMcpResponse).
+    pub const MCP_DISCONNECT: &str = "mcp/disconnect";
+
     /// `session/request_permission`: request with params [`RequestPermissionRequest`](super::RequestPermissionRequest), result [`RequestPermissionResponse`](super::RequestPermissionResponse).
     pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
 
@@ -5256,6 +8105,46 @@ pub const AGENT_METHODS: &[MethodInfo] = &[
         unstable: true,
     },
     MethodInfo {
+        name: method::DOCUMENT_DIDCHANGE,
+        params: "DidChangeDocumentNotification",
+        result: None,
+        notification: true,
+        handler: "did_change_document",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::DOCUMENT_DIDCLOSE,
+        params: "DidCloseDocumentNotification",
+        result: None,
+        notification: true,
+        handler: "did_close_document",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::DOCUMENT_DIDFOCUS,
+        params: "DidFocusDocumentNotification",
+        result: None,
+        notification: true,
+        handler: "did_focus_document",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::DOCUMENT_DIDOPEN,
+        params: "DidOpenDocumentNotification",
+        result: None,
+        notification: true,
+        handler: "did_open_document",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::DOCUMENT_DIDSAVE,
+        params: "DidSaveDocumentNotification",
+        result: None,
+        notification: true,
+        handler: "did_save_document",
+        unstable: true,
+    },
+    MethodInfo {
         name: method::INITIALIZE,
         params: "InitializeRequest",
         result: Some("InitializeResponse"),
@@ -5269,6 +8158,46 @@ pub const AGENT_METHODS: &[MethodInfo] = &[
         result: None,
         notification: true,
         handler: "message_mcp",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::NES_ACCEPT,
+        params: "AcceptNesNotification",
+        result: None,
+        notification: true,
+        handler: "accept_nes",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::NES_CLOSE,
+        params: "CloseNesRequest",
+        result: Some("CloseNesResponse"),
+        notification: false,
+        handler: "close_nes",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::NES_REJECT,
+        params: "RejectNesNotification",
+        result: None,
+        notification: true,
+        handler: "reject_nes",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::NES_START,
+        params: "StartNesRequest",
+        result: Some("StartNesResponse"),
+        notification: false,
+        handler: "start_nes",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::NES_SUGGEST,
+        params: "SuggestNesRequest",
+        result: Some("SuggestNesResponse"),
+        notification: false,
+        handler: "suggest_nes",
         unstable: true,
     },
     MethodInfo {
@@ -5444,6 +8373,22 @@ pub const CLIENT_METHODS: &[MethodInfo] = &[
         unstable: false,
     },
     MethodInfo {
+        name: method::MCP_CONNECT,
+        params: "ConnectMcpRequest",
+        result: Some("ConnectMcpResponse"),
+        notification: false,
+        handler: "connect_mcp",
+        unstable: true,
+    },
+    MethodInfo {
+        name: method::MCP_DISCONNECT,
+        params: "DisconnectMcpRequest",
+        result: Some("DisconnectMcpResponse"),
+        notification: false,
+        handler: "disconnect_mcp",
+        unstable: true,
+    },
+    MethodInfo {
         name: method::MCP_MESSAGE,
         params: "MessageMcpRequest",
         result: Some("MessageMcpResponse"),
@@ -5518,6 +8463,9 @@ pub(crate) fn check_agent_request(
         method::AUTH_LOGOUT => support::check_params::<LogoutAuthRequest>(method, params),
         method::AUTH_STATUS => support::check_params::<AuthStatusRequest>(method, params),
         method::INITIALIZE => support::check_params::<InitializeRequest>(method, params),
+        method::NES_CLOSE => support::check_params::<CloseNesRequest>(method, params),
+        method::NES_START => support::check_params::<StartNesRequest>(method, params),
+        method::NES_SUGGEST => support::check_params::<SuggestNesRequest>(method, params),
         method::PROVIDERS_DISABLE => support::check_params::<DisableProviderRequest>(method, params),
         method::PROVIDERS_LIST => support::check_params::<ListProvidersRequest>(method, params),
         method::PROVIDERS_SET => support::check_params::<SetProviderRequest>(method, params),
@@ -5548,7 +8496,14 @@ pub(crate) fn check_agent_notification(
     params: Option<&str>,
 ) -> Option<Result<(), crate::RequestError>> {
     Some(match method {
+        method::DOCUMENT_DIDCHANGE => support::check_params::<DidChangeDocumentNotification>(method, params),
+        method::DOCUMENT_DIDCLOSE => support::check_params::<DidCloseDocumentNotification>(method, params),
+        method::DOCUMENT_DIDFOCUS => support::check_params::<DidFocusDocumentNotification>(method, params),
+        method::DOCUMENT_DIDOPEN => support::check_params::<DidOpenDocumentNotification>(method, params),
+        method::DOCUMENT_DIDSAVE => support::check_params::<DidSaveDocumentNotification>(method, params),
         method::MCP_MESSAGE => support::check_params::<MessageMcpNotification>(method, params),
+        method::NES_ACCEPT => support::check_params::<AcceptNesNotification>(method, params),
+        method::NES_REJECT => support::check_params::<RejectNesNotification>(method, params),
         method::SESSION_CANCEL => support::check_params::<CancelSessionNotification>(method, params),
         _ => return None,
     })
@@ -5562,6 +8517,8 @@ pub(crate) fn check_client_request(
 ) -> Option<Result<(), crate::RequestError>> {
     Some(match method {
         method::ELICITATION_CREATE => support::check_params::<CreateElicitationRequest>(method, params),
+        method::MCP_CONNECT => support::check_params::<ConnectMcpRequest>(method, params),
+        method::MCP_DISCONNECT => support::check_params::<DisconnectMcpRequest>(method, params),
         method::MCP_MESSAGE => support::check_params::<MessageMcpRequest>(method, params),
         method::SESSION_REQUEST_PERMISSION => {
             support::check_params::<RequestPermissionRequest>(method, params)
@@ -5599,11 +8556,41 @@ pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Vec<bool> {
     if method == method::AUTH_STATUS {
         agree.push(support::check_agrees::<AuthStatusRequest>(text));
     }
+    if method == method::DOCUMENT_DIDCHANGE {
+        agree.push(support::check_agrees::<DidChangeDocumentNotification>(text));
+    }
+    if method == method::DOCUMENT_DIDCLOSE {
+        agree.push(support::check_agrees::<DidCloseDocumentNotification>(text));
+    }
+    if method == method::DOCUMENT_DIDFOCUS {
+        agree.push(support::check_agrees::<DidFocusDocumentNotification>(text));
+    }
+    if method == method::DOCUMENT_DIDOPEN {
+        agree.push(support::check_agrees::<DidOpenDocumentNotification>(text));
+    }
+    if method == method::DOCUMENT_DIDSAVE {
+        agree.push(support::check_agrees::<DidSaveDocumentNotification>(text));
+    }
     if method == method::INITIALIZE {
         agree.push(support::check_agrees::<InitializeRequest>(text));
     }
     if method == method::MCP_MESSAGE {
         agree.push(support::check_agrees::<MessageMcpNotification>(text));
+    }
+    if method == method::NES_ACCEPT {
+        agree.push(support::check_agrees::<AcceptNesNotification>(text));
+    }
+    if method == method::NES_CLOSE {
+        agree.push(support::check_agrees::<CloseNesRequest>(text));
+    }
+    if method == method::NES_REJECT {
+        agree.push(support::check_agrees::<RejectNesNotification>(text));
+    }
+    if method == method::NES_START {
+        agree.push(support::check_agrees::<StartNesRequest>(text));
+    }
+    if method == method::NES_SUGGEST {
+        agree.push(support::check_agrees::<SuggestNesRequest>(text));
     }
     if method == method::PROVIDERS_DISABLE {
         agree.push(support::check_agrees::<DisableProviderRequest>(text));
@@ -5668,6 +8655,12 @@ pub(crate) fn check_agrees_with_parse(method: &str, text: &str) -> Vec<bool> {
     if method == method::ELICITATION_CREATE {
         agree.push(support::check_agrees::<CreateElicitationRequest>(text));
     }
+    if method == method::MCP_CONNECT {
+        agree.push(support::check_agrees::<ConnectMcpRequest>(text));
+    }
+    if method == method::MCP_DISCONNECT {
+        agree.push(support::check_agrees::<DisconnectMcpRequest>(text));
+    }
     if method == method::MCP_MESSAGE {
         agree.push(support::check_agrees::<MessageMcpRequest>(text));
     }
@@ -5687,6 +8680,7 @@ pub(crate) fn is_valid_extensible(definition: &str, text: &str) -> Option<bool> 
         "BackgroundWork" => serde_json::from_str::<BackgroundWork>(text).is_ok(),
         "IdleStateUpdate" => serde_json::from_str::<IdleStateUpdate>(text).is_ok(),
         "McpServer" => serde_json::from_str::<McpServer>(text).is_ok(),
+        "NesSuggestion" => serde_json::from_str::<NesSuggestion>(text).is_ok(),
         "PlanUpdateContent" => serde_json::from_str::<PlanUpdateContent>(text).is_ok(),
         "SessionUpdate" => serde_json::from_str::<SessionUpdate>(text).is_ok(),
         "StateUpdate" => serde_json::from_str::<StateUpdate>(text).is_ok(),

@@ -48,14 +48,14 @@ class ClientMethods(_Peer):
         """Notification sent by the agent when a URL-based elicitation is complete."""
         await self._notify_wire(CLIENT_METHODS["elicitation_complete"], _write.CompleteElicitationNotification(elicitation_id=elicitation_id, field_meta=kwargs or None))
 
-    async def create_elicitation(self, message: str, **kwargs: Any) -> _schema.CreateElicitationResponse:
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> _schema.CreateElicitationResponse:
         """Request from the agent to elicit structured user input.
 
         The agent sends this to the client to request information from the user,
         either via a form or by directing them to a URL.
         Elicitations are tied to a session (optionally a tool call) or a request.
         """
-        return await self._call(CLIENT_METHODS["elicitation_create"], _params('CreateElicitationRequest', dict(message=message, **kwargs)), 'CreateElicitationResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["elicitation_create"], _params('CreateElicitationRequest', dict(message=message, mode=mode, **kwargs)), 'CreateElicitationResponse')  # type: ignore[no-any-return]
 
     async def read_text_file(self, session_id: str, path: str, line: Optional[int] = None, limit: Optional[int] = None, **kwargs: Any) -> _schema.ReadTextFileResponse:
         """Request to read content from a text file.
@@ -79,7 +79,7 @@ class ClientMethods(_Peer):
         """Parameters of the `mcp/disconnect` request."""
         return await self._call(CLIENT_METHODS["mcp_disconnect"], _write.DisconnectMcpRequest(connection_id=connection_id, field_meta=kwargs or None), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
 
-    async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -151,23 +151,23 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["authenticate"], _write.AuthenticateRequest(method_id=method_id, field_meta=kwargs or None), 'AuthenticateResponse')  # type: ignore[no-any-return]
 
-    async def did_change_document(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
+    async def did_change(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
         """Parameters of the `document/didChange` notification."""
         await self._notify_wire(AGENT_METHODS["document_didChange"], _write.DidChangeDocumentNotification(session_id=session_id, uri=uri, version=version, content_changes=content_changes, field_meta=kwargs or None))
 
-    async def did_close_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+    async def did_close(self, session_id: str, uri: str, **kwargs: Any) -> None:
         """Parameters of the `document/didClose` notification."""
         await self._notify_wire(AGENT_METHODS["document_didClose"], _write.DidCloseDocumentNotification(session_id=session_id, uri=uri, field_meta=kwargs or None))
 
-    async def did_focus_document(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
+    async def did_focus(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
         """Parameters of the `document/didFocus` notification."""
         await self._notify_wire(AGENT_METHODS["document_didFocus"], _write.DidFocusDocumentNotification(session_id=session_id, uri=uri, version=version, position=position, visible_range=visible_range, field_meta=kwargs or None))
 
-    async def did_open_document(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
+    async def did_open(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
         """Parameters of the `document/didOpen` notification."""
         await self._notify_wire(AGENT_METHODS["document_didOpen"], _write.DidOpenDocumentNotification(session_id=session_id, uri=uri, language_id=language_id, version=version, text=text, field_meta=kwargs or None))
 
-    async def did_save_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+    async def did_save(self, session_id: str, uri: str, **kwargs: Any) -> None:
         """Parameters of the `document/didSave` notification."""
         await self._notify_wire(AGENT_METHODS["document_didSave"], _write.DidSaveDocumentNotification(session_id=session_id, uri=uri, field_meta=kwargs or None))
 
@@ -187,7 +187,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["logout"], _write.LogoutRequest(field_meta=kwargs or None), 'LogoutResponse')  # type: ignore[no-any-return]
 
-    async def notify_mcp(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -289,7 +289,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_delete"], _write.DeleteSessionRequest(session_id=session_id, field_meta=kwargs or None), 'DeleteSessionResponse')  # type: ignore[no-any-return]
 
-    async def fork_session(self, session_id: str, cwd: str, cursor_id: Optional[str] = None, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, cursor_id: Optional[str] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -319,7 +319,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_load"], _write.LoadSessionRequest(mcp_servers=mcp_servers if mcp_servers is not None else [], cwd=cwd, additional_directories=additional_directories, session_id=session_id, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'LoadSessionResponse')  # type: ignore[no-any-return]
 
-    async def new_session(self, cwd: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -362,9 +362,9 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_resume"], _write.ResumeSessionRequest(session_id=session_id, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'ResumeSessionResponse')  # type: ignore[no-any-return]
 
-    async def set_config_option(self, session_id: str, config_id: str, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
         """Request parameters for setting a session configuration option."""
-        return await self._call(AGENT_METHODS["session_set_config_option"], _params('SetSessionConfigOptionRequest', dict(session_id=session_id, config_id=config_id, **kwargs)), 'SetSessionConfigOptionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_set_config_option"], _params('SetSessionConfigOptionRequest', dict(session_id=session_id, config_id=config_id, value=value, **kwargs)), 'SetSessionConfigOptionResponse')  # type: ignore[no-any-return]
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> _schema.SetSessionModeResponse:
         """Request parameters for setting a session mode."""

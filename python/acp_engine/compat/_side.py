@@ -50,6 +50,9 @@ class SideConnection:
         handler = to_handler(self) if callable(to_handler) else to_handler
         return handler, self._router_class(self._routes, handler, self._models)
 
+    def on_connect(self, conn: Any) -> None:
+        """Nothing: the official connections are their peer's protocol too, whose hook this is."""
+
     def _notify_connected(self, handler: Any) -> None:
         on_connect = getattr(handler, "on_connect", None)
         if on_connect is not None:

@@ -32,7 +32,7 @@ class Client(Protocol):
         """Notification sent by the agent when a URL-based elicitation is complete."""
         ...
 
-    async def create_elicitation(self, message: str, **kwargs: Any) -> _schema.CreateElicitationResponse:
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> _schema.CreateElicitationResponse:
         """Request from the agent to elicit structured user input.
 
         The agent sends this to the client to request information from the user,
@@ -63,7 +63,7 @@ class Client(Protocol):
         """Parameters of the `mcp/disconnect` request."""
         ...
 
-    async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -140,23 +140,23 @@ class Agent(Protocol):
         """
         ...
 
-    async def did_change_document(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
+    async def did_change(self, session_id: str, uri: str, version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
         """Parameters of the `document/didChange` notification."""
         ...
 
-    async def did_close_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+    async def did_close(self, session_id: str, uri: str, **kwargs: Any) -> None:
         """Parameters of the `document/didClose` notification."""
         ...
 
-    async def did_focus_document(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
+    async def did_focus(self, session_id: str, uri: str, version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
         """Parameters of the `document/didFocus` notification."""
         ...
 
-    async def did_open_document(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
+    async def did_open(self, session_id: str, uri: str, language_id: str, version: int, text: str, **kwargs: Any) -> None:
         """Parameters of the `document/didOpen` notification."""
         ...
 
-    async def did_save_document(self, session_id: str, uri: str, **kwargs: Any) -> None:
+    async def did_save(self, session_id: str, uri: str, **kwargs: Any) -> None:
         """Parameters of the `document/didSave` notification."""
         ...
 
@@ -176,7 +176,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def notify_mcp(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -278,7 +278,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def fork_session(self, session_id: str, cwd: str, cursor_id: Optional[str] = None, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, cursor_id: Optional[str] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -308,7 +308,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def new_session(self, cwd: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -351,7 +351,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def set_config_option(self, session_id: str, config_id: str, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
         """Request parameters for setting a session configuration option."""
         ...
 

@@ -11,6 +11,7 @@ from .._legacy import add_model_calls_for
 from .._methods import AGENT_ROUTES, CLIENT_ROUTES
 from .._peers import ClientMethods
 from .._side import SideConnection
+from ..connection import Connection, MethodHandler
 from ..meta import CLIENT_METHODS
 
 __all__ = ["AgentSideConnection"]
@@ -24,6 +25,28 @@ class AgentSideConnection(SideConnection, ClientMethods):
 
     _side = Side.AGENT
     _routes = AGENT_ROUTES
+
+    # The official parameter names (a keyword call names them).
+    def __init__(
+        self,
+        to_agent: Any,
+        input_stream: Any,
+        output_stream: Any = None,
+        listening: bool = True,
+        *,
+        use_unstable_protocol: bool = False,
+        **connection_kwargs: Any,
+    ) -> None:
+        super().__init__(
+            to_agent, input_stream, output_stream, listening, use_unstable_protocol=use_unstable_protocol,
+            **connection_kwargs,
+        )
+
+    @classmethod
+    def attach(
+        cls, to_agent: Any, connection: Connection, *, use_unstable_protocol: bool = False
+    ) -> tuple[Any, MethodHandler]:
+        return super().attach(to_agent, connection, use_unstable_protocol=use_unstable_protocol)
 
     async def create_elicitation(self, message: str, mode: Any = None, **kwargs: Any) -> schema.CreateElicitationResponse:
         """Elicit input from the user: ``mode`` is the mode and its scope as one

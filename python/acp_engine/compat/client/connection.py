@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import final
+from typing import Any, final
 
 from ..._connection import Side
 from .._legacy import add_model_calls_for
@@ -21,3 +21,19 @@ class ClientSideConnection(SideConnection, AgentMethods):
 
     _side = Side.CLIENT
     _routes = CLIENT_ROUTES
+
+    # The official parameter names (a keyword call names them).
+    def __init__(
+        self,
+        to_client: Any,
+        input_stream: Any,
+        output_stream: Any = None,
+        listening: bool = True,
+        *,
+        use_unstable_protocol: bool = False,
+        **connection_kwargs: Any,
+    ) -> None:
+        super().__init__(
+            to_client, input_stream, output_stream, listening, use_unstable_protocol=use_unstable_protocol,
+            **connection_kwargs,
+        )

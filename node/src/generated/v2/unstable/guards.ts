@@ -91,6 +91,32 @@ export const McpServer = {
   },
 };
 
+export type NesSuggestion = schema.NesSuggestion;
+
+/** Narrowing guards for `NesSuggestion`'s variants (by `kind`). */
+export const NesSuggestion = {
+  /** The `edit` variant, with a valid payload. */
+  isEdit(value: unknown): value is Extract<schema.NesSuggestion, { kind: "edit" }> {
+    return check.tagged(value, "NesSuggestion", "kind", "edit");
+  },
+  /** The `jump` variant, with a valid payload. */
+  isJump(value: unknown): value is Extract<schema.NesSuggestion, { kind: "jump" }> {
+    return check.tagged(value, "NesSuggestion", "kind", "jump");
+  },
+  /** The `rename` variant, with a valid payload. */
+  isRename(value: unknown): value is Extract<schema.NesSuggestion, { kind: "rename" }> {
+    return check.tagged(value, "NesSuggestion", "kind", "rename");
+  },
+  /** The `searchAndReplace` variant, with a valid payload. */
+  isSearchAndReplace(value: unknown): value is Extract<schema.NesSuggestion, { kind: "searchAndReplace" }> {
+    return check.tagged(value, "NesSuggestion", "kind", "searchAndReplace");
+  },
+  /** A custom or future variant: a `kind` no known variant has, with a valid payload. */
+  isCustom(value: unknown): value is schema.NesSuggestion {
+    return check.custom(value, "NesSuggestion", "kind", ["edit", "jump", "rename", "searchAndReplace"]);
+  },
+};
+
 export type PlanUpdateContent = schema.PlanUpdateContent;
 
 /** Narrowing guards for `PlanUpdateContent`'s variants (by `type`). */

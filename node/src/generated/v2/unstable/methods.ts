@@ -18,8 +18,18 @@ export const AGENT_METHODS = Object.freeze({
   auth_login: "auth/login",
   auth_logout: "auth/logout",
   auth_status: "auth/status",
+  document_didChange: "document/didChange",
+  document_didClose: "document/didClose",
+  document_didFocus: "document/didFocus",
+  document_didOpen: "document/didOpen",
+  document_didSave: "document/didSave",
   initialize: "initialize",
   mcp_message: "mcp/message",
+  nes_accept: "nes/accept",
+  nes_close: "nes/close",
+  nes_reject: "nes/reject",
+  nes_start: "nes/start",
+  nes_suggest: "nes/suggest",
   providers_disable: "providers/disable",
   providers_list: "providers/list",
   providers_set: "providers/set",
@@ -45,6 +55,8 @@ export const CLIENT_METHODS = Object.freeze({
   auth_status_update: "auth/status_update",
   elicitation_complete: "elicitation/complete",
   elicitation_create: "elicitation/create",
+  mcp_connect: "mcp/connect",
+  mcp_disconnect: "mcp/disconnect",
   mcp_message: "mcp/message",
   session_request_permission: "session/request_permission",
   session_update: "session/update",
@@ -72,9 +84,23 @@ export const methods = {
       logout: "auth/logout",
       status: "auth/status",
     },
+    document: {
+      didChange: "document/didChange",
+      didClose: "document/didClose",
+      didFocus: "document/didFocus",
+      didOpen: "document/didOpen",
+      didSave: "document/didSave",
+    },
     initialize: "initialize",
     mcp: {
       message: "mcp/message",
+    },
+    nes: {
+      accept: "nes/accept",
+      close: "nes/close",
+      reject: "nes/reject",
+      start: "nes/start",
+      suggest: "nes/suggest",
     },
     providers: {
       disable: "providers/disable",
@@ -112,6 +138,8 @@ export const methods = {
       create: "elicitation/create",
     },
     mcp: {
+      connect: "mcp/connect",
+      disconnect: "mcp/disconnect",
       message: "mcp/message",
     },
     session: {
@@ -128,6 +156,8 @@ export const methods = {
 export const EMPTY_RESULT_METHODS: ReadonlySet<string> = new Set([
   "auth/login",
   "auth/logout",
+  "mcp/disconnect",
+  "nes/close",
   "providers/disable",
   "providers/set",
   "session/archive",
@@ -145,6 +175,9 @@ export type AgentRequests = {
   "auth/logout": { params: schema.LogoutAuthRequest; result: schema.LogoutAuthResponse; handlerResult: schema.LogoutAuthResponse | void };
   "auth/status": { params: schema.AuthStatusRequest; result: schema.AuthStatusResponse; handlerResult: schema.AuthStatusResponse };
   "initialize": { params: schema.InitializeRequest; result: schema.InitializeResponse; handlerResult: schema.InitializeResponse };
+  "nes/close": { params: schema.CloseNesRequest; result: schema.CloseNesResponse; handlerResult: schema.CloseNesResponse | void };
+  "nes/start": { params: schema.StartNesRequest; result: schema.StartNesResponse; handlerResult: schema.StartNesResponse };
+  "nes/suggest": { params: schema.SuggestNesRequest; result: schema.SuggestNesResponse; handlerResult: schema.SuggestNesResponse };
   "providers/disable": { params: schema.DisableProviderRequest; result: schema.DisableProviderResponse; handlerResult: schema.DisableProviderResponse | void };
   "providers/list": { params: schema.ListProvidersRequest; result: schema.ListProvidersResponse; handlerResult: schema.ListProvidersResponse };
   "providers/set": { params: schema.SetProviderRequest; result: schema.SetProviderResponse; handlerResult: schema.SetProviderResponse | void };
@@ -166,13 +199,22 @@ export type AgentRequests = {
 
 /** The notifications the agent handles: wire name -> params types. */
 export type AgentNotifications = {
+  "document/didChange": { params: schema.DidChangeDocumentNotification };
+  "document/didClose": { params: schema.DidCloseDocumentNotification };
+  "document/didFocus": { params: schema.DidFocusDocumentNotification };
+  "document/didOpen": { params: schema.DidOpenDocumentNotification };
+  "document/didSave": { params: schema.DidSaveDocumentNotification };
   "mcp/message": { params: schema.MessageMcpNotification };
+  "nes/accept": { params: schema.AcceptNesNotification };
+  "nes/reject": { params: schema.RejectNesNotification };
   "session/cancel": { params: schema.CancelSessionNotification };
 };
 
 /** The requests the client handles: wire name -> params and result types. */
 export type ClientRequests = {
   "elicitation/create": { params: schema.CreateElicitationRequest; result: schema.CreateElicitationResponse; handlerResult: schema.CreateElicitationResponse };
+  "mcp/connect": { params: schema.ConnectMcpRequest; result: schema.ConnectMcpResponse; handlerResult: schema.ConnectMcpResponse };
+  "mcp/disconnect": { params: schema.DisconnectMcpRequest; result: schema.DisconnectMcpResponse; handlerResult: schema.DisconnectMcpResponse | void };
   "mcp/message": { params: schema.MessageMcpRequest; result: schema.MessageMcpResponse; handlerResult: schema.MessageMcpResponse };
   "session/request_permission": { params: schema.RequestPermissionRequest; result: schema.RequestPermissionResponse; handlerResult: schema.RequestPermissionResponse };
 };
@@ -232,6 +274,36 @@ export interface Agent {
    */
   unstable_authStatus?(params: schema.AuthStatusRequest, context: RequestContext): MaybePromise<schema.AuthStatusResponse>;
   /**
+   * Parameters of the `document/didChange` notification.
+   *
+   * Handles the `document/didChange` notification (also found as `didChangeDocument`).
+   */
+  unstable_didChangeDocument?(params: schema.DidChangeDocumentNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `document/didClose` notification.
+   *
+   * Handles the `document/didClose` notification (also found as `didCloseDocument`).
+   */
+  unstable_didCloseDocument?(params: schema.DidCloseDocumentNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `document/didFocus` notification.
+   *
+   * Handles the `document/didFocus` notification (also found as `didFocusDocument`).
+   */
+  unstable_didFocusDocument?(params: schema.DidFocusDocumentNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `document/didOpen` notification.
+   *
+   * Handles the `document/didOpen` notification (also found as `didOpenDocument`).
+   */
+  unstable_didOpenDocument?(params: schema.DidOpenDocumentNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `document/didSave` notification.
+   *
+   * Handles the `document/didSave` notification (also found as `didSaveDocument`).
+   */
+  unstable_didSaveDocument?(params: schema.DidSaveDocumentNotification): MaybePromise<void>;
+  /**
    * Request parameters for the initialize method.
    *
    * Sent by the client to establish connection and negotiate capabilities.
@@ -250,6 +322,36 @@ export interface Agent {
    * Handles the `mcp/message` notification (also found as `messageMcp`).
    */
   unstable_messageMcp?(params: schema.MessageMcpNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `nes/accept` notification.
+   *
+   * Handles the `nes/accept` notification (also found as `acceptNes`).
+   */
+  unstable_acceptNes?(params: schema.AcceptNesNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `nes/close` request.
+   *
+   * Handles the `nes/close` request (also found as `closeNes`).
+   */
+  unstable_closeNes?(params: schema.CloseNesRequest, context: RequestContext): MaybePromise<schema.CloseNesResponse | void>;
+  /**
+   * Parameters of the `nes/reject` notification.
+   *
+   * Handles the `nes/reject` notification (also found as `rejectNes`).
+   */
+  unstable_rejectNes?(params: schema.RejectNesNotification): MaybePromise<void>;
+  /**
+   * Parameters of the `nes/start` request.
+   *
+   * Handles the `nes/start` request (also found as `startNes`).
+   */
+  unstable_startNes?(params: schema.StartNesRequest, context: RequestContext): MaybePromise<schema.StartNesResponse>;
+  /**
+   * Parameters of the `nes/suggest` request.
+   *
+   * Handles the `nes/suggest` request (also found as `suggestNes`).
+   */
+  unstable_suggestNes?(params: schema.SuggestNesRequest, context: RequestContext): MaybePromise<schema.SuggestNesResponse>;
   /**
    * **UNSTABLE**
    *
@@ -500,8 +602,18 @@ export const AGENT_HANDLERS: HandlerTable = new Map([
   ["auth/login", { names: ["loginAuth", "unstable_loginAuth"], notification: false }],
   ["auth/logout", { names: ["logoutAuth", "unstable_logoutAuth"], notification: false }],
   ["auth/status", { names: ["unstable_authStatus", "authStatus"], notification: false }],
+  ["document/didChange", { names: ["unstable_didChangeDocument", "didChangeDocument"], notification: true }],
+  ["document/didClose", { names: ["unstable_didCloseDocument", "didCloseDocument"], notification: true }],
+  ["document/didFocus", { names: ["unstable_didFocusDocument", "didFocusDocument"], notification: true }],
+  ["document/didOpen", { names: ["unstable_didOpenDocument", "didOpenDocument"], notification: true }],
+  ["document/didSave", { names: ["unstable_didSaveDocument", "didSaveDocument"], notification: true }],
   ["initialize", { names: ["initialize", "unstable_initialize"], notification: false }],
   ["mcp/message", { names: ["unstable_messageMcp", "messageMcp"], notification: true }],
+  ["nes/accept", { names: ["unstable_acceptNes", "acceptNes"], notification: true }],
+  ["nes/close", { names: ["unstable_closeNes", "closeNes"], notification: false }],
+  ["nes/reject", { names: ["unstable_rejectNes", "rejectNes"], notification: true }],
+  ["nes/start", { names: ["unstable_startNes", "startNes"], notification: false }],
+  ["nes/suggest", { names: ["unstable_suggestNes", "suggestNes"], notification: false }],
   ["providers/disable", { names: ["unstable_disableProvider", "disableProvider"], notification: false }],
   ["providers/list", { names: ["unstable_listProviders", "listProviders"], notification: false }],
   ["providers/set", { names: ["unstable_setProvider", "setProvider"], notification: false }],
@@ -574,6 +686,18 @@ export interface Client {
    */
   createElicitation?(params: schema.CreateElicitationRequest, context: RequestContext): MaybePromise<schema.CreateElicitationResponse>;
   /**
+   * Parameters of the `mcp/connect` request.
+   *
+   * Handles the `mcp/connect` request (also found as `connectMcp`).
+   */
+  unstable_connectMcp?(params: schema.ConnectMcpRequest, context: RequestContext): MaybePromise<schema.ConnectMcpResponse>;
+  /**
+   * Parameters of the `mcp/disconnect` request.
+   *
+   * Handles the `mcp/disconnect` request (also found as `disconnectMcp`).
+   */
+  unstable_disconnectMcp?(params: schema.DisconnectMcpRequest, context: RequestContext): MaybePromise<schema.DisconnectMcpResponse | void>;
+  /**
    * **UNSTABLE**
    *
    * Request parameters for `mcp/message`, sent from consumer to provider.
@@ -614,6 +738,8 @@ export const CLIENT_HANDLERS: HandlerTable = new Map([
   ["auth/status_update", { names: ["unstable_authStatusUpdate", "authStatusUpdate"], notification: true }],
   ["elicitation/complete", { names: ["completeElicitation", "unstable_completeElicitation"], notification: true }],
   ["elicitation/create", { names: ["createElicitation", "unstable_createElicitation"], notification: false }],
+  ["mcp/connect", { names: ["unstable_connectMcp", "connectMcp"], notification: false }],
+  ["mcp/disconnect", { names: ["unstable_disconnectMcp", "disconnectMcp"], notification: false }],
   ["mcp/message", { names: ["unstable_messageMcp", "messageMcp"], notification: false }],
   ["session/request_permission", { names: ["requestPermission", "unstable_requestPermission"], notification: false }],
   ["session/update", { names: ["updateSession", "unstable_updateSession"], notification: true }],
@@ -679,6 +805,24 @@ export class AgentSideConnection extends AgentSide {
    */
   createElicitation(params: schema.CreateElicitationRequest): Promise<schema.CreateElicitationResponse> {
     return this._request("elicitation/create", params) as Promise<schema.CreateElicitationResponse>;
+  }
+
+  /**
+   * Parameters of the `mcp/connect` request.
+   *
+   * Sends the `mcp/connect` request.
+   */
+  unstable_connectMcp(params: schema.ConnectMcpRequest): Promise<schema.ConnectMcpResponse> {
+    return this._request("mcp/connect", params) as Promise<schema.ConnectMcpResponse>;
+  }
+
+  /**
+   * Parameters of the `mcp/disconnect` request.
+   *
+   * Sends the `mcp/disconnect` request.
+   */
+  unstable_disconnectMcp(params: schema.DisconnectMcpRequest): Promise<schema.DisconnectMcpResponse> {
+    return this._request("mcp/disconnect", params, true) as Promise<schema.DisconnectMcpResponse>;
   }
 
   /**
@@ -778,6 +922,51 @@ export class ClientSideConnection extends ClientSide {
   }
 
   /**
+   * Parameters of the `document/didChange` notification.
+   *
+   * Sends the `document/didChange` notification.
+   */
+  unstable_didChangeDocument(params: schema.DidChangeDocumentNotification): Promise<void> {
+    return this._notify("document/didChange", params);
+  }
+
+  /**
+   * Parameters of the `document/didClose` notification.
+   *
+   * Sends the `document/didClose` notification.
+   */
+  unstable_didCloseDocument(params: schema.DidCloseDocumentNotification): Promise<void> {
+    return this._notify("document/didClose", params);
+  }
+
+  /**
+   * Parameters of the `document/didFocus` notification.
+   *
+   * Sends the `document/didFocus` notification.
+   */
+  unstable_didFocusDocument(params: schema.DidFocusDocumentNotification): Promise<void> {
+    return this._notify("document/didFocus", params);
+  }
+
+  /**
+   * Parameters of the `document/didOpen` notification.
+   *
+   * Sends the `document/didOpen` notification.
+   */
+  unstable_didOpenDocument(params: schema.DidOpenDocumentNotification): Promise<void> {
+    return this._notify("document/didOpen", params);
+  }
+
+  /**
+   * Parameters of the `document/didSave` notification.
+   *
+   * Sends the `document/didSave` notification.
+   */
+  unstable_didSaveDocument(params: schema.DidSaveDocumentNotification): Promise<void> {
+    return this._notify("document/didSave", params);
+  }
+
+  /**
    * Request parameters for the initialize method.
    *
    * Sent by the client to establish connection and negotiate capabilities.
@@ -800,6 +989,51 @@ export class ClientSideConnection extends ClientSide {
    */
   unstable_messageMcp(params: schema.MessageMcpNotification): Promise<void> {
     return this._notify("mcp/message", params);
+  }
+
+  /**
+   * Parameters of the `nes/accept` notification.
+   *
+   * Sends the `nes/accept` notification.
+   */
+  unstable_acceptNes(params: schema.AcceptNesNotification): Promise<void> {
+    return this._notify("nes/accept", params);
+  }
+
+  /**
+   * Parameters of the `nes/close` request.
+   *
+   * Sends the `nes/close` request.
+   */
+  unstable_closeNes(params: schema.CloseNesRequest): Promise<schema.CloseNesResponse> {
+    return this._request("nes/close", params, true) as Promise<schema.CloseNesResponse>;
+  }
+
+  /**
+   * Parameters of the `nes/reject` notification.
+   *
+   * Sends the `nes/reject` notification.
+   */
+  unstable_rejectNes(params: schema.RejectNesNotification): Promise<void> {
+    return this._notify("nes/reject", params);
+  }
+
+  /**
+   * Parameters of the `nes/start` request.
+   *
+   * Sends the `nes/start` request.
+   */
+  unstable_startNes(params: schema.StartNesRequest = {}): Promise<schema.StartNesResponse> {
+    return this._request("nes/start", params) as Promise<schema.StartNesResponse>;
+  }
+
+  /**
+   * Parameters of the `nes/suggest` request.
+   *
+   * Sends the `nes/suggest` request.
+   */
+  unstable_suggestNes(params: schema.SuggestNesRequest): Promise<schema.SuggestNesResponse> {
+    return this._request("nes/suggest", params) as Promise<schema.SuggestNesResponse>;
   }
 
   /**

@@ -2639,6 +2639,995 @@ export interface ProxySuccessorNotification {
   _meta?: { [key: string]: unknown } | null;
 }
 
+/**
+ * Parameters of the `nes/accept` notification.
+ *
+ * Params of the `nes/accept` notification (handled by the agent).
+ */
+export interface AcceptNesNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The ID of the accepted suggestion. */
+  suggestionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `ClientNesCapabilities` (undocumented in the source). */
+export interface ClientNesCapabilities {
+  /** Whether the client supports the `jump` suggestion kind. */
+  jump?: NesJumpCapabilities | null;
+  /** Whether the client supports the `rename` suggestion kind. */
+  rename?: NesRenameCapabilities | null;
+  /** Whether the client supports the `searchAndReplace` suggestion kind. */
+  searchAndReplace?: NesSearchAndReplaceCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `nes/close` request.
+ *
+ * Params of the `nes/close` request (handled by the agent).
+ */
+export interface CloseNesRequest {
+  /** The ID of the NES session to close. */
+  sessionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The result of the `nes/close` request.
+ *
+ * Result of the `nes/close` request (handled by the agent).
+ */
+export interface CloseNesResponse {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `mcp/connect` request.
+ *
+ * Params of the `mcp/connect` request (handled by the client).
+ */
+export interface ConnectMcpRequest {
+  /** The ACP MCP server ID that was provided by the component declaring the MCP server. */
+  serverId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The result of the `mcp/connect` request.
+ *
+ * Result of the `mcp/connect` request (handled by the client).
+ */
+export interface ConnectMcpResponse {
+  /** The unique identifier for this MCP-over-ACP connection. */
+  connectionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `document/didChange` notification.
+ *
+ * Params of the `document/didChange` notification (handled by the agent).
+ */
+export interface DidChangeDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the changed document. */
+  uri: string;
+  /** The new version number of the document. */
+  version: number;
+  /** The content changes. */
+  contentChanges: TextDocumentContentChangeEvent[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `document/didClose` notification.
+ *
+ * Params of the `document/didClose` notification (handled by the agent).
+ */
+export interface DidCloseDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the closed document. */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `document/didFocus` notification.
+ *
+ * Params of the `document/didFocus` notification (handled by the agent).
+ */
+export interface DidFocusDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the focused document. */
+  uri: string;
+  /** The version number of the document. */
+  version: number;
+  /** The current cursor position. */
+  position: Position;
+  /** The portion of the file currently visible in the editor viewport. */
+  visibleRange: Range;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `document/didOpen` notification.
+ *
+ * Params of the `document/didOpen` notification (handled by the agent).
+ */
+export interface DidOpenDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the opened document. */
+  uri: string;
+  /** The language identifier of the document (e.g., "rust", "python"). */
+  languageId: string;
+  /** The version number of the document. */
+  version: number;
+  /** The full text content of the document. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `document/didSave` notification.
+ *
+ * Params of the `document/didSave` notification (handled by the agent).
+ */
+export interface DidSaveDocumentNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The URI of the saved document. */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `mcp/disconnect` request.
+ *
+ * Params of the `mcp/disconnect` request (handled by the client).
+ */
+export interface DisconnectMcpRequest {
+  /** The MCP-over-ACP connection to close. */
+  connectionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The result of the `mcp/disconnect` request.
+ *
+ * Result of the `mcp/disconnect` request (handled by the client).
+ */
+export interface DisconnectMcpResponse {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesCapabilities` (undocumented in the source). */
+export interface NesCapabilities {
+  /** Events the agent wants to receive. */
+  events?: NesEventCapabilities | null;
+  /** Context the agent wants attached to each suggestion request. */
+  context?: NesContextCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesContextCapabilities` (undocumented in the source). */
+export interface NesContextCapabilities {
+  /** Whether the agent wants recent files context. */
+  recentFiles?: NesRecentFilesCapabilities | null;
+  /** Whether the agent wants related snippets context. */
+  relatedSnippets?: NesRelatedSnippetsCapabilities | null;
+  /** Whether the agent wants edit history context. */
+  editHistory?: NesEditHistoryCapabilities | null;
+  /** Whether the agent wants user actions context. */
+  userActions?: NesUserActionsCapabilities | null;
+  /** Whether the agent wants open files context. */
+  openFiles?: NesOpenFilesCapabilities | null;
+  /** Whether the agent wants diagnostics context. */
+  diagnostics?: NesDiagnosticsCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDiagnostic` (undocumented in the source). */
+export interface NesDiagnostic {
+  /** The URI of the file containing the diagnostic. */
+  uri: string;
+  /** The range of the diagnostic. */
+  range: Range;
+  /** The severity of the diagnostic. */
+  severity: NesDiagnosticSeverity;
+  /** The diagnostic message. */
+  message: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The values of `NesDiagnostic.severity`, or any other string.
+ *
+ * Other values: Any other value.
+ */
+export type NesDiagnosticSeverity = "error" | "warning" | "information" | "hint" | (string & {});
+
+/** `NesDiagnosticsCapabilities` (undocumented in the source). */
+export interface NesDiagnosticsCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidChangeCapabilities` (undocumented in the source). */
+export interface NesDocumentDidChangeCapabilities {
+  /** `syncKind` (undocumented in the source). */
+  syncKind: NesDocumentDidChangeCapabilitiesSyncKind;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** The values of `NesDocumentDidChangeCapabilities.syncKind`. */
+export type NesDocumentDidChangeCapabilitiesSyncKind = "full" | "incremental";
+
+/** `NesDocumentDidCloseCapabilities` (undocumented in the source). */
+export interface NesDocumentDidCloseCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidFocusCapabilities` (undocumented in the source). */
+export interface NesDocumentDidFocusCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidOpenCapabilities` (undocumented in the source). */
+export interface NesDocumentDidOpenCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentDidSaveCapabilities` (undocumented in the source). */
+export interface NesDocumentDidSaveCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesDocumentEventCapabilities` (undocumented in the source). */
+export interface NesDocumentEventCapabilities {
+  /** Whether the agent wants `document/didOpen` events. */
+  didOpen?: NesDocumentDidOpenCapabilities | null;
+  /** Whether the agent wants `document/didChange` events, and the sync kind. */
+  didChange?: NesDocumentDidChangeCapabilities | null;
+  /** Whether the agent wants `document/didClose` events. */
+  didClose?: NesDocumentDidCloseCapabilities | null;
+  /** Whether the agent wants `document/didSave` events. */
+  didSave?: NesDocumentDidSaveCapabilities | null;
+  /** Whether the agent wants `document/didFocus` events. */
+  didFocus?: NesDocumentDidFocusCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesEditHistoryCapabilities` (undocumented in the source). */
+export interface NesEditHistoryCapabilities {
+  /** Maximum number of edit history entries the agent can use. */
+  maxCount?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesEditHistoryEntry` (undocumented in the source). */
+export interface NesEditHistoryEntry {
+  /** The URI of the edited file. */
+  uri: string;
+  /** A diff representing the edit. */
+  diff: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesEditSuggestion` (undocumented in the source). */
+export interface NesEditSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  suggestionId: string;
+  /** The URI of the file to edit. */
+  uri: string;
+  /** The text edits to apply. Must contain at least one edit. */
+  edits: NesTextEdit[];
+  /** Optional suggested cursor position after applying edits. */
+  cursorPosition?: Position | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesEventCapabilities` (undocumented in the source). */
+export interface NesEventCapabilities {
+  /** Document event capabilities. */
+  document?: NesDocumentEventCapabilities | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesExcerpt` (undocumented in the source). */
+export interface NesExcerpt {
+  /** The start line of the excerpt (zero-based). */
+  startLine: number;
+  /** The end line of the excerpt (zero-based). */
+  endLine: number;
+  /** The text content of the excerpt. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesJumpCapabilities` (undocumented in the source). */
+export interface NesJumpCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesJumpSuggestion` (undocumented in the source). */
+export interface NesJumpSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  suggestionId: string;
+  /** The file to navigate to. */
+  uri: string;
+  /** The target position within the file. */
+  position: Position;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesOpenFile` (undocumented in the source). */
+export interface NesOpenFile {
+  /** The URI of the file. */
+  uri: string;
+  /** The language identifier. */
+  languageId: string;
+  /** The visible range in the editor, if any. */
+  visibleRange?: Range | null;
+  /** Timestamp in milliseconds since epoch of when the file was last focused. */
+  lastFocusedMs?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesOpenFilesCapabilities` (undocumented in the source). */
+export interface NesOpenFilesCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRecentFile` (undocumented in the source). */
+export interface NesRecentFile {
+  /** The URI of the file. */
+  uri: string;
+  /** The language identifier. */
+  languageId: string;
+  /** The full text content of the file. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRecentFilesCapabilities` (undocumented in the source). */
+export interface NesRecentFilesCapabilities {
+  /** Maximum number of recent files the agent can use. */
+  maxCount?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRelatedSnippet` (undocumented in the source). */
+export interface NesRelatedSnippet {
+  /** The URI of the file containing the snippets. */
+  uri: string;
+  /** The code excerpts. */
+  excerpts: NesExcerpt[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRelatedSnippetsCapabilities` (undocumented in the source). */
+export interface NesRelatedSnippetsCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRenameCapabilities` (undocumented in the source). */
+export interface NesRenameCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRenameSuggestion` (undocumented in the source). */
+export interface NesRenameSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  suggestionId: string;
+  /** The file URI containing the symbol. */
+  uri: string;
+  /** The position of the symbol to rename. */
+  position: Position;
+  /** The new name for the symbol. */
+  newName: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesRepository` (undocumented in the source). */
+export interface NesRepository {
+  /** The repository name. */
+  name: string;
+  /** The repository owner. */
+  owner: string;
+  /** The remote URL of the repository. */
+  remoteUrl: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesSearchAndReplaceCapabilities` (undocumented in the source). */
+export interface NesSearchAndReplaceCapabilities {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesSearchAndReplaceSuggestion` (undocumented in the source). */
+export interface NesSearchAndReplaceSuggestion {
+  /** Unique identifier for accept/reject tracking. */
+  suggestionId: string;
+  /** The file URI to search within. */
+  uri: string;
+  /** The text or pattern to find. */
+  search: string;
+  /** The replacement text. */
+  replace: string;
+  /** Whether `search` is a regular expression. Defaults to `false`. */
+  isRegex?: boolean | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesSuggestContext` (undocumented in the source). */
+export interface NesSuggestContext {
+  /** Recently accessed files. */
+  recentFiles?: NesRecentFile[] | null;
+  /** Related code snippets. */
+  relatedSnippets?: NesRelatedSnippet[] | null;
+  /** Recent edit history. */
+  editHistory?: NesEditHistoryEntry[] | null;
+  /** Recent user actions (typing, navigation, etc.). */
+  userActions?: NesUserAction[] | null;
+  /** Currently open files in the editor. */
+  openFiles?: NesOpenFile[] | null;
+  /** Current diagnostics (errors, warnings). */
+  diagnostics?: NesDiagnostic[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * One of the variants told apart by `kind`, or any other `kind`.
+ *
+ * Other `kind` values may appear too (not typed here): Custom or future NES suggestion kind.
+ */
+export type NesSuggestion =
+  /** The `edit` variant. */
+  | (NesEditSuggestion & { kind: "edit" })
+  /** The `jump` variant. */
+  | (NesJumpSuggestion & { kind: "jump" })
+  /** The `rename` variant. */
+  | (NesRenameSuggestion & { kind: "rename" })
+  /** The `searchAndReplace` variant. */
+  | (NesSearchAndReplaceSuggestion & { kind: "searchAndReplace" });
+
+/** `NesTextEdit` (undocumented in the source). */
+export interface NesTextEdit {
+  /** The range to replace. */
+  range: Range;
+  /** The replacement text. */
+  newText: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesUserAction` (undocumented in the source). */
+export interface NesUserAction {
+  /** The kind of action (e.g., "insertChar", "cursorMovement"). */
+  action: string;
+  /** The URI of the file where the action occurred. */
+  uri: string;
+  /** The position where the action occurred. */
+  position: Position;
+  /** Timestamp in milliseconds since epoch. */
+  timestampMs: number;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `NesUserActionsCapabilities` (undocumented in the source). */
+export interface NesUserActionsCapabilities {
+  /** Maximum number of user actions the agent can use. */
+  maxCount?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `Position` (undocumented in the source). */
+export interface Position {
+  /** Zero-based line number. */
+  line: number;
+  /** Zero-based character offset (encoding-dependent). */
+  character: number;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `Range` (undocumented in the source). */
+export interface Range {
+  /** The start position (inclusive). */
+  start: Position;
+  /** The end position (exclusive). */
+  end: Position;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `nes/reject` notification.
+ *
+ * Params of the `nes/reject` notification (handled by the agent).
+ */
+export interface RejectNesNotification {
+  /** The session ID for this notification. */
+  sessionId: string;
+  /** The ID of the rejected suggestion. */
+  suggestionId: string;
+  /** The reason for rejection. */
+  reason?: RejectNesNotificationReason | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The values of `RejectNesNotification.reason`, or any other string.
+ *
+ * Other values: Any other value.
+ */
+export type RejectNesNotificationReason = "rejected" | "ignored" | "replaced" | "cancelled" | (string & {});
+
+/**
+ * Parameters of the `nes/start` request.
+ *
+ * Params of the `nes/start` request (handled by the agent).
+ */
+export interface StartNesRequest {
+  /** The root URI of the workspace. */
+  workspaceUri?: string | null;
+  /** The workspace folders. */
+  workspaceFolders?: WorkspaceFolder[] | null;
+  /** Repository metadata, if the workspace is a git repository. */
+  repository?: NesRepository | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The result of the `nes/start` request.
+ *
+ * Result of the `nes/start` request (handled by the agent).
+ */
+export interface StartNesResponse {
+  /** The session ID for the newly started NES session. */
+  sessionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Parameters of the `nes/suggest` request.
+ *
+ * Params of the `nes/suggest` request (handled by the agent).
+ */
+export interface SuggestNesRequest {
+  /** The session ID for this request. */
+  sessionId: string;
+  /** The URI of the document to suggest for. */
+  uri: string;
+  /** The version number of the document. */
+  version: number;
+  /** The current cursor position. */
+  position: Position;
+  /** The current text selection range, if any. */
+  selection?: Range | null;
+  /** What triggered this suggestion request. */
+  triggerKind: SuggestNesRequestTriggerKind;
+  /** Context for the suggestion, included based on agent capabilities. */
+  context?: NesSuggestContext | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * The values of `SuggestNesRequest.triggerKind`, or any other string.
+ *
+ * Other values: Any other value.
+ */
+export type SuggestNesRequestTriggerKind = "automatic" | "diagnostic" | "manual" | (string & {});
+
+/**
+ * The result of the `nes/suggest` request.
+ *
+ * Result of the `nes/suggest` request (handled by the agent).
+ */
+export interface SuggestNesResponse {
+  /** The list of suggestions. */
+  suggestions: NesSuggestion[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `TextDocumentContentChangeEvent` (undocumented in the source). */
+export interface TextDocumentContentChangeEvent {
+  /** The range of the document that changed. If `None`, the entire content is replaced. */
+  range?: Range | null;
+  /** The new text for the range, or the full document content if `range` is `None`. */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `WorkspaceFolder` (undocumented in the source). */
+export interface WorkspaceFolder {
+  /** The URI of the folder. */
+  uri: string;
+  /** The display name of the folder. */
+  name: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
 /** Methods the agent handles (the client sends them): wire method name -> params and result types (`void` for notifications). */
 export interface AgentMethods {
   /** A request; key `auth_login`. */
@@ -2647,10 +3636,30 @@ export interface AgentMethods {
   "auth/logout": { params: LogoutAuthRequest; result: LogoutAuthResponse };
   /** A request; key `auth_status`. */
   "auth/status": { params: AuthStatusRequest; result: AuthStatusResponse };
+  /** A notification; key `document_didChange`. */
+  "document/didChange": { params: DidChangeDocumentNotification; result: void };
+  /** A notification; key `document_didClose`. */
+  "document/didClose": { params: DidCloseDocumentNotification; result: void };
+  /** A notification; key `document_didFocus`. */
+  "document/didFocus": { params: DidFocusDocumentNotification; result: void };
+  /** A notification; key `document_didOpen`. */
+  "document/didOpen": { params: DidOpenDocumentNotification; result: void };
+  /** A notification; key `document_didSave`. */
+  "document/didSave": { params: DidSaveDocumentNotification; result: void };
   /** A request; key `initialize`. */
   initialize: { params: InitializeRequest; result: InitializeResponse };
   /** A notification; key `mcp_message`. */
   "mcp/message": { params: MessageMcpNotification; result: void };
+  /** A notification; key `nes_accept`. */
+  "nes/accept": { params: AcceptNesNotification; result: void };
+  /** A request; key `nes_close`. */
+  "nes/close": { params: CloseNesRequest; result: CloseNesResponse };
+  /** A notification; key `nes_reject`. */
+  "nes/reject": { params: RejectNesNotification; result: void };
+  /** A request; key `nes_start`. */
+  "nes/start": { params: StartNesRequest; result: StartNesResponse };
+  /** A request; key `nes_suggest`. */
+  "nes/suggest": { params: SuggestNesRequest; result: SuggestNesResponse };
   /** A request; key `providers_disable`. */
   "providers/disable": { params: DisableProviderRequest; result: DisableProviderResponse };
   /** A request; key `providers_list`. */
@@ -2697,6 +3706,10 @@ export interface ClientMethods {
   "elicitation/complete": { params: CompleteElicitationNotification; result: void };
   /** A request; key `elicitation_create`. */
   "elicitation/create": { params: CreateElicitationRequest; result: CreateElicitationResponse };
+  /** A request; key `mcp_connect`. */
+  "mcp/connect": { params: ConnectMcpRequest; result: ConnectMcpResponse };
+  /** A request; key `mcp_disconnect`. */
+  "mcp/disconnect": { params: DisconnectMcpRequest; result: DisconnectMcpResponse };
   /** A request; key `mcp_message`. */
   "mcp/message": { params: MessageMcpRequest; result: MessageMcpResponse };
   /** A request; key `session_request_permission`. */
@@ -2729,7 +3742,7 @@ export type AgentRequest = {
   /** The method name to invoke. */
   method: string;
   /** Method-specific request parameters. */
-  params?: RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | null;
+  params?: RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | ConnectMcpRequest | DisconnectMcpRequest | null;
 };
 
 /** A JSON-RPC response object. */
@@ -2738,7 +3751,7 @@ export type AgentResponse =
       /** The id of the request this response answers. */
       id: RequestId;
       /** Method-specific response data. */
-      result: InitializeResponse | LoginAuthResponse | ListProvidersResponse | SetProviderResponse | DisableProviderResponse | LogoutAuthResponse | AuthStatusResponse | NewSessionResponse | ListSessionsResponse | DeleteSessionResponse | ForkSessionResponse | ArchiveSessionResponse | UnarchiveSessionResponse | SessionStatusResponse | SetSessionTitleResponse | ResumeSessionResponse | CloseSessionResponse | CancelToolCallResponse | CancelTerminalResponse | SetSessionConfigOptionResponse | PromptResponse | ExtResponse;
+      result: InitializeResponse | LoginAuthResponse | ListProvidersResponse | SetProviderResponse | DisableProviderResponse | LogoutAuthResponse | AuthStatusResponse | NewSessionResponse | ListSessionsResponse | DeleteSessionResponse | ForkSessionResponse | ArchiveSessionResponse | UnarchiveSessionResponse | SessionStatusResponse | SetSessionTitleResponse | ResumeSessionResponse | CloseSessionResponse | CancelToolCallResponse | CancelTerminalResponse | SetSessionConfigOptionResponse | PromptResponse | ExtResponse | CloseNesResponse | StartNesResponse | SuggestNesResponse;
     }
   | {
       /**
@@ -2767,7 +3780,7 @@ export type ClientRequest = {
   /** The method name to invoke. */
   method: string;
   /** Method-specific request parameters. */
-  params?: InitializeRequest | LoginAuthRequest | ListProvidersRequest | SetProviderRequest | DisableProviderRequest | LogoutAuthRequest | AuthStatusRequest | NewSessionRequest | ListSessionsRequest | DeleteSessionRequest | ForkSessionRequest | ArchiveSessionRequest | UnarchiveSessionRequest | SessionStatusRequest | SetSessionTitleRequest | ResumeSessionRequest | CloseSessionRequest | CancelToolCallRequest | CancelTerminalRequest | SetSessionConfigOptionRequest | PromptRequest | ExtRequest | null;
+  params?: InitializeRequest | LoginAuthRequest | ListProvidersRequest | SetProviderRequest | DisableProviderRequest | LogoutAuthRequest | AuthStatusRequest | NewSessionRequest | ListSessionsRequest | DeleteSessionRequest | ForkSessionRequest | ArchiveSessionRequest | UnarchiveSessionRequest | SessionStatusRequest | SetSessionTitleRequest | ResumeSessionRequest | CloseSessionRequest | CancelToolCallRequest | CancelTerminalRequest | SetSessionConfigOptionRequest | PromptRequest | ExtRequest | CloseNesRequest | StartNesRequest | SuggestNesRequest | null;
 };
 
 /** A JSON-RPC response object. */
@@ -2776,7 +3789,7 @@ export type ClientResponse =
       /** The id of the request this response answers. */
       id: RequestId;
       /** Method-specific response data. */
-      result: RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse;
+      result: RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse | ConnectMcpResponse | DisconnectMcpResponse;
     }
   | {
       /**
@@ -2795,7 +3808,7 @@ export type ClientNotification = {
   /** The notification method name. */
   method: string;
   /** Method-specific notification parameters. */
-  params?: CancelSessionNotification | MessageMcpNotification | ExtNotification | null;
+  params?: CancelSessionNotification | MessageMcpNotification | ExtNotification | DidChangeDocumentNotification | DidCloseDocumentNotification | DidFocusDocumentNotification | DidOpenDocumentNotification | DidSaveDocumentNotification | AcceptNesNotification | RejectNesNotification | null;
 };
 
 /** A JSON-RPC request object. */

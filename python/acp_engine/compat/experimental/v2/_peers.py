@@ -46,7 +46,7 @@ class ClientMethods(_Peer):
         """
         await self._notify(CLIENT_METHODS["elicitation_complete"], _schema.CompleteElicitationNotification(elicitation_id=elicitation_id, field_meta=kwargs or None))
 
-    async def create_elicitation(self, message: str, **kwargs: Any) -> _schema.CreateElicitationResponse:
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> _schema.CreateElicitationResponse:
         """Request from the agent to elicit structured user input.
 
         The agent sends this to the client to request information from the user,
@@ -65,9 +65,17 @@ class ClientMethods(_Peer):
 
         See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
         """
-        return await self._call(CLIENT_METHODS["elicitation_create"], _params('CreateElicitationRequest', dict(message=message, **kwargs)), 'CreateElicitationResponse')  # type: ignore[no-any-return]
+        return await self._call(CLIENT_METHODS["elicitation_create"], _params('CreateElicitationRequest', dict(message=message, mode=mode, **kwargs)), 'CreateElicitationResponse')  # type: ignore[no-any-return]
 
-    async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def connect_mcp(self, server_id: str, **kwargs: Any) -> _schema.ConnectMcpResponse:
+        """Parameters of the `mcp/connect` request."""
+        return await self._call(CLIENT_METHODS["mcp_connect"], _schema.ConnectMcpRequest(server_id=server_id, field_meta=kwargs or None), 'ConnectMcpResponse')  # type: ignore[no-any-return]
+
+    async def disconnect_mcp(self, connection_id: str, **kwargs: Any) -> _schema.DisconnectMcpResponse:
+        """Parameters of the `mcp/disconnect` request."""
+        return await self._call(CLIENT_METHODS["mcp_disconnect"], _schema.DisconnectMcpRequest(connection_id=connection_id, field_meta=kwargs or None), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
+
+    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         Request parameters for `mcp/message`, sent from consumer to provider.
@@ -132,6 +140,26 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["auth_status"], _schema.AuthStatusRequest(field_meta=kwargs or None), 'AuthStatusResponse')  # type: ignore[no-any-return]
 
+    async def did_change(self, session_id: str, uri: Union[str, AnyUrl], version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
+        """Parameters of the `document/didChange` notification."""
+        await self._notify(AGENT_METHODS["document_did_change"], _schema.DidChangeDocumentNotification(session_id=session_id, uri=AnyUrl(str(uri)), version=version, content_changes=content_changes, field_meta=kwargs or None))
+
+    async def did_close(self, session_id: str, uri: Union[str, AnyUrl], **kwargs: Any) -> None:
+        """Parameters of the `document/didClose` notification."""
+        await self._notify(AGENT_METHODS["document_did_close"], _schema.DidCloseDocumentNotification(session_id=session_id, uri=AnyUrl(str(uri)), field_meta=kwargs or None))
+
+    async def did_focus(self, session_id: str, uri: Union[str, AnyUrl], version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
+        """Parameters of the `document/didFocus` notification."""
+        await self._notify(AGENT_METHODS["document_did_focus"], _schema.DidFocusDocumentNotification(session_id=session_id, uri=AnyUrl(str(uri)), version=version, position=position, visible_range=visible_range, field_meta=kwargs or None))
+
+    async def did_open(self, session_id: str, uri: Union[str, AnyUrl], language_id: str, version: int, text: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didOpen` notification."""
+        await self._notify(AGENT_METHODS["document_did_open"], _schema.DidOpenDocumentNotification(session_id=session_id, uri=AnyUrl(str(uri)), language_id=language_id, version=version, text=text, field_meta=kwargs or None))
+
+    async def did_save(self, session_id: str, uri: Union[str, AnyUrl], **kwargs: Any) -> None:
+        """Parameters of the `document/didSave` notification."""
+        await self._notify(AGENT_METHODS["document_did_save"], _schema.DidSaveDocumentNotification(session_id=session_id, uri=AnyUrl(str(uri)), field_meta=kwargs or None))
+
     async def initialize(self, protocol_version: int, info: _schema.Implementation, capabilities: Optional[_schema.ClientCapabilities] = None, **kwargs: Any) -> _schema.InitializeResponse:
         """Request parameters for the initialize method.
 
@@ -141,13 +169,33 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["initialize"], _schema.InitializeRequest(protocol_version=protocol_version, info=info, capabilities=capabilities, field_meta=kwargs or None), 'InitializeResponse')  # type: ignore[no-any-return]
 
-    async def notify_mcp(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         Notification for an active request, sent from provider to consumer.
         Includes subscription acknowledgements and updates.
         """
         await self._notify(AGENT_METHODS["mcp_message"], _schema.MessageMcpNotification(server_id=server_id, request_id=request_id, method=method, params=params, field_meta=kwargs or None))
+
+    async def accept_nes(self, session_id: str, suggestion_id: str, **kwargs: Any) -> None:
+        """Parameters of the `nes/accept` notification."""
+        await self._notify(AGENT_METHODS["nes_accept"], _schema.AcceptNesNotification(session_id=session_id, suggestion_id=suggestion_id, field_meta=kwargs or None))
+
+    async def close_nes(self, session_id: str, **kwargs: Any) -> _schema.CloseNesResponse:
+        """Parameters of the `nes/close` request."""
+        return await self._call(AGENT_METHODS["nes_close"], _schema.CloseNesRequest(session_id=session_id, field_meta=kwargs or None), 'CloseNesResponse')  # type: ignore[no-any-return]
+
+    async def reject_nes(self, session_id: str, suggestion_id: str, reason: Optional[_schema.RejectNesNotificationReason] = None, **kwargs: Any) -> None:
+        """Parameters of the `nes/reject` notification."""
+        await self._notify(AGENT_METHODS["nes_reject"], _schema.RejectNesNotification(session_id=session_id, suggestion_id=suggestion_id, reason=reason, field_meta=kwargs or None))
+
+    async def start_nes(self, workspace_uri: Optional[Union[str, AnyUrl]] = None, workspace_folders: Optional[List[_schema.WorkspaceFolder]] = None, repository: Optional[_schema.NesRepository] = None, **kwargs: Any) -> _schema.StartNesResponse:
+        """Parameters of the `nes/start` request."""
+        return await self._call(AGENT_METHODS["nes_start"], _schema.StartNesRequest(workspace_uri=AnyUrl(str(workspace_uri)) if workspace_uri is not None else None, workspace_folders=workspace_folders, repository=repository, field_meta=kwargs or None), 'StartNesResponse')  # type: ignore[no-any-return]
+
+    async def suggest_nes(self, session_id: str, uri: Union[str, AnyUrl], version: int, position: _schema.Position, trigger_kind: _schema.SuggestNesRequestTriggerKind, selection: Optional[_schema.Range] = None, context: Optional[_schema.NesSuggestContext] = None, **kwargs: Any) -> _schema.SuggestNesResponse:
+        """Parameters of the `nes/suggest` request."""
+        return await self._call(AGENT_METHODS["nes_suggest"], _schema.SuggestNesRequest(session_id=session_id, uri=AnyUrl(str(uri)), version=version, position=position, selection=selection, trigger_kind=trigger_kind, context=context, field_meta=kwargs or None), 'SuggestNesResponse')  # type: ignore[no-any-return]
 
     async def disable_provider(self, provider_id: str, **kwargs: Any) -> _schema.DisableProviderResponse:
         """**UNSTABLE**
@@ -274,7 +322,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_resume"], _schema.ResumeSessionRequest(session_id=session_id, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers, replay_from=replay_from, system_prompt=system_prompt, field_meta=kwargs or None), 'ResumeSessionResponse')  # type: ignore[no-any-return]
 
-    async def set_config_option(self, session_id: str, config_id: str, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
         """Request parameters for setting a session configuration option.
 
         Agents MUST support this method for any session where they advertise config options.
@@ -283,7 +331,7 @@ class AgentMethods(_Peer):
 
         See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)
         """
-        return await self._call(AGENT_METHODS["session_set_config_option"], _params('SetSessionConfigOptionRequest', dict(session_id=session_id, config_id=config_id, **kwargs)), 'SetSessionConfigOptionResponse')  # type: ignore[no-any-return]
+        return await self._call(AGENT_METHODS["session_set_config_option"], _params('SetSessionConfigOptionRequest', dict(session_id=session_id, config_id=config_id, value=value, **kwargs)), 'SetSessionConfigOptionResponse')  # type: ignore[no-any-return]
 
     async def set_session_title(self, session_id: str, title: str, **kwargs: Any) -> _schema.SetSessionTitleResponse:
         """**UNSTABLE**

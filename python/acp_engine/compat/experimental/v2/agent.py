@@ -6,6 +6,7 @@ import asyncio
 from typing import Any, final
 
 from ...._connection import Side
+from ...connection import Connection, MethodHandler
 from ..._methods import Route
 from ...stdio import stdio_streams
 from . import schema
@@ -25,7 +26,17 @@ class AgentSideConnection(V2SideConnection, ClientMethods):
     _side = Side.AGENT
     _routes: tuple[Route, ...] = AGENT_ROUTES
 
-    async def create_elicitation(self, message: str, mode: str, **kwargs: Any) -> schema.CreateElicitationResponse:  # type: ignore[override]
+    # The official parameter names (a keyword call names them).
+    def __init__(self, agent: object, input_stream: Any, output_stream: Any = None, **connection_kwargs: Any) -> None:
+        super().__init__(agent, input_stream, output_stream, **connection_kwargs)
+
+    @classmethod
+    def attach(
+        cls, agent_factory: Any, connection: Connection, *, use_unstable_protocol: bool = False
+    ) -> tuple[Any, MethodHandler]:
+        return super().attach(agent_factory, connection, use_unstable_protocol=use_unstable_protocol)
+
+    async def create_elicitation(self, message: str, mode: str, **kwargs: Any) -> schema.CreateElicitationResponse:
         """Elicit input from the user: ``mode`` is the tag (``"form"``, ``"url"``, a
         custom one), scoped by ``session_id`` (and ``tool_call_id``) or ``request_id``;
         the mode's fields as keywords, any other keyword goes into ``_meta``."""

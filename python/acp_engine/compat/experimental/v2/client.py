@@ -27,7 +27,11 @@ class ClientSideConnection(V2SideConnection, AgentMethods):
     _side = Side.CLIENT
     _routes: tuple[Route, ...] = CLIENT_ROUTES
 
-    async def set_config_option(  # type: ignore[override]
+    # The official parameter name (a keyword call names it).
+    def __init__(self, client: object, input_stream: Any, output_stream: Any = None, **connection_kwargs: Any) -> None:
+        super().__init__(client, input_stream, output_stream, **connection_kwargs)
+
+    async def set_config_option(
         self, config_id: str, session_id: str, value: Any, *, type: Optional[str] = None, **kwargs: Any
     ) -> schema.SetSessionConfigOptionResponse:
         """Set a session config option: ``type`` is its value's kind (``"boolean"``

@@ -6,13 +6,30 @@ Do not edit: change the schema or the generator, then run `make codegen`.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Protocol, Union
+from typing import Any, Dict, List, Optional, Protocol, TYPE_CHECKING, Union
 
 from pydantic import AnyUrl
 
 from . import schema as _schema
 
 __all__ = ["Agent", "Client"]
+
+if TYPE_CHECKING:
+    CreateElicitationRequest = _schema.CreateElicitationRequest
+    CreateElicitationResponse = _schema.CreateElicitationResponse
+    SetConfigOptionRequest = _schema.SetSessionConfigOptionRequest
+
+_UNION_ALIASES = {
+    "CreateElicitationRequest": "CreateElicitationRequest",
+    "CreateElicitationResponse": "CreateElicitationResponse",
+    "SetConfigOptionRequest": "SetSessionConfigOptionRequest",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _UNION_ALIASES:
+        return getattr(_schema, _UNION_ALIASES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Client(Protocol):
@@ -37,7 +54,7 @@ class Client(Protocol):
         """
         ...
 
-    async def create_elicitation(self, message: str, **kwargs: Any) -> _schema.CreateElicitationResponse:
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> _schema.CreateElicitationResponse:
         """Request from the agent to elicit structured user input.
 
         The agent sends this to the client to request information from the user,
@@ -58,7 +75,15 @@ class Client(Protocol):
         """
         ...
 
-    async def mcp_message(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def connect_mcp(self, server_id: str, **kwargs: Any) -> _schema.ConnectMcpResponse:
+        """Parameters of the `mcp/connect` request."""
+        ...
+
+    async def disconnect_mcp(self, connection_id: str, **kwargs: Any) -> _schema.DisconnectMcpResponse:
+        """Parameters of the `mcp/disconnect` request."""
+        ...
+
+    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         Request parameters for `mcp/message`, sent from consumer to provider.
@@ -128,6 +153,26 @@ class Agent(Protocol):
         """
         ...
 
+    async def did_change(self, session_id: str, uri: Union[str, AnyUrl], version: int, content_changes: List[_schema.TextDocumentContentChangeEvent], **kwargs: Any) -> None:
+        """Parameters of the `document/didChange` notification."""
+        ...
+
+    async def did_close(self, session_id: str, uri: Union[str, AnyUrl], **kwargs: Any) -> None:
+        """Parameters of the `document/didClose` notification."""
+        ...
+
+    async def did_focus(self, session_id: str, uri: Union[str, AnyUrl], version: int, position: _schema.Position, visible_range: _schema.Range, **kwargs: Any) -> None:
+        """Parameters of the `document/didFocus` notification."""
+        ...
+
+    async def did_open(self, session_id: str, uri: Union[str, AnyUrl], language_id: str, version: int, text: str, **kwargs: Any) -> None:
+        """Parameters of the `document/didOpen` notification."""
+        ...
+
+    async def did_save(self, session_id: str, uri: Union[str, AnyUrl], **kwargs: Any) -> None:
+        """Parameters of the `document/didSave` notification."""
+        ...
+
     async def initialize(self, protocol_version: int, info: _schema.Implementation, capabilities: Optional[_schema.ClientCapabilities] = None, **kwargs: Any) -> _schema.InitializeResponse:
         """Request parameters for the initialize method.
 
@@ -137,12 +182,32 @@ class Agent(Protocol):
         """
         ...
 
-    async def notify_mcp(self, server_id: str, request_id: str, method: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         Notification for an active request, sent from provider to consumer.
         Includes subscription acknowledgements and updates.
         """
+        ...
+
+    async def accept_nes(self, session_id: str, suggestion_id: str, **kwargs: Any) -> None:
+        """Parameters of the `nes/accept` notification."""
+        ...
+
+    async def close_nes(self, session_id: str, **kwargs: Any) -> _schema.CloseNesResponse:
+        """Parameters of the `nes/close` request."""
+        ...
+
+    async def reject_nes(self, session_id: str, suggestion_id: str, reason: Optional[_schema.RejectNesNotificationReason] = None, **kwargs: Any) -> None:
+        """Parameters of the `nes/reject` notification."""
+        ...
+
+    async def start_nes(self, workspace_uri: Optional[Union[str, AnyUrl]] = None, workspace_folders: Optional[List[_schema.WorkspaceFolder]] = None, repository: Optional[_schema.NesRepository] = None, **kwargs: Any) -> _schema.StartNesResponse:
+        """Parameters of the `nes/start` request."""
+        ...
+
+    async def suggest_nes(self, session_id: str, uri: Union[str, AnyUrl], version: int, position: _schema.Position, trigger_kind: _schema.SuggestNesRequestTriggerKind, selection: Optional[_schema.Range] = None, context: Optional[_schema.NesSuggestContext] = None, **kwargs: Any) -> _schema.SuggestNesResponse:
+        """Parameters of the `nes/suggest` request."""
         ...
 
     async def disable_provider(self, provider_id: str, **kwargs: Any) -> _schema.DisableProviderResponse:
@@ -270,7 +335,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def set_config_option(self, session_id: str, config_id: str, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
         """Request parameters for setting a session configuration option.
 
         Agents MUST support this method for any session where they advertise config options.

@@ -39,6 +39,10 @@ NoticeSeverity = Union[Literal["info", "warning", "error"], str]
 CompactionStatus = Union[Literal["in_progress", "completed", "failed", "cancelled"], str]
 SystemPromptMode = Union[Literal["append", "override"], str]
 SessionArchiveFilter = Union[Literal["exclude", "include", "only"], str]
+NesDiagnosticSeverity = Union[Literal["error", "warning", "information", "hint"], str]
+NesDocumentDidChangeCapabilitiesSyncKind = Literal["full", "incremental"]
+RejectNesNotificationReason = Union[Literal["rejected", "ignored", "replaced", "cancelled"], str]
+SuggestNesRequestTriggerKind = Union[Literal["automatic", "diagnostic", "manual"], str]
 ElicitationContent = Dict[str, Union[str, int, float, bool, List[str]]]
 
 # What each definition below needs defined before it is used.
@@ -227,14 +231,68 @@ _NEEDS = {
     "CancelRequestNotification": (),
     "ProxySuccessorRequest": (),
     "ProxySuccessorNotification": (),
-    "AgentRequest": ("CreateElicitationRequest", "MessageMcpRequest", "RequestPermissionRequest"),
-    "AgentResponseMessage": ("ArchiveSessionResponse", "AuthStatusResponse", "CancelTerminalResponse", "CancelToolCallResponse", "CloseSessionResponse", "DeleteSessionResponse", "DisableProviderResponse", "ForkSessionResponse", "InitializeResponse", "ListProvidersResponse", "ListSessionsResponse", "LoginAuthResponse", "LogoutAuthResponse", "NewSessionResponse", "PromptResponse", "ResumeSessionResponse", "SessionStatusResponse", "SetProviderResponse", "SetSessionConfigOptionResponse", "SetSessionTitleResponse", "UnarchiveSessionResponse"),
+    "AcceptNesNotification": (),
+    "ClientNesCapabilities": ("NesJumpCapabilities", "NesRenameCapabilities", "NesSearchAndReplaceCapabilities"),
+    "CloseNesRequest": (),
+    "CloseNesResponse": (),
+    "ConnectMcpRequest": (),
+    "ConnectMcpResponse": (),
+    "DidChangeDocumentNotification": ("AnyUrl", "TextDocumentContentChangeEvent"),
+    "DidCloseDocumentNotification": ("AnyUrl",),
+    "DidFocusDocumentNotification": ("AnyUrl", "Position", "Range"),
+    "DidOpenDocumentNotification": ("AnyUrl",),
+    "DidSaveDocumentNotification": ("AnyUrl",),
+    "DisconnectMcpRequest": (),
+    "DisconnectMcpResponse": (),
+    "NesCapabilities": ("NesContextCapabilities", "NesEventCapabilities"),
+    "NesContextCapabilities": ("NesDiagnosticsCapabilities", "NesEditHistoryCapabilities", "NesOpenFilesCapabilities", "NesRecentFilesCapabilities", "NesRelatedSnippetsCapabilities", "NesUserActionsCapabilities"),
+    "NesDiagnostic": ("AnyUrl", "Range"),
+    "NesDiagnosticsCapabilities": (),
+    "NesDocumentDidChangeCapabilities": (),
+    "NesDocumentDidCloseCapabilities": (),
+    "NesDocumentDidFocusCapabilities": (),
+    "NesDocumentDidOpenCapabilities": (),
+    "NesDocumentDidSaveCapabilities": (),
+    "NesDocumentEventCapabilities": ("NesDocumentDidChangeCapabilities", "NesDocumentDidCloseCapabilities", "NesDocumentDidFocusCapabilities", "NesDocumentDidOpenCapabilities", "NesDocumentDidSaveCapabilities"),
+    "NesEditHistoryCapabilities": (),
+    "NesEditHistoryEntry": ("AnyUrl",),
+    "NesEditSuggestion": ("AnyUrl", "NesTextEdit", "Position"),
+    "NesEventCapabilities": ("NesDocumentEventCapabilities",),
+    "NesExcerpt": (),
+    "NesJumpCapabilities": (),
+    "NesJumpSuggestion": ("AnyUrl", "Position"),
+    "NesOpenFile": ("AnyUrl", "Range"),
+    "NesOpenFilesCapabilities": (),
+    "NesRecentFile": ("AnyUrl",),
+    "NesRecentFilesCapabilities": (),
+    "NesRelatedSnippet": ("AnyUrl", "NesExcerpt"),
+    "NesRelatedSnippetsCapabilities": (),
+    "NesRenameCapabilities": (),
+    "NesRenameSuggestion": ("AnyUrl", "Position"),
+    "NesRepository": (),
+    "NesSearchAndReplaceCapabilities": (),
+    "NesSearchAndReplaceSuggestion": ("AnyUrl",),
+    "NesSuggestContext": ("NesDiagnostic", "NesEditHistoryEntry", "NesOpenFile", "NesRecentFile", "NesRelatedSnippet", "NesUserAction"),
+    "NesTextEdit": ("Range",),
+    "NesUserAction": ("AnyUrl", "Position"),
+    "NesUserActionsCapabilities": (),
+    "Position": (),
+    "Range": ("Position",),
+    "RejectNesNotification": (),
+    "StartNesRequest": ("AnyUrl", "NesRepository", "WorkspaceFolder"),
+    "StartNesResponse": (),
+    "SuggestNesRequest": ("AnyUrl", "NesSuggestContext", "Position", "Range"),
+    "SuggestNesResponse": ("NesSuggestion",),
+    "TextDocumentContentChangeEvent": ("Range",),
+    "WorkspaceFolder": ("AnyUrl",),
+    "AgentRequest": ("ConnectMcpRequest", "CreateElicitationRequest", "DisconnectMcpRequest", "MessageMcpRequest", "RequestPermissionRequest"),
+    "AgentResponseMessage": ("ArchiveSessionResponse", "AuthStatusResponse", "CancelTerminalResponse", "CancelToolCallResponse", "CloseNesResponse", "CloseSessionResponse", "DeleteSessionResponse", "DisableProviderResponse", "ForkSessionResponse", "InitializeResponse", "ListProvidersResponse", "ListSessionsResponse", "LoginAuthResponse", "LogoutAuthResponse", "NewSessionResponse", "PromptResponse", "ResumeSessionResponse", "SessionStatusResponse", "SetProviderResponse", "SetSessionConfigOptionResponse", "SetSessionTitleResponse", "StartNesResponse", "SuggestNesResponse", "UnarchiveSessionResponse"),
     "AgentErrorMessage": ("Error",),
     "AgentNotification": ("AuthStatusUpdateNotification", "CompleteElicitationNotification", "UpdateSessionNotification"),
-    "ClientRequest": ("ArchiveSessionRequest", "AuthStatusRequest", "CancelTerminalRequest", "CancelToolCallRequest", "CloseSessionRequest", "DeleteSessionRequest", "DisableProviderRequest", "ForkSessionRequest", "InitializeRequest", "ListProvidersRequest", "ListSessionsRequest", "LoginAuthRequest", "LogoutAuthRequest", "NewSessionRequest", "PromptRequest", "ResumeSessionRequest", "SessionStatusRequest", "SetProviderRequest", "SetSessionConfigOptionRequest", "SetSessionTitleRequest", "UnarchiveSessionRequest"),
-    "ClientResponseMessage": ("CreateElicitationResponse", "MessageMcpResponse", "RequestPermissionResponse"),
+    "ClientRequest": ("ArchiveSessionRequest", "AuthStatusRequest", "CancelTerminalRequest", "CancelToolCallRequest", "CloseNesRequest", "CloseSessionRequest", "DeleteSessionRequest", "DisableProviderRequest", "ForkSessionRequest", "InitializeRequest", "ListProvidersRequest", "ListSessionsRequest", "LoginAuthRequest", "LogoutAuthRequest", "NewSessionRequest", "PromptRequest", "ResumeSessionRequest", "SessionStatusRequest", "SetProviderRequest", "SetSessionConfigOptionRequest", "SetSessionTitleRequest", "StartNesRequest", "SuggestNesRequest", "UnarchiveSessionRequest"),
+    "ClientResponseMessage": ("ConnectMcpResponse", "CreateElicitationResponse", "DisconnectMcpResponse", "MessageMcpResponse", "RequestPermissionResponse"),
     "ClientErrorMessage": ("Error",),
-    "ClientNotification": ("CancelSessionNotification", "MessageMcpNotification"),
+    "ClientNotification": ("AcceptNesNotification", "CancelSessionNotification", "DidChangeDocumentNotification", "DidCloseDocumentNotification", "DidFocusDocumentNotification", "DidOpenDocumentNotification", "DidSaveDocumentNotification", "MessageMcpNotification", "RejectNesNotification"),
     "ToolCallPermissionSubjectVariant": ("ToolCallPermissionSubject",),
     "CommandPermissionSubjectVariant": ("CommandPermissionSubject",),
     "OtherPermissionSubject": (),
@@ -313,6 +371,11 @@ _NEEDS = {
     "CancelledPermissionOutcome": ("CancelledPermissionOutcomeBase",),
     "SelectedPermissionOutcomeVariant": ("SelectedPermissionOutcome",),
     "OtherPermissionOutcome": (),
+    "NesEditSuggestionVariant": ("NesEditSuggestion",),
+    "NesJumpSuggestionVariant": ("NesJumpSuggestion",),
+    "NesRenameSuggestionVariant": ("NesRenameSuggestion",),
+    "NesSearchAndReplaceSuggestionVariant": ("NesSearchAndReplaceSuggestion",),
+    "OtherNesSuggestion": (),
     "AddDiffChange": ("DiffPathChange",),
     "DeleteDiffChange": ("DiffPathChange",),
     "ModifyDiffChange": ("DiffPathChange",),
@@ -372,6 +435,7 @@ _NEEDS = {
     "McpServer": ("AcpMcpServer", "HttpMcpServer", "OtherMcpServer", "StdioMcpServer"),
     "ReplayFrom": ("OtherReplayFrom", "ReplayFromStartVariant"),
     "RequestPermissionOutcome": ("CancelledPermissionOutcome", "OtherPermissionOutcome", "SelectedPermissionOutcomeVariant"),
+    "NesSuggestion": ("NesEditSuggestionVariant", "NesJumpSuggestionVariant", "NesRenameSuggestionVariant", "NesSearchAndReplaceSuggestionVariant", "OtherNesSuggestion"),
     "EmbeddedResourceResource": ("BlobResourceContents", "TextResourceContents"),
     "DiffChange": ("AddDiffChange", "CopyDiffChange", "DeleteDiffChange", "ModifyDiffChange", "MoveDiffChange", "OtherDiffChange"),
     "CreateFormElicitationRequest": ("CreateFormRequestElicitationRequest", "CreateFormSessionElicitationRequest"),
@@ -386,10 +450,12 @@ _NEEDS = {
     "CreateElicitationResponse": ("AcceptElicitationResponse", "CancelElicitationResponse", "DeclineElicitationResponse", "OtherElicitationResponse"),
     "MessageMcpResponse": ("MessageMcpResponseError", "MessageMcpResponseResult"),
     "ElicitationMode": ("ElicitationFormRequestMode", "ElicitationFormSessionMode", "ElicitationUrlRequestMode", "ElicitationUrlSessionMode"),
+    "AuthCapabilities": ("ClientAuthCapabilities",),
     "Jsonrpc": (),
 }
 __all__ = [
     "AcceptElicitationResponse",
+    "AcceptNesNotification",
     "AcpMcpServer",
     "AddDiffChange",
     "AgentAuthCapabilities",
@@ -412,6 +478,7 @@ __all__ = [
     "AudioContent",
     "AudioContentBlock",
     "AuthAccount",
+    "AuthCapabilities",
     "AuthMethod",
     "AuthMethodAgent",
     "AuthMethodTerminal",
@@ -444,10 +511,13 @@ __all__ = [
     "ClientAuthCapabilities",
     "ClientCapabilities",
     "ClientErrorMessage",
+    "ClientNesCapabilities",
     "ClientNotification",
     "ClientRequest",
     "ClientResponse",
     "ClientResponseMessage",
+    "CloseNesRequest",
+    "CloseNesResponse",
     "CloseSessionRequest",
     "CloseSessionResponse",
     "Command",
@@ -460,6 +530,8 @@ __all__ = [
     "CompleteElicitationNotification",
     "ConfigOptionUpdate",
     "ConfigOptionUpdateBase",
+    "ConnectMcpRequest",
+    "ConnectMcpResponse",
     "Content",
     "ContentBlock",
     "ContentChunk",
@@ -487,6 +559,11 @@ __all__ = [
     "DeleteDiffChange",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
+    "DidChangeDocumentNotification",
+    "DidCloseDocumentNotification",
+    "DidFocusDocumentNotification",
+    "DidOpenDocumentNotification",
+    "DidSaveDocumentNotification",
     "Diff",
     "DiffChange",
     "DiffFileType",
@@ -497,6 +574,8 @@ __all__ = [
     "DiffToolCallContent",
     "DisableProviderRequest",
     "DisableProviderResponse",
+    "DisconnectMcpRequest",
+    "DisconnectMcpResponse",
     "ElicitationAcceptAction",
     "ElicitationBooleanPropertySchema",
     "ElicitationCapabilities",
@@ -576,6 +655,45 @@ __all__ = [
     "MoveDiffChange",
     "MultiSelectItems",
     "MultiSelectPropertySchema",
+    "NesCapabilities",
+    "NesContextCapabilities",
+    "NesDiagnostic",
+    "NesDiagnosticSeverity",
+    "NesDiagnosticsCapabilities",
+    "NesDocumentDidChangeCapabilities",
+    "NesDocumentDidChangeCapabilitiesSyncKind",
+    "NesDocumentDidCloseCapabilities",
+    "NesDocumentDidFocusCapabilities",
+    "NesDocumentDidOpenCapabilities",
+    "NesDocumentDidSaveCapabilities",
+    "NesDocumentEventCapabilities",
+    "NesEditHistoryCapabilities",
+    "NesEditHistoryEntry",
+    "NesEditSuggestion",
+    "NesEditSuggestionVariant",
+    "NesEventCapabilities",
+    "NesExcerpt",
+    "NesJumpCapabilities",
+    "NesJumpSuggestion",
+    "NesJumpSuggestionVariant",
+    "NesOpenFile",
+    "NesOpenFilesCapabilities",
+    "NesRecentFile",
+    "NesRecentFilesCapabilities",
+    "NesRelatedSnippet",
+    "NesRelatedSnippetsCapabilities",
+    "NesRenameCapabilities",
+    "NesRenameSuggestion",
+    "NesRenameSuggestionVariant",
+    "NesRepository",
+    "NesSearchAndReplaceCapabilities",
+    "NesSearchAndReplaceSuggestion",
+    "NesSearchAndReplaceSuggestionVariant",
+    "NesSuggestContext",
+    "NesSuggestion",
+    "NesTextEdit",
+    "NesUserAction",
+    "NesUserActionsCapabilities",
     "NewSessionRequest",
     "NewSessionResponse",
     "Notice",
@@ -591,6 +709,7 @@ __all__ = [
     "OtherIdleStateUpdate",
     "OtherMcpServer",
     "OtherMultiSelectItems",
+    "OtherNesSuggestion",
     "OtherPermissionOutcome",
     "OtherPermissionSubject",
     "OtherPlanUpdateContent",
@@ -614,6 +733,7 @@ __all__ = [
     "PlanUpdateFile",
     "PlanUpdateItems",
     "PlanUpdateMarkdown",
+    "Position",
     "PromptAudioCapabilities",
     "PromptCapabilities",
     "PromptEmbeddedContextCapabilities",
@@ -625,7 +745,10 @@ __all__ = [
     "ProvidersCapabilities",
     "ProxySuccessorNotification",
     "ProxySuccessorRequest",
+    "Range",
     "RefusalIdleStateUpdate",
+    "RejectNesNotification",
+    "RejectNesNotificationReason",
     "ReplayFrom",
     "ReplayFromStart",
     "ReplayFromStartVariant",
@@ -699,6 +822,8 @@ __all__ = [
     "SetSessionConfigOptionResponse",
     "SetSessionTitleRequest",
     "SetSessionTitleResponse",
+    "StartNesRequest",
+    "StartNesResponse",
     "StateUpdate",
     "StdioMcpServer",
     "StringFormat",
@@ -708,6 +833,9 @@ __all__ = [
     "SubagentBackgroundWork",
     "SubagentSessionCapabilities",
     "SubagentUpdate",
+    "SuggestNesRequest",
+    "SuggestNesRequestTriggerKind",
+    "SuggestNesResponse",
     "SystemPrompt",
     "SystemPromptMode",
     "Terminal",
@@ -726,6 +854,7 @@ __all__ = [
     "TextCommandInput",
     "TextContent",
     "TextContentBlock",
+    "TextDocumentContentChangeEvent",
     "TextResourceContents",
     "TitledMultiSelectItems",
     "ToolCallBackgroundWork",
@@ -753,6 +882,7 @@ __all__ = [
     "UserMessage",
     "UserMessageChunk",
     "UserMessageUpdate",
+    "WorkspaceFolder",
 ]
 
 # Each definition below is created on its first use, with the definitions it
@@ -7056,6 +7186,996 @@ if _defining("ProxySuccessorNotification"):
         """
 
 
+if _defining("AcceptNesNotification"):
+    class AcceptNesNotification(BaseModel):
+        """Parameters of the `nes/accept` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        suggestion_id: Annotated[str, Field(alias="suggestionId", description='The ID of the accepted suggestion.')]
+        """The ID of the accepted suggestion."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesJumpCapabilities"):
+    class NesJumpCapabilities(BaseModel):
+        """`NesJumpCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesRenameCapabilities"):
+    class NesRenameCapabilities(BaseModel):
+        """`NesRenameCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesSearchAndReplaceCapabilities"):
+    class NesSearchAndReplaceCapabilities(BaseModel):
+        """`NesSearchAndReplaceCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("ClientNesCapabilities"):
+    class ClientNesCapabilities(BaseModel):
+        """`ClientNesCapabilities` (undocumented in the source)."""
+        jump: Annotated[Optional[NesJumpCapabilities], Field(description='Whether the client supports the `jump` suggestion kind.')] = None
+        """Whether the client supports the `jump` suggestion kind."""
+        rename: Annotated[Optional[NesRenameCapabilities], Field(description='Whether the client supports the `rename` suggestion kind.')] = None
+        """Whether the client supports the `rename` suggestion kind."""
+        search_and_replace: Annotated[Optional[NesSearchAndReplaceCapabilities], Field(alias="searchAndReplace", description='Whether the client supports the `searchAndReplace` suggestion kind.')] = None
+        """Whether the client supports the `searchAndReplace` suggestion kind."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("jump", "rename", "search_and_replace", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("CloseNesRequest"):
+    class CloseNesRequest(BaseModel):
+        """Parameters of the `nes/close` request."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The ID of the NES session to close.')]
+        """The ID of the NES session to close."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("CloseNesResponse"):
+    class CloseNesResponse(BaseModel):
+        """The result of the `nes/close` request."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("ConnectMcpRequest"):
+    class ConnectMcpRequest(BaseModel):
+        """Parameters of the `mcp/connect` request."""
+        server_id: Annotated[str, Field(alias="serverId", description='The ACP MCP server ID that was provided by the component declaring the MCP server.')]
+        """The ACP MCP server ID that was provided by the component declaring the MCP server."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("ConnectMcpResponse"):
+    class ConnectMcpResponse(BaseModel):
+        """The result of the `mcp/connect` request."""
+        connection_id: Annotated[str, Field(alias="connectionId", description='The unique identifier for this MCP-over-ACP connection.')]
+        """The unique identifier for this MCP-over-ACP connection."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("Position"):
+    class Position(BaseModel):
+        """`Position` (undocumented in the source)."""
+        line: Annotated[int, Field(ge=0, description='Zero-based line number.')]
+        """Zero-based line number."""
+        character: Annotated[int, Field(ge=0, description='Zero-based character offset (encoding-dependent).')]
+        """Zero-based character offset (encoding-dependent)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("Range"):
+    class Range(BaseModel):
+        """`Range` (undocumented in the source)."""
+        start: Annotated[Position, Field(description='The start position (inclusive).')]
+        """The start position (inclusive)."""
+        end: Annotated[Position, Field(description='The end position (exclusive).')]
+        """The end position (exclusive)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("TextDocumentContentChangeEvent"):
+    class TextDocumentContentChangeEvent(BaseModel):
+        """`TextDocumentContentChangeEvent` (undocumented in the source)."""
+        range: Annotated[Optional[Range], Field(description='The range of the document that changed. If `None`, the entire content is replaced.')] = None
+        """The range of the document that changed. If `None`, the entire content is replaced."""
+        text: Annotated[str, Field(description='The new text for the range, or the full document content if `range` is `None`.')]
+        """The new text for the range, or the full document content if `range` is `None`."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DidChangeDocumentNotification"):
+    class DidChangeDocumentNotification(BaseModel):
+        """Parameters of the `document/didChange` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the changed document.')]
+        """The URI of the changed document."""
+        version: Annotated[int, Field(description='The new version number of the document.')]
+        """The new version number of the document."""
+        content_changes: Annotated[List[TextDocumentContentChangeEvent], Field(alias="contentChanges", description='The content changes.')]
+        """The content changes."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DidCloseDocumentNotification"):
+    class DidCloseDocumentNotification(BaseModel):
+        """Parameters of the `document/didClose` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the closed document.')]
+        """The URI of the closed document."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DidFocusDocumentNotification"):
+    class DidFocusDocumentNotification(BaseModel):
+        """Parameters of the `document/didFocus` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the focused document.')]
+        """The URI of the focused document."""
+        version: Annotated[int, Field(description='The version number of the document.')]
+        """The version number of the document."""
+        position: Annotated[Position, Field(description='The current cursor position.')]
+        """The current cursor position."""
+        visible_range: Annotated[Range, Field(alias="visibleRange", description='The portion of the file currently visible in the editor viewport.')]
+        """The portion of the file currently visible in the editor viewport."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DidOpenDocumentNotification"):
+    class DidOpenDocumentNotification(BaseModel):
+        """Parameters of the `document/didOpen` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the opened document.')]
+        """The URI of the opened document."""
+        language_id: Annotated[str, Field(alias="languageId", description='The language identifier of the document (e.g., "rust", "python").')]
+        """The language identifier of the document (e.g., "rust", "python")."""
+        version: Annotated[int, Field(description='The version number of the document.')]
+        """The version number of the document."""
+        text: Annotated[str, Field(description='The full text content of the document.')]
+        """The full text content of the document."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DidSaveDocumentNotification"):
+    class DidSaveDocumentNotification(BaseModel):
+        """Parameters of the `document/didSave` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the saved document.')]
+        """The URI of the saved document."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DisconnectMcpRequest"):
+    class DisconnectMcpRequest(BaseModel):
+        """Parameters of the `mcp/disconnect` request."""
+        connection_id: Annotated[str, Field(alias="connectionId", description='The MCP-over-ACP connection to close.')]
+        """The MCP-over-ACP connection to close."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("DisconnectMcpResponse"):
+    class DisconnectMcpResponse(BaseModel):
+        """The result of the `mcp/disconnect` request."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesDiagnosticsCapabilities"):
+    class NesDiagnosticsCapabilities(BaseModel):
+        """`NesDiagnosticsCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesEditHistoryCapabilities"):
+    class NesEditHistoryCapabilities(BaseModel):
+        """`NesEditHistoryCapabilities` (undocumented in the source)."""
+        max_count: Annotated[Optional[int], Field(alias="maxCount", ge=0, description='Maximum number of edit history entries the agent can use.')] = None
+        """Maximum number of edit history entries the agent can use."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("max_count", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesOpenFilesCapabilities"):
+    class NesOpenFilesCapabilities(BaseModel):
+        """`NesOpenFilesCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesRecentFilesCapabilities"):
+    class NesRecentFilesCapabilities(BaseModel):
+        """`NesRecentFilesCapabilities` (undocumented in the source)."""
+        max_count: Annotated[Optional[int], Field(alias="maxCount", ge=0, description='Maximum number of recent files the agent can use.')] = None
+        """Maximum number of recent files the agent can use."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("max_count", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesRelatedSnippetsCapabilities"):
+    class NesRelatedSnippetsCapabilities(BaseModel):
+        """`NesRelatedSnippetsCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesUserActionsCapabilities"):
+    class NesUserActionsCapabilities(BaseModel):
+        """`NesUserActionsCapabilities` (undocumented in the source)."""
+        max_count: Annotated[Optional[int], Field(alias="maxCount", ge=0, description='Maximum number of user actions the agent can use.')] = None
+        """Maximum number of user actions the agent can use."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("max_count", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesContextCapabilities"):
+    class NesContextCapabilities(BaseModel):
+        """`NesContextCapabilities` (undocumented in the source)."""
+        recent_files: Annotated[Optional[NesRecentFilesCapabilities], Field(alias="recentFiles", description='Whether the agent wants recent files context.')] = None
+        """Whether the agent wants recent files context."""
+        related_snippets: Annotated[Optional[NesRelatedSnippetsCapabilities], Field(alias="relatedSnippets", description='Whether the agent wants related snippets context.')] = None
+        """Whether the agent wants related snippets context."""
+        edit_history: Annotated[Optional[NesEditHistoryCapabilities], Field(alias="editHistory", description='Whether the agent wants edit history context.')] = None
+        """Whether the agent wants edit history context."""
+        user_actions: Annotated[Optional[NesUserActionsCapabilities], Field(alias="userActions", description='Whether the agent wants user actions context.')] = None
+        """Whether the agent wants user actions context."""
+        open_files: Annotated[Optional[NesOpenFilesCapabilities], Field(alias="openFiles", description='Whether the agent wants open files context.')] = None
+        """Whether the agent wants open files context."""
+        diagnostics: Annotated[Optional[NesDiagnosticsCapabilities], Field(description='Whether the agent wants diagnostics context.')] = None
+        """Whether the agent wants diagnostics context."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("recent_files", "related_snippets", "edit_history", "user_actions", "open_files", "diagnostics", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesDocumentDidChangeCapabilities"):
+    class NesDocumentDidChangeCapabilities(BaseModel):
+        """`NesDocumentDidChangeCapabilities` (undocumented in the source)."""
+        sync_kind: Annotated[NesDocumentDidChangeCapabilitiesSyncKind, Field(alias="syncKind", description='`syncKind` (undocumented in the source).')]
+        """`syncKind` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesDocumentDidCloseCapabilities"):
+    class NesDocumentDidCloseCapabilities(BaseModel):
+        """`NesDocumentDidCloseCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesDocumentDidFocusCapabilities"):
+    class NesDocumentDidFocusCapabilities(BaseModel):
+        """`NesDocumentDidFocusCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesDocumentDidOpenCapabilities"):
+    class NesDocumentDidOpenCapabilities(BaseModel):
+        """`NesDocumentDidOpenCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesDocumentDidSaveCapabilities"):
+    class NesDocumentDidSaveCapabilities(BaseModel):
+        """`NesDocumentDidSaveCapabilities` (undocumented in the source)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesDocumentEventCapabilities"):
+    class NesDocumentEventCapabilities(BaseModel):
+        """`NesDocumentEventCapabilities` (undocumented in the source)."""
+        did_open: Annotated[Optional[NesDocumentDidOpenCapabilities], Field(alias="didOpen", description='Whether the agent wants `document/didOpen` events.')] = None
+        """Whether the agent wants `document/didOpen` events."""
+        did_change: Annotated[Optional[NesDocumentDidChangeCapabilities], Field(alias="didChange", description='Whether the agent wants `document/didChange` events, and the sync kind.')] = None
+        """Whether the agent wants `document/didChange` events, and the sync kind."""
+        did_close: Annotated[Optional[NesDocumentDidCloseCapabilities], Field(alias="didClose", description='Whether the agent wants `document/didClose` events.')] = None
+        """Whether the agent wants `document/didClose` events."""
+        did_save: Annotated[Optional[NesDocumentDidSaveCapabilities], Field(alias="didSave", description='Whether the agent wants `document/didSave` events.')] = None
+        """Whether the agent wants `document/didSave` events."""
+        did_focus: Annotated[Optional[NesDocumentDidFocusCapabilities], Field(alias="didFocus", description='Whether the agent wants `document/didFocus` events.')] = None
+        """Whether the agent wants `document/didFocus` events."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("did_open", "did_change", "did_close", "did_save", "did_focus", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesEventCapabilities"):
+    class NesEventCapabilities(BaseModel):
+        """`NesEventCapabilities` (undocumented in the source)."""
+        document: Annotated[Optional[NesDocumentEventCapabilities], Field(description='Document event capabilities.')] = None
+        """Document event capabilities."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("document", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesCapabilities"):
+    class NesCapabilities(BaseModel):
+        """`NesCapabilities` (undocumented in the source)."""
+        events: Annotated[Optional[NesEventCapabilities], Field(description='Events the agent wants to receive.')] = None
+        """Events the agent wants to receive."""
+        context: Annotated[Optional[NesContextCapabilities], Field(description='Context the agent wants attached to each suggestion request.')] = None
+        """Context the agent wants attached to each suggestion request."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("events", "context", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesDiagnostic"):
+    class NesDiagnostic(BaseModel):
+        """`NesDiagnostic` (undocumented in the source)."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the file containing the diagnostic.')]
+        """The URI of the file containing the diagnostic."""
+        range: Annotated[Range, Field(description='The range of the diagnostic.')]
+        """The range of the diagnostic."""
+        severity: Annotated[NesDiagnosticSeverity, Field(description='The severity of the diagnostic.')]
+        """The severity of the diagnostic."""
+        message: Annotated[str, Field(description='The diagnostic message.')]
+        """The diagnostic message."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesEditHistoryEntry"):
+    class NesEditHistoryEntry(BaseModel):
+        """`NesEditHistoryEntry` (undocumented in the source)."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the edited file.')]
+        """The URI of the edited file."""
+        diff: Annotated[str, Field(description='A diff representing the edit.')]
+        """A diff representing the edit."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesTextEdit"):
+    class NesTextEdit(BaseModel):
+        """`NesTextEdit` (undocumented in the source)."""
+        range: Annotated[Range, Field(description='The range to replace.')]
+        """The range to replace."""
+        new_text: Annotated[str, Field(alias="newText", description='The replacement text.')]
+        """The replacement text."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesEditSuggestion"):
+    class NesEditSuggestion(BaseModel):
+        """`NesEditSuggestion` (undocumented in the source)."""
+        suggestion_id: Annotated[str, Field(alias="suggestionId", description='Unique identifier for accept/reject tracking.')]
+        """Unique identifier for accept/reject tracking."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the file to edit.')]
+        """The URI of the file to edit."""
+        edits: Annotated[List[NesTextEdit], Field(description='The text edits to apply. Must contain at least one edit.')]
+        """The text edits to apply. Must contain at least one edit."""
+        cursor_position: Annotated[Optional[Position], Field(alias="cursorPosition", description='Optional suggested cursor position after applying edits.')] = None
+        """Optional suggested cursor position after applying edits."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("cursor_position", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesExcerpt"):
+    class NesExcerpt(BaseModel):
+        """`NesExcerpt` (undocumented in the source)."""
+        start_line: Annotated[int, Field(alias="startLine", ge=0, description='The start line of the excerpt (zero-based).')]
+        """The start line of the excerpt (zero-based)."""
+        end_line: Annotated[int, Field(alias="endLine", ge=0, description='The end line of the excerpt (zero-based).')]
+        """The end line of the excerpt (zero-based)."""
+        text: Annotated[str, Field(description='The text content of the excerpt.')]
+        """The text content of the excerpt."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesJumpSuggestion"):
+    class NesJumpSuggestion(BaseModel):
+        """`NesJumpSuggestion` (undocumented in the source)."""
+        suggestion_id: Annotated[str, Field(alias="suggestionId", description='Unique identifier for accept/reject tracking.')]
+        """Unique identifier for accept/reject tracking."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The file to navigate to.')]
+        """The file to navigate to."""
+        position: Annotated[Position, Field(description='The target position within the file.')]
+        """The target position within the file."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesOpenFile"):
+    class NesOpenFile(BaseModel):
+        """`NesOpenFile` (undocumented in the source)."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the file.')]
+        """The URI of the file."""
+        language_id: Annotated[str, Field(alias="languageId", description='The language identifier.')]
+        """The language identifier."""
+        visible_range: Annotated[Optional[Range], Field(alias="visibleRange", description='The visible range in the editor, if any.')] = None
+        """The visible range in the editor, if any."""
+        last_focused_ms: Annotated[Optional[int], Field(alias="lastFocusedMs", ge=0, description='Timestamp in milliseconds since epoch of when the file was last focused.')] = None
+        """Timestamp in milliseconds since epoch of when the file was last focused."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("visible_range", "last_focused_ms", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("NesRecentFile"):
+    class NesRecentFile(BaseModel):
+        """`NesRecentFile` (undocumented in the source)."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the file.')]
+        """The URI of the file."""
+        language_id: Annotated[str, Field(alias="languageId", description='The language identifier.')]
+        """The language identifier."""
+        text: Annotated[str, Field(description='The full text content of the file.')]
+        """The full text content of the file."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesRelatedSnippet"):
+    class NesRelatedSnippet(BaseModel):
+        """`NesRelatedSnippet` (undocumented in the source)."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the file containing the snippets.')]
+        """The URI of the file containing the snippets."""
+        excerpts: Annotated[List[NesExcerpt], Field(description='The code excerpts.')]
+        """The code excerpts."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesRenameSuggestion"):
+    class NesRenameSuggestion(BaseModel):
+        """`NesRenameSuggestion` (undocumented in the source)."""
+        suggestion_id: Annotated[str, Field(alias="suggestionId", description='Unique identifier for accept/reject tracking.')]
+        """Unique identifier for accept/reject tracking."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The file URI containing the symbol.')]
+        """The file URI containing the symbol."""
+        position: Annotated[Position, Field(description='The position of the symbol to rename.')]
+        """The position of the symbol to rename."""
+        new_name: Annotated[str, Field(alias="newName", description='The new name for the symbol.')]
+        """The new name for the symbol."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesRepository"):
+    class NesRepository(BaseModel):
+        """`NesRepository` (undocumented in the source)."""
+        name: Annotated[str, Field(description='The repository name.')]
+        """The repository name."""
+        owner: Annotated[str, Field(description='The repository owner.')]
+        """The repository owner."""
+        remote_url: Annotated[str, Field(alias="remoteUrl", description='The remote URL of the repository.')]
+        """The remote URL of the repository."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesSearchAndReplaceSuggestion"):
+    class NesSearchAndReplaceSuggestion(BaseModel):
+        """`NesSearchAndReplaceSuggestion` (undocumented in the source)."""
+        suggestion_id: Annotated[str, Field(alias="suggestionId", description='Unique identifier for accept/reject tracking.')]
+        """Unique identifier for accept/reject tracking."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The file URI to search within.')]
+        """The file URI to search within."""
+        search: Annotated[str, Field(description='The text or pattern to find.')]
+        """The text or pattern to find."""
+        replace: Annotated[str, Field(description='The replacement text.')]
+        """The replacement text."""
+        is_regex: Annotated[Optional[bool], Field(alias="isRegex", description='Whether `search` is a regular expression. Defaults to `false`.')] = None
+        """Whether `search` is a regular expression. Defaults to `false`."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesUserAction"):
+    class NesUserAction(BaseModel):
+        """`NesUserAction` (undocumented in the source)."""
+        action: Annotated[str, Field(description='The kind of action (e.g., "insertChar", "cursorMovement").')]
+        """The kind of action (e.g., "insertChar", "cursorMovement")."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the file where the action occurred.')]
+        """The URI of the file where the action occurred."""
+        position: Annotated[Position, Field(description='The position where the action occurred.')]
+        """The position where the action occurred."""
+        timestamp_ms: Annotated[int, Field(alias="timestampMs", ge=0, description='Timestamp in milliseconds since epoch.')]
+        """Timestamp in milliseconds since epoch."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesSuggestContext"):
+    class NesSuggestContext(BaseModel):
+        """`NesSuggestContext` (undocumented in the source)."""
+        recent_files: Annotated[Optional[List[NesRecentFile]], Field(alias="recentFiles", description='Recently accessed files.')] = None
+        """Recently accessed files."""
+        related_snippets: Annotated[Optional[List[NesRelatedSnippet]], Field(alias="relatedSnippets", description='Related code snippets.')] = None
+        """Related code snippets."""
+        edit_history: Annotated[Optional[List[NesEditHistoryEntry]], Field(alias="editHistory", description='Recent edit history.')] = None
+        """Recent edit history."""
+        user_actions: Annotated[Optional[List[NesUserAction]], Field(alias="userActions", description='Recent user actions (typing, navigation, etc.).')] = None
+        """Recent user actions (typing, navigation, etc.)."""
+        open_files: Annotated[Optional[List[NesOpenFile]], Field(alias="openFiles", description='Currently open files in the editor.')] = None
+        """Currently open files in the editor."""
+        diagnostics: Annotated[Optional[List[NesDiagnostic]], Field(description='Current diagnostics (errors, warnings).')] = None
+        """Current diagnostics (errors, warnings)."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("RejectNesNotification"):
+    class RejectNesNotification(BaseModel):
+        """Parameters of the `nes/reject` notification."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this notification.')]
+        """The session ID for this notification."""
+        suggestion_id: Annotated[str, Field(alias="suggestionId", description='The ID of the rejected suggestion.')]
+        """The ID of the rejected suggestion."""
+        reason: Annotated[Optional[RejectNesNotificationReason], Field(description='The reason for rejection.')] = None
+        """The reason for rejection."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("reason", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("WorkspaceFolder"):
+    class WorkspaceFolder(BaseModel):
+        """`WorkspaceFolder` (undocumented in the source)."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the folder.')]
+        """The URI of the folder."""
+        name: Annotated[str, Field(description='The display name of the folder.')]
+        """The display name of the folder."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("StartNesRequest"):
+    class StartNesRequest(BaseModel):
+        """Parameters of the `nes/start` request."""
+        workspace_uri: Annotated[Optional[AnyUrl], Field(alias="workspaceUri", min_length=1, description='The root URI of the workspace.')] = None
+        """The root URI of the workspace."""
+        workspace_folders: Annotated[Optional[List[WorkspaceFolder]], Field(alias="workspaceFolders", description='The workspace folders.')] = None
+        """The workspace folders."""
+        repository: Annotated[Optional[NesRepository], Field(description='Repository metadata, if the workspace is a git repository.')] = None
+        """Repository metadata, if the workspace is a git repository."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+        @field_validator("workspace_uri", "repository", mode="wrap")
+        @classmethod
+        def _use_default_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+            return use_default_on_error(value, handler)
+
+
+if _defining("StartNesResponse"):
+    class StartNesResponse(BaseModel):
+        """The result of the `nes/start` request."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for the newly started NES session.')]
+        """The session ID for the newly started NES session."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("SuggestNesRequest"):
+    class SuggestNesRequest(BaseModel):
+        """Parameters of the `nes/suggest` request."""
+        session_id: Annotated[str, Field(alias="sessionId", description='The session ID for this request.')]
+        """The session ID for this request."""
+        uri: Annotated[AnyUrl, Field(min_length=1, description='The URI of the document to suggest for.')]
+        """The URI of the document to suggest for."""
+        version: Annotated[int, Field(description='The version number of the document.')]
+        """The version number of the document."""
+        position: Annotated[Position, Field(description='The current cursor position.')]
+        """The current cursor position."""
+        selection: Annotated[Optional[Range], Field(description='The current text selection range, if any.')] = None
+        """The current text selection range, if any."""
+        trigger_kind: Annotated[SuggestNesRequestTriggerKind, Field(alias="triggerKind", description='What triggered this suggestion request.')]
+        """What triggered this suggestion request."""
+        context: Annotated[Optional[NesSuggestContext], Field(description='Context for the suggestion, included based on agent capabilities.')] = None
+        """Context for the suggestion, included based on agent capabilities."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
+if _defining("NesEditSuggestionVariant"):
+    class NesEditSuggestionVariant(NesEditSuggestion, TaggedModel):
+        """The `edit` variant."""
+        kind: Literal["edit"] = "edit"
+
+
+if _defining("NesJumpSuggestionVariant"):
+    class NesJumpSuggestionVariant(NesJumpSuggestion, TaggedModel):
+        """The `jump` variant."""
+        kind: Literal["jump"] = "jump"
+
+
+if _defining("NesRenameSuggestionVariant"):
+    class NesRenameSuggestionVariant(NesRenameSuggestion, TaggedModel):
+        """The `rename` variant."""
+        kind: Literal["rename"] = "rename"
+
+
+if _defining("NesSearchAndReplaceSuggestionVariant"):
+    class NesSearchAndReplaceSuggestionVariant(NesSearchAndReplaceSuggestion, TaggedModel):
+        """The `searchAndReplace` variant."""
+        kind: Literal["searchAndReplace"] = "searchAndReplace"
+
+
+if _defining("OtherNesSuggestion"):
+    class OtherNesSuggestion(CatchAllModel):
+        """Custom or future NES suggestion kind.
+
+        Values beginning with `_` are reserved for implementation-specific
+        extensions. Unknown values that do not begin with `_` are reserved for
+        future ACP variants.
+        """
+        model_config = ConfigDict(extra="allow")
+        _reserved_tag: ClassVar[Tuple[str, FrozenSet[str]]] = ("kind", frozenset({"edit", "jump", "rename", "searchAndReplace"}))
+        kind: Annotated[str, Field(description='Custom or future NES suggestion kind.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.')]
+        """Custom or future NES suggestion kind.
+
+        Values beginning with `_` are reserved for implementation-specific
+        extensions. Unknown values that do not begin with `_` are reserved for
+        future ACP variants.
+        """
+        suggestion_id: Annotated[str, Field(alias="suggestionId")]
+
+
+if _defining("NesSuggestion"):
+    NesSuggestion = Union[NesEditSuggestionVariant, NesJumpSuggestionVariant, NesRenameSuggestionVariant, NesSearchAndReplaceSuggestionVariant, OtherNesSuggestion]
+
+
+if _defining("SuggestNesResponse"):
+    class SuggestNesResponse(BaseModel):
+        """The result of the `nes/suggest` request."""
+        suggestions: Annotated[List[NesSuggestion], Field(description='The list of suggestions.')]
+        """The list of suggestions."""
+        field_meta: Annotated[Optional[Dict[str, Any]], Field(alias="_meta", description='The _meta property is reserved by ACP to allow clients and agents to attach additional\nmetadata to their interactions. Implementations MUST NOT make assumptions about values at\nthese keys.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)')] = None
+        """The _meta property is reserved by ACP to allow clients and agents to attach additional
+        metadata to their interactions. Implementations MUST NOT make assumptions about values at
+        these keys.
+
+        See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+        """
+
+
 if _defining("CreateFormElicitationRequestBase"):
     class CreateFormElicitationRequestBase(TaggedModel):
         """Request from the agent to elicit structured user input.
@@ -7275,7 +8395,7 @@ if _defining("AgentRequest"):
         """The request id used to correlate the matching response."""
         method: Annotated[str, Field(description='The method name to invoke.')]
         """The method name to invoke."""
-        params: Annotated[Optional[Union[RequestPermissionRequest, CreateElicitationRequest, MessageMcpRequest, Any]], Field(description='Method-specific request parameters.')] = None
+        params: Annotated[Optional[Union[RequestPermissionRequest, CreateElicitationRequest, MessageMcpRequest, ConnectMcpRequest, DisconnectMcpRequest, Any]], Field(description='Method-specific request parameters.')] = None
         """Method-specific request parameters."""
 
 
@@ -7284,7 +8404,7 @@ if _defining("AgentResponseMessage"):
         """A successful JSON-RPC response."""
         id: Annotated[RequestId, Field(description='The id of the request this response answers.')]
         """The id of the request this response answers."""
-        result: Annotated[Union[InitializeResponse, LoginAuthResponse, ListProvidersResponse, SetProviderResponse, DisableProviderResponse, LogoutAuthResponse, AuthStatusResponse, NewSessionResponse, ListSessionsResponse, DeleteSessionResponse, ForkSessionResponse, ArchiveSessionResponse, UnarchiveSessionResponse, SessionStatusResponse, SetSessionTitleResponse, ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse, CancelTerminalResponse, SetSessionConfigOptionResponse, PromptResponse, Any], Field(description='Method-specific response data.')]
+        result: Annotated[Union[InitializeResponse, LoginAuthResponse, ListProvidersResponse, SetProviderResponse, DisableProviderResponse, LogoutAuthResponse, AuthStatusResponse, NewSessionResponse, ListSessionsResponse, DeleteSessionResponse, ForkSessionResponse, ArchiveSessionResponse, UnarchiveSessionResponse, SessionStatusResponse, SetSessionTitleResponse, ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse, CancelTerminalResponse, SetSessionConfigOptionResponse, PromptResponse, CloseNesResponse, StartNesResponse, SuggestNesResponse, Any], Field(description='Method-specific response data.')]
         """Method-specific response data."""
 
 
@@ -7410,7 +8530,7 @@ if _defining("ClientRequest"):
         """The request id used to correlate the matching response."""
         method: Annotated[str, Field(description='The method name to invoke.')]
         """The method name to invoke."""
-        params: Annotated[Optional[Union[InitializeRequest, LoginAuthRequest, ListProvidersRequest, SetProviderRequest, DisableProviderRequest, LogoutAuthRequest, AuthStatusRequest, NewSessionRequest, ListSessionsRequest, DeleteSessionRequest, ForkSessionRequest, ArchiveSessionRequest, UnarchiveSessionRequest, SessionStatusRequest, SetSessionTitleRequest, ResumeSessionRequest, CloseSessionRequest, CancelToolCallRequest, CancelTerminalRequest, SetSessionConfigOptionRequest, PromptRequest, Any]], Field(description='Method-specific request parameters.')] = None
+        params: Annotated[Optional[Union[InitializeRequest, LoginAuthRequest, ListProvidersRequest, SetProviderRequest, DisableProviderRequest, LogoutAuthRequest, AuthStatusRequest, NewSessionRequest, ListSessionsRequest, DeleteSessionRequest, ForkSessionRequest, ArchiveSessionRequest, UnarchiveSessionRequest, SessionStatusRequest, SetSessionTitleRequest, ResumeSessionRequest, CloseSessionRequest, CancelToolCallRequest, CancelTerminalRequest, SetSessionConfigOptionRequest, PromptRequest, CloseNesRequest, StartNesRequest, SuggestNesRequest, Any]], Field(description='Method-specific request parameters.')] = None
         """Method-specific request parameters."""
 
 
@@ -7500,7 +8620,7 @@ if _defining("ClientResponseMessage"):
         """A successful JSON-RPC response."""
         id: Annotated[RequestId, Field(description='The id of the request this response answers.')]
         """The id of the request this response answers."""
-        result: Annotated[Union[RequestPermissionResponse, CreateElicitationResponse, MessageMcpResponse, Any], Field(description='Method-specific response data.')]
+        result: Annotated[Union[RequestPermissionResponse, CreateElicitationResponse, MessageMcpResponse, ConnectMcpResponse, DisconnectMcpResponse, Any], Field(description='Method-specific response data.')]
         """Method-specific response data."""
 
 
@@ -7522,7 +8642,7 @@ if _defining("ClientNotification"):
         """A JSON-RPC notification object."""
         method: Annotated[str, Field(description='The notification method name.')]
         """The notification method name."""
-        params: Annotated[Optional[Union[CancelSessionNotification, MessageMcpNotification, Any]], Field(description='Method-specific notification parameters.')] = None
+        params: Annotated[Optional[Union[CancelSessionNotification, MessageMcpNotification, DidChangeDocumentNotification, DidCloseDocumentNotification, DidFocusDocumentNotification, DidOpenDocumentNotification, DidSaveDocumentNotification, AcceptNesNotification, RejectNesNotification, Any]], Field(description='Method-specific notification parameters.')] = None
         """Method-specific notification parameters."""
 
 
@@ -7925,6 +9045,10 @@ if _defining("IdleStateUpdate"):
 
 if _defining("ElicitationMode"):
     ElicitationMode = Union[ElicitationFormSessionMode, ElicitationFormRequestMode, ElicitationUrlSessionMode, ElicitationUrlRequestMode]
+
+
+if _defining("AuthCapabilities"):
+    AuthCapabilities = ClientAuthCapabilities
 
 
 if _defining("Jsonrpc"):

@@ -25,6 +25,26 @@ object AgentMethods {
      */
     const val AUTH_STATUS: String = "auth/status"
     /**
+     * `document/didChange`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDCHANGE: String = "document/didChange"
+    /**
+     * `document/didClose`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDCLOSE: String = "document/didClose"
+    /**
+     * `document/didFocus`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDFOCUS: String = "document/didFocus"
+    /**
+     * `document/didOpen`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDOPEN: String = "document/didOpen"
+    /**
+     * `document/didSave`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val DOCUMENT_DIDSAVE: String = "document/didSave"
+    /**
      * `initialize`: a request.
      */
     const val INITIALIZE: String = "initialize"
@@ -32,6 +52,26 @@ object AgentMethods {
      * `mcp/message`: a notification. (Unstable protocol: see [UnstableProtocol].)
      */
     const val MCP_MESSAGE: String = "mcp/message"
+    /**
+     * `nes/accept`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_ACCEPT: String = "nes/accept"
+    /**
+     * `nes/close`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_CLOSE: String = "nes/close"
+    /**
+     * `nes/reject`: a notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_REJECT: String = "nes/reject"
+    /**
+     * `nes/start`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_START: String = "nes/start"
+    /**
+     * `nes/suggest`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val NES_SUGGEST: String = "nes/suggest"
     /**
      * `providers/disable`: a request. (Unstable protocol: see [UnstableProtocol].)
      */
@@ -123,6 +163,14 @@ object ClientMethods {
      */
     const val ELICITATION_CREATE: String = "elicitation/create"
     /**
+     * `mcp/connect`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val MCP_CONNECT: String = "mcp/connect"
+    /**
+     * `mcp/disconnect`: a request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    const val MCP_DISCONNECT: String = "mcp/disconnect"
+    /**
      * `mcp/message`: a request. (Unstable protocol: see [UnstableProtocol].)
      */
     const val MCP_MESSAGE: String = "mcp/message"
@@ -165,6 +213,36 @@ interface Agent {
         throw RequestError.methodNotFound(AgentMethods.AUTH_STATUS)
 
     /**
+     * Parameters of the `document/didChange` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didChangeDocument(params: JsonObject) {}
+
+    /**
+     * Parameters of the `document/didClose` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didCloseDocument(params: JsonObject) {}
+
+    /**
+     * Parameters of the `document/didFocus` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didFocusDocument(params: JsonObject) {}
+
+    /**
+     * Parameters of the `document/didOpen` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didOpenDocument(params: JsonObject) {}
+
+    /**
+     * Parameters of the `document/didSave` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didSaveDocument(params: JsonObject) {}
+
+    /**
      * Request parameters for the initialize method.
      */
     suspend fun initialize(params: JsonObject): JsonObject
@@ -175,6 +253,39 @@ interface Agent {
      */
     @UnstableProtocol
     suspend fun messageMcp(params: JsonObject) {}
+
+    /**
+     * Parameters of the `nes/accept` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun acceptNes(params: JsonObject) {}
+
+    /**
+     * Parameters of the `nes/close` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun closeNes(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.NES_CLOSE)
+
+    /**
+     * Parameters of the `nes/reject` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun rejectNes(params: JsonObject) {}
+
+    /**
+     * Parameters of the `nes/start` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun startNes(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.NES_START)
+
+    /**
+     * Parameters of the `nes/suggest` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun suggestNes(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(AgentMethods.NES_SUGGEST)
 
     /**
      * Request parameters for `providers/disable`. (Unstable protocol: see [UnstableProtocol].)
@@ -308,6 +419,9 @@ internal suspend fun dispatchAgentRequest(agent: Agent, method: String, params: 
         AgentMethods.AUTH_LOGOUT -> agent.logoutAuth(params)
         AgentMethods.AUTH_STATUS -> agent.authStatus(params)
         AgentMethods.INITIALIZE -> agent.initialize(params)
+        AgentMethods.NES_CLOSE -> agent.closeNes(params)
+        AgentMethods.NES_START -> agent.startNes(params)
+        AgentMethods.NES_SUGGEST -> agent.suggestNes(params)
         AgentMethods.PROVIDERS_DISABLE -> agent.disableProvider(params)
         AgentMethods.PROVIDERS_LIST -> agent.listProviders(params)
         AgentMethods.PROVIDERS_SET -> agent.setProvider(params)
@@ -331,7 +445,14 @@ internal suspend fun dispatchAgentRequest(agent: Agent, method: String, params: 
 @OptIn(UnstableProtocol::class)
 internal suspend fun dispatchAgentNotification(agent: Agent, method: String, params: JsonObject) {
     when (method) {
+        AgentMethods.DOCUMENT_DIDCHANGE -> agent.didChangeDocument(params)
+        AgentMethods.DOCUMENT_DIDCLOSE -> agent.didCloseDocument(params)
+        AgentMethods.DOCUMENT_DIDFOCUS -> agent.didFocusDocument(params)
+        AgentMethods.DOCUMENT_DIDOPEN -> agent.didOpenDocument(params)
+        AgentMethods.DOCUMENT_DIDSAVE -> agent.didSaveDocument(params)
         AgentMethods.MCP_MESSAGE -> agent.messageMcp(params)
+        AgentMethods.NES_ACCEPT -> agent.acceptNes(params)
+        AgentMethods.NES_REJECT -> agent.rejectNes(params)
         AgentMethods.SESSION_CANCEL -> agent.cancelSession(params)
         else -> agent.extNotification(method, params)
     }
@@ -366,6 +487,46 @@ abstract class AgentPeer internal constructor() {
         connection.request(AgentMethods.AUTH_STATUS, params)
 
     /**
+     * Sends `document/didChange` to the agent. Parameters of the `document/didChange` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didChangeDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDCHANGE, params)
+    }
+
+    /**
+     * Sends `document/didClose` to the agent. Parameters of the `document/didClose` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didCloseDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDCLOSE, params)
+    }
+
+    /**
+     * Sends `document/didFocus` to the agent. Parameters of the `document/didFocus` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didFocusDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDFOCUS, params)
+    }
+
+    /**
+     * Sends `document/didOpen` to the agent. Parameters of the `document/didOpen` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didOpenDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDOPEN, params)
+    }
+
+    /**
+     * Sends `document/didSave` to the agent. Parameters of the `document/didSave` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun didSaveDocument(params: JsonObject) {
+        connection.sendNotification(AgentMethods.DOCUMENT_DIDSAVE, params)
+    }
+
+    /**
      * Sends `initialize` to the agent. Request parameters for the initialize method.
      */
     suspend fun initialize(params: JsonObject): JsonObject =
@@ -379,6 +540,43 @@ abstract class AgentPeer internal constructor() {
     suspend fun messageMcp(params: JsonObject) {
         connection.sendNotification(AgentMethods.MCP_MESSAGE, params)
     }
+
+    /**
+     * Sends `nes/accept` to the agent. Parameters of the `nes/accept` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun acceptNes(params: JsonObject) {
+        connection.sendNotification(AgentMethods.NES_ACCEPT, params)
+    }
+
+    /**
+     * Sends `nes/close` to the agent. Parameters of the `nes/close` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun closeNes(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.NES_CLOSE, params)
+
+    /**
+     * Sends `nes/reject` to the agent. Parameters of the `nes/reject` notification. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun rejectNes(params: JsonObject) {
+        connection.sendNotification(AgentMethods.NES_REJECT, params)
+    }
+
+    /**
+     * Sends `nes/start` to the agent. Parameters of the `nes/start` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun startNes(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.NES_START, params)
+
+    /**
+     * Sends `nes/suggest` to the agent. Parameters of the `nes/suggest` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun suggestNes(params: JsonObject): JsonObject =
+        connection.request(AgentMethods.NES_SUGGEST, params)
 
     /**
      * Sends `providers/disable` to the agent. Request parameters for `providers/disable`. (Unstable protocol: see [UnstableProtocol].)
@@ -538,6 +736,20 @@ interface Client {
         throw RequestError.methodNotFound(ClientMethods.ELICITATION_CREATE)
 
     /**
+     * Parameters of the `mcp/connect` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun connectMcp(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(ClientMethods.MCP_CONNECT)
+
+    /**
+     * Parameters of the `mcp/disconnect` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun disconnectMcp(params: JsonObject): JsonObject =
+        throw RequestError.methodNotFound(ClientMethods.MCP_DISCONNECT)
+
+    /**
      * Request parameters for `mcp/message`, sent from consumer to provider. (Unstable protocol: see [UnstableProtocol].)
      */
     @UnstableProtocol
@@ -570,6 +782,8 @@ interface Client {
 internal suspend fun dispatchClientRequest(client: Client, method: String, params: JsonObject): JsonObject =
     when (method) {
         ClientMethods.ELICITATION_CREATE -> client.createElicitation(params)
+        ClientMethods.MCP_CONNECT -> client.connectMcp(params)
+        ClientMethods.MCP_DISCONNECT -> client.disconnectMcp(params)
         ClientMethods.MCP_MESSAGE -> client.messageMcp(params)
         ClientMethods.SESSION_REQUEST_PERMISSION -> client.requestPermission(params)
         else -> client.extMethod(method, params)
@@ -614,6 +828,20 @@ abstract class ClientPeer internal constructor() {
      */
     suspend fun createElicitation(params: JsonObject): JsonObject =
         connection.request(ClientMethods.ELICITATION_CREATE, params)
+
+    /**
+     * Sends `mcp/connect` to the client. Parameters of the `mcp/connect` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun connectMcp(params: JsonObject): JsonObject =
+        connection.request(ClientMethods.MCP_CONNECT, params)
+
+    /**
+     * Sends `mcp/disconnect` to the client. Parameters of the `mcp/disconnect` request. (Unstable protocol: see [UnstableProtocol].)
+     */
+    @UnstableProtocol
+    suspend fun disconnectMcp(params: JsonObject): JsonObject =
+        connection.request(ClientMethods.MCP_DISCONNECT, params)
 
     /**
      * Sends `mcp/message` to the client. Request parameters for `mcp/message`, sent from consumer to provider. (Unstable protocol: see [UnstableProtocol].)
