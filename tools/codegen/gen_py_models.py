@@ -203,6 +203,7 @@ class Emitter:
         self.root_models: set[str] = set(names["root_models"])
         self.coerce_protocol_version: set[str] = set(names["coerce_protocol_version"])
         self.alias_names: dict[str, str] = names["aliases"]
+        self.nested_bases: dict = names.get("nested_bases", {})
         # The schema's $defs, as JSON: numeric bounds, URIs, the envelopes.
         self.raw = raw if raw is not None else json.loads((ROOT / profile.schema).read_text(encoding="utf-8"))["$defs"]
         self.renamed: dict[str, str] = {}  # payload struct -> its class name (Base)
@@ -343,7 +344,7 @@ class Emitter:
             attr = attr_name(wire)
             body.append(f'    {attr}: Annotated[Literal["{value}"], Field(alias="{wire}")] = "{value}"'
                         if attr != wire else f'    {attr}: Literal["{value}"] = "{value}"')
-        if not body and not validators and not config:
+        if not body and not validators and not config and not doc:
             body = ["    pass"]
         return lines + body + validators
 
@@ -470,15 +471,23 @@ class Emitter:
         ``StateUpdate``, by ``state``): one model per inner variant, a subclass of the
         inner variant's model with the outer tag too, so both tags are read."""
         names = []
-        for w in inner.variants:
-            name = self.variant_name(u.name, tag, w.tag)
-            base = self.variant_name(inner.name, w.tag, payload=w.payload)
-            self.variant_classes.append(self.model(name, w.doc, [], base=base, tag=(u.tag, tag)))
-            names.append(name)
-        if inner.other is not None:
-            name = self.variant_name(u.name, tag, "*")
-            self.variant_classes.append(self.model(name, inner.other.doc, [], base=self.other_name(inner.name),
+        # The outer tag in a model of its own, the inner variants' second base (the
+        # official package's ``SessionStateUpdateBase``), where the table names one.
+        shared = self.nested_bases.get(u.name, {}).get(tag)
+        if shared is not None:
+            self.variant_classes.append(self.model(shared, f"The `{tag}` variants' `{u.tag}`.", [],
                                                    tag=(u.tag, tag)))
+        inner_bases = [(w.tag, self.variant_name(inner.name, w.tag, payload=w.payload), w.doc)
+                       for w in inner.variants]
+        if inner.other is not None:
+            inner_bases.append(("*", self.other_name(inner.name), inner.other.doc))
+        for inner_tag, base, doc in inner_bases:
+            name = self.variant_name(u.name, tag, inner_tag)
+            if shared is None:
+                self.variant_classes.append(self.model(name, doc, [], base=base, tag=(u.tag, tag)))
+            else:
+                self.variant_classes.append(self.model(name, doc, [], base=f"{base}, {shared}"))
+                self.tagged.add(name)
             names.append(name)
         return names
 

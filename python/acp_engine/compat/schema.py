@@ -4949,13 +4949,11 @@ if _defining("AuthCapabilities"):
 if _defining("CompactionCapabilities"):
     class CompactionCapabilities(BaseModel):
         """Client support for ID-addressed context compaction updates."""
-        pass
 
 
 if _defining("NoticeCapabilities"):
     class NoticeCapabilities(BaseModel):
         """Client support for presenting live notices to the user."""
-        pass
 
 
 if _defining("PromptSuggestionsAudioCapabilities"):
@@ -5112,7 +5110,6 @@ if _defining("SessionCursorsCapabilities"):
 
         See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
         """
-        pass
 
 
 if _defining("ClientSessionCapabilities"):
@@ -7664,7 +7661,6 @@ if _defining("CreateFormRequestElicitationRequestBase"):
 if _defining("CreateFormRequestElicitationRequest"):
     class CreateFormRequestElicitationRequest(CreateFormRequestElicitationRequestBase, CreateFormElicitationRequestBase):
         """Form-based elicitation where the client renders a form from the provided schema."""
-        pass
 
 
 if _defining("CreateFormSessionElicitationRequestBase"):
@@ -7677,7 +7673,6 @@ if _defining("CreateFormSessionElicitationRequestBase"):
 if _defining("CreateFormSessionElicitationRequest"):
     class CreateFormSessionElicitationRequest(CreateFormSessionElicitationRequestBase, CreateFormElicitationRequestBase):
         """Form-based elicitation where the client renders a form from the provided schema."""
-        pass
 
 
 if _defining("CreateFormElicitationRequest"):
@@ -7800,7 +7795,6 @@ if _defining("CreateUrlRequestElicitationRequestBase"):
 if _defining("CreateUrlRequestElicitationRequest"):
     class CreateUrlRequestElicitationRequest(CreateUrlRequestElicitationRequestBase, CreateUrlElicitationRequestBase):
         """URL-based elicitation where the client directs the user to a URL."""
-        pass
 
 
 if _defining("CreateUrlSessionElicitationRequestBase"):
@@ -7815,7 +7809,6 @@ if _defining("CreateUrlSessionElicitationRequestBase"):
 if _defining("CreateUrlSessionElicitationRequest"):
     class CreateUrlSessionElicitationRequest(CreateUrlSessionElicitationRequestBase, CreateUrlElicitationRequestBase):
         """URL-based elicitation where the client directs the user to a URL."""
-        pass
 
 
 if _defining("CreateUrlElicitationRequest"):

@@ -336,11 +336,12 @@ _NEEDS = {
     "AgentMessageUpdate": ("AgentMessage",),
     "AgentThoughtChunk": ("ContentChunk",),
     "AgentThoughtUpdate": ("AgentThought",),
-    "RunningSessionStateUpdate": ("RunningState",),
-    "IdleSessionStateUpdate": ("IdleState",),
-    "RequiresActionSessionStateUpdate": ("RequiresActionState",),
-    "UnknownSessionStateUpdate": ("UnknownState",),
-    "OtherSessionStateUpdate": ("OtherState",),
+    "SessionStateUpdateBase": (),
+    "RunningSessionStateUpdate": ("RunningState", "SessionStateUpdateBase"),
+    "IdleSessionStateUpdate": ("IdleState", "SessionStateUpdateBase"),
+    "RequiresActionSessionStateUpdate": ("RequiresActionState", "SessionStateUpdateBase"),
+    "UnknownSessionStateUpdate": ("SessionStateUpdateBase", "UnknownState"),
+    "OtherSessionStateUpdate": ("OtherState", "SessionStateUpdateBase"),
     "ToolCallContentChunkUpdate": ("ToolCallContentChunk",),
     "SessionToolCallUpdate": ("ToolCallUpdate",),
     "SessionTerminalUpdate": ("TerminalUpdate",),
@@ -451,6 +452,10 @@ _NEEDS = {
     "MessageMcpResponse": ("MessageMcpResponseError", "MessageMcpResponseResult"),
     "ElicitationMode": ("ElicitationFormRequestMode", "ElicitationFormSessionMode", "ElicitationUrlRequestMode", "ElicitationUrlSessionMode"),
     "AuthCapabilities": ("ClientAuthCapabilities",),
+    "IdleSessionStateUpdateBase": ("IdleState",),
+    "RunningSessionStateUpdateBase": ("RunningState",),
+    "RequiresActionSessionStateUpdateBase": ("RequiresActionState",),
+    "OtherSessionStateUpdateBase": ("OtherState",),
     "Jsonrpc": (),
 }
 __all__ = [
@@ -617,6 +622,7 @@ __all__ = [
     "Icon",
     "IconTheme",
     "IdleSessionStateUpdate",
+    "IdleSessionStateUpdateBase",
     "IdleState",
     "IdleStateUpdate",
     "ImageContent",
@@ -716,6 +722,7 @@ __all__ = [
     "OtherReplayFrom",
     "OtherSessionConfigOption",
     "OtherSessionStateUpdate",
+    "OtherSessionStateUpdateBase",
     "OtherSessionUpdate",
     "OtherState",
     "OtherToolCallContent",
@@ -758,6 +765,7 @@ __all__ = [
     "RequestPermissionResponse",
     "RequestPermissionSubject",
     "RequiresActionSessionStateUpdate",
+    "RequiresActionSessionStateUpdateBase",
     "RequiresActionState",
     "RequiresActionStateUpdate",
     "ResourceContentBlock",
@@ -766,6 +774,7 @@ __all__ = [
     "ResumeSessionResponse",
     "Role",
     "RunningSessionStateUpdate",
+    "RunningSessionStateUpdateBase",
     "RunningState",
     "RunningStateUpdate",
     "SelectSessionConfigOption",
@@ -798,6 +807,7 @@ __all__ = [
     "SessionNotice",
     "SessionPlanRemovedUpdate",
     "SessionPlanUpdate",
+    "SessionStateUpdateBase",
     "SessionStatus",
     "SessionStatusCapabilities",
     "SessionStatusRequest",
@@ -4788,14 +4798,19 @@ if _defining("ConfigOptionUpdate"):
         session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = "config_option_update"
 
 
-if _defining("IdleSessionStateUpdate"):
-    class IdleSessionStateUpdate(IdleState):
-        """No foreground work is active. Background activity may continue."""
+if _defining("SessionStateUpdateBase"):
+    class SessionStateUpdateBase(TaggedModel):
+        """The `state_update` variants' `sessionUpdate`."""
         session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
+if _defining("IdleSessionStateUpdate"):
+    class IdleSessionStateUpdate(IdleState, SessionStateUpdateBase):
+        """No foreground work is active. Background activity may continue."""
+
+
 if _defining("OtherSessionStateUpdate"):
-    class OtherSessionStateUpdate(OtherState, TaggedModel):
+    class OtherSessionStateUpdate(OtherState, SessionStateUpdateBase):
         """Custom or future session state.
 
         Values beginning with `_` are reserved for implementation-specific
@@ -4808,7 +4823,6 @@ if _defining("OtherSessionStateUpdate"):
         previous state as confirmed, and show a generic busy state until a known
         state arrives.
         """
-        session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
 if _defining("OtherSessionUpdate"):
@@ -4839,15 +4853,13 @@ if _defining("OtherSessionUpdate"):
 
 
 if _defining("RequiresActionSessionStateUpdate"):
-    class RequiresActionSessionStateUpdate(RequiresActionState):
+    class RequiresActionSessionStateUpdate(RequiresActionState, SessionStateUpdateBase):
         """Foreground work is blocked on user action."""
-        session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
 if _defining("RunningSessionStateUpdate"):
-    class RunningSessionStateUpdate(RunningState):
+    class RunningSessionStateUpdate(RunningState, SessionStateUpdateBase):
         """Foreground work is in progress."""
-        session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
 if _defining("CompactionSummaryChunk"):
@@ -5695,7 +5707,7 @@ if _defining("ToolCallContentChunkUpdate"):
 
 
 if _defining("UnknownSessionStateUpdate"):
-    class UnknownSessionStateUpdate(UnknownState):
+    class UnknownSessionStateUpdate(UnknownState, SessionStateUpdateBase):
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5703,7 +5715,6 @@ if _defining("UnknownSessionStateUpdate"):
         The Agent cannot currently determine foreground activity.
         This replaces previously confirmed activity without ending the work or session.
         """
-        session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = "state_update"
 
 
 if _defining("Cost"):
@@ -8220,7 +8231,6 @@ if _defining("CreateFormRequestElicitationRequestBase"):
 if _defining("CreateFormRequestElicitationRequest"):
     class CreateFormRequestElicitationRequest(CreateFormRequestElicitationRequestBase, CreateFormElicitationRequestBase):
         """Form-based elicitation where the client renders a form from the provided schema."""
-        pass
 
 
 if _defining("CreateFormSessionElicitationRequestBase"):
@@ -8233,7 +8243,6 @@ if _defining("CreateFormSessionElicitationRequestBase"):
 if _defining("CreateFormSessionElicitationRequest"):
     class CreateFormSessionElicitationRequest(CreateFormSessionElicitationRequestBase, CreateFormElicitationRequestBase):
         """Form-based elicitation where the client renders a form from the provided schema."""
-        pass
 
 
 if _defining("CreateFormElicitationRequest"):
@@ -8362,7 +8371,6 @@ if _defining("CreateUrlRequestElicitationRequestBase"):
 if _defining("CreateUrlRequestElicitationRequest"):
     class CreateUrlRequestElicitationRequest(CreateUrlRequestElicitationRequestBase, CreateUrlElicitationRequestBase):
         """URL-based elicitation where the client directs the user to a URL."""
-        pass
 
 
 if _defining("CreateUrlSessionElicitationRequestBase"):
@@ -8377,7 +8385,6 @@ if _defining("CreateUrlSessionElicitationRequestBase"):
 if _defining("CreateUrlSessionElicitationRequest"):
     class CreateUrlSessionElicitationRequest(CreateUrlSessionElicitationRequestBase, CreateUrlElicitationRequestBase):
         """URL-based elicitation where the client directs the user to a URL."""
-        pass
 
 
 if _defining("CreateUrlElicitationRequest"):
@@ -9049,6 +9056,22 @@ if _defining("ElicitationMode"):
 
 if _defining("AuthCapabilities"):
     AuthCapabilities = ClientAuthCapabilities
+
+
+if _defining("IdleSessionStateUpdateBase"):
+    IdleSessionStateUpdateBase = IdleState
+
+
+if _defining("RunningSessionStateUpdateBase"):
+    RunningSessionStateUpdateBase = RunningState
+
+
+if _defining("RequiresActionSessionStateUpdateBase"):
+    RequiresActionSessionStateUpdateBase = RequiresActionState
+
+
+if _defining("OtherSessionStateUpdateBase"):
+    OtherSessionStateUpdateBase = OtherState
 
 
 if _defining("Jsonrpc"):
