@@ -99,7 +99,9 @@ pub mod messages {
 
 /// Event kinds of the host queue: the first element of each event array.
 pub mod kind {
-    /// `[0, token, method, params]`: answer with `HostConnection::respond`.
+    /// `[0, token, method, params, id]`: answer with `HostConnection::respond`; `id` is the
+    /// request's JSON-RPC id as the peer sent it (what the official SDKs show a handler as its
+    /// `requestId`).
     pub const REQUEST: u8 = 0;
     /// `[1, method, params]`: handle in order, one at a time.
     pub const NOTIFICATION: u8 = 1;

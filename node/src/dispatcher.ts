@@ -16,6 +16,7 @@ import { ERROR_CODES, ERROR_MESSAGES } from "./generated/tables.js";
 import { EVENT_KINDS, type NativeConnection } from "./native.js";
 import { WebStreamsTransport, type Reading } from "./web-streams.js";
 import { kOpen, Side, toStream, type MessageStream, type OpenOptions, type Stream } from "./streams.js";
+import type { JsonRpcId } from "./jsonrpc.js";
 
 // Event kinds, from the engine.
 const { request: REQUEST, notification: NOTIFICATION, result: RESULT, error: ERROR } = EVENT_KINDS;
@@ -37,14 +38,19 @@ const RESOLVED = Promise.resolve();
 export interface RequestContext {
   /** Fires when the peer cancels this request (`$/cancel_request`) or the connection closes. */
   readonly signal: AbortSignal;
-  /** The engine's token for this request. */
-  readonly requestId: number;
+  /** The request's JSON-RPC id, as the peer sent it (the official SDK's `requestId`). */
+  readonly requestId: JsonRpcId;
 }
 
 class InboundContext implements RequestContext {
   #controller: AbortController | null = null;
 
-  constructor(readonly requestId: number) {}
+  constructor(readonly requestId: JsonRpcId) {}
+
+  /** The peer cancelled the request: the official SDK's reason names its id. */
+  cancel(): void {
+    this.abort(RequestError.requestCancelled({ requestId: this.requestId }));
+  }
 
   get signal(): AbortSignal {
     if (this.#controller === null) this.#controller = new AbortController();
@@ -310,7 +316,7 @@ export class Dispatcher {
         return undefined;
       }
       case REQUEST:
-        this.startRequest(event[1] as number, event[2] as string, event[3]);
+        this.startRequest(event[1] as number, event[2] as string, event[3], event[4] as JsonRpcId);
         return undefined;
       case RESULT: {
         const waiter = this.settle(event[1] as number);
@@ -332,7 +338,7 @@ export class Dispatcher {
         const token = event[1] as number;
         const context = this.inflight.get(token);
         if (context !== undefined) {
-          context.abort(RequestError.requestCancelled());
+          context.cancel();
         } else {
           this.cancelledEarly.add(token);
         }
@@ -382,11 +388,11 @@ export class Dispatcher {
     return waiter;
   }
 
-  private startRequest(token: number, method: string, params: unknown): void {
-    const context = new InboundContext(token);
+  private startRequest(token: number, method: string, params: unknown, id: JsonRpcId): void {
+    const context = new InboundContext(id);
     this.inflight.set(token, context);
     if (this.cancelledEarly.size !== 0 && this.cancelledEarly.delete(token)) {
-      context.abort(RequestError.requestCancelled());
+      context.cancel();
     }
     let result;
     try {

@@ -567,6 +567,45 @@ test("an official-SDK style message stream ({readable, writable} of objects)", a
   await conn.closed;
 });
 
+test("a handler sees the peer's request id, and its cancellation names it, as in the official SDK", async () => {
+  // A hand-written peer with an id of its own choosing (a string; the engine's
+  // token for the request is a number of ours).
+  const toPeer = new TransformStream();
+  const fromPeer = new TransformStream();
+  const peer = fromPeer.writable.getWriter();
+  const seen = {};
+  let started;
+  const handlerStarted = new Promise((resolve) => (started = resolve));
+  const conn = new Connection(
+    async (method, params, context) => {
+      seen.requestId = context.requestId;
+      const aborted = new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
+      started();
+      await aborted;
+      seen.reason = context.signal.reason;
+      const error = new Error("stopped");
+      error.name = "AbortError";
+      throw error;
+    },
+    () => {},
+    { writable: toPeer.writable, readable: fromPeer.readable },
+  );
+  const replies = toPeer.readable.getReader();
+  await peer.write({ jsonrpc: "2.0", id: "perm-7", method: "_test/wait", params: {} });
+  await handlerStarted;
+  await peer.write({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: "perm-7" } });
+  const { value: reply } = await replies.read();
+  assert.equal(seen.requestId, "perm-7");
+  assert.ok(seen.reason instanceof RequestError);
+  assert.deepEqual([seen.reason.code, seen.reason.data], [-32800, { requestId: "perm-7" }]);
+  // The AbortError is answered with the signal's reason, on the wire too.
+  assert.equal(reply.id, "perm-7");
+  assert.deepEqual([reply.error.code, reply.error.data], [-32800, { requestId: "perm-7" }]);
+  await peer.close();
+  conn.close();
+  await conn.closed;
+});
+
 test("RequestError factories, toResult, toErrorResponse", () => {
   const cases = [
     [RequestError.parseError(), -32700],

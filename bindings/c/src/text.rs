@@ -210,7 +210,7 @@ pub unsafe extern "C" fn acp_text_connection_send_request(
 }
 
 /// Answer inbound request `token` (from its `[request, token, method,
-/// params]` event): `body` is `body_len` bytes, the result's JSON, or with
+/// params, id]` event; `id` is the peer's JSON-RPC id): `body` is `body_len` bytes, the result's JSON, or with
 /// `is_error` non-zero the error's (`{"code", "message", "data"?}`). Returns
 /// 1 when the answer was sent, 0 when none is wanted any more (cancelled,
 /// closed), `ACP_TEXT_REFUSED` for a result that is not JSON (the peer then

@@ -222,7 +222,8 @@ pub fn standard_error(code: i64, detail: Option<String>) -> AcpError {
 /// element of each.
 #[derive(Debug, Clone, uniffi::Record)]
 pub struct EventKinds {
-    /// `[request, token, method, params]`: answer with `acp_text_connection_respond`.
+    /// `[request, token, method, params, id]`: answer with `acp_text_connection_respond`;
+    /// `id` is the request's JSON-RPC id as the peer sent it.
     pub request: u8,
     /// `[notification, method, params]`.
     pub notification: u8,

@@ -45,7 +45,12 @@ impl TaskBridge {
         };
         self.shared
             .queue
-            .push_request(token, &request.method, params_text(&request.params, &stripped))
+            .push_request(
+                token,
+                &request.id,
+                &request.method,
+                params_text(&request.params, &stripped),
+            )
             .await;
         // The host answers through `HostConnection::respond`, which queues
         // the response itself; the value returned here is then dropped.
@@ -133,9 +138,12 @@ impl ReaderHandler for ReaderBridge {
             .shared
             .check_request(self.side, self.protocol, &self.unchecked, &request)?;
         let token = self.shared.responders.register(&request, None);
-        self.shared
-            .queue
-            .push_request_now(token, &request.method, params_text(&request.params, &stripped));
+        self.shared.queue.push_request_now(
+            token,
+            &request.id,
+            &request.method,
+            params_text(&request.params, &stripped),
+        );
         let shared = self.shared.clone();
         let told = AtomicBool::new(false);
         Ok(Arc::new(move |cause| {

@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use crate::error::RequestError;
-use crate::message::RawJson;
+use crate::message::{RawJson, RequestId};
 
 pub use crate::tables::kind;
 
@@ -145,13 +145,14 @@ impl HostQueue {
         Some(text)
     }
 
-    pub async fn push_request(&self, token: u64, method: &str, params: Option<&RawValue>) {
+    pub async fn push_request(&self, token: u64, id: &RequestId, method: &str, params: Option<&RawValue>) {
         self.room().await;
-        self.push_request_now(token, method, params);
+        self.push_request_now(token, id, method, params);
     }
 
-    /// `push_request` without waiting for room.
-    pub fn push_request_now(&self, token: u64, method: &str, params: Option<&RawValue>) {
+    /// `push_request` without waiting for room. The peer's id comes last:
+    /// hosts that do not show it read the first four elements as before.
+    pub fn push_request_now(&self, token: u64, id: &RequestId, method: &str, params: Option<&RawValue>) {
         self.push(method.len() + raw_len(params), false, |text| {
             text.push_str("[0,");
             push_number(text, token);
@@ -159,6 +160,8 @@ impl HostQueue {
             push_string(text, method);
             text.push(',');
             push_raw(text, params);
+            text.push(',');
+            push_id(text, id);
             text.push(']');
         });
     }
@@ -307,6 +310,15 @@ fn push_string(text: &mut String, value: &str) {
     crate::json_string::write_string(unsafe { text.as_mut_vec() }, value);
 }
 
+/// A request's id as the peer sent it (no allocation: on every request).
+fn push_id(text: &mut String, id: &RequestId) {
+    match id {
+        RequestId::Number(number) => push_number(text, *number),
+        RequestId::Str(value) => push_string(text, value),
+        RequestId::Null => text.push_str("null"),
+    }
+}
+
 fn push_json(text: &mut String, value: &(impl Serialize + ?Sized)) {
     // Strings and error objects always serialize.
     let json = serde_json::to_string(value).expect("serializable");
@@ -341,13 +353,15 @@ mod tests {
         let (queue, wakes) = queue(16);
         let params = crate::to_raw(&serde_json::json!({"a": 1})).unwrap();
         queue.push_notification("n\"1", Some(&params)).await;
-        queue.push_request(7, "m", None).await;
+        queue
+            .push_request(7, &RequestId::Str("r\"1".into()), "m", None)
+            .await;
         queue.push_response(3, &Err(RequestError::request_cancelled()));
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
         let text = queue.drain().unwrap();
         let events: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(events[0], serde_json::json!([1, "n\"1", {"a": 1}]));
-        assert_eq!(events[1], serde_json::json!([0, 7, "m", null]));
+        assert_eq!(events[1], serde_json::json!([0, 7, "m", null, "r\"1"]));
         assert_eq!(events[2][0], 3);
         assert_eq!(events[2][2]["code"], -32800);
         assert!(queue.drain().is_none());

@@ -6,6 +6,7 @@
 import { Dispatcher, thenable, type RequestContext } from "../dispatcher.js";
 import { logHandlerError, RequestError } from "../errors.js";
 import type { MaybePromise } from "../sides.js";
+import type { JsonRpcId } from "../jsonrpc.js";
 import { ALL_UNCHECKED, ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
 import { AgentConnection, AgentContext, ClientConnection, ClientContext, sessionRouterOf, type AcpConnection } from "./context.js";
 import { parseParams, type AppOptions, type ParamsParser } from "./options.js";
@@ -18,7 +19,7 @@ export interface HandlerContext<Params> {
   /** The request's cancellation (or, for a notification, the connection's close). */
   signal: AbortSignal;
 }
-export type RequestHandlerContext<Params> = HandlerContext<Params> & { requestId: string | number };
+export type RequestHandlerContext<Params> = HandlerContext<Params> & { requestId: JsonRpcId };
 
 type AnyRequestHandler = (context: never) => unknown;
 type AnyNotificationHandler = (context: never) => unknown;
@@ -81,7 +82,7 @@ export abstract class AppBase<Peer extends object> {
   }
 
   /** @internal A handler's view of the peer. */
-  protected abstract peerContext(dispatcher: Dispatcher, requestId?: string | number): object;
+  protected abstract peerContext(dispatcher: Dispatcher, requestId?: JsonRpcId): object;
   /** @internal The handle `connect` returns. */
   abstract connection(dispatcher: Dispatcher): AcpConnection;
   /** @internal Notifications the side consumes before the user's handlers. */
@@ -246,7 +247,7 @@ export class AgentAppBase<Peer extends object> extends AppBase<Peer> {
     return super.register(kind, method, parserOrHandler, handler);
   }
 
-  protected peerContext(dispatcher: Dispatcher, requestId?: string | number): object {
+  protected peerContext(dispatcher: Dispatcher, requestId?: JsonRpcId): object {
     return new AgentContext(dispatcher, this.protocol, requestId);
   }
 
@@ -273,7 +274,7 @@ export class ClientAppBase<Peer extends object> extends AppBase<Peer> {
     super(protocol, options);
   }
 
-  protected peerContext(dispatcher: Dispatcher, requestId?: string | number): object {
+  protected peerContext(dispatcher: Dispatcher, requestId?: JsonRpcId): object {
     return new ClientContext(dispatcher, this.protocol, requestId);
   }
 

@@ -6,6 +6,7 @@ import type { Dispatcher } from "../dispatcher.js";
 import { isRequestError } from "../errors.js";
 import { ERROR_CODES } from "../generated/tables.js";
 import { TerminalHandle, type TerminalCalls } from "../terminal.js";
+import type { JsonRpcId } from "../jsonrpc.js";
 import type { AppProtocol } from "./protocol.js";
 import type { SendRequestOptions } from "./options.js";
 import { SessionBuilder, type ActiveSession } from "./session.js";
@@ -22,17 +23,17 @@ export class AcpContext<PeerRequests extends RequestMap, PeerNotifications exten
   readonly dispatcher: Dispatcher;
   /** @internal */
   readonly protocol: AppProtocol;
-  readonly #requestId: string | number | undefined;
+  readonly #requestId: JsonRpcId | undefined;
 
   /** @internal */
-  constructor(dispatcher: Dispatcher, protocol: AppProtocol, requestId?: string | number) {
+  constructor(dispatcher: Dispatcher, protocol: AppProtocol, requestId?: JsonRpcId) {
     this.dispatcher = dispatcher;
     this.protocol = protocol;
     this.#requestId = requestId;
   }
 
   /** The id of the request being handled (`undefined` outside a request handler). */
-  get requestId(): string | number | undefined {
+  get requestId(): JsonRpcId | undefined {
     return this.#requestId;
   }
 
