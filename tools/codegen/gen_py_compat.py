@@ -52,13 +52,14 @@ V2_OUT = f"{OUT}/experimental/v2"
 # The official protocols' parameter order (tools/schema-derive-py/signatures.py).
 SIGNATURES = "schema/upstream/pypi/signatures.json"
 
-# Where the official SDK names a handler other than the IR's rule does (keyed by
-# method key and kind): its `Agent` / `Client` protocols are the API users implement.
 # ``document/didOpen``: ``did_open`` (the IR's rule would say ``did_open_document``).
 DOCUMENT_HANDLER_NAMES = {
     (f"document_did{event.capitalize()}", "notification"): f"did_{event}"
     for event in ("change", "close", "focus", "open", "save")
 }
+
+# Where the official SDK names a handler other than the IR's rule does (keyed by
+# method key and kind): its `Agent` / `Client` protocols are the API users implement.
 HANDLER_NAMES = {
     ("session_set_config_option", "request"): "set_config_option",
     ("mcp_message", "request"): "mcp_message",
@@ -220,7 +221,8 @@ def is_uri(api: Api, owner: str, wire: str) -> bool:
 
 def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol: bool = False) -> list[str]:
     """One method of the peer, as the other side calls it: keyword arguments in, the
-    params model built from them (extra keywords become ``_meta``), the result validated."""
+    params model built from them (extra keywords become ``_meta``), the result validated.
+    Its parameters are in the official signature's order (``SIGNATURES``)."""
     params = schema.definitions[m.params]
     assert isinstance(params, ir.Struct)
     fields = [f for f in params.fields if f.wire_name != "_meta"]

@@ -469,10 +469,10 @@ class Emitter:
     def nested_variants(self, u: ir.TaggedUnion, tag: str, inner: ir.TaggedUnion) -> list[str]:
         """A variant whose payload is itself a tagged union (``state_update``:
         ``StateUpdate``, by ``state``): one model per inner variant, a subclass of the
-        inner variant's model with the outer tag too, so both tags are read."""
+        inner variant's model with the outer tag too, so both tags are read; the outer
+        tag in a base of its own where the table's ``nested_bases`` names one."""
         names = []
-        # The outer tag in a model of its own, the inner variants' second base (the
-        # official package's ``SessionStateUpdateBase``), where the table names one.
+        # The official package's ``SessionStateUpdateBase``: every inner variant's second base.
         shared = self.nested_bases.get(u.name, {}).get(tag)
         if shared is not None:
             self.variant_classes.append(self.model(shared, f"The `{tag}` variants' `{u.tag}`.", [],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the ACP v1 definitions that only the official Python SDK has, as JSON Schema.
+"""Derive the ACP definitions that only the official Python SDK has, as JSON Schema.
 
 The official Python SDK (PyPI ``agent-client-protocol``) is generated from a newer
 schema release than the TypeScript SDK's bundle and the Rust schema crate reachable
@@ -13,8 +13,9 @@ package installed, writes them as JSON Schema in the shape the official generato
   in no ``--have`` (the other sources' schemas), its params and result models and
   every model they refer to that no ``--have`` has;
 * the models of the capability fields (``AgentCapabilities.nes``,
-  ``ClientCapabilities.nes``) that no ``--have`` has, with what they refer to: the
-  capabilities those methods come with (the fields themselves stay the others');
+  ``ClientCapabilities.nes``) that the ``--have`` capability objects lack, with what they
+  refer to: the capabilities those methods come with (the fields themselves stay the
+  others');
 * ``x-method`` / ``x-side`` on params and results, as the crate annotates them, and a
   top-level ``x-methods`` list (wire name, side, kind, params, result) saying where each
   goes in the JSON-RPC envelopes;
@@ -25,8 +26,16 @@ package installed, writes them as JSON Schema in the shape the official generato
   tag next to ``allOf`` of a payload definition (``NesEditSuggestion``), and an inline
   string enum a named definition of string constants (``{Model}{Field}``).
 
+With ``--version v2`` it reads the package's ACP v2 draft (``acp.experimental.v2``) and
+writes the npm v2 draft's shapes: an open union (``anyOf`` of ``{X}Variant`` models and an
+``Other{Union}`` catch-all) becomes the tagged variants and one titled ``other`` whose tag
+is any other value; an open string enum (``Literal[...] | str``) the constants and one
+``other`` string.
+
     python derive.py --have schema/upstream/npm/v1/schema.unstable.json \
         --have schema/upstream/crate/v1/schema.unstable.json --out schema/upstream/pypi/v1
+    python derive.py --version v2 --have schema/upstream/npm/v2/schema.unstable.json \
+        --out schema/upstream/pypi/v2
 
 Standard library and the installed ``acp`` / ``pydantic`` only. Deterministic.
 """
