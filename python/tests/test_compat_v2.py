@@ -95,28 +95,23 @@ def test_a_vendor_update_is_kept_and_a_malformed_known_one_refused() -> None:
         )  # no messageId
 
 
-def test_the_official_v2_client_drives_a_compat_v2_agent() -> None:
-    done = subprocess.run(
-        official_ts("v2-client.mjs") + [sys.executable, peer("compat_v2_agent.py")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def _drive(client: List[str], agent: str) -> str:
+    """Run an official client program against one of our peers; its last line of output."""
+    done = subprocess.run(client + [sys.executable, peer(agent)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "v2 ok"
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_the_official_v2_client_drives_a_compat_v2_agent() -> None:
+    last_line = _drive(official_ts("v2-client.mjs"), "compat_v2_agent.py")
+    assert last_line == "v2 ok"
 
 
 def test_the_official_python_v2_client_gets_next_edit_suggestions_from_a_compat_v2_agent() -> None:
     # nes/* and document/* are in v2's unstable schema only through the official
     # Python SDK's models (tools/schema-derive-py): the engine routes and checks them.
-    done = subprocess.run(
-        official_py("official_v2_nes_client.py") + [sys.executable, peer("compat_v2_agent.py")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    suggestions = json.loads(done.stdout.strip().splitlines()[-1])
+    last_line = _drive(official_py("official_v2_nes_client.py"), "compat_v2_agent.py")
+    suggestions = json.loads(last_line)
     assert suggestions == [
         # A jump to the end of the document didOpen gave.
         ["NesJumpSuggestionVariant",
@@ -183,14 +178,8 @@ async def test_a_v2_agent_admits_nothing_before_initialize() -> None:
 
 
 def test_the_official_v2_client_gets_v2_from_a_compat_protocol_router() -> None:
-    done = subprocess.run(
-        official_ts("v2-client.mjs") + [sys.executable, peer("compat_router_agent.py")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "v2 ok"
+    last_line = _drive(official_ts("v2-client.mjs"), "compat_router_agent.py")
+    assert last_line == "v2 ok"
 
 
 class _V1Updates:

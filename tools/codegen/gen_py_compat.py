@@ -231,12 +231,16 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
     # A union's variant field the official signature requires (``value``): taken as given.
     variant_fields = [name for name, required in official if params.union is not None and required and name not in ours]
     position = {name: index for index, (name, _) in enumerate(official)}
+
+    def official_first(item: tuple[str, Optional[ir.Field]]) -> int:
+        return position.get(item[0], len(position))
+
     # The parameters the official signature names first, in its order (a positional call
     # means the same), then ours only, in the schema's order; required ones before the rest.
     required = sorted([(snake(f.wire_name), f) for f in fields if f.required and not f.null_default]
-                      + [(name, None) for name in variant_fields], key=lambda item: position.get(item[0], len(position)))
+                      + [(name, None) for name in variant_fields], key=official_first)
     optional = sorted([(snake(f.wire_name), f) for f in fields if f.null_default or not f.required],
-                      key=lambda item: position.get(item[0], len(position)))
+                      key=official_first)
     args = ["self"]
     for name, f in required + optional:
         if f is None:

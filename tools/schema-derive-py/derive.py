@@ -143,25 +143,14 @@ class Converter:
         if tag is not None:
             return {"$ref": REF + self.lift_open_union(node["anyOf"], tag)}
         if "enum" in node and node.get("type") == "string" and field is not None:
-            name = owner + camel(snake_to_camel(field))
-            self.out[name] = {
-                "description": f"The values of `{owner}.{field}`.",
-                "oneOf": [{"description": f"`{value}`.", "type": "string", "const": value} for value in node["enum"]],
-            }
-            return {"$ref": REF + name}
+            return {"$ref": REF + self.lift_enum(owner, field, node["enum"], open_=False)}
         branches = [b for b in node.get("anyOf", []) if b != {"type": "null"}]
         if field is not None and self.is_open_string_enum(branches):
-            name = owner + camel(snake_to_camel(field))
-            self.out[name] = {
-                "description": f"The values of `{owner}.{field}`, or any other string.",
-                "anyOf": [{"description": f"`{b['const']}`.", "type": "string", "const": b["const"]}
-                          for b in branches if "const" in b]
-                + [{"title": "other", "description": "Any other value.", "type": "string"}],
-            }
+            ref = {"$ref": REF + self.lift_enum(owner, field, [b["const"] for b in branches if "const" in b], open_=True)}
             rest = {k: v for k, v in node.items() if k not in ("anyOf", "title") and not (k == "default" and v is None)}
             if len(branches) < len(node["anyOf"]):
-                return {"anyOf": [{"$ref": REF + name}, {"type": "null"}], **rest}
-            return {"$ref": REF + name, **rest}
+                return {"anyOf": [ref, {"type": "null"}], **rest}
+            return {**ref, **rest}
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in ("title",) or (key == "default" and value is None):
@@ -196,6 +185,18 @@ class Converter:
         name, variants = self.lift_variants(tag, [(mapping[variant], variant) for variant in order])
         self.out[name] = {"description": f"One of the variants told apart by `{tag}`.", "oneOf": variants,
                           "discriminator": {"propertyName": tag}}
+        return name
+
+    def lift_enum(self, owner: str, field: str, values: list[str], open_: bool) -> str:
+        """An inline string enum -> a named definition ``{Model}{Field}`` of its constants
+        (``oneOf``); an open one (v2) also takes any other string (``anyOf`` with ``other``)."""
+        name = owner + camel(snake_to_camel(field))
+        constants = [{"description": f"`{value}`.", "type": "string", "const": value} for value in values]
+        if open_:
+            self.out[name] = {"description": f"The values of `{owner}.{field}`, or any other string.",
+                              "anyOf": constants + [{"title": "other", "description": "Any other value.", "type": "string"}]}
+        else:
+            self.out[name] = {"description": f"The values of `{owner}.{field}`.", "oneOf": constants}
         return name
 
     @staticmethod
