@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build check test test-lane-engine test-lane-languages test-lane-processes test-lane-programs test-real test-remote test-balancer test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-real test-remote test-balancer test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -24,24 +24,11 @@ demo:
 ## test: every test: schema and generated code in sync, the C ABI compatible with the
 ## baseline, Rust, C, Python, Node, Go and Kotlin suites, the malformed-input corpus,
 ## interop with the official SDKs, the README programs, benchmark smoke run; the suites
-## run in two lanes at a time (below), each suite's output in target/test-logs/
+## run two at a time, each once what it drives is built (tools/test/pool.py), each
+## suite's output in target/test-logs/
 test: schema-check codegen-check header-check abi-check build
 	@rm -rf target/test-logs && bash interop/setup.sh >/dev/null
-	@$(MAKE) -s --no-print-directory -j2 test-lane-engine test-lane-languages
-	@$(MAKE) -s --no-print-directory -j2 test-lane-processes test-lane-programs
-	@bash tools/test/lane.sh --log bench-quick
-
-# make test's lanes (tools/test/lane.sh), two at once: the language suites build the
-# peers (wheel, addon, Go and Kotlin programs) that the process suites then drive, and
-# the bench smoke rebuilds some of them, so it runs alone, last.
-test-lane-engine:
-	@bash tools/test/lane.sh --log test-rust test-c test-kotlin
-test-lane-languages:
-	@bash tools/test/lane.sh --log test-python test-node test-go
-test-lane-processes:
-	@bash tools/test/lane.sh --log test-reliability test-interop test-trace test-check test-view
-test-lane-programs:
-	@bash tools/test/lane.sh --log test-remote test-balancer test-real test-readme
+	@python3 tools/test/pool.py
 
 ## build: every crate of the workspace with its examples and binaries, debug: the one
 ## build the suites share (the same packages each time, so cargo resolves one feature

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# One lane of `make test`: the given make targets one after another.
+# A lane of suites: the given make targets one after another.
 #
 #   lane.sh [--log] target...
 #
-# `make test` runs two lanes at once (the cores allow it: one lane mostly
-# compiles, the other mostly waits on processes). A lane stops before its
-# next suite once either lane has failed (target/test-logs/failed).
+# `make test` (tools/test/pool.py) runs two at once, each a lane of one
+# suite. A lane stops before its next suite once any suite has failed
+# (target/test-logs/failed).
 # --log: each suite's output goes to target/test-logs/<target>.log, and
 # only a line per suite (and the log's tail on failure) to the terminal,
-# so the two lanes' output does not interleave line by line.
+# so two suites' output does not interleave line by line.
 set -uo pipefail
 
 log=""
@@ -18,7 +18,7 @@ logs="$root/target/test-logs"
 mkdir -p "$logs"
 make=${MAKE:-make}
 # Each suite is a make of its own, with no jobserver from the make that runs
-# the lanes: cargo then uses every core when the other lane leaves them idle.
+# the pool: cargo then uses every core when the other suite leaves them idle.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
 for target in "$@"; do
