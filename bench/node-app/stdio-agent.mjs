@@ -4,6 +4,5 @@
 // instead of `ndJsonStream` over Node's Web-stream adapters: the faster
 // setting node/README.md documents.
 globalThis.ACP_BENCH_SDK = new URL("../../node/dist/index.js", import.meta.url).href;
-const acp = await import(globalThis.ACP_BENCH_SDK);
-globalThis.ACP_BENCH_ENGINE_STREAMS = { stdio: () => acp.stdioStream() };
+globalThis.ACP_BENCH_ENGINE_STREAMS = { stdio: (acp) => acp.stdioStream() };
 await import("../official-ts/agent.mjs");

@@ -2,7 +2,8 @@
 // The official TypeScript SDK's benchmark client (bench/official-ts/client.mjs)
 // on acp-engine's app API, spawning its agent with the engine's
 // `spawnStream()` instead of `ndJsonStream` over Node's Web-stream adapters.
+// The client loads the package itself, after its setup clock starts, and
+// hands it to `spawn`.
 globalThis.ACP_BENCH_SDK = new URL("../../node/dist/index.js", import.meta.url).href;
-const acp = await import(globalThis.ACP_BENCH_SDK);
-globalThis.ACP_BENCH_ENGINE_STREAMS = { spawn: (argv) => acp.spawnStream(argv[0], argv.slice(1)) };
+globalThis.ACP_BENCH_ENGINE_STREAMS = { spawn: (acp, argv) => acp.spawnStream(argv[0], argv.slice(1)) };
 await import("../official-ts/client.mjs");

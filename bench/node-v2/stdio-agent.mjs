@@ -3,6 +3,5 @@
 // on acp-engine's `experimental/v2` over the engine's own stdio stream
 // (`stdioStream()`) instead of `ndJsonStream` over Node's Web-stream adapters.
 globalThis.ACP_BENCH_SDK_V2 = new URL("../../node/dist/experimental/v2.js", import.meta.url).href;
-const acp = await import(globalThis.ACP_BENCH_SDK_V2);
-globalThis.ACP_BENCH_ENGINE_STREAMS = { stdio: () => acp.stdioStream() };
+globalThis.ACP_BENCH_ENGINE_STREAMS = { stdio: (acp) => acp.stdioStream() };
 await import("../official-ts-v2/agent.mjs");

@@ -42,7 +42,7 @@ const app = acp
 // bench/node-v2/stdio-*.mjs: acp-engine's own stdio stream in place of Web streams.
 const engineStreams = globalThis.ACP_BENCH_ENGINE_STREAMS;
 const conn = app.connect(
-  engineStreams ? engineStreams.stdio() : acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
+  engineStreams ? engineStreams.stdio(acp) : acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
 );
 await conn.closed;
 process.exit(0);

@@ -21,7 +21,7 @@ const child = engineStreams ? null : spawn(agentArgv[0], agentArgv.slice(1), { s
 const exited = child ? new Promise((resolve) => child.on("exit", resolve)) : Promise.resolve();
 const stream = child
   ? acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout))
-  : engineStreams.spawn(agentArgv);
+  : engineStreams.spawn(acp, agentArgv);
 
 let setup_s = 0;
 let run_s = 0;

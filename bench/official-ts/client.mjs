@@ -55,7 +55,7 @@ const child = remote || engineStreams ? null : spawn(agentArgv[0], agentArgv.sli
 const exited = child ? new Promise((resolve) => child.on("exit", resolve)) : Promise.resolve();
 const conn = app.connect(
   engineStreams && !remote
-    ? engineStreams.spawn(agentArgv)
+    ? engineStreams.spawn(acp, agentArgv)
     : child
       ? acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout))
       : await remoteStream(agentArgv[0]),
