@@ -4,8 +4,9 @@
 #   2. build the addon in release (build-native.mjs) and the package (tsc)
 #   3. npm pack, install the tarball into an empty temp dir
 #   4. node:test suite against the INSTALLED package (test/*.test.mjs), and
-#      the official SDK's own tests (official-tests/run.mjs) and its 2.4.0
-#      entry points' names (official-tests/surface.mjs)
+#      the official SDK's own tests (official-tests/run.mjs), its 2.4.0
+#      entry points' names (official-tests/surface.mjs) and programs typed
+#      against its types (official-tests/types.mjs)
 #   5. tsc --noEmit --strict on the examples (and compile them, for 6)
 #   5b. real agents from npm (claude-agent-acp, codex-acp, claude-code-acp)
 #      with the package as their SDK through npm overrides: transcripts equal
@@ -134,8 +135,9 @@ else
 fi
 
 # The official TypeScript SDK's own tests against the installed package,
-# with only their import specifiers rewritten (official-tests/run.mjs), and
-# its 2.4.0 entry points' names against ours (official-tests/surface.mjs).
+# with only their import specifiers rewritten (official-tests/run.mjs), its
+# 2.4.0 entry points' names against ours (official-tests/surface.mjs), and
+# programs typed against its types compiled on ours (official-tests/types.mjs).
 official="$node_dir/official-tests"
 # (npm ci refuses npm 11's own lock file here too: see the first step.)
 if (cd "$official" && { npm ci --no-audit --no-fund >"$tmp/official-ci.log" 2>&1 ||
@@ -155,6 +157,13 @@ if (cd "$official" && { npm ci --no-audit --no-fund >"$tmp/official-ci.log" 2>&1
   else
     cat "$tmp/surface.log" >&2
     fail "the official SDK 2.4.0's public names: $(tail -n 1 "$tmp/surface.log")"
+  fi
+  # Programs typed against the official 2.4.0's types compile on ours as they are.
+  if (cd "$official" && node types.mjs) >"$tmp/types.log" 2>&1; then
+    pass "the official SDK 2.4.0's types: $(tail -n 1 "$tmp/types.log")"
+  else
+    cat "$tmp/types.log" >&2
+    fail "the official SDK 2.4.0's types: $(tail -n 1 "$tmp/types.log")"
   fi
 else
   cat "$tmp/official-ci.log" >&2; fail "npm ci (official-tests)"

@@ -257,6 +257,9 @@ class OtherVariant:
     #: Alternatives (an ``anyOf`` of objects, such as an elicitation's scopes), each a
     #: ``required`` of its own: at least one must hold.
     one_of: list[list[tuple[str, str]]] = field(default_factory=list)
+    #: The definitions those alternatives are, where each is one (for the languages that
+    #: type the catch-all variant as one of them).
+    one_of_refs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -782,6 +785,12 @@ class _Loader:
             alternatives.append(self.catch_all_required(target, tag))
         return alternatives
 
+    def catch_all_alternative_refs(self, b: dict) -> list[str]:
+        """The definitions a catch-all variant's alternatives are, if each is one."""
+        branches = b.get("anyOf") or b.get("oneOf") or []
+        refs = [_single_allof_ref(branch) or (branch.get("$ref") and _ref_name(branch["$ref"])) for branch in branches]
+        return refs if all(refs) else []
+
     def add_tagged_variant(self, u: TaggedUnion, name: str, b: dict) -> None:
         tag = u.tag
         owner = u.embedded_in or name
@@ -807,7 +816,7 @@ class _Loader:
             if u.other is not None:
                 raise SchemaError(f"{name}: more than one catch-all variant")
             u.other = OtherVariant(camel(b.get("title") or "other"), bdoc, self.catch_all_required(b, tag),
-                                   self.catch_all_alternatives(b, tag))
+                                   self.catch_all_alternatives(b, tag), self.catch_all_alternative_refs(b))
             if u.embedded_in and ("anyOf" in b or "oneOf" in b or props):
                 self.notes.append(
                     f"{name}: the catch-all `{tag}` variant keeps only the `{tag}` value; its other "
@@ -1068,11 +1077,13 @@ def same_shape(schema: Schema, stable: Schema) -> set[str]:
     }
 
 
-def same_as_stable(schema: Schema, stable: Schema) -> set[str]:
+def same_as_stable(schema: Schema, stable: Schema, own: frozenset[str] = frozenset()) -> set[str]:
     """The definitions of ``schema`` (the unstable one) that are the stable schema's as they
     are (their prose aside), down to every definition they refer to: a language may take
-    those from the stable types instead of defining them again."""
-    same = same_shape(schema, stable)
+    those from the stable types instead of defining them again. ``own``: definitions the
+    language writes differently in the two all the same (so neither they nor what holds them
+    are taken)."""
+    same = same_shape(schema, stable) - own
     changed = True
     while changed:
         changed = False

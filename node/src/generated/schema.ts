@@ -665,16 +665,14 @@ export type CreateElicitationRequest = {
   _meta?: { [key: string]: unknown } | null;
 } & CreateElicitationRequestMode;
 
-/**
- * The `mode`-selected part of `CreateElicitationRequest`.
- *
- * Other `mode` values may appear too (not typed here): Custom or future elicitation mode.
- */
+/** The `mode`-selected part of `CreateElicitationRequest`. */
 export type CreateElicitationRequestMode =
   /** Form-based elicitation where the client renders a form from the provided schema. */
   | (ElicitationFormMode & { mode: "form" })
   /** URL-based elicitation where the client directs the user to a URL. */
-  | (ElicitationUrlMode & { mode: "url" });
+  | (ElicitationUrlMode & { mode: "url" })
+  /** Custom or future elicitation mode. */
+  | (ElicitationSessionScope | ElicitationRequestScope) & { mode: string; [key: string]: unknown };
 
 /**
  * Session-scoped elicitation, optionally tied to a specific tool call.
@@ -762,8 +760,6 @@ export type ElicitationSchemaType = "object";
  * Each variant corresponds to a JSON Schema `"type"` value.
  * Single-select enums use `type: "string"` with `enum` or `oneOf` set.
  * Multi-select enums use `type: "array"`.
- *
- * Other `type` values may appear too (not typed here): Custom or future elicitation property schema.
  */
 export type ElicitationPropertySchema =
   /** String property (or single-select enum when `enum`/`oneOf` is set). */
@@ -775,7 +771,9 @@ export type ElicitationPropertySchema =
   /** Boolean property. */
   | (BooleanPropertySchema & { type: "boolean" })
   /** Multi-select array property. */
-  | (MultiSelectPropertySchema & { type: "array" });
+  | (MultiSelectPropertySchema & { type: "array" })
+  /** Custom or future elicitation property schema. */
+  | { type: string; [key: string]: unknown };
 
 /** String format types for string properties in elicitation schemas. */
 export type StringFormat = "email" | "uri" | "date" | "date-time";
@@ -1001,14 +999,14 @@ export interface BooleanPropertySchema {
  * Items for a multi-select (array) property schema.
  *
  * A value without `type` is a `TitledMultiSelectItems`.
- *
- * Other `type` values may appear too (not typed here): Custom or future typed multi-select items.
  */
 export type MultiSelectItems =
   /** Multi-select string items with plain string values. */
   | (StringMultiSelectItems & { type: "string" })
   /** Titled multi-select items with human-readable labels. */
-  | (TitledMultiSelectItems & { type?: undefined });
+  | (TitledMultiSelectItems & { type?: undefined })
+  /** Custom or future typed multi-select items. */
+  | { type: string; [key: string]: unknown };
 
 /** String item schema for multi-select enum properties. */
 export interface StringMultiSelectItems {
@@ -2690,8 +2688,6 @@ export interface SessionCancelCapabilities {
  * Each update is a whole-object snapshot. Idle does not terminate the child.
  * The parent can message it again, transitioning it back to running.
  * Background activity may still emit other session updates while idle.
- *
- * Other `state` values may appear too (not typed here): Custom or future state.
  */
 export type StateUpdate =
   /** Foreground work is in progress. */
@@ -2701,7 +2697,9 @@ export type StateUpdate =
   /** Foreground work is blocked on user action. */
   | (RequiresActionStateUpdate & { state: "requires_action" })
   /** The Agent cannot currently determine foreground activity. */
-  | (UnknownStateUpdate & { state: "unknown" });
+  | (UnknownStateUpdate & { state: "unknown" })
+  /** Custom or future state. */
+  | { state: string; [key: string]: unknown };
 
 /** Foreground work is in progress. */
 export interface RunningStateUpdate {
@@ -2738,11 +2736,7 @@ export type IdleStateUpdate = {
   _meta?: { [key: string]: unknown } | null;
 } & IdleStateUpdateStopReason;
 
-/**
- * The `stopReason`-selected part of `IdleStateUpdate`.
- *
- * Other `stopReason` values may appear too (not typed here): Custom or future stop reason.
- */
+/** The `stopReason`-selected part of `IdleStateUpdate`. */
 export type IdleStateUpdateStopReason =
   /** The work ended successfully. */
   | { stopReason: "end_turn" }
@@ -2760,7 +2754,9 @@ export type IdleStateUpdateStopReason =
   /** The work ended because something failed. */
   | (ErrorStopReason & { stopReason: "error" })
   /** No stop reason: `stopReason` is omitted or `null`. */
-  | { stopReason?: null };
+  | { stopReason?: null }
+  /** Custom or future stop reason. */
+  | { stopReason: string; [key: string]: unknown };
 
 /** Foreground work is blocked on user action. */
 export interface RequiresActionStateUpdate {
@@ -3994,18 +3990,16 @@ export type CreateElicitationResponse = {
   _meta?: { [key: string]: unknown } | null;
 } & CreateElicitationResponseAction;
 
-/**
- * The `action`-selected part of `CreateElicitationResponse`.
- *
- * Other `action` values may appear too (not typed here): Custom or future elicitation action.
- */
+/** The `action`-selected part of `CreateElicitationResponse`. */
 export type CreateElicitationResponseAction =
   /** The user accepted and provided content. */
   | (ElicitationAcceptAction & { action: "accept" })
   /** The user declined the elicitation. */
   | { action: "decline" }
   /** The elicitation was cancelled. */
-  | { action: "cancel" };
+  | { action: "cancel" }
+  /** Custom or future elicitation action. */
+  | { action: string; [key: string]: unknown };
 
 /** Allowed wire representations for `ElicitationContentValue`. */
 export type ElicitationContentValue =

@@ -1539,8 +1539,6 @@ export interface CursorForkCapabilities {
  * an error. It does not fall back to the unknown-type variant.
  *
  * See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
- *
- * Other `type` values may appear too (not typed here): Custom or future anchor type.
  */
 export type CursorAnchor =
   /** The cursor is next to a user message. */
@@ -1554,7 +1552,9 @@ export type CursorAnchor =
   /** The cursor is next to a tool call. */
   | (CursorToolCallAnchor & { type: "tool_call" })
   /** The cursor is next to a compaction. */
-  | (CursorCompactionAnchor & { type: "compaction" });
+  | (CursorCompactionAnchor & { type: "compaction" })
+  /** Custom or future anchor type. */
+  | { type: string; [key: string]: unknown };
 
 /**
  * **UNSTABLE**

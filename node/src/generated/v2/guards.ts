@@ -8,8 +8,6 @@ import { narrowing } from "../../narrowing.js";
 import type * as schema from "./schema.js";
 
 export type * from "./schema.js";
-// The shared schema's, as they are.
-export { CreateElicitationRequest, CreateElicitationResponse, ElicitationPropertySchema, MultiSelectItems } from "../guards.js";
 
 const check = narrowing(2, false);
 
@@ -107,6 +105,46 @@ export const ContentBlock = {
   },
 };
 
+export type CreateElicitationRequest = schema.CreateElicitationRequest;
+
+/** Narrowing guards for `CreateElicitationRequest`'s variants (by `mode`). */
+export const CreateElicitationRequest = {
+  /** The `form` variant, with a valid payload. */
+  isForm(value: unknown): value is Extract<schema.CreateElicitationRequest, { mode: "form" }> {
+    return check.tagged(value, "CreateElicitationRequest", "mode", "form");
+  },
+  /** The `url` variant, with a valid payload. */
+  isUrl(value: unknown): value is Extract<schema.CreateElicitationRequest, { mode: "url" }> {
+    return check.tagged(value, "CreateElicitationRequest", "mode", "url");
+  },
+  /** A custom or future variant: a `mode` no known variant has, with a valid payload. */
+  isCustom(value: unknown): value is schema.CreateElicitationRequest {
+    return check.custom(value, "CreateElicitationRequest", "mode", ["form", "url"]);
+  },
+};
+
+export type CreateElicitationResponse = schema.CreateElicitationResponse;
+
+/** Narrowing guards for `CreateElicitationResponse`'s variants (by `action`). */
+export const CreateElicitationResponse = {
+  /** The `accept` variant, with a valid payload. */
+  isAccept(value: unknown): value is Extract<schema.CreateElicitationResponse, { action: "accept" }> {
+    return check.tagged(value, "CreateElicitationResponse", "action", "accept");
+  },
+  /** The `decline` variant, with a valid payload. */
+  isDecline(value: unknown): value is Extract<schema.CreateElicitationResponse, { action: "decline" }> {
+    return check.tagged(value, "CreateElicitationResponse", "action", "decline");
+  },
+  /** The `cancel` variant, with a valid payload. */
+  isCancel(value: unknown): value is Extract<schema.CreateElicitationResponse, { action: "cancel" }> {
+    return check.tagged(value, "CreateElicitationResponse", "action", "cancel");
+  },
+  /** A custom or future variant: a `action` no known variant has, with a valid payload. */
+  isCustom(value: unknown): value is schema.CreateElicitationResponse {
+    return check.custom(value, "CreateElicitationResponse", "action", ["accept", "decline", "cancel"]);
+  },
+};
+
 export type DiffChange = schema.DiffChange;
 
 /** Narrowing guards for `DiffChange`'s variants (by `operation`). */
@@ -134,6 +172,36 @@ export const DiffChange = {
   /** A custom or future variant: a `operation` no known variant has, with a valid payload. */
   isCustom(value: unknown): value is schema.DiffChange {
     return check.custom(value, "DiffChange", "operation", ["add", "delete", "modify", "move", "copy"]);
+  },
+};
+
+export type ElicitationPropertySchema = schema.ElicitationPropertySchema;
+
+/** Narrowing guards for `ElicitationPropertySchema`'s variants (by `type`). */
+export const ElicitationPropertySchema = {
+  /** The `string` variant, with a valid payload. */
+  isString(value: unknown): value is Extract<schema.ElicitationPropertySchema, { type: "string" }> {
+    return check.tagged(value, "ElicitationPropertySchema", "type", "string");
+  },
+  /** The `number` variant, with a valid payload. */
+  isNumber(value: unknown): value is Extract<schema.ElicitationPropertySchema, { type: "number" }> {
+    return check.tagged(value, "ElicitationPropertySchema", "type", "number");
+  },
+  /** The `integer` variant, with a valid payload. */
+  isInteger(value: unknown): value is Extract<schema.ElicitationPropertySchema, { type: "integer" }> {
+    return check.tagged(value, "ElicitationPropertySchema", "type", "integer");
+  },
+  /** The `boolean` variant, with a valid payload. */
+  isBoolean(value: unknown): value is Extract<schema.ElicitationPropertySchema, { type: "boolean" }> {
+    return check.tagged(value, "ElicitationPropertySchema", "type", "boolean");
+  },
+  /** The `array` variant, with a valid payload. */
+  isArray(value: unknown): value is Extract<schema.ElicitationPropertySchema, { type: "array" }> {
+    return check.tagged(value, "ElicitationPropertySchema", "type", "array");
+  },
+  /** A custom or future variant: a `type` no known variant has, with a valid payload. */
+  isCustom(value: unknown): value is schema.ElicitationPropertySchema {
+    return check.custom(value, "ElicitationPropertySchema", "type", ["string", "number", "integer", "boolean", "array"]);
   },
 };
 
@@ -186,6 +254,24 @@ export const McpServer = {
   /** A custom or future variant: a `type` no known variant has, with a valid payload. */
   isCustom(value: unknown): value is schema.McpServer {
     return check.custom(value, "McpServer", "type", ["http", "stdio"]);
+  },
+};
+
+export type MultiSelectItems = schema.MultiSelectItems;
+
+/** Narrowing guards for `MultiSelectItems`'s variants (by `type`). */
+export const MultiSelectItems = {
+  /** The `string` variant, with a valid payload. */
+  isString(value: unknown): value is Extract<schema.MultiSelectItems, { type: "string" }> {
+    return check.tagged(value, "MultiSelectItems", "type", "string");
+  },
+  /** The `titled` variant (no `type`), with a valid payload. */
+  isTitled(value: unknown): value is Extract<schema.MultiSelectItems, { type?: undefined }> {
+    return check.untagged(value, "MultiSelectItems", "type");
+  },
+  /** A custom or future variant: a `type` no known variant has, with a valid payload. */
+  isCustom(value: unknown): value is schema.MultiSelectItems {
+    return check.custom(value, "MultiSelectItems", "type", ["string"]);
   },
 };
 

@@ -12,16 +12,11 @@ import type {
   CompactionStatus,
   CompleteElicitationNotification,
   Cost,
-  CreateElicitationRequest,
-  CreateElicitationRequestMode,
-  CreateElicitationResponse,
-  CreateElicitationResponseAction,
   DeleteSessionRequest,
   DeleteSessionResponse,
   ElicitationCapabilities,
   ElicitationFormCapabilities,
   ElicitationId,
-  ElicitationPropertySchema,
   ElicitationSchemaType,
   ElicitationSessionScope,
   ElicitationUrlCapabilities,
@@ -31,12 +26,9 @@ import type {
   ExtRequest,
   ExtResponse,
   HttpHeader,
-  IdleStateUpdateStopReason,
   Implementation,
   IntegerPropertySchema,
   MessageId,
-  MultiSelectItems,
-  MultiSelectPropertySchema,
   Notice,
   NoticeSeverity,
   NumberPropertySchema,
@@ -69,16 +61,11 @@ export type {
   CompactionStatus,
   CompleteElicitationNotification,
   Cost,
-  CreateElicitationRequest,
-  CreateElicitationRequestMode,
-  CreateElicitationResponse,
-  CreateElicitationResponseAction,
   DeleteSessionRequest,
   DeleteSessionResponse,
   ElicitationCapabilities,
   ElicitationFormCapabilities,
   ElicitationId,
-  ElicitationPropertySchema,
   ElicitationSchemaType,
   ElicitationSessionScope,
   ElicitationUrlCapabilities,
@@ -88,12 +75,9 @@ export type {
   ExtRequest,
   ExtResponse,
   HttpHeader,
-  IdleStateUpdateStopReason,
   Implementation,
   IntegerPropertySchema,
   MessageId,
-  MultiSelectItems,
-  MultiSelectPropertySchema,
   Notice,
   NoticeSeverity,
   NumberPropertySchema,
@@ -117,6 +101,10 @@ export type {
   ToolCallId,
   UsageUpdate,
 };
+
+declare const unknownVariant: unique symbol;
+/** A variant of an extensible union that these types do not know, as received from a peer (one a newer ACP version added, say). Only received values have this type: a value a program builds is a known variant, checked property by property, or a custom one whose tag starts with `_`. The brand exists only in the types. */
+export type UnknownVariant<T> = T & { readonly [unknownVariant]: true };
 
 /**
  * A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
@@ -179,16 +167,14 @@ export interface RequestPermissionRequest {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/**
- * The operation requiring permission.
- *
- * Other `type` values may appear too (not typed here): Custom or future permission subject.
- */
+/** The operation requiring permission. */
 export type RequestPermissionSubject =
   /** Permission is requested before executing a tool call. */
   | (ToolCallPermissionSubject & { type: "tool_call" })
   /** Permission is requested before running a command. */
-  | (CommandPermissionSubject & { type: "command" });
+  | (CommandPermissionSubject & { type: "command" })
+  /** Custom or future permission subject. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /**
  * Represents an upsert for a tool call that the language model has requested.
@@ -311,8 +297,6 @@ export type ToolCallStatus = "pending" | "in_progress" | "paused" | "completed" 
  * content blocks (text, images), file diffs, or display-only terminals.
  *
  * See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
- *
- * Other `type` values may appear too (not typed here): Custom or future tool call content.
  */
 export type ToolCallContent =
   /** Standard content block (text, images, resources). */
@@ -320,7 +304,9 @@ export type ToolCallContent =
   /** File modification shown as a diff. */
   | (Diff & { type: "diff" })
   /** A display-only reference to an agent-owned terminal. */
-  | (Terminal & { type: "terminal" });
+  | (Terminal & { type: "terminal" })
+  /** Custom or future tool call content. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -335,8 +321,6 @@ export type ToolCallContent =
  * forward content from MCP tool outputs without transformation.
  *
  * See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
- *
- * Other `type` values may appear too (not typed here): Custom or future content block.
  */
 export type ContentBlock =
   /** Text content. May be plain text or formatted with Markdown. */
@@ -348,7 +332,9 @@ export type ContentBlock =
   /** References to resources that the receiver may be able to read. */
   | (ResourceLink & { type: "resource_link" })
   /** Complete resource contents embedded directly in the message. */
-  | (EmbeddedResource & { type: "resource" });
+  | (EmbeddedResource & { type: "resource" })
+  /** Custom or future content block. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /** Optional annotations for the client. The client can use annotations to inform how objects are used or displayed */
 export interface Annotations {
@@ -684,11 +670,7 @@ export type DiffChange = {
   _meta?: { [key: string]: unknown } | null;
 } & DiffChangeOperation;
 
-/**
- * The `operation`-selected part of `DiffChange`.
- *
- * Other `operation` values may appear too (not typed here): Custom or future file operation.
- */
+/** The `operation`-selected part of `DiffChange`. */
 export type DiffChangeOperation =
   /** A file was added. */
   | (DiffPathChange & { operation: "add" })
@@ -699,7 +681,9 @@ export type DiffChangeOperation =
   /** A file was moved or renamed. */
   | (DiffPathPairChange & { operation: "move" })
   /** A file was copied. */
-  | (DiffPathPairChange & { operation: "copy" });
+  | (DiffPathPairChange & { operation: "copy" })
+  /** Custom or future file operation. */
+  | ({ operation: `_${string}`; [key: string]: unknown } | UnknownVariant<{ operation: string; [key: string]: unknown }>);
 
 /**
  * Kind of file content represented by a diff change.
@@ -935,6 +919,49 @@ export interface PermissionOption {
 export type PermissionOptionKind = "allow_once" | "allow_always" | "reject_once" | "reject_always" | (string & {});
 
 /**
+ * Request from the agent to elicit structured user input.
+ *
+ * The agent sends this to the client to request information from the user,
+ * either via a form or by directing them to a URL.
+ * Elicitations are tied to a session (optionally a tool call) or a request.
+ *
+ * A session-scoped request follows the aggregate foreground-state contract:
+ * agents SHOULD report `requires_action` when the whole foreground workflow is
+ * blocked on user action. Once reported, they MUST report `running` when progress
+ * resumes, or `idle` if work ends without resuming. Independent background requests
+ * and request-scoped elicitations do not themselves change session state.
+ * Accepting a URL does not mean the external interaction completed.
+ *
+ * Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+ * The request's scope alone does not establish that dependency.
+ *
+ * See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
+ *
+ * Params of the `elicitation/create` request (handled by the client).
+ */
+export type CreateElicitationRequest = {
+  /** A human-readable message describing what input is needed. */
+  message: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+} & CreateElicitationRequestMode;
+
+/** The `mode`-selected part of `CreateElicitationRequest`. */
+export type CreateElicitationRequestMode =
+  /** Form-based elicitation where the client renders a form from the provided schema. */
+  | (ElicitationFormMode & { mode: "form" })
+  /** URL-based elicitation where the client directs the user to a URL. */
+  | (ElicitationUrlMode & { mode: "url" })
+  /** Custom or future elicitation mode. */
+  | (ElicitationSessionScope | ElicitationRequestScope) & ({ mode: `_${string}`; [key: string]: unknown } | UnknownVariant<{ mode: string; [key: string]: unknown }>);
+
+/**
  * Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
  * (e.g., during auth/configuration phases before any session is started).
  */
@@ -981,6 +1008,27 @@ export interface ElicitationSchema {
    */
   _meta?: { [key: string]: unknown } | null;
 }
+
+/**
+ * Property schema for elicitation form fields.
+ *
+ * Each variant corresponds to a JSON Schema `"type"` value.
+ * Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+ * Multi-select enums use `type: "array"`.
+ */
+export type ElicitationPropertySchema =
+  /** String property (or single-select enum when `enum`/`oneOf` is set). */
+  | (StringPropertySchema & { type: "string" })
+  /** Number (floating-point) property. */
+  | (NumberPropertySchema & { type: "number" })
+  /** Integer property. */
+  | (IntegerPropertySchema & { type: "integer" })
+  /** Boolean property. */
+  | (BooleanPropertySchema & { type: "boolean" })
+  /** Multi-select array property. */
+  | (MultiSelectPropertySchema & { type: "array" })
+  /** Custom or future elicitation property schema. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /**
  * String format types for string properties in elicitation schemas.
@@ -1055,6 +1103,63 @@ export interface StringPropertySchema {
    * declared by `oneOf`.
    */
   oneOf?: EnumOption[] | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/**
+ * Items for a multi-select (array) property schema.
+ *
+ * A value without `type` is a `TitledMultiSelectItems`.
+ */
+export type MultiSelectItems =
+  /** Multi-select string items with plain string values. */
+  | (StringMultiSelectItems & { type: "string" })
+  /** Titled multi-select items with human-readable labels. */
+  | (TitledMultiSelectItems & { type?: undefined })
+  /** Custom or future typed multi-select items. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
+
+/** Schema for multi-select (array) properties in an elicitation form. */
+export interface MultiSelectPropertySchema {
+  /**
+   * Optional title for the property.
+   *
+   * Optional. Omitted and `null` are equivalent and mean no title is provided.
+   */
+  title?: string | null;
+  /**
+   * Human-readable description.
+   *
+   * Optional. Omitted and `null` are equivalent and mean no description is provided.
+   */
+  description?: string | null;
+  /**
+   * Minimum number of items to select.
+   *
+   * Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+   */
+  minItems?: number | null;
+  /**
+   * Maximum number of items to select.
+   *
+   * Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+   */
+  maxItems?: number | null;
+  /** The items definition describing allowed values. */
+  items: MultiSelectItems;
+  /**
+   * Default selected values.
+   *
+   * Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+   */
+  default?: string[] | null;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional
    * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1406,8 +1511,6 @@ export interface AgentAuthCapabilities {
  * Describes an available authentication method.
  *
  * The `type` field acts as the discriminator in the serialized JSON form.
- *
- * Other `type` values may appear too (not typed here): Custom or future authentication method.
  */
 export type AuthMethod =
   /**
@@ -1416,7 +1519,9 @@ export type AuthMethod =
    */
   | (AuthMethodTerminal & { type: "terminal" })
   /** Agent handles authentication itself through `auth/login`. */
-  | (AuthMethodAgent & { type: "agent" });
+  | (AuthMethodAgent & { type: "agent" })
+  /** Custom or future authentication method. */
+  | ({ type: `_${string}`; methodId: string; name: string; [key: string]: unknown } | UnknownVariant<{ type: string; methodId: string; name: string; [key: string]: unknown }>);
 
 /**
  * Terminal-based authentication method.
@@ -1586,16 +1691,14 @@ export type SessionConfigOption = {
   _meta?: { [key: string]: unknown } | null;
 } & SessionConfigOptionKind;
 
-/**
- * The `type`-selected part of `SessionConfigOption`.
- *
- * Other `type` values may appear too (not typed here): Custom or future session configuration option payload.
- */
+/** The `type`-selected part of `SessionConfigOption`. */
 export type SessionConfigOptionKind =
   /** Single-value selector (dropdown). */
   | (SessionConfigSelect & { type: "select" })
   /** Boolean on/off toggle. */
-  | (SessionConfigBoolean & { type: "boolean" });
+  | (SessionConfigBoolean & { type: "boolean" })
+  /** Custom or future session configuration option payload. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /**
  * Semantic category for a session configuration option.
@@ -1656,21 +1759,19 @@ export interface SessionConfigSelect {
  * A command the agent advertises to the client.
  *
  * The `type` field acts as the discriminator in the serialized JSON form.
- *
- * Other `type` values may appear too (not typed here): Custom or future command kind.
  */
 export type AvailableCommand =
   /** A slash command the user can invoke by including it in a prompt. */
-  | (Command & { type: "command" });
+  | (Command & { type: "command" })
+  /** Custom or future command kind. */
+  | ({ type: `_${string}`; name: string; description: string; [key: string]: unknown } | UnknownVariant<{ type: string; name: string; description: string; [key: string]: unknown }>);
 
-/**
- * The input specification for a command.
- *
- * Other `type` values may appear too (not typed here): Custom or future command input specification.
- */
+/** The input specification for a command. */
 export type AvailableCommandInput =
   /** All text after the command name and the whitespace following it is provided as input. */
-  | (TextCommandInput & { type: "text" });
+  | (TextCommandInput & { type: "text" })
+  /** Custom or future command input specification. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /** All text that was typed after the command name is provided as input. */
 export interface TextCommandInput {
@@ -2018,8 +2119,6 @@ export interface UpdateSessionNotification {
  * These updates report messages, progress, and other session activity.
  *
  * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
- *
- * Other `sessionUpdate` values may appear too (not typed here): Custom or future session update.
  */
 export type SessionUpdate =
   /** A chunk of the user's message being streamed. */
@@ -2062,7 +2161,9 @@ export type SessionUpdate =
   /** A context compaction has been created or updated. */
   | (CompactionUpdate & { sessionUpdate: "compaction_update" })
   /** A content block appended to a context compaction's retained summary. */
-  | (CompactionSummaryChunk & { sessionUpdate: "compaction_summary_chunk" });
+  | (CompactionSummaryChunk & { sessionUpdate: "compaction_summary_chunk" })
+  /** Custom or future session update. */
+  | ({ sessionUpdate: `_${string}`; [key: string]: unknown } | UnknownVariant<{ sessionUpdate: string; [key: string]: unknown }>);
 
 /** A streamed item of message content. */
 export interface ContentChunk {
@@ -2194,8 +2295,6 @@ export interface AgentThought {
  * listed once: process-backed work is listed as its terminal, not also as its tool call.
  *
  * See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
- *
- * Other `type` values may appear too (not typed here): Custom or future background work.
  */
 export type BackgroundWork =
   /**
@@ -2208,7 +2307,9 @@ export type BackgroundWork =
    * a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
    * stay listed.
    */
-  | (BackgroundToolCall & { type: "tool_call" });
+  | (BackgroundToolCall & { type: "tool_call" })
+  /** Custom or future background work. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /** A listed terminal running in the background. */
 export interface BackgroundTerminal {
@@ -2304,6 +2405,37 @@ export type IdleStateUpdate = {
   _meta?: { [key: string]: unknown } | null;
 } & IdleStateUpdateStopReason;
 
+/** The `stopReason`-selected part of `IdleStateUpdate`. */
+export type IdleStateUpdateStopReason =
+  /**
+   * The active work ended successfully.
+   * Includes locally handled commands that required no model call.
+   */
+  | { stopReason: "end_turn" }
+  /** The active work ended because the agent reached the maximum number of tokens. */
+  | { stopReason: "max_tokens" }
+  /**
+   * The active work ended because the agent reached the maximum number of
+   * model requests for the foreground work.
+   */
+  | { stopReason: "max_turn_requests" }
+  /** The active work ended because the agent refused to continue. */
+  | { stopReason: "refusal" }
+  /**
+   * The user or client chose to stop the work: via `session/cancel`, by
+   * closing the session, or through an interaction the agent offers, such
+   * as a permission option that tells the agent to stop. Work the agent
+   * stops for its own reasons uses another reason, such as `error` for an
+   * internal timeout.
+   */
+  | { stopReason: "cancelled" }
+  /** The active work ended because something failed. */
+  | (ErrorStopReason & { stopReason: "error" })
+  /** No stop reason: `stopReason` is omitted or `null`. */
+  | { stopReason?: null }
+  /** Custom or future stop reason. */
+  | ({ stopReason: `_${string}`; [key: string]: unknown } | UnknownVariant<{ stopReason: string; [key: string]: unknown }>);
+
 /**
  * The foreground workflow as a whole is blocked on user action.
  *
@@ -2377,8 +2509,6 @@ export interface RequiresActionStateUpdate {
  * an idle boundary. Local commands use the same lifecycle even without model work.
  *
  * See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
- *
- * Other `state` values may appear too (not typed here): Custom or future session state.
  */
 export type StateUpdate =
   /** Foreground work is in progress. */
@@ -2386,7 +2516,9 @@ export type StateUpdate =
   /** No foreground work is active. Background activity may continue. */
   | (IdleStateUpdate & { state: "idle" })
   /** Foreground work is blocked on user action. */
-  | (RequiresActionStateUpdate & { state: "requires_action" });
+  | (RequiresActionStateUpdate & { state: "requires_action" })
+  /** Custom or future session state. */
+  | ({ state: `_${string}`; [key: string]: unknown } | UnknownVariant<{ state: string; [key: string]: unknown }>);
 
 /**
  * A streamed item of tool-call content.
@@ -2578,14 +2710,12 @@ export interface TerminalOutputChunk {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/**
- * Updated content for a plan.
- *
- * Other `type` values may appear too (not typed here): Custom or future plan update content.
- */
+/** Updated content for a plan. */
 export type PlanUpdateContent =
   /** Structured plan entries. */
-  | (PlanItems & { type: "items" });
+  | (PlanItems & { type: "items" })
+  /** Custom or future plan update content. */
+  | ({ type: `_${string}`; planId: string; [key: string]: unknown } | UnknownVariant<{ type: string; planId: string; [key: string]: unknown }>);
 
 /**
  * A single entry in the execution plan.
@@ -2982,14 +3112,14 @@ export interface NewSessionRequest {
  * processing prompts.
  *
  * See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
- *
- * Other `type` values may appear too (not typed here): Custom or future MCP server transport configuration.
  */
 export type McpServer =
   /** HTTP transport configuration */
   | (McpServerHttp & { type: "http" })
   /** Stdio transport configuration */
-  | (McpServerStdio & { type: "stdio" });
+  | (McpServerStdio & { type: "stdio" })
+  /** Custom or future MCP server transport configuration. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /** HTTP transport configuration for MCP. */
 export interface McpServerHttp {
@@ -3128,12 +3258,12 @@ export interface ResumeSessionRequest {
  * Inclusive cursor describing where replayed session history should begin.
  *
  * Replay includes the position identified by the cursor.
- *
- * Other `type` values may appear too (not typed here): Custom or future replay cursor.
  */
 export type ReplayFrom =
   /** Replay all retained conversation history from its first replayable entry. */
-  | (ReplayFromStart & { type: "start" });
+  | (ReplayFromStart & { type: "start" })
+  /** Custom or future replay cursor. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /** Inclusive replay cursor requesting replay from the start of retained conversation history. */
 export interface ReplayFromStart {
@@ -3236,16 +3366,14 @@ export type SetSessionConfigOptionRequest = {
   _meta?: { [key: string]: unknown } | null;
 } & SetSessionConfigOptionRequestKind;
 
-/**
- * The `type`-selected part of `SetSessionConfigOptionRequest`.
- *
- * Other `type` values may appear too (not typed here): Custom or future session configuration option value payload.
- */
+/** The `type`-selected part of `SetSessionConfigOptionRequest`. */
 export type SetSessionConfigOptionRequestKind =
   /** A `SessionConfigValueId` string value (`type: "id"`). */
   | (SetSessionConfigOptionRequestId & { type: "id" })
   /** A boolean value (`type: "boolean"`). */
-  | (SetSessionConfigOptionRequestBoolean & { type: "boolean" });
+  | (SetSessionConfigOptionRequestBoolean & { type: "boolean" })
+  /** Custom or future session configuration option value payload. */
+  | ({ type: `_${string}`; value: unknown; [key: string]: unknown } | UnknownVariant<{ type: string; value: unknown; [key: string]: unknown }>);
 
 /** A `SessionConfigValueId` string value (`type: "id"`). */
 export interface SetSessionConfigOptionRequestId {
@@ -3312,11 +3440,7 @@ export interface RequestPermissionResponse {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/**
- * The outcome of a permission request.
- *
- * Other `outcome` values may appear too (not typed here): Custom or future permission outcome.
- */
+/** The outcome of a permission request. */
 export type RequestPermissionOutcome =
   /**
    * The request was not approved and no option was selected: the session's work was
@@ -3325,7 +3449,9 @@ export type RequestPermissionOutcome =
    */
   | (CancelledPermissionOutcome & { outcome: "cancelled" })
   /** The user selected one of the provided options. */
-  | (SelectedPermissionOutcome & { outcome: "selected" });
+  | (SelectedPermissionOutcome & { outcome: "selected" })
+  /** Custom or future permission outcome. */
+  | ({ outcome: `_${string}`; [key: string]: unknown } | UnknownVariant<{ outcome: string; [key: string]: unknown }>);
 
 /** The request was not approved and no option was selected. */
 export interface CancelledPermissionOutcome {
@@ -3338,6 +3464,33 @@ export interface CancelledPermissionOutcome {
    */
   _meta?: { [key: string]: unknown } | null;
 }
+
+/**
+ * Response from the client to an elicitation request.
+ *
+ * Result of the `elicitation/create` request (handled by the client).
+ */
+export type CreateElicitationResponse = {
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+   * Implementations MUST NOT assign meaning to keys they do not recognize.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+   */
+  _meta?: { [key: string]: unknown } | null;
+} & CreateElicitationResponseAction;
+
+/** The `action`-selected part of `CreateElicitationResponse`. */
+export type CreateElicitationResponseAction =
+  /** The user accepted and provided content. */
+  | (ElicitationAcceptAction & { action: "accept" })
+  /** The user declined the elicitation. */
+  | { action: "decline" }
+  /** The elicitation was cancelled. */
+  | { action: "cancel" }
+  /** Custom or future elicitation action. */
+  | ({ action: `_${string}`; [key: string]: unknown } | UnknownVariant<{ action: string; [key: string]: unknown }>);
 
 /** Allowed wire representations for `ElicitationContentValue`. */
 export type ElicitationContentValue =

@@ -184,6 +184,7 @@ import type {
   ToolCallStatus,
   ToolCallUpdate,
   ToolKind,
+  UnknownVariant,
   UnsupportedProtocolVersionErrorData,
   UsageUpdate,
   UserMessage,
@@ -366,6 +367,7 @@ export type {
   ToolCallStatus,
   ToolCallUpdate,
   ToolKind,
+  UnknownVariant,
   UnsupportedProtocolVersionErrorData,
   UsageUpdate,
   UserMessage,
@@ -1263,8 +1265,6 @@ export type SessionStatus = "open" | "saved" | (string & {});
  * an idle boundary. Local commands use the same lifecycle even without model work.
  *
  * See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)
- *
- * Other `state` values may appear too (not typed here): Custom or future session state.
  */
 export type StateUpdate =
   /** Foreground work is in progress. */
@@ -1274,7 +1274,9 @@ export type StateUpdate =
   /** Foreground work is blocked on user action. */
   | (RequiresActionStateUpdate & { state: "requires_action" })
   /** **UNSTABLE** */
-  | (UnknownStateUpdate & { state: "unknown" });
+  | (UnknownStateUpdate & { state: "unknown" })
+  /** Custom or future session state. */
+  | ({ state: `_${string}`; [key: string]: unknown } | UnknownVariant<{ state: string; [key: string]: unknown }>);
 
 /**
  * One piece of work running independently of the session's foreground work.
@@ -1285,8 +1287,6 @@ export type StateUpdate =
  * listed once: process-backed work is listed as its terminal, not also as its tool call.
  *
  * See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
- *
- * Other `type` values may appear too (not typed here): Custom or future background work.
  */
 export type BackgroundWork =
   /**
@@ -1301,7 +1301,9 @@ export type BackgroundWork =
    */
   | (BackgroundToolCall & { type: "tool_call" })
   /** **UNSTABLE** */
-  | (BackgroundSubagent & { type: "subagent" });
+  | (BackgroundSubagent & { type: "subagent" })
+  /** Custom or future background work. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /**
  * **UNSTABLE**
@@ -1531,8 +1533,6 @@ export interface UpdateSessionNotification extends Omit<stable.UpdateSessionNoti
  * These updates report messages, progress, and other session activity.
  *
  * See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
- *
- * Other `sessionUpdate` values may appear too (not typed here): Custom or future session update.
  */
 export type SessionUpdate =
   /** A chunk of the user's message being streamed. */
@@ -1583,20 +1583,20 @@ export type SessionUpdate =
   /** **UNSTABLE** */
   | (SessionMessage & { sessionUpdate: "session_message" })
   /** **UNSTABLE** */
-  | (SessionMessageChunk & { sessionUpdate: "session_message_chunk" });
+  | (SessionMessageChunk & { sessionUpdate: "session_message_chunk" })
+  /** Custom or future session update. */
+  | ({ sessionUpdate: `_${string}`; [key: string]: unknown } | UnknownVariant<{ sessionUpdate: string; [key: string]: unknown }>);
 
-/**
- * Updated content for a plan.
- *
- * Other `type` values may appear too (not typed here): Custom or future plan update content.
- */
+/** Updated content for a plan. */
 export type PlanUpdateContent =
   /** Structured plan entries. */
   | (PlanItems & { type: "items" })
   /** **UNSTABLE** */
   | (PlanFile & { type: "file" })
   /** **UNSTABLE** */
-  | (PlanMarkdown & { type: "markdown" });
+  | (PlanMarkdown & { type: "markdown" })
+  /** Custom or future plan update content. */
+  | ({ type: `_${string}`; planId: string; [key: string]: unknown } | UnknownVariant<{ type: string; planId: string; [key: string]: unknown }>);
 
 /**
  * **UNSTABLE**
@@ -2067,8 +2067,6 @@ export interface NewSessionRequest extends Omit<stable.NewSessionRequest, "mcpSe
  * processing prompts.
  *
  * See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
- *
- * Other `type` values may appear too (not typed here): Custom or future MCP server transport configuration.
  */
 export type McpServer =
   /** HTTP transport configuration */
@@ -2076,7 +2074,9 @@ export type McpServer =
   /** **UNSTABLE** */
   | (McpServerAcp & { type: "acp" })
   /** Stdio transport configuration */
-  | (McpServerStdio & { type: "stdio" });
+  | (McpServerStdio & { type: "stdio" })
+  /** Custom or future MCP server transport configuration. */
+  | ({ type: `_${string}`; [key: string]: unknown } | UnknownVariant<{ type: string; [key: string]: unknown }>);
 
 /**
  * **UNSTABLE**
@@ -3375,11 +3375,7 @@ export interface NesSuggestContext {
   _meta?: { [key: string]: unknown } | null;
 }
 
-/**
- * One of the variants told apart by `kind`, or any other `kind`.
- *
- * Other `kind` values may appear too (not typed here): Custom or future NES suggestion kind.
- */
+/** One of the variants told apart by `kind`, or any other `kind`. */
 export type NesSuggestion =
   /** The `edit` variant. */
   | (NesEditSuggestion & { kind: "edit" })
@@ -3388,7 +3384,9 @@ export type NesSuggestion =
   /** The `rename` variant. */
   | (NesRenameSuggestion & { kind: "rename" })
   /** The `searchAndReplace` variant. */
-  | (NesSearchAndReplaceSuggestion & { kind: "searchAndReplace" });
+  | (NesSearchAndReplaceSuggestion & { kind: "searchAndReplace" })
+  /** Custom or future NES suggestion kind. */
+  | ({ kind: `_${string}`; suggestionId: string; [key: string]: unknown } | UnknownVariant<{ kind: string; suggestionId: string; [key: string]: unknown }>);
 
 /** `NesTextEdit` (undocumented in the source). */
 export interface NesTextEdit {
