@@ -21,7 +21,8 @@ export {
 } from "./streams.js";
 export { TerminalHandle } from "./terminal.js";
 export { DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from "./stream-limits.js";
-export { ActiveSession, SessionBuilder, type ActiveSessionMessage } from "./app/session.js";
-export { AcpConnection, AgentConnection, AgentContext, ClientConnection, ClientContext } from "./app/context.js";
+// (The app API's sessions, contexts and connections are typed by each entry
+// point's schema: its generated methods module exports them.)
+export { AcpConnection } from "./app/context.js";
 export type { AppOptions, ParamsParser, SendRequestOptions } from "./app/options.js";
 export type { AgentConnectOptions, AgentConnectionLifecycle, AgentConnector } from "./app/connector.js";

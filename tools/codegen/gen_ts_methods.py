@@ -144,8 +144,15 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str, class_
         *([f'import type {{ TerminalHandle }} from "{up}/terminal.js";']
           if class_api and any(m.result in HANDLE_RESULTS for m in schema.methods) else []),
         f'import {{ AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext }} from "{up}/app/app.js";',
-        f'import type {{ AgentConnection, AgentContext, ClientConnection, ClientContext }} from "{up}/app/context.js";',
-        *([f'import type {{ ActiveSessionV2 }} from "{up}/app/session-v2.js";'] if schema.protocol_version >= 2 else []),
+        "import {",
+        "  AgentConnection as AgentConnectionOf,",
+        "  AgentContext as AgentContextOf,",
+        "  ClientConnection as ClientConnectionOf,",
+        "  ClientContext as ClientContextOf,",
+        f'}} from "{up}/app/context.js";',
+        (f'import {{ ActiveSessionV2 as ActiveSessionOf }} from "{up}/app/session-v2.js";' if schema.protocol_version >= 2
+         else f'import {{ ActiveSession as ActiveSessionOf }} from "{up}/app/session.js";'),
+        f'import {{ SessionBuilder as SessionBuilderOf }} from "{up}/app/session.js";',
         f'import type {{ AppOptions, ParamsParser }} from "{up}/app/options.js";',
         f'import type {{ AppProtocol }} from "{up}/app/protocol.js";',
         'import type * as schema from "./schema.js";',
@@ -254,6 +261,61 @@ APP_DOCS = {
 }
 
 
+def typed_app_classes(schema: ir.Schema) -> list[str]:
+    """The app API's sessions, contexts and connections typed by this schema, as the official
+    SDK's entry points type them (its classes are not generic: one set per version). The
+    classes are written once (``app/``), over loose shapes; each is exported as a value (for
+    ``instanceof``) and as its type here."""
+    if schema.protocol_version >= 2:
+        message = [
+            '  | { kind: "session_update"; notification: schema.UpdateSessionNotification; update: schema.SessionUpdate }',
+            '  | { kind: "stop"; notification: schema.UpdateSessionNotification; update: schema.SessionUpdate; '
+            'stopReason: schema.IdleStateUpdate["stopReason"] };',
+        ]
+        message_doc = "an update, or the idle state update that ends the turn (`stop`)"
+        own_types = [
+            "  configOption: schema.SessionConfigOption;",
+            "  backgroundWork: schema.BackgroundWork;",
+            "  permissionRequest: schema.RequestPermissionRequest;",
+            "  setConfigOptionRequest: ActiveSessionSetConfigOptionRequest;",
+            "  setConfigOptionResponse: schema.SetSessionConfigOptionResponse;",
+            "  cancelToolCallResponse: schema.CancelToolCallResponse;",
+            "  cancelTerminalResponse: schema.CancelTerminalResponse;",
+        ]
+    else:
+        message = [
+            '  | { kind: "session_update"; notification: schema.SessionNotification; update: schema.SessionUpdate }',
+            '  | { kind: "stop"; response: schema.PromptResponse; stopReason: schema.StopReason };',
+        ]
+        message_doc = "an update, or the prompt's response that ends the turn (`stop`)"
+        own_types = ["  modes: schema.SessionModeState;"]
+    session_types = [
+        "  contentBlock: schema.ContentBlock;",
+        "  newSessionResponse: schema.NewSessionResponse;",
+        "  promptResponse: schema.PromptResponse;",
+        "  message: ActiveSessionMessage;",
+        *own_types,
+    ]
+    typed = [
+        ("ActiveSession", "ActiveSessionOf<{\n" + "\n".join(session_types) + "\n}>",
+         "A session's prompts and its updates, in arrival order."),
+        ("SessionBuilder", "SessionBuilderOf<schema.NewSessionRequest, ActiveSession>",
+         "Builds a session's `session/new` request, then starts it."),
+        ("AgentContext", "AgentContextOf<ClientRequests, ClientNotifications>",
+         "An agent's way to call its client: `client` in handlers, `onConnect`, `connectWith`."),
+        ("ClientContext", "ClientContextOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>",
+         "A client's way to call its agent: `agent` in handlers, `connectWith`."),
+        ("AgentConnection", "AgentConnectionOf<ClientRequests, ClientNotifications>",
+         "An agent app's open connection: `client` calls the client."),
+        ("ClientConnection", "ClientConnectionOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>",
+         "A client app's open connection: `agent` calls the agent."),
+    ]
+    out = ["", f"/** What `ActiveSession.nextUpdate` yields: {message_doc}. */", "export type ActiveSessionMessage =", *message]
+    for name, type_, doc in typed:
+        out += ["", f"/** {doc} */", f"export type {name} = {type_};", f"export const {name} = {name}Of;"]
+    return out
+
+
 def app_classes(schema: ir.Schema) -> list[str]:
     """``AgentApp`` / ``ClientApp`` over the hand-written bases (``app/app.ts``), typed by the
     generated request / notification maps."""
@@ -271,12 +333,10 @@ def app_classes(schema: ir.Schema) -> list[str]:
         "  clientHandlers: CLIENT_HANDLERS,",
         "};",
     ]
+    out += typed_app_classes(schema)
     for side, peer in (("agent", "client"), ("client", "agent")):
         S, P = side.capitalize(), peer.capitalize()
-        # v2's turns end with an idle state update: its client gets v2's sessions.
-        session = ", ActiveSessionV2" if side == "client" and schema.protocol_version >= 2 else ""
-        ctx = f"{S}Context<{P}Requests, {P}Notifications{session}>"
-        conn = f"{S}Connection<{P}Requests, {P}Notifications{session}>"
+        ctx, conn = f"{S}Context", f"{S}Connection"
         out += [
             "",
             f"/** What an {side} request handler gets: `method`, `params`, `requestId`, `signal`, and `{peer}` to call the {peer}. */",

@@ -10,7 +10,7 @@ import type { JsonRpcId } from "../jsonrpc.js";
 import type { AppProtocol } from "./protocol.js";
 import type { SendRequestOptions } from "./options.js";
 import { SessionBuilder, type ActiveSession } from "./session.js";
-import { SessionUpdateRouter, type NewSessionRequestLike, type SessionCalls } from "./session-queue.js";
+import { SessionUpdateRouter, type NewSessionRequestLike, type NewSessionRequestShape, type SessionCalls } from "./session-queue.js";
 
 /** A request map: wire method -> its params and result types. */
 export type RequestMap = Record<string, { params: unknown; result: unknown }>;
@@ -108,10 +108,13 @@ export class ClientContext<
   PeerRequests extends RequestMap = RequestMap,
   PeerNotifications extends NotificationMap = NotificationMap,
   Session = ActiveSession,
+  NewSessionRequest extends NewSessionRequestShape = NewSessionRequestLike,
 > extends AcpContext<PeerRequests, PeerNotifications> {
   /** A builder for a session: `cwd` alone, or a whole `session/new` request. */
-  buildSession(cwdOrRequest: string | NewSessionRequestLike): SessionBuilder<NewSessionRequestLike, Session> {
-    const request = typeof cwdOrRequest === "string" ? { cwd: cwdOrRequest, mcpServers: [] } : cwdOrRequest;
+  buildSession(cwd: string): SessionBuilder<NewSessionRequest, Session>;
+  buildSession(request: NewSessionRequest): SessionBuilder<NewSessionRequest, Session>;
+  buildSession(cwdOrRequest: string | NewSessionRequest): SessionBuilder<NewSessionRequest, Session> {
+    const request = (typeof cwdOrRequest === "string" ? { cwd: cwdOrRequest, mcpServers: [] } : cwdOrRequest) as NewSessionRequest;
     const calls: SessionCalls = {
       request: (method, params, options) => this.request(method, params, options),
       sessionRouter: sessionRouterOf(this.dispatcher),
@@ -119,7 +122,7 @@ export class ClientContext<
       methods: this.protocol.methods.agent,
       protocolVersion: this.protocol.protocolVersion,
     };
-    return new SessionBuilder<NewSessionRequestLike, Session>(calls, request);
+    return new SessionBuilder<NewSessionRequest, Session>(calls, request);
   }
 }
 
@@ -165,8 +168,9 @@ export class ClientConnection<
   PeerRequests extends RequestMap = RequestMap,
   PeerNotifications extends NotificationMap = NotificationMap,
   Session = ActiveSession,
+  NewSessionRequest extends NewSessionRequestShape = NewSessionRequestLike,
 > extends AcpConnection {
-  readonly agent: ClientContext<PeerRequests, PeerNotifications, Session>;
+  readonly agent: ClientContext<PeerRequests, PeerNotifications, Session, NewSessionRequest>;
 
   /** @internal */
   constructor(dispatcher: Dispatcher, protocol: AppProtocol) {

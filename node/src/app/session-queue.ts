@@ -9,10 +9,14 @@ export interface ContentBlockLike {
   type: string;
   [key: string]: unknown;
 }
-export interface NewSessionRequestLike {
+/** What a session builder reads of its `session/new` request (any version's request has it). */
+export interface NewSessionRequestShape {
   cwd: string;
-  mcpServers: unknown[];
+  mcpServers?: unknown[];
   additionalDirectories?: string[];
+}
+export interface NewSessionRequestLike extends NewSessionRequestShape {
+  mcpServers: unknown[];
   [key: string]: unknown;
 }
 export interface NewSessionResponseLike {
@@ -29,6 +33,23 @@ export interface SessionNotificationLike {
 export interface PromptResponseLike {
   stopReason: string;
   [key: string]: unknown;
+}
+
+/** The types a version's `ActiveSession` is typed with, as the official SDK
+ * types it: each entry point's generated module gives its schema's (the
+ * defaults are the loose shapes above, which the sessions read). */
+export interface SessionTypes {
+  contentBlock: unknown;
+  newSessionResponse: unknown;
+  promptResponse: unknown;
+  /** What `nextUpdate` yields. */
+  message: unknown;
+}
+export interface LooseSessionTypes extends SessionTypes {
+  contentBlock: ContentBlockLike;
+  newSessionResponse: NewSessionResponseLike;
+  promptResponse: PromptResponseLike;
+  message: ActiveSessionMessage;
 }
 
 /** What an `ActiveSession` yields: an update, or the end of the turn (v1: the
@@ -152,7 +173,7 @@ export interface SessionCalls {
 
 /** What both versions' active sessions share: the session's queue, filled by
  * the router until `dispose`, failed when the connection closes. */
-export class SessionBase {
+export class SessionBase<Types extends SessionTypes = LooseSessionTypes> {
   /** @internal */
   protected readonly calls: SessionCalls;
   /** @internal */
@@ -188,13 +209,13 @@ export class SessionBase {
     return this.response._meta;
   }
 
-  get newSessionResponse(): NewSessionResponseLike {
+  get newSessionResponse(): Types["newSessionResponse"] {
     return this.response;
   }
 
   /** The blocks of a prompt: a string is one text block. */
-  protected promptBlocks(prompt: string | ContentBlockLike | ContentBlockLike[]): ContentBlockLike[] {
-    return typeof prompt === "string" ? [{ type: "text", text: prompt }] : Array.isArray(prompt) ? prompt : [prompt];
+  protected promptBlocks(prompt: string | Types["contentBlock"] | Types["contentBlock"][]): ContentBlockLike[] {
+    return typeof prompt === "string" ? [{ type: "text", text: prompt }] : ((Array.isArray(prompt) ? prompt : [prompt]) as ContentBlockLike[]);
   }
 
   /** Stops routing updates here (the agent's session stays open). */

@@ -9,12 +9,34 @@ import type { SendRequestOptions } from "./options.js";
 import {
   SessionBase,
   type ActiveSessionMessage,
-  type ContentBlockLike,
+  type LooseSessionTypes,
   type NewSessionResponseLike,
   type SessionCalls,
+  type SessionTypes,
 } from "./session-queue.js";
 
 type Json = { [key: string]: unknown };
+
+/** What a v2 session's typings add (`SessionTypes`). */
+export interface SessionTypesV2 extends SessionTypes {
+  configOption: unknown;
+  backgroundWork: unknown;
+  permissionRequest: unknown;
+  setConfigOptionRequest: unknown;
+  setConfigOptionResponse: unknown;
+  cancelToolCallResponse: unknown;
+  cancelTerminalResponse: unknown;
+}
+interface LooseSessionTypesV2 extends Omit<LooseSessionTypes, "promptResponse"> {
+  promptResponse: { messageId: string; [key: string]: unknown };
+  configOption: unknown;
+  backgroundWork: unknown;
+  permissionRequest: { subject?: unknown };
+  setConfigOptionRequest: Json;
+  setConfigOptionResponse: unknown;
+  cancelToolCallResponse: unknown;
+  cancelTerminalResponse: unknown;
+}
 
 /** What v2 updates look like where this reads them. */
 interface UpdateLike {
@@ -29,7 +51,7 @@ function cancellable(capabilities: unknown): boolean | undefined {
 }
 
 /** A v2 session's prompts and its updates, read in arrival order. */
-export class ActiveSessionV2 extends SessionBase {
+export class ActiveSessionV2<Types extends SessionTypesV2 = LooseSessionTypesV2> extends SessionBase<Types> {
   #configOptions: unknown;
   #background: unknown[] | undefined;
   readonly #cancellableToolCalls = new Set<string>();
@@ -63,18 +85,18 @@ export class ActiveSessionV2 extends SessionBase {
   }
 
   /** The session's config options, as last reported. */
-  get configOptions(): unknown {
-    return this.#configOptions;
+  get configOptions(): Types["configOption"][] | undefined {
+    return this.#configOptions as Types["configOption"][] | undefined;
   }
 
   /** The background work of the last state update that reported it. */
-  get background(): unknown[] | undefined {
+  get background(): readonly Types["backgroundWork"][] | undefined {
     return this.#background;
   }
 
   /** Whether a permission request is about background work the session reported. */
-  isForBackgroundWork(request: { subject?: unknown }): boolean {
-    const subject = request.subject as Json | undefined;
+  isForBackgroundWork(request: Types["permissionRequest"]): boolean {
+    const subject = (request as { subject?: Json }).subject;
     if (this.#background === undefined || subject === undefined || subject === null) return false;
     const toolCallId = subject.type === "tool_call" ? (subject.toolCall as Json | undefined)?.toolCallId : subject.type === "command" ? subject.toolCallId : undefined;
     const terminalId = subject.type === "command" ? subject.terminalId : undefined;
@@ -93,7 +115,7 @@ export class ActiveSessionV2 extends SessionBase {
   }
 
   /** Cancels a tool call that advertises `cancel`. */
-  cancelToolCall(toolCallId: string, options?: SendRequestOptions): Promise<unknown> {
+  cancelToolCall(toolCallId: string, options?: SendRequestOptions): Promise<Types["cancelToolCallResponse"]> {
     const method = this.calls.methods.toolCall?.cancel;
     if (method === undefined || !this.canCancelToolCall(toolCallId)) {
       return Promise.reject(new TypeError(`Tool call ${JSON.stringify(toolCallId)} does not advertise cancel`));
@@ -102,7 +124,7 @@ export class ActiveSessionV2 extends SessionBase {
   }
 
   /** Cancels a terminal that advertises `cancel`. */
-  cancelTerminal(terminalId: string, options?: SendRequestOptions): Promise<unknown> {
+  cancelTerminal(terminalId: string, options?: SendRequestOptions): Promise<Types["cancelTerminalResponse"]> {
     const method = this.calls.methods.terminal?.cancel;
     if (method === undefined || !this.canCancelTerminal(terminalId)) {
       return Promise.reject(new TypeError(`Terminal ${JSON.stringify(terminalId)} does not advertise cancel`));
@@ -111,26 +133,24 @@ export class ActiveSessionV2 extends SessionBase {
   }
 
   /** Sends a prompt (a string is one text block); resolves with its acknowledgement. */
-  prompt(prompt: string | ContentBlockLike | ContentBlockLike[], options?: SendRequestOptions): Promise<{ messageId: string; [key: string]: unknown }> {
+  prompt(prompt: string | Types["contentBlock"] | Types["contentBlock"][], options?: SendRequestOptions): Promise<Types["promptResponse"]> {
     const blocks = this.promptBlocks(prompt);
     // Clients must not send an empty prompt.
     if (blocks.length === 0) return Promise.reject(new TypeError("A prompt must contain at least one content block"));
-    return this.calls.request(this.calls.methods.session.prompt, { sessionId: this.sessionId, prompt: blocks }, options) as Promise<{
-      messageId: string;
-    }>;
+    return this.calls.request(this.calls.methods.session.prompt, { sessionId: this.sessionId, prompt: blocks }, options);
   }
 
   /** Sets a config option of the session; the answer's options are the session's. */
-  async setConfigOption(request: Json, options?: SendRequestOptions): Promise<unknown> {
+  async setConfigOption(request: Types["setConfigOptionRequest"], options?: SendRequestOptions): Promise<Types["setConfigOptionResponse"]> {
     const method = this.calls.methods.session.setConfigOption;
     if (method === undefined) throw new TypeError("setConfigOption: not a method of this protocol");
-    const response = (await this.calls.request(method, { ...request, sessionId: this.sessionId }, options)) as Json;
+    const response = (await this.calls.request(method, { ...(request as Json), sessionId: this.sessionId }, options)) as Json;
     this.#configOptions = response.configOptions;
     return response;
   }
 
   /** The next update, or the `stop` of an idle state update; `signal` gives up the read. */
-  nextUpdate(signal?: AbortSignal): Promise<ActiveSessionMessage> {
+  nextUpdate(signal?: AbortSignal): Promise<Types["message"]> {
     return this.updates.next(signal);
   }
 
@@ -148,7 +168,7 @@ export class ActiveSessionV2 extends SessionBase {
       return blocks;
     };
     for (;;) {
-      const message = await this.nextUpdate(signal);
+      const message = await this.updates.next(signal);
       if (message.kind === "stop") {
         return order
           .flatMap((messageId) => content.get(messageId) ?? [])

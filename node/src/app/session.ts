@@ -7,27 +7,36 @@ import type { MaybePromise } from "../sides.js";
 import type { SendRequestOptions } from "./options.js";
 import {
   SessionBase,
-  type ActiveSessionMessage,
-  type ContentBlockLike,
+  type LooseSessionTypes,
   type NewSessionRequestLike,
+  type NewSessionRequestShape,
   type NewSessionResponseLike,
   type PromptResponseLike,
   type SessionCalls,
+  type SessionTypes,
 } from "./session-queue.js";
 import { ActiveSessionV2 } from "./session-v2.js";
 
-export type { ActiveSessionMessage } from "./session-queue.js";
+export type { ActiveSessionMessage, SessionTypes } from "./session-queue.js";
 
-function cloneRequest<R extends NewSessionRequestLike>(request: R): R {
+/** What a v1 session's typings add: its modes. */
+export interface SessionTypesV1 extends SessionTypes {
+  modes: unknown;
+}
+interface LooseSessionTypesV1 extends LooseSessionTypes {
+  modes: unknown;
+}
+
+function cloneRequest<R extends NewSessionRequestShape>(request: R): R {
   return {
     ...request,
     additionalDirectories: request.additionalDirectories ? [...request.additionalDirectories] : undefined,
-    mcpServers: [...request.mcpServers],
+    mcpServers: request.mcpServers && [...request.mcpServers],
   };
 }
 
 /** Builds the `session/new` request of an `ActiveSession`. */
-export class SessionBuilder<Request extends NewSessionRequestLike = NewSessionRequestLike, Session = ActiveSession> {
+export class SessionBuilder<Request extends NewSessionRequestShape = NewSessionRequestLike, Session = ActiveSession> {
   #calls: SessionCalls;
   #request: Request;
 
@@ -49,8 +58,8 @@ export class SessionBuilder<Request extends NewSessionRequestLike = NewSessionRe
   }
 
   /** Adds one MCP server to the `session/new` request. */
-  withMcpServer(mcpServer: Request["mcpServers"][number]): this {
-    this.#request = { ...this.#request, mcpServers: [...this.#request.mcpServers, mcpServer] };
+  withMcpServer(mcpServer: NonNullable<Request["mcpServers"]>[number]): this {
+    this.#request = { ...this.#request, mcpServers: [...(this.#request.mcpServers ?? []), mcpServer] };
     return this;
   }
 
@@ -74,18 +83,18 @@ export class SessionBuilder<Request extends NewSessionRequestLike = NewSessionRe
 }
 
 /** A session's prompts and its updates, read in arrival order (ACP v1). */
-export class ActiveSession extends SessionBase {
+export class ActiveSession<Types extends SessionTypesV1 = LooseSessionTypesV1> extends SessionBase<Types> {
   /** @internal */
   constructor(calls: SessionCalls, response: NewSessionResponseLike) {
     super(calls, response, false);
   }
 
-  get modes(): unknown {
+  get modes(): Types["modes"] | null | undefined {
     return this.response.modes;
   }
 
   /** Sends a prompt (a string is one text block); its response is also queued as `stop`. */
-  prompt(prompt: string | ContentBlockLike | ContentBlockLike[], options?: SendRequestOptions): Promise<PromptResponseLike> {
+  prompt(prompt: string | Types["contentBlock"] | Types["contentBlock"][], options?: SendRequestOptions): Promise<Types["promptResponse"]> {
     this.updates.clearErrors();
     const response = this.calls.request(
       this.calls.methods.session.prompt,
@@ -100,7 +109,7 @@ export class ActiveSession extends SessionBase {
   }
 
   /** The next update, or the `stop` that ends the turn. */
-  nextUpdate(): Promise<ActiveSessionMessage> {
+  nextUpdate(): Promise<Types["message"]> {
     return this.updates.next();
   }
 
@@ -108,7 +117,7 @@ export class ActiveSession extends SessionBase {
   async readText(): Promise<string> {
     let output = "";
     for (;;) {
-      const message = await this.nextUpdate();
+      const message = await this.updates.next();
       if (message.kind === "stop") return output;
       const { update } = message;
       if (update.sessionUpdate === "agent_message_chunk" && update.content?.type === "text") output += update.content.text;

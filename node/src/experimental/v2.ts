@@ -10,5 +10,3 @@ export * from "../generated/v2/methods.js";
 export * from "../generated/v2/guards.js";
 export { AgentProtocolRouter, agentProtocolRouter, type RoutedAgentConnection } from "../app/router.js";
 export { assertSupportedMcpServers } from "../mcp-servers.js";
-// v2's turns end with an idle state update (shadows the v1 class of common.js).
-export { ActiveSessionV2 as ActiveSession } from "../app/session-v2.js";

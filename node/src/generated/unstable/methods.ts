@@ -8,7 +8,14 @@ import { AgentSide, ClientSide, type HandlerTable, type MaybePromise, type Reque
 import type { RequestError } from "../../errors.js";
 import type { TerminalHandle } from "../../terminal.js";
 import { AgentAppBase, ClientAppBase, type HandlerContext, type RequestHandlerContext } from "../../app/app.js";
-import type { AgentConnection, AgentContext, ClientConnection, ClientContext } from "../../app/context.js";
+import {
+  AgentConnection as AgentConnectionOf,
+  AgentContext as AgentContextOf,
+  ClientConnection as ClientConnectionOf,
+  ClientContext as ClientContextOf,
+} from "../../app/context.js";
+import { ActiveSession as ActiveSessionOf } from "../../app/session.js";
+import { SessionBuilder as SessionBuilderOf } from "../../app/session.js";
 import type { AppOptions, ParamsParser } from "../../app/options.js";
 import type { AppProtocol } from "../../app/protocol.js";
 import type * as schema from "./schema.js";
@@ -1428,15 +1435,50 @@ const APP_PROTOCOL: AppProtocol = {
   clientHandlers: CLIENT_HANDLERS,
 };
 
+/** What `ActiveSession.nextUpdate` yields: an update, or the prompt's response that ends the turn (`stop`). */
+export type ActiveSessionMessage =
+  | { kind: "session_update"; notification: schema.SessionNotification; update: schema.SessionUpdate }
+  | { kind: "stop"; response: schema.PromptResponse; stopReason: schema.StopReason };
+
+/** A session's prompts and its updates, in arrival order. */
+export type ActiveSession = ActiveSessionOf<{
+  contentBlock: schema.ContentBlock;
+  newSessionResponse: schema.NewSessionResponse;
+  promptResponse: schema.PromptResponse;
+  message: ActiveSessionMessage;
+  modes: schema.SessionModeState;
+}>;
+export const ActiveSession = ActiveSessionOf;
+
+/** Builds a session's `session/new` request, then starts it. */
+export type SessionBuilder = SessionBuilderOf<schema.NewSessionRequest, ActiveSession>;
+export const SessionBuilder = SessionBuilderOf;
+
+/** An agent's way to call its client: `client` in handlers, `onConnect`, `connectWith`. */
+export type AgentContext = AgentContextOf<ClientRequests, ClientNotifications>;
+export const AgentContext = AgentContextOf;
+
+/** A client's way to call its agent: `agent` in handlers, `connectWith`. */
+export type ClientContext = ClientContextOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>;
+export const ClientContext = ClientContextOf;
+
+/** An agent app's open connection: `client` calls the client. */
+export type AgentConnection = AgentConnectionOf<ClientRequests, ClientNotifications>;
+export const AgentConnection = AgentConnectionOf;
+
+/** A client app's open connection: `agent` calls the agent. */
+export type ClientConnection = ClientConnectionOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>;
+export const ClientConnection = ClientConnectionOf;
+
 /** What an agent request handler gets: `method`, `params`, `requestId`, `signal`, and `client` to call the client. */
-export type AgentRequestContext<Params> = RequestHandlerContext<Params> & { client: AgentContext<ClientRequests, ClientNotifications> };
+export type AgentRequestContext<Params> = RequestHandlerContext<Params> & { client: AgentContext };
 /** What an agent notification handler gets. */
-export type AgentNotificationContext<Params> = HandlerContext<Params> & { client: AgentContext<ClientRequests, ClientNotifications> };
+export type AgentNotificationContext<Params> = HandlerContext<Params> & { client: AgentContext };
 export type AgentRequestHandler<Params, Response> = (context: AgentRequestContext<Params>) => MaybePromise<Response>;
 export type AgentNotificationHandler<Params> = (context: AgentNotificationContext<Params>) => MaybePromise<void>;
 export type AgentRequestMethod = keyof AgentRequests & string;
 export type AgentNotificationMethod = keyof AgentNotifications & string;
-export type AgentConnectHandler = (connection: AgentConnection<ClientRequests, ClientNotifications>) => MaybePromise<void>;
+export type AgentConnectHandler = (connection: AgentConnection) => MaybePromise<void>;
 /** The official SDK's names: the context every handler gets, and what each method takes. */
 export type AgentHandlerContext<Params> = AgentNotificationContext<Params>;
 export type AgentRequestHandlersByMethod = {
@@ -1460,12 +1502,12 @@ export class AgentApp extends AgentAppBase<ClientApp> {
   }
 
   /** Serves this app on `target`: a stream, or a client app (in memory). */
-  connect(target: Stream | MessageStream | ClientApp): AgentConnection<ClientRequests, ClientNotifications> {
-    return this.connectTo(target) as AgentConnection<ClientRequests, ClientNotifications>;
+  connect(target: Stream | MessageStream | ClientApp): AgentConnection {
+    return this.connectTo(target) as AgentConnection;
   }
 
   /** Connects for the lifetime of `op`, then closes; rejects if the connection closes first. */
-  connectWith<T>(target: Stream | MessageStream | ClientApp, op: (client: AgentContext<ClientRequests, ClientNotifications>) => MaybePromise<T>): Promise<T> {
+  connectWith<T>(target: Stream | MessageStream | ClientApp, op: (client: AgentContext) => MaybePromise<T>): Promise<T> {
     return this.runWith(target, op);
   }
 
@@ -1498,14 +1540,14 @@ export function agent(options?: AppOptions): AgentApp {
 }
 
 /** What an client request handler gets: `method`, `params`, `requestId`, `signal`, and `agent` to call the agent. */
-export type ClientRequestContext<Params> = RequestHandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications> };
+export type ClientRequestContext<Params> = RequestHandlerContext<Params> & { agent: ClientContext };
 /** What an client notification handler gets. */
-export type ClientNotificationContext<Params> = HandlerContext<Params> & { agent: ClientContext<AgentRequests, AgentNotifications> };
+export type ClientNotificationContext<Params> = HandlerContext<Params> & { agent: ClientContext };
 export type ClientRequestHandler<Params, Response> = (context: ClientRequestContext<Params>) => MaybePromise<Response>;
 export type ClientNotificationHandler<Params> = (context: ClientNotificationContext<Params>) => MaybePromise<void>;
 export type ClientRequestMethod = keyof ClientRequests & string;
 export type ClientNotificationMethod = keyof ClientNotifications & string;
-export type ClientConnectHandler = (connection: ClientConnection<AgentRequests, AgentNotifications>) => MaybePromise<void>;
+export type ClientConnectHandler = (connection: ClientConnection) => MaybePromise<void>;
 /** The official SDK's names: the context every handler gets, and what each method takes. */
 export type ClientHandlerContext<Params> = ClientNotificationContext<Params>;
 export type ClientRequestHandlersByMethod = {
@@ -1528,12 +1570,12 @@ export class ClientApp extends ClientAppBase<AgentApp> {
   }
 
   /** Serves this app on `target`: a stream, or a agent app (in memory). */
-  connect(target: Stream | MessageStream | AgentApp): ClientConnection<AgentRequests, AgentNotifications> {
-    return this.connectTo(target) as ClientConnection<AgentRequests, AgentNotifications>;
+  connect(target: Stream | MessageStream | AgentApp): ClientConnection {
+    return this.connectTo(target) as ClientConnection;
   }
 
   /** Connects for the lifetime of `op`, then closes; rejects if the connection closes first. */
-  connectWith<T>(target: Stream | MessageStream | AgentApp, op: (agent: ClientContext<AgentRequests, AgentNotifications>) => MaybePromise<T>): Promise<T> {
+  connectWith<T>(target: Stream | MessageStream | AgentApp, op: (agent: ClientContext) => MaybePromise<T>): Promise<T> {
     return this.runWith(target, op);
   }
 
