@@ -23,14 +23,8 @@ const PLAN_FILE = {
   why: "the unstable schema of agent-client-protocol-schema 1.20.0, newer than the npm bundle's, dropped it (schema/v1/SOURCES.md)",
   names: ["PlanFile"],
 };
-const V2_UNOFFERED = {
-  why: "not offered yet: v2 connections' `initialized` promise",
-  names: ["InitializationSnapshot"],
-};
 const LISTED = {
   "./unstable": [PLAN_FILE],
-  "./experimental/v2": [V2_UNOFFERED],
-  "./experimental/v2/unstable": [V2_UNOFFERED],
   "./experimental/nes": [
     PLAN_FILE,
     {

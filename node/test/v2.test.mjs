@@ -106,6 +106,54 @@ test("our v2 client app drives the official router agent in v2", async () => {
   assert.deepEqual(said, ["echo: Hi"]);
 });
 
+test("initialized: both sides' last successful initialize, as the official v2 connections offer it", async () => {
+  // Our client against the official router agent, in a process of its own.
+  const client = v2.client({ name: "ours" }).connect(v2.spawnStream(process.execPath, [official("dual-agent.mjs")]));
+  let settled = false;
+  const first = client.initialized.then((snapshot) => ((settled = true), snapshot));
+  // A request the engine refuses before it goes out is no exchange.
+  await assert.rejects(client.agent.request(v2.methods.agent.initialize, { protocolVersion: 2 }), { code: -32602 });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(settled, false);
+  const request = { protocolVersion: 2, info: { name: "ours", version: "1.0.0" }, capabilities: {} };
+  const response = await client.agent.request(v2.methods.agent.initialize, request);
+  const snapshot = await first;
+  assert.deepEqual(snapshot, { request, response });
+  assert.equal(snapshot.response.protocolVersion, 2);
+  // A copy each time: changing one changes nothing else.
+  snapshot.request.info.name = "changed";
+  assert.equal((await client.agent.initialized).request.info.name, "ours");
+  client.close();
+  await client.closed;
+
+  // Our agent, in memory: its connection and its handlers' contexts see the exchange it answered.
+  let agentConnection;
+  const seen = [];
+  const agentApp = v2
+    .agent({ name: "v2-only" })
+    .onConnect((connection) => (agentConnection = connection))
+    .onRequest(v2.methods.agent.initialize, ({ params }) => ({ protocolVersion: 2, info: { name: "v2-only", version: params.info.version } }))
+    .onRequest(v2.methods.agent.session.new, async ({ client: peer }) => {
+      seen.push(await peer.initialized);
+      return { sessionId: "s-1" };
+    });
+  const connection = v2.client({ name: "c" }).connect(agentApp);
+  await connection.agent.request(v2.methods.agent.initialize, { protocolVersion: 2, info: { name: "c", version: "7" } });
+  await connection.agent.request(v2.methods.agent.session.new, { cwd: "/", mcpServers: [] });
+  const expected = {
+    request: { protocolVersion: 2, info: { name: "c", version: "7" } },
+    response: { protocolVersion: 2, info: { name: "v2-only", version: "7" } },
+  };
+  assert.deepEqual(await agentConnection.initialized, expected);
+  assert.deepEqual(seen, [expected]);
+  connection.close();
+
+  // A connection that closes first never initializes.
+  const unused = v2.client().connect(agentApp);
+  unused.close();
+  await assert.rejects(unused.initialized);
+});
+
 test("a v2-only agent refuses a v1 client with -32022 and keeps the connection", async () => {
   const agentApp = v2
     .agent({ name: "v2-only" })

@@ -153,6 +153,7 @@ def generate(schema: ir.Schema, schema_rel: str, generator: str, up: str, class_
         (f'import {{ ActiveSessionV2 as ActiveSessionOf }} from "{up}/app/session-v2.js";' if schema.protocol_version >= 2
          else f'import {{ ActiveSession as ActiveSessionOf }} from "{up}/app/session.js";'),
         f'import {{ SessionBuilder as SessionBuilderOf }} from "{up}/app/session.js";',
+        f'import type {{ InitializationSnapshot as InitializationSnapshotOf }} from "{up}/app/initialization.js";',
         f'import type {{ AppOptions, ParamsParser }} from "{up}/app/options.js";',
         f'import type {{ AppProtocol }} from "{up}/app/protocol.js";',
         'import type * as schema from "./schema.js";',
@@ -301,16 +302,26 @@ def typed_app_classes(schema: ir.Schema) -> list[str]:
          "A session's prompts and its updates, in arrival order."),
         ("SessionBuilder", "SessionBuilderOf<schema.NewSessionRequest, ActiveSession>",
          "Builds a session's `session/new` request, then starts it."),
-        ("AgentContext", "AgentContextOf<ClientRequests, ClientNotifications>",
+        ("AgentContext", "AgentContextOf<ClientRequests, ClientNotifications, InitializationSnapshot>",
          "An agent's way to call its client: `client` in handlers, `onConnect`, `connectWith`."),
-        ("ClientContext", "ClientContextOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>",
+        ("ClientContext",
+         "ClientContextOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest, InitializationSnapshot>",
          "A client's way to call its agent: `agent` in handlers, `connectWith`."),
-        ("AgentConnection", "AgentConnectionOf<ClientRequests, ClientNotifications>",
+        ("AgentConnection", "AgentConnectionOf<ClientRequests, ClientNotifications, InitializationSnapshot>",
          "An agent app's open connection: `client` calls the client."),
-        ("ClientConnection", "ClientConnectionOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>",
+        ("ClientConnection",
+         "ClientConnectionOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest, InitializationSnapshot>",
          "A client app's open connection: `agent` calls the agent."),
     ]
-    out = ["", f"/** What `ActiveSession.nextUpdate` yields: {message_doc}. */", "export type ActiveSessionMessage =", *message]
+    out = [
+        "",
+        "/** The request and the response of the connection's last successful `initialize` (`initialized`). */",
+        "export type InitializationSnapshot = InitializationSnapshotOf<schema.InitializeRequest, schema.InitializeResponse>;",
+        "",
+        f"/** What `ActiveSession.nextUpdate` yields: {message_doc}. */",
+        "export type ActiveSessionMessage =",
+        *message,
+    ]
     for name, type_, doc in typed:
         out += ["", f"/** {doc} */", f"export type {name} = {type_};", f"export const {name} = {name}Of;"]
     return out

@@ -25,6 +25,11 @@ export async function drive(connection: acp.ClientConnection): Promise<string> {
     info: { name: "typed-client", version: "1.0.0" },
   });
   void init;
+  const snapshot: acp.InitializationSnapshot = await connection.initialized;
+  const agentName: string = snapshot.response.info.name;
+  const asked: number = (await connection.agent.initialized).request.protocolVersion;
+  void agentName;
+  void asked;
   const session: acp.ActiveSession = await connection.agent.buildSession("/tmp").start();
   const sent = await session.prompt("hello");
   const messageId: string = sent.messageId;

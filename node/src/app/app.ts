@@ -9,6 +9,7 @@ import type { MaybePromise } from "../sides.js";
 import type { JsonRpcId } from "../jsonrpc.js";
 import { ALL_UNCHECKED, ownedByteStream, Side, type MessageStream, type Stream } from "../streams.js";
 import { AgentConnection, AgentContext, ClientConnection, ClientContext, sessionRouterOf, type AcpConnection } from "./context.js";
+import { initializationOf } from "./initialization.js";
 import { parseParams, type AppOptions, type ParamsParser } from "./options.js";
 import type { AppProtocol } from "./protocol.js";
 
@@ -108,7 +109,7 @@ export abstract class AppBase<Peer extends object> {
       },
       [this.peerKey]: this.peerContext(dispatcher, context.requestId),
     };
-    return this.respond(dispatcher, method, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
+    return this.respond(dispatcher, method, params, () => (entry.handler as (c: unknown) => unknown)(handlerContext));
   }
 
   /** @internal Handles a notification of the connection `dispatcher` runs. */
@@ -157,15 +158,17 @@ export abstract class AppBase<Peer extends object> {
   /** Runs a request's handler; a result it returns at once is answered at
    * once (the dispatcher's fast path), a promise when it settles. (What it
    * throws once cancelled, the dispatcher answers.) */
-  private respond(dispatcher: Dispatcher, method: string, run: () => unknown): unknown {
+  private respond(dispatcher: Dispatcher, method: string, params: unknown, run: () => unknown): unknown {
     const result = run();
-    if (thenable(result)) return Promise.resolve(result).then((value) => this.answer(dispatcher, method, value));
-    return this.answer(dispatcher, method, result);
+    if (thenable(result)) return Promise.resolve(result).then((value) => this.answer(dispatcher, method, params, value));
+    return this.answer(dispatcher, method, params, result);
   }
 
-  private answer(dispatcher: Dispatcher, method: string, result: unknown): unknown {
+  private answer(dispatcher: Dispatcher, method: string, params: unknown, result: unknown): unknown {
     this.answered(dispatcher, method);
-    return result == null && this.protocol.emptyResults.has(method) ? {} : result;
+    const answer = result == null && this.protocol.emptyResults.has(method) ? {} : result;
+    if (method === this.protocol.initializeMethod) initializationOf(dispatcher).complete(params, answer);
+    return answer;
   }
 
   /** @internal Connects, running `onConnect` handlers before the first message is handled. */

@@ -7,6 +7,7 @@ import { isRequestError } from "../errors.js";
 import { ERROR_CODES } from "../generated/tables.js";
 import { TerminalHandle, type TerminalCalls } from "../terminal.js";
 import type { JsonRpcId } from "../jsonrpc.js";
+import { initializationOf, type InitializationSnapshot } from "./initialization.js";
 import type { AppProtocol } from "./protocol.js";
 import type { SendRequestOptions } from "./options.js";
 import { SessionBuilder, type ActiveSession } from "./session.js";
@@ -18,7 +19,7 @@ export type RequestMap = Record<string, { params: unknown; result: unknown }>;
 export type NotificationMap = Record<string, { params: unknown }>;
 
 /** What every context shares: the connection and the request being handled. */
-export class AcpContext<PeerRequests extends RequestMap, PeerNotifications extends NotificationMap> {
+export class AcpContext<PeerRequests extends RequestMap, PeerNotifications extends NotificationMap, Initialization = InitializationSnapshot> {
   /** @internal */
   readonly dispatcher: Dispatcher;
   /** @internal */
@@ -35,6 +36,11 @@ export class AcpContext<PeerRequests extends RequestMap, PeerNotifications exten
   /** The id of the request being handled (`undefined` outside a request handler). */
   get requestId(): JsonRpcId | undefined {
     return this.#requestId;
+  }
+
+  /** The connection's last successful `initialize` exchange, once there is one. */
+  get initialized(): Promise<Initialization> {
+    return initializationOf(this.dispatcher).initialized as Promise<Initialization>;
   }
 
   /** Sends a request to the peer by ACP method name. */
@@ -63,6 +69,12 @@ export class AcpContext<PeerRequests extends RequestMap, PeerNotifications exten
         throw error;
       });
     }
+    if (method === this.protocol.initializeMethod) {
+      settled = settled.then((result) => {
+        initializationOf(this.dispatcher).complete(params, result);
+        return result;
+      });
+    }
     if (!this.protocol.emptyResults.has(method)) return settled;
     return settled.then((result) => result ?? {});
   }
@@ -79,7 +91,8 @@ export class AcpContext<PeerRequests extends RequestMap, PeerNotifications exten
 export class AgentContext<
   PeerRequests extends RequestMap = RequestMap,
   PeerNotifications extends NotificationMap = NotificationMap,
-> extends AcpContext<PeerRequests, PeerNotifications> {
+  Initialization = InitializationSnapshot,
+> extends AcpContext<PeerRequests, PeerNotifications, Initialization> {
   /** Runs a command in a new client terminal; release the handle when done (`await using` does). */
   async createTerminal(params: { sessionId: string; command: string; [key: string]: unknown }, options?: SendRequestOptions): Promise<TerminalHandle> {
     const terminal = this.protocol.methods.client.terminal;
@@ -109,7 +122,8 @@ export class ClientContext<
   PeerNotifications extends NotificationMap = NotificationMap,
   Session = ActiveSession,
   NewSessionRequest extends NewSessionRequestShape = NewSessionRequestLike,
-> extends AcpContext<PeerRequests, PeerNotifications> {
+  Initialization = InitializationSnapshot,
+> extends AcpContext<PeerRequests, PeerNotifications, Initialization> {
   /** A builder for a session: `cwd` alone, or a whole `session/new` request. */
   buildSession(cwd: string): SessionBuilder<NewSessionRequest, Session>;
   buildSession(request: NewSessionRequest): SessionBuilder<NewSessionRequest, Session>;
@@ -127,7 +141,7 @@ export class ClientContext<
 }
 
 /** An open connection of an app. */
-export class AcpConnection {
+export class AcpConnection<Initialization = InitializationSnapshot> {
   /** @internal */
   readonly dispatcher: Dispatcher;
 
@@ -146,6 +160,11 @@ export class AcpConnection {
     return this.dispatcher.closed;
   }
 
+  /** The last successful `initialize` exchange, once there is one; rejects if the connection closes first. */
+  get initialized(): Promise<Initialization> {
+    return initializationOf(this.dispatcher).initialized as Promise<Initialization>;
+  }
+
   /** Closes the connection; pending requests reject. */
   close(_error?: unknown): void {
     this.dispatcher.close();
@@ -153,8 +172,12 @@ export class AcpConnection {
 }
 
 /** An agent app's connection: `client` calls the client. */
-export class AgentConnection<PeerRequests extends RequestMap = RequestMap, PeerNotifications extends NotificationMap = NotificationMap> extends AcpConnection {
-  readonly client: AgentContext<PeerRequests, PeerNotifications>;
+export class AgentConnection<
+  PeerRequests extends RequestMap = RequestMap,
+  PeerNotifications extends NotificationMap = NotificationMap,
+  Initialization = InitializationSnapshot,
+> extends AcpConnection<Initialization> {
+  readonly client: AgentContext<PeerRequests, PeerNotifications, Initialization>;
 
   /** @internal */
   constructor(dispatcher: Dispatcher, protocol: AppProtocol) {
@@ -169,8 +192,9 @@ export class ClientConnection<
   PeerNotifications extends NotificationMap = NotificationMap,
   Session = ActiveSession,
   NewSessionRequest extends NewSessionRequestShape = NewSessionRequestLike,
-> extends AcpConnection {
-  readonly agent: ClientContext<PeerRequests, PeerNotifications, Session, NewSessionRequest>;
+  Initialization = InitializationSnapshot,
+> extends AcpConnection<Initialization> {
+  readonly agent: ClientContext<PeerRequests, PeerNotifications, Session, NewSessionRequest, Initialization>;
 
   /** @internal */
   constructor(dispatcher: Dispatcher, protocol: AppProtocol) {

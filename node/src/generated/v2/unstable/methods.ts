@@ -15,6 +15,7 @@ import {
 } from "../../../app/context.js";
 import { ActiveSessionV2 as ActiveSessionOf } from "../../../app/session-v2.js";
 import { SessionBuilder as SessionBuilderOf } from "../../../app/session.js";
+import type { InitializationSnapshot as InitializationSnapshotOf } from "../../../app/initialization.js";
 import type { AppOptions, ParamsParser } from "../../../app/options.js";
 import type { AppProtocol } from "../../../app/protocol.js";
 import type * as schema from "./schema.js";
@@ -1345,6 +1346,9 @@ const APP_PROTOCOL: AppProtocol = {
   clientHandlers: CLIENT_HANDLERS,
 };
 
+/** The request and the response of the connection's last successful `initialize` (`initialized`). */
+export type InitializationSnapshot = InitializationSnapshotOf<schema.InitializeRequest, schema.InitializeResponse>;
+
 /** What `ActiveSession.nextUpdate` yields: an update, or the idle state update that ends the turn (`stop`). */
 export type ActiveSessionMessage =
   | { kind: "session_update"; notification: schema.UpdateSessionNotification; update: schema.SessionUpdate }
@@ -1371,19 +1375,19 @@ export type SessionBuilder = SessionBuilderOf<schema.NewSessionRequest, ActiveSe
 export const SessionBuilder = SessionBuilderOf;
 
 /** An agent's way to call its client: `client` in handlers, `onConnect`, `connectWith`. */
-export type AgentContext = AgentContextOf<ClientRequests, ClientNotifications>;
+export type AgentContext = AgentContextOf<ClientRequests, ClientNotifications, InitializationSnapshot>;
 export const AgentContext = AgentContextOf;
 
 /** A client's way to call its agent: `agent` in handlers, `connectWith`. */
-export type ClientContext = ClientContextOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>;
+export type ClientContext = ClientContextOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest, InitializationSnapshot>;
 export const ClientContext = ClientContextOf;
 
 /** An agent app's open connection: `client` calls the client. */
-export type AgentConnection = AgentConnectionOf<ClientRequests, ClientNotifications>;
+export type AgentConnection = AgentConnectionOf<ClientRequests, ClientNotifications, InitializationSnapshot>;
 export const AgentConnection = AgentConnectionOf;
 
 /** A client app's open connection: `agent` calls the agent. */
-export type ClientConnection = ClientConnectionOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest>;
+export type ClientConnection = ClientConnectionOf<AgentRequests, AgentNotifications, ActiveSession, schema.NewSessionRequest, InitializationSnapshot>;
 export const ClientConnection = ClientConnectionOf;
 
 /** What an agent request handler gets: `method`, `params`, `requestId`, `signal`, and `client` to call the client. */
