@@ -86,6 +86,15 @@ const (
 	// engine stops reading; for a server, what Streamable HTTP holds for one connection's
 	// client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB.
 	DefaultMaxBufferedBytes = 67108864
+	// DefaultMaxIdLength: The longest session id or request id a Streamable HTTP server
+	// takes from a client (a longer one is answered 400), as the official TypeScript
+	// server's maxIdLength. Default: 1024 bytes.
+	DefaultMaxIdLength = 1024
+	// DefaultMaxBufferedSessionStreams: Sessions of one Streamable HTTP connection holding
+	// output no client is reading (a session stream never opened, or left with output
+	// queued); one more ends the connection, as the official TypeScript server's
+	// maxBufferedSessionStreams. Default: 1024 sessions.
+	DefaultMaxBufferedSessionStreams = 1024
 	// DefaultMaxConnections: Connections a server holds open at once, both transports
 	// together; beyond it 503. Default: 1024 connections.
 	DefaultMaxConnections = 1024

@@ -260,6 +260,19 @@
 #define ACP_DEFAULT_MAX_BUFFERED_BYTES 67108864
 
 /*
+ The longest session id or request id a Streamable HTTP server takes from a client (a longer
+ one is answered 400), as the official TypeScript server's maxIdLength. Default: 1024 bytes.
+ */
+#define ACP_DEFAULT_MAX_ID_LENGTH 1024
+
+/*
+ Sessions of one Streamable HTTP connection holding output no client is reading (a session
+ stream never opened, or left with output queued); one more ends the connection, as the
+ official TypeScript server's maxBufferedSessionStreams. Default: 1024 sessions.
+ */
+#define ACP_DEFAULT_MAX_BUFFERED_SESSION_STREAMS 1024
+
+/*
  Connections a server holds open at once, both transports together; beyond it 503. Default:
  1024 connections.
  */

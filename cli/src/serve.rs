@@ -68,6 +68,11 @@ options:
   --max-replay-bytes N    output kept per connection after it was sent, for a client that
                           comes back with Last-Event-ID (Streamable HTTP, resumable
                           WebSocket; default 4 MiB; a resume needing more gets 410)
+  --max-id-length N       Streamable HTTP: the longest session or request id a client may
+                          send, in bytes (default 1024; longer gets 400)
+  --max-buffered-session-streams N
+                          Streamable HTTP: sessions of a connection holding output no client
+                          reads (default 1024; one more ends the connection)
   --tls-cert PEM --tls-key PEM
                           serve wss:// and https:// with this certificate chain and key
   --keep-alive-ms N       ping each WebSocket and comment on each idle event stream every N ms
@@ -144,6 +149,8 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
             "max-buffered-bytes",
             "idle-timeout-ms",
             "max-replay-bytes",
+            "max-id-length",
+            "max-buffered-session-streams",
             "keep-alive-ms",
             "tls-cert",
             "tls-key",
@@ -215,6 +222,12 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     }
     if let Some(max) = args.number("max-replay-bytes")? {
         options.max_replay_bytes = max;
+    }
+    if let Some(max) = args.number("max-id-length")? {
+        options.max_id_length = max;
+    }
+    if let Some(max) = args.number("max-buffered-session-streams")? {
+        options.max_buffered_session_streams = max;
     }
     if let Some(ms) = args.number("keep-alive-ms")? {
         options.keep_alive_interval = (ms > 0).then(|| Duration::from_millis(ms as u64));

@@ -655,6 +655,48 @@ async fn the_http_wire_refuses_what_the_official_server_refuses() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_id_length_and_unread_session_limits_are_the_servers_to_set() {
+    let (server, seen) = agent_server(ServeOptions {
+        max_id_length: 8,
+        max_buffered_session_streams: 2,
+        ..ServeOptions::default()
+    })
+    .await;
+    let id = raw_initialize(&server).await;
+    let in_session = |session: &str, request_id: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{request_id},"method":"echo","params":{{"sessionId":"{session}"}}}}"#
+        );
+        post(Some(&id), &format!("Acp-Session-Id: {session}\r\n"), &body)
+    };
+    // Eight bytes pass; nine are refused, in a session id or a request id.
+    assert_eq!(raw(&server, &in_session("abcdefgh", "1")).await.0, 202);
+    let (status, text) = raw(&server, &in_session("abcdefghi", "2")).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("Session ID exceeds maxIdLength (8)"), "{text}");
+    let (status, text) = raw(&server, &in_session("s2", r#""request-9""#)).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("Request ID exceeds maxIdLength (8)"), "{text}");
+    let get = format!(
+        "GET /acp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {id}\r\nAcp-Session-Id: abcdefghi\r\n\r\n"
+    );
+    let (status, text) = raw(&server, &get).await;
+    assert_eq!(
+        (status, text.contains("Session ID exceeds maxIdLength (8)")),
+        (400, true),
+        "{text}"
+    );
+    // Answers wait in two sessions no client reads; a third such session ends the connection.
+    assert_eq!(raw(&server, &in_session("s2", "3")).await.0, 202);
+    assert_eq!(raw(&server, &in_session("s3", "4")).await.0, 202);
+    eventually("a third session of unread output ends the connection", || {
+        seen.closed.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    assert_eq!(raw(&server, &in_session("s4", "5")).await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialled_transport_closes_with_the_reason_it_could_not_connect() {
     // Nothing listens there: the port is bound but not listening, so no
     // other test's server can take it meanwhile (a freed port could be).

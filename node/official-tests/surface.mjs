@@ -36,12 +36,6 @@ const LISTED = {
       names: ["PositionEncodingKind"],
     },
   ],
-  "./experimental/server": [
-    {
-      why: "options the engine's server does not take: its id length limit is fixed at the official default (1024)",
-      names: ["DEFAULT_MAX_BUFFERED_SESSION_STREAMS", "DEFAULT_MAX_ID_LENGTH"],
-    },
-  ],
 };
 
 const manifest = JSON.parse(readFileSync(join(here, "node_modules", OFFICIAL, "package.json"), "utf8"));

@@ -29,6 +29,10 @@ export interface ServeAgentOptions extends StreamOptions {
   maxReplayBytes?: number;
   /** Streamable HTTP: end a connection with no event stream open and nothing sent this long (default `LIMIT_DEFAULTS.idleTimeoutMs`; 0: never). */
   idleTimeoutMs?: number;
+  /** Streamable HTTP: the longest session or request id a client may send, in bytes; longer is answered 400 (default `LIMIT_DEFAULTS.maxIdLength`). */
+  maxIdLength?: number;
+  /** Streamable HTTP: sessions of a connection holding output no client reads; one more ends the connection (default `LIMIT_DEFAULTS.maxBufferedSessionStreams`). */
+  maxBufferedSessionStreams?: number;
   /** Let several clients share a session (default false): a `session/load` of a session live on another connection attaches as an observer, with its history, every update and each permission request (the first answer wins); it may not prompt. docs/session-attach.md */
   attach?: boolean;
 }
@@ -135,6 +139,8 @@ export async function serveAgent(
       maxBufferedBytes: options.maxBufferedBytes,
       maxReplayBytes: options.maxReplayBytes,
       idleTimeoutMs: options.idleTimeoutMs,
+      maxIdLength: options.maxIdLength,
+      maxBufferedSessionStreams: options.maxBufferedSessionStreams,
       tlsCert: options.tlsCert,
       tlsKey: options.tlsKey,
       attach: options.attach,

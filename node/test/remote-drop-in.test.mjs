@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 
 import * as acp from "acp-engine";
 import { createHttpStream, MemoryAcpCookieStore } from "acp-engine/experimental/http-client";
-import { AcpServer } from "acp-engine/experimental/server";
+import { AcpServer, DEFAULT_MAX_ID_LENGTH } from "acp-engine/experimental/server";
 import { createNodeHttpHandler } from "acp-engine/experimental/node";
 import { createWebSocketStream } from "acp-engine/experimental/ws-client";
 
@@ -131,6 +131,24 @@ test("createAgent makes an agent per connection; headers and a cookie store's co
   assert.equal(agents, 2, "one agent per connection");
   assert.ok(seen.length >= 4);
   assert.ok(seen.every((headers) => headers["x-api-key"] === "k1" && headers.cookie === "affinity=b2"), JSON.stringify(seen));
+  await server.close();
+});
+
+test("maxIdLength: a longer session id is answered 400 (the official server's rule)", async () => {
+  assert.equal(DEFAULT_MAX_ID_LENGTH, 1024);
+  const server = new AcpServer({ createAgent: () => echoAgent({ made: 0 }), maxIdLength: 8 });
+  const url = await listen(server);
+  const post = (headers, body) =>
+    fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
+  const opened = await post({}, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}');
+  assert.equal(opened.status, 200);
+  const connection = opened.headers.get("acp-connection-id");
+  const inSession = (session) =>
+    post({ "acp-connection-id": connection, "acp-session-id": session }, `{"jsonrpc":"2.0","id":1,"method":"session/cancel","params":{"sessionId":"${session}"}}`);
+  assert.equal((await inSession("abcdefgh")).status, 202);
+  const refused = await inSession("abcdefghi");
+  assert.equal(refused.status, 400);
+  assert.match(await refused.text(), /Session ID exceeds maxIdLength \(8\)/);
   await server.close();
 });
 

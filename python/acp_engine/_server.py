@@ -131,6 +131,8 @@ async def serve_agent(
     max_replay_bytes: Optional[int] = None,
     idle_timeout: Optional[float] = None,
     output_stall_timeout: Optional[float] = None,
+    max_id_length: Optional[int] = None,
+    max_buffered_session_streams: Optional[int] = None,
     attach: bool = False,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
@@ -147,7 +149,10 @@ async def serve_agent(
     otherwise, before any agent starts). ``tls_cert``/``tls_key``: PEM files
     to serve ``wss://`` and ``https://``. ``attach``: let several clients
     share a session (a ``session/load`` of a session live on another
-    connection attaches as an observer; docs/session-attach.md). Timeouts are in seconds (0: none;
+    connection attaches as an observer; docs/session-attach.md). Streamable HTTP:
+    ``max_id_length``, the longest session or request id a client may send (400
+    beyond it); ``max_buffered_session_streams``, the sessions of a connection
+    holding output no client reads (one more ends it). Timeouts are in seconds (0: none;
     None, as for every limit: :class:`Defaults`);
     ``limits`` bound each agent's connection; ``unchecked_methods`` as for
     :class:`Connection`. On exit every connection ends."""
@@ -162,6 +167,8 @@ async def serve_agent(
         "max_replay_bytes": max_replay_bytes,
         "idle_timeout_ms": None if idle_timeout is None else int(idle_timeout * 1000),
         "output_stall_timeout_ms": None if output_stall_timeout is None else int(output_stall_timeout * 1000),
+        "max_id_length": max_id_length,
+        "max_buffered_session_streams": max_buffered_session_streams,
         "tls_cert": None if tls_cert is None else os.fspath(tls_cert),
         "tls_key": None if tls_key is None else os.fspath(tls_key),
         "attach": attach,

@@ -92,6 +92,10 @@ class Defaults:
     """The peer's requests handled at once before the engine stops reading (backpressure). Default: 1024 requests."""
     MAX_BUFFERED_BYTES: Final = 67108864
     """Output queued for the peer and not written yet before the engine stops reading; for a server, what Streamable HTTP holds for one connection's client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB."""
+    MAX_ID_LENGTH: Final = 1024
+    """The longest session id or request id a Streamable HTTP server takes from a client (a longer one is answered 400), as the official TypeScript server's maxIdLength. Default: 1024 bytes."""
+    MAX_BUFFERED_SESSION_STREAMS: Final = 1024
+    """Sessions of one Streamable HTTP connection holding output no client is reading (a session stream never opened, or left with output queued); one more ends the connection, as the official TypeScript server's maxBufferedSessionStreams. Default: 1024 sessions."""
     MAX_CONNECTIONS: Final = 1024
     """Connections a server holds open at once, both transports together; beyond it 503. Default: 1024 connections."""
     SERVER_OUTPUT_STALL_TIMEOUT: Final = 60.0

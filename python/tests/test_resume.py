@@ -1,7 +1,8 @@
 """A client whose network breaks mid-turn comes back to the same agent and
 misses nothing (``reconnect_timeout``), over Streamable HTTP and WebSocket, and a server's
 ``max_replay_bytes`` bounds what it keeps for that: a resume needing more is
-refused with 410. Over loopback, through a proxy that cuts connections."""
+refused with 410 (and ``max_id_length`` refuses a longer session id with 400). Over loopback,
+through a proxy that cuts connections."""
 
 from __future__ import annotations
 
@@ -176,3 +177,21 @@ async def test_max_replay_bytes_bounds_what_a_resume_can_get() -> None:
         assert resumed.startswith("HTTP/1.1 200"), resumed
         refused, _ = await _http(port, session_get.replace("\r\n\r\n", f"\r\nLast-Event-ID: {ids[0]}\r\n\r\n"), until="kept")
         assert refused.startswith("HTTP/1.1 410") and "no longer kept" in refused, refused
+
+
+@run_async
+async def test_max_id_length_refuses_a_longer_session_id_with_400() -> None:
+    async with serve_agent(StreamingAgent, max_id_length=8) as server:
+        port = int(server.http_url.split(":")[2].split("/")[0])
+        initialize = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
+        answer, _ = await _http(port, _post(None, initialize))
+        connection = re.search(r"(?i)acp-connection-id: *(\S+)", answer).group(1)  # type: ignore[union-attr]
+
+        def cancel(session: str) -> str:
+            body = '{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"%s"}}' % session
+            return _post(connection, body).replace("\r\n\r\n", f"\r\nAcp-Session-Id: {session}\r\n\r\n", 1)
+
+        accepted, _ = await _http(port, cancel("abcdefgh"))
+        assert accepted.startswith("HTTP/1.1 202"), accepted
+        refused, _ = await _http(port, cancel("abcdefghi"))
+        assert refused.startswith("HTTP/1.1 400") and "Session ID exceeds maxIdLength (8)" in refused, refused

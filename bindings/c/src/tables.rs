@@ -81,6 +81,13 @@ pub const ACP_DEFAULT_MAX_IN_FLIGHT_REQUESTS: usize = 1024;
 /// server, what Streamable HTTP holds for one connection's client (as the official TypeScript
 /// server's maxBufferedBytes). Default: 64 MiB.
 pub const ACP_DEFAULT_MAX_BUFFERED_BYTES: usize = 67108864;
+/// The longest session id or request id a Streamable HTTP server takes from a client (a longer
+/// one is answered 400), as the official TypeScript server's maxIdLength. Default: 1024 bytes.
+pub const ACP_DEFAULT_MAX_ID_LENGTH: usize = 1024;
+/// Sessions of one Streamable HTTP connection holding output no client is reading (a session
+/// stream never opened, or left with output queued); one more ends the connection, as the
+/// official TypeScript server's maxBufferedSessionStreams. Default: 1024 sessions.
+pub const ACP_DEFAULT_MAX_BUFFERED_SESSION_STREAMS: usize = 1024;
 /// Connections a server holds open at once, both transports together; beyond it 503. Default:
 /// 1024 connections.
 pub const ACP_DEFAULT_MAX_CONNECTIONS: usize = 1024;

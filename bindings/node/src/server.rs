@@ -33,6 +33,10 @@ pub struct NativeServeOptions {
     pub max_replay_bytes: Option<f64>,
     /// Streamable HTTP: end a connection quiet this long.
     pub idle_timeout_ms: Option<u32>,
+    /// Streamable HTTP: the longest session or request id a client may send.
+    pub max_id_length: Option<u32>,
+    /// Streamable HTTP: sessions holding output no client reads, at most.
+    pub max_buffered_session_streams: Option<u32>,
     /// PEM certificate chain, to serve `wss://` and `https://`.
     pub tls_cert: Option<String>,
     /// Its PEM private key.
@@ -65,6 +69,12 @@ fn serve_options(settings: NativeServeOptions) -> Result<ServeOptions> {
     }
     if let Some(ms) = settings.idle_timeout_ms {
         options.idle_timeout = timeout(ms);
+    }
+    if let Some(max) = settings.max_id_length {
+        options.max_id_length = max as usize;
+    }
+    if let Some(max) = settings.max_buffered_session_streams {
+        options.max_buffered_session_streams = max as usize;
     }
     options.attach = settings.attach.unwrap_or(false);
     match (settings.tls_cert, settings.tls_key) {

@@ -26,8 +26,9 @@ fn os_error(error: std::io::Error) -> PyErr {
 
 /// A server's settings, from the dict the package passes (`path`, `token`,
 /// `max_connections`, `max_message_size`, `output_stall_timeout_ms`,
-/// `max_buffered_bytes`, `max_replay_bytes`, `idle_timeout_ms`, `tls_cert`,
-/// `tls_key`, `attach`; absent or None: the default; a timeout of 0: none).
+/// `max_buffered_bytes`, `max_replay_bytes`, `idle_timeout_ms`, `max_id_length`,
+/// `max_buffered_session_streams`, `tls_cert`, `tls_key`, `attach`; absent or
+/// None: the default; a timeout of 0: none).
 fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     let mut options = ServeOptions::default();
     let get = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
@@ -55,6 +56,12 @@ fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     }
     if let Some(ms) = get("idle_timeout_ms")? {
         options.idle_timeout = timeout(ms.extract()?);
+    }
+    if let Some(max) = get("max_id_length")? {
+        options.max_id_length = max.extract()?;
+    }
+    if let Some(max) = get("max_buffered_session_streams")? {
+        options.max_buffered_session_streams = max.extract()?;
     }
     if let Some(attach) = get("attach")? {
         options.attach = attach.extract()?;

@@ -23,6 +23,10 @@ export type AgentFactory = () => AgentConnector;
 export const DEFAULT_MAX_BUFFERED_BYTES: number = LIMIT_DEFAULTS.maxBufferedBytes;
 /** How long a client may read nothing of what waits for it before its connection ends. */
 export const DEFAULT_MAX_OUTPUT_STALL_MS: number = LIMIT_DEFAULTS.serverOutputStallTimeoutMs;
+/** The longest session or request id a client may send. */
+export const DEFAULT_MAX_ID_LENGTH: number = LIMIT_DEFAULTS.maxIdLength;
+/** Sessions of a connection holding output no client reads, at most. */
+export const DEFAULT_MAX_BUFFERED_SESSION_STREAMS: number = LIMIT_DEFAULTS.maxBufferedSessionStreams;
 
 /** The official server's per-connection limits the engine enforces. */
 export interface ConnectionLimits {
@@ -30,6 +34,10 @@ export interface ConnectionLimits {
   readonly maxBufferedBytes?: number;
   /** A client that reads none of the held output this long is dropped (default `DEFAULT_MAX_OUTPUT_STALL_MS`). */
   readonly maxOutputStallMs?: number;
+  /** Streamable HTTP: sessions holding output no client reads; one more ends the connection (default `DEFAULT_MAX_BUFFERED_SESSION_STREAMS`). */
+  readonly maxBufferedSessionStreams?: number;
+  /** Streamable HTTP: the longest session or request id a client may send, in bytes; longer is answered 400 (default `DEFAULT_MAX_ID_LENGTH`). */
+  readonly maxIdLength?: number;
 }
 
 export type AcpServerOptions = (
@@ -75,7 +83,12 @@ export class AcpServer {
     }
     const shared = options.agent;
     this.#agent = shared === undefined ? options.createAgent : () => shared;
-    this.#limits = { maxBufferedBytes: options.maxBufferedBytes, maxOutputStallMs: options.maxOutputStallMs };
+    this.#limits = {
+      maxBufferedBytes: options.maxBufferedBytes,
+      maxOutputStallMs: options.maxOutputStallMs,
+      maxBufferedSessionStreams: options.maxBufferedSessionStreams,
+      maxIdLength: options.maxIdLength,
+    };
   }
 
   /** Handles one Streamable HTTP request: passed on to the engine's server, its answer returned. */
@@ -134,6 +147,8 @@ export class AcpServer {
         path: "/acp",
         maxBufferedBytes: this.#limits.maxBufferedBytes,
         outputStallTimeoutMs: this.#limits.maxOutputStallMs,
+        maxBufferedSessionStreams: this.#limits.maxBufferedSessionStreams,
+        maxIdLength: this.#limits.maxIdLength,
       },
       () => this.#acceptWaiting(),
     );

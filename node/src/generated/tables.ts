@@ -90,6 +90,10 @@ export const LIMIT_DEFAULTS = {
   maxInFlightRequests: 1024,
   /** Output queued for the peer and not written yet before the engine stops reading; for a server, what Streamable HTTP holds for one connection's client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB. */
   maxBufferedBytes: 67108864,
+  /** The longest session id or request id a Streamable HTTP server takes from a client (a longer one is answered 400), as the official TypeScript server's maxIdLength. Default: 1024 bytes. */
+  maxIdLength: 1024,
+  /** Sessions of one Streamable HTTP connection holding output no client is reading (a session stream never opened, or left with output queued); one more ends the connection, as the official TypeScript server's maxBufferedSessionStreams. Default: 1024 sessions. */
+  maxBufferedSessionStreams: 1024,
   /** Connections a server holds open at once, both transports together; beyond it 503. Default: 1024 connections. */
   maxConnections: 1024,
   /** A server drops a client that takes nothing this long while output waits for it (as the official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall timeout unless one is set. Default: 60 s. */

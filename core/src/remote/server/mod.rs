@@ -79,6 +79,17 @@ pub struct ServeOptions {
     /// before the agent's output is no longer read and its requests wait
     /// (default 64 MiB, as the official server's `maxBufferedBytes`).
     pub max_buffered_bytes: usize,
+    /// Streamable HTTP: the longest session id (its header, or a
+    /// message's `sessionId`) or string request id a client may send, in
+    /// bytes; a longer one is answered 400 (default 1024, as the official
+    /// server's `maxIdLength`).
+    pub max_id_length: usize,
+    /// Streamable HTTP: sessions of one connection whose output waits for
+    /// a client to read it (a session stream never opened, or left with
+    /// output queued); one more ends the connection (default 1024, as the
+    /// official server's `maxBufferedSessionStreams`). Open streams are not
+    /// counted: each is a request the client holds.
+    pub max_buffered_session_streams: usize,
     /// Output kept per connection after it was sent (default 4 MiB): the
     /// events of a Streamable HTTP connection and the messages of a
     /// resumable WebSocket, so that a client whose stream or socket broke
@@ -188,6 +199,8 @@ impl Default for ServeOptions {
             output_stall_timeout: Some(DEFAULT_SERVER_STALL_TIMEOUT),
             max_buffered_bytes: crate::DEFAULT_MAX_BUFFERED_BYTES,
             max_replay_bytes: crate::tables::defaults::MAX_REPLAY_BYTES,
+            max_id_length: crate::tables::defaults::MAX_ID_LENGTH,
+            max_buffered_session_streams: crate::tables::defaults::MAX_BUFFERED_SESSION_STREAMS,
             idle_timeout: Some(crate::tables::defaults::IDLE_TIMEOUT),
             tls: None,
             authorize: None,

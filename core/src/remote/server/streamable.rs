@@ -41,11 +41,6 @@ use crate::remote::peek::{self, Kind, Peek};
 use crate::remote::{one_line, sse, BRIDGE_BUFFER};
 use crate::schema::method;
 
-/// The longest session or request id accepted (the official server's).
-const MAX_ID_LENGTH: usize = 1024;
-/// Session streams holding unread output, at most (the official server's).
-const MAX_UNREAD_SESSIONS: usize = 1024;
-
 /// The open connections, by id.
 #[derive(Default)]
 pub(super) struct Registry {
@@ -196,7 +191,7 @@ async fn post(request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shar
         Err(refused) => return refused.response(),
     };
     *connection.last_post.lock().unwrap() = Instant::now();
-    if let Err(refused) = route_inbound(&connection, &peeked, session_header) {
+    if let Err(refused) = route_inbound(&connection, &peeked, session_header, shared.options.max_id_length) {
         return refused.response();
     }
     if peeked.kind != Kind::Notification && !connection.wait_for_room(shared).await {
@@ -219,14 +214,15 @@ fn route_inbound(
     connection: &Connection,
     peeked: &Peek,
     session_header: Option<&str>,
+    max_id_length: usize,
 ) -> Result<(), Refused> {
-    let too_long = |what: &str| Refused::bad(&format!("{what} exceeds maxIdLength ({MAX_ID_LENGTH})"));
-    let long_session = session_header.is_some_and(|s| s.len() > MAX_ID_LENGTH)
-        || peeked.session.as_ref().is_some_and(|s| s.len() > MAX_ID_LENGTH);
+    let too_long = |what: &str| Refused::bad(&format!("{what} exceeds maxIdLength ({max_id_length})"));
+    let long_session = session_header.is_some_and(|s| s.len() > max_id_length)
+        || peeked.session.as_ref().is_some_and(|s| s.len() > max_id_length);
     if long_session {
         return Err(too_long("Session ID"));
     }
-    if matches!(&peeked.id, Some(RequestId::Str(id)) if id.len() > MAX_ID_LENGTH) {
+    if matches!(&peeked.id, Some(RequestId::Str(id)) if id.len() > max_id_length) {
         return Err(too_long("Request ID"));
     }
     let mut routes = connection.routes.lock().unwrap();
@@ -388,8 +384,9 @@ async fn route_outbound(
             routes.outbox.push(key, message);
             routes.outbox.unread_sessions()
         };
-        if unread_sessions > MAX_UNREAD_SESSIONS {
-            tracing::warn!(connection = %connection.id, "more than {MAX_UNREAD_SESSIONS} session streams hold unread output: ending the connection");
+        let max = shared.options.max_buffered_session_streams;
+        if unread_sessions > max {
+            tracing::warn!(connection = %connection.id, "more than {max} session streams hold unread output: ending the connection");
             connection.ended.cancel();
             break;
         }
@@ -522,10 +519,11 @@ fn get(request: Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> {
         Err(refused) => return refused.response(),
     };
     let key: StreamKey = header(&request, SESSION_ID).map(str::to_owned);
-    if key.as_ref().is_some_and(|s| s.len() > MAX_ID_LENGTH) {
+    let max_id_length = shared.options.max_id_length;
+    if key.as_ref().is_some_and(|s| s.len() > max_id_length) {
         return text(
             StatusCode::BAD_REQUEST,
-            &format!("Session ID exceeds maxIdLength ({MAX_ID_LENGTH})"),
+            &format!("Session ID exceeds maxIdLength ({max_id_length})"),
         );
     }
     let resume = match header(&request, LAST_EVENT_ID).map(|id| id.trim().parse::<u64>()) {

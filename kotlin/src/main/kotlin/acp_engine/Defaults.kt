@@ -10,6 +10,10 @@ object Defaults {
     const val MAX_IN_FLIGHT_REQUESTS: Long = 1024L
     /** Output queued for the peer and not written yet before the engine stops reading; for a server, what Streamable HTTP holds for one connection's client (as the official TypeScript server's maxBufferedBytes). Default: 64 MiB. */
     const val MAX_BUFFERED_BYTES: Long = 67108864L
+    /** The longest session id or request id a Streamable HTTP server takes from a client (a longer one is answered 400), as the official TypeScript server's maxIdLength. Default: 1024 bytes. */
+    const val MAX_ID_LENGTH: Long = 1024L
+    /** Sessions of one Streamable HTTP connection holding output no client is reading (a session stream never opened, or left with output queued); one more ends the connection, as the official TypeScript server's maxBufferedSessionStreams. Default: 1024 sessions. */
+    const val MAX_BUFFERED_SESSION_STREAMS: Long = 1024L
     /** Connections a server holds open at once, both transports together; beyond it 503. Default: 1024 connections. */
     const val MAX_CONNECTIONS: Long = 1024L
     /** A server drops a client that takes nothing this long while output waits for it (as the official TypeScript server's maxOutputStallMs). Over stdio a connection has no stall timeout unless one is set. Default: 60 s. */
