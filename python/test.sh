@@ -52,6 +52,8 @@ step "the official Python SDK's tests against acp_engine.compat" \
   bash -c "set -o pipefail; cd '$work' && '$py' '$here/official-tests/run.py' --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' 2>'$work/official-tests.log' | tail -12"
 step "the official Python SDK's public names against acp_engine.compat" \
   bash -c "set -o pipefail; cd '$here/official-tests' && '$py' surface.py --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' | tail -40"
+step "programs typed against the official Python SDK: mypy --strict on ours reports nothing new" \
+  bash -c "set -o pipefail; cd '$here/official-tests' && '$py' typed.py --sdist '$work/official/agent_client_protocol-1.0.0rc3.tar.gz' | tail -12"
 step "example client -> example agent" bash -c "'$py' '$here/examples/client.py' '$py' '$here/examples/agent.py' | tail -1 | grep -qx 'interop ok'"
 
 # Interop: our Python agent and client in the matrix with the official SDKs

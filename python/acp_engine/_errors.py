@@ -28,6 +28,10 @@ class RequestError(Exception):
     def __str__(self) -> str:
         return f"{self.message} ({self.code})" if self.data is None else f"{self.message} ({self.code}): {self.data}"
 
+    def to_error_obj(self) -> Dict[str, Any]:
+        """The JSON-RPC error object (the official SDK's name): ``code``, ``message``, ``data``."""
+        return {"code": self.code, "message": self.message, "data": self.data}
+
     # Standard JSON-RPC errors.
     @classmethod
     def parse_error(cls, data: Any = None, additional_message: Optional[str] = None) -> "RequestError":

@@ -74,8 +74,12 @@ def signatures(module, names):
         if id(value) in seen:
             continue
         seen.add(id(value))
-        if inspect.isclass(value) and not issubclass(value, (BaseModel, BaseException)):
+        if inspect.isclass(value) and not issubclass(value, BaseModel):
+            # An exception's own methods (`RequestError.to_error_obj`), not BaseException's.
+            inherited = set(dir(BaseException)) if issubclass(value, BaseException) else set()
             for member, function in inspect.getmembers(value):
+                if member in inherited:
+                    continue
                 if (member == "__init__" or not member.startswith("_")) and inspect.isroutine(function):
                     found[f"{name}.{member}"] = signature(function)
         elif inspect.isfunction(value):

@@ -242,7 +242,19 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
     optional = sorted([(snake(f.wire_name), f) for f in fields if f.null_default or not f.required],
                       key=official_first)
     args = ["self"]
-    for name, f in required + optional:
+    # Ours only, where the official signature exists, are keyword-only: an override
+    # written against the official package (its parameters, then **kwargs) takes every
+    # call ours makes, and a positional call means the same on both.
+    official_names = set(position) | official_keyword_only(m, api)
+    keyword_only = bool(official_names)
+    ordered = [(name, f) for name, f in required + optional if name in official_names]
+    extra = [(name, f) for name, f in required + optional if name not in official_names]
+    if keyword_only and extra:
+        ordered.append(("*", None))
+    for name, f in ordered + extra:
+        if name == "*":
+            args.append("*")
+            continue
         if f is None:
             args.append(f"{name}: Any")
             continue
@@ -258,6 +270,9 @@ def peer_method(schema: ir.Schema, m: ir.Method, table: str, api: Api, protocol:
             args.append(f"{name}: {t if t.startswith('Optional[') else f'Optional[{t}]'} = None")
     args.append("**kwargs: Any")
     returns = "None" if m.notification else f"_schema.{m.result}"
+    if protocol and official_may_return_none(m, api):
+        # The official handler may return None (answered `{}`): an override may say so.
+        returns = f"Optional[{returns}]"
     name = handler_name(m, api)
     out = ["", f"    async def {name}({', '.join(args)}) -> {returns}:"]
     if m.doc:
@@ -299,10 +314,24 @@ def official_signatures() -> dict:
     return json.loads((ROOT / SIGNATURES).read_text())
 
 
+def official_signature(m: ir.Method, api: Api) -> dict:
+    return official_signatures()[api.version].get(f"{m.name} {kind_of(m)}", {"parameters": [], "may_return_none": False})
+
+
 def official_positional(m: ir.Method, api: Api) -> list[tuple[str, bool]]:
     """The official signature's positional parameters of ``m``: (name, required), in order."""
-    parameters = official_signatures()[api.version].get(f"{m.name} {kind_of(m)}", [])
+    parameters = official_signature(m, api)["parameters"]
     return [(name, required) for name, required, keyword_only in parameters if not keyword_only]
+
+
+def official_keyword_only(m: ir.Method, api: Api) -> set[str]:
+    """The official signature's keyword-only parameters of ``m``."""
+    return {name for name, _, keyword_only in official_signature(m, api)["parameters"] if keyword_only}
+
+
+def official_may_return_none(m: ir.Method, api: Api) -> bool:
+    """Whether the official handler of ``m`` may return None."""
+    return bool(official_signature(m, api)["may_return_none"])
 
 
 def generate_peers(schema: ir.Schema, api: Api) -> str:

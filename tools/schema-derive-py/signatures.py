@@ -10,8 +10,10 @@ or keyword, means the same on ours. Run in a Python that has the package install
 
     python signatures.py --out schema/upstream/pypi/signatures.json
 
-Output: per protocol version, per ``"<wire name> <request|notification>"``, the
-parameters after ``self`` and before ``**kwargs``: ``[name, required, keyword_only]``.
+Output: per protocol version, per ``"<wire name> <request|notification>"``: ``parameters``,
+those after ``self`` and before ``**kwargs`` (``[name, required, keyword_only]``), and
+``may_return_none``, whether the handler may return ``None`` (``-> X | None``: the
+package answers ``{}``), which an override written against it may declare too.
 Standard library and the installed ``acp`` only. Deterministic.
 """
 
@@ -29,19 +31,29 @@ import acp.interfaces
 VERSIONS = {"v1": acp.interfaces, "v2": acp.experimental.v2.interfaces}
 
 
-def signatures(interfaces: Any) -> dict[str, list[list[Any]]]:
-    found: dict[str, list[list[Any]]] = {}
+def may_return_none(member: Any) -> bool:
+    """Whether the handler's return annotation admits ``None`` (the protocols' annotations
+    are strings: ``from __future__ import annotations``)."""
+    returns = inspect.signature(member).return_annotation
+    return isinstance(returns, str) and "None" in [part.strip() for part in returns.split("|")]
+
+
+def signatures(interfaces: Any) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
     for protocol in (interfaces.Agent, interfaces.Client):
         for _name, member in inspect.getmembers(protocol):
             route = getattr(member, "__route__", None)
             if route is None:
                 continue
             parameters = list(inspect.signature(member).parameters.values())[1:]  # after self
-            found[f"{route.method} {route.kind}"] = [
-                [p.name, p.default is inspect.Parameter.empty, p.kind is inspect.Parameter.KEYWORD_ONLY]
-                for p in parameters
-                if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-            ]
+            found[f"{route.method} {route.kind}"] = {
+                "parameters": [
+                    [p.name, p.default is inspect.Parameter.empty, p.kind is inspect.Parameter.KEYWORD_ONLY]
+                    for p in parameters
+                    if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+                ],
+                "may_return_none": route.kind == "request" and may_return_none(member),
+            }
     return dict(sorted(found.items()))
 
 

@@ -79,7 +79,7 @@ class ClientMethods(_Peer):
         """Parameters of the `mcp/disconnect` request."""
         return await self._call(CLIENT_METHODS["mcp_disconnect"], _write.DisconnectMcpRequest(connection_id=connection_id, field_meta=kwargs or None), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
 
-    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def mcp_message(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -187,7 +187,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["logout"], _write.LogoutRequest(field_meta=kwargs or None), 'LogoutResponse')  # type: ignore[no-any-return]
 
-    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -289,7 +289,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_delete"], _write.DeleteSessionRequest(session_id=session_id, field_meta=kwargs or None), 'DeleteSessionResponse')  # type: ignore[no-any-return]
 
-    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, cursor_id: Optional[str] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, cursor_id: Optional[str] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -303,14 +303,14 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_fork"], _write.ForkSessionRequest(session_id=session_id, cursor_id=cursor_id, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'ForkSessionResponse')  # type: ignore[no-any-return]
 
-    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
+    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, *, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
         """Request parameters for listing existing sessions.
 
         Only available if the Agent supports the `sessionCapabilities.list` capability.
         """
         return await self._call(AGENT_METHODS["session_list"], _write.ListSessionsRequest(cwd=cwd, cursor=cursor, archived=archived, field_meta=kwargs or None), 'ListSessionsResponse')  # type: ignore[no-any-return]
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.LoadSessionResponse:
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.LoadSessionResponse:
         """Request parameters for loading an existing session.
 
         Only available if the Agent supports the `loadSession` capability.
@@ -319,7 +319,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_load"], _write.LoadSessionRequest(mcp_servers=mcp_servers if mcp_servers is not None else [], cwd=cwd, additional_directories=additional_directories, session_id=session_id, system_prompt=system_prompt, config_options=config_options, field_meta=kwargs or None), 'LoadSessionResponse')  # type: ignore[no-any-return]
 
-    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -352,7 +352,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_prompt"], _write.PromptRequest(session_id=session_id, prompt=prompt, field_meta=kwargs or None), 'PromptResponse')  # type: ignore[no-any-return]
 
-    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
         """Request parameters for resuming an existing session.
 
         Resumes an existing session without returning previous messages (unlike `session/load`).

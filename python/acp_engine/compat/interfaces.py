@@ -48,7 +48,7 @@ class Client(Protocol):
         """
         ...
 
-    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> _schema.WriteTextFileResponse:
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Optional[_schema.WriteTextFileResponse]:
         """Request to write content to a text file.
 
         Only available if the client supports the `fs.writeTextFile` capability.
@@ -63,7 +63,7 @@ class Client(Protocol):
         """Parameters of the `mcp/disconnect` request."""
         ...
 
-    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def mcp_message(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -94,7 +94,7 @@ class Client(Protocol):
         """Request to create a new terminal and execute a command."""
         ...
 
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> _schema.KillTerminalResponse:
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Optional[_schema.KillTerminalResponse]:
         """Request to kill a terminal without releasing it."""
         ...
 
@@ -102,7 +102,7 @@ class Client(Protocol):
         """Request to get the current output and status of a terminal."""
         ...
 
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> _schema.ReleaseTerminalResponse:
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Optional[_schema.ReleaseTerminalResponse]:
         """Request to release a terminal and free its resources."""
         ...
 
@@ -133,7 +133,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> _schema.AuthenticateResponse:
+    async def authenticate(self, method_id: str, **kwargs: Any) -> Optional[_schema.AuthenticateResponse]:
         """Request parameters for the authenticate method.
 
         Specifies which authentication method to use.
@@ -176,7 +176,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -260,7 +260,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def close_session(self, session_id: str, **kwargs: Any) -> _schema.CloseSessionResponse:
+    async def close_session(self, session_id: str, **kwargs: Any) -> Optional[_schema.CloseSessionResponse]:
         """Request parameters for closing an active session.
 
         If supported, the agent **must** cancel any ongoing work related to the session
@@ -278,7 +278,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, cursor_id: Optional[str] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, cursor_id: Optional[str] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -292,14 +292,14 @@ class Agent(Protocol):
         """
         ...
 
-    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
+    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, *, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
         """Request parameters for listing existing sessions.
 
         Only available if the Agent supports the `sessionCapabilities.list` capability.
         """
         ...
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.LoadSessionResponse:
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[List[_schema.McpServer]] = None, additional_directories: Optional[List[str]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> Optional[_schema.LoadSessionResponse]:
         """Request parameters for loading an existing session.
 
         Only available if the Agent supports the `loadSession` capability.
@@ -308,7 +308,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -341,7 +341,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, config_options: Optional[List[_schema.InitialSessionConfigOption]] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
         """Request parameters for resuming an existing session.
 
         Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -351,11 +351,11 @@ class Agent(Protocol):
         """
         ...
 
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> _schema.SetSessionConfigOptionResponse:
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> Optional[_schema.SetSessionConfigOptionResponse]:
         """Request parameters for setting a session configuration option."""
         ...
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> _schema.SetSessionModeResponse:
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> Optional[_schema.SetSessionModeResponse]:
         """Request parameters for setting a session mode."""
         ...
 

@@ -75,7 +75,7 @@ class ClientMethods(_Peer):
         """Parameters of the `mcp/disconnect` request."""
         return await self._call(CLIENT_METHODS["mcp_disconnect"], _schema.DisconnectMcpRequest(connection_id=connection_id, field_meta=kwargs or None), 'DisconnectMcpResponse')  # type: ignore[no-any-return]
 
-    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def mcp_message(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         Request parameters for `mcp/message`, sent from consumer to provider.
@@ -169,7 +169,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["initialize"], _schema.InitializeRequest(protocol_version=protocol_version, info=info, capabilities=capabilities, field_meta=kwargs or None), 'InitializeResponse')  # type: ignore[no-any-return]
 
-    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         Notification for an active request, sent from provider to consumer.
@@ -280,7 +280,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_delete"], _schema.DeleteSessionRequest(session_id=session_id, field_meta=kwargs or None), 'DeleteSessionResponse')  # type: ignore[no-any-return]
 
-    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -294,11 +294,11 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_fork"], _schema.ForkSessionRequest(session_id=session_id, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers, system_prompt=system_prompt, field_meta=kwargs or None), 'ForkSessionResponse')  # type: ignore[no-any-return]
 
-    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
+    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, *, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
         """Request parameters for listing existing sessions."""
         return await self._call(AGENT_METHODS["session_list"], _schema.ListSessionsRequest(cwd=cwd, cursor=cursor, archived=archived, field_meta=kwargs or None), 'ListSessionsResponse')  # type: ignore[no-any-return]
 
-    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
@@ -314,7 +314,7 @@ class AgentMethods(_Peer):
         """
         return await self._call(AGENT_METHODS["session_prompt"], _schema.PromptRequest(session_id=session_id, prompt=prompt, field_meta=kwargs or None), 'PromptResponse')  # type: ignore[no-any-return]
 
-    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, replay_from: Optional[_schema.ReplayFrom] = None, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, replay_from: Optional[_schema.ReplayFrom] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
         """Request parameters for resuming an existing session.
 
         Resumes an existing session and optionally replays retained conversation

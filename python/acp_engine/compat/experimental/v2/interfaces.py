@@ -83,7 +83,7 @@ class Client(Protocol):
         """Parameters of the `mcp/disconnect` request."""
         ...
 
-    async def mcp_message(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> _schema.MessageMcpResponse:
+    async def mcp_message(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> _schema.MessageMcpResponse:
         """**UNSTABLE**
 
         Request parameters for `mcp/message`, sent from consumer to provider.
@@ -182,7 +182,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def notify_mcp(self, method: str, server_id: str, request_id: str, params: Optional[Any] = None, **kwargs: Any) -> None:
+    async def notify_mcp(self, method: str, params: Optional[Any] = None, *, server_id: str, request_id: str, **kwargs: Any) -> None:
         """**UNSTABLE**
 
         Notification for an active request, sent from provider to consumer.
@@ -293,7 +293,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ForkSessionResponse:
         """**UNSTABLE**
 
         This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -307,11 +307,11 @@ class Agent(Protocol):
         """
         ...
 
-    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
+    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None, *, archived: Optional[_schema.SessionArchiveFilter] = None, **kwargs: Any) -> _schema.ListSessionsResponse:
         """Request parameters for listing existing sessions."""
         ...
 
-    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.NewSessionResponse:
         """Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
@@ -327,7 +327,7 @@ class Agent(Protocol):
         """
         ...
 
-    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, replay_from: Optional[_schema.ReplayFrom] = None, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: Optional[List[str]] = None, mcp_servers: Optional[List[_schema.McpServer]] = None, replay_from: Optional[_schema.ReplayFrom] = None, *, system_prompt: Optional[_schema.SystemPrompt] = None, **kwargs: Any) -> _schema.ResumeSessionResponse:
         """Request parameters for resuming an existing session.
 
         Resumes an existing session and optionally replays retained conversation
