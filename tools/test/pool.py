@@ -79,16 +79,18 @@ def chain_minutes():
     return {name: chain(name) for name in SUITES}
 
 
+CHAINS = chain_minutes()
+
+
 def next_suite(waiting, passed, running):
     """The ready suite with the longest chain behind it, or None."""
-    chains = chain_minutes()
     building = any(name in RELEASE_BUILDS for name in running)
     ready = [
         name
         for name in waiting
         if all(need in passed for need in needs(name)) and not (building and name in RELEASE_BUILDS)
     ]
-    return max(ready, key=lambda name: chains[name], default=None)
+    return max(ready, key=CHAINS.__getitem__, default=None)
 
 
 def plan(workers):
