@@ -8,7 +8,9 @@
 # (target/test-logs/failed).
 # --log: each suite's output goes to target/test-logs/<target>.log, and
 # only a line per suite (and the log's tail on failure) to the terminal,
-# so two suites' output does not interleave line by line.
+# so two suites' output does not interleave line by line; each line of the
+# log starts with the time since its suite started ([m:ss]), to see where a
+# suite spends its minutes.
 set -uo pipefail
 
 log=""
@@ -21,6 +23,15 @@ make=${MAKE:-make}
 # the pool: cargo then uses every core when the other suite leaves them idle.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
+# Each line of stdin, prefixed with [m:ss] since $1 (a $SECONDS value).
+stamp() {
+  local line since
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    since=$((SECONDS - $1))
+    printf '[%d:%02d] %s\n' $((since / 60)) $((since % 60)) "$line"
+  done
+}
+
 for target in "$@"; do
   if [[ -e "$logs/failed" ]]; then
     echo "lane: $target not run: $(cat "$logs/failed") failed"
@@ -29,11 +40,11 @@ for target in "$@"; do
   started=$SECONDS
   if [[ -n "$log" ]]; then
     echo "lane: $target started (output: target/test-logs/$target.log)"
-    "$make" -C "$root" --no-print-directory "$target" >"$logs/$target.log" 2>&1
+    "$make" -C "$root" --no-print-directory "$target" 2>&1 | stamp "$started" >"$logs/$target.log"
   else
     "$make" -C "$root" --no-print-directory "$target"
   fi
-  status=$?
+  status=${PIPESTATUS[0]}
   took="$(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
   if [[ $status -ne 0 ]]; then
     echo "$target" >>"$logs/failed"
