@@ -28,8 +28,10 @@ backends share, as a deployment shares a volume.
 - rolling restart: each backend in turn gets SIGTERM with a slow turn in
   flight on every connection; HAProxy takes it out of rotation (its /readyz
   says 503) and new connections go to the others; every turn completes (no
-  turn lost); it exits 0, its clients reload their sessions elsewhere, and
-  it comes back.
+  turn lost), the draining backend's own ones after asking their client's
+  permission, answered only once the backend is out of rotation (the
+  answer must still reach it); it exits 0, its clients reload their
+  sessions elsewhere, and it comes back.
 
 Expects target/debug/acp-engine, target/debug/examples/durable_agent,
 `haproxy` (Debian's package) and interop/setup.sh run (the official SDK). Last line: "N passed, M failed".
@@ -233,6 +235,9 @@ class Recorder(Client):
 
     def __init__(self) -> None:
         self.updates: Dict[str, List[Tuple[str, str]]] = defaultdict(list)
+        # Permission is granted once this is set (the rolling restart holds it).
+        self.permission_gate = asyncio.Event()
+        self.permission_gate.set()
 
     async def session_update(self, params: Any) -> None:
         update = params["update"]
@@ -240,7 +245,8 @@ class Recorder(Client):
         self.updates[params["sessionId"]].append((update["sessionUpdate"], text))
 
     async def request_permission(self, params: Any) -> Any:
-        return {"outcome": {"outcome": "cancelled"}}
+        await self.permission_gate.wait()
+        return {"outcome": {"outcome": "selected", "optionId": "allow"}}
 
 
 class User:
@@ -280,7 +286,9 @@ class User:
         assert all(kind == "agent_message_chunk" for kind, _ in updates), updates
         reply = "".join(chunk for _, chunk in updates)
         history = self.sessions[session_id]
-        expected = rf"{re.escape(text)} \(turn {len(history) // 2 + 1}, agent (\d+)\)"
+        # A prompt starting with "ask" asks permission first (granted: "allow").
+        chosen = "allow, " if text.startswith("ask") else ""
+        expected = rf"{re.escape(text)} \({chosen}turn {len(history) // 2 + 1}, agent (\d+)\)"
         match = re.fullmatch(expected, reply)
         assert match, f"{reply!r} is not {expected!r}"
         self.agent_pid = int(match.group(1))
@@ -472,11 +480,20 @@ async def backend_killed(farm: Farm) -> None:
 async def rolling_restart(farm: Farm) -> None:
     for backend in farm.backends:
         draining = [user for user in farm.users if farm.backend_of(user) is backend]
-        turns = [user.turn(next(iter(user.sessions)), "slow 1000") for user in farm.users]
+        # The draining backend's turns ask permission; the answers wait until
+        # HAProxy took it out of rotation, and must reach it all the same.
+        permission_gate = asyncio.Event()
+        for user in draining:
+            user.recorder.permission_gate = permission_gate
+        turns = [
+            user.turn(next(iter(user.sessions)), "ask slow 1000" if user in draining else "slow 1000")
+            for user in farm.users
+        ]
         started = asyncio.ensure_future(all_of(turns))
         await asyncio.sleep(0.3)
         backend.signal(signal.SIGTERM)
         await farm.balancer.until_status(backend, "DOWN")
+        permission_gate.set()
         newcomers = await all_of([farm.join(scheme, 1) for scheme in ("http", "ws") * 3])
         first_error(newcomers)
         first_error(await all_of([user.turn(next(iter(user.sessions)), "hi") for user in newcomers]))
