@@ -15,12 +15,16 @@ bin="$root/target/go-bin"
 
 passed=0
 failed=0
+# A failure's log: its head (a crash's reason, the first failing test) and tail.
+excerpt() {
+  if [[ $(wc -l <"$1") -le 80 ]]; then cat "$1"; else head -n 50 "$1"; echo "..."; tail -n 30 "$1"; fi
+}
 step() { # step NAME COMMAND...
   local name="$1"; shift
   if "$@" >"$work/log" 2>&1; then
     echo "PASS $name"; passed=$((passed + 1))
   else
-    echo "FAIL $name"; tail -n 40 "$work/log" | sed 's/^/  | /'; failed=$((failed + 1))
+    echo "FAIL $name"; excerpt "$work/log" | sed 's/^/  | /'; failed=$((failed + 1))
   fi
 }
 

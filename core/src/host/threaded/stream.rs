@@ -87,14 +87,18 @@ impl Stream {
     ) -> Option<String> {
         let read_fd = host.read_fd();
         loop {
+            // Reset before every check the wake stands for (`done`, a yield
+            // asked, events to drain): a signal from before the reset is
+            // seen by the checks, one after it wakes `poll`. One between a
+            // check and the reset would be lost (an answer `Driver::complete`
+            // put in its slot, its thread asleep in `poll` with it there).
+            self.wake.reset();
             if done() {
                 return None;
             }
             if yielding && self.yield_asked.swap(false, Ordering::AcqRel) {
                 return None;
             }
-            // Reset before draining, or a wake-up could be lost.
-            self.wake.reset();
             if let Some(text) = host.drain() {
                 return Some(text);
             }
@@ -153,5 +157,47 @@ impl Stream {
             }
             std::hint::spin_loop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    use super::{Stream, READ_SPIN};
+    use crate::host::{runtime, HostOptions};
+    use crate::transport::Transport;
+
+    /// What `done` stands for (a waiting request's answer, put in its slot
+    /// by another thread, then the wake signalled) may happen right after
+    /// the driver looked: the driver still sees it at once, rather than
+    /// sleep in `poll` with it there (the Go suite's `go test -race` once
+    /// hung so in `session/load`, whose answer came behind its updates).
+    #[test]
+    fn an_answer_put_right_after_the_driver_looked_ends_its_drive() {
+        let runtime = runtime();
+        let (ours, _peer) = Transport::memory_pair();
+        let (host, stream) = {
+            let _entered = runtime.enter();
+            Stream::connect(ours, HostOptions::default(), &runtime, READ_SPIN).unwrap()
+        };
+        let looks = Cell::new(0);
+        // The first look finds nothing, and the answer comes right after it.
+        let done = || {
+            looks.set(looks.get() + 1);
+            if looks.get() == 1 {
+                stream.wake.signal();
+                return false;
+            }
+            true
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        assert_eq!(stream.drive(&host, Some(deadline), false, &done), None);
+        assert!(
+            Instant::now() < deadline,
+            "the driver slept until its deadline with its answer there"
+        );
+        assert_eq!(looks.get(), 2);
     }
 }
