@@ -2,7 +2,7 @@
 CARGO ?= cargo
 EXAMPLES := target/debug/examples
 
-.PHONY: help demo build check test test-real test-remote test-balancer test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
+.PHONY: help demo build check test test-setup test-real test-remote test-balancer test-trace test-check test-view test-readme update-schema schema-check schema-check-all fuzz test-python test-node test-go test-kotlin test-reliability test-rust test-interop test-c test-install cbindgen header header-check abi-check abi-baseline install codegen codegen-check lint fmt bench bench-quick clean
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CBINDGEN ?= cbindgen
@@ -26,9 +26,13 @@ demo:
 ## interop with the official SDKs, the README programs, benchmark smoke run; the suites
 ## run two at a time, each once what it drives is built (tools/test/pool.py), each
 ## suite's output in target/test-logs/
-test: schema-check codegen-check header-check abi-check build
-	@rm -rf target/test-logs && bash interop/setup.sh >/dev/null
+test: schema-check codegen-check header-check
+	@rm -rf target/test-logs
 	@python3 tools/test/pool.py
+
+## test-setup: the official SDKs the suites drive as peers (interop/setup.sh; npm ci, a venv)
+test-setup:
+	bash interop/setup.sh >/dev/null
 
 ## build: every crate of the workspace with its examples and binaries, debug: the one
 ## build the suites share (the same packages each time, so cargo resolves one feature

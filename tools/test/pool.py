@@ -35,12 +35,20 @@ LANE = os.path.join(ROOT, "tools", "test", "lane.sh")
 # Minutes are what each took on the 2-core machine with another suite beside
 # it; they only order the work.
 LANGUAGES = ["test-python", "test-node", "test-go", "test-kotlin"]
+# What every suite drives: the workspace's debug build and the official SDKs
+# (interop/setup.sh). They run first, beside the C ABI check: its release
+# build of the engine and the debug build fill each other's idle core
+# (cargo locks each profile's directory on its own, so neither waits).
+PREPARED = ["build", "test-setup"]
 # Suites that compile a crate in release (maturin, the napi addon, the uniffi library, the
 # bench): cargo builds one profile at a time, so two of them side by side take turns, each
 # waiting out the other's build. One at a time, beside a suite that does not.
-RELEASE_BUILDS = {"test-python", "test-node", "test-kotlin", "bench-quick"}
+RELEASE_BUILDS = {"abi-check", "test-python", "test-node", "test-kotlin", "bench-quick"}
 SUITES = {
-    # suite: (minutes, needs)
+    # suite: (minutes, needs; every suite but these three also needs PREPARED)
+    "build": (3.0, []),
+    "test-setup": (0.5, []),
+    "abi-check": (3.0, []),
     "test-rust": (5.8, []),
     "test-python": (3.0, []),
     "test-node": (5.4, ["test-python"]),
@@ -63,7 +71,9 @@ SUITES = {
 def needs(name):
     """What a suite waits for (`*`: every other suite)."""
     listed = SUITES[name][1]
-    return [other for other in SUITES if other != name] if listed == ["*"] else listed
+    if listed == ["*"]:
+        return [other for other in SUITES if other != name]
+    return listed if name in PREPARED or name == "abi-check" else PREPARED + listed
 
 
 def chain_minutes():
