@@ -108,16 +108,27 @@ fn an_agent_at_a_url_is_checked_one_connection_per_case() {
 
 #[test]
 fn each_broken_agent_fails_the_case_for_its_defect() {
-    for (defect, cases) in [
-        ("ordering", &["prompt-turn-order"][..]),
-        ("no-invalid-params", &["invalid-params"][..]),
-        ("crash-on-garbage", &["garbage-then-turn", "parse-error"][..]),
-        ("no-cancel", &["session-cancel"][..]),
-        ("ignores-capabilities", &["client-capabilities"][..]),
-        ("echoes-version", &["version-negotiation"][..]),
-    ] {
-        fails_exactly(&broken(defect), cases);
-    }
+    fail_exactly_side_by_side(
+        broken,
+        &[
+            ("ordering", &["prompt-turn-order"]),
+            ("no-invalid-params", &["invalid-params"]),
+            ("crash-on-garbage", &["garbage-then-turn", "parse-error"]),
+            ("no-cancel", &["session-cancel"]),
+            ("ignores-capabilities", &["client-capabilities"]),
+            ("echoes-version", &["version-negotiation"]),
+        ],
+    );
+}
+
+/// Each `agent(defect)` fails exactly its cases, checked side by side: a
+/// run waits out the time limit of every case its agent fails, mostly idle.
+fn fail_exactly_side_by_side(agent: fn(&str) -> Vec<String>, defects: &[(&str, &[&str])]) {
+    std::thread::scope(|scope| {
+        for &(defect, cases) in defects {
+            scope.spawn(move || fails_exactly(&agent(defect), cases));
+        }
+    });
 }
 
 /// `agent` fails exactly `cases`, and check exits 1.
@@ -166,14 +177,15 @@ fn an_agent_that_speaks_only_v2_gets_the_v2_cases() {
 
 #[test]
 fn each_broken_v2_agent_fails_the_case_for_its_defect() {
-    for (defect, cases) in [
-        ("ordering", &["prompt-turn"][..]),
-        ("no-idle", &["prompt-turn", "session-cancel"][..]),
-        ("no-cancel", &["session-cancel"][..]),
-        ("early", &["before-initialize"][..]),
-    ] {
-        fails_exactly(&broken_v2(defect), cases);
-    }
+    fail_exactly_side_by_side(
+        broken_v2,
+        &[
+            ("ordering", &["prompt-turn"]),
+            ("no-idle", &["prompt-turn", "session-cancel"]),
+            ("no-cancel", &["session-cancel"]),
+            ("early", &["before-initialize"]),
+        ],
+    );
     // Answering version 1 to a v2 initialize stops it at the prelude.
     let agent = broken_v2("answers-v1");
     let output = check(&agent.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
