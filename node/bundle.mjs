@@ -9,7 +9,7 @@
 // tsc's, file for file.
 
 import { build } from "esbuild";
-import { cpSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { cpSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,14 +27,6 @@ function entryPoints() {
     entries[name] = join(tscDir, `${name}.js`);
   }
   return entries;
-}
-
-function copyDeclarations(from, to) {
-  for (const entry of readdirSync(from)) {
-    const source = join(from, entry);
-    if (statSync(source).isDirectory()) copyDeclarations(source, join(to, entry));
-    else if (entry.endsWith(".d.ts")) cpSync(source, join(to, entry));
-  }
 }
 
 /** The addon is loaded by a path relative to the file that loads it
@@ -61,4 +53,7 @@ const result = await build({
   logLevel: "warning",
 });
 checkAddonPath(Object.keys(result.metafile.outputs).map((file) => join(packageDir, file)));
-copyDeclarations(tscDir, distDir);
+cpSync(tscDir, distDir, {
+  recursive: true,
+  filter: (source) => source.endsWith(".d.ts") || statSync(source).isDirectory(),
+});

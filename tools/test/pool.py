@@ -30,8 +30,8 @@ LANE = os.path.join(ROOT, "tools", "test", "lane.sh")
 # the npm tarball and target/node-app (test-node), target/go-prefix and
 # target/go-bin (test-go), kotlin/target (test-kotlin). The bench smoke runs
 # last, alone: it builds the Go pair into target/go-prefix and kotlin/target
-# again, and its programs take both cores at full speed, which starves the
-# suites that time things (the balancer's rolling restart failed beside it).
+# again, under the suites that run programs from them, and its programs take
+# both cores at full speed.
 # Minutes are what each took on the 2-core machine with another suite beside
 # it; they only order the work.
 LANGUAGES = ["test-python", "test-node", "test-go", "test-kotlin"]
@@ -40,12 +40,14 @@ LANGUAGES = ["test-python", "test-node", "test-go", "test-kotlin"]
 # build of the engine and the debug build fill each other's idle core
 # (cargo locks each profile's directory on its own, so neither waits).
 PREPARED = ["build", "test-setup"]
+# The suites that need nothing prepared.
+FIRST = PREPARED + ["abi-check"]
 # Suites that compile a crate in release (maturin, the napi addon, the uniffi library, the
 # bench): cargo builds one profile at a time, so two of them side by side take turns, each
 # waiting out the other's build. One at a time, beside a suite that does not.
 RELEASE_BUILDS = {"abi-check", "test-python", "test-node", "test-kotlin", "bench-quick"}
 SUITES = {
-    # suite: (minutes, needs; every suite but these three also needs PREPARED)
+    # suite: (minutes, needs; every suite but FIRST also needs PREPARED)
     "build": (3.0, []),
     "test-setup": (0.5, []),
     "abi-check": (3.0, []),
@@ -73,7 +75,7 @@ def needs(name):
     listed = SUITES[name][1]
     if listed == ["*"]:
         return [other for other in SUITES if other != name]
-    return listed if name in PREPARED or name == "abi-check" else PREPARED + listed
+    return listed if name in FIRST else PREPARED + listed
 
 
 def chain_minutes():

@@ -172,8 +172,7 @@ mod tests {
     /// What `done` stands for (a waiting request's answer, put in its slot
     /// by another thread, then the wake signalled) may happen right after
     /// the driver looked: the driver still sees it at once, rather than
-    /// sleep in `poll` with it there (the Go suite's `go test -race` once
-    /// hung so in `session/load`, whose answer came behind its updates).
+    /// sleep in `poll` with it there.
     #[test]
     fn an_answer_put_right_after_the_driver_looked_ends_its_drive() {
         let runtime = runtime();
