@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import official_ts
 
 
 def run_fresh(code: str) -> str:
@@ -94,3 +95,30 @@ def test_the_acp_alias_keeps_our_modules_own_spec() -> None:
         print(acp.schema.__spec__.name, acp.schema.__name__, InitializeRequest.__module__)
     """)
     assert out == "acp_engine.compat.schema acp_engine.compat.schema acp_engine.compat.schema"
+
+
+def test_a_clients_first_request_readies_the_update_models_while_the_agent_starts() -> None:
+    # The official TypeScript agent, spawned: while the client waits for its
+    # first answer, the models of what its handler takes (session/update's
+    # tree) are created and built, not when the first update of a turn comes.
+    agent = official_ts("agent.mjs")
+    out = run_fresh(f"""
+        import asyncio
+        from acp_engine.compat import connect_to_agent, schema
+
+        class Client:
+            async def session_update(self, session_id, update, **kwargs):
+                pass
+
+        async def main():
+            process = await asyncio.create_subprocess_exec(*{agent!r}, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+            before = "SessionNotification" in {CREATED}
+            async with connect_to_agent(Client(), process.stdin, process.stdout) as conn:
+                await conn.initialize(protocol_version=1)
+                print(before, "SessionNotification" in {CREATED}, schema.SessionNotification.__pydantic_complete__)
+            process.stdin.close()
+            await process.wait()
+
+        asyncio.run(main())
+    """)
+    assert out.splitlines() == ["False True True"]

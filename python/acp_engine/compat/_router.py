@@ -124,6 +124,8 @@ class Router:
         self._obj = obj
         self._requests: Dict[str, Call] = {}
         self._notifications: Dict[str, Call] = {}
+        # The params models of the notifications the object handles.
+        self.notification_params: Tuple[str, ...] = ()
         for route in routes:
             handler, name, takes_model = self._resolve(obj, route.handler)
             if handler is None:
@@ -136,6 +138,8 @@ class Router:
             else:
                 call = _call_of(handler, models, route.params)
             table[route.wire] = call
+            if route.result is None:
+                self.notification_params += (route.params,)
         self._ext_method = self._extension_handler(self.EXT_REQUEST)
         self._ext_notification = self._extension_handler(self.EXT_NOTIFICATION)
 

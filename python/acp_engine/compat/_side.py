@@ -48,7 +48,9 @@ class SideConnection:
 
     def _prepare(self, to_handler: Any) -> tuple[Any, Router]:
         handler = to_handler(self) if callable(to_handler) else to_handler
-        return handler, self._router_class(self._routes, handler, self._models)
+        router = self._router_class(self._routes, handler, self._models)
+        self._notification_params = router.notification_params
+        return handler, router
 
     def on_connect(self, conn: Any) -> None:
         """Nothing: the official connections are their peer's protocol too, whose hook this is."""
@@ -76,11 +78,22 @@ class SideConnection:
         sending = asyncio.ensure_future(reply)
         try:
             await asyncio.sleep(0)  # the request is handed to the engine, its write queued
-            asyncio.get_running_loop().call_soon(self._models.prepare, result)  # after that write
+            asyncio.get_running_loop().call_soon(self._prepare_ahead, result)  # after that write
             return self._models.validate_result(await sending, result)
         except asyncio.CancelledError:
             sending.cancel()  # the peer gets $/cancel_request, as for any call
             raise
+
+    def _prepare_ahead(self, result: str) -> None:
+        """The models a first request's wait is spent on: its result's, then
+        those of the notifications the handler takes (a client's
+        ``session/update``, whose tree of update models takes tens of
+        milliseconds to create: otherwise the first update of the first turn
+        pays for it), each once per process."""
+        self._models.prepare(result)
+        for params in self._notification_params:
+            if self._models.first_use(params):
+                self._models.prepare(params)
 
     def _notify(self, method: str, params: Any) -> Awaitable[None]:
         return self._conn._notify_now(method, self._wire_params(params))
