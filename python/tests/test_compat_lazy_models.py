@@ -122,3 +122,53 @@ def test_a_clients_first_request_readies_the_update_models_while_the_agent_start
         asyncio.run(main())
     """)
     assert out.splitlines() == ["False True True"]
+
+
+AGENT_REPORTING_ITS_MODELS = f"""
+import asyncio
+from acp_engine.compat import run_agent, schema
+from acp_engine.compat.schema import InitializeResponse, NewSessionResponse
+
+class Agent:
+    async def initialize(self, protocol_version, **kwargs):
+        return InitializeResponse(protocol_version=1)
+
+    async def new_session(self, cwd, **kwargs):
+        return NewSessionResponse(session_id="s1")
+
+    async def ext_method(self, method, params):
+        return {{"created": "SessionNotification" in {CREATED}}}
+
+asyncio.run(run_agent(Agent()))
+"""
+
+
+def test_an_agent_readies_its_update_writer_once_a_session_is_made() -> None:
+    # A compat agent, spawned: once its answer to session/new is out, it makes
+    # what writing session/update takes (that tree of models), not when the
+    # first update of the first turn is sent. It says whether it has, before
+    # and after a session is made, when asked.
+    out = run_fresh(f"""
+        import asyncio, sys
+        from acp_engine.compat import connect_to_agent
+
+        class Client:
+            pass
+
+        async def main():
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", {AGENT_REPORTING_ITS_MODELS!r},
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+            async with connect_to_agent(Client(), process.stdin, process.stdout) as conn:
+                await conn.initialize(protocol_version=1)
+                before = (await conn.ext_method("created", {{}}))["created"]
+                await conn.new_session(cwd="/tmp")
+                await asyncio.sleep(0.5)
+                after = (await conn.ext_method("created", {{}}))["created"]
+                print(before, after)
+            process.stdin.close()
+            await process.wait()
+
+        asyncio.run(main())
+    """)
+    assert out.splitlines() == ["False True"]

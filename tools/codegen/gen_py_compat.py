@@ -342,6 +342,12 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
     for side, cls, table in (("client", "ClientMethods", "CLIENT_METHODS"), ("agent", "AgentMethods", "AGENT_METHODS")):
         body += ["", "", f"class {cls}(_Peer):"]
         body += docstring(PEER_DOCS[side], "    ")
+        if api.writers:
+            notified = [m.params for m in schema.methods if m.side == side and m.notification and not m.unstable
+                        and isinstance(schema.definitions[m.params], ir.Struct)
+                        and schema.definitions[m.params].union is None]
+            body += ["    # The params of the stable notifications sent to this side, written by ``_write``.",
+                     f"    _NOTIFICATION_PARAMS = {tuple(notified)!r}"]
         for m in schema.methods:
             if m.side == side:
                 body += peer_method(schema, m, table, api)
@@ -358,6 +364,7 @@ def generate_peers(schema: ir.Schema, api: Api) -> str:
           if api.writers else []),
         "",
         "class _Peer:",
+        *(["    _writers = _write", ""] if api.writers else []),
         "    def _call(self, method: str, params: Any, result: str) -> Awaitable[Any]:",
         "        raise NotImplementedError",
         "",

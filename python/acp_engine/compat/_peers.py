@@ -18,6 +18,8 @@ _write = Writers(_schema)
 
 
 class _Peer:
+    _writers = _write
+
     def _call(self, method: str, params: Any, result: str) -> Awaitable[Any]:
         raise NotImplementedError
 
@@ -30,6 +32,8 @@ class _Peer:
 
 class ClientMethods(_Peer):
     """The client's methods, as its agent calls them (``AgentSideConnection``)."""
+    # The params of the stable notifications sent to this side, written by ``_write``.
+    _NOTIFICATION_PARAMS = ('CompleteElicitationNotification', 'SessionNotification')
 
     async def auth_status_update(self, state: _schema.AuthState, accounts: Optional[List[_schema.AuthAccount]] = None, **kwargs: Any) -> None:
         """**UNSTABLE**
@@ -129,6 +133,8 @@ class ClientMethods(_Peer):
 
 class AgentMethods(_Peer):
     """The agent's methods, as its client calls them (``ClientSideConnection``)."""
+    # The params of the stable notifications sent to this side, written by ``_write``.
+    _NOTIFICATION_PARAMS = ('CancelNotification',)
 
     async def auth_status(self, **kwargs: Any) -> _schema.AuthStatusResponse:
         """**UNSTABLE**

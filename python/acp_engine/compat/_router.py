@@ -5,6 +5,7 @@ spread into them, as the official SDK does); extension methods (``_name``) go to
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 from types import ModuleType
@@ -17,9 +18,14 @@ from . import schema
 from ._elicitation import elicitation_call_of
 from ._legacy import resolve_handler, warn_legacy_handler
 from ._methods import Route
+from .meta import AGENT_METHODS
 from .utils import model_to_kwargs
 
 Call = Callable[[Any], Awaitable[Any]]
+
+# The requests whose answer makes a session.
+_SESSION_MAKERS = frozenset(AGENT_METHODS[key] for key in ("session_new", "session_load", "session_resume", "session_fork"))
+_AFTER_THE_ANSWER_S = 0.001
 
 
 class Models:
@@ -126,6 +132,8 @@ class Router:
         self._notifications: Dict[str, Call] = {}
         # The params models of the notifications the object handles.
         self.notification_params: Tuple[str, ...] = ()
+        # Called once the answer to a request that made a session is out.
+        self.on_session_made: Optional[Callable[[], None]] = None
         for route in routes:
             handler, name, takes_model = self._resolve(obj, route.handler)
             if handler is None:
@@ -185,5 +193,10 @@ class Router:
                 return None
             raise RequestError.method_not_found(method)
         result = await call(params)
+        if self.on_session_made is not None and method in _SESSION_MAKERS:
+            # A moment after this answer is written (answers go out on the
+            # loop's next turn): the peer reads it, and a prompt usually waits
+            # for a person.
+            asyncio.get_running_loop().call_later(_AFTER_THE_ANSWER_S, self.on_session_made)
         # None answers an empty result (`{}`: the engine writes it).
         return None if is_notification else result

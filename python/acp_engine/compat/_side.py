@@ -4,6 +4,7 @@ the route table, calling the peer with models, extensions and lifecycle."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, Awaitable, Dict, Iterable, Optional
 
 from .._connection import Side
@@ -50,6 +51,8 @@ class SideConnection:
         handler = to_handler(self) if callable(to_handler) else to_handler
         router = self._router_class(self._routes, handler, self._models)
         self._notification_params = router.notification_params
+        if getattr(self, "_writers", None) is not None:
+            router.on_session_made = self._prepare_writers
         return handler, router
 
     def on_connect(self, conn: Any) -> None:
@@ -94,6 +97,16 @@ class SideConnection:
         for params in self._notification_params:
             if self._models.first_use(params):
                 self._models.prepare(params)
+
+    def _prepare_writers(self) -> None:
+        """Make the writers of the notifications this side sends (an agent's
+        ``session/update``, whose tree of update models takes tens of
+        milliseconds to create) once a session is made and its answer is out:
+        otherwise the first update of the first turn pays for them."""
+        writers = getattr(self, "_writers", None)
+        for params in getattr(self, "_NOTIFICATION_PARAMS", ()):
+            with contextlib.suppress(Exception):  # a head start: a failure recurs where it is used
+                getattr(writers, params)
 
     def _notify(self, method: str, params: Any) -> Awaitable[None]:
         return self._conn._notify_now(method, self._wire_params(params))
