@@ -132,7 +132,7 @@ class Router:
         self._notifications: Dict[str, Call] = {}
         # The params models of the notifications the object handles.
         self.notification_params: Tuple[str, ...] = ()
-        # Called once the answer to a request that made a session is out.
+        # Called once, after the answer to the first request that made a session is out.
         self.on_session_made: Optional[Callable[[], None]] = None
         for route in routes:
             handler, name, takes_model = self._resolve(obj, route.handler)
@@ -196,7 +196,8 @@ class Router:
         if self.on_session_made is not None and method in _SESSION_MAKERS:
             # A moment after this answer is written (answers go out on the
             # loop's next turn): the peer reads it, and a prompt usually waits
-            # for a person.
+            # for a person. Once: later requests pay only the None check.
             asyncio.get_running_loop().call_later(_AFTER_THE_ANSWER_S, self.on_session_made)
+            self.on_session_made = None
         # None answers an empty result (`{}`: the engine writes it).
         return None if is_notification else result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from typing import Any, Awaitable, Dict, Iterable, Optional
 
 from .._connection import Side
@@ -51,8 +52,12 @@ class SideConnection:
         handler = to_handler(self) if callable(to_handler) else to_handler
         router = self._router_class(self._routes, handler, self._models)
         self._notification_params = router.notification_params
-        if getattr(self, "_writers", None) is not None:
-            router.on_session_made = self._prepare_writers
+        # v1's peer methods (`_peers.py`) write with `_wire.Writers` and list the
+        # notifications they send; v2's have neither.
+        writers = getattr(self, "_writers", None)
+        if writers is not None:
+            sent = getattr(self, "_NOTIFICATION_PARAMS")
+            router.on_session_made = functools.partial(self._prepare_writers, writers, sent)
         return handler, router
 
     def on_connect(self, conn: Any) -> None:
@@ -98,13 +103,13 @@ class SideConnection:
             if self._models.first_use(params):
                 self._models.prepare(params)
 
-    def _prepare_writers(self) -> None:
+    @staticmethod
+    def _prepare_writers(writers: Any, notification_params: Iterable[str]) -> None:
         """Make the writers of the notifications this side sends (an agent's
         ``session/update``, whose tree of update models takes tens of
         milliseconds to create) once a session is made and its answer is out:
         otherwise the first update of the first turn pays for them."""
-        writers = getattr(self, "_writers", None)
-        for params in getattr(self, "_NOTIFICATION_PARAMS", ()):
+        for params in notification_params:
             with contextlib.suppress(Exception):  # a head start: a failure recurs where it is used
                 getattr(writers, params)
 
