@@ -6,6 +6,7 @@ pending."""
 from __future__ import annotations
 
 import asyncio
+import select
 from typing import Any, Dict, List
 
 import pytest
@@ -83,6 +84,20 @@ async def test_each_connection_gets_its_own_agent(transport: str) -> None:
                 # The update came before the turn's end.
                 assert client.texts == ["yes"]
             assert len(EchoAgent.made) == turn + 1
+
+
+@run_async
+async def test_a_server_with_nothing_to_accept_leaves_the_loop_alone() -> None:
+    # Its wake fd is readable only while connections wait to be taken: one
+    # left readable would run the accept callback on every turn of the loop
+    # (a busy loop once the first client had come).
+    async with serve_agent(EchoAgent) as server:
+        wake_fd = server._native.fileno()
+        assert select.select([wake_fd], [], [], 0)[0] == []
+        async with connect_agent(lambda _agent: ChoosingClient(), server.websocket_url) as agent:
+            await agent.initialize(INITIALIZE)  # type: ignore[arg-type]
+            assert server.connections == 1
+            assert select.select([wake_fd], [], [], 0)[0] == []
 
 
 @run_async

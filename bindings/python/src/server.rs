@@ -103,8 +103,12 @@ impl NativeServer {
         let Some(accepted) = self.server.accept() else {
             return Ok(None);
         };
-        // More may have come: keep the fd readable for them.
-        self.wake.signal();
+        // More came meanwhile: keep the fd readable for them. Not otherwise:
+        // a readable fd with nothing to take would call the loop's reader
+        // on every turn (one arriving later signals it itself).
+        if self.server.waiting() > 0 {
+            self.wake.signal();
+        }
         let transport = match accepted.peer.transport {
             PeerTransport::WebSocket => "websocket",
             PeerTransport::StreamableHttp => "http",
