@@ -572,6 +572,13 @@ export class Dispatcher {
       this.native.flush();
     } catch {
       // Closed meanwhile: the sends fail on their own.
+      return;
+    }
+    // A connection the engine reads (a served one): while a response is
+    // due, wait for it a moment rather than sleep and be woken for it.
+    if (this.reading === null && this.pendingCount[0] > 0 && !this.running) {
+      const text = this.native.drainAfterSpin();
+      if (text != null) this.onEvents(text);
     }
   };
 

@@ -71,6 +71,55 @@ for (const transport of ["websocket", "http"]) {
   });
 }
 
+// While an answer is due, Node's thread waits for it a moment without
+// sleeping (the engine's wake-up held off meanwhile); an answer that comes
+// later must still wake it, at either end.
+for (const transport of ["websocket", "http"]) {
+  test(`over ${transport}, answers slower than the wait for them still arrive`, async () => {
+    const server = await serveAgent((connection) => ({
+      initialize: () => ({ protocolVersion: 1 }),
+      newSession: () => ({ sessionId: "s" }),
+      async prompt(params) {
+        const chosen = [];
+        for (let i = 0; i < 12; i++) {
+          const answer = await connection.requestPermission({
+            sessionId: params.sessionId,
+            toolCall: { toolCallId: `t${i}` },
+            options: [{ optionId: `o${i}`, name: "Yes", kind: "allow_once" }],
+          });
+          chosen.push(answer.outcome.optionId);
+        }
+        return { stopReason: chosen.join(",") === [...Array(12).keys()].map((i) => `o${i}`).join(",") ? "end_turn" : "refusal" };
+      },
+      cancel() {},
+    }));
+    try {
+      const url = transport === "websocket" ? server.websocketUrl : server.httpUrl;
+      let asked = 0;
+      const agent = connectAgent(
+        () => ({
+          // Every other answer after 5 ms, far beyond the wait (50 µs).
+          async requestPermission(params) {
+            if (asked++ % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 5));
+            return { outcome: { outcome: "selected", optionId: params.options[0].optionId } };
+          },
+          sessionUpdate() {},
+        }),
+        url,
+      );
+      await agent.initialize(INITIALIZE);
+      const { sessionId } = await agent.newSession({ cwd: "/tmp", mcpServers: [] });
+      const result = await agent.prompt({ sessionId, prompt: [{ type: "text", text: "go" }] });
+      assert.equal(result.stopReason, "end_turn");
+      assert.equal(asked, 12);
+      agent.close();
+      await agent.closed;
+    } finally {
+      await server.close();
+    }
+  });
+}
+
 test("the token is checked before any agent starts", async () => {
   const made = [];
   const server = await serveAgent(echoAgentFactory(made), { token: "s3cret" });

@@ -329,6 +329,13 @@ class Connection:
             # The write queue was full: later sends wait behind this batch
             # in the engine, so order holds; nothing to await here.
             pass
+        waiter = self._waiter
+        if self._input_fd is None and self._pending and waiter is not None and not waiter.done() and self._loop_idle():
+            # The engine reads (a remote connection), an answer is due and
+            # nothing else is to run: wait for it a moment rather than sleep
+            # and be woken for it (the engine's wake-up is held off meanwhile).
+            if self._native.pump_for(SPIN_US):
+                waiter.set_result(None)
 
     async def _queued(self, ticket: int) -> None:
         future: "asyncio.Future[bool]" = self._loop.create_future()
@@ -408,6 +415,11 @@ class Connection:
             return False
         return not ready or (len(ready) == 1 and ready[0] is self._flush_handle)
 
+    def _loop_idle(self) -> bool:
+        """True if the loop has nothing else to run (see `_idle`)."""
+        ready = getattr(self._loop, "_ready", None)
+        return ready is not None and not ready
+
     def _on_input(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -442,6 +454,14 @@ class Connection:
                     # thread costs more than most answers take here).
                     native.pump_for(SPIN_US)
                 events = native.drain()
+            elif events is None and self._pending and self._idle():
+                # The engine reads (a remote connection) and an answer is
+                # due: wait for events a moment likewise, the engine's
+                # wake-up held off meanwhile.
+                if self._flush_due:
+                    self._flush()
+                if native.pump_for(SPIN_US):
+                    events = native.drain()
             if events is not None:
                 return events
             self._waiter = waiter = loop.create_future()

@@ -86,6 +86,64 @@ async def test_each_connection_gets_its_own_agent(transport: str) -> None:
             assert len(EchoAgent.made) == turn + 1
 
 
+class AskingAgent(Agent):
+    """Asks its client's permission twelve times in a turn, one at a time."""
+
+    def __init__(self, connection: AgentSideConnection) -> None:
+        self.connection = connection
+
+    async def initialize(self, params: Any) -> Any:
+        return {"protocolVersion": 1}
+
+    async def new_session(self, params: Any) -> Any:
+        return {"sessionId": "s"}
+
+    async def prompt(self, params: Any) -> Any:
+        chosen = []
+        for i in range(12):
+            answer = await self.connection.request_permission(
+                {
+                    "sessionId": params["sessionId"],
+                    "toolCall": {"toolCallId": f"t{i}"},
+                    "options": [{"optionId": f"o{i}", "name": "Yes", "kind": "allow_once"}],
+                }
+            )
+            chosen.append(answer["outcome"]["optionId"])
+        return {"stopReason": "end_turn" if chosen == [f"o{i}" for i in range(12)] else "refusal"}
+
+    async def cancel(self, params: Any) -> None:
+        pass
+
+
+class SlowEveryOtherClient(ChoosingClient):
+    """Answers every other request 5 ms late: far beyond the wait for it (50 µs)."""
+
+    asked = 0
+
+    async def request_permission(self, params: Any) -> Any:
+        self.asked += 1
+        if self.asked % 2 == 0:
+            await asyncio.sleep(0.005)
+        return await super().request_permission(params)
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+@run_async
+async def test_answers_slower_than_the_wait_for_them_still_arrive(transport: str) -> None:
+    # While an answer is due, a connection the engine reads waits for it a
+    # moment without sleeping (the engine's wake-up held off meanwhile); an
+    # answer that comes later must still wake it, at either end.
+    async with serve_agent(AskingAgent) as server:
+        url = server.websocket_url if transport == "websocket" else server.http_url
+        client = SlowEveryOtherClient()
+        async with connect_agent(lambda _agent: client, url) as agent:
+            await agent.initialize(INITIALIZE)  # type: ignore[arg-type]
+            session = await agent.new_session({"cwd": "/tmp", "mcpServers": []})
+            result = await agent.prompt({"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]})
+            assert result["stopReason"] == "end_turn"
+            assert client.asked == 12
+
+
 @run_async
 async def test_a_server_with_nothing_to_accept_leaves_the_loop_alone() -> None:
     # Its wake fd is readable only while connections wait to be taken: one

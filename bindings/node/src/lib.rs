@@ -445,6 +445,19 @@ impl NativeConnection {
         self.connection.drain()
     }
 
+    /// `drain()`, after waiting up to the spin (`ACP_ENGINE_SPIN_US`) without
+    /// sleeping for the events to come, on a connection the engine reads
+    /// (no poll): what JS calls after its sends are out while a response is
+    /// due, so the response wakes no one (a wake-up of Node's thread costs
+    /// more than the exchange).
+    #[napi]
+    pub fn drain_after_spin(&self) -> Option<String> {
+        if self.poll.borrow().is_none() && !self.connection.is_fed() {
+            self.connection.pump_for(poll::spin());
+        }
+        self.connection.drain()
+    }
+
     /// What to write to the peer now (pipe connections), the sends collected
     /// since the last flush included: bytes; `false` when there are none;
     /// `true` once the engine will write nothing more and all was taken.

@@ -71,7 +71,7 @@ pub fn while_pumping<T>(work: impl FnOnce() -> T) -> T {
 }
 
 /// How long to pump without sleeping while a response is expected.
-fn spin() -> Duration {
+pub fn spin() -> Duration {
     static SPIN: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *SPIN.get_or_init(|| {
         let micros = std::env::var("ACP_ENGINE_SPIN_US")

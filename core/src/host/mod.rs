@@ -350,6 +350,10 @@ impl HostConnection {
     /// exchange; a host with nothing else to do spins briefly after activity
     /// instead of parking at once.
     pub fn pump_for(&self, spin: std::time::Duration) -> bool {
+        if self.host_reader.is_none() {
+            // The engine reads: watch the queue for what it brings.
+            return self.shared.queue.watch_for(spin);
+        }
         let deadline = std::time::Instant::now() + spin;
         loop {
             // Events already waiting come first: pumping on could read the

@@ -118,6 +118,35 @@ impl HostQueue {
         }
     }
 
+    /// Wait up to `spin` without sleeping for an event, the host's wake-up
+    /// held off meanwhile (a host that would otherwise sleep and be woken
+    /// for the answer it expects): true when events are ready (drain them),
+    /// false when none came (the next one wakes the host as usual).
+    pub fn watch_for(&self, spin: std::time::Duration) -> bool {
+        {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.total > 0 {
+                return true;
+            }
+            // As if a wake-up were on its way: a push now wakes no one.
+            state.signaled = true;
+        }
+        let deadline = std::time::Instant::now() + spin;
+        loop {
+            std::hint::spin_loop();
+            let ready = std::time::Instant::now() >= deadline;
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.total > 0 {
+                return true;
+            }
+            if ready {
+                // Under the lock a push takes: the next event wakes the host.
+                state.signaled = false;
+                return false;
+            }
+        }
+    }
+
     /// How many events wait.
     pub fn len(&self) -> usize {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).total
@@ -367,6 +396,29 @@ mod tests {
         assert!(queue.drain().is_none());
         queue.push_cancelled(7);
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_watching_host_is_not_woken_and_the_next_event_after_the_watch_wakes_it() {
+        let (queue, wakes) = queue(16);
+        let queue = Arc::new(queue);
+        // An event pushed by another thread while the host watches: seen, no wake-up.
+        let pusher = queue.clone();
+        let push = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            pusher.push_response(1, &Ok(crate::to_raw(&1).unwrap()));
+        });
+        assert!(queue.watch_for(std::time::Duration::from_secs(10)));
+        push.join().unwrap();
+        assert_eq!(wakes.load(Ordering::SeqCst), 0);
+        assert_eq!(queue.drain().unwrap(), "[[2,1,1]]");
+        // A watch that sees nothing leaves the wake-up to the next event.
+        assert!(!queue.watch_for(std::time::Duration::from_micros(100)));
+        queue.push_response(2, &Ok(crate::to_raw(&2).unwrap()));
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        // Events already waiting: true at once.
+        assert!(queue.watch_for(std::time::Duration::ZERO));
+        assert_eq!(queue.drain().unwrap(), "[[2,2,2]]");
     }
 
     #[tokio::test]
