@@ -118,6 +118,9 @@ pub(crate) fn bridge<S>(
     let keep_alive = ending.keep_alive;
     let silent = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let heard_nothing = silent.clone();
+    // A message went to the engine: its answer may follow at once.
+    let delivered = Arc::new(tokio::sync::Notify::new());
+    let answer_due = delivered.clone();
     let socket_done = CancellationToken::new();
     ping_every(keep_alive, sink.clone(), socket_done.clone());
     let inbound = tokio::spawn(async move {
@@ -147,6 +150,7 @@ pub(crate) fn bridge<S>(
                     if inner_write.write_all(&line).await.is_err() {
                         break None;
                     }
+                    delivered.notify_one();
                 }
                 Ok(Message::Close(_)) => break None,
                 Ok(_) => {}
@@ -175,9 +179,15 @@ pub(crate) fn bridge<S>(
             let read = tokio::select! {
                 read = lines.read_until(b'\n', &mut line) => read,
                 _ = shutdown.cancelled() => break,
+                _ = answer_due.notified() => match answer_within(&mut lines, &mut line).await {
+                    Some(read) => read,
+                    None => continue,
+                },
             };
             match read {
-                Ok(0) | Err(_) => break,
+                // (A line begun by an earlier read still goes out.)
+                Ok(0) if line.is_empty() => break,
+                Err(_) => break,
                 Ok(_) => {}
             }
             let message = line_frame(std::mem::take(&mut line), tap.as_ref());
@@ -230,6 +240,33 @@ pub(crate) fn bridge<S>(
         inbound.abort();
         drop(release);
     });
+}
+
+/// How long the socket's writer stays awake for the engine's answer to a
+/// message it was just given, before it sleeps until woken.
+const ANSWER_WAIT: Duration = Duration::from_micros(50);
+
+/// Read the next line of the engine's output if one comes within
+/// [`ANSWER_WAIT`], yielding to the runtime's other tasks meanwhile (the
+/// engine's reader among them) instead of parking. An answer from a host
+/// thread (Node's, a C program's) then finds this task awake: waking a
+/// parked worker thread costs more than the exchange on a virtual machine.
+/// None when nothing came; a partial line stays in `line` for the next read.
+async fn answer_within<R>(lines: &mut BufReader<R>, line: &mut Vec<u8>) -> Option<io::Result<usize>>
+where
+    R: AsyncRead + Unpin,
+{
+    use futures_util::FutureExt;
+    let deadline = std::time::Instant::now() + ANSWER_WAIT;
+    loop {
+        if let Some(read) = lines.read_until(b'\n', line).now_or_never() {
+            return Some(read);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::task::yield_now().await;
+    }
 }
 
 /// Ping through `sink` every `keep_alive` until `done` (the peer answers
@@ -312,4 +349,40 @@ pub(crate) fn accept_key<B>(request: &hyper::Request<B>) -> Result<String, &'sta
     Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(
         key.as_bytes(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_answer_within_the_wait_is_read_and_a_line_begun_in_it_is_kept() {
+        let (mut engine, bridge_end) = tokio::io::duplex(1024);
+        let mut lines = BufReader::new(bridge_end);
+        let mut line = Vec::new();
+        // Nothing comes: no line, after the wait.
+        assert!(answer_within(&mut lines, &mut line).await.is_none());
+        // Half a line comes: still none, and its bytes are kept.
+        engine.write_all(b"{\"id\":").await.unwrap();
+        assert!(answer_within(&mut lines, &mut line).await.is_none());
+        assert_eq!(line, b"{\"id\":");
+        // The rest, written from a thread outside the runtime while the
+        // wait goes on (as a host's answer is): read within it.
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_micros(10));
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            runtime.block_on(engine.write_all(b"1}\n")).unwrap();
+            engine
+        });
+        let mut read = None;
+        while read.is_none() {
+            read = answer_within(&mut lines, &mut line).await;
+        }
+        assert_eq!(read.unwrap().unwrap(), 3);
+        assert_eq!(line, b"{\"id\":1}\n");
+        drop(writer.join().unwrap());
+        // The end: an empty read.
+        line.clear();
+        assert_eq!(lines.read_until(b'\n', &mut line).await.unwrap(), 0);
+    }
 }
