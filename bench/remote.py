@@ -1,6 +1,7 @@
-"""Remote transports, measured: our Rust and Node pairs and the official
-TypeScript SDK's, each agent serving remote clients itself (`--serve`: our
-`remote::Server` / `serveAgent`, the SDK's `AcpServer`) and each client
+"""Remote transports, measured: our Rust, Node and Python pairs and the
+official TypeScript SDK's, each agent serving remote clients itself
+(`--serve`: our `remote::Server` / `serveAgent` / `serve_agent`, the SDK's
+`AcpServer`) and each client
 reaching it over WebSocket (and Streamable HTTP), next to the same pair
 over stdio; same run, alternating, medians. Ratios are against the official
 TypeScript pair over the same transport. `make bench` writes the table to
@@ -17,10 +18,10 @@ import sys
 import tempfile
 import time
 
-from impls import IMPLS, ROOT, build_node, run
+from impls import IMPLS, ROOT, build_node, build_python, run
 from measure import ENV, TIME, measure, read_kb
 
-PAIRS = ["acp-engine (Rust)", "acp-engine (Node)", "official TypeScript SDK"]
+PAIRS = ["acp-engine (Rust)", "acp-engine (Node)", "acp-engine (Python)", "official TypeScript SDK"]
 BASELINE = "official TypeScript SDK"
 TRANSPORTS = ["stdio", "websocket", "http"]
 SCENARIOS = {"stream": 100_000, "rpc": 5_000}
@@ -111,6 +112,7 @@ def main():
     if not args.no_build:
         run(["cargo", "build", "--release", "-q", "-p", "acp-engine-bench"])
         build_node()
+        build_python()
     transports = args.transports.split(",")
     sizes = QUICK_N if args.quick else SCENARIOS
     reps = 1 if args.quick else args.reps
@@ -146,7 +148,7 @@ def table(rates, transports, sizes, reps):
         "# Remote transports",
         "",
         "Each pair's agent serves remote clients itself (ours: `remote::Server` in Rust, `serveAgent` in "
-        "Node; the official SDK: `AcpServer` with its Node adapter and `ws`), and its client connects over "
+        "Node, `serve_agent` in Python; the official SDK: `AcpServer` with its Node adapter and `ws`), and its client connects over "
         "WebSocket or Streamable HTTP; stdio is the same pair spawned as usual. Medians of "
         f"{reps} alternating runs, messages per second (`python3 bench/remote.py`, part of `make bench`); "
         f"× is against the official TypeScript pair over the same transport, same run. "

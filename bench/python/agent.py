@@ -1,9 +1,11 @@
-"""Benchmark agent on acp_engine's Agent class (see bench/README.md)."""
+"""Benchmark agent on acp_engine's Agent class (see bench/README.md).
+``--serve HOST:PORT`` serves remote clients instead (bench/remote.py)."""
 
 import asyncio
+import sys
 from typing import Any
 
-from acp_engine import Agent, AgentSideConnection, RequestError, run_agent
+from acp_engine import Agent, AgentSideConnection, RequestError, run_agent, serve_agent
 
 CHUNK_TEXT = "chunk of agent text"
 SESSION_ID = "bench-session"
@@ -64,5 +66,15 @@ class BenchAgent(Agent):
         return None
 
 
+async def serve(address: str) -> None:
+    host, _, port = address.rpartition(":")
+    async with serve_agent(BenchAgent, host, int(port)) as server:
+        print(f"{server.websocket_url}\n{server.http_url}", flush=True)
+        await server.serve_forever()
+
+
 if __name__ == "__main__":
-    asyncio.run(run_agent(BenchAgent))
+    if sys.argv[1:2] == ["--serve"]:
+        asyncio.run(serve(sys.argv[2]))
+    else:
+        asyncio.run(run_agent(BenchAgent))

@@ -1,5 +1,6 @@
 """Benchmark client on acp_engine's Client class:
-``client.py --scenario <scenario> --n N -- <agent command...>`` (see bench/README.md)."""
+``client.py --scenario <scenario> --n N -- <agent command...>`` (see bench/README.md), or
+``-- <ws:// or http:// URL>`` for an agent serving remote clients (bench/remote.py)."""
 
 import argparse
 import asyncio
@@ -9,7 +10,7 @@ import time
 
 T0 = time.perf_counter()  # setup includes importing the SDK
 
-from acp_engine import Client, spawn_agent  # noqa: E402
+from acp_engine import Client, connect_agent, spawn_agent  # noqa: E402
 
 LARGE = 16 * 1024 * 1024
 
@@ -59,7 +60,12 @@ async def main(scenario: str, n: int, agent_argv: list) -> bool:
     client = BenchClient()
     client.large_reads = scenario == "large"
     client.timed = scenario in ("rpc", "perm")
-    async with spawn_agent(lambda _: client, agent_argv[0], *agent_argv[1:]) as agent:
+    # A URL: an agent serving remote clients (bench/remote.py).
+    if "://" in agent_argv[0]:
+        connecting = connect_agent(lambda _: client, agent_argv[0])
+    else:
+        connecting = spawn_agent(lambda _: client, agent_argv[0], *agent_argv[1:])
+    async with connecting as agent:
         await agent.initialize(
             {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}}}
         )
