@@ -28,6 +28,7 @@ use tokio::io::DuplexStream;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::transport::Transport;
 
+mod answer_wait;
 mod backoff;
 mod cookies;
 mod endpoint;

@@ -24,6 +24,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
+use super::answer_wait::answer_within;
 use super::cookies::CookieJar;
 use super::endpoint::Endpoint;
 use super::keep_alive::Silence;
@@ -242,33 +243,6 @@ pub(crate) fn bridge<S>(
     });
 }
 
-/// How long the socket's writer stays awake for the engine's answer to a
-/// message it was just given, before it sleeps until woken.
-const ANSWER_WAIT: Duration = Duration::from_micros(50);
-
-/// Read the next line of the engine's output if one comes within
-/// [`ANSWER_WAIT`], yielding to the runtime's other tasks meanwhile (the
-/// engine's reader among them) instead of parking. An answer from a host
-/// thread (Node's, a C program's) then finds this task awake: waking a
-/// parked worker thread costs more than the exchange on a virtual machine.
-/// None when nothing came; a partial line stays in `line` for the next read.
-async fn answer_within<R>(lines: &mut BufReader<R>, line: &mut Vec<u8>) -> Option<io::Result<usize>>
-where
-    R: AsyncRead + Unpin,
-{
-    use futures_util::FutureExt;
-    let deadline = std::time::Instant::now() + ANSWER_WAIT;
-    loop {
-        if let Some(read) = lines.read_until(b'\n', line).now_or_never() {
-            return Some(read);
-        }
-        if std::time::Instant::now() >= deadline {
-            return None;
-        }
-        tokio::task::yield_now().await;
-    }
-}
-
 /// Ping through `sink` every `keep_alive` until `done` (the peer answers
 /// with a pong, which shows the network still carries its traffic).
 fn ping_every<S>(keep_alive: Option<Duration>, sink: Arc<Mutex<WsSink<S>>>, done: CancellationToken)
@@ -349,40 +323,4 @@ pub(crate) fn accept_key<B>(request: &hyper::Request<B>) -> Result<String, &'sta
     Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(
         key.as_bytes(),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn an_answer_within_the_wait_is_read_and_a_line_begun_in_it_is_kept() {
-        let (mut engine, bridge_end) = tokio::io::duplex(1024);
-        let mut lines = BufReader::new(bridge_end);
-        let mut line = Vec::new();
-        // Nothing comes: no line, after the wait.
-        assert!(answer_within(&mut lines, &mut line).await.is_none());
-        // Half a line comes: still none, and its bytes are kept.
-        engine.write_all(b"{\"id\":").await.unwrap();
-        assert!(answer_within(&mut lines, &mut line).await.is_none());
-        assert_eq!(line, b"{\"id\":");
-        // The rest, written from a thread outside the runtime while the
-        // wait goes on (as a host's answer is): read within it.
-        let writer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_micros(10));
-            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-            runtime.block_on(engine.write_all(b"1}\n")).unwrap();
-            engine
-        });
-        let mut read = None;
-        while read.is_none() {
-            read = answer_within(&mut lines, &mut line).await;
-        }
-        assert_eq!(read.unwrap().unwrap(), 3);
-        assert_eq!(line, b"{\"id\":1}\n");
-        drop(writer.join().unwrap());
-        // The end: an empty read.
-        line.clear();
-        assert_eq!(lines.read_until(b'\n', &mut line).await.unwrap(), 0);
-    }
 }
