@@ -14,6 +14,20 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 /// How long the engine's output is waited for awake.
 const ANSWER_WAIT: Duration = Duration::from_micros(50);
 
+/// A message this long is not scanned: it is taken to want an answer.
+const SCANNED: usize = 64 * 1024;
+
+/// Whether the engine's answer may follow `line` at once: a request (its
+/// answer) or a response (the host's next request, as in a loop of calls);
+/// not a notification, after which nothing is due (a stream of updates
+/// would otherwise keep the writer awake for none).
+pub(crate) fn answer_may_follow(line: &[u8]) -> bool {
+    if line.len() > SCANNED {
+        return true;
+    }
+    crate::json_scan::envelope_fields(line).is_none_or(|fields| fields.id.is_some())
+}
+
 /// Read the next line of the engine's output if one comes within
 /// [`ANSWER_WAIT`]; None when nothing came. A line begun meanwhile stays
 /// in `line` for the next read.
@@ -40,6 +54,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_may_follow_a_request_or_a_response_not_a_notification() {
+        assert!(answer_may_follow(
+            br#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{}}"#
+        ));
+        assert!(answer_may_follow(br#"{"jsonrpc":"2.0","result":{},"id":"a"}"#));
+        assert!(!answer_may_follow(
+            br#"{"jsonrpc":"2.0","method":"session/update","params":{"id":1}}"#
+        ));
+        // Not JSON the scan reads: the engine answers it, maybe.
+        assert!(answer_may_follow(b"not json"));
+    }
     use tokio::io::AsyncWriteExt;
 
     #[tokio::test]

@@ -24,7 +24,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
-use super::answer_wait::answer_within;
+use super::answer_wait::{answer_may_follow, answer_within};
 use super::cookies::CookieJar;
 use super::endpoint::Endpoint;
 use super::keep_alive::Silence;
@@ -148,10 +148,13 @@ pub(crate) fn bridge<S>(
                 // UTF-8 JSON gets the engine's -32700, as on a pipe.
                 Ok(message @ (Message::Text(_) | Message::Binary(_))) => {
                     let line = frame_line(message, inbound_tap.as_ref());
+                    let answer_may_follow = answer_may_follow(&line);
                     if inner_write.write_all(&line).await.is_err() {
                         break None;
                     }
-                    delivered.notify_one();
+                    if answer_may_follow {
+                        delivered.notify_one();
+                    }
                 }
                 Ok(Message::Close(_)) => break None,
                 Ok(_) => {}
