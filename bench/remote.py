@@ -1,12 +1,12 @@
 """Remote transports, measured: our Rust, Node and Python pairs and the
 official TypeScript SDK's, each agent serving remote clients itself
 (`--serve`: our `remote::Server` / `serveAgent` / `serve_agent`, the SDK's
-`AcpServer`) and each client
-reaching it over WebSocket (and Streamable HTTP), next to the same pair
-over stdio; same run, alternating, medians. Ratios are against the official
-TypeScript pair over the same transport. `make bench` writes the table to
-docs/benchmarks/remote.md; `--quick` (in `make bench-quick`) runs each case
-once with a small N and checks only that it completes."""
+`AcpServer`) and each client reaching it over WebSocket (and Streamable
+HTTP), next to the same pair over stdio; same run, alternating, medians.
+Ratios are against the official TypeScript pair over the same transport.
+`make bench` writes the table to docs/benchmarks/remote.md; `--quick` (in
+`make bench-quick`) runs each case once with a small N and checks only that
+it completes."""
 
 import argparse
 import json
@@ -148,8 +148,8 @@ def table(rates, transports, sizes, reps):
         "# Remote transports",
         "",
         "Each pair's agent serves remote clients itself (ours: `remote::Server` in Rust, `serveAgent` in "
-        "Node, `serve_agent` in Python; the official SDK: `AcpServer` with its Node adapter and `ws`), and its client connects over "
-        "WebSocket or Streamable HTTP; stdio is the same pair spawned as usual. Medians of "
+        "Node, `serve_agent` in Python; the official SDK: `AcpServer` with its Node adapter and `ws`), and "
+        "its client connects over WebSocket or Streamable HTTP; stdio is the same pair spawned as usual. Medians of "
         f"{reps} alternating runs, messages per second (`python3 bench/remote.py`, part of `make bench`); "
         f"× is against the official TypeScript pair over the same transport, same run. "
         f"Run {time.strftime('%Y-%m-%d')} on a 2-core VM.",

@@ -330,7 +330,7 @@ class Connection:
             # in the engine, so order holds; nothing to await here.
             pass
         waiter = self._waiter
-        if self._input_fd is None and self._pending and waiter is not None and not waiter.done() and self._loop_idle():
+        if self._input_fd is None and self._pending and waiter is not None and not waiter.done() and self._idle():
             # The engine reads (a remote connection), an answer is due and
             # nothing else is to run: wait for it a moment rather than sleep
             # and be woken for it (the engine's wake-up is held off meanwhile).
@@ -414,11 +414,6 @@ class Connection:
         if ready is None:
             return False
         return not ready or (len(ready) == 1 and ready[0] is self._flush_handle)
-
-    def _loop_idle(self) -> bool:
-        """True if the loop has nothing else to run (see `_idle`)."""
-        ready = getattr(self._loop, "_ready", None)
-        return ready is not None and not ready
 
     def _on_input(self) -> None:
         waiter = self._waiter

@@ -86,8 +86,8 @@ async def test_each_connection_gets_its_own_agent(transport: str) -> None:
             assert len(EchoAgent.made) == turn + 1
 
 
-class AskingAgent(Agent):
-    """Asks its client's permission twelve times in a turn, one at a time."""
+class OneSessionAgent(Agent):
+    """An agent with one session, "s"; its prompt is the subclass's."""
 
     def __init__(self, connection: AgentSideConnection) -> None:
         self.connection = connection
@@ -97,6 +97,13 @@ class AskingAgent(Agent):
 
     async def new_session(self, params: Any) -> Any:
         return {"sessionId": "s"}
+
+    async def cancel(self, params: Any) -> None:
+        pass
+
+
+class AskingAgent(OneSessionAgent):
+    """Asks its client's permission twelve times in a turn, one at a time."""
 
     async def prompt(self, params: Any) -> Any:
         chosen = []
@@ -110,9 +117,6 @@ class AskingAgent(Agent):
             )
             chosen.append(answer["outcome"]["optionId"])
         return {"stopReason": "end_turn" if chosen == [f"o{i}" for i in range(12)] else "refusal"}
-
-    async def cancel(self, params: Any) -> None:
-        pass
 
 
 class SlowEveryOtherClient(ChoosingClient):
@@ -192,25 +196,13 @@ async def test_closing_the_server_fails_what_is_pending() -> None:
             await EchoAgent.made[0].connection.closed
 
 
-class GatedAgent(Agent):
+class GatedAgent(OneSessionAgent):
     """A prompt waits until the test opens the gate."""
-
-    def __init__(self, connection: AgentSideConnection) -> None:
-        self.connection = connection
-
-    async def initialize(self, params: Any) -> Any:
-        return {"protocolVersion": 1}
-
-    async def new_session(self, params: Any) -> Any:
-        return {"sessionId": "s"}
 
     async def prompt(self, params: Any) -> Any:
         GATES["reached"].set()
         await GATES["open"].wait()
         return {"stopReason": "end_turn"}
-
-    async def cancel(self, params: Any) -> None:
-        pass
 
 
 # Made by each test, on its own event loop.

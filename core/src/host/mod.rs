@@ -348,7 +348,9 @@ impl HostConnection {
     /// sleeping): true if events are ready. On virtual machines waking an
     /// idle thread costs tens of microseconds, more than a request/response
     /// exchange; a host with nothing else to do spins briefly after activity
-    /// instead of parking at once.
+    /// instead of parking at once. On a connection the engine reads (no
+    /// `read_fd`), it watches the queue instead, the engine's wake-up held
+    /// off meanwhile (`HostQueue::watch_for`).
     pub fn pump_for(&self, spin: std::time::Duration) -> bool {
         if self.host_reader.is_none() {
             // The engine reads: watch the queue for what it brings.

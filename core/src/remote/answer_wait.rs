@@ -54,6 +54,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
 
     #[test]
     fn an_answer_may_follow_a_request_or_a_response_not_a_notification() {
@@ -67,7 +68,6 @@ mod tests {
         // Not JSON the scan reads: the engine answers it, maybe.
         assert!(answer_may_follow(b"not json"));
     }
-    use tokio::io::AsyncWriteExt;
 
     #[tokio::test]
     async fn an_answer_within_the_wait_is_read_and_a_line_begun_in_it_is_kept() {
