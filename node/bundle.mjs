@@ -7,6 +7,12 @@
 // session pays it on every start). Shared chunks keep one copy of each class,
 // so `instanceof` holds across entry points. The declarations (.d.ts) stay
 // tsc's, file for file.
+//
+// Every other entry point loads the root first (`withRoot`): esbuild makes a
+// chunk per set of entry points that reach a module, so the root's modules
+// fall into one chunk, and `import "acp-engine"` reads two files rather than
+// seven (about 2 ms less per process). The other entry points are used next
+// to the root anyway (the ws-client with `client()`, v2 with `RequestError`).
 
 import { build } from "esbuild";
 import { cpSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -24,10 +30,27 @@ function entryPoints() {
   for (const target of Object.values(packageJson.exports)) {
     if (typeof target !== "object") continue; // the schema files and package.json
     const name = target.import.replace(/^\.\/dist\//, "").replace(/\.js$/, "");
-    entries[name] = join(tscDir, `${name}.js`);
+    const source = join(tscDir, `${name}.js`);
+    entries[name] = name === ROOT ? source : `${WITH_ROOT}${source}`;
   }
   return entries;
 }
+
+const ROOT = "index";
+const WITH_ROOT = "with-root:";
+
+/** Entry point `name` as a module that imports the root's first, then
+ * re-exports the entry's own (see the top of this file). */
+const withRoot = {
+  name: "with-root",
+  setup(build) {
+    build.onResolve({ filter: /^with-root:/ }, (args) => ({ path: args.path.slice(WITH_ROOT.length), namespace: "with-root" }));
+    build.onLoad({ filter: /.*/, namespace: "with-root" }, (args) => ({
+      contents: `import ${JSON.stringify(join(tscDir, `${ROOT}.js`))};\nexport * from ${JSON.stringify(args.path)};\n`,
+      resolveDir: tscDir,
+    }));
+  },
+};
 
 /** The addon is loaded by a path relative to the file that loads it
  * (native.ts: "../native.cjs"), so that file must sit directly in dist/. */
@@ -51,6 +74,7 @@ const result = await build({
   chunkNames: "[name]-[hash]",
   metafile: true,
   logLevel: "warning",
+  plugins: [withRoot],
 });
 checkAddonPath(Object.keys(result.metafile.outputs).map((file) => join(packageDir, file)));
 cpSync(tscDir, distDir, {
