@@ -11,8 +11,9 @@
 // Every other entry point loads the root first (`withRoot`): esbuild makes a
 // chunk per set of entry points that reach a module, so the root's modules
 // fall into one chunk, and `import "acp-engine"` reads two files rather than
-// seven (about 2 ms less per process). The other entry points are used next
-// to the root anyway (the ws-client with `client()`, v2 with `RequestError`).
+// seven (about 2 ms less per process). The others share most of the root's
+// code anyway (`common.js`, the dispatcher, the app API), and are used next to
+// it (the WebSocket client with `client()`).
 
 import { build } from "esbuild";
 import { cpSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -23,6 +24,9 @@ const packageDir = dirname(fileURLToPath(import.meta.url));
 const tscDir = join(packageDir, "build");
 const distDir = join(packageDir, "dist");
 const packageJson = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+
+const ROOT = "index";
+const WITH_ROOT = "with-root:";
 
 /** esbuild's entry points, named by their path under dist/ without ".js". */
 function entryPoints() {
@@ -36,11 +40,9 @@ function entryPoints() {
   return entries;
 }
 
-const ROOT = "index";
-const WITH_ROOT = "with-root:";
-
-/** Entry point `name` as a module that imports the root's first, then
- * re-exports the entry's own (see the top of this file). */
+/** An entry point's module for esbuild: `with-root:<path>` loads the root,
+ * then re-exports what the module at <path> exports (see the top of this
+ * file). */
 const withRoot = {
   name: "with-root",
   setup(build) {
