@@ -248,7 +248,9 @@ class Connection:
         self._flush_handle: Optional[asyncio.Handle] = None
         self._sent: "asyncio.Future[None]" = self._loop.create_future()
         self._sent.set_result(None)
-        self._stream_finished = stream._after_open(self._loop)
+        # Waiting for the input fed so far to be handled (`_input_handled`).
+        self._handled_waiters: List["asyncio.Future[None]"] = []
+        self._stream_finished = stream._after_open(self._loop, self._input_handled)
         self._dispatcher = self._loop.create_task(self._dispatch())
 
     # -- calls to the peer -------------------------------------------------
@@ -415,6 +417,25 @@ class Connection:
             return False
         return not ready or (len(ready) == 1 and ready[0] is self._flush_handle)
 
+    def _input_handled(self) -> "asyncio.Future[None]":
+        """Completes once the dispatcher has handled every event of the input
+        its stream fed the engine so far (it then waits for more), or the
+        connection ended."""
+        handled: "asyncio.Future[None]" = self._loop.create_future()
+        if self._finishing:
+            handled.set_result(None)
+        else:
+            self._handled_waiters.append(handled)
+        return handled
+
+    def _settle_handled_waiters(self) -> None:
+        waiters = self._handled_waiters
+        if waiters:
+            self._handled_waiters = []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
     def _on_input(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -459,6 +480,10 @@ class Connection:
                     events = native.drain()
             if events is not None:
                 return events
+            # Everything read so far was handled (none of it waits in the
+            # backlog): a stream waiting for that goes on.
+            if not self._backlog:
+                self._settle_handled_waiters()
             self._waiter = waiter = loop.create_future()
             if self._input_fd is not None and native.is_closed:
                 # The reader let the stream's fd go (its end came within
@@ -670,6 +695,7 @@ class Connection:
 
     async def _finish(self) -> None:
         self._finishing = True
+        self._settle_handled_waiters()
         _open_connections.discard(self._native)
         error = self._closed_error()
         for future in self._pending.values():

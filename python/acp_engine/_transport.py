@@ -20,8 +20,13 @@ class Stream:
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         raise NotImplementedError
 
-    def _after_open(self, loop: asyncio.AbstractEventLoop) -> Optional[Callable[[], Awaitable[None]]]:
-        """Start helper tasks; return what to await once the connection closed."""
+    def _after_open(
+        self, loop: asyncio.AbstractEventLoop, input_handled: Callable[[], Awaitable[None]]
+    ) -> Optional[Callable[[], Awaitable[None]]]:
+        """Start helper tasks; return what to await once the connection closed.
+        ``input_handled()`` completes once the connection has handled what the
+        stream gave the engine so far (for a stream that hands on one message
+        at a time, as the official Connection handles each before the next)."""
         return None
 
 
@@ -80,6 +85,8 @@ class SocketPairStream(Stream):
 
     _ours: Optional[socket.socket] = None
     _native: Optional[NativeConnection] = None
+    # Completes once the connection handled what was fed so far (`_after_open`).
+    _input_handled: Optional[Callable[[], Awaitable[None]]] = None
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         engine_end, ours = socket.socketpair()
@@ -92,9 +99,12 @@ class SocketPairStream(Stream):
         self._native = native
         return native
 
-    def _after_open(self, loop: asyncio.AbstractEventLoop) -> Callable[[], Awaitable[None]]:
+    def _after_open(
+        self, loop: asyncio.AbstractEventLoop, input_handled: Callable[[], Awaitable[None]]
+    ) -> Callable[[], Awaitable[None]]:
         ours = self._ours
         assert ours is not None
+        self._input_handled = input_handled
         inbound = loop.create_task(self._feed_engine(loop, ours))
         outbound = loop.create_task(self._take_from_engine(loop, ours))
 

@@ -142,6 +142,10 @@ class TransportStream(SocketPairStream):
             if message is None:
                 return
             await loop.sock_sendall(ours, json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            # Handled before the next receive, as the official Connection does:
+            # a $/cancel_request the transport gave finds its request still running.
+            if self._input_handled is not None:
+                await self._input_handled()
 
     async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
         async for line in self._engine_lines(loop, ours):
