@@ -239,7 +239,8 @@ class Connection:
         # Events taken from the engine while a notification handler waited,
         # handled once it is done (see `_run_notification`).
         self._backlog: List[List[Any]] = []
-        self._last_request_id = 0
+        # The id of the last request sent (ids count from 0; -1: none yet).
+        self._last_request_id = -1
         # Whether the connection is being torn down.
         self._finishing = False
         self._input_fd: Optional[int] = None
@@ -480,10 +481,10 @@ class Connection:
                     events = native.drain()
             if events is not None:
                 return events
-            # Everything read so far was handled (none of it waits in the
-            # backlog): a stream waiting for that goes on.
-            if not self._backlog:
-                self._settle_handled_waiters()
+            # Everything read so far was handled, or waits in the backlog
+            # behind a notification handler (which may be waiting for what
+            # the stream gives next): a stream waiting for that goes on.
+            self._settle_handled_waiters()
             self._waiter = waiter = loop.create_future()
             if self._input_fd is not None and native.is_closed:
                 # The reader let the stream's fd go (its end came within

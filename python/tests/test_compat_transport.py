@@ -110,3 +110,86 @@ async def test_a_transport_that_cannot_send_closes_the_connection() -> None:
     await asyncio.wait_for(transport.closed.wait(), 10)
     assert conn._pending == {}
     await conn.close()
+
+
+class ScriptedTransport:
+    """The peer's end, driven by the test: ``deliver`` hands the connection a
+    message and returns once the connection asks for the next one."""
+
+    def __init__(self) -> None:
+        self.incoming: "asyncio.Queue[Optional[dict[str, Any]]]" = asyncio.Queue()
+        self.sent: "asyncio.Queue[dict[str, Any]]" = asyncio.Queue()
+        self.receiving = asyncio.Event()
+
+    async def send(self, message: dict) -> None:  # type: ignore[type-arg]
+        await self.sent.put(message)
+
+    async def receive(self) -> Optional[dict]:  # type: ignore[type-arg]
+        self.receiving.set()
+        try:
+            return await self.incoming.get()
+        finally:
+            self.receiving.clear()
+
+    async def close(self) -> None:
+        self.incoming.put_nowait(None)
+
+    async def deliver(self, message: dict) -> None:  # type: ignore[type-arg]
+        self.receiving.clear()
+        await self.incoming.put(message)
+        await asyncio.wait_for(self.receiving.wait(), 10)
+
+
+@run_async
+async def test_a_message_is_handled_before_the_transport_is_asked_for_the_next() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def handler(method: str, params: Any, is_notification: bool) -> Any:
+        started.set()
+        await release.wait()
+        return {"ok": True}
+
+    transport = ScriptedTransport()
+    conn = Connection(handler, transport)
+    await transport.deliver({"jsonrpc": "2.0", "id": 7, "method": "work", "params": {}})
+    await asyncio.wait_for(started.wait(), 10)
+    # The cancellation is handled before the transport is asked for more, so
+    # the handler finishing in this same turn is too late: -32800, not its result.
+    await transport.deliver({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}})
+    release.set()
+    answer = await asyncio.wait_for(transport.sent.get(), 10)
+    assert answer["id"] == 7 and answer["error"]["code"] == -32800, answer
+    await conn.close()
+
+
+@run_async
+async def test_a_notification_handler_waiting_for_the_transport_next_message_is_not_stuck() -> None:
+    conn: Optional[Connection] = None
+    handled: List[str] = []
+    noted = asyncio.Event()
+
+    async def handler(method: str, params: Any, is_notification: bool) -> Any:
+        if method == "ask":
+            assert conn is not None
+            # The connection's first request: its answer comes from the
+            # transport after a request and a notification.
+            assert await conn.send_request("question") == {"answer": 42}
+        handled.append(method)
+        if method == "note":
+            noted.set()
+        return {"echo": method}
+
+    transport = ScriptedTransport()
+    conn = Connection(handler, transport)
+    await transport.deliver({"jsonrpc": "2.0", "method": "ask", "params": {}})
+    question = await asyncio.wait_for(transport.sent.get(), 10)
+    assert question == {"jsonrpc": "2.0", "id": 0, "method": "question"}
+    # While the notification handler waits: a request (it runs at once) and a
+    # notification (it waits its turn); then the answer.
+    await transport.deliver({"jsonrpc": "2.0", "id": 1, "method": "other", "params": {}})
+    assert await asyncio.wait_for(transport.sent.get(), 10) == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "other"}}
+    await transport.deliver({"jsonrpc": "2.0", "method": "note", "params": {}})
+    await transport.deliver({"jsonrpc": "2.0", "id": 0, "result": {"answer": 42}})
+    await asyncio.wait_for(noted.wait(), 10)
+    assert handled == ["other", "ask", "note"]
+    await conn.close()
