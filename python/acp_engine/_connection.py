@@ -419,9 +419,10 @@ class Connection:
         return not ready or (len(ready) == 1 and ready[0] is self._flush_handle)
 
     def _input_handled(self) -> "asyncio.Future[None]":
-        """Completes once the dispatcher has handled every event of the input
-        its stream fed the engine so far (it then waits for more), or the
-        connection ended."""
+        """Completes once the dispatcher has taken every event of the input
+        its stream fed the engine so far and would wait for more: each one
+        handled, or set aside behind a notification handler that is still
+        running. Or once the connection ended."""
         handled: "asyncio.Future[None]" = self._loop.create_future()
         if self._finishing:
             handled.set_result(None)
