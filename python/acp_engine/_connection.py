@@ -249,8 +249,8 @@ class Connection:
         self._flush_handle: Optional[asyncio.Handle] = None
         self._sent: "asyncio.Future[None]" = self._loop.create_future()
         self._sent.set_result(None)
-        # Waiting for the input fed so far to be handled (`_input_handled`).
-        self._handled_waiters: List["asyncio.Future[None]"] = []
+        # The stream's wait for the input fed so far to be handled (`_input_handled`).
+        self._handled: "Optional[asyncio.Future[None]]" = None
         self._stream_finished = stream._after_open(self._loop, self._input_handled)
         self._dispatcher = self._loop.create_task(self._dispatch())
 
@@ -422,21 +422,20 @@ class Connection:
         """Completes once the dispatcher has taken every event of the input
         its stream fed the engine so far and would wait for more: each one
         handled, or set aside behind a notification handler that is still
-        running. Or once the connection ended."""
+        running. Or once the connection ended. (One stream, one waiter.)"""
         handled: "asyncio.Future[None]" = self._loop.create_future()
         if self._finishing:
             handled.set_result(None)
         else:
-            self._handled_waiters.append(handled)
+            self._handled = handled
         return handled
 
-    def _settle_handled_waiters(self) -> None:
-        waiters = self._handled_waiters
-        if waiters:
-            self._handled_waiters = []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+    def _settle_handled(self) -> None:
+        handled = self._handled
+        if handled is not None:
+            self._handled = None
+            if not handled.done():
+                handled.set_result(None)
 
     def _on_input(self) -> None:
         waiter = self._waiter
@@ -485,7 +484,8 @@ class Connection:
             # Everything read so far was handled, or waits in the backlog
             # behind a notification handler (which may be waiting for what
             # the stream gives next): a stream waiting for that goes on.
-            self._settle_handled_waiters()
+            if self._handled is not None:
+                self._settle_handled()
             self._waiter = waiter = loop.create_future()
             if self._input_fd is not None and native.is_closed:
                 # The reader let the stream's fd go (its end came within
@@ -697,7 +697,7 @@ class Connection:
 
     async def _finish(self) -> None:
         self._finishing = True
-        self._settle_handled_waiters()
+        self._settle_handled()
         _open_connections.discard(self._native)
         error = self._closed_error()
         for future in self._pending.values():
