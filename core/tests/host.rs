@@ -63,6 +63,7 @@ every_mode!(
     requests_both_ways,
     cancellation_both_ways,
     a_cancelled_request_is_answered_by_the_host_when_asked,
+    a_request_cancelled_before_the_host_took_it_never_reaches_it,
     eof_fails_pending_requests_then_closes,
     typed_sides_check_both_ways,
     pretty_printed_json_from_the_host_stays_one_line,
@@ -337,6 +338,33 @@ async fn a_cancelled_request_is_answered_by_the_host_when_asked(mode: Mode) {
         .unwrap());
     assert_eq!(peer.recv().await["error"]["code"], -32800);
     peer.expect_silence(20).await;
+}
+
+/// A request and its `$/cancel_request` read before the host took the
+/// request: the host never sees it (no handler starts), and the engine
+/// answers -32800, as the official SDKs do, whoever answers cancellations.
+async fn a_request_cancelled_before_the_host_took_it_never_reaches_it(mode: Mode) {
+    for answering in [false, true] {
+        let (host, mut peer) = if answering {
+            Host::answering_cancelled(mode)
+        } else {
+            Host::new(Side::Raw, mode)
+        };
+        let request = json!({"jsonrpc": "2.0", "id": 5, "method": "slow", "params": {}});
+        let cancel = json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}});
+        peer.send_bytes(format!("{request}\n{cancel}\n").as_bytes()).await;
+        let answer = peer.recv().await;
+        assert_eq!(answer["id"], 5);
+        assert_eq!(answer["error"]["code"], -32800);
+        host.connection.pump();
+        assert_eq!(host.connection.drain(), None);
+        // The id is free again, and the next request reaches the host.
+        peer.request(json!(5), "next", json!({})).await;
+        let events = host.events(1).await;
+        assert_eq!(events[0][0], kind::REQUEST);
+        assert_eq!(events[0][2], "next");
+        peer.expect_silence(20).await;
+    }
 }
 
 async fn eof_fails_pending_requests_then_closes(mode: Mode) {

@@ -215,19 +215,46 @@ async def test_a_notification_handler_may_return_any_awaitable() -> None:
 
 
 @run_async
-async def test_a_request_cancelled_in_the_same_read_still_cancels_its_handler() -> None:
-    # The request and its $/cancel_request arrive in one write, so the
-    # handler's first step and the cancellation come in one batch of events:
-    # the handler must still see its cancellation (it waited forever before).
+async def test_a_request_cancelled_in_the_same_read_never_reaches_its_handler() -> None:
+    # The request and its $/cancel_request arrive in one write: the engine
+    # withdraws the request before the dispatcher takes it, and answers -32800
+    # itself (the official SDK never starts such a handler either).
+    import socket
+
+    cancelled: List[str] = []
+    started = asyncio.Event()
+    a, b = socket.socketpair()
+    server = Connection(fd_stream(a.fileno(), a.fileno()), hanging_handler(cancelled, started))
+    a.close()
+    request = b'{"jsonrpc":"2.0","id":1,"method":"slow","params":{}}\n'
+    cancel = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}\n'
+    b.sendall(request + cancel)
+    answer = await asyncio.get_running_loop().run_in_executor(None, b.recv, 4096)
+    assert b'"code":-32800' in answer, answer
+    await asyncio.sleep(0.05)
+    assert not started.is_set()
+    assert cancelled == []
+    b.close()
+    await server.closed
+
+
+@run_async
+async def test_a_request_cancelled_after_the_dispatcher_took_it_in_a_batch_still_cancels_its_handler() -> None:
+    # The request is cut into an earlier chunk of events than its
+    # cancellation (63 notifications before it, one after), so the engine
+    # cannot withdraw it: the dispatcher starts the handler and cancels it in
+    # one turn, and the handler must still see its cancellation (it waited
+    # forever once).
     import socket
 
     cancelled: List[str] = []
     a, b = socket.socketpair()
     server = Connection(fd_stream(a.fileno(), a.fileno()), hanging_handler(cancelled))
     a.close()
+    notification = b'{"jsonrpc":"2.0","method":"n","params":{}}\n'
     request = b'{"jsonrpc":"2.0","id":1,"method":"slow","params":{}}\n'
     cancel = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}\n'
-    b.sendall(request + cancel)
+    b.sendall(notification * 63 + request + notification + cancel)
     for _ in range(200):
         if cancelled:
             break

@@ -12,10 +12,16 @@
 //! With `HostOptions::handler_answers_cancelled`, either way, a peer's
 //! `$/cancel_request` only tells the host (`CANCELLED`): the request stays
 //! in flight and the host's answer is sent.
+//!
+//! Either way, a request cancelled (or closed) before the host took it from
+//! the queue is withdrawn from it: no handler starts, and the engine answers
+//! -32800 itself, as the official SDKs do for a request and its
+//! cancellation read together.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::responders::PendingAnswer;
 use super::{Shared, Side};
 use crate::engine::{CancelCause, OnCancel, ReaderHandler};
 use crate::error::RequestError;
@@ -60,12 +66,16 @@ impl TaskBridge {
             // its answer still comes here.
             let told_host = async {
                 request.cancellation.cancelled().await;
+                if withdraw(&self.shared, token).is_some() {
+                    return;
+                }
                 tell_host_cancelled(&self.shared, token);
                 std::future::pending::<()>().await
             };
             tokio::select! {
                 _ = answer => {}
-                _ = told_host => {}
+                // Withdrawn: the engine answers the error returned.
+                _ = told_host => return Err(RequestError::request_cancelled()),
             }
         } else {
             let _ = answer.await;
@@ -147,24 +157,46 @@ impl ReaderHandler for ReaderBridge {
         let shared = self.shared.clone();
         let told = AtomicBool::new(false);
         Ok(Arc::new(move |cause| {
+            let connection = &request.connection;
+            let answer_cancelled = |pending: PendingAnswer| {
+                if pending.responder.claim() && connection.close_reason().is_none() {
+                    let cancelled = frame::response(&request.id, &Err(RequestError::request_cancelled()));
+                    connection.inner().enqueue_detached(cancelled);
+                }
+            };
             if cause == CancelCause::PeerAwaitsHandler {
                 // The host's handler is told (once); its answer goes out.
-                if !told.swap(true, Ordering::AcqRel) {
-                    tell_host_cancelled(&shared, token);
+                if told.swap(true, Ordering::AcqRel) {
+                    return;
+                }
+                match withdraw(&shared, token) {
+                    Some(pending) => {
+                        // Still in flight for the engine: nobody else answers.
+                        connection.inner().running.untrack(&request.id);
+                        answer_cancelled(pending);
+                    }
+                    None => tell_host_cancelled(&shared, token),
                 }
                 return;
             }
             let Some(pending) = shared.responders.take(token) else {
                 return;
             };
-            let connection = &request.connection;
-            if pending.responder.claim() && connection.close_reason().is_none() {
-                let cancelled = frame::response(&request.id, &Err(RequestError::request_cancelled()));
-                connection.inner().enqueue_detached(cancelled);
+            answer_cancelled(pending);
+            if !shared.queue.withdraw_request(token) {
+                shared.queue.push_cancelled(token);
             }
-            shared.queue.push_cancelled(token);
         }))
     }
+}
+
+/// Take request `token` back from the queue if the host has not taken it:
+/// its answer is then the engine's to give.
+fn withdraw(shared: &Shared, token: u64) -> Option<PendingAnswer> {
+    if !shared.queue.withdraw_request(token) {
+        return None;
+    }
+    shared.responders.take(token)
 }
 
 /// Tell the host its handler for request `token` was cancelled, if it
@@ -198,7 +230,7 @@ struct Unanswered<'a> {
 impl Drop for Unanswered<'_> {
     fn drop(&mut self) {
         let pending = self.shared.responders.take(self.token);
-        if pending.is_some() {
+        if pending.is_some() && !self.shared.queue.withdraw_request(self.token) {
             self.shared.queue.push_cancelled(self.token);
         }
     }

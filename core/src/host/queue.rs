@@ -9,9 +9,11 @@
 //! `HostOptions::drain_chunk`). Notifications and requests from the peer
 //! wait while the queue holds `capacity` events (backpressure on the
 //! reader); responses and bookkeeping events never wait (they are bounded
-//! by what the host sent).
+//! by what the host sent). A request cancelled before the host took it is
+//! cut out of the queue (`withdraw_request`): its handler never starts.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::Mutex;
 
 use serde::Serialize;
@@ -41,6 +43,9 @@ struct State {
     /// `CLOSED` was queued: it is the last event a host gets (hosts stop
     /// taking events there; a late write or handler reports nothing).
     closed: bool,
+    /// The request events in `text`, oldest first: their tokens and where
+    /// each event sits in `text` (without its separating comma).
+    requests: Vec<(u64, Range<usize>)>,
 }
 
 pub(crate) struct HostQueue {
@@ -63,6 +68,7 @@ impl HostQueue {
                 total: 0,
                 signaled: false,
                 closed: false,
+                requests: Vec::new(),
             }),
             space: Notify::new(),
             capacity: capacity.max(1),
@@ -74,6 +80,12 @@ impl HostQueue {
     /// Append one event of about `size` bytes, built by `write` into the
     /// buffer (nothing once `CLOSED` was queued; `closes`: this is it).
     fn push(&self, size: usize, closes: bool, write: impl FnOnce(&mut String)) {
+        self.push_event(size, closes, None, write);
+    }
+
+    /// `push`, for request `token`'s event when `request` is set (it can be
+    /// withdrawn while the host has not taken it).
+    fn push_event(&self, size: usize, closes: bool, request: Option<u64>, write: impl FnOnce(&mut String)) {
         let wake = {
             let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *guard;
@@ -89,7 +101,12 @@ impl HostQueue {
             }
             // One allocation for a large event, not a series of growing copies.
             state.text.reserve(size + EVENT_ENVELOPE);
+            let start = state.text.len();
             write(&mut state.text);
+            if let Some(token) = request {
+                let end = state.text.len();
+                state.requests.push((token, start..end));
+            }
             state.count += 1;
             state.total += 1;
             !std::mem::replace(&mut state.signaled, true)
@@ -174,6 +191,38 @@ impl HostQueue {
         Some(text)
     }
 
+    /// Cut request `token`'s event out of the queue if the host has not
+    /// taken it yet: true if it was there (the host never sees it). Only
+    /// events not yet cut into a chunk (`drain_chunk`) can be withdrawn.
+    pub fn withdraw_request(&self, token: u64) -> bool {
+        {
+            let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let state = &mut *guard;
+            let Some(index) = state.requests.iter().position(|(queued, _)| *queued == token) else {
+                return false;
+            };
+            let (_, event) = state.requests.remove(index);
+            // With one separator: the comma before the event, or the one
+            // after it when it is the first.
+            let cut = if state.text.as_bytes()[event.start - 1] == b',' {
+                event.start - 1..event.end
+            } else if event.end < state.text.len() {
+                event.start..event.end + 1
+            } else {
+                event
+            };
+            let removed = cut.len();
+            state.text.replace_range(cut, "");
+            for (_, later) in &mut state.requests[index..] {
+                *later = later.start - removed..later.end - removed;
+            }
+            state.count -= 1;
+            state.total -= 1;
+        }
+        self.space.notify_waiters();
+        true
+    }
+
     pub async fn push_request(&self, token: u64, id: &RequestId, method: &str, params: Option<&RawValue>) {
         self.room().await;
         self.push_request_now(token, id, method, params);
@@ -182,7 +231,7 @@ impl HostQueue {
     /// `push_request` without waiting for room. The peer's id comes last:
     /// hosts that do not show it read the first four elements as before.
     pub fn push_request_now(&self, token: u64, id: &RequestId, method: &str, params: Option<&RawValue>) {
-        self.push(method.len() + raw_len(params), false, |text| {
+        self.push_event(method.len() + raw_len(params), false, Some(token), |text| {
             text.push_str("[0,");
             push_number(text, token);
             text.push(',');
@@ -305,6 +354,7 @@ impl State {
         };
         self.chunks.push_back((chunk, self.count));
         self.count = 0;
+        self.requests.clear();
     }
 }
 
@@ -434,6 +484,41 @@ mod tests {
         assert_eq!(queue.drain().unwrap(), r#"[[1,"a",null],[1,"b",null]]"#);
         third.await.unwrap();
         assert_eq!(queue.drain().unwrap(), r#"[[1,"c",null]]"#);
+    }
+
+    #[test]
+    fn a_request_the_host_has_not_taken_is_withdrawn_with_its_separator() {
+        let (queue, _) = queue(8);
+        let id = RequestId::Number(7);
+        queue.push_request_now(1, &id, "a", None);
+        queue.push_notification_now("n", None);
+        queue.push_request_now(2, &id, "b", None);
+        queue.push_request_now(3, &id, "c", None);
+        // First, then last, then one in the middle: the array stays valid.
+        assert!(queue.withdraw_request(1));
+        assert!(queue.withdraw_request(3));
+        assert!(!queue.withdraw_request(3));
+        assert_eq!(queue.len(), 2);
+        queue.push_request_now(4, &id, "d", None);
+        assert!(queue.withdraw_request(2));
+        assert_eq!(queue.drain().unwrap(), r#"[[1,"n",null],[0,4,"d",null,7]]"#);
+        // Taken by the host: too late.
+        assert!(!queue.withdraw_request(4));
+        queue.push_request_now(5, &id, "e", None);
+        assert!(queue.withdraw_request(5));
+        assert!(queue.drain().is_none());
+    }
+
+    #[test]
+    fn a_request_already_cut_into_a_chunk_stays() {
+        let (queue, _) = chunked(8, 1);
+        let id = RequestId::Number(1);
+        queue.push_request_now(1, &id, "a", None);
+        queue.push_request_now(2, &id, "b", None);
+        assert!(!queue.withdraw_request(1));
+        assert!(queue.withdraw_request(2));
+        assert_eq!(queue.drain().unwrap(), r#"[[0,1,"a",null,1]]"#);
+        assert!(queue.drain().is_none());
     }
 
     #[tokio::test]
