@@ -163,6 +163,30 @@ async def test_a_message_is_handled_before_the_transport_is_asked_for_the_next()
 
 
 @run_async
+async def test_a_request_and_its_cancellation_queued_together_never_start_the_handler() -> None:
+    started: List[str] = []
+
+    async def handler(method: str, params: Any, is_notification: bool) -> Any:
+        started.append(method)
+        return {"ok": True}
+
+    transport = ScriptedTransport()
+    # Both wait in the transport before the connection asks for anything: as
+    # in the official Connection, a request's handler runs only once the
+    # transport is asked for more and waits, so the cancellation is first.
+    transport.incoming.put_nowait({"jsonrpc": "2.0", "id": 3, "method": "work", "params": {}})
+    transport.incoming.put_nowait({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}})
+    conn = Connection(handler, transport)
+    answer = await asyncio.wait_for(transport.sent.get(), 10)
+    assert answer["id"] == 3 and answer["error"]["code"] == -32800, answer
+    # The next request does run.
+    await transport.deliver({"jsonrpc": "2.0", "id": 4, "method": "next", "params": {}})
+    assert (await asyncio.wait_for(transport.sent.get(), 10))["result"] == {"ok": True}
+    assert started == ["next"]
+    await conn.close()
+
+
+@run_async
 async def test_a_notification_handler_waiting_for_the_transport_next_message_is_not_stuck() -> None:
     conn: Optional[Connection] = None
     handled: List[str] = []

@@ -142,9 +142,13 @@ class TransportStream(SocketPairStream):
             if message is None:
                 return
             await loop.sock_sendall(ours, json.dumps(message, separators=(",", ":")).encode() + b"\n")
-            # Handled before the next receive, as the official Connection does:
-            # a $/cancel_request the transport gave finds its request still running.
-            if self._input_handled is not None:
+            # Handled before the next receive, as the official Connection
+            # dispatches a message before it receives the next: a
+            # $/cancel_request the transport gave finds its request running.
+            # A request is the exception: the official Connection starts its
+            # handler as a task, which runs only once receive() waits (a
+            # request and its cancellation queued together: no handler runs).
+            if self._input_handled is not None and not ("id" in message and "method" in message):
                 await self._input_handled()
 
     async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
