@@ -411,6 +411,7 @@ fn push_raw(text: &mut String, raw: Option<&RawValue>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
@@ -507,6 +508,64 @@ mod tests {
         queue.push_request_now(5, &id, "e", None);
         assert!(queue.withdraw_request(5));
         assert!(queue.drain().is_none());
+    }
+
+    /// Random pushes, withdrawals and drains, in every chunking: each drain
+    /// is a JSON array, and the host gets every event in order but the
+    /// withdrawn ones.
+    #[test]
+    fn withdrawals_keep_every_drain_valid_and_in_order() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = move |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % below
+        };
+        for chunk in [1, 2, 3, 5, usize::MAX] {
+            let (queue, _) = chunked(usize::MAX, chunk);
+            let id = RequestId::Number(0);
+            let (mut expected, mut taken) = (Vec::new(), Vec::new());
+            let (mut queued, mut withdrawn) = (0usize, 0);
+            for step in 0..4000u64 {
+                match random(10) {
+                    0..=3 => {
+                        queue.push_request_now(step, &id, "m", None);
+                        expected.push(json!([0, step, "m", null, 0]));
+                        queued += 1;
+                    }
+                    4..=5 => {
+                        queue.push_cancelled(step);
+                        expected.push(json!([4, step]));
+                        queued += 1;
+                    }
+                    6..=8 => {
+                        let token = step.saturating_sub(random(8));
+                        if queue.withdraw_request(token) {
+                            let at = expected.iter().position(|e| e[0] == 0 && e[1] == token);
+                            expected.remove(at.expect("a withdrawn request was queued"));
+                            queued -= 1;
+                            withdrawn += 1;
+                        }
+                    }
+                    _ => {
+                        while let Some(text) = queue.drain() {
+                            let events: Vec<Value> = serde_json::from_str(&text).expect("a JSON array");
+                            assert!(!events.is_empty());
+                            queued -= events.len();
+                            taken.extend(events);
+                        }
+                        assert_eq!(queued, 0);
+                    }
+                }
+                assert_eq!(queue.len(), queued);
+            }
+            while let Some(text) = queue.drain() {
+                taken.extend(serde_json::from_str::<Vec<Value>>(&text).expect("a JSON array"));
+            }
+            assert_eq!(taken, expected, "chunk {chunk}");
+            assert!(withdrawn > 20, "chunk {chunk}: {withdrawn} withdrawn");
+        }
     }
 
     #[test]
