@@ -17,9 +17,10 @@
  *     if (acp_engine_abi_version() != ACP_ENGINE_ABI_VERSION) ...
  *
  * EXTENSIBLE STRUCTS
- *   acp_options and acp_handlers start with size_t struct_size, the
- *   caller's sizeof of the struct: start from ACP_OPTIONS_INIT /
- *   ACP_HANDLERS_INIT (struct_size set, every other field zero, which is
+ *   acp_options, acp_handlers and acp_server_options start with size_t
+ *   struct_size, the caller's sizeof of the struct: start from
+ *   ACP_OPTIONS_INIT / ACP_HANDLERS_INIT / ACP_SERVER_OPTIONS_INIT
+ *   (struct_size set, every other field zero, which is
  *   its default) and set what you need:
  *     acp_options options = ACP_OPTIONS_INIT;
  *     options.side = ACP_SIDE_AGENT;
@@ -137,19 +138,24 @@
   "." ACP_ENGINE_STRINGIFY(ACP_ENGINE_VERSION_PATCH)
 
 /*
- * Initializers of acp_options and acp_handlers: struct_size set to this
- * header's sizeof, every other field zero (its default):
+ * Initializers of acp_options, acp_handlers and acp_server_options:
+ * struct_size set to this header's sizeof, every other field zero (its
+ * default):
  *   acp_options options = ACP_OPTIONS_INIT;
  *   acp_handlers handlers = ACP_HANDLERS_INIT;
+ *   acp_server_options server = ACP_SERVER_OPTIONS_INIT;
  */
 #ifdef __cplusplus
 #define ACP_OPTIONS_INIT                                                       \
   ([] { acp_options o_ = {}; o_.struct_size = sizeof(acp_options); return o_; }())
 #define ACP_HANDLERS_INIT                                                      \
   ([] { acp_handlers h_ = {}; h_.struct_size = sizeof(acp_handlers); return h_; }())
+#define ACP_SERVER_OPTIONS_INIT                                                \
+  ([] { acp_server_options s_ = {}; s_.struct_size = sizeof(acp_server_options); return s_; }())
 #else
 #define ACP_OPTIONS_INIT { .struct_size = sizeof(acp_options) }
 #define ACP_HANDLERS_INIT { .struct_size = sizeof(acp_handlers) }
+#define ACP_SERVER_OPTIONS_INIT { .struct_size = sizeof(acp_server_options) }
 #endif
 
 
@@ -832,16 +838,24 @@ typedef struct {
 } acp_event;
 
 /*
- A server's settings. NULL, or zero-initialised, means the defaults.
+ A server's settings (`acp_server_listen`). Start from
+ `ACP_SERVER_OPTIONS_INIT` (`struct_size` set, every other field zero:
+ its default) and set what you need. A path left NULL is the default
+ one; `""` serves none.
  */
 typedef struct {
+  /*
+   `sizeof(acp_server_options)` as the caller's header has it (see
+   `acp_options`).
+   */
+  size_t struct_size;
   /*
    The endpoint (NULL: "/acp"); other paths get 404.
    */
   const char *path;
   /*
    NULL, or required as `Authorization: Bearer <token>` (401 otherwise,
-   before anything reaches an agent).
+   before anything reaches an agent; on the metrics path too).
    */
   const char *token;
   /*
@@ -865,9 +879,9 @@ typedef struct {
    */
   size_t max_buffered_bytes;
   /*
-   Streamable HTTP: end a connection with no event stream open and
-   nothing sent this long (0: ACP_DEFAULT_IDLE_TIMEOUT_MS; UINT32_MAX:
-   never).
+   End a Streamable HTTP connection with no event stream open and
+   nothing sent this long, and a resumable WebSocket not resumed this
+   long (0: ACP_DEFAULT_IDLE_TIMEOUT_MS; UINT32_MAX: never).
    */
   uint32_t idle_timeout_ms;
   /*
@@ -879,7 +893,48 @@ typedef struct {
    See `tls_cert`.
    */
   const char *tls_key;
-} acp_serve_options;
+  /*
+   Streamable HTTP: the longest session id or string request id a
+   client may send, in bytes; longer is 400 (0:
+   ACP_DEFAULT_MAX_ID_LENGTH).
+   */
+  size_t max_id_length;
+  /*
+   Streamable HTTP: sessions of a connection whose output waits for a
+   client to read it; one more ends the connection (0:
+   ACP_DEFAULT_MAX_BUFFERED_SESSION_STREAMS).
+   */
+  size_t max_buffered_session_streams;
+  /*
+   Output kept per connection for a client that resumes with
+   Last-Event-ID (0: `acp_options.max_replay_bytes`, else
+   ACP_DEFAULT_MAX_REPLAY_BYTES; a resume needing more gets 410).
+   */
+  size_t max_replay_bytes;
+  /*
+   Ping each WebSocket and comment on each idle event stream this often
+   (0: ACP_DEFAULT_KEEP_ALIVE_INTERVAL_MS; UINT32_MAX: never).
+   */
+  uint32_t keep_alive_interval_ms;
+  /*
+   Let a client's `session/load` of a session live on another
+   connection attach to it as an observer (docs/session-attach.md).
+   */
+  bool attach;
+  /*
+   A liveness probe's path (NULL: "/healthz"; "": none).
+   */
+  const char *health_path;
+  /*
+   A readiness probe's path, 503 while full or draining (NULL:
+   "/readyz"; "": none).
+   */
+  const char *ready_path;
+  /*
+   The Prometheus metrics' path (NULL: "/metrics"; "": none).
+   */
+  const char *metrics_path;
+} acp_server_options;
 
 /*
  Called on a library thread for each accepted connection, before any of
@@ -890,6 +945,50 @@ typedef struct {
 typedef void *(*acp_accept_callback)(void *user_data,
                                      const char *peer_address,
                                      acp_transport transport);
+
+/*
+ 0.1's server settings (`acp_server_start`): the first fields of
+ `acp_server_options`, without `struct_size`. NULL, or zero-initialised,
+ means the defaults.
+ */
+typedef struct {
+  /*
+   See `acp_server_options`.
+   */
+  const char *path;
+  /*
+   See `acp_server_options`.
+   */
+  const char *token;
+  /*
+   See `acp_server_options`.
+   */
+  size_t max_connections;
+  /*
+   See `acp_server_options`.
+   */
+  size_t max_message_size;
+  /*
+   See `acp_server_options`.
+   */
+  uint32_t output_stall_timeout_ms;
+  /*
+   See `acp_server_options`.
+   */
+  size_t max_buffered_bytes;
+  /*
+   See `acp_server_options`.
+   */
+  uint32_t idle_timeout_ms;
+  /*
+   See `acp_server_options`.
+   */
+  const char *tls_cert;
+  /*
+   See `acp_server_options`.
+   */
+  const char *tls_key;
+} acp_serve_options;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1350,6 +1449,19 @@ void acp_shutdown(void);
  (which must not be NULL), with the `user_data` `on_accept` returns for
  it (NULL callback: `handlers->user_data` for all). Connections belong to
  the server: do not free them; one is freed after its `on_close`.
+ `server`: NULL for the defaults, or from `ACP_SERVER_OPTIONS_INIT`.
+ */
+acp_result acp_server_listen(const char *address,
+                             const acp_server_options *server,
+                             const acp_options *options,
+                             const acp_handlers *handlers,
+                             acp_accept_callback on_accept,
+                             void *accept_user_data,
+                             acp_server **out);
+
+/*
+ `acp_server_listen` with 0.1's settings (`acp_serve_options`, which
+ cannot grow; NULL: the defaults), for programs written before it.
  */
 acp_result acp_server_start(const char *address,
                             const acp_serve_options *serve,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Take the fields appended to acp_options and acp_handlers out of an ABI
+"""Take the fields appended to acp_options, acp_handlers and acp_server_options out of an ABI
 description (abidw's XML), for make abi-check (bindings/c/abi/check.sh).
 
     appended.py BASELINE CURRENT OUT
@@ -17,7 +17,7 @@ Prints one line per appended field.
 import sys
 import xml.etree.ElementTree as ET
 
-GROWING = ("acp_options", "acp_handlers")
+GROWING = ("acp_options", "acp_handlers", "acp_server_options")
 
 
 def structs(tree, name):

@@ -297,10 +297,11 @@ static int serve(const char *address, const acp_options *options, const acp_hand
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the library's threads inherit the mask */
-    acp_serve_options serve = {.token = getenv("ACP_ENGINE_TOKEN")};
+    acp_server_options serve = ACP_SERVER_OPTIONS_INIT;
+    serve.token = getenv("ACP_ENGINE_TOKEN");
     acp_server *server = NULL;
-    if (acp_server_start(address, &serve, options, handlers, NULL, NULL, &server) != ACP_OK) {
-        fprintf(stderr, "[c-agent] acp_server_start: %s\n", acp_last_error_message());
+    if (acp_server_listen(address, &serve, options, handlers, NULL, NULL, &server) != ACP_OK) {
+        fprintf(stderr, "[c-agent] acp_server_listen: %s\n", acp_last_error_message());
         return 1;
     }
     char *websocket = acp_server_websocket_url(server), *http = acp_server_http_url(server);

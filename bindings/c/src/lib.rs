@@ -31,6 +31,7 @@ mod respond;
 mod responder;
 mod runtime;
 mod server;
+mod server_options;
 mod sized;
 mod tables;
 mod text;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_engine::host::{threaded::Serving, Accepted};
-use acp_engine::remote::{PeerTransport, ServeOptions, ServerTls};
+use acp_engine::remote::PeerTransport;
 
 use crate::calls::{acp_connection_free, start_with};
 use crate::conn::Conn;
@@ -18,6 +18,8 @@ use crate::ffi::acp_result::*;
 use crate::ffi::{acp_result, c_string, guard, guard_value, owned_string, str_arg, Failure};
 use crate::handlers::acp_handlers;
 use crate::options::{acp_options, Settings};
+use crate::server_options::{acp_serve_options, acp_server_options, serve_options};
+use crate::sized;
 
 /// The transport a client connected with.
 #[repr(C)]
@@ -27,38 +29,6 @@ pub enum acp_transport {
     ACP_TRANSPORT_WEBSOCKET = 1,
     /// Streamable HTTP (`http://`, `https://`).
     ACP_TRANSPORT_HTTP = 2,
-}
-
-/// A server's settings. NULL, or zero-initialised, means the defaults.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct acp_serve_options {
-    /// The endpoint (NULL: "/acp"); other paths get 404.
-    pub path: *const c_char,
-    /// NULL, or required as `Authorization: Bearer <token>` (401 otherwise,
-    /// before anything reaches an agent).
-    pub token: *const c_char,
-    /// Connections open at once, beyond which 503 (0:
-    /// ACP_DEFAULT_MAX_CONNECTIONS).
-    pub max_connections: usize,
-    /// The largest message a client may send (0:
-    /// ACP_DEFAULT_MAX_MESSAGE_SIZE).
-    pub max_message_size: usize,
-    /// Drop a client that takes nothing this long while output waits (0:
-    /// ACP_DEFAULT_SERVER_OUTPUT_STALL_TIMEOUT_MS; UINT32_MAX: never).
-    pub output_stall_timeout_ms: u32,
-    /// Streamable HTTP: output held per connection for its client (0:
-    /// ACP_DEFAULT_MAX_BUFFERED_BYTES).
-    pub max_buffered_bytes: usize,
-    /// Streamable HTTP: end a connection with no event stream open and
-    /// nothing sent this long (0: ACP_DEFAULT_IDLE_TIMEOUT_MS; UINT32_MAX:
-    /// never).
-    pub idle_timeout_ms: u32,
-    /// NULL, or PEM files (certificate chain and key) to serve `wss://` and
-    /// `https://`; both or neither.
-    pub tls_cert: *const c_char,
-    /// See `tls_cert`.
-    pub tls_key: *const c_char,
 }
 
 /// Called on a library thread for each accepted connection, before any of
@@ -78,54 +48,6 @@ pub struct acp_server {
     _private: [u8; 0],
 }
 
-unsafe fn serve_options(serve: Option<&acp_serve_options>) -> Result<ServeOptions, Failure> {
-    let mut options = ServeOptions::default();
-    let Some(serve) = serve else {
-        return Ok(options);
-    };
-    let timeout = |ms: u32, default: Option<Duration>| match ms {
-        0 => default,
-        u32::MAX => None,
-        ms => Some(Duration::from_millis(ms.into())),
-    };
-    if !serve.path.is_null() {
-        options.path = str_arg(serve.path, "path")?.to_owned();
-    }
-    if !serve.token.is_null() {
-        options.bearer_token = Some(str_arg(serve.token, "token")?.to_owned());
-    }
-    if serve.max_connections > 0 {
-        options.max_connections = serve.max_connections;
-    }
-    if serve.max_message_size > 0 {
-        options.max_message_size = serve.max_message_size;
-    }
-    options.output_stall_timeout = timeout(serve.output_stall_timeout_ms, options.output_stall_timeout);
-    if serve.max_buffered_bytes > 0 {
-        options.max_buffered_bytes = serve.max_buffered_bytes;
-    }
-    options.idle_timeout = timeout(serve.idle_timeout_ms, options.idle_timeout);
-    match (serve.tls_cert.is_null(), serve.tls_key.is_null()) {
-        (true, true) => {}
-        (false, false) => {
-            let (cert, key) = (
-                str_arg(serve.tls_cert, "tls_cert")?,
-                str_arg(serve.tls_key, "tls_key")?,
-            );
-            let tls = ServerTls::from_pem_files(cert, key)
-                .map_err(|error| Failure::new(ACP_ERR_INVALID_ARGUMENT, error.to_string()))?;
-            options.tls = Some(tls);
-        }
-        _ => {
-            return Err(Failure::new(
-                ACP_ERR_INVALID_ARGUMENT,
-                "tls_cert and tls_key go together",
-            ))
-        }
-    }
-    Ok(options)
-}
-
 /// A `user_data` pointer moved to the accepting thread.
 struct Carried(*mut c_void);
 unsafe impl Send for Carried {}
@@ -135,6 +57,36 @@ unsafe impl Send for Carried {}
 /// (which must not be NULL), with the `user_data` `on_accept` returns for
 /// it (NULL callback: `handlers->user_data` for all). Connections belong to
 /// the server: do not free them; one is freed after its `on_close`.
+/// `server`: NULL for the defaults, or from `ACP_SERVER_OPTIONS_INIT`.
+#[no_mangle]
+pub unsafe extern "C" fn acp_server_listen(
+    address: *const c_char,
+    server: *const acp_server_options,
+    options: *const acp_options,
+    handlers: *const acp_handlers,
+    on_accept: acp_accept_callback,
+    accept_user_data: *mut c_void,
+    out: *mut *mut acp_server,
+) -> acp_result {
+    guard(|| {
+        if !out.is_null() {
+            *out = ptr::null_mut();
+        }
+        let server = sized::read(server, "server")?;
+        listen(
+            address,
+            server,
+            options,
+            handlers,
+            on_accept,
+            accept_user_data,
+            out,
+        )
+    })
+}
+
+/// `acp_server_listen` with 0.1's settings (`acp_serve_options`, which
+/// cannot grow; NULL: the defaults), for programs written before it.
 #[no_mangle]
 pub unsafe extern "C" fn acp_server_start(
     address: *const c_char,
@@ -146,58 +98,76 @@ pub unsafe extern "C" fn acp_server_start(
     out: *mut *mut acp_server,
 ) -> acp_result {
     guard(|| {
-        if out.is_null() {
-            return Err(Failure::null("out"));
-        }
-        *out = ptr::null_mut();
-        let address = str_arg(address, "address")?;
-        let Some(handlers) = acp_handlers::read(handlers)? else {
-            return Err(Failure::null("handlers"));
-        };
-        // Read now: what `options` points to need not outlive this call.
-        let settings = Settings::read(options)?;
-        let mut serve = serve_options(serve.as_ref())?;
-        if let Some(max_replay_bytes) = settings.max_replay_bytes {
-            serve.max_replay_bytes = max_replay_bytes;
-        }
-        let accept_user_data = Carried(accept_user_data);
-        let start = move |accepted: Accepted| {
-            let accept_user_data = &accept_user_data;
-            let mut handlers = handlers;
-            if let Some(on_accept) = on_accept {
-                let address = c_string(&accepted.peer.address.to_string());
-                let transport = match accepted.peer.transport {
-                    PeerTransport::WebSocket => acp_transport::ACP_TRANSPORT_WEBSOCKET,
-                    PeerTransport::StreamableHttp => acp_transport::ACP_TRANSPORT_HTTP,
-                };
-                // SAFETY: the header's contract for the callback.
-                handlers.user_data = unsafe { on_accept(accept_user_data.0, address.as_ptr(), transport) };
-            }
-            let (mut conn, transport) = (ptr::null_mut(), accepted.transport);
-            // SAFETY: `conn` is ours; the handlers were read from the caller's.
-            match unsafe {
-                start_with(
-                    move |_| Ok(transport),
-                    settings.clone(),
-                    Some(handlers),
-                    &mut conn,
-                )
-            } {
-                // SAFETY: the server takes the reference `start_with` gave C.
-                Ok(()) => Some(unsafe { Arc::from_raw(conn.cast_const().cast::<Conn>()) }),
-                Err(failure) => {
-                    tracing::warn!(message = %failure.message, "could not start an accepted connection");
-                    None
-                }
-            }
-        };
-        // SAFETY: the reference the server took back.
-        let release = |conn: Arc<Conn>| unsafe { acp_connection_free(Arc::into_raw(conn).cast_mut().cast()) };
-        let serving = Serving::listen(address, serve, start, release)
-            .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
-        *out = Box::into_raw(Box::new(serving)).cast();
-        Ok(())
+        let server = serve.as_ref().map(acp_server_options::from);
+        listen(
+            address,
+            server,
+            options,
+            handlers,
+            on_accept,
+            accept_user_data,
+            out,
+        )
     })
+}
+
+unsafe fn listen(
+    address: *const c_char,
+    server: Option<acp_server_options>,
+    options: *const acp_options,
+    handlers: *const acp_handlers,
+    on_accept: acp_accept_callback,
+    accept_user_data: *mut c_void,
+    out: *mut *mut acp_server,
+) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::null("out"));
+    }
+    *out = ptr::null_mut();
+    let address = str_arg(address, "address")?;
+    let Some(handlers) = acp_handlers::read(handlers)? else {
+        return Err(Failure::null("handlers"));
+    };
+    // Read now: what `options` points to need not outlive this call.
+    let settings = Settings::read(options)?;
+    let serve = serve_options(server.as_ref(), settings.max_replay_bytes)?;
+    let accept_user_data = Carried(accept_user_data);
+    let start = move |accepted: Accepted| {
+        let accept_user_data = &accept_user_data;
+        let mut handlers = handlers;
+        if let Some(on_accept) = on_accept {
+            let address = c_string(&accepted.peer.address.to_string());
+            let transport = match accepted.peer.transport {
+                PeerTransport::WebSocket => acp_transport::ACP_TRANSPORT_WEBSOCKET,
+                PeerTransport::StreamableHttp => acp_transport::ACP_TRANSPORT_HTTP,
+            };
+            // SAFETY: the header's contract for the callback.
+            handlers.user_data = unsafe { on_accept(accept_user_data.0, address.as_ptr(), transport) };
+        }
+        let (mut conn, transport) = (ptr::null_mut(), accepted.transport);
+        // SAFETY: `conn` is ours; the handlers were read from the caller's.
+        match unsafe {
+            start_with(
+                move |_| Ok(transport),
+                settings.clone(),
+                Some(handlers),
+                &mut conn,
+            )
+        } {
+            // SAFETY: the server takes the reference `start_with` gave C.
+            Ok(()) => Some(unsafe { Arc::from_raw(conn.cast_const().cast::<Conn>()) }),
+            Err(failure) => {
+                tracing::warn!(message = %failure.message, "could not start an accepted connection");
+                None
+            }
+        }
+    };
+    // SAFETY: the reference the server took back.
+    let release = |conn: Arc<Conn>| unsafe { acp_connection_free(Arc::into_raw(conn).cast_mut().cast()) };
+    let serving = Serving::listen(address, serve, start, release)
+        .map_err(|error| Failure::new(ACP_ERR_IO, error.to_string()))?;
+    *out = Box::into_raw(Box::new(serving)).cast();
+    Ok(())
 }
 
 unsafe fn server_arg<'a>(server: *const acp_server) -> Result<&'a Serving, Failure> {

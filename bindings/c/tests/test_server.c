@@ -3,8 +3,14 @@
  * in on_close); requests go both ways (the agent calls its client back);
  * the token is checked before any agent starts; stopping the server fails
  * what is pending; draining lets it finish; a client with a reconnect
- * timeout keeps trying until the server is there; argument checks. */
+ * timeout keeps trying until the server is there; acp_server_listen's
+ * newer settings; argument checks. */
 #include "harness.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* One agent's state: its number, and the requests it answered. */
 typedef struct {
@@ -240,6 +246,65 @@ static void test_a_reconnecting_client_waits_for_its_server(void) {
     acp_server_free(server);
 }
 
+/* The status of `GET path` (with `Authorization: Bearer token` unless
+ * NULL) at the server whose HTTP URL is `url`, over a socket of our own. */
+static int http_get_status(const char *url, const char *path, const char *token) {
+    int port = 0;
+    CHECK(sscanf(url, "http://127.0.0.1:%d", &port) == 1);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(connect(fd, (struct sockaddr *)&address, sizeof address) == 0);
+    char request[512];
+    int length = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%sConnection: close\r\n\r\n",
+                          path, token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
+    CHECK(write(fd, request, (size_t)length) == length);
+    char response[64] = {0};
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof response - 1 && (n = read(fd, response + got, sizeof response - 1 - got)) > 0) got += (size_t)n;
+    close(fd);
+    int status = 0;
+    CHECK(sscanf(response, "HTTP/1.1 %d", &status) == 1);
+    return status;
+}
+
+/* acp_server_listen takes the settings acp_serve_options has no room for:
+ * here the probes' and the metrics' paths (moved, or none); and, like
+ * acp_options, it refuses a struct whose struct_size was not set. */
+static void test_listen_takes_the_newer_settings(void) {
+    acp_server_options settings = ACP_SERVER_OPTIONS_INIT;
+    settings.token = "t0ken";
+    settings.health_path = "";
+    settings.ready_path = "/ready-check";
+    settings.metrics_path = "/m";
+    settings.keep_alive_interval_ms = 1000;
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = agent_request, .on_close = agent_closed};
+    acp_server *server = NULL;
+    CHECK_RC(acp_server_listen("127.0.0.1:0", &settings, NULL, &handlers, on_accept, &accepted, &server), ACP_OK);
+    char *url = acp_server_http_url(server);
+    CHECK_EQ_INT(http_get_status(url, "/healthz", NULL), 404);
+    CHECK_EQ_INT(http_get_status(url, "/ready-check", NULL), 200);
+    CHECK_EQ_INT(http_get_status(url, "/metrics", "t0ken"), 404);
+    CHECK_EQ_INT(http_get_status(url, "/m", NULL), 401);
+    CHECK_EQ_INT(http_get_status(url, "/m", "t0ken"), 200);
+    acp_connection *conn = client(url, "t0ken");
+    char *result = NULL;
+    CHECK_RC(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result),
+             ACP_OK);
+    acp_string_free(result);
+    acp_connection_free(conn);
+    acp_string_free(url);
+    acp_server_free(server);
+
+    acp_server_options unset = {0};
+    server = (acp_server *)&unset; /* written NULL on failure */
+    CHECK_RC(acp_server_listen("127.0.0.1:0", &unset, NULL, &handlers, NULL, NULL, &server), ACP_ERR_INVALID_ARGUMENT);
+    CHECK(server == NULL);
+    CHECK_RC(acp_server_listen("127.0.0.1:0", NULL, NULL, &handlers, NULL, NULL, &server), ACP_OK);
+    acp_server_free(server);
+}
+
 static void test_arguments(void) {
     acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = agent_request};
     acp_server *server = NULL;
@@ -267,6 +332,7 @@ int main(void) {
     test_stopping_fails_what_is_pending();
     test_draining_lets_a_request_finish();
     test_a_reconnecting_client_waits_for_its_server();
+    test_listen_takes_the_newer_settings();
     test_arguments();
     return harness_finish();
 }
