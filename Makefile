@@ -244,7 +244,7 @@ codegen-check:
 	python3 tools/house/one_release_build.py
 
 FUZZ_SECONDS ?= 300
-## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check, sse, json_writer) for
+## fuzz: every cargo-fuzz target (fuzz/: framing, dispatch, classify, schema_check, sse, json_writer, host) for
 ## FUZZ_SECONDS each, with AddressSanitizer; a crash fails (see fuzz/README.md)
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)

@@ -74,7 +74,7 @@ def write(target, name, data):
 
 
 def main():
-    for target in ("framing", "dispatch", "classify", "schema_check", "json_writer"):
+    for target in ("framing", "dispatch", "classify", "schema_check", "json_writer", "host"):
         for old in (FUZZ / "seeds" / target).glob("*"):
             old.unlink()
     for stem, data in corpus_files():
@@ -87,6 +87,11 @@ def main():
         write("dispatch", f"{stem}-agent", bytes([0]) + data)
         write("dispatch", f"{stem}-client", bytes([1]) + data)
         write("dispatch", f"{stem}-agent-small", bytes([128]) + data)
+        # host: [mode][script length][script] + stream: fed 64 bytes at a
+        # time with a drain and an answer between, in two settings.
+        script = bytes([252, 1, 2, 252, 1, 6, 3] * 6)
+        write("host", f"{stem}-plain", bytes([0, len(script)]) + script + data)
+        write("host", f"{stem}-answers-cancelled-chunk-1", bytes([3, len(script)]) + script + data)
         # classify: each line alone; json_writer: each line that is JSON.
         for n, piece in enumerate(data.split(b"\n")):
             if piece.strip():
@@ -94,6 +99,16 @@ def main():
                 write("classify", f"{stem}-{n}-{digest}", piece)
                 if is_json(piece):
                     write("json_writer", f"{stem}-{n}-{digest}", piece)
+    # host: a request and its cancellation in one feed (withdrawn), and
+    # fed apart with a drain between (the host is told).
+    together = req(1, "slow", {}) + note("$/cancel_request", {"requestId": 1}) + req(2, "next", {})
+    feed_all = bytes([252] * (len(together) // 64 + 1))
+    for mode in (0, 1, 2, 3):
+        script = feed_all + bytes([1, 2])
+        write("host", f"cancel-together-{mode}", bytes([mode, len(script)]) + script + together)
+        first = len(req(1, "slow", {}))
+        script = bytes([((first - 1) << 2)]) + bytes([1]) + feed_all + bytes([1, 3, 2, 1])
+        write("host", f"cancel-after-taken-{mode}", bytes([mode, len(script)]) + script + together)
     # schema_check: "method\nparams" for every valid request and notification.
     for stem, data in VALID.items():
         for n, piece in enumerate(data.split(b"\n")):

@@ -17,7 +17,7 @@ CARGO_FUZZ_VERSION=0.13.2
 DURATION=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(framing dispatch classify schema_check sse json_writer)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(framing dispatch classify schema_check sse json_writer host)
 SANITIZER=${SANITIZER:-address}
 CARGO=${CARGO:-cargo}
 export RUSTC_BOOTSTRAP=1
