@@ -103,7 +103,7 @@ def main():
     # fed apart with a drain between (the host is told).
     together = req(1, "slow", {}) + note("$/cancel_request", {"requestId": 1}) + req(2, "next", {})
     feed_all = bytes([252] * (len(together) // 64 + 1))
-    for mode in (0, 1, 2, 3):
+    for mode in (0, 1, 2, 3, 9):
         script = feed_all + bytes([1, 2])
         write("host", f"cancel-together-{mode}", bytes([mode, len(script)]) + script + together)
         first = len(req(1, "slow", {}))

@@ -64,6 +64,7 @@ every_mode!(
     cancellation_both_ways,
     a_cancelled_request_is_answered_by_the_host_when_asked,
     a_request_cancelled_before_the_host_took_it_never_reaches_it,
+    a_request_cancelled_in_its_read_reaches_the_host_when_not_withdrawn,
     eof_fails_pending_requests_then_closes,
     typed_sides_check_both_ways,
     pretty_printed_json_from_the_host_stays_one_line,
@@ -365,6 +366,27 @@ async fn a_request_cancelled_before_the_host_took_it_never_reaches_it(mode: Mode
         assert_eq!(events[0][2], "next");
         peer.expect_silence(20).await;
     }
+}
+
+/// Without `withdraw_cancelled_requests` (Node, as the official TypeScript
+/// SDK): the host gets the request and then its cancellation, and its
+/// handler's answer is sent.
+async fn a_request_cancelled_in_its_read_reaches_the_host_when_not_withdrawn(mode: Mode) {
+    let options = HostOptions {
+        handler_answers_cancelled: true,
+        withdraw_cancelled_requests: false,
+        ..HostOptions::default()
+    };
+    let (host, mut peer) = Host::connect(mode, options);
+    let request = json!({"jsonrpc": "2.0", "id": 5, "method": "slow", "params": {}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}});
+    peer.send_bytes(format!("{request}\n{cancel}\n").as_bytes()).await;
+    let events = host.events(2).await;
+    assert_eq!(events[0][0], kind::REQUEST);
+    let token = events[0][1].as_u64().unwrap();
+    assert_eq!(events[1], json!([kind::CANCELLED, token]));
+    assert!(host.connection.respond(token, Ok(r#"{"partial":true}"#)).unwrap());
+    assert_eq!(peer.recv().await["result"], json!({"partial": true}));
 }
 
 async fn eof_fails_pending_requests_then_closes(mode: Mode) {

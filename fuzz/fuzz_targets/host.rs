@@ -4,7 +4,8 @@
 //! thread does; then end of input.
 //!
 //! Input layout: byte 0 picks the settings (bit 0: handlers answer their
-//! cancellation; bits 1-2: the drain chunk); byte 1 is the number of
+//! cancellation; bits 1-2: the drain chunk; bit 3: cancelled requests are
+//! not withdrawn); byte 1 is the number of
 //! script bytes that follow; the rest is the peer's stream. Each script
 //! byte is one step: feed the next 1..=64 bytes of the stream and pump,
 //! drain, answer the oldest request owed, or let the runtime's tasks run.
@@ -115,6 +116,7 @@ fuzz_target!(|data: &[u8]| {
             host_reads: true,
             handler_answers_cancelled: mode & 1 != 0,
             drain_chunk: [usize::MAX, 1, 3, 64][usize::from(mode >> 1 & 3)],
+            withdraw_cancelled_requests: mode & 8 == 0,
             ..HostOptions::default()
         };
         let connection = HostConnection::connect(

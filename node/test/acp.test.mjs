@@ -606,6 +606,42 @@ test("a handler sees the peer's request id, and its cancellation names it, as in
   await conn.closed;
 });
 
+test("a request and its $/cancel_request in one read start its handler, whose answer is sent, as in the official SDK", async () => {
+  // The peer writes both lines at once, then reports the answer it got back
+  // as a notification. The official TypeScript SDK starts every request's
+  // handler as it reads it (the engine does not withdraw the request here,
+  // as it does for Python).
+  const peerScript = `
+    const request = {jsonrpc: "2.0", id: 5, method: "_test/slow", params: {}};
+    const cancel = {jsonrpc: "2.0", method: "$/cancel_request", params: {requestId: 5}};
+    process.stdout.write(JSON.stringify(request) + "\\n" + JSON.stringify(cancel) + "\\n");
+    let buffered = "";
+    process.stdin.on("data", (data) => {
+      buffered += data;
+      const end = buffered.indexOf("\\n");
+      if (end < 0) return;
+      const got = JSON.parse(buffered.slice(0, end));
+      process.stdout.write(JSON.stringify({jsonrpc: "2.0", method: "_test/got", params: got}) + "\\n");
+    });`;
+  let started = false;
+  let report;
+  const reported = new Promise((resolve) => (report = resolve));
+  const conn = new Connection(
+    async (method, params, context) => {
+      started = true;
+      await new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
+      return { partial: true };
+    },
+    (method, params) => report(params),
+    spawnStream(process.execPath, ["-e", peerScript]),
+  );
+  const got = await reported;
+  assert.equal(started, true);
+  assert.deepEqual(got, { jsonrpc: "2.0", id: 5, result: { partial: true } });
+  conn.close();
+  await conn.closed;
+});
+
 test("RequestError factories, toResult, toErrorResponse", () => {
   const cases = [
     [RequestError.parseError(), -32700],

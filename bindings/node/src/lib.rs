@@ -143,6 +143,10 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
         // A cancelled handler's signal aborts and what it then returns is
         // the answer, as in the official TypeScript SDK.
         handler_answers_cancelled: true,
+        // Every request's handler starts, even one whose cancellation came
+        // in the same read (its signal is then aborted), as in the official
+        // TypeScript SDK.
+        withdraw_cancelled_requests: false,
         ..HostOptions::default()
     };
     if settings.unstable == Some(true) {

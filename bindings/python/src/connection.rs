@@ -119,6 +119,9 @@ impl NativeConnection {
             // A cancelled handler's Task is cancelled and what it then
             // returns is the answer, as in the official Python SDK.
             handler_answers_cancelled: true,
+            // A request cancelled in the read that brought it never starts
+            // its handler, as in the official Python SDK.
+            withdraw_cancelled_requests: true,
             ..host_options(settings)?
         };
         let signal = wake.clone();

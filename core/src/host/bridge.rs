@@ -13,9 +13,10 @@
 //! `$/cancel_request` only tells the host (`CANCELLED`): the request stays
 //! in flight and the host's answer is sent.
 //!
-//! Either way, a request cancelled (or closed) before the host took it from
-//! the queue is withdrawn from it: no handler starts, and the engine answers
-//! -32800 itself, as the official SDKs do for a request and its
+//! Either way, with `HostOptions::withdraw_cancelled_requests`, a request
+//! cancelled (or closed) before the host took it from the queue is
+//! withdrawn from it: no handler starts, and the engine answers -32800
+//! itself, as the official Python SDK does for a request and its
 //! cancellation read together.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -183,7 +184,7 @@ impl ReaderHandler for ReaderBridge {
                 return;
             };
             answer_cancelled(pending);
-            if !shared.queue.withdraw_request(token) {
+            if !withdrawn(&shared, token) {
                 shared.queue.push_cancelled(token);
             }
         }))
@@ -193,10 +194,16 @@ impl ReaderHandler for ReaderBridge {
 /// Take request `token` back from the queue if the host has not taken it:
 /// its answer is then the engine's to give.
 fn withdraw(shared: &Shared, token: u64) -> Option<PendingAnswer> {
-    if !shared.queue.withdraw_request(token) {
+    if !withdrawn(shared, token) {
         return None;
     }
     shared.responders.take(token)
+}
+
+/// Whether request `token` was taken back from the queue (when the host
+/// has it withdrawn).
+fn withdrawn(shared: &Shared, token: u64) -> bool {
+    shared.withdraw_cancelled_requests && shared.queue.withdraw_request(token)
 }
 
 /// Tell the host its handler for request `token` was cancelled, if it
@@ -230,7 +237,7 @@ struct Unanswered<'a> {
 impl Drop for Unanswered<'_> {
     fn drop(&mut self) {
         let pending = self.shared.responders.take(self.token);
-        if pending.is_some() && !self.shared.queue.withdraw_request(self.token) {
+        if pending.is_some() && !withdrawn(self.shared, self.token) {
             self.shared.queue.push_cancelled(self.token);
         }
     }

@@ -75,6 +75,8 @@ pub(crate) struct Shared {
     pub negotiation: Negotiation,
     /// `HostOptions::strip_unknown_fields`.
     pub strip_unknown_fields: bool,
+    /// `HostOptions::withdraw_cancelled_requests`.
+    pub withdraw_cancelled_requests: bool,
     /// Queue an `OBSERVED` event per message (`HostOptions::observe`,
     /// `HostConnection::set_observe`).
     pub observing: AtomicBool,
@@ -165,6 +167,7 @@ impl HostConnection {
             responders: responders::Responders::new(options.side == Side::Client),
             negotiation: Negotiation::new(options.protocol_versions),
             strip_unknown_fields: options.strip_unknown_fields,
+            withdraw_cancelled_requests: options.withdraw_cancelled_requests,
             observing: AtomicBool::new(options.observe),
         });
         let fed = transport.fed.clone();

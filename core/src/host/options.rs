@@ -75,6 +75,13 @@ pub struct HostOptions {
     /// Python SDKs do (see `ConnectionBuilder::handler_answers_cancelled`);
     /// otherwise the engine answers -32800 at once and drops the host's.
     pub handler_answers_cancelled: bool,
+    /// A request whose `$/cancel_request` arrives while it still waits in
+    /// the queue (typically both in one read) is taken back out: its
+    /// handler never starts, and the engine answers -32800, as the official
+    /// Python SDK does (default). Off: the host gets it and then
+    /// `CANCELLED`, as the official TypeScript SDK starts every request's
+    /// handler as it reads it.
+    pub withdraw_cancelled_requests: bool,
 }
 
 impl Default for HostOptions {
@@ -98,6 +105,7 @@ impl Default for HostOptions {
             strip_unknown_fields: false,
             observe: false,
             handler_answers_cancelled: false,
+            withdraw_cancelled_requests: true,
         }
     }
 }

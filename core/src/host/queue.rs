@@ -9,8 +9,8 @@
 //! `HostOptions::drain_chunk`). Notifications and requests from the peer
 //! wait while the queue holds `capacity` events (backpressure on the
 //! reader); responses and bookkeeping events never wait (they are bounded
-//! by what the host sent). A request cancelled before the host took it is
-//! cut out of the queue (`withdraw_request`): its handler never starts.
+//! by what the host sent). A request cancelled before the host took it can
+//! be cut out of the queue (`withdraw_request`): its handler never starts.
 
 use std::collections::VecDeque;
 use std::ops::Range;
