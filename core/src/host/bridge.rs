@@ -184,7 +184,7 @@ impl ReaderHandler for ReaderBridge {
                 return;
             };
             answer_cancelled(pending);
-            if !withdrawn(&shared, token) {
+            if !shared.queue.withdraw_request(token) {
                 shared.queue.push_cancelled(token);
             }
         }))
@@ -194,16 +194,10 @@ impl ReaderHandler for ReaderBridge {
 /// Take request `token` back from the queue if the host has not taken it:
 /// its answer is then the engine's to give.
 fn withdraw(shared: &Shared, token: u64) -> Option<PendingAnswer> {
-    if !withdrawn(shared, token) {
+    if !shared.queue.withdraw_request(token) {
         return None;
     }
     shared.responders.take(token)
-}
-
-/// Whether request `token` was taken back from the queue (when the host
-/// has it withdrawn).
-fn withdrawn(shared: &Shared, token: u64) -> bool {
-    shared.withdraw_cancelled_requests && shared.queue.withdraw_request(token)
 }
 
 /// Tell the host its handler for request `token` was cancelled, if it
@@ -237,7 +231,7 @@ struct Unanswered<'a> {
 impl Drop for Unanswered<'_> {
     fn drop(&mut self) {
         let pending = self.shared.responders.take(self.token);
-        if pending.is_some() && !withdrawn(self.shared, self.token) {
+        if pending.is_some() && !self.shared.queue.withdraw_request(self.token) {
             self.shared.queue.push_cancelled(self.token);
         }
     }

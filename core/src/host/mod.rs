@@ -75,8 +75,6 @@ pub(crate) struct Shared {
     pub negotiation: Negotiation,
     /// `HostOptions::strip_unknown_fields`.
     pub strip_unknown_fields: bool,
-    /// `HostOptions::withdraw_cancelled_requests`.
-    pub withdraw_cancelled_requests: bool,
     /// Queue an `OBSERVED` event per message (`HostOptions::observe`,
     /// `HostConnection::set_observe`).
     pub observing: AtomicBool,
@@ -163,11 +161,15 @@ impl HostConnection {
         let mut transport = transport;
         let pid = transport.child_pid();
         let shared = Arc::new(Shared {
-            queue: queue::HostQueue::new(options.queue_capacity, options.drain_chunk, Box::new(wake)),
+            queue: queue::HostQueue::new(
+                options.queue_capacity,
+                options.drain_chunk,
+                options.withdraw_cancelled_requests,
+                Box::new(wake),
+            ),
             responders: responders::Responders::new(options.side == Side::Client),
             negotiation: Negotiation::new(options.protocol_versions),
             strip_unknown_fields: options.strip_unknown_fields,
-            withdraw_cancelled_requests: options.withdraw_cancelled_requests,
             observing: AtomicBool::new(options.observe),
         });
         let fed = transport.fed.clone();

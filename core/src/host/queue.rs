@@ -53,13 +53,16 @@ pub(crate) struct HostQueue {
     space: Notify,
     capacity: usize,
     chunk: usize,
+    /// Requests can be withdrawn (`HostOptions::withdraw_cancelled_requests`):
+    /// only then is where each sits kept.
+    withdrawable: bool,
     wake: Wake,
 }
 
 impl HostQueue {
     /// A queue that holds up to `capacity` inbound calls and hands out at
-    /// most `chunk` events per drain.
-    pub fn new(capacity: usize, chunk: usize, wake: Wake) -> Self {
+    /// most `chunk` events per drain; `withdrawable`: see `withdraw_request`.
+    pub fn new(capacity: usize, chunk: usize, withdrawable: bool, wake: Wake) -> Self {
         Self {
             state: Mutex::new(State {
                 text: open_array(),
@@ -73,6 +76,7 @@ impl HostQueue {
             space: Notify::new(),
             capacity: capacity.max(1),
             chunk: chunk.max(1),
+            withdrawable,
             wake,
         }
     }
@@ -193,8 +197,12 @@ impl HostQueue {
 
     /// Cut request `token`'s event out of the queue if the host has not
     /// taken it yet: true if it was there (the host never sees it). Only
-    /// events not yet cut into a chunk (`drain_chunk`) can be withdrawn.
+    /// events not yet cut into a chunk (`drain_chunk`) can be withdrawn, and
+    /// only in a `withdrawable` queue.
     pub fn withdraw_request(&self, token: u64) -> bool {
+        if !self.withdrawable {
+            return false;
+        }
         {
             let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *guard;
@@ -231,7 +239,8 @@ impl HostQueue {
     /// `push_request` without waiting for room. The peer's id comes last:
     /// hosts that do not show it read the first four elements as before.
     pub fn push_request_now(&self, token: u64, id: &RequestId, method: &str, params: Option<&RawValue>) {
-        self.push_event(method.len() + raw_len(params), false, Some(token), |text| {
+        let withdrawable = self.withdrawable.then_some(token);
+        self.push_event(method.len() + raw_len(params), false, withdrawable, |text| {
             text.push_str("[0,");
             push_number(text, token);
             text.push(',');
@@ -425,7 +434,7 @@ mod tests {
         let wake: Wake = Box::new(move || {
             counter.fetch_add(1, Ordering::SeqCst);
         });
-        (HostQueue::new(capacity, chunk, wake), wakes)
+        (HostQueue::new(capacity, chunk, true, wake), wakes)
     }
 
     #[tokio::test]
