@@ -200,3 +200,27 @@ async fn a_client_asking_for_v2_follows_the_agents_answer() {
         )
         .is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_agent_hears_a_legacy_string_version_as_a_number() {
+    // As the official Python SDK: a client from before ACP numbered its
+    // versions gets an answer, not -32602.
+    let (agent, mut client) = host(Side::Agent, ProtocolVersions::V1);
+    client
+        .request(json!(1), "initialize", json!({"protocolVersion": "2024-11-05"}))
+        .await;
+    let event = next_event(&agent).await;
+    assert_eq!(event[2], "initialize");
+    assert_eq!(event[3], json!({"protocolVersion": 1}));
+    let token = event[1].as_u64().unwrap();
+    agent
+        .respond(token, Ok(r#"{"protocolVersion":1,"agentCapabilities":{}}"#))
+        .unwrap();
+    let answer = client.recv().await;
+    assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
+    // Any other type is still refused by the schema check.
+    client
+        .request(json!(2), "initialize", json!({"protocolVersion": [1]}))
+        .await;
+    assert_eq!(client.recv().await["error"]["code"], -32602);
+}

@@ -9,6 +9,8 @@
 //!   `info`, v1's `clientCapabilities` from v2's `capabilities`: v1's file
 //!   system and terminal off, since v2 has neither; `auth.terminal`,
 //!   `elicitation` and `_meta` carried over), `protocolVersion` 1.
+//! - A legacy string `protocolVersion` (v1 alone): the number it stands for
+//!   (`legacy_as_number`).
 //! - Otherwise the params stay as they are.
 
 use serde_json::{json, Map, Value};
@@ -45,6 +47,22 @@ pub(super) fn for_selected(
         v2_as_v1(params)
     };
     Some(Value::Object(rewritten).to_string())
+}
+
+/// `initialize` params whose `protocolVersion` is a string, with the
+/// version it stands for in its place (JSON text), and that version: the
+/// number the string spells, else 1 (see the module docs of `version`).
+/// None when it is not a string.
+pub(super) fn legacy_as_number(params: &str) -> Option<(String, u16)> {
+    let Ok(Value::Object(mut params)) = serde_json::from_str::<Value>(params) else {
+        return None;
+    };
+    let Some(Value::String(legacy)) = params.get(PROTOCOL_VERSION) else {
+        return None;
+    };
+    let version = legacy.trim().parse::<u16>().unwrap_or(V1);
+    params.insert(PROTOCOL_VERSION.into(), json!(version));
+    Some((Value::Object(params).to_string(), version))
 }
 
 /// Whether `initialize` params are v2's (`info`, `capabilities`) and not v1's.

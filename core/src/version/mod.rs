@@ -4,7 +4,12 @@
 //!
 //! - A side that speaks only v1 (the default) negotiates nothing: every
 //!   message is checked against v1, as before v2 existed; the client and
-//!   the agent settle the version in their `initialize` handlers.
+//!   the agent settle the version in their `initialize` handlers. A
+//!   `protocolVersion` that is a string (a client from before ACP numbered
+//!   its versions: "2024-11-05") reaches the agent's handler as the number
+//!   it spells, else 1, as the official Python SDK reads it (the official
+//!   Rust SDK reads it as 0, to which an agent answers its latest version:
+//!   1); the official TypeScript SDK refuses it (-32602).
 //! - An agent that speaks v2 selects, for a client requesting version `n`,
 //!   v2 when `n >= 2`, else v1 when it speaks v1 (and `n >= 1`); no such
 //!   version is -32022 (Unsupported protocol version). A `protocolVersion`
@@ -176,21 +181,33 @@ impl Negotiation {
             self.admits(method)?;
             return Ok((self.current(), None));
         }
+        // The params with a legacy string version made a number (v1 alone).
+        let mut legacy = None;
         let requested = match protocol_version(params) {
             Some(Ok(requested)) => requested,
             Some(Err(())) if self.speaks.v2 => {
                 return Err(RequestError::invalid_params()
                     .with_message_detail("initialize.protocolVersion must be a valid ACP protocol version"))
             }
-            // Absent (the schema check names the missing property), or v1's own
-            // business when only v1 is spoken.
-            _ => return Ok((self.current(), None)),
+            Some(Err(())) => match params.and_then(initialize::legacy_as_number) {
+                Some((numbered, requested)) => {
+                    legacy = Some(numbered);
+                    requested
+                }
+                // Not a string: the schema check says what is wrong.
+                None => return Ok((self.current(), None)),
+            },
+            // Absent: the schema check names the missing property.
+            None => return Ok((self.current(), None)),
         };
         if self.speaks.v2 {
             self.select_for_client(requested)?;
         }
-        let rewritten = params
-            .and_then(|params| initialize::for_selected(params, requested, self.current(), !self.speaks.v2));
+        let rewritten = legacy
+            .as_deref()
+            .or(params)
+            .and_then(|params| initialize::for_selected(params, requested, self.current(), !self.speaks.v2))
+            .or(legacy);
         Ok((self.current(), rewritten))
     }
 
@@ -352,6 +369,37 @@ mod tests {
         let rewritten: serde_json::Value = serde_json::from_str(&rewritten.unwrap()).unwrap();
         assert_eq!(rewritten["protocolVersion"], 1);
         assert_eq!(rewritten["clientInfo"]["name"], "c");
+    }
+
+    #[test]
+    fn a_legacy_string_version_reaches_a_v1_agent_as_a_number() {
+        let v1_only = Negotiation::new(ProtocolVersions::V1);
+        let read = |params: &str| {
+            let (version, rewritten) = v1_only.agent_receives(INITIALIZE, Some(params)).unwrap();
+            assert_eq!(version, V1);
+            serde_json::from_str::<serde_json::Value>(&rewritten.expect("rewritten")).unwrap()
+        };
+        let dated = read(r#"{"protocolVersion":"2024-11-05","clientCapabilities":{"terminal":true}}"#);
+        assert_eq!(
+            dated,
+            serde_json::json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}})
+        );
+        assert_eq!(read(r#"{"protocolVersion":"1"}"#)["protocolVersion"], 1);
+        // A string spelling v2, in v2's shape, is rewritten for v1 as a v2 number would be.
+        let v2_shaped = read(r#"{"protocolVersion":"2","info":{"name":"c","version":"1"}}"#);
+        assert_eq!(v2_shaped["protocolVersion"], 1);
+        assert_eq!(v2_shaped["clientInfo"]["name"], "c");
+        // Not a string: left to the schema check (-32602).
+        assert_eq!(
+            v1_only.agent_receives(INITIALIZE, Some(r#"{"protocolVersion":true}"#)),
+            Ok((V1, None))
+        );
+        // A connection that speaks v2 refuses it, as the official routers do.
+        let router = Negotiation::new(ProtocolVersions::V1_AND_V2);
+        let refused = router
+            .agent_receives(INITIALIZE, Some(r#"{"protocolVersion":"2024-11-05"}"#))
+            .unwrap_err();
+        assert_eq!(refused.code, codes::INVALID_PARAMS);
     }
 
     #[test]
