@@ -64,6 +64,7 @@ def _log_notification_failure(method: str) -> None:
 def _warn_invalid_notification(method: str, error: RequestError) -> None:
     logger.warning("dropped a %s notification that fails the schema: %s", method, error.data or error.message)
 
+
 #: How long the dispatcher polls for input before it sleeps, when the loop
 #: has nothing else to do (see `_dispatch`).
 SPIN_US = int(os.environ.get("ACP_ENGINE_SPIN_US", "50"))
@@ -244,6 +245,12 @@ class Connection:
         # Whether the connection is being torn down.
         self._finishing = False
         self._input_fd: Optional[int] = None
+        # The stream's bytes are fed by Python (`FedStream`): pumped on this
+        # thread like a watched fd, until the input ended.
+        self._fed = self._native.is_fed()
+        self._fed_input = self._fed
+        # Output the engine wrote may be waiting for the stream to pass on.
+        self._on_output = stream._on_output
         self._turn_started = 0.0
         self._flush_due = False
         self._flush_handle: Optional[asyncio.Handle] = None
@@ -251,7 +258,7 @@ class Connection:
         self._sent.set_result(None)
         # The stream's wait for the input fed so far to be handled (`_input_handled`).
         self._handled: "Optional[asyncio.Future[None]]" = None
-        self._stream_finished = stream._after_open(self._loop, self._input_handled)
+        self._stream_finished = stream._after_open(self._loop, self._input_handled, self._on_input)
         self._dispatcher = self._loop.create_task(self._dispatch())
 
     # -- calls to the peer -------------------------------------------------
@@ -328,12 +335,21 @@ class Connection:
             ticket = self._native.flush()
         except _native.EngineError:
             return  # closed: the calls fail on their own
+        if self._fed:
+            self._on_output()  # what was just written, passed on at once
         if ticket is not None:
             # The write queue was full: later sends wait behind this batch
             # in the engine, so order holds; nothing to await here.
             pass
         waiter = self._waiter
-        if self._input_fd is None and self._pending and waiter is not None and not waiter.done() and self._idle():
+        if (
+            self._input_fd is None
+            and not self._fed
+            and self._pending
+            and waiter is not None
+            and not waiter.done()
+            and self._idle()
+        ):
             # The engine reads (a remote connection), an answer is due and
             # nothing else is to run: wait for it a moment rather than sleep
             # and be woken for it (the engine's wake-up is held off meanwhile).
@@ -405,6 +421,8 @@ class Connection:
         # The fd stays registered for the connection's life; resetting it
         # here keeps a busy dispatcher from being called back in a loop.
         self._native.reset_wake()
+        if self._fed:
+            self._on_output()
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -460,18 +478,19 @@ class Connection:
                 await asyncio.sleep(0)
                 self._turn_started = loop.time()
             events = native.drain()
-            if events is None and self._input_fd is not None:
+            if events is None and (self._input_fd is not None or self._fed_input):
                 if self._flush_due:
                     self._flush()  # what we answered goes out first
                 if not native.pump():
                     self._input_fd = None
-                elif self._idle():
+                    self._fed_input = False
+                elif self._input_fd is not None and self._idle():
                     # Nothing else to run: wait for the peer's answer
                     # a moment without sleeping (waking a sleeping
                     # thread costs more than most answers take here).
                     native.pump_for(SPIN_US)
                 events = native.drain()
-            elif events is None and self._pending and self._idle():
+            elif events is None and self._pending and not self._fed and self._idle():
                 # The engine reads (a remote connection) and an answer is
                 # due: wait for events a moment likewise, the engine's
                 # wake-up held off meanwhile.
@@ -656,9 +675,7 @@ class Connection:
             waiting_on = serve.send(None)
         except StopIteration:
             return
-        self._running[token] = self._loop.create_task(
-            _go_on_as_task(serve, waiting_on, token, self._running)
-        )
+        self._running[token] = self._loop.create_task(_go_on_as_task(serve, waiting_on, token, self._running))
 
     async def _serve(self, token: int, method: str, params: Any) -> None:
         native = self._native

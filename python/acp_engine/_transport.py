@@ -1,12 +1,11 @@
 """Streams a connection can run over. The engine owns the bytes: stdio and
 spawned processes are read and written in Rust; a caller's asyncio streams
-are bridged through a socket pair."""
+are fed to it on the loop's thread (``FedStream``)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ._native import NativeConnection
@@ -21,13 +20,20 @@ class Stream:
         raise NotImplementedError
 
     def _after_open(
-        self, loop: asyncio.AbstractEventLoop, input_handled: Callable[[], Awaitable[None]]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        input_handled: Callable[[], Awaitable[None]],
+        input_fed: Callable[[], None],
     ) -> Optional[Callable[[], Awaitable[None]]]:
         """Start helper tasks; return what to await once the connection closed.
         ``input_handled()`` completes once the connection has handled what the
         stream gave the engine so far (for a stream that hands on one message
-        at a time, as the official Connection handles each before the next)."""
+        at a time, as the official Connection handles each before the next);
+        ``input_fed()`` says the stream gave it more (``FedStream``)."""
         return None
+
+    def _on_output(self) -> None:
+        """The engine may have written output (a ``FedStream`` passes it on)."""
 
 
 class _Stdio(Stream):
@@ -36,9 +42,7 @@ class _Stdio(Stream):
 
 
 class _Spawn(Stream):
-    def __init__(
-        self, command: str, args: Sequence[str], env: Optional[Mapping[str, str]], cwd: Optional[str]
-    ) -> None:
+    def __init__(self, command: str, args: Sequence[str], env: Optional[Mapping[str, str]], cwd: Optional[str]) -> None:
         self.command = command
         self.args = [str(arg) for arg in args]
         self.env = None if env is None else [(str(k), str(v)) for k, v in env.items()]
@@ -78,117 +82,150 @@ class _Fds(Stream):
         return NativeConnection.from_fds(settings, self.read_fd, self.write_fd)
 
 
-class SocketPairStream(Stream):
-    """A stream the engine reads and writes as one end of a socket pair;
-    subclasses move bytes between the other end and whatever the caller
-    has (``_copy_in``: into the engine; ``_copy_out``: out of it)."""
+class FedStream(Stream):
+    """A stream whose bytes Python moves (the engine's ``Transport::fed``):
+    subclasses hand the engine what the peer sent (``_copy_in``, through
+    ``_feed``) and pass on what it writes (``_copy_out``, from
+    ``_engine_output`` or ``_engine_lines``). The connection reads the fed
+    bytes on the loop's thread when it pumps: no socket, no thread between."""
 
-    _ours: Optional[socket.socket] = None
     _native: Optional[NativeConnection] = None
+    _loop: Optional[asyncio.AbstractEventLoop] = None
     # Completes once the connection handled what was fed so far (`_after_open`).
     _input_handled: Optional[Callable[[], Awaitable[None]]] = None
+    # Tells the connection that input was fed: it pumps.
+    _input_fed: Optional[Callable[[], None]] = None
+    # `_engine_output` waiting for the engine to write.
+    _output_waiter: "Optional[asyncio.Future[None]]" = None
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
-        engine_end, ours = socket.socketpair()
-        try:
-            native = NativeConnection.from_fds(settings, engine_end.fileno(), engine_end.fileno())
-        finally:
-            engine_end.close()  # the engine holds duplicates
-        ours.setblocking(False)
-        self._ours = ours
+        native = NativeConnection.fed(settings)
         self._native = native
         return native
 
     def _after_open(
-        self, loop: asyncio.AbstractEventLoop, input_handled: Callable[[], Awaitable[None]]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        input_handled: Callable[[], Awaitable[None]],
+        input_fed: Callable[[], None],
     ) -> Callable[[], Awaitable[None]]:
-        ours = self._ours
-        assert ours is not None
+        self._loop = loop
         self._input_handled = input_handled
-        inbound = loop.create_task(self._feed_engine(loop, ours))
-        outbound = loop.create_task(self._take_from_engine(loop, ours))
+        self._input_fed = input_fed
+        inbound = loop.create_task(self._feed_engine())
+        outbound = loop.create_task(self._copy_out())
 
         async def finished() -> None:
-            # The engine's end is closed: nothing more to feed it.
+            # The connection closed, its output ended: what is left of it
+            # is passed on; nothing more is fed.
             inbound.cancel()
+            self._on_output()
             await asyncio.gather(inbound, outbound, return_exceptions=True)
-            ours.close()
             await self._closed()
 
         return finished
 
-    async def _feed_engine(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+    def _on_output(self) -> None:
+        waiter = self._output_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _feed(self, data: bytes, *, wait: bool = True) -> bool:
+        """Hand the engine bytes the peer sent; with ``wait``, return once the
+        connection read them and handled what they brought (the input stays
+        bounded). False once the connection reads no more."""
+        native = self._native
+        assert native is not None and self._input_fed is not None and self._input_handled is not None
+        if not native.feed(data):
+            return False
+        self._input_fed()
+        while wait and native.input_backlog() > 0 and not native.is_closed:
+            await self._input_handled()
+        return True
+
+    async def _feed_engine(self) -> None:
+        native = self._native
+        assert native is not None and self._input_fed is not None
         try:
-            await self._copy_in(loop, ours)
+            await self._copy_in()
         except OSError:
             pass
         finally:
+            native.end_input()  # the engine reads the end of its input
+            self._input_fed()
+
+    async def _engine_output(self) -> AsyncIterator[bytes]:
+        """What the engine writes, as it comes; ends with its output."""
+        native = self._native
+        loop = self._loop
+        assert native is not None and loop is not None
+        while True:
+            chunk = native.take_output()
+            if chunk is not None:
+                yield chunk
+                continue
+            if native.output_ended():
+                return
+            if native.is_closed:
+                # Its output ends in a moment, on the engine's thread, with
+                # no wake-up once the connection stopped listening for them.
+                await asyncio.sleep(0.001)
+                continue
+            waiter: "asyncio.Future[None]" = loop.create_future()
+            self._output_waiter = waiter
             try:
-                ours.shutdown(socket.SHUT_WR)  # the engine reads end of input
-            except OSError:
-                pass
+                await waiter
+            finally:
+                self._output_waiter = None
 
-    async def _take_from_engine(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
-        try:
-            await self._copy_out(loop, ours)
-        finally:
-            # The engine wrote its last (or the loop is shutting down with the
-            # connection left open): the socket goes now, not at garbage collection.
-            ours.close()
-
-    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
-        raise NotImplementedError
-
-    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
-        raise NotImplementedError
-
-    @staticmethod
-    async def _engine_lines(loop: asyncio.AbstractEventLoop, ours: socket.socket) -> AsyncIterator[bytes]:
+    async def _engine_lines(self) -> AsyncIterator[bytes]:
         """The lines (messages) the engine writes, for a ``_copy_out`` that
         hands them on one at a time; ends with the engine's output."""
         partial = b""
-        while True:
-            try:
-                chunk = await loop.sock_recv(ours, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
+        async for chunk in self._engine_output():
             *lines, partial = (partial + chunk).split(b"\n")
             for line in lines:
                 yield line
 
+    async def _copy_in(self) -> None:
+        raise NotImplementedError
+
+    async def _copy_out(self) -> None:
+        raise NotImplementedError
+
+    def _output_failed(self) -> None:
+        """The peer takes no more: the connection closes (its writes would
+        otherwise wait for a taker forever)."""
+        if self._native is not None:
+            self._native.close()
+
     async def _closed(self) -> None:
-        """After both copies ended and the socket is closed."""
+        """After both copies ended."""
 
 
-class _AsyncioStreams(SocketPairStream):
-    """Two tasks copy between the socket pair and the caller's streams."""
+class _AsyncioStreams(FedStream):
+    """Two tasks move bytes between the engine and the caller's streams."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
 
-    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+    async def _copy_in(self) -> None:
         try:
             while True:
                 chunk = await self.reader.read(65536)
-                if not chunk:
+                if not chunk or not await self._feed(chunk):
                     break
-                await loop.sock_sendall(ours, chunk)
         except asyncio.IncompleteReadError:
             pass
 
-    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+    async def _copy_out(self) -> None:
         try:
-            while True:
-                chunk = await loop.sock_recv(ours, 65536)
-                if not chunk:
-                    break
+            async for chunk in self._engine_output():
                 self.writer.write(chunk)
                 await self.writer.drain()
-        except OSError:
-            pass
+        except (OSError, RuntimeError):
+            self._output_failed()
         finally:
             try:
                 self.writer.close()

@@ -209,6 +209,49 @@ impl NativeConnection {
         Self::open(Transport::from_fds(read, write), settings)
     }
 
+    /// A connection whose bytes the caller moves: it feeds what the peer
+    /// sent (`feed`, read and handled on this thread by `pump`) and takes
+    /// what to send it (`take_output`, when the wake fd says some came).
+    #[staticmethod]
+    fn fed(settings: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let runtime = host::runtime();
+        let _runtime = runtime.enter();
+        Self::open(Transport::fed(), settings)
+    }
+
+    /// Whether the caller moves this connection's bytes (`fed`).
+    fn is_fed(&self) -> bool {
+        self.host.is_fed()
+    }
+
+    /// Bytes the peer sent (`fed`), read by the next `pump`; False once the
+    /// input ended.
+    fn feed(&self, bytes: &[u8]) -> bool {
+        self.host.feed(bytes)
+    }
+
+    /// The peer's stream ended (`fed`): the connection closes once what was
+    /// fed is read.
+    fn end_input(&self) {
+        self.host.end_input();
+    }
+
+    /// Bytes fed and not read yet: feed more once this is 0.
+    fn input_backlog(&self) -> usize {
+        self.host.input_backlog()
+    }
+
+    /// What to send the peer (`fed`), or None: nothing now (the wake fd
+    /// signals when some comes), or nothing ever again (`output_ended`).
+    fn take_output<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.host.take_output().map(|bytes| PyBytes::new(py, &bytes))
+    }
+
+    /// The engine will write nothing more, and all of it was taken.
+    fn output_ended(&self) -> bool {
+        self.host.output_ended()
+    }
+
     /// The fd that becomes readable when events are waiting.
     fn fileno(&self) -> i32 {
         self.wake.raw()

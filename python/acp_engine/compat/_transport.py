@@ -2,10 +2,10 @@
 decoded JSON-RPC messages (dicts); ``Connection(handler, transport)`` and
 ``run_agent(agent, transport)`` take one instead of a pair of byte streams.
 
-On the engine a transport is bridged to bytes: the engine reads and writes
-one end of a socket pair, and two tasks move lines between the other end and
-the transport (a JSON encode or decode per message, the price of a
-message-level API; byte streams and stdio go straight to the engine)."""
+On the engine a transport is bridged to bytes: two tasks feed the engine
+each message as a line and hand the transport each line it writes (a JSON
+encode or decode per message, the price of a message-level API; byte
+streams and stdio go straight to the engine)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ import asyncio
 import contextlib
 import json
 import logging
-import socket
 from typing import Any, Optional, Protocol, runtime_checkable
 
-from .._transport import SocketPairStream
+from .._transport import FedStream
 
 __all__ = [
     "NdjsonTransport",
@@ -117,7 +116,7 @@ def memory_transport_pair() -> tuple[Transport, Transport]:
     return _MemoryTransport(a_to_b, b_to_a), _MemoryTransport(b_to_a, a_to_b)
 
 
-class TransportStream(SocketPairStream):
+class TransportStream(FedStream):
     """An engine stream over a message :class:`Transport`."""
 
     def __init__(self, transport: Transport) -> None:
@@ -130,7 +129,7 @@ class TransportStream(SocketPairStream):
         if self._send is not None:
             self._send.cancel()
 
-    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+    async def _copy_in(self) -> None:
         while True:
             try:
                 message = await self.transport.receive()
@@ -141,24 +140,24 @@ class TransportStream(SocketPairStream):
                 return
             if message is None:
                 return
-            await loop.sock_sendall(ours, json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
             # Handled before the next receive, as the official Connection
             # dispatches a message before it receives the next: a
             # $/cancel_request the transport gave finds its request running.
             # A request is the exception: the official Connection starts its
             # handler as a task, which runs only once receive() waits (a
             # request and its cancellation queued together: no handler runs).
-            if self._input_handled is not None and not ("id" in message and "method" in message):
-                await self._input_handled()
-
-    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
-        async for line in self._engine_lines(loop, ours):
-            if not await self._send_line(loop, line):
+            if not await self._feed(line, wait=not ("id" in message and "method" in message)):
                 return
 
-    async def _send_line(self, loop: asyncio.AbstractEventLoop, line: bytes) -> bool:
+    async def _copy_out(self) -> None:
+        async for line in self._engine_lines():
+            if not await self._send_line(line):
+                return
+
+    async def _send_line(self, line: bytes) -> bool:
         """Hand one message to the transport; False once it failed."""
-        send = loop.create_task(self.transport.send(json.loads(line)))
+        send = asyncio.get_running_loop().create_task(self.transport.send(json.loads(line)))
         self._send = send
         try:
             await asyncio.wait([send])
@@ -172,8 +171,7 @@ class TransportStream(SocketPairStream):
         if error is None:
             return True
         logger.error("Transport send failed; closing the connection: %s", error)
-        if self._native is not None:
-            self._native.close()
+        self._output_failed()
         return False
 
     async def _closed(self) -> None:

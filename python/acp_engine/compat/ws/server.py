@@ -3,28 +3,26 @@ over its frames (one message per text frame). Needs the ``http`` extra."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import socket
 import uuid
 from typing import Any
 
-from ..._transport import SocketPairStream
+from ..._transport import FedStream
 from .._serving import ServedAgent, connection_for
 from ..http.protocol import CONNECTION_ID_HEADER
 
 __all__ = ["handle_websocket"]
 
 
-class _WebSocketFrames(SocketPairStream):
+class _WebSocketFrames(FedStream):
     """Text frames in, one per line for the engine; its lines out, a frame each."""
 
     def __init__(self, websocket: Any) -> None:
         self._ws = websocket
         self._warned_binary = False
 
-    async def _copy_in(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+    async def _copy_in(self) -> None:
         while True:
             event = await self._ws.receive()
             if event["type"] == "websocket.disconnect":
@@ -37,14 +35,15 @@ class _WebSocketFrames(SocketPairStream):
                 continue
             # A frame is one message; the engine's framing needs it on one line.
             line = text.replace("\r", " ").replace("\n", " ") + "\n"
-            await loop.sock_sendall(ours, line.encode())
+            if not await self._feed(line.encode()):
+                return
 
-    async def _copy_out(self, loop: asyncio.AbstractEventLoop, ours: socket.socket) -> None:
+    async def _copy_out(self) -> None:
         try:
-            async for line in self._engine_lines(loop, ours):
+            async for line in self._engine_lines():
                 await self._ws.send_text(line.decode())
         except RuntimeError:
-            pass  # the WebSocket went away
+            self._output_failed()  # the WebSocket went away
         finally:
             with contextlib.suppress(Exception):
                 await self._ws.close()
