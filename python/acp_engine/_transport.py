@@ -166,17 +166,24 @@ class FedStream(Stream):
                 continue
             if native.output_ended():
                 return
-            if native.is_closed:
-                # Its output ends in a moment, on the engine's thread, with
-                # no wake-up once the connection stopped listening for them.
-                await asyncio.sleep(0.001)
-                continue
-            waiter: "asyncio.Future[None]" = loop.create_future()
-            self._output_waiter = waiter
-            try:
-                await waiter
-            finally:
-                self._output_waiter = None
+            await self._more_output()
+
+    async def _more_output(self) -> None:
+        """Wait until the engine may have written more (`_on_output`)."""
+        native = self._native
+        loop = self._loop
+        assert native is not None and loop is not None
+        if native.is_closed:
+            # Its output ends in a moment, on the engine's thread, with no
+            # wake-up once the connection stopped listening for them.
+            await asyncio.sleep(0.001)
+            return
+        waiter: "asyncio.Future[None]" = loop.create_future()
+        self._output_waiter = waiter
+        try:
+            await waiter
+        finally:
+            self._output_waiter = None
 
     async def _engine_lines(self) -> AsyncIterator[bytes]:
         """The lines (messages) the engine writes, for a ``_copy_out`` that
@@ -204,11 +211,36 @@ class FedStream(Stream):
 
 
 class _AsyncioStreams(FedStream):
-    """Two tasks move bytes between the engine and the caller's streams."""
+    """Two tasks move bytes between the engine and the caller's streams; what
+    the engine writes while the writer needs no draining is written at once."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        self._transport: Optional[asyncio.WriteTransport] = getattr(writer, "transport", None)
+
+    def _on_output(self) -> None:
+        waiter = self._output_waiter
+        native = self._native
+        transport = self._transport
+        if transport is None or native is None or waiter is None or waiter.done():
+            # The copy task is busy (draining the writer): it takes the output next.
+            return super()._on_output()
+        chunk = native.take_output()
+        if chunk is None:
+            if native.output_ended():
+                waiter.set_result(None)  # the copy task finishes
+            return
+        try:
+            self.writer.write(chunk)
+        except (OSError, RuntimeError):
+            self._output_failed()
+            waiter.set_result(None)  # the copy task finishes with the output
+            return
+        if transport.is_closing() or transport.get_write_buffer_size() > 0:
+            # The writer holds some: the copy task drains it (and finds out
+            # whether the peer is gone).
+            waiter.set_result(None)
 
     async def _copy_in(self) -> None:
         try:
@@ -220,10 +252,21 @@ class _AsyncioStreams(FedStream):
             pass
 
     async def _copy_out(self) -> None:
+        native = self._native
+        assert native is not None
         try:
-            async for chunk in self._engine_output():
-                self.writer.write(chunk)
+            while True:
+                chunk = native.take_output()
+                if chunk is not None:
+                    self.writer.write(chunk)
+                # Waits only while the writer holds much; raises once the
+                # peer is gone (also for what `_on_output` wrote).
                 await self.writer.drain()
+                if chunk is not None:
+                    continue
+                if native.output_ended():
+                    break
+                await self._more_output()
         except (OSError, RuntimeError):
             self._output_failed()
         finally:

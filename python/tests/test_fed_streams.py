@@ -33,8 +33,10 @@ class MemoryWriter:
 class FailingWriter:
     """A peer that went away: every write fails."""
 
-    def __init__(self) -> None:
+    def __init__(self, transport: Any = None) -> None:
         self.writes = 0
+        if transport is not None:
+            self.transport = transport
 
     def write(self, data: bytes) -> None:
         self.writes += 1
@@ -88,11 +90,23 @@ async def test_the_end_of_the_input_fails_what_is_pending() -> None:
     await asyncio.wait_for(connection.closed, 10)
 
 
+class IdleTransport:
+    """A writer's transport that holds nothing: the stream writes to it as
+    output comes, without waiting for the writer."""
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+@pytest.mark.parametrize("transport", [None, IdleTransport()], ids=["drained", "written-at-once"])
 @run_async
-async def test_a_peer_that_takes_no_output_closes_the_connection() -> None:
+async def test_a_peer_that_takes_no_output_closes_the_connection(transport: Any) -> None:
     """The writer fails: the connection closes and what is pending fails,
     rather than its output waiting for a taker forever."""
-    writer = FailingWriter()
+    writer = FailingWriter(transport)
     connection = Connection(asyncio_stream(asyncio.StreamReader(), writer))  # type: ignore[arg-type]
     with pytest.raises(RequestError) as closed:
         await asyncio.wait_for(connection.send_request("anything", {}), 10)
