@@ -157,7 +157,9 @@ class TransportStream(FedStream):
 
     async def _send_line(self, line: bytes) -> bool:
         """Hand one message to the transport; False once it failed."""
-        send = asyncio.get_running_loop().create_task(self.transport.send(json.loads(line)))
+        loop = self._loop
+        assert loop is not None
+        send = loop.create_task(self.transport.send(json.loads(line)))
         self._send = send
         try:
             await asyncio.wait([send])
