@@ -171,6 +171,28 @@ impl Transport {
         (self.reader, self.writer)
     }
 
+    /// The bytes on a Unix socket instead, for a host that reads and writes
+    /// them with its own event loop (Python's asyncio streams): two tasks
+    /// copy between the transport and the socket's other end until either
+    /// side ends. As with [`Transport::into_streams`], a spawned child is
+    /// killed. Call within a tokio runtime.
+    pub fn into_socket(self) -> std::io::Result<std::os::unix::net::UnixStream> {
+        use tokio::io::AsyncWriteExt;
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        ours.set_nonblocking(true)?;
+        let (mut from_host, mut to_host) = tokio::net::UnixStream::from_std(ours)?.into_split();
+        let (mut reader, mut writer) = self.into_streams();
+        tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut reader, &mut to_host).await;
+            let _ = to_host.shutdown().await;
+        });
+        tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut from_host, &mut writer).await;
+            let _ = writer.shutdown().await;
+        });
+        Ok(theirs)
+    }
+
     /// The pid of the spawned child, if this transport spawned one.
     pub fn child_pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.tree.id())

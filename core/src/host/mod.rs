@@ -18,6 +18,8 @@
 
 mod bridge;
 mod closing;
+#[cfg(feature = "remote")]
+mod dial;
 mod options;
 mod output;
 mod queue;
@@ -45,6 +47,8 @@ use crate::transport::{HostSource, Transport};
 use crate::version::Negotiation;
 use crate::{Protocol, UncheckedMethods};
 
+#[cfg(feature = "remote")]
+pub use dial::{DialOutcome, HostDial};
 pub use options::{BlockWhenFull, HostOptions};
 pub use output::Ticket;
 pub use queue::kind;

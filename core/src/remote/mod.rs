@@ -146,17 +146,35 @@ pub fn is_url(text: &str) -> bool {
 /// the server is reachable; `initialize` opens the connection). A failure
 /// later ends the transport with its reason.
 pub async fn connect(url: &str, options: &ConnectOptions) -> io::Result<Transport> {
+    Ok(connect_for_cookies(url, options).await?.transport)
+}
+
+/// A remote connection [`connect_for_cookies`] made.
+pub struct Connected {
+    /// The connection's lines, for a connection to run on.
+    pub transport: Transport,
+    /// The `Set-Cookie` values of the WebSocket handshake's answer, for a
+    /// caller's cookie store (the transport keeps them itself, for its
+    /// reconnects). Empty for Streamable HTTP, whose cookies come later.
+    pub set_cookies: Vec<String>,
+}
+
+/// [`connect`], telling what cookies the server set on the way.
+pub async fn connect_for_cookies(url: &str, options: &ConnectOptions) -> io::Result<Connected> {
     let endpoint = endpoint::Endpoint::parse(url)?;
     let failure = failing::Failure::default();
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
-    attach(
+    let set_cookies = attach(
         endpoint,
         options.clone(),
         &mut FarEnd(Some(inner)),
         failure.clone(),
     )
     .await?;
-    Ok(failing::transport(lines, failure))
+    Ok(Connected {
+        transport: failing::transport(lines, failure),
+        set_cookies,
+    })
 }
 
 /// A transport to a remote agent, at once: the connection is made in the
@@ -195,19 +213,22 @@ impl FarEnd {
     }
 }
 
-/// Connect `inner` to `endpoint`.
+/// Connect `inner` to `endpoint`; the cookies the server set on the way.
 async fn attach(
     endpoint: endpoint::Endpoint,
     options: ConnectOptions,
     inner: &mut FarEnd,
     failure: failing::Failure,
-) -> io::Result<()> {
+) -> io::Result<Vec<String>> {
     use endpoint::Scheme;
     match endpoint.scheme {
         Scheme::WebSocket | Scheme::SecureWebSocket => {
             websocket_client::attach(endpoint, options, inner, failure).await
         }
-        Scheme::Http | Scheme::Https => http_client::start(endpoint, options, inner, failure).await,
+        Scheme::Http | Scheme::Https => {
+            http_client::start(endpoint, options, inner, failure).await?;
+            Ok(Vec::new())
+        }
     }
 }
 

@@ -21,14 +21,15 @@ use crate::tables::defaults::MAX_REPLAY_BYTES;
 /// Connect `inner` (the far end of a transport's lines) to the WebSocket
 /// at `endpoint`. With a reconnect timeout the connection is asked to be
 /// resumable, and one the server made so outlives a broken socket.
+/// Returns the `Set-Cookie` values of the handshake's answer.
 pub(crate) async fn attach(
     endpoint: Endpoint,
     options: ConnectOptions,
     inner: &mut FarEnd,
     failure: Failure,
-) -> io::Result<()> {
+) -> io::Result<Vec<String>> {
     let Some(budget) = options.reconnect_timeout else {
-        let (socket, _) = open(&endpoint, &options, &[], &CookieJar::default())
+        let (socket, headers) = open(&endpoint, &options, &[], &CookieJar::default())
             .await
             .map_err(to_io)?;
         bridge(
@@ -37,7 +38,7 @@ pub(crate) async fn attach(
             options.output_stall_timeout,
             pinging(&options),
         );
-        return Ok(());
+        return Ok(set_cookies(&headers));
     };
     let asking = [(resumable::LAST_EVENT_ID, "0".to_owned())];
     let mut cookies = CookieJar::default();
@@ -46,6 +47,7 @@ pub(crate) async fn attach(
         .map_err(to_io)?;
     // A balancer's affinity cookie brings a resume back to this backend.
     cookies.keep(&headers);
+    let set = set_cookies(&headers);
     let id = headers
         .get(resumable::CONNECTION_ID)
         .and_then(|id| id.to_str().ok())
@@ -58,7 +60,7 @@ pub(crate) async fn attach(
             options.output_stall_timeout,
             pinging(&options),
         );
-        return Ok(());
+        return Ok(set);
     };
     let (stall, ending) = (options.output_stall_timeout, pinging(&options));
     let redial = Redial {
@@ -70,7 +72,16 @@ pub(crate) async fn attach(
         cookies,
     };
     resumable::run(socket, inner.take(), MAX_REPLAY_BYTES, stall, ending, redial);
-    Ok(())
+    Ok(set)
+}
+
+/// The `Set-Cookie` values of a response's `headers`, as sent.
+fn set_cookies(headers: &hyper::HeaderMap) -> Vec<String> {
+    headers
+        .get_all(hyper::header::SET_COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok().map(str::to_owned))
+        .collect()
 }
 
 /// A client socket's ending: its peer, or silence (it is pinged).
