@@ -5,6 +5,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, final
 __all__ = [
     "NativeConnection",
     "NativeServer",
+    "NativeDial",
     "NativeProxyStreams",
     "McpProviderHandle",
     "McpOperationHandle",
@@ -126,6 +127,22 @@ class NativeServer:
     def connections(self) -> int: ...
     def close(self) -> None: ...
     def drain(self, timeout_ms: int) -> None: ...
+
+@final
+class NativeDial:
+    @staticmethod
+    def start(
+        url: str,
+        token: Optional[str] = None,
+        ca_file: Optional[str] = None,
+        reconnect_timeout_ms: Optional[int] = None,
+        headers: Optional[List[Tuple[str, str]]] = None,
+    ) -> NativeDial: ...
+    def fileno(self) -> int: ...
+    def outcome(self) -> Optional[List[str]]: ...
+    def connection(self, settings: Dict[str, Any]) -> NativeConnection: ...
+    def socket(self) -> int: ...
+    def close(self) -> None: ...
 
 @final
 class McpProviderHandle:

@@ -179,15 +179,7 @@ impl NativeConnection {
         reconnect_timeout_ms: Option<u64>,
         headers: Option<Vec<(String, String)>>,
     ) -> PyResult<Self> {
-        let options = acp_engine::remote::ConnectOptions {
-            bearer_token: token,
-            headers: headers.unwrap_or_default(),
-            ca_file: ca_file.map(Into::into),
-            reconnect_timeout: reconnect_timeout_ms
-                .filter(|ms| *ms > 0)
-                .map(std::time::Duration::from_millis),
-            ..Default::default()
-        };
+        let options = connect_options(token, ca_file, reconnect_timeout_ms, headers);
         let runtime = host::runtime();
         let _runtime = runtime.enter();
         Self::open(acp_engine::remote::dial(url, &options), settings)
@@ -400,5 +392,24 @@ impl NativeConnection {
     #[getter]
     fn pid(&self) -> Option<u32> {
         self.host.pid()
+    }
+}
+
+/// A remote client's settings, from `NativeConnection.remote`'s (and
+/// `NativeDial.start`'s) arguments.
+pub(crate) fn connect_options(
+    token: Option<String>,
+    ca_file: Option<String>,
+    reconnect_timeout_ms: Option<u64>,
+    headers: Option<Vec<(String, String)>>,
+) -> acp_engine::remote::ConnectOptions {
+    acp_engine::remote::ConnectOptions {
+        bearer_token: token,
+        headers: headers.unwrap_or_default(),
+        ca_file: ca_file.map(Into::into),
+        reconnect_timeout: reconnect_timeout_ms
+            .filter(|ms| *ms > 0)
+            .map(std::time::Duration::from_millis),
+        ..Default::default()
     }
 }

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 mod connection;
 mod decode;
+mod dial;
 mod json;
 mod mcp;
 mod model_json;
@@ -35,6 +36,7 @@ fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::NativeConnection>()?;
     m.add_class::<server::NativeServer>()?;
+    m.add_class::<dial::NativeDial>()?;
     m.add_class::<proxy::NativeProxyStreams>()?;
     m.add_class::<mcp::McpProviderHandle>()?;
     m.add_class::<mcp::McpOperationHandle>()?;
