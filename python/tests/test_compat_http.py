@@ -5,6 +5,7 @@ ASGI app, over WebSocket and Streamable HTTP; our client streams drive its
 agent behind its own server (AcpServer); and what a handshake carries."""
 
 import asyncio
+import socket
 import subprocess
 import sys
 from typing import Any, Dict, Iterator, List, Tuple
@@ -111,6 +112,41 @@ async def test_headers_and_the_cookie_stores_cookies_go_with_the_handshake() -> 
             await asyncio.wait_for(conn.initialize(protocol_version=1), 10)
         await conn.close()
     assert seen.get("x-api-key") == "k1" and seen.get("cookie") == "affinity=b2", seen
+
+
+@run_async
+async def test_messages_moved_by_hand_then_a_connection_over_the_same_websocket(
+    official_server: Tuple[str, str],
+) -> None:
+    stream = await create_websocket_stream(official_server[0])
+    try:
+        initialize = {"protocolVersion": 1, "clientCapabilities": {}}
+        await stream.send({"jsonrpc": "2.0", "id": "by-hand", "method": "initialize", "params": initialize})
+        answer = await asyncio.wait_for(stream.receive(), 10)
+        assert answer is not None and answer["id"] == "by-hand", answer
+        assert answer["result"]["protocolVersion"] == 1, answer
+        # The connection runs over what the hand-moved messages used.
+        listener = _Listener()
+        conn = acp.connect_to_agent(listener, stream)
+        session = await asyncio.wait_for(conn.new_session(cwd="/", mcp_servers=[]), 10)
+        result = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("Say hello")]), 10
+        )
+        assert result.stop_reason == "end_turn" and listener.said[0] == "Hello! ", listener.said
+        with pytest.raises(RuntimeError, match="a connection runs on this stream"):
+            await stream.receive()
+        await conn.close()
+    finally:
+        await stream.close()
+
+
+def test_a_websocket_nobody_answers_fails_when_it_is_dialled() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    url = f"ws://127.0.0.1:{port}/acp"
+    with pytest.raises(OSError, match=f"cannot connect to {url}: "):
+        asyncio.run(create_websocket_stream(url))
 
 
 def test_a_client_stream_refuses_the_other_transports_url() -> None:

@@ -1,7 +1,7 @@
-"""What ``acp.http.client`` and ``acp.ws.client`` share: the official remote
-client transports as engine streams. The engine dials, frames, keeps the
-connection's affinity cookies and bounds what it reads; give the stream to
-``connect_to_agent`` (or a ``ClientSideConnection``)."""
+"""``acp.http.client``'s stream: the official Streamable HTTP client
+transport as an engine stream. The engine makes the requests, frames, keeps
+the connection's affinity cookies and bounds what it reads; give the stream
+to ``connect_to_agent`` (or a ``ClientSideConnection``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from .._native import NativeConnection
 from .._transport import _Remote
-from ._cookies import MemoryAcpCookieStore
 
 
 class RemoteClientStream(_Remote):
@@ -19,22 +18,10 @@ class RemoteClientStream(_Remote):
 
     _native: Optional[NativeConnection] = None
 
-    def __init__(
-        self,
-        url: str,
-        schemes: Sequence[str],
-        headers: Optional[Mapping[str, str]],
-        cookie_store: Optional[MemoryAcpCookieStore] = None,
-    ) -> None:
+    def __init__(self, url: str, schemes: Sequence[str], headers: Optional[Mapping[str, str]]) -> None:
         if urlsplit(url).scheme not in schemes:
             raise ValueError(f"{url}: expected a {' or '.join(schemes)} URL")
-        sent: Dict[str, str] = dict(headers or {})
-        # The store's cookies go with the first request; the engine keeps what
-        # the server sets for the rest of the connection, its reconnects included.
-        cookies = cookie_store.cookie_header() if cookie_store is not None else None
-        if cookies and not any(name.lower() == "cookie" for name in sent):
-            sent["Cookie"] = cookies
-        super().__init__(url, None, None, None, sent)
+        super().__init__(url, None, None, None, headers)
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         self._native = super()._open(settings)
