@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_engine::remote::{
-    self, AuthRequest, Authorize, ConnectOptions, PeerTransport, ServeOptions, Server, ServerTls,
+    self, AuthRequest, Authorize, ConnectOptions, PeerTransport, RefusalBody, ServeOptions, Server, ServerTls,
 };
 use acp_engine::schema::method;
 use acp_engine::{Connection, IncomingNotification, IncomingRequest, RequestError, Transport};
@@ -522,6 +522,90 @@ async fn raw_initialize(server: &Server) -> String {
         .find(|line| line.to_ascii_lowercase().starts_with("acp-connection-id:"))
         .expect("Acp-Connection-Id");
     header.split_once(':').unwrap().1.trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_read_as_the_official_python_servers_when_asked() {
+    let (server, _) = agent_server(ServeOptions {
+        refusal_body: RefusalBody::Json,
+        bearer_token: Some("secret".to_owned()),
+        ..ServeOptions::default()
+    })
+    .await;
+    let token = "Authorization: Bearer secret\r\n";
+    let id = {
+        let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+        let (status, response) =
+            support::raw_http::exchange(server.local_addr(), &post(None, token, body)).await;
+        assert_eq!(status, 200, "{response}");
+        let header = response
+            .lines()
+            .find(|line| line.to_ascii_lowercase().starts_with("acp-connection-id:"))
+            .expect("Acp-Connection-Id");
+        header.split_once(':').unwrap().1.trim().to_owned()
+    };
+    let echo = r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#;
+    let cases = [
+        (
+            post(Some(&id), token, "[]"),
+            501,
+            r#"{"error":"JSON-RPC batches are not supported"}"#,
+        ),
+        (
+            post(None, token, echo),
+            400,
+            r#"{"error":"Missing Acp-Connection-Id"}"#,
+        ),
+        (
+            post(Some("nope"), token, echo),
+            404,
+            r#"{"error":"Unknown Acp-Connection-Id"}"#,
+        ),
+        (
+            post(Some(&id), token, echo).replace("application/json", "text/plain"),
+            415,
+            r#"{"error":"Unsupported Media Type"}"#,
+        ),
+        (
+            format!(
+                "GET /acp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{token}Acp-Connection-Id: {id}\r\n\r\n"
+            ),
+            406,
+            r#"{"error":"Not Acceptable"}"#,
+        ),
+        (
+            post(Some(&id), "", echo),
+            401,
+            r#"{"error":"a valid bearer token is required"}"#,
+        ),
+    ];
+    for (request, status, body) in cases {
+        let (got, response) = support::raw_http::exchange(server.local_addr(), &request).await;
+        assert_eq!(got, status, "{request}\n-> {response}");
+        assert!(
+            response.ends_with(&format!("\r\n\r\n{body}")),
+            "{request}\n-> {response}"
+        );
+        assert!(
+            response
+                .to_ascii_lowercase()
+                .contains("\r\ncontent-type: application/json\r\n"),
+            "{response}"
+        );
+    }
+    // A JSON-RPC error answer is one either way; what is not refused is untouched.
+    let (got, text) = raw(&server, &post(Some(&id), token, "{not json")).await;
+    assert_eq!(got, 400);
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (&answer["jsonrpc"], &answer["error"]["code"]),
+        (&json!("2.0"), &json!(-32700)),
+        "{text}"
+    );
+    assert_eq!(
+        raw(&server, &post(Some(&id), token, echo)).await,
+        (202, String::new())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,8 +67,8 @@ pub(crate) mod fuzzing {
 }
 
 pub use server::{
-    serve, AuthRequest, Authorize, OnRefused, Peer, PeerTransport, Refusal, ServeOptions, Server,
-    ATTACH_META, DEFAULT_HEALTH_PATH, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_READY_PATH,
+    serve, AuthRequest, Authorize, OnRefused, Peer, PeerTransport, Refusal, RefusalBody, ServeOptions,
+    Server, ATTACH_META, DEFAULT_HEALTH_PATH, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_READY_PATH,
     DEFAULT_SERVER_STALL_TIMEOUT,
 };
 pub use tls::ServerTls;

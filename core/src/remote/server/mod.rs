@@ -31,8 +31,11 @@ use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 mod attach;
 mod mailbox;
 pub(crate) mod metrics;
+mod refusal_body;
 mod streamable;
 mod websocket_resume;
+
+pub use refusal_body::RefusalBody;
 
 pub use attach::ATTACH_META;
 use metrics::{Metrics, Tap, Traffic};
@@ -146,6 +149,11 @@ pub struct ServeOptions {
     /// intervals is taken as broken: a resumable one waits for its client
     /// (`idle_timeout`), another ends, and its agent with it.
     pub keep_alive_interval: Option<Duration>,
+    /// How refusals (400 and up) read: plain text (the default, as the
+    /// official TypeScript server's), or `{"error": reason}` as the official
+    /// Python server's (which also answers a JSON-RPC batch 501, not 400).
+    /// A JSON-RPC error answer is JSON either way.
+    pub refusal_body: RefusalBody,
 }
 
 /// A request [`Server`] refused, as [`ServeOptions::on_refused`] hears of it.
@@ -210,6 +218,7 @@ impl Default for ServeOptions {
             metrics_path: Some(DEFAULT_METRICS_PATH.to_owned()),
             attach: false,
             keep_alive_interval: Some(crate::tables::defaults::KEEP_ALIVE_INTERVAL),
+            refusal_body: RefusalBody::Text,
         }
     }
 }
@@ -468,6 +477,11 @@ where
 }
 
 async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
+    let style = shared.options.refusal_body;
+    refusal_body::styled(route(request, address, shared).await, style).await
+}
+
+async fn route(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
     let path = request.uri().path();
     if path != shared.options.path {
         let is = |wanted: &Option<String>| wanted.as_deref() == Some(path);

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::mailbox::{Next, Outbox, Refusal as StreamRefusal, StreamKey};
 use super::metrics::Tap;
-use super::{json, text, Body, Peer, PeerTransport, Shared, Slot};
+use super::{json, text, Body, Peer, PeerTransport, RefusalBody, Shared, Slot};
 use crate::error::{codes, RequestError};
 use crate::message::RequestId;
 use crate::remote::http_body::{self, BodyError};
@@ -164,6 +164,9 @@ async fn post(request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shar
     }
     let Some(peeked) = peek::peek(&message) else {
         let batch = message.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        if batch && shared.options.refusal_body == RefusalBody::Json {
+            return text(StatusCode::NOT_IMPLEMENTED, "JSON-RPC batches are not supported");
+        }
         let why = if batch {
             "JSON-RPC batches are not supported"
         } else {
