@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_engine::host::{self, EventFd, HostServer};
-use acp_engine::remote::{PeerTransport, ServeOptions, ServerTls};
-use pyo3::exceptions::PyOSError;
+use acp_engine::remote::{PeerTransport, RefusalBody, ServeOptions, ServerTls};
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -27,8 +27,9 @@ fn os_error(error: std::io::Error) -> PyErr {
 /// A server's settings, from the dict the package passes (`path`, `token`,
 /// `max_connections`, `max_message_size`, `output_stall_timeout_ms`,
 /// `max_buffered_bytes`, `max_replay_bytes`, `idle_timeout_ms`, `max_id_length`,
-/// `max_buffered_session_streams`, `tls_cert`, `tls_key`, `attach`; absent or
-/// None: the default; a timeout of 0: none).
+/// `max_buffered_session_streams`, `tls_cert`, `tls_key`, `attach`,
+/// `refusal_body` ("text" or "json"); absent or None: the default; a
+/// timeout of 0: none).
 fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     let mut options = ServeOptions::default();
     let get = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
@@ -65,6 +66,17 @@ fn serve_options(settings: &Bound<'_, PyDict>) -> PyResult<ServeOptions> {
     }
     if let Some(attach) = get("attach")? {
         options.attach = attach.extract()?;
+    }
+    if let Some(style) = get("refusal_body")? {
+        options.refusal_body = match style.extract::<String>()?.as_str() {
+            "text" => RefusalBody::Text,
+            "json" => RefusalBody::Json,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "refusal_body: {other:?} is not \"text\" or \"json\""
+                )))
+            }
+        };
     }
     if let (Some(cert), Some(key)) = (get("tls_cert")?, get("tls_key")?) {
         let (cert, key): (String, String) = (cert.extract()?, key.extract()?);

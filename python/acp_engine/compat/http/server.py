@@ -103,7 +103,9 @@ class AcpServer:
             return self._engine
         loop = asyncio.get_running_loop()
         if self._starting is None:
-            self._starting = loop.run_in_executor(None, NativeServer.bind, "127.0.0.1:0", {"path": ACP_ENDPOINT_PATH})
+            # Refusals read as the official Python server's: `{"error": reason}`.
+            options = {"path": ACP_ENDPOINT_PATH, "refusal_body": "json"}
+            self._starting = loop.run_in_executor(None, NativeServer.bind, "127.0.0.1:0", options)
         engine = await self._starting
         if self._engine is None:
             self._engine = engine
