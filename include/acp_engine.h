@@ -517,6 +517,22 @@ typedef enum {
 } acp_protocol_versions;
 
 /*
+ The values of `acp_server_options::refusal_body`.
+ */
+typedef enum {
+  /*
+   The reason as plain text, as the official TypeScript server's (what
+   0 means too).
+   */
+  ACP_REFUSAL_BODY_TEXT = 1,
+  /*
+   `{"error": reason}` as `application/json`, as the official Python
+   server's, which also answers a JSON-RPC batch 501 instead of 400.
+   */
+  ACP_REFUSAL_BODY_JSON = 2,
+} acp_refusal_body;
+
+/*
  A connection to a peer. Opaque; every function on it may be called from
  any thread, except that `acp_connection_free` must be the last call. The
  pointer callbacks receive is the same one the constructor returned.
@@ -934,6 +950,15 @@ typedef struct {
    The Prometheus metrics' path (NULL: "/metrics"; "": none).
    */
   const char *metrics_path;
+  /*
+   How refusals (400 and up) read: an `acp_refusal_body` (0: the
+   default, plain text as the official TypeScript server's).
+   */
+  uint32_t refusal_body;
+  /*
+   Zero (keeps the struct free of padding).
+   */
+  uint32_t _reserved;
 } acp_server_options;
 
 /*

@@ -7,7 +7,7 @@ use std::mem::{offset_of, size_of};
 use std::ptr;
 use std::time::Duration;
 
-use acp_engine::remote::{ServeOptions, ServerTls};
+use acp_engine::remote::{RefusalBody, ServeOptions, ServerTls};
 
 use crate::ffi::acp_result::*;
 use crate::ffi::{str_arg, Failure};
@@ -74,6 +74,23 @@ pub struct acp_server_options {
     pub ready_path: *const c_char,
     /// The Prometheus metrics' path (NULL: "/metrics"; "": none).
     pub metrics_path: *const c_char,
+    /// How refusals (400 and up) read: an `acp_refusal_body` (0: the
+    /// default, plain text as the official TypeScript server's).
+    pub refusal_body: u32,
+    /// Zero (keeps the struct free of padding).
+    pub _reserved: u32,
+}
+
+/// The values of `acp_server_options::refusal_body`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum acp_refusal_body {
+    /// The reason as plain text, as the official TypeScript server's (what
+    /// 0 means too).
+    ACP_REFUSAL_BODY_TEXT = 1,
+    /// `{"error": reason}` as `application/json`, as the official Python
+    /// server's, which also answers a JSON-RPC batch 501 instead of 400.
+    ACP_REFUSAL_BODY_JSON = 2,
 }
 
 impl Default for acp_server_options {
@@ -97,6 +114,8 @@ impl Default for acp_server_options {
             health_path: ptr::null(),
             ready_path: ptr::null(),
             metrics_path: ptr::null(),
+            refusal_body: 0,
+            _reserved: 0,
         }
     }
 }
@@ -195,6 +214,18 @@ pub(crate) unsafe fn serve_options(
     options.health_path = probe_path(server.health_path, "health_path", options.health_path)?;
     options.ready_path = probe_path(server.ready_path, "ready_path", options.ready_path)?;
     options.metrics_path = probe_path(server.metrics_path, "metrics_path", options.metrics_path)?;
+    const TEXT: u32 = acp_refusal_body::ACP_REFUSAL_BODY_TEXT as u32;
+    const JSON: u32 = acp_refusal_body::ACP_REFUSAL_BODY_JSON as u32;
+    options.refusal_body = match server.refusal_body {
+        0 | TEXT => RefusalBody::Text,
+        JSON => RefusalBody::Json,
+        other => {
+            return Err(Failure::new(
+                ACP_ERR_INVALID_ARGUMENT,
+                format!("server->refusal_body is {other}, not an acp_refusal_body"),
+            ))
+        }
+    };
     Ok(options)
 }
 

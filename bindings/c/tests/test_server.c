@@ -246,9 +246,10 @@ static void test_a_reconnecting_client_waits_for_its_server(void) {
     acp_server_free(server);
 }
 
-/* The status of `GET path` (with `Authorization: Bearer token` unless
- * NULL) at the server whose HTTP URL is `url`, over a socket of our own. */
-static int http_get_status(const char *url, const char *path, const char *token) {
+/* `GET path` (with `Authorization: Bearer token` unless NULL) at the
+ * server whose HTTP URL is `url`, over a socket of our own: its status, the
+ * response (head and body) in `response`. */
+static int http_get(const char *url, const char *path, const char *token, char *response, size_t size) {
     int port = 0;
     CHECK(sscanf(url, "http://127.0.0.1:%d", &port) == 1);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -259,14 +260,19 @@ static int http_get_status(const char *url, const char *path, const char *token)
     int length = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%sConnection: close\r\n\r\n",
                           path, token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
     CHECK(write(fd, request, (size_t)length) == length);
-    char response[64] = {0};
+    memset(response, 0, size);
     size_t got = 0;
     ssize_t n;
-    while (got < sizeof response - 1 && (n = read(fd, response + got, sizeof response - 1 - got)) > 0) got += (size_t)n;
+    while (got < size - 1 && (n = read(fd, response + got, size - 1 - got)) > 0) got += (size_t)n;
     close(fd);
     int status = 0;
     CHECK(sscanf(response, "HTTP/1.1 %d", &status) == 1);
     return status;
+}
+
+static int http_get_status(const char *url, const char *path, const char *token) {
+    char response[1024];
+    return http_get(url, path, token, response, sizeof response);
 }
 
 /* acp_server_listen takes the settings acp_serve_options has no room for:
@@ -296,6 +302,21 @@ static void test_listen_takes_the_newer_settings(void) {
     acp_connection_free(conn);
     acp_string_free(url);
     acp_server_free(server);
+
+    /* Refusals as the official Python server's, when asked. */
+    settings.refusal_body = ACP_REFUSAL_BODY_JSON;
+    CHECK_RC(acp_server_listen("127.0.0.1:0", &settings, NULL, &handlers, NULL, NULL, &server), ACP_OK);
+    url = acp_server_http_url(server);
+    char response[1024];
+    CHECK_EQ_INT(http_get(url, "/m", NULL, response, sizeof response), 401);
+    CHECK(strstr(response, "\r\ncontent-type: application/json\r\n") != NULL);
+    const char *body = strstr(response, "\r\n\r\n");
+    CHECK(body != NULL);
+    CHECK_STR_EQ(body + 4, "{\"error\":\"a valid bearer token is required\"}");
+    acp_string_free(url);
+    acp_server_free(server);
+    settings.refusal_body = 7;
+    CHECK_RC(acp_server_listen("127.0.0.1:0", &settings, NULL, &handlers, NULL, NULL, &server), ACP_ERR_INVALID_ARGUMENT);
 
     acp_server_options unset = {0};
     server = (acp_server *)&unset; /* written NULL on failure */
