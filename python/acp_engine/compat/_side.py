@@ -11,7 +11,8 @@ from typing import Any, Awaitable, Dict, Iterable, Optional
 from .._connection import Side
 from ._methods import Route
 from ._router import V1_MODELS, Models, Router
-from .connection import Connection, MethodHandler, wire_params
+from .connection import Connection, MethodHandler, _raise_if_closed, wire_params
+from .exceptions import RequestError
 
 _STREAMS_ERROR = "{cls} requires asyncio StreamWriter/StreamReader"
 
@@ -78,9 +79,14 @@ class SideConnection:
         return self, router
 
     async def _call(self, method: str, params: Any, result: Optional[str]) -> Any:
-        reply = self._conn.send_request(method, self._wire_params(params))
         if result is None or not self._models.first_use(result):
-            return self._models.validate_result(await reply, result)
+            try:
+                answer = await self._conn._engine.send_request(method, self._wire_params(params))
+            except RequestError as error:
+                _raise_if_closed(error)
+                raise
+            return self._models.validate_result(answer, result)
+        reply = self._conn.send_request(method, self._wire_params(params))
         # The first request of its kind: its result's model is made ready while
         # the peer works on it (this is when a spawned agent is still starting).
         sending = asyncio.ensure_future(reply)
