@@ -110,6 +110,13 @@ pub const ACP_DEFAULT_MAX_REPLAY_BYTES: usize = 4194304;
 /// intervals is taken as broken (a network that drops traffic without closing): resumed when
 /// that is on, ended with the reason otherwise. Default: 15 s.
 pub const ACP_DEFAULT_KEEP_ALIVE_INTERVAL_MS: u32 = 15000;
+/// How long a remote client gives a server to take its connection: the TCP connect, the TLS
+/// handshake and the WebSocket upgrade (for Streamable HTTP, the TCP connect and TLS handshake
+/// of each connection its requests go over). A server that has not answered by then fails the
+/// connection with the reason, as one that refuses it does, instead of leaving what was sent
+/// waiting for ever. The official Python SDK's WebSocket client gives it 10 s too. Default: 10
+/// s.
+pub const ACP_DEFAULT_CONNECT_TIMEOUT_MS: u32 = 10000;
 /// How long a remote client keeps trying, with backoff and jitter, to reopen a broken
 /// Streamable HTTP event stream after the last event it got or resume a broken WebSocket
 /// (docs/websocket-resume.md), or to reach the server for a POST (and for an initialize

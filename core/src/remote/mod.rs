@@ -117,6 +117,12 @@ pub struct ConnectOptions {
     /// closing the connection. It is then resumed (`reconnect_timeout`), or
     /// the connection ends with the reason, failing what is pending.
     pub keep_alive_interval: Option<Duration>,
+    /// How long the server has to take the connection: the TCP connect,
+    /// the TLS handshake and the WebSocket upgrade (for Streamable HTTP,
+    /// those of each connection its requests go over); default 10 s, None:
+    /// wait for ever. One that has not answered by then fails the
+    /// connection with the reason, as one that refuses does.
+    pub connect_timeout: Option<Duration>,
 }
 
 impl Default for ConnectOptions {
@@ -129,6 +135,7 @@ impl Default for ConnectOptions {
             ca_file: None,
             reconnect_timeout: None,
             keep_alive_interval: Some(crate::tables::defaults::KEEP_ALIVE_INTERVAL),
+            connect_timeout: Some(crate::tables::defaults::CONNECT_TIMEOUT),
         }
     }
 }

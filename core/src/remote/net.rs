@@ -20,8 +20,33 @@ pub(crate) enum Stream {
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-/// Connect to `endpoint`, with TLS when its scheme says so.
+/// Connect to `endpoint`, with TLS when its scheme says so, within the
+/// options' `connect_timeout`.
 pub(crate) async fn open(endpoint: &Endpoint, options: &ConnectOptions) -> io::Result<Stream> {
+    within_connect_timeout(options, connect(endpoint, options)).await?
+}
+
+/// `connecting`, or a timeout error once `options.connect_timeout` passed.
+pub(crate) async fn within_connect_timeout<T>(
+    options: &ConnectOptions,
+    connecting: impl std::future::Future<Output = T>,
+) -> io::Result<T> {
+    let Some(limit) = options.connect_timeout else {
+        return Ok(connecting.await);
+    };
+    tokio::time::timeout(limit, connecting).await.map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "the server did not take the connection within {} ms",
+                limit.as_millis()
+            ),
+        )
+    })
+}
+
+/// `open` without the timeout (a caller that bounds more than the connect).
+pub(crate) async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> io::Result<Stream> {
     let tcp = TcpStream::connect((endpoint.bare_host(), endpoint.port)).await?;
     let _ = tcp.set_nodelay(true);
     if !endpoint.scheme.tls() {

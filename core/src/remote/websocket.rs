@@ -42,7 +42,17 @@ pub(crate) async fn open(
     extra: &[(&'static str, String)],
     cookies: &CookieJar,
 ) -> Result<(WebSocketStream<Stream>, HeaderMap), WsError> {
-    let stream = net::open(endpoint, options).await?;
+    // One budget for the TCP connect, the TLS handshake and the upgrade.
+    net::within_connect_timeout(options, upgrade(endpoint, options, extra, cookies)).await?
+}
+
+async fn upgrade(
+    endpoint: &Endpoint,
+    options: &ConnectOptions,
+    extra: &[(&'static str, String)],
+    cookies: &CookieJar,
+) -> Result<(WebSocketStream<Stream>, HeaderMap), WsError> {
+    let stream = net::connect(endpoint, options).await?;
     let mut request = endpoint.uri.to_string().into_client_request()?;
     for (name, value) in super::request_headers(options)? {
         request.headers_mut().insert(name, value);
