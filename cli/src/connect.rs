@@ -37,6 +37,8 @@ options:
                           received, or resume a broken WebSocket (the server sends what was
                           lost), and retry what cannot reach the server, for up to N ms
                           (default 0: end at the first break)
+  --connect-timeout-ms N  give the server N ms to take the connection (TCP, TLS and the
+                          WebSocket upgrade) before failing (default 10000; 0: wait for ever)
   -h, --help              this text
 ";
 
@@ -46,7 +48,13 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     let args = Args::parse(
         argv,
-        &["token", "max-message-size", "ca-file", "reconnect-timeout-ms"],
+        &[
+            "token",
+            "max-message-size",
+            "ca-file",
+            "reconnect-timeout-ms",
+            "connect-timeout-ms",
+        ],
     )?;
     if args.help {
         out!("{HELP}");
@@ -65,6 +73,9 @@ pub fn main(argv: Vec<String>) -> Result<(), Failure> {
     options.ca_file = args.value("ca-file").map(Into::into);
     if let Some(ms) = args.number("reconnect-timeout-ms")? {
         options.reconnect_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
+    }
+    if let Some(ms) = args.number("connect-timeout-ms")? {
+        options.connect_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
     }
     let url = url.clone();
     let max_size = options.max_message_size;

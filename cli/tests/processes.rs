@@ -92,6 +92,33 @@ fn connect_delivers_every_answer_owed_when_its_input_ends() {
 }
 
 #[test]
+fn connect_fails_when_the_server_does_not_take_the_connection_in_time() {
+    // A listener that never accepts: the kernel takes the TCP connection,
+    // and nothing answers the WebSocket upgrade.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/acp", silent.local_addr().unwrap());
+    let started = std::time::Instant::now();
+    let output = acp_engine()
+        .args(["connect", "--connect-timeout-ms", "300", &url])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "cannot connect to {url}: the server did not take the connection within 300 ms"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn serve_stops_an_agent_and_its_children_when_the_client_leaves() {
     let scratch = Scratch::new("serve-tree");
     let pids = scratch.join("pids");
