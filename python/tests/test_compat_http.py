@@ -140,6 +140,23 @@ async def test_messages_moved_by_hand_then_a_connection_over_the_same_websocket(
         await stream.close()
 
 
+@run_async
+async def test_a_closed_websocket_stream_receives_nothing_and_refuses_to_send() -> None:
+    async def echo(websocket: Any) -> None:
+        async for message in websocket:
+            await websocket.send(message)
+
+    async with ws_server.serve(echo, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        stream = await create_websocket_stream(f"ws://127.0.0.1:{port}/acp")
+        await stream.send({"n": 1})
+        assert await asyncio.wait_for(stream.receive(), 10) == {"n": 1}
+        await stream.close()
+        assert await stream.receive() is None
+        with pytest.raises(ConnectionError):
+            await stream.send({"n": 2})
+
+
 def test_a_websocket_nobody_answers_fails_when_it_is_dialled() -> None:
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))

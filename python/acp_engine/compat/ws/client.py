@@ -72,6 +72,8 @@ class WebSocketClientStream(Stream):
     async def receive(self) -> Optional[Dict[str, Any]]:
         """The next message the server sent; None once the socket closed.
         What is not JSON (a binary frame, say) is skipped."""
+        if self._closed:
+            return None
         reader, _ = await self._messages()
         while True:
             try:
