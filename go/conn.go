@@ -280,6 +280,11 @@ func prepare(side Side, stream Stream, options *Options) (*opening, error) {
 	if stream.reconnectTimeout > 0 {
 		copts.reconnect_timeout_ms = C.uint32_t(min(max(1, stream.reconnectTimeout.Milliseconds()), math.MaxUint32))
 	}
+	if stream.connectTimeout > 0 {
+		copts.connect_timeout_ms = C.uint32_t(min(max(1, stream.connectTimeout.Milliseconds()), math.MaxUint32-1))
+	} else if stream.connectTimeout < 0 {
+		copts.connect_timeout_ms = C.uint32_t(math.MaxUint32) // wait for ever
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	conn := &Conn{
 		ready:   make(chan struct{}),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,5 +99,24 @@ func TestReconnectTimeoutWaitsForTheServer(t *testing.T) {
 	}
 	if got := agent.initializes.Load(); got != 2 {
 		t.Fatalf("the server saw %d initialize requests, want 2 (a 503, then the answer)", got)
+	}
+}
+
+// With ConnectTimeout a server that takes the TCP connection and then says
+// nothing (a listener that never accepts) fails the connection in time,
+// with the reason, instead of leaving initialize waiting.
+func TestConnectTimeoutFailsASilentServer(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	started := time.Now()
+	err = initialize(t, "ws://"+silent.Addr().String()+"/acp", acp.RemoteOptions{ConnectTimeout: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "did not take the connection within 300 ms") {
+		t.Fatalf("initialize against a silent server: %v", err)
+	}
+	if elapsed := time.Since(started); elapsed > 10*time.Second {
+		t.Fatalf("the failure took %v", elapsed)
 	}
 }

@@ -23,6 +23,9 @@ type Stream struct {
 	// How long a remote stream keeps trying to reconnect: filled into the
 	// options.
 	reconnectTimeout time.Duration
+	// How long a remote stream's server has to take the connection: filled
+	// into the options.
+	connectTimeout time.Duration
 }
 
 // StdioStream is this process's stdin and stdout (an agent launched by its
@@ -95,6 +98,11 @@ type RemoteOptions struct {
 	// with the reason. 0 (DefaultReconnectTimeout): close at the first
 	// break, so that a dead server fails what is pending at once.
 	ReconnectTimeout time.Duration
+	// ConnectTimeout: how long the server has to take the connection (the
+	// TCP connect, the TLS handshake and the WebSocket upgrade) before it
+	// closes with the reason. 0: DefaultConnectTimeout; negative: wait for
+	// ever.
+	ConnectTimeout time.Duration
 }
 
 // RemoteStream is a remote agent at url: ws:// or wss:// (WebSocket), http://
@@ -115,7 +123,7 @@ func RemoteStream(url string, options RemoteOptions) Stream {
 			defer C.free(unsafe.Pointer(remote.ca_file))
 		}
 		return C.acp_go_connect_url(curl, &remote, copts, handlers, out, text.ptr(), text.size())
-	}, reconnectTimeout: options.ReconnectTimeout}
+	}, reconnectTimeout: options.ReconnectTimeout, connectTimeout: options.ConnectTimeout}
 }
 
 // FDStream talks over two file descriptors, which the connection owns from

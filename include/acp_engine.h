@@ -679,6 +679,17 @@ typedef struct {
    ACP_DEFAULT_MAX_REPLAY_BYTES; a resume that needs more gets 410).
    */
   size_t max_replay_bytes;
+  /*
+   acp_connection_connect_url: how long the server has to take the
+   connection (the TCP connect, the TLS handshake and the WebSocket
+   upgrade) before it closes with the reason (0: the default,
+   ACP_DEFAULT_CONNECT_TIMEOUT_MS; UINT32_MAX: wait for ever).
+   */
+  uint32_t connect_timeout_ms;
+  /*
+   Zero (keeps the struct free of padding).
+   */
+  uint32_t _reserved;
 } acp_options;
 
 /*

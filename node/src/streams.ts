@@ -223,6 +223,13 @@ export interface RemoteStreamOptions extends StreamOptions {
    * first break, so that a dead server fails what is pending at once.
    */
   reconnectTimeoutMs?: number;
+  /**
+   * How long the server has to take the connection (the TCP connect, the
+   * TLS handshake and the WebSocket upgrade), in ms; one that has not by
+   * then closes the connection with the reason. Absent: 10 s
+   * (`LIMIT_DEFAULTS.connectTimeoutMs`); 0: wait for ever.
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -243,6 +250,7 @@ export function remoteStream(url: string, options: RemoteStreamOptions = {}): St
         options.caFile,
         options.reconnectTimeoutMs,
         Object.entries(options.headers ?? {}).map(([name, value]) => ({ name, value: String(value) })),
+        options.connectTimeoutMs,
         wake,
       );
     },

@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator, Callable, Mapping, Optional, Sequence
 
 from ._generated.methods import Agent, AgentSideConnection, Client, ClientSideConnection
 from ._limits import Limits
+from ._tables import Defaults
 from ._transport import Stream, remote_stream, spawn_stream, stdio_stream
 
 
@@ -58,6 +59,7 @@ async def connect_agent(
     token: Optional[str] = None,
     ca_file: Optional[str] = None,
     reconnect_timeout: Optional[float] = None,
+    connect_timeout: Optional[float] = Defaults.CONNECT_TIMEOUT,
     limits: Optional[Limits] = None,
     unchecked_methods: Sequence[str] = (),
     connection_class: Any = ClientSideConnection,
@@ -66,7 +68,9 @@ async def connect_agent(
     ``async with connect_agent(lambda conn: MyClient(), "http://host:8080/acp") as agent: ...``
     (``ws://``, ``wss://``, ``http://`` or ``https://``; see :func:`remote_stream`).
     On exit the connection is closed."""
-    stream = remote_stream(url, token=token, ca_file=ca_file, reconnect_timeout=reconnect_timeout)
+    stream = remote_stream(
+        url, token=token, ca_file=ca_file, reconnect_timeout=reconnect_timeout, connect_timeout=connect_timeout
+    )
     connection = connection_class(client_factory, stream, limits=limits, unchecked_methods=unchecked_methods)
     try:
         yield connection

@@ -9,6 +9,7 @@ import os
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ._native import NativeConnection
+from ._tables import Defaults
 
 
 class Stream:
@@ -60,17 +61,34 @@ class _Remote(Stream):
         ca_file: Optional[str],
         reconnect_timeout: Optional[float],
         headers: Optional[Mapping[str, str]] = None,
+        connect_timeout: Optional[float] = Defaults.CONNECT_TIMEOUT,
     ) -> None:
         self.url = url
         self.token = token
         self.ca_file = ca_file
         self.reconnect_timeout_ms = None if reconnect_timeout is None else int(reconnect_timeout * 1000)
         self.headers = [(str(name), str(value)) for name, value in (headers or {}).items()]
+        self.connect_timeout_ms = connect_timeout_ms(connect_timeout)
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         return NativeConnection.remote(
-            settings, self.url, self.token, self.ca_file, self.reconnect_timeout_ms, self.headers or None
+            settings,
+            self.url,
+            self.token,
+            self.ca_file,
+            self.reconnect_timeout_ms,
+            self.headers or None,
+            self.connect_timeout_ms,
         )
+
+
+def connect_timeout_ms(connect_timeout: Optional[float]) -> int:
+    """A ``connect_timeout`` in seconds as the engine takes it (0: wait for ever)."""
+    if connect_timeout is None:
+        return 0
+    if connect_timeout <= 0:
+        raise ValueError("connect_timeout must be positive (None: wait for ever)")
+    return max(1, round(connect_timeout * 1000))
 
 
 class _Fds(Stream):
@@ -306,6 +324,7 @@ def remote_stream(
     ca_file: Optional[str] = None,
     reconnect_timeout: Optional[float] = None,
     headers: Optional[Mapping[str, str]] = None,
+    connect_timeout: Optional[float] = Defaults.CONNECT_TIMEOUT,
 ) -> Stream:
     """A remote agent at ``url``: ``ws://`` or ``wss://`` (WebSocket), ``http://``
     or ``https://`` (Streamable HTTP), as ``acp-engine serve`` and the official
@@ -322,8 +341,14 @@ def remote_stream(
     connection closes. None or 0
     (the default): close at the first break, so that a dead server fails
     what is pending at once. ``headers``: more for the WebSocket handshake or
-    every HTTP request (an API gateway's key, say)."""
-    return _Remote(url, token, None if ca_file is None else os.fspath(ca_file), reconnect_timeout, headers)
+    every HTTP request (an API gateway's key, say).
+
+    ``connect_timeout`` (seconds, default 10): how long the server has to
+    take the connection (the TCP connect, the TLS handshake and the
+    WebSocket upgrade); one that has not by then closes the connection with
+    the reason. None: wait for ever."""
+    ca = None if ca_file is None else os.fspath(ca_file)
+    return _Remote(url, token, ca, reconnect_timeout, headers, connect_timeout)
 
 
 def fd_stream(read_fd: int, write_fd: int) -> Stream:

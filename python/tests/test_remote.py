@@ -5,14 +5,17 @@ with the reason."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import socket
 import subprocess
+import time
 from typing import Any, Iterator, List
 
 import pytest
 from conftest import run_async
 
-from acp_engine import Client, RequestError, connect_agent
+from acp_engine import Client, RequestError, connect_agent, remote_stream
 
 TARGET = os.path.join(os.path.dirname(__file__), "..", "..", "target", "debug")
 INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {}}
@@ -64,3 +67,26 @@ async def test_a_wrong_token_closes_the_connection_with_the_reason(urls: List[st
         assert refused.value.is_connection_closed(), refused.value
         reason = await agent.closed
         assert "401" in reason, reason
+
+
+@run_async
+async def test_a_server_that_never_answers_closes_the_connection_in_time() -> None:
+    # A listener that never accepts: the kernel takes the TCP connection,
+    # and nothing answers the WebSocket upgrade.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"ws://127.0.0.1:{silent.getsockname()[1]}/acp"
+        started = time.monotonic()
+        async with connect_agent(lambda _agent: NoClient(), url, connect_timeout=0.3) as agent:
+            with pytest.raises(RequestError) as failed:
+                await asyncio.wait_for(agent.initialize(INITIALIZE), 10)  # type: ignore[arg-type]
+            assert failed.value.is_connection_closed(), failed.value
+            reason = await agent.closed
+        assert "did not take the connection within 300 ms" in reason, reason
+        assert time.monotonic() - started < 10
+
+
+def test_a_connect_timeout_is_positive_or_none() -> None:
+    with pytest.raises(ValueError, match="connect_timeout must be positive"):
+        remote_stream("ws://127.0.0.1:1/acp", connect_timeout=0)

@@ -167,6 +167,7 @@ pub(crate) unsafe fn url_transport<'a>(
     };
     Ok(move |settings: &Settings| {
         connect.reconnect_timeout = settings.reconnect_timeout;
+        connect.connect_timeout = settings.connect_timeout;
         Ok(acp_engine::remote::dial(url, &connect))
     })
 }

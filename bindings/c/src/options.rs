@@ -96,6 +96,13 @@ pub struct acp_options {
     /// that comes back with Last-Event-ID (0: the default,
     /// ACP_DEFAULT_MAX_REPLAY_BYTES; a resume that needs more gets 410).
     pub max_replay_bytes: usize,
+    /// acp_connection_connect_url: how long the server has to take the
+    /// connection (the TCP connect, the TLS handshake and the WebSocket
+    /// upgrade) before it closes with the reason (0: the default,
+    /// ACP_DEFAULT_CONNECT_TIMEOUT_MS; UINT32_MAX: wait for ever).
+    pub connect_timeout_ms: u32,
+    /// Zero (keeps the struct free of padding).
+    pub _reserved: u32,
 }
 
 /// The values of `acp_options::protocol_versions`.
@@ -128,6 +135,8 @@ impl Default for acp_options {
             protocol_versions: 0,
             reconnect_timeout_ms: 0,
             max_replay_bytes: 0,
+            connect_timeout_ms: 0,
+            _reserved: 0,
         }
     }
 }
@@ -147,6 +156,8 @@ pub(crate) struct Settings {
     pub reconnect_timeout: Option<std::time::Duration>,
     /// `acp_options::max_replay_bytes` (None: the default).
     pub max_replay_bytes: Option<usize>,
+    /// `acp_options::connect_timeout_ms` (None: wait for ever).
+    pub connect_timeout: Option<std::time::Duration>,
 }
 
 impl Settings {
@@ -161,6 +172,11 @@ impl Settings {
             reconnect_timeout: (options.reconnect_timeout_ms > 0)
                 .then(|| std::time::Duration::from_millis(options.reconnect_timeout_ms.into())),
             max_replay_bytes: (options.max_replay_bytes > 0).then_some(options.max_replay_bytes),
+            connect_timeout: match options.connect_timeout_ms {
+                0 => acp_engine::remote::ConnectOptions::default().connect_timeout,
+                u32::MAX => None,
+                ms => Some(std::time::Duration::from_millis(ms.into())),
+            },
         })
     }
 }

@@ -246,6 +246,37 @@ static void test_a_reconnecting_client_waits_for_its_server(void) {
     acp_server_free(server);
 }
 
+/* A server that takes the TCP connection and then says nothing (here a
+ * listener that never accepts): with connect_timeout_ms the connection
+ * closes with the reason in time, failing the request sent meanwhile. */
+static void test_a_server_that_never_answers_fails_the_connection_in_time(void) {
+    int silent = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in address = {.sin_family = AF_INET};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(bind(silent, (struct sockaddr *)&address, sizeof address) == 0);
+    CHECK(listen(silent, 8) == 0);
+    socklen_t length = sizeof address;
+    CHECK(getsockname(silent, (struct sockaddr *)&address, &length) == 0);
+    char url[64];
+    snprintf(url, sizeof url, "ws://127.0.0.1:%d/acp", ntohs(address.sin_port));
+
+    acp_options options = ACP_OPTIONS_INIT;
+    options.connect_timeout_ms = 300;
+    acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = client_request};
+    acp_connection *conn = NULL;
+    CHECK_RC(acp_connection_connect_url(url, NULL, &options, &handlers, &conn), ACP_OK);
+    char *result = NULL;
+    CHECK(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
+          ACP_OK);
+    acp_string_free(result);
+    CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
+    char *reason = acp_connection_close_reason(conn);
+    CHECK_CONTAINS(reason, "did not take the connection within 300 ms");
+    acp_string_free(reason);
+    acp_connection_free(conn);
+    close(silent);
+}
+
 /* `GET path` (with `Authorization: Bearer token` unless NULL) at the
  * server whose HTTP URL is `url`, over a socket of our own: its status, the
  * response (head and body) in `response`. */
@@ -353,6 +384,7 @@ int main(void) {
     test_stopping_fails_what_is_pending();
     test_draining_lets_a_request_finish();
     test_a_reconnecting_client_waits_for_its_server();
+    test_a_server_that_never_answers_fails_the_connection_in_time();
     test_listen_takes_the_newer_settings();
     test_arguments();
     return harness_finish();

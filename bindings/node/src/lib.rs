@@ -349,7 +349,9 @@ impl NativeConnection {
     /// `https://`), connected in the background: a failure closes the
     /// connection with the reason. `reconnect_timeout_ms`: 0 or absent, off.
     /// `headers`: more for the handshake or every HTTP request.
+    /// `connect_timeout_ms`: absent, the default; 0, wait for ever.
     #[napi(factory)]
+    #[allow(clippy::too_many_arguments)]
     pub fn remote(
         settings: NativeSettings,
         url: String,
@@ -357,9 +359,11 @@ impl NativeConnection {
         ca_file: Option<String>,
         reconnect_timeout_ms: Option<u32>,
         headers: Option<Vec<RequestHeader>>,
+        connect_timeout_ms: Option<u32>,
         wake: Function<(), ()>,
     ) -> Result<Self> {
         let options = options(&settings)?;
+        let defaults = acp_engine::remote::ConnectOptions::default();
         let connect = acp_engine::remote::ConnectOptions {
             bearer_token: token,
             headers: headers
@@ -371,7 +375,12 @@ impl NativeConnection {
             reconnect_timeout: reconnect_timeout_ms
                 .filter(|ms| *ms > 0)
                 .map(|ms| std::time::Duration::from_millis(ms.into())),
-            ..Default::default()
+            connect_timeout: match connect_timeout_ms {
+                None => defaults.connect_timeout,
+                Some(0) => None,
+                Some(ms) => Some(std::time::Duration::from_millis(ms.into())),
+            },
+            ..defaults
         };
         let transport = {
             let _guard = enter();

@@ -169,8 +169,9 @@ impl NativeConnection {
     /// `https://`), made in the background: a failure closes the connection
     /// with the reason. `reconnect_timeout_ms`: 0 or None, off. `headers`:
     /// more for the handshake or every HTTP request, as (name, value) pairs.
+    /// `connect_timeout_ms`: None, the default; 0, wait for ever.
     #[staticmethod]
-    #[pyo3(signature = (settings, url, token=None, ca_file=None, reconnect_timeout_ms=None, headers=None))]
+    #[pyo3(signature = (settings, url, token=None, ca_file=None, reconnect_timeout_ms=None, headers=None, connect_timeout_ms=None))]
     fn remote(
         settings: &Bound<'_, PyDict>,
         url: &str,
@@ -178,8 +179,9 @@ impl NativeConnection {
         ca_file: Option<String>,
         reconnect_timeout_ms: Option<u64>,
         headers: Option<Vec<(String, String)>>,
+        connect_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
-        let options = connect_options(token, ca_file, reconnect_timeout_ms, headers);
+        let options = connect_options(token, ca_file, reconnect_timeout_ms, headers, connect_timeout_ms);
         let runtime = host::runtime();
         let _runtime = runtime.enter();
         Self::open(acp_engine::remote::dial(url, &options), settings)
@@ -402,7 +404,9 @@ pub(crate) fn connect_options(
     ca_file: Option<String>,
     reconnect_timeout_ms: Option<u64>,
     headers: Option<Vec<(String, String)>>,
+    connect_timeout_ms: Option<u64>,
 ) -> acp_engine::remote::ConnectOptions {
+    let defaults = acp_engine::remote::ConnectOptions::default();
     acp_engine::remote::ConnectOptions {
         bearer_token: token,
         headers: headers.unwrap_or_default(),
@@ -410,6 +414,11 @@ pub(crate) fn connect_options(
         reconnect_timeout: reconnect_timeout_ms
             .filter(|ms| *ms > 0)
             .map(std::time::Duration::from_millis),
-        ..Default::default()
+        connect_timeout: match connect_timeout_ms {
+            None => defaults.connect_timeout,
+            Some(0) => None,
+            Some(ms) => Some(std::time::Duration::from_millis(ms)),
+        },
+        ..defaults
     }
 }

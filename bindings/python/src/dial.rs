@@ -26,17 +26,18 @@ impl NativeDial {
     /// Dial `url` in the background; the arguments are
     /// `NativeConnection.remote`'s.
     #[staticmethod]
-    #[pyo3(signature = (url, token=None, ca_file=None, reconnect_timeout_ms=None, headers=None))]
+    #[pyo3(signature = (url, token=None, ca_file=None, reconnect_timeout_ms=None, headers=None, connect_timeout_ms=None))]
     fn start(
         url: &str,
         token: Option<String>,
         ca_file: Option<String>,
         reconnect_timeout_ms: Option<u64>,
         headers: Option<Vec<(String, String)>>,
+        connect_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
         let done = Arc::new(EventFd::new().map_err(|e| PyOSError::new_err(e.to_string()))?);
         let signal = done.clone();
-        let options = connect_options(token, ca_file, reconnect_timeout_ms, headers);
+        let options = connect_options(token, ca_file, reconnect_timeout_ms, headers, connect_timeout_ms);
         let dial = HostDial::start(url, options, &host::runtime(), move || signal.signal());
         Ok(Self { dial, done })
     }

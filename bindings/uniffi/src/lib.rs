@@ -337,7 +337,9 @@ impl NativeConnection {
     /// connection with the reason. `ca_file`: a PEM file of CA
     /// certificates to trust besides the system's.
     /// `reconnect_timeout_millis`: `ConnectOptions::reconnect_timeout`
-    /// (None or 0: off).
+    /// (None or 0: off). `connect_timeout_millis`:
+    /// `ConnectOptions::connect_timeout` (None: the default; 0: wait for
+    /// ever).
     #[uniffi::constructor]
     pub fn remote(
         settings: Settings,
@@ -345,14 +347,21 @@ impl NativeConnection {
         bearer_token: Option<String>,
         ca_file: Option<String>,
         reconnect_timeout_millis: Option<u64>,
+        connect_timeout_millis: Option<u64>,
     ) -> Arc<Self> {
+        let defaults = acp_engine::remote::ConnectOptions::default();
         let connect = acp_engine::remote::ConnectOptions {
             bearer_token,
             ca_file: ca_file.map(Into::into),
             reconnect_timeout: reconnect_timeout_millis
                 .filter(|millis| *millis > 0)
                 .map(std::time::Duration::from_millis),
-            ..Default::default()
+            connect_timeout: match connect_timeout_millis {
+                None => defaults.connect_timeout,
+                Some(0) => None,
+                Some(millis) => Some(std::time::Duration::from_millis(millis)),
+            },
+            ..defaults
         };
         let transport = {
             let _guard = engine().enter();

@@ -401,6 +401,9 @@ class ClientSideConnection private constructor(override val connection: Connecti
          * server sends what was lost, once) or to reach the server for a message (an `initialize` answered 502 to 504
          * too), before the connection closes with the reason; null or 0
          * ([Defaults.RECONNECT_TIMEOUT_MS]) closes it at the first break.
+         * [connectTimeoutMillis]: how long the server has to take the connection (the TCP
+         * connect, the TLS handshake and the WebSocket upgrade) before it closes with the
+         * reason; null: [Defaults.CONNECT_TIMEOUT_MS]; 0: wait for ever.
          */
         fun remote(
             url: String,
@@ -408,6 +411,7 @@ class ClientSideConnection private constructor(override val connection: Connecti
             caFile: String? = null,
             options: ConnectionOptions = ConnectionOptions(),
             reconnectTimeoutMillis: Long? = null,
+            connectTimeoutMillis: Long? = null,
             makeClient: (ClientSideConnection) -> Client,
         ): ClientSideConnection = open(makeClient) {
             NativeConnection.remote(
@@ -416,6 +420,7 @@ class ClientSideConnection private constructor(override val connection: Connecti
                 bearerToken,
                 caFile,
                 reconnectTimeoutMillis?.toULong(),
+                connectTimeoutMillis?.toULong(),
             )
         }
 

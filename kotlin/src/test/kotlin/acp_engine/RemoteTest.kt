@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
@@ -96,6 +97,27 @@ class RemoteTest {
         } finally {
             starter.join()
             agent.stop()
+        }
+    }
+
+    /** A server that takes the TCP connection and then says nothing fails the connection in time, with the reason. */
+    @Test
+    fun aServerThatNeverAnswersFailsTheConnectionInTime() {
+        ServerSocket(0, 8, java.net.InetAddress.getLoopbackAddress()).use { silent ->
+            val url = "ws://127.0.0.1:${silent.localPort}/acp"
+            val started = System.nanoTime()
+            val connection = ClientSideConnection.remote(url, connectTimeoutMillis = 300) { QuietClient() }
+            try {
+                val failure = assertThrows<RequestError> {
+                    runBlocking { withTimeout(20_000) { connection.initialize(mapOf("protocolVersion" to 1)) } }
+                }
+                val said = "${failure.message} ${failure.data}"
+                assertTrue("did not take the connection within 300 ms" in said, said)
+                val tookMillis = (System.nanoTime() - started) / 1_000_000
+                assertTrue(tookMillis < 10_000, "took $tookMillis ms")
+            } finally {
+                connection.close()
+            }
         }
     }
 }
