@@ -172,10 +172,12 @@ impl Transport {
     }
 
     /// The bytes on a Unix socket instead, for a host that reads and writes
-    /// them with its own event loop (Python's asyncio streams): two tasks
-    /// copy between the transport and the socket's other end until either
-    /// side ends. As with [`Transport::into_streams`], a spawned child is
-    /// killed. Call within a tokio runtime.
+    /// them with its own event loop (Python's asyncio streams): a task for
+    /// each direction copies until its source ends, then shuts the other
+    /// side's writing half (the host closing its socket ends what the
+    /// transport sends; the peer ending ends what the host reads). As with
+    /// [`Transport::into_streams`], a spawned child is killed. Call within
+    /// a tokio runtime.
     pub fn into_socket(self) -> std::io::Result<std::os::unix::net::UnixStream> {
         use tokio::io::AsyncWriteExt;
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;

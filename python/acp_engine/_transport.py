@@ -68,7 +68,7 @@ class _Remote(Stream):
         self.ca_file = ca_file
         self.reconnect_timeout_ms = None if reconnect_timeout is None else int(reconnect_timeout * 1000)
         self.headers = [(str(name), str(value)) for name, value in (headers or {}).items()]
-        self.connect_timeout_ms = connect_timeout_ms(connect_timeout)
+        self.connect_timeout_ms = _engine_connect_timeout(connect_timeout)
 
     def _open(self, settings: Dict[str, Any]) -> NativeConnection:
         return NativeConnection.remote(
@@ -82,7 +82,7 @@ class _Remote(Stream):
         )
 
 
-def connect_timeout_ms(connect_timeout: Optional[float]) -> int:
+def _engine_connect_timeout(connect_timeout: Optional[float]) -> int:
     """A ``connect_timeout`` in seconds as the engine takes it (0: wait for ever)."""
     if connect_timeout is None:
         return 0
