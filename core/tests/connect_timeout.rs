@@ -27,6 +27,11 @@ fn quick() -> ConnectOptions {
 
 #[test]
 fn a_client_waits_ten_seconds_unless_told_otherwise() {
+    // As the bindings pass it: absent, the default; 0, for ever.
+    let millis = ConnectOptions::connect_timeout_millis;
+    assert_eq!(millis(None), Some(Duration::from_secs(10)));
+    assert_eq!(millis(Some(0)), None);
+    assert_eq!(millis(Some(300)), Some(Duration::from_millis(300)));
     assert_eq!(
         ConnectOptions::default().connect_timeout,
         Some(Duration::from_secs(10))

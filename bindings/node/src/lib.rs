@@ -363,8 +363,8 @@ impl NativeConnection {
         wake: Function<(), ()>,
     ) -> Result<Self> {
         let options = options(&settings)?;
-        let defaults = acp_engine::remote::ConnectOptions::default();
-        let connect = acp_engine::remote::ConnectOptions {
+        use acp_engine::remote::ConnectOptions;
+        let connect = ConnectOptions {
             bearer_token: token,
             headers: headers
                 .unwrap_or_default()
@@ -375,12 +375,8 @@ impl NativeConnection {
             reconnect_timeout: reconnect_timeout_ms
                 .filter(|ms| *ms > 0)
                 .map(|ms| std::time::Duration::from_millis(ms.into())),
-            connect_timeout: match connect_timeout_ms {
-                None => defaults.connect_timeout,
-                Some(0) => None,
-                Some(ms) => Some(std::time::Duration::from_millis(ms.into())),
-            },
-            ..defaults
+            connect_timeout: ConnectOptions::connect_timeout_millis(connect_timeout_ms.map(u64::from)),
+            ..Default::default()
         };
         let transport = {
             let _guard = enter();

@@ -406,19 +406,15 @@ pub(crate) fn connect_options(
     headers: Option<Vec<(String, String)>>,
     connect_timeout_ms: Option<u64>,
 ) -> acp_engine::remote::ConnectOptions {
-    let defaults = acp_engine::remote::ConnectOptions::default();
-    acp_engine::remote::ConnectOptions {
+    use acp_engine::remote::ConnectOptions;
+    ConnectOptions {
         bearer_token: token,
         headers: headers.unwrap_or_default(),
         ca_file: ca_file.map(Into::into),
         reconnect_timeout: reconnect_timeout_ms
             .filter(|ms| *ms > 0)
             .map(std::time::Duration::from_millis),
-        connect_timeout: match connect_timeout_ms {
-            None => defaults.connect_timeout,
-            Some(0) => None,
-            Some(ms) => Some(std::time::Duration::from_millis(ms)),
-        },
-        ..defaults
+        connect_timeout: ConnectOptions::connect_timeout_millis(connect_timeout_ms),
+        ..Default::default()
     }
 }

@@ -349,19 +349,15 @@ impl NativeConnection {
         reconnect_timeout_millis: Option<u64>,
         connect_timeout_millis: Option<u64>,
     ) -> Arc<Self> {
-        let defaults = acp_engine::remote::ConnectOptions::default();
-        let connect = acp_engine::remote::ConnectOptions {
+        use acp_engine::remote::ConnectOptions;
+        let connect = ConnectOptions {
             bearer_token,
             ca_file: ca_file.map(Into::into),
             reconnect_timeout: reconnect_timeout_millis
                 .filter(|millis| *millis > 0)
                 .map(std::time::Duration::from_millis),
-            connect_timeout: match connect_timeout_millis {
-                None => defaults.connect_timeout,
-                Some(0) => None,
-                Some(millis) => Some(std::time::Duration::from_millis(millis)),
-            },
-            ..defaults
+            connect_timeout: ConnectOptions::connect_timeout_millis(connect_timeout_millis),
+            ..Default::default()
         };
         let transport = {
             let _guard = engine().enter();

@@ -140,6 +140,18 @@ impl Default for ConnectOptions {
     }
 }
 
+impl ConnectOptions {
+    /// `connect_timeout` as the bindings take it: None, the default; 0,
+    /// wait for ever; else that many milliseconds.
+    pub fn connect_timeout_millis(millis: Option<u64>) -> Option<Duration> {
+        match millis {
+            None => Some(crate::tables::defaults::CONNECT_TIMEOUT),
+            Some(0) => None,
+            Some(millis) => Some(Duration::from_millis(millis)),
+        }
+    }
+}
+
 /// Whether `text` names a remote agent (a `ws://`, `wss://`, `http://` or
 /// `https://` URL) rather than a command to run.
 pub fn is_url(text: &str) -> bool {
