@@ -166,6 +166,22 @@ def test_a_websocket_nobody_answers_fails_when_it_is_dialled() -> None:
         asyncio.run(create_websocket_stream(url))
 
 
+@run_async
+async def test_the_asgi_apps_refusal_of_a_post_reaches_the_client_every_time() -> None:
+    # The app forwards the POST's body as a stream; the engine's server must
+    # read it before answering 415, or closing over the unread bytes resets
+    # the connection under the answer (httpx2.ReadError, some of the time).
+    httpx2 = pytest.importorskip("httpx2")
+    from acp_engine.compat.http.asgi import create_asgi_app
+
+    app = create_asgi_app(lambda conn: _Listener())
+    transport = httpx2.ASGITransport(app=app)
+    async with app.router.lifespan_context(app), httpx2.AsyncClient(transport=transport, base_url="http://t") as client:
+        for _ in range(30):
+            response = await client.post("/acp", headers={"Content-Type": "text/plain"}, content="{}")
+            assert (response.status_code, response.json()) == (415, {"error": "Unsupported Media Type"})
+
+
 def test_a_client_stream_refuses_the_other_transports_url() -> None:
     with pytest.raises(ValueError, match="expected a http or https URL"):
         create_http_stream("ws://127.0.0.1:1/acp")

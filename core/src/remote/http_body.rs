@@ -34,6 +34,22 @@ pub(crate) async fn read_limited(
     }
 }
 
+/// What a refused request may still have sent that the server reads (and
+/// drops) before answering: a connection closed over unread bytes is reset,
+/// and the reset can destroy the answer before the client reads it.
+pub(crate) const DISCARDED_BODY_LIMIT: usize = 64 * 1024;
+
+/// How long a refused request's body is waited for.
+const DISCARD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Read and drop `body`, up to [`DISCARDED_BODY_LIMIT`] and for a second at
+/// most (beyond either the connection is closed as it is: a refused client
+/// that sends more, or slowly, is not waited for).
+pub(crate) async fn discard(body: Incoming) {
+    let reading = Limited::new(body, DISCARDED_BODY_LIMIT).collect();
+    let _ = tokio::time::timeout(DISCARD_PATIENCE, reading).await;
+}
+
 /// `Content-Type` without its parameters, in lower case.
 pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     headers

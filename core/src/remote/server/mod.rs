@@ -481,6 +481,13 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
     refusal_body::styled(route(request, address, shared).await, style).await
 }
 
+/// `refused`, once what `request` sent was read: a POST refused before its
+/// body was read would otherwise be reset under the answer.
+async fn after_reading(request: Request<Incoming>, refused: Response<Body>) -> Response<Body> {
+    super::http_body::discard(request.into_body()).await;
+    refused
+}
+
 async fn route(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shared>) -> Response<Body> {
     let path = request.uri().path();
     if path != shared.options.path {
@@ -496,10 +503,11 @@ async fn route(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shar
                 return check_token(&request, address, &shared).unwrap_or_else(|| metrics(&shared));
             }
         }
-        return refuse(&shared, address, StatusCode::NOT_FOUND, "no ACP endpoint here");
+        let refused = refuse(&shared, address, StatusCode::NOT_FOUND, "no ACP endpoint here");
+        return after_reading(request, refused).await;
     }
     if let Some(refused) = check_token(&request, address, &shared) {
-        return refused;
+        return after_reading(request, refused).await;
     }
     if let Some(authorize) = &shared.options.authorize {
         let check = AuthRequest {
@@ -507,7 +515,8 @@ async fn route(request: Request<Incoming>, address: SocketAddr, shared: Arc<Shar
             headers: request.headers(),
         };
         if !(authorize.0)(&check) {
-            return refuse(&shared, address, StatusCode::FORBIDDEN, "forbidden");
+            let refused = refuse(&shared, address, StatusCode::FORBIDDEN, "forbidden");
+            return after_reading(request, refused).await;
         }
     }
     if websocket::is_upgrade(&request) {
