@@ -84,19 +84,24 @@ static acp_connection *client(const char *url, const char *token) {
     return conn;
 }
 
-/* A client of `url` whose initialize is refused: the connection closes with
- * a reason naming `status`. */
-static void check_refused(const char *url, const char *token, const char *status) {
-    acp_connection *conn = client(url, token);
+/* `conn`'s initialize fails, and the connection closes with a reason
+ * containing `expected`; `conn` is freed. */
+static void check_initialize_closes(acp_connection *conn, const char *expected) {
     char *result = NULL;
     CHECK(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
           ACP_OK);
     acp_string_free(result);
     CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
     char *reason = acp_connection_close_reason(conn);
-    CHECK_CONTAINS(reason, status);
+    CHECK_CONTAINS(reason, expected);
     acp_string_free(reason);
     acp_connection_free(conn);
+}
+
+/* A client of `url` whose initialize is refused: the connection closes with
+ * a reason naming `status`. */
+static void check_refused(const char *url, const char *token, const char *status) {
+    check_initialize_closes(client(url, token), status);
 }
 
 static void test_calls_both_ways_over_both_transports(void) {
@@ -265,15 +270,7 @@ static void test_a_server_that_never_answers_fails_the_connection_in_time(void) 
     acp_handlers handlers = {.struct_size = sizeof(acp_handlers), .on_request = client_request};
     acp_connection *conn = NULL;
     CHECK_RC(acp_connection_connect_url(url, NULL, &options, &handlers, &conn), ACP_OK);
-    char *result = NULL;
-    CHECK(acp_connection_request(conn, ACP_METHOD_INITIALIZE, "{\"protocolVersion\":1}", slow(10000), &result) !=
-          ACP_OK);
-    acp_string_free(result);
-    CHECK_RC(acp_connection_wait_closed(conn, slow(10000)), ACP_OK);
-    char *reason = acp_connection_close_reason(conn);
-    CHECK_CONTAINS(reason, "did not take the connection within 300 ms");
-    acp_string_free(reason);
-    acp_connection_free(conn);
+    check_initialize_closes(conn, "did not take the connection within 300 ms");
     close(silent);
 }
 

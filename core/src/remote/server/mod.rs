@@ -483,7 +483,7 @@ async fn handle(request: Request<Incoming>, address: SocketAddr, shared: Arc<Sha
 
 /// `refused`, once what `request` sent was read: a POST refused before its
 /// body was read would otherwise be reset under the answer.
-async fn after_reading(request: Request<Incoming>, refused: Response<Body>) -> Response<Body> {
+pub(super) async fn after_reading(request: Request<Incoming>, refused: Response<Body>) -> Response<Body> {
     super::http_body::discard(request.into_body()).await;
     refused
 }

@@ -139,9 +139,8 @@ fn json_rpc_error(status: StatusCode, error: RequestError) -> Response<Body> {
 
 async fn post(request: Request<Incoming>, address: SocketAddr, shared: &Arc<Shared>) -> Response<Body> {
     if http_body::media_type(request.headers()).as_deref() != Some(JSON) {
-        // Read first: answered over an unread body, the answer can be reset.
-        http_body::discard(request.into_body()).await;
-        return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type");
+        let refused = text(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type");
+        return super::after_reading(request, refused).await;
     }
     let (parts, body) = request.into_parts();
     let max = shared.options.max_message_size;

@@ -10,14 +10,12 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..._native import NativeConnection, NativeDial
+from ..._tables import Defaults
 from ..._transport import Stream, asyncio_stream
 from .._cookies import MemoryAcpCookieStore
 
 __all__ = ["MemoryAcpCookieStore", "WebSocketClientStream", "create_websocket_stream"]
 
-# What one message read through `receive()` may take at most (the engine's
-# default for a connection's messages).
-_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 class WebSocketClientStream(Stream):
@@ -58,7 +56,8 @@ class WebSocketClientStream(Stream):
             raise RuntimeError("a connection runs on this stream: it sends and receives the messages")
         if self._pipe is None:
             dialled = socket.socket(fileno=self._dial.socket())
-            self._pipe = await asyncio.open_unix_connection(sock=dialled, limit=_MAX_MESSAGE_BYTES)
+            # A message read by hand may be as large as a connection's.
+            self._pipe = await asyncio.open_unix_connection(sock=dialled, limit=Defaults.MAX_MESSAGE_SIZE)
         return self._pipe
 
     async def send(self, message: Dict[str, Any]) -> None:
