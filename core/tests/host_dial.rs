@@ -96,3 +96,44 @@ fn a_dial_nobody_answers_fails_with_the_reason() {
     }
     assert!(dial.take_transport().is_none());
 }
+
+#[test]
+fn a_transport_dialled_at_once_tells_the_handshake_cookies_once_connected() {
+    let (told, cookies) = mpsc::channel();
+    let url = format!("ws://127.0.0.1:{}/acp", echo_server());
+    let transport = {
+        let _runtime = host::runtime().enter();
+        acp_engine::remote::dial_for_cookies(&url, &ConnectOptions::default(), move |set_cookies| {
+            let _ = told.send(set_cookies);
+        })
+    };
+    let told = cookies
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the cookies are told");
+    assert_eq!(told, ["affinity=abc123; Path=/", "zone=b"]);
+    drop(transport);
+}
+
+#[test]
+fn a_transport_whose_dial_fails_tells_no_cookies() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let (told, cookies) = mpsc::channel();
+    let transport = {
+        let _runtime = host::runtime().enter();
+        acp_engine::remote::dial_for_cookies(
+            &format!("ws://127.0.0.1:{port}/acp"),
+            &ConnectOptions::default(),
+            move |set_cookies| {
+                let _ = told.send(set_cookies);
+            },
+        )
+    };
+    // The callback is dropped uncalled: the channel ends without a message.
+    assert_eq!(
+        cookies.recv_timeout(Duration::from_secs(10)),
+        Err(mpsc::RecvTimeoutError::Disconnected)
+    );
+    drop(transport);
+}

@@ -70,6 +70,11 @@ impl HostDial {
         }
     }
 
+    /// Stop dialling (a dial that ended is not changed).
+    pub fn stop(&self) {
+        self.task.abort();
+    }
+
     /// The connected transport (once: later calls, and calls before it
     /// connected, get None).
     pub fn take_transport(&self) -> Option<Transport> {
@@ -86,7 +91,7 @@ impl HostDial {
 
 impl Drop for HostDial {
     fn drop(&mut self) {
-        self.task.abort();
+        self.stop();
     }
 }
 

@@ -201,6 +201,16 @@ pub async fn connect_for_cookies(url: &str, options: &ConnectOptions) -> io::Res
 /// ends the transport with that reason ("cannot connect to ...: HTTP 401"),
 /// failing what was sent meanwhile.
 pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
+    dial_for_cookies(url, options, |_| {})
+}
+
+/// [`dial`], telling `on_cookies` what cookies the server set once it
+/// connected (as [`Connected::set_cookies`]; not called if it failed).
+pub fn dial_for_cookies(
+    url: &str,
+    options: &ConnectOptions,
+    on_cookies: impl FnOnce(Vec<String>) + Send + 'static,
+) -> Transport {
     let failure = failing::Failure::default();
     let (lines, inner) = tokio::io::duplex(BRIDGE_BUFFER);
     let (url, options, failed) = (url.to_owned(), options.clone(), failure.clone());
@@ -210,10 +220,13 @@ pub fn dial(url: &str, options: &ConnectOptions) -> Transport {
             Ok(endpoint) => attach(endpoint, options, &mut far_end, failed.clone()).await,
             Err(error) => Err(error),
         };
-        // On failure the far end is still here: the reason is set before it
-        // goes, so the stream ends with it, not as a bare end of stream.
-        if let Err(error) = attached {
-            let _ = failed.set(format!("cannot connect to {url}: {error}"));
+        match attached {
+            Ok(set_cookies) => on_cookies(set_cookies),
+            // The far end is still here: the reason is set before it goes,
+            // so the stream ends with it, not as a bare end of stream.
+            Err(error) => {
+                let _ = failed.set(format!("cannot connect to {url}: {error}"));
+            }
         }
         drop(far_end);
     });
