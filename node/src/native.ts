@@ -10,6 +10,10 @@ const loaded = require("../native.cjs") as typeof addon;
 
 export const NativeConnection = loaded.NativeConnection;
 export type NativeConnection = addon.NativeConnection;
+/** A remote agent dialled before a connection runs on it (`acp_engine::host::HostDial`). */
+export const NativeDial = loaded.NativeDial;
+export type NativeDial = addon.NativeDial;
+export type RemoteSettings = addon.RemoteSettings;
 export const NativeProxyStreams = loaded.NativeProxyStreams;
 export type NativeProxyStreams = addon.NativeProxyStreams;
 export const NativeServer = loaded.NativeServer;

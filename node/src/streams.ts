@@ -2,7 +2,7 @@
 // framing in every case; these only say where the bytes come from and go.
 
 import { LineSplitter, messageView } from "./message-view.js";
-import { NativeConnection } from "./native.js";
+import { NativeConnection, type RemoteSettings } from "./native.js";
 import { checkedMaxMessageBytes } from "./stream-limits.js";
 
 /** Which side of ACP a connection plays: the engine checks what it receives
@@ -243,17 +243,20 @@ export function remoteStream(url: string, options: RemoteStreamOptions = {}): St
   return {
     kind: "remote",
     [kOpen](side, unstable, wake, _host, open) {
-      return NativeConnection.remote(
-        settings(side, unstable, options, open),
-        url,
-        options.token,
-        options.caFile,
-        options.reconnectTimeoutMs,
-        Object.entries(options.headers ?? {}).map(([name, value]) => ({ name, value: String(value) })),
-        options.connectTimeoutMs,
-        wake,
-      );
+      return NativeConnection.remote(settings(side, unstable, options, open), remoteSettings(url, options), wake);
     },
+  };
+}
+
+/** @internal What the engine is told of a remote agent. */
+export function remoteSettings(url: string, options: RemoteStreamOptions): RemoteSettings {
+  return {
+    url,
+    token: options.token,
+    caFile: options.caFile,
+    reconnectTimeoutMs: options.reconnectTimeoutMs,
+    headers: Object.entries(options.headers ?? {}).map(([name, value]) => ({ name, value: String(value) })),
+    connectTimeoutMs: options.connectTimeoutMs,
   };
 }
 

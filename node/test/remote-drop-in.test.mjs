@@ -11,6 +11,7 @@ import * as http from "node:http";
 import { dirname, join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import { promisify } from "node:util";
 
 import * as acp from "acp-engine";
@@ -152,10 +153,117 @@ test("maxIdLength: a longer session id is answered 400 (the official server's ru
   await server.close();
 });
 
-test("a client stream refuses the other transport's URL, and has no message streams of its own", () => {
+test("a client stream refuses the other transport's URL", () => {
   assert.throws(() => createHttpStream("ws://127.0.0.1:1/acp"), /expected a http: or https: URL/);
   assert.throws(() => createWebSocketStream("http://127.0.0.1:1/acp"), /expected a ws: or wss: URL/);
-  assert.throws(() => createWebSocketStream("ws://127.0.0.1:1/acp").readable, /read and written by the engine/);
+});
+
+const INITIALIZE = { protocolVersion: 1, clientCapabilities: {} };
+
+for (const [name, create, transport] of [
+  ["createWebSocketStream", createWebSocketStream, "ws"],
+  ["createHttpStream", createHttpStream, "http"],
+]) {
+  test(`${name}'s messages by hand reach the official AcpServer, and a connection then runs over a tap of them`, async () => {
+    const stream = create((await officialServer)[transport]);
+    const writer = stream.writable.getWriter();
+    const reader = stream.readable.getReader();
+    await writer.write({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
+    const { value: answer } = await reader.read();
+    assert.equal(answer.id, 1);
+    assert.equal(answer.result.protocolVersion, 1);
+    writer.releaseLock();
+    reader.releaseLock();
+
+    const seen = [];
+    const tap = new TransformStream({
+      transform(message, controller) {
+        seen.push(message);
+        controller.enqueue(message);
+      },
+    });
+    const toAgent = new TransformStream();
+    toAgent.readable.pipeTo(stream.writable).catch(() => {});
+    const tapped = { readable: stream.readable.pipeThrough(tap), writable: toAgent.writable };
+    await acp.client().connectWith(tapped, async (agent) => {
+      const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: "/", mcpServers: [] });
+      assert.ok(sessionId);
+      assert.equal(seen.at(-1).result.sessionId, sessionId);
+    });
+  });
+}
+
+test("createWebSocketStream by hand: a refused dial fails reads and writes with the reason", async () => {
+  const stream = createWebSocketStream("ws://127.0.0.1:1/acp");
+  await assert.rejects(stream.readable.getReader().read(), /cannot connect to ws:\/\/127.0.0.1:1\/acp/);
+  await assert.rejects(stream.writable.getWriter().write({ jsonrpc: "2.0", method: "x" }), /cannot connect/);
+});
+
+/** A `ws` server that sets a cookie on the handshake and answers `initialize`; what each handshake sent, and its closes. */
+async function cookieServer() {
+  const { WebSocketServer } = createRequire(join(TS, "package.json"))("ws");
+  const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+  const seen = { cookies: [], closes: 0 };
+  server.on("headers", (headers) => headers.push("Set-Cookie: affinity=b7; Path=/; HttpOnly"));
+  server.on("connection", (socket, request) => {
+    seen.cookies.push(request.headers.cookie);
+    socket.on("close", () => seen.closes++);
+    socket.on("message", (data) => {
+      const message = JSON.parse(String(data));
+      if (message.method === "initialize") socket.send(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: 1 } }));
+    });
+  });
+  await new Promise((resolve) => server.on("listening", resolve));
+  after(() => server.close());
+  return { url: `ws://127.0.0.1:${server.address().port}/acp`, seen };
+}
+
+const storedCookie = (store) => {
+  const headers = new Headers();
+  store.apply(headers);
+  return headers.get("cookie");
+};
+
+test("createWebSocketStream: the handshake's cookies go into the cookie store, by hand and under a connection; `omit` leaves it alone", async () => {
+  const { url, seen } = await cookieServer();
+  const byHand = new MemoryAcpCookieStore();
+  const stream = createWebSocketStream(url, { cookieStore: byHand });
+  const writer = stream.writable.getWriter();
+  await writer.write({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
+  assert.equal((await stream.readable.getReader().read()).value.id, 1);
+  assert.equal(storedCookie(byHand), "affinity=b7");
+  await writer.close();
+
+  const underConnection = new MemoryAcpCookieStore();
+  await acp.client().connectWith(createWebSocketStream(url, { cookieStore: underConnection }), async (agent) => {
+    await agent.request(acp.methods.agent.initialize, INITIALIZE);
+  });
+  assert.equal(storedCookie(underConnection), "affinity=b7");
+  // The next stream with that store sends it back.
+  await acp.client().connectWith(createWebSocketStream(url, { cookieStore: underConnection }), async (agent) => {
+    await agent.request(acp.methods.agent.initialize, INITIALIZE);
+  });
+
+  const omitted = new MemoryAcpCookieStore();
+  omitted.store(new Headers([["set-cookie", "mine=1"]]));
+  await acp.client().connectWith(createWebSocketStream(url, { cookieStore: omitted, cookies: "omit" }), async (agent) => {
+    await agent.request(acp.methods.agent.initialize, INITIALIZE);
+  });
+  assert.equal(storedCookie(omitted), "mine=1");
+  assert.deepEqual(seen.cookies, [undefined, undefined, "affinity=b7", undefined]);
+});
+
+test("createWebSocketStream by hand: closing the writable closes the WebSocket and ends the readable", async () => {
+  const { url, seen } = await cookieServer();
+  const stream = createWebSocketStream(url);
+  const writer = stream.writable.getWriter();
+  const reader = stream.readable.getReader();
+  await writer.write({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
+  assert.equal((await reader.read()).value.id, 1);
+  await writer.close();
+  assert.deepEqual(await reader.read(), { value: undefined, done: true });
+  for (let waited = 0; seen.closes === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(seen.closes, 1, "the server saw the WebSocket close");
 });
 
 test("a server that is gone fails the client's pending request with the reason", async () => {

@@ -19,6 +19,7 @@
 //!   framing and the protocol stay in Rust in every case.
 
 #![warn(missing_docs)]
+mod dial;
 mod errors;
 pub mod fed;
 pub mod mcp;
@@ -43,6 +44,8 @@ use napi::bindgen_prelude::{FromNapiValue, Function, ToNapiValue, Uint8Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
+
+use crate::dial::RemoteSettings;
 
 type WakeFn = ThreadsafeFunction<(), (), (), Status, false>;
 
@@ -177,15 +180,6 @@ pub(crate) fn options(settings: &NativeSettings) -> Result<HostOptions> {
         })?;
     }
     Ok(options)
-}
-
-/// A header a remote client sends (`remote`).
-#[napi(object)]
-pub struct RequestHeader {
-    /// Its name (`x-api-key`).
-    pub name: String,
-    /// Its value.
-    pub value: String,
 }
 
 /// The kinds of the events the engine hands JS (`acp_engine::host::kind`).
@@ -345,42 +339,31 @@ impl NativeConnection {
         Ok(Self::start(transport, options, waker))
     }
 
-    /// A client of a remote agent (`ws://`, `wss://`, `http://` or
-    /// `https://`), connected in the background: a failure closes the
-    /// connection with the reason. `reconnect_timeout_ms`: 0 or absent, off.
-    /// `headers`: more for the handshake or every HTTP request.
-    /// `connect_timeout_ms`: absent, the default; 0, wait for ever.
+    /// A client of a remote agent, connected in the background: a failure
+    /// closes the connection with the reason. `on_cookies` gets the
+    /// `Set-Cookie` values of the handshake's answer once connected.
     #[napi(factory)]
-    #[allow(clippy::too_many_arguments)]
     pub fn remote(
         settings: NativeSettings,
-        url: String,
-        token: Option<String>,
-        ca_file: Option<String>,
-        reconnect_timeout_ms: Option<u32>,
-        headers: Option<Vec<RequestHeader>>,
-        connect_timeout_ms: Option<u32>,
+        remote: RemoteSettings,
         wake: Function<(), ()>,
+        on_cookies: Option<Function<Vec<String>, ()>>,
     ) -> Result<Self> {
         let options = options(&settings)?;
-        use acp_engine::remote::ConnectOptions;
-        let connect = ConnectOptions {
-            bearer_token: token,
-            headers: headers
-                .unwrap_or_default()
-                .into_iter()
-                .map(|header| (header.name, header.value))
-                .collect(),
-            ca_file: ca_file.map(Into::into),
-            reconnect_timeout: reconnect_timeout_ms
-                .filter(|ms| *ms > 0)
-                .map(|ms| std::time::Duration::from_millis(ms.into())),
-            connect_timeout: ConnectOptions::connect_timeout_millis(connect_timeout_ms.map(u64::from)),
-            ..Default::default()
-        };
+        let on_cookies = on_cookies
+            .map(|f| {
+                f.build_threadsafe_function::<Vec<String>>()
+                    .callee_handled::<false>()
+                    .build()
+            })
+            .transpose()?;
         let transport = {
             let _guard = enter();
-            acp_engine::remote::dial(&url, &connect)
+            acp_engine::remote::dial_for_cookies(&remote.url, &remote.connect_options(), move |cookies| {
+                if let Some(on_cookies) = on_cookies {
+                    on_cookies.call(cookies, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            })
         };
         let waker = Waker::new(wake)?;
         let _guard = enter();

@@ -12,9 +12,9 @@ export interface HttpStreamOptions {
   readonly fetch?: typeof globalThis.fetch;
   /** Sent with every HTTP request. */
   readonly headers?: Record<string, string>;
-  /** Accepted for the official signature; the engine always keeps the connection's affinity cookies. */
+  /** `omit`: `cookieStore` is left alone (the engine still keeps the connection's own affinity cookies). */
   readonly cookies?: "include" | "omit";
-  /** Its cookies are sent with the first request. */
+  /** Its cookies are sent with the first request (the engine keeps the server's for the connection). */
   readonly cookieStore?: AcpCookieStore;
   /** The largest message read from the server (default `DEFAULT_MAX_MESSAGE_BYTES`). */
   readonly maxMessageBytes?: number;

@@ -2,8 +2,19 @@
 // official SDK's remote client streams, as engine connections (the engine
 // dials, frames, keeps the affinity cookies and bounds what it reads).
 
+import { NativeConnection, type RemoteSettings } from "../native.js";
 import { checkedMaxMessageBytes } from "../stream-limits.js";
-import { kOpen, remoteStream, type MessageStream, type Opener, type Stream } from "../streams.js";
+import {
+  kOpen,
+  messageStream,
+  remoteSettings,
+  settings,
+  type MessageStream,
+  type Opener,
+  type Stream,
+  type StreamOptions,
+} from "../streams.js";
+import { dialledMessages } from "./dialled-messages.js";
 
 /** The official SDK's affinity cookie store: cookies from `Set-Cookie`, sent back as `Cookie`. */
 export interface AcpCookieStore {
@@ -42,19 +53,26 @@ export class MemoryAcpCookieStore implements AcpCookieStore {
 /** What a remote client stream is told: the official options the engine takes. */
 export interface RemoteClientOptions {
   readonly headers?: Record<string, string>;
+  /** `omit`: the cookie store is neither sent nor given the server's cookies. */
+  readonly cookies?: "include" | "omit";
   readonly cookieStore?: AcpCookieStore;
   readonly maxMessageBytes?: number;
 }
 
 /**
- * A remote agent's stream: give it to a connection (`client().connect`,
- * `ClientSideConnection`), which the engine runs over it. Its `readable` and
- * `writable` are not offered: the engine reads and writes the messages
- * itself, so there is no JS stream of them to hand out.
+ * A remote agent's stream. Given untouched to a connection (`client().connect`,
+ * `ClientSideConnection`), the engine runs the connection over it itself.
+ * Its `readable` and `writable` are the official SDK's messages, for code
+ * that reads or writes them by hand (a tap, a proxy): the first use of
+ * either dials the agent, and a connection given the stream afterwards runs
+ * over those messages.
  */
 export class RemoteClientStream implements Stream, MessageStream {
   readonly kind = "remote" as const;
-  readonly #stream: Stream;
+  readonly #remote: RemoteSettings;
+  readonly #streamOptions: StreamOptions;
+  readonly #storeCookies: ((setCookies: string[]) => void) | undefined;
+  #messages: MessageStream | undefined;
 
   constructor(url: string, schemes: readonly string[], options: RemoteClientOptions) {
     const scheme = new URL(url).protocol.slice(0, -1);
@@ -62,31 +80,34 @@ export class RemoteClientStream implements Stream, MessageStream {
       throw new TypeError(`acp-engine: ${url}: expected a ${schemes.join(": or ")}: URL`);
     }
     const headers = new Headers(options.headers);
+    const cookieStore = options.cookies === "omit" ? undefined : options.cookieStore;
     // The store's cookies go with the first request; the engine keeps what
-    // the server sets for the rest of the connection, its reconnects included.
-    options.cookieStore?.apply(headers);
-    this.#stream = remoteStream(url, {
-      headers: Object.fromEntries(headers),
-      maxMessageSize: checkedMaxMessageBytes(options.maxMessageBytes),
-    });
+    // the server sets for the rest of the connection, its reconnects included,
+    // and the handshake's go to the store too, for the caller's next stream.
+    cookieStore?.apply(headers);
+    this.#storeCookies =
+      cookieStore && ((setCookies) => cookieStore.store(new Headers(setCookies.map((value) => ["set-cookie", value]))));
+    this.#remote = remoteSettings(url, { headers: Object.fromEntries(headers) });
+    this.#streamOptions = { maxMessageSize: checkedMaxMessageBytes(options.maxMessageBytes) };
   }
 
   get readable(): ReadableStream<unknown> {
-    throw notOffered();
+    return this.#dialled().readable;
   }
 
   get writable(): WritableStream<unknown> {
-    throw notOffered();
+    return this.#dialled().writable;
   }
 
   /** @internal */
   get [kOpen](): Opener {
-    return this.#stream[kOpen];
+    if (this.#messages) return messageStream(this.#messages, this.#streamOptions)[kOpen];
+    return (side, unstable, wake, _host, open) =>
+      NativeConnection.remote(settings(side, unstable, this.#streamOptions, open), this.#remote, wake, this.#storeCookies);
   }
-}
 
-function notOffered(): TypeError {
-  return new TypeError(
-    "acp-engine: a remote stream's messages are read and written by the engine: give the stream to a connection",
-  );
+  #dialled(): MessageStream {
+    this.#messages ??= dialledMessages(this.#remote, this.#streamOptions.maxMessageSize, this.#storeCookies);
+    return this.#messages;
+  }
 }

@@ -30,9 +30,9 @@ export interface WebSocketStreamOptions {
   /** Sent with the WebSocket handshake. */
   readonly headers?: Record<string, string>;
   readonly WebSocket?: WebSocketConstructor;
-  /** Accepted for the official signature; the engine always keeps the connection's affinity cookies. */
+  /** `omit`: `cookieStore` is left alone (the engine still keeps the connection's own affinity cookies). */
   readonly cookies?: "include" | "omit";
-  /** Its cookies are sent with the handshake. */
+  /** Its cookies are sent with the handshake, and the server's go into it. */
   readonly cookieStore?: AcpCookieStore;
 }
 
