@@ -22,7 +22,6 @@ from acp_engine.compat.http.client import create_http_stream  # noqa: E402
 from acp_engine.compat.ws.client import create_websocket_stream  # noqa: E402
 
 
-
 def serve(argv: List[str]) -> Iterator[Tuple[str, str]]:
     """A server process: its WebSocket and HTTP URLs, the first two lines it prints."""
     server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
@@ -114,15 +113,25 @@ async def test_headers_and_the_cookie_stores_cookies_go_with_the_handshake() -> 
     assert seen.get("x-api-key") == "k1" and seen.get("cookie") == "affinity=b2", seen
 
 
+@pytest.mark.parametrize("transport", ["ws", "http"])
 @run_async
-async def test_messages_moved_by_hand_then_a_connection_over_the_same_websocket(
-    official_server: Tuple[str, str],
+async def test_messages_moved_by_hand_then_a_connection_over_the_same_stream(
+    official_server: Tuple[str, str], transport: str
 ) -> None:
-    stream = await create_websocket_stream(official_server[0])
+    if transport == "ws":
+        stream: Any = await create_websocket_stream(official_server[0])
+    else:
+        stream = create_http_stream(official_server[1])
     try:
         initialize = {"protocolVersion": 1, "clientCapabilities": {}}
-        await stream.send({"jsonrpc": "2.0", "id": "by-hand", "method": "initialize", "params": initialize})
-        answer = await asyncio.wait_for(stream.receive(), 10)
+        # A receive() and a send() at once (the first use dials, once).
+        answer, _ = await asyncio.wait_for(
+            asyncio.gather(
+                stream.receive(),
+                stream.send({"jsonrpc": "2.0", "id": "by-hand", "method": "initialize", "params": initialize}),
+            ),
+            10,
+        )
         assert answer is not None and answer["id"] == "by-hand", answer
         assert answer["result"]["protocolVersion"] == 1, answer
         # The connection runs over what the hand-moved messages used.
@@ -164,6 +173,18 @@ def test_a_websocket_nobody_answers_fails_when_it_is_dialled() -> None:
     url = f"ws://127.0.0.1:{port}/acp"
     with pytest.raises(OSError, match=f"cannot connect to {url}: "):
         asyncio.run(create_websocket_stream(url))
+
+
+@run_async
+async def test_an_http_stream_moved_by_hand_fails_with_the_reason_when_nobody_answers() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/acp"
+    stream = create_http_stream(url)
+    with pytest.raises(OSError, match=f"cannot connect to {url}: "):
+        await stream.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    await stream.close()
 
 
 @run_async
