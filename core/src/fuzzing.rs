@@ -46,7 +46,7 @@ pub fn classify_line(line: &[u8]) -> Classified {
             id,
             outcome: outcome.map(|r| r.get().to_owned()),
         },
-        Inbound::Invalid { id, error } => {
+        Inbound::Invalid { id, error } | Inbound::InvalidResponse { id, error } => {
             let reply = frame::response(&id, &Err(error.clone()));
             Classified::Invalid { id, error, reply }
         }

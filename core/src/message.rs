@@ -69,6 +69,15 @@ pub enum Inbound {
         /// The error the engine answers with.
         error: RequestError,
     },
+    /// A response that is not a valid one (both `result` and `error`, or an
+    /// `error` without an integer `code`): answer `error` to `id` as for
+    /// [`Inbound::Invalid`], and fail our request `id` if it waits for it.
+    InvalidResponse {
+        /// The id of the request it answers.
+        id: RequestId,
+        /// The error the engine answers with.
+        error: RequestError,
+    },
 }
 
 /// The fields of any JSON-RPC message, read in one pass. `id` keeps its raw
@@ -198,13 +207,38 @@ fn classify_envelope(envelope: Envelope) -> Inbound {
     };
     let outcome = match (envelope.result, envelope.error) {
         (Some(result), None) => Ok(result),
-        (None, Some(error)) => match serde_json::from_str::<RequestError>(error.get()) {
-            Ok(error) => Err(error),
-            Err(_) => return invalid(id, "\"error\" must be {code, message, data?}"),
+        (None, Some(error)) => match read_error(error) {
+            Some(error) => Err(error),
+            None => return invalid_response(id, "\"error\" must be {code, message, data?}"),
         },
-        _ => return invalid(id, "a response has exactly one of \"result\" and \"error\""),
+        _ => return invalid_response(id, "a response has exactly one of \"result\" and \"error\""),
     };
     Inbound::Response { id, outcome }
+}
+
+/// A response's error object. One without a `message` (or with a null one)
+/// is still read, as the official SDKs read it: its code is what a caller
+/// acts on, and the request it answers must not wait for ever.
+fn read_error(error: &RawValue) -> Option<RequestError> {
+    if let Ok(error) = serde_json::from_str::<RequestError>(error.get()) {
+        return Some(error);
+    }
+    #[derive(Deserialize)]
+    struct WithoutMessage {
+        code: i64,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        data: Option<Value>,
+    }
+    let error = serde_json::from_str::<WithoutMessage>(error.get()).ok()?;
+    Some(RequestError {
+        code: error.code,
+        message: error
+            .message
+            .unwrap_or_else(|| format!("error {} (the response had no message)", error.code)),
+        data: error.data,
+    })
 }
 
 /// A line that did not fit the envelope: find out whether it is JSON at all
@@ -245,6 +279,13 @@ fn parse_id(raw: &RawValue) -> Result<RequestId, String> {
 
 fn invalid(id: RequestId, reason: impl Into<String>) -> Inbound {
     Inbound::Invalid {
+        id,
+        error: RequestError::invalid_request().with_data(json!({ "reason": reason.into() })),
+    }
+}
+
+fn invalid_response(id: RequestId, reason: impl Into<String>) -> Inbound {
+    Inbound::InvalidResponse {
         id,
         error: RequestError::invalid_request().with_data(json!({ "reason": reason.into() })),
     }

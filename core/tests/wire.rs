@@ -431,6 +431,78 @@ async fn cancel_pending_request_rejects_the_waiter_notifies_the_peer_and_drops_t
     assert!(!conn.is_closed());
 }
 
+/// An error response without a `message` is still the answer (as the
+/// official SDKs read it): the caller gets its code, the peer no complaint;
+/// a late one to a cancelled request is dropped quietly.
+#[tokio::test]
+async fn an_error_response_without_a_message_is_read() {
+    let (conn, mut peer) = echo_connection();
+    let call = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.send_request::<_, Value>("slow", &json!({})).await }
+    });
+    assert_eq!(peer.recv().await["id"], 0);
+    peer.send(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32002,"data":{"uri":"/a"}}}"#)
+        .await;
+    let error = tokio::time::timeout(PATIENCE, call)
+        .await
+        .expect("the answer is read")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.code, -32002);
+    assert_eq!(error.message, "error -32002 (the response had no message)");
+    assert_eq!(error.data, Some(json!({"uri": "/a"})));
+
+    let pending = conn.start_request("slow", &json!({})).await.unwrap();
+    let id = pending.id().clone();
+    let waiter = tokio::spawn(pending);
+    assert_eq!(peer.recv().await["id"], 1);
+    assert!(conn.cancel_pending_request(&id, None).await);
+    assert_eq!(waiter.await.unwrap().unwrap_err().code, -32800);
+    assert_eq!(peer.recv().await["method"], "$/cancel_request");
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800}}"#)
+        .await;
+    // Nothing comes back for it: the next line is the echo's answer.
+    assert_still_answers(&mut peer, 50).await;
+}
+
+/// A response that is not one (both `result` and `error`, an `error`
+/// without a code) fails the request it answers at once, rather than leave
+/// it waiting for ever, and the peer hears why.
+#[tokio::test]
+async fn an_invalid_response_fails_the_request_it_answers() {
+    let (conn, mut peer) = echo_connection();
+    for (id, line) in [
+        (
+            0,
+            r#"{"jsonrpc":"2.0","id":0,"result":1,"error":{"code":1,"message":"m"}}"#,
+        ),
+        (1, r#"{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}"#),
+    ] {
+        let call = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.send_request::<_, Value>("slow", &json!({})).await }
+        });
+        assert_eq!(peer.recv().await["id"], id);
+        peer.send(line).await;
+        let reply = peer.recv().await;
+        assert_eq!(reply["id"], id, "{line}");
+        assert_eq!(reply["error"]["code"], -32600, "{line}");
+        let error = tokio::time::timeout(PATIENCE, call)
+            .await
+            .expect("the request fails at once")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(error.code, -32603, "{line}");
+        let reason = error.data.unwrap()["reason"].as_str().unwrap().to_owned();
+        assert!(
+            reason.starts_with("the peer's response was invalid: "),
+            "{reason}"
+        );
+    }
+    assert_still_answers(&mut peer, 50).await;
+}
+
 #[tokio::test]
 async fn dropping_a_pending_request_cancels_it_on_the_wire() {
     let (conn, mut peer) = echo_connection();

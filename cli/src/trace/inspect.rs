@@ -103,6 +103,12 @@ pub struct Inspector {
     version: Option<u16>,
 }
 
+/// Whether an error response's `error` has its string `message`.
+fn error_has_message(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(line)
+        .is_ok_and(|response| response["error"]["message"].is_string())
+}
+
 /// `protocolVersion` of `initialize` params or its result, when it is one.
 fn protocol_version(json: Option<&serde_json::value::RawValue>) -> Option<u16> {
     acp_engine::version::protocol_version_in(json?.get())
@@ -114,8 +120,19 @@ impl Inspector {
         match classify(line) {
             Inbound::Request { id, method, params } => self.request(direction, id, method, params, at),
             Inbound::Notification { method, params } => self.notification(direction, method, params),
-            Inbound::Response { id, outcome } => self.response(direction, id, outcome, at),
-            Inbound::Invalid { id, error } => Finding {
+            Inbound::Response { id, outcome } => {
+                let message_missing = outcome.is_err() && !error_has_message(line);
+                let mut finding = self.response(direction, id, outcome, at);
+                // The engine reads such an answer; JSON-RPC still requires the message.
+                if message_missing {
+                    finding.problems.push(Problem {
+                        rule: "malformed",
+                        detail: "the response's \"error\" has no \"message\"".to_owned(),
+                    });
+                }
+                finding
+            }
+            Inbound::Invalid { id, error } | Inbound::InvalidResponse { id, error } => Finding {
                 kind: Some(Kind::Invalid),
                 id: (id != RequestId::Null).then_some(id),
                 problems: vec![Problem {

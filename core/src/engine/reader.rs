@@ -307,6 +307,20 @@ fn on_line(
             tracing::debug!(%id, %error, "invalid inbound message");
             batch.reply(inner, frame::response(&id, &Err(error)));
         }
+        Inbound::InvalidResponse { id, error } => {
+            tracing::debug!(%id, %error, "invalid response");
+            // The request it answers fails rather than wait for an answer
+            // that has come and gone.
+            let reason = error
+                .data
+                .as_ref()
+                .and_then(|data| data["reason"].as_str())
+                .unwrap_or_default();
+            let failed = RequestError::internal_error()
+                .with_data(json!({ "reason": format!("the peer's response was invalid: {reason}") }));
+            on_response(inner, id.clone(), Err(failed), batch);
+            batch.reply(inner, frame::response(&id, &Err(error)));
+        }
     }
 }
 
