@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
+import * as net from "node:net";
 import { dirname, join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -264,6 +265,36 @@ test("createWebSocketStream by hand: closing the writable closes the WebSocket a
   assert.deepEqual(await reader.read(), { value: undefined, done: true });
   for (let waited = 0; seen.closes === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
   assert.equal(seen.closes, 1, "the server saw the WebSocket close");
+});
+
+test("createWebSocketStream by hand: closing before the handshake ends stops the dial and ends the readable", async () => {
+  // A server that takes the TCP connection and never answers the upgrade.
+  let closedByClient;
+  const accepted = new Promise((resolve) => {
+    closedByClient = new Promise((closed) => {
+      const server = net.createServer((socket) => {
+        socket.resume(); // read (and drop) the upgrade request, so that its end is seen
+        socket.on("close", closed);
+        resolve();
+      });
+      server.listen(0, "127.0.0.1", () => {
+        after(() => server.close());
+        const stream = createWebSocketStream(`ws://127.0.0.1:${server.address().port}/acp`);
+        silent.stream = stream;
+        silent.reader = stream.readable.getReader();
+      });
+    });
+  });
+  const silent = {};
+  await accepted;
+  await silent.stream.writable.getWriter().close();
+  assert.deepEqual(await silent.reader.read(), { value: undefined, done: true });
+  // Stopped, not left to the 10 s connect timeout.
+  const stopped = await Promise.race([
+    closedByClient.then(() => true),
+    new Promise((resolve) => setTimeout(resolve, 5_000, false)),
+  ]);
+  assert.ok(stopped, "the server's connection was closed when the stream was");
 });
 
 test("a server that is gone fails the client's pending request with the reason", async () => {

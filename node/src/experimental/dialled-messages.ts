@@ -28,7 +28,11 @@ export function dialledMessages(
   let closed = false;
   const dial = NativeDial.start(remote, () => {
     const end = dial.outcome();
-    if (end === null || closed) return;
+    if (end === null) return;
+    if (closed) {
+      dial.close(); // what was dialled after all
+      return;
+    }
     if (end.failed !== undefined) {
       const error = new Error(end.failed);
       fromAgent.writable.abort(error).catch(() => {});
