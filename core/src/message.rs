@@ -545,8 +545,46 @@ mod tests {
 
     fn invalid_code(line: &str) -> (RequestId, i64) {
         match classify(line.as_bytes()) {
-            Inbound::Invalid { id, error } => (id, error.code),
+            Inbound::Invalid { id, error } | Inbound::InvalidResponse { id, error } => (id, error.code),
             other => panic!("{line} classified as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn answers_that_are_not_valid_are_invalid_responses_and_a_missing_message_is_read() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":7}}"#,
+        ] {
+            assert!(
+                matches!(
+                    classify(line.as_bytes()),
+                    Inbound::InvalidResponse {
+                        id: RequestId::Number(1),
+                        ..
+                    }
+                ),
+                "{line}"
+            );
+        }
+        for (line, message) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800}}"#,
+                "error -32800 (the response had no message)",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":5,"message":null}}"#,
+                "error 5 (the response had no message)",
+            ),
+        ] {
+            match classify(line.as_bytes()) {
+                Inbound::Response {
+                    outcome: Err(error), ..
+                } => assert_eq!(error.message, message, "{line}"),
+                other => panic!("{line} classified as {other:?}"),
+            }
         }
     }
 
