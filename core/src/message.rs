@@ -217,7 +217,7 @@ fn classify_envelope(envelope: Envelope) -> Inbound {
 }
 
 /// A response's error object. One without a `message` (or with a null one)
-/// is still read, as the official SDKs read it: its code is what a caller
+/// is still read, as the official Python SDK reads it: its code is what a caller
 /// acts on, and the request it answers must not wait for ever.
 fn read_error(error: &RawValue) -> Option<RequestError> {
     if let Ok(error) = serde_json::from_str::<RequestError>(error.get()) {
